@@ -1,0 +1,22 @@
+{
+  "targets": [
+    {
+      "target_name": "strait",
+      "sources": [
+        "native/src/addon.cc",
+        "native/src/errors.cc",
+        "native/src/object.cc",
+        "native/src/map.cc",
+        "native/src/program.cc",
+        "native/src/tc.cc",
+        "native/src/btf.cc",
+        "native/src/netns.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf)"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "libraries": ["<!@(pkg-config --libs libbpf)", "-lelf", "-lz"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"]
+    }
+  ]
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { registerProbeCommand } from './probe-command';
+
+export function buildCli(): Command {
+  const program = new Command('strait')
+    .description('eBPF-accelerated dataplane agent connecting Kubernetes clusters pod-to-pod, also with overlapping PodCIDRs')
+    .version(require('../../../package.json').version)
+    .showHelpAfterError();
+  registerProbeCommand(program);
+  return program;
+}
+
+if (require.main === module) {
+  buildCli().parseAsync(process.argv).catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

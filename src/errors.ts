@@ -1,0 +1,19 @@
+/**
+ * Bad input: names the field and the value so an operator can fix it without reading code.
+ * Thrown before anything is changed; callers must not catch it half-way through a write.
+ */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    reason: string,
+  ) {
+    super(`${field}: ${reason} (got ${JSON.stringify(value)})`);
+  }
+}
+
+/** State on disk or in the kernel that Strait cannot adopt; the message says what to do. */
+export class StateError extends Error {
+  override readonly name = 'StateError';
+}

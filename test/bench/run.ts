@@ -1,0 +1,41 @@
+/**
+ * `npm run bench`: runs every suite (or those named on the command line), prints a table and writes
+ * bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import os from 'node:os';
+import type { BenchFigure, BenchSuite } from './result';
+
+const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
+  maps: () => import('./maps.bench'),
+  ipam: () => import('./ipam.bench'),
+};
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const names = wanted.length ? wanted : Object.keys(suites);
+  const figures: BenchFigure[] = [];
+  for (const name of names) {
+    const load = suites[name];
+    if (!load) throw new Error(`unknown bench suite ${JSON.stringify(name)}; known: ${Object.keys(suites).join(', ')}`);
+    process.stderr.write(`bench: ${name}...\n`);
+    const got = await (await load()).run();
+    for (const f of got) process.stderr.write(`  ${f.name}: ${f.value} ${f.unit}${f.note ? ` (${f.note})` : ''}\n`);
+    figures.push(...got);
+  }
+  const dir = join(__dirname, '../../../bench-results');
+  mkdirSync(dir, { recursive: true });
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(), node: process.version },
+    figures,
+  };
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.table(figures.map((f) => ({ suite: f.suite, name: f.name, value: f.value, unit: f.unit, note: f.note ?? '' })));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+#include "addon.h"
+
+static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
+  strait::InstallLibbpfPrint();
+  strait::InitErrors(env, exports);
+  strait::InitObject(env, exports);
+  strait::InitMap(env, exports);
+  strait::InitProgram(env, exports);
+  strait::InitTc(env, exports);
+  strait::InitBtf(env, exports);
+  strait::InitNetns(env, exports);
+  return exports;
+}
+
+NODE_API_MODULE(NODE_GYP_MODULE_NAME, InitAddon)

@@ -1,0 +1,54 @@
+// Shared declarations of the Strait native binding: a thin, synchronous layer over libbpf and the bpf(2)
+// syscall. Kernel objects are plain fds and object ids owned by the JavaScript side and released only by
+// explicit calls, never by garbage collection.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+
+namespace strait {
+
+// Throws a BpfError (the class registered by the TypeScript layer) carrying errno, its name as `code`,
+// the operation and what libbpf printed while the operation ran. `err` may be negative (libbpf style).
+[[noreturn]] void ThrowBpfError(Napi::Env env, const std::string& operation, int err,
+                                const std::string& detail = "");
+
+// Builds the same error without throwing (for promise rejections).
+Napi::Object MakeBpfError(Napi::Env env, const std::string& operation, int err, const std::string& detail,
+                          const std::string& libbpfLog);
+
+// libbpf's messages are captured per thread: the log of the current operation is attached to its error.
+void ClearLibbpfLog();
+std::string TakeLibbpfLog();
+void InstallLibbpfPrint();
+
+// Argument helpers that raise TypeErrors naming the argument.
+int ArgFd(const Napi::CallbackInfo& info, size_t i, const char* name);
+uint32_t ArgU32(const Napi::CallbackInfo& info, size_t i, const char* name);
+std::string ArgString(const Napi::CallbackInfo& info, size_t i, const char* name);
+Napi::Buffer<uint8_t> ArgBuffer(const Napi::CallbackInfo& info, size_t i, const char* name);
+bool IsAbsent(const Napi::Value& v);
+
+// Runs the rest of a scope in another network namespace (by path, e.g. /run/netns/x) and returns to the
+// original one when destroyed. An empty path means the current namespace.
+class NetnsGuard {
+ public:
+  NetnsGuard(Napi::Env env, const std::string& path);
+  ~NetnsGuard();
+  NetnsGuard(const NetnsGuard&) = delete;
+  NetnsGuard& operator=(const NetnsGuard&) = delete;
+
+ private:
+  int original_ = -1;
+};
+
+void InitErrors(Napi::Env env, Napi::Object exports);
+void InitObject(Napi::Env env, Napi::Object exports);
+void InitMap(Napi::Env env, Napi::Object exports);
+void InitProgram(Napi::Env env, Napi::Object exports);
+void InitTc(Napi::Env env, Napi::Object exports);
+void InitBtf(Napi::Env env, Napi::Object exports);
+void InitNetns(Napi::Env env, Napi::Object exports);
+
+}  // namespace strait

@@ -1,0 +1,110 @@
+/**
+ * The compiled addon (native/, built by node-gyp into build/Release). Internal: the rest of Strait uses
+ * the typed classes of this folder, which check sizes and own the fds.
+ */
+import { join } from 'node:path';
+import { BpfError } from './error';
+
+export interface NativeMapSpec {
+  name: string;
+  type: number;
+  keySize: number;
+  valueSize: number;
+  maxEntries: number;
+  flags: number;
+  internal: boolean;
+  pinPath: string | null;
+  fd: number;
+}
+
+export interface NativeMapInfo {
+  id: number;
+  name: string;
+  type: number;
+  keySize: number;
+  valueSize: number;
+  maxEntries: number;
+  flags: number;
+  btfId: number;
+  btfKeyTypeId: number;
+  btfValueTypeId: number;
+}
+
+export interface NativeTcTarget {
+  ifindex: number;
+  direction: 'ingress' | 'egress';
+  netns?: string;
+}
+
+export interface NativeTcSlot {
+  priority: number;
+  handle: number;
+}
+
+export interface NativeLinkInfo {
+  id: number;
+  type: number;
+  progId: number;
+  ifindex: number;
+  attachType: number;
+}
+
+export interface NativeBinding {
+  setErrorClass(ctor: new (message: string) => Error): void;
+  objectOpen(path: string, pinRoot: string | null): number;
+  objectMaps(id: number): NativeMapSpec[];
+  objectPrograms(id: number): { name: string; section: string; type: number; fd: number }[];
+  objectGlobals(id: number): { name: string; map: string; offset: number; size: number; readOnly: boolean }[];
+  objectSetGlobal(id: number, name: string, value: Buffer): void;
+  objectSetMaxEntries(id: number, map: string, maxEntries: number): void;
+  objectSetPinPath(id: number, map: string, path: string | null): void;
+  objectReuseMapFd(id: number, map: string, fd: number): void;
+  objectLoad(id: number): Promise<void>;
+  objectClose(id: number): void;
+  mapLookup(fd: number, key: Buffer, valueSize: number): Buffer | undefined;
+  mapUpdate(fd: number, key: Buffer, value: Buffer, flags: number): void;
+  mapDelete(fd: number, key: Buffer): boolean;
+  mapGetNextKey(fd: number, key: Buffer | null, keySize: number): Buffer | undefined;
+  mapUpdateBatch(fd: number, keys: Buffer, values: Buffer, count: number, flags: number): number;
+  mapDeleteBatch(fd: number, keys: Buffer, count: number): number;
+  mapLookupBatch(fd: number, inBatch: Buffer | null, keySize: number, valueSize: number, count: number): { count: number; keys: Buffer; values: Buffer; next?: Buffer };
+  mapInfo(fd: number): NativeMapInfo;
+  mapCreate(type: number, name: string, keySize: number, valueSize: number, maxEntries: number, flags: number, innerMapFd: number | null): number;
+  numPossibleCpus(): number;
+  progTestRun(fd: number, data: Buffer, dataSizeOut: number, repeat: number, ctx: Buffer | null): { retval: number; duration: number; data: Buffer };
+  progInfo(fd: number): { id: number; name: string; type: number; tag: string };
+  progLoadInsns(type: number, insns: Buffer): number;
+  objPin(fd: number, path: string): void;
+  objGet(path: string): number;
+  fdById(kind: 'map' | 'prog' | 'link', id: number): number;
+  closeFd(fd: number): void;
+  tcAttach(target: NativeTcTarget, opts: NativeTcSlot & { progFd: number; replace: boolean }): NativeTcSlot & { progId: number };
+  tcQuery(target: NativeTcTarget, slot: NativeTcSlot): number | undefined;
+  tcDetach(target: NativeTcTarget, slot: NativeTcSlot): boolean;
+  tcHookDestroy(target: NativeTcTarget): boolean;
+  tcxAttach(target: NativeTcTarget, progFd: number): number;
+  linkInfo(fd: number): NativeLinkInfo;
+  linkList(): NativeLinkInfo[];
+  linkUpdate(linkFd: number, progFd: number): void;
+  linkDetach(fd: number): void;
+  btfStruct(path: string, name: string): { size: number; members: { name: string; offset: number; size: number }[] };
+  probeKernelBtf(): boolean;
+  ifNameToIndex(name: string, netns: string | null): number;
+  ensureBpffs(path: string, mount: boolean): boolean;
+}
+
+let binding: NativeBinding | undefined;
+
+/** Loads the addon on first use, so commands that need no kernel access work without it. */
+export function native(): NativeBinding {
+  if (binding) return binding;
+  // dist/src/bpf -> repository root
+  const path = join(__dirname, '..', '..', '..', 'build', 'Release', 'strait.node');
+  try {
+    binding = require(path) as NativeBinding;
+  } catch (err) {
+    throw new Error(`the native addon ${path} cannot be loaded (${(err as Error).message}); build it with 'npm ci' or 'npm run build:native'`);
+  }
+  binding.setErrorClass(BpfError);
+  return binding;
+}

@@ -1,0 +1,57 @@
+/** A loaded BPF program: run it on test packets, read its identity. */
+import { native } from './native';
+
+export const ProgType = { SchedCls: 3 } as const;
+
+export interface TestRunOptions {
+  /** Runs in the kernel; `durationNs` is the mean per run. */
+  repeat?: number;
+  /** Room for the packet the program returns (it may grow it); default: input size + 256. */
+  dataSizeOut?: number;
+  /** A `struct __sk_buff` to start from (mark, ifindex...), for TC programs. */
+  ctx?: Buffer;
+}
+
+export interface TestRunResult {
+  retval: number;
+  durationNs: number;
+  data: Buffer;
+}
+
+export class BpfProgram {
+  private closed = false;
+
+  constructor(
+    readonly name: string,
+    private readonly fdValue: number,
+    readonly type: number,
+    private readonly owned: boolean,
+  ) {}
+
+  /** Loads raw instructions (8 bytes each); the returned program owns its fd. */
+  static fromInstructions(type: number, insns: Buffer): BpfProgram {
+    const fd = native().progLoadInsns(type, insns);
+    return new BpfProgram(native().progInfo(fd).name, fd, type, true);
+  }
+
+  get fd(): number {
+    if (this.closed) throw new Error(`program '${this.name}' is closed`);
+    return this.fdValue;
+  }
+
+  /** BPF_PROG_TEST_RUN: runs the program on `data` in the kernel. */
+  testRun(data: Buffer, options: TestRunOptions = {}): TestRunResult {
+    const r = native().progTestRun(this.fd, data, options.dataSizeOut ?? data.length + 256, options.repeat ?? 1, options.ctx ?? null);
+    return { retval: r.retval, durationNs: r.duration, data: r.data };
+  }
+
+  info(): { id: number; name: string; type: number; tag: string } {
+    return native().progInfo(this.fd);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.owned) native().closeFd(this.fdValue);
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Running the kernel's own tools (ip, nft) for the few jobs where they are the interface: throw-away
+ * namespaces, the probe. Failures carry the command and its stderr.
+ */
+import { execFileSync } from 'node:child_process';
+
+export class CommandError extends Error {
+  override readonly name = 'CommandError';
+  constructor(
+    readonly command: string[],
+    readonly stderr: string,
+    readonly status: number | null,
+  ) {
+    super(`${command.join(' ')} failed${status === null ? '' : ` (exit ${status})`}: ${stderr.trim() || 'no message'}`);
+  }
+}
+
+export function run(command: string[], input?: string): string {
+  try {
+    return execFileSync(command[0]!, command.slice(1), { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = err as { stderr?: string; status?: number | null; message: string };
+    throw new CommandError(command, e.stderr ?? e.message, e.status ?? null);
+  }
+}
+
+/** `ip` in a namespace (by name under /run/netns), or in the current one. */
+export function ip(args: string[], netns?: string): string {
+  return run(['ip', ...(netns ? ['-n', netns] : []), ...args]);
+}
+
+/** An nft script in a namespace. */
+export function nft(script: string, netns?: string): string {
+  return run([...(netns ? ['ip', 'netns', 'exec', netns] : []), 'nft', '-f', '-'], script);
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import {
+  BpfObject, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, queryClsact, queryTcx, replaceTcxProgram, u32,
+} from '../../src/bpf';
+import { netnsPath } from '../../src/kernel/netns';
+import { pingOnce, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
+
+const TC_ACT_SHOT = 2;
+const slot = { priority: 7, handle: 0x57 };
+
+/** The binding's test program returning `retval`: TC_ACT_SHOT drops every packet, so pings tell. */
+const program = (retval: number) => BpfObject.load(testObject('binding_test'), {}, (o) => o.setGlobal('test_retval', u32, retval));
+
+describe('TC attachments (real kernel, real packets)', function () {
+  requireRoot(this);
+  let net: ReturnType<typeof vethPair>;
+  let pins: ReturnType<typeof tempPinDir>;
+  let target: { ifindex: number; direction: 'ingress'; netns: string };
+  beforeEach(() => {
+    net = vethPair();
+    pins = tempPinDir();
+    target = { ifindex: ifIndex('veth1', netnsPath(net.right)), direction: 'ingress', netns: netnsPath(net.right) };
+  });
+  afterEach(() => { net.cleanup(); pins.cleanup(); });
+
+  it('clsact: attaches, drops real packets, is found after its object is closed, replaces and detaches', async () => {
+    assert.equal(pingOnce(net.left, '10.213.0.2'), true, 'the veth pair works before any program');
+    const drop = await program(TC_ACT_SHOT);
+    const dropId = drop.program('test_prog').info().id;
+    attachClsact(target, drop.program('test_prog'), slot);
+    drop.close(); // the attachment outlives the process's fds, as after an agent restart
+    assert.equal(queryClsact(target, slot), dropId);
+    assert.equal(queryClsact(target, { ...slot, handle: slot.handle + 1 }), undefined);
+    assert.equal(pingOnce(net.left, '10.213.0.2'), false, 'the program drops packets');
+
+    const pass = await program(0);
+    try {
+      attachClsact(target, pass.program('test_prog'), slot, true);
+      assert.equal(queryClsact(target, slot), pass.program('test_prog').info().id);
+      assert.equal(pingOnce(net.left, '10.213.0.2'), true, 'the replacement passes packets');
+    } finally {
+      pass.close();
+    }
+    assert.equal(detachClsact(target, slot), true);
+    assert.equal(detachClsact(target, slot), false);
+    assert.equal(queryClsact(target, slot), undefined);
+  });
+
+  it('tcx: a pinned link drops real packets, survives its fds, swaps programs atomically and detaches', async () => {
+    const linkPath = join(pins.dir, 'veth1_ingress');
+    const drop = await program(TC_ACT_SHOT);
+    const link = attachTcx(target, drop.program('test_prog'), linkPath);
+    const dropId = drop.program('test_prog').info().id;
+    drop.close();
+    assert.equal(link.type, 11);
+    assert.equal(link.ifindex, target.ifindex);
+    assert.equal(queryTcx(linkPath)?.progId, dropId);
+    assert.equal(pingOnce(net.left, '10.213.0.2'), false);
+    const pass = await program(0);
+    try {
+      assert.equal(replaceTcxProgram(linkPath, pass.program('test_prog')), true);
+      assert.equal(queryTcx(linkPath)?.progId, pass.program('test_prog').info().id);
+      assert.equal(queryTcx(linkPath)?.id, link.id, 'the same link');
+      assert.equal(pingOnce(net.left, '10.213.0.2'), true);
+    } finally {
+      pass.close();
+    }
+    assert.equal(detachTcx(linkPath), true);
+    assert.equal(queryTcx(linkPath), undefined);
+    assert.equal(detachTcx(linkPath), false);
+  });
+
+  it('attachTc: auto prefers tcx, keeps the mechanism on re-attach, and detachTc removes either', async () => {
+    const options = { pinPath: join(pins.dir, 'link'), slot };
+    const drop = await program(TC_ACT_SHOT);
+    try {
+      const first = attachTc(target, drop.program('test_prog'), { ...options, mode: 'auto' });
+      assert.equal(first.kind, 'tcx');
+      const again = attachTc(target, drop.program('test_prog'), { ...options, mode: 'auto' });
+      assert.equal(again.kind, 'tcx');
+      assert.equal(again.kind === 'tcx' && first.kind === 'tcx' && again.linkId === first.linkId, true, 're-attach reuses the link');
+      assert.equal(pingOnce(net.left, '10.213.0.2'), false);
+      assert.equal(detachTc(target, options), true);
+      assert.equal(pingOnce(net.left, '10.213.0.2'), true);
+
+      const forced = attachTc(target, drop.program('test_prog'), { ...options, mode: 'clsact' });
+      assert.equal(forced.kind, 'clsact');
+      assert.equal(attachTc(target, drop.program('test_prog'), { ...options, mode: 'auto' }).kind, 'clsact', 'auto keeps an existing clsact attachment');
+      assert.equal(pingOnce(net.left, '10.213.0.2'), false);
+      assert.equal(detachTc(target, options), true);
+      assert.equal(detachTc(target, options), false);
+      assert.equal(pingOnce(net.left, '10.213.0.2'), true);
+    } finally {
+      drop.close();
+    }
+  });
+
+  it('fails with the errno and the place when the interface does not exist', async () => {
+    const prog = await program(0);
+    try {
+      assert.throws(() => attachClsact({ ...target, ifindex: 9999 }, prog.program('test_prog'), slot), (e: Error & { code?: string }) =>
+        e.name === 'BpfError' && e.code === 'ENODEV' && /ingress of ifindex 9999/.test(e.message));
+      assert.throws(() => ifIndex('nope0', target.netns), (e: Error & { code?: string }) => e.code === 'ENODEV' && /nope0/.test(e.message));
+    } finally {
+      prog.close();
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { type NatMapping, natMappingsOf } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
 import { PersistentMap } from './persistent-map';
+import type { Codec } from '../store/store';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
 
 export const stateVersion = 1;
@@ -168,3 +169,17 @@ function countReflection(ext: ExternalAddresses, endpoint: string, address: bigi
     byEndpoint: ext.byEndpoint.set(endpoint, { address, reflections: (known?.reflections ?? 0) + 1 }),
   };
 }
+
+/** The IPAM state as stored by a Store: compact JSON of the versioned document. */
+export const ipamStateCodec: Codec<IpamState> = {
+  encode: (state) => JSON.stringify(toDocument(state)),
+  decode: (text) => {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new StateError(`not valid JSON (${(err as Error).message}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
+    }
+    return fromDocument(doc);
+  },
+};

@@ -1,0 +1,41 @@
+/**
+ * Where a state lives between runs. The standalone controller and the CLI use FileStore; in Kubernetes a
+ * CRD-backed store will implement the same interface, so the IPAM and the Network Manager do not change.
+ */
+
+export interface Codec<T> {
+  encode(value: T): string;
+  /** Throws StateError when the text is not a valid state. */
+  decode(text: string): T;
+}
+
+/** Held while writing; only one writer at a time. */
+export interface StoreLock {
+  release(): Promise<void>;
+}
+
+export interface Store<T> {
+  /** Refuses (StateError) when another live writer holds the store. */
+  lock(): Promise<StoreLock>;
+  /** The last saved state, or undefined when none was ever saved. */
+  load(): Promise<T | undefined>;
+  /** All or nothing: after a crash at any point, load() returns either the old or the new state. */
+  save(value: T): Promise<void>;
+}
+
+/**
+ * Lock, load, compute, save, unlock. `change` returns the new state (saved only when it is a different
+ * object: the IPAM core returns the same object when nothing changed) and the result to hand back.
+ * If `change` throws, nothing is saved.
+ */
+export async function transact<T, R>(store: Store<T>, change: (current: T | undefined) => { state: T; result: R }): Promise<R> {
+  const lock = await store.lock();
+  try {
+    const current = await store.load();
+    const { state, result } = change(current);
+    if (state !== current) await store.save(state);
+    return result;
+  } finally {
+    await lock.release();
+  }
+}

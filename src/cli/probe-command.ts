@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { chooseDataplane, featureDescriptions, featureNames, missingFor } from '../probe/features';
+import { probeKernel } from '../probe/probe';
+import { jsonAction } from './output';
+
+export function registerProbeCommand(program: Command): void {
+  program
+    .command('probe')
+    .description('find what this kernel supports for Strait, by trying each feature (root; links are made in a throw-away namespace)')
+    .option('--json', 'print one JSON object with a boolean per feature')
+    .option('--reasons', 'with --json: add "reasons" (why each missing feature is missing) and "dataplane"')
+    .action(jsonAction(async (opts: { json?: boolean; reasons?: boolean }) => {
+      const report = await probeKernel();
+      const dataplane = chooseDataplane(report);
+      if (opts.json) {
+        return opts.reasons ? { ...report.features, reasons: report.reasons, dataplane } : report.features;
+      }
+      const width = Math.max(...featureNames.map((f) => f.length));
+      for (const f of featureNames) {
+        const why = report.reasons[f] ? `  (${report.reasons[f]})` : '';
+        process.stdout.write(`${f.padEnd(width)}  ${report.features[f] ? 'yes' : 'no '}  ${featureDescriptions[f]}${why}\n`);
+      }
+      const missing = missingFor('ebpf', report);
+      process.stdout.write(`\ndataplane (auto): ${dataplane}${missing.length ? ` (eBPF lacks: ${missing.join(', ')})` : ''}\n`);
+      return undefined;
+    }));
+}

@@ -1,0 +1,48 @@
+/** What `strait probe` reports, and what each dataplane needs of it. */
+
+export const featureNames = [
+  'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie', 'arrayOfMaps',
+  'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp',
+] as const;
+
+export type Feature = (typeof featureNames)[number];
+
+export const featureDescriptions: Record<Feature, string> = {
+  bpf: 'bpf(2) syscall: create a map',
+  btf: 'kernel BTF present and user BTF accepted',
+  clsact: 'clsact qdisc + cls_bpf direct-action filter',
+  tcx: 'tcx links (BPF_TCX_INGRESS/EGRESS)',
+  testRun: 'BPF_PROG_TEST_RUN of a TC program',
+  lpmTrie: 'LPM trie maps',
+  arrayOfMaps: 'array-of-maps with inner map replacement',
+  vxlan: 'VXLAN device in unicast mode',
+  vxlanCollectMd: 'VXLAN device in external (collect_md) mode',
+  policyRouting: 'policy rules and custom routing tables',
+  nftables: 'nftables tables and maps',
+  xfrm: 'xfrm policies',
+  esp: 'xfrm ESP states (AES-GCM)',
+};
+
+export interface ProbeReport {
+  features: Record<Feature, boolean>;
+  /** Why a feature is missing: the error the kernel gave. */
+  reasons: Partial<Record<Feature, string>>;
+}
+
+export type Dataplane = 'ebpf' | 'kernel';
+
+/** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
+export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'arrayOfMaps', 'vxlanCollectMd'];
+export const kernelRequirements: readonly Feature[] = ['vxlan', 'policyRouting', 'nftables'];
+
+export function missingFor(dataplane: Dataplane, report: ProbeReport): Feature[] {
+  const needs = dataplane === 'ebpf' ? ebpfRequirements : kernelRequirements;
+  const missing = needs.filter((f) => !report.features[f]);
+  if (dataplane === 'ebpf' && !report.features.tcx && !report.features.clsact) missing.push('clsact');
+  return missing;
+}
+
+/** `auto`: eBPF where the kernel can run it, the kernel fallback otherwise. */
+export function chooseDataplane(report: ProbeReport): Dataplane {
+  return missingFor('ebpf', report).length === 0 ? 'ebpf' : 'kernel';
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerIpamCommands } from './ipam-command';
 import { registerProbeCommand } from './probe-command';
 
 export function buildCli(): Command {
@@ -8,6 +9,7 @@ export function buildCli(): Command {
     .version(require('../../../package.json').version)
     .showHelpAfterError();
   registerProbeCommand(program);
+  registerIpamCommands(program);
   return program;
 }
 

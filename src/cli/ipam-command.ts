@@ -1,0 +1,164 @@
+/**
+ * `strait ipam ...`: the IPAM on a state file, one operation per run. A thin shell: parse options, run
+ * one pure IPAM operation inside a FileStore transaction, print JSON. A refused operation saves nothing.
+ */
+import type { Command } from 'commander';
+import { StateError } from '../errors';
+import { formatCidr } from '../ipam/cidr';
+import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
+import { defaultPools } from '../ipam/home-networks';
+import { initializeIpam } from '../ipam/initialize';
+import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../ipam/peers';
+import type { IpamState, Outcome } from '../ipam/state';
+import { ipamStateCodec, toDocument } from '../ipam/state-document';
+import { FileStore } from '../store/file-store';
+import { transact } from '../store/store';
+import { jsonAction } from './output';
+
+function storeAt(path: string): FileStore<IpamState> {
+  return new FileStore(path, ipamStateCodec);
+}
+
+function required(path: string, state: IpamState | undefined): IpamState {
+  if (!state) throw new StateError(`no IPAM state at ${path}; create it with \`strait ipam init --state ${path} ...\``);
+  return state;
+}
+
+/** Runs one operation on the saved state under the writer lock; saves only if the state changed. */
+function change<R>(path: string, operation: (state: IpamState) => Outcome<R>): Promise<R> {
+  return transact(storeAt(path), (current) => operation(required(path, current)));
+}
+
+async function read(path: string): Promise<IpamState> {
+  return required(path, await storeAt(path).load());
+}
+
+function list(text: string): string[] {
+  return text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+}
+
+interface StateOption {
+  state: string;
+}
+interface ClusterOption extends StateOption {
+  cluster: string;
+}
+interface IpOption extends ClusterOption {
+  ip: string;
+}
+
+export function registerIpamCommands(program: Command): void {
+  const ipam = program
+    .command('ipam')
+    .description('IPAM of networks: peers kept or remapped, pod and endpoint address translation, NatMappings (state in a file, output JSON)');
+  const stateOption = ['--state <file>', 'IPAM state file (written atomically; a lock file beside it admits one writer)'] as const;
+
+  ipam
+    .command('init')
+    .description('create the state, or resume it: the same configuration changes nothing; a changed one is migrated when no peer or mapping is in the way, else refused with what to do')
+    .requiredOption(...stateOption)
+    .requiredOption('--pod-cidr <cidr>', 'PodCIDR of this cluster')
+    .requiredOption('--external-cidr <cidr>', 'ExternalCIDR of this cluster: addresses for reflected non-local endpoints')
+    .option('--service-cidr <cidr>', 'ServiceCIDR of this cluster')
+    .option('--reserved <cidrs>', 'comma-separated networks never given to peers', '')
+    .option('--pools <cidrs>', 'comma-separated pools for remapped peer networks, searched in order', defaultPools.join(','))
+    .option('--force', 'start over: forget every peer and mapping')
+    .action(
+      jsonAction((o: StateOption & { podCidr: string; externalCidr: string; serviceCidr?: string; reserved: string; pools: string; force?: boolean }) =>
+        transact(storeAt(o.state), (current) => {
+          const spec = {
+            podCIDR: o.podCidr,
+            externalCIDR: o.externalCidr,
+            ...(o.serviceCidr !== undefined ? { serviceCIDR: o.serviceCidr } : {}),
+            reserved: list(o.reserved),
+            pools: list(o.pools),
+          };
+          const { state, result } = initializeIpam(current, spec, o.force === true);
+          return { state, result: { ...result, home: toDocument(state).home, peers: state.peers.size } };
+        }),
+      ),
+    );
+
+  const peer = ipam.command('peer').description('peers: add or update, record how they see us, remove');
+  peer
+    .command('add')
+    .description('add or update a peer: its networks are kept when free, else remapped to the lowest free network of the same size; prints how we see them')
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer')
+    .requiredOption('--pod-cidr <cidr>', "the peer's PodCIDR, as the peer numbers it")
+    .requiredOption('--external-cidr <cidr>', "the peer's ExternalCIDR, as the peer numbers it")
+    .action(
+      jsonAction(async (o: ClusterOption & { podCidr: string; externalCidr: string }) => {
+        const view = await change(o.state, (state) => addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }));
+        return { remotePodCIDR: view.remotePodCIDR, remoteExternalCIDR: view.remoteExternalCIDR };
+      }),
+    );
+  peer
+    .command('remote-view')
+    .description("record how the peer sees our networks (the status it wrote on our NetworkConfig); needed before map-endpoint")
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer')
+    .requiredOption('--local-nat-pod-cidr <cidr>', 'our PodCIDR as the peer sees it (our own if it did not remap it)')
+    .requiredOption('--local-nat-external-cidr <cidr>', 'our ExternalCIDR as the peer sees it')
+    .action(
+      jsonAction((o: ClusterOption & { localNatPodCidr: string; localNatExternalCidr: string }) =>
+        change(o.state, (state) => setRemoteView(state, { clusterId: o.cluster, localNATPodCIDR: o.localNatPodCidr, localNATExternalCIDR: o.localNatExternalCidr })),
+      ),
+    );
+  peer
+    .command('remove')
+    .description('remove a peer: its networks and the ExternalCIDR addresses reflected only to it are released ({"removed": false} if unknown)')
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer')
+    .action(jsonAction((o: ClusterOption) => change(o.state, (state) => removePeer(state, o.cluster))));
+
+  ipam
+    .command('home-pod-ip')
+    .description("translate a pod IP assigned by a peer's CNI (in the peer's PodCIDR) into how this cluster sees it")
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer running the pod')
+    .requiredOption('--ip <ip>', "the pod's IP in the peer")
+    .action(jsonAction(async (o: IpOption) => ({ ip: homePodIp(await read(o.state), o.cluster, o.ip) })));
+
+  ipam
+    .command('map-endpoint')
+    .description(
+      'the address under which a peer reaches an endpoint: a local pod is translated into the peer\'s view of our PodCIDR; ' +
+        'any other endpoint gets an ExternalCIDR address (lowest free, shared by every peer) in the peer\'s view of our ExternalCIDR, recorded as a NatMapping',
+    )
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer the endpoint is reflected to')
+    .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
+    .action(jsonAction((o: IpOption) => change(o.state, (state) => mapEndpoint(state, o.cluster, o.ip))));
+  ipam
+    .command('unmap-endpoint')
+    .description('stop reflecting an endpoint to a peer; its ExternalCIDR address is freed with the last reflection (idempotent)')
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer')
+    .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
+    .action(jsonAction((o: IpOption) => change(o.state, (state) => unmapEndpoint(state, o.cluster, o.ip))));
+
+  ipam
+    .command('nat-mappings')
+    .description('the NatMappings toward a peer: ExternalCIDR address (ours) -> real endpoint address')
+    .requiredOption(...stateOption)
+    .requiredOption('--cluster <id>', 'cluster id of the peer')
+    .action(
+      jsonAction(async (o: ClusterOption) => {
+        const state = await read(o.state);
+        const record = findPeer(state, o.cluster);
+        return {
+          clusterId: record.clusterId,
+          externalCIDR: formatCidr(state.home.externalCIDR),
+          localNATExternalCIDR: peerView(record).localNATExternalCIDR,
+          mappings: natMappingsOf(record, state.home.externalCIDR.family),
+        };
+      }),
+    );
+
+  ipam
+    .command('show')
+    .description('print the whole state (the versioned document stored in the file), checked on load')
+    .requiredOption(...stateOption)
+    .action(jsonAction(async (o: StateOption) => toDocument(await read(o.state))));
+}

@@ -1,0 +1,23 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/** The built CLI, as `strait` runs it (dist/src/cli/main.js). */
+export const cliPath = join(__dirname, '../../src/cli/main.js');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[]): CliRun {
+  const run = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8' });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** Runs a command that must succeed and returns its JSON output. */
+export function cliJson(args: string[]): unknown {
+  const run = runCli(args);
+  if (run.code !== 0) throw new Error(`strait ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { chooseDataplane, featureNames, missingFor, type ProbeReport } from '../../src/probe/features';
+import { run } from '../../src/kernel/command';
+import { requireRoot } from '../support/kernel';
+
+const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
+const netnsList = () => run(['ip', 'netns', 'list']).split('\n').filter((l) => l.startsWith('strait-probe-'));
+
+const report = (missing: string[]): ProbeReport => ({
+  features: Object.fromEntries(featureNames.map((f) => [f, !missing.includes(f)])) as ProbeReport['features'],
+  reasons: {},
+});
+
+describe('dataplane choice', () => {
+  it('picks eBPF only when every eBPF requirement is there', () => {
+    assert.equal(chooseDataplane(report([])), 'ebpf');
+    assert.equal(chooseDataplane(report(['esp', 'xfrm'])), 'ebpf');
+    assert.equal(chooseDataplane(report(['tcx'])), 'ebpf', 'clsact is enough');
+    assert.equal(chooseDataplane(report(['tcx', 'clsact'])), 'kernel');
+    for (const f of ['bpf', 'btf', 'lpmTrie', 'arrayOfMaps', 'vxlanCollectMd']) assert.equal(chooseDataplane(report([f])), 'kernel', f);
+    assert.deepEqual(missingFor('kernel', report(['nftables'])), ['nftables']);
+  });
+});
+
+describe('strait probe (real kernel)', function () {
+  requireRoot(this);
+  this.timeout(60_000);
+
+  it('prints one JSON object with a boolean per feature, found by trying, and leaves no namespace', () => {
+    const out = JSON.parse(execFileSync(process.execPath, [cli, 'probe', '--json'], { encoding: 'utf8' })) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(out).sort(), [...featureNames].sort());
+    for (const f of featureNames) assert.equal(typeof out[f], 'boolean', f);
+    // What every kernel that runs these tests has (the binding tests use all of it).
+    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'arrayOfMaps', 'vxlan', 'policyRouting', 'nftables', 'xfrm']) assert.equal(out[f], true, f);
+    assert.deepEqual(netnsList(), []);
+  });
+
+  it('explains what is missing with --reasons', () => {
+    const out = JSON.parse(execFileSync(process.execPath, [cli, 'probe', '--json', '--reasons'], { encoding: 'utf8' })) as { reasons: Record<string, string>; dataplane: string; esp: boolean };
+    assert.equal(out.dataplane, 'ebpf');
+    if (!out.esp) assert.match(out.reasons.esp!, /xfrm state add .* failed/);
+    for (const [f, why] of Object.entries(out.reasons)) assert.equal(out[f as 'esp'], false, `${f} has a reason (${why}) but is reported present`);
+  });
+});

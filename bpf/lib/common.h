@@ -1,0 +1,93 @@
+/* Types shared by every Strait program and by the TypeScript side (src/datapath/layout.ts mirrors them;
+ * a test compares both through BTF). Addresses are in network order, lengths and ids in host order. */
+#pragma once
+
+#include <linux/types.h>
+
+/* An IPv4 network: the network address and its prefix length (0..32). */
+struct strait_cidr {
+	__be32 addr;
+	__u32 prefix_len;
+};
+
+#define STRAIT_F_GATEWAY (1u << 0)
+
+/* The node's settings; one element at key 0 of a hash map, so an update swaps it whole. */
+struct strait_config {
+	struct strait_cidr pod_cidr;      /* the home cluster's PodCIDR */
+	struct strait_cidr external_cidr; /* the home cluster's ExternalCIDR */
+	__be32 node_addr;                 /* this node's underlay address */
+	__be32 gateway_addr;              /* the active gateway's underlay address (a new gateway: one update) */
+	__be32 transit_addr;              /* hub: the source given to transit traffic, in external_cidr */
+	__u32 overlay_ifindex;            /* the node's VXLAN collect_md device */
+	__u32 overlay_vni;                /* intra-cluster VNI */
+	__u32 flags;                      /* STRAIT_F_* */
+	__u8 overlay_mac[6];              /* MAC of every overlay device: inner frames are addressed to it */
+	__u8 _pad[2];
+};
+
+enum strait_prefix_kind {
+	STRAIT_PREFIX_POD = 0,
+	STRAIT_PREFIX_EXTERNAL = 1,
+};
+
+/* strait_routes: a remote prefix as seen in the home cluster (remotePodCIDR or remoteExternalCIDR). */
+struct strait_route {
+	__u32 peer_id;
+	__u32 kind; /* enum strait_prefix_kind */
+};
+
+struct strait_lpm_v4_key {
+	__u32 prefix_len;
+	__be32 addr;
+};
+
+/* strait_peers: how a peer sees us, and how to reach its gateway. */
+struct strait_peer {
+	struct strait_cidr local_nat_pod;      /* our PodCIDR in the peer's view */
+	struct strait_cidr local_nat_external; /* our ExternalCIDR in the peer's view */
+	__be32 endpoint;                       /* the peer gateway's tunnel address */
+	__u32 vni;                             /* VNI of the tunnel toward the peer */
+};
+
+/* strait_nodes: which node hosts a pod prefix (symmetric routing on the gateway). */
+struct strait_node {
+	__be32 underlay;
+	__u32 _pad;
+};
+
+struct strait_peer_counters {
+	__u64 tx_packets; /* translated toward the peer */
+	__u64 tx_bytes;
+	__u64 rx_packets; /* translated from the peer */
+	__u64 rx_bytes;
+};
+
+/* Why a packet was dropped; strait_drops counts them per CPU. Keep in step with src/datapath/layout.ts. */
+enum strait_drop_reason {
+	STRAIT_DROP_MALFORMED = 0,      /* a header we must rewrite is truncated or invalid */
+	STRAIT_DROP_NO_PEER = 1,        /* a route names a peer that is not (yet) programmed */
+	STRAIT_DROP_NOT_OURS = 2,       /* from a peer, to an address outside both of our views */
+	STRAIT_DROP_NO_NATMAPPING = 3,  /* to an ExternalCIDR address that maps to nothing */
+	STRAIT_DROP_TRANSIT_STATE = 4,  /* transit: no port free, unknown reply, or an untranslatable protocol */
+	STRAIT_DROP_NO_CONFIG = 5,      /* the node is not programmed yet */
+	STRAIT_DROP_CSUM = 6,           /* a checksum helper failed */
+	STRAIT_DROP_TUNNEL = 7,         /* setting the tunnel key or redirecting failed */
+	STRAIT_DROP_MAX = 8,
+};
+
+/* strait_snat (LRU): transit flows on the hub, one entry per direction. */
+struct strait_flow_key {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport; /* ICMP echo: the identifier */
+	__be16 dport; /* ICMP echo: the identifier */
+	__u8 proto;
+	__u8 _pad[3];
+};
+
+struct strait_snat_entry {
+	__be32 addr; /* forward: unused (the transit address); reverse: the original source */
+	__be16 port; /* forward: the allocated port; reverse: the original source port */
+	__u16 _pad;
+};

@@ -168,24 +168,6 @@ Napi::Value LinkInfo(const Napi::CallbackInfo& info) {
   return LinkInfoObject(info.Env(), li);
 }
 
-// Every BPF link of the system (ids, types, targets): how attachments left by an earlier run are found.
-Napi::Value LinkList(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Array out = Napi::Array::New(env);
-  uint32_t id = 0, i = 0;
-  while (bpf_link_get_next_id(id, &id) == 0) {
-    int fd = bpf_link_get_fd_by_id(id);
-    if (fd < 0) continue;  // released between the two calls
-    bpf_link_info li = {};
-    uint32_t len = sizeof(li);
-    int err = bpf_obj_get_info_by_fd(fd, &li, &len);
-    close(fd);
-    if (err == 0) out[i++] = LinkInfoObject(env, li);
-  }
-  if (errno != ENOENT) ThrowBpfError(env, "list links", errno);
-  return out;
-}
-
 // Swaps the program of a link atomically: an upgraded agent replaces its program with no gap.
 void LinkUpdate(const Napi::CallbackInfo& info) {
   if (bpf_link_update(ArgFd(info, 0, "linkFd"), ArgFd(info, 1, "progFd"), nullptr) != 0)
@@ -205,7 +187,6 @@ void InitTc(Napi::Env env, Napi::Object exports) {
   exports.Set("tcHookDestroy", Napi::Function::New(env, TcHookDestroy));
   exports.Set("tcxAttach", Napi::Function::New(env, TcxAttach));
   exports.Set("linkInfo", Napi::Function::New(env, LinkInfo));
-  exports.Set("linkList", Napi::Function::New(env, LinkList));
   exports.Set("linkUpdate", Napi::Function::New(env, LinkUpdate));
   exports.Set("linkDetach", Napi::Function::New(env, LinkDetach));
 }

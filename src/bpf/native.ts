@@ -84,7 +84,6 @@ export interface NativeBinding {
   tcHookDestroy(target: NativeTcTarget): boolean;
   tcxAttach(target: NativeTcTarget, progFd: number): number;
   linkInfo(fd: number): NativeLinkInfo;
-  linkList(): NativeLinkInfo[];
   linkUpdate(linkFd: number, progFd: number): void;
   linkDetach(fd: number): void;
   btfStruct(path: string, name: string): { size: number; members: { name: string; offset: number; size: number }[] };

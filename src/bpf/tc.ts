@@ -20,7 +20,6 @@ export interface TcSlot {
 }
 
 export const BPF_LINK_TYPE_TCX = 11;
-const tcxAttachType: Record<TcDirection, number> = { ingress: 46, egress: 47 };
 
 export function ifIndex(name: string, netns?: string): number {
   return native().ifNameToIndex(name, netns ?? null);
@@ -146,9 +145,4 @@ export function detachTc(target: TcTarget, options: Omit<AttachOptions, 'mode'>)
   const tcx = detachTcx(options.pinPath);
   const clsact = detachClsact(target, options.slot);
   return tcx || clsact;
-}
-
-/** Whether `info` is a tcx link on `target`'s hook (ifindex values are per namespace: compare with care). */
-export function isTcxLinkOn(info: NativeLinkInfo, target: TcTarget): boolean {
-  return info.type === BPF_LINK_TYPE_TCX && info.ifindex === target.ifindex && info.attachType === tcxAttachType[target.direction];
 }

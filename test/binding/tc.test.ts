@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
-  BpfObject, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, queryClsact, queryTcx, replaceTcxProgram, u32,
+  BpfObject, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, queryClsact, queryTcx, removeClsact, replaceTcxProgram, u32,
 } from '../../src/bpf';
 import { netnsPath } from '../../src/kernel/netns';
 import { pingOnce, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
@@ -45,6 +45,8 @@ describe('TC attachments (real kernel, real packets)', function () {
     assert.equal(detachClsact(target, slot), true);
     assert.equal(detachClsact(target, slot), false);
     assert.equal(queryClsact(target, slot), undefined);
+    assert.equal(removeClsact(target), true, 'the clsact qdisc was there');
+    assert.equal(removeClsact(target), false);
   });
 
   it('tcx: a pinned link drops real packets, survives its fds, swaps programs atomically and detaches', async () => {

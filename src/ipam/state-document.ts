@@ -4,27 +4,20 @@
  * The ExternalCIDR allocation table is not stored: it is exactly the union of the peers' NatMappings.
  */
 import { InputError, StateError } from '../errors';
+import type { Codec } from '../store/store';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from './cidr';
 import { parseClusterId } from './cluster-id';
 import { type NatMapping, natMappingsOf } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
+import { type PeerView, peerView } from './peers';
 import { PersistentMap } from './persistent-map';
-import type { Codec } from '../store/store';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
 
 export const stateVersion = 1;
 
-export interface PeerDocument {
-  clusterId: string;
-  podCIDR: string;
-  externalCIDR: string;
-  remotePodCIDR: string;
-  remoteExternalCIDR: string;
-  localNATPodCIDR: string | null;
-  localNATExternalCIDR: string | null;
-  natMappings: NatMapping[];
-}
+/** A peer as stored: its view, with the NatMappings themselves instead of their count. */
+export type PeerDocument = Omit<PeerView, 'natMappings'> & { natMappings: NatMapping[] };
 
 export interface IpamDocument {
   version: typeof stateVersion;
@@ -37,16 +30,7 @@ export function toDocument(state: IpamState): IpamDocument {
   return {
     version: stateVersion,
     home: homeNetworksSpec(state.home),
-    peers: peers.map((peer) => ({
-      clusterId: peer.clusterId,
-      podCIDR: formatCidr(peer.podCIDR),
-      externalCIDR: formatCidr(peer.externalCIDR),
-      remotePodCIDR: formatCidr(peer.remotePodCIDR),
-      remoteExternalCIDR: formatCidr(peer.remoteExternalCIDR),
-      localNATPodCIDR: peer.localNATPodCIDR ? formatCidr(peer.localNATPodCIDR) : null,
-      localNATExternalCIDR: peer.localNATExternalCIDR ? formatCidr(peer.localNATExternalCIDR) : null,
-      natMappings: natMappingsOf(peer, state.home.externalCIDR.family),
-    })),
+    peers: peers.map((peer) => ({ ...peerView(peer), natMappings: natMappingsOf(peer, state.home.externalCIDR.family) })),
   };
 }
 

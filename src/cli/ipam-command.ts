@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { StateError } from '../errors';
 import { formatCidr } from '../ipam/cidr';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
-import { defaultPools } from '../ipam/home-networks';
+import { defaultPools, homeNetworksSpec } from '../ipam/home-networks';
 import { initializeIpam } from '../ipam/initialize';
 import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../ipam/peers';
 import type { IpamState, Outcome } from '../ipam/state';
@@ -62,7 +62,7 @@ export function registerIpamCommands(program: Command): void {
     .option('--service-cidr <cidr>', 'ServiceCIDR of this cluster')
     .option('--reserved <cidrs>', 'comma-separated networks never given to peers', '')
     .option('--pools <cidrs>', 'comma-separated pools for remapped peer networks, searched in order', defaultPools.join(','))
-    .option('--force', 'start over: forget every peer and mapping')
+    .option('--force', 'start over: forget every peer and mapping (also replaces a state file that can no longer be loaded)')
     .action(
       jsonAction((o: StateOption & { podCidr: string; externalCidr: string; serviceCidr?: string; reserved: string; pools: string; force?: boolean }) =>
         transact(storeAt(o.state), (current) => {
@@ -74,8 +74,8 @@ export function registerIpamCommands(program: Command): void {
             pools: list(o.pools),
           };
           const { state, result } = initializeIpam(current, spec, o.force === true);
-          return { state, result: { ...result, home: toDocument(state).home, peers: state.peers.size } };
-        }),
+          return { state, result: { ...result, home: homeNetworksSpec(state.home), peers: state.peers.size } };
+        }, { replace: o.force === true }),
       ),
     );
 

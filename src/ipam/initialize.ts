@@ -38,8 +38,7 @@ export function initializeIpam(existing: IpamState | undefined, spec: HomeNetwor
   const externalChanged = !cidrsEqual(existing.home.externalCIDR, home.externalCIDR);
   let peers = existing.peers;
   // A peer's remap of our networks was decided for the old ones: it must process our new NetworkConfig.
-  for (const peer of existing.peers.values()) {
-    if (!podChanged && !externalChanged) break;
+  for (const peer of podChanged || externalChanged ? existing.peers.values() : []) {
     const { localNATPodCIDR, localNATExternalCIDR, ...rest } = peer;
     const updated: PeerRecord = {
       ...rest,

@@ -26,12 +26,13 @@ export interface Store<T> {
 /**
  * Lock, load, compute, save, unlock. `change` returns the new state (saved only when it is a different
  * object: the IPAM core returns the same object when nothing changed) and the result to hand back.
- * If `change` throws, nothing is saved.
+ * If `change` throws, nothing is saved. `replace: true` skips loading, so a state that can no longer be
+ * loaded (corrupt, or from another version) can still be replaced by a new one.
  */
-export async function transact<T, R>(store: Store<T>, change: (current: T | undefined) => { state: T; result: R }): Promise<R> {
+export async function transact<T, R>(store: Store<T>, change: (current: T | undefined) => { state: T; result: R }, options: { replace?: boolean } = {}): Promise<R> {
   const lock = await store.lock();
   try {
-    const current = await store.load();
+    const current = options.replace ? undefined : await store.load();
     const { state, result } = change(current);
     if (state !== current) await store.save(state);
     return result;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileLock } from '../../src/store/file-lock';
@@ -82,6 +82,16 @@ describe('strait ipam CLI', function () {
     const overlapping = runCli(['ipam', 'init', '--state', join(dir, 'other.json'), '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.0.128.0/24']);
     assert.equal(overlapping.code, 1);
     assert.deepEqual(JSON.parse(overlapping.stderr).field, 'externalCIDR');
+  });
+
+  it('refuses a corrupt state file with what to do, and init --force replaces it', () => {
+    writeFileSync(state, '{"version": 1, "home": {');
+    const shown = runCli(['ipam', 'show', '--state', state]);
+    assert.equal(shown.code, 1);
+    assert.match(JSON.parse(shown.stderr).error, /not valid JSON .*init --force/);
+    assert.equal(runCli(['ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16']).code, 1);
+    assert.deepEqual((ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force') as { created: boolean }).created, true);
+    assert.equal(runCli(['ipam', 'show', '--state', state]).code, 0);
   });
 
   it('refuses a second writer while the lock is held', async () => {

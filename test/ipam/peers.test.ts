@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from '../../src/ipam/home-networks';
+import { formatIp } from '../../src/ipam/cidr';
 import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';
 import { type IpamState, emptyIpamState } from '../../src/ipam/state';
 
@@ -119,4 +120,27 @@ describe('IPAM peers: remote view and home pod IPs', () => {
       (err: unknown) => err instanceof InputError && err.field === 'localNATExternalCIDR',
     );
   });
+});
+
+describe('IPAM peers: every prefix length', () => {
+  for (const family of [4, 6] as const) {
+    const bits = family === 4 ? 32 : 128;
+    it(`remaps a colliding /1 to /${bits} IPv${family} PodCIDR to the next network and keeps host bits`, () => {
+      // Home networks and the peers' ExternalCIDRs are of the other family, so only the two PodCIDRs meet.
+      const other = family === 4 ? { podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64', ext: ['fd00:1::/64', 'fd00:2::/64'] } : { podCIDR: '10.0.0.0/16', externalCIDR: '10.1.0.0/16', ext: ['10.2.0.0/16', '10.3.0.0/16'] };
+      const zero = family === 4 ? '0.0.0.0' : '::';
+      const pools = family === 4 ? ['0.0.0.0/1', '128.0.0.0/1', 'fd00::/8'] : ['::/1', '8000::/1', '10.0.0.0/8'];
+      for (let prefix = 1; prefix <= bits; prefix++) {
+        const size = 1n << BigInt(bits - prefix);
+        let state = emptyIpamState(parseHomeNetworks({ podCIDR: other.podCIDR, externalCIDR: other.externalCIDR, pools }));
+        state = addPeer(state, { clusterId: 'x', podCIDR: `${zero}/${prefix}`, externalCIDR: other.ext[0] }).state;
+        const y = addPeer(state, { clusterId: 'y', podCIDR: `${zero}/${prefix}`, externalCIDR: other.ext[1] });
+        const ip = (value: bigint) => formatIp({ family, value });
+        assert.equal(y.result.remotePodCIDR, `${ip(size)}/${prefix}`, `/${prefix}`);
+        assert.equal(homePodIp(y.state, 'y', ip(0n)), ip(size));
+        assert.equal(homePodIp(y.state, 'y', ip(size - 1n)), ip(2n * size - 1n));
+        assert.equal(homePodIp(y.state, 'y', ip(size / 3n)), ip(size + size / 3n));
+      }
+    });
+  }
 });

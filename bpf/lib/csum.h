@@ -1,0 +1,25 @@
+/* One's complement checksum arithmetic for fields the csum helpers cannot reach in one call (the header
+ * quoted inside an ICMP error, whose changes also move the ICMP checksum). Values are taken as stored:
+ * a one's complement sum does not depend on byte order. */
+#pragma once
+
+#include <linux/types.h>
+
+static __always_inline __u16 strait_csum_fold(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m'). */
+static __always_inline __u16 strait_csum_replace2(__u16 check, __u16 from, __u16 to)
+{
+	return (__u16)~strait_csum_fold((__u32)(__u16)~check + (__u16)~from + to);
+}
+
+static __always_inline __u16 strait_csum_replace4(__u16 check, __u32 from, __u32 to)
+{
+	check = strait_csum_replace2(check, (__u16)(from >> 16), (__u16)(to >> 16));
+	return strait_csum_replace2(check, (__u16)from, (__u16)to);
+}

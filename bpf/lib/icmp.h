@@ -1,0 +1,51 @@
+/* ICMP errors quote the datagram that caused them; the quote travelled the other way, so it gets the
+ * mirror of the outer translation: a quoted source equal to the outer destination is rewritten like the
+ * outer destination, a quoted destination equal to the outer source like the outer source. */
+#pragma once
+
+#include "csum.h"
+#include "parse.h"
+
+static __always_inline int strait_load16(struct __sk_buff *skb, __u32 off, __u16 *v)
+{
+	return bpf_skb_load_bytes(skb, off, v, sizeof(*v));
+}
+
+static __always_inline int strait_icmp_mirror(struct __sk_buff *skb, const struct strait_pkt *p, __be32 saddr, __be32 daddr)
+{
+	const struct strait_quote *q = &p->quote;
+	__be32 qs = q->saddr == p->daddr ? daddr : q->saddr;
+	__be32 qd = q->daddr == p->saddr ? saddr : q->daddr;
+	if (qs == q->saddr && qd == q->daddr)
+		return 0;
+
+	__u32 ip_csum_off = q->ip + offsetof(struct iphdr, check);
+	__u16 icmp, ip_old, l4_old = 0, l4_new = 0;
+	if (strait_load16(skb, p->l4_csum, &icmp) || strait_load16(skb, ip_csum_off, &ip_old))
+		return -1;
+	__u16 ip_new = strait_csum_replace4(strait_csum_replace4(ip_old, q->saddr, qs), q->daddr, qd);
+	if (q->l4_csum) {
+		if (strait_load16(skb, q->l4_csum, &l4_old))
+			return -1;
+		l4_new = l4_old;
+		/* A zero UDP checksum means "not computed": it stays zero, and a computed one never becomes zero. */
+		if (!(q->udp && l4_old == 0)) {
+			l4_new = strait_csum_replace4(strait_csum_replace4(l4_old, q->saddr, qs), q->daddr, qd);
+			if (q->udp && l4_new == 0)
+				l4_new = 0xffff;
+		}
+	}
+	/* The ICMP checksum covers the quote: its addresses and both checksums changed. */
+	icmp = strait_csum_replace4(icmp, q->saddr, qs);
+	icmp = strait_csum_replace4(icmp, q->daddr, qd);
+	icmp = strait_csum_replace2(icmp, ip_old, ip_new);
+	icmp = strait_csum_replace2(icmp, l4_old, l4_new);
+
+	if (bpf_skb_store_bytes(skb, q->ip + offsetof(struct iphdr, saddr), &qs, sizeof(qs), 0) ||
+	    bpf_skb_store_bytes(skb, q->ip + offsetof(struct iphdr, daddr), &qd, sizeof(qd), 0) ||
+	    bpf_skb_store_bytes(skb, ip_csum_off, &ip_new, sizeof(ip_new), 0) ||
+	    (q->l4_csum && bpf_skb_store_bytes(skb, q->l4_csum, &l4_new, sizeof(l4_new), 0)) ||
+	    bpf_skb_store_bytes(skb, p->l4_csum, &icmp, sizeof(icmp), 0))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* The datapath's maps (docs/datapath.md, "Maps"), pinned by name so the agent reprograms them in place
+ * and a program swap keeps their contents. Sizes are defaults the loader may change with setMaxEntries. */
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "common.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct strait_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct strait_lpm_v4_key);
+	__type(value, struct strait_route);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_routes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct strait_peer);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_peers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, __be32);
+	__type(value, __be32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_natmap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, __be32);
+	__type(value, __be32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_natmap_rev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct strait_lpm_v4_key);
+	__type(value, struct strait_node);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_nodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct strait_flow_key);
+	__type(value, struct strait_snat_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_snat SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct strait_peer_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_peer_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STRAIT_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_drops SEC(".maps");
+
+static __always_inline const struct strait_config *strait_config_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&strait_config, &zero);
+}
+
+/* The longest route in `map` (strait_routes or strait_nodes) covering `addr`. */
+static __always_inline void *strait_lpm(void *map, __be32 addr)
+{
+	struct strait_lpm_v4_key key = { .prefix_len = 32, .addr = addr };
+	return bpf_map_lookup_elem(map, &key);
+}

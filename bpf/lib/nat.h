@@ -1,0 +1,88 @@
+/* Stateless prefix translation (host bits kept, network bits swapped, any length /0../32) and the
+ * rewrite of a parsed packet to new addresses and ports with every checksum it carries kept right.
+ * Stores use flags 0 and the csum helpers do the compensation, so CHECKSUM_COMPLETE and
+ * CHECKSUM_PARTIAL skbs stay consistent too (the helpers know both). */
+#pragma once
+
+#include "common.h"
+#include "icmp.h"
+#include "parse.h"
+
+/* Network-bit mask in host order; a shift by 32 is undefined, so /0 is spelled out. */
+static __always_inline __u32 strait_mask(__u32 prefix_len)
+{
+	return prefix_len == 0 ? 0 : ~0u << (32 - (prefix_len > 32 ? 32 : prefix_len));
+}
+
+static __always_inline bool strait_in(__be32 addr, const struct strait_cidr *c)
+{
+	return c->prefix_len <= 32 && ((bpf_ntohl(addr) ^ bpf_ntohl(c->addr)) & strait_mask(c->prefix_len)) == 0;
+}
+
+/* The same host as `addr` in network `to`. */
+static __always_inline __be32 strait_translate(__be32 addr, const struct strait_cidr *to)
+{
+	__u32 m = strait_mask(to->prefix_len);
+	return bpf_htonl((bpf_ntohl(to->addr) & m) | (bpf_ntohl(addr) & ~m));
+}
+
+/* Where a packet's addresses and ports should end up; starts as the packet's own. */
+struct strait_xlate {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+};
+
+static __always_inline struct strait_xlate strait_xlate_of(const struct strait_pkt *p)
+{
+	return (struct strait_xlate){ .saddr = p->saddr, .daddr = p->daddr, .sport = p->sport, .dport = p->dport };
+}
+
+static __always_inline __u64 strait_l4_flags(const struct strait_pkt *p)
+{
+	return p->udp ? BPF_F_MARK_MANGLED_0 : 0;
+}
+
+static __always_inline int strait_rewrite_addr(struct __sk_buff *skb, const struct strait_pkt *p, __u32 off, __be32 from, __be32 to)
+{
+	if (from == to)
+		return 0;
+	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0) ||
+	    bpf_l3_csum_replace(skb, STRAIT_IP_CSUM_OFF, from, to, sizeof(to)))
+		return -1;
+	if (p->pseudo && bpf_l4_csum_replace(skb, p->l4_csum, from, to, BPF_F_PSEUDO_HDR | strait_l4_flags(p) | sizeof(to)))
+		return -1;
+	return 0;
+}
+
+static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const struct strait_pkt *p, __u32 off, __be16 from, __be16 to)
+{
+	if (from == to)
+		return 0;
+	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0) ||
+	    bpf_l4_csum_replace(skb, p->l4_csum, from, to, strait_l4_flags(p) | sizeof(to)))
+		return -1;
+	return 0;
+}
+
+/* Applies `x` to the packet; -1 when a helper failed (the packet may then be half-written: drop it). */
+static __always_inline int strait_apply(struct __sk_buff *skb, const struct strait_pkt *p, const struct strait_xlate *x)
+{
+	if (strait_rewrite_addr(skb, p, STRAIT_IP_SADDR_OFF, p->saddr, x->saddr) ||
+	    strait_rewrite_addr(skb, p, STRAIT_IP_DADDR_OFF, p->daddr, x->daddr))
+		return -1;
+	if (p->icmp_echo) {
+		/* One identifier field: whichever side the translation changed. */
+		__be16 id = x->sport != p->sport ? x->sport : x->dport;
+		if (strait_rewrite_port(skb, p, p->l4 + offsetof(struct strait_icmphdr, id), p->sport, id))
+			return -1;
+	} else if (p->pseudo) {
+		if (strait_rewrite_port(skb, p, p->l4 + offsetof(struct udphdr, source), p->sport, x->sport) ||
+		    strait_rewrite_port(skb, p, p->l4 + offsetof(struct udphdr, dest), p->dport, x->dport))
+			return -1;
+	}
+	if (p->icmp_error)
+		return strait_icmp_mirror(skb, p, x->saddr, x->daddr);
+	return 0;
+}

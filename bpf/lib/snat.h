@@ -1,0 +1,78 @@
+/* Transit SNAT on the hub (docs/datapath.md: why in BPF rather than conntrack). Each flow has two LRU
+ * entries: forward (original 5-tuple → allocated port) and reverse (reply 5-tuple → original source).
+ * ICMP echo uses its identifier as both ports. */
+#pragma once
+
+#include "maps.h"
+#include "nat.h"
+
+#define STRAIT_SNAT_PORT_MIN 32768
+#define STRAIT_SNAT_TRIES 8
+
+/* Only what has ports (or an echo identifier) in this packet can be mapped back. */
+static __always_inline bool strait_snat_possible(const struct strait_pkt *p)
+{
+	return !p->later_frag && (p->icmp_echo || p->proto == IPPROTO_TCP || p->proto == IPPROTO_UDP);
+}
+
+static __always_inline struct strait_flow_key strait_flow(__be32 saddr, __be32 daddr, __be16 sport, __be16 dport, __u8 proto)
+{
+	return (struct strait_flow_key){ .saddr = saddr, .daddr = daddr, .sport = sport, .dport = dport, .proto = proto };
+}
+
+/* The reply's key for a forward flow `x` (after DNAT) whose source became transit:port. */
+static __always_inline struct strait_flow_key strait_snat_reply_key(const struct strait_pkt *p, const struct strait_xlate *x, __be32 transit, __be16 port)
+{
+	return strait_flow(x->daddr, transit, p->icmp_echo ? port : x->dport, port, p->proto);
+}
+
+/* Forward: the source of `x` becomes transit:port, reusing the flow's port or allocating a free one. */
+static __always_inline int strait_snat_forward(const struct strait_pkt *p, struct strait_xlate *x, __be32 transit)
+{
+	if (!transit || !strait_snat_possible(p))
+		return -1;
+	struct strait_flow_key fwd = strait_flow(x->saddr, x->daddr, x->sport, x->dport, p->proto);
+	struct strait_snat_entry back = { .addr = x->saddr, .port = x->sport };
+	struct strait_snat_entry *known = bpf_map_lookup_elem(&strait_snat, &fwd);
+	__be16 port = 0;
+	if (known) {
+		port = known->port;
+		/* The LRU may have evicted the reverse half alone. */
+		struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, port);
+		bpf_map_update_elem(&strait_snat, &rev, &back, BPF_ANY);
+	} else {
+		__u32 start = bpf_get_prandom_u32();
+		for (int i = 0; i < STRAIT_SNAT_TRIES && !port; i++) {
+			__be16 candidate = bpf_htons(STRAIT_SNAT_PORT_MIN + ((start + i) & 0x7fff));
+			struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, candidate);
+			if (bpf_map_update_elem(&strait_snat, &rev, &back, BPF_NOEXIST) == 0)
+				port = candidate;
+		}
+		if (!port)
+			return -1;
+		struct strait_snat_entry out = { .addr = transit, .port = port };
+		if (bpf_map_update_elem(&strait_snat, &fwd, &out, BPF_ANY))
+			return -1;
+	}
+	x->saddr = transit;
+	if (p->icmp_echo)
+		x->dport = port;
+	x->sport = port;
+	return 0;
+}
+
+/* Reverse: a reply to transit:port gets the original source back as its destination. */
+static __always_inline int strait_snat_reverse(const struct strait_pkt *p, struct strait_xlate *x)
+{
+	if (!strait_snat_possible(p))
+		return -1;
+	struct strait_flow_key rev = strait_flow(x->saddr, x->daddr, x->sport, x->dport, p->proto);
+	struct strait_snat_entry *orig = bpf_map_lookup_elem(&strait_snat, &rev);
+	if (!orig)
+		return -1;
+	x->daddr = orig->addr;
+	if (p->icmp_echo)
+		x->sport = orig->port;
+	x->dport = orig->port;
+	return 0;
+}

@@ -1,123 +1,20 @@
 // The node's datapath: strait_from_pod on each pod veth's TC ingress, strait_from_overlay on the VXLAN
-// device's TC ingress. The decisions follow docs/datapath.md ("Decisions") step by step.
+// device's TC ingress (logic in lib/datapath.h).
 #include <linux/bpf.h>
-#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
-#include "common.h"
-#include "counters.h"
-#include "maps.h"
-#include "nat.h"
-#include "parse.h"
-#include "snat.h"
-#include "tunnel.h"
+#include "datapath.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-// toPeer(P): our source gets P's view of it; the destination is already in P's view.
-static __always_inline int strait_to_peer(struct __sk_buff *skb, const struct strait_config *cfg, const struct strait_pkt *p,
-					  struct strait_xlate *x, __u32 peer_id)
-{
-	const struct strait_peer *peer = bpf_map_lookup_elem(&strait_peers, &peer_id);
-	if (!peer)
-		return strait_drop(STRAIT_DROP_NO_PEER);
-	if (strait_in(x->saddr, &cfg->pod_cidr))
-		x->saddr = strait_translate(x->saddr, &peer->local_nat_pod);
-	else if (strait_in(x->saddr, &cfg->external_cidr))
-		x->saddr = strait_translate(x->saddr, &peer->local_nat_external);
-	if (strait_apply(skb, p, x))
-		return strait_drop(STRAIT_DROP_CSUM);
-	strait_count_peer(peer_id, skb->len, true);
-	return strait_encap(skb, cfg, peer->endpoint, peer->vni);
-}
-
-// Step 1 of strait_from_overlay: a packet from peer P, addressed in P's view of us.
-static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct strait_config *cfg, const struct strait_pkt *p,
-					    __u32 peer_id)
-{
-	const struct strait_peer *peer = bpf_map_lookup_elem(&strait_peers, &peer_id);
-	if (!peer)
-		return strait_drop(STRAIT_DROP_NO_PEER);
-	struct strait_xlate x = strait_xlate_of(p);
-	bool reply = false;
-	if (strait_in(p->daddr, &peer->local_nat_pod)) {
-		x.daddr = strait_translate(p->daddr, &cfg->pod_cidr);
-	} else if (strait_in(p->daddr, &peer->local_nat_external)) {
-		x.daddr = strait_translate(p->daddr, &cfg->external_cidr);
-		if (cfg->transit_addr && x.daddr == cfg->transit_addr) {
-			if (strait_snat_reverse(p, &x))
-				return strait_drop(STRAIT_DROP_TRANSIT_STATE);
-			reply = true;
-		} else {
-			const __be32 *real = bpf_map_lookup_elem(&strait_natmap, &x.daddr);
-			if (!real)
-				return strait_drop(STRAIT_DROP_NO_NATMAPPING);
-			x.daddr = *real;
-		}
-	} else {
-		return strait_drop(STRAIT_DROP_NOT_OURS);
-	}
-	strait_count_peer(peer_id, skb->len, false);
-
-	const struct strait_route *onward = strait_lpm(&strait_routes, x.daddr);
-	if (onward) {
-		// Hub transit. A reflected endpoint answers from its ExternalCIDR address (stateless);
-		// anything else needs a source the other peer can route back to us.
-		const __be32 *ext = bpf_map_lookup_elem(&strait_natmap_rev, &x.saddr);
-		if (ext)
-			x.saddr = *ext;
-		else if (reply || strait_snat_forward(p, &x, cfg->transit_addr))
-			return strait_drop(STRAIT_DROP_TRANSIT_STATE);
-		return strait_to_peer(skb, cfg, p, &x, onward->peer_id);
-	}
-	if (strait_apply(skb, p, &x))
-		return strait_drop(STRAIT_DROP_CSUM);
-	// Symmetric routing: a pod on another node gets the packet from us, the gateway its reply goes to.
-	const struct strait_node *node = strait_lpm(&strait_nodes, x.daddr);
-	if (node && node->underlay != cfg->node_addr)
-		return strait_encap(skb, cfg, node->underlay, cfg->overlay_vni);
-	return TC_ACT_OK;
-}
 
 SEC("tc")
 int strait_from_pod(struct __sk_buff *skb)
 {
-	struct strait_pkt p;
-	int parsed = strait_parse(skb, &p);
-	if (parsed == STRAIT_PKT_OTHER)
-		return TC_ACT_OK;
-	const struct strait_route *dst = strait_lpm(&strait_routes, p.daddr);
-	if (!dst)
-		return TC_ACT_OK;
-	const struct strait_config *cfg = strait_config_get();
-	if (!cfg)
-		return strait_drop(STRAIT_DROP_NO_CONFIG);
-	if (parsed == STRAIT_PKT_MALFORMED)
-		return strait_drop(STRAIT_DROP_MALFORMED);
-	if (!(cfg->flags & STRAIT_F_GATEWAY))
-		return strait_encap(skb, cfg, cfg->gateway_addr, cfg->overlay_vni);
-	struct strait_xlate x = strait_xlate_of(&p);
-	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
+	return strait_pod_ingress(skb);
 }
 
 SEC("tc")
 int strait_from_overlay(struct __sk_buff *skb)
 {
-	const struct strait_config *cfg = strait_config_get();
-	if (!cfg || !(cfg->flags & STRAIT_F_GATEWAY))
-		return TC_ACT_OK;
-	struct strait_pkt p;
-	int parsed = strait_parse(skb, &p);
-	if (parsed == STRAIT_PKT_OTHER)
-		return TC_ACT_OK;
-	const struct strait_route *src = strait_lpm(&strait_routes, p.saddr);
-	const struct strait_route *dst = src ? 0 : strait_lpm(&strait_routes, p.daddr);
-	if (!src && !dst)
-		return TC_ACT_OK;
-	if (parsed == STRAIT_PKT_MALFORMED)
-		return strait_drop(STRAIT_DROP_MALFORMED);
-	if (src)
-		return strait_from_peer(skb, cfg, &p, src->peer_id);
-	struct strait_xlate x = strait_xlate_of(&p);
-	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
+	return strait_overlay_ingress(skb);
 }

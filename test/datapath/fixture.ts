@@ -5,10 +5,12 @@
  * with different prefix lengths, so a rule using the wrong prefix gives a different packet.
  */
 import assert from 'node:assert/strict';
-import { BpfObject, type BpfProgram, type CodecValue } from '../../src/bpf';
+import { BpfObject, type BpfProgram, type CodecValue, struct, u32 } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { checksumProblems, type Macs } from '../support/packet';
-import { tempPinDir } from '../support/kernel';
+import { tempPinDir, testObject } from '../support/kernel';
+
+const probeTunnel = struct({ remoteIpv4: u32, tunnelId: u32, ttl: u32, found: u32 });
 
 export const TC_ACT_OK = 0;
 export const TC_ACT_SHOT = 2;
@@ -79,14 +81,16 @@ export class Datapath {
   private constructor(
     readonly obj: BpfObject,
     readonly maps: layout.DatapathMaps,
-    private readonly cleanupPins: () => void,
+    private readonly pins: { dir: string; cleanup: () => void },
   ) {}
+
+  private probe: BpfObject | undefined;
 
   static async load(): Promise<Datapath> {
     const pins = tempPinDir();
     try {
       const obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
-      return new Datapath(obj, layout.openMaps(obj), pins.cleanup);
+      return new Datapath(obj, layout.openMaps(obj), pins);
     } catch (err) {
       pins.cleanup();
       throw err;
@@ -152,9 +156,23 @@ export class Datapath {
     assert.deepEqual(after.map((n, i) => n - before[i]!), before.map((_, i) => (i === reason ? 1 : 0)), `drop counted as ${layout.DropReason[reason]}`);
   }
 
+  /**
+   * Runs `frame` through test/bpf/tunnel_probe.c (the same logic, sharing these maps through the pin
+   * root) and returns the verdict and the tunnel key the packet left with.
+   */
+  async tunnelOf(name: 'fromPod' | 'fromOverlay', frame: Buffer): Promise<{ retval: number; tunnel?: { remote: string; vni: number; ttl: number } }> {
+    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+    const retval = this.probe.program(name === 'fromPod' ? 'probe_from_pod' : 'probe_from_overlay').testRun(frame).retval;
+    const seen = this.probe.map('probe_tunnel', u32, probeTunnel).lookup(0)!;
+    if (!seen.found) return { retval };
+    const r = seen.remoteIpv4;
+    return { retval, tunnel: { remote: [24, 16, 8, 0].map((s) => (r >>> s) & 255).join('.'), vni: seen.tunnelId, ttl: seen.ttl } };
+  }
+
   close(): void {
+    this.probe?.close();
     this.obj.close();
-    this.cleanupPins();
+    this.pins.cleanup();
   }
 }
 

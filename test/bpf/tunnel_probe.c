@@ -1,0 +1,49 @@
+// Wraps the datapath's entry logic and records the tunnel key and redirect target it chose, which the
+// output packet of BPF_PROG_TEST_RUN cannot show. Loaded with the datapath's pin root, it shares its maps.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "datapath.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct probe_tunnel {
+	__u32 remote_ipv4; /* host order, as in struct bpf_tunnel_key */
+	__u32 tunnel_id;
+	__u32 ttl;
+	__u32 found; /* 1: the packet carries a tunnel key */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct probe_tunnel);
+} probe_tunnel SEC(".maps");
+
+static __always_inline int probe_record(struct __sk_buff *skb, int verdict)
+{
+	__u32 zero = 0;
+	struct probe_tunnel *out = bpf_map_lookup_elem(&probe_tunnel, &zero);
+	struct bpf_tunnel_key key = {};
+	if (!out)
+		return verdict;
+	out->found = bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) == 0;
+	/* get_tunnel_key reads as a receiver would: the remote end we set comes back as local_ipv4. */
+	out->remote_ipv4 = out->found ? key.local_ipv4 : 0;
+	out->tunnel_id = out->found ? key.tunnel_id : 0;
+	out->ttl = out->found ? key.tunnel_ttl : 0;
+	return verdict;
+}
+
+SEC("tc")
+int probe_from_pod(struct __sk_buff *skb)
+{
+	return probe_record(skb, strait_pod_ingress(skb));
+}
+
+SEC("tc")
+int probe_from_overlay(struct __sk_buff *skb)
+{
+	return probe_record(skb, strait_overlay_ingress(skb));
+}

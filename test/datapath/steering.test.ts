@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { CONFIG_KEY, DropReason } from '../../src/datapath/layout';
+import { requireRoot } from '../support/kernel';
+import { EtherType, type L4, ethernet, frame } from '../support/packet';
+import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, home, otherNode, overlayMacs, peerP, peerQ } from './fixture';
+
+const tcp: L4 = { kind: 'tcp', sport: 40000, dport: 443, payload: Buffer.from('hello') };
+const localPod = '10.0.7.9';
+
+describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', function () {
+  requireRoot(this);
+
+  describe('on a worker', () => {
+    let dp: Datapath;
+    before(async () => {
+      dp = (await Datapath.load()).program('worker');
+    });
+    after(() => dp?.close());
+
+    it('sends traffic for any remote prefix to the active gateway on the overlay VNI, untranslated', async () => {
+      for (const dst of ['172.16.4.5', '192.168.40.1', '10.32.1.2', '10.33.0.33']) {
+        dp.expect('fromPod', frame({ src: localPod, dst }, tcp), TC_ACT_REDIRECT, frame({ src: localPod, dst }, tcp, overlayMacs));
+        assert.deepEqual(await dp.tunnelOf('fromPod', frame({ src: localPod, dst }, tcp)), { retval: TC_ACT_REDIRECT, tunnel: { remote: home.gateway, vni: home.overlayVni, ttl: 64 } });
+      }
+    });
+
+    it('leaves other traffic alone, and lets the kernel deliver what arrives on the overlay', async () => {
+      const local = frame({ src: localPod, dst: '10.0.8.1' }, tcp);
+      dp.expect('fromPod', local, TC_ACT_OK, local);
+      assert.deepEqual(await dp.tunnelOf('fromPod', local), { retval: TC_ACT_OK });
+      const fromGateway = frame({ src: '172.16.4.5', dst: localPod }, tcp);
+      dp.expect('fromOverlay', fromGateway, TC_ACT_OK, fromGateway);
+    });
+  });
+
+  describe('on the gateway', () => {
+    let dp: Datapath;
+    before(async () => {
+      dp = (await Datapath.load()).program('gateway');
+    });
+    after(() => dp?.close());
+
+    it("toPeer uses the peer's gateway endpoint and VNI", async () => {
+      assert.deepEqual((await dp.tunnelOf('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
+      assert.deepEqual((await dp.tunnelOf('fromPod', frame({ src: localPod, dst: '10.33.0.40' }, tcp))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+      assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: localPod, dst: '10.32.0.9' }, tcp))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+    });
+
+    it('symmetric routing: traffic from a peer for a pod on another node is sent to that node', async () => {
+      const input = frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp);
+      dp.expect('fromOverlay', input, TC_ACT_REDIRECT, frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp, overlayMacs));
+      assert.deepEqual(await dp.tunnelOf('fromOverlay', input), { retval: TC_ACT_REDIRECT, tunnel: { remote: otherNode.underlay, vni: home.overlayVni, ttl: 64 } });
+    });
+
+    it("traffic from a peer for a pod on the gateway's own node, or on no known node, goes to the kernel", async () => {
+      for (const [dst, delivered] of [['10.60.0.5', '10.0.0.5'], ['10.60.200.1', '10.0.200.1']] as const) {
+        const input = frame({ src: '172.16.4.5', dst }, tcp);
+        dp.expect('fromOverlay', input, TC_ACT_OK, frame({ src: '172.16.4.5', dst: delivered }, tcp));
+        assert.deepEqual(await dp.tunnelOf('fromOverlay', input), { retval: TC_ACT_OK });
+      }
+    });
+
+    it('passes ARP and IPv6 untouched', () => {
+      const arp = ethernet(Buffer.concat([Buffer.from('0001080006040001', 'hex'), Buffer.alloc(20, 0x0a)]), undefined, EtherType.ARP);
+      // An IPv6 header whose bytes 12..20 would read, as IPv4, as addresses in a peer's prefix.
+      const v6 = Buffer.alloc(60);
+      v6.writeUInt8(0x60, 0);
+      v6.set([172, 16, 4, 5, 10, 60, 7, 9], 12);
+      const ipv6 = ethernet(v6, undefined, EtherType.IPv6);
+      for (const f of [arp, ipv6]) {
+        dp.expect('fromPod', f, TC_ACT_OK, f);
+        dp.expect('fromOverlay', f, TC_ACT_OK, f);
+      }
+    });
+  });
+
+  it('an unprogrammed node drops traffic for a remote prefix from pods, and passes the overlay', async () => {
+    const dp = (await Datapath.load()).program('gateway');
+    try {
+      dp.maps.config.delete(CONFIG_KEY);
+      dp.expectDrop('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp), DropReason.NoConfig);
+      const f = frame({ src: '172.16.4.5', dst: '10.60.7.9' }, tcp);
+      dp.expect('fromOverlay', f, TC_ACT_OK, f);
+    } finally {
+      dp.close();
+    }
+  });
+});

@@ -22,12 +22,24 @@ export interface ExternalAddresses {
   readonly byEndpoint: PersistentMap<ExternalAllocation>;
 }
 
+const hasNetworkAndBroadcast = (cidr: Cidr) => cidr.family === 4 && cidr.prefix < 31;
+
+/**
+ * The hub's source address for transit traffic (the datapath gives it to traffic it forwards from one
+ * peer to another): the last usable address, never handed out to an endpoint.
+ */
+export function transitOffset(cidr: Cidr): bigint {
+  return cidrSize(cidr) - (hasNetworkAndBroadcast(cidr) ? 2n : 1n);
+}
+
 /**
  * IPv4 networks shorter than /31 lose their network and broadcast addresses (hosts would not accept
- * them as unicast); /31 and /32 (RFC 3021) and IPv6 networks use every address.
+ * them as unicast); /31 and /32 (RFC 3021) and IPv6 networks use every address. The transit address is
+ * kept back in every network.
  */
 export function unusableOffsets(cidr: Cidr): bigint[] {
-  return cidr.family === 4 && cidr.prefix < 31 ? [0n, cidrSize(cidr) - 1n] : [];
+  const edges = hasNetworkAndBroadcast(cidr) ? [0n, cidrSize(cidr) - 1n] : [];
+  return [...edges, transitOffset(cidr)];
 }
 
 export function emptyExternalAddresses(cidr: Cidr): ExternalAddresses {

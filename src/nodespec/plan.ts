@@ -3,7 +3,8 @@
  * calls it for every node whenever its inputs change, and an agent programs the result.
  */
 import { InputError } from '../errors';
-import { type Cidr, cidrLast, formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import { type Cidr, formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import { transitOffset } from '../ipam/external-addresses';
 import { natMappingsOf } from '../ipam/endpoints';
 import type { IpamState } from '../ipam/state';
 import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
@@ -27,15 +28,9 @@ export interface NodePlanInput {
   overlay?: OverlaySettings;
 }
 
-/**
- * The transit source of a hub: the last usable address of the ExternalCIDR (the one before the
- * broadcast address for IPv4 networks larger than /31). IPAM hands out addresses lowest first and never
- * this one.
- */
+/** The transit source of a hub: the ExternalCIDR address that IPAM keeps back for it. */
 export function transitAddress(externalCIDR: Cidr): string {
-  const last = cidrLast(externalCIDR);
-  const usableLast = externalCIDR.family === 4 && externalCIDR.prefix < 31 ? last - 1n : last;
-  return formatIp({ family: externalCIDR.family, value: usableLast });
+  return formatIp({ family: externalCIDR.family, value: externalCIDR.base + transitOffset(externalCIDR) });
 }
 
 function findNode(nodes: readonly ClusterNodeSpec[], field: string, name: string): ClusterNodeSpec {

@@ -97,7 +97,7 @@ describe('IPAM endpoints: reflection', () => {
     assert.throws(() => mapEndpoint(state, 'a', '10.1.0.256'), (err: unknown) => err instanceof InputError && err.value === '10.1.0.256');
   });
 
-  for (const [externalCIDR, usable] of [['192.168.0.0/30', ['192.168.0.1', '192.168.0.2']], ['192.168.0.0/31', ['192.168.0.0', '192.168.0.1']], ['192.168.0.7/32', ['192.168.0.7']], ['fd99::/127', ['fd99::', 'fd99::1']]] as const) {
+  for (const [externalCIDR, usable] of [['192.168.0.0/29', ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5']], ['192.168.0.0/30', ['192.168.0.1']], ['192.168.0.0/31', ['192.168.0.0']], ['192.168.0.7/32', []], ['fd99::/126', ['fd99::', 'fd99::1', 'fd99::2']]] as const) {
     it(`uses exactly ${usable.join(', ')} of an ExternalCIDR ${externalCIDR}, then says it is full`, () => {
       const v6 = externalCIDR.includes(':');
       let state = emptyIpamState(parseHomeNetworks({ podCIDR: v6 ? 'fd10::/64' : '10.0.0.0/24', externalCIDR }));

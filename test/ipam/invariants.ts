@@ -40,9 +40,13 @@ export function assertDocumentInvariants(doc: IpamDocument): void {
       seenHere.add(endpointIP);
       const ext = parseIp('externalIP', externalIP);
       assert.ok(containsIp(externalCIDR, ext), `${externalIP} outside ${home.externalCIDR}`);
+      const size = 1n << BigInt((externalCIDR.family === 4 ? 32 : 128) - externalCIDR.prefix);
+      const offset = ext.value - externalCIDR.base;
       if (externalCIDR.family === 4 && externalCIDR.prefix < 31) {
-        const offset = ext.value - externalCIDR.base;
-        assert.ok(offset !== 0n && offset !== (1n << BigInt(32 - externalCIDR.prefix)) - 1n, `${externalIP} is a network or broadcast address`);
+        assert.ok(offset !== 0n && offset !== size - 1n, `${externalIP} is a network or broadcast address`);
+        assert.ok(offset !== size - 2n, `${externalIP} is the hub's transit address`);
+      } else {
+        assert.ok(offset !== size - 1n, `${externalIP} is the hub's transit address`);
       }
       assert.ok(!containsIp(podCIDR, parseIp('endpointIP', endpointIP)), `${endpointIP} is local yet mapped`);
       assert.equal(addressOf.get(endpointIP) ?? externalIP, externalIP, `${endpointIP} has two ExternalCIDR addresses`);

@@ -140,12 +140,15 @@ export class Datapath {
     );
   }
 
-  /** Runs `input` and asserts the verdict, the exact output bytes, and that its checksums verify. */
+  /**
+   * Runs `input` and asserts the verdict and the exact output bytes; when the packet was to be
+   * changed, also that every checksum of the output verifies.
+   */
   expect(name: 'fromPod' | 'fromOverlay', input: Buffer, verdict: number, expected: Buffer): void {
     const r = this.run(name, input);
     assert.equal(r.retval, verdict, `verdict of ${name}`);
     assert.equal(r.data.toString('hex'), expected.toString('hex'), `output of ${name}`);
-    assert.deepEqual(checksumProblems(r.data), []);
+    if (!expected.equals(input)) assert.deepEqual(checksumProblems(r.data), []);
   }
 
   /** Asserts a drop for `reason` (and that exactly one more was counted for it). */

@@ -220,3 +220,39 @@ export function checksumProblems(f: Buffer): string[] {
   }
   return problems;
 }
+
+function rewriteChecksum(buf: Buffer, at: number, value: number): void {
+  buf.writeUInt16BE(value, at);
+}
+
+/**
+ * Recomputes, in place, every checksum `checksumProblems` verifies (quoted headers first, then the L4
+ * message, then the IP header), so a fuzzer can produce odd but valid packets. Returns `f`.
+ */
+export function repairChecksums(f: Buffer): Buffer {
+  if (f.length < ETH_LEN || f.readUInt16BE(12) !== EtherType.IPv4) return f;
+  const ip = parseIpv4(f);
+  if (!ip) return f;
+  const end = ETH_LEN + ip.totalLength;
+  const l4 = ETH_LEN + ip.headerLength;
+  if (ip.totalLength >= ip.headerLength && end <= f.length && !ip.moreFragments && !ip.fragOffset) {
+    const msg = f.subarray(l4, end);
+    if (ip.proto === Proto.ICMP && msg.length >= 8 && [3, 4, 5, 11, 12].includes(msg.readUInt8(0))) {
+      const inner = parseIpv4(msg, 8);
+      if (inner) {
+        rewriteChecksum(msg, 8 + 10, 0);
+        rewriteChecksum(msg, 8 + 10, internetChecksum(msg.subarray(8, 8 + inner.headerLength)));
+      }
+    }
+    const at = ip.proto === Proto.TCP ? 16 : ip.proto === Proto.UDP ? 6 : ip.proto === Proto.ICMP ? 2 : -1;
+    const zeroUdp = ip.proto === Proto.UDP && msg.length >= 8 && msg.readUInt16BE(6) === 0;
+    if (at >= 0 && msg.length >= at + 2 && !zeroUdp && (ip.proto !== Proto.TCP || msg.length >= 20) && (ip.proto !== Proto.UDP || msg.length >= 8)) {
+      rewriteChecksum(msg, at, 0);
+      const c = ip.proto === Proto.ICMP ? internetChecksum(msg) : internetChecksum(pseudoHeader(ip.src, ip.dst, ip.proto, msg.length), msg);
+      rewriteChecksum(msg, at, ip.proto === Proto.UDP && c === 0 ? 0xffff : c);
+    }
+  }
+  rewriteChecksum(f, ETH_LEN + 10, 0);
+  rewriteChecksum(f, ETH_LEN + 10, internetChecksum(f.subarray(ETH_LEN, ETH_LEN + ip.headerLength)));
+  return f;
+}

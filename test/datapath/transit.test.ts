@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { DropReason } from '../../src/datapath/layout';
+import { requireRoot } from '../support/kernel';
+import { type L4, datagram, ethernet, fragments, frame } from '../support/packet';
+import { Datapath, TC_ACT_REDIRECT, home, overlayMacs, peerP, peerQ, translate } from './fixture';
+
+/*
+ * L is the hub: 10.201.5.8 (our ExternalCIDR) is a NatMapping for 172.16.9.9, a pod of P, reflected to
+ * Q (which sees our networks unremapped). Q's pod 10.32.1.2 talks to it through us.
+ */
+const qPod = '10.32.1.2';
+const pPod = '172.16.9.9';
+const reflected = '10.201.5.8';
+const transitSeenByP = translate(home.transit, peerP.localNatExternal); // 10.70.9.250
+
+type Flow = { forward: (sport: number) => L4; reply: (port: number) => L4; portOf: (f: Buffer) => number };
+const ICMP_ID_AT = 14 + 20 + 4;
+const flows: Record<string, Flow> = {
+  TCP: { forward: (p) => ({ kind: 'tcp', sport: p, dport: 443, payload: Buffer.from('hi') }), reply: (p) => ({ kind: 'tcp', sport: 443, dport: p, payload: Buffer.from('ho') }), portOf: (f) => f.readUInt16BE(34) },
+  UDP: { forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q') }), reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a') }), portOf: (f) => f.readUInt16BE(34) },
+  'UDP with a zero checksum': {
+    forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q'), zeroChecksum: true }),
+    reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a'), zeroChecksum: true }),
+    portOf: (f) => f.readUInt16BE(34),
+  },
+  'ICMP echo': { forward: (id) => ({ kind: 'icmp-echo', type: 8, id }), reply: (id) => ({ kind: 'icmp-echo', type: 0, id }), portOf: (f) => f.readUInt16BE(ICMP_ID_AT) },
+};
+
+describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
+  requireRoot(this);
+  let dp: Datapath;
+  beforeEach(async () => {
+    dp = (await Datapath.load()).program('gateway');
+  });
+  afterEach(() => dp?.close());
+
+  for (const [what, flow] of Object.entries(flows)) {
+    it(`${what}: SNAT to the transit address toward P, and back to Q from the address Q sent to`, () => {
+      const forward = dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001)));
+      assert.equal(forward.retval, TC_ACT_REDIRECT);
+      const port = flow.portOf(forward.data);
+      assert.ok(port >= 32768 && port <= 65535, `port ${port}`);
+      assert.equal(forward.data.toString('hex'), frame({ src: transitSeenByP, dst: pPod }, flow.forward(port), overlayMacs).toString('hex'));
+
+      // The same flow keeps its port.
+      assert.equal(flow.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001))).data), port);
+
+      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), overlayMacs));
+    });
+  }
+
+  it('gives another flow another port, and each reply finds its own flow', () => {
+    const ports = [40001, 40002].map((sport) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data));
+    assert.notEqual(ports[0], ports[1]);
+    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[1]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40002), overlayMacs));
+    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[0]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), overlayMacs));
+  });
+
+  it('a source that is itself reflected needs no state: it gets its ExternalCIDR address', async () => {
+    dp.mapExternal('10.201.5.9', qPod); // Q's pod reflected to P as 10.201.5.9
+    const l4 = flows.TCP!.forward(40001);
+    dp.expect('fromOverlay', frame({ src: qPod, dst: reflected }, l4), TC_ACT_REDIRECT, frame({ src: translate('10.201.5.9', peerP.localNatExternal), dst: pPod }, l4, overlayMacs));
+    assert.deepEqual([...dp.maps.snat.keys()], []);
+    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: qPod, dst: reflected }, l4))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
+  });
+
+  it('the reply is tunnelled to Q', async () => {
+    const port = flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))).data);
+    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+  });
+
+  it('drops what it cannot map back: later fragments, other protocols, ICMP errors, unknown replies', () => {
+    const [, later] = fragments({ src: qPod, dst: reflected }, { kind: 'udp', sport: 1, dport: 2, payload: Buffer.alloc(64) }, 32);
+    dp.expectDrop('fromOverlay', ethernet(later!), DropReason.TransitState);
+    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'raw', proto: 47, payload: Buffer.alloc(8) }), DropReason.TransitState);
+    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'icmp-error', type: 3, code: 1, quote: datagram({ src: reflected, dst: qPod }, flows.UDP!.reply(40001)) }), DropReason.TransitState);
+    dp.expectDrop('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(33333)), DropReason.TransitState);
+  });
+
+  it('drops transit on a gateway that has no transit address', () => {
+    dp.maps.config.update(0, { ...dp.maps.config.lookup(0)!, transitAddr: '0.0.0.0' });
+    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)), DropReason.TransitState);
+  });
+});

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { BpfObject } from '../../src/bpf';
+import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps';
+import { desiredMaps } from '../../src/datapath/desired-maps';
+import * as layout from '../../src/datapath/layout';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { frame, parseIpv4 } from '../support/packet';
+import { requireRoot, tempPinDir } from '../support/kernel';
+
+/** Hub B as the planner plans it (test/nodespec/plan.test.ts): A remapped, C remapped, one NatMapping. */
+const hubSpec = (): NodeDataplaneSpec => ({
+  clusterId: 'cluster-b',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.50.0.0/24',
+  transitAddress: '10.50.0.254',
+  node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11' },
+  activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
+  overlay: { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' },
+  peers: [
+    { clusterId: 'cluster-a', peerId: 7, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' },
+    { clusterId: 'cluster-c', peerId: 9, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
+  ],
+  natMappings: [{ externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' }],
+  nodes: [
+    { name: 'b-gw', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] },
+    { name: 'b-worker', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] },
+  ],
+});
+
+describe('desired maps (pure)', () => {
+  it('derives every map element from the spec, with the four prefixes in their places', () => {
+    const d = desiredMaps(hubSpec(), 42);
+    assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01' }]]);
+    assert.deepEqual(d.peers, [
+      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: 18953 }],
+      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: 18953 }],
+    ]);
+    assert.deepEqual(d.routes, [
+      [{ prefixLen: 16, addr: '10.1.0.0' }, { peerId: 7, kind: layout.PrefixKind.Pod }],
+      [{ prefixLen: 24, addr: '10.60.0.0' }, { peerId: 7, kind: layout.PrefixKind.External }],
+      [{ prefixLen: 20, addr: '10.2.0.0' }, { peerId: 9, kind: layout.PrefixKind.Pod }],
+      [{ prefixLen: 24, addr: '10.70.0.0' }, { peerId: 9, kind: layout.PrefixKind.External }],
+    ]);
+    assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);
+    assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
+    assert.deepEqual(d.nodes, [[{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }], [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }]]);
+    assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42).config[0]![1].flags, 0);
+  });
+
+  it('refuses an IPv6 cluster for the eBPF datapath, naming the field', () => {
+    assert.throws(() => desiredMaps({ ...hubSpec(), podCIDR: 'fd00::/64' }, 1), /podCIDR: the eBPF datapath translates IPv4 only/);
+  });
+});
+
+describe('applying desired maps (real kernel)', function () {
+  requireRoot(this);
+  let pins: ReturnType<typeof tempPinDir>;
+  let obj: BpfObject;
+  beforeEach(async () => {
+    pins = tempPinDir();
+    obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
+  });
+  afterEach(() => { obj.close(); pins.cleanup(); });
+
+  it('programs a node so that the program translates real packets, and a second apply writes nothing', () => {
+    const maps = layout.openMaps(obj);
+    const first = applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    assert.deepEqual(first.routes, { written: 4, deleted: 0 });
+    assert.equal(changedAnything(applyDesiredMaps(maps, desiredMaps(hubSpec(), 42))), false);
+
+    // A's pod 10.1.3.4 (as B sees it) sends to B's pod 10.0.1.9 as A sees it (172.16.1.9): B's gateway
+    // translates the destination back into B's PodCIDR and, the pod being on b-worker, sends it there.
+    const out = obj.program(layout.Program.FromOverlay).testRun(frame({ src: '10.1.3.4', dst: '172.16.1.9' }, { kind: 'udp', sport: 1000, dport: 53 }));
+    assert.equal(out.retval, 7, 'redirected into the overlay toward b-worker');
+    const ip = parseIpv4(out.data)!;
+    assert.equal(ip.dst, '10.0.1.9');
+    assert.equal(ip.src, '10.1.3.4');
+  });
+
+  it('removes everything of a peer that is gone, counters included, and keeps the rest', () => {
+    const maps = layout.openMaps(obj);
+    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    const cpus = maps.peerCounters.value.size / layout.peerCounters.size;
+    maps.peerCounters.update(9, Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n })));
+    const withoutC = { ...hubSpec(), peers: hubSpec().peers.slice(0, 1), natMappings: [] };
+    const result = applyDesiredMaps(maps, desiredMaps(withoutC, 42));
+    assert.deepEqual(result.routes, { written: 0, deleted: 2 });
+    assert.deepEqual(result.peers, { written: 0, deleted: 1 });
+    assert.deepEqual(result.natmap, { written: 0, deleted: 1 });
+    assert.deepEqual(result.peerCounters, { written: 0, deleted: 1 });
+    assert.equal(maps.peers.lookup(9), undefined);
+    assert.equal(maps.routes.lookup({ prefixLen: 32, addr: '10.2.0.5' }), undefined);
+    assert.equal(maps.natmap.lookup('10.50.0.1'), undefined);
+    assert.deepEqual(maps.routes.lookup({ prefixLen: 32, addr: '10.1.0.5' }), { peerId: 7, kind: layout.PrefixKind.Pod });
+  });
+});

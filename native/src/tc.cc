@@ -81,41 +81,37 @@ Napi::Value TcAttach(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// query(target, { priority, handle }) -> program id attached there, or undefined.
-Napi::Value TcQuery(const Napi::CallbackInfo& info) {
+// Runs a bpf_tc_* call on the filter slot named by (target, { priority, handle }). A missing clsact
+// qdisc (EINVAL) or an empty slot (ENOENT) give `found` false rather than an error.
+template <typename Call>
+bool OnSlot(const Napi::CallbackInfo& info, const char* operation, Call call, bpf_tc_opts* opts) {
   Napi::Env env = info.Env();
   TcTarget t = ArgTarget(info);
   Napi::Object o = info[1].As<Napi::Object>();
   NetnsGuard guard(env, t.netns);
   ClearLibbpfLog();
   bpf_tc_hook hook = Hook(t);
-  bpf_tc_opts opts = {};
-  opts.sz = sizeof(opts);
-  opts.priority = OptU32(o, "priority", 0);
-  opts.handle = OptU32(o, "handle", 0);
-  int err = bpf_tc_query(&hook, &opts);
-  // No clsact qdisc (EINVAL) or no filter at that slot (ENOENT) both mean: nothing attached.
-  if (err == -ENOENT || err == -EINVAL) return env.Undefined();
-  if (err) ThrowBpfError(env, "tc query", err, Where(t));
-  return Napi::Number::New(env, opts.prog_id);
+  *opts = {};
+  opts->sz = sizeof(*opts);
+  opts->priority = OptU32(o, "priority", 0);
+  opts->handle = OptU32(o, "handle", 0);
+  int err = call(&hook, opts);
+  if (err == -ENOENT || err == -EINVAL) return false;
+  if (err) ThrowBpfError(env, operation, err, Where(t));
+  return true;
+}
+
+// query(target, { priority, handle }) -> program id attached there, or undefined.
+Napi::Value TcQuery(const Napi::CallbackInfo& info) {
+  bpf_tc_opts opts;
+  if (!OnSlot(info, "tc query", bpf_tc_query, &opts)) return info.Env().Undefined();
+  return Napi::Number::New(info.Env(), opts.prog_id);
 }
 
 // detach(target, { priority, handle }) -> whether a filter was removed.
 Napi::Value TcDetach(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  TcTarget t = ArgTarget(info);
-  Napi::Object o = info[1].As<Napi::Object>();
-  NetnsGuard guard(env, t.netns);
-  ClearLibbpfLog();
-  bpf_tc_hook hook = Hook(t);
-  bpf_tc_opts opts = {};
-  opts.sz = sizeof(opts);
-  opts.priority = OptU32(o, "priority", 0);
-  opts.handle = OptU32(o, "handle", 0);
-  int err = bpf_tc_detach(&hook, &opts);
-  if (err == -ENOENT || err == -EINVAL) return Napi::Boolean::New(env, false);
-  if (err) ThrowBpfError(env, "tc detach", err, Where(t));
-  return Napi::Boolean::New(env, true);
+  bpf_tc_opts opts;
+  return Napi::Boolean::New(info.Env(), OnSlot(info, "tc detach", bpf_tc_detach, &opts));
 }
 
 // Removes the clsact qdisc (and with it every filter on both directions).

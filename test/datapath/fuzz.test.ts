@@ -1,5 +1,5 @@
 /**
- * Fuzzes both programs on a gateway with valid packets of every kind, then the same bytes flipped,
+ * Fuzzes both programs on a gateway (and on a worker) with valid packets of every kind, then the same bytes flipped,
  * truncated, extended or with odd header fields (half of them with their checksums repaired, so odd
  * but valid packets reach the deeper paths). Every run must give a known verdict and a packet of the
  * same length; every packet the program changed must carry valid checksums if it came in with them.
@@ -106,8 +106,11 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
   this.timeout(300_000);
 
   it(`survives ${CASES.toLocaleString('en')} random and mutated packets with valid checksums on what it changes (seed ${SEED})`, async () => {
-    const dp = (await Datapath.load()).program('gateway');
+    const gateway = (await Datapath.load()).program('gateway');
+    let worker: Datapath | undefined;
     try {
+      worker = (await Datapath.load()).program('worker');
+      const roles = { gateway, worker };
       const rand = prng(SEED);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
       const seen = { changed: 0, checked: 0, verdicts: new Map<number, number>() };
@@ -116,9 +119,11 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
         if (rand() < 0.5) input = repairChecksums(input);
         if (!testable(input)) continue;
         const name = rand() < 0.5 ? 'fromPod' : 'fromOverlay';
+        const role = rand() < 0.9 ? 'gateway' : 'worker';
+        const dp = roles[role];
         const validIn = checksumProblems(input).length === 0;
         const r = dp.run(name, input);
-        const where = `case ${i} (seed ${SEED}), ${name}, input ${input.toString('hex')}`;
+        const where = `case ${i} (seed ${SEED}), ${role} ${name}, input ${input.toString('hex')}`;
         assert.ok([TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT].includes(r.retval), `verdict ${r.retval}: ${where}`);
         assert.equal(r.data.length, input.length, `length changed: ${where}`);
         seen.verdicts.set(r.retval, (seen.verdicts.get(r.retval) ?? 0) + 1);
@@ -132,7 +137,8 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
       assert.ok(seen.checked > CASES / 20, `only ${seen.checked} changed packets were checked`);
       for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT]) assert.ok((seen.verdicts.get(v) ?? 0) > CASES / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
     } finally {
-      dp.close();
+      gateway.close();
+      worker?.close();
     }
   });
 });

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { StructCodec } from '../../src/bpf';
 import { native } from '../../src/bpf/native';
-import { DROP_REASON_COUNT, DropReason, datapathObjectPath, maps, structs } from '../../src/datapath/layout';
+import { DROP_REASON_COUNT, DropReason, Flags, PrefixKind, datapathObjectPath, maps, structs } from '../../src/datapath/layout';
 import { assertLayoutMatchesBtf } from '../binding/layout.test';
 import { requireRoot } from '../support/kernel';
 import { Datapath } from './fixture';
+
+/** C's NO_NATMAPPING and TypeScript's NoNatMapping compare as `nonatmapping`. */
+const plain = (name: string) => name.replace(/_/g, '').toLowerCase();
+const enumEntries = (e: Record<string, string | number>) => Object.fromEntries(Object.entries(e).filter(([, v]) => typeof v === 'number').map(([k, v]) => [plain(k), v]));
 
 /** TypeScript fields are the C members in camelCase. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -15,10 +21,14 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
     it(`struct ${name}`, () => assertLayoutMatchesBtf(datapathObjectPath, name, asC(codec)));
   }
 
-  it('has one name per drop reason, up to STRAIT_DROP_MAX', () => {
-    const names = Object.keys(DropReason).filter((k) => Number.isNaN(Number(k)));
-    assert.equal(names.length, DROP_REASON_COUNT);
-    assert.deepEqual(names.map((n) => DropReason[n as keyof typeof DropReason]), [...Array(DROP_REASON_COUNT).keys()]);
+  it('has the drop reasons, prefix kinds and flags of common.h (read from the header: the binding reads only structs from BTF, and macros are not in it)', () => {
+    const header = readFileSync(join(__dirname, '..', '..', '..', 'bpf', 'lib', 'common.h'), 'utf8');
+    const constants = (prefix: string) => Object.fromEntries([...header.matchAll(new RegExp(`${prefix}_(\\w+) = (\\d+),`, 'g'))].map((m) => [plain(m[1]!), Number(m[2])]));
+    const { max, ...reasons } = constants('STRAIT_DROP');
+    assert.deepEqual(reasons, enumEntries(DropReason));
+    assert.equal(max, DROP_REASON_COUNT);
+    assert.deepEqual(constants('STRAIT_PREFIX'), enumEntries(PrefixKind));
+    assert.match(header, new RegExp(`#define STRAIT_F_GATEWAY \\(1u << ${Math.log2(Flags.Gateway)}\\)`));
   });
 
   describe('maps (real kernel)', function () {

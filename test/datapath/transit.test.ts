@@ -64,6 +64,16 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: qPod, dst: reflected }, l4))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
   });
 
+  it('an ICMP error from a reflected endpoint crosses the hub with both quoted addresses mirrored', () => {
+    dp.mapExternal('10.201.5.9', qPod);
+    const qSeenByP = translate('10.201.5.9', peerP.localNatExternal);
+    // P's pod answers Q's (reflected) UDP datagram with port unreachable.
+    const error = (quoted: Buffer): L4 => ({ kind: 'icmp-error', type: 3, code: 3, quote: quoted });
+    const input = frame({ src: pPod, dst: qSeenByP }, error(datagram({ src: qSeenByP, dst: pPod }, flows.UDP!.forward(40001))));
+    const expected = frame({ src: reflected, dst: qPod }, error(datagram({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))), overlayMacs);
+    dp.expect('fromOverlay', input, TC_ACT_REDIRECT, expected);
+  });
+
   it('the reply is tunnelled to Q', async () => {
     const port = flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))).data);
     assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });

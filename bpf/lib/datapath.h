@@ -46,7 +46,7 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 	} else if (strait_in(p->daddr, &peer->local_nat_external)) {
 		x.daddr = strait_translate(p->daddr, &cfg->external_cidr);
 		if (cfg->transit_addr && x.daddr == cfg->transit_addr) {
-			if (strait_snat_reverse(p, &x))
+			if (p->icmp_error ? strait_snat_reverse_error(p, &x, cfg->transit_addr) : strait_snat_reverse(p, &x))
 				return strait_drop(STRAIT_DROP_TRANSIT_STATE);
 			reply = true;
 		} else {
@@ -65,6 +65,11 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 		/* Hub transit. A reflected endpoint answers from its ExternalCIDR address (stateless);
 		 * anything else needs a source the other peer can route back to us. */
 		const __be32 *ext = bpf_map_lookup_elem(&strait_natmap_rev, &x.saddr);
+		if (!ext && reply && p->icmp_error) {
+			/* An error from a router on the way appears to come from the address the flow went to. */
+			ext = bpf_map_lookup_elem(&strait_natmap_rev, &p->quote.daddr);
+			x.src_of = p->quote.daddr;
+		}
 		if (ext)
 			x.saddr = *ext;
 		else if (reply || strait_snat_forward(p, &x, cfg->transit_addr))

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "icmp.h"
 #include "parse.h"
+#include "xlate.h"
 
 /* Network-bit mask in host order; a shift by 32 is undefined, so /0 is spelled out. */
 static __always_inline __u32 strait_mask(__u32 prefix_len)
@@ -24,19 +25,6 @@ static __always_inline __be32 strait_translate(__be32 addr, const struct strait_
 {
 	__u32 m = strait_mask(to->prefix_len);
 	return bpf_htonl((bpf_ntohl(to->addr) & m) | (bpf_ntohl(addr) & ~m));
-}
-
-/* Where a packet's addresses and ports should end up; starts as the packet's own. */
-struct strait_xlate {
-	__be32 saddr;
-	__be32 daddr;
-	__be16 sport;
-	__be16 dport;
-};
-
-static __always_inline struct strait_xlate strait_xlate_of(const struct strait_pkt *p)
-{
-	return (struct strait_xlate){ .saddr = p->saddr, .daddr = p->daddr, .sport = p->sport, .dport = p->dport };
 }
 
 static __always_inline __u64 strait_l4_flags(const struct strait_pkt *p)
@@ -83,6 +71,6 @@ static __always_inline int strait_apply(struct __sk_buff *skb, const struct stra
 			return -1;
 	}
 	if (p->icmp_error)
-		return strait_icmp_mirror(skb, p, x->saddr, x->daddr);
+		return strait_icmp_mirror(skb, p, x);
 	return 0;
 }

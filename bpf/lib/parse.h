@@ -44,8 +44,12 @@ enum strait_parse_result {
 struct strait_quote {
 	__u32 ip;      /* offset of the quoted IP header */
 	__u32 l4_csum; /* offset of the quoted TCP/UDP checksum; 0: not carried (truncated, fragment, other) */
+	__u32 ports;   /* offset of the quoted TCP/UDP ports; 0: not carried */
 	__be32 saddr;
 	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
 	bool udp;
 };
 
@@ -84,8 +88,17 @@ static __always_inline int strait_parse_quote(struct __sk_buff *skb, struct stra
 		return STRAIT_PKT_MALFORMED;
 	q->saddr = ip.saddr;
 	q->daddr = ip.daddr;
+	q->proto = ip.protocol;
 	__u32 l4 = q->ip + hl;
 	if (!(ip.frag_off & bpf_htons(STRAIT_IP_OFFSET_MASK))) {
+		__be16 ports[2];
+		if ((ip.protocol == IPPROTO_TCP || ip.protocol == IPPROTO_UDP) && l4 + sizeof(ports) <= end) {
+			if (bpf_skb_load_bytes(skb, l4, ports, sizeof(ports)))
+				return STRAIT_PKT_MALFORMED;
+			q->ports = l4;
+			q->sport = ports[0];
+			q->dport = ports[1];
+		}
 		if (ip.protocol == IPPROTO_TCP && l4 + offsetof(struct tcphdr, check) + 2 <= end)
 			q->l4_csum = l4 + offsetof(struct tcphdr, check);
 		if (ip.protocol == IPPROTO_UDP && l4 + sizeof(struct udphdr) <= end) {

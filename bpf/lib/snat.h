@@ -76,3 +76,19 @@ static __always_inline int strait_snat_reverse(const struct strait_pkt *p, struc
 	x->dport = orig->port;
 	return 0;
 }
+
+/* An ICMP error about a transit flow quotes our forward packet (source transit:port): the reply key is
+ * read from the quote, and the quote gets the original source and port back. */
+static __always_inline int strait_snat_reverse_error(const struct strait_pkt *p, struct strait_xlate *x, __be32 transit)
+{
+	const struct strait_quote *q = &p->quote;
+	if (!q->ports)
+		return -1;
+	struct strait_flow_key rev = strait_flow(q->daddr, transit, q->dport, q->sport, q->proto);
+	struct strait_snat_entry *orig = bpf_map_lookup_elem(&strait_snat, &rev);
+	if (!orig)
+		return -1;
+	x->daddr = orig->addr;
+	x->quote_sport = orig->port;
+	return 0;
+}

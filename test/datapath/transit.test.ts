@@ -74,6 +74,30 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     dp.expect('fromOverlay', input, TC_ACT_REDIRECT, expected);
   });
 
+  describe('ICMP errors about a transit flow find it through their quote', () => {
+    const error = (quoted: Buffer, code = 3): L4 => ({ kind: 'icmp-error', type: 3, code, quote: quoted });
+    const cases: [string, Flow, string, number | undefined][] = [
+      ['from the endpoint, quoting a whole UDP datagram', flows.UDP!, pPod, undefined],
+      ['from the endpoint, quoting a UDP datagram with a zero checksum', flows['UDP with a zero checksum']!, pPod, undefined],
+      ["from a router in P (fragmentation needed), quoting a TCP header's first 8 bytes", flows.TCP!, '172.16.0.1', 20 + 8],
+      ['from a router in P, quoting a TCP header with its checksum', flows.TCP!, '172.16.0.1', 20 + 20],
+    ];
+    for (const [what, flow, from, quoteLength] of cases) {
+      it(what, () => {
+        const port = flow.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001))).data);
+        const sent = datagram({ src: transitSeenByP, dst: pPod }, flow.forward(port)).subarray(0, quoteLength);
+        const asQSent = datagram({ src: qPod, dst: reflected }, flow.forward(40001)).subarray(0, quoteLength);
+        // Q sees the error come from the address it sent to, about the datagram it sent.
+        dp.expect('fromOverlay', frame({ src: from, dst: transitSeenByP }, error(sent, 4)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, error(asQSent, 4), overlayMacs));
+      });
+    }
+
+    it('drops an error about a flow it does not know', () => {
+      const sent = datagram({ src: transitSeenByP, dst: pPod }, flows.UDP!.forward(33333));
+      dp.expectDrop('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, error(sent)), DropReason.TransitState);
+    });
+  });
+
   it('the reply is tunnelled to Q', async () => {
     const port = flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))).data);
     assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });

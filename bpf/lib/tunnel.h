@@ -2,7 +2,9 @@
  * the inner frame is addressed to the overlay MAC so the receiving device accepts it as its own. */
 #pragma once
 
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
 
 #include "counters.h"
 

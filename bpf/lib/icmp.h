@@ -8,11 +8,6 @@
 #include "parse.h"
 #include "xlate.h"
 
-static __always_inline int strait_load16(struct __sk_buff *skb, __u32 off, __u16 *v)
-{
-	return bpf_skb_load_bytes(skb, off, v, sizeof(*v));
-}
-
 static __always_inline int strait_icmp_mirror(struct __sk_buff *skb, const struct strait_pkt *p, const struct strait_xlate *x)
 {
 	const struct strait_quote *q = &p->quote;
@@ -24,11 +19,11 @@ static __always_inline int strait_icmp_mirror(struct __sk_buff *skb, const struc
 
 	__u32 ip_csum_off = q->ip + offsetof(struct iphdr, check);
 	__u16 icmp, ip_old, l4_old = 0, l4_new = 0;
-	if (strait_load16(skb, p->l4_csum, &icmp) || strait_load16(skb, ip_csum_off, &ip_old))
+	if (strait_load(skb, p->l4_csum, &icmp, sizeof(icmp)) || strait_load(skb, ip_csum_off, &ip_old, sizeof(ip_old)))
 		return -1;
 	__u16 ip_new = strait_csum_replace4(strait_csum_replace4(ip_old, q->saddr, qs), q->daddr, qd);
 	if (q->l4_csum) {
-		if (strait_load16(skb, q->l4_csum, &l4_old))
+		if (strait_load(skb, q->l4_csum, &l4_old, sizeof(l4_old)))
 			return -1;
 		l4_new = l4_old;
 		/* A zero UDP checksum means "not computed": it stays zero, and a computed one never becomes zero. */

@@ -1,5 +1,4 @@
-/* Reads the headers the datapath decides on and rewrites, through bpf_skb_load_bytes (works on
- * non-linear skbs and keeps the verifier out of pointer arithmetic). Parsing never writes. */
+/* Reads the headers the datapath decides on and rewrites. Parsing never writes. */
 #pragma once
 
 #include <stdbool.h>
@@ -75,13 +74,30 @@ static __always_inline bool strait_icmp_is_error(__u8 type)
 	       type == STRAIT_ICMP_TIME_EXCEEDED || type == STRAIT_ICMP_PARAMETERPROB;
 }
 
+/* Reads `len` bytes at `off`: straight from the skb's linear area when it holds them (the usual case,
+ * and much cheaper than a helper call), through bpf_skb_load_bytes otherwise (non-linear skbs). The
+ * offset is bounded for the verifier, which only tracks packet ranges below 64 KiB; headers are far
+ * below 16 KiB. */
+static __always_inline int strait_load(struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	__u64 bounded = off & 0x3fff;
+	void *from = data + bounded;
+	if (bounded == off && from + len <= end) {
+		__builtin_memcpy(to, from, len);
+		return 0;
+	}
+	return bpf_skb_load_bytes(skb, off, to, len);
+}
+
 /* The quoted header starts 8 bytes into the ICMP error; it must be whole to be translated. */
 static __always_inline int strait_parse_quote(struct __sk_buff *skb, struct strait_pkt *p, __u32 end)
 {
 	struct strait_quote *q = &p->quote;
 	struct iphdr ip;
 	q->ip = p->l4 + sizeof(struct strait_icmphdr);
-	if (q->ip + sizeof(ip) > end || bpf_skb_load_bytes(skb, q->ip, &ip, sizeof(ip)))
+	if (q->ip + sizeof(ip) > end || strait_load(skb, q->ip, &ip, sizeof(ip)))
 		return STRAIT_PKT_MALFORMED;
 	__u32 hl = ip.ihl * 4;
 	if (ip.version != 4 || hl < sizeof(ip) || q->ip + hl > end)
@@ -93,7 +109,7 @@ static __always_inline int strait_parse_quote(struct __sk_buff *skb, struct stra
 	if (!(ip.frag_off & bpf_htons(STRAIT_IP_OFFSET_MASK))) {
 		__be16 ports[2];
 		if ((ip.protocol == IPPROTO_TCP || ip.protocol == IPPROTO_UDP) && l4 + sizeof(ports) <= end) {
-			if (bpf_skb_load_bytes(skb, l4, ports, sizeof(ports)))
+			if (strait_load(skb, l4, ports, sizeof(ports)))
 				return STRAIT_PKT_MALFORMED;
 			q->ports = l4;
 			q->sport = ports[0];
@@ -115,7 +131,7 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 	switch (p->proto) {
 	case IPPROTO_TCP: {
 		struct tcphdr tcp;
-		if (p->l4 + sizeof(tcp) > end || bpf_skb_load_bytes(skb, p->l4, &tcp, sizeof(tcp)))
+		if (p->l4 + sizeof(tcp) > end || strait_load(skb, p->l4, &tcp, sizeof(tcp)))
 			return STRAIT_PKT_MALFORMED;
 		p->sport = tcp.source;
 		p->dport = tcp.dest;
@@ -125,7 +141,7 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 	}
 	case IPPROTO_UDP: {
 		struct udphdr udp;
-		if (p->l4 + sizeof(udp) > end || bpf_skb_load_bytes(skb, p->l4, &udp, sizeof(udp)))
+		if (p->l4 + sizeof(udp) > end || strait_load(skb, p->l4, &udp, sizeof(udp)))
 			return STRAIT_PKT_MALFORMED;
 		p->sport = udp.source;
 		p->dport = udp.dest;
@@ -136,7 +152,7 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 	}
 	case IPPROTO_ICMP: {
 		struct strait_icmphdr icmp;
-		if (p->l4 + sizeof(icmp) > end || bpf_skb_load_bytes(skb, p->l4, &icmp, sizeof(icmp)))
+		if (p->l4 + sizeof(icmp) > end || strait_load(skb, p->l4, &icmp, sizeof(icmp)))
 			return STRAIT_PKT_MALFORMED;
 		p->l4_csum = p->l4 + offsetof(struct strait_icmphdr, checksum);
 		if (icmp.type == STRAIT_ICMP_ECHO || icmp.type == STRAIT_ICMP_ECHOREPLY) {
@@ -158,9 +174,9 @@ static __always_inline int strait_parse(struct __sk_buff *skb, struct strait_pkt
 	__builtin_memset(p, 0, sizeof(*p));
 	struct ethhdr eth;
 	struct iphdr ip;
-	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) || eth.h_proto != bpf_htons(ETH_P_IP))
+	if (strait_load(skb, 0, &eth, sizeof(eth)) || eth.h_proto != bpf_htons(ETH_P_IP))
 		return STRAIT_PKT_OTHER;
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)))
+	if (strait_load(skb, ETH_HLEN, &ip, sizeof(ip)))
 		return STRAIT_PKT_OTHER;
 	p->saddr = ip.saddr;
 	p->daddr = ip.daddr;

@@ -51,6 +51,25 @@ Napi::Value IfNameToIndex(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), index);
 }
 
+// interfaces(netns?) -> [{ index, name }]: the links of a namespace, for attaching to every pod veth.
+Napi::Value Interfaces(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
+  NetnsGuard guard(env, netns);
+  struct if_nameindex* list = if_nameindex();
+  if (list == nullptr) ThrowBpfError(env, "list interfaces", errno, netns);
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t i = 0;
+  for (struct if_nameindex* it = list; it->if_index != 0; it++) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("index", it->if_index);
+    o.Set("name", it->if_name);
+    out[i++] = o;
+  }
+  if_freenameindex(list);
+  return out;
+}
+
 constexpr long kBpfFsMagic = 0xcafe4a11;
 
 // Whether `path` is on a bpf filesystem; with `mount` true, mounts one there when it is not.
@@ -69,6 +88,7 @@ Napi::Value EnsureBpffs(const Napi::CallbackInfo& info) {
 
 void InitNetns(Napi::Env env, Napi::Object exports) {
   exports.Set("ifNameToIndex", Napi::Function::New(env, IfNameToIndex));
+  exports.Set("interfaces", Napi::Function::New(env, Interfaces));
   exports.Set("ensureBpffs", Napi::Function::New(env, EnsureBpffs));
 }
 

@@ -89,6 +89,7 @@ export interface NativeBinding {
   btfStruct(path: string, name: string): { size: number; members: { name: string; offset: number; size: number }[] };
   probeKernelBtf(): boolean;
   ifNameToIndex(name: string, netns: string | null): number;
+  interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;
 }
 

@@ -34,6 +34,16 @@ export class BpfProgram {
     return new BpfProgram(native().progInfo(fd).name, fd, type, true);
   }
 
+  /** Identity of any loaded program, by id (e.g. the one found attached at a TC slot). */
+  static infoById(id: number): { id: number; name: string; type: number; tag: string } {
+    const fd = native().fdById('prog', id);
+    try {
+      return native().progInfo(fd);
+    } finally {
+      native().closeFd(fd);
+    }
+  }
+
   get fd(): number {
     if (this.closed) throw new Error(`program '${this.name}' is closed`);
     return this.fdValue;

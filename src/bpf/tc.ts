@@ -25,6 +25,11 @@ export function ifIndex(name: string, netns?: string): number {
   return native().ifNameToIndex(name, netns ?? null);
 }
 
+/** The network interfaces of a namespace (by path), or of the current one. */
+export function interfaces(netns?: string): { index: number; name: string }[] {
+  return native().interfaces(netns ?? null);
+}
+
 // --- clsact + cls_bpf ---
 
 /** Attaches at `slot`; with `replace` it atomically swaps the program already there. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
-  BpfObject, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, queryClsact, queryTcx, removeClsact, replaceTcxProgram, u32,
+  BpfObject, BpfProgram, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, interfaces, queryClsact, queryTcx, removeClsact, replaceTcxProgram, u32,
 } from '../../src/bpf';
 import { netnsPath } from '../../src/kernel/netns';
 import { pingOnce, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
@@ -104,6 +104,9 @@ describe('TC attachments (real kernel, real packets)', function () {
       assert.throws(() => attachClsact({ ...target, ifindex: 9999 }, prog.program('test_prog'), slot), (e: Error & { code?: string }) =>
         e.name === 'BpfError' && e.code === 'ENODEV' && /ingress of ifindex 9999/.test(e.message));
       assert.throws(() => ifIndex('nope0', target.netns), (e: Error & { code?: string }) => e.code === 'ENODEV' && /nope0/.test(e.message));
+      assert.deepEqual(interfaces(target.netns).map((i) => i.name).sort(), ['lo', 'veth1']);
+      assert.equal(interfaces(target.netns).find((i) => i.name === 'veth1')?.index, target.ifindex);
+      assert.equal(BpfProgram.infoById(prog.program('test_prog').info().id).name, 'test_prog');
     } finally {
       prog.close();
     }

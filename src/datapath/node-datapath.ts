@@ -1,0 +1,169 @@
+/**
+ * The eBPF datapath of one node, the imperative shell around the pure parts: loads the programs with the
+ * node's pinned maps, programs the maps from a spec, and attaches the programs to the overlay device and
+ * to every pod interface. A restarted agent reuses the pinned maps and swaps its programs into the
+ * existing attachments atomically, so traffic never sees a gap.
+ */
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  BpfObject, BpfProgram, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, queryClsact, queryTcx, unpinAll,
+} from '../bpf';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { type ApplyResult, applyDesiredMaps } from './apply-maps';
+import { desiredMaps } from './desired-maps';
+import { type DatapathMaps, Program, datapathObjectPath, openMaps } from './layout';
+import { ensureOverlayDevice, removeOverlayDevice } from './overlay-device';
+
+export interface NodeDatapathOptions {
+  /** Where this node's maps and links are pinned (one directory per node: many share a machine in the lab). */
+  pinRoot: string;
+  /** The node's network namespace (a path under /run/netns); default: the agent's own. */
+  netns?: string;
+  /** Name of the VXLAN collect_md device. */
+  overlayDevice?: string;
+  /** Pod interfaces (host side of each pod's veth) are those whose name matches. */
+  podInterfaces: RegExp;
+  /** tcx where the kernel has it, else clsact (auto); or forced. */
+  attachMode?: TcMode;
+}
+
+/** The clsact slot Strait uses on every interface ('ST'): how a restart finds its filters. */
+export const straitSlot: TcSlot = { priority: 1, handle: 0x5354 };
+export const defaultOverlayDevice = 'strait0';
+
+const linksDir = (pinRoot: string) => join(pinRoot, 'links');
+// bpffs refuses '.' in names, and interface names may hold one (eth0.100): escape it.
+const linkPinName = (ifname: string) => `ingress_${encodeURIComponent(ifname).replace(/\./g, '%2E')}`;
+const ifnameOfPin = (pin: string) => decodeURIComponent(pin.replace(/^ingress_/, ''));
+const linkPin = (pinRoot: string, ifname: string) => join(linksDir(pinRoot), linkPinName(ifname));
+
+/** The program's full name: the kernel keeps only 15 characters of it. */
+function straitProgramName(progId: number): string | undefined {
+  const kernelName = BpfProgram.infoById(progId).name;
+  return Object.values(Program).find((full) => full.startsWith(kernelName) && kernelName.startsWith('strait_'));
+}
+
+export interface AttachmentChange {
+  interface: string;
+  program: string;
+  change: 'attached' | 'replaced' | 'unchanged' | 'detached';
+  kind?: 'tcx' | 'clsact';
+}
+
+export interface NodeApplyResult {
+  overlayDeviceChanged: boolean;
+  maps: ApplyResult;
+  attachments: AttachmentChange[];
+}
+
+export class NodeDatapath {
+  private constructor(
+    private readonly obj: BpfObject,
+    readonly maps: DatapathMaps,
+    private readonly options: NodeDatapathOptions,
+  ) {}
+
+  /** Loads the programs, reusing the maps pinned under `pinRoot` by an earlier run. */
+  static async load(options: NodeDatapathOptions): Promise<NodeDatapath> {
+    ensureBpffs();
+    mkdirSync(linksDir(options.pinRoot), { recursive: true });
+    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot });
+    return new NodeDatapath(obj, openMaps(obj), options);
+  }
+
+  private get device(): string {
+    return this.options.overlayDevice ?? defaultOverlayDevice;
+  }
+
+  /** Makes the node match `spec`: overlay device, maps, attachments. Twice in a row, the second changes nothing. */
+  apply(spec: NodeDataplaneSpec): NodeApplyResult {
+    const { netns } = this.options;
+    const overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac }, netns);
+    const maps = applyDesiredMaps(this.maps, desiredMaps(spec, ifIndex(this.device, netns)));
+    return { overlayDeviceChanged, maps, attachments: this.reconcileAttachments() };
+  }
+
+  /** Which program belongs on each interface's ingress now. */
+  private desiredAttachments(): Map<string, string> {
+    const wanted = new Map<string, string>([[this.device, Program.FromOverlay]]);
+    for (const { name } of interfaces(this.options.netns)) if (this.options.podInterfaces.test(name)) wanted.set(name, Program.FromPod);
+    return wanted;
+  }
+
+  private reconcileAttachments(): AttachmentChange[] {
+    const { pinRoot, netns } = this.options;
+    const changes: AttachmentChange[] = [];
+    const wanted = this.desiredAttachments();
+    for (const [ifname, program] of wanted) {
+      const prog = this.obj.program(program);
+      const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
+      const pinPath = linkPin(pinRoot, ifname);
+      const before = queryTcx(pinPath)?.progId ?? queryClsact(target, straitSlot);
+      if (before === prog.info().id) {
+        changes.push({ interface: ifname, program, change: 'unchanged' });
+        continue;
+      }
+      const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
+      changes.push({ interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind });
+    }
+    for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
+      detachAttachment(pinRoot, netns, stale);
+      changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
+    }
+    return changes;
+  }
+
+  /** Releases this process's fds; the programs stay attached and the maps pinned. */
+  close(): void {
+    this.obj.close();
+  }
+}
+
+interface FoundAttachment {
+  interface: string;
+  program: string;
+  kind: 'tcx' | 'clsact';
+}
+
+/** Strait's attachments in a namespace: links pinned under the pin root, and our clsact slot on every interface. */
+export function findAttachments(pinRoot: string, netns?: string): FoundAttachment[] {
+  const found: FoundAttachment[] = [];
+  let pins: string[] = [];
+  try {
+    pins = readdirSync(linksDir(pinRoot));
+  } catch {
+    // no pin root: no links
+  }
+  for (const pin of pins) {
+    const link = queryTcx(join(linksDir(pinRoot), pin));
+    if (link) found.push({ interface: ifnameOfPin(pin), program: straitProgramName(link.progId) ?? BpfProgram.infoById(link.progId).name, kind: 'tcx' });
+  }
+  for (const { index, name } of interfaces(netns)) {
+    const progId = queryClsact({ ifindex: index, direction: 'ingress', netns }, straitSlot);
+    const program = progId === undefined ? undefined : straitProgramName(progId);
+    if (program) found.push({ interface: name, program, kind: 'clsact' });
+  }
+  return found;
+}
+
+function detachAttachment(pinRoot: string, netns: string | undefined, a: FoundAttachment): void {
+  if (a.kind === 'tcx') {
+    detachTcx(linkPin(pinRoot, a.interface));
+    return;
+  }
+  const ifindex = interfaces(netns).find((i) => i.name === a.interface)?.index;
+  if (ifindex !== undefined) detachClsact({ ifindex, direction: 'ingress', netns }, straitSlot);
+}
+
+/**
+ * Removes everything Strait put on a node and nothing else: its attachments, the overlay device, the
+ * pinned maps and links. Safe to run twice and after a crash.
+ */
+export function cleanupNode(options: Pick<NodeDatapathOptions, 'pinRoot' | 'netns' | 'overlayDevice'>): { detached: FoundAttachment[]; overlayDeviceRemoved: boolean } {
+  const detached = findAttachments(options.pinRoot, options.netns);
+  for (const a of detached) detachAttachment(options.pinRoot, options.netns, a);
+  const overlayDeviceRemoved = removeOverlayDevice(options.overlayDevice ?? defaultOverlayDevice, options.netns);
+  unpinAll(options.pinRoot);
+  return { detached, overlayDeviceRemoved };
+}

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureBpffs, queryTcx } from '../../src/bpf';
+import * as layout from '../../src/datapath/layout';
+import { NodeDatapath, cleanupNode, findAttachments } from '../../src/datapath/node-datapath';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { requireRoot, uniqueName } from '../support/kernel';
+
+const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => ({
+  clusterId: 'a',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.50.0.0/24',
+  transitAddress: '10.50.0.254',
+  node: { name: 'n1', role, underlayAddress: '192.0.2.11' },
+  activeGateway: role === 'gateway' ? { name: 'n1', underlayAddress: '192.0.2.11' } : { name: 'n2', underlayAddress: '192.0.2.12' },
+  overlay: { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' },
+  peers: [{ clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan' }],
+  natMappings: [],
+  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
+});
+
+describe('NodeDatapath (real kernel)', function () {
+  requireRoot(this);
+  let node: string;
+  let pod: string;
+  let pinRoot: string;
+  let options: { pinRoot: string; netns: string; podInterfaces: RegExp };
+  beforeEach(() => {
+    ensureBpffs();
+    node = uniqueName('strait-test-node');
+    pod = uniqueName('strait-test-pod');
+    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
+    options = { pinRoot, netns: netnsPath(node), podInterfaces: /^pod-/ };
+    createNetns(node);
+    createNetns(pod);
+    ip(['link', 'add', 'pod-a', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
+    ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink-peer'], node);
+  });
+  afterEach(() => {
+    try {
+      cleanupNode(options);
+    } finally {
+      deleteNetns(node);
+      deleteNetns(pod);
+    }
+  });
+
+  const summary = (r: { attachments: { interface: string; program: string; change: string }[] }) =>
+    r.attachments.map((a) => `${a.interface}:${a.program}:${a.change}`).sort();
+
+  it('programs a node, changes nothing the second time, and a restart adopts maps and attachments', async () => {
+    const first = await NodeDatapath.load(options);
+    const applied = first.apply(spec('gateway'));
+    assert.equal(applied.overlayDeviceChanged, true);
+    assert.deepEqual(summary(applied), ['pod-a:strait_from_pod:attached', 'strait0:strait_from_overlay:attached']);
+    assert.ok(applied.attachments.every((a) => 'kind' in a && a.kind === 'tcx'));
+    assert.equal(first.maps.config.lookup(layout.CONFIG_KEY)?.overlayIfindex, Number(JSON.parse(ip(['-j', 'link', 'show', 'strait0'], node))[0].ifindex));
+    assert.ok(!findAttachments(pinRoot, options.netns).some((a) => a.interface === 'uplink'), 'other interfaces are left alone');
+
+    const again = first.apply(spec('gateway'));
+    assert.equal(again.overlayDeviceChanged, false);
+    assert.deepEqual(summary(again), ['pod-a:strait_from_pod:unchanged', 'strait0:strait_from_overlay:unchanged']);
+    assert.ok(Object.values(again.maps).every((m) => m.written === 0 && m.deleted === 0));
+    const linkBefore = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
+    first.close();
+
+    // A new agent: the maps it finds pinned hold the last run's state before it writes anything.
+    const second = await NodeDatapath.load(options);
+    try {
+      assert.equal(second.maps.peers.lookup(5)?.endpoint, '203.0.113.2');
+      const restarted = second.apply(spec('gateway'));
+      assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
+      assert.ok(Object.values(restarted.maps).every((m) => m.written === 0 && m.deleted === 0), 'the adopted maps needed no write');
+      const linkAfter = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
+      assert.equal(linkAfter.id, linkBefore.id, 'the same link: the program was swapped in place');
+      assert.notEqual(linkAfter.progId, linkBefore.progId);
+
+      // A role change is a map update; a pod that is gone loses its attachment.
+      ip(['link', 'del', 'pod-a'], node);
+      const after = second.apply(spec('worker'));
+      assert.deepEqual(summary(after), ['pod-a:strait_from_pod:detached', 'strait0:strait_from_overlay:unchanged']);
+      assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.flags, 0);
+      assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.gatewayAddr, '192.0.2.12');
+    } finally {
+      second.close();
+    }
+  });
+
+  it('falls back to clsact when told, finds those attachments again, and cleanup removes everything it owns', async () => {
+    const dp = await NodeDatapath.load({ ...options, attachMode: 'clsact' });
+    try {
+      const applied = dp.apply(spec('worker'));
+      assert.ok(applied.attachments.every((a) => a.kind === 'clsact'));
+    } finally {
+      dp.close();
+    }
+    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.program}:${a.kind}`).sort(), ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact']);
+    const cleaned = cleanupNode(options);
+    assert.equal(cleaned.detached.length, 2);
+    assert.equal(cleaned.overlayDeviceRemoved, true);
+    assert.deepEqual(findAttachments(pinRoot, options.netns), []);
+    assert.equal(existsSync(pinRoot), false);
+    assert.deepEqual(JSON.parse(ip(['-j', 'link', 'show'], node)).map((l: { ifname: string }) => l.ifname).sort(), ['lo', 'pod-a', 'uplink', 'uplink-peer']);
+    assert.deepEqual(cleanupNode(options), { detached: [], overlayDeviceRemoved: false });
+  });
+
+  it('pins links of interfaces whose names bpffs would refuse (a dot) under an escaped name', async () => {
+    ip(['link', 'add', 'pod-b.5', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+    const dp = await NodeDatapath.load(options);
+    try {
+      dp.apply(spec('worker'));
+    } finally {
+      dp.close();
+    }
+    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.kind}`).sort(), ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx']);
+  });
+});

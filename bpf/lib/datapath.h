@@ -58,7 +58,6 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 	} else {
 		return strait_drop(STRAIT_DROP_NOT_OURS);
 	}
-	strait_count_peer(peer_id, skb->len, false);
 
 	const struct strait_route *onward = strait_lpm(&strait_routes, x.daddr);
 	if (onward) {
@@ -74,10 +73,12 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 			x.saddr = *ext;
 		else if (reply || strait_snat_forward(p, &x, cfg->transit_addr))
 			return strait_drop(STRAIT_DROP_TRANSIT_STATE);
+		strait_count_peer(peer_id, skb->len, false);
 		return strait_to_peer(skb, cfg, p, &x, onward->peer_id);
 	}
 	if (strait_apply(skb, p, &x))
 		return strait_drop(STRAIT_DROP_CSUM);
+	strait_count_peer(peer_id, skb->len, false);
 	/* Symmetric routing: a pod on another node gets the packet from us, the gateway its reply goes to. */
 	const struct strait_node *node = strait_lpm(&strait_nodes, x.daddr);
 	if (node && node->underlay != cfg->node_addr)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DropReason } from '../../src/datapath/layout';
+import { DROP_REASON_COUNT, DropReason } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
 import { type L4, frame } from '../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, peerP, peerQ } from './fixture';
@@ -27,7 +27,19 @@ describe('datapath: counters (BPF_PROG_TEST_RUN)', function () {
   it('counts nothing for traffic it does not translate, or drops', () => {
     dp.run('fromPod', frame({ src: '10.0.7.9', dst: '10.0.8.1' }, udp));
     dp.run('fromOverlay', frame({ src: '172.16.4.5', dst: '10.70.9.99' }, udp)); // no NatMapping: dropped
+    // To the transit address with no flow behind it: translated to our view first, then dropped.
+    dp.run('fromOverlay', frame({ src: '172.16.4.5', dst: '10.70.9.250' }, udp));
     assert.deepEqual(dp.peerCounters(peerP.id), { txPackets: 0n, txBytes: 0n, rxPackets: 0n, rxBytes: 0n });
-    assert.deepEqual(dp.drops(), [0, 0, 0, 1, 0, 0, 0, 0].map((n, i) => (i === DropReason.NoNatMapping ? n : 0)));
+    const expected = Array<number>(DROP_REASON_COUNT).fill(0);
+    expected[DropReason.NoNatMapping] = 1;
+    expected[DropReason.TransitState] = 1;
+    assert.deepEqual(dp.drops(), expected);
+  });
+
+  it('counts hub transit as rx from one peer and tx to the other', () => {
+    const f = frame({ src: '10.32.1.2', dst: '10.201.5.8' }, udp); // Q → a reflected pod of P
+    assert.equal(dp.run('fromOverlay', f).retval, TC_ACT_REDIRECT);
+    assert.deepEqual(dp.peerCounters(peerQ.id), { txPackets: 0n, txBytes: 0n, rxPackets: 1n, rxBytes: BigInt(f.length) });
+    assert.deepEqual(dp.peerCounters(peerP.id), { txPackets: 1n, txBytes: BigInt(f.length), rxPackets: 0n, rxBytes: 0n });
   });
 });

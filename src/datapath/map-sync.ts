@@ -44,9 +44,14 @@ export interface SyncResult {
   deleted: number;
 }
 
+/** A byte view of the same map: the diff works on bytes, so nothing is decoded to be encoded again. */
+const byteView = <K, V>(map: BpfMap<K, V>) => BpfMap.fromFd(map.fd, bytes(map.keySize), bytes(map.value.size), false);
+
 /** What the map holds now, encoded. */
-function readEncoded<K, V>(map: BpfMap<K, V>): Map<string, Buffer> {
-  return encodeEntries(map, batchable(map as BpfMap<unknown, unknown>) ? map.lookupBatch() : map.entries());
+function readEncoded(raw: BpfMap<Buffer, Buffer>): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const [k, v] of batchable(raw as BpfMap<unknown, unknown>) ? raw.lookupBatch() : raw.entries()) out.set(k.toString('hex'), v);
+  return out;
 }
 
 /**
@@ -54,9 +59,8 @@ function readEncoded<K, V>(map: BpfMap<K, V>): Map<string, Buffer> {
  * deletes: callers order the phases across maps so no intermediate state misroutes.
  */
 export function syncMap<K, V>(map: BpfMap<K, V>, desired: Iterable<readonly [K, V]>, phase: 'upsert' | 'delete' | 'both' = 'both'): SyncResult {
-  const diff = diffEncoded(readEncoded(map), encodeEntries(map, desired));
-  // The diff is in bytes already: write it through a byte view of the same map.
-  const raw = BpfMap.fromFd(map.fd, bytes(map.keySize), bytes(map.value.size), false);
+  const raw = byteView(map);
+  const diff = diffEncoded(readEncoded(raw), encodeEntries(map, desired));
   const batch = batchable(map as BpfMap<unknown, unknown>);
   let written = 0;
   let deleted = 0;

@@ -10,6 +10,7 @@ import type { BenchFigure, BenchSuite } from './result';
 const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   maps: () => import('./maps.bench'),
   ipam: () => import('./ipam.bench'),
+  reconcile: () => import('./reconcile.bench'),
   datapath: () => import('./datapath.bench'),
 };
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerInspectCommand } from './inspect-command';
 import { registerIpamCommands } from './ipam-command';
 import { registerProbeCommand } from './probe-command';
 
@@ -10,6 +11,7 @@ export function buildCli(): Command {
     .showHelpAfterError();
   registerProbeCommand(program);
   registerIpamCommands(program);
+  registerInspectCommand(program);
   return program;
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerAgentCommand } from './agent-command';
 import { registerInspectCommand } from './inspect-command';
 import { registerIpamCommands } from './ipam-command';
+import { registerLabCommands } from './lab-command';
 import { registerProbeCommand } from './probe-command';
 
 export function buildCli(): Command {
@@ -12,6 +14,8 @@ export function buildCli(): Command {
   registerProbeCommand(program);
   registerIpamCommands(program);
   registerInspectCommand(program);
+  registerAgentCommand(program);
+  registerLabCommands(program);
   return program;
 }
 

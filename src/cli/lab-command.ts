@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { InputError } from '../errors';
+import { labDown, labUp } from '../lab/lab';
+import { labStatus, labTest } from '../lab/lab-test';
+import { defaultRunDir } from '../lab/names';
+import { defaultTopologyPath } from '../lab/topology';
+import { jsonAction } from './output';
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function dataplaneOption(value: string): 'ebpf' {
+  if (value !== 'ebpf') throw new InputError('--dataplane', value, "must be 'ebpf' (the kernel fallback comes with its own issue)");
+  return value;
+}
+
+export function registerLabCommands(program: Command): void {
+  const lab = program
+    .command('lab')
+    .description('a multi-cluster lab in network namespaces on this machine: clusters of nodes and pods, a controller per cluster, an agent per node (root)')
+    .option('--run-dir <dir>', 'state, logs and pid files of the lab', defaultRunDir);
+  const runDir = () => lab.opts<{ runDir: string }>().runDir;
+
+  lab
+    .command('up')
+    .description('build the topology, start the controllers and agents, wait until every peering is programmed')
+    .option('--topology <file>', 'YAML topology', defaultTopologyPath)
+    .option('--dataplane <name>', 'ebpf', 'ebpf')
+    .action(jsonAction(async (opts: { topology: string; dataplane: string }) => {
+      await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), say });
+      return undefined;
+    }));
+
+  lab
+    .command('test')
+    .description('ping, TCP and UDP between every peered pair both ways, the hub path, and that unpeered clusters cannot talk; exits 1 on any failure')
+    .action(jsonAction(async () => {
+      const { failed } = await labTest(runDir(), say);
+      if (failed > 0) process.exitCode = 1;
+      return undefined;
+    }));
+
+  lab
+    .command('down')
+    .description('stop every lab process and remove every namespace, pin and file of the lab (also after a crash; safe to run twice)')
+    .action(jsonAction(async () => {
+      await labDown(runDir(), say);
+      return undefined;
+    }));
+
+  lab
+    .command('status')
+    .description('clusters, gateways, peerings, nodes and their per-peer counters, as JSON')
+    .action(jsonAction(() => labStatus(runDir())));
+}

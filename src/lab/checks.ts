@@ -1,0 +1,72 @@
+/**
+ * What `lab test` checks, derived from the topology and from what the controllers decided (node specs,
+ * reflections): every peered pair both ways from every pod to every pod, the hub path, and that clusters
+ * that are not peered cannot reach each other. Pure: the runner executes the list.
+ */
+import { formatIp, parseCidr, parseIp, translateIp } from '../ipam/cidr';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { LabTopology } from './topology';
+
+export type Proto = 'icmp' | 'tcp' | 'udp';
+
+export interface TrafficCheck {
+  /** Source pod. */
+  from: string;
+  /** Target pod (or the reflected pod for the hub path). */
+  to: string;
+  /** The address dialled, in the source cluster's view. */
+  address: string;
+  proto: Proto;
+  expect: 'reach' | 'blocked';
+  kind: 'peered' | 'hub' | 'not-peered';
+}
+
+export interface Reflection {
+  to: string;
+  podIP: string;
+  address: string;
+}
+
+export interface ClusterView {
+  /** Any node spec of the cluster (peers and their prefixes are the same on every node). */
+  spec: NodeDataplaneSpec;
+  reflections: Reflection[];
+}
+
+const protos: Proto[] = ['icmp', 'tcp', 'udp'];
+
+/** A pod's address as cluster `viewer` sees it: its own PodCIDR's host bits in viewer's remotePodCIDR. */
+export function addressSeenFrom(topology: LabTopology, views: Record<string, ClusterView>, viewer: string, owner: string, podIP: string): string {
+  const peer = views[viewer]!.spec.peers.find((p) => p.clusterId === owner);
+  if (!peer) throw new Error(`${viewer} has no peering with ${owner}`);
+  const ownPodCIDR = parseCidr('podCIDR', topology.clusters.find((c) => c.id === owner)!.podCIDR);
+  return formatIp(translateIp(parseIp('podIP', podIP), ownPodCIDR, parseCidr('remotePodCIDR', peer.remotePodCIDR)));
+}
+
+export function planChecks(topology: LabTopology, views: Record<string, ClusterView>): TrafficCheck[] {
+  const pods = (cluster: string) => topology.clusters.find((c) => c.id === cluster)!.nodes.flatMap((n) => n.pods);
+  const checks: TrafficCheck[] = [];
+  for (const [a, b] of topology.peerings) {
+    for (const [src, dst] of [[a, b], [b, a]] as const) {
+      for (const s of pods(src)) for (const t of pods(dst)) {
+        const address = addressSeenFrom(topology, views, src, dst, t.ip);
+        for (const proto of protos) checks.push({ from: s.name, to: t.name, address, proto, expect: 'reach', kind: 'peered' });
+      }
+    }
+  }
+  for (const r of topology.reflections) {
+    const target = topology.clusters.flatMap((c) => c.nodes.flatMap((n) => n.pods)).find((p) => p.name === r.pod)!;
+    const reflected = views[r.hub]!.reflections.find((x) => x.to === r.to && x.podIP === target.ip);
+    if (!reflected) throw new Error(`${r.hub} has not reflected ${r.pod} to ${r.to}`);
+    for (const s of pods(r.to)) for (const proto of protos) checks.push({ from: s.name, to: r.pod, address: reflected.address, proto, expect: 'reach', kind: 'hub' });
+  }
+  const ids = topology.clusters.map((c) => c.id);
+  const peered = (x: string, y: string) => topology.peerings.some(([p, q]) => (p === x && q === y) || (p === y && q === x));
+  for (const x of ids) for (const y of ids) {
+    if (x === y || peered(x, y)) continue;
+    const s = pods(x)[0];
+    const t = pods(y)[pods(y).length - 1];
+    if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, proto: 'udp', expect: 'blocked', kind: 'not-peered' });
+  }
+  return checks;
+}

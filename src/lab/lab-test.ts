@@ -1,0 +1,72 @@
+/** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspectNode } from '../datapath/inspect';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { type ClusterView, planChecks } from './checks';
+import { type Say, nodePinRoot, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
+import { type CheckResult, resultTable, runChecks } from './run-checks';
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; failed: number }> {
+  const topology = savedTopology(runDir);
+  await waitForConvergence(topology, runDir, say, 15_000);
+  const views: Record<string, ClusterView> = {};
+  for (const c of topology.clusters) {
+    views[c.id] = {
+      spec: readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, c.id, c.nodes[0]!.name))!,
+      reflections: readJson(join(runDir, c.id, 'reflections.json')) ?? [],
+    };
+  }
+  const checks = planChecks(topology, views);
+  say(`running ${checks.length} checks`);
+  const results = await runChecks(checks, (r, done) => {
+    say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.proto.padEnd(4)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
+  });
+  const failed = results.filter((r) => !r.ok).length;
+  say('');
+  say(resultTable(results));
+  say('');
+  say(`${results.length - failed} passed, ${failed} failed`);
+  return { results, failed };
+}
+
+export interface LabStatus {
+  clusters: {
+    id: string;
+    gateway: string | null;
+    peers: unknown;
+    nodes: { name: string; ready: boolean; dataplane?: string; peers: { peerId: number; txPackets: number; rxPackets: number }[] }[];
+  }[];
+}
+
+export function labStatus(runDir: string): LabStatus {
+  const topology = savedTopology(runDir);
+  return {
+    clusters: topology.clusters.map((c) => {
+      const controller = readJson<{ gateway?: string; peers?: unknown }>(join(runDir, c.id, 'controller.json'));
+      return {
+        id: c.id,
+        gateway: controller?.gateway ?? null,
+        peers: controller?.peers ?? [],
+        nodes: c.nodes.map((n) => {
+          const status = readJson<{ ready?: boolean; dataplane?: string }>(nodeStatusPath(runDir, c.id, n.name));
+          let peers: LabStatus['clusters'][number]['nodes'][number]['peers'] = [];
+          try {
+            peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({ peerId: p.peerId, txPackets: p.counters.txPackets, rxPackets: p.counters.rxPackets }));
+          } catch {
+            // not programmed yet
+          }
+          return { name: n.name, ready: status?.ready === true, ...(status?.dataplane ? { dataplane: status.dataplane } : {}), peers };
+        }),
+      };
+    }),
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * `strait lab`: clusters of nodes and pods in network namespaces on this machine, a controller per
+ * cluster and an agent per node, the same NetworkConfig exchange as in Kubernetes (through files, see
+ * docs/lab.md), and traffic across it.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StateError } from '../errors';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
+import { buildNetworks, labNamespaces, removeNetworks } from './network';
+import { knownProcesses, startProcess, stopProcess } from './processes';
+import { type LabCluster, type LabTopology, findPod, loadTopology } from './topology';
+
+const cli = join(__dirname, '..', 'cli', 'main.js');
+const echoServer = join(__dirname, 'echo-server.js');
+const topologyFile = (runDir: string) => join(runDir, 'topology.json');
+
+export type Say = (line: string) => void;
+
+export interface LabOptions {
+  runDir: string;
+  dataplane: 'ebpf';
+  say: Say;
+}
+
+export function savedTopology(runDir: string): LabTopology {
+  try {
+    return JSON.parse(readFileSync(topologyFile(runDir), 'utf8')) as LabTopology;
+  } catch {
+    throw new StateError(`no lab is up in ${runDir} (no topology.json); run 'strait lab up' first`);
+  }
+}
+
+export const nodePinRoot = (node: string) => join(labPinRoot, node);
+export const nodeSpecPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'nodes', `${node}.json`);
+export const nodeStatusPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'status', `${node}.json`);
+
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string): object {
+  const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
+  return {
+    clusterId: cluster.id,
+    runDir,
+    podCIDR: cluster.podCIDR,
+    externalCIDR: cluster.externalCIDR,
+    peers,
+    reflections: topology.reflections.filter((r) => r.hub === cluster.id).map((r) => {
+      const where = findPod(topology, r.pod);
+      return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
+    }),
+    nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })),
+    heartbeatTimeout: 1.5,
+    interval: 0.2,
+  };
+}
+
+/** Starts one node's agent inside the node's namespace. */
+export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: string): void {
+  const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
+  startProcess(runDir, `agent-${node}`, [
+    process.execPath, cli, 'agent',
+    '--node', node,
+    '--spec', nodeSpecPath(runDir, cluster.id, node),
+    '--status', nodeStatusPath(runDir, cluster.id, node),
+    '--pin-root', nodePinRoot(node),
+    '--pod-interfaces', podInterfacePattern,
+    '--dataplane', dataplane,
+    '--interval', '0.5',
+  ], nodeNetns(node));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What is still missing before traffic can flow, or [] when the lab has converged. */
+export function convergenceGaps(topology: LabTopology, runDir: string): string[] {
+  const gaps: string[] = [];
+  for (const cluster of topology.clusters) {
+    const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
+    for (const node of cluster.nodes) {
+      const spec = readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, cluster.id, node.name));
+      if (!spec) gaps.push(`${node.name}: no spec yet`);
+      else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
+      const status = readJson<{ ready: boolean; specGeneration?: unknown }>(nodeStatusPath(runDir, cluster.id, node.name));
+      if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
+    }
+    const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
+    const reflections = readJson<unknown[]>(join(runDir, cluster.id, 'reflections.json')) ?? [];
+    if (reflections.length < wantReflections) gaps.push(`${cluster.id}: ${reflections.length}/${wantReflections} reflections`);
+  }
+  return gaps;
+}
+
+export async function waitForConvergence(topology: LabTopology, runDir: string, say: Say, timeoutMs = 30_000): Promise<void> {
+  const started = Date.now();
+  let last = '';
+  for (;;) {
+    const gaps = convergenceGaps(topology, runDir);
+    if (gaps.length === 0) return;
+    const line = `waiting: ${gaps.slice(0, 3).join('; ')}${gaps.length > 3 ? ` (+${gaps.length - 3})` : ''}`;
+    if (line !== last) say(line);
+    last = line;
+    if (Date.now() - started > timeoutMs) throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}; see the logs in ${join(runDir, 'logs')}`);
+    await sleep(200);
+  }
+}
+
+export async function labUp(topologyPath: string, options: LabOptions): Promise<LabTopology> {
+  const { runDir, say } = options;
+  const topology = loadTopology(topologyPath);
+  if (labNamespaces().length > 0 || existsSync(topologyFile(runDir))) {
+    throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait lab down' first`);
+  }
+  mkdirSync(runDir, { recursive: true });
+  writeFileSync(topologyFile(runDir), JSON.stringify(topology, null, 2));
+  try {
+    say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
+    buildNetworks(topology);
+    for (const cluster of topology.clusters) {
+      mkdirSync(join(runDir, cluster.id), { recursive: true });
+      const config = join(runDir, cluster.id, 'controller-config.json');
+      writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir), null, 2));
+      startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
+      for (const node of cluster.nodes) {
+        for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
+        startAgent(topology, runDir, node.name, options.dataplane);
+      }
+    }
+    say('controllers and agents started; waiting for the peerings');
+    await waitForConvergence(topology, runDir, say);
+    say('lab is up');
+    return topology;
+  } catch (err) {
+    say(`lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait lab down' removes it`);
+    throw err;
+  }
+}
+
+/** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */
+export async function labDown(runDir: string, say: Say): Promise<{ processes: number; namespaces: number }> {
+  const names = knownProcesses(runDir);
+  // Agents first: they leave the datapath in place, which the namespaces take with them.
+  const ordered = [...names.filter((n) => n.startsWith('agent-')), ...names.filter((n) => !n.startsWith('agent-'))];
+  let processes = 0;
+  for (const name of ordered) if (await stopProcess(runDir, name)) processes++;
+  const namespaces = removeNetworks();
+  rmSync(labPinRoot, { recursive: true, force: true });
+  rmSync(runDir, { recursive: true, force: true });
+  say(`lab down: ${processes} processes stopped, ${namespaces} namespaces removed`);
+  return { processes, namespaces };
+}

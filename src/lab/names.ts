@@ -1,0 +1,13 @@
+/** Names of the lab's namespaces and interfaces: one place, so `down` finds everything `up` made. */
+export const labPrefix = 'sl-';
+export const nodeNetns = (node: string) => `${labPrefix}${node}`;
+export const podNetns = (pod: string) => `${labPrefix}${pod}`;
+export const switchNetns = (cluster: string) => `${labPrefix}${cluster}-sw`;
+export const publicNetns = `${labPrefix}pub`;
+export const podVeth = (pod: string) => `p-${pod}`;
+export const podInterfacePattern = '^p-';
+/** The pods' default gateway: an address on every pod veth of the node, as Calico does. */
+export const podGateway = '169.254.1.1';
+export const defaultRunDir = '/run/strait/lab';
+export const labPinRoot = '/sys/fs/bpf/strait-lab';
+export const echoPort = 7007;

@@ -1,0 +1,64 @@
+/**
+ * The lab's long-running processes (controllers, agents, echo servers): started detached with their
+ * logs and pid files in the run directory, so `lab down` finds them also after the shell that started
+ * them is gone.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, readFileSync, readdirSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const pidsDir = (runDir: string) => join(runDir, 'pids');
+export const logsDir = (runDir: string) => join(runDir, 'logs');
+
+/** Starts `command` detached (in `netns` when given); its output goes to logs/<name>.log. */
+export function startProcess(runDir: string, name: string, command: string[], netns?: string): number {
+  mkdirSync(pidsDir(runDir), { recursive: true });
+  mkdirSync(logsDir(runDir), { recursive: true });
+  const log = openSync(join(logsDir(runDir), `${name}.log`), 'a');
+  const argv = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+  const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', log, log] });
+  closeSync(log);
+  child.unref();
+  if (child.pid === undefined) throw new Error(`cannot start ${name}: ${argv.join(' ')}`);
+  writeFileSync(join(pidsDir(runDir), `${name}.pid`), `${child.pid}\n`);
+  return child.pid;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function processPid(runDir: string, name: string): number | undefined {
+  try {
+    return Number(readFileSync(join(pidsDir(runDir), `${name}.pid`), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM, then SIGKILL after `graceMs`; removes the pid file. Returns whether it was running. */
+export async function stopProcess(runDir: string, name: string, graceMs = 3000): Promise<boolean> {
+  const pid = processPid(runDir, name);
+  rmSync(join(pidsDir(runDir), `${name}.pid`), { force: true });
+  if (pid === undefined || !isAlive(pid)) return false;
+  process.kill(pid, 'SIGTERM');
+  for (let waited = 0; waited < graceMs && isAlive(pid); waited += 50) await sleep(50);
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  return true;
+}
+
+/** Every process with a pid file. */
+export function knownProcesses(runDir: string): string[] {
+  try {
+    return readdirSync(pidsDir(runDir)).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The standalone node agent (docs/lab.md): probes the kernel once, loads the datapath, then keeps the
+ * node in step with its spec file: on every change of the file (fs.watch) and every interval anyway
+ * (a poll in case a watch event is lost, and a repair of anything changed by hand). A spec file that
+ * is missing, half-written or invalid is never applied: the last good spec stays in force.
+ * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
+ */
+import { type FSWatcher, watch } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname } from 'node:path';
+import type { TcMode } from '../bpf';
+import { desiredMaps } from '../datapath/desired-maps';
+import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
+import { InputError, StateError } from '../errors';
+import { netnsPath } from '../kernel/netns';
+import type { Logger } from '../log';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { type Dataplane, type ProbeReport, chooseDataplane, missingFor } from '../probe/features';
+import { probeKernel } from '../probe/probe';
+import { type Heartbeat, writeHeartbeat } from './heartbeat';
+import { type RouteChanges, desiredRoutes, reconcileRoutes } from './routes';
+import { parseNodeSpec, readSpecText } from './spec-file';
+
+export type DataplaneRequest = 'auto' | Dataplane;
+
+export interface AgentOptions {
+  specPath: string;
+  statusPath?: string;
+  pinRoot: string;
+  /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
+  nodeName?: string;
+  podInterfaces: RegExp;
+  dataplane: DataplaneRequest;
+  attachMode: TcMode;
+  intervalMs: number;
+  /** The node's namespace by name (/run/netns/NAME); default: the agent's own, as in the lab. */
+  netns?: string;
+}
+
+const notBuilt = 'the kernel fallback is not built yet (issue 6)';
+
+/** Pure: the dataplane to run, or why none can run on this kernel. */
+export function selectDataplane(requested: DataplaneRequest, report: ProbeReport): Dataplane {
+  const missing = missingFor('ebpf', report);
+  const lacks = () => missing.map((f) => (report.reasons[f] ? `${f} (${report.reasons[f]})` : f)).join(', ');
+  if (requested === 'kernel') throw new InputError('--dataplane', requested, `${notBuilt}; use --dataplane ebpf or auto`);
+  if (requested === 'ebpf' && missing.length > 0) throw new InputError('--dataplane', requested, `this kernel lacks what the eBPF dataplane needs: ${lacks()}`);
+  const chosen = requested === 'auto' ? chooseDataplane(report) : requested;
+  if (chosen === 'kernel') throw new StateError(`this kernel lacks what the eBPF dataplane needs (${lacks()}) and ${notBuilt}`);
+  return chosen;
+}
+
+/** Pure: what an apply changed, for one log line; undefined when it changed nothing. */
+export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges): Record<string, unknown> | undefined {
+  const maps = Object.fromEntries(Object.entries(result.maps).filter(([, r]) => r.written > 0 || r.deleted > 0));
+  const attachments = result.attachments.filter((a) => a.change !== 'unchanged').map((a) => `${a.interface}:${a.program}:${a.change}${a.kind ? `:${a.kind}` : ''}`);
+  const summary: Record<string, unknown> = {};
+  if (result.overlayDeviceChanged) summary.overlayDeviceChanged = true;
+  if (Object.keys(maps).length > 0) summary.maps = maps;
+  if (attachments.length > 0) summary.attachments = attachments;
+  if (routes.added.length > 0) summary.routesAdded = routes.added;
+  if (routes.removed.length > 0) summary.routesRemoved = routes.removed;
+  return Object.keys(summary).length > 0 ? summary : undefined;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The reconcile state of one agent process; `tick` is one reconcile, run from the timer and the watcher. */
+export class Agent {
+  /** The last text read from the spec file (undefined: absent), so an unchanged file is not re-parsed. */
+  private lastText: string | undefined | null = null;
+  private good?: { spec: NodeDataplaneSpec; key: string };
+  private appliedKey?: string;
+  private generation = 0;
+  private ready = false;
+  private lastError?: string;
+  private lastConflicts = '';
+  private lastReadError?: string;
+  private lastBeatError?: string;
+
+  constructor(
+    private readonly options: AgentOptions,
+    private readonly datapath: Pick<NodeDatapath, 'apply'>,
+    private readonly dataplane: Dataplane,
+    private readonly log: Logger,
+  ) {}
+
+  tick(): void {
+    this.readSpec();
+    if (this.good) this.apply(this.good.spec, this.good.key);
+    // No spec yet: up and loaded, nothing failing; specGeneration 0 says nothing is applied.
+    else this.ready = true;
+    this.beat(this.ready);
+  }
+
+  private readSpec(): void {
+    const { specPath } = this.options;
+    let text: string | undefined;
+    try {
+      text = readSpecText(specPath);
+    } catch (err) {
+      // The last good spec stays applied, so the node stays ready; logged once per distinct error.
+      if (message(err) !== this.lastReadError) this.log.error({ specFile: specPath, error: message(err), keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'cannot read the spec file');
+      this.lastReadError = message(err);
+      return;
+    }
+    this.lastReadError = undefined;
+    if (text === this.lastText) return;
+    this.lastText = text;
+    if (text === undefined) {
+      this.log.warn({ specFile: specPath, keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'spec file absent');
+      return;
+    }
+    try {
+      const spec = parseNodeSpec(text, specPath);
+      const { nodeName } = this.options;
+      if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
+      // Dry run of the datapath's own checks (IPv4 only), so a spec it cannot take changes nothing.
+      desiredMaps(spec, 0);
+      this.good = { spec, key: JSON.stringify(spec) };
+    } catch (err) {
+      const detail = err instanceof InputError ? { field: err.field, value: err.value } : {};
+      this.log.error({ specFile: specPath, error: message(err), ...detail, keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'spec file rejected');
+    }
+  }
+
+  private apply(spec: NodeDataplaneSpec, key: string): void {
+    try {
+      const result = this.datapath.apply(spec);
+      const routes = reconcileRoutes(desiredRoutes(spec), defaultOverlayDevice, this.options.netns);
+      const changes = summarizeChanges(result, routes);
+      if (key !== this.appliedKey) {
+        this.generation += 1;
+        this.appliedKey = key;
+        this.log.info({ specGeneration: this.generation, role: spec.node.role, peers: spec.peers.length, natMappings: spec.natMappings.length, nodes: spec.nodes.length, changes: changes ?? {} }, 'spec applied');
+      } else if (changes) {
+        this.log.info({ specGeneration: this.generation, changes }, 'node drifted from the spec; repaired');
+      }
+      const conflicts = routes.conflicts.join(',');
+      if (conflicts !== this.lastConflicts && conflicts !== '') this.log.warn({ prefixes: routes.conflicts }, 'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)');
+      this.lastConflicts = conflicts;
+      if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
+      this.lastError = undefined;
+      this.ready = true;
+    } catch (err) {
+      // Not ready until an apply succeeds again; each distinct error is logged once, not every tick.
+      this.ready = false;
+      if (message(err) !== this.lastError) this.log.error({ error: message(err) }, 'applying the spec failed');
+      this.lastError = message(err);
+    }
+  }
+
+
+  beat(ready: boolean): void {
+    const { statusPath, nodeName } = this.options;
+    if (statusPath === undefined) return;
+    const heartbeat: Heartbeat = {
+      node: nodeName ?? this.good?.spec.node.name ?? hostname(),
+      ready,
+      time: new Date().toISOString(),
+      dataplane: this.dataplane,
+      specGeneration: this.generation,
+    };
+    try {
+      writeHeartbeat(statusPath, heartbeat);
+      this.lastBeatError = undefined;
+    } catch (err) {
+      if (message(err) !== this.lastBeatError) this.log.error({ statusFile: statusPath, error: message(err) }, 'cannot write the heartbeat');
+      this.lastBeatError = message(err);
+    }
+  }
+}
+
+/** Resolves on the first SIGTERM or SIGINT (handlers installed at once, so a signal during startup counts). */
+function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => boolean } {
+  let signal: string | undefined;
+  let resolve: (s: string) => void = () => {};
+  const stopped = new Promise<string>((r) => (resolve = r));
+  const onSignal = (s: NodeJS.Signals) => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    log.info({ signal: s }, 'stopping; the datapath stays in place');
+    signal = s;
+    resolve(s);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return { stopped, isStopped: () => signal !== undefined };
+}
+
+/** Watches the spec file's directory (a writer renames a new file over it, so watching the file itself would lose it). */
+function watchSpec(specPath: string, onChange: () => void, log: Logger): FSWatcher | undefined {
+  try {
+    const watcher = watch(dirname(specPath), (_event, file) => {
+      if (file === null || file === basename(specPath)) onChange();
+    });
+    watcher.on('error', (err) => log.warn({ error: message(err) }, 'spec directory watch failed; polling only'));
+    return watcher;
+  } catch (err) {
+    log.warn({ dir: dirname(specPath), error: message(err) }, 'cannot watch the spec directory; polling only');
+    return undefined;
+  }
+}
+
+/** Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run. */
+export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
+  const stop = stopSignal(log);
+  const report = await probeKernel();
+  const dataplane = selectDataplane(options.dataplane, report);
+  const datapath = await NodeDatapath.load({
+    pinRoot: options.pinRoot,
+    podInterfaces: options.podInterfaces,
+    attachMode: options.attachMode,
+    ...(options.netns === undefined ? {} : { netns: netnsPath(options.netns) }),
+  });
+  try {
+    log.info({ dataplane, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx }, 'agent started');
+    const agent = new Agent(options, datapath, dataplane, log);
+    if (stop.isStopped()) {
+      agent.beat(false);
+      return;
+    }
+    agent.tick();
+    const timer = setInterval(() => agent.tick(), options.intervalMs);
+    // A burst of events for one write (create, write, rename) becomes one reconcile.
+    let pending: NodeJS.Timeout | undefined;
+    const watcher = watchSpec(options.specPath, () => {
+      pending ??= setTimeout(() => {
+        pending = undefined;
+        agent.tick();
+      }, 10);
+    }, log);
+    await stop.stopped;
+    clearInterval(timer);
+    clearTimeout(pending);
+    watcher?.close();
+    agent.beat(false);
+  } finally {
+    datapath.close();
+  }
+}
+
+export interface CleanupSummary {
+  pinRoot: string;
+  detached: { interface: string; program: string; kind: string }[];
+  overlayDeviceRemoved: boolean;
+  routesRemoved: string[];
+}
+
+/** `--cleanup`: removes everything Strait put on the node (routes, attachments, overlay device, pins). */
+export function cleanupAgentNode(pinRoot: string, netns?: string): CleanupSummary {
+  const routes = reconcileRoutes([], defaultOverlayDevice, netns);
+  const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) });
+  return { pinRoot, detached, overlayDeviceRemoved, routesRemoved: routes.removed };
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerAgentCommand } from './agent-command';
+import { registerControllerCommand } from './controller-command';
 import { registerInspectCommand } from './inspect-command';
 import { registerIpamCommands } from './ipam-command';
 import { registerLabCommands } from './lab-command';
@@ -14,6 +15,7 @@ export function buildCli(): Command {
   registerProbeCommand(program);
   registerIpamCommands(program);
   registerInspectCommand(program);
+  registerControllerCommand(program);
   registerAgentCommand(program);
   registerLabCommands(program);
   return program;

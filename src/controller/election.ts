@@ -1,0 +1,67 @@
+/**
+ * Gateway election among the cluster's nodes, pure. A gateway moves only when it stops being Ready, so
+ * tunnels are not torn down by a better node coming back; among Ready nodes, one with a public address
+ * wins (peers can reach it directly), then the name order makes every controller agree.
+ */
+
+/** Written by each node's agent to <cluster>/status/<node>.json. */
+export interface Heartbeat {
+  node: string;
+  ready: boolean;
+  /** ISO 8601. */
+  time: string;
+  dataplane?: string;
+}
+
+export interface Candidate {
+  name: string;
+  publicAddress?: string;
+}
+
+export type ElectionReason =
+  /** The previous gateway is still Ready. */
+  | 'kept'
+  /** A Ready node was chosen (first election, or the previous one is not Ready). */
+  | 'elected'
+  /** No node is Ready: the previous gateway stays (or, on a first start, the preferred node). */
+  | 'no-ready-node';
+
+export interface Election {
+  gateway: string;
+  reason: ElectionReason;
+}
+
+/** Ready: a heartbeat saying ready, no older than `timeoutSeconds` at `now` (ms since the epoch). */
+export function isReady(heartbeat: Heartbeat | undefined, now: number, timeoutSeconds: number): boolean {
+  if (!heartbeat || heartbeat.ready !== true) return false;
+  const age = now - Date.parse(heartbeat.time);
+  // NaN (unparsable time) compares false: not Ready.
+  return age <= timeoutSeconds * 1000;
+}
+
+/** The nodes whose heartbeat is Ready, in the order given. */
+export function readyNodes(nodes: readonly Candidate[], heartbeats: ReadonlyMap<string, Heartbeat>, now: number, timeoutSeconds: number): string[] {
+  return nodes.filter((n) => isReady(heartbeats.get(n.name), now, timeoutSeconds)).map((n) => n.name);
+}
+
+function preferred(candidates: readonly Candidate[]): Candidate | undefined {
+  return [...candidates].sort((a, b) => {
+    const publicFirst = Number(b.publicAddress !== undefined) - Number(a.publicAddress !== undefined);
+    return publicFirst !== 0 ? publicFirst : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  })[0];
+}
+
+/** `nodes` must not be empty (the configuration guarantees it). */
+export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined): Election {
+  const known = previous !== undefined && nodes.some((n) => n.name === previous);
+  if (known && ready.includes(previous)) return { gateway: previous, reason: 'kept' };
+  const best = preferred(nodes.filter((n) => ready.includes(n.name)));
+  if (best) return { gateway: best.name, reason: 'elected' };
+  // Agents heartbeat only once they have a node spec, so a first start must name a gateway before any is Ready.
+  return { gateway: known ? previous : preferred(nodes)!.name, reason: 'no-ready-node' };
+}
+
+/** The address peers tunnel to: the gateway's public address, else its underlay address. */
+export function gatewayAddress(node: Candidate & { underlayAddress: string }): string {
+  return node.publicAddress ?? node.underlayAddress;
+}

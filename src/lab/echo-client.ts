@@ -1,7 +1,8 @@
 /**
  * The lab's probe from a pod: sends a nonce over TCP or UDP and waits for it back. Prints one JSON line
  * {ok, proto, to, from, ms, error?} and exits 0 only when the echo came back (for UDP, from the address
- * dialled). Run as `node echo-client.js tcp|udp IP PORT [TIMEOUT_MS]` inside the pod's namespace.
+ * dialled). Run as `node echo-client.js tcp|udp IP PORT [TIMEOUT_MS]` inside the pod's namespace;
+ * `stream IP PORT DURATION_MS` keeps one TCP connection busy instead.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -50,13 +51,52 @@ export function echo(proto: 'tcp' | 'udp', to: string, port: number, timeoutMs: 
   });
 }
 
+export interface StreamResult {
+  ok: boolean;
+  sent: number;
+  echoed: number;
+  error?: string;
+}
+
+/**
+ * One TCP connection kept busy for `durationMs`: a 512-byte chunk every 5 ms, every byte must come back
+ * and the connection must never break (what an agent restart must not disturb).
+ */
+export function stream(to: string, port: number, durationMs: number): Promise<StreamResult> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: to, port });
+    let sent = 0;
+    let echoed = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (r: StreamResult) => { if (timer) clearInterval(timer); socket.destroy(); resolve(r); };
+    socket.on('connect', () => {
+      const started = Date.now();
+      timer = setInterval(() => {
+        if (Date.now() - started >= durationMs) {
+          clearInterval(timer);
+          timer = undefined;
+          // Wait for the last echoes, bounded.
+          setTimeout(() => finish({ ok: echoed === sent, sent, echoed, ...(echoed === sent ? {} : { error: 'not every byte came back' }) }), 1500);
+          return;
+        }
+        socket.write(Buffer.alloc(512, sent & 255));
+        sent += 512;
+      }, 5);
+    });
+    socket.on('data', (d) => { echoed += d.length; });
+    socket.on('error', (err) => finish({ ok: false, sent, echoed, error: err.message }));
+    socket.on('close', () => { if (timer) finish({ ok: false, sent, echoed, error: 'connection closed' }); });
+  });
+}
+
 if (require.main === module) {
-  const [proto, to, port, timeout] = process.argv.slice(2);
-  if ((proto !== 'tcp' && proto !== 'udp') || !to || !Number(port)) {
-    process.stderr.write('usage: echo-client tcp|udp IP PORT [TIMEOUT_MS]\n');
+  const [mode, to, port, arg] = process.argv.slice(2);
+  if ((mode !== 'tcp' && mode !== 'udp' && mode !== 'stream') || !to || !Number(port)) {
+    process.stderr.write('usage: echo-client tcp|udp IP PORT [TIMEOUT_MS] | echo-client stream IP PORT DURATION_MS\n');
     process.exit(2);
   }
-  echo(proto, to, Number(port), Number(timeout ?? 2000)).then((r) => {
+  const result = mode === 'stream' ? stream(to, Number(port), Number(arg ?? 3000)) : echo(mode, to, Number(port), Number(arg ?? 2000));
+  result.then((r) => {
     process.stdout.write(`${JSON.stringify(r)}\n`);
     process.exit(r.ok ? 0 : 1);
   });

@@ -123,6 +123,7 @@ export function parseTopology(doc: unknown): LabTopology {
     const to = clusterRef(`reflections[${i}].to`, o.to);
     const from = podCluster.get(o.pod as string);
     if (!from) throw new InputError(`reflections[${i}].pod`, o.pod, 'is not a pod of the topology');
+    if (to === from || to === hub || from === hub) throw new InputError(`reflections[${i}]`, r, 'the hub, the cluster reflected to and the pod\'s cluster must be three different clusters');
     if (!peered(hub, to) || !peered(hub, from)) throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
     return { hub, to, pod: o.pod as string };
   });

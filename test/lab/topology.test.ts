@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { InputError } from '../../src/errors';
+import { type ClusterView, planChecks } from '../../src/lab/checks';
+import { defaultTopologyPath, loadTopology, parseTopology } from '../../src/lab/topology';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+
+const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;
+
+describe('lab topology', () => {
+  it('derives pod, underlay and public addresses from the default topology', () => {
+    const t = loadTopology(defaultTopologyPath);
+    assert.deepEqual(t.clusters.map((c) => c.id), ['cluster-a', 'cluster-b', 'cluster-c']);
+    assert.deepEqual(t.clusters[2]!.nodes[1], { name: 'c-w1', podCIDR: '172.20.1.0/24', underlayAddress: '192.168.3.2', publicAddress: '203.0.113.32', pods: [{ name: 'c-w1-p', ip: '172.20.1.10' }] });
+    assert.deepEqual(t.reflections, [{ hub: 'cluster-b', to: 'cluster-a', pod: 'c-w1-p' }]);
+    const distinct = loadTopology(join(defaultTopologyPath, '..', 'distinct.yaml'));
+    assert.equal(distinct.clusters.length, 3);
+  });
+
+  it('refuses bad topologies with the field and the value', () => {
+    const cases: [(d: Record<string, any>) => void, RegExp][] = [
+      [(d) => { d.clusters[0].podCIDR = '10.0.0.1/16'; }, /clusters\[0\]\.podCIDR/],
+      [(d) => { d.clusters[0].nodes[0].podCIDR = '10.9.0.0/24'; }, /clusters\[0\]\.nodes\[0\]\.podCIDR: is not inside the cluster's PodCIDR/],
+      [(d) => { d.clusters[1].nodes[0].name = 'a-gw'; }, /clusters\[1\]\.nodes\[0\]\.name: is used twice/],
+      [(d) => { d.clusters[0].nodes[0].name = 'A_GW'; }, /must be 1-11 characters/],
+      [(d) => { d.peerings[0] = ['cluster-a', 'cluster-x']; }, /peerings\[0\]\[1\]: is not a cluster/],
+      [(d) => { d.reflections[0].to = 'cluster-c'; }, /reflections\[0\]: the hub, the cluster reflected to and the pod's cluster must be three different clusters/],
+      [(d) => { d.peerings = [d.peerings[0]]; }, /reflections\[0\]: the hub cluster-b must be peered with cluster-a and with cluster-c/],
+      [(d) => { d.reflections[0].pod = 'nope'; }, /reflections\[0\]\.pod: is not a pod/],
+    ];
+    for (const [mutate, message] of cases) {
+      const d = doc();
+      mutate(d);
+      assert.throws(() => parseTopology(d), (e: unknown) => e instanceof InputError && message.test(e.message), String(message));
+    }
+    assert.throws(() => loadTopology('/nonexistent.yaml'), /--topology: cannot be read/);
+  });
+});
+
+describe('lab checks', () => {
+  it('dials every peered pod at its address in the caller\'s view, the hub path, and an unpeered pair', () => {
+    const t = loadTopology(defaultTopologyPath);
+    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR }) as NodeDataplaneSpec['peers'][number];
+    const view = (peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView => ({ spec: { peers } as NodeDataplaneSpec, reflections });
+    const checks = planChecks(t, {
+      'cluster-a': view([peer('cluster-b', '10.1.0.0/16')]),
+      'cluster-b': view([peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', podIP: '172.20.1.10', address: '10.3.0.1' }]),
+      'cluster-c': view([peer('cluster-b', '10.4.0.0/16')]),
+    });
+    // 2 peerings x 2 directions x 2 x 2 pods x 3 protocols, the hub from A's 2 pods x 3, A<->C blocked both ways.
+    assert.equal(checks.filter((c) => c.kind === 'peered').length, 48);
+    assert.equal(checks.filter((c) => c.kind === 'hub').length, 6);
+    assert.deepEqual(checks.filter((c) => c.kind === 'not-peered').map((c) => [c.from, c.address, c.expect]), [['a-gw-p', '172.20.1.10', 'blocked'], ['c-gw-p', '10.0.1.10', 'blocked']]);
+    const find = (from: string, to: string) => checks.find((c) => c.from === from && c.to === to && c.kind !== 'not-peered')!.address;
+    assert.equal(find('a-w1-p', 'b-w1-p'), '10.1.1.10', "B's pod in A's view of B's PodCIDR");
+    assert.equal(find('b-gw-p', 'c-w1-p'), '10.2.1.10', "C's pod (172.20.1.10 in 172.20.0.0/20) in B's /20 view");
+    assert.equal(find('c-gw-p', 'b-gw-p'), '10.4.0.10');
+    assert.equal(find('a-gw-p', 'c-w1-p'), '10.3.0.1', 'the hub path dials the reflected address');
+  });
+});

@@ -1,0 +1,25 @@
+/** Specs for the agent tests: home 10.0.0.0/16 with peers of the same and of other prefix lengths. */
+import type { NodeDataplaneSpec, PeerSpec } from '../../src/nodespec/spec';
+
+export const peerB: PeerSpec = {
+  clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24',
+  localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan',
+};
+
+export const peerC: PeerSpec = {
+  clusterId: 'c', peerId: 7, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/26',
+  localNATPodCIDR: '172.18.0.0/16', localNATExternalCIDR: '172.19.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan',
+};
+
+export const nodeSpec = (peers: PeerSpec[] = [peerB]): NodeDataplaneSpec => ({
+  clusterId: 'a',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.50.0.0/24',
+  transitAddress: '10.50.0.254',
+  node: { name: 'n1', role: 'gateway', underlayAddress: '192.0.2.11' },
+  activeGateway: { name: 'n1', underlayAddress: '192.0.2.11' },
+  overlay: { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' },
+  peers,
+  natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: '10.0.0.5' }],
+  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
+});

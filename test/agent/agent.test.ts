@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Agent, type AgentOptions, selectDataplane, summarizeChanges } from '../../src/agent/agent';
+import { readMainRoutes } from '../../src/agent/routes';
+import type { NodeApplyResult } from '../../src/datapath/node-datapath';
+import { InputError, StateError } from '../../src/errors';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { type ProbeReport, featureNames } from '../../src/probe/features';
+import { requireRoot, uniqueName } from '../support/kernel';
+import { nodeSpec, peerB, peerC } from './fixture';
+
+const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => ({
+  features: Object.fromEntries(featureNames.map((f) => [f, !(f in missing)])) as ProbeReport['features'],
+  reasons: missing,
+});
+
+const unchanged: NodeApplyResult = {
+  overlayDeviceChanged: false,
+  maps: Object.fromEntries(['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }])) as NodeApplyResult['maps'],
+  attachments: [{ interface: 'strait0', program: 'strait_from_overlay', change: 'unchanged' }],
+};
+
+describe('agent: dataplane choice', () => {
+  it('runs eBPF where the kernel can, whether asked for auto or ebpf', () => {
+    assert.equal(selectDataplane('auto', report()), 'ebpf');
+    assert.equal(selectDataplane('ebpf', report()), 'ebpf');
+    assert.equal(selectDataplane('ebpf', report({ tcx: 'EINVAL' })), 'ebpf', 'clsact is enough');
+  });
+
+  it('refuses a forced ebpf on a kernel that lacks something, naming what and why', () => {
+    assert.throws(() => selectDataplane('ebpf', report({ btf: 'no /sys/kernel/btf/vmlinux' })), (err: unknown) =>
+      err instanceof InputError && err.field === '--dataplane' && err.value === 'ebpf' && err.message.includes('btf (no /sys/kernel/btf/vmlinux)'));
+    assert.throws(() => selectDataplane('ebpf', report({ tcx: 'x', clsact: 'y' })), /clsact/);
+  });
+
+  it('refuses the kernel fallback until it is built, forced or chosen by auto', () => {
+    assert.throws(() => selectDataplane('kernel', report()), (err: unknown) => err instanceof InputError && /kernel fallback is not built yet/.test(err.message));
+    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'EINVAL' })), (err: unknown) => err instanceof StateError && /lpmTrie.*kernel fallback is not built yet/.test(err.message));
+  });
+});
+
+describe('agent: change summary', () => {
+  it('is undefined when nothing changed, and lists only what changed', () => {
+    const routes = { added: [], removed: [], conflicts: ['10.9.0.0/16'] };
+    assert.equal(summarizeChanges(unchanged, routes), undefined);
+    const changed: NodeApplyResult = {
+      ...unchanged,
+      maps: { ...unchanged.maps, peers: { written: 1, deleted: 0 } },
+      attachments: [...unchanged.attachments, { interface: 'p-x', program: 'strait_from_pod', change: 'attached', kind: 'tcx' }],
+    };
+    assert.deepEqual(summarizeChanges(changed, { ...routes, added: ['10.1.0.0/16'] }), {
+      maps: { peers: { written: 1, deleted: 0 } },
+      attachments: ['p-x:strait_from_pod:attached:tcx'],
+      routesAdded: ['10.1.0.0/16'],
+    });
+  });
+});
+
+describe('agent: reconcile (routes in a real namespace, datapath faked)', function () {
+  requireRoot(this);
+  let ns: string;
+  let dir: string;
+  let lines: Record<string, unknown>[];
+  let applied: NodeDataplaneSpec[];
+  let failWith: string | undefined;
+  let agent: Agent;
+  let options: AgentOptions;
+
+  const log = () => pino({ level: 'debug' }, new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
+  const writeSpec = (text: string) => {
+    writeFileSync(join(dir, '.spec.tmp'), text);
+    renameSync(join(dir, '.spec.tmp'), options.specPath);
+  };
+  const heartbeat = () => JSON.parse(readFileSync(options.statusPath!, 'utf8'));
+  const messages = () => lines.map((l) => l.msg);
+
+  beforeEach(() => {
+    ns = uniqueName('strait-test-agent');
+    createNetns(ns);
+    ip(['link', 'add', 'strait0', 'type', 'veth', 'peer', 'name', 'other0'], ns);
+    ip(['link', 'set', 'strait0', 'up'], ns);
+    dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
+    lines = [];
+    applied = [];
+    failWith = undefined;
+    options = { specPath: join(dir, 'n1.json'), statusPath: join(dir, 'status', 'n1.json'), pinRoot: '/unused', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000, netns: ns };
+    const datapath = {
+      apply: (spec: NodeDataplaneSpec) => {
+        if (failWith) throw new Error(failWith);
+        applied.push(spec);
+        return unchanged;
+      },
+    };
+    agent = new Agent(options, datapath, 'ebpf', log());
+  });
+  afterEach(() => {
+    deleteNetns(ns);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('waits for a spec while ready, applies it with its routes, and keeps the last good spec when the file goes bad', () => {
+    agent.tick();
+    assert.equal(applied.length, 0);
+    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: hostname(), ready: true, time: 0, dataplane: 'ebpf', specGeneration: 0 });
+
+    writeSpec(JSON.stringify(nodeSpec([peerB])));
+    agent.tick();
+    assert.deepEqual(applied.at(-1), nodeSpec([peerB]));
+    assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.60.0.0/24']);
+    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: 'n1', ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1 });
+
+    // Half-written, then invalid: neither is applied; the last good spec is re-applied every tick; one error line each.
+    writeSpec(JSON.stringify(nodeSpec([peerB, peerC])).slice(0, 120));
+    agent.tick();
+    agent.tick();
+    writeSpec(JSON.stringify({ ...nodeSpec([peerB, peerC]), podCIDR: '10.0.0.0/33' }));
+    agent.tick();
+    assert.equal(applied.length, 4);
+    assert.ok(applied.every((s) => s.peers.length === 1));
+    const rejected = lines.filter((l) => l.msg === 'spec file rejected');
+    assert.equal(rejected.length, 2);
+    assert.equal(rejected[1]!.field, 'podCIDR');
+    assert.equal(rejected[1]!.value, '10.0.0.0/33');
+    assert.equal(heartbeat().specGeneration, 1);
+    assert.equal(heartbeat().ready, true);
+
+    // An IPv6 prefix is valid in a spec but not for the eBPF datapath: refused before anything is applied.
+    writeSpec(JSON.stringify({ ...nodeSpec([peerB]), nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] }));
+    agent.tick();
+    assert.equal(lines.at(-1)!.field, 'nodes[0].podCIDRs[0]');
+    assert.ok(applied.every((s) => s.nodes[0]!.podCIDRs[0] === '10.0.0.0/24'));
+
+    writeSpec(JSON.stringify(nodeSpec([peerB, peerC])));
+    agent.tick();
+    assert.equal(applied.at(-1)!.peers.length, 2);
+    assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
+    assert.equal(heartbeat().specGeneration, 2);
+    assert.deepEqual(messages().filter((m) => m === 'spec applied').length, 2);
+  });
+
+  it('is not ready while applying fails, logs each distinct error once, and says when it recovered', () => {
+    writeSpec(JSON.stringify(nodeSpec()));
+    failWith = 'bpf_map_update_elem: ENOMEM';
+    agent.tick();
+    agent.tick();
+    assert.equal(heartbeat().ready, false);
+    assert.equal(heartbeat().specGeneration, 0);
+    assert.equal(messages().filter((m) => m === 'applying the spec failed').length, 1);
+    failWith = undefined;
+    agent.tick();
+    assert.equal(heartbeat().ready, true);
+    assert.equal(heartbeat().specGeneration, 1);
+    assert.ok(messages().includes('reconcile recovered'));
+    agent.beat(false);
+    assert.equal(heartbeat().ready, false);
+  });
+
+  it('refuses a spec written for another node when --node is given', () => {
+    agent = new Agent({ ...options, nodeName: 'n2' }, { apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged) }, 'ebpf', log());
+    writeSpec(JSON.stringify(nodeSpec()));
+    agent.tick();
+    assert.equal(applied.length, 0);
+    assert.equal(lines.at(-1)!.field, 'node.name');
+    assert.equal(heartbeat().node, 'n2');
+  });
+});

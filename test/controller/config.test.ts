@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultRunDir, loadControllerConfig, parseControllerConfig } from '../../src/controller/config';
+import { InputError } from '../../src/errors';
+
+const valid = {
+  clusterId: 'cluster-b',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.200.0.0/24',
+  peers: ['cluster-a', 'cluster-c'],
+  reflections: [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }],
+  nodes: [
+    { name: 'b-gw', underlayAddress: '192.168.2.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.2' },
+    { name: 'b-w1', underlayAddress: '192.168.2.2', podCIDRs: ['10.0.1.0/24'] },
+  ],
+};
+
+/** Parses `valid` with `change` applied and expects an InputError on `field` whose message contains `text`. */
+function refused(change: (doc: Record<string, unknown>) => void, field: string, text: string): void {
+  const doc = structuredClone(valid) as unknown as Record<string, unknown>;
+  change(doc);
+  assert.throws(
+    () => parseControllerConfig(doc),
+    (err: unknown) => err instanceof InputError && err.field === field && err.message.includes(text),
+    `expected an InputError on ${field} mentioning ${text}`,
+  );
+}
+
+describe('controller configuration', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strait-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the YAML of docs/lab.md, with defaults for what is left out', () => {
+    const path = join(dir, 'b.yaml');
+    writeFileSync(
+      path,
+      [
+        'clusterId: cluster-b',
+        'podCIDR: 10.0.0.0/16',
+        'externalCIDR: 10.200.0.0/24',
+        'serviceCIDR: 10.96.0.0/16',
+        'peers: [cluster-a, cluster-c]',
+        'reflections:',
+        '  - { to: cluster-a, fromPeer: cluster-c, podIP: 10.2.1.10 }   # podIP in fromPeer\'s view',
+        'nodes:',
+        '  - { name: b-gw, underlayAddress: 192.168.2.1, podCIDRs: [10.0.0.0/24], publicAddress: 203.0.113.2 }',
+        'interval: 0.5',
+      ].join('\n'),
+    );
+    const config = loadControllerConfig(path);
+    assert.equal(config.clusterId, 'cluster-b');
+    assert.equal(config.runDir, defaultRunDir);
+    assert.deepEqual(config.home, { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', serviceCIDR: '10.96.0.0/16' });
+    assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
+    assert.deepEqual(config.reflections, [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }]);
+    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: '192.168.2.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.2' }]);
+    assert.equal(config.heartbeatTimeout, 1.5);
+    assert.equal(config.interval, 0.5);
+  });
+
+  it('reads JSON too (a subset of YAML 1.2)', () => {
+    const path = join(dir, 'b.json');
+    writeFileSync(path, JSON.stringify({ ...valid, runDir: '/tmp/lab', heartbeatTimeout: 3 }));
+    const config = loadControllerConfig(path);
+    assert.equal(config.runDir, '/tmp/lab');
+    assert.equal(config.heartbeatTimeout, 3);
+    assert.equal(config.nodes.length, 2);
+  });
+
+  it('refuses a file that is missing or not YAML, naming it', () => {
+    assert.throws(() => loadControllerConfig(join(dir, 'nope.yaml')), (err: unknown) => err instanceof InputError && err.field === 'config');
+    const path = join(dir, 'bad.yaml');
+    writeFileSync(path, 'clusterId: [unclosed');
+    assert.throws(() => loadControllerConfig(path), (err: unknown) => err instanceof InputError && err.field === 'config' && err.message.includes('not valid YAML'));
+  });
+
+  it('names the field and value of a bad CIDR', () => {
+    refused((d) => (d.podCIDR = '10.0.0.1/16'), 'podCIDR', 'did you mean 10.0.0.0/16');
+    refused((d) => (d.externalCIDR = '10.0.5.0/24'), 'externalCIDR', 'overlaps podCIDR 10.0.0.0/16');
+    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.1.0/33'], 'nodes[1].podCIDRs[0]', 'prefix length');
+    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.9.0.0/24'], 'nodes[1].podCIDRs[0]', 'not inside the cluster podCIDR');
+    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.0.128/25'], 'nodes[1].podCIDRs[0]', 'overlaps nodes[0].podCIDRs[0]');
+    refused((d) => (d.pools = ['10.0.0.0/8', 'nonsense']), 'pools', 'expected a CIDR');
+  });
+
+  it('names unknown settings, so a typo is not silently ignored', () => {
+    refused((d) => (d.peer = ['cluster-a']), 'peer', 'unknown setting');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[0]!.podCIDR = '10.0.0.0/24'), 'nodes[0].podCIDR', 'unknown setting');
+    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.pod = 'x'), 'reflections[0].pod', 'unknown setting');
+  });
+
+  it('names bad ids, peers, reflections, nodes and durations', () => {
+    refused((d) => (d.clusterId = 'Cluster_B'), 'clusterId', 'cluster id');
+    refused((d) => (d.peers = ['cluster-a', 'cluster-b']), 'peers[1]', 'does not peer with itself');
+    refused((d) => (d.peers = ['cluster-a', 'cluster-c', 'cluster-a']), 'peers[2]', 'listed twice');
+    refused((d) => (d.peers = ['cluster-a']), 'reflections[0].fromPeer', 'not one of our peers');
+    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.to = 'cluster-c'), 'reflections[0].to', 'equals fromPeer');
+    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.podIP = '10.2.1.300'), 'reflections[0].podIP', 'not an IPv4');
+    refused((d) => (d.nodes = []), 'nodes', 'at least one node');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = 'b-gw'), 'nodes[1].name', 'repeats nodes[0].name');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = '../etc'), 'nodes[1].name', 'DNS-1123');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.underlayAddress = '192.168.2'), 'nodes[1].underlayAddress', 'not an IPv4');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.publicAddress = 'example.com'), 'nodes[1].publicAddress', 'not an IPv4');
+    refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'greater than 0');
+    refused((d) => (d.interval = '1s'), 'interval', 'number of seconds');
+  });
+});

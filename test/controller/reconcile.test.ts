@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { type ControllerConfig, parseControllerConfig } from '../../src/controller/config';
+import type { Heartbeat } from '../../src/controller/election';
+import { readExchange, readHeartbeats, runDirPaths, syncFiles } from '../../src/controller/exchange';
+import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
+import { containsIp, parseCidr, parseIp, sameShape } from '../../src/ipam/cidr';
+import type { IpamState } from '../../src/ipam/state';
+import type { TunnelEndpoint } from '../../src/netmgr/tunnel-endpoint';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { MemoryRunDir } from './memory-run-dir';
+
+/**
+ * Three clusters in one in-memory run dir: A and B share PodCIDR and ExternalCIDR (both remapped on
+ * both sides), C has a /20 PodCIDR and a /25 ExternalCIDR. Peerings A-B and B-C; B reflects a pod of C
+ * into A. Each round runs every controller's step once; agents are stood in for by heartbeats.
+ */
+const configs: Record<string, unknown> = {
+  'cluster-a': {
+    clusterId: 'cluster-a',
+    podCIDR: '10.0.0.0/16',
+    externalCIDR: '10.200.0.0/24',
+    peers: ['cluster-b'],
+    nodes: [
+      { name: 'a-gw', underlayAddress: '192.168.1.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.1' },
+      { name: 'a-w1', underlayAddress: '192.168.1.2', podCIDRs: ['10.0.1.0/24'] },
+    ],
+  },
+  'cluster-b': {
+    clusterId: 'cluster-b',
+    podCIDR: '10.0.0.0/16',
+    externalCIDR: '10.200.0.0/24',
+    peers: ['cluster-a', 'cluster-c'],
+    reflections: [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }],
+    nodes: [
+      { name: 'b-gw', underlayAddress: '192.168.2.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.2' },
+      { name: 'b-w1', underlayAddress: '192.168.2.2', podCIDRs: ['10.0.1.0/24'], publicAddress: '203.0.113.3' },
+    ],
+  },
+  'cluster-c': {
+    clusterId: 'cluster-c',
+    podCIDR: '10.2.0.0/20',
+    externalCIDR: '10.201.0.0/25',
+    peers: ['cluster-b'],
+    nodes: [
+      { name: 'c-w1', underlayAddress: '192.168.3.2', podCIDRs: ['10.2.1.0/24'] },
+      { name: 'c-gw', underlayAddress: '192.168.3.1', podCIDRs: ['10.2.0.0/24'] },
+    ],
+  },
+};
+
+interface Controller {
+  config: ControllerConfig;
+  ipam: IpamState | undefined;
+  gateway: string | undefined;
+  last?: ReconcileResult;
+}
+
+class Lab {
+  readonly disk = new MemoryRunDir();
+  readonly controllers = new Map<string, Controller>();
+  now = Date.parse('2026-01-01T00:00:00.000Z');
+
+  constructor() {
+    for (const [id, doc] of Object.entries(configs)) this.controllers.set(id, { config: parseControllerConfig(doc), ipam: undefined, gateway: undefined });
+  }
+
+  heartbeat(cluster: string, node: string, ready = true): void {
+    const beat: Heartbeat = { node, ready, time: new Date(this.now).toISOString(), dataplane: 'ebpf' };
+    this.disk.write(runDirPaths.heartbeat(cluster, node), JSON.stringify(beat));
+  }
+
+  heartbeatAll(): void {
+    for (const [id, c] of this.controllers) for (const n of c.config.nodes) this.heartbeat(id, n.name);
+  }
+
+  /** One step of one controller, as controller.ts does it; true when it changed a file or its IPAM state. */
+  step(id: string): boolean {
+    const c = this.controllers.get(id)!;
+    const result = reconcile({
+      config: c.config,
+      ipam: c.ipam,
+      exchange: readExchange(this.disk, id),
+      heartbeats: readHeartbeats(this.disk, id, c.config.nodes.map((n) => n.name)),
+      previousGateway: c.gateway,
+      now: this.now,
+    });
+    const { written, deleted } = syncFiles(this.disk, result.files, result.deletes);
+    const changed = written.length > 0 || deleted.length > 0 || result.ipam !== c.ipam;
+    c.ipam = result.ipam;
+    c.gateway = result.election.gateway;
+    c.last = result;
+    return changed;
+  }
+
+  /** Rounds until one changes nothing; returns how many it took. */
+  converge(): number {
+    for (let round = 1; round <= 10; round++) {
+      let changed = false;
+      for (const id of this.controllers.keys()) changed = this.step(id) || changed;
+      if (!changed) return round;
+    }
+    throw new Error('the controllers did not converge in 10 rounds');
+  }
+
+  result(id: string): ReconcileResult {
+    return this.controllers.get(id)!.last!;
+  }
+
+  tunnel(from: string, to: string): TunnelEndpoint {
+    const tunnel = this.result(from).tunnels.find((t) => t.clusterId === to);
+    assert.ok(tunnel, `${from} has no TunnelEndpoint toward ${to}`);
+    return tunnel;
+  }
+
+  nodeSpec(cluster: string, node: string): NodeDataplaneSpec {
+    return this.disk.json(runDirPaths.nodeSpec(cluster, node)) as NodeDataplaneSpec;
+  }
+
+  reconfigure(id: string, change: (doc: Record<string, unknown>) => void): void {
+    const doc = structuredClone(configs[id]) as Record<string, unknown>;
+    change(doc);
+    this.controllers.get(id)!.config = parseControllerConfig(doc);
+  }
+}
+
+/** What each side of a peering tells the dataplane must agree: my view of me in you is your view of me. */
+function assertConsistent(lab: Lab, x: string, y: string): void {
+  const tx = lab.tunnel(x, y);
+  const ty = lab.tunnel(y, x);
+  assert.equal(tx.localNATPodCIDR, ty.remotePodCIDR, `${x}'s localNATPodCIDR for ${y} vs ${y}'s remotePodCIDR for ${x}`);
+  assert.equal(tx.localNATExternalCIDR, ty.remoteExternalCIDR, `${x}'s localNATExternalCIDR for ${y} vs ${y}'s remoteExternalCIDR for ${x}`);
+  assert.equal(ty.localNATPodCIDR, tx.remotePodCIDR, `${y}'s localNATPodCIDR for ${x} vs ${x}'s remotePodCIDR for ${y}`);
+  assert.equal(ty.localNATExternalCIDR, tx.remoteExternalCIDR, `${y}'s localNATExternalCIDR for ${x} vs ${x}'s remoteExternalCIDR for ${y}`);
+  for (const [self, tunnel] of [[x, tx], [y, ty]] as const) {
+    const home = lab.controllers.get(self)!.config.home;
+    assert.ok(sameShape(parseCidr('pod', tunnel.localNATPodCIDR), parseCidr('pod', home.podCIDR)), `${self}'s PodCIDR keeps its size in the peer`);
+    assert.ok(sameShape(parseCidr('ext', tunnel.localNATExternalCIDR), parseCidr('ext', home.externalCIDR)), `${self}'s ExternalCIDR keeps its size in the peer`);
+  }
+}
+
+function peersOf(spec: NodeDataplaneSpec): string[] {
+  return spec.peers.map((p) => p.clusterId);
+}
+
+function endpointOf(spec: NodeDataplaneSpec, peer: string): { address: string; port: number } {
+  const entry = spec.peers.find((p) => p.clusterId === peer);
+  assert.ok(entry, `${spec.clusterId}/${spec.node.name} has no peer ${peer}`);
+  return entry.endpoint;
+}
+
+function converged(): Lab {
+  const lab = new Lab();
+  lab.heartbeatAll();
+  lab.converge();
+  return lab;
+}
+
+describe('controller reconcile (three clusters, in memory)', () => {
+  it('converges: every peering ready, the four prefixes consistent on both sides', () => {
+    const lab = new Lab();
+    lab.heartbeatAll();
+    const rounds = lab.converge();
+    assert.ok(rounds <= 5, `took ${rounds} rounds`);
+    assert.deepEqual(lab.result('cluster-a').status.peers, [{ clusterId: 'cluster-b', state: 'ready' }]);
+    assert.deepEqual(lab.result('cluster-b').status.peers, [
+      { clusterId: 'cluster-a', state: 'ready' },
+      { clusterId: 'cluster-c', state: 'ready' },
+    ]);
+    assert.deepEqual(lab.result('cluster-c').status.peers, [{ clusterId: 'cluster-b', state: 'ready' }]);
+    assertConsistent(lab, 'cluster-a', 'cluster-b');
+    assertConsistent(lab, 'cluster-b', 'cluster-c');
+    // A and B collide on both networks: each remaps the other's into 10/8; C's /20 then collides with
+    // B's remap of A's ExternalCIDR and moves, its /25 ExternalCIDR is free and kept.
+    assert.deepEqual(lab.tunnel('cluster-a', 'cluster-b'), {
+      clusterId: 'cluster-b',
+      remotePodCIDR: '10.1.0.0/16',
+      remoteExternalCIDR: '10.2.0.0/24',
+      localNATPodCIDR: '10.1.0.0/16',
+      localNATExternalCIDR: '10.2.0.0/24',
+      endpoint: { address: '203.0.113.2', port: 4789 },
+    });
+    assert.deepEqual(lab.tunnel('cluster-b', 'cluster-c'), {
+      clusterId: 'cluster-c',
+      remotePodCIDR: '10.2.16.0/20',
+      remoteExternalCIDR: '10.201.0.0/25',
+      localNATPodCIDR: '10.0.0.0/16',
+      localNATExternalCIDR: '10.200.0.0/24',
+      endpoint: { address: '192.168.3.1', port: 4789 },
+    });
+  });
+
+  it('reflects a pod of C into A through B: an address in A\'s view of B\'s ExternalCIDR', () => {
+    const lab = converged();
+    const reflections = lab.disk.json(runDirPaths.reflections('cluster-b')) as { to: string; fromPeer: string; podIP: string; endpoint: string; address: string }[];
+    assert.equal(reflections.length, 1);
+    const [r] = reflections;
+    assert.equal(r!.endpoint, '10.2.17.10', "C's 10.2.1.10 as B sees it (C's PodCIDR remapped to 10.2.16.0/20)");
+    const bInA = lab.tunnel('cluster-a', 'cluster-b').remoteExternalCIDR;
+    assert.ok(containsIp(parseCidr('bInA', bInA), parseIp('address', r!.address)), `${r!.address} is in A's view of B's ExternalCIDR ${bInA}`);
+    assert.equal(r!.address, '10.2.0.1');
+    // B's dataplane holds the NatMapping: B's ExternalCIDR address → C's pod in B's view.
+    for (const node of ['b-gw', 'b-w1']) {
+      assert.deepEqual(lab.nodeSpec('cluster-b', node).natMappings, [{ externalAddress: '10.200.0.1', endpointAddress: '10.2.17.10' }]);
+    }
+    assert.deepEqual(lab.nodeSpec('cluster-a', 'a-gw').natMappings, []);
+  });
+
+  it('plans every node with the elected gateway: public address first, else the name order', () => {
+    const lab = converged();
+    const expected: Record<string, [string, string][]> = {
+      'cluster-a': [['a-gw', 'gateway'], ['a-w1', 'worker']],
+      'cluster-b': [['b-gw', 'gateway'], ['b-w1', 'worker']],
+      'cluster-c': [['c-gw', 'gateway'], ['c-w1', 'worker']],
+    };
+    for (const [cluster, nodes] of Object.entries(expected)) {
+      const gateway = nodes.find(([, role]) => role === 'gateway')![0];
+      assert.equal(lab.result(cluster).status.gateway, gateway);
+      for (const [node, role] of nodes) {
+        const spec = lab.nodeSpec(cluster, node);
+        assert.equal(spec.node.role, role, `${cluster}/${node}`);
+        assert.equal(spec.activeGateway.name, gateway);
+      }
+    }
+    assert.deepEqual(peersOf(lab.nodeSpec('cluster-a', 'a-w1')), ['cluster-b']);
+    assert.deepEqual(peersOf(lab.nodeSpec('cluster-b', 'b-w1')), ['cluster-a', 'cluster-c']);
+    assert.deepEqual(peersOf(lab.nodeSpec('cluster-c', 'c-w1')), ['cluster-b']);
+    assert.deepEqual(lab.nodeSpec('cluster-b', 'b-gw').peers.find((p) => p.clusterId === 'cluster-c')!.localNATPodCIDR, '10.0.0.0/16');
+  });
+
+  it('writes nothing more once converged', () => {
+    const lab = converged();
+    const before = new Map(lab.disk.files);
+    for (const id of lab.controllers.keys()) assert.equal(lab.step(id), false, `${id} changed something`);
+    assert.deepEqual(lab.disk.files, before);
+  });
+
+  it('fails the gateway over when its heartbeat stops, and the peers pick up the new endpoint', () => {
+    const lab = converged();
+    const bSpecForA = lab.disk.read(runDirPaths.spec('cluster-b', 'cluster-a'));
+    lab.now += 2000; // past the 1.5 s timeout: only the nodes that beat again are Ready
+    lab.heartbeatAll();
+    lab.heartbeat('cluster-b', 'b-gw', false);
+    lab.converge();
+    assert.equal(lab.result('cluster-b').status.gateway, 'b-w1');
+    assert.deepEqual(lab.result('cluster-b').status.readyNodes, ['b-w1']);
+    assert.equal(lab.nodeSpec('cluster-b', 'b-w1').node.role, 'gateway');
+    assert.equal(lab.nodeSpec('cluster-b', 'b-gw').node.role, 'worker');
+    assert.notEqual(lab.disk.read(runDirPaths.spec('cluster-b', 'cluster-a')), bSpecForA);
+    for (const node of ['a-gw', 'a-w1']) assert.deepEqual(endpointOf(lab.nodeSpec('cluster-a', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+    for (const node of ['c-gw', 'c-w1']) assert.deepEqual(endpointOf(lab.nodeSpec('cluster-c', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+    assertConsistent(lab, 'cluster-a', 'cluster-b');
+
+    // The old gateway coming back does not take the role back: tunnels stay where they are.
+    lab.now += 500;
+    lab.heartbeatAll();
+    lab.converge();
+    assert.equal(lab.result('cluster-b').status.gateway, 'b-w1');
+
+    // With no node Ready at all, the last gateway stays.
+    lab.now += 10_000;
+    lab.converge();
+    assert.equal(lab.result('cluster-b').election.reason, 'no-ready-node');
+    assert.equal(lab.result('cluster-b').status.gateway, 'b-w1');
+  });
+
+  it('removing a peer cleans both sides: files, IPAM, node specs, reflections', () => {
+    const lab = converged();
+    lab.reconfigure('cluster-b', (doc) => {
+      doc.peers = ['cluster-a'];
+      doc.reflections = [];
+    });
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').removedPeers, ['cluster-c']);
+    lab.converge();
+    const b = lab.controllers.get('cluster-b')!;
+    assert.equal(b.ipam!.peers.has('cluster-c'), false);
+    assert.equal(b.ipam!.external.byEndpoint.size, 0, "the reflected pod's ExternalCIDR address is released");
+    for (const path of [runDirPaths.spec('cluster-b', 'cluster-c'), runDirPaths.status('cluster-c', 'cluster-b'), runDirPaths.status('cluster-b', 'cluster-c')]) {
+      assert.equal(lab.disk.read(path), undefined, `${path} is gone`);
+    }
+    assert.deepEqual(lab.disk.json(runDirPaths.reflections('cluster-b')), []);
+    for (const node of ['b-gw', 'b-w1']) {
+      assert.deepEqual(peersOf(lab.nodeSpec('cluster-b', node)), ['cluster-a']);
+      assert.deepEqual(lab.nodeSpec('cluster-b', node).natMappings, []);
+    }
+    for (const node of ['c-gw', 'c-w1']) assert.deepEqual(peersOf(lab.nodeSpec('cluster-c', node)), []);
+    assert.deepEqual(lab.result('cluster-c').status.peers, [{ clusterId: 'cluster-b', state: 'waiting-for-peer' }]);
+    assert.equal(lab.result('cluster-c').tunnels.length, 0);
+    assertConsistent(lab, 'cluster-a', 'cluster-b');
+  });
+
+  it('reports a peer as remapped while it has not answered, and a half-written file as a problem read again later', () => {
+    const lab = new Lab();
+    lab.heartbeatAll();
+    lab.step('cluster-a');
+    lab.step('cluster-b');
+    // B processed A's spec (A's networks placed, status written) but A has not answered B's yet.
+    assert.deepEqual(lab.result('cluster-b').status.peers, [
+      { clusterId: 'cluster-a', state: 'remapped' },
+      { clusterId: 'cluster-c', state: 'waiting-for-peer' },
+    ]);
+    const path = runDirPaths.spec('cluster-c', 'cluster-b');
+    lab.disk.write(path, '{"clusterId": "cluster-c", "remoteCl');
+    lab.step('cluster-b');
+    assert.ok(lab.result('cluster-b').problems.some((p) => p.startsWith(path)), 'the truncated spec is reported');
+    assert.equal(lab.result('cluster-b').status.peers[1]!.state, 'waiting-for-peer');
+    lab.disk.remove(path);
+    lab.converge();
+    assert.deepEqual(lab.result('cluster-b').problems, []);
+    assertConsistent(lab, 'cluster-b', 'cluster-c');
+  });
+
+  it('ignores a status that answers networks the cluster no longer has', () => {
+    const lab = converged();
+    const path = runDirPaths.status('cluster-c', 'cluster-b');
+    const status = JSON.parse(lab.disk.read(path)!) as { observed: { podCIDR: string } };
+    status.observed.podCIDR = '10.3.0.0/20';
+    lab.disk.write(path, JSON.stringify(status));
+    lab.step('cluster-c');
+    assert.deepEqual(lab.result('cluster-c').status.peers, [{ clusterId: 'cluster-b', state: 'remapped' }]);
+  });
+});

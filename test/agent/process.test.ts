@@ -1,0 +1,146 @@
+/** `strait agent` as the lab runs it: a real process against a real node namespace. */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cleanupAgentNode } from '../../src/agent/agent';
+import { readMainRoutes } from '../../src/agent/routes';
+import { BpfMap, type CodecValue, ensureBpffs } from '../../src/bpf';
+import * as layout from '../../src/datapath/layout';
+import { findAttachments } from '../../src/datapath/node-datapath';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { requireRoot, uniqueName } from '../support/kernel';
+import { nodeSpec, peerB, peerC } from './fixture';
+
+const cliPath = join(__dirname, '../../src/cli/main.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns true; fails after `ms` with `what`. */
+async function waitFor(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      if (check()) return;
+    } catch {
+      // not there yet (file absent, map not pinned yet)
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('strait agent (real process, real kernel)', function () {
+  requireRoot(this);
+  let node: string;
+  let pod: string;
+  let pinRoot: string;
+  let dir: string;
+  let child: ChildProcess | undefined;
+  let stderr: string;
+
+  beforeEach(() => {
+    ensureBpffs();
+    node = uniqueName('strait-test-node');
+    pod = uniqueName('strait-test-pod');
+    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
+    dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
+    stderr = '';
+    createNetns(node);
+    createNetns(pod);
+    ip(['link', 'add', 'p-x', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
+  });
+  afterEach(() => {
+    try {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      cleanupAgentNode(pinRoot, node);
+    } finally {
+      rmSync(pinRoot, { recursive: true, force: true });
+      deleteNetns(node);
+      deleteNetns(pod);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  const specPath = () => join(dir, 'nodes', 'n1.json');
+  const statusPath = () => join(dir, 'status', 'n1.json');
+  const writeSpec = (spec: NodeDataplaneSpec | string) => {
+    const text = typeof spec === 'string' ? spec : JSON.stringify(spec);
+    writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), text);
+    renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
+  };
+  const heartbeat = () => JSON.parse(readFileSync(statusPath(), 'utf8')) as { node: string; ready: boolean; time: string; dataplane: string; specGeneration: number };
+  const attachments = () => findAttachments(pinRoot, netnsPath(node)).map((a) => `${a.interface}:${a.program}`).sort();
+  const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => {
+    const map = BpfMap.openPinned(join(pinRoot, layout.maps.peers.name), layout.maps.peers.key, layout.maps.peers.value);
+    try {
+      return use(map);
+    } finally {
+      map.close();
+    }
+  };
+  const peerIds = () => withPeers((m) => [...m.keys()].sort((a, b) => a - b));
+
+  it('applies the spec, follows its changes, repairs a map entry deleted by hand, stops on SIGTERM leaving the datapath, and --cleanup removes it', async () => {
+    mkdirSync(join(dir, 'nodes'));
+    writeSpec(nodeSpec([peerB]));
+    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', '0.2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
+
+    await waitFor('a ready heartbeat', () => heartbeat().ready);
+    await waitFor('both attachments', () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay');
+    const first = heartbeat();
+    assert.deepEqual(first, { ...first, node: 'n1', dataplane: 'ebpf', specGeneration: 1 });
+    await waitFor('a fresh heartbeat every interval', () => heartbeat().time !== first.time, 2_000);
+    assert.deepEqual(peerIds(), [5]);
+    assert.deepEqual(readMainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => `${r.dst} ${r.protocol}`).sort(), ['10.1.0.0/16 252', '10.60.0.0/24 252']);
+
+    // A new peer: the watcher (or the poll) applies it.
+    writeSpec(nodeSpec([peerB, peerC]));
+    await waitFor('peer c in strait_peers', () => peerIds().join() === '5,7');
+    await waitFor('specGeneration 2', () => heartbeat().specGeneration === 2);
+    assert.equal(withPeers((m) => m.lookup(7))?.endpoint, '203.0.113.3');
+    assert.ok(readMainRoutes(node).some((r) => r.dst === '10.2.0.0/20' && r.dev === 'strait0'));
+
+    // Drift: an entry deleted by hand comes back within a few intervals.
+    assert.equal(withPeers((m) => m.delete(5)), true);
+    await waitFor('peer b back in strait_peers', () => peerIds().join() === '5,7', 2_000);
+    assert.match(stderr, /repaired/);
+
+    // A half-written file is not applied: the maps keep the last good spec, the node stays ready.
+    writeSpec(JSON.stringify(nodeSpec([peerB])).slice(0, 150));
+    await waitFor('the rejection in the log', () => stderr.includes('spec file rejected'));
+    await sleep(600);
+    assert.deepEqual(peerIds(), [5, 7]);
+    assert.equal(heartbeat().ready, true);
+    assert.equal(heartbeat().specGeneration, 2);
+
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, sleep(10_000).then(() => 'still running')]);
+    assert.equal(code, 0, `exit code; stderr:\n${stderr}`);
+    assert.deepEqual(attachments(), ['p-x:strait_from_pod', 'strait0:strait_from_overlay'], 'the datapath stays in place');
+    assert.deepEqual(peerIds(), [5, 7]);
+    assert.equal(heartbeat().ready, false);
+    for (const line of stderr.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `a pino line: ${line}`);
+
+    const cleanup = spawnSync(process.execPath, [cliPath, 'agent', '--cleanup', '--pin-root', pinRoot, '--netns', node], { encoding: 'utf8' });
+    assert.equal(cleanup.status, 0, cleanup.stderr);
+    const summary = JSON.parse(cleanup.stdout);
+    assert.equal(summary.detached.length, 2);
+    assert.equal(summary.overlayDeviceRemoved, true);
+    assert.deepEqual(summary.routesRemoved, ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
+    assert.deepEqual(findAttachments(pinRoot, netnsPath(node)), []);
+    assert.equal(existsSync(pinRoot), false);
+    assert.deepEqual(readMainRoutes(node), []);
+  });
+
+  it('refuses to start on a bad flag before touching the node', () => {
+    const run = spawnSync(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--netns', node, '--interval', '-0.5'], { encoding: 'utf8' });
+    assert.equal(run.status, 1);
+    assert.deepEqual(JSON.parse(run.stderr), { error: '--interval: must be a number of seconds greater than 0, like 1 or 0.2 (got "-0.5")', field: '--interval', value: '-0.5' });
+    assert.equal(existsSync(pinRoot), false);
+  });
+});

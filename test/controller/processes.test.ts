@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,5 +90,44 @@ describe('strait controller processes', () => {
       }
       assert.equal(existsSync(join(runDir, c.clusterId, 'ipam.json.lock')), false, 'the IPAM lock is released');
     }
+  });
+
+  it('--once after a restart keeps the gateway of the last status while it is Ready, and prints the status', () => {
+    const runDir = join(dir, 'run');
+    const config = {
+      clusterId: 'cluster-a',
+      runDir,
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      nodes: [
+        { name: 'a-1', underlayAddress: '192.168.1.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.1' },
+        { name: 'a-2', underlayAddress: '192.168.1.2', podCIDRs: ['10.0.1.0/24'] },
+      ],
+    };
+    const path = join(dir, 'a.json');
+    writeFileSync(path, JSON.stringify(config));
+    mkdirSync(join(runDir, 'cluster-a', 'status'), { recursive: true });
+    // Dated ahead, so a slow process start cannot make them stale.
+    for (const node of ['a-1', 'a-2']) {
+      writeFileSync(join(runDir, 'cluster-a', 'status', `${node}.json`), JSON.stringify({ node, ready: true, time: new Date(Date.now() + 60_000).toISOString() }));
+    }
+    writeFileSync(join(runDir, 'cluster-a', 'controller.json'), JSON.stringify({ clusterId: 'cluster-a', gateway: 'a-2', peers: [], readyNodes: [], time: new Date().toISOString() }));
+    const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path, '--once'], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const status = JSON.parse(run.stdout) as { gateway: string; readyNodes: string[]; peers: unknown[] };
+    assert.equal(status.gateway, 'a-2', 'a-1 would win a new election (public address), but a-2 is still Ready');
+    assert.deepEqual(status.readyNodes, ['a-1', 'a-2']);
+    assert.deepEqual(status.peers, []);
+  });
+
+  it('refuses a bad configuration with the field and value, exit 1', () => {
+    const path = join(dir, 'bad.yaml');
+    writeFileSync(path, 'clusterId: cluster-a\npodCIDR: 10.0.0.1/16\nexternalCIDR: 10.200.0.0/24\nnodes: []\n');
+    const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path], { encoding: 'utf8' });
+    assert.equal(run.status, 1);
+    const error = JSON.parse(run.stderr) as { field: string; value: string; error: string };
+    assert.equal(error.field, 'podCIDR');
+    assert.equal(error.value, '10.0.0.1/16');
+    assert.match(error.error, /did you mean 10\.0\.0\.0\/16/);
   });
 });

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { diskRunDir, readExchange, readHeartbeats, runDirPaths, syncFiles, writeFileAtomic } from '../../src/controller/exchange';
+import { MemoryRunDir } from './memory-run-dir';
+
+describe('controller run directory and exchange', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strait-exchange-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes atomically: directories made, content replaced, no temporary file left', () => {
+    const path = join(dir, 'exchange', 'cluster-a', 'cluster-b.spec.json');
+    writeFileAtomic(path, 'one');
+    writeFileAtomic(path, 'two');
+    assert.equal(readFileSync(path, 'utf8'), 'two');
+    assert.deepEqual(readdirSync(join(dir, 'exchange', 'cluster-a')), ['cluster-b.spec.json']);
+  });
+
+  it('reads a missing file or directory as absent', () => {
+    const files = diskRunDir(dir);
+    assert.equal(files.read('nope/x.json'), undefined);
+    assert.deepEqual(files.list('nope'), []);
+    files.remove('nope/x.json');
+  });
+
+  it('writes only what changed and deletes only what exists', () => {
+    const files = new MemoryRunDir();
+    files.write('a', 'same');
+    files.write('gone', 'x');
+    const first = syncFiles(files, new Map([['a', 'same'], ['b', 'new']]), ['gone', 'never-there']);
+    assert.deepEqual(first, { written: ['b'], deleted: ['gone'] });
+    assert.deepEqual(syncFiles(files, new Map([['a', 'same'], ['b', 'new']]), []), { written: [], deleted: [] });
+  });
+
+  it('reads the specs addressed to us and the statuses of ours; reports what it cannot use', () => {
+    const files = diskRunDir(dir);
+    const spec = { clusterId: 'cluster-b', remoteClusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 } };
+    files.write(runDirPaths.spec('cluster-b', 'cluster-a'), JSON.stringify(spec));
+    files.write(runDirPaths.spec('cluster-b', 'cluster-z'), JSON.stringify({ ...spec, remoteClusterId: 'cluster-z' })); // not for us
+    files.write(runDirPaths.spec('cluster-c', 'cluster-a'), JSON.stringify({ ...spec, clusterId: 'cluster-b' })); // wrong owner
+    writeFileSync(join(dir, 'exchange', 'cluster-b', '.123.abc.tmp'), '{"half'); // someone's write in progress
+    const status = { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } };
+    files.write(runDirPaths.status('cluster-a', 'cluster-b'), JSON.stringify(status));
+    files.write(runDirPaths.status('cluster-a', 'cluster-d'), '{"processed": tr'); // half-visible
+    files.write(runDirPaths.spec('cluster-a', 'cluster-b'), '{}');
+    files.write(runDirPaths.status('cluster-b', 'cluster-a'), '{}');
+    files.write(runDirPaths.nodeSpec('cluster-a', 'a-gw'), '{}');
+
+    const view = readExchange(files, 'cluster-a');
+    assert.deepEqual([...view.specsForUs], [['cluster-b', spec]]);
+    assert.deepEqual([...view.statusesOfOurs], [['cluster-b', status]]);
+    assert.deepEqual(view.written.sort(), [
+      'cluster-a/nodes/a-gw.json',
+      'exchange/cluster-a/cluster-b.spec.json',
+      'exchange/cluster-b/cluster-a.status.json',
+    ]);
+    assert.equal(view.problems.length, 2, view.problems.join('\n'));
+    assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-c/cluster-a.spec.json: clusterId is "cluster-b"')));
+    assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-a/cluster-d.status.json: not valid JSON')));
+  });
+
+  it('reads heartbeats; a malformed one is no heartbeat', () => {
+    const files = new MemoryRunDir();
+    files.write(runDirPaths.heartbeat('c', 'n1'), JSON.stringify({ node: 'n1', ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf' }));
+    files.write(runDirPaths.heartbeat('c', 'n2'), JSON.stringify({ node: 'n2', ready: 'yes', time: '2026-01-01T00:00:00Z' }));
+    files.write(runDirPaths.heartbeat('c', 'n3'), '{"node":');
+    assert.deepEqual([...readHeartbeats(files, 'c', ['n1', 'n2', 'n3', 'n4'])], [['n1', { node: 'n1', ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf' }]]);
+  });
+});

@@ -54,7 +54,11 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
   };
 }
 
-/** Starts one node's agent inside the node's namespace. */
+/**
+ * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
+ * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
+ * inspect, cleanup and the next agent.
+ */
 export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: string): void {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   startProcess(runDir, `agent-${node}`, [
@@ -66,7 +70,8 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--pod-interfaces', podInterfacePattern,
     '--dataplane', dataplane,
     '--interval', '0.5',
-  ], nodeNetns(node));
+    '--netns', nodeNetns(node),
+  ]);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

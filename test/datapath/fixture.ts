@@ -24,7 +24,8 @@ export const home = {
   overlayMac: '02:5a:00:00:00:01',
   overlayVni: 100,
 };
-export const overlayMacs: Macs = { dst: home.overlayMac, src: home.overlayMac };
+/** Inner frames go to the overlay MAC, from it with the last bit flipped (a VXLAN device drops its own source). */
+export const overlayMacs: Macs = { dst: home.overlayMac, src: '02:5a:00:00:00:00' };
 
 export interface PeerSetup {
   id: number;

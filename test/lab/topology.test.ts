@@ -42,21 +42,22 @@ describe('lab topology', () => {
 describe('lab checks', () => {
   it('dials every peered pod at its address in the caller\'s view, the hub path, and an unpeered pair', () => {
     const t = loadTopology(defaultTopologyPath);
-    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR }) as NodeDataplaneSpec['peers'][number];
+    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR, remoteExternalCIDR: '10.250.0.0/24' }) as NodeDataplaneSpec['peers'][number];
     const view = (peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView => ({ spec: { peers } as NodeDataplaneSpec, reflections });
     const checks = planChecks(t, {
       'cluster-a': view([peer('cluster-b', '10.1.0.0/16')]),
       'cluster-b': view([peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', podIP: '172.20.1.10', address: '10.3.0.1' }]),
-      'cluster-c': view([peer('cluster-b', '10.4.0.0/16')]),
+      // C keeps B's PodCIDR 10.0.0.0/16 as it is: A's pods' own addresses mean B's pods there.
+      'cluster-c': view([peer('cluster-b', '10.0.0.0/16')]),
     });
     // 2 peerings x 2 directions x 2 x 2 pods x 3 protocols, the hub from A's 2 pods x 3, A<->C blocked both ways.
     assert.equal(checks.filter((c) => c.kind === 'peered').length, 48);
     assert.equal(checks.filter((c) => c.kind === 'hub').length, 6);
-    assert.deepEqual(checks.filter((c) => c.kind === 'not-peered').map((c) => [c.from, c.address, c.expect]), [['a-gw-p', '172.20.1.10', 'blocked'], ['c-gw-p', '10.0.1.10', 'blocked']]);
+    assert.deepEqual(checks.filter((c) => c.kind === 'not-peered').map((c) => [c.from, c.address, c.expect]), [['a-gw-p', '172.20.0.10', 'blocked']], 'C -> A is skipped: every A pod address is a B pod in C');
     const find = (from: string, to: string) => checks.find((c) => c.from === from && c.to === to && c.kind !== 'not-peered')!.address;
     assert.equal(find('a-w1-p', 'b-w1-p'), '10.1.1.10', "B's pod in A's view of B's PodCIDR");
     assert.equal(find('b-gw-p', 'c-w1-p'), '10.2.1.10', "C's pod (172.20.1.10 in 172.20.0.0/20) in B's /20 view");
-    assert.equal(find('c-gw-p', 'b-gw-p'), '10.4.0.10');
+    assert.equal(find('c-gw-p', 'b-gw-p'), '10.0.0.10');
     assert.equal(find('a-gw-p', 'c-w1-p'), '10.3.0.1', 'the hub path dials the reflected address');
   });
 });

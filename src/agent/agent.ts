@@ -188,17 +188,43 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
   return { stopped, isStopped: () => signal !== undefined };
 }
 
-/** Watches the spec file's directory (a writer renames a new file over it, so watching the file itself would lose it). */
-function watchSpec(specPath: string, onChange: () => void, log: Logger): FSWatcher | undefined {
-  try {
-    const watcher = watch(dirname(specPath), (_event, file) => {
-      if (file === null || file === basename(specPath)) onChange();
-    });
-    watcher.on('error', (err) => log.warn({ error: message(err) }, 'spec directory watch failed; polling only'));
-    return watcher;
-  } catch (err) {
-    log.warn({ dir: dirname(specPath), error: message(err) }, 'cannot watch the spec directory; polling only');
-    return undefined;
+/**
+ * fs.watch on the spec file's directory (a writer renames a new file over the spec, so a watch on the
+ * file itself would be lost with the old inode). Re-established from the timer: the directory may only
+ * appear after the agent starts (the controller creates it), and a failed watch is dropped.
+ */
+class SpecWatcher {
+  private watcher?: FSWatcher;
+  private polling = false;
+
+  constructor(
+    private readonly specPath: string,
+    private readonly onChange: () => void,
+    private readonly log: Logger,
+  ) {}
+
+  ensure(): void {
+    if (this.watcher) return;
+    const dir = dirname(this.specPath);
+    try {
+      this.watcher = watch(dir, (_event, file) => {
+        if (file === null || file === basename(this.specPath)) this.onChange();
+      });
+      this.watcher.on('error', (err) => {
+        this.log.warn({ dir, error: message(err) }, 'spec directory watch failed; polling until it is back');
+        this.close();
+      });
+      if (this.polling) this.log.info({ dir }, 'watching the spec directory');
+      this.polling = false;
+    } catch (err) {
+      if (!this.polling) this.log.warn({ dir, error: message(err) }, 'cannot watch the spec directory yet; polling every interval');
+      this.polling = true;
+    }
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
   }
 }
 
@@ -220,20 +246,24 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       agent.beat(false);
       return;
     }
-    agent.tick();
-    const timer = setInterval(() => agent.tick(), options.intervalMs);
     // A burst of events for one write (create, write, rename) becomes one reconcile.
     let pending: NodeJS.Timeout | undefined;
-    const watcher = watchSpec(options.specPath, () => {
+    const watcher = new SpecWatcher(options.specPath, () => {
       pending ??= setTimeout(() => {
         pending = undefined;
         agent.tick();
       }, 10);
     }, log);
+    watcher.ensure();
+    agent.tick();
+    const timer = setInterval(() => {
+      watcher.ensure();
+      agent.tick();
+    }, options.intervalMs);
     await stop.stopped;
     clearInterval(timer);
     clearTimeout(pending);
-    watcher?.close();
+    watcher.close();
     agent.beat(false);
   } finally {
     datapath.close();

@@ -134,7 +134,7 @@ export class Agent {
         this.appliedKey = key;
         this.log.info({ specGeneration: this.generation, role: spec.node.role, peers: spec.peers.length, natMappings: spec.natMappings.length, nodes: spec.nodes.length, changes: changes ?? {} }, 'spec applied');
       } else if (changes) {
-        this.log.info({ specGeneration: this.generation, changes }, 'node drifted from the spec; repaired');
+        this.log.info({ specGeneration: this.generation, changes }, 'node changed since the last apply (a new pod interface, or a change by hand); reconciled');
       }
       const conflicts = routes.conflicts.join(',');
       if (conflicts !== this.lastConflicts && conflicts !== '') this.log.warn({ prefixes: routes.conflicts }, 'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)');
@@ -149,7 +149,6 @@ export class Agent {
       this.lastError = message(err);
     }
   }
-
 
   beat(ready: boolean): void {
     const { statusPath, nodeName } = this.options;

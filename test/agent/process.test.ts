@@ -83,7 +83,7 @@ describe('strait agent (real process, real kernel)', function () {
   };
   const peerIds = () => withPeers((m) => [...m.keys()].sort((a, b) => a - b));
 
-  it('applies the spec, follows its changes, repairs a map entry deleted by hand, stops on SIGTERM leaving the datapath, and --cleanup removes it', async () => {
+  it('applies the spec, follows its changes, repairs a map entry deleted by hand, attaches a new pod, stops on SIGTERM leaving the datapath, and --cleanup removes it', async () => {
     mkdirSync(join(dir, 'nodes'));
     writeSpec(nodeSpec([peerB]));
     child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', '0.2'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -108,7 +108,11 @@ describe('strait agent (real process, real kernel)', function () {
     // Drift: an entry deleted by hand comes back within a few intervals.
     assert.equal(withPeers((m) => m.delete(5)), true);
     await waitFor('peer b back in strait_peers', () => peerIds().join() === '5,7', 2_000);
-    await waitFor('the repair in the log', () => stderr.includes('drifted from the spec; repaired'));
+    await waitFor('the repair in the log', () => stderr.includes('node changed since the last apply'));
+
+    // A new pod: its interface gets the program at the next reconcile.
+    ip(['link', 'add', 'p-y', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+    await waitFor('the new pod attached', () => attachments().includes('p-y:strait_from_pod'), 2_000);
 
     // A half-written file is not applied: the maps keep the last good spec, the node stays ready.
     writeSpec(JSON.stringify(nodeSpec([peerB])).slice(0, 150));
@@ -121,7 +125,7 @@ describe('strait agent (real process, real kernel)', function () {
     child.kill('SIGTERM');
     const code = await Promise.race([exited, sleep(10_000).then(() => 'still running')]);
     assert.equal(code, 0, `exit code; stderr:\n${stderr}`);
-    assert.deepEqual(attachments(), ['p-x:strait_from_pod', 'strait0:strait_from_overlay'], 'the datapath stays in place');
+    assert.deepEqual(attachments(), ['p-x:strait_from_pod', 'p-y:strait_from_pod', 'strait0:strait_from_overlay'], 'the datapath stays in place');
     assert.deepEqual(peerIds(), [5, 7]);
     assert.equal(heartbeat().ready, false);
     for (const line of stderr.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `a pino line: ${line}`);
@@ -129,7 +133,7 @@ describe('strait agent (real process, real kernel)', function () {
     const cleanup = spawnSync(process.execPath, [cliPath, 'agent', '--cleanup', '--pin-root', pinRoot, '--netns', node], { encoding: 'utf8' });
     assert.equal(cleanup.status, 0, cleanup.stderr);
     const summary = JSON.parse(cleanup.stdout);
-    assert.equal(summary.detached.length, 2);
+    assert.equal(summary.detached.length, 3);
     assert.equal(summary.overlayDeviceRemoved, true);
     assert.deepEqual(summary.routesRemoved, ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
     assert.deepEqual(findAttachments(pinRoot, netnsPath(node)), []);

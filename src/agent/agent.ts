@@ -241,10 +241,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   try {
     log.info({ dataplane, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx }, 'agent started');
     const agent = new Agent(options, datapath, dataplane, log);
-    if (stop.isStopped()) {
-      agent.beat(false);
-      return;
-    }
+    if (stop.isStopped()) return;
     // A burst of events for one write (create, write, rename) becomes one reconcile.
     let pending: NodeJS.Timeout | undefined;
     const watcher = new SpecWatcher(options.specPath, () => {
@@ -260,10 +257,11 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       agent.tick();
     }, options.intervalMs);
     await stop.stopped;
+    // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. The node
+    // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
     clearInterval(timer);
     clearTimeout(pending);
     watcher.close();
-    agent.beat(false);
   } finally {
     datapath.close();
   }

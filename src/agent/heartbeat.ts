@@ -9,7 +9,7 @@ import type { Dataplane } from '../probe/features';
 
 export interface Heartbeat {
   node: string;
-  /** The datapath is loaded and the last reconcile succeeded; false once the agent stops. */
+  /** The datapath is loaded and the last reconcile succeeded. A stopped agent writes nothing: its heartbeat ages out. */
   ready: boolean;
   /** ISO 8601, when this heartbeat was written. */
   time: string;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { inspectNode } from '../datapath/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type ClusterView, planChecks } from './checks';
+import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
 
@@ -15,9 +16,8 @@ function readJson<T>(path: string): T | undefined {
   }
 }
 
-export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; failed: number }> {
-  const topology = savedTopology(runDir);
-  await waitForConvergence(topology, runDir, say, 15_000);
+/** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
+export function clusterViews(topology: LabTopology, runDir: string): Record<string, ClusterView> {
   const views: Record<string, ClusterView> = {};
   for (const c of topology.clusters) {
     views[c.id] = {
@@ -25,7 +25,13 @@ export async function labTest(runDir: string, say: Say): Promise<{ results: Chec
       reflections: readJson(join(runDir, c.id, 'reflections.json')) ?? [],
     };
   }
-  const checks = planChecks(topology, views);
+  return views;
+}
+
+export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; failed: number }> {
+  const topology = savedTopology(runDir);
+  await waitForConvergence(topology, runDir, say, 15_000);
+  const checks = planChecks(topology, clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
   const results = await runChecks(checks, (r, done) => {
     say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.proto.padEnd(4)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);

@@ -49,7 +49,8 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
       return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
     }),
     nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })),
-    heartbeatTimeout: 1.5,
+    // Agents beat every 0.25 s: a node silent for 1 s is not Ready (a restart takes about 0.5 s).
+    heartbeatTimeout: 1,
     interval: 0.2,
   };
 }
@@ -69,7 +70,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--pin-root', nodePinRoot(node),
     '--pod-interfaces', podInterfacePattern,
     '--dataplane', dataplane,
-    '--interval', '0.5',
+    '--interval', '0.25',
     '--netns', nodeNetns(node),
   ]);
 }
@@ -129,10 +130,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
     buildNetworks(topology);
     for (const cluster of topology.clusters) {
-      mkdirSync(join(runDir, cluster.id), { recursive: true });
-      const config = join(runDir, cluster.id, 'controller-config.json');
-      writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir), null, 2));
-      startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
+      startController(topology, cluster, runDir);
       for (const node of cluster.nodes) {
         for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
         startAgent(topology, runDir, node.name, options.dataplane);
@@ -146,6 +144,32 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     say(`lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait lab down' removes it`);
     throw err;
   }
+}
+
+/**
+ * Ends the peering of two clusters in a running lab, as an operator would: their controllers get a
+ * configuration without it and restart.
+ */
+export async function removePeering(runDir: string, x: string, y: string): Promise<void> {
+  const topology = savedTopology(runDir);
+  const keep = (a: string, b: string) => !((a === x && b === y) || (a === y && b === x));
+  const changed: LabTopology = {
+    ...topology,
+    peerings: topology.peerings.filter(([a, b]) => keep(a, b)),
+    reflections: topology.reflections.filter((r) => keep(r.hub, r.to) && keep(r.hub, findPod(topology, r.pod).cluster.id)),
+  };
+  writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
+  for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
+    await stopProcess(runDir, `controller-${cluster.id}`);
+    startController(changed, cluster, runDir);
+  }
+}
+
+function startController(topology: LabTopology, cluster: LabCluster, runDir: string): void {
+  mkdirSync(join(runDir, cluster.id), { recursive: true });
+  const config = join(runDir, cluster.id, 'controller-config.json');
+  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir), null, 2));
+  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
 }
 
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */

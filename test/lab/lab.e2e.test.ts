@@ -1,0 +1,168 @@
+/**
+ * The lab end to end on the real kernel with the eBPF dataplane: both topologies up, traffic checked,
+ * down; an agent restart under load; a gateway failover; a peering removed; nothing left behind.
+ * Figures (lost packets, failover window) are printed for BENCHMARKS.md, never asserted as timings.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspectNode } from '../../src/datapath/inspect';
+import { run } from '../../src/kernel/command';
+import { addressSeenFrom } from '../../src/lab/checks';
+import { labDown, labUp, nodePinRoot, removePeering, savedTopology, startAgent } from '../../src/lab/lab';
+import { clusterViews, labStatus, labTest } from '../../src/lab/lab-test';
+import { echoPort, labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
+import { labNamespaces } from '../../src/lab/network';
+import { knownProcesses, stopProcess } from '../../src/lab/processes';
+import { defaultTopologyPath } from '../../src/lab/topology';
+import { requireRoot } from '../support/kernel';
+
+const runDir = `/run/strait/lab-test-${process.pid}`;
+const lines: string[] = [];
+const say = (line: string) => lines.push(line);
+const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function inPod(pod: string, argv: string[]): Promise<string> {
+  return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)));
+}
+
+/** Continuous ping every 10 ms: how many were sent and answered. */
+async function pingFor(pod: string, address: string, count: number): Promise<{ transmitted: number; received: number }> {
+  const out = await inPod(pod, ['ping', '-q', '-i', '0.01', '-c', String(count), '-W', '1', address]);
+  const m = /(\d+) packets transmitted, (\d+) received/.exec(out);
+  assert.ok(m, `ping printed no statistics: ${out}`);
+  return { transmitted: Number(m[1]), received: Number(m[2]) };
+}
+
+const hostState = () => ({
+  links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
+  qdiscs: run(['tc', 'qdisc', 'show']),
+  rules: run(['ip', 'rule']),
+  routes: run(['ip', 'route']),
+});
+
+async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
+  const started = Date.now();
+  while (!ok()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+  return Date.now() - started;
+}
+
+const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
+const gatewayOf = (cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
+
+describe('lab end to end (real kernel, eBPF dataplane)', function () {
+  requireRoot(this);
+  this.timeout(240_000);
+  let hostBefore: ReturnType<typeof hostState>;
+
+  before(async function (this: Mocha.Context) {
+    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
+    hostBefore = hostState();
+  });
+  afterEach(async function (this: Mocha.Context) {
+    if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
+    lines.length = 0;
+    await labDown(runDir, say);
+  });
+  after(() => {
+    assert.deepEqual(labNamespaces(), [], 'no lab namespace is left');
+    assert.equal(existsSync(labPinRoot), false, 'no pinned map or link is left');
+    assert.equal(existsSync(runDir), false);
+    assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
+  });
+
+  it('default topology: every peered pair both ways, the hub path, unpeered clusters blocked; then a peering removed leaves nothing', async () => {
+    await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', say });
+    const { results, failed } = await labTest(runDir, say);
+    assert.equal(failed, 0, results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`).join('\n'));
+    assert.ok(results.some((r) => r.kind === 'hub' && r.proto === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
+    const status = labStatus(runDir);
+    assert.deepEqual(status.clusters.map((c) => [c.id, c.gateway, c.nodes.every((n) => n.ready)]), [['cluster-a', 'a-gw', true], ['cluster-b', 'b-gw', true], ['cluster-c', 'c-gw', true]]);
+    assert.ok(status.clusters[1]!.nodes[0]!.peers.every((p) => p.txPackets > 0 && p.rxPackets > 0), 'the hub gateway counted traffic for both peers');
+
+    // End A-B: A's nodes and B's nodes keep nothing of each other (maps, kernel routes); B-C still works.
+    const topology = savedTopology(runDir);
+    const bSeenFromA = clusterViews(topology, runDir)['cluster-a']!.spec.peers[0]!;
+    await removePeering(runDir, 'cluster-a', 'cluster-b');
+    for (const node of ['a-gw', 'a-w1']) {
+      await waitFor(`${node} to drop its peer`, () => inspectNode(nodePinRoot(node)).peers.length === 0);
+      const report = inspectNode(nodePinRoot(node));
+      assert.deepEqual([report.strayRoutes, report.natMappings], [[], []], node);
+      assert.equal(run(['ip', '-n', nodeNetns(node), 'route', 'show', 'proto', '252']), '', `${node} keeps no route of B`);
+      assert.ok(!run(['ip', '-n', nodeNetns(node), 'route']).includes(bSeenFromA.remotePodCIDR));
+    }
+    for (const node of ['b-gw', 'b-w1']) {
+      await waitFor(`${node} to keep only C`, () => inspectNode(nodePinRoot(node)).peers.length === 1);
+      assert.deepEqual(inspectNode(nodePinRoot(node)).natMappings, [], 'the reflection through the removed peering is gone');
+    }
+    const again = await labTest(runDir, say);
+    assert.equal(again.failed, 0);
+    assert.equal(again.results.filter((r) => r.kind === 'peered').length, 24, 'only B-C is left');
+  });
+
+  it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): all checks pass', async () => {
+    await labUp(distinctTopology, { runDir, dataplane: 'ebpf', say });
+    const { results, failed } = await labTest(runDir, say);
+    assert.equal(failed, 0, results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`).join('\n'));
+    assert.ok(results.length >= 56);
+  });
+
+  it('agent restarts under a continuous ping and a TCP stream lose nothing; a gateway failover moves traffic', async () => {
+    const topology = await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', say });
+    const views = clusterViews(topology, runDir);
+    const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
+
+    // 1. Restart every agent on the path (both gateways and both workers) while traffic flows.
+    const ping = pingFor('a-w1-p', target, 600);
+    const stream = inPod('a-w1-p', [process.execPath, join(__dirname, '..', '..', 'src', 'lab', 'echo-client.js'), 'stream', target, String(echoPort), '5000']);
+    await sleep(500);
+    for (const [cluster, node] of [['cluster-a', 'a-w1'], ['cluster-a', 'a-gw'], ['cluster-b', 'b-gw'], ['cluster-b', 'b-w1']] as const) {
+      const restarted = Date.now();
+      await stopProcess(runDir, `agent-${node}`);
+      startAgent(topology, runDir, node, 'ebpf');
+      await waitFor(`${node}'s new agent`, () => { try { const h = heartbeat(cluster, node); return h.ready && Date.parse(h.time) > restarted; } catch { return false; } });
+    }
+    const pinged = await ping;
+    const streamed = JSON.parse(await stream) as { ok: boolean; sent: number; echoed: number; error?: string };
+    process.stdout.write(`      agent restarts: ping ${pinged.received}/${pinged.transmitted} answered; TCP stream ${streamed.echoed}/${streamed.sent} bytes echoed\n`);
+    assert.equal(pinged.received, pinged.transmitted, 'no ping lost across four agent restarts');
+    assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
+
+    // 2. The active gateway of A goes away: its agent stops and its node is marked not Ready.
+    const fromB = addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', '10.0.1.10'); // a-w1-p as B sees it
+    const during = pingFor('b-w1-p', fromB, 800);
+    await sleep(1000);
+    await stopProcess(runDir, 'agent-a-gw');
+    writeFileSync(join(runDir, 'cluster-a', 'status', 'a-gw.json'), JSON.stringify({ node: 'a-gw', ready: false, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 0 }));
+    await waitFor('A to elect a new gateway', () => gatewayOf('cluster-a') === 'a-w1');
+    const result = await during;
+    const lossMs = (result.transmitted - result.received) * 10;
+    process.stdout.write(`      gateway failover: ${result.transmitted - result.received} of ${result.transmitted} pings lost (loss window about ${lossMs} ms at 10 ms intervals)\n`);
+    assert.ok(result.received > 0);
+    const after = await pingFor('b-w1-p', fromB, 50);
+    assert.equal(after.received, after.transmitted, 'traffic flows through the new gateway');
+    assert.deepEqual(inspectNode(nodePinRoot('b-gw')).peers.find((p) => p.endpoint === '203.0.113.12') !== undefined, true, "B's gateway now sends to a-w1's public address");
+
+    // 3. The new gateway's node dies: its agent stops and its links go down; nobody reports it, its
+    //    heartbeat ages out. a-gw (its agent back) takes over.
+    startAgent(topology, runDir, 'a-gw', 'ebpf');
+    await waitFor("a-gw's agent", () => heartbeat('cluster-a', 'a-gw').ready);
+    const toSurvivor = addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', '10.0.0.10'); // a-gw-p as B sees it
+    const dying = pingFor('b-w1-p', toSurvivor, 500);
+    await sleep(1000);
+    await stopProcess(runDir, 'agent-a-w1');
+    for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns('a-w1'), 'link', 'set', link, 'down']);
+    await waitFor('A to elect a-gw again', () => gatewayOf('cluster-a') === 'a-gw');
+    const died = await dying;
+    const deadMs = (died.transmitted - died.received) * 10;
+    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost (loss window about ${deadMs} ms; heartbeat timeout 1 s)\n`);
+    const recovered = await pingFor('b-w1-p', toSurvivor, 50);
+    assert.equal(recovered.received, recovered.transmitted, 'traffic flows through the surviving gateway');
+    assert.ok(knownProcesses(runDir).includes('controller-cluster-a'));
+  });
+});

@@ -14,6 +14,8 @@ import { jsonAction } from './output';
 
 export interface AgentFlags {
   spec?: string;
+  /** The same as --spec, for a spec written by hand rather than by a controller. */
+  config?: string;
   pinRoot: string;
   status?: string;
   node?: string;
@@ -57,12 +59,14 @@ function checkPinRoot(value: string): string {
 /** Checks every flag; `spec` may be absent only for --cleanup. */
 export function parseAgentFlags(flags: AgentFlags): AgentOptions & { cleanup: boolean } {
   const cleanup = flags.cleanup === true;
-  if (!cleanup && (flags.spec === undefined || flags.spec === '')) throw new InputError('--spec', flags.spec, 'required (the node dataplane spec file), unless --cleanup');
+  if (flags.spec !== undefined && flags.config !== undefined) throw new InputError('--config', flags.config, 'give either --spec or --config (they are the same file), not both');
+  const spec = flags.spec ?? flags.config;
+  if (!cleanup && (spec === undefined || spec === '')) throw new InputError('--spec', spec, 'required (the node dataplane spec file, or --config), unless --cleanup');
   if (flags.node !== undefined && flags.node.trim() === '') throw new InputError('--node', flags.node, 'must not be empty');
   if (flags.status === '') throw new InputError('--status', flags.status, 'must not be empty');
   return {
     cleanup,
-    specPath: flags.spec ?? '',
+    specPath: spec ?? '',
     pinRoot: checkPinRoot(flags.pinRoot),
     podInterfaces: parseRegex(flags.podInterfaces),
     dataplane: oneOf<DataplaneRequest>('--dataplane', flags.dataplane, ['auto', 'ebpf', 'kernel']),
@@ -79,6 +83,7 @@ export function registerAgentCommand(program: Command): void {
     .command('agent')
     .description("keep this node's datapath in step with its spec file: apply it on every change and every interval, write a heartbeat; SIGTERM leaves the datapath in place")
     .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup')
+    .option('--config <file>', 'the same, for a spec file written by hand (src/nodespec/spec.ts)')
     .requiredOption('--pin-root <dir>', 'the directory on bpffs for this node\'s pinned maps and links')
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
     .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node)')

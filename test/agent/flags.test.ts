@@ -26,6 +26,8 @@ describe('strait agent flags', () => {
   it('needs --spec except for --cleanup', () => {
     rejects({ spec: undefined }, '--spec', undefined);
     assert.equal(parseAgentFlags(flags({ spec: undefined, cleanup: true })).cleanup, true);
+    assert.equal(parseAgentFlags(flags({ spec: undefined, config: '/etc/strait/n1.json' })).specPath, '/etc/strait/n1.json', '--config is the same file');
+    rejects({ config: '/etc/strait/n1.json' }, '--config', '/etc/strait/n1.json');
   });
 
   it('refuses every bad flag, naming it and its value', () => {

@@ -3,8 +3,7 @@
  * controller, which elects the gateway among Ready nodes. It has one writer, and a reader must never
  * see half of it: temporary file, fsync, rename over the old one, fsync of the directory.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { writeFileAtomic } from '../store/atomic-file';
 import type { Dataplane } from '../probe/features';
 
 export interface Heartbeat {
@@ -19,23 +18,5 @@ export interface Heartbeat {
 }
 
 export function writeHeartbeat(path: string, heartbeat: Heartbeat): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  // A dot file next to the target: same filesystem (rename is atomic), and no reader globbing *.json sees it.
-  const temporary = join(dir, `.${basename(path)}.tmp`);
-  const fd = openSync(temporary, 'w', 0o644);
-  try {
-    const bytes = Buffer.from(`${JSON.stringify(heartbeat)}\n`, 'utf8');
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } finally {
-    closeSync(dirFd);
-  }
+  writeFileAtomic(path, `${JSON.stringify(heartbeat)}\n`);
 }

@@ -4,10 +4,11 @@
  * atomically; readers poll, and a file that is missing or unreadable this round is simply read again on
  * the next one.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../netmgr/network-config';
 import { parseGatewayEndpoint } from '../netmgr/network-config';
+import { writeFileAtomic } from '../store/atomic-file';
 import type { Heartbeat } from './election';
 
 /** Paths relative to the run directory. */
@@ -154,28 +155,6 @@ export function syncFiles(files: RunDirFiles, wanted: ReadonlyMap<string, string
   return { written, deleted };
 }
 
-/** Temp file in the same directory, fsync, rename over the target, fsync the directory. */
-export function writeFileAtomic(path: string, text: string): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  // Dot-prefixed and pid-named: never listed as a spec or status, and two writers never share one.
-  const temporary = join(dir, `.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
-  const fd = openSync(temporary, 'w', 0o644);
-  try {
-    const bytes = Buffer.from(text, 'utf8');
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } finally {
-    closeSync(dirFd);
-  }
-}
 
 /** The run directory on disk. */
 export function diskRunDir(runDir: string): RunDirFiles {

@@ -3,8 +3,8 @@
  * written to a temporary file, flushed to disk, renamed over the old file (atomic), and the directory is
  * flushed so the rename itself survives a power cut. A crash at any point leaves the old or the new state.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomic } from './atomic-file';
 import { StateError } from '../errors';
 import { FileLock } from './file-lock';
 import type { Codec, Store, StoreLock } from './store';
@@ -36,23 +36,7 @@ export class FileStore<T> implements Store<T> {
   }
 
   async save(value: T): Promise<void> {
-    const text = this.codec.encode(value);
-    // Only the lock holder saves, so one fixed temporary name is enough; a leftover one is overwritten.
-    const temporary = `${this.path}.tmp`;
-    const fd = openSync(temporary, 'w', 0o600);
-    try {
-      const bytes = Buffer.from(text, 'utf8');
-      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, this.path);
-    const dir = openSync(dirname(this.path), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
+    // Only the lock holder saves; the state may hold what peers are told, so only its owner reads it.
+    writeFileAtomic(this.path, this.codec.encode(value), 0o600);
   }
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { diskRunDir, readExchange, readHeartbeats, runDirPaths, syncFiles, writeFileAtomic } from '../../src/controller/exchange';
+import { diskRunDir, readExchange, readHeartbeats, runDirPaths, syncFiles } from '../../src/controller/exchange';
+import { writeFileAtomic } from '../../src/store/atomic-file';
 import { MemoryRunDir } from './memory-run-dir';
 
 describe('controller run directory and exchange', () => {

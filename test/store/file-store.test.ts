@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateError } from '../../src/errors';
+import { temporaryPathFor } from '../../src/store/atomic-file';
 import { FileStore } from '../../src/store/file-store';
 import { type Codec, transact } from '../../src/store/store';
 
@@ -42,11 +43,11 @@ describe('FileStore', () => {
   it('ignores a half-written temporary file left by a crash, and overwrites it on the next save', async () => {
     const store = new FileStore(path, jsonCodec);
     await store.save({ n: 1 });
-    writeFileSync(`${path}.tmp`, '{"n": 9');
+    writeFileSync(temporaryPathFor(path), '{"n": 9');
     assert.deepEqual(await store.load(), { n: 1 });
     await store.save({ n: 3 });
     assert.deepEqual(await store.load(), { n: 3 });
-    assert.equal(existsSync(`${path}.tmp`), false);
+    assert.equal(existsSync(temporaryPathFor(path)), false);
   });
 
   it('refuses a state it cannot decode, naming the file', async () => {

@@ -49,8 +49,9 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
       return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
     }),
     nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })),
-    // Agents beat every 0.25 s: a node silent for 1 s is not Ready (a restart takes about 0.5 s).
-    heartbeatTimeout: 1,
+    // Agents beat every 0.25 s; a node silent for 1.5 s is not Ready. A restart takes about 0.5 s, and a
+    // busy 2-core machine running a whole lab can delay a beat by most of a second.
+    heartbeatTimeout: 1.5,
     interval: 0.2,
   };
 }

@@ -22,9 +22,8 @@ export const u8 = integer<number>(1, (b, v, o) => b.writeUInt8(v, o), (b, o) => 
 export const u16 = integer<number>(2, (b, v, o) => b.writeUInt16LE(v, o), (b, o) => b.readUInt16LE(o));
 export const u32 = integer<number>(4, (b, v, o) => b.writeUInt32LE(v, o), (b, o) => b.readUInt32LE(o));
 export const u64 = integer<bigint>(8, (b, v, o) => b.writeBigUInt64LE(v, o), (b, o) => b.readBigUInt64LE(o));
-/** `__be16` / `__be32` fields (ports, protocol numbers in network order). */
+/** `__be16` fields (ports in network order). */
 export const be16 = integer<number>(2, (b, v, o) => b.writeUInt16BE(v, o), (b, o) => b.readUInt16BE(o));
-export const be32 = integer<number>(4, (b, v, o) => b.writeUInt32BE(v, o), (b, o) => b.readUInt32BE(o));
 
 const dottedQuad = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 

@@ -10,7 +10,6 @@ import { native, type NativeLinkInfo, type NativeTcTarget } from './native';
 import { pinFd, unpin } from './pin';
 import type { BpfProgram } from './program';
 
-export type TcDirection = 'ingress' | 'egress';
 export type TcTarget = NativeTcTarget;
 
 /** Where a cls_bpf filter sits on a clsact hook. Strait uses fixed slots so it can find its own. */

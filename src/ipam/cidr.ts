@@ -106,10 +106,6 @@ export function parseCidr(field: string, text: unknown): Cidr {
   return cidr;
 }
 
-/** Comma-separated list of CIDRs; the empty string is the empty list. */
-export function parseCidrList(field: string, text: string): Cidr[] {
-  return text.trim() === '' ? [] : text.split(',').map((part) => parseCidr(field, part.trim()));
-}
 
 export function formatIp(ip: Ip): string {
   if (ip.family === 4) {

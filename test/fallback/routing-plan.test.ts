@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { overlayMac, peeringVni, tunnelDevice, tunnelMac } from '../../src/fallback/identities';
+import { planKernelRouting } from '../../src/fallback/routing-plan';
+import { hubSpec } from '../datapath/hub-spec';
+
+describe('fallback routing plan (pure)', () => {
+  it('derives the same tunnel VNI and MACs at both ends of a peering, never the overlay VNI', () => {
+    fc.assert(fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
+      const vni = peeringVni(a, b, overlay);
+      assert.equal(vni, peeringVni(b, a, overlay));
+      assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
+    }));
+    assert.notEqual(tunnelMac('a', 'b'), tunnelMac('b', 'a'), 'each end has its own MAC');
+    assert.match(overlayMac('c', 'n1'), /^02(:[0-9a-f]{2}){5}$/);
+    assert.equal(tunnelDevice(7), 'stp00000007');
+  });
+
+  it('plans the hub gateway: overlay with FDB, one tunnel per peer, remote prefixes through it, symmetric routes', () => {
+    const plan = planKernelRouting(hubSpec(), '203.0.113.2');
+    const vniA = peeringVni('cluster-b', 'cluster-a', 18952);
+    assert.deepEqual(plan.devices, [
+      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: overlayMac('cluster-b', 'b-gw'), local: '192.0.2.11' },
+      { name: 'stp00000007', vni: vniA, port: 4789, mac: tunnelMac('cluster-b', 'cluster-a'), local: '203.0.113.2', remote: '203.0.113.1' },
+      { name: 'stp00000009', vni: peeringVni('cluster-b', 'cluster-c', 18952), port: 4789, mac: tunnelMac('cluster-b', 'cluster-c'), local: '203.0.113.2', remote: '203.0.113.3' },
+    ]);
+    assert.deepEqual(plan.fdb, [
+      { device: 'strait.vxlan', mac: overlayMac('cluster-b', 'b-worker'), dst: '192.0.2.12' },
+      { device: 'strait.vxlan', mac: '00:00:00:00:00:00', dst: '192.0.2.12' },
+    ]);
+    assert.deepEqual(plan.neighbours, [
+      { device: 'strait.vxlan', address: '192.0.2.12', mac: overlayMac('cluster-b', 'b-worker') },
+      { device: 'stp00000007', address: '203.0.113.1', mac: tunnelMac('cluster-a', 'cluster-b') },
+      { device: 'stp00000009', address: '203.0.113.3', mac: tunnelMac('cluster-c', 'cluster-b') },
+    ]);
+    assert.deepEqual(plan.routes.map((r) => `${r.prefix} via ${r.via} dev ${r.device} table ${r.table}`), [
+      '10.1.0.0/16 via 203.0.113.1 dev stp00000007 table 18952',
+      '10.60.0.0/24 via 203.0.113.1 dev stp00000007 table 18952',
+      '10.2.0.0/20 via 203.0.113.3 dev stp00000009 table 18952',
+      '10.70.0.0/24 via 203.0.113.3 dev stp00000009 table 18952',
+      '10.0.1.0/24 via 192.0.2.12 dev strait.vxlan table 18952',
+    ]);
+    assert.deepEqual(plan.rules, [
+      { priority: 18952, table: 18952, to: '10.1.0.0/16' },
+      { priority: 18952, table: 18952, to: '10.60.0.0/24' },
+      { priority: 18952, table: 18952, to: '10.2.0.0/20' },
+      { priority: 18952, table: 18952, to: '10.70.0.0/24' },
+      { priority: 18953, table: 18952, iif: 'stp00000007' },
+      { priority: 18953, table: 18952, iif: 'stp00000009' },
+    ]);
+  });
+
+  it('plans a worker: remote prefixes via the active gateway through the overlay, and a new gateway is only new next hops', () => {
+    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
+    const plan = planKernelRouting(worker);
+    assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
+    assert.deepEqual(plan.routes.map((r) => `${r.prefix} via ${r.via} dev ${r.device}`), [
+      '10.1.0.0/16 via 192.0.2.11 dev strait.vxlan',
+      '10.60.0.0/24 via 192.0.2.11 dev strait.vxlan',
+      '10.2.0.0/20 via 192.0.2.11 dev strait.vxlan',
+      '10.70.0.0/24 via 192.0.2.11 dev strait.vxlan',
+    ]);
+    assert.equal(plan.rules.every((r) => r.priority === 18952 && r.to !== undefined), true);
+    const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: '192.0.2.13' } });
+    assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
+    assert.ok(failover.routes.every((r) => r.via === '192.0.2.13'));
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Installs the script of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together in
+ * one `nft -f` transaction, so the kernel never runs a half-written NAT. Reconciling: the live tables are
+ * compared with what the script creates, and nothing is written when they are equal; a rule or element
+ * changed or deleted by hand makes them differ, and the next apply restores it. No other table is read
+ * for a decision or written.
+ */
+import { InputError } from '../errors';
+import { nft, run } from '../kernel/command';
+import { createNetns, deleteNetns } from '../kernel/netns';
+import { randomBytes } from 'node:crypto';
+import { FILTER_TABLE, NAT_TABLE } from './nat-ruleset';
+
+const ownedTables = [NAT_TABLE, FILTER_TABLE];
+const tableKey = (family: string, name: string) => `${family} ${name}`;
+const ownedKeys = new Set(ownedTables.map((t) => tableKey(t.family, t.name)));
+
+/** `table X {}` creates the table when absent, so the `delete` that follows never fails. */
+const dropOwnedTables = ownedTables.map((t) => `table ${t.family} ${t.name} {}\ndelete table ${t.family} ${t.name}\n`).join('');
+
+/** Normalised listing of Strait's tables, by table: what the kernel holds, kernel handles left out. */
+type OwnedState = Map<string, string>;
+
+/** The last script's expected state: computing it costs a scratch namespace and a second install. */
+let expectedCache: { script: string; state: OwnedState } | undefined;
+
+export function applyNat(script: string, netns?: string): { changed: boolean } {
+  checkOnlyOwnedTables(script);
+  if (expectedCache?.script !== script) expectedCache = { script, state: expectedState(script) };
+  if (sameState(liveState(netns), expectedCache.state)) return { changed: false };
+  nft(dropOwnedTables + script, netns);
+  return { changed: true };
+}
+
+/** Deletes Strait's tables (both, in one transaction) and nothing else. */
+export function removeNat(netns?: string): { changed: boolean } {
+  if (liveState(netns).size === 0) return { changed: false };
+  nft(dropOwnedTables, netns);
+  return { changed: true };
+}
+
+/**
+ * The atomic replace deletes only the owned tables, but a script defining another table would still
+ * write it; natRuleset's scripts have only `table <owned> {`, `}` and indented lines at the top level.
+ */
+function checkOnlyOwnedTables(script: string): void {
+  for (const line of script.split('\n')) {
+    if (line === '' || line === '}' || /^\s/.test(line)) continue;
+    const match = /^table (\S+) (\S+) \{$/.exec(line);
+    if (!match || !ownedKeys.has(tableKey(match[1]!, match[2]!))) {
+      throw new InputError('script', line, `top-level lines must open one of Strait's tables (${[...ownedKeys].join(', ')})`);
+    }
+  }
+}
+
+/** What the kernel lists after installing `script` from scratch, in a throw-away namespace. */
+function expectedState(script: string): OwnedState {
+  const scratch = `strait-nat-${process.pid}-${randomBytes(3).toString('hex')}`;
+  createNetns(scratch);
+  try {
+    nft(script, scratch);
+    return liveState(scratch);
+  } finally {
+    deleteNetns(scratch);
+  }
+}
+
+interface ListedObject {
+  family?: string;
+  table?: string;
+  name?: string;
+}
+
+function liveState(netns?: string): OwnedState {
+  const listing = JSON.parse(run([...(netns ? ['ip', 'netns', 'exec', netns] : []), 'nft', '-j', 'list', 'ruleset'])) as {
+    nftables: Record<string, ListedObject>[];
+  };
+  const state: OwnedState = new Map();
+  for (const item of listing.nftables) {
+    const [kind, object] = Object.entries(item)[0]!;
+    if (kind === 'metainfo') continue;
+    const key = tableKey(object.family ?? '', kind === 'table' ? (object.name ?? '') : (object.table ?? ''));
+    if (!ownedKeys.has(key)) continue;
+    state.set(key, `${state.get(key) ?? ''}${JSON.stringify({ [kind]: normalise(object) })}\n`);
+  }
+  return state;
+}
+
+/**
+ * Handles differ between namespaces and after a replace; hash sets and maps list their elements in hash
+ * order, which differs too. Rule order is kept: it matters.
+ */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value === null || typeof value !== 'object') return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'handle') continue;
+    const normalised = normalise(inner);
+    result[key] = (key === 'elem' || key === 'set') && Array.isArray(normalised) ? sortByJson(normalised) : normalised;
+  }
+  return result;
+}
+
+const sortByJson = (items: unknown[]) =>
+  items
+    .map((item) => [JSON.stringify(item), item] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, item]) => item);
+
+function sameState(a: OwnedState, b: OwnedState): boolean {
+  return a.size === b.size && [...a].every(([key, text]) => b.get(key) === text);
+}

@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { InputError } from '../../src/errors';
+import { applyNat, removeNat } from '../../src/fallback/nat-apply';
+import { natRuleset } from '../../src/fallback/nat-ruleset';
+import { ip, nft, run } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { hubSpec } from '../datapath/hub-spec';
+import { requireRoot, uniqueName } from '../support/kernel';
+
+const devices = { peerInterface: (peerId: number) => `stp${peerId.toString(16).padStart(8, '0')}` };
+
+/*
+ * We are hub B: PodCIDR 10.0.0.0/16, ExternalCIDR 10.50.0.0/24, transit 10.50.0.254. Peer A (id 0x2a)
+ * remaps everything: A is 10.1.0.0/16 + 10.60.0.0/24 here, we are 172.16.0.0/16 + 172.17.0.0/24 there.
+ * Peer C (id 9): 10.2.0.0/20 + 10.70.0.0/24 here, we are 192.168.0.0/16 + 10.90.0.0/24 there. Six
+ * distinct prefixes of two lengths: a rule using the wrong one sends a packet nowhere or to another host.
+ */
+const spec = (): NodeDataplaneSpec => {
+  const s = hubSpec();
+  s.peers[0]!.peerId = 0x2a;
+  s.natMappings = [
+    { externalAddress: '10.50.0.1', endpointAddress: '10.0.0.6' },
+    { externalAddress: '10.50.0.2', endpointAddress: '10.2.0.5' },
+  ];
+  return s;
+};
+
+const PORT = 7000;
+
+/** UDP echo on each address given: replies with the local address it was sent to and the sender's address. */
+const echoServer = `
+const dgram = require('node:dgram');
+const addrs = process.argv.slice(1);
+let bound = 0;
+for (const local of addrs) {
+  const s = dgram.createSocket('udp4');
+  s.on('message', (_m, r) => s.send(JSON.stringify({ local, from: r.address }), r.port, r.address));
+  s.bind(${PORT}, local, () => { if (++bound === addrs.length) console.log('ready'); });
+}`;
+
+/** Sends one datagram from `source` to `target` and prints the echo and the address it came from. */
+const echoClient = `
+const dgram = require('node:dgram');
+const [source, target] = process.argv.slice(1);
+const s = dgram.createSocket('udp4');
+setTimeout(() => { console.error('no reply from ' + target); process.exit(1); }, 3000);
+s.on('message', (m, r) => { console.log(JSON.stringify({ ...JSON.parse(String(m)), replyFrom: r.address })); process.exit(0); });
+s.bind(0, source, () => s.send('hello', ${PORT}, target));`;
+
+interface Echo {
+  /** Where the datagram arrived and who it arrived from. */
+  local: string;
+  from: string;
+  /** The source of the reply as the sender saw it. */
+  replyFrom: string;
+}
+
+function sendUdp(netns: string, source: string, target: string): Echo {
+  return JSON.parse(run(['ip', 'netns', 'exec', netns, 'node', '-e', echoClient, source, target])) as Echo;
+}
+
+async function startEchoServer(netns: string, addresses: string[]): Promise<ChildProcess> {
+  const child = spawn('ip', ['netns', 'exec', netns, 'node', '-e', echoServer, ...addresses], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`echo server in ${netns} exited (${code})`)));
+    child.stdout!.once('data', () => resolve());
+  });
+  return child;
+}
+
+/**
+ * gateway ── stp0000002a ── peerA   (A's pod 10.1.0.7 on lo; routes to 172.16/16, 172.17.0/24)
+ *         ── stp00000009 ── peerC   (C's pod 10.2.0.5 on lo; routes to 192.168/16, 10.90.0/24)
+ *         ── pod0 ───────── pod     (10.0.0.5, 10.0.0.6 on the veth; 10.50.0.9 on lo)
+ */
+class Topology {
+  readonly gateway = uniqueName('strait-nat-gw');
+  readonly peerA = uniqueName('strait-nat-a');
+  readonly peerC = uniqueName('strait-nat-c');
+  readonly pod = uniqueName('strait-nat-pod');
+  private readonly servers: ChildProcess[] = [];
+
+  build(): void {
+    for (const ns of [this.gateway, this.peerA, this.peerC, this.pod]) {
+      createNetns(ns);
+      ip(['link', 'set', 'lo', 'up'], ns);
+    }
+    run(['ip', 'netns', 'exec', this.gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    this.link('stp0000002a', '100.64.1.1/30', this.peerA, '100.64.1.2/30');
+    this.link('stp00000009', '100.64.2.1/30', this.peerC, '100.64.2.2/30');
+    this.link('pod0', '10.0.0.1/24', this.pod, '10.0.0.5/24');
+    ip(['addr', 'add', '10.0.0.6/24', 'dev', 'peer'], this.pod);
+    ip(['addr', 'add', '10.50.0.9/32', 'dev', 'lo'], this.pod);
+    ip(['route', 'add', 'default', 'via', '10.0.0.1'], this.pod);
+    ip(['addr', 'add', '10.1.0.7/32', 'dev', 'lo'], this.peerA);
+    ip(['addr', 'add', '10.2.0.5/32', 'dev', 'lo'], this.peerC);
+    for (const dst of ['172.16.0.0/16', '172.17.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.1.1'], this.peerA);
+    for (const dst of ['192.168.0.0/16', '10.90.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.2.1'], this.peerC);
+    for (const dst of ['10.1.0.0/16', '10.60.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.1.2'], this.gateway);
+    for (const dst of ['10.2.0.0/20', '10.70.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.2.2'], this.gateway);
+    ip(['route', 'add', '10.50.0.9/32', 'via', '10.0.0.5'], this.gateway);
+  }
+
+  /** A veth pair: `gatewaySide` in the gateway, `peer` in `netns`. */
+  private link(gatewaySide: string, gatewayAddress: string, netns: string, address: string): void {
+    ip(['link', 'add', gatewaySide, 'type', 'veth', 'peer', 'name', 'peer', 'netns', netns], this.gateway);
+    ip(['addr', 'add', gatewayAddress, 'dev', gatewaySide], this.gateway);
+    ip(['addr', 'add', address, 'dev', 'peer'], netns);
+    ip(['link', 'set', gatewaySide, 'up'], this.gateway);
+    ip(['link', 'set', 'peer', 'up'], netns);
+  }
+
+  async serve(netns: string, addresses: string[]): Promise<void> {
+    this.servers.push(await startEchoServer(netns, addresses));
+  }
+
+  cleanup(): void {
+    for (const server of this.servers) server.kill();
+    for (const ns of [this.gateway, this.peerA, this.peerC, this.pod]) deleteNetns(ns);
+  }
+}
+
+describe('fallback: nftables NAT (real kernel)', function () {
+  requireRoot(this);
+
+  describe('packets through a gateway', () => {
+    let topology: Topology;
+    beforeEach(async () => {
+      topology = new Topology();
+      try {
+        topology.build();
+        assert.deepEqual(applyNat(natRuleset(spec(), devices), topology.gateway), { changed: true });
+        await topology.serve(topology.pod, ['10.0.0.5', '10.0.0.6', '10.50.0.9']);
+        await topology.serve(topology.peerA, ['10.1.0.7']);
+        await topology.serve(topology.peerC, ['10.2.0.5']);
+      } catch (err) {
+        topology.cleanup();
+        throw err;
+      }
+    });
+    afterEach(() => topology.cleanup());
+
+    it("from A to our pod in A's view: the same host in our PodCIDR; the reply comes from the address A sent to", () => {
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.16.0.5'), { local: '10.0.0.5', from: '10.1.0.7', replyFrom: '172.16.0.5' });
+    });
+
+    it("from A to our ExternalCIDR in A's view: the same host in our ExternalCIDR when no NatMapping holds it", () => {
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.9'), { local: '10.50.0.9', from: '10.1.0.7', replyFrom: '172.17.0.9' });
+    });
+
+    it('from A to a NatMapping address: its local endpoint; the reply comes from the address A dialled', () => {
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.1'), { local: '10.0.0.6', from: '10.1.0.7', replyFrom: '172.17.0.1' });
+    });
+
+    it("from our pod and our ExternalCIDR toward A: sources in A's view of our PodCIDR and ExternalCIDR", () => {
+      assert.deepEqual(sendUdp(topology.pod, '10.0.0.5', '10.1.0.7'), { local: '10.1.0.7', from: '172.16.0.5', replyFrom: '10.1.0.7' });
+      assert.deepEqual(sendUdp(topology.pod, '10.50.0.9', '10.1.0.7'), { local: '10.1.0.7', from: '172.17.0.9', replyFrom: '10.1.0.7' });
+    });
+
+    it("toward C: C's view of our networks, not A's", () => {
+      assert.deepEqual(sendUdp(topology.pod, '10.0.0.6', '10.2.0.5'), { local: '10.2.0.5', from: '192.168.0.6', replyFrom: '10.2.0.5' });
+    });
+
+    it("hub transit: A dials a NatMapping of C's pod; C sees our transit address in C's view, A the address it dialled", () => {
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2'), { local: '10.2.0.5', from: '10.90.0.254', replyFrom: '172.17.0.2' });
+    });
+  });
+
+  describe('reconciling', () => {
+    let netns: string;
+    beforeEach(() => {
+      netns = uniqueName('strait-nat');
+      createNetns(netns);
+    });
+    afterEach(() => deleteNetns(netns));
+
+    const listOwned = () => run(['ip', 'netns', 'exec', netns, 'nft', 'list', 'ruleset']);
+
+    it('applying twice changes nothing the second time', () => {
+      const script = natRuleset(spec(), devices);
+      assert.deepEqual(applyNat(script, netns), { changed: true });
+      const first = listOwned();
+      assert.deepEqual(applyNat(script, netns), { changed: false });
+      assert.equal(listOwned(), first);
+    });
+
+    it('restores a rule and a NatMapping element deleted by hand', () => {
+      const script = natRuleset(spec(), devices);
+      applyNat(script, netns);
+      const wanted = listOwned();
+      const listing = run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'chain', 'ip', 'strait', 'to_peers']);
+      const handle = /oifname "stp00000009" snat ip prefix .* # handle (\d+)/.exec(listing)?.[1];
+      assert.ok(handle, listing);
+      nft(`delete rule ip strait to_peers handle ${handle}\n`, netns);
+      assert.deepEqual(applyNat(script, netns), { changed: true });
+      assert.equal(listOwned(), wanted);
+
+      nft('delete element ip strait natmappings { 10.50.0.1 }\n', netns);
+      assert.deepEqual(applyNat(script, netns), { changed: true });
+      assert.equal(listOwned(), wanted);
+    });
+
+    it('replaces the NAT table when the spec changes, and a worker keeps only the avoid-masquerade set', () => {
+      applyNat(natRuleset(spec(), devices), netns);
+      const worker = spec();
+      worker.node.role = 'worker';
+      assert.deepEqual(applyNat(natRuleset(worker, devices), netns), { changed: true });
+      const listing = listOwned();
+      assert.doesNotMatch(listing, /table ip strait/);
+      assert.match(listing, /table inet strait_filter \{\n\tset remote_prefixes \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ 10\.1\.0\.0\/16, 10\.2\.0\.0\/20,\s+10\.60\.0\.0\/24, 10\.70\.0\.0\/24 \}\n\t\}\n\}\n$/);
+    });
+
+    it("never touches another table, and removeNat deletes only Strait's", () => {
+      nft(
+        [
+          'table ip foreign {',
+          '\tset clients { type ipv4_addr; elements = { 10.1.0.7 } }',
+          '\tchain post { type nat hook postrouting priority srcnat; policy accept; ip saddr 10.0.0.0/16 oifname "stp0000002a" masquerade; }',
+          '\tchain pre { type nat hook prerouting priority dstnat; policy accept; ip saddr @clients udp dport 53 dnat to 10.0.0.53; }',
+          '}',
+          'table inet strait_other { chain c { type filter hook forward priority 0; policy accept; counter; }; }',
+          '',
+        ].join('\n'),
+        netns,
+      );
+      const foreign = () => run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'ruleset']).replace(/table ip strait \{[\s\S]*?\n\}\n|table inet strait_filter \{[\s\S]*?\n\}\n/g, '');
+      const before = foreign();
+      applyNat(natRuleset(spec(), devices), netns);
+      assert.equal(foreign(), before);
+      assert.deepEqual(removeNat(netns), { changed: true });
+      assert.equal(run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'ruleset']), before);
+      assert.deepEqual(removeNat(netns), { changed: false });
+    });
+
+    it('applies 10,000 NatMappings as one map in one transaction', () => {
+      const big = spec();
+      big.externalCIDR = '10.50.0.0/16';
+      big.peers[0]!.localNATExternalCIDR = '172.17.0.0/16';
+      big.peers[1]!.localNATExternalCIDR = '10.90.0.0/16';
+      big.natMappings = Array.from({ length: 10_000 }, (_, i) => ({
+        externalAddress: `10.50.${1 + (i >> 8)}.${i & 0xff}`,
+        endpointAddress: `10.0.${i >> 8}.${i & 0xff}`,
+      }));
+      const script = natRuleset(big, devices);
+      const started = process.hrtime.bigint();
+      assert.deepEqual(applyNat(script, netns), { changed: true });
+      const applyMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const again = process.hrtime.bigint();
+      assert.deepEqual(applyNat(script, netns), { changed: false });
+      const checkMs = Number(process.hrtime.bigint() - again) / 1e6;
+      console.log(`      10,000 NatMappings: apply ${applyMs.toFixed(0)} ms (with the scratch-namespace install), unchanged check ${checkMs.toFixed(0)} ms`);
+      const listing = run(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'map', 'ip', 'strait', 'natmappings']);
+      const map = (JSON.parse(listing) as { nftables: { map?: { elem: [string, string][] } }[] }).nftables.find((o) => o.map)!.map!;
+      assert.equal(map.elem.length, 10_000);
+      assert.ok(map.elem.some(([k, v]) => k === '10.50.40.15' && v === '10.0.39.15'));
+    });
+  });
+
+  describe('input checking', () => {
+    const rejects = (change: (s: NodeDataplaneSpec) => void, field: string, peerInterface = devices.peerInterface) => {
+      const s = spec();
+      change(s);
+      assert.throws(() => natRuleset(s, { peerInterface }), (err: unknown) => err instanceof InputError && err.field === field);
+    };
+
+    it('names the field of a bad value, before any of it reaches nft', () => {
+      rejects((s) => (s.podCIDR = 'fd00::/64'), 'podCIDR');
+      rejects((s) => (s.externalCIDR = '10.50.0.0/24; flush ruleset'), 'externalCIDR');
+      rejects((s) => (s.transitAddress = '10.50.0.254 flush ruleset'), 'transitAddress');
+      rejects((s) => (s.transitAddress = '10.51.0.1'), 'transitAddress');
+      rejects((s) => (s.peers[0]!.localNATPodCIDR = '172.16.0.0/20'), 'peers[0].localNATPodCIDR');
+      rejects((s) => (s.peers[1]!.localNATExternalCIDR = '10.90.0.0/16'), 'peers[1].localNATExternalCIDR');
+      rejects((s) => (s.peers[1]!.remotePodCIDR = '10.1.8.0/24'), 'peers[1].remotePodCIDR');
+      rejects((s) => (s.peers[0]!.remoteExternalCIDR = '10.0.5.0/24'), 'peers[0].remoteExternalCIDR');
+      rejects((s) => (s.natMappings[1]!.externalAddress = '10.0.0.9'), 'natMappings[1].externalAddress');
+      rejects((s) => (s.natMappings[0]!.endpointAddress = '::1'), 'natMappings[0].endpointAddress');
+      rejects((s) => (s.node.role = 'router' as 'gateway'), 'node.role');
+      rejects(() => undefined, 'devices.peerInterface(42)', (id) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id)));
+    });
+
+    it('refuses a script that would write another table', () => {
+      assert.throws(() => applyNat('table ip filter {\n}\n'), (err: unknown) => err instanceof InputError && err.field === 'script');
+    });
+  });
+});

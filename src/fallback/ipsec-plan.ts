@@ -1,0 +1,124 @@
+/**
+ * The xfrm states and policies of a gateway (docs/kernel-fallback.md, "IPsec selectors"): pure, from the
+ * node spec, the gateway's public address and the secrets of the encrypted peerings.
+ *
+ * Selectors use the addresses as they are on the wire between the gateways: our networks as the peer sees
+ * them (localNAT*) and the peer's networks as we see them (remote*). The NAT runs on this gateway, and
+ * the kernel looks policies up on exactly those addresses:
+ * - out: the SNAT to localNAT* happens in postrouting, after the forwarding lookup; netfilter then looks
+ *   the policy up again on the translated packet (nf_xfrm_me_harder), so the source is localNAT*.
+ * - in/fwd: the decrypted packet is DNATed from localNAT* to our home networks in prerouting, but the
+ *   policy check undoes the NAT for its lookup (nf_nat_decode_session), so the destination is localNAT*.
+ * The peer's out selectors are therefore exactly our in/fwd selectors, and no selector names a home
+ * network, which may overlap the peer's.
+ */
+import { InputError } from '../errors';
+import { type Cidr, cidrsOverlap, formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import type { NodeDataplaneSpec, PeerSpec } from '../nodespec/spec';
+import { type Secret, derivePeeringKeys } from './ipsec-keys';
+
+/** Strait's xfrm entries carry reqid 0x5354xxxx ("ST"); xxxx is the peer id's low 16 bits. */
+export const reqidPrefix = 0x5354_0000;
+export const reqidMask = 0xffff_0000;
+
+export const isStraitReqid = (reqid: number) => ((reqid & reqidMask) >>> 0) === reqidPrefix;
+
+/**
+ * Two peers may share the low 16 bits; that is harmless because the kernel matches a policy's template
+ * to a state on the addresses as well as the reqid, and peers have different endpoints.
+ */
+export const peerReqid = (peerId: number) => (reqidPrefix | (peerId & 0xffff)) >>> 0;
+
+export interface XfrmStateSpec {
+  /** The peer's cluster id, for messages. */
+  peer: string;
+  src: string;
+  dst: string;
+  spi: number;
+  reqid: number;
+  key: Secret;
+}
+
+export type PolicyDir = 'out' | 'in' | 'fwd';
+
+export interface XfrmPolicySpec {
+  peer: string;
+  dir: PolicyDir;
+  /** Selector prefixes. */
+  src: string;
+  dst: string;
+  /** Tunnel endpoints of the template. */
+  tmplSrc: string;
+  tmplDst: string;
+  reqid: number;
+}
+
+export interface IpsecPlan {
+  states: XfrmStateSpec[];
+  policies: XfrmPolicySpec[];
+}
+
+function ipv4Cidr(field: string, text: string): string {
+  const cidr = parseCidr(field, text);
+  if (cidr.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback IPsec');
+  return formatCidr(cidr);
+}
+
+function ipv4Address(field: string, text: string): string {
+  const ip = parseIp(field, text);
+  if (ip.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback IPsec');
+  return formatIp(ip);
+}
+
+function planPeer(spec: NodeDataplaneSpec, index: number, peer: PeerSpec, local: string, secret: Secret): IpsecPlan {
+  const field = `peers[${index}]`;
+  const remote = ipv4Address(`${field}.endpoint.address`, peer.endpoint.address);
+  const reqid = peerReqid(peer.peerId);
+  const ours = [ipv4Cidr(`${field}.localNATPodCIDR`, peer.localNATPodCIDR), ipv4Cidr(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR)];
+  const theirs = [ipv4Cidr(`${field}.remotePodCIDR`, peer.remotePodCIDR), ipv4Cidr(`${field}.remoteExternalCIDR`, peer.remoteExternalCIDR)];
+  const keys = derivePeeringKeys(secret, spec.clusterId, peer.clusterId);
+  const states: XfrmStateSpec[] = [
+    { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, key: keys.forward.key },
+    { peer: peer.clusterId, src: remote, dst: local, spi: keys.reverse.spi, reqid, key: keys.reverse.key },
+  ];
+  const policies: XfrmPolicySpec[] = [];
+  for (const src of ours) {
+    for (const dst of theirs) {
+      policies.push({ peer: peer.clusterId, dir: 'out', src, dst, tmplSrc: local, tmplDst: remote, reqid });
+      for (const dir of ['in', 'fwd'] as const) {
+        policies.push({ peer: peer.clusterId, dir, src: dst, dst: src, tmplSrc: remote, tmplDst: local, reqid });
+      }
+    }
+  }
+  return { states, policies };
+}
+
+/**
+ * `secrets` holds the encrypted peerings by peer cluster id; a peer without one is not encrypted (no
+ * state, no policy). Only the gateway encrypts; a worker's plan is empty.
+ */
+export function planIpsec(spec: NodeDataplaneSpec, localAddress: string, secrets: ReadonlyMap<string, Secret>): IpsecPlan {
+  const plan: IpsecPlan = { states: [], policies: [] };
+  if (spec.node.role !== 'gateway') return plan;
+  const local = ipv4Address('localAddress', localAddress);
+  for (const clusterId of secrets.keys()) {
+    if (!spec.peers.some((p) => p.clusterId === clusterId)) throw new InputError('secrets', clusterId, 'no peer of the spec has this cluster id');
+  }
+  const selectors: { field: string; cidr: Cidr }[] = [];
+  spec.peers.forEach((peer, index) => {
+    const secret = secrets.get(peer.clusterId);
+    if (!secret) return;
+    const part = planPeer(spec, index, peer, local, secret);
+    // Two encrypted peers whose remote prefixes overlap would have ambiguous out policies.
+    for (const name of ['remotePodCIDR', 'remoteExternalCIDR'] as const) {
+      const field = `peers[${index}].${name}`;
+      const cidr = parseCidr(field, peer[name]);
+      const clash = selectors.find((s) => cidrsOverlap(s.cidr, cidr));
+      if (clash) throw new InputError(field, peer[name], `overlaps ${clash.field}; encrypted peers need distinct remote prefixes`);
+      selectors.push({ field, cidr });
+    }
+    plan.states.push(...part.states);
+    plan.policies.push(...part.policies);
+  });
+  return plan;
+}

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { InputError } from '../../src/errors';
+import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys';
+import { isStraitReqid, planIpsec } from '../../src/fallback/ipsec-plan';
+import { hubSpec } from '../datapath/hub-spec';
+
+const secretA = peeringSecret('secret', Buffer.alloc(32, 0xa5));
+const local = '198.51.100.11';
+
+describe('IPsec plan', () => {
+  it('plans states per direction and wire-view selectors for an encrypted peer with distinct prefixes', () => {
+    // Hub B: home 10.0.0.0/16 + 10.50.0.0/24; A sees B as 172.16.0.0/16 + 172.17.0.0/24; B sees A as 10.1.0.0/16 + 10.60.0.0/24.
+    const plan = planIpsec(hubSpec(), local, new Map([['cluster-a', secretA]]));
+    const keys = derivePeeringKeys(secretA, 'cluster-b', 'cluster-a');
+    const reqid = 0x53540007;
+    assert.deepEqual(plan.states.map((s) => ({ ...s, key: s.key.reveal().toString('hex') })), [
+      { peer: 'cluster-a', src: local, dst: '203.0.113.1', spi: keys.forward.spi, reqid, key: keys.forward.key.reveal().toString('hex') },
+      { peer: 'cluster-a', src: '203.0.113.1', dst: local, spi: keys.reverse.spi, reqid, key: keys.reverse.key.reveal().toString('hex') },
+    ]);
+    const out = { tmplSrc: local, tmplDst: '203.0.113.1', reqid, peer: 'cluster-a' };
+    const back = { tmplSrc: '203.0.113.1', tmplDst: local, reqid, peer: 'cluster-a' };
+    const expected = [];
+    for (const ours of ['172.16.0.0/16', '172.17.0.0/24']) {
+      for (const theirs of ['10.1.0.0/16', '10.60.0.0/24']) {
+        expected.push({ dir: 'out', src: ours, dst: theirs, ...out });
+        expected.push({ dir: 'in', src: theirs, dst: ours, ...back });
+        expected.push({ dir: 'fwd', src: theirs, dst: ours, ...back });
+      }
+    }
+    assert.deepEqual(plan.policies, expected);
+    // No selector names a home network (10.0.0.0/16, 10.50.0.0/24): the peer never sees them.
+    for (const p of plan.policies) for (const cidr of [p.src, p.dst]) assert.ok(!['10.0.0.0/16', '10.50.0.0/24'].includes(cidr), cidr);
+    assert.ok(isStraitReqid(reqid) && !isStraitReqid(0x53550007) && !isStraitReqid(7));
+  });
+
+  it('plans nothing for a peer with encryption off, and nothing on a worker', () => {
+    const plan = planIpsec(hubSpec(), local, new Map([['cluster-c', secretA]]));
+    assert.deepEqual(new Set(plan.states.map((s) => s.peer)), new Set(['cluster-c']));
+    assert.equal(plan.policies.length, 12);
+    assert.ok(plan.policies.every((p) => p.peer === 'cluster-c' && p.reqid === 0x53540009));
+    assert.deepEqual(planIpsec(hubSpec(), local, new Map()), { states: [], policies: [] });
+    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
+    assert.deepEqual(planIpsec(worker, local, new Map([['cluster-a', secretA]])), { states: [], policies: [] });
+  });
+
+  it('refuses a secret for an unknown peer, a bad local address and overlapping encrypted peers', () => {
+    assert.throws(() => planIpsec(hubSpec(), local, new Map([['cluster-z', secretA]])), (e: unknown) => e instanceof InputError && e.field === 'secrets');
+    assert.throws(() => planIpsec(hubSpec(), 'fd00::1', new Map([['cluster-a', secretA]])), /localAddress/);
+    const spec = hubSpec();
+    spec.peers[1]!.remoteExternalCIDR = '10.60.0.128/25';
+    assert.throws(() => planIpsec(spec, local, new Map([['cluster-a', secretA], ['cluster-c', secretA]])), /peers\[1\]\.remoteExternalCIDR.*overlaps peers\[0\]\.remoteExternalCIDR/);
+  });
+});

@@ -17,9 +17,9 @@ export interface VxlanDevicePlan {
   vni: number;
   port: number;
   mac: string;
-  /** Our address the device sends from. */
-  local: string;
-  /** Point-to-point tunnels only: the other end. */
+  /** The overlay: our underlay address, the source of its packets. */
+  local?: string;
+  /** Point-to-point tunnels only: the other end (the source is whatever routing picks toward it). */
   remote?: string;
 }
 
@@ -61,7 +61,7 @@ export interface KernelRoutingPlan {
 
 const canonicalPrefix = (field: string, text: string) => formatCidr(parseCidr(field, text));
 
-export function planKernelRouting(spec: NodeDataplaneSpec, publicAddress?: string): KernelRoutingPlan {
+export function planKernelRouting(spec: NodeDataplaneSpec): KernelRoutingPlan {
   const self = spec.node;
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
@@ -80,11 +80,10 @@ export function planKernelRouting(spec: NodeDataplaneSpec, publicAddress?: strin
   if (!gateway) {
     for (const prefix of remotePrefixes) routes.push({ table: routingTable, prefix, via: spec.activeGateway.underlayAddress, device: overlayDevice });
   } else {
-    const local = publicAddress ?? self.underlayAddress;
-    parseIp('publicAddress', local);
     for (const [i, p] of spec.peers.entries()) {
       const device = tunnelDevice(p.peerId);
-      devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), local, remote: p.endpoint.address });
+      parseIp(`peers[${i}].endpoint.address`, p.endpoint.address);
+      devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: p.endpoint.address });
       // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
       neighbours.push({ device, address: p.endpoint.address, mac: tunnelMac(p.clusterId, spec.clusterId) });
       for (const prefix of [p.remotePodCIDR, p.remoteExternalCIDR]) routes.push({ table: routingTable, prefix: canonicalPrefix(`peers[${i}]`, prefix), via: p.endpoint.address, device });

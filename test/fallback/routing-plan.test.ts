@@ -17,12 +17,12 @@ describe('fallback routing plan (pure)', () => {
   });
 
   it('plans the hub gateway: overlay with FDB, one tunnel per peer, remote prefixes through it, symmetric routes', () => {
-    const plan = planKernelRouting(hubSpec(), '203.0.113.2');
+    const plan = planKernelRouting(hubSpec());
     const vniA = peeringVni('cluster-b', 'cluster-a', 18952);
     assert.deepEqual(plan.devices, [
       { name: 'strait.vxlan', vni: 18952, port: 4789, mac: overlayMac('cluster-b', 'b-gw'), local: '192.0.2.11' },
-      { name: 'stp00000007', vni: vniA, port: 4789, mac: tunnelMac('cluster-b', 'cluster-a'), local: '203.0.113.2', remote: '203.0.113.1' },
-      { name: 'stp00000009', vni: peeringVni('cluster-b', 'cluster-c', 18952), port: 4789, mac: tunnelMac('cluster-b', 'cluster-c'), local: '203.0.113.2', remote: '203.0.113.3' },
+      { name: 'stp00000007', vni: vniA, port: 4789, mac: tunnelMac('cluster-b', 'cluster-a'), remote: '203.0.113.1' },
+      { name: 'stp00000009', vni: peeringVni('cluster-b', 'cluster-c', 18952), port: 4789, mac: tunnelMac('cluster-b', 'cluster-c'), remote: '203.0.113.3' },
     ]);
     assert.deepEqual(plan.fdb, [
       { device: 'strait.vxlan', mac: overlayMac('cluster-b', 'b-worker'), dst: '192.0.2.12' },

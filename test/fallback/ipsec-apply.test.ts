@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { inspect } from 'node:util';
+import pino from 'pino';
+import { StateError } from '../../src/errors';
+import { IpsecError, applyIpsec, parsePolicies, parseStates } from '../../src/fallback/ipsec-apply';
+import { type Secret, peeringSecret } from '../../src/fallback/ipsec-keys';
+import { type IpsecPlan, planIpsec } from '../../src/fallback/ipsec-plan';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { redactedPaths } from '../../src/log';
+import { probeKernel } from '../../src/probe/probe';
+import { hubSpec } from '../datapath/hub-spec';
+import { requireRoot, uniqueName } from '../support/kernel';
+
+const local = '198.51.100.11';
+const peerA = '203.0.113.1';
+const reqidA = String(0x53540007);
+const secretBytes = Buffer.alloc(32, 0x3c);
+const secretA = peeringSecret('secret', secretBytes);
+const encrypted = (secrets: [string, Secret][] = [['cluster-a', secretA]]) => planIpsec(hubSpec(), local, new Map(secrets));
+
+describe('IPsec xfrm dump parsing', () => {
+  it('reads states, keeping only a digest of the key', () => {
+    const key = 'ab'.repeat(20);
+    const [s, other] = parseStates(
+      `src ${local} dst ${peerA}\n\tproto esp spi 0x0000abcd reqid 1398013959 mode tunnel\n\treplay-window 0 flag af-unspec\n` +
+      `\taead rfc4106(gcm(aes)) 0x${key} 128\n\tanti-replay context: seq 0x0, oseq 0x0, bitmap 0x00000000\n` +
+      `src 192.0.2.1 dst 192.0.2.2\n\tproto comp spi 0x00001000 reqid 0 mode tunnel\n\treplay-window 0\n\tcomp deflate \n`);
+    assert.deepEqual({ ...s, keyDigest: undefined }, { src: local, dst: peerA, proto: 'esp', spi: 0xabcd, reqid: 0x53540007, mode: 'tunnel', aead: 'rfc4106(gcm(aes)) 128', keyDigest: undefined });
+    assert.ok(!JSON.stringify(s).includes(key));
+    assert.equal(other!.aead, '');
+  });
+
+  it('reads policies with their selector, mark and templates, and tells socket policies apart', () => {
+    const policies = parsePolicies(
+      'src 10.1.0.0/16 dst 172.16.0.0/16 proto tcp dport 80 \n\tdir fwd priority 0 ptype main \n\tmark 5/0xff\n' +
+      '\ttmpl src 203.0.113.1 dst 198.51.100.11\n\t\tproto esp reqid 1398013959 mode tunnel\n' +
+      'src 0.0.0.0/0 dst 0.0.0.0/0 \n\tsocket in priority 0 ptype main \n');
+    assert.deepEqual(policies, [
+      { dir: 'fwd', selector: ['src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'proto', 'tcp', 'dport', '80'], mark: ['mark', '5', 'mask', '0xff'],
+        tmpls: [{ src: '203.0.113.1', dst: '198.51.100.11', proto: 'esp', reqid: 0x53540007, mode: 'tunnel' }] },
+      { dir: 'socket in', selector: ['src', '0.0.0.0/0', 'dst', '0.0.0.0/0'], mark: [], tmpls: [] },
+    ]);
+  });
+});
+
+/** `ip xfrm policy` as one normalised line per entry, parsed here independently of the code under test. */
+function policyDump(ns: string): string[] {
+  const entries: string[] = [];
+  for (const line of ip(['xfrm', 'policy'], ns).split('\n')) {
+    if (line.trim() === '') continue;
+    if (/^\S/.test(line)) entries.push(line.trim());
+    else entries[entries.length - 1] += ` | ${line.trim()}`;
+  }
+  return entries.sort();
+}
+
+const expectedPolicy = (dir: string, src: string, dst: string) => {
+  const [tsrc, tdst] = dir === 'out' ? [local, peerA] : [peerA, local];
+  return `src ${src} dst ${dst} | dir ${dir} priority 0 ptype main | tmpl src ${tsrc} dst ${tdst} | proto esp reqid ${reqidA} mode tunnel`;
+};
+
+function expectedPolicies(): string[] {
+  const out: string[] = [];
+  for (const ours of ['172.16.0.0/16', '172.17.0.0/24']) {
+    for (const theirs of ['10.1.0.0/16', '10.60.0.0/24']) {
+      out.push(expectedPolicy('out', ours, theirs), expectedPolicy('in', theirs, ours), expectedPolicy('fwd', theirs, ours));
+    }
+  }
+  return out;
+}
+
+const foreignPolicy = ['src', '10.9.0.0/16', 'dst', '10.8.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
+const foreignDump = 'src 10.9.0.0/16 dst 10.8.0.0/16 | dir out priority 0 ptype main | tmpl src 192.0.2.1 dst 192.0.2.2 | proto esp reqid 7 mode tunnel';
+
+/** A logger like createLogger's, writing every line into `lines`. */
+function capturingLogger(lines: string[]) {
+  const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+  return pino({ name: 'test', level: 'trace', redact: { paths: redactedPaths, censor: '[redacted]' } }, stream);
+}
+
+describe('IPsec apply (real kernel)', function () {
+  requireRoot(this);
+  this.timeout(60_000);
+  let esp = false;
+  let ns = '';
+
+  before(async () => {
+    esp = (await probeKernel()).features.esp;
+  });
+  beforeEach(() => {
+    ns = uniqueName('strait-test-ipsec');
+    createNetns(ns);
+  });
+  // Every xfrm entry of a test lives in its namespace.
+  afterEach(() => void deleteNetns(ns));
+
+  /** The plan this kernel can hold: without ESP, the policies alone (states are tested below). */
+  const holdable = (plan: IpsecPlan): IpsecPlan => (esp ? plan : { states: [], policies: plan.policies });
+
+  it('installs the policies (exact selectors, dir, template, reqid), twice without change, leaving foreign ones alone', () => {
+    ip(['xfrm', 'policy', 'add', ...foreignPolicy], ns);
+    const plan = holdable(encrypted());
+    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: plan.states.length + 12, updated: 0, removed: 0 });
+    assert.deepEqual(policyDump(ns), [...expectedPolicies(), foreignDump].sort());
+    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 0, updated: 0, removed: 0 });
+    assert.deepEqual(policyDump(ns), [...expectedPolicies(), foreignDump].sort());
+  });
+
+  it('puts back a policy deleted or changed by hand', () => {
+    const plan = holdable(encrypted());
+    applyIpsec(plan, { netns: ns });
+    ip(['xfrm', 'policy', 'delete', 'dir', 'fwd', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/16'], ns);
+    ip(['xfrm', 'policy', 'update', 'src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'tmpl', 'src', local, 'dst', '192.0.2.99', 'proto', 'esp', 'reqid', reqidA, 'mode', 'tunnel'], ns);
+    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 1, updated: 1, removed: 0 });
+    assert.deepEqual(policyDump(ns), expectedPolicies().sort());
+  });
+
+  it('removes only its own entries when encryption is turned off', () => {
+    ip(['xfrm', 'policy', 'add', ...foreignPolicy], ns);
+    applyIpsec(holdable(encrypted()), { netns: ns });
+    assert.deepEqual(applyIpsec(encrypted([]), { netns: ns }), { added: 0, updated: 0, removed: esp ? 14 : 12 });
+    assert.deepEqual(policyDump(ns), [foreignDump]);
+    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
+  });
+
+  it('refuses to take over a foreign policy with one of its selectors, changing nothing', () => {
+    const taken = ['src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
+    ip(['xfrm', 'policy', 'add', ...taken], ns);
+    const before = policyDump(ns);
+    assert.throws(() => applyIpsec(encrypted(), { netns: ns }), (e: unknown) => e instanceof StateError && /peer cluster-a.*dir out src 172\.16\.0\.0\/16 dst 10\.1\.0\.0\/16.*not Strait's/.test(e.message));
+    assert.deepEqual(policyDump(ns), before);
+  });
+
+  it('installs the ESP states with an ESP kernel, and without one fails clearly, leaks no key and leaves nothing', () => {
+    const plan = encrypted();
+    const secrets = [
+      secretBytes.toString('hex'), secretBytes.toString('base64'),
+      ...plan.states.map((s) => s.key.reveal().toString('hex')),
+    ];
+    const lines: string[] = [];
+    const logger = capturingLogger(lines);
+    let error: unknown;
+    try {
+      applyIpsec(plan, { netns: ns, logger });
+    } catch (err) {
+      error = err;
+      logger.error({ err }, 'apply failed'); // as the agent would log it
+    }
+    const seen = [...lines, ...(error ? [String(error), (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(error)] : [])].join('\n');
+    for (const secret of secrets) assert.ok(!seen.toLowerCase().includes(secret.toLowerCase()), `key material in: ${seen}`);
+
+    if (esp) {
+      assert.equal(error, undefined);
+      const dump = ip(['xfrm', 'state'], ns).replace(/0x[0-9a-f]{40}/g, 'KEY');
+      for (const s of plan.states) {
+        assert.ok(dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`), dump);
+      }
+      assert.equal((dump.match(/aead rfc4106\(gcm\(aes\)\) KEY 128/g) ?? []).length, 2, dump);
+      assert.deepEqual(policyDump(ns), expectedPolicies().sort());
+      return;
+    }
+    assert.ok(error instanceof IpsecError, String(error));
+    assert.equal(error.peer, 'cluster-a');
+    assert.match(error.message, /peer cluster-a.*ESP state 198\.51\.100\.11 -> 203\.0\.113\.1.*kernel lacks ESP.*strait probe --reasons/);
+    assert.deepEqual(policyDump(ns), [], 'no policy without its states');
+    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
+  });
+});

@@ -164,8 +164,20 @@ function batch(lines: string[], netns?: string): void {
   if (lines.length > 0) run(['ip', ...(netns ? ['-n', netns] : []), '-batch', '-', '-force'], lines.join('\n') + '\n');
 }
 
-/** Removes the states and policies this run added and restores the policies it updated. */
-function undo(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: KernelPolicy[]): void {
+/**
+ * Removes the states and policies this run added and restores the policies it updated. Returns what to
+ * add to the error if that failed too, so the first failure is still the one reported.
+ */
+function undo(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: KernelPolicy[]): string {
+  try {
+    undoOrThrow(netns, addedStates, addedPolicies, updated);
+    return '';
+  } catch (err) {
+    return `; undoing this run's changes failed too (${kernelReason(err)}), the next reconcile retries`;
+  }
+}
+
+function undoOrThrow(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: KernelPolicy[]): void {
   const now = readXfrm(netns);
   const presentPolicies = new Set(now.policies.map(actualKey));
   const presentStates = new Set(now.states.map(stateId));
@@ -223,10 +235,10 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   } catch (err) {
     const present = new Set(readXfrm(netns).states.map(stateId));
     const failed = newStates.find((s) => !present.has(stateId(s))) ?? newStates[0]!;
-    undo(netns, newStates, [], []);
+    const undone = undo(netns, newStates, [], []);
     const reason = kernelReason(err);
     const hint = lacksEsp(reason) ? '; this kernel lacks ESP (xfrm ESP with AES-GCM), see `strait probe --reasons`' : '';
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${reason}${hint}`);
+    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${reason}${hint}${undone}`);
   }
 
   try {
@@ -234,8 +246,8 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   } catch (err) {
     const present = new Set(readXfrm(netns).policies.map(actualKey));
     const failed = newPolicies.find((p) => !present.has(wantedKey(p))) ?? changedPolicies[0] ?? newPolicies[0]!;
-    undo(netns, newStates, newPolicies, changedPolicies.map((p) => byPolicyKey.get(wantedKey(p))!));
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(err)}`);
+    const undone = undo(netns, newStates, newPolicies, changedPolicies.map((p) => byPolicyKey.get(wantedKey(p))!));
+    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(err)}${undone}`);
   }
 
   try {

@@ -117,6 +117,16 @@ describe('IPsec apply (real kernel)', function () {
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
   });
 
+  it('undoes the policies it added and restores those it updated when a policy fails', () => {
+    const plan = holdable(encrypted());
+    applyIpsec(plan, { netns: ns });
+    const extra = { ...plan.policies[0]!, src: '172.18.0.0/16' };
+    // The same policy twice: the second add fails (File exists) after the first and the update went in.
+    const failing: IpsecPlan = { states: plan.states, policies: [{ ...plan.policies[0]!, tmplDst: '192.0.2.99' }, ...plan.policies.slice(1), extra, extra] };
+    assert.throws(() => applyIpsec(failing, { netns: ns }), (e: unknown) => e instanceof IpsecError && /cannot install the xfrm policy.*File exists/.test(e.message));
+    assert.deepEqual(policyDump(ns), expectedPolicies().sort());
+  });
+
   it('removes only its own entries when encryption is turned off', () => {
     ip(['xfrm', 'policy', 'add', ...foreignPolicy], ns);
     applyIpsec(holdable(encrypted()), { netns: ns });

@@ -160,6 +160,10 @@ export interface ApplyResult {
   removed: number;
 }
 
+/**
+ * Not `runIpBatch` (src/kernel/ip-batch.ts): its InputError for a refused line quotes the line, which here
+ * may hold a key, and its per-line results add nothing because ip stops at the first failed xfrm command.
+ */
 function batch(lines: string[], netns?: string): void {
   if (lines.length > 0) run(['ip', ...(netns ? ['-n', netns] : []), '-batch', '-', '-force'], lines.join('\n') + '\n');
 }

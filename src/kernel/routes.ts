@@ -1,0 +1,107 @@
+/**
+ * Strait's IPv4 routes as desired state. A reconcile owns exactly one scope: a whole table Strait owns
+ * (18952), or the routes of protocol 252 in the main table; nothing outside it is read into the diff, so
+ * nothing outside it is changed. A route's identity is its destination and metric, as in the kernel.
+ */
+import { InputError } from '../errors';
+import { ip } from './command';
+import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
+import { runIpBatch } from './ip-batch';
+import { integer, ipv4Address, ipv4Prefix, kernelIpv4Prefix, linkName } from './kernel-values';
+
+export const straitRouteProtocol = 252;
+
+export interface Route {
+  /** Canonical IPv4 network; 0.0.0.0/0 for the default route. */
+  dst: string;
+  dev?: string;
+  via?: string;
+  /** 0 when absent, as in the kernel. */
+  metric?: number;
+}
+
+export type RouteScope = { table: number } | { protocol: typeof straitRouteProtocol };
+
+/** Validates a desired route and puts it in the form the kernel shows. */
+export function route(value: Route, field = 'route'): Route {
+  const checked: Route = { dst: ipv4Prefix(`${field}.dst`, value.dst) };
+  if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
+  if (value.via !== undefined) checked.via = ipv4Address(`${field}.via`, value.via);
+  if (value.metric) checked.metric = integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1);
+  if (!checked.dev && !checked.via) throw new InputError(field, value, 'a route needs a device (dev) or a gateway (via)');
+  return checked;
+}
+
+// main, local, default and unspec: a table scope owns every route in its table, so never one of these.
+const sharedTables = new Set([0, 253, 254, 255]);
+
+function checkScope(scope: RouteScope): void {
+  if ('table' in scope) {
+    integer('scope.table', scope.table, 1, 2 ** 32 - 1);
+    if (sharedTables.has(scope.table)) throw new InputError('scope.table', scope.table, 'a table shared with the system (main, local, default) is not owned by Strait; use {protocol: 252}');
+  } else if (scope.protocol !== straitRouteProtocol) {
+    throw new InputError('scope.protocol', scope.protocol, `only Strait's protocol ${straitRouteProtocol} is owned`);
+  }
+}
+
+export const routeIdentity: Identity<Route> = {
+  key: (r) => `${r.dst} metric ${r.metric ?? 0}`,
+  // The kernel picks the device of a route given only a gateway. A route of another type (blackhole,
+  // unreachable) reads with neither dev nor via, so it never matches.
+  same: (current, desired) => current.via === desired.via && (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev),
+};
+
+interface KernelRoute {
+  dst: string;
+  dev?: string;
+  gateway?: string;
+  metric?: number;
+  type?: string;
+}
+
+const scopeArgs = (scope: RouteScope) => ('table' in scope ? ['table', String(scope.table)] : ['table', 'main', 'proto', String(straitRouteProtocol)]);
+
+/** The IPv4 routes in `scope`. */
+export function readRoutes(scope: RouteScope, netns?: string): Route[] {
+  checkScope(scope);
+  const routes = JSON.parse(ip(['-4', '-j', 'route', 'show', ...scopeArgs(scope)], netns)) as KernelRoute[];
+  return routes.map((r) => {
+    const read: Route = { dst: kernelIpv4Prefix(r.dst) };
+    if (!r.type || r.type === 'unicast') {
+      if (r.dev) read.dev = r.dev;
+      if (r.gateway) read.via = r.gateway;
+    }
+    if (r.metric) read.metric = r.metric;
+    return read;
+  });
+}
+
+/** Pure: the changes that make the routes in a scope exactly `desired` (validated). */
+export function diffRoutes(current: readonly Route[], desired: readonly Route[]): Diff<Route> {
+  return diffByIdentity(current, desired.map((r, i) => route(r, `desired[${i}]`)), routeIdentity);
+}
+
+function routeLine(verb: 'add' | 'replace', r: Route, scope: RouteScope): string {
+  const words = ['route', verb, r.dst];
+  if (r.via) words.push('via', r.via);
+  if (r.dev) words.push('dev', r.dev);
+  words.push('metric', String(r.metric ?? 0), 'table', 'table' in scope ? String(scope.table) : 'main', 'proto', String(straitRouteProtocol));
+  return words.join(' ');
+}
+
+/**
+ * Makes the routes in `scope` exactly `desired`, in one `ip -batch`. New routes use `add`, so in the main
+ * table a foreign route with the same destination and metric makes the add fail instead of being taken over.
+ */
+export function reconcileRoutes(desired: readonly Route[], scope: RouteScope, netns?: string): Changes<Route> {
+  checkScope(scope);
+  const diff = diffRoutes(readRoutes(scope, netns), desired);
+  const table = 'table' in scope ? String(scope.table) : 'main';
+  return applyDiff(diff, {
+    add: (r) => [routeLine('add', r, scope)],
+    change: (_from, to) => [routeLine('replace', to, scope)],
+    // In the main table the protocol restricts the delete to our own route.
+    remove: (r) => [['route', 'del', r.dst, 'metric', String(r.metric ?? 0), 'table', table, ...('table' in scope ? [] : ['proto', String(straitRouteProtocol)])].join(' ')],
+    run: (lines) => runIpBatch(lines, netns),
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * Strait's IPv4 policy rules as desired state: Strait owns the priorities 18952..18959, one rule each.
+ * Only rules at those priorities are read, so no other rule is ever changed. The kernel cannot replace a
+ * rule in place, so a changed rule is deleted and added again in the same batch.
+ */
+import { InputError } from '../errors';
+import { ip } from './command';
+import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
+import { runIpBatch } from './ip-batch';
+import { integer, ipv4Prefix, kernelIpv4Prefix } from './kernel-values';
+
+export const straitRulePriorities = { first: 18952, last: 18959 } as const;
+
+export interface Rule {
+  priority: number;
+  /** Source network; any source when absent. */
+  from?: string;
+  /** Destination network; any destination when absent. */
+  to?: string;
+  /** Firewall mark to match, with `fwmask` (all 32 bits when absent). */
+  fwmark?: number;
+  fwmask?: number;
+  table: number;
+}
+
+/** A rule as read, with the selectors this model does not describe (e.g. iif): such a rule is rewritten. */
+export interface KernelRule extends Rule {
+  unmodelled?: string[];
+}
+
+export function rule(value: Rule, field = 'rule'): Rule {
+  const checked: Rule = {
+    priority: integer(`${field}.priority`, value.priority, straitRulePriorities.first, straitRulePriorities.last),
+    table: integer(`${field}.table`, value.table, 1, 2 ** 32 - 1),
+  };
+  // 0.0.0.0/0 matches everything: the kernel shows it as no selector ("all"), and so does the model.
+  const from = value.from === undefined ? undefined : ipv4Prefix(`${field}.from`, value.from);
+  const to = value.to === undefined ? undefined : ipv4Prefix(`${field}.to`, value.to);
+  if (from && from !== '0.0.0.0/0') checked.from = from;
+  if (to && to !== '0.0.0.0/0') checked.to = to;
+  if (value.fwmask !== undefined && value.fwmark === undefined) throw new InputError(`${field}.fwmask`, value.fwmask, 'a mask needs a fwmark');
+  if (value.fwmark !== undefined) checked.fwmark = integer(`${field}.fwmark`, value.fwmark, 0, 2 ** 32 - 1);
+  if (value.fwmask !== undefined && value.fwmask !== 0xffffffff) checked.fwmask = integer(`${field}.fwmask`, value.fwmask, 0, 2 ** 32 - 1);
+  return checked;
+}
+
+const selectors = (r: Rule): string[] => {
+  const words = ['priority', String(r.priority)];
+  if (r.from) words.push('from', r.from);
+  if (r.to) words.push('to', r.to);
+  if (r.fwmark !== undefined) words.push('fwmark', `0x${r.fwmark.toString(16)}${r.fwmask === undefined ? '' : `/0x${r.fwmask.toString(16)}`}`);
+  return words;
+};
+
+export const ruleIdentity: Identity<KernelRule> = {
+  key: (r) => `priority ${r.priority}`,
+  same: (a, b) => !a.unmodelled?.length && [...selectors(a), 'table', a.table].join(' ') === [...selectors(b), 'table', b.table].join(' '),
+};
+
+export interface KernelRuleJson {
+  priority: number;
+  src?: string;
+  srclen?: number;
+  dst?: string;
+  dstlen?: number;
+  fwmark?: string;
+  fwmask?: string;
+  table?: string;
+  [other: string]: unknown;
+}
+
+const namedTables: Record<string, number> = { default: 253, main: 254, local: 255 };
+const modelled = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'fwmark', 'fwmask', 'table', 'flags']);
+const prefixOf = (address: string, length: number | undefined) => kernelIpv4Prefix(length === undefined ? address : `${address}/${length}`);
+
+/** Pure: the rules at Strait's priorities among `ip -j rule show` output; every other rule is left out. */
+export function rulesFromKernel(rules: readonly KernelRuleJson[]): KernelRule[] {
+  return rules
+    .filter((r) => r.priority >= straitRulePriorities.first && r.priority <= straitRulePriorities.last)
+    .map((r) => {
+      const read: KernelRule = { priority: r.priority, table: namedTables[r.table ?? ''] ?? Number(r.table) };
+      if (r.src && r.src !== 'all') read.from = prefixOf(r.src, r.srclen);
+      if (r.dst && r.dst !== 'all') read.to = prefixOf(r.dst, r.dstlen);
+      if (r.fwmark !== undefined) read.fwmark = Number(r.fwmark);
+      if (r.fwmask !== undefined && Number(r.fwmask) !== 0xffffffff) read.fwmask = Number(r.fwmask);
+      const unmodelled = Object.keys(r).filter((k) => !modelled.has(k));
+      if (unmodelled.length) read.unmodelled = unmodelled;
+      return read;
+    });
+}
+
+/** The IPv4 rules at Strait's priorities. */
+export const readRules = (netns?: string): KernelRule[] => rulesFromKernel(JSON.parse(ip(['-4', '-j', 'rule', 'show'], netns)) as KernelRuleJson[]);
+
+/** Pure: the changes that make the rules at Strait's priorities exactly `desired` (validated). */
+export function diffRules(current: readonly KernelRule[], desired: readonly Rule[]): Diff<KernelRule> {
+  return diffByIdentity(current, desired.map((r, i) => rule(r, `desired[${i}]`)), ruleIdentity);
+}
+
+const addLine = (r: Rule) => ['rule', 'add', ...selectors(r), 'table', r.table].join(' ');
+const deleteLine = (r: Rule) => ['rule', 'del', ...selectors(r), 'table', r.table].join(' ');
+
+/** Makes the rules at priorities 18952..18959 exactly `desired`, in one `ip -batch`. */
+export function reconcileRules(desired: readonly Rule[], netns?: string): Changes<KernelRule> {
+  const diff = diffRules(readRules(netns), desired);
+  return applyDiff(diff, {
+    add: (r) => [addLine(r)],
+    change: (from, to) => [...from.map(deleteLine), addLine(to)],
+    remove: (r) => [deleteLine(r)],
+    run: (lines) => runIpBatch(lines, netns),
+  });
+}

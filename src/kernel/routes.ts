@@ -4,7 +4,7 @@
  * nothing outside it is changed. A route's identity is its destination and metric, as in the kernel.
  */
 import { InputError } from '../errors';
-import { ip } from './command';
+import { CommandError, ip } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
 import { runIpBatch } from './ip-batch';
 import { integer, ipv4Address, ipv4Prefix, kernelIpv4Prefix, linkName } from './kernel-values';
@@ -64,7 +64,15 @@ const scopeArgs = (scope: RouteScope) => ('table' in scope ? ['table', String(sc
 /** The IPv4 routes in `scope`. */
 export function readRoutes(scope: RouteScope, netns?: string): Route[] {
   checkScope(scope);
-  const routes = JSON.parse(ip(['-4', '-j', 'route', 'show', ...scopeArgs(scope)], netns)) as KernelRoute[];
+  let listing: string;
+  try {
+    listing = ip(['-4', '-j', 'route', 'show', ...scopeArgs(scope)], netns);
+  } catch (err) {
+    // The kernel creates a table with its first route, and refuses to list one that has none yet.
+    if (err instanceof CommandError && err.stderr.includes('FIB table does not exist')) return [];
+    throw err;
+  }
+  const routes = JSON.parse(listing) as KernelRoute[];
   return routes.map((r) => {
     const read: Route = { dst: kernelIpv4Prefix(r.dst) };
     if (!r.type || r.type === 'unicast') {

@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   ipam: () => import('./ipam.bench'),
   reconcile: () => import('./reconcile.bench'),
   datapath: () => import('./datapath.bench'),
+  netlink: () => import('./netlink.bench'),
 };
 
 async function main(): Promise<void> {

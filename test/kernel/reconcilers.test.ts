@@ -91,6 +91,12 @@ describe('kernel-state reconcilers (real kernel)', function () {
       assert.equal(again.failed.length, 1);
     });
 
+    it('fills a table that does not exist yet (the kernel creates it with its first route)', () => {
+      assert.deepEqual(reconcileRoutes([], { table: 18955 }, ns), nothing);
+      assert.equal(reconcileRoutes(wanted, { table: 18955 }, ns).added.length, 4);
+      assert.equal(routes('table', '18955').length, 4);
+    });
+
     it('refuses a shared table as a scope, naming it', () => {
       assert.throws(() => reconcileRoutes([], { table: 254 }, ns), (err: unknown) => err instanceof InputError && err.field === 'scope.table');
     });

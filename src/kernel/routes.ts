@@ -27,7 +27,7 @@ export function route(value: Route, field = 'route'): Route {
   const checked: Route = { dst: ipv4Prefix(`${field}.dst`, value.dst) };
   if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
   if (value.via !== undefined) checked.via = ipv4Address(`${field}.via`, value.via);
-  if (value.metric) checked.metric = integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1);
+  if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
   if (!checked.dev && !checked.via) throw new InputError(field, value, 'a route needs a device (dev) or a gateway (via)');
   return checked;
 }

@@ -78,12 +78,14 @@ export function rulesFromKernel(rules: readonly KernelRuleJson[]): KernelRule[] 
   return rules
     .filter((r) => r.priority >= straitRulePriorities.first && r.priority <= straitRulePriorities.last)
     .map((r) => {
-      const read: KernelRule = { priority: r.priority, table: namedTables[r.table ?? ''] ?? Number(r.table) };
+      // A table by a name from rt_tables, or none (an `unreachable` rule), reads as 0: any table, on delete.
+      const table = namedTables[r.table ?? ''] ?? (/^\d+$/.test(r.table ?? '') ? Number(r.table) : 0);
+      const read: KernelRule = { priority: r.priority, table };
       if (r.src && r.src !== 'all') read.from = prefixOf(r.src, r.srclen);
       if (r.dst && r.dst !== 'all') read.to = prefixOf(r.dst, r.dstlen);
       if (r.fwmark !== undefined) read.fwmark = Number(r.fwmark);
       if (r.fwmask !== undefined && Number(r.fwmask) !== 0xffffffff) read.fwmask = Number(r.fwmask);
-      const unmodelled = Object.keys(r).filter((k) => !modelled.has(k));
+      const unmodelled = Object.keys(r).filter((k) => !modelled.has(k) || (k === 'table' && !table));
       if (unmodelled.length) read.unmodelled = unmodelled;
       return read;
     });
@@ -98,7 +100,7 @@ export function diffRules(current: readonly KernelRule[], desired: readonly Rule
 }
 
 const addLine = (r: Rule) => ['rule', 'add', ...selectors(r), 'table', r.table].join(' ');
-const deleteLine = (r: Rule) => ['rule', 'del', ...selectors(r), 'table', r.table].join(' ');
+const deleteLine = (r: Rule) => ['rule', 'del', ...selectors(r), ...(r.table ? ['table', r.table] : [])].join(' ');
 
 /** Makes the rules at priorities 18952..18959 exactly `desired`, in one `ip -batch`. */
 export function reconcileRules(desired: readonly Rule[], netns?: string): Changes<KernelRule> {

@@ -91,6 +91,7 @@ describe('desired-state diffs (pure)', () => {
     assert.throws(() => diffRoutes([], [{ dst: '10.0.0.0/24', dev: 'a b' }]), isInput('desired[0].dev'));
     assert.throws(() => diffRoutes([], [{ dst: '10.0.0.0/24' }]), isInput('desired[0]'));
     assert.throws(() => diffRoutes([], [{ dst: '10.0.0.0/24', via: 'x', dev: 'a' }]), isInput('desired[0].via'));
+    assert.throws(() => diffRoutes([], [{ dst: '10.0.0.0/24', dev: 'a', metric: Number.NaN }]), isInput('desired[0].metric'));
     assert.throws(() => diffRules([], [{ priority: 100, table: 18952 }]), isInput('desired[0].priority'));
     assert.throws(() => diffFdb([], [{ mac: '02:00:00:00:00', dst: '192.0.2.1' }]), isInput('desired[0].mac'));
     assert.throws(() => diffNeighbours([], [{ address: '10.0.0.1', lladdr: '02:00:00:00:00:01;reboot' }]), isInput('desired[0].lladdr'));

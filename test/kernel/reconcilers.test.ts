@@ -115,12 +115,14 @@ describe('kernel-state reconcilers (real kernel)', function () {
       ip(['rule', 'add', 'priority', '18960', 'table', '18952'], ns); // foreign: just above
       ip(['rule', 'add', 'priority', '18952', 'from', '10.7.0.0/16', 'table', '18952'], ns); // ours, changed
       ip(['rule', 'add', 'priority', '18959', 'iif', 'veth0', 'table', '18952'], ns); // ours, stale
+      ip(['rule', 'add', 'priority', '18958', 'unreachable'], ns); // ours, stale, no table
+      ip(['rule', 'add', 'priority', '18957', 'table', 'main'], ns); // ours, stale, a named table
 
       const first = reconcileRules(wanted, ns);
       assert.deepEqual(first.failed, []);
       assert.deepEqual(first.changed, [wanted[0]]);
       assert.deepEqual(first.added, [wanted[1], wanted[2]]);
-      assert.equal(first.deleted.length, 1);
+      assert.equal(first.deleted.length, 3);
       const expected = [
         '0: from all lookup local',
         '18951: from all lookup 18952',

@@ -60,8 +60,8 @@ export interface Writer<T> {
 }
 
 /**
- * Applies a diff in one batch, deletions first (so a changed rule's priority is free before it is added
- * again). An entry whose lines all succeeded is reported as done, otherwise as failed with the first error.
+ * Applies a diff in one batch, deletions first (a MAC moving to another VTEP is never sent to both).
+ * An entry whose lines all succeeded is reported as done, otherwise as failed with the first error.
  */
 export function applyDiff<T>(diff: Diff<T>, writer: Writer<T>): Changes<T> {
   const items: { kind: 'deleted' | 'changed' | 'added'; item: T; lines: string[] }[] = [

@@ -4,11 +4,13 @@
  * reconciling thousands of routes cheap (BENCHMARKS.md, suite `netlink`).
  *
  * iproute2 6.1 reports a failed line on stderr as its error message(s) followed by `Command failed -:N`
- * (N counts from 1); successful lines print nothing there. A line it cannot parse (a bad prefix, an
- * unknown table name) is different: ip prints the message and exits, without a `Command failed` line,
- * and never runs the lines after it. Which line that was is not on stderr, so every line after the last
- * reported failure gets an error saying its outcome is unknown; callers that re-read the kernel (the
- * reconcilers) see what really happened on the next pass.
+ * (N counts from 1); successful lines print nothing there, or a warning (which is then counted into the
+ * message of the next failed line). A line it cannot parse (a bad prefix, an unknown table name) is
+ * different: ip prints the message and exits without a `Command failed` line and never runs the lines
+ * after it. To tell that from a run to the end, every batch ends with a sentinel line that always fails;
+ * if its failure is missing, every line after the last reported failure gets an error saying its outcome
+ * is unknown (stderr does not say which line stopped it). The reconcilers validate every value they put
+ * into a line, and re-read the kernel on the next pass anyway.
  */
 import { spawnSync } from 'node:child_process';
 import { InputError } from '../errors';
@@ -18,7 +20,10 @@ export type BatchResult = { ok: true } | { ok: false; error: string };
 
 const failedLine = /^Command failed -:(\d+)$/;
 
-/** Pure: one result per line from the stderr of `-batch - -force` over `lineCount` lines. */
+/** Fails in every namespace with the same message: "/" is never in a link name. */
+export const sentinelLine = 'link show dev strait/end';
+
+/** Pure: one result per line from the stderr of `-batch - -force` over `lineCount` lines plus the sentinel. */
 export function parseBatchStderr(stderr: string, lineCount: number): BatchResult[] {
   const results: BatchResult[] = Array.from({ length: lineCount }, () => ({ ok: true }));
   let message: string[] = [];
@@ -30,16 +35,15 @@ export function parseBatchStderr(stderr: string, lineCount: number): BatchResult
       continue;
     }
     const lineNumber = Number(failed[1]);
+    if (lineNumber === lineCount + 1) return results;
     if (lineNumber >= 1 && lineNumber <= lineCount) {
       results[lineNumber - 1] = { ok: false, error: message.join('; ') || 'no message' };
       lastReported = lineNumber;
     }
     message = [];
   }
-  if (message.length) {
-    const error = `outcome unknown: the batch ended early after line ${lastReported} (${message.join('; ')}), as it does at a line it cannot parse`;
-    for (let i = lastReported; i < lineCount; i++) results[i] = { ok: false, error };
-  }
+  const error = `outcome unknown: the batch ended early after line ${lastReported} (${message.join('; ') || 'no message'}), as it does at a line it cannot parse`;
+  for (let i = lastReported; i < lineCount; i++) results[i] = { ok: false, error };
   return results;
 }
 
@@ -57,10 +61,10 @@ function runBatch(tool: 'ip' | 'bridge', lines: readonly string[], netns?: strin
   validateLines(lines);
   if (!lines.length) return [];
   const command = [tool, ...(netns ? ['-n', netns] : []), '-batch', '-', '-force'];
-  const child = spawnSync(command[0]!, command.slice(1), { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const child = spawnSync(command[0]!, command.slice(1), { input: `${[...lines, sentinelLine].join('\n')}\n`, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (child.error || child.status === null) throw new CommandError(command, child.error?.message ?? `killed by ${child.signal}`, null);
   // A failure to start (no such namespace) reports no line: every result is then "outcome unknown".
-  return child.status === 0 ? lines.map(() => ({ ok: true })) : parseBatchStderr(child.stderr, lines.length);
+  return parseBatchStderr(child.stderr, lines.length);
 }
 
 /** `ip` commands without the leading `ip` (e.g. `route add 10.0.0.0/24 dev eth0`), in `netns` if given. */

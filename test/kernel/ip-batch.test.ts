@@ -7,7 +7,7 @@ import { requireRoot, uniqueName } from '../support/kernel';
 
 describe('ip -batch stderr (pure)', () => {
   it('attributes each message to the line named by the "Command failed" after it', () => {
-    const stderr = 'Cannot find device "nosuch"\nCommand failed -:2\nError: first; \nRTNETLINK answers: File exists\nCommand failed -:5\n';
+    const stderr = 'Cannot find device "nosuch"\nCommand failed -:2\nError: first; \nRTNETLINK answers: File exists\nCommand failed -:5\nWarning: after the last failure\nDevice "strait/end" does not exist.\nCommand failed -:7\n';
     assert.deepEqual(parseBatchStderr(stderr, 6), [
       { ok: true },
       { ok: false, error: 'Cannot find device "nosuch"' },
@@ -18,7 +18,7 @@ describe('ip -batch stderr (pure)', () => {
     ]);
   });
 
-  it('marks every line after the last reported one as unknown when the batch ended early', () => {
+  it('marks every line after the last reported one as unknown when the sentinel never failed (the batch ended early)', () => {
     const results = parseBatchStderr('RTNETLINK answers: File exists\nCommand failed -:1\nError: any valid prefix is expected rather than "bogus".\n', 4);
     assert.deepEqual(results[0], { ok: false, error: 'RTNETLINK answers: File exists' });
     for (const r of results.slice(1)) {
@@ -36,6 +36,10 @@ describe('ip -batch input', () => {
   });
 
   it('runs nothing for no lines', () => assert.deepEqual(runIpBatch([]), []));
+
+  it('a warning on stderr after the last failure is not an early end', () => {
+    assert.deepEqual(parseBatchStderr('Warning: something\nDevice "strait/end" does not exist.\nCommand failed -:3\n', 2), [{ ok: true }, { ok: true }]);
+  });
 });
 
 describe('ip -batch (real kernel)', function () {

@@ -21,7 +21,7 @@ export type BatchResult = { ok: true } | { ok: false; error: string };
 const failedLine = /^Command failed -:(\d+)$/;
 
 /** Fails in every namespace with the same message: "/" is never in a link name. */
-export const sentinelLine = 'link show dev strait/end';
+const sentinelLine = 'link show dev strait/end';
 
 /** Pure: one result per line from the stderr of `-batch - -force` over `lineCount` lines plus the sentinel. */
 export function parseBatchStderr(stderr: string, lineCount: number): BatchResult[] {

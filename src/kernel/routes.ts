@@ -18,6 +18,8 @@ export interface Route {
   via?: string;
   /** 0 when absent, as in the kernel. */
   metric?: number;
+  /** The gateway is reached on `dev` without a connected route to it (a next hop across a tunnel). */
+  onlink?: boolean;
 }
 
 export type RouteScope = { table: number } | { protocol: typeof straitRouteProtocol };
@@ -28,6 +30,10 @@ export function route(value: Route, field = 'route'): Route {
   if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
   if (value.via !== undefined) checked.via = ipv4Address(`${field}.via`, value.via);
   if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
+  if (value.onlink) {
+    if (!checked.dev || !checked.via) throw new InputError(`${field}.onlink`, value.onlink, 'an onlink route needs both dev and via');
+    checked.onlink = true;
+  }
   if (!checked.dev && !checked.via) throw new InputError(field, value, 'a route needs a device (dev) or a gateway (via)');
   return checked;
 }
@@ -48,11 +54,13 @@ export const routeIdentity: Identity<Route> = {
   key: (r) => `${r.dst} metric ${r.metric ?? 0}`,
   // The kernel picks the device of a route given only a gateway. A route of another type (blackhole,
   // unreachable) reads with neither dev nor via, so it never matches.
-  same: (current, desired) => current.via === desired.via && (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev),
+  same: (current, desired) => current.via === desired.via && (current.onlink ?? false) === (desired.onlink ?? false) &&
+    (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev),
 };
 
 interface KernelRoute {
   dst: string;
+  flags?: string[];
   dev?: string;
   gateway?: string;
   metric?: number;
@@ -78,6 +86,7 @@ export function readRoutes(scope: RouteScope, netns?: string): Route[] {
     if (!r.type || r.type === 'unicast') {
       if (r.dev) read.dev = r.dev;
       if (r.gateway) read.via = r.gateway;
+      if (r.flags?.includes('onlink')) read.onlink = true;
     }
     if (r.metric) read.metric = r.metric;
     return read;
@@ -93,6 +102,7 @@ function routeLine(verb: 'add' | 'replace', r: Route, scope: RouteScope): string
   const words = ['route', verb, r.dst];
   if (r.via) words.push('via', r.via);
   if (r.dev) words.push('dev', r.dev);
+  if (r.onlink) words.push('onlink');
   words.push('metric', String(r.metric ?? 0), 'table', 'table' in scope ? String(scope.table) : 'main', 'proto', String(straitRouteProtocol));
   return words.join(' ');
 }

@@ -1,13 +1,14 @@
 /**
- * Strait's IPv4 policy rules as desired state: Strait owns the priorities 18952..18959, one rule each.
- * Only rules at those priorities are read, so no other rule is ever changed. The kernel cannot replace a
- * rule in place, so a changed rule is deleted and added again in the same batch.
+ * Strait's IPv4 policy rules as desired state: Strait owns the priorities 18952..18959 (several rules may
+ * share one: a rule is its priority and its selectors). Only rules at those priorities are read, so no
+ * other rule is ever changed. The kernel cannot replace a rule in place, so a rule whose table changed
+ * is deleted and added again in the same batch.
  */
 import { InputError } from '../errors';
 import { ip } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
 import { runIpBatch } from './ip-batch';
-import { integer, ipv4Prefix, kernelIpv4Prefix } from './kernel-values';
+import { integer, ipv4Prefix, kernelIpv4Prefix, linkName } from './kernel-values';
 
 export const straitRulePriorities = { first: 18952, last: 18959 } as const;
 
@@ -17,6 +18,8 @@ export interface Rule {
   from?: string;
   /** Destination network; any destination when absent. */
   to?: string;
+  /** Incoming interface; any when absent. */
+  iif?: string;
   /** Firewall mark to match, with `fwmask` (all 32 bits when absent). */
   fwmark?: number;
   fwmask?: number;
@@ -37,6 +40,7 @@ export function rule(value: Rule, field = 'rule'): Rule {
   const from = value.from === undefined ? undefined : ipv4Prefix(`${field}.from`, value.from);
   const to = value.to === undefined ? undefined : ipv4Prefix(`${field}.to`, value.to);
   if (from && from !== '0.0.0.0/0') checked.from = from;
+  if (value.iif !== undefined) checked.iif = linkName(`${field}.iif`, value.iif);
   if (to && to !== '0.0.0.0/0') checked.to = to;
   if (value.fwmask !== undefined && value.fwmark === undefined) throw new InputError(`${field}.fwmask`, value.fwmask, 'a mask needs a fwmark');
   if (value.fwmark !== undefined) checked.fwmark = integer(`${field}.fwmark`, value.fwmark, 0, 2 ** 32 - 1);
@@ -48,13 +52,15 @@ const selectors = (r: Rule): string[] => {
   const words = ['priority', String(r.priority)];
   if (r.from) words.push('from', r.from);
   if (r.to) words.push('to', r.to);
+  if (r.iif) words.push('iif', r.iif);
   if (r.fwmark !== undefined) words.push('fwmark', `0x${r.fwmark.toString(16)}${r.fwmask === undefined ? '' : `/0x${r.fwmask.toString(16)}`}`);
   return words;
 };
 
+// Several rules may share a priority (one per remote prefix): a rule is its priority and selectors.
 export const ruleIdentity: Identity<KernelRule> = {
-  key: (r) => `priority ${r.priority}`,
-  same: (a, b) => !a.unmodelled?.length && [...selectors(a), 'table', a.table].join(' ') === [...selectors(b), 'table', b.table].join(' '),
+  key: (r) => selectors(r).join(' '),
+  same: (a, b) => !a.unmodelled?.length && a.table === b.table,
 };
 
 export interface KernelRuleJson {
@@ -63,6 +69,7 @@ export interface KernelRuleJson {
   srclen?: number;
   dst?: string;
   dstlen?: number;
+  iif?: string;
   fwmark?: string;
   fwmask?: string;
   table?: string;
@@ -70,7 +77,7 @@ export interface KernelRuleJson {
 }
 
 const namedTables: Record<string, number> = { default: 253, main: 254, local: 255 };
-const modelled = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'fwmark', 'fwmask', 'table', 'flags']);
+const modelled = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'iif', 'fwmark', 'fwmask', 'table', 'flags']);
 const prefixOf = (address: string, length: number | undefined) => kernelIpv4Prefix(length === undefined ? address : `${address}/${length}`);
 
 /** Pure: the rules at Strait's priorities among `ip -j rule show` output; every other rule is left out. */
@@ -83,6 +90,7 @@ export function rulesFromKernel(rules: readonly KernelRuleJson[]): KernelRule[] 
       const read: KernelRule = { priority: r.priority, table };
       if (r.src && r.src !== 'all') read.from = prefixOf(r.src, r.srclen);
       if (r.dst && r.dst !== 'all') read.to = prefixOf(r.dst, r.dstlen);
+      if (r.iif) read.iif = r.iif;
       if (r.fwmark !== undefined) read.fwmark = Number(r.fwmark);
       if (r.fwmask !== undefined && Number(r.fwmask) !== 0xffffffff) read.fwmask = Number(r.fwmask);
       const unmodelled = Object.keys(r).filter((k) => !modelled.has(k) || (k === 'table' && !table));

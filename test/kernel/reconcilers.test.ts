@@ -110,7 +110,7 @@ describe('kernel-state reconcilers (real kernel)', function () {
       { priority: 18954, table: 18953 },
     ];
 
-    it('owns priorities 18952..18959 only: adds, rewrites a changed rule, removes its own stale ones, leaves the rest', () => {
+    it('owns priorities 18952..18959 only: adds, replaces a changed rule, removes its own stale ones, leaves the rest', () => {
       ip(['rule', 'add', 'priority', '18951', 'table', '18952'], ns); // foreign: just below the range
       ip(['rule', 'add', 'priority', '18960', 'table', '18952'], ns); // foreign: just above
       ip(['rule', 'add', 'priority', '18952', 'from', '10.7.0.0/16', 'table', '18952'], ns); // ours, changed
@@ -120,9 +120,10 @@ describe('kernel-state reconcilers (real kernel)', function () {
 
       const first = reconcileRules(wanted, ns);
       assert.deepEqual(first.failed, []);
-      assert.deepEqual(first.changed, [wanted[0]]);
-      assert.deepEqual(first.added, [wanted[1], wanted[2]]);
-      assert.equal(first.deleted.length, 3);
+      // A rule is its priority and selectors: the one with another source is replaced (deleted, added).
+      assert.deepEqual(first.changed, []);
+      assert.deepEqual(first.added, [wanted[0], wanted[1], wanted[2]]);
+      assert.equal(first.deleted.length, 4);
       const expected = [
         '0: from all lookup local',
         '18951: from all lookup 18952',

@@ -9,16 +9,17 @@ import { type FSWatcher, watch } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import type { TcMode } from '../bpf';
-import { desiredMaps } from '../datapath/desired-maps';
-import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
+import { cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
+import { cleanupKernelNode } from '../fallback/kernel-datapath';
 import { InputError, StateError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type Dataplane, type ProbeReport, chooseDataplane, missingFor } from '../probe/features';
 import { probeKernel } from '../probe/probe';
+import { type NodeDataplane, openDataplane } from './dataplanes';
 import { type Heartbeat, writeHeartbeat } from './heartbeat';
-import { type RouteChanges, desiredRoutes, reconcileRoutes } from './routes';
+import { reconcileRoutes } from './routes';
 import { parseNodeSpec, readSpecText } from './spec-file';
 
 export type DataplaneRequest = 'auto' | Dataplane;
@@ -37,30 +38,13 @@ export interface AgentOptions {
   netns?: string;
 }
 
-const notBuilt = 'the kernel fallback is not built yet (issue 6)';
-
 /** Pure: the dataplane to run, or why none can run on this kernel. */
 export function selectDataplane(requested: DataplaneRequest, report: ProbeReport): Dataplane {
-  const missing = missingFor('ebpf', report);
-  const lacks = () => missing.map((f) => (report.reasons[f] ? `${f} (${report.reasons[f]})` : f)).join(', ');
-  if (requested === 'kernel') throw new InputError('--dataplane', requested, `${notBuilt}; use --dataplane ebpf or auto`);
-  if (requested === 'ebpf' && missing.length > 0) throw new InputError('--dataplane', requested, `this kernel lacks what the eBPF dataplane needs: ${lacks()}`);
+  const lacks = (dataplane: Dataplane) => missingFor(dataplane, report).map((f) => (report.reasons[f] ? `${f} (${report.reasons[f]})` : f)).join(', ');
   const chosen = requested === 'auto' ? chooseDataplane(report) : requested;
-  if (chosen === 'kernel') throw new StateError(`this kernel lacks what the eBPF dataplane needs (${lacks()}) and ${notBuilt}`);
-  return chosen;
-}
-
-/** Pure: what an apply changed, for one log line; undefined when it changed nothing. */
-export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges): Record<string, unknown> | undefined {
-  const maps = Object.fromEntries(Object.entries(result.maps).filter(([, r]) => r.written > 0 || r.deleted > 0));
-  const attachments = result.attachments.filter((a) => a.change !== 'unchanged').map((a) => `${a.interface}:${a.program}:${a.change}${a.kind ? `:${a.kind}` : ''}`);
-  const summary: Record<string, unknown> = {};
-  if (result.overlayDeviceChanged) summary.overlayDeviceChanged = true;
-  if (Object.keys(maps).length > 0) summary.maps = maps;
-  if (attachments.length > 0) summary.attachments = attachments;
-  if (routes.added.length > 0) summary.routesAdded = routes.added;
-  if (routes.removed.length > 0) summary.routesRemoved = routes.removed;
-  return Object.keys(summary).length > 0 ? summary : undefined;
+  if (missingFor(chosen, report).length === 0) return chosen;
+  if (requested !== 'auto') throw new InputError('--dataplane', requested, `this kernel lacks what the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs: ${lacks(chosen)}`);
+  throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -80,8 +64,7 @@ export class Agent {
 
   constructor(
     private readonly options: AgentOptions,
-    private readonly datapath: Pick<NodeDatapath, 'apply'>,
-    private readonly dataplane: Dataplane,
+    private readonly dataplane: NodeDataplane,
     private readonly log: Logger,
   ) {}
 
@@ -115,8 +98,8 @@ export class Agent {
       const spec = parseNodeSpec(text, specPath);
       const { nodeName } = this.options;
       if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
-      // Dry run of the datapath's own checks (IPv4 only), so a spec it cannot take changes nothing.
-      desiredMaps(spec, 0);
+      // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
+      this.dataplane.validate(spec);
       this.good = { spec, key: JSON.stringify(spec) };
     } catch (err) {
       const detail = err instanceof InputError ? { field: err.field, value: err.value } : {};
@@ -126,9 +109,7 @@ export class Agent {
 
   private apply(spec: NodeDataplaneSpec, key: string): void {
     try {
-      const result = this.datapath.apply(spec);
-      const routes = reconcileRoutes(desiredRoutes(spec), defaultOverlayDevice, this.options.netns);
-      const changes = summarizeChanges(result, routes);
+      const { changes, conflicts: routeConflicts } = this.dataplane.apply(spec);
       if (key !== this.appliedKey) {
         this.generation += 1;
         this.appliedKey = key;
@@ -136,8 +117,8 @@ export class Agent {
       } else if (changes) {
         this.log.info({ specGeneration: this.generation, changes }, 'node changed since the last apply (a new pod interface, or a change by hand); reconciled');
       }
-      const conflicts = routes.conflicts.join(',');
-      if (conflicts !== this.lastConflicts && conflicts !== '') this.log.warn({ prefixes: routes.conflicts }, 'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)');
+      const conflicts = routeConflicts.join(',');
+      if (conflicts !== this.lastConflicts && conflicts !== '') this.log.warn({ prefixes: routeConflicts }, 'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)');
       this.lastConflicts = conflicts;
       if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
       this.lastError = undefined;
@@ -157,7 +138,7 @@ export class Agent {
       node: nodeName ?? this.good?.spec.node.name ?? hostname(),
       ready,
       time: new Date().toISOString(),
-      dataplane: this.dataplane,
+      dataplane: this.dataplane.kind,
       specGeneration: this.generation,
     };
     try {
@@ -231,16 +212,11 @@ class SpecWatcher {
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
   const report = await probeKernel();
-  const dataplane = selectDataplane(options.dataplane, report);
-  const datapath = await NodeDatapath.load({
-    pinRoot: options.pinRoot,
-    podInterfaces: options.podInterfaces,
-    attachMode: options.attachMode,
-    ...(options.netns === undefined ? {} : { netns: netnsPath(options.netns) }),
-  });
+  const kind = selectDataplane(options.dataplane, report);
+  const dataplane = await openDataplane(kind, options);
   try {
-    log.info({ dataplane, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx }, 'agent started');
-    const agent = new Agent(options, datapath, dataplane, log);
+    log.info({ dataplane: kind, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx }, 'agent started');
+    const agent = new Agent(options, dataplane, log);
     if (stop.isStopped()) return;
     // A burst of events for one write (create, write, rename) becomes one reconcile.
     let pending: NodeJS.Timeout | undefined;
@@ -263,7 +239,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     clearTimeout(pending);
     watcher.close();
   } finally {
-    datapath.close();
+    dataplane.close();
   }
 }
 
@@ -272,11 +248,12 @@ export interface CleanupSummary {
   detached: { interface: string; program: string; kind: string }[];
   overlayDeviceRemoved: boolean;
   routesRemoved: string[];
+  kernel: ReturnType<typeof cleanupKernelNode>;
 }
 
-/** `--cleanup`: removes everything Strait put on the node (routes, attachments, overlay device, pins). */
+/** `--cleanup`: removes everything either dataplane put on the node (routes, attachments, devices, pins, NAT). */
 export function cleanupAgentNode(pinRoot: string, netns?: string): CleanupSummary {
   const routes = reconcileRoutes([], defaultOverlayDevice, netns);
   const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) });
-  return { pinRoot, detached, overlayDeviceRemoved, routesRemoved: routes.removed };
+  return { pinRoot, detached, overlayDeviceRemoved, routesRemoved: routes.removed, kernel: cleanupKernelNode(netns) };
 }

@@ -88,7 +88,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
     .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node)')
     .option('--pod-interfaces <regex>', 'pod interfaces (host side of each pod veth) are those whose name matches', '^p-')
-    .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it), ebpf, or kernel (not built yet)', 'auto')
+    .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')

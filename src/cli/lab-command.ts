@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InputError } from '../errors';
-import { labDown, labUp } from '../lab/lab';
+import { type LabDataplane, labDown, labUp } from '../lab/lab';
 import { labStatus, labTest } from '../lab/lab-test';
 import { defaultRunDir } from '../lab/names';
 import { defaultTopologyPath } from '../lab/topology';
@@ -8,8 +8,8 @@ import { jsonAction } from './output';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-function dataplaneOption(value: string): 'ebpf' {
-  if (value !== 'ebpf') throw new InputError('--dataplane', value, "must be 'ebpf' (the kernel fallback comes with its own issue)");
+function dataplaneOption(value: string): LabDataplane {
+  if (value !== 'ebpf' && value !== 'kernel' && value !== 'auto') throw new InputError('--dataplane', value, "must be 'auto', 'ebpf' or 'kernel'");
   return value;
 }
 
@@ -24,7 +24,7 @@ export function registerLabCommands(program: Command): void {
     .command('up')
     .description('build the topology, start the controllers and agents, wait until every peering is programmed')
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
-    .option('--dataplane <name>', 'ebpf', 'ebpf')
+    .option('--dataplane <name>', 'auto (as the probe decides per node), ebpf, or kernel (the fallback: VXLAN, policy routing, nftables)', 'ebpf')
     .action(jsonAction(async (opts: { topology: string; dataplane: string }) => {
       await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), say });
       return undefined;

@@ -3,7 +3,7 @@
  * cluster and an agent per node, the same NetworkConfig exchange as in Kubernetes (through files, see
  * docs/lab.md), and traffic across it.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../errors';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
@@ -18,9 +18,11 @@ const topologyFile = (runDir: string) => join(runDir, 'topology.json');
 
 export type Say = (line: string) => void;
 
+export type LabDataplane = 'auto' | 'ebpf' | 'kernel';
+
 export interface LabOptions {
   runDir: string;
-  dataplane: 'ebpf';
+  dataplane: LabDataplane;
   say: Say;
 }
 
@@ -95,8 +97,10 @@ export function convergenceGaps(topology: LabTopology, runDir: string): string[]
       const spec = readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, cluster.id, node.name));
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
-      const status = readJson<{ ready: boolean; specGeneration?: unknown }>(nodeStatusPath(runDir, cluster.id, node.name));
+      const status = readJson<{ ready: boolean; time: string }>(nodeStatusPath(runDir, cluster.id, node.name));
       if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
+      // An agent applies the spec before it beats: a beat newer than the spec file means it is applied.
+      else if (spec && Date.parse(status.time) <= statSync(nodeSpecPath(runDir, cluster.id, node.name)).mtimeMs) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
     const reflections = readJson<unknown[]>(join(runDir, cluster.id, 'reflections.json')) ?? [];

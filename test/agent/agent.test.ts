@@ -4,7 +4,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { Agent, type AgentOptions, selectDataplane, summarizeChanges } from '../../src/agent/agent';
+import { Agent, type AgentOptions, selectDataplane } from '../../src/agent/agent';
+import { ebpfDataplane, summarizeChanges } from '../../src/agent/dataplanes';
 import { readMainRoutes } from '../../src/agent/routes';
 import type { NodeApplyResult } from '../../src/datapath/node-datapath';
 import { InputError, StateError } from '../../src/errors';
@@ -39,9 +40,11 @@ describe('agent: dataplane choice', () => {
     assert.throws(() => selectDataplane('ebpf', report({ tcx: 'x', clsact: 'y' })), /clsact/);
   });
 
-  it('refuses the kernel fallback until it is built, forced or chosen by auto', () => {
-    assert.throws(() => selectDataplane('kernel', report()), (err: unknown) => err instanceof InputError && /kernel fallback is not built yet/.test(err.message));
-    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'EINVAL' })), (err: unknown) => err instanceof StateError && /lpmTrie.*kernel fallback is not built yet/.test(err.message));
+  it('runs the kernel fallback when asked or when eBPF cannot run, and refuses when neither can', () => {
+    assert.equal(selectDataplane('kernel', report()), 'kernel');
+    assert.equal(selectDataplane('auto', report({ lpmTrie: 'EINVAL' })), 'kernel');
+    assert.throws(() => selectDataplane('kernel', report({ nftables: 'no nft' })), (err: unknown) => err instanceof InputError && err.field === '--dataplane' && /kernel fallback needs: nftables \(no nft\)/.test(err.message));
+    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'EINVAL', vxlan: 'ENOTSUP' })), (err: unknown) => err instanceof StateError && /eBPF lacks lpmTrie.*fallback lacks vxlan/.test(err.message));
   });
 });
 
@@ -96,8 +99,9 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
         applied.push(spec);
         return unchanged;
       },
+      close: () => {},
     };
-    agent = new Agent(options, datapath, 'ebpf', log());
+    agent = new Agent(options, ebpfDataplane(datapath, ns), log());
   });
   afterEach(() => {
     deleteNetns(ns);
@@ -162,7 +166,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   });
 
   it('refuses a spec written for another node when --node is given', () => {
-    agent = new Agent({ ...options, nodeName: 'n2' }, { apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged) }, 'ebpf', log());
+    agent = new Agent({ ...options, nodeName: 'n2' }, ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log());
     writeSpec(JSON.stringify(nodeSpec()));
     agent.tick();
     assert.equal(applied.length, 0);

@@ -52,10 +52,17 @@ async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Pro
   return Date.now() - started;
 }
 
+/** How many peers a node has programmed, read from the kernel: map entries, or tunnel rules and routes. */
+function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
+  if (dataplane === 'ebpf') return inspectNode(nodePinRoot(node)).peers.length;
+  // Every peer has a rule to its remote PodCIDR and one to its ExternalCIDR, on workers and gateways alike.
+  return run(['ip', '-n', nodeNetns(node), 'rule']).split('\n').filter((l) => l.startsWith('18952:')).length / 2;
+}
+
 const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
 const gatewayOf = (cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
 
-describe('lab end to end (real kernel, eBPF dataplane)', function () {
+for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (real kernel, ${dataplane} dataplane)`, function () {
   requireRoot(this);
   this.timeout(240_000);
   let hostBefore: ReturnType<typeof hostState>;
@@ -77,7 +84,7 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
   });
 
   it('default topology: every peered pair both ways, the hub path, unpeered clusters blocked; then a peering removed leaves nothing', async () => {
-    await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', say });
+    await labUp(defaultTopologyPath, { runDir, dataplane, say });
     const { results, failed } = await labTest(runDir, say);
     assert.equal(failed, 0, results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`).join('\n'));
     assert.ok(results.some((r) => r.kind === 'hub' && r.proto === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
@@ -86,23 +93,42 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
       assert.ok(c.nodes.some((n) => n.name === c.gateway), `${c.id} has a gateway among its nodes`);
       assert.ok(c.nodes.every((n) => n.ready), `${c.id}: every node is Ready`);
     }
-    const hubGateway = status.clusters[1]!.nodes.find((n) => n.name === status.clusters[1]!.gateway)!;
-    assert.ok(hubGateway.peers.length === 2 && hubGateway.peers.every((p) => p.txPackets > 0 && p.rxPackets > 0), 'the hub gateway counted traffic for both peers');
+    if (dataplane === 'ebpf') {
+      const hubGateway = status.clusters[1]!.nodes.find((n) => n.name === status.clusters[1]!.gateway)!;
+      assert.ok(hubGateway.peers.length === 2 && hubGateway.peers.every((p) => p.txPackets > 0 && p.rxPackets > 0), 'the hub gateway counted traffic for both peers');
+    }
 
     // End A-B: A's nodes and B's nodes keep nothing of each other (maps, kernel routes); B-C still works.
     const topology = savedTopology(runDir);
     const bSeenFromA = clusterViews(topology, runDir)['cluster-a']!.spec.peers[0]!;
+    const reflected = clusterViews(topology, runDir)['cluster-b']!.spec.natMappings.map((m) => m.externalAddress);
+    assert.equal(reflected.length, 1);
     await removePeering(runDir, 'cluster-a', 'cluster-b');
     for (const node of ['a-gw', 'a-w1']) {
-      await waitFor(`${node} to drop its peer`, () => inspectNode(nodePinRoot(node)).peers.length === 0);
-      const report = inspectNode(nodePinRoot(node));
-      assert.deepEqual([report.strayRoutes, report.natMappings], [[], []], node);
+      await waitFor(`${node} to drop its peer`, () => peersProgrammed(dataplane, node) === 0);
+      if (dataplane === 'ebpf') {
+        const report = inspectNode(nodePinRoot(node));
+        assert.deepEqual([report.strayRoutes, report.natMappings], [[], []], node);
+      } else {
+        // One apply removes rules, routes, tunnel and NAT in turn: wait until all of it is gone.
+        const leftovers = () => {
+          const table = run(['ip', '-n', nodeNetns(node), 'route', 'show', 'table', '18952']);
+          const nft = run(['ip', 'netns', 'exec', nodeNetns(node), 'nft', 'list', 'ruleset']);
+          return [
+            ...(table.includes(bSeenFromA.remotePodCIDR) || table.includes(' stp') ? [`table 18952:\n${table}`] : []),
+            ...(run(['ip', '-n', nodeNetns(node), 'link']).includes(' stp') ? ['a tunnel device'] : []),
+            ...(nft.includes(bSeenFromA.remotePodCIDR.split('/')[0]!) || nft.includes('stp') ? [`nftables:\n${nft}`] : []),
+          ];
+        };
+        await waitFor(`${node} to keep nothing of B`, () => leftovers().length === 0).catch(() => assert.deepEqual(leftovers(), [], node));
+      }
       assert.equal(run(['ip', '-n', nodeNetns(node), 'route', 'show', 'proto', '252']), '', `${node} keeps no route of B`);
       assert.ok(!run(['ip', '-n', nodeNetns(node), 'route']).includes(bSeenFromA.remotePodCIDR));
     }
     for (const node of ['b-gw', 'b-w1']) {
-      await waitFor(`${node} to keep only C`, () => inspectNode(nodePinRoot(node)).peers.length === 1);
-      assert.deepEqual(inspectNode(nodePinRoot(node)).natMappings, [], 'the reflection through the removed peering is gone');
+      await waitFor(`${node} to keep only C`, () => peersProgrammed(dataplane, node) === 1);
+      if (dataplane === 'ebpf') assert.deepEqual(inspectNode(nodePinRoot(node)).natMappings, [], 'the reflection through the removed peering is gone');
+      else await waitFor(`${node}: the reflection through the removed peering to be gone`, () => !run(['ip', 'netns', 'exec', nodeNetns(node), 'nft', 'list', 'ruleset']).includes(reflected[0]!));
     }
     const again = await labTest(runDir, say);
     assert.equal(again.failed, 0);
@@ -110,14 +136,14 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
   });
 
   it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): all checks pass', async () => {
-    await labUp(distinctTopology, { runDir, dataplane: 'ebpf', say });
+    await labUp(distinctTopology, { runDir, dataplane, say });
     const { results, failed } = await labTest(runDir, say);
     assert.equal(failed, 0, results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`).join('\n'));
     assert.ok(results.length >= 56);
   });
 
   it('agent restarts under a continuous ping and a TCP stream lose nothing; a gateway failover moves traffic', async () => {
-    const topology = await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', say });
+    const topology = await labUp(defaultTopologyPath, { runDir, dataplane, say });
     const views = clusterViews(topology, runDir);
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
 
@@ -128,7 +154,7 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
     for (const [cluster, node] of [['cluster-a', 'a-w1'], ['cluster-a', 'a-gw'], ['cluster-b', 'b-gw'], ['cluster-b', 'b-w1']] as const) {
       const restarted = Date.now();
       await stopProcess(runDir, `agent-${node}`);
-      startAgent(topology, runDir, node, 'ebpf');
+      startAgent(topology, runDir, node, dataplane);
       await waitFor(`${node}'s new agent`, () => { try { const h = heartbeat(cluster, node); return h.ready && Date.parse(h.time) > restarted; } catch { return false; } });
     }
     const pinged = await ping;
@@ -145,7 +171,7 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
     const during = pingFor('b-w1-p', podOn(second), 800);
     await sleep(1000);
     await stopProcess(runDir, `agent-${first.name}`);
-    writeFileSync(join(runDir, 'cluster-a', 'status', `${first.name}.json`), JSON.stringify({ node: first.name, ready: false, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 0 }));
+    writeFileSync(join(runDir, 'cluster-a', 'status', `${first.name}.json`), JSON.stringify({ node: first.name, ready: false, time: new Date().toISOString(), dataplane, specGeneration: 0 }));
     await waitFor('A to elect a new gateway', () => gatewayOf('cluster-a') === second.name);
     const result = await during;
     const lossMs = (result.transmitted - result.received) * 10;
@@ -154,11 +180,14 @@ describe('lab end to end (real kernel, eBPF dataplane)', function () {
     const after = await pingFor('b-w1-p', podOn(second), 50);
     assert.equal(after.received, after.transmitted, 'traffic flows through the new gateway');
     const bGateway = gatewayOf('cluster-b');
-    assert.ok(inspectNode(nodePinRoot(bGateway)).peers.some((p) => p.endpoint === second.publicAddress), "B's gateway now sends to the new gateway's public address");
+    const sendsToNewGateway = dataplane === 'ebpf'
+      ? inspectNode(nodePinRoot(bGateway)).peers.some((p) => p.endpoint === second.publicAddress)
+      : run(['ip', '-n', nodeNetns(bGateway), '-d', 'link']).includes(`remote ${second.publicAddress} `);
+    assert.ok(sendsToNewGateway, "B's gateway now sends to the new gateway's public address");
 
     // 3. The new gateway's node dies: its agent stops and its links go down; nobody reports it, its
     //    heartbeat ages out. The first node (its agent back) takes over.
-    startAgent(topology, runDir, first.name, 'ebpf');
+    startAgent(topology, runDir, first.name, dataplane);
     await waitFor(`${first.name}'s agent`, () => heartbeat('cluster-a', first.name).ready);
     const dying = pingFor('b-w1-p', podOn(first), 500);
     await sleep(1000);

@@ -1,0 +1,91 @@
+/**
+ * The two dataplanes behind one interface, so the agent's loop does not care which one runs: the eBPF
+ * datapath (programs, pinned maps, and the routes strict reverse-path filtering needs) and the kernel
+ * fallback (VXLAN, policy routing, nftables). Opening one removes what the other left on the node, so a
+ * node switched from one to the other keeps nothing of the first.
+ */
+import { desiredMaps } from '../datapath/desired-maps';
+import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
+import { type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
+import { natRuleset } from '../fallback/nat-ruleset';
+import { planKernelRouting } from '../fallback/routing-plan';
+import { tunnelDevice } from '../fallback/identities';
+import type { TcMode } from '../bpf';
+import { netnsPath } from '../kernel/netns';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { Dataplane } from '../probe/features';
+import { type RouteChanges, desiredRoutes, reconcileRoutes } from './routes';
+
+export interface NodeDataplane {
+  readonly kind: Dataplane;
+  /** Throws (InputError naming the field) for a spec this dataplane cannot take; changes nothing. */
+  validate(spec: NodeDataplaneSpec): void;
+  /** Makes the node match `spec`: what changed (undefined: nothing), and prefixes routed by someone else. */
+  apply(spec: NodeDataplaneSpec): { changes?: Record<string, unknown>; conflicts: string[] };
+  /** Releases this process's handles; what was programmed stays. */
+  close(): void;
+}
+
+/** Pure: what an eBPF apply changed, for one log line; undefined when it changed nothing. */
+export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges): Record<string, unknown> | undefined {
+  const maps = Object.fromEntries(Object.entries(result.maps).filter(([, r]) => r.written > 0 || r.deleted > 0));
+  const attachments = result.attachments.filter((a) => a.change !== 'unchanged').map((a) => `${a.interface}:${a.program}:${a.change}${a.kind ? `:${a.kind}` : ''}`);
+  const summary: Record<string, unknown> = {};
+  if (result.overlayDeviceChanged) summary.overlayDeviceChanged = true;
+  if (Object.keys(maps).length > 0) summary.maps = maps;
+  if (attachments.length > 0) summary.attachments = attachments;
+  if (routes.added.length > 0) summary.routesAdded = routes.added;
+  if (routes.removed.length > 0) summary.routesRemoved = routes.removed;
+  return Object.keys(summary).length > 0 ? summary : undefined;
+}
+
+export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, netns?: string): NodeDataplane {
+  return {
+    kind: 'ebpf',
+    validate: (spec) => void desiredMaps(spec, 0),
+    apply(spec) {
+      const result = datapath.apply(spec);
+      const routes = reconcileRoutes(desiredRoutes(spec), defaultOverlayDevice, netns);
+      const changes = summarizeChanges(result, routes);
+      return { ...(changes ? { changes } : {}), conflicts: routes.conflicts };
+    },
+    close: () => datapath.close(),
+  };
+}
+
+export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply'>): NodeDataplane {
+  return {
+    kind: 'kernel',
+    validate(spec) {
+      planKernelRouting(spec);
+      natRuleset(spec, { peerInterface: tunnelDevice });
+    },
+    apply(spec) {
+      const result: KernelApplyResult = datapath.apply(spec);
+      // Something the kernel refused is not applied: the node is not ready until it is.
+      if (result.failed.length > 0) throw new Error(`the kernel refused: ${result.failed.join('; ')}`);
+      return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [] };
+    },
+    close: () => {},
+  };
+}
+
+export interface DataplaneOptions {
+  pinRoot: string;
+  podInterfaces: RegExp;
+  attachMode: TcMode;
+  netns?: string;
+}
+
+/** Opens the chosen dataplane after removing what the other one left on the node. */
+export async function openDataplane(kind: Dataplane, options: DataplaneOptions): Promise<NodeDataplane> {
+  const path = options.netns === undefined ? undefined : netnsPath(options.netns);
+  if (kind === 'kernel') {
+    cleanupNode({ pinRoot: options.pinRoot, ...(path ? { netns: path } : {}) });
+    reconcileRoutes([], defaultOverlayDevice, options.netns);
+    return kernelDataplane(new KernelDatapath(options.netns));
+  }
+  cleanupKernelNode(options.netns);
+  const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
+  return ebpfDataplane(datapath, options.netns);
+}

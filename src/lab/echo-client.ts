@@ -24,14 +24,17 @@ export function echo(proto: 'tcp' | 'udp', to: string, port: number, timeoutMs: 
   return new Promise((resolve) => {
     if (proto === 'udp') {
       const sock = createSocket('udp4');
-      const timer = setTimeout(() => { sock.close(); resolve(done({ ok: false, error: 'timeout' })); }, timeoutMs);
+      const timer = setTimeout(() => { clearInterval(resend); sock.close(); resolve(done({ ok: false, error: 'timeout' })); }, timeoutMs);
       sock.on('message', (msg, rinfo) => {
         if (!msg.equals(nonce)) return;
         clearTimeout(timer);
+        clearInterval(resend);
         sock.close();
         resolve(done({ ok: rinfo.address === to, from: rinfo.address, ...(rinfo.address === to ? {} : { error: `reply came from ${rinfo.address}, not from the address dialled` }) }));
       });
-      sock.on('error', (err) => { clearTimeout(timer); sock.close(); resolve(done({ ok: false, error: err.message })); });
+      sock.on('error', (err) => { clearTimeout(timer); clearInterval(resend); sock.close(); resolve(done({ ok: false, error: err.message })); });
+      // UDP has no retransmission of its own: send again every 500 ms until the echo or the timeout.
+      const resend = setInterval(() => sock.send(nonce, port, to), 500);
       sock.send(nonce, port, to);
       return;
     }

@@ -51,9 +51,10 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
       return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
     }),
     nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })),
-    // Agents beat every 0.25 s; a node silent for 1.5 s is not Ready. A restart takes about 0.5 s, and a
-    // busy 2-core machine running a whole lab can delay a beat by most of a second.
-    heartbeatTimeout: 1.5,
+    // Agents beat every 0.25 s; a node silent for 3 s is not Ready. An agent restart (start-up probes the
+    // kernel in a throw-away namespace) takes about 1 s, and up to 2.5 s on a busy 2-core machine running
+    // a whole lab and its tests: that must not look like a dead node.
+    heartbeatTimeout: 3,
     interval: 0.2,
   };
 }

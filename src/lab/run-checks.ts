@@ -25,8 +25,9 @@ async function runOne(check: TrafficCheck): Promise<CheckResult> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   const started = Date.now();
   const argv = check.proto === 'icmp'
-    ? [...inPod, 'ping', '-c', '2', '-i', '0.2', '-w', '2', '-W', '1', '-q', check.address]
-    : [...inPod, process.execPath, echoClient, check.proto, check.address, String(echoPort), '1500'];
+    // A fresh path may lose its first packet to neighbour resolution: 3 pings, or 3 s for a UDP/TCP echo.
+    ? [...inPod, 'ping', '-c', '3', '-i', '0.3', '-w', '3', '-W', '1', '-q', check.address]
+    : [...inPod, process.execPath, echoClient, check.proto, check.address, String(echoPort), '3000'];
   const r = await exec(argv);
   const reached = r.code === 0;
   let detail = reached ? 'reached' : 'no answer';

@@ -40,7 +40,8 @@ export async function labTest(runDir: string, say: Say): Promise<{ results: Chec
   say('');
   say(resultTable(results));
   say('');
-  say(`${results.length - failed} passed, ${failed} failed`);
+  const retried = results.filter((r) => r.ok && r.retried).length;
+  say(`${results.length - failed} passed${retried ? ` (${retried} on a second try)` : ''}, ${failed} failed`);
   return { results, failed };
 }
 

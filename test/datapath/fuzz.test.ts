@@ -9,24 +9,13 @@ import assert from 'node:assert/strict';
 import { requireRoot } from '../support/kernel';
 import { EtherType, IcmpType, type L4, checksumProblems, datagram, ethernet, fragments, frame, repairChecksums } from '../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, TC_ACT_SHOT } from './fixture';
+import { prng } from '../support/prng';
 
 const CASES = 100_000;
 const SEED = Number(process.env.STRAIT_FUZZ_SEED ?? 0x5eed);
 const IPV4_MIN_FRAME = 14 + 20;
 /** BPF_PROG_TEST_RUN refuses IP frames shorter than their fixed header. */
 const testable = (f: Buffer) => f.length >= ({ [EtherType.IPv4]: IPV4_MIN_FRAME, [EtherType.IPv6]: 14 + 40 }[f.readUInt16BE(12)] ?? 15);
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Addresses from every prefix the programs look at, and a few from none. */
 const addresses = [

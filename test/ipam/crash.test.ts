@@ -21,18 +21,7 @@ import { type IpamDocument, fromDocument, ipamStateCodec, toDocument } from '../
 import { FileStore } from '../../src/store/file-store';
 import { cliPath, runCli } from './cli-runner';
 import { assertDocumentInvariants } from './invariants';
-
-/** mulberry32: small seeded PRNG so a failing run can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../support/prng';
 
 type Op = { args: string[]; apply: (s: IpamState) => IpamState };
 

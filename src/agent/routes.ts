@@ -11,9 +11,9 @@
  */
 import { formatCidr, parseCidr } from '../ipam/cidr';
 import { ip } from '../kernel/command';
+import { runIpBatch } from '../kernel/ip-batch';
+import { straitRouteProtocol } from '../kernel/routes';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-
-export const straitRouteProtocol = 252;
 
 export interface KernelRoute {
   dst: string;
@@ -67,8 +67,12 @@ export function readMainRoutes(netnsName?: string): KernelRoute[] {
 /** Makes the Strait routes on `device` exactly `desired` (`netnsName`: a name under /run/netns, or ours). */
 export function reconcileRoutes(desired: readonly string[], device: string, netnsName?: string): RouteChanges {
   const diff = diffRoutes(readMainRoutes(netnsName), desired, device);
-  const proto = String(straitRouteProtocol);
-  for (const dst of diff.add) ip(['route', 'replace', dst, 'dev', device, 'table', 'main', 'proto', proto], netnsName);
-  for (const dst of diff.remove) ip(['route', 'del', dst, 'dev', device, 'table', 'main', 'proto', proto], netnsName);
+  const tail = `dev ${device} table main proto ${straitRouteProtocol}`;
+  const lines = [...diff.add.map((dst) => `route replace ${dst} ${tail}`), ...diff.remove.map((dst) => `route del ${dst} ${tail}`)];
+  if (lines.length > 0) {
+    // One process for the whole difference, not one per route.
+    const failed = runIpBatch(lines, netnsName).flatMap((r, i) => (r.ok ? [] : [`${lines[i]}: ${r.error}`]));
+    if (failed.length > 0) throw new Error(`routes on ${device} not applied: ${failed.join('; ')}`);
+  }
   return { added: diff.add, removed: diff.remove, conflicts: diff.conflicts };
 }

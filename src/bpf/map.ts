@@ -87,8 +87,8 @@ export class BpfMap<K, V> {
   }
 
   /** Creates a map outside any object, e.g. an inner map for a map-in-map. */
-  static create<K, V>(spec: { type: number; name: string; key: Codec<K>; value: Codec<V>; valueSize?: number; maxEntries: number; flags?: number; innerMap?: BpfMap<unknown, unknown> }): BpfMap<K, V> {
-    const fd = native().mapCreate(spec.type, spec.name, spec.key.size, spec.valueSize ?? spec.value.size, spec.maxEntries, spec.flags ?? 0, spec.innerMap?.fd ?? null);
+  static create<K, V>(spec: { type: number; name: string; key: Codec<K>; value: Codec<V>; maxEntries: number; flags?: number; innerMap?: BpfMap<unknown, unknown> }): BpfMap<K, V> {
+    const fd = native().mapCreate(spec.type, spec.name, spec.key.size, spec.value.size, spec.maxEntries, spec.flags ?? 0, spec.innerMap?.fd ?? null);
     return BpfMap.fromFd(fd, spec.key, spec.value, true);
   }
 

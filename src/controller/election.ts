@@ -4,14 +4,13 @@
  * wins (peers can reach it directly), then the name order makes every controller agree.
  */
 
-/** Written by each node's agent to <cluster>/status/<node>.json. */
-export interface Heartbeat {
-  node: string;
-  ready: boolean;
-  /** ISO 8601. */
-  time: string;
-  dataplane?: string;
-}
+import type { Heartbeat as AgentHeartbeat } from '../agent/heartbeat';
+
+/**
+ * What the controller reads of the heartbeat each agent writes to <cluster>/status/<node>.json; the
+ * dataplane is passed on as written, unchecked (only Ready and the time decide anything).
+ */
+export type Heartbeat = Pick<AgentHeartbeat, 'node' | 'ready' | 'time'> & { dataplane?: string };
 
 export interface Candidate {
   name: string;

@@ -33,6 +33,8 @@ export const tunnelMac = (owner: string, peer: string) => derivedMac('tunnel', o
 export const tunnelDevice = (peerId: number) => `stp${peerId.toString(16).padStart(8, '0')}`;
 
 export const overlayDevice = 'strait.vxlan';
+/** The fallback's devices: the overlay and the tunnels to peers. */
+export const isFallbackDevice = (name: string) => name === overlayDevice || /^stp[0-9a-f]{8}$/.test(name);
 /** The custom routing table of seed 001. */
 export const routingTable = 18952;
 /** Rules toward remote prefixes, and rules for traffic arriving from peers (symmetric routing). */

@@ -8,8 +8,8 @@ import { reconcileNeighbours } from '../kernel/neighbours';
 import { reconcileRoutes } from '../kernel/routes';
 import { reconcileRules } from '../kernel/rules';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { reconcileVxlanDevices } from './devices';
-import { overlayDevice, routingTable, tunnelDevice } from './identities';
+import { reconcileVxlanDevices } from '../kernel/vxlan-devices';
+import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
 import { applyNat, removeNat } from './nat-apply';
 import { natRuleset } from './nat-ruleset';
 import { planKernelRouting } from './routing-plan';
@@ -25,7 +25,6 @@ export interface KernelApplyResult {
   failed: string[];
 }
 
-const pathOf = (netns?: string) => (netns ? `/run/netns/${netns}` : undefined);
 const count = (c: { added: unknown[]; changed: unknown[]; deleted: unknown[] }) => c.added.length + c.changed.length + c.deleted.length;
 
 export class KernelDatapath {
@@ -34,7 +33,7 @@ export class KernelDatapath {
 
   apply(spec: NodeDataplaneSpec): KernelApplyResult {
     const plan = planKernelRouting(spec);
-    const devices = reconcileVxlanDevices(plan.devices, pathOf(this.netns));
+    const devices = reconcileVxlanDevices(plan.devices, isFallbackDevice, this.netns);
     const fdb = reconcileFdb(plan.fdb.map(({ mac, dst }) => ({ mac, dst })), overlayDevice, this.netns);
     const neighbourChanges = plan.devices.map((d) =>
       reconcileNeighbours(plan.neighbours.filter((n) => n.device === d.name).map((n) => ({ address: n.address, lladdr: n.mac })), d.name, this.netns));
@@ -66,7 +65,7 @@ export function kernelApplyChanged(r: KernelApplyResult): boolean {
 export function cleanupKernelNode(netns?: string): { rules: number; routes: number; devices: string[]; nat: boolean } {
   const rules = reconcileRules([], netns);
   const routes = reconcileRoutes([], { table: routingTable }, netns);
-  const devices = reconcileVxlanDevices([], pathOf(netns));
+  const devices = reconcileVxlanDevices([], isFallbackDevice, netns);
   const nat = removeNat(netns);
   return { rules: rules.deleted.length, routes: routes.deleted.length, devices: devices.deleted, nat: nat.changed };
 }

@@ -9,19 +9,10 @@
  *   filtering and cloud source checks pass).
  */
 import { formatCidr, parseCidr, parseIp } from '../ipam/cidr';
+import type { UnicastVxlanDevice } from '../kernel/vxlan-devices';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { overlayDevice, overlayMac, peeringVni, routingTable, rulePriorities, tunnelDevice, tunnelMac } from './identities';
 
-export interface VxlanDevicePlan {
-  name: string;
-  vni: number;
-  port: number;
-  mac: string;
-  /** The overlay: our underlay address, the source of its packets. */
-  local?: string;
-  /** Point-to-point tunnels only: the other end (the source is whatever routing picks toward it). */
-  remote?: string;
-}
 
 export interface FdbEntryPlan {
   device: string;
@@ -52,7 +43,7 @@ export interface RulePlan {
 }
 
 export interface KernelRoutingPlan {
-  devices: VxlanDevicePlan[];
+  devices: UnicastVxlanDevice[];
   fdb: FdbEntryPlan[];
   neighbours: NeighbourPlan[];
   routes: RoutePlan[];
@@ -65,7 +56,7 @@ export function planKernelRouting(spec: NodeDataplaneSpec): KernelRoutingPlan {
   const self = spec.node;
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
-  const devices: VxlanDevicePlan[] = [
+  const devices: UnicastVxlanDevice[] = [
     { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: self.underlayAddress },
   ];
   const fdb: FdbEntryPlan[] = others.flatMap((n) => [

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { ip } from './command';
 
 export const netnsPath = (name: string) => `/run/netns/${name}`;
+/** The name of a namespace given by its path (the native binding takes paths, `ip -n` names). */
+export const netnsNameOf = (path?: string) => path?.replace(/^\/run\/netns\//, '');
 
 export function createNetns(name: string): void {
   ip(['netns', 'add', name]);

@@ -1,20 +1,11 @@
 /** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectNode } from '../datapath/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type ClusterView, planChecks } from './checks';
 import type { LabTopology } from './topology';
-import { type Say, nodePinRoot, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
+import { type Say, nodePinRoot, readJson, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
-
-function readJson<T>(path: string): T | undefined {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
-}
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
 export function clusterViews(topology: LabTopology, runDir: string): Record<string, ClusterView> {

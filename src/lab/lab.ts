@@ -81,7 +81,8 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function readJson<T>(path: string): T | undefined {
+/** A file of the run directory, or undefined while it is absent or being replaced. */
+export function readJson<T>(path: string): T | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;
   } catch {

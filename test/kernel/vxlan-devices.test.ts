@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { reconcileVxlanDevices } from '../../src/fallback/devices';
-import type { VxlanDevicePlan } from '../../src/fallback/routing-plan';
+import { isFallbackDevice } from '../../src/fallback/identities';
+import { type UnicastVxlanDevice, reconcileVxlanDevices } from '../../src/kernel/vxlan-devices';
 import { ip } from '../../src/kernel/command';
-import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { requireRoot, uniqueName } from '../support/kernel';
 
-const overlay: VxlanDevicePlan = { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:aa:00:00:00:01', local: '127.0.0.1' };
-const tunnel: VxlanDevicePlan = { name: 'stp00000007', vni: 4242, port: 4789, mac: '02:bb:00:00:00:07', remote: '203.0.113.1' };
+const overlay: UnicastVxlanDevice = { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:aa:00:00:00:01', local: '127.0.0.1' };
+const tunnel: UnicastVxlanDevice = { name: 'stp00000007', vni: 4242, port: 4789, mac: '02:bb:00:00:00:07', remote: '203.0.113.1' };
 
-describe('fallback VXLAN devices (real kernel)', function () {
+describe('VXLAN devices (real kernel)', function () {
   requireRoot(this);
   let ns: string;
   beforeEach(() => { ns = uniqueName('strait-test-dev'); createNetns(ns); });
@@ -20,16 +20,16 @@ describe('fallback VXLAN devices (real kernel)', function () {
 
   it('creates, keeps, recreates what differs, deletes what is no longer wanted, and leaves foreign devices alone', () => {
     ip(['link', 'add', 'vx-foreign', 'type', 'vxlan', 'id', '7', 'dstport', '4790'], ns);
-    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], netnsPath(ns)), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [] });
+    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [] });
     assert.deepEqual(details().filter(([n]) => n !== 'vx-foreign').sort(), [
       ['stp00000007', '02:bb:00:00:00:07', true, 4242, '203.0.113.1', false],
       ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '127.0.0.1', false],
     ]);
-    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], netnsPath(ns)), { created: [], recreated: [], deleted: [] }, 'a second run changes nothing');
-    assert.deepEqual(reconcileVxlanDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], netnsPath(ns)), { created: [], recreated: ['stp00000007'], deleted: [] });
-    assert.deepEqual(reconcileVxlanDevices([overlay], netnsPath(ns)), { created: [], recreated: [], deleted: ['stp00000007'] });
+    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [] }, 'a second run changes nothing');
+    assert.deepEqual(reconcileVxlanDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [] });
+    assert.deepEqual(reconcileVxlanDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'] });
     assert.deepEqual(details().map(([n]) => n).sort(), ['strait.vxlan', 'vx-foreign']);
-    assert.deepEqual(reconcileVxlanDevices([], netnsPath(ns)).deleted, ['strait.vxlan']);
+    assert.deepEqual(reconcileVxlanDevices([], isFallbackDevice, ns).deleted, ['strait.vxlan']);
     assert.deepEqual(details().map(([n]) => n), ['vx-foreign']);
   });
 });

@@ -1,0 +1,78 @@
+/**
+ * VXLAN devices as desired state: read what the namespace has, create what is missing, recreate what
+ * differs, delete what is no longer wanted, among the devices the caller owns (a name predicate), so
+ * the eBPF overlay (`strait0`) and the fallback's devices never touch each other's, or anyone else's.
+ */
+import { ip } from './command';
+
+interface VxlanCommon {
+  name: string;
+  port: number;
+  mac: string;
+}
+
+/** Metadata mode (collect_md): programs set the tunnel key of each packet. */
+export interface ExternalVxlanDevice extends VxlanCommon {
+  external: true;
+}
+
+/** Classic mode: one VNI, and for point-to-point tunnels the other end. */
+export interface UnicastVxlanDevice extends VxlanCommon {
+  vni: number;
+  /** Our address the device sends from (the overlay: the node's underlay address). */
+  local?: string;
+  /** Point-to-point tunnels: the other end (the source is whatever routing picks toward it). */
+  remote?: string;
+}
+
+export type VxlanDevice = ExternalVxlanDevice | UnicastVxlanDevice;
+
+interface LinkJson {
+  ifname: string;
+  address?: string;
+  flags?: string[];
+  linkinfo?: { info_kind?: string; info_data?: { id?: number; port?: number; local?: string; remote?: string; learning?: boolean; external?: boolean } };
+}
+
+function matches(link: LinkJson, want: VxlanDevice): boolean {
+  const d = link.linkinfo?.info_data;
+  if (link.linkinfo?.info_kind !== 'vxlan' || d?.port !== want.port || link.address !== want.mac) return false;
+  if ('external' in want) return d.external === true;
+  return d.external !== true && d.id === want.vni && d.learning === false && d.local === want.local && d.remote === want.remote;
+}
+
+function addArgs(want: VxlanDevice): string[] {
+  const mode = 'external' in want
+    ? ['external']
+    : ['id', String(want.vni), ...(want.local ? ['local', want.local] : []), ...(want.remote ? ['remote', want.remote] : [])];
+  return ['link', 'add', want.name, 'address', want.mac, 'type', 'vxlan', ...mode, 'dstport', String(want.port), ...('external' in want ? [] : ['nolearning'])];
+}
+
+export interface DeviceChanges {
+  created: string[];
+  recreated: string[];
+  deleted: string[];
+}
+
+/** `ns`: a namespace by name, as for `ip -n`; default: ours. `owned`: which device names are the caller's. */
+export function reconcileVxlanDevices(wanted: readonly VxlanDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
+  const links = (JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as LinkJson[]).filter((l) => owned(l.ifname));
+  const changes: DeviceChanges = { created: [], recreated: [], deleted: [] };
+  for (const link of links) {
+    if (wanted.some((w) => w.name === link.ifname)) continue;
+    ip(['link', 'del', link.ifname], ns);
+    changes.deleted.push(link.ifname);
+  }
+  for (const want of wanted) {
+    const existing = links.find((l) => l.ifname === want.name);
+    if (existing && matches(existing, want)) {
+      if (!existing.flags?.includes('UP')) ip(['link', 'set', want.name, 'up'], ns);
+      continue;
+    }
+    if (existing) ip(['link', 'del', want.name], ns);
+    ip(addArgs(want), ns);
+    ip(['link', 'set', want.name, 'up'], ns);
+    (existing ? changes.recreated : changes.created).push(want.name);
+  }
+  return changes;
+}

@@ -17,13 +17,17 @@
  * Tables (nothing else is created):
  * - `ip strait` (gateway only): map `natmappings`, chains `from_peers` (prerouting, dstnat - 10: before
  *   other DNAT such as kube-proxy's) and `to_peers` (postrouting, srcnat - 10).
- * - `inet strait_filter`: set `remote_prefixes` (every peer's remote prefixes, home view), to keep
- *   cross-cluster traffic out of a CNI's masquerading. nftables sets are visible only inside their own
- *   table, so a CNI's table cannot say `ip daddr @remote_prefixes return`; the avoid-masquerade rule (seed
- *   004's) goes in this table instead: a chain `type nat hook postrouting priority srcnat - 5` with
- *   `ip daddr @remote_prefixes snat ip to ip saddr` (syntax checked on nftables 1.0.6). That identity SNAT
- *   binds the connection's source NAT, and the kernel runs no later NAT chain (the CNI's masquerade,
- *   iptables-nft included) for it; on a gateway `to_peers` (srcnat - 10) has bound its SNAT before.
+ * - `inet strait_filter` (every node): set `remote_prefixes` (every peer's remote prefixes, home view)
+ *   and chain `avoid_masquerade` (postrouting, srcnat - 5), to keep cross-cluster traffic out of a CNI's
+ *   masquerading. nftables sets are visible only inside their own table, so a CNI's table cannot say
+ *   `ip daddr @remote_prefixes return`; the chain holds an identity SNAT instead,
+ *   `ip daddr @remote_prefixes snat ip to ip saddr`. The kernel runs every postrouting NAT chain of a
+ *   new connection, of any family or table (iptables' and iptables-nft's included), from one NAT hook in
+ *   priority order and stops at the first that binds a source NAT; the identity binding keeps the
+ *   address and ends it before a CNI's masquerade (srcnat, 100). Priorities: `to_peers` (srcnat - 10)
+ *   comes first, so on a gateway the prefix and transit SNAT bind before the identity one could; the
+ *   identity SNAT catches only what `to_peers` left (a worker's pod traffic, which its gateway
+ *   translates). A CNI chain below srcnat - 5 would still masquerade first.
  */
 import { InputError } from '../errors';
 import { type Cidr, cidrSize, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../ipam/cidr';
@@ -81,6 +85,10 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
     '\t\ttype ipv4_addr',
     '\t\tflags interval',
     ...elements(remotePrefixes.map(formatCidr)),
+    '\t}',
+    '\tchain avoid_masquerade {',
+    '\t\ttype nat hook postrouting priority srcnat - 5; policy accept;',
+    '\t\tip daddr @remote_prefixes snat ip to ip saddr',
     '\t}',
     '}',
   ];

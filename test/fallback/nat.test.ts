@@ -171,6 +171,87 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
   });
 
+  /*
+   * A CNI masquerading in the node's namespace, as flannel or calico (iptables mode) do: pod traffic
+   * (10.0.0.0/16) to anything outside the pod network leaves from the interface's address. Either as its
+   * own nftables table at priority srcnat or as the iptables-nft rule. The Topology's gateway namespace
+   * is the node (a worker or the gateway); A's namespace is where the packet goes next and shows what source
+   * it carries. A also holds 198.51.100.7, outside every remote prefix, and routes our PodCIDR back to the
+   * node so that a pod source that was kept gets its reply (a wrong source fails on the address seen, not
+   * on a timeout).
+   */
+  describe('avoid-masquerade: a CNI masquerading on the same node', () => {
+    const MASQUERADED = '100.64.1.1';
+    const cnis = [
+      {
+        name: 'an nftables table at srcnat',
+        install: (netns: string) =>
+          nft(
+            [
+              'table ip cni_nat {',
+              '\tchain postrouting {',
+              '\t\ttype nat hook postrouting priority srcnat; policy accept;',
+              '\t\tip saddr 10.0.0.0/16 ip daddr != 10.0.0.0/16 masquerade',
+              '\t}',
+              '}',
+              '',
+            ].join('\n'),
+            netns,
+          ),
+      },
+      {
+        name: 'iptables-nft',
+        install: (netns: string) => {
+          run(['ip', 'netns', 'exec', netns, 'iptables-nft', '-t', 'nat', '-A', 'POSTROUTING', '-s', '10.0.0.0/16', '!', '-d', '10.0.0.0/16', '-j', 'MASQUERADE']);
+        },
+      },
+    ];
+
+    let topology: Topology;
+    const build = async (cni: (typeof cnis)[number]) => {
+      topology = new Topology();
+      try {
+        topology.build();
+        ip(['addr', 'add', '198.51.100.7/32', 'dev', 'lo'], topology.peerA);
+        ip(['route', 'add', '10.0.0.0/16', 'via', '100.64.1.1'], topology.peerA);
+        ip(['route', 'add', '198.51.100.7/32', 'via', '100.64.1.2'], topology.gateway);
+        cni.install(topology.gateway);
+        await topology.serve(topology.peerA, ['10.1.0.7', '198.51.100.7']);
+        await topology.serve(topology.peerC, ['10.2.0.5']);
+      } catch (err) {
+        topology.cleanup();
+        throw err;
+      }
+    };
+    afterEach(() => topology?.cleanup());
+
+    for (const cni of cnis) {
+      it(`worker, CNI as ${cni.name}: a pod keeps its address toward remote prefixes, and only there`, async () => {
+        await build(cni);
+        // Without Strait's ruleset the CNI masquerades (each check uses its own source: conntrack keeps a
+        // flow's first NAT decision).
+        assert.equal(sendUdp(topology.pod, '10.0.0.6', '10.1.0.7').from, MASQUERADED);
+        const worker = spec();
+        worker.node.role = 'worker';
+        assert.deepEqual(applyNat(natRuleset(worker, devices), topology.gateway), { changed: true });
+        assert.deepEqual(sendUdp(topology.pod, '10.0.0.5', '10.1.0.7'), { local: '10.1.0.7', from: '10.0.0.5', replyFrom: '10.1.0.7' });
+        assert.equal(sendUdp(topology.pod, '10.0.0.5', '198.51.100.7').from, MASQUERADED, 'outside the remote prefixes the CNI still masquerades');
+        assert.deepEqual(applyNat(natRuleset(worker, devices), topology.gateway), { changed: false }, 'a second apply changes nothing');
+      });
+
+      it(`gateway, CNI as ${cni.name}: Strait's prefix and transit SNAT run first, not the identity one`, async () => {
+        await build(cni);
+        assert.equal(sendUdp(topology.pod, '10.0.0.6', '10.1.0.7').from, MASQUERADED, 'without Strait the CNI masquerades');
+        assert.deepEqual(applyNat(natRuleset(spec(), devices), topology.gateway), { changed: true });
+        // Not the pod's own address (the identity SNAT first) nor the node's (the CNI first).
+        assert.deepEqual(sendUdp(topology.pod, '10.0.0.5', '10.1.0.7'), { local: '10.1.0.7', from: '172.16.0.5', replyFrom: '10.1.0.7' });
+        assert.deepEqual(sendUdp(topology.pod, '10.0.0.6', '10.2.0.5'), { local: '10.2.0.5', from: '192.168.0.6', replyFrom: '10.2.0.5' });
+        assert.equal(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2').from, '10.90.0.254');
+        assert.deepEqual(applyNat(natRuleset(spec(), devices), topology.gateway), { changed: false }, 'a second apply changes nothing');
+      });
+    }
+  });
+
   describe('reconciling', () => {
     let netns: string;
     beforeEach(() => {
@@ -189,7 +270,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
       assert.equal(listOwned(), first);
     });
 
-    it('restores a rule and a NatMapping element deleted by hand', () => {
+    it('restores a rule, a NatMapping element and the identity SNAT deleted by hand', () => {
       const script = natRuleset(spec(), devices);
       applyNat(script, netns);
       const wanted = listOwned();
@@ -203,16 +284,24 @@ describe('fallback: nftables NAT (real kernel)', function () {
       nft('delete element ip strait natmappings { 10.50.0.1 }\n', netns);
       assert.deepEqual(applyNat(script, netns), { changed: true });
       assert.equal(listOwned(), wanted);
+
+      nft('flush chain inet strait_filter avoid_masquerade\n', netns);
+      assert.deepEqual(applyNat(script, netns), { changed: true });
+      assert.equal(listOwned(), wanted);
+      assert.deepEqual(applyNat(script, netns), { changed: false });
     });
 
-    it('replaces the NAT table when the spec changes, and a worker keeps only the avoid-masquerade set', () => {
+    it('replaces the NAT table when the spec changes, and a worker keeps only the avoid-masquerade set and chain', () => {
       applyNat(natRuleset(spec(), devices), netns);
       const worker = spec();
       worker.node.role = 'worker';
       assert.deepEqual(applyNat(natRuleset(worker, devices), netns), { changed: true });
       const listing = listOwned();
       assert.doesNotMatch(listing, /table ip strait/);
-      assert.match(listing, /table inet strait_filter \{\n\tset remote_prefixes \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ 10\.1\.0\.0\/16, 10\.2\.0\.0\/20,\s+10\.60\.0\.0\/24, 10\.70\.0\.0\/24 \}\n\t\}\n\}\n$/);
+      assert.match(
+        listing,
+        /table inet strait_filter \{\n\tset remote_prefixes \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ 10\.1\.0\.0\/16, 10\.2\.0\.0\/20,\s+10\.60\.0\.0\/24, 10\.70\.0\.0\/24 \}\n\t\}\n\n\tchain avoid_masquerade \{\n\t\ttype nat hook postrouting priority srcnat - 5; policy accept;\n\t\tip daddr @remote_prefixes snat ip to ip saddr\n\t\}\n\}\n$/,
+      );
     });
 
     it("never touches another table, and removeNat deletes only Strait's", () => {
@@ -286,5 +375,39 @@ describe('fallback: nftables NAT (real kernel)', function () {
     it('refuses a script that would write another table', () => {
       assert.throws(() => applyNat('table ip filter {\n}\n'), (err: unknown) => err instanceof InputError && err.field === 'script');
     });
+  });
+});
+
+describe('fallback: nftables NAT ruleset', () => {
+  const postroutingNatChains = (script: string) =>
+    [...script.matchAll(/chain (\w+) \{\n\t\ttype nat hook postrouting priority srcnat - (\d+);/g)].map(([, name, offset]) => ({ name, priority: 100 - Number(offset) }));
+
+  it('a worker: the remote prefixes and the identity SNAT to them, before a CNI at srcnat', () => {
+    const worker = spec();
+    worker.node.role = 'worker';
+    assert.equal(
+      natRuleset(worker, devices),
+      [
+        'table inet strait_filter {',
+        '\tset remote_prefixes {',
+        '\t\ttype ipv4_addr',
+        '\t\tflags interval',
+        '\t\telements = { 10.1.0.0/16, 10.2.0.0/20, 10.60.0.0/24, 10.70.0.0/24 }',
+        '\t}',
+        '\tchain avoid_masquerade {',
+        '\t\ttype nat hook postrouting priority srcnat - 5; policy accept;',
+        '\t\tip daddr @remote_prefixes snat ip to ip saddr',
+        '\t}',
+        '}',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("a gateway: Strait's own SNAT (to_peers) runs before the identity SNAT, both before srcnat", () => {
+    const chains = postroutingNatChains(natRuleset(spec(), devices));
+    assert.deepEqual(chains.map((c) => c.name).sort(), ['avoid_masquerade', 'to_peers']);
+    const [toPeers, avoid] = ['to_peers', 'avoid_masquerade'].map((name) => chains.find((c) => c.name === name)!.priority);
+    assert.ok(toPeers! < avoid! && avoid! < 100, `to_peers ${toPeers}, avoid_masquerade ${avoid}`);
   });
 });

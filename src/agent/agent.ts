@@ -15,7 +15,8 @@ import { InputError, StateError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { type Dataplane, type ProbeReport, chooseDataplane, missingFor } from '../probe/features';
+import { type Dataplane, type ProbeReport, chooseDataplane, describeMissing, encryptionRequirements, missingFor } from '../probe/features';
+import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
 import { type NodeDataplane, openDataplane } from './dataplanes';
 import { type Heartbeat, writeHeartbeat } from './heartbeat';
@@ -36,12 +37,17 @@ export interface AgentOptions {
   intervalMs: number;
   /** The node's namespace by name (/run/netns/NAME); default: the agent's own, as in the lab. */
   netns?: string;
+  /** A directory with one file per encrypted peering's cluster id, holding its secret (base64, 0600). */
+  ipsecSecrets?: string;
 }
 
-/** Pure: the dataplane to run, or why none can run on this kernel. */
-export function selectDataplane(requested: DataplaneRequest, report: ProbeReport): Dataplane {
-  const lacks = (dataplane: Dataplane) => missingFor(dataplane, report).map((f) => (report.reasons[f] ? `${f} (${report.reasons[f]})` : f)).join(', ');
-  const chosen = requested === 'auto' ? chooseDataplane(report) : requested;
+/**
+ * Pure: the dataplane to run, or why none can run on this kernel. `encrypted`: the spec has IPsec
+ * peerings, which only the kernel fallback carries, so `auto` picks it.
+ */
+export function selectDataplane(requested: DataplaneRequest, report: ProbeReport, encrypted = false): Dataplane {
+  const lacks = (dataplane: Dataplane) => describeMissing(missingFor(dataplane, report), report).join(', ');
+  const chosen = requested !== 'auto' ? requested : encrypted ? 'kernel' : chooseDataplane(report);
   if (missingFor(chosen, report).length === 0) return chosen;
   if (requested !== 'auto') throw new InputError('--dataplane', requested, `this kernel lacks what the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs: ${lacks(chosen)}`);
   throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
@@ -151,6 +157,17 @@ export class Agent {
   }
 }
 
+/** Whether the spec file, if there is a valid one yet, has encrypted peerings (for `--dataplane auto`). */
+function specHasEncryption(specPath: string): boolean {
+  try {
+    const text = readSpecText(specPath);
+    return text !== undefined && parseNodeSpec(text, specPath).peers.some((p) => p.transport === 'ipsec');
+  } catch {
+    // The agent's loop reports an unreadable or invalid spec; the choice falls back to the probe's.
+    return false;
+  }
+}
+
 /** Resolves on the first SIGTERM or SIGINT (handlers installed at once, so a signal during startup counts). */
 function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => boolean } {
   let signal: string | undefined;
@@ -212,10 +229,14 @@ class SpecWatcher {
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
   const report = await probeKernel();
-  const kind = selectDataplane(options.dataplane, report);
-  const dataplane = await openDataplane(kind, options);
+  const kind = selectDataplane(options.dataplane, report, specHasEncryption(options.specPath));
+  const unavailable = describeMissing(encryptionRequirements, report).join(', ');
+  const dataplane = await openDataplane(kind, {
+    ...options,
+    ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
+  });
   try {
-    log.info({ dataplane: kind, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx }, 'agent started');
+    log.info({ dataplane: kind, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
     const agent = new Agent(options, dataplane, log);
     if (stop.isStopped()) return;
     // A burst of events for one write (create, write, rename) becomes one reconcile.

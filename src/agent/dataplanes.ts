@@ -6,7 +6,8 @@
  */
 import { desiredMaps } from '../datapath/desired-maps';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
-import { type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
+import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
+import { InputError } from '../errors';
 import { natRuleset } from '../fallback/nat-ruleset';
 import { planKernelRouting } from '../fallback/routing-plan';
 import { tunnelDevice } from '../fallback/identities';
@@ -39,10 +40,22 @@ export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges):
   return Object.keys(summary).length > 0 ? summary : undefined;
 }
 
+/** The eBPF datapath carries peerings over VXLAN only; IPsec is the kernel fallback's. */
+function refuseEncryption(spec: NodeDataplaneSpec): void {
+  spec.peers.forEach((p, i) => {
+    if (p.transport !== 'vxlan') {
+      throw new InputError(`peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel (or auto, which picks it for such a spec)`);
+    }
+  });
+}
+
 export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, netns?: string): NodeDataplane {
   return {
     kind: 'ebpf',
-    validate: (spec) => void desiredMaps(spec, 0),
+    validate: (spec) => {
+      refuseEncryption(spec);
+      desiredMaps(spec, 0);
+    },
     apply(spec) {
       const result = datapath.apply(spec);
       const routes = reconcileRoutes(desiredRoutes(spec), defaultOverlayDevice, netns);
@@ -62,8 +75,10 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply'>): NodeDa
     },
     apply(spec) {
       const result: KernelApplyResult = datapath.apply(spec);
-      // Something the kernel refused is not applied: the node is not ready until it is.
-      if (result.failed.length > 0) throw new Error(`the kernel refused: ${result.failed.join('; ')}`);
+      // Something the kernel refused is not applied: the node is not ready until it is. So is an
+      // encrypted peering that cannot be set up (its traffic is blocked, not sent in the clear).
+      const problems = [...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []), ...result.blocked.map((b) => `blocked ${b}`)];
+      if (problems.length > 0) throw new Error(problems.join('; '));
       return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [] };
     },
     close: () => {},
@@ -75,6 +90,8 @@ export interface DataplaneOptions {
   podInterfaces: RegExp;
   attachMode: TcMode;
   netns?: string;
+  /** The kernel fallback's IPsec peerings: their secrets, and why this kernel cannot run them. */
+  ipsec?: IpsecSetup;
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
@@ -83,7 +100,7 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   if (kind === 'kernel') {
     cleanupNode({ pinRoot: options.pinRoot, ...(path ? { netns: path } : {}) });
     reconcileRoutes([], defaultOverlayDevice, options.netns);
-    return kernelDataplane(new KernelDatapath(options.netns));
+    return kernelDataplane(new KernelDatapath(options.netns, options.ipsec));
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });

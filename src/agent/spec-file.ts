@@ -8,16 +8,17 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors';
 import { containsIp, parseCidr, parseIp, sameShape } from '../ipam/cidr';
-import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from '../nodespec/spec';
+import { type ClusterNodeSpec, type NatMappingSpec, type NodeDataplaneSpec, type OverlaySettings, type PeerSpec, peerTransports } from '../nodespec/spec';
 
 type Json = Record<string, unknown>;
 
-/** An object with exactly `keys`; its fields are named `${prefix}key` in errors. */
-function object(field: string, value: unknown, keys: readonly string[], prefix = `${field}.`): Json {
+/** An object with exactly `keys` (and any of `optional`); its fields are named `${prefix}key` in errors. */
+function object(field: string, value: unknown, keys: readonly string[], prefix = `${field}.`, optional: readonly string[] = []): Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(field, value, 'expected an object');
   const record = value as Json;
   const at = (k: string) => `${prefix}${k}`;
-  for (const k of Object.keys(record)) if (!keys.includes(k)) throw new InputError(at(k), record[k], `unknown field (known: ${keys.join(', ')})`);
+  const known = [...keys, ...optional];
+  for (const k of Object.keys(record)) if (!known.includes(k)) throw new InputError(at(k), record[k], `unknown field (known: ${known.join(', ')})`);
   for (const k of keys) if (!(k in record)) throw new InputError(at(k), undefined, 'is missing');
   return record;
 }
@@ -95,7 +96,7 @@ function peer(field: string, value: unknown, podCIDR: string, externalCIDR: stri
     localNATPodCIDR,
     localNATExternalCIDR,
     endpoint: { address: address(`${field}.endpoint.address`, endpoint.address), port: portField(`${field}.endpoint.port`, endpoint.port) },
-    transport: oneOf(`${field}.transport`, p.transport, ['vxlan'] as const),
+    transport: oneOf(`${field}.transport`, p.transport, peerTransports),
   };
 }
 
@@ -135,7 +136,7 @@ export function validateNodeSpec(value: unknown): NodeDataplaneSpec {
   if (!containsIp(parseCidr('externalCIDR', externalCIDR), parseIp('transitAddress', transitAddress))) {
     throw new InputError('transitAddress', transitAddress, `is not in externalCIDR ${externalCIDR}`);
   }
-  const node = object('node', s.node, ['name', 'role', 'underlayAddress']);
+  const node = object('node', s.node, ['name', 'role', 'underlayAddress'], 'node.', ['publicAddress']);
   const gateway = object('activeGateway', s.activeGateway, ['name', 'underlayAddress']);
   const spec: NodeDataplaneSpec = {
     clusterId: name('clusterId', s.clusterId),
@@ -146,6 +147,7 @@ export function validateNodeSpec(value: unknown): NodeDataplaneSpec {
       name: name('node.name', node.name),
       role: oneOf('node.role', node.role, ['gateway', 'worker'] as const),
       underlayAddress: address('node.underlayAddress', node.underlayAddress),
+      ...(node.publicAddress !== undefined ? { publicAddress: address('node.publicAddress', node.publicAddress) } : {}),
     },
     activeGateway: { name: name('activeGateway.name', gateway.name), underlayAddress: address('activeGateway.underlayAddress', gateway.underlayAddress) },
     overlay: overlay(s.overlay),

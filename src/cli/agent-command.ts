@@ -2,7 +2,7 @@
  * `strait agent`: the standalone node agent of docs/lab.md. Flags are checked in the action, before the
  * kernel is touched, so a bad one gets the same JSON error on stderr as every other failure.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentOptions, type DataplaneRequest, cleanupAgentNode, runAgent } from '../agent/agent';
@@ -24,6 +24,7 @@ export interface AgentFlags {
   attach: string;
   interval: string;
   netns?: string;
+  ipsecSecrets?: string;
   cleanup?: boolean;
 }
 
@@ -51,6 +52,12 @@ function checkNetns(value: string): string {
   return value;
 }
 
+function checkSecretsDir(value: string): string {
+  if (!isAbsolute(value)) throw new InputError('--ipsec-secrets', value, 'must be an absolute path to a directory');
+  if (!existsSync(value) || !statSync(value).isDirectory()) throw new InputError('--ipsec-secrets', value, 'no such directory');
+  return value;
+}
+
 function checkPinRoot(value: string): string {
   if (!isAbsolute(value)) throw new InputError('--pin-root', value, 'must be an absolute path on bpffs, like /sys/fs/bpf/strait/<node>');
   return value;
@@ -75,6 +82,7 @@ export function parseAgentFlags(flags: AgentFlags): AgentOptions & { cleanup: bo
     ...(flags.status === undefined ? {} : { statusPath: flags.status }),
     ...(flags.node === undefined ? {} : { nodeName: flags.node }),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
+    ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
   };
 }
 
@@ -92,7 +100,8 @@ export function registerAgentCommand(program: Command): void {
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
-    .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, overlay device, pinned maps), print a summary, exit')
+    .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
+    .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit')
     .action(jsonAction(async (flags: AgentFlags) => {
       const options = parseAgentFlags(flags);
       if (options.cleanup) return cleanupAgentNode(options.pinRoot, options.netns);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { chooseDataplane, featureDescriptions, featureNames, missingFor } from '../probe/features';
+import { chooseDataplane, describeMissing, encryptionRequirements, featureDescriptions, featureNames, missingFor } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { jsonAction } from './output';
 
@@ -8,12 +8,13 @@ export function registerProbeCommand(program: Command): void {
     .command('probe')
     .description('find what this kernel supports for Strait, by trying each feature (root; links are made in a throw-away namespace)')
     .option('--json', 'print one JSON object with a boolean per feature')
-    .option('--reasons', 'with --json: add "reasons" (why each missing feature is missing) and "dataplane"')
+    .option('--reasons', 'with --json: add "reasons" (why each missing feature is missing), "dataplane" and "encryption"')
     .action(jsonAction(async (opts: { json?: boolean; reasons?: boolean }) => {
       const report = await probeKernel();
       const dataplane = chooseDataplane(report);
+      const encryptionLacks = describeMissing(encryptionRequirements, report);
       if (opts.json) {
-        return opts.reasons ? { ...report.features, reasons: report.reasons, dataplane } : report.features;
+        return opts.reasons ? { ...report.features, reasons: report.reasons, dataplane, encryption: encryptionLacks.length === 0 } : report.features;
       }
       const width = Math.max(...featureNames.map((f) => f.length));
       for (const f of featureNames) {
@@ -22,6 +23,8 @@ export function registerProbeCommand(program: Command): void {
       }
       const missing = missingFor('ebpf', report);
       process.stdout.write(`\ndataplane (auto): ${dataplane}${missing.length ? ` (eBPF lacks: ${missing.join(', ')})` : ''}\n`);
+      // Encrypted peerings run on the kernel fallback's gateways (docs/kernel-fallback.md, "IPsec").
+      process.stdout.write(`encryption (IPsec peerings): ${encryptionLacks.length ? `no (lacks: ${encryptionLacks.join(', ')})` : 'yes'}\n`);
       return undefined;
     }));
 }

@@ -29,6 +29,8 @@ export interface ControllerConfig {
   runDir: string;
   home: HomeNetworksSpec;
   peers: string[];
+  /** The peers whose traffic the gateways encrypt (IPsec); both clusters of a peering must say so. */
+  encryptedPeers: string[];
   reflections: ReflectionConfig[];
   nodes: NodeConfig[];
   /** Seconds without a fresh Ready heartbeat after which a node is not Ready. */
@@ -44,6 +46,8 @@ export const defaultInterval = 0.2;
 const topLevelKeys = ['clusterId', 'runDir', 'podCIDR', 'externalCIDR', 'serviceCIDR', 'reserved', 'pools', 'peers', 'reflections', 'nodes', 'heartbeatTimeout', 'interval'];
 const nodeKeys = ['name', 'underlayAddress', 'podCIDRs', 'publicAddress'];
 const reflectionKeys = ['to', 'fromPeer', 'podIP'];
+const peerKeys = ['clusterId', 'encryption'];
+const encryptions = ['none', 'ipsec'];
 
 /** Node names become file names (nodes/<node>.json), so they are DNS-1123 subdomains: no "/" nor "..". */
 const nodeNamePattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -113,6 +117,17 @@ function parseReflection(field: string, value: unknown, peers: readonly string[]
   return { to, fromPeer, podIP: o.podIP as string };
 }
 
+/** A peer: its cluster id, or `{clusterId, encryption: none|ipsec}`; an encrypted one is added to `encrypted`. */
+function parsePeer(field: string, value: unknown, encrypted: string[]): string {
+  if (typeof value === 'string') return parseClusterId(field, value);
+  const o = objectAt(field, value, peerKeys);
+  const id = parseClusterId(`${field}.clusterId`, o.clusterId);
+  const encryption = o.encryption ?? 'none';
+  if (typeof encryption !== 'string' || !encryptions.includes(encryption)) throw new InputError(`${field}.encryption`, encryption, `expected one of ${encryptions.join(', ')}`);
+  if (encryption === 'ipsec') encrypted.push(id);
+  return id;
+}
+
 /** Checks a parsed document (the YAML or JSON file's content). */
 export function parseControllerConfig(document: unknown): ControllerConfig {
   const o = objectAt('', document, topLevelKeys);
@@ -128,8 +143,9 @@ export function parseControllerConfig(document: unknown): ControllerConfig {
   // The IPAM checks the same again on start; checking here refuses the file before anything runs.
   parseHomeNetworks(home);
 
+  const encryptedPeers: string[] = [];
   const peers = listAt('peers', o.peers).map((value, i) => {
-    const id = parseClusterId(`peers[${i}]`, value);
+    const id = parsePeer(`peers[${i}]`, value, encryptedPeers);
     if (id === clusterId) throw new InputError(`peers[${i}]`, id, 'is this cluster; a cluster does not peer with itself');
     return id;
   });
@@ -163,6 +179,7 @@ export function parseControllerConfig(document: unknown): ControllerConfig {
     runDir,
     home,
     peers,
+    encryptedPeers,
     reflections,
     nodes,
     heartbeatTimeout: secondsAt('heartbeatTimeout', o.heartbeatTimeout, defaultHeartbeatTimeout),

@@ -156,7 +156,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 
   const nodeSpecs = new Map<string, NodeDataplaneSpec>();
   for (const node of config.nodes) {
-    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeName: node.name, gatewayName: election.gateway });
+    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeName: node.name, gatewayName: election.gateway, encryptedPeers: new Set(config.encryptedPeers) });
     nodeSpecs.set(node.name, spec);
     files.set(runDirPaths.nodeSpec(us, node.name), jsonText(spec));
   }

@@ -4,7 +4,7 @@
  * All of them share one MAC (inner frames are addressed to it; these are L3 tunnels, nothing bridges).
  */
 import { netnsNameOf } from '../kernel/netns';
-import { reconcileVxlanDevices } from '../kernel/vxlan-devices';
+import { reconcileTunnelDevices } from '../kernel/tunnel-devices';
 
 export interface OverlayDeviceSpec {
   name: string;
@@ -14,11 +14,11 @@ export interface OverlayDeviceSpec {
 
 /** Creates the device, or recreates it when it differs from the spec; returns whether it changed. */
 export function ensureOverlayDevice(spec: OverlayDeviceSpec, netns?: string): boolean {
-  const changes = reconcileVxlanDevices([{ ...spec, external: true }], (name) => name === spec.name, netnsNameOf(netns));
+  const changes = reconcileTunnelDevices([{ ...spec, external: true }], (name) => name === spec.name, netnsNameOf(netns));
   return changes.created.length + changes.recreated.length > 0;
 }
 
 /** Deletes the device; returns whether it existed. */
 export function removeOverlayDevice(name: string, netns?: string): boolean {
-  return reconcileVxlanDevices([], (n) => n === name, netnsNameOf(netns)).deleted.length > 0;
+  return reconcileTunnelDevices([], (n) => n === name, netnsNameOf(netns)).deleted.length > 0;
 }

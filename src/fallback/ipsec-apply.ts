@@ -23,6 +23,8 @@ export interface KernelState {
   spi: number;
   reqid: number;
   mode: string;
+  /** 0 for none. */
+  ifId: number;
   /** `algorithm icv` of the AEAD, or '' for none. */
   aead: string;
   keyDigest: string;
@@ -33,6 +35,8 @@ export interface KernelPolicy {
   /** The selector as printed (`src A dst B` and any ports, protocol or device), and any mark. */
   selector: string[];
   mark: string[];
+  /** 0 for none; part of the policy's identity, like the selector. */
+  ifId: number;
   /** One entry per template: `src dst proto reqid mode`. */
   tmpls: { src: string; dst: string; proto: string; reqid: number; mode: string }[];
 }
@@ -60,6 +64,9 @@ const after = (tokens: string[], word: string, from = 0) => {
   return i < 0 ? undefined : tokens[i + 1];
 };
 
+/** `if_id` is printed in hex on a line of its own or after other attributes, depending on the entry. */
+const ifIdOf = (lines: string[]) => Number(/\bif_id (0x[0-9a-f]+|\d+)/i.exec(lines.join(' '))?.[1] ?? 0);
+
 export function parseStates(text: string): KernelState[] {
   return entries(text).map((lines) => {
     const head = lines[0]!.trim().split(/\s+/);
@@ -72,6 +79,7 @@ export function parseStates(text: string): KernelState[] {
       spi: Number(after(body, 'spi') ?? 0),
       reqid: Number(after(body, 'reqid') ?? 0),
       mode: after(body, 'mode') ?? '',
+      ifId: ifIdOf(lines),
       aead: aeadAt < 0 ? '' : `${body[aeadAt + 1]} ${body[aeadAt + 3]}`,
       keyDigest: aeadAt < 0 ? '' : digest(body[aeadAt + 2] ?? ''),
     };
@@ -94,6 +102,7 @@ export function parsePolicies(text: string): KernelPolicy[] {
       dir: second[0] === 'dir' || second[0] === 'socket' ? `${second[0] === 'socket' ? 'socket ' : ''}${second[1]}` : '',
       selector: lines[0]!.trim().split(/\s+/),
       mark: mark ? ['mark', mark[1]!, 'mask', mark[2]!] : [],
+      ifId: ifIdOf(lines),
       tmpls,
     };
   });
@@ -109,12 +118,13 @@ export function readXfrm(netns?: string): XfrmTables {
 
 const hex32 = (n: number) => `0x${n.toString(16).padStart(8, '0')}`;
 const stateId = (s: { dst: string; spi: number }) => `${s.dst} esp ${hex32(s.spi)}`;
-const policyKey = (dir: string, selector: string[], mark: string[]) => [dir, ...selector, ...mark].join(' ');
-const wantedKey = (p: XfrmPolicySpec) => policyKey(p.dir, ['src', p.src, 'dst', p.dst], []);
-const actualKey = (p: KernelPolicy) => policyKey(p.dir, p.selector, p.mark);
+const policyKey = (dir: string, selector: string[], mark: string[], ifId: number) => [dir, ...selector, ...mark, ...ifIdArgs(ifId)].join(' ');
+const wantedKey = (p: XfrmPolicySpec) => policyKey(p.dir, ['src', p.src, 'dst', p.dst], [], p.ifId);
+const actualKey = (p: KernelPolicy) => policyKey(p.dir, p.selector, p.mark, p.ifId);
+const ifIdArgs = (ifId: number) => (ifId === 0 ? [] : ['if_id', hex32(ifId)]);
 
 const stateMatches = (want: XfrmStateSpec, have: KernelState) =>
-  have.src === want.src && have.proto === 'esp' && have.reqid === want.reqid && have.mode === 'tunnel' &&
+  have.src === want.src && have.proto === 'esp' && have.reqid === want.reqid && have.mode === 'tunnel' && have.ifId === want.ifId &&
   have.aead === `${aeadAlgorithm} ${aeadIcvBits}` && have.keyDigest === digest(want.key.reveal().toString('hex'));
 
 const policyMatches = (want: XfrmPolicySpec, have: KernelPolicy) =>
@@ -123,11 +133,11 @@ const policyMatches = (want: XfrmPolicySpec, have: KernelPolicy) =>
 
 const stateAdd = (s: XfrmStateSpec) =>
   `xfrm state add src ${s.src} dst ${s.dst} proto esp spi ${hex32(s.spi)} reqid ${hex32(s.reqid)} mode tunnel ` +
-  `aead ${aeadAlgorithm} 0x${s.key.reveal().toString('hex')} ${aeadIcvBits}`;
+  `if_id ${hex32(s.ifId)} aead ${aeadAlgorithm} 0x${s.key.reveal().toString('hex')} ${aeadIcvBits}`;
 const stateDelete = (s: { src: string; dst: string; spi: number }) => `xfrm state delete src ${s.src} dst ${s.dst} proto esp spi ${hex32(s.spi)}`;
-const policyLine = (verb: 'add' | 'update', p: { dir: string; src: string; dst: string; tmplSrc: string; tmplDst: string; reqid: number }) =>
-  `xfrm policy ${verb} src ${p.src} dst ${p.dst} dir ${p.dir} tmpl src ${p.tmplSrc} dst ${p.tmplDst} proto esp reqid ${hex32(p.reqid)} mode tunnel`;
-const policyDelete = (p: KernelPolicy) => `xfrm policy delete dir ${p.dir} ${[...p.selector, ...p.mark].join(' ')}`;
+const policyLine = (verb: 'add' | 'update', p: { dir: string; src: string; dst: string; tmplSrc: string; tmplDst: string; reqid: number; ifId: number }) =>
+  [`xfrm policy ${verb} src ${p.src} dst ${p.dst} dir ${p.dir}`, ...ifIdArgs(p.ifId), `tmpl src ${p.tmplSrc} dst ${p.tmplDst} proto esp reqid ${hex32(p.reqid)} mode tunnel`].join(' ');
+const policyDelete = (p: KernelPolicy) => `xfrm policy delete dir ${p.dir} ${[...p.selector, ...p.mark, ...ifIdArgs(p.ifId)].join(' ')}`;
 
 /** Applying failed; the message names the peer and the entry, never key material. */
 export class IpsecError extends Error {
@@ -188,9 +198,9 @@ function undoOrThrow(netns: string | undefined, addedStates: XfrmStateSpec[], ad
   const lines = [
     ...updated.flatMap((p) => {
       const t = p.tmpls[0]!;
-      return [policyLine('update', { dir: p.dir, src: p.selector[1]!, dst: p.selector[3]!, tmplSrc: t.src, tmplDst: t.dst, reqid: t.reqid })];
+      return [policyLine('update', { dir: p.dir, src: p.selector[1]!, dst: p.selector[3]!, tmplSrc: t.src, tmplDst: t.dst, reqid: t.reqid, ifId: p.ifId })];
     }),
-    ...addedPolicies.filter((p) => presentPolicies.has(wantedKey(p))).map((p) => `xfrm policy delete dir ${p.dir} src ${p.src} dst ${p.dst}`),
+    ...addedPolicies.filter((p) => presentPolicies.has(wantedKey(p))).map((p) => [`xfrm policy delete dir ${p.dir} src ${p.src} dst ${p.dst}`, ...ifIdArgs(p.ifId)].join(' ')),
     ...addedStates.filter((s) => presentStates.has(stateId(s))).map(stateDelete),
   ];
   batch(lines, netns);

@@ -36,6 +36,8 @@ export interface XfrmStateSpec {
   dst: string;
   spi: number;
   reqid: number;
+  /** The peer's xfrm interface (its peer id): decrypted packets appear on it. */
+  ifId: number;
   key: Secret;
 }
 
@@ -51,6 +53,8 @@ export interface XfrmPolicySpec {
   tmplSrc: string;
   tmplDst: string;
   reqid: number;
+  /** The peer's xfrm interface (its peer id): only traffic routed into it is matched. */
+  ifId: number;
 }
 
 export interface IpsecPlan {
@@ -74,35 +78,42 @@ function planPeer(spec: NodeDataplaneSpec, index: number, peer: PeerSpec, local:
   const field = `peers[${index}]`;
   const remote = ipv4Address(`${field}.endpoint.address`, peer.endpoint.address);
   const reqid = peerReqid(peer.peerId);
+  const ifId = peer.peerId;
   const ours = [ipv4Cidr(`${field}.localNATPodCIDR`, peer.localNATPodCIDR), ipv4Cidr(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR)];
   const theirs = [ipv4Cidr(`${field}.remotePodCIDR`, peer.remotePodCIDR), ipv4Cidr(`${field}.remoteExternalCIDR`, peer.remoteExternalCIDR)];
   const keys = derivePeeringKeys(secret, spec.clusterId, peer.clusterId);
   const states: XfrmStateSpec[] = [
-    { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, key: keys.forward.key },
-    { peer: peer.clusterId, src: remote, dst: local, spi: keys.reverse.spi, reqid, key: keys.reverse.key },
+    { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, ifId, key: keys.forward.key },
+    { peer: peer.clusterId, src: remote, dst: local, spi: keys.reverse.spi, reqid, ifId, key: keys.reverse.key },
   ];
   const policies: XfrmPolicySpec[] = [];
   for (const src of ours) {
     for (const dst of theirs) {
-      policies.push({ peer: peer.clusterId, dir: 'out', src, dst, tmplSrc: local, tmplDst: remote, reqid });
+      policies.push({ peer: peer.clusterId, dir: 'out', src, dst, tmplSrc: local, tmplDst: remote, reqid, ifId });
       for (const dir of ['in', 'fwd'] as const) {
-        policies.push({ peer: peer.clusterId, dir, src: dst, dst: src, tmplSrc: remote, tmplDst: local, reqid });
+        policies.push({ peer: peer.clusterId, dir, src: dst, dst: src, tmplSrc: remote, tmplDst: local, reqid, ifId });
       }
     }
   }
   return { states, policies };
 }
 
+/** Where this gateway's ESP packets start and the peers send theirs: the address peers know it by. */
+export const ipsecLocalAddress = (spec: NodeDataplaneSpec) => spec.node.publicAddress ?? spec.node.underlayAddress;
+
 /**
- * `secrets` holds the encrypted peerings by peer cluster id; a peer without one is not encrypted (no
- * state, no policy). Only the gateway encrypts; a worker's plan is empty.
+ * `secrets` holds the secrets of the encrypted peers (transport ipsec) to set up, by peer cluster id;
+ * an encrypted peer without one is left out (the caller blocks its traffic). Only the gateway
+ * encrypts; a worker's plan is empty.
  */
-export function planIpsec(spec: NodeDataplaneSpec, localAddress: string, secrets: ReadonlyMap<string, Secret>): IpsecPlan {
+export function planIpsec(spec: NodeDataplaneSpec, secrets: ReadonlyMap<string, Secret>): IpsecPlan {
   const plan: IpsecPlan = { states: [], policies: [] };
   if (spec.node.role !== 'gateway') return plan;
-  const local = ipv4Address('localAddress', localAddress);
+  const local = ipv4Address(spec.node.publicAddress !== undefined ? 'node.publicAddress' : 'node.underlayAddress', ipsecLocalAddress(spec));
   for (const clusterId of secrets.keys()) {
-    if (!spec.peers.some((p) => p.clusterId === clusterId)) throw new InputError('secrets', clusterId, 'no peer of the spec has this cluster id');
+    const peer = spec.peers.find((p) => p.clusterId === clusterId);
+    if (!peer) throw new InputError('secrets', clusterId, 'no peer of the spec has this cluster id');
+    if (peer.transport !== 'ipsec') throw new InputError('secrets', clusterId, `the peering's transport is ${peer.transport}, not ipsec`);
   }
   const selectors: { field: string; cidr: Cidr }[] = [];
   spec.peers.forEach((peer, index) => {

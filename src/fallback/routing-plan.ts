@@ -3,13 +3,14 @@
  * - every node: a VXLAN device in unicast mode (`strait.vxlan`) with static FDB entries for every other
  *   node, and a permanent neighbour entry per node so routes can use its underlay address as next hop;
  * - workers: remote prefixes via the active gateway through the overlay (table 18952, rules to them);
- * - gateways: remote prefixes through a point-to-point VXLAN tunnel per peer (`stpXXXXXXXX`), and
+ * - gateways: remote prefixes through a tunnel per peer (`stpXXXXXXXX`: point-to-point VXLAN, or an xfrm
+ *   interface for an encrypted peering), and
  *   traffic arriving from a peer looked up in table 18952 too, where the other nodes' pod prefixes go
  *   through the overlay (symmetric routing: replies leave the way requests came, so strict reverse-path
  *   filtering and cloud source checks pass).
  */
 import { formatCidr, parseCidr, parseIp } from '../ipam/cidr';
-import type { UnicastVxlanDevice } from '../kernel/vxlan-devices';
+import type { TunnelDevice } from '../kernel/tunnel-devices';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { overlayDevice, overlayMac, peeringVni, routingTable, rulePriorities, tunnelDevice, tunnelMac } from './identities';
 
@@ -30,10 +31,22 @@ export interface NeighbourPlan {
 export interface RoutePlan {
   table: number;
   prefix: string;
-  /** Next hop, reached on `device` without a connected route (onlink). */
-  via: string;
-  device: string;
+  /** Next hop, reached on `device` without a connected route to it (onlink); none into an xfrm interface. */
+  via?: string;
+  device?: string;
+  /** A route that rejects (ICMP net unreachable) instead of forwarding. */
+  unreachable?: true;
+  metric?: number;
 }
+
+/** The backstop routes' metric: the largest, so any real route to the same prefix wins. */
+export const backstopMetric = 0xffff_ffff;
+
+/**
+ * MTU of an IPsec tunnel: 1500 less tunnel-mode ESP with AES-GCM over IPv4 (20 outer IP, 8 ESP header,
+ * 8 IV, 2-5 trailer and padding, 16 ICV), rounded down with room for UDP encapsulation later.
+ */
+export const ipsecTunnelMtu = 1420;
 
 export interface RulePlan {
   priority: number;
@@ -43,7 +56,7 @@ export interface RulePlan {
 }
 
 export interface KernelRoutingPlan {
-  devices: UnicastVxlanDevice[];
+  devices: TunnelDevice[];
   fdb: FdbEntryPlan[];
   neighbours: NeighbourPlan[];
   routes: RoutePlan[];
@@ -52,11 +65,15 @@ export interface KernelRoutingPlan {
 
 const canonicalPrefix = (field: string, text: string) => formatCidr(parseCidr(field, text));
 
-export function planKernelRouting(spec: NodeDataplaneSpec): KernelRoutingPlan {
+/**
+ * `blockedPeers`: encrypted peers whose IPsec this node cannot set up (no ESP in the kernel, no secret).
+ * They get no tunnel, so their traffic meets the unreachable backstop: never sent in the clear.
+ */
+export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: ReadonlySet<string> = new Set()): KernelRoutingPlan {
   const self = spec.node;
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
-  const devices: UnicastVxlanDevice[] = [
+  const devices: TunnelDevice[] = [
     { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: self.underlayAddress },
   ];
   const fdb: FdbEntryPlan[] = others.flatMap((n) => [
@@ -67,17 +84,26 @@ export function planKernelRouting(spec: NodeDataplaneSpec): KernelRoutingPlan {
   const neighbours: NeighbourPlan[] = others.map((n) => ({ device: overlayDevice, address: n.underlayAddress, mac: overlayMac(spec.clusterId, n.name) }));
   const remotePrefixes = spec.peers.flatMap((p, i) => [canonicalPrefix(`peers[${i}].remotePodCIDR`, p.remotePodCIDR), canonicalPrefix(`peers[${i}].remoteExternalCIDR`, p.remoteExternalCIDR)]);
   const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to }));
-  const routes: RoutePlan[] = [];
+  // The backstop: whatever route below goes missing, traffic to a peer never falls through to the main table.
+  const routes: RoutePlan[] = remotePrefixes.map((prefix) => ({ table: routingTable, prefix, unreachable: true, metric: backstopMetric }));
   if (!gateway) {
     for (const prefix of remotePrefixes) routes.push({ table: routingTable, prefix, via: spec.activeGateway.underlayAddress, device: overlayDevice });
   } else {
     for (const [i, p] of spec.peers.entries()) {
+      if (blockedPeers.has(p.clusterId)) continue;
       const device = tunnelDevice(p.peerId);
       parseIp(`peers[${i}].endpoint.address`, p.endpoint.address);
-      devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: p.endpoint.address });
-      // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
-      neighbours.push({ device, address: p.endpoint.address, mac: tunnelMac(p.clusterId, spec.clusterId) });
-      for (const prefix of [p.remotePodCIDR, p.remoteExternalCIDR]) routes.push({ table: routingTable, prefix: canonicalPrefix(`peers[${i}]`, prefix), via: p.endpoint.address, device });
+      const prefixes = [p.remotePodCIDR, p.remoteExternalCIDR].map((prefix) => canonicalPrefix(`peers[${i}]`, prefix));
+      if (p.transport === 'ipsec') {
+        // The xfrm states and policies with this if_id (ipsec-plan.ts) encrypt what is routed into it.
+        devices.push({ name: device, ifId: p.peerId, mtu: ipsecTunnelMtu });
+        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, device });
+      } else {
+        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: p.endpoint.address });
+        // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
+        neighbours.push({ device, address: p.endpoint.address, mac: tunnelMac(p.clusterId, spec.clusterId) });
+        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: p.endpoint.address, device });
+      }
       rules.push({ priority: rulePriorities.fromPeer, table: routingTable, iif: device });
     }
     for (const n of others) for (const prefix of n.podCIDRs) routes.push({ table: routingTable, prefix: canonicalPrefix(`nodes.${n.name}.podCIDRs`, prefix), via: n.underlayAddress, device: overlayDevice });

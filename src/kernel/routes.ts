@@ -14,6 +14,8 @@ export const straitRouteProtocol = 252;
 export interface Route {
   /** Canonical IPv4 network; 0.0.0.0/0 for the default route. */
   dst: string;
+  /** An unreachable route rejects what it matches (ICMP net unreachable) and has neither dev nor via. */
+  type?: 'unreachable';
   dev?: string;
   via?: string;
   /** 0 when absent, as in the kernel. */
@@ -27,6 +29,13 @@ export type RouteScope = { table: number } | { protocol: typeof straitRouteProto
 /** Validates a desired route and puts it in the form the kernel shows. */
 export function route(value: Route, field = 'route'): Route {
   const checked: Route = { dst: ipv4Prefix(`${field}.dst`, value.dst) };
+  if (value.type !== undefined) {
+    if (value.type !== 'unreachable') throw new InputError(`${field}.type`, value.type, 'the only route type besides unicast is unreachable');
+    if (value.dev !== undefined || value.via !== undefined || value.onlink) throw new InputError(field, value, 'an unreachable route has no dev, via or onlink');
+    checked.type = 'unreachable';
+    if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
+    return checked;
+  }
   if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
   if (value.via !== undefined) checked.via = ipv4Address(`${field}.via`, value.via);
   if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
@@ -53,9 +62,9 @@ function checkScope(scope: RouteScope): void {
 export const routeIdentity: Identity<Route> = {
   key: (r) => `${r.dst} metric ${r.metric ?? 0}`,
   // The kernel picks the device of a route given only a gateway. A route of another type (blackhole,
-  // unreachable) reads with neither dev nor via, so it never matches.
-  same: (current, desired) => current.via === desired.via && (current.onlink ?? false) === (desired.onlink ?? false) &&
-    (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev),
+  // prohibit) reads with neither dev nor via, so it never matches.
+  same: (current, desired) => current.type === desired.type && current.via === desired.via && (current.onlink ?? false) === (desired.onlink ?? false) &&
+    (desired.type !== undefined || (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev)),
 };
 
 interface KernelRoute {
@@ -87,6 +96,8 @@ export function readRoutes(scope: RouteScope, netns?: string): Route[] {
       if (r.dev) read.dev = r.dev;
       if (r.gateway) read.via = r.gateway;
       if (r.flags?.includes('onlink')) read.onlink = true;
+    } else if (r.type === 'unreachable') {
+      read.type = 'unreachable';
     }
     if (r.metric) read.metric = r.metric;
     return read;
@@ -99,7 +110,7 @@ export function diffRoutes(current: readonly Route[], desired: readonly Route[])
 }
 
 function routeLine(verb: 'add' | 'replace', r: Route, scope: RouteScope): string {
-  const words = ['route', verb, r.dst];
+  const words = ['route', verb, ...(r.type ? [r.type] : []), r.dst];
   if (r.via) words.push('via', r.via);
   if (r.dev) words.push('dev', r.dev);
   if (r.onlink) words.push('onlink');

@@ -11,6 +11,9 @@ import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
 import { assignPeerIds } from './peer-id';
 import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from './spec';
 
+/** A node as configured: `publicAddress` is where peers reach it when it is the gateway. */
+export type PlannedNode = ClusterNodeSpec & { publicAddress?: string };
+
 export const defaultOverlay: OverlaySettings = { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' };
 export const defaultTunnelPort = 4789;
 
@@ -20,7 +23,9 @@ export interface NodePlanInput {
   /** The peerings whose two directions are known (Network Manager). */
   tunnels: readonly TunnelEndpoint[];
   /** Every node of the cluster. */
-  nodes: readonly ClusterNodeSpec[];
+  nodes: readonly PlannedNode[];
+  /** Peers whose traffic is encrypted (transport ipsec); the others use VXLAN. */
+  encryptedPeers?: ReadonlySet<string>;
   /** The node to plan for. */
   nodeName: string;
   /** The elected gateway. */
@@ -57,6 +62,8 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
   const self = findNode(nodes, 'nodeName', input.nodeName);
   const gateway = findNode(nodes, 'gatewayName', input.gatewayName);
   const ids = assignPeerIds(input.tunnels.map((t) => t.clusterId));
+  const publicAddress = input.nodes.find((n) => n.name === self.name)?.publicAddress;
+  if (publicAddress !== undefined) parseIp('publicAddress', publicAddress);
   const peers: PeerSpec[] = [...input.tunnels]
     .sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1))
     .map((t) => ({
@@ -67,7 +74,7 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       localNATPodCIDR: t.localNATPodCIDR,
       localNATExternalCIDR: t.localNATExternalCIDR,
       endpoint: { address: t.endpoint.address, port: t.endpoint.port ?? defaultTunnelPort },
-      transport: 'vxlan',
+      transport: input.encryptedPeers?.has(t.clusterId) ? 'ipsec' : 'vxlan',
     }));
   // An endpoint reflected to several peers has one ExternalCIDR address: one NatMapping for all of them.
   const natMappings = new Map<string, NatMappingSpec>();
@@ -84,7 +91,12 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
     podCIDR: formatCidr(home.podCIDR),
     externalCIDR: formatCidr(home.externalCIDR),
     transitAddress: transitAddress(home.externalCIDR),
-    node: { name: self.name, role: self.name === gateway.name ? 'gateway' : 'worker', underlayAddress: self.underlayAddress },
+    node: {
+      name: self.name,
+      role: self.name === gateway.name ? 'gateway' : 'worker',
+      underlayAddress: self.underlayAddress,
+      ...(publicAddress !== undefined ? { publicAddress } : {}),
+    },
     activeGateway: { name: gateway.name, underlayAddress: gateway.underlayAddress },
     overlay,
     peers,

@@ -30,8 +30,15 @@ export interface PeerSpec {
   localNATExternalCIDR: string;
   /** The peer gateway's tunnel address and port. */
   endpoint: { address: string; port: number };
-  transport: 'vxlan';
+  /**
+   * How the gateways carry the peering's traffic: a VXLAN tunnel, or IPsec (tunnel-mode ESP, AES-GCM;
+   * the kernel fallback only, keys from a per-peering secret the agent reads, never from the spec).
+   */
+  transport: PeerTransport;
 }
+
+export const peerTransports = ['vxlan', 'ipsec'] as const;
+export type PeerTransport = (typeof peerTransports)[number];
 
 export interface NatMappingSpec {
   /** Address of the home ExternalCIDR that peers dial. */
@@ -53,7 +60,8 @@ export interface NodeDataplaneSpec {
   externalCIDR: string;
   /** The hub's source for transit traffic: an address of the ExternalCIDR that IPAM never hands out. */
   transitAddress: string;
-  node: { name: string; role: NodeRole; underlayAddress: string };
+  /** `publicAddress`: where peers reach this node when it is the gateway (its tunnels start there). */
+  node: { name: string; role: NodeRole; underlayAddress: string; publicAddress?: string };
   activeGateway: { name: string; underlayAddress: string };
   overlay: OverlaySettings;
   /** Sorted by clusterId. */

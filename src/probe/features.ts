@@ -2,7 +2,7 @@
 
 export const featureNames = [
   'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie', 'arrayOfMaps',
-  'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp',
+  'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface',
 ] as const;
 
 export type Feature = (typeof featureNames)[number];
@@ -21,6 +21,7 @@ export const featureDescriptions: Record<Feature, string> = {
   nftables: 'nftables tables and maps',
   xfrm: 'xfrm policies',
   esp: 'xfrm ESP states (AES-GCM)',
+  xfrmInterface: 'xfrm interfaces (route-based IPsec)',
 };
 
 export interface ProbeReport {
@@ -34,6 +35,14 @@ export type Dataplane = 'ebpf' | 'kernel';
 /** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
 export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'arrayOfMaps', 'vxlanCollectMd'];
 export const kernelRequirements: readonly Feature[] = ['vxlan', 'policyRouting', 'nftables'];
+
+/** Encrypted peerings (IPsec) need the kernel fallback's features and these, on gateways only. */
+export const encryptionRequirements: readonly Feature[] = ['xfrm', 'esp', 'xfrmInterface'];
+
+/** The missing features of `needs`, each with the kernel's reason when the probe has one. */
+export function describeMissing(needs: readonly Feature[], report: ProbeReport): string[] {
+  return needs.filter((f) => !report.features[f]).map((f) => (report.reasons[f] ? `${f} (${report.reasons[f]})` : f));
+}
 
 export function missingFor(dataplane: Dataplane, report: ProbeReport): Feature[] {
   const needs = dataplane === 'ebpf' ? ebpfRequirements : kernelRequirements;

@@ -92,6 +92,7 @@ async function probeInNetns(report: ProbeReport, ns: string): Promise<void> {
     void ip(['xfrm', 'policy', 'add', 'src', '10.1.0.0/16', 'dst', '10.2.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '1', 'mode', 'tunnel'], ns));
   await tryFeature(report, 'esp', () =>
     void ip(['xfrm', 'state', 'add', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'spi', '0x100', 'reqid', '1', 'mode', 'tunnel', 'aead', 'rfc4106(gcm(aes))', `0x${'11'.repeat(20)}`, '128'], ns));
+  await tryFeature(report, 'xfrmInterface', () => void ip(['link', 'add', 'probe-xfrm', 'type', 'xfrm', 'if_id', '1'], ns));
 }
 
 export async function probeKernel(): Promise<ProbeReport> {
@@ -101,7 +102,7 @@ export async function probeKernel(): Promise<ProbeReport> {
     await withThrowawayNetns('strait-probe', (ns) => probeInNetns(report, ns));
   } catch (err) {
     // No namespace (not root, no iproute2): every feature tried in one is missing for the same reason.
-    for (const f of ['clsact', 'tcx', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp'] as const) {
+    for (const f of ['clsact', 'tcx', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface'] as const) {
       report.reasons[f] ??= `cannot create a throw-away network namespace: ${reason(err)}`;
     }
   }

@@ -10,7 +10,7 @@ import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { redactedPaths } from '../../src/log';
 import { probeKernel } from '../../src/probe/probe';
-import { hubSpec } from '../datapath/hub-spec';
+import { ipsecHub } from './ipsec-hub';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 const local = '198.51.100.11';
@@ -18,29 +18,30 @@ const peerA = '203.0.113.1';
 const reqidA = String(0x53540007);
 const secretBytes = Buffer.alloc(32, 0x3c);
 const secretA = peeringSecret('secret', secretBytes);
-const encrypted = (secrets: [string, Secret][] = [['cluster-a', secretA]]) => planIpsec(hubSpec(), local, new Map(secrets));
+const encrypted = (secrets: [string, Secret][] = [['cluster-a', secretA]]) => planIpsec(ipsecHub(['cluster-a'], local), new Map(secrets));
 
 describe('IPsec xfrm dump parsing', () => {
   it('reads states, keeping only a digest of the key', () => {
     const key = 'ab'.repeat(20);
     const [s, other] = parseStates(
       `src ${local} dst ${peerA}\n\tproto esp spi 0x0000abcd reqid 1398013959 mode tunnel\n\treplay-window 0 flag af-unspec\n` +
-      `\taead rfc4106(gcm(aes)) 0x${key} 128\n\tanti-replay context: seq 0x0, oseq 0x0, bitmap 0x00000000\n` +
+      `\taead rfc4106(gcm(aes)) 0x${key} 128\n\tanti-replay context: seq 0x0, oseq 0x0, bitmap 0x00000000\n\tif_id 0x7\n` +
       `src 192.0.2.1 dst 192.0.2.2\n\tproto comp spi 0x00001000 reqid 0 mode tunnel\n\treplay-window 0\n\tcomp deflate \n`);
-    assert.deepEqual({ ...s, keyDigest: undefined }, { src: local, dst: peerA, proto: 'esp', spi: 0xabcd, reqid: 0x53540007, mode: 'tunnel', aead: 'rfc4106(gcm(aes)) 128', keyDigest: undefined });
+    assert.deepEqual({ ...s, keyDigest: undefined }, { src: local, dst: peerA, proto: 'esp', spi: 0xabcd, reqid: 0x53540007, mode: 'tunnel', ifId: 7, aead: 'rfc4106(gcm(aes)) 128', keyDigest: undefined });
     assert.ok(!JSON.stringify(s).includes(key));
     assert.equal(other!.aead, '');
+    assert.equal(other!.ifId, 0);
   });
 
   it('reads policies with their selector, mark and templates, and tells socket policies apart', () => {
     const policies = parsePolicies(
       'src 10.1.0.0/16 dst 172.16.0.0/16 proto tcp dport 80 \n\tdir fwd priority 0 ptype main \n\tmark 5/0xff\n' +
-      '\ttmpl src 203.0.113.1 dst 198.51.100.11\n\t\tproto esp reqid 1398013959 mode tunnel\n' +
+      '\ttmpl src 203.0.113.1 dst 198.51.100.11\n\t\tproto esp reqid 1398013959 mode tunnel\n\tif_id 0x2a\n' +
       'src 0.0.0.0/0 dst 0.0.0.0/0 \n\tsocket in priority 0 ptype main \n');
     assert.deepEqual(policies, [
-      { dir: 'fwd', selector: ['src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'proto', 'tcp', 'dport', '80'], mark: ['mark', '5', 'mask', '0xff'],
+      { dir: 'fwd', selector: ['src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'proto', 'tcp', 'dport', '80'], mark: ['mark', '5', 'mask', '0xff'], ifId: 42,
         tmpls: [{ src: '203.0.113.1', dst: '198.51.100.11', proto: 'esp', reqid: 0x53540007, mode: 'tunnel' }] },
-      { dir: 'socket in', selector: ['src', '0.0.0.0/0', 'dst', '0.0.0.0/0'], mark: [], tmpls: [] },
+      { dir: 'socket in', selector: ['src', '0.0.0.0/0', 'dst', '0.0.0.0/0'], mark: [], ifId: 0, tmpls: [] },
     ]);
   });
 });
@@ -58,7 +59,7 @@ function policyDump(ns: string): string[] {
 
 const expectedPolicy = (dir: string, src: string, dst: string) => {
   const [tsrc, tdst] = dir === 'out' ? [local, peerA] : [peerA, local];
-  return `src ${src} dst ${dst} | dir ${dir} priority 0 ptype main | tmpl src ${tsrc} dst ${tdst} | proto esp reqid ${reqidA} mode tunnel`;
+  return `src ${src} dst ${dst} | dir ${dir} priority 0 ptype main | tmpl src ${tsrc} dst ${tdst} | proto esp reqid ${reqidA} mode tunnel | if_id 0x7`;
 };
 
 function expectedPolicies(): string[] {
@@ -111,8 +112,8 @@ describe('IPsec apply (real kernel)', function () {
   it('puts back a policy deleted or changed by hand', () => {
     const plan = holdable(encrypted());
     applyIpsec(plan, { netns: ns });
-    ip(['xfrm', 'policy', 'delete', 'dir', 'fwd', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/16'], ns);
-    ip(['xfrm', 'policy', 'update', 'src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'tmpl', 'src', local, 'dst', '192.0.2.99', 'proto', 'esp', 'reqid', reqidA, 'mode', 'tunnel'], ns);
+    ip(['xfrm', 'policy', 'delete', 'dir', 'fwd', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'if_id', '7'], ns);
+    ip(['xfrm', 'policy', 'update', 'src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'if_id', '7', 'tmpl', 'src', local, 'dst', '192.0.2.99', 'proto', 'esp', 'reqid', reqidA, 'mode', 'tunnel'], ns);
     assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 1, updated: 1, removed: 0 });
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
   });
@@ -136,7 +137,7 @@ describe('IPsec apply (real kernel)', function () {
   });
 
   it('refuses to take over a foreign policy with one of its selectors, changing nothing', () => {
-    const taken = ['src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
+    const taken = ['src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'if_id', '7', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
     ip(['xfrm', 'policy', 'add', ...taken], ns);
     const before = policyDump(ns);
     assert.throws(() => applyIpsec(encrypted(), { netns: ns }), (e: unknown) => e instanceof StateError && /peer cluster-a.*dir out src 172\.16\.0\.0\/16 dst 10\.1\.0\.0\/16.*not Strait's/.test(e.message));
@@ -166,6 +167,7 @@ describe('IPsec apply (real kernel)', function () {
       const dump = ip(['xfrm', 'state'], ns).replace(/0x[0-9a-f]{40}/g, 'KEY');
       for (const s of plan.states) {
         assert.ok(dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`), dump);
+        assert.ok(parseStates(dump).every((state) => state.ifId === 7), dump);
       }
       assert.equal((dump.match(/aead rfc4106\(gcm\(aes\)\) KEY 128/g) ?? []).length, 2, dump);
       assert.deepEqual(policyDump(ns), expectedPolicies().sort());

@@ -3,6 +3,7 @@ import { InputError } from '../../src/errors';
 import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys';
 import { isStraitReqid, planIpsec } from '../../src/fallback/ipsec-plan';
 import { hubSpec } from '../datapath/hub-spec';
+import { ipsecHub } from './ipsec-hub';
 
 const secretA = peeringSecret('secret', Buffer.alloc(32, 0xa5));
 const local = '198.51.100.11';
@@ -10,15 +11,15 @@ const local = '198.51.100.11';
 describe('IPsec plan', () => {
   it('plans states per direction and wire-view selectors for an encrypted peer with distinct prefixes', () => {
     // Hub B: home 10.0.0.0/16 + 10.50.0.0/24; A sees B as 172.16.0.0/16 + 172.17.0.0/24; B sees A as 10.1.0.0/16 + 10.60.0.0/24.
-    const plan = planIpsec(hubSpec(), local, new Map([['cluster-a', secretA]]));
+    const plan = planIpsec(ipsecHub(['cluster-a'], local), new Map([['cluster-a', secretA]]));
     const keys = derivePeeringKeys(secretA, 'cluster-b', 'cluster-a');
     const reqid = 0x53540007;
     assert.deepEqual(plan.states.map((s) => ({ ...s, key: s.key.reveal().toString('hex') })), [
-      { peer: 'cluster-a', src: local, dst: '203.0.113.1', spi: keys.forward.spi, reqid, key: keys.forward.key.reveal().toString('hex') },
-      { peer: 'cluster-a', src: '203.0.113.1', dst: local, spi: keys.reverse.spi, reqid, key: keys.reverse.key.reveal().toString('hex') },
+      { peer: 'cluster-a', src: local, dst: '203.0.113.1', spi: keys.forward.spi, reqid, ifId: 7, key: keys.forward.key.reveal().toString('hex') },
+      { peer: 'cluster-a', src: '203.0.113.1', dst: local, spi: keys.reverse.spi, reqid, ifId: 7, key: keys.reverse.key.reveal().toString('hex') },
     ]);
-    const out = { tmplSrc: local, tmplDst: '203.0.113.1', reqid, peer: 'cluster-a' };
-    const back = { tmplSrc: '203.0.113.1', tmplDst: local, reqid, peer: 'cluster-a' };
+    const out = { tmplSrc: local, tmplDst: '203.0.113.1', reqid, ifId: 7, peer: 'cluster-a' };
+    const back = { tmplSrc: '203.0.113.1', tmplDst: local, reqid, ifId: 7, peer: 'cluster-a' };
     const expected = [];
     for (const ours of ['172.16.0.0/16', '172.17.0.0/24']) {
       for (const theirs of ['10.1.0.0/16', '10.60.0.0/24']) {
@@ -34,20 +35,27 @@ describe('IPsec plan', () => {
   });
 
   it('plans nothing for a peer with encryption off, and nothing on a worker', () => {
-    const plan = planIpsec(hubSpec(), local, new Map([['cluster-c', secretA]]));
+    const plan = planIpsec(ipsecHub(['cluster-c'], local), new Map([['cluster-c', secretA]]));
     assert.deepEqual(new Set(plan.states.map((s) => s.peer)), new Set(['cluster-c']));
     assert.equal(plan.policies.length, 12);
-    assert.ok(plan.policies.every((p) => p.peer === 'cluster-c' && p.reqid === 0x53540009));
-    assert.deepEqual(planIpsec(hubSpec(), local, new Map()), { states: [], policies: [] });
-    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
-    assert.deepEqual(planIpsec(worker, local, new Map([['cluster-a', secretA]])), { states: [], policies: [] });
+    assert.ok(plan.policies.every((p) => p.peer === 'cluster-c' && p.reqid === 0x53540009 && p.ifId === 9));
+    assert.deepEqual(planIpsec(ipsecHub(['cluster-a']), new Map()), { states: [], policies: [] });
+    const worker = { ...ipsecHub(['cluster-a']), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
+    assert.deepEqual(planIpsec(worker, new Map([['cluster-a', secretA]])), { states: [], policies: [] });
   });
 
-  it('refuses a secret for an unknown peer, a bad local address and overlapping encrypted peers', () => {
-    assert.throws(() => planIpsec(hubSpec(), local, new Map([['cluster-z', secretA]])), (e: unknown) => e instanceof InputError && e.field === 'secrets');
-    assert.throws(() => planIpsec(hubSpec(), 'fd00::1', new Map([['cluster-a', secretA]])), /localAddress/);
-    const spec = hubSpec();
+  it('starts the tunnels at the public address, else at the underlay address', () => {
+    const atUnderlay = { ...ipsecHub(['cluster-a']), node: { name: 'b-gw', role: 'gateway' as const, underlayAddress: '192.0.2.11' } };
+    const plan = planIpsec(atUnderlay, new Map([['cluster-a', secretA]]));
+    assert.deepEqual(plan.states.map((s) => `${s.src} -> ${s.dst}`), ['192.0.2.11 -> 203.0.113.1', '203.0.113.1 -> 192.0.2.11']);
+  });
+
+  it('refuses a secret for an unknown or unencrypted peer, a bad local address and overlapping encrypted peers', () => {
+    assert.throws(() => planIpsec(ipsecHub(['cluster-a']), new Map([['cluster-z', secretA]])), (e: unknown) => e instanceof InputError && e.field === 'secrets');
+    assert.throws(() => planIpsec(hubSpec(), new Map([['cluster-a', secretA]])), /transport is vxlan, not ipsec/);
+    assert.throws(() => planIpsec(ipsecHub(['cluster-a'], 'fd00::1'), new Map([['cluster-a', secretA]])), /node\.publicAddress/);
+    const spec = ipsecHub(['cluster-a', 'cluster-c']);
     spec.peers[1]!.remoteExternalCIDR = '10.60.0.128/25';
-    assert.throws(() => planIpsec(spec, local, new Map([['cluster-a', secretA], ['cluster-c', secretA]])), /peers\[1\]\.remoteExternalCIDR.*overlaps peers\[0\]\.remoteExternalCIDR/);
+    assert.throws(() => planIpsec(spec, new Map([['cluster-a', secretA], ['cluster-c', secretA]])), /peers\[1\]\.remoteExternalCIDR.*overlaps peers\[0\]\.remoteExternalCIDR/);
   });
 });

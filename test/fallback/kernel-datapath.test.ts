@@ -3,6 +3,7 @@ import { KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../../src
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { hubSpec } from '../datapath/hub-spec';
+import { ipsecHub } from './ipsec-hub';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 describe('KernelDatapath (real kernel)', function () {
@@ -36,7 +37,7 @@ describe('KernelDatapath (real kernel)', function () {
     const first = dp.apply(hubSpec());
     assert.deepEqual(first.failed, []);
     assert.deepEqual(first.devices.created.sort(), ['stp00000007', 'stp00000009', 'strait.vxlan']);
-    assert.equal(first.routes, 5);
+    assert.equal(first.routes, 9, 'four backstops and five routes');
     assert.equal(first.rules, 6);
     assert.equal(first.natChanged, true);
     const programmed = state();
@@ -45,7 +46,7 @@ describe('KernelDatapath (real kernel)', function () {
     assert.ok(programmed.nft.includes('table ip strait') && programmed.nft.includes('table inet strait_filter'));
     assert.equal(kernelApplyChanged(dp.apply(hubSpec())), false, 'a second apply changes nothing');
 
-    ip(['route', 'del', '10.2.0.0/20', 'table', '18952'], ns);
+    ip(['route', 'del', '10.2.0.0/20', 'metric', '0', 'table', '18952'], ns);
     ip(['rule', 'del', 'pref', '18953', 'iif', 'stp00000007'], ns);
     run(['ip', 'netns', 'exec', ns, 'nft', 'delete', 'table', 'ip', 'strait']);
     const repaired = dp.apply(hubSpec());
@@ -54,11 +55,29 @@ describe('KernelDatapath (real kernel)', function () {
     assert.deepEqual(foreign(), before, 'foreign routes, rules and tables untouched');
 
     const removed = cleanupKernelNode(ns);
-    assert.deepEqual([removed.rules, removed.routes, removed.devices.sort(), removed.nat], [6, 5, ['stp00000007', 'stp00000009', 'strait.vxlan'], true]);
+    assert.deepEqual([removed.rules, removed.routes, removed.devices.sort(), removed.nat], [6, 9, ['stp00000007', 'stp00000009', 'strait.vxlan'], true]);
     const after = state();
     assert.deepEqual(after.links, ['lo', 'other0', 'other1']);
     assert.ok(!after.rules.includes('18952') && !after.rules.includes('18953'));
     assert.deepEqual(foreign(), before);
-    assert.deepEqual(cleanupKernelNode(ns), { rules: 0, routes: 0, devices: [], nat: false }, 'safe to run twice');
+    assert.deepEqual(cleanupKernelNode(ns), { rules: 0, routes: 0, devices: [], xfrm: 0, nat: false }, 'safe to run twice');
+  });
+
+  it('blocks an encrypted peering it cannot set up: no tunnel, its traffic rejected rather than routed by the main table', () => {
+    // A default route the main table would send A's traffic to, in the clear, without the backstop.
+    ip(['addr', 'add', '192.0.2.11/24', 'dev', 'other0'], ns);
+    ip(['link', 'set', 'other0', 'up'], ns);
+    ip(['route', 'add', 'default', 'via', '192.0.2.1'], ns);
+    const dp = new KernelDatapath(ns, { unavailable: 'esp (Requested AEAD algorithm not found)' });
+    const result = dp.apply(ipsecHub(['cluster-a']));
+    assert.deepEqual(result.blocked, ['peer cluster-a: this kernel cannot run IPsec peerings: esp (Requested AEAD algorithm not found)']);
+    assert.deepEqual(result.failed, []);
+    assert.deepEqual(state().links, ['lo', 'other0', 'other1', 'stp00000009', 'strait.vxlan'], 'no tunnel toward A');
+    assert.throws(() => ip(['route', 'get', '10.1.0.5', 'from', '10.0.0.5', 'iif', 'other1'], ns), /No route to host/);
+    assert.match(ip(['route', 'get', '10.2.0.5'], ns), /dev stp00000009/, 'the unencrypted peer C is routed as before');
+    assert.ok(!ip(['rule'], ns).includes('iif stp00000007'));
+
+    // Without a secret source, the same peer is blocked for that reason.
+    assert.match(new KernelDatapath(ns).apply(ipsecHub(['cluster-a'])).blocked[0]!, /peer cluster-a: no source of IPsec secrets/);
   });
 });

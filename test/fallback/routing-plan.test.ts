@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { overlayMac, peeringVni, tunnelDevice, tunnelMac } from '../../src/fallback/identities';
-import { planKernelRouting } from '../../src/fallback/routing-plan';
+import { type RoutePlan, backstopMetric, ipsecTunnelMtu, planKernelRouting } from '../../src/fallback/routing-plan';
 import { hubSpec } from '../datapath/hub-spec';
+import { ipsecHub } from './ipsec-hub';
+
+const show = (r: RoutePlan) => (r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`);
+const backstops = ['10.1.0.0/16', '10.60.0.0/24', '10.2.0.0/20', '10.70.0.0/24'].map((p) => `unreachable ${p} metric ${backstopMetric}`);
 
 describe('fallback routing plan (pure)', () => {
   it('derives the same tunnel VNI and MACs at both ends of a peering, never the overlay VNI', () => {
@@ -33,12 +37,14 @@ describe('fallback routing plan (pure)', () => {
       { device: 'stp00000007', address: '203.0.113.1', mac: tunnelMac('cluster-a', 'cluster-b') },
       { device: 'stp00000009', address: '203.0.113.3', mac: tunnelMac('cluster-c', 'cluster-b') },
     ]);
-    assert.deepEqual(plan.routes.map((r) => `${r.prefix} via ${r.via} dev ${r.device} table ${r.table}`), [
-      '10.1.0.0/16 via 203.0.113.1 dev stp00000007 table 18952',
-      '10.60.0.0/24 via 203.0.113.1 dev stp00000007 table 18952',
-      '10.2.0.0/20 via 203.0.113.3 dev stp00000009 table 18952',
-      '10.70.0.0/24 via 203.0.113.3 dev stp00000009 table 18952',
-      '10.0.1.0/24 via 192.0.2.12 dev strait.vxlan table 18952',
+    assert.ok(plan.routes.every((r) => r.table === 18952));
+    assert.deepEqual(plan.routes.map(show), [
+      ...backstops,
+      '10.1.0.0/16 via 203.0.113.1 dev stp00000007',
+      '10.60.0.0/24 via 203.0.113.1 dev stp00000007',
+      '10.2.0.0/20 via 203.0.113.3 dev stp00000009',
+      '10.70.0.0/24 via 203.0.113.3 dev stp00000009',
+      '10.0.1.0/24 via 192.0.2.12 dev strait.vxlan',
     ]);
     assert.deepEqual(plan.rules, [
       { priority: 18952, table: 18952, to: '10.1.0.0/16' },
@@ -54,7 +60,8 @@ describe('fallback routing plan (pure)', () => {
     const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
     const plan = planKernelRouting(worker);
     assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
-    assert.deepEqual(plan.routes.map((r) => `${r.prefix} via ${r.via} dev ${r.device}`), [
+    assert.deepEqual(plan.routes.map(show), [
+      ...backstops,
       '10.1.0.0/16 via 192.0.2.11 dev strait.vxlan',
       '10.60.0.0/24 via 192.0.2.11 dev strait.vxlan',
       '10.2.0.0/20 via 192.0.2.11 dev strait.vxlan',
@@ -63,6 +70,21 @@ describe('fallback routing plan (pure)', () => {
     assert.equal(plan.rules.every((r) => r.priority === 18952 && r.to !== undefined), true);
     const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: '192.0.2.13' } });
     assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
-    assert.ok(failover.routes.every((r) => r.via === '192.0.2.13'));
+    assert.ok(failover.routes.every((r) => r.unreachable || r.via === '192.0.2.13'));
+  });
+
+  it('plans an encrypted peering through an xfrm interface, and blocks one that cannot be set up', () => {
+    const plan = planKernelRouting(ipsecHub(['cluster-a']));
+    assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: ipsecTunnelMtu });
+    assert.deepEqual(plan.neighbours.map((n) => n.device), ['strait.vxlan', 'stp00000009'], 'no neighbour on an xfrm interface');
+    assert.deepEqual(plan.routes.map(show).slice(4, 6), ['10.1.0.0/16 dev stp00000007', '10.60.0.0/24 dev stp00000007']);
+    assert.ok(plan.rules.some((r) => r.iif === 'stp00000007'));
+
+    const blocked = planKernelRouting(ipsecHub(['cluster-a']), new Set(['cluster-a']));
+    assert.deepEqual(blocked.devices.map((d) => d.name), ['strait.vxlan', 'stp00000009']);
+    // Only the backstop matches A's prefixes: rejected, never sent in the clear or by the main table.
+    assert.deepEqual(blocked.routes.filter((r) => ['10.1.0.0/16', '10.60.0.0/24'].includes(r.prefix)).map(show), backstops.slice(0, 2));
+    assert.ok(!blocked.rules.some((r) => r.iif === 'stp00000007'));
+    assert.deepEqual(blocked.rules.filter((r) => r.to).length, 4, 'traffic to A still looks up table 18952');
   });
 });

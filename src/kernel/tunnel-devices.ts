@@ -1,7 +1,8 @@
 /**
- * VXLAN devices as desired state: read what the namespace has, create what is missing, recreate what
- * differs, delete what is no longer wanted, among the devices the caller owns (a name predicate), so
- * the eBPF overlay (`strait0`) and the fallback's devices never touch each other's, or anyone else's.
+ * Tunnel devices (VXLAN, xfrm interfaces) as desired state: read what the namespace has, create what is
+ * missing, recreate what differs, delete what is no longer wanted, among the devices the caller owns (a
+ * name predicate), so the eBPF overlay (`strait0`) and the fallback's devices never touch each other's,
+ * or anyone else's. A peer tunnel that changes kind (VXLAN to IPsec) keeps its name and is recreated.
  */
 import { ip } from './command';
 
@@ -27,21 +28,40 @@ export interface UnicastVxlanDevice extends VxlanCommon {
 
 export type VxlanDevice = ExternalVxlanDevice | UnicastVxlanDevice;
 
+/** An xfrm interface: routes into it are encrypted by the xfrm states and policies carrying its if_id. */
+export interface XfrmDevice {
+  name: string;
+  /** Non-zero; ties the device to its policies and states. */
+  ifId: number;
+  mtu: number;
+}
+
+export type TunnelDevice = VxlanDevice | XfrmDevice;
+
 interface LinkJson {
   ifname: string;
   address?: string;
   flags?: string[];
-  linkinfo?: { info_kind?: string; info_data?: { id?: number; port?: number; local?: string; remote?: string; learning?: boolean; external?: boolean } };
+  mtu?: number;
+  linkinfo?: {
+    info_kind?: string;
+    // ip prints an xfrm if_id as a hex string ("0x2a").
+    info_data?: { id?: number; port?: number; local?: string; remote?: string; learning?: boolean; external?: boolean; if_id?: string | number };
+  };
 }
 
-function matches(link: LinkJson, want: VxlanDevice): boolean {
+const isXfrm = (want: TunnelDevice): want is XfrmDevice => 'ifId' in want;
+
+function matches(link: LinkJson, want: TunnelDevice): boolean {
   const d = link.linkinfo?.info_data;
+  if (isXfrm(want)) return link.linkinfo?.info_kind === 'xfrm' && Number(d?.if_id) === want.ifId && link.mtu === want.mtu;
   if (link.linkinfo?.info_kind !== 'vxlan' || d?.port !== want.port || link.address !== want.mac) return false;
   if ('external' in want) return d.external === true;
   return d.external !== true && d.id === want.vni && d.learning === false && d.local === want.local && d.remote === want.remote;
 }
 
-function addArgs(want: VxlanDevice): string[] {
+function addArgs(want: TunnelDevice): string[] {
+  if (isXfrm(want)) return ['link', 'add', want.name, 'mtu', String(want.mtu), 'type', 'xfrm', 'if_id', String(want.ifId)];
   const mode = 'external' in want
     ? ['external']
     : ['id', String(want.vni), ...(want.local ? ['local', want.local] : []), ...(want.remote ? ['remote', want.remote] : [])];
@@ -55,7 +75,7 @@ export interface DeviceChanges {
 }
 
 /** `ns`: a namespace by name, as for `ip -n`; default: ours. `owned`: which device names are the caller's. */
-export function reconcileVxlanDevices(wanted: readonly VxlanDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
+export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
   const links = (JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as LinkJson[]).filter((l) => owned(l.ifname));
   const changes: DeviceChanges = { created: [], recreated: [], deleted: [] };
   for (const link of links) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { isFallbackDevice } from '../../src/fallback/identities';
-import { type UnicastVxlanDevice, reconcileVxlanDevices } from '../../src/kernel/vxlan-devices';
+import { type UnicastVxlanDevice, reconcileTunnelDevices } from '../../src/kernel/tunnel-devices';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { requireRoot, uniqueName } from '../support/kernel';
@@ -8,7 +8,7 @@ import { requireRoot, uniqueName } from '../support/kernel';
 const overlay: UnicastVxlanDevice = { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:aa:00:00:00:01', local: '127.0.0.1' };
 const tunnel: UnicastVxlanDevice = { name: 'stp00000007', vni: 4242, port: 4789, mac: '02:bb:00:00:00:07', remote: '203.0.113.1' };
 
-describe('VXLAN devices (real kernel)', function () {
+describe('tunnel devices (real kernel)', function () {
   requireRoot(this);
   let ns: string;
   beforeEach(() => { ns = uniqueName('strait-test-dev'); createNetns(ns); });
@@ -20,16 +20,16 @@ describe('VXLAN devices (real kernel)', function () {
 
   it('creates, keeps, recreates what differs, deletes what is no longer wanted, and leaves foreign devices alone', () => {
     ip(['link', 'add', 'vx-foreign', 'type', 'vxlan', 'id', '7', 'dstport', '4790'], ns);
-    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [] });
+    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [] });
     assert.deepEqual(details().filter(([n]) => n !== 'vx-foreign').sort(), [
       ['stp00000007', '02:bb:00:00:00:07', true, 4242, '203.0.113.1', false],
       ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '127.0.0.1', false],
     ]);
-    assert.deepEqual(reconcileVxlanDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [] }, 'a second run changes nothing');
-    assert.deepEqual(reconcileVxlanDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [] });
-    assert.deepEqual(reconcileVxlanDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'] });
+    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [] }, 'a second run changes nothing');
+    assert.deepEqual(reconcileTunnelDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [] });
+    assert.deepEqual(reconcileTunnelDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'] });
     assert.deepEqual(details().map(([n]) => n).sort(), ['strait.vxlan', 'vx-foreign']);
-    assert.deepEqual(reconcileVxlanDevices([], isFallbackDevice, ns).deleted, ['strait.vxlan']);
+    assert.deepEqual(reconcileTunnelDevices([], isFallbackDevice, ns).deleted, ['strait.vxlan']);
     assert.deepEqual(details().map(([n]) => n), ['vx-foreign']);
   });
 });

@@ -41,13 +41,10 @@ export interface AgentOptions {
   ipsecSecrets?: string;
 }
 
-/**
- * Pure: the dataplane to run, or why none can run on this kernel. `encrypted`: the spec has IPsec
- * peerings, which only the kernel fallback carries, so `auto` picks it.
- */
-export function selectDataplane(requested: DataplaneRequest, report: ProbeReport, encrypted = false): Dataplane {
+/** Pure: the dataplane to run, or why none can run on this kernel. */
+export function selectDataplane(requested: DataplaneRequest, report: ProbeReport): Dataplane {
   const lacks = (dataplane: Dataplane) => describeMissing(missingFor(dataplane, report), report).join(', ');
-  const chosen = requested !== 'auto' ? requested : encrypted ? 'kernel' : chooseDataplane(report);
+  const chosen = requested === 'auto' ? chooseDataplane(report) : requested;
   if (missingFor(chosen, report).length === 0) return chosen;
   if (requested !== 'auto') throw new InputError('--dataplane', requested, `this kernel lacks what the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs: ${lacks(chosen)}`);
   throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
@@ -66,6 +63,8 @@ export class Agent {
   private lastError?: string;
   private lastConflicts = '';
   private lastReadError?: string;
+  /** Why the newest spec file is not the one in force. */
+  private rejection?: string;
   private lastBeatError?: string;
 
   constructor(
@@ -107,7 +106,9 @@ export class Agent {
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
       this.good = { spec, key: JSON.stringify(spec) };
+      this.rejection = undefined;
     } catch (err) {
+      this.rejection = `spec file rejected: ${message(err)}`;
       const detail = err instanceof InputError ? { field: err.field, value: err.value } : {};
       this.log.error({ specFile: specPath, error: message(err), ...detail, keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'spec file rejected');
     }
@@ -147,6 +148,8 @@ export class Agent {
       dataplane: this.dataplane.kind,
       specGeneration: this.generation,
     };
+    const error = this.rejection ?? this.lastError;
+    if (error !== undefined) heartbeat.error = error;
     try {
       writeHeartbeat(statusPath, heartbeat);
       this.lastBeatError = undefined;
@@ -154,17 +157,6 @@ export class Agent {
       if (message(err) !== this.lastBeatError) this.log.error({ statusFile: statusPath, error: message(err) }, 'cannot write the heartbeat');
       this.lastBeatError = message(err);
     }
-  }
-}
-
-/** Whether the spec file, if there is a valid one yet, has encrypted peerings (for `--dataplane auto`). */
-function specHasEncryption(specPath: string): boolean {
-  try {
-    const text = readSpecText(specPath);
-    return text !== undefined && parseNodeSpec(text, specPath).peers.some((p) => p.transport === 'ipsec');
-  } catch {
-    // The agent's loop reports an unreadable or invalid spec; the choice falls back to the probe's.
-    return false;
   }
 }
 
@@ -229,7 +221,7 @@ class SpecWatcher {
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
   const report = await probeKernel();
-  const kind = selectDataplane(options.dataplane, report, specHasEncryption(options.specPath));
+  const kind = selectDataplane(options.dataplane, report);
   const unavailable = describeMissing(encryptionRequirements, report).join(', ');
   const dataplane = await openDataplane(kind, {
     ...options,

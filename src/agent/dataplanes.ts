@@ -44,7 +44,7 @@ export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges):
 function refuseEncryption(spec: NodeDataplaneSpec): void {
   spec.peers.forEach((p, i) => {
     if (p.transport !== 'vxlan') {
-      throw new InputError(`peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel (or auto, which picks it for such a spec)`);
+      throw new InputError(`peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel`);
     }
   });
 }

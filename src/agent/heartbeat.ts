@@ -15,6 +15,11 @@ export interface Heartbeat {
   dataplane: Dataplane;
   /** How many distinct specs this agent process has applied (0: none yet): the controller can tell when a new one took. */
   specGeneration: number;
+  /**
+   * Why the newest spec file was not applied (invalid, or asks what this dataplane cannot do), while
+   * the last good one stays in force; or why applying failed. Absent when all is well.
+   */
+  error?: string;
 }
 
 export function writeHeartbeat(path: string, heartbeat: Heartbeat): void {

@@ -24,7 +24,7 @@ export function registerLabCommands(program: Command): void {
     .command('up')
     .description('build the topology, start the controllers and agents, wait until every peering is programmed')
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
-    .option('--dataplane <name>', 'auto (as the probe decides per node), ebpf, or kernel (the fallback: VXLAN, policy routing, nftables)', 'ebpf')
+    .option('--dataplane <name>', 'auto (as the probe decides per node; the kernel fallback for clusters with encrypted peerings), ebpf, or kernel (the fallback: VXLAN or IPsec, policy routing, nftables)', 'auto')
     .action(jsonAction(async (opts: { topology: string; dataplane: string }) => {
       await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), say });
       return undefined;

@@ -6,6 +6,7 @@ import { type ClusterView, planChecks } from './checks';
 import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, readJson, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
+import { type WireResult, readWire, wireLine } from './wire';
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
 export function clusterViews(topology: LabTopology, runDir: string): Record<string, ClusterView> {
@@ -19,7 +20,15 @@ export function clusterViews(topology: LabTopology, runDir: string): Record<stri
   return views;
 }
 
-export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; failed: number }> {
+/** The failed checks of a `labTest`, one line each (for a test's assertion message). */
+export function failureSummary(outcome: { results: CheckResult[]; wire: WireResult[] }): string {
+  return [
+    ...outcome.results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`),
+    ...outcome.wire.filter((w) => !w.ok).map(wireLine),
+  ].join('\n');
+}
+
+export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
   const topology = savedTopology(runDir);
   await waitForConvergence(topology, runDir, say, 15_000);
   const checks = planChecks(topology, clusterViews(topology, runDir));
@@ -27,13 +36,17 @@ export async function labTest(runDir: string, say: Say): Promise<{ results: Chec
   const results = await runChecks(checks, (r, done) => {
     say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.proto.padEnd(4)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
   });
-  const failed = results.filter((r) => !r.ok).length;
+  // After the traffic: every peering has carried some, so its counters say how.
+  const wire = readWire(topology);
+  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length;
   say('');
   say(resultTable(results));
   say('');
+  for (const w of wire) say(wireLine(w));
+  say('');
   const retried = results.filter((r) => r.ok && r.retried).length;
-  say(`${results.length - failed} passed${retried ? ` (${retried} on a second try)` : ''}, ${failed} failed`);
-  return { results, failed };
+  say(`${results.length + wire.length - failed} passed${retried ? ` (${retried} on a second try)` : ''}, ${failed} failed`);
+  return { results, wire, failed };
 }
 
 export interface LabStatus {

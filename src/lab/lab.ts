@@ -3,14 +3,19 @@
  * cluster and an agent per node, the same NetworkConfig exchange as in Kubernetes (through files, see
  * docs/lab.md), and traffic across it.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StateError } from '../errors';
+import { InputError, StateError } from '../errors';
+import type { Heartbeat } from '../agent/heartbeat';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { describeMissing, encryptionRequirements } from '../probe/features';
+import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
+import { installWireCounters } from './wire';
 import { knownProcesses, startProcess, stopProcess } from './processes';
-import { type LabCluster, type LabTopology, findPod, loadTopology } from './topology';
+import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
 const cli = join(__dirname, '..', 'cli', 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
@@ -38,8 +43,25 @@ export const nodePinRoot = (node: string) => join(labPinRoot, node);
 export const nodeSpecPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'nodes', `${node}.json`);
 export const nodeStatusPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'status', `${node}.json`);
 
+/** The IPsec secrets of a cluster's encrypted peerings: a file per peer, as `strait agent --ipsec-secrets` reads. */
+export const secretsDir = (runDir: string, cluster: string) => join(runDir, 'secrets', cluster);
+
+/**
+ * One random secret per encrypted peering, written for both clusters (owner-only, like a mounted
+ * Kubernetes Secret with defaultMode 0400). Every cluster gets a directory, empty without encryption.
+ */
+function writePeeringSecrets(topology: LabTopology, runDir: string): void {
+  for (const cluster of topology.clusters) mkdirSync(secretsDir(runDir, cluster.id), { recursive: true, mode: 0o700 });
+  for (const [a, b] of topology.encryptedPeerings) {
+    const secret = randomBytes(32).toString('base64');
+    writeFileSync(join(secretsDir(runDir, a), b), secret, { mode: 0o600 });
+    writeFileSync(join(secretsDir(runDir, b), a), secret, { mode: 0o600 });
+  }
+}
+
 function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string): object {
-  const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
+  const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
+    .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' } : peer));
   return {
     clusterId: cluster.id,
     runDir,
@@ -60,11 +82,26 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
 }
 
 /**
+ * What a node's agent runs: the cluster's own `dataplane` when the topology pins one, else the lab's;
+ * encrypted peerings are the kernel fallback's, so `auto` picks it for every node of a cluster with
+ * one (as an operator would; the agent's own `auto` looks at the kernel only).
+ */
+export function agentDataplane(topology: LabTopology, cluster: string, requested: LabDataplane): LabDataplane {
+  const encrypts = topology.encryptedPeerings.some((p) => p.includes(cluster));
+  const pinned = topology.clusters.find((c) => c.id === cluster)?.dataplane;
+  const wanted = pinned ?? requested;
+  if (encrypts && wanted === 'ebpf') {
+    throw new InputError(pinned ? `${cluster}.dataplane` : '--dataplane', wanted, `${cluster} has encrypted peerings, which the eBPF dataplane does not carry; use kernel or auto`);
+  }
+  return encrypts ? 'kernel' : wanted;
+}
+
+/**
  * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
  */
-export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: string): void {
+export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane): void {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   startProcess(runDir, `agent-${node}`, [
     process.execPath, cli, 'agent',
@@ -73,9 +110,10 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--status', nodeStatusPath(runDir, cluster.id, node),
     '--pin-root', nodePinRoot(node),
     '--pod-interfaces', podInterfacePattern,
-    '--dataplane', dataplane,
+    '--dataplane', agentDataplane(topology, cluster.id, dataplane),
     '--interval', '0.25',
     '--netns', nodeNetns(node),
+    '--ipsec-secrets', secretsDir(runDir, cluster.id),
   ]);
 }
 
@@ -99,8 +137,9 @@ export function convergenceGaps(topology: LabTopology, runDir: string): string[]
       const spec = readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, cluster.id, node.name));
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
-      const status = readJson<{ ready: boolean; time: string }>(nodeStatusPath(runDir, cluster.id, node.name));
-      if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
+      const status = readJson<Pick<Heartbeat, 'ready' | 'time' | 'error'>>(nodeStatusPath(runDir, cluster.id, node.name));
+      if (status?.error) gaps.push(`${node.name}: ${status.error}`);
+      else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
       // An agent applies the spec before it beats: a beat newer than the spec file means it is applied.
       else if (spec && Date.parse(status.time) <= statSync(nodeSpecPath(runDir, cluster.id, node.name)).mtimeMs) gaps.push(`${node.name}: latest spec not applied yet`);
     }
@@ -128,14 +167,22 @@ export async function waitForConvergence(topology: LabTopology, runDir: string, 
 export async function labUp(topologyPath: string, options: LabOptions): Promise<LabTopology> {
   const { runDir, say } = options;
   const topology = loadTopology(topologyPath);
+  // Refused before anything is built.
+  for (const cluster of topology.clusters) agentDataplane(topology, cluster.id, options.dataplane);
+  if (topology.encryptedPeerings.length > 0) {
+    const lacks = describeMissing(encryptionRequirements, await probeKernel());
+    if (lacks.length > 0) throw new StateError(`this topology has encrypted peerings and this kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe; npm run test:vm runs them in a VM with Debian's kernel)`);
+  }
   if (labNamespaces().length > 0 || existsSync(topologyFile(runDir))) {
     throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait lab down' first`);
   }
   mkdirSync(runDir, { recursive: true });
   writeFileSync(topologyFile(runDir), JSON.stringify(topology, null, 2));
+  writePeeringSecrets(topology, runDir);
   try {
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
     buildNetworks(topology);
+    installWireCounters(topology);
     for (const cluster of topology.clusters) {
       startController(topology, cluster, runDir);
       for (const node of cluster.nodes) {
@@ -163,6 +210,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   const changed: LabTopology = {
     ...topology,
     peerings: topology.peerings.filter(([a, b]) => keep(a, b)),
+    encryptedPeerings: topology.encryptedPeerings.filter(([a, b]) => keep(a, b)),
     reflections: topology.reflections.filter((r) => keep(r.hub, r.to) && keep(r.hub, findPod(topology, r.pod).cluster.id)),
   };
   writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));

@@ -28,6 +28,8 @@ export interface LabCluster {
   podCIDR: string;
   externalCIDR: string;
   underlay: string;
+  /** Pins the cluster's dataplane whatever `lab up --dataplane` says (a lab of mixed clusters). */
+  dataplane?: 'ebpf' | 'kernel';
   nodes: LabNode[];
 }
 
@@ -44,8 +46,14 @@ export interface LabTopology {
   public: string;
   clusters: LabCluster[];
   peerings: [string, string][];
+  /** The peerings whose gateways encrypt (IPsec), as listed in `peerings`. */
+  encryptedPeerings: [string, string][];
   reflections: LabReflection[];
 }
+
+/** Whether the peering of `a` and `b` is encrypted (either order). */
+export const isEncrypted = (topology: LabTopology, a: string, b: string) =>
+  topology.encryptedPeerings.some(([x, y]) => (x === a && y === b) || (x === b && y === a));
 
 export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'src', 'lab', 'topologies', 'default.yaml');
 
@@ -103,17 +111,40 @@ export function parseTopology(doc: unknown): LabTopology {
       };
     });
     if (nodes.length === 0) throw new InputError(`${f}.nodes`, o.nodes, 'a cluster needs at least one node');
-    return { id, podCIDR: formatCidr(podCIDR), externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, o.externalCIDR)), underlay: formatCidr(underlay), nodes };
+    if (o.dataplane !== undefined && o.dataplane !== 'ebpf' && o.dataplane !== 'kernel') throw new InputError(`${f}.dataplane`, o.dataplane, 'must be ebpf or kernel');
+    return {
+      id,
+      podCIDR: formatCidr(podCIDR),
+      externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, o.externalCIDR)),
+      underlay: formatCidr(underlay),
+      ...(o.dataplane !== undefined ? { dataplane: o.dataplane } : {}),
+      nodes,
+    };
   });
   const clusterIds = new Set(clusters.map((c) => c.id));
   const clusterRef = (field: string, v: unknown) => {
     if (typeof v !== 'string' || !clusterIds.has(v)) throw new InputError(field, v, `is not a cluster of the topology (${[...clusterIds].join(', ')})`);
     return v;
   };
+  const encryptedPeerings: [string, string][] = [];
+  // A peering is `[a, b]`, or `{between: [a, b], encryption: ipsec|none}`.
   const peerings = list('peerings', top.peerings ?? []).map((p, i): [string, string] => {
-    const pair = list(`peerings[${i}]`, p);
-    if (pair.length !== 2 || pair[0] === pair[1]) throw new InputError(`peerings[${i}]`, p, 'must be two different clusters');
-    return [clusterRef(`peerings[${i}][0]`, pair[0]), clusterRef(`peerings[${i}][1]`, pair[1])];
+    let field = `peerings[${i}]`;
+    let pairValue = p;
+    let encryption: unknown = 'none';
+    if (!Array.isArray(p)) {
+      const o = object(field, p);
+      for (const key of Object.keys(o)) if (key !== 'between' && key !== 'encryption') throw new InputError(`${field}.${key}`, o[key], 'unknown setting; expected between, encryption');
+      pairValue = o.between;
+      encryption = o.encryption ?? 'none';
+      field = `${field}.between`;
+      if (encryption !== 'none' && encryption !== 'ipsec') throw new InputError(`peerings[${i}].encryption`, encryption, 'must be none or ipsec');
+    }
+    const pair = list(field, pairValue);
+    if (pair.length !== 2 || pair[0] === pair[1]) throw new InputError(field, pairValue, 'must be two different clusters');
+    const peering: [string, string] = [clusterRef(`${field}[0]`, pair[0]), clusterRef(`${field}[1]`, pair[1])];
+    if (encryption === 'ipsec') encryptedPeerings.push(peering);
+    return peering;
   });
   const peered = (a: string, b: string) => peerings.some(([x, y]) => (x === a && y === b) || (x === b && y === a));
   const podCluster = new Map(clusters.flatMap((c) => c.nodes.flatMap((n) => n.pods.map((p) => [p.name, c.id] as const))));
@@ -127,7 +158,7 @@ export function parseTopology(doc: unknown): LabTopology {
     if (!peered(hub, to) || !peered(hub, from)) throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
     return { hub, to, pod: o.pod as string };
   });
-  return { public: formatCidr(publicNet), clusters, peerings, reflections };
+  return { public: formatCidr(publicNet), clusters, peerings, encryptedPeerings, reflections };
 }
 
 export function loadTopology(path: string): LabTopology {

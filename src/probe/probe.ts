@@ -5,14 +5,16 @@
 import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../bpf';
 import { BPF_LINK_TYPE_TCX } from '../bpf/tc';
 import { native } from '../bpf/native';
-import { ip, nft } from '../kernel/command';
+import { CommandError, ip, nft } from '../kernel/command';
 import { netnsPath, withThrowawayNetns } from '../kernel/netns';
 import { type Feature, type ProbeReport, featureNames } from './features';
 
 /** `r0 = 0; exit`: the smallest valid TC program (TC_ACT_OK). */
 const returnZero = Buffer.from('b700000000000000' + '9500000000000000', 'hex');
 
+/** The kernel's own words: a failed command's stderr rather than the whole command line. */
 function reason(err: unknown): string {
+  if (err instanceof CommandError && err.stderr.trim() !== '') return err.stderr.trim().replace(/^Error:\s*/, '').replace(/\.$/, '');
   return err instanceof Error ? err.message : String(err);
 }
 

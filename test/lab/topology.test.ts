@@ -4,7 +4,8 @@ import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../src/errors';
 import { type ClusterView, planChecks } from '../../src/lab/checks';
-import { defaultTopologyPath, loadTopology, parseTopology } from '../../src/lab/topology';
+import { agentDataplane } from '../../src/lab/lab';
+import { defaultTopologyPath, isEncrypted, loadTopology, parseTopology } from '../../src/lab/topology';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;
@@ -15,8 +16,22 @@ describe('lab topology', () => {
     assert.deepEqual(t.clusters.map((c) => c.id), ['cluster-a', 'cluster-b', 'cluster-c']);
     assert.deepEqual(t.clusters[2]!.nodes[1], { name: 'c-w1', podCIDR: '172.20.1.0/24', underlayAddress: '192.168.3.2', publicAddress: '203.0.113.32', pods: [{ name: 'c-w1-p', ip: '172.20.1.10' }] });
     assert.deepEqual(t.reflections, [{ hub: 'cluster-b', to: 'cluster-a', pod: 'c-w1-p' }]);
+    assert.deepEqual(t.encryptedPeerings, []);
     const distinct = loadTopology(join(defaultTopologyPath, '..', 'distinct.yaml'));
     assert.equal(distinct.clusters.length, 3);
+  });
+
+  it('reads encrypted peerings and pinned cluster dataplanes, and what the lab runs for them', () => {
+    const t = loadTopology(join(defaultTopologyPath, '..', 'encrypted.yaml'));
+    assert.deepEqual(t.peerings, [['cluster-a', 'cluster-b'], ['cluster-b', 'cluster-c']]);
+    assert.deepEqual(t.encryptedPeerings, [['cluster-a', 'cluster-b']]);
+    assert.ok(isEncrypted(t, 'cluster-b', 'cluster-a') && !isEncrypted(t, 'cluster-b', 'cluster-c'));
+    assert.deepEqual(t.clusters.map((c) => agentDataplane(t, c.id, 'auto')), ['kernel', 'kernel', 'auto']);
+    assert.throws(() => agentDataplane(t, 'cluster-a', 'ebpf'), (e: unknown) => e instanceof InputError && e.field === '--dataplane');
+    const d = doc();
+    d.clusters[2].dataplane = 'kernel';
+    const pinned = parseTopology(d);
+    assert.deepEqual(pinned.clusters.map((c) => agentDataplane(pinned, c.id, 'ebpf')), ['ebpf', 'ebpf', 'kernel']);
   });
 
   it('refuses bad topologies with the field and the value', () => {
@@ -29,6 +44,10 @@ describe('lab topology', () => {
       [(d) => { d.reflections[0].to = 'cluster-c'; }, /reflections\[0\]: the hub, the cluster reflected to and the pod's cluster must be three different clusters/],
       [(d) => { d.peerings = [d.peerings[0]]; }, /reflections\[0\]: the hub cluster-b must be peered with cluster-a and with cluster-c/],
       [(d) => { d.reflections[0].pod = 'nope'; }, /reflections\[0\]\.pod: is not a pod/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], encryption: 'wireguard' }; }, /peerings\[0\]\.encryption: must be none or ipsec/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], cipher: 'aes' }; }, /peerings\[0\]\.cipher: unknown setting/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a'] }; }, /peerings\[0\]\.between: must be two different clusters/],
+      [(d) => { d.clusters[0].dataplane = 'xdp'; }, /clusters\[0\]\.dataplane: must be ebpf or kernel/],
     ];
     for (const [mutate, message] of cases) {
       const d = doc();

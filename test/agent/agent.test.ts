@@ -133,6 +133,14 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(rejected[1]!.value, '10.0.0.0/33');
     assert.equal(heartbeat().specGeneration, 1);
     assert.equal(heartbeat().ready, true);
+    assert.match(heartbeat().error ?? '', /^spec file rejected: podCIDR/, 'the heartbeat says the newest spec is not in force');
+
+    // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
+    writeSpec(JSON.stringify(nodeSpec([{ ...peerB, transport: 'ipsec' }])));
+    agent.tick();
+    assert.equal(lines.at(-1)!.field, 'peers[0].transport');
+    assert.match(String(lines.at(-1)!.error), /--dataplane kernel/);
+    assert.ok(applied.every((s) => s.peers.every((p) => p.transport === 'vxlan')));
 
     // An IPv6 prefix is valid in a spec but not for the eBPF datapath: refused before anything is applied.
     writeSpec(JSON.stringify({ ...nodeSpec([peerB]), nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] }));
@@ -145,6 +153,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(applied.at(-1)!.peers.length, 2);
     assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
     assert.equal(heartbeat().specGeneration, 2);
+    assert.equal(heartbeat().error, undefined);
     assert.deepEqual(messages().filter((m) => m === 'spec applied').length, 2);
   });
 
@@ -155,10 +164,12 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     agent.tick();
     assert.equal(heartbeat().ready, false);
     assert.equal(heartbeat().specGeneration, 0);
+    assert.equal(heartbeat().error, failWith);
     assert.equal(messages().filter((m) => m === 'applying the spec failed').length, 1);
     failWith = undefined;
     agent.tick();
     assert.equal(heartbeat().ready, true);
+    assert.equal(heartbeat().error, undefined);
     assert.equal(heartbeat().specGeneration, 1);
     assert.ok(messages().includes('reconcile recovered'));
     agent.beat(false);

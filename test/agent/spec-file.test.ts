@@ -31,7 +31,15 @@ describe('agent spec file', () => {
     assert.deepEqual(parseNodeSpec(JSON.stringify(spec), 'f.json'), spec);
   });
 
+  it('accepts an IPsec peering and a public address', () => {
+    const s = edited((x) => { x.peers[0].transport = 'ipsec'; x.node.publicAddress = '203.0.113.2'; }) as Mutable;
+    const spec = validateNodeSpec(s);
+    assert.equal(spec.peers[0]!.transport, 'ipsec');
+    assert.equal(spec.node.publicAddress, '203.0.113.2');
+  });
+
   const cases: [string, (s: Mutable) => void, string, unknown][] = [
+    ['a bad public address', (s) => { s.node.publicAddress = 'gw.example'; }, 'node.publicAddress', 'gw.example'],
     ['not an object', (s) => { s.node = 'n1'; }, 'node', 'n1'],
     ['a missing field', (s) => { delete s.overlay; }, 'overlay', undefined],
     ['an unknown field (a typo)', (s) => { s.peer = []; }, 'peer', []],

@@ -57,10 +57,25 @@ describe('controller configuration', () => {
     assert.equal(config.runDir, defaultRunDir);
     assert.deepEqual(config.home, { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', serviceCIDR: '10.96.0.0/16' });
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
+    assert.deepEqual(config.encryptedPeers, []);
     assert.deepEqual(config.reflections, [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }]);
     assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: '192.168.2.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.2' }]);
     assert.equal(config.heartbeatTimeout, 1.5);
     assert.equal(config.interval, 0.5);
+  });
+
+  it('reads a peer given as {clusterId, encryption}, and which peerings are encrypted', () => {
+    const path = join(dir, 'enc.yaml');
+    writeFileSync(path, [
+      'clusterId: cluster-b',
+      'podCIDR: 10.0.0.0/16',
+      'externalCIDR: 10.200.0.0/24',
+      'peers: [{ clusterId: cluster-a, encryption: ipsec }, { clusterId: cluster-c, encryption: none }, cluster-d]',
+      'nodes: [{ name: b-gw, underlayAddress: 192.168.2.1 }]',
+    ].join('\n'));
+    const config = loadControllerConfig(path);
+    assert.deepEqual(config.peers, ['cluster-a', 'cluster-c', 'cluster-d']);
+    assert.deepEqual(config.encryptedPeers, ['cluster-a']);
   });
 
   it('reads JSON too (a subset of YAML 1.2)', () => {
@@ -98,6 +113,9 @@ describe('controller configuration', () => {
     refused((d) => (d.clusterId = 'Cluster_B'), 'clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a', 'cluster-b']), 'peers[1]', 'does not peer with itself');
     refused((d) => (d.peers = ['cluster-a', 'cluster-c', 'cluster-a']), 'peers[2]', 'listed twice');
+    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', encryption: 'wireguard' }]), 'peers[1].encryption', 'expected one of none, ipsec');
+    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', key: 'x' }]), 'peers[1].key', 'unknown setting');
+    refused((d) => (d.peers = ['cluster-a', { clusterId: 'Cluster_C' }]), 'peers[1].clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a']), 'reflections[0].fromPeer', 'not one of our peers');
     refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.to = 'cluster-c'), 'reflections[0].to', 'equals fromPeer');
     refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.podIP = '10.2.1.300'), 'reflections[0].podIP', 'not an IPv4');

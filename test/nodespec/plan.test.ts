@@ -77,6 +77,16 @@ describe('node dataplane planner', () => {
     assert.equal(failover.node.role, 'gateway');
   });
 
+  it('marks the encrypted peerings ipsec and carries the node\'s public address', () => {
+    const { ipam, tunnels } = hubB();
+    const withPublic = nodes.map((n) => (n.name === 'b-gw' ? { ...n, publicAddress: '203.0.113.2' } : n));
+    const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes: withPublic, nodeName: 'b-gw', gatewayName: 'b-gw', encryptedPeers: new Set(['cluster-c']) });
+    assert.deepEqual(spec.peers.map((p) => `${p.clusterId}:${p.transport}`), ['cluster-a:vxlan', 'cluster-c:ipsec']);
+    assert.deepEqual(spec.node, { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11', publicAddress: '203.0.113.2' });
+    assert.deepEqual(spec.nodes.map((n) => Object.keys(n)), [['name', 'underlayAddress', 'podCIDRs'], ['name', 'underlayAddress', 'podCIDRs']], 'public addresses stay out of the node list');
+    assert.throws(() => planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes: [{ ...nodes[1]!, publicAddress: 'gw' }, nodes[0]!], nodeName: 'b-gw', gatewayName: 'b-gw' }), /publicAddress/);
+  });
+
   it('refuses unknown or duplicate nodes and bad addresses, naming the field', () => {
     const { ipam, tunnels } = hubB();
     const plan = (over: object) => planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw', ...over });

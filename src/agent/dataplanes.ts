@@ -8,6 +8,7 @@ import { desiredMaps } from '../datapath/desired-maps';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
+import { KernelChangeMonitor } from '../kernel/change-monitor';
 import { natRuleset } from '../fallback/nat-ruleset';
 import { planKernelRouting } from '../fallback/routing-plan';
 import { tunnelDevice } from '../fallback/identities';
@@ -66,7 +67,22 @@ export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, n
   };
 }
 
-export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply'>): NodeDataplane {
+/** Tells whether the kernel may have changed since the last call (src/kernel/change-monitor.ts). */
+export interface ChangeSource {
+  takeChanged(): boolean;
+  close(): void;
+}
+
+/** Without any change event, the fallback still reads everything this often (a lost event is repaired). */
+export const kernelResyncMs = 10_000;
+
+/**
+ * The kernel fallback. Reading its whole state takes several processes, so a reconcile is skipped while
+ * the spec, the secrets' files and the kernel (by its change events) are as they were at the last good
+ * apply, up to `resyncMs`; a hand-made change is an event, so it is still repaired at the next tick.
+ */
+export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>, changes?: ChangeSource, resyncMs = kernelResyncMs, now = Date.now): NodeDataplane {
+  let lastGood: { key: string; at: number } | undefined;
   return {
     kind: 'kernel',
     validate(spec) {
@@ -74,14 +90,20 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply'>): NodeDa
       natRuleset(spec, { peerInterface: tunnelDevice });
     },
     apply(spec) {
+      const key = `${JSON.stringify(spec)}\n${datapath.inputsVersion(spec)}`;
+      // Taken before applying: events caused by this apply make the next tick look again, once.
+      const kernelChanged = changes?.takeChanged() ?? true;
+      if (!kernelChanged && lastGood?.key === key && now() - lastGood.at < resyncMs) return { conflicts: [] };
+      lastGood = undefined;
       const result: KernelApplyResult = datapath.apply(spec);
       // Something the kernel refused is not applied: the node is not ready until it is. So is an
       // encrypted peering that cannot be set up (its traffic is blocked, not sent in the clear).
       const problems = [...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []), ...result.blocked.map((b) => `blocked ${b}`)];
       if (problems.length > 0) throw new Error(problems.join('; '));
+      lastGood = { key, at: now() };
       return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [] };
     },
-    close: () => {},
+    close: () => changes?.close(),
   };
 }
 
@@ -100,7 +122,7 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   if (kind === 'kernel') {
     cleanupNode({ pinRoot: options.pinRoot, ...(path ? { netns: path } : {}) });
     reconcileRoutes([], defaultOverlayDevice, options.netns);
-    return kernelDataplane(new KernelDatapath(options.netns, options.ipsec));
+    return kernelDataplane(new KernelDatapath(options.netns, options.ipsec), new KernelChangeMonitor(options.netns));
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });

@@ -14,6 +14,8 @@ export interface PeeringSecrets {
   readonly source: string;
   /** The secret of the peering with `peer`; throws an InputError naming the file (never its content). */
   secretFor(peer: string): Secret;
+  /** Changes whenever `secretFor(peer)` may give something else (cheap: no read of the secret). */
+  version(peer: string): string;
 }
 
 /** Cluster ids are DNS labels, so a file name made of one cannot leave the directory. */
@@ -38,6 +40,11 @@ export function secretsDirectory(dir: string): PeeringSecrets {
       // A secret others can read is no longer a secret: refuse it rather than use it.
       if ((mode & 0o077) !== 0) throw new InputError(path, `mode 0${mode.toString(8)}`, 'an IPsec secret file must be readable by its owner only (chmod 600)');
       return peeringSecret(path, readFileSync(path, 'utf8'));
+    },
+    version(peer) {
+      // A Secret volume update swaps a symlink: the file's identity and times change with it.
+      const stat = statSync(join(dir, peer), { throwIfNoEntry: false });
+      return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.mode}` : 'absent';
     },
   };
 }

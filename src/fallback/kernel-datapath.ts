@@ -61,6 +61,13 @@ export class KernelDatapath {
     private readonly ipsec: IpsecSetup = {},
   ) {}
 
+  /** What apply reads besides the spec and the kernel (the secrets' files), as a string that changes with it. */
+  inputsVersion(spec: NodeDataplaneSpec): string {
+    const { secrets } = this.ipsec;
+    if (!secrets || spec.node.role !== 'gateway') return '';
+    return spec.peers.filter((p) => p.transport === 'ipsec').map((p) => `${p.clusterId}=${secrets.version(p.clusterId)}`).join(',');
+  }
+
   /** The secrets of the encrypted peers this gateway can set up, and why the others are blocked. */
   private ipsecInputs(spec: NodeDataplaneSpec): { secrets: Map<string, Secret>; blocked: Map<string, string> } {
     const secrets = new Map<string, Secret>();

@@ -42,12 +42,17 @@ struct strait_lpm_v4_key {
 	__be32 addr;
 };
 
-/* strait_peers: how a peer sees us, and how to reach its gateway. */
+/* strait_peers: how a peer sees us, and how to reach its gateway. The VNI and the two MACs are the
+ * peering's wire format (src/nodespec/peer-tunnel.ts), derived from both cluster ids and the same on the
+ * kernel fallback, so an eBPF gateway and a fallback gateway accept each other's frames. 36 bytes,
+ * 4-byte aligned: the MACs fill the tail exactly, no padding. */
 struct strait_peer {
 	struct strait_cidr local_nat_pod;      /* our PodCIDR in the peer's view */
 	struct strait_cidr local_nat_external; /* our ExternalCIDR in the peer's view */
 	__be32 endpoint;                       /* the peer gateway's tunnel address */
-	__u32 vni;                             /* VNI of the tunnel toward the peer */
+	__u32 vni;                             /* VNI of the tunnel toward the peer (peeringVni) */
+	__u8 dst_mac[6];                       /* inner destination: the peer's tunnel MAC toward us */
+	__u8 src_mac[6];                       /* inner source: our tunnel MAC toward the peer */
 };
 
 /* strait_nodes: which node hosts a pod prefix (symmetric routing on the gateway). */

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <linux/bpf.h>
+#include <linux/if_packet.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
@@ -29,7 +30,7 @@ static __always_inline int strait_to_peer(struct __sk_buff *skb, const struct st
 	if (strait_apply(skb, p, x))
 		return strait_drop(STRAIT_DROP_CSUM);
 	strait_count_peer(peer_id, skb->len, true);
-	return strait_encap(skb, cfg, peer->endpoint, peer->vni);
+	return strait_encap(skb, cfg, peer->endpoint, peer->vni, peer->dst_mac, peer->src_mac);
 }
 
 /* Step 1 of strait_from_overlay: a packet from peer P, addressed in P's view of us. */
@@ -82,7 +83,11 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 	/* Symmetric routing: a pod on another node gets the packet from us, the gateway its reply goes to. */
 	const struct strait_node *node = strait_lpm(&strait_nodes, x.daddr);
 	if (node && node->underlay != cfg->node_addr)
-		return strait_encap(skb, cfg, node->underlay, cfg->overlay_vni);
+		return strait_encap_overlay(skb, cfg, node->underlay);
+	/* The peer addressed the frame to our tunnel MAC toward it (the peering's wire format), not to the
+	 * overlay device's, so the device marked it for another host and IP would drop it: it is ours. */
+	if (skb->pkt_type == PACKET_OTHERHOST)
+		bpf_skb_change_type(skb, PACKET_HOST);
 	return TC_ACT_OK;
 }
 
@@ -102,7 +107,7 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 	if (parsed == STRAIT_PKT_MALFORMED)
 		return strait_drop(STRAIT_DROP_MALFORMED);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))
-		return strait_encap(skb, cfg, cfg->gateway_addr, cfg->overlay_vni);
+		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
 	struct strait_xlate x = strait_xlate_of(&p);
 	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
 }

@@ -1,7 +1,10 @@
 /* Sending a packet through the node's VXLAN collect_md device: the tunnel key names the remote end, and
- * the inner frame is addressed to the overlay MAC so the receiving device accepts it as its own. Its
- * source is that MAC with the last bit flipped: a VXLAN device drops frames that carry its own address
- * as source (loop protection), and every overlay device has the same address. */
+ * the caller says which inner Ethernet addresses the frame gets.
+ * - Intra-cluster overlay (strait_encap_overlay): addressed to the overlay MAC, every overlay device's
+ *   own, so the receiving device accepts it as its own; the source is that MAC with the last bit
+ *   flipped, as a VXLAN device drops frames that carry its own address as source (loop protection).
+ * - Toward a peer gateway: the peer entry's MACs (struct strait_peer), the peering's wire format shared
+ *   with the kernel fallback, whose tunnel device answers only to its own MAC. */
 #pragma once
 
 #include <linux/if_ether.h>
@@ -12,7 +15,8 @@
 
 #define STRAIT_TUNNEL_TTL 64
 
-static __always_inline int strait_encap(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote, __u32 vni)
+static __always_inline int strait_encap(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote, __u32 vni,
+					const __u8 *dst_mac, const __u8 *src_mac)
 {
 	struct bpf_tunnel_key key = {};
 	key.remote_ipv4 = bpf_ntohl(remote);
@@ -21,10 +25,18 @@ static __always_inline int strait_encap(struct __sk_buff *skb, const struct stra
 	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), 0))
 		return strait_drop(STRAIT_DROP_TUNNEL);
 	__u8 macs[2 * ETH_ALEN];
-	__builtin_memcpy(macs, cfg->overlay_mac, ETH_ALEN);
-	__builtin_memcpy(macs + ETH_ALEN, cfg->overlay_mac, ETH_ALEN);
-	macs[2 * ETH_ALEN - 1] ^= 1;
+	__builtin_memcpy(macs, dst_mac, ETH_ALEN);
+	__builtin_memcpy(macs + ETH_ALEN, src_mac, ETH_ALEN);
 	if (bpf_skb_store_bytes(skb, 0, macs, sizeof(macs), 0))
 		return strait_drop(STRAIT_DROP_TUNNEL);
 	return bpf_redirect(cfg->overlay_ifindex, 0);
+}
+
+/* To another node of the cluster on the overlay VNI. */
+static __always_inline int strait_encap_overlay(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote)
+{
+	__u8 src[ETH_ALEN];
+	__builtin_memcpy(src, cfg->overlay_mac, ETH_ALEN);
+	src[ETH_ALEN - 1] ^= 1;
+	return strait_encap(skb, cfg, remote, cfg->overlay_vni, cfg->overlay_mac, src);
 }

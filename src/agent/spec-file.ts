@@ -66,10 +66,9 @@ const vniMax = 0xffffff;
 const portField = (field: string, value: unknown) => integer(field, value, 1, 65535);
 
 function overlay(value: unknown): OverlaySettings {
-  const o = object('overlay', value, ['vni', 'peerVni', 'port', 'mac']);
+  const o = object('overlay', value, ['vni', 'port', 'mac']);
   return {
     vni: integer('overlay.vni', o.vni, 0, vniMax),
-    peerVni: integer('overlay.peerVni', o.peerVni, 0, vniMax),
     port: portField('overlay.port', o.port),
     mac: macAddress('overlay.mac', o.mac),
   };

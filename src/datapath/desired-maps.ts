@@ -6,6 +6,7 @@
 import type { CodecValue } from '../bpf';
 import { InputError } from '../errors';
 import { formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { CONFIG_KEY, Flags, PrefixKind, type cidr, type config, type lpmV4Key, type node, type peer, type route } from './layout';
 
@@ -53,7 +54,10 @@ export function desiredMaps(spec: NodeDataplaneSpec, overlayIfindex: number): De
     localNatPod: v4(`peers[${i}].localNATPodCIDR`, p.localNATPodCIDR),
     localNatExternal: v4(`peers[${i}].localNATExternalCIDR`, p.localNATExternalCIDR),
     endpoint: address(`peers[${i}].endpoint.address`, p.endpoint.address),
-    vni: spec.overlay.peerVni,
+    // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
+    vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
+    dstMac: tunnelMac(p.clusterId, spec.clusterId),
+    srcMac: tunnelMac(spec.clusterId, p.clusterId),
   }] as const);
   const routes = spec.peers.flatMap((p, i) => [
     [lpm(v4(`peers[${i}].remotePodCIDR`, p.remotePodCIDR)), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,

@@ -45,7 +45,7 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
     const lines = [
       `peers (${r.peers.length})`,
       ...table(
-        ['PEER', 'REMOTE POD', 'REMOTE EXTERNAL', 'LOCAL NAT POD', 'LOCAL NAT EXTERNAL', 'ENDPOINT', 'VNI', 'TX PKTS', 'TX BYTES', 'RX PKTS', 'RX BYTES'],
+        ['PEER', 'REMOTE POD', 'REMOTE EXTERNAL', 'LOCAL NAT POD', 'LOCAL NAT EXTERNAL', 'ENDPOINT', 'VNI', 'SRC MAC', 'DST MAC', 'TX PKTS', 'TX BYTES', 'RX PKTS', 'RX BYTES'],
         r.peers.map((p) => [
           p.peerId,
           p.remotePodCIDRs.join(',') || '-',
@@ -54,6 +54,8 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
           p.localNATExternalCIDR,
           p.endpoint,
           p.vni,
+          p.srcMac,
+          p.dstMac,
           p.counters.txPackets,
           p.counters.txBytes,
           p.counters.rxPackets,

@@ -42,6 +42,9 @@ export interface PeerReport {
   localNATExternalCIDR: string;
   endpoint: string;
   vni: number;
+  /** The inner Ethernet addresses of frames toward the peer: ours toward it (source), its toward us. */
+  srcMac: string;
+  dstMac: string;
   counters: PeerCountersReport;
 }
 
@@ -212,6 +215,8 @@ function readPeers(m: PinnedMaps): { peers: PeerReport[]; strayRoutes: StrayRout
       localNATExternalCIDR: cidrText(p.localNatExternal),
       endpoint: p.endpoint,
       vni: p.vni,
+      srcMac: p.srcMac,
+      dstMac: p.dstMac,
       counters: { txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 },
     });
   }

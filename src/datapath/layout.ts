@@ -55,7 +55,8 @@ export const config = cstruct({
 
 export const route = struct({ peerId: u32, kind: u32 });
 export const lpmV4Key = lpmKey(ipv4);
-export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32 });
+/** The VNI and the MACs are the peering's wire format (src/nodespec/peer-tunnel.ts); 36 bytes, no padding. */
+export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac });
 export const node = cstruct({ underlay: ipv4, _pad: u32 });
 export const peerCounters = struct({ txPackets: u64, txBytes: u64, rxPackets: u64, rxBytes: u64 });
 export const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });

@@ -12,7 +12,8 @@
 import { formatCidr, parseCidr, parseIp } from '../ipam/cidr';
 import type { TunnelDevice } from '../kernel/tunnel-devices';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { overlayDevice, overlayMac, peeringVni, routingTable, rulePriorities, tunnelDevice, tunnelMac } from './identities';
+import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
+import { overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
 
 
 export interface FdbEntryPlan {

@@ -8,13 +8,17 @@
 export type NodeRole = 'gateway' | 'worker';
 
 export interface OverlaySettings {
-  /** VNI of the intra-cluster overlay. */
+  /**
+   * VNI of the intra-cluster overlay. The tunnels between gateways use a VNI per peering derived from the
+   * two cluster ids (src/nodespec/peer-tunnel.ts), never this one.
+   */
   vni: number;
-  /** VNI used on the tunnels between gateways. */
-  peerVni: number;
   /** UDP port of every VXLAN device. */
   port: number;
-  /** MAC address of every overlay device; inner frames are addressed to it (L3 tunnels, no bridging). */
+  /**
+   * MAC address of every eBPF overlay device; intra-cluster inner frames are addressed to it (L3 tunnels,
+   * no bridging). Frames between gateways carry per-peering MACs instead (src/nodespec/peer-tunnel.ts).
+   */
   mac: string;
 }
 

@@ -18,7 +18,7 @@ export const nodeSpec = (peers: PeerSpec[] = [peerB]): NodeDataplaneSpec => ({
   transitAddress: '10.50.0.254',
   node: { name: 'n1', role: 'gateway', underlayAddress: '192.0.2.11' },
   activeGateway: { name: 'n1', underlayAddress: '192.0.2.11' },
-  overlay: { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' },
+  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
   peers,
   natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: '10.0.0.5' }],
   nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],

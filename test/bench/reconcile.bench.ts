@@ -20,7 +20,7 @@ function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
     transitAddress: '11.255.255.254',
     node: { name: 'gw', role: 'gateway', underlayAddress: '192.0.2.1' },
     activeGateway: { name: 'gw', underlayAddress: '192.0.2.1' },
-    overlay: { vni: 1, peerVni: 2, port: 4789, mac: '02:53:54:00:00:01' },
+    overlay: { vni: 1, port: 4789, mac: '02:53:54:00:00:01' },
     peers: [{ clusterId: 'p', peerId: 1, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.2.0.0/16', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '12.0.0.0/8', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' }],
     natMappings: Array.from({ length: mappings }, (_, i) => ({ externalAddress: address(11, i + offset + 1), endpointAddress: address(13, i + offset + 1) })),
     nodes: [{ name: 'gw', underlayAddress: '192.0.2.1', podCIDRs: ['10.0.0.0/24'] }],

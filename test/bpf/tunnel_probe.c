@@ -1,5 +1,5 @@
-// Wraps the datapath's entry logic and records the tunnel key and redirect target it chose, which the
-// output packet of BPF_PROG_TEST_RUN cannot show. Loaded with the datapath's pin root, it shares its maps.
+// Wraps the datapath's entry logic and records the tunnel key it chose and the packet type it left, which
+// the output packet of BPF_PROG_TEST_RUN cannot show. Loaded with the datapath's pin root, it shares its maps.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -12,6 +12,7 @@ struct probe_tunnel {
 	__u32 tunnel_id;
 	__u32 ttl;
 	__u32 found; /* 1: the packet carries a tunnel key */
+	__u32 pkt_type; /* skb->pkt_type after the program */
 };
 
 struct {
@@ -33,6 +34,7 @@ static __always_inline int probe_record(struct __sk_buff *skb, int verdict)
 	out->remote_ipv4 = out->found ? key.local_ipv4 : 0;
 	out->tunnel_id = out->found ? key.tunnel_id : 0;
 	out->ttl = out->found ? key.tunnel_ttl : 0;
+	out->pkt_type = skb->pkt_type;
 	return verdict;
 }
 

@@ -10,7 +10,11 @@ import * as layout from '../../src/datapath/layout';
 import { checksumProblems, type Macs } from '../support/packet';
 import { tempPinDir, testObject } from '../support/kernel';
 
-const probeTunnel = struct({ remoteIpv4: u32, tunnelId: u32, ttl: u32, found: u32 });
+const probeTunnel = struct({ remoteIpv4: u32, tunnelId: u32, ttl: u32, found: u32, pktType: u32 });
+
+/** skb->pkt_type (linux/if_packet.h). */
+export const PACKET_HOST = 0;
+export const PACKET_OTHERHOST = 3;
 
 export const TC_ACT_OK = 0;
 export const TC_ACT_SHOT = 2;
@@ -24,7 +28,10 @@ export const home = {
   overlayMac: '02:5a:00:00:00:01',
   overlayVni: 100,
 };
-/** Inner frames go to the overlay MAC, from it with the last bit flipped (a VXLAN device drops its own source). */
+/**
+ * Inner frames to another node of the cluster go to the overlay MAC, from it with the last bit flipped (a
+ * VXLAN device drops its own source).
+ */
 export const overlayMacs: Macs = { dst: home.overlayMac, src: '02:5a:00:00:00:00' };
 
 export interface PeerSetup {
@@ -35,7 +42,13 @@ export interface PeerSetup {
   localNatExternal: { addr: string; prefixLen: number };
   endpoint: string;
   vni: number;
+  /** The peering's inner MACs: the peer's tunnel MAC toward us, and ours toward it. */
+  dstMac: string;
+  srcMac: string;
 }
+
+/** Inner frames toward a peer carry the MACs of its peer entry, unrelated to the overlay MAC. */
+export const macsToward = (p: PeerSetup): Macs => ({ dst: p.dstMac, src: p.srcMac });
 
 /** Remapped both ways. */
 export const peerP: PeerSetup = {
@@ -46,6 +59,8 @@ export const peerP: PeerSetup = {
   localNatExternal: { addr: '10.70.9.0', prefixLen: 24 },
   endpoint: '203.0.113.1',
   vni: 1001,
+  dstMac: '02:b1:00:00:00:0d',
+  srcMac: '02:a1:00:00:00:05',
 };
 /** No remapping: it sees L's own networks. */
 export const peerQ: PeerSetup = {
@@ -56,6 +71,8 @@ export const peerQ: PeerSetup = {
   localNatExternal: home.external,
   endpoint: '203.0.113.2',
   vni: 1002,
+  dstMac: '02:b2:00:00:00:0d',
+  srcMac: '02:a2:00:00:00:05',
 };
 
 /** Node hosting 10.0.3.0/24 (not the gateway): symmetric routing sends there. */
@@ -110,7 +127,7 @@ export class Datapath {
   }
 
   addPeer(p: PeerSetup): void {
-    this.maps.peers.update(p.id, { localNatPod: p.localNatPod, localNatExternal: p.localNatExternal, endpoint: p.endpoint, vni: p.vni });
+    this.maps.peers.update(p.id, { localNatPod: p.localNatPod, localNatExternal: p.localNatExternal, endpoint: p.endpoint, vni: p.vni, dstMac: p.dstMac, srcMac: p.srcMac });
     this.maps.routes.update(p.remotePod, { peerId: p.id, kind: layout.PrefixKind.Pod });
     this.maps.routes.update(p.remoteExternal, { peerId: p.id, kind: layout.PrefixKind.External });
   }
@@ -165,12 +182,22 @@ export class Datapath {
    * root) and returns the verdict and the tunnel key the packet left with.
    */
   async tunnelOf(name: 'fromPod' | 'fromOverlay', frame: Buffer): Promise<{ retval: number; tunnel?: { remote: string; vni: number; ttl: number } }> {
-    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
-    const retval = this.probe.program(name === 'fromPod' ? 'probe_from_pod' : 'probe_from_overlay').testRun(frame).retval;
-    const seen = this.probe.map('probe_tunnel', u32, probeTunnel).lookup(0)!;
+    const { retval, seen } = await this.probeRun(name, frame);
     if (!seen.found) return { retval };
     const r = seen.remoteIpv4;
     return { retval, tunnel: { remote: [24, 16, 8, 0].map((s) => (r >>> s) & 255).join('.'), vni: seen.tunnelId, ttl: seen.ttl } };
+  }
+
+  /** Like tunnelOf: the verdict and skb->pkt_type after the program (the kernel set it from the frame's destination MAC). */
+  async pktTypeOf(name: 'fromPod' | 'fromOverlay', frame: Buffer): Promise<{ retval: number; pktType: number }> {
+    const { retval, seen } = await this.probeRun(name, frame);
+    return { retval, pktType: seen.pktType };
+  }
+
+  private async probeRun(name: 'fromPod' | 'fromOverlay', frame: Buffer) {
+    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+    const retval = this.probe.program(name === 'fromPod' ? 'probe_from_pod' : 'probe_from_overlay').testRun(frame).retval;
+    return { retval, seen: this.probe.map('probe_tunnel', u32, probeTunnel).lookup(0)! };
   }
 
   close(): void {

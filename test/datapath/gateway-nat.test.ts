@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { DropReason, Flags, PrefixKind } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
 import { type L4, frame } from '../support/packet';
-import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, configFor, home, overlayMacs, peerP, peerQ, translate } from './fixture';
+import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, configFor, home, macsToward, overlayMacs, peerP, peerQ, translate } from './fixture';
 
 /** One of each L4 kind the translation must keep valid. */
 const l4s: [string, L4][] = [
@@ -27,12 +27,12 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
   for (const [what, l4] of l4s) {
     describe(what, () => {
       it('toPeer P (remapped): the source becomes the same host in P.localNatPod, then the tunnel to P', () => {
-        dp.expect('fromPod', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, l4, overlayMacs));
+        dp.expect('fromPod', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, l4, macsToward(peerP)));
         assert.equal(translate(localPod, peerP.localNatPod), '10.60.7.9');
       });
 
-      it('toPeer Q (not remapped): only the inner MACs change', () => {
-        dp.expect('fromPod', frame({ src: localPod, dst: podOfQ }, l4), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfQ }, l4, overlayMacs));
+      it('toPeer Q (not remapped): only the inner MACs change, to those of the peering with Q', () => {
+        dp.expect('fromPod', frame({ src: localPod, dst: podOfQ }, l4), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfQ }, l4, macsToward(peerQ)));
       });
 
       it('from P: a destination in P.localNatPod becomes the same host in our PodCIDR', () => {
@@ -55,12 +55,12 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
 
   it('toPeer: a source in our ExternalCIDR becomes the same host in P.localNatExternal', () => {
     const l4 = l4s[0]![1];
-    dp.expect('fromPod', frame({ src: '10.201.5.7', dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.70.9.7', dst: podOfP }, l4, overlayMacs));
+    dp.expect('fromPod', frame({ src: '10.201.5.7', dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.70.9.7', dst: podOfP }, l4, macsToward(peerP)));
   });
 
   it("toPeer: a destination in P's remote ExternalCIDR (/20) is routed to P", () => {
     const l4 = l4s[1]![1];
-    dp.expect('fromPod', frame({ src: localPod, dst: '192.168.47.254' }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: '192.168.47.254' }, l4, overlayMacs));
+    dp.expect('fromPod', frame({ src: localPod, dst: '192.168.47.254' }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: '192.168.47.254' }, l4, macsToward(peerP)));
     // Just outside the /20: not ours.
     const outside = frame({ src: localPod, dst: '192.168.48.1' }, l4);
     dp.expect('fromPod', outside, TC_ACT_OK, outside);
@@ -68,7 +68,7 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
 
   it("from a worker: traffic to a peer arriving on the overlay gets toPeer", () => {
     const l4 = l4s[0]![1];
-    dp.expect('fromOverlay', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: podOfP }, l4, overlayMacs));
+    dp.expect('fromOverlay', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: podOfP }, l4, macsToward(peerP)));
   });
 
   it('passes traffic that is not for a peer untouched', () => {
@@ -113,7 +113,7 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
         const l4 = l4s[0]![1];
         const seen = translate(src, natPod);
         if (len > 0) assert.notEqual(seen, src);
-        dp.expect('fromPod', frame({ src, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: seen, dst: podOfP }, l4, overlayMacs));
+        dp.expect('fromPod', frame({ src, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: seen, dst: podOfP }, l4, macsToward(peerP)));
         dp.expect('fromOverlay', frame({ src: podOfP, dst: seen }, l4), TC_ACT_OK, frame({ src: podOfP, dst: src }, l4));
       });
     }

@@ -8,7 +8,7 @@ export const hubSpec = (): NodeDataplaneSpec => ({
   transitAddress: '10.50.0.254',
   node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11' },
   activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
-  overlay: { vni: 18952, peerVni: 18953, port: 4789, mac: '02:53:54:00:00:01' },
+  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
   peers: [
     { clusterId: 'cluster-a', peerId: 7, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' },
     { clusterId: 'cluster-c', peerId: 9, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },

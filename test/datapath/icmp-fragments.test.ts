@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { DropReason } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, checksumProblems, datagram, ethernet, fragments, frame } from '../support/packet';
-import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, overlayMacs } from './fixture';
+import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, macsToward, overlayMacs, peerP } from './fixture';
 
 const udp: L4 = { kind: 'udp', sport: 5353, dport: 53, payload: Buffer.from('a question') };
 const udpZero: L4 = { kind: 'udp', sport: 5353, dport: 53, payload: Buffer.from('a question'), zeroChecksum: true };
@@ -45,7 +45,7 @@ describe('datapath: ICMP errors and fragments (BPF_PROG_TEST_RUN)', function () 
 
     it('toward P: our pod reports an error about a packet from P', () => {
       const input = frame({ src: '10.0.7.9', dst: podOfP }, icmpError(datagram({ src: podOfP, dst: '10.0.7.9' }, udp)));
-      const expected = frame({ src: '10.60.7.9', dst: podOfP }, icmpError(datagram({ src: podOfP, dst: '10.60.7.9' }, udp)), overlayMacs);
+      const expected = frame({ src: '10.60.7.9', dst: podOfP }, icmpError(datagram({ src: podOfP, dst: '10.60.7.9' }, udp)), macsToward(peerP));
       dp.expect('fromPod', input, TC_ACT_REDIRECT, expected);
     });
 
@@ -73,7 +73,7 @@ describe('datapath: ICMP errors and fragments (BPF_PROG_TEST_RUN)', function () 
         assert.deepEqual(checksumProblems(ethernet(datagram({ src: podOfP, dst: '10.0.7.9' }, l4))), []);
 
         const [outFirst, outLater] = fragments({ src: '10.0.7.9', dst: podOfP }, l4, 152).map((d) => ethernet(d));
-        const [seenFirst, seenLater] = fragments({ src: '10.60.7.9', dst: podOfP }, l4, 152).map((d) => ethernet(d, overlayMacs));
+        const [seenFirst, seenLater] = fragments({ src: '10.60.7.9', dst: podOfP }, l4, 152).map((d) => ethernet(d, macsToward(peerP)));
         dp.expect('fromPod', outFirst!, TC_ACT_REDIRECT, seenFirst!);
         dp.expect('fromPod', outLater!, TC_ACT_REDIRECT, seenLater!);
       });

@@ -7,6 +7,7 @@ import { applyDesiredMaps } from '../../src/datapath/apply-maps';
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import { type InspectReport, inspectNode } from '../../src/datapath/inspect';
 import * as layout from '../../src/datapath/layout';
+import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { runCli } from '../ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../support/kernel';
@@ -83,7 +84,9 @@ describe('strait inspect (real kernel)', function () {
           localNATPodCIDR: '172.16.0.0/16',
           localNATExternalCIDR: '172.17.0.0/24',
           endpoint: '203.0.113.1',
-          vni: 18953,
+          vni: peeringVni('cluster-b', 'cluster-a', 18952),
+          srcMac: tunnelMac('cluster-b', 'cluster-a'),
+          dstMac: tunnelMac('cluster-a', 'cluster-b'),
           counters: { txPackets: 0, txBytes: 0, rxPackets: 4, rxBytes: 3 * toPod.length + transit.length },
         },
         {
@@ -93,7 +96,9 @@ describe('strait inspect (real kernel)', function () {
           localNATPodCIDR: '192.168.0.0/16',
           localNATExternalCIDR: '10.90.0.0/24',
           endpoint: '203.0.113.3',
-          vni: 18953,
+          vni: peeringVni('cluster-b', 'cluster-c', 18952),
+          srcMac: tunnelMac('cluster-b', 'cluster-c'),
+          dstMac: tunnelMac('cluster-c', 'cluster-b'),
           counters: { txPackets: 1, txBytes: transitOut.length, rxPackets: 0, rxBytes: 0 },
         },
       ],
@@ -147,14 +152,15 @@ describe('strait inspect (real kernel)', function () {
     assert.equal(run.code, 0, run.stderr);
     const rows = rowsOf(run.stdout);
     const [a, c] = expected.peers.map((p) => p.counters);
+    const [pa, pc] = expected.peers;
     const port = expected.snat.flows[0]!.to.port;
     for (const row of [
       ['role', 'gateway'],
       ['active', 'gateway', '192.0.2.11'],
       ['overlay', 'ifindex', '42,', 'vni', '18952,', 'mac', '02:53:54:00:00:01'],
       ['peers', '(2)'],
-      ['7', '10.1.0.0/16', '10.60.0.0/24', '172.16.0.0/16', '172.17.0.0/24', '203.0.113.1', '18953', '0', '0', '4', String(a!.rxBytes)],
-      ['9', '10.2.0.0/20', '10.70.0.0/24', '192.168.0.0/16', '10.90.0.0/24', '203.0.113.3', '18953', '1', String(c!.txBytes), '0', '0'],
+      ['7', '10.1.0.0/16', '10.60.0.0/24', '172.16.0.0/16', '172.17.0.0/24', '203.0.113.1', String(pa!.vni), pa!.srcMac, pa!.dstMac, '0', '0', '4', String(a!.rxBytes)],
+      ['9', '10.2.0.0/20', '10.70.0.0/24', '192.168.0.0/16', '10.90.0.0/24', '203.0.113.3', String(pc!.vni), pc!.srcMac, pc!.dstMac, '1', String(c!.txBytes), '0', '0'],
       ['10.50.0.1', '10.2.0.5', 'ok'],
       ['10.0.1.0/24', '192.0.2.12'],
       ['forward', 'udp', '10.1.3.4:2000', '10.2.0.5:53', 'src', '->', `10.50.0.254:${port}`],
@@ -173,7 +179,7 @@ describe('strait inspect (real kernel)', function () {
   it('bpftool map dump prints the named fields of the pinned maps (BTF)', () => {
     const dump = spawnSync('bpftool', ['map', 'dump', 'pinned', join(pins.dir, 'strait_peers')], { encoding: 'utf8' });
     assert.equal(dump.status, 0, dump.stderr);
-    for (const field of ['local_nat_pod', 'local_nat_external', 'prefix_len', 'endpoint', 'vni']) assert.ok(dump.stdout.includes(`"${field}"`), `${field} in:\n${dump.stdout}`);
+    for (const field of ['local_nat_pod', 'local_nat_external', 'prefix_len', 'endpoint', 'vni', 'dst_mac', 'src_mac']) assert.ok(dump.stdout.includes(`"${field}"`), `${field} in:\n${dump.stdout}`);
   });
 });
 

@@ -1,7 +1,7 @@
 import { DropReason } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
 import { type L4, ethernet, frame } from '../support/packet';
-import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, overlayMacs } from './fixture';
+import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, macsToward, peerP } from './fixture';
 
 const tcp: L4 = { kind: 'tcp', sport: 40000, dport: 443, payload: Buffer.from('0123456789') };
 const ours = { src: '10.0.7.9', dst: '172.16.4.5' };
@@ -46,13 +46,13 @@ describe('datapath: truncated and malformed packets (BPF_PROG_TEST_RUN)', functi
     const echo: L4 = { kind: 'icmp-echo', type: 8, id: 1 };
     const pad = Buffer.alloc(60 - 14 - 28, 0xee);
     const input = Buffer.concat([frame(ours, echo), pad]);
-    const expected = Buffer.concat([frame({ ...ours, src: '10.60.7.9' }, echo, overlayMacs), pad]);
+    const expected = Buffer.concat([frame({ ...ours, src: '10.60.7.9' }, echo, macsToward(peerP)), pad]);
     dp.expect('fromPod', input, TC_ACT_REDIRECT, expected);
   });
 
   it('translates a datagram with IP options', () => {
     const options = Buffer.from([0x01, 0x01, 0x01, 0x00]); // NOP NOP NOP EOL
-    dp.expect('fromPod', frame({ ...ours, options }, tcp), TC_ACT_REDIRECT, frame({ ...ours, src: '10.60.7.9', options }, tcp, overlayMacs));
+    dp.expect('fromPod', frame({ ...ours, options }, tcp), TC_ACT_REDIRECT, frame({ ...ours, src: '10.60.7.9', options }, tcp, macsToward(peerP)));
   });
 
   it('passes a non-IPv4 frame even when it is shorter than an IPv4 header', () => {

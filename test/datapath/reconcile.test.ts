@@ -3,6 +3,8 @@ import { BpfObject } from '../../src/bpf';
 import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps';
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import * as layout from '../../src/datapath/layout';
+import { planKernelRouting } from '../../src/fallback/routing-plan';
+import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
 import { hubSpec } from './hub-spec';
@@ -12,8 +14,8 @@ describe('desired maps (pure)', () => {
     const d = desiredMaps(hubSpec(), 42);
     assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01' }]]);
     assert.deepEqual(d.peers, [
-      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: 18953 }],
-      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: 18953 }],
+      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: peeringVni('cluster-b', 'cluster-a', 18952), dstMac: tunnelMac('cluster-a', 'cluster-b'), srcMac: tunnelMac('cluster-b', 'cluster-a') }],
+      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: peeringVni('cluster-b', 'cluster-c', 18952), dstMac: tunnelMac('cluster-c', 'cluster-b'), srcMac: tunnelMac('cluster-b', 'cluster-c') }],
     ]);
     assert.deepEqual(d.routes, [
       [{ prefixLen: 16, addr: '10.1.0.0' }, { peerId: 7, kind: layout.PrefixKind.Pod }],
@@ -25,6 +27,32 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
     assert.deepEqual(d.nodes, [[{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }], [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }]]);
     assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42).config[0]![1].flags, 0);
+  });
+
+  it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {
+    const spec = hubSpec();
+    const plan = planKernelRouting(spec);
+    const peers = new Map(desiredMaps(spec, 42).peers);
+    for (const p of spec.peers) {
+      const entry = peers.get(p.peerId)!;
+      const device = plan.devices.find((d) => d.name === `stp${p.peerId.toString(16).padStart(8, '0')}`)!;
+      const neighbour = plan.neighbours.find((n) => n.device === device.name)!;
+      assert.ok('vni' in device);
+      // Sent from the fallback's tunnel device (its VNI and MAC) to the neighbour MAC of the peer's endpoint.
+      assert.deepEqual({ vni: entry.vni, srcMac: entry.srcMac, dstMac: entry.dstMac }, { vni: device.vni, srcMac: device.mac, dstMac: neighbour.mac }, p.clusterId);
+      assert.notEqual(entry.vni, spec.overlay.vni);
+    }
+  });
+
+  it('both ends of a peering agree: the same VNI, and each addresses the MAC the other sends from', () => {
+    const b = hubSpec();
+    // A's gateway, peered with B: the hub spec seen from the other end (only the ids matter here).
+    const a = { ...b, clusterId: 'cluster-a', peers: [{ ...b.peers[0]!, clusterId: 'cluster-b', peerId: 3 }] };
+    const aToB = new Map(desiredMaps(a, 42).peers).get(3)!;
+    const bToA = new Map(desiredMaps(b, 42).peers).get(7)!;
+    assert.equal(aToB.vni, bToA.vni);
+    assert.deepEqual([aToB.srcMac, aToB.dstMac], [bToA.dstMac, bToA.srcMac]);
+    assert.notEqual(aToB.srcMac, aToB.dstMac);
   });
 
   it('refuses an IPv6 cluster for the eBPF datapath, naming the field', () => {

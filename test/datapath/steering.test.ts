@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { CONFIG_KEY, DropReason } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
-import { EtherType, type L4, ethernet, frame } from '../support/packet';
-import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, home, otherNode, overlayMacs, peerP, peerQ } from './fixture';
+import { EtherType, type L4, ethernet, frame, macsOf } from '../support/packet';
+import { Datapath, PACKET_HOST, PACKET_OTHERHOST, TC_ACT_OK, TC_ACT_REDIRECT, home, macsToward, otherNode, overlayMacs, peerP, peerQ } from './fixture';
 
 const tcp: L4 = { kind: 'tcp', sport: 40000, dport: 443, payload: Buffer.from('hello') };
 const localPod = '10.0.7.9';
@@ -40,10 +40,22 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     });
     after(() => dp?.close());
 
-    it("toPeer uses the peer's gateway endpoint and VNI", async () => {
-      assert.deepEqual((await dp.tunnelOf('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
-      assert.deepEqual((await dp.tunnelOf('fromPod', frame({ src: localPod, dst: '10.33.0.40' }, tcp))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
-      assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: localPod, dst: '10.32.0.9' }, tcp))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+    it("toPeer uses the peer's gateway endpoint, VNI and inner MACs (the peering's wire format), from pods and from workers", async () => {
+      for (const [from, dst, peer] of [['fromPod', '172.16.4.5', peerP], ['fromPod', '10.33.0.40', peerQ], ['fromOverlay', '10.32.0.9', peerQ]] as const) {
+        const input = frame({ src: localPod, dst }, tcp);
+        assert.deepEqual((await dp.tunnelOf(from, input)).tunnel, { remote: peer.endpoint, vni: peer.vni, ttl: 64 });
+        assert.deepEqual(macsOf(dp.run(from, input).data), macsToward(peer), `${from} ${dst}`);
+      }
+    });
+
+    it("a frame from a peer is addressed to our tunnel MAC, not the overlay device's: delivered to the kernel, it is marked the device's own", async () => {
+      // BPF_PROG_TEST_RUN sets the packet type from the frame's destination MAC like the VXLAN device
+      // does: another host's. The IP layer would drop it as such.
+      const fromP = frame({ src: '172.16.4.5', dst: '10.60.0.5' }, tcp, { dst: peerP.srcMac, src: peerP.dstMac });
+      assert.deepEqual(await dp.pktTypeOf('fromOverlay', fromP), { retval: TC_ACT_OK, pktType: PACKET_HOST });
+      // Anything else the gateway passes keeps its type (the kernel's to judge).
+      const notForPeers = frame({ src: '192.0.2.7', dst: '10.0.0.5' }, tcp);
+      assert.deepEqual(await dp.pktTypeOf('fromOverlay', notForPeers), { retval: TC_ACT_OK, pktType: PACKET_OTHERHOST });
     });
 
     it('symmetric routing: traffic from a peer for a pod on another node is sent to that node', async () => {

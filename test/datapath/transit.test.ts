@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { DropReason } from '../../src/datapath/layout';
 import { requireRoot } from '../support/kernel';
 import { type L4, datagram, ethernet, fragments, frame } from '../support/packet';
-import { Datapath, TC_ACT_REDIRECT, home, overlayMacs, peerP, peerQ, translate } from './fixture';
+import { Datapath, TC_ACT_REDIRECT, home, macsToward, peerP, peerQ, translate } from './fixture';
 
 /*
  * L is the hub: 10.201.5.8 (our ExternalCIDR) is a NatMapping for 172.16.9.9, a pod of P, reflected to
@@ -40,26 +40,26 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.equal(forward.retval, TC_ACT_REDIRECT);
       const port = flow.portOf(forward.data);
       assert.ok(port >= 32768 && port <= 65535, `port ${port}`);
-      assert.equal(forward.data.toString('hex'), frame({ src: transitSeenByP, dst: pPod }, flow.forward(port), overlayMacs).toString('hex'));
+      assert.equal(forward.data.toString('hex'), frame({ src: transitSeenByP, dst: pPod }, flow.forward(port), macsToward(peerP)).toString('hex'));
 
       // The same flow keeps its port.
       assert.equal(flow.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001))).data), port);
 
-      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), overlayMacs));
+      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)));
     });
   }
 
   it('gives another flow another port, and each reply finds its own flow', () => {
     const ports = [40001, 40002].map((sport) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data));
     assert.notEqual(ports[0], ports[1]);
-    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[1]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40002), overlayMacs));
-    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[0]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), overlayMacs));
+    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[1]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40002), macsToward(peerQ)));
+    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[0]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), macsToward(peerQ)));
   });
 
   it('a source that is itself reflected needs no state: it gets its ExternalCIDR address', async () => {
     dp.mapExternal('10.201.5.9', qPod); // Q's pod reflected to P as 10.201.5.9
     const l4 = flows.TCP!.forward(40001);
-    dp.expect('fromOverlay', frame({ src: qPod, dst: reflected }, l4), TC_ACT_REDIRECT, frame({ src: translate('10.201.5.9', peerP.localNatExternal), dst: pPod }, l4, overlayMacs));
+    dp.expect('fromOverlay', frame({ src: qPod, dst: reflected }, l4), TC_ACT_REDIRECT, frame({ src: translate('10.201.5.9', peerP.localNatExternal), dst: pPod }, l4, macsToward(peerP)));
     assert.deepEqual([...dp.maps.snat.keys()], []);
     assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: qPod, dst: reflected }, l4))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
   });
@@ -70,7 +70,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     // P's pod answers Q's (reflected) UDP datagram with port unreachable.
     const error = (quoted: Buffer): L4 => ({ kind: 'icmp-error', type: 3, code: 3, quote: quoted });
     const input = frame({ src: pPod, dst: qSeenByP }, error(datagram({ src: qSeenByP, dst: pPod }, flows.UDP!.forward(40001))));
-    const expected = frame({ src: reflected, dst: qPod }, error(datagram({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))), overlayMacs);
+    const expected = frame({ src: reflected, dst: qPod }, error(datagram({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))), macsToward(peerQ));
     dp.expect('fromOverlay', input, TC_ACT_REDIRECT, expected);
   });
 
@@ -88,7 +88,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const sent = datagram({ src: transitSeenByP, dst: pPod }, flow.forward(port)).subarray(0, quoteLength);
         const asQSent = datagram({ src: qPod, dst: reflected }, flow.forward(40001)).subarray(0, quoteLength);
         // Q sees the error come from the address it sent to, about the datagram it sent.
-        dp.expect('fromOverlay', frame({ src: from, dst: transitSeenByP }, error(sent, 4)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, error(asQSent, 4), overlayMacs));
+        dp.expect('fromOverlay', frame({ src: from, dst: transitSeenByP }, error(sent, 4)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, error(asQSent, 4), macsToward(peerQ)));
       });
     }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { overlayMac, peeringVni, tunnelDevice, tunnelMac } from '../../src/fallback/identities';
+import { overlayMac, tunnelDevice } from '../../src/fallback/identities';
+import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import { type RoutePlan, backstopMetric, ipsecTunnelMtu, planKernelRouting } from '../../src/fallback/routing-plan';
 import { hubSpec } from '../datapath/hub-spec';
 import { ipsecHub } from './ipsec-hub';

@@ -81,7 +81,8 @@ export function parseStates(text: string): KernelState[] {
       mode: after(body, 'mode') ?? '',
       ifId: ifIdOf(lines),
       aead: aeadAt < 0 ? '' : `${body[aeadAt + 1]} ${body[aeadAt + 3]}`,
-      keyDigest: aeadAt < 0 ? '' : digest(body[aeadAt + 2] ?? ''),
+      // ip prints the key as 0x<hex>; the plan's key is digested as bare hex (stateMatches).
+      keyDigest: aeadAt < 0 ? '' : digest((body[aeadAt + 2] ?? '').replace(/^0x/i, '')),
     };
   });
 }

@@ -28,9 +28,9 @@ export function failureSummary(outcome: { results: CheckResult[]; wire: WireResu
   ].join('\n');
 }
 
-export async function labTest(runDir: string, say: Say): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
+export async function labTest(runDir: string, say: Say, convergeTimeoutMs = 15_000): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
   const topology = savedTopology(runDir);
-  await waitForConvergence(topology, runDir, say, 15_000);
+  await waitForConvergence(topology, runDir, say, convergeTimeoutMs);
   const checks = planChecks(topology, clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
   const results = await runChecks(checks, (r, done) => {

@@ -29,7 +29,15 @@ export interface LabOptions {
   runDir: string;
   dataplane: LabDataplane;
   say: Say;
+  /**
+   * Seconds without a heartbeat before a node is not Ready (default 3), and how long `up` waits for the
+   * lab to converge (default 30 s): longer on a slow machine, such as an emulated VM.
+   */
+  heartbeatTimeout?: number;
+  convergeTimeoutMs?: number;
 }
+
+const defaultHeartbeatTimeout = 3;
 
 export function savedTopology(runDir: string): LabTopology {
   try {
@@ -59,7 +67,7 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
   }
 }
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string): object {
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): object {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
     .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' } : peer));
   return {
@@ -76,7 +84,7 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
     // Agents beat every 0.25 s; a node silent for 3 s is not Ready. An agent restart (start-up probes the
     // kernel in a throw-away namespace) takes about 1 s, and up to 2.5 s on a busy 2-core machine running
     // a whole lab and its tests: that must not look like a dead node.
-    heartbeatTimeout: 3,
+    heartbeatTimeout,
     interval: 0.2,
   };
 }
@@ -184,14 +192,14 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     buildNetworks(topology);
     installWireCounters(topology);
     for (const cluster of topology.clusters) {
-      startController(topology, cluster, runDir);
+      startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout);
       for (const node of cluster.nodes) {
         for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
         startAgent(topology, runDir, node.name, options.dataplane);
       }
     }
     say('controllers and agents started; waiting for the peerings');
-    await waitForConvergence(topology, runDir, say);
+    await waitForConvergence(topology, runDir, say, options.convergeTimeoutMs);
     say('lab is up');
     return topology;
   } catch (err) {
@@ -216,14 +224,14 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     await stopProcess(runDir, `controller-${cluster.id}`);
-    startController(changed, cluster, runDir);
+    startController(changed, cluster, runDir, defaultHeartbeatTimeout);
   }
 }
 
-function startController(topology: LabTopology, cluster: LabCluster, runDir: string): void {
+function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): void {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
   const config = join(runDir, cluster.id, 'controller-config.json');
-  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir), null, 2));
+  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout), null, 2));
   startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
 }
 

@@ -9,6 +9,10 @@ import { ip } from '../../src/kernel/command';
 import { runIpBatch } from '../../src/kernel/ip-batch';
 import { withThrowawayNetns } from '../../src/kernel/netns';
 import { type Route, reconcileRoutes } from '../../src/kernel/routes';
+import { kernelDataplane } from '../../src/agent/dataplanes';
+import { KernelDatapath } from '../../src/fallback/kernel-datapath';
+import { KernelChangeMonitor } from '../../src/kernel/change-monitor';
+import { hubSpec } from '../datapath/hub-spec';
 import { median, type BenchFigure, type BenchSuite } from './result';
 
 const routeCount = 10_000;
@@ -26,7 +30,42 @@ function timeMs(fn: () => void): number {
 
 const routesPerSecond = (routes: number, ms: number) => Math.round((routes / ms) * 1000);
 
-export const run: BenchSuite = () =>
+/**
+ * One agent tick of the kernel fallback on the hub gateway of test/datapath/hub-spec.ts with nothing to
+ * change: reading everything (devices, FDB, neighbours, routes, rules, nftables: several processes)
+ * against a tick the change monitor lets skip (no kernel event since the last apply).
+ */
+async function kernelTick(): Promise<BenchFigure[]> {
+  return withThrowawayNetns('strait-bench-ktick', async (ns) => {
+    ip(['link', 'set', 'lo', 'up'], ns);
+    const datapath = new KernelDatapath(ns);
+    const monitor = new KernelChangeMonitor(ns);
+    const dataplane = kernelDataplane(datapath, monitor);
+    try {
+      const spec = hubSpec();
+      datapath.apply(spec);
+      const full: number[] = [];
+      for (let i = 0; i < 20; i++) full.push(timeMs(() => datapath.apply(spec)));
+      // Let the devices settle (IPv6 link-local addresses) and the monitor drain what the applies printed.
+      for (let i = 0; i < 30; i++) {
+        dataplane.apply(spec);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      const skipped: number[] = [];
+      for (let i = 0; i < 20; i++) skipped.push(timeMs(() => dataplane.apply(spec)));
+      return [
+        { suite: 'netlink', name: 'kernel fallback tick, hub gateway, nothing to change: full read', value: Math.round(median(full) * 10) / 10, unit: 'ms', note: 'devices, FDB, neighbours, routes, rules, nftables' },
+        { suite: 'netlink', name: 'the same tick with the change monitor and no kernel event', value: Math.round(median(skipped) * 1000) / 1000, unit: 'ms', note: 'skipped: no process' },
+      ];
+    } finally {
+      dataplane.close();
+    }
+  });
+}
+
+export const run: BenchSuite = async () => [...(await routeFigures()), ...(await kernelTick())];
+
+const routeFigures = () =>
   withThrowawayNetns('strait-bench-netlink', (ns) => {
     ip(['link', 'add', 'veth0', 'type', 'veth', 'peer', 'name', 'veth1'], ns);
     for (const dev of ['veth0', 'veth1']) ip(['link', 'set', dev, 'up'], ns);

@@ -5,18 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectNode } from '../../src/datapath/inspect';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
-import { labDown, labUp, nodePinRoot, removePeering, savedTopology, startAgent } from '../../src/lab/lab';
+import { labUp, nodePinRoot, removePeering, savedTopology, startAgent } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
-import { echoPort, labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
-import { labNamespaces } from '../../src/lab/network';
+import { echoPort, nodeNetns, podNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
+import { labSuiteHooks } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
@@ -35,13 +35,6 @@ async function pingFor(pod: string, address: string, count: number): Promise<{ t
   assert.ok(m, `ping printed no statistics: ${out}`);
   return { transmitted: Number(m[1]), received: Number(m[2]) };
 }
-
-const hostState = () => ({
-  links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
-  qdiscs: run(['tc', 'qdisc', 'show']),
-  rules: run(['ip', 'rule']),
-  routes: run(['ip', 'route']),
-});
 
 async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
   const started = Date.now();
@@ -65,23 +58,7 @@ const gatewayOf = (cluster: string) => (JSON.parse(readFileSync(join(runDir, clu
 for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (real kernel, ${dataplane} dataplane)`, function () {
   requireRoot(this);
   this.timeout(240_000);
-  let hostBefore: ReturnType<typeof hostState>;
-
-  before(async function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
-    hostBefore = hostState();
-  });
-  afterEach(async function (this: Mocha.Context) {
-    if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
-    lines.length = 0;
-    await labDown(runDir, say);
-  });
-  after(() => {
-    assert.deepEqual(labNamespaces(), [], 'no lab namespace is left');
-    assert.equal(existsSync(labPinRoot), false, 'no pinned map or link is left');
-    assert.equal(existsSync(runDir), false);
-    assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
-  });
+  labSuiteHooks(runDir, lines, say);
 
   it('default topology: every peered pair both ways, the hub path, unpeered clusters blocked; then a peering removed leaves nothing', async () => {
     await labUp(defaultTopologyPath, { runDir, dataplane, say });

@@ -5,48 +5,22 @@
  * src/nodespec/peer-tunnel.ts): every check must pass. Same setup and cleanup as lab.e2e.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../../src/kernel/command';
-import { labDown, labUp } from '../../src/lab/lab';
+import { labUp } from '../../src/lab/lab';
 import { failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
-import { labPinRoot } from '../../src/lab/names';
-import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
+import { labSuiteHooks } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const mixedTopology = join(defaultTopologyPath, '..', 'mixed.yaml');
 
-const hostState = () => ({
-  links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
-  qdiscs: run(['tc', 'qdisc', 'show']),
-  rules: run(['ip', 'rule']),
-  routes: run(['ip', 'route']),
-});
-
 describe('lab end to end (real kernel, mixed dataplanes: eBPF gateways peered with a fallback hub)', function () {
   requireRoot(this);
   this.timeout(240_000);
-  let hostBefore: ReturnType<typeof hostState>;
-
-  before(async function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
-    hostBefore = hostState();
-  });
-  afterEach(async function (this: Mocha.Context) {
-    if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
-    lines.length = 0;
-    await labDown(runDir, say);
-  });
-  after(() => {
-    assert.deepEqual(labNamespaces(), [], 'no lab namespace is left');
-    assert.equal(existsSync(labPinRoot), false, 'no pinned map or link is left');
-    assert.equal(existsSync(runDir), false);
-    assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
-  });
+  labSuiteHooks(runDir, lines, say);
 
   it('A and C on eBPF, the hub B on the kernel fallback: every peered pair both ways, the hub path, unpeered clusters blocked', async () => {
     // `--dataplane ebpf` for the lab: B's pin to kernel must win.

@@ -1,0 +1,38 @@
+/**
+ * The hooks every end-to-end lab suite needs: leave a developer's lab alone, take each test's lab down
+ * (printing its output when the test failed), and check at the end that nothing of any lab is left and
+ * the host's own links, qdiscs, rules and routes are as they were.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { run } from '../../src/kernel/command';
+import { type Say, labDown } from '../../src/lab/lab';
+import { labPinRoot } from '../../src/lab/names';
+import { labNamespaces } from '../../src/lab/network';
+
+const hostState = () => ({
+  links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
+  qdiscs: run(['tc', 'qdisc', 'show']),
+  rules: run(['ip', 'rule']),
+  routes: run(['ip', 'route']),
+});
+
+/** Call in a describe whose tests bring labs up in `runDir`, reporting through `say` into `lines`. */
+export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
+  let hostBefore: ReturnType<typeof hostState>;
+  before(function (this: Mocha.Context) {
+    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
+    hostBefore = hostState();
+  });
+  afterEach(async function (this: Mocha.Context) {
+    if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
+    lines.length = 0;
+    await labDown(runDir, say);
+  });
+  after(() => {
+    assert.deepEqual(labNamespaces(), [], 'no lab namespace is left');
+    assert.equal(existsSync(labPinRoot), false, 'no pinned map or link is left');
+    assert.equal(existsSync(runDir), false);
+    assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
+  });
+}

@@ -38,9 +38,11 @@ describe('strait probe (real kernel)', function () {
   });
 
   it('explains what is missing with --reasons', () => {
-    const out = JSON.parse(execFileSync(process.execPath, [cli, 'probe', '--json', '--reasons'], { encoding: 'utf8' })) as { reasons: Record<string, string>; dataplane: string; esp: boolean };
+    const out = JSON.parse(execFileSync(process.execPath, [cli, 'probe', '--json', '--reasons'], { encoding: 'utf8' })) as { reasons: Record<string, string>; dataplane: string; esp: boolean; xfrm: boolean; xfrmInterface: boolean; encryption: boolean };
     assert.equal(out.dataplane, 'ebpf');
-    if (!out.esp) assert.match(out.reasons.esp!, /xfrm state add .* failed/);
+    // The kernel's own words (this kernel: "Requested AEAD algorithm not found"), not the command line.
+    if (!out.esp) assert.ok(out.reasons.esp && !/xfrm state add|0x1111/.test(out.reasons.esp), out.reasons.esp);
+    assert.equal(out.encryption, out.xfrm && out.esp && out.xfrmInterface);
     for (const [f, why] of Object.entries(out.reasons)) assert.equal(out[f as 'esp'], false, `${f} has a reason (${why}) but is reported present`);
   });
 });

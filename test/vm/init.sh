@@ -34,9 +34,10 @@ if [ "${1:-}" != stage2 ]; then
   mount -t proc proc proc && mount -t sysfs sys sys && mount -t devtmpfs dev dev &&
     mkdir -p dev/pts dev/shm && mount -t devpts devpts dev/pts && mount -t tmpfs shm dev/shm &&
     mount -t bpf bpf sys/fs/bpf &&
-    mount -t tmpfs -o mode=755 run run && mount -t tmpfs -o mode=1777 tmp tmp &&
-    mount -t tmpfs -o mode=1777 vartmp var/tmp || die "cannot mount the API filesystems"
-  # Fresh tmpfs on /run and /tmp: the host's copies (seen through 9p) hold its netns names, pid files...
+    mount -t tmpfs -o mode=755 run run || die "cannot mount the API filesystems"
+  # A fresh tmpfs on /run: the host's (seen through 9p) holds its netns names, pid files, lab state...
+  # /tmp stays the overlay's (writable, nothing reaches the host): a repo cloned under /tmp, as CI may
+  # do, must stay visible.
   mkdir -p run/strait-vm run/netns &&
     mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 strait-vm run/strait-vm ||
     die "cannot mount the harness share"

@@ -7,6 +7,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=$repo/build/vm
+# The VM mounts a fresh /run over the host's: a repo there would vanish inside.
+case $repo/ in /run/*) echo "strait-vm: the repo ($repo) must not be under /run, which the VM replaces" >&2; exit 1 ;; esac
 timeout_s=${STRAIT_VM_TIMEOUT:-600}
 say() { echo "strait-vm: $*" >&2; }
 fail() { say "error: $*"; exit 1; }

@@ -79,6 +79,7 @@ export async function runController(config: ControllerConfig, options: RunOption
   try {
     let ipam = await store.load();
     let previousGateway = lastGateway(files, config);
+    const startedAt = Date.now();
     let last: ReconcileResult | undefined;
     let lastError: string | undefined;
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
@@ -91,6 +92,7 @@ export async function runController(config: ControllerConfig, options: RunOption
           heartbeats: readHeartbeats(files, config.clusterId, config.nodes.map((n) => n.name)),
           previousGateway,
           now: Date.now(),
+          startedAt,
         });
         if (result.ipam !== ipam) await store.save(result.ipam);
         ipam = result.ipam;

@@ -20,6 +20,8 @@ export interface Candidate {
 export type ElectionReason =
   /** The previous gateway is still Ready. */
   | 'kept'
+  /** The previous gateway has not reported since this controller started, which is recent: it gets time. */
+  | 'awaiting-first-heartbeat'
   /** A Ready node was chosen (first election, or the previous one is not Ready). */
   | 'elected'
   /** No node is Ready: the previous gateway stays (or, on a first start, the preferred node). */
@@ -50,10 +52,15 @@ function preferred(candidates: readonly Candidate[]): Candidate | undefined {
   })[0];
 }
 
-/** `nodes` must not be empty (the configuration guarantees it). */
-export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined): Election {
+/**
+ * `nodes` must not be empty (the configuration guarantees it). `awaiting`: nodes that have not reported
+ * yet while the controller is starting; a previous gateway among them is kept rather than replaced by
+ * whichever node's agent happened to start first (a move, and new specs everywhere, for nothing).
+ */
+export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined, awaiting: readonly string[] = []): Election {
   const known = previous !== undefined && nodes.some((n) => n.name === previous);
   if (known && ready.includes(previous)) return { gateway: previous, reason: 'kept' };
+  if (known && awaiting.includes(previous)) return { gateway: previous, reason: 'awaiting-first-heartbeat' };
   const best = preferred(nodes.filter((n) => ready.includes(n.name)));
   if (best) return { gateway: best.name, reason: 'elected' };
   // Agents heartbeat only once they have a node spec, so a first start must name a gateway before any is Ready.

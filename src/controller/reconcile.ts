@@ -46,6 +46,11 @@ export interface ReconcileInput {
   previousGateway: string | undefined;
   /** Milliseconds since the epoch. */
   now: number;
+  /**
+   * When this controller started: for one heartbeat timeout after it, a gateway whose agent has not
+   * reported at all yet is kept (start-up grace). Absent: no grace.
+   */
+  startedAt?: number;
 }
 
 export interface ReconcileResult {
@@ -109,7 +114,9 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   }
 
   const ready = readyNodes(config.nodes, input.heartbeats, input.now, config.heartbeatTimeout);
-  const election = electGateway(config.nodes, ready, input.previousGateway);
+  const starting = input.startedAt !== undefined && input.now - input.startedAt < config.heartbeatTimeout * 1000;
+  const awaiting = starting ? config.nodes.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
+  const election = electGateway(config.nodes, ready, input.previousGateway, awaiting);
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
   const endpoint = { address: gatewayAddress(gatewayNode), port: defaultTunnelPort };
 

@@ -36,6 +36,12 @@ describe('controller gateway election', () => {
     assert.deepEqual(electGateway(nodes, ['n3'], undefined), { gateway: 'n3', reason: 'elected' });
   });
 
+  it('keeps a gateway that has not reported yet while the controller starts, instead of the first node to report', () => {
+    assert.deepEqual(electGateway(nodes, ['n1'], 'n2', ['n2', 'n3', 'n4']), { gateway: 'n2', reason: 'awaiting-first-heartbeat' });
+    assert.deepEqual(electGateway(nodes, ['n1'], 'n2', ['n3']), { gateway: 'n1', reason: 'elected' }, 'one that reported and is not Ready is replaced');
+    assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n2', ['n2']), { gateway: 'n2', reason: 'kept' });
+  });
+
   it('keeps the last gateway when no node is Ready; on a first start names the preferred node', () => {
     assert.deepEqual(electGateway(nodes, [], 'n3'), { gateway: 'n3', reason: 'no-ready-node' });
     assert.deepEqual(electGateway(nodes, [], undefined), { gateway: 'n2', reason: 'no-ready-node' });

@@ -52,6 +52,8 @@ interface Controller {
   config: ControllerConfig;
   ipam: IpamState | undefined;
   gateway: string | undefined;
+  /** When the controller started (start-up grace); undefined: none. */
+  startedAt?: number;
   last?: ReconcileResult;
 }
 
@@ -83,6 +85,7 @@ class Lab {
       heartbeats: readHeartbeats(this.disk, id, c.config.nodes.map((n) => n.name)),
       previousGateway: c.gateway,
       now: this.now,
+      ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}),
     });
     const { written, deleted } = syncFiles(this.disk, result.files, result.deletes);
     const changed = written.length > 0 || deleted.length > 0 || result.ipam !== c.ipam;
@@ -261,6 +264,20 @@ describe('controller reconcile (three clusters, in memory)', () => {
     lab.converge();
     assert.equal(lab.result('cluster-b').election.reason, 'no-ready-node');
     assert.equal(lab.result('cluster-b').status.gateway, 'b-w1');
+  });
+
+  it('at start-up, keeps the named gateway until it has had one heartbeat timeout to report', () => {
+    const lab = new Lab();
+    for (const c of lab.controllers.values()) c.startedAt = lab.now;
+    lab.step('cluster-b');
+    assert.equal(lab.result('cluster-b').status.gateway, 'b-gw', 'no node has reported: the preferred one is named');
+    lab.heartbeat('cluster-b', 'b-w1');
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'awaiting-first-heartbeat' }, 'b-w1 reported first, b-gw keeps the role');
+    lab.now += 2000; // past the 1.5 s timeout: b-gw never reported
+    lab.heartbeat('cluster-b', 'b-w1');
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
   });
 
   it('removing a peer cleans both sides: files, IPAM, node specs, reflections', () => {

@@ -19,7 +19,7 @@ import { type Dataplane, type ProbeReport, chooseDataplane, describeMissing, enc
 import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
 import { type NodeDataplane, openDataplane } from './dataplanes';
-import { type Heartbeat, writeHeartbeat } from './heartbeat';
+import { type Heartbeat, specDigest, writeHeartbeat } from './heartbeat';
 import { reconcileRoutes } from './routes';
 import { parseNodeSpec, readSpecText } from './spec-file';
 
@@ -56,8 +56,10 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 export class Agent {
   /** The last text read from the spec file (undefined: absent), so an unchanged file is not re-parsed. */
   private lastText: string | undefined | null = null;
-  private good?: { spec: NodeDataplaneSpec; key: string };
+  private good?: { spec: NodeDataplaneSpec; key: string; digest: string };
   private appliedKey?: string;
+  /** The digest of the spec text last applied in full (heartbeat `appliedSpec`). */
+  private appliedDigest?: string;
   private generation = 0;
   private ready = false;
   private lastError?: string;
@@ -75,7 +77,7 @@ export class Agent {
 
   tick(): void {
     this.readSpec();
-    if (this.good) this.apply(this.good.spec, this.good.key);
+    if (this.good) this.apply(this.good);
     // No spec yet: up and loaded, nothing failing; specGeneration 0 says nothing is applied.
     else this.ready = true;
     this.beat(this.ready);
@@ -105,7 +107,7 @@ export class Agent {
       if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
-      this.good = { spec, key: JSON.stringify(spec) };
+      this.good = { spec, key: JSON.stringify(spec), digest: specDigest(text) };
       this.rejection = undefined;
     } catch (err) {
       this.rejection = `spec file rejected: ${message(err)}`;
@@ -114,7 +116,7 @@ export class Agent {
     }
   }
 
-  private apply(spec: NodeDataplaneSpec, key: string): void {
+  private apply({ spec, key, digest }: { spec: NodeDataplaneSpec; key: string; digest: string }): void {
     try {
       const { changes, conflicts: routeConflicts } = this.dataplane.apply(spec);
       if (key !== this.appliedKey) {
@@ -130,6 +132,7 @@ export class Agent {
       if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
       this.lastError = undefined;
       this.ready = true;
+      this.appliedDigest = digest;
     } catch (err) {
       // Not ready until an apply succeeds again; each distinct error is logged once, not every tick.
       this.ready = false;
@@ -150,6 +153,7 @@ export class Agent {
     };
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) heartbeat.error = error;
+    if (this.appliedDigest !== undefined) heartbeat.appliedSpec = this.appliedDigest;
     try {
       writeHeartbeat(statusPath, heartbeat);
       this.lastBeatError = undefined;

@@ -3,6 +3,7 @@
  * controller, which elects the gateway among Ready nodes. It has one writer, and a reader must never
  * see half of it: temporary file, fsync, rename over the old one, fsync of the directory.
  */
+import { createHash } from 'node:crypto';
 import { writeFileAtomic } from '../store/atomic-file';
 import type { Dataplane } from '../probe/features';
 
@@ -20,7 +21,12 @@ export interface Heartbeat {
    * the last good one stays in force; or why applying failed. Absent when all is well.
    */
   error?: string;
+  /** `specDigest` of the spec file's text last applied in full: a reader can tell whether the file it sees is in force. */
+  appliedSpec?: string;
 }
+
+/** A short digest of a spec file's text (not a secret: it names a version). */
+export const specDigest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
 export function writeHeartbeat(path: string, heartbeat: Heartbeat): void {
   writeFileAtomic(path, `${JSON.stringify(heartbeat)}\n`);

@@ -4,10 +4,10 @@
  * docs/lab.md), and traffic across it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
-import type { Heartbeat } from '../agent/heartbeat';
+import { type Heartbeat, specDigest } from '../agent/heartbeat';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
@@ -127,14 +127,25 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A file of the run directory, or undefined while it is absent or being replaced. */
-export function readJson<T>(path: string): T | undefined {
+/** A file of the run directory, or undefined while it is absent. */
+function readText(path: string): string | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    return readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
 }
+
+function parseJson<T>(text: string | undefined): T | undefined {
+  try {
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON file of the run directory, or undefined while it is absent or being replaced. */
+export const readJson = <T>(path: string): T | undefined => parseJson<T>(readText(path));
 
 /** What is still missing before traffic can flow, or [] when the lab has converged. */
 export function convergenceGaps(topology: LabTopology, runDir: string): string[] {
@@ -142,14 +153,15 @@ export function convergenceGaps(topology: LabTopology, runDir: string): string[]
   for (const cluster of topology.clusters) {
     const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
     for (const node of cluster.nodes) {
-      const spec = readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, cluster.id, node.name));
+      const text = readText(nodeSpecPath(runDir, cluster.id, node.name));
+      const spec = parseJson<NodeDataplaneSpec>(text);
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
-      const status = readJson<Pick<Heartbeat, 'ready' | 'time' | 'error'>>(nodeStatusPath(runDir, cluster.id, node.name));
+      const status = readJson<Pick<Heartbeat, 'ready' | 'error' | 'appliedSpec'>>(nodeStatusPath(runDir, cluster.id, node.name));
       if (status?.error) gaps.push(`${node.name}: ${status.error}`);
       else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
-      // An agent applies the spec before it beats: a beat newer than the spec file means it is applied.
-      else if (spec && Date.parse(status.time) <= statSync(nodeSpecPath(runDir, cluster.id, node.name)).mtimeMs) gaps.push(`${node.name}: latest spec not applied yet`);
+      // The agent names the spec text it applied: the file as it is now must be that one.
+      else if (text !== undefined && status.appliedSpec !== specDigest(text)) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
     const reflections = readJson<unknown[]>(join(runDir, cluster.id, 'reflections.json')) ?? [];

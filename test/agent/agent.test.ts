@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Agent, type AgentOptions, selectDataplane } from '../../src/agent/agent';
 import { ebpfDataplane, summarizeChanges } from '../../src/agent/dataplanes';
+import { specDigest } from '../../src/agent/heartbeat';
 import { readMainRoutes } from '../../src/agent/routes';
 import type { NodeApplyResult } from '../../src/datapath/node-datapath';
 import { InputError, StateError } from '../../src/errors';
@@ -117,7 +118,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     agent.tick();
     assert.deepEqual(applied.at(-1), nodeSpec([peerB]));
     assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.60.0.0/24']);
-    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: 'n1', ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1 });
+    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: 'n1', ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specDigest(JSON.stringify(nodeSpec([peerB]))) });
 
     // Half-written, then invalid: neither is applied; the last good spec is re-applied every tick; one error line each.
     writeSpec(JSON.stringify(nodeSpec([peerB, peerC])).slice(0, 120));
@@ -134,6 +135,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(heartbeat().specGeneration, 1);
     assert.equal(heartbeat().ready, true);
     assert.match(heartbeat().error ?? '', /^spec file rejected: podCIDR/, 'the heartbeat says the newest spec is not in force');
+    assert.equal(heartbeat().appliedSpec, specDigest(JSON.stringify(nodeSpec([peerB]))), 'and names the one that is');
 
     // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
     writeSpec(JSON.stringify(nodeSpec([{ ...peerB, transport: 'ipsec' }])));

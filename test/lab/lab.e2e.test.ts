@@ -147,8 +147,10 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     // its loss): say so rather than blame the datapath.
     assert.deepEqual([gatewayOf('cluster-a'), gatewayOf('cluster-b')], gatewaysBefore, 'no gateway changed: every restart was faster than the heartbeat timeout');
     if (dataplane === 'ebpf') assert.equal(pinged.received, pinged.transmitted, 'no ping lost across four agent restarts');
-    // The kernel fallback has lost up to 3 of 600 across the four restarts in full-suite runs, with no
-    // failover; under investigation (issue 6). More than 1% means its state did not survive a restart.
+    // The kernel fallback lost up to 3 of 600 in full-suite runs while every agent read the whole kernel
+    // state every tick (about half a core for the lab); since it reconciles on kernel events, 600 of 600
+    // in every run seen. It keeps a 1% bound against a starved machine: more means its state did not
+    // survive a restart.
     else assert.ok(pinged.transmitted - pinged.received <= pinged.transmitted / 100, `at most 1% of pings lost across four agent restarts (lost ${pinged.transmitted - pinged.received})`);
     assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 

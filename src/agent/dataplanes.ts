@@ -80,9 +80,11 @@ export const kernelResyncMs = 10_000;
  * The kernel fallback. Reading its whole state takes several processes, so a reconcile is skipped while
  * the spec, the secrets' files and the kernel (by its change events) are as they were at the last good
  * apply, up to `resyncMs`; a hand-made change is an event, so it is still repaired at the next tick.
+ * The spec is compared by identity: the agent hands over the same object until its file changes, and
+ * serialising a spec of 100,000 NatMappings at every tick would cost more than the skip saves.
  */
 export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>, changes?: ChangeSource, resyncMs = kernelResyncMs, now = Date.now): NodeDataplane {
-  let lastGood: { key: string; at: number } | undefined;
+  let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
     validate(spec) {
@@ -90,17 +92,17 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
       natRuleset(spec, { peerInterface: tunnelDevice });
     },
     apply(spec) {
-      const key = `${JSON.stringify(spec)}\n${datapath.inputsVersion(spec)}`;
+      const inputs = datapath.inputsVersion(spec);
       // Taken before applying: events caused by this apply make the next tick look again, once.
       const kernelChanged = changes?.takeChanged() ?? true;
-      if (!kernelChanged && lastGood?.key === key && now() - lastGood.at < resyncMs) return { conflicts: [] };
+      if (!kernelChanged && lastGood?.spec === spec && lastGood.inputs === inputs && now() - lastGood.at < resyncMs) return { conflicts: [] };
       lastGood = undefined;
       const result: KernelApplyResult = datapath.apply(spec);
       // Something the kernel refused is not applied: the node is not ready until it is. So is an
       // encrypted peering that cannot be set up (its traffic is blocked, not sent in the clear).
       const problems = [...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []), ...result.blocked.map((b) => `blocked ${b}`)];
       if (problems.length > 0) throw new Error(problems.join('; '));
-      lastGood = { key, at: now() };
+      lastGood = { spec, inputs, at: now() };
       return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [] };
     },
     close: () => changes?.close(),

@@ -276,3 +276,16 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   if (result.added + result.updated + result.removed > 0) logger?.info({ ipsec: result, netns }, 'IPsec xfrm entries reconciled');
   return result;
 }
+
+/**
+ * Removes every Strait xfrm entry (encryption off, a worker, cleanup): how many went. A kernel without
+ * xfrm at all (ip cannot even list) holds none of them.
+ */
+export function removeIpsec(options: ApplyOptions = {}): number {
+  try {
+    return applyIpsec({ states: [], policies: [] }, options).removed;
+  } catch (err) {
+    if (err instanceof CommandError) return 0;
+    throw err;
+  }
+}

@@ -4,7 +4,6 @@
  * NAT, each reconciled (read, diff, apply) so a second apply changes nothing and anything removed by
  * hand comes back.
  */
-import { CommandError } from '../kernel/command';
 import { reconcileFdb } from '../kernel/fdb';
 import { reconcileNeighbours } from '../kernel/neighbours';
 import { type Route, reconcileRoutes } from '../kernel/routes';
@@ -12,7 +11,7 @@ import { reconcileRules } from '../kernel/rules';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { reconcileTunnelDevices } from '../kernel/tunnel-devices';
 import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
-import { type ApplyResult as IpsecApplyResult, IpsecError, applyIpsec } from './ipsec-apply';
+import { type ApplyResult as IpsecApplyResult, IpsecError, applyIpsec, removeIpsec } from './ipsec-apply';
 import type { Secret } from './ipsec-keys';
 import { planIpsec } from './ipsec-plan';
 import type { PeeringSecrets } from './ipsec-secrets';
@@ -90,19 +89,18 @@ export class KernelDatapath {
   /** Reconciles xfrm; a refusal is reported, not thrown, so the rest of the node is still programmed. */
   private applyXfrm(spec: NodeDataplaneSpec, secrets: ReadonlyMap<string, Secret>): { result: IpsecApplyResult; failed: string[] } {
     const plan = planIpsec(spec, secrets);
-    const wanted = plan.states.length + plan.policies.length > 0;
-    // Most nodes never encrypt: reading xfrm every tick would cost two processes for nothing.
-    if (!wanted && !this.xfrmMayHoldOurs) return { result: noIpsecChange, failed: [] };
+    const options = this.netns === undefined ? {} : { netns: this.netns };
+    if (plan.states.length + plan.policies.length === 0) {
+      // Most nodes never encrypt: reading xfrm at every reconcile would cost two processes for nothing.
+      if (!this.xfrmMayHoldOurs) return { result: noIpsecChange, failed: [] };
+      const removed = removeIpsec(options);
+      this.xfrmMayHoldOurs = false;
+      return { result: { ...noIpsecChange, removed }, failed: [] };
+    }
+    this.xfrmMayHoldOurs = true;
     try {
-      const result = applyIpsec(plan, this.netns === undefined ? {} : { netns: this.netns });
-      this.xfrmMayHoldOurs = wanted;
-      return { result, failed: [] };
+      return { result: applyIpsec(plan, options), failed: [] };
     } catch (err) {
-      // A kernel without xfrm at all holds nothing of ours, and a plan without entries wants nothing.
-      if (!wanted && err instanceof CommandError) {
-        this.xfrmMayHoldOurs = false;
-        return { result: noIpsecChange, failed: [] };
-      }
       if (err instanceof IpsecError) return { result: noIpsecChange, failed: [err.message] };
       throw err;
     }
@@ -151,13 +149,7 @@ export function cleanupKernelNode(netns?: string): { rules: number; routes: numb
   const rules = reconcileRules([], netns);
   const routes = reconcileRoutes([], { table: routingTable }, netns);
   const devices = reconcileTunnelDevices([], isFallbackDevice, netns);
-  let xfrm = 0;
-  try {
-    xfrm = applyIpsec({ states: [], policies: [] }, netns === undefined ? {} : { netns }).removed;
-  } catch (err) {
-    // A kernel without xfrm holds none of our entries.
-    if (!(err instanceof CommandError)) throw err;
-  }
+  const xfrm = removeIpsec(netns === undefined ? {} : { netns });
   const nat = removeNat(netns);
   return { rules: rules.deleted.length, routes: routes.deleted.length, devices: devices.deleted, xfrm, nat: nat.changed };
 }

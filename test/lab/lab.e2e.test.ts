@@ -4,7 +4,6 @@
  * Figures (lost packets, failover window) are printed for BENCHMARKS.md, never asserted as timings.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectNode } from '../../src/datapath/inspect';
@@ -12,11 +11,11 @@ import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labUp, nodePinRoot, removePeering, savedTopology, startAgent } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
-import { echoPort, nodeNetns, podNetns } from '../../src/lab/names';
+import { echoPort, nodeNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
-import { labSuiteHooks } from '../support/lab-suite';
+import { gatewayOf, inPod, labSuiteHooks, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
@@ -24,17 +23,6 @@ const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function inPod(pod: string, argv: string[]): Promise<string> {
-  return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)));
-}
-
-/** Continuous ping every 10 ms: how many were sent and answered. */
-async function pingFor(pod: string, address: string, count: number): Promise<{ transmitted: number; received: number }> {
-  const out = await inPod(pod, ['ping', '-q', '-i', '0.01', '-c', String(count), '-W', '1', address]);
-  const m = /(\d+) packets transmitted, (\d+) received/.exec(out);
-  assert.ok(m, `ping printed no statistics: ${out}`);
-  return { transmitted: Number(m[1]), received: Number(m[2]) };
-}
 
 async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
   const started = Date.now();
@@ -53,7 +41,6 @@ function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
 }
 
 const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
-const gatewayOf = (cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
 
 for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (real kernel, ${dataplane} dataplane)`, function () {
   requireRoot(this);
@@ -130,7 +117,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
 
     // 1. Restart every agent on the path (both gateways and both workers) while traffic flows.
-    const gatewaysBefore = [gatewayOf('cluster-a'), gatewayOf('cluster-b')];
+    const gatewaysBefore = [gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')];
     const ping = pingFor('a-w1-p', target, 600);
     const stream = inPod('a-w1-p', [process.execPath, join(__dirname, '..', '..', 'src', 'lab', 'echo-client.js'), 'stream', target, String(echoPort), '5000']);
     await sleep(500);
@@ -145,32 +132,32 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     process.stdout.write(`      agent restarts: ping ${pinged.received}/${pinged.transmitted} answered; TCP stream ${streamed.echoed}/${streamed.sent} bytes echoed\n`);
     // A restart slower than the heartbeat timeout is a node failure to the controller (a failover, with
     // its loss): say so rather than blame the datapath.
-    assert.deepEqual([gatewayOf('cluster-a'), gatewayOf('cluster-b')], gatewaysBefore, 'no gateway changed: every restart was faster than the heartbeat timeout');
+    assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway changed: every restart was faster than the heartbeat timeout');
     if (dataplane === 'ebpf') assert.equal(pinged.received, pinged.transmitted, 'no ping lost across four agent restarts');
     // The kernel fallback lost up to 3 of 600 in full-suite runs while every agent read the whole kernel
     // state every tick (about half a core for the lab); since it reconciles on kernel events, 600 of 600
-    // in every run seen. It keeps a 1% bound against a starved machine: more means its state did not
-    // survive a restart.
+    // in every run on an idle machine, but more was lost, once all, on a machine starved by an emulated VM
+    // (BENCHMARKS.md, unexplained). It keeps a 1% bound: more means its state did not survive a restart.
     else assert.ok(pinged.transmitted - pinged.received <= pinged.transmitted / 100, `at most 1% of pings lost across four agent restarts (lost ${pinged.transmitted - pinged.received})`);
     assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 
     // 2. The active gateway of A goes away: its agent stops and its node is marked not Ready.
     const nodesOfA = topology.clusters[0]!.nodes;
-    const first = nodesOfA.find((n) => n.name === gatewayOf('cluster-a'))!;
+    const first = nodesOfA.find((n) => n.name === gatewayOf(runDir, 'cluster-a'))!;
     const second = nodesOfA.find((n) => n !== first)!;
     const podOn = (node: typeof first) => addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', node.pods[0]!.ip); // as B sees it
     const during = pingFor('b-w1-p', podOn(second), 800);
     await sleep(1000);
     await stopProcess(runDir, `agent-${first.name}`);
     writeFileSync(join(runDir, 'cluster-a', 'status', `${first.name}.json`), JSON.stringify({ node: first.name, ready: false, time: new Date().toISOString(), dataplane, specGeneration: 0 }));
-    await waitFor('A to elect a new gateway', () => gatewayOf('cluster-a') === second.name);
+    await waitFor('A to elect a new gateway', () => gatewayOf(runDir, 'cluster-a') === second.name);
     const result = await during;
     const lossMs = (result.transmitted - result.received) * 10;
     process.stdout.write(`      gateway failover: ${result.transmitted - result.received} of ${result.transmitted} pings lost (loss window about ${lossMs} ms at 10 ms intervals)\n`);
     assert.ok(result.received > 0);
     const after = await pingFor('b-w1-p', podOn(second), 50);
     assert.equal(after.received, after.transmitted, 'traffic flows through the new gateway');
-    const bGateway = gatewayOf('cluster-b');
+    const bGateway = gatewayOf(runDir, 'cluster-b');
     const sendsToNewGateway = dataplane === 'ebpf'
       ? inspectNode(nodePinRoot(bGateway)).peers.some((p) => p.endpoint === second.publicAddress)
       : run(['ip', '-n', nodeNetns(bGateway), '-d', 'link']).includes(`remote ${second.publicAddress} `);
@@ -184,7 +171,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     await sleep(1000);
     await stopProcess(runDir, `agent-${second.name}`);
     for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(second.name), 'link', 'set', link, 'down']);
-    await waitFor(`A to elect ${first.name} again`, () => gatewayOf('cluster-a') === first.name);
+    await waitFor(`A to elect ${first.name} again`, () => gatewayOf(runDir, 'cluster-a') === first.name);
     const died = await dying;
     const deadMs = (died.transmitted - died.received) * 10;
     process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost (loss window about ${deadMs} ms; heartbeat timeout 3 s)\n`);

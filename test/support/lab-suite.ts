@@ -4,10 +4,12 @@
  * the host's own links, qdiscs, rules and routes are as they were.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
 import { type Say, labDown } from '../../src/lab/lab';
-import { labPinRoot } from '../../src/lab/names';
+import { labPinRoot, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 
 const hostState = () => ({
@@ -35,4 +37,20 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
     assert.equal(existsSync(runDir), false);
     assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
   });
+}
+
+/** The gateway a cluster's controller elected last (its controller.json in the run directory). */
+export const gatewayOf = (runDir: string, cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
+
+/** Runs `argv` in a lab pod's namespace: its stdout, whatever the exit code (a minute at most). */
+export function inPod(pod: string, argv: string[]): Promise<string> {
+  return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)));
+}
+
+/** `count` pings `intervalS` apart (1 s deadline each) from a lab pod: how many were sent and answered. */
+export async function pingFor(pod: string, address: string, count: number, intervalS = 0.01): Promise<{ transmitted: number; received: number }> {
+  const out = await inPod(pod, ['ping', '-q', '-i', String(intervalS), '-c', String(count), '-W', '1', address]);
+  const m = /(\d+) packets transmitted, (\d+) received/.exec(out);
+  assert.ok(m, `ping printed no statistics: ${out}`);
+  return { transmitted: Number(m[1]), received: Number(m[2]) };
 }

@@ -6,7 +6,6 @@
  * without them (the usual test machine) `lab up` must refuse at once, naming what is missing.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,12 +15,13 @@ import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
-import { nodeNetns, podNetns } from '../../src/lab/names';
+import { nodeNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { describeMissing, encryptionRequirements } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
 import { requireRoot } from '../support/kernel';
+import { gatewayOf, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-vm-${process.pid}`;
 const topologyPath = join(defaultTopologyPath, '..', 'encrypted.yaml');
@@ -30,13 +30,8 @@ const say = (line: string) => lines.push(line);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Pings answered out of `count` (0.2 s apart, 1 s deadline each). */
-function pings(pod: string, address: string, count: number): Promise<number> {
-  return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), 'ping', '-q', '-i', '0.2', '-c', String(count), '-W', '1', address], { timeout: 30_000 }, (_err, stdout) => {
-    resolve(Number(/(\d+) received/.exec(stdout)?.[1] ?? 0));
-  }));
-}
+const pings = async (pod: string, address: string, count: number) => (await pingFor(pod, address, count, 0.2)).received;
 
-const gatewayOf = (cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
 
 /** Packets the gateway's Strait SAs have carried (`ip -s xfrm state`: "N(bytes), M(packets)" under "lifetime current"). */
 function saPackets(node: string): number[] {
@@ -101,7 +96,7 @@ describe('encrypted lab (IPsec between gateways)', function () {
     assert.ok(!bc!.encrypted && bc!.clear > 0 && bc!.esp === 0, `B-C on the wire: ${bc!.esp} ESP, ${bc!.clear} others`);
     process.stdout.write(`      wire: A-B ${ab!.esp} ESP packets and ${ab!.clear} others; B-C ${bc!.clear} VXLAN and ${bc!.esp} ESP\n`);
     for (const cluster of ['cluster-a', 'cluster-b']) {
-      const counts = saPackets(gatewayOf(cluster));
+      const counts = saPackets(gatewayOf(runDir, cluster));
       assert.equal(counts.length, 2, `${cluster}'s gateway has one SA each way`);
       assert.ok(counts.every((n) => n > 0), `${cluster}'s SAs carried traffic both ways: ${counts.join(', ')}`);
     }

@@ -10,6 +10,8 @@ export class CommandError extends Error {
     readonly command: string[],
     readonly stderr: string,
     readonly status: number | null,
+    /** What the command printed before it failed (some tools, such as ping, report there). */
+    readonly stdout = '',
   ) {
     super(`${command.join(' ')} failed${status === null ? '' : ` (exit ${status})`}: ${stderr.trim() || 'no message'}`);
   }
@@ -19,8 +21,8 @@ export function run(command: string[], input?: string): string {
   try {
     return execFileSync(command[0]!, command.slice(1), { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
-    const e = err as { stderr?: string; status?: number | null; message: string };
-    throw new CommandError(command, e.stderr ?? e.message, e.status ?? null);
+    const e = err as { stderr?: string; stdout?: string; status?: number | null; message: string };
+    throw new CommandError(command, e.stderr ?? e.message, e.status ?? null, e.stdout ?? '');
   }
 }
 

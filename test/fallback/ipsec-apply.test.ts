@@ -9,9 +9,8 @@ import { type IpsecPlan, planIpsec } from '../../src/fallback/ipsec-plan';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { redactedPaths } from '../../src/log';
-import { probeKernel } from '../../src/probe/probe';
 import { ipsecHub } from './ipsec-hub';
-import { requireRoot, uniqueName } from '../support/kernel';
+import { requireKernel, requireRoot, uniqueName } from '../support/kernel';
 
 const local = '198.51.100.11';
 const peerA = '203.0.113.1';
@@ -84,12 +83,8 @@ function capturingLogger(lines: string[]) {
 describe('IPsec apply (real kernel)', function () {
   requireRoot(this);
   this.timeout(60_000);
-  let esp = false;
   let ns = '';
 
-  before(async () => {
-    esp = (await probeKernel()).features.esp;
-  });
   beforeEach(() => {
     ns = uniqueName('strait-test-ipsec');
     createNetns(ns);
@@ -97,20 +92,20 @@ describe('IPsec apply (real kernel)', function () {
   // Every xfrm entry of a test lives in its namespace.
   afterEach(() => void deleteNetns(ns));
 
-  /** The plan this kernel can hold: without ESP, the policies alone (states are tested below). */
-  const holdable = (plan: IpsecPlan): IpsecPlan => (esp ? plan : { states: [], policies: plan.policies });
+  /** The policies alone, which any kernel with xfrm holds; the states need ESP (the @esp tests below). */
+  const policiesOnly = (plan: IpsecPlan): IpsecPlan => ({ states: [], policies: plan.policies });
 
   it('installs the policies (exact selectors, dir, template, reqid), twice without change, leaving foreign ones alone', () => {
     ip(['xfrm', 'policy', 'add', ...foreignPolicy], ns);
-    const plan = holdable(encrypted());
-    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: plan.states.length + 12, updated: 0, removed: 0 });
+    const plan = policiesOnly(encrypted());
+    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 12, updated: 0, removed: 0 });
     assert.deepEqual(policyDump(ns), [...expectedPolicies(), foreignDump].sort());
     assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 0, updated: 0, removed: 0 });
     assert.deepEqual(policyDump(ns), [...expectedPolicies(), foreignDump].sort());
   });
 
   it('puts back a policy deleted or changed by hand', () => {
-    const plan = holdable(encrypted());
+    const plan = policiesOnly(encrypted());
     applyIpsec(plan, { netns: ns });
     ip(['xfrm', 'policy', 'delete', 'dir', 'fwd', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'if_id', '7'], ns);
     ip(['xfrm', 'policy', 'update', 'src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'if_id', '7', 'tmpl', 'src', local, 'dst', '192.0.2.99', 'proto', 'esp', 'reqid', reqidA, 'mode', 'tunnel'], ns);
@@ -119,7 +114,7 @@ describe('IPsec apply (real kernel)', function () {
   });
 
   it('undoes the policies it added and restores those it updated when a policy fails', () => {
-    const plan = holdable(encrypted());
+    const plan = policiesOnly(encrypted());
     applyIpsec(plan, { netns: ns });
     const extra = { ...plan.policies[0]!, src: '172.18.0.0/16' };
     // The same policy twice: the second add fails (File exists) after the first and the update went in.
@@ -128,12 +123,11 @@ describe('IPsec apply (real kernel)', function () {
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
   });
 
-  it('removes only its own entries when encryption is turned off', () => {
+  it('removes only its own policies when encryption is turned off', () => {
     ip(['xfrm', 'policy', 'add', ...foreignPolicy], ns);
-    applyIpsec(holdable(encrypted()), { netns: ns });
-    assert.deepEqual(applyIpsec(encrypted([]), { netns: ns }), { added: 0, updated: 0, removed: esp ? 14 : 12 });
+    applyIpsec(policiesOnly(encrypted()), { netns: ns });
+    assert.deepEqual(applyIpsec(encrypted([]), { netns: ns }), { added: 0, updated: 0, removed: 12 });
     assert.deepEqual(policyDump(ns), [foreignDump]);
-    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
   });
 
   it('refuses to take over a foreign policy with one of its selectors, changing nothing', () => {
@@ -144,12 +138,8 @@ describe('IPsec apply (real kernel)', function () {
     assert.deepEqual(policyDump(ns), before);
   });
 
-  it('installs the ESP states with an ESP kernel, and without one fails clearly, leaks no key and leaves nothing', () => {
-    const plan = encrypted();
-    const secrets = [
-      secretBytes.toString('hex'), secretBytes.toString('base64'),
-      ...plan.states.map((s) => s.key.reveal().toString('hex')),
-    ];
+  /** Applies the whole plan, logging as the agent would; the error if any, and everything a log or error showed. */
+  const applyCapturing = (plan: IpsecPlan): { error: unknown; seen: string } => {
     const lines: string[] = [];
     const logger = capturingLogger(lines);
     let error: unknown;
@@ -160,19 +150,32 @@ describe('IPsec apply (real kernel)', function () {
       logger.error({ err }, 'apply failed'); // as the agent would log it
     }
     const seen = [...lines, ...(error ? [String(error), (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(error)] : [])].join('\n');
+    const secrets = [secretBytes.toString('hex'), secretBytes.toString('base64'), ...plan.states.map((s) => s.key.reveal().toString('hex'))];
     for (const secret of secrets) assert.ok(!seen.toLowerCase().includes(secret.toLowerCase()), `key material in: ${seen}`);
+    return { error, seen };
+  };
 
-    if (esp) {
-      assert.equal(error, undefined);
-      const dump = ip(['xfrm', 'state'], ns).replace(/0x[0-9a-f]{40}/g, 'KEY');
-      for (const s of plan.states) {
-        assert.ok(dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`), dump);
-        assert.ok(parseStates(dump).every((state) => state.ifId === 7), dump);
-      }
-      assert.equal((dump.match(/aead rfc4106\(gcm\(aes\)\) KEY 128/g) ?? []).length, 2, dump);
-      assert.deepEqual(policyDump(ns), expectedPolicies().sort());
-      return;
+  it('installs the ESP states (SPI, reqid, if_id, AES-GCM), keeps them on an unchanged plan, removes them with the policies, and logs no key @esp', async function () {
+    await requireKernel(this, { has: ['esp'] });
+    const plan = encrypted();
+    assert.equal(applyCapturing(plan).error, undefined);
+    const dump = ip(['xfrm', 'state'], ns).replace(/0x[0-9a-f]{40}/g, 'KEY');
+    for (const s of plan.states) {
+      assert.ok(dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`), dump);
     }
+    assert.equal(parseStates(dump).filter((state) => state.ifId === 7).length, 2, dump);
+    assert.equal((dump.match(/aead rfc4106\(gcm\(aes\)\) KEY 128/g) ?? []).length, 2, dump);
+    assert.deepEqual(policyDump(ns), expectedPolicies().sort());
+    // An unchanged plan replaces nothing: an ESP state replaced at every reconcile resets its SA.
+    assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 0, updated: 0, removed: 0 });
+    assert.deepEqual(applyIpsec(encrypted([]), { netns: ns }), { added: 0, updated: 0, removed: 14 });
+    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
+    assert.deepEqual(policyDump(ns), []);
+  });
+
+  it('without ESP in the kernel, fails naming the peer and what is missing, logs no key and leaves nothing @no-esp', async function () {
+    await requireKernel(this, { lacks: ['esp'] });
+    const { error } = applyCapturing(encrypted());
     assert.ok(error instanceof IpsecError, String(error));
     assert.equal(error.peer, 'cluster-a');
     assert.match(error.message, /peer cluster-a.*ESP state 198\.51\.100\.11 -> 203\.0\.113\.1.*kernel lacks ESP.*strait probe --reasons/);

@@ -1,18 +1,51 @@
-/** Test helpers for real-kernel tests: root checks, test objects, and cleaned-up namespaces and pins. */
+/** Test helpers for real-kernel tests: root and kernel checks, test objects, and cleaned-up namespaces and pins. */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBpffs } from '../../src/bpf';
-import { ip, run } from '../../src/kernel/command';
+import { CommandError, ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import type { Feature, ProbeReport } from '../../src/probe/features';
+import { probeKernel } from '../../src/probe/probe';
+import { type PingCount, pingOutcome } from '../../src/lab/ping';
 
 export const isRoot = process.getuid?.() === 0;
 
-/** Skips the suite (with the reason printed by mocha) when not root. */
+/**
+ * A strict run (CI=true, as `.ci/run` and the VM suite set) fails a test that cannot run here instead of
+ * skipping it: a CI run that skipped the kernel tests would pass while testing nothing.
+ */
+export const strictRun = ['true', '1'].includes(process.env.CI ?? '');
+
+/** Skips the running test or suite hook, saying why; in a strict run, fails with the same reason. */
+export function cannotRunHere(ctx: Mocha.Context, reason: string): never {
+  if (strictRun) throw new Error(`cannot run here: ${reason} (CI=true: a skip is a failure)`);
+  process.stdout.write(`      skipped: ${reason}\n`);
+  ctx.skip();
+}
+
+/** Skips the suite (with the reason printed) when not root; fails it in a strict run. */
 export function requireRoot(suite: Mocha.Suite): void {
   suite.beforeAll(function () {
-    if (!isRoot) this.skip();
+    if (!isRoot) cannotRunHere(this, 'needs root (BPF, network namespaces)');
   });
+}
+
+let probed: Promise<ProbeReport> | undefined;
+/** This kernel's features, probed once per test process. */
+export const kernelFeatures = (): Promise<ProbeReport> => (probed ??= probeKernel());
+
+/**
+ * For tests that need a kernel with (`has`) or without (`lacks`) some features, such as ESP: their titles
+ * carry a tag (`@esp`, `@no-esp`) by which each run selects its own (the host run leaves out `@esp`,
+ * the VM run `@no-esp`). Run on the wrong kernel anyway, the test skips, or fails in a strict run.
+ */
+export async function requireKernel(ctx: Mocha.Context, condition: { has?: Feature[]; lacks?: Feature[] }): Promise<void> {
+  const report = await kernelFeatures();
+  const missing = (condition.has ?? []).filter((f) => !report.features[f]);
+  const present = (condition.lacks ?? []).filter((f) => report.features[f]);
+  if (missing.length > 0) cannotRunHere(ctx, `needs a kernel with ${missing.join(', ')} (npm run test:vm boots one)`);
+  if (present.length > 0) cannotRunHere(ctx, `needs a kernel without ${present.join(', ')}`);
 }
 
 /** A BPF object of the test suite (test/bpf/NAME.c, built by `npm run build:bpf`). */
@@ -51,14 +84,15 @@ export function vethPair(): { left: string; right: string; cleanup: () => void }
 }
 
 /**
- * Whether a ping from `ns` to `address` gets an answer. Up to 3 packets 200 ms apart (a neighbour entry
- * left FAILED by a test that dropped ARP needs a retry); bounded to about 1.5 s.
+ * `count` pings from `ns` to `address`, 0.2 s apart, each waiting up to 1 s for its reply: how many went
+ * out and came back. Throws when ping gives no answer about the path (a missing namespace, a bad address,
+ * a send error): a "dropped" check must see ping's own "no reply", nothing else.
  */
-export function pingOnce(ns: string, address: string): boolean {
+export function ping(ns: string, address: string, count = 3): PingCount {
   try {
-    run(['ip', 'netns', 'exec', ns, 'ping', '-c', '3', '-i', '0.2', '-w', '2', '-W', '1', '-q', address]);
-    return true;
-  } catch {
-    return false;
+    return pingOutcome(0, run(['ip', 'netns', 'exec', ns, 'ping', '-c', String(count), '-i', '0.2', '-W', '1', '-q', address]), '');
+  } catch (err) {
+    if (!(err instanceof CommandError)) throw err;
+    return pingOutcome(err.status ?? -1, err.stdout, err.stderr);
   }
 }

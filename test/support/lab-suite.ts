@@ -11,6 +11,7 @@ import { run } from '../../src/kernel/command';
 import { type Say, labDown } from '../../src/lab/lab';
 import { labPinRoot, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
+import { cannotRunHere } from './kernel';
 
 const hostState = () => ({
   links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
@@ -23,7 +24,7 @@ const hostState = () => ({
 export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
   let hostBefore: ReturnType<typeof hostState>;
   before(function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
+    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait lab down' first");
     hostBefore = hostState();
   });
   afterEach(async function (this: Mocha.Context) {

@@ -6,7 +6,7 @@
  * without them (the usual test machine) `lab up` must refuse at once, naming what is missing.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../../src/errors';
@@ -18,9 +18,8 @@ import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
-import { describeMissing, encryptionRequirements } from '../../src/probe/features';
-import { probeKernel } from '../../src/probe/probe';
-import { requireRoot } from '../support/kernel';
+import { encryptionRequirements } from '../../src/probe/features';
+import { cannotRunHere, requireKernel, requireRoot } from '../support/kernel';
 import { gatewayOf, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-vm-${process.pid}`;
@@ -51,24 +50,34 @@ function writeSecret(path: string, base64: string): void {
  */
 const slowMachine = { heartbeatTimeout: 30, convergeTimeoutMs: 300_000 };
 
-/** Polls `ok` every second up to `seconds`; true when it held. */
-async function eventually(seconds: number, ok: () => Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < seconds; i++) {
-    if (await ok()) return true;
-    await sleep(1000);
+/** The heartbeat a node's agent writes after each reconcile. */
+const heartbeatTime = (cluster: string, node: string) =>
+  Date.parse((JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { time: string }).time);
+
+/**
+ * Waits until a node's agent has run a whole reconcile that began after `since`: the second heartbeat
+ * written after it (the first may end a reconcile that began before). Bounded at 60 s for emulation.
+ */
+async function nextReconcile(cluster: string, node: string, since: number): Promise<void> {
+  let seen = 0;
+  let last = since;
+  for (const deadline = Date.now() + 60_000; seen < 2; await sleep(50)) {
+    assert.ok(Date.now() < deadline, `${node}'s agent ran no reconcile in 60 s`);
+    const time = heartbeatTime(cluster, node);
+    if (time > last) { seen++; last = time; }
   }
-  return false;
 }
+
+/** A digest of each Strait ESP state's key on a gateway (never the key itself: it must not reach a log). */
+const stateKeys = (node: string) => run(['ip', '-n', nodeNetns(node), 'xfrm', 'state']).match(/0x[0-9a-f]{40}/g)?.map((k) => createHash('sha256').update(k).digest('hex').slice(0, 12)).sort() ?? [];
 
 describe('encrypted lab (IPsec between gateways)', function () {
   requireRoot(this);
   this.timeout(600_000);
-  let lacks: string[] = [];
   let up = false;
 
-  before(async function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) this.skip(); // a developer's lab is up: leave it alone
-    lacks = describeMissing(encryptionRequirements, await probeKernel());
+  before(function (this: Mocha.Context) {
+    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait lab down' first");
   });
   afterEach(function (this: Mocha.Context) {
     if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
@@ -78,15 +87,15 @@ describe('encrypted lab (IPsec between gateways)', function () {
     if (up) await labDown(runDir, say);
   });
 
-  it('refuses the topology up front on a kernel without ESP, building nothing', async function (this: Mocha.Context) {
-    if (lacks.length === 0) this.skip(); // this kernel can: the tests below run the lab
+  it('refuses the topology up front on a kernel without ESP, building nothing @no-esp', async function (this: Mocha.Context) {
+    await requireKernel(this, { lacks: ['esp'] });
     await assert.rejects(labUp(topologyPath, { runDir, dataplane: 'auto', say }), (err: unknown) =>
       err instanceof StateError && /encrypted peerings and this kernel cannot run them: it lacks .*esp/.test(err.message));
     assert.deepEqual(labNamespaces(), [], 'nothing was built');
   });
 
-  it('carries every check with only ESP between the encrypted gateways, and no secret reaches a log', async function (this: Mocha.Context) {
-    if (lacks.length > 0) this.skip(); // needs ESP: npm run test:vm
+  it('carries every check with only ESP between the encrypted gateways, and no secret reaches a log @esp', async function (this: Mocha.Context) {
+    await requireKernel(this, { has: [...encryptionRequirements] });
     up = true;
     await labUp(topologyPath, { runDir, dataplane: 'auto', say, ...slowMachine });
     const outcome = await labTest(runDir, say, slowMachine.convergeTimeoutMs);
@@ -109,23 +118,33 @@ describe('encrypted lab (IPsec between gateways)', function () {
     for (const text of forbidden) assert.ok(!logs.includes(text.toLowerCase()), 'a secret or key reached a log');
   });
 
-  it('stops the encrypted peering, and only it, while one side holds a different secret; heals when it is put back', async function (this: Mocha.Context) {
-    if (!up) this.skip(); // needs the lab of the test above
+  it('takes a changed secret at the next reconcile: A-B stops, and only it, while the sides differ, and heals when it is put back @esp', async function (this: Mocha.Context) {
+    assert.ok(up, 'needs the lab the test above brought up');
     const topology = savedTopology(runDir);
     const views = clusterViews(topology, runDir);
     const toB = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
     const toC = addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', '172.20.1.10'); // c-w1-p as B sees it
     assert.equal(await pings('a-w1-p', toB, 3), 3, 'A reaches B before');
+    const bGateway = gatewayOf(runDir, 'cluster-b');
+    const keysBefore = stateKeys(bGateway);
+    assert.equal(keysBefore.length, 2, "B's gateway holds one ESP state each way");
 
+    // Docs: the secret is read at every reconcile, so the reconcile after the change uses it.
     const bHoldsA = join(secretsDir(runDir, 'cluster-b'), 'cluster-a');
     const right = readFileSync(bHoldsA, 'utf8');
+    const changed = Date.now();
     writeSecret(bHoldsA, randomBytes(32).toString('base64'));
-    // B's gateway reads its secret at the next reconcile and then decrypts with other keys.
-    assert.ok(await eventually(60, async () => (await pings('a-w1-p', toB, 2)) === 0), 'A-B stops with mismatched keys');
+    await nextReconcile('cluster-b', bGateway, changed);
+    const keysChanged = stateKeys(bGateway);
+    assert.equal(keysChanged.length, 2);
+    assert.ok(keysChanged.every((k) => !keysBefore.includes(k)), "B's ESP states carry keys from the new secret after one reconcile");
     assert.equal(await pings('a-w1-p', toB, 5), 0, 'no packet crosses A-B with mismatched keys');
     assert.equal(await pings('b-w1-p', toC, 3), 3, 'B-C is unaffected');
 
+    const restored = Date.now();
     writeSecret(bHoldsA, right);
-    assert.ok(await eventually(60, async () => (await pings('a-w1-p', toB, 2)) > 0), 'A-B heals once both sides hold the same secret again');
+    await nextReconcile('cluster-b', bGateway, restored);
+    assert.deepEqual(stateKeys(bGateway), keysBefore, 'the old keys are back after one reconcile');
+    assert.equal(await pings('a-w1-p', toB, 3), 3, 'A-B heals once both sides hold the same secret again');
   });
 });

@@ -53,10 +53,11 @@ fi
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 hostname strait-vm 2>/dev/null
 ip link set lo up
-# Loaded up front so a missing one shows here rather than as an odd test failure; the rest
-# (crypto, nft expressions...) autoload through modprobe.
+# Loaded up front: this VM exists to run what needs them (ESP above all), so a missing one ends the run
+# here with its name rather than letting the tests meet a kernel without it. The rest (crypto, nft
+# expressions...) autoload through modprobe.
 for m in esp4 xfrm_user xfrm_interface vxlan veth nf_tables nft_nat nft_chain_nat; do
-  modprobe "$m" || echo "strait-vm: warning: cannot load module $m" >&2
+  modprobe "$m" || die "cannot load module $m"
 done
 read -r up _ </proc/uptime
 echo "strait-vm: $(uname -r), command starts ${up}s after boot"

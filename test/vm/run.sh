@@ -14,9 +14,10 @@ say() { echo "strait-vm: $*" >&2; }
 fail() { say "error: $*"; exit 1; }
 
 if [ $# -eq 0 ]; then
-  # Unquoted globs are expanded by mocha itself; a pattern that matches nothing is skipped with a warning.
-  set -- node node_modules/.bin/mocha --no-config --reporter dist/test/support/reporter.js --timeout 60000 \
-    'dist/test/fallback/ipsec*.test.js' 'dist/test/vm/*.test.js'
+  # Globs are expanded by mocha itself. Strict (CI=true, --forbid-pending): a test that would skip, such
+  # as one needing ESP on a kernel without it, fails; the tests for a kernel without ESP are left out.
+  set -- env CI=true node node_modules/.bin/mocha --no-config --reporter dist/test/support/reporter.js --timeout 60000 \
+    --forbid-pending --grep @no-esp --invert 'dist/test/fallback/ipsec*.test.js' 'dist/test/vm/*.test.js'
 fi
 
 # --- host tools (installed only when missing; xz-utils and kmod are there on any Debian) ---

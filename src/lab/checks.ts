@@ -5,9 +5,14 @@
  */
 import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../ipam/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { EchoMode } from './echo-client';
 import type { LabTopology } from './topology';
 
-export type Proto = 'icmp' | 'tcp' | 'udp';
+/**
+ * What a check sends: a ping; a TCP or UDP echo; a fragmented UDP echo (`frag`); a datagram to a closed
+ * port whose ICMP error must come back translated (`unreach`). See echo-client.ts.
+ */
+export type Probe = 'icmp' | EchoMode;
 
 export interface TrafficCheck {
   /** Source pod. */
@@ -16,7 +21,7 @@ export interface TrafficCheck {
   to: string;
   /** The address dialled, in the source cluster's view. */
   address: string;
-  proto: Proto;
+  probe: Probe;
   expect: 'reach' | 'blocked';
   kind: 'peered' | 'hub' | 'not-peered';
 }
@@ -33,7 +38,13 @@ export interface ClusterView {
   reflections: Reflection[];
 }
 
-const protos: Proto[] = ['icmp', 'tcp', 'udp'];
+/** Every probe between peered pods. */
+const peeredProbes: Probe[] = ['icmp', 'tcp', 'udp', 'frag', 'unreach'];
+/**
+ * Through a hub, all but fragments: the eBPF hub drops later fragments of transit flows, which carry no
+ * ports to map (docs/datapath.md).
+ */
+const hubProbes: Probe[] = ['icmp', 'tcp', 'udp', 'unreach'];
 
 /** A pod's address as cluster `viewer` sees it: its own PodCIDR's host bits in viewer's remotePodCIDR. */
 export function addressSeenFrom(topology: LabTopology, views: Record<string, ClusterView>, viewer: string, owner: string, podIP: string): string {
@@ -56,7 +67,7 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
     for (const [src, dst] of [[a, b], [b, a]] as const) {
       for (const s of pods(src)) for (const t of pods(dst)) {
         const address = addressSeenFrom(topology, views, src, dst, t.ip);
-        for (const proto of protos) checks.push({ from: s.name, to: t.name, address, proto, expect: 'reach', kind: 'peered' });
+        for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
       }
     }
   }
@@ -64,7 +75,7 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
     const target = topology.clusters.flatMap((c) => c.nodes.flatMap((n) => n.pods)).find((p) => p.name === r.pod)!;
     const reflected = views[r.hub]!.reflections.find((x) => x.to === r.to && x.podIP === target.ip);
     if (!reflected) throw new Error(`${r.hub} has not reflected ${r.pod} to ${r.to}`);
-    for (const s of pods(r.to)) for (const proto of protos) checks.push({ from: s.name, to: r.pod, address: reflected.address, proto, expect: 'reach', kind: 'hub' });
+    for (const s of pods(r.to)) for (const probe of hubProbes) checks.push({ from: s.name, to: r.pod, address: reflected.address, probe, expect: 'reach', kind: 'hub' });
   }
   const ids = topology.clusters.map((c) => c.id);
   const peered = (x: string, y: string) => topology.peerings.some(([p, q]) => (p === x && q === y) || (p === y && q === x));
@@ -75,7 +86,7 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
     const known = knownNetworks(topology, views, x);
     const s = pods(x)[0];
     const t = pods(y).find((p) => !known.some((c) => containsIp(c, parseIp('podIP', p.ip))));
-    if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, proto: 'udp', expect: 'blocked', kind: 'not-peered' });
+    if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, probe: 'udp', expect: 'blocked', kind: 'not-peered' });
   }
   return checks;
 }

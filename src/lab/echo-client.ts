@@ -1,46 +1,71 @@
 /**
- * The lab's probe from a pod: sends a nonce over TCP or UDP and waits for it back. Prints one JSON line
- * {ok, proto, to, from, ms, error?} and exits 0 only when the echo came back (for UDP, from the address
- * dialled). Run as `node echo-client.js tcp|udp IP PORT [TIMEOUT_MS]` inside the pod's namespace;
- * `stream IP PORT DURATION_MS` keeps one TCP connection busy instead.
+ * The lab's probe from a pod. Prints one JSON line {ok, mode, to, from?, ms, error?} and exits 0 only when
+ * the probe saw what it looks for. Run inside the pod's namespace as
+ * `node echo-client.js MODE IP PORT [TIMEOUT_MS]`, MODE one of:
+ *   tcp      a nonce over one connection, echoed back;
+ *   udp      a nonce in one datagram, echoed back from the address dialled;
+ *   frag     a 3000-byte datagram (fragmented by any 1500-byte path both ways), echoed back whole;
+ *   unreach  a datagram to a closed port: the ICMP port unreachable must come back to the socket, which
+ *            the kernel only matches when the quoted header inside it names this socket's own addresses;
+ * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 
+export const echoModes = ['tcp', 'udp', 'frag', 'unreach'] as const;
+export type EchoMode = (typeof echoModes)[number];
+
+/** The datagram of `frag`: larger than two 1500-byte frames. */
+export const fragmentedSize = 3000;
+
 export interface EchoResult {
   ok: boolean;
-  proto: 'tcp' | 'udp';
+  mode: EchoMode;
   to: string;
   from?: string;
   ms: number;
   error?: string;
 }
 
-export function echo(proto: 'tcp' | 'udp', to: string, port: number, timeoutMs: number): Promise<EchoResult> {
-  const nonce = randomBytes(16);
+/** One datagram (no retry: a path that loses it fails the probe); settles on the first answer or the timeout. */
+function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
+  const payload = mode === 'frag' ? Buffer.concat([randomBytes(16), Buffer.alloc(fragmentedSize - 16, 0x5a)]) : randomBytes(16);
+  const sock = createSocket('udp4');
+  let settled = false;
+  const settle = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    sock.close();
+    done(r);
+  };
+  const timer = setTimeout(() => settle({ ok: false, error: mode === 'unreach' ? 'no ICMP error came back' : 'timeout' }), timeoutMs);
+  sock.on('message', (msg, rinfo) => {
+    if (mode === 'unreach') return settle({ ok: false, from: rinfo.address, error: 'answered: the port is open' });
+    if (!msg.equals(payload)) return;
+    const fromDialled = rinfo.address === to;
+    settle({ ok: fromDialled, from: rinfo.address, ...(fromDialled ? {} : { error: `reply came from ${rinfo.address}, not from the address dialled` }) });
+  });
+  sock.on('error', (err: NodeJS.ErrnoException) => {
+    if (mode === 'unreach' && err.code === 'ECONNREFUSED') settle({ ok: true, from: to });
+    else settle({ ok: false, error: err.message });
+  });
+  // Only a connected socket receives the ICMP errors about its datagrams; the echoes go unconnected, so
+  // that a reply from another address is seen (and named) rather than filtered out by the kernel.
+  if (mode === 'unreach') sock.connect(port, to, () => sock.send(payload));
+  else sock.send(payload, port, to);
+}
+
+export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number): Promise<EchoResult> {
   const started = Date.now();
-  const done = (r: Omit<EchoResult, 'proto' | 'to' | 'ms'>): EchoResult => ({ proto, to, ms: Date.now() - started, ...r });
   return new Promise((resolve) => {
-    if (proto === 'udp') {
-      const sock = createSocket('udp4');
-      const timer = setTimeout(() => { clearInterval(resend); sock.close(); resolve(done({ ok: false, error: 'timeout' })); }, timeoutMs);
-      sock.on('message', (msg, rinfo) => {
-        if (!msg.equals(nonce)) return;
-        clearTimeout(timer);
-        clearInterval(resend);
-        sock.close();
-        resolve(done({ ok: rinfo.address === to, from: rinfo.address, ...(rinfo.address === to ? {} : { error: `reply came from ${rinfo.address}, not from the address dialled` }) }));
-      });
-      sock.on('error', (err) => { clearTimeout(timer); clearInterval(resend); sock.close(); resolve(done({ ok: false, error: err.message })); });
-      // UDP has no retransmission of its own: send again every 500 ms until the echo or the timeout.
-      const resend = setInterval(() => sock.send(nonce, port, to), 500);
-      sock.send(nonce, port, to);
-      return;
-    }
+    const done = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => resolve({ mode, to, ms: Date.now() - started, ...r });
+    if (mode !== 'tcp') return udpProbe(mode, to, port, timeoutMs, done);
+    const nonce = randomBytes(16);
     const socket = connect({ host: to, port });
     let got = Buffer.alloc(0);
-    const timer = setTimeout(() => { socket.destroy(); resolve(done({ ok: false, error: 'timeout' })); }, timeoutMs);
+    const timer = setTimeout(() => { socket.destroy(); done({ ok: false, error: 'timeout' }); }, timeoutMs);
     socket.on('connect', () => socket.write(nonce));
     socket.on('data', (d) => {
       got = Buffer.concat([got, d]);
@@ -48,9 +73,9 @@ export function echo(proto: 'tcp' | 'udp', to: string, port: number, timeoutMs: 
       clearTimeout(timer);
       const from = socket.remoteAddress;
       socket.destroy();
-      resolve(done({ ok: got.equals(nonce), ...(from ? { from } : {}) }));
+      done({ ok: got.equals(nonce), ...(from ? { from } : {}) });
     });
-    socket.on('error', (err) => { clearTimeout(timer); resolve(done({ ok: false, error: err.message })); });
+    socket.on('error', (err) => { clearTimeout(timer); done({ ok: false, error: err.message }); });
   });
 }
 
@@ -94,8 +119,9 @@ export function stream(to: string, port: number, durationMs: number): Promise<St
 
 if (require.main === module) {
   const [mode, to, port, arg] = process.argv.slice(2);
-  if ((mode !== 'tcp' && mode !== 'udp' && mode !== 'stream') || !to || !Number(port)) {
-    process.stderr.write('usage: echo-client tcp|udp IP PORT [TIMEOUT_MS] | echo-client stream IP PORT DURATION_MS\n');
+  const isEcho = (m: string | undefined): m is EchoMode => (echoModes as readonly string[]).includes(m ?? '');
+  if ((!isEcho(mode) && mode !== 'stream') || !to || !Number(port)) {
+    process.stderr.write(`usage: echo-client ${echoModes.join('|')} IP PORT [TIMEOUT_MS] | echo-client stream IP PORT DURATION_MS\n`);
     process.exit(2);
   }
   const result = mode === 'stream' ? stream(to, Number(port), Number(arg ?? 3000)) : echo(mode, to, Number(port), Number(arg ?? 2000));

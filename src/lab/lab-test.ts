@@ -23,7 +23,7 @@ export function clusterViews(topology: LabTopology, runDir: string): Record<stri
 /** The failed checks of a `labTest`, one line each (for a test's assertion message). */
 export function failureSummary(outcome: { results: CheckResult[]; wire: WireResult[] }): string {
   return [
-    ...outcome.results.filter((r) => !r.ok).map((r) => `${r.proto} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`),
+    ...outcome.results.filter((r) => !r.ok).map((r) => `${r.probe} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`),
     ...outcome.wire.filter((w) => !w.ok).map(wireLine),
   ].join('\n');
 }
@@ -34,7 +34,7 @@ export async function labTest(runDir: string, say: Say, convergeTimeoutMs = 15_0
   const checks = planChecks(topology, clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
   const results = await runChecks(checks, (r, done) => {
-    say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.proto.padEnd(4)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
+    say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(7)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
   });
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
@@ -44,8 +44,7 @@ export async function labTest(runDir: string, say: Say, convergeTimeoutMs = 15_0
   say('');
   for (const w of wire) say(wireLine(w));
   say('');
-  const retried = results.filter((r) => r.ok && r.retried).length;
-  say(`${results.length + wire.length - failed} passed${retried ? ` (${retried} on a second try)` : ''}, ${failed} failed`);
+  say(`${results.length + wire.length - failed} passed, ${failed} failed`);
   return { results, wire, failed };
 }
 

@@ -11,3 +11,5 @@ export const podGateway = '169.254.1.1';
 export const defaultRunDir = '/run/strait/lab';
 export const labPinRoot = '/sys/fs/bpf/strait-lab';
 export const echoPort = 7007;
+/** A port nothing listens on in any pod: datagrams to it get an ICMP port unreachable. */
+export const closedPort = 7008;

@@ -43,12 +43,15 @@ export function processPid(runDir: string, name: string): number | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** SIGTERM, then SIGKILL after `graceMs`; removes the pid file. Returns whether it was running. */
+/**
+ * SIGTERM, then SIGKILL after `graceMs` (0: SIGKILL at once, as when its machine dies); removes the pid
+ * file. Returns whether it was running.
+ */
 export async function stopProcess(runDir: string, name: string, graceMs = 3000): Promise<boolean> {
   const pid = processPid(runDir, name);
   rmSync(join(pidsDir(runDir), `${name}.pid`), { force: true });
   if (pid === undefined || !isAlive(pid)) return false;
-  process.kill(pid, 'SIGTERM');
+  process.kill(pid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
   for (let waited = 0; waited < graceMs && isAlive(pid); waited += 50) await sleep(50);
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   return true;

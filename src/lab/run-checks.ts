@@ -1,56 +1,64 @@
-/** Runs traffic checks from inside the pods' namespaces, a few at a time, with progress as they finish. */
+/**
+ * Runs traffic checks from inside the pods' namespaces, a few at a time, with progress as they finish.
+ * Each check is tried once: a path whose first packets are lost fails, so a flake shows.
+ */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import type { TrafficCheck } from './checks';
-import { echoPort, podNetns } from './names';
+import type { Probe, TrafficCheck } from './checks';
+import { closedPort, echoPort, podNetns } from './names';
+import { pingOutcome } from './ping';
 
 export interface CheckResult extends TrafficCheck {
   ok: boolean;
   detail: string;
   ms: number;
-  /** Passed only when tried again (a path's very first packets can be lost while it settles). */
-  retried?: boolean;
 }
 
 const echoClient = join(__dirname, 'echo-client.js');
 
+/** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
+export const pingCount = 3;
+
 function exec(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(argv[0]!, argv.slice(1), { timeout: 10_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
   });
 }
 
-async function runOne(check: TrafficCheck): Promise<CheckResult> {
+/** Whether the check's traffic got through, and what was seen; throws when the probe itself failed. */
+async function probe(check: TrafficCheck): Promise<{ reached: boolean; detail: string }> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
-  const started = Date.now();
-  const argv = check.proto === 'icmp'
-    // A fresh path may lose its first packet to neighbour resolution: 3 pings, or 3 s for a UDP/TCP echo.
-    ? [...inPod, 'ping', '-c', '3', '-i', '0.3', '-w', '3', '-W', '1', '-q', check.address]
-    : [...inPod, process.execPath, echoClient, check.proto, check.address, String(echoPort), '3000'];
-  const r = await exec(argv);
-  const reached = r.code === 0;
-  let detail = reached ? 'reached' : 'no answer';
-  if (check.proto !== 'icmp') {
-    try {
-      const out = JSON.parse(r.stdout) as { error?: string; from?: string };
-      detail = out.error ?? `reply from ${out.from}`;
-    } catch {
-      detail = r.stderr.trim() || detail;
-    }
+  if (check.probe === 'icmp') {
+    const r = await exec([...inPod, 'ping', '-c', String(pingCount), '-i', '0.2', '-W', '1', '-q', check.address]);
+    const { transmitted, received } = pingOutcome(r.code, r.stdout, r.stderr);
+    return { reached: received === pingCount, detail: `${received}/${transmitted} answered` };
   }
-  return { ...check, ok: reached === (check.expect === 'reach'), detail, ms: Date.now() - started };
+  // One datagram or one connection, no retry of ours: the first packets of a path must get through.
+  const port = check.probe === 'unreach' ? closedPort : echoPort;
+  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), '3000']);
+  let out: { error?: string; from?: string };
+  try {
+    out = JSON.parse(r.stdout) as typeof out;
+  } catch {
+    throw new Error(`echo client failed (exit ${r.code}): ${r.stderr.trim() || 'no output'}`);
+  }
+  const reached = r.code === 0;
+  return { reached, detail: out.error ?? (check.probe === 'unreach' ? 'port unreachable came back' : `reply from ${out.from}`) };
 }
 
-/** A check that should reach and did not is tried once more after a pause; the result says so. */
-async function runWithRetry(check: TrafficCheck): Promise<CheckResult> {
-  const first = await runOne(check);
-  if (first.ok || check.expect !== 'reach') return first;
-  await new Promise((r) => setTimeout(r, 500));
-  const second = await runOne(check);
-  return second.ok ? { ...second, retried: true, detail: `${second.detail} (first try: ${first.detail})` } : second;
+async function runOne(check: TrafficCheck): Promise<CheckResult> {
+  const started = Date.now();
+  let outcome: { reached: boolean; detail: string };
+  try {
+    outcome = await probe(check);
+  } catch (err) {
+    // The probe could not say whether the path works: a failure whatever was expected.
+    return { ...check, ok: false, detail: (err as Error).message, ms: Date.now() - started };
+  }
+  return { ...check, ok: outcome.reached === (check.expect === 'reach'), detail: outcome.detail, ms: Date.now() - started };
 }
 
 export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, concurrency = 4): Promise<CheckResult[]> {
@@ -60,7 +68,7 @@ export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResul
   const worker = async () => {
     while (next < checks.length) {
       const i = next++;
-      results[i] = await runWithRetry(checks[i]!);
+      results[i] = await runOne(checks[i]!);
       onResult(results[i]!, ++done);
     }
   };
@@ -68,17 +76,19 @@ export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResul
   return results;
 }
 
-/** The result table: one row per (from, to, address), one column per protocol. */
+const columns: [Probe, string][] = [['icmp', 'PING'], ['tcp', 'TCP'], ['udp', 'UDP'], ['frag', 'FRAG'], ['unreach', 'UNREACH']];
+
+/** The result table: one row per (from, to, address), one column per probe. */
 export function resultTable(results: CheckResult[]): string {
-  const rows = new Map<string, { from: string; to: string; address: string; kind: string; cells: Record<string, string> }>();
+  const rows = new Map<string, { from: string; to: string; address: string; kind: string; cells: Partial<Record<Probe, string>> }>();
   for (const r of results) {
     const key = `${r.from}|${r.to}|${r.address}`;
     const row = rows.get(key) ?? { from: r.from, to: r.to, address: r.address, kind: r.kind, cells: {} };
-    row.cells[r.proto] = r.ok ? (r.expect === 'reach' ? 'ok' : 'blocked') : 'FAIL';
+    row.cells[r.probe] = r.ok ? (r.expect === 'reach' ? 'ok' : 'blocked') : 'FAIL';
     rows.set(key, row);
   }
-  const lines = [...rows.values()].map((r) => [r.kind, r.from, r.to, r.address, r.cells.icmp ?? '-', r.cells.tcp ?? '-', r.cells.udp ?? '-']);
-  const header = ['KIND', 'FROM', 'TO', 'ADDRESS DIALLED', 'PING', 'TCP', 'UDP'];
+  const lines = [...rows.values()].map((r) => [r.kind, r.from, r.to, r.address, ...columns.map(([probe]) => r.cells[probe] ?? '-')]);
+  const header = ['KIND', 'FROM', 'TO', 'ADDRESS DIALLED', ...columns.map(([, title]) => title)];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   return [header, ...lines].map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

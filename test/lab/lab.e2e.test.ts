@@ -40,6 +40,9 @@ function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
   return run(['ip', '-n', nodeNetns(node), 'rule']).split('\n').filter((l) => l.startsWith('18952:')).length / 2;
 }
 
+/** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
+const checksByKind = (results: { kind: string }[]) => results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
+
 const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
 
 for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (real kernel, ${dataplane} dataplane)`, function () {
@@ -52,8 +55,10 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const outcome = await labTest(runDir, say);
     const { results, failed } = outcome;
     assert.equal(failed, 0, failureSummary(outcome));
-    assert.ok(results.some((r) => r.kind === 'hub' && r.proto === 'udp' && r.detail.startsWith(`reply from ${r.address}`)), 'the hub reply comes from the address dialled');
-    assert.ok(results.filter((r) => r.retried).length <= 1, `at most one check needed a second try: ${results.filter((r) => r.retried).map((r) => `${r.proto} ${r.from} -> ${r.to}`).join(', ')}`);
+    // Two peerings of 2x2 pods both ways with 5 probes each; 2 pods of A through the hub with 4; one
+    // unpeered pair (C -> A is left out: every pod address of A is a pod of B in C's view).
+    assert.deepEqual(checksByKind(results), { peered: 80, hub: 8, 'not-peered': 1 });
+    assert.ok(results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
     const status = labStatus(runDir);
     for (const c of status.clusters) {
       assert.ok(c.nodes.some((n) => n.name === c.gateway), `${c.id} has a gateway among its nodes`);
@@ -100,7 +105,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const again = await labTest(runDir, say);
     assert.equal(again.failed, 0, failureSummary(again));
     assert.deepEqual(again.wire.map((w) => w.peering.join('-')), ['cluster-b-cluster-c']);
-    assert.equal(again.results.filter((r) => r.kind === 'peered').length, 24, 'only B-C is left');
+    // A -> C stays blocked; A and B share a PodCIDR, so an unpeered check between them has no address.
+    assert.deepEqual(checksByKind(again.results), { peered: 40, 'not-peered': 1 }, 'only B-C is left');
   });
 
   it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): all checks pass', async () => {
@@ -108,7 +114,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const outcome = await labTest(runDir, say);
     const { results, failed } = outcome;
     assert.equal(failed, 0, failureSummary(outcome));
-    assert.ok(results.length >= 56);
+    assert.deepEqual(checksByKind(results), { peered: 80, hub: 8, 'not-peered': 2 });
   });
 
   it('agent restarts under a continuous ping and a TCP stream lose nothing; a gateway failover moves traffic', async () => {
@@ -129,16 +135,12 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     }
     const pinged = await ping;
     const streamed = JSON.parse(await stream) as { ok: boolean; sent: number; echoed: number; error?: string };
-    process.stdout.write(`      agent restarts: ping ${pinged.received}/${pinged.transmitted} answered; TCP stream ${streamed.echoed}/${streamed.sent} bytes echoed\n`);
+    process.stdout.write(`      agent restarts: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms); TCP stream ${streamed.echoed}/${streamed.sent} bytes echoed\n`);
     // A restart slower than the heartbeat timeout is a node failure to the controller (a failover, with
     // its loss): say so rather than blame the datapath.
     assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway changed: every restart was faster than the heartbeat timeout');
-    if (dataplane === 'ebpf') assert.equal(pinged.received, pinged.transmitted, 'no ping lost across four agent restarts');
-    // The kernel fallback lost up to 3 of 600 in full-suite runs while every agent read the whole kernel
-    // state every tick (about half a core for the lab); since it reconciles on kernel events, 600 of 600
-    // in every run on an idle machine, but more was lost, once all, on a machine starved by an emulated VM
-    // (BENCHMARKS.md, unexplained). It keeps a 1% bound: more means its state did not survive a restart.
-    else assert.ok(pinged.transmitted - pinged.received <= pinged.transmitted / 100, `at most 1% of pings lost across four agent restarts (lost ${pinged.transmitted - pinged.received})`);
+    // Docs (BENCHMARKS.md, README): a restart loses no packet, on either dataplane.
+    assert.equal(pinged.received, pinged.transmitted, 'no ping lost across four agent restarts');
     assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 
     // 2. The active gateway of A goes away: its agent stops and its node is marked not Ready.
@@ -152,9 +154,10 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     writeFileSync(join(runDir, 'cluster-a', 'status', `${first.name}.json`), JSON.stringify({ node: first.name, ready: false, time: new Date().toISOString(), dataplane, specGeneration: 0 }));
     await waitFor('A to elect a new gateway', () => gatewayOf(runDir, 'cluster-a') === second.name);
     const result = await during;
-    const lossMs = (result.transmitted - result.received) * 10;
-    process.stdout.write(`      gateway failover: ${result.transmitted - result.received} of ${result.transmitted} pings lost (loss window about ${lossMs} ms at 10 ms intervals)\n`);
-    assert.ok(result.received > 0);
+    process.stdout.write(`      gateway failover: ${result.transmitted - result.received} of ${result.transmitted} pings lost, longest gap ${result.longestGapMs} ms\n`);
+    // The move takes A's controller round (0.2 s), then B's (0.2 s) for B's gateway to send to the new
+    // one, plus the agents' applies: docs and bound, 0.5 s without replies (measured 0.1 to 0.26 s).
+    assert.ok(result.longestGapMs <= 500, `the handover cost at most 500 ms without replies; it cost ${result.longestGapMs} ms`);
     const after = await pingFor('b-w1-p', podOn(second), 50);
     assert.equal(after.received, after.transmitted, 'traffic flows through the new gateway');
     const bGateway = gatewayOf(runDir, 'cluster-b');
@@ -163,18 +166,19 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
       : run(['ip', '-n', nodeNetns(bGateway), '-d', 'link']).includes(`remote ${second.publicAddress} `);
     assert.ok(sendsToNewGateway, "B's gateway now sends to the new gateway's public address");
 
-    // 3. The new gateway's node dies: its agent stops and its links go down; nobody reports it, its
-    //    heartbeat ages out. The first node (its agent back) takes over.
+    // 3. The new gateway's node dies: its agent is killed and its links go down at once; nobody reports
+    //    it, its heartbeat ages out. The first node (its agent back) takes over.
     startAgent(topology, runDir, first.name, dataplane);
     await waitFor(`${first.name}'s agent`, () => heartbeat('cluster-a', first.name).ready);
-    const dying = pingFor('b-w1-p', podOn(first), 500);
-    await sleep(1000);
-    await stopProcess(runDir, `agent-${second.name}`);
+    await stopProcess(runDir, `agent-${second.name}`, 0);
     for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(second.name), 'link', 'set', link, 'down']);
-    await waitFor(`A to elect ${first.name} again`, () => gatewayOf(runDir, 'cluster-a') === first.name);
-    const died = await dying;
-    const deadMs = (died.transmitted - died.received) * 10;
-    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost (loss window about ${deadMs} ms; heartbeat timeout 3 s)\n`);
+    const died = await pingFor('b-w1-p', podOn(first), 600);
+    assert.equal(gatewayOf(runDir, 'cluster-a'), first.name, `A elected ${first.name} again`);
+    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 3 s)\n`);
+    // The node's last heartbeat is at most 0.25 s old when it dies, and it is not Ready until 3 s after it
+    // (the lab's heartbeat timeout); then the controller's next round (0.2 s) and the agents' apply.
+    // Bounds: 2.5 s (earlier, and a slow agent restart would fail a gateway over) to 3.5 s.
+    assert.ok(died.longestGapMs >= 2500 && died.longestGapMs <= 3500, `the dead gateway cost 2.5 to 3.5 s without replies; it cost ${died.longestGapMs} ms`);
     const recovered = await pingFor('b-w1-p', podOn(first), 50);
     assert.equal(recovered.received, recovered.transmitted, 'traffic flows through the surviving gateway');
     assert.ok(knownProcesses(runDir).includes('controller-cluster-a'));

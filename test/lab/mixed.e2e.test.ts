@@ -28,7 +28,7 @@ describe('lab end to end (real kernel, mixed dataplanes: eBPF gateways peered wi
     const outcome = await labTest(runDir, say);
     const { results, failed } = outcome;
     assert.equal(failed, 0, failureSummary(outcome));
-    assert.ok(results.some((r) => r.kind === 'hub' && r.proto === 'udp' && r.detail.startsWith(`reply from ${r.address}`)), 'the hub reply comes from the address dialled');
+    assert.ok(results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
     assert.deepEqual(outcome.wire.map((w) => [w.peering.join('-'), w.ok]), [['cluster-a-cluster-b', true], ['cluster-b-cluster-c', true]]);
 
     const status = labStatus(runDir);

@@ -69,9 +69,10 @@ describe('lab checks', () => {
       // C keeps B's PodCIDR 10.0.0.0/16 as it is: A's pods' own addresses mean B's pods there.
       'cluster-c': view([peer('cluster-b', '10.0.0.0/16')]),
     });
-    // 2 peerings x 2 directions x 2 x 2 pods x 3 protocols, the hub from A's 2 pods x 3, A<->C blocked both ways.
-    assert.equal(checks.filter((c) => c.kind === 'peered').length, 48);
-    assert.equal(checks.filter((c) => c.kind === 'hub').length, 6);
+    // 2 peerings x 2 directions x 2 x 2 pods x 5 probes; the hub from A's 2 pods x 4 (no fragments).
+    assert.equal(checks.filter((c) => c.kind === 'peered').length, 80);
+    assert.deepEqual(checks.filter((c) => c.kind === 'hub' && c.from === 'a-w1-p').map((c) => c.probe), ['icmp', 'tcp', 'udp', 'unreach']);
+    assert.equal(checks.filter((c) => c.kind === 'hub').length, 8);
     assert.deepEqual(checks.filter((c) => c.kind === 'not-peered').map((c) => [c.from, c.address, c.expect]), [['a-gw-p', '172.20.0.10', 'blocked']], 'C -> A is skipped: every A pod address is a B pod in C');
     const find = (from: string, to: string) => checks.find((c) => c.from === from && c.to === to && c.kind !== 'not-peered')!.address;
     assert.equal(find('a-w1-p', 'b-w1-p'), '10.1.1.10', "B's pod in A's view of B's PodCIDR");

@@ -11,6 +11,7 @@ import { run } from '../../src/kernel/command';
 import { type Say, labDown } from '../../src/lab/lab';
 import { labPinRoot, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
+import { type PingCount, pingOutcome } from '../../src/lab/ping';
 import { cannotRunHere } from './kernel';
 
 const hostState = () => ({
@@ -48,10 +49,26 @@ export function inPod(pod: string, argv: string[]): Promise<string> {
   return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)));
 }
 
-/** `count` pings `intervalS` apart (1 s deadline each) from a lab pod: how many were sent and answered. */
-export async function pingFor(pod: string, address: string, count: number, intervalS = 0.01): Promise<{ transmitted: number; received: number }> {
-  const out = await inPod(pod, ['ping', '-q', '-i', String(intervalS), '-c', String(count), '-W', '1', address]);
-  const m = /(\d+) packets transmitted, (\d+) received/.exec(out);
-  assert.ok(m, `ping printed no statistics: ${out}`);
-  return { transmitted: Number(m[1]), received: Number(m[2]) };
+export interface PingRun extends PingCount {
+  /**
+   * The longest time without a reply, in ms: from the start to the first reply, between two replies,
+   * or from the last reply to the end. With replies every `intervalS`, a loss window shows as one long
+   * gap; counting lost pings would not measure it, since ping slows down while its pings go unanswered.
+   */
+  longestGapMs: number;
+}
+
+/** `count` pings `intervalS` apart (1 s deadline each) from a lab pod: how many were sent and answered, and the longest gap. */
+export async function pingFor(pod: string, address: string, count: number, intervalS = 0.01): Promise<PingRun> {
+  const started = Date.now();
+  const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile('ip', ['netns', 'exec', podNetns(pod), 'ping', '-D', '-i', String(intervalS), '-c', String(count), '-W', '1', address], { timeout: 120_000, maxBuffer: 16 << 20 }, (err, out, errOut) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: out, stderr: errOut })));
+  const ended = Date.now();
+  const counts = pingOutcome(code, stdout, stderr);
+  // Replies: "[1700000000.123456] 64 bytes from ...: icmp_seq=..."
+  const replies = [...stdout.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
+  const marks = [started, ...replies, ended];
+  const longestGapMs = Math.round(Math.max(...marks.slice(1).map((t, i) => t - marks[i]!)));
+  return { ...counts, longestGapMs };
 }

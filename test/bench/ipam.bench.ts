@@ -4,6 +4,7 @@
  * Per-operation times are averaged over the last 10% of operations before each size, so the growth
  * with the count shows directly.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,7 @@ function timedGrowth(
 }
 
 const repeats = 3;
+const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 const home = { podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR: '100.64.0.0/10' };
 
 export const run: BenchSuite = async () => {
@@ -80,13 +82,21 @@ export const run: BenchSuite = async () => {
 
   // Peers: each has PodCIDR 10.0.0.0/20 and ExternalCIDR 100.64.0.0/20, so both collide and are remapped.
   const heapBeforePeers = heapMiB();
-  const peers = medianGrowth(empty, [10, 100, 1000], (s, i) => addPeer(s, { clusterId: `peer-${i}`, podCIDR: '10.0.0.0/20', externalCIDR: '100.64.0.0/20' }).state);
+  const addCollidingPeer = (s: IpamState, i: number) => addPeer(s, { clusterId: `peer-${i}`, podCIDR: '10.0.0.0/20', externalCIDR: '100.64.0.0/20' }).state;
+  const peers = medianGrowth(empty, [10, 100, 1000], addCollidingPeer);
   for (const [count, us] of peers.usPerOp) {
     figure(`remap per peer @${count} peers`, us, 'µs', 'PodCIDR and ExternalCIDR both remapped');
     figure(`state size @${count} peers`, stateKiB(peers.reached.get(count)!), 'KiB');
   }
   peers.reached.clear();
   figure('heap @1,000 peers', heapMiB() - heapBeforePeers, 'MiB', `${peers.last.peers.size} peers held`);
+  const addAll = (): number => {
+    const t = nowMs();
+    let s = empty;
+    for (let i = 0; i < 1000; i++) s = addCollidingPeer(s, i);
+    return nowMs() - t;
+  };
+  figure('add 1,000 colliding peers, in total', median(Array.from({ length: repeats }, addAll)), 'ms', 'from an empty state; both networks of each remapped');
 
   // Endpoint mappings: 100,000 distinct non-local endpoints (20.x.y.z) reflected to one peer, each a new address.
   let state = addPeer(empty, { clusterId: 'peer-a', podCIDR: '10.1.0.0/16', externalCIDR: '10.202.0.0/16' }).state;
@@ -111,6 +121,15 @@ export const run: BenchSuite = async () => {
     t0 = nowMs();
     await store.save(state);
     figure('save @100,000 mappings', nowMs() - t0, 'ms', `encode, write, fsync, rename; ${statSync(join(dir, 'ipam.json')).size} bytes`);
+    // What an operator waits for: one `strait ipam` command on that state, a process that loads, checks,
+    // changes and saves the whole file (the CLI is O(n) per command).
+    const command = (i: number) => ['ipam', 'map-endpoint', `--state=${join(dir, 'ipam.json')}`, '--cluster', 'peer-a', '--ip', `21.0.0.${i + 1}`];
+    const cliMs = Array.from({ length: repeats }, (_, i) => {
+      const t = nowMs();
+      execFileSync(process.execPath, [cli, ...command(i)], { stdio: 'ignore' });
+      return nowMs() - t;
+    });
+    figure('strait ipam map-endpoint @100,000 mappings', median(cliMs), 'ms', 'the whole process: start, load + check, map, save');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

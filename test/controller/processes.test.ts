@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { cliPath } from '../ipam/cli-runner';
+import { waitFor } from '../support/wait';
 
 /** Three `strait controller` processes on one run dir, the test standing in for the agents' heartbeats. */
 const clusters = [
@@ -18,6 +19,27 @@ function exited(child: ChildProcess): Promise<number | null> {
     if (child.exitCode !== null) resolve(child.exitCode);
     else child.once('exit', (code) => resolve(code));
   });
+}
+
+/** How a process ended: its exit code, or the signal that killed it. */
+function ended(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** Every file under `dir` (relative path) with its content, inode and modification time. */
+function snapshot(dir: string, skip: (path: string) => boolean): Map<string, { text: string; ino: number; mtimeMs: number }> {
+  const files = new Map<string, { text: string; ino: number; mtimeMs: number }>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    if (skip(path)) continue;
+    const { ino, mtimeMs } = statSync(path);
+    files.set(path.slice(dir.length + 1), { text: readFileSync(path, 'utf8'), ino, mtimeMs });
+  }
+  return files;
 }
 
 describe('strait controller processes', () => {
@@ -118,6 +140,82 @@ describe('strait controller processes', () => {
     assert.equal(status.gateway, 'a-2', 'a-1 would win a new election (public address), but a-2 is still Ready');
     assert.deepEqual(status.readyNodes, ['a-1', 'a-2']);
     assert.deepEqual(status.peers, []);
+  });
+
+  /** Cluster A alone, one node; `extra` changes the configuration. */
+  const configA = (name: string, extra: Record<string, unknown> = {}) => {
+    const runDir = join(dir, 'run');
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify({
+      clusterId: 'cluster-a', runDir, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-b'],
+      nodes: [{ name: 'a-gw', underlayAddress: '192.168.1.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.1' }],
+      heartbeatTimeout: 30, interval: 0.1, ...extra,
+    }));
+    return { path, runDir, clusterDir: join(runDir, 'cluster-a') };
+  };
+
+  /** A running controller of cluster A and its log, once it wrote its node spec; a-gw is Ready. */
+  const startController = async (configPath: string, clusterDir: string) => {
+    mkdirSync(join(clusterDir, 'status'), { recursive: true });
+    writeFileSync(join(clusterDir, 'status', 'a-gw.json'), JSON.stringify({ node: 'a-gw', ready: true, time: new Date().toISOString() }));
+    const child = spawn(process.execPath, [cliPath, 'controller', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(child);
+    let log = '';
+    child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    await waitFor('the controller to write its node spec', () => existsSync(join(clusterDir, 'nodes', 'a-gw.json')), 10_000, () => log);
+    return { child, log: () => log };
+  };
+
+  it('refuses a second controller for the same cluster, naming the lock file and its holder, and changes nothing', async () => {
+    const { path, runDir, clusterDir } = configA('a.json');
+    const first = await startController(path, clusterDir);
+    const lockPath = join(clusterDir, 'ipam.json.lock');
+    // controller.json is the first controller's own heartbeat, rewritten every round.
+    const unchanged = () => snapshot(runDir, (p) => p.endsWith('/controller.json'));
+    const before = unchanged();
+    assert.deepEqual([...before.keys()].sort(), [
+      'cluster-a/ipam.json', 'cluster-a/ipam.json.lock', 'cluster-a/nodes/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/status/a-gw.json',
+      'exchange/cluster-a/cluster-b.spec.json',
+    ]);
+
+    // Another peer and another node: had it run, it would write a spec for cluster-z and one for a-w2.
+    const other = configA('a-again.json', {
+      peers: ['cluster-b', 'cluster-z'],
+      nodes: [
+        { name: 'a-gw', underlayAddress: '192.168.1.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.1' },
+        { name: 'a-w2', underlayAddress: '192.168.1.2', podCIDRs: ['10.0.1.0/24'] },
+      ],
+    });
+    const second = spawnSync(process.execPath, [cliPath, 'controller', '--config', other.path], { encoding: 'utf8', timeout: 10_000 });
+    const ran = second.stderr.split('\n').slice(0, 4).join('\n');
+    assert.equal(second.status, 1, second.error ? `the second controller was not refused: still running after 10 s (${second.error.message}), logging:\n${ran}` : ran);
+    assert.equal(second.stdout, '');
+    assert.deepEqual(JSON.parse(second.stderr), {
+      error: `${lockPath} is held by process ${first.child.pid}, another writer of this state; wait for it to finish. ` +
+        `If no strait process is running (the pid was reused), remove ${lockPath}`,
+    });
+
+    const after = unchanged();
+    assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort(), 'no file added or removed');
+    for (const [file, was] of before) assert.deepEqual(after.get(file), was, `${file} is untouched (content, inode, mtime)`);
+    assert.equal(readFileSync(lockPath, 'utf8'), `${first.child.pid}\n`, 'the lock still names the first controller');
+
+    // The first goes on: another round after the refusal, then a clean stop.
+    const refusedAt = Date.now();
+    await waitFor('a round of the first controller after the refusal', () => Date.parse(JSON.parse(readFileSync(join(clusterDir, 'controller.json'), 'utf8')).time) > refusedAt, 10_000, first.log);
+    assert.equal(first.child.exitCode, null, 'the first controller is still running');
+    first.child.kill('SIGTERM');
+    assert.deepEqual(await ended(first.child), { code: 0, signal: null }, first.log());
+    assert.equal(existsSync(lockPath), false);
+  });
+
+  it('stops on SIGINT like on SIGTERM: logs "controller stopped", releases the lock and exits 0', async () => {
+    const { path, clusterDir } = configA('a.json');
+    const { child, log } = await startController(path, clusterDir);
+    child.kill('SIGINT');
+    assert.deepEqual(await ended(child), { code: 0, signal: null }, log());
+    assert.equal(JSON.parse(log().trim().split('\n').at(-1)!).msg, 'controller stopped');
+    assert.equal(existsSync(join(clusterDir, 'ipam.json.lock')), false, 'the IPAM lock is released');
   });
 
   it('refuses a bad configuration with the field and value, exit 1', () => {

@@ -1,0 +1,20 @@
+/** Waiting on events a test cannot subscribe to (a file another process writes, a kernel object appearing). */
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls `check` every 50 ms until it returns true; a throw counts as "not yet" (a file half there, a map
+ * not pinned yet). Fails after `ms` naming `what`, with `detail()` (e.g. the process's log) if given.
+ */
+export async function waitFor(what: string, check: () => boolean, ms = 10_000, detail?: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      if (check()) return;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `\n${detail()}` : ''}`);
+    await sleep(50);
+  }
+}

@@ -10,6 +10,7 @@ import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { redactedPaths } from '../../src/log';
 import { ipsecHub } from './ipsec-hub';
+import { recordChildProcesses } from '../support/child-processes';
 import { requireKernel, requireRoot, uniqueName } from '../support/kernel';
 
 const local = '198.51.100.11';
@@ -154,6 +155,24 @@ describe('IPsec apply (real kernel)', function () {
     for (const secret of secrets) assert.ok(!seen.toLowerCase().includes(secret.toLowerCase()), `key material in: ${seen}`);
     return { error, seen };
   };
+
+  it('hands the ESP keys to ip on stdin, never in an argv or environment of any process it starts', () => {
+    const plan = encrypted();
+    // With ESP the states go in; without, the kernel refuses them: either way the keys were handed to ip.
+    const { started, error } = recordChildProcesses(() => applyIpsec(plan, { netns: ns }));
+    assert.ok(error === undefined || error instanceof IpsecError, String(error));
+    const keys = plan.states.map((s) => s.key.reveal());
+    assert.equal(keys.length, 2);
+    const forms = [secretBytes, ...keys].flatMap((k) => [k.toString('hex'), k.toString('base64'), k.toString('base64url')]);
+    for (const child of started) {
+      const visible = [...child.argv, ...Object.entries(child.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(' ').toLowerCase();
+      for (const form of forms) assert.ok(!visible.includes(form.toLowerCase()), `key material in the argv or environment of: ${child.argv.join(' ')}`);
+    }
+    // The one batch that adds the states: its argv names no key, its stdin carries both.
+    const adding = started.filter((c) => c.input?.includes('xfrm state add'));
+    assert.deepEqual(adding.map((c) => c.argv), [['ip', '-n', ns, '-batch', '-', '-force']]);
+    for (const key of keys) assert.ok(adding[0]!.input!.includes(` aead rfc4106(gcm(aes)) 0x${key.toString('hex')} 128`), 'the key on stdin');
+  });
 
   it('installs the ESP states (SPI, reqid, if_id, AES-GCM), keeps them on an unchanged plan, removes them with the policies, and logs no key @esp', async function () {
     await requireKernel(this, { has: ['esp'] });

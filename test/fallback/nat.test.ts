@@ -8,6 +8,9 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { hubSpec } from '../datapath/hub-spec';
 import { requireRoot, uniqueName } from '../support/kernel';
+import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../support/packet';
+import { waitFor } from '../support/wait';
+import { Capture, sendDatagram } from '../support/wire';
 
 const devices = { peerInterface: (peerId: number) => `stp${peerId.toString(16).padStart(8, '0')}` };
 
@@ -29,25 +32,37 @@ const spec = (): NodeDataplaneSpec => {
 
 const PORT = 7000;
 
-/** UDP echo on each address given: replies with the local address it was sent to and the sender's address. */
+/**
+ * UDP echo on each address given: replies with a line naming the local address it was sent to and the
+ * sender's address, followed by the datagram it received.
+ */
 const echoServer = `
 const dgram = require('node:dgram');
 const addrs = process.argv.slice(1);
 let bound = 0;
 for (const local of addrs) {
   const s = dgram.createSocket('udp4');
-  s.on('message', (_m, r) => s.send(JSON.stringify({ local, from: r.address }), r.port, r.address));
+  s.on('message', (m, r) => s.send(Buffer.concat([Buffer.from(JSON.stringify({ local, from: r.address }) + '\\n'), m]), r.port, r.address));
   s.bind(${PORT}, local, () => { if (++bound === addrs.length) console.log('ready'); });
 }`;
 
-/** Sends one datagram from `source` to `target` and prints the echo and the address it came from. */
+/**
+ * Sends one datagram ('hello', or `size` bytes) from `source` to `target`, checks that the echo carries
+ * it back unchanged, and prints the echo's line and the address the reply came from.
+ */
 const echoClient = `
 const dgram = require('node:dgram');
-const [source, target] = process.argv.slice(2);
+const [source, target, size] = process.argv.slice(2);
+const payload = size ? Buffer.alloc(Number(size), 'fragment me ') : Buffer.from('hello');
 const s = dgram.createSocket('udp4');
 setTimeout(() => { console.error('no reply from ' + target); process.exit(1); }, 3000);
-s.on('message', (m, r) => { console.log(JSON.stringify({ ...JSON.parse(String(m)), replyFrom: r.address })); process.exit(0); });
-s.bind(0, source, () => s.send('hello', ${PORT}, target));`;
+s.on('message', (m, r) => {
+  const end = m.indexOf(10);
+  if (!m.subarray(end + 1).equals(payload)) { console.error('the echo is not the datagram sent: ' + (m.length - end - 1) + ' bytes'); process.exit(1); }
+  console.log(JSON.stringify({ ...JSON.parse(String(m.subarray(0, end))), replyFrom: r.address }));
+  process.exit(0);
+});
+s.bind(0, source, () => s.send(payload, ${PORT}, target));`;
 
 interface Echo {
   /** Where the datagram arrived and who it arrived from. */
@@ -57,10 +72,42 @@ interface Echo {
   replyFrom: string;
 }
 
-function sendUdp(netns: string, source: string, target: string): Echo {
+function sendUdp(netns: string, source: string, target: string, size?: number): Echo {
   // The script on stdin keeps a failure's message (which quotes the command) short.
-  return JSON.parse(run(['ip', 'netns', 'exec', netns, 'node', '-', source, target], echoClient)) as Echo;
+  return JSON.parse(run(['ip', 'netns', 'exec', netns, 'node', '-', source, target, ...(size ? [String(size)] : [])], echoClient)) as Echo;
 }
+
+/**
+ * An ICMP error as it arrived: its addresses, type and code, the addresses of the datagram it quotes and
+ * that datagram (hex), and the checksums that do not check out.
+ */
+function icmpErrors(frames: Buffer[]): { from: string; to: string; type: number; code: number; quoting: string; quote: string; checksums: string[] }[] {
+  return frames.flatMap((frame) => {
+    const ip = parseIpv4(frame);
+    if (!ip || ip.proto !== Proto.ICMP) return [];
+    const icmp = 14 + ip.headerLength;
+    const type = frame.readUInt8(icmp);
+    if (type !== IcmpType.DestUnreachable && type !== IcmpType.TimeExceeded) return [];
+    const quoted = parseIpv4(frame, icmp + 8);
+    const quote = frame.subarray(icmp + 8, 14 + ip.totalLength).toString('hex');
+    return [{ from: ip.src, to: ip.dst, type, code: frame.readUInt8(icmp + 1), quoting: `${quoted?.src} -> ${quoted?.dst}`, quote, checksums: checksumProblems(frame) }];
+  });
+}
+
+/** The UDP fragments among `frames`, in arrival order. */
+const udpFragments = (frames: Buffer[]) =>
+  frames.flatMap((frame) => {
+    const ip = parseIpv4(frame);
+    if (!ip || ip.proto !== Proto.UDP || (!ip.moreFragments && ip.fragOffset === 0)) return [];
+    return [{ src: ip.src, dst: ip.dst, offset: ip.fragOffset, more: ip.moreFragments, length: ip.totalLength, checksums: checksumProblems(frame) }];
+  });
+
+/** The three fragments of a datagram of `ipPayload` bytes (UDP header included) over an MTU of 1500. */
+const threeFragments = (src: string, dst: string, ipPayload: number) => [
+  { src, dst, offset: 0, more: true, length: 1500, checksums: [] },
+  { src, dst, offset: 1480, more: true, length: 1500, checksums: [] },
+  { src, dst, offset: 2960, more: false, length: 20 + ipPayload - 2960, checksums: [] },
+];
 
 async function startEchoServer(netns: string, addresses: string[]): Promise<ChildProcess> {
   const child = spawn('ip', ['netns', 'exec', netns, 'node', '-e', echoServer, ...addresses], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -169,6 +216,138 @@ describe('fallback: nftables NAT (real kernel)', function () {
     it("hub transit: A dials a NatMapping of C's pod; C sees our transit address in C's view, A the address it dialled", () => {
       assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2'), { local: '10.2.0.5', from: '10.90.0.254', replyFrom: '172.17.0.2' });
     });
+  });
+
+  /*
+   * Errors and fragments, as test/datapath/icmp-fragments.test.ts checks them on the eBPF NAT. Here conntrack
+   * translates both: an ICMP error is related to the flow it quotes and gets its outer and quoted
+   * addresses translated back; fragments are reassembled before NAT and fragmented again after it.
+   * Every frame is captured on the interface it arrives on, in the namespace that receives it.
+   */
+  describe('ICMP errors and fragments through a gateway', () => {
+    let topology: Topology;
+    const captures: Capture[] = [];
+    beforeEach(async () => {
+      topology = new Topology();
+      try {
+        topology.build();
+        assert.deepEqual(applyNat(natRuleset(spec(), devices), topology.gateway), { changed: true });
+      } catch (err) {
+        topology.cleanup();
+        throw err;
+      }
+    });
+    afterEach(async () => {
+      for (const capture of captures.splice(0)) await capture.stop();
+      topology.cleanup();
+    });
+    const capture = async (netns: string) => {
+      const started = await Capture.start(netns, 'peer');
+      captures.push(started);
+      return started;
+    };
+    const question: L4 = { kind: 'udp', sport: 40001, dport: 7001, payload: Buffer.from('a question') };
+    const questionZero: L4 = { ...question, zeroChecksum: true } as L4;
+    const syn: L4 = { kind: 'tcp', sport: 40002, dport: 443, flags: 0x02 };
+    const echo: L4 = { kind: 'icmp-echo', type: 8, id: 7, payload: Buffer.from('ping') };
+    const portUnreachable = { type: IcmpType.DestUnreachable, code: 3 };
+    const timeExceeded = { type: IcmpType.TimeExceeded, code: 0 };
+    /*
+     * Each datagram is sent as built (a raw socket, so its checksums are real, not left to offload) to a
+     * port nobody listens on, or with a TTL that runs out in A, which forwards 10.1.0.99 back to us. The
+     * error must arrive quoting the datagram exactly as its sender sent it, but for the TTL it had where
+     * the error was raised: each forwarding hop takes one.
+     */
+    const cases: { what: string; from: () => string; sent: Ipv4Fields; l4: L4; at: () => string; error: { from: string; to: string; type: number; code: number }; quoted: Ipv4Fields }[] = [
+      {
+        what: "from A, about our pod's UDP datagram: to our pod, quoting its home addresses (inner UDP checksum fixed)",
+        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.7' }, l4: question,
+        at: () => topology.pod, error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable }, quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
+      },
+      {
+        what: 'from A, about a UDP datagram with a zero checksum (stays zero)',
+        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.7' }, l4: questionZero,
+        at: () => topology.pod, error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable }, quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
+      },
+      {
+        what: "from a router in A, about our pod's TCP segment (time exceeded)",
+        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 }, l4: syn,
+        at: () => topology.pod, error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded }, quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
+      },
+      {
+        what: "from a router in A, about our pod's ICMP echo (time exceeded)",
+        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 }, l4: echo,
+        at: () => topology.pod, error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded }, quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
+      },
+      {
+        what: "toward A, our pod's error about A's datagram: from, and quoting, the address A sent to",
+        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.16.0.5' }, l4: question,
+        at: () => topology.peerA, error: { from: '172.16.0.5', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.16.0.5', ttl: 63 },
+      },
+      {
+        what: 'toward A, through a NatMapping: from, and quoting, the NatMapping address A dialled',
+        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.17.0.1' }, l4: question,
+        at: () => topology.peerA, error: { from: '172.17.0.1', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.17.0.1', ttl: 63 },
+      },
+      {
+        what: "in hub transit: C's error to our transit address, about A's datagram, reaches A from, and quoting, the address A dialled",
+        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.17.0.2' }, l4: question,
+        at: () => topology.peerA, error: { from: '172.17.0.2', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.17.0.2', ttl: 63 },
+      },
+    ];
+    for (const c of cases) {
+      it(`an ICMP error ${c.what}`, async () => {
+        run(['ip', 'netns', 'exec', topology.peerA, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+        ip(['route', 'add', '10.1.0.99/32', 'via', '100.64.1.1'], topology.peerA);
+        const arriving = await capture(c.at());
+        sendDatagram(c.from(), datagram(c.sent, c.l4));
+        await waitFor('the ICMP error', () => icmpErrors(arriving.frames()).length > 0, 5_000);
+        assert.deepEqual(icmpErrors(await arriving.stop()), [{ ...c.error, quoting: `${c.quoted.src} -> ${c.quoted.dst}`, quote: datagram(c.quoted, c.l4).toString('hex'), checksums: [] }]);
+      });
+    }
+
+    // 3000 bytes: three fragments over the veths' MTU of 1500, each way (the echo sends the datagram back
+    // after a line; sendUdp checks it came back whole).
+    const fragmentCases = [
+      {
+        what: 'from our pod to A: fragments from our pod in A\'s view, and the reply\'s to our pod',
+        from: () => topology.pod, to: () => topology.peerA, source: '10.0.0.5', target: '10.1.0.7',
+        echo: { local: '10.1.0.7', from: '172.16.0.5', replyFrom: '10.1.0.7' },
+        there: threeFragments('172.16.0.5', '10.1.0.7', 8 + 3000), back: threeFragments('10.1.0.7', '10.0.0.5', 8 + 40 + 1 + 3000),
+      },
+      {
+        what: 'from A to a NatMapping address: fragments to its endpoint, and the reply\'s from the address A dialled',
+        from: () => topology.peerA, to: () => topology.pod, source: '10.1.0.7', target: '172.17.0.1',
+        echo: { local: '10.0.0.6', from: '10.1.0.7', replyFrom: '172.17.0.1' },
+        there: threeFragments('10.1.0.7', '10.0.0.6', 8 + 3000), back: threeFragments('172.17.0.1', '10.1.0.7', 8 + 38 + 1 + 3000),
+      },
+      {
+        what: 'in hub transit from A to C: fragments from our transit address in C\'s view, and the reply\'s from the address A dialled',
+        from: () => topology.peerA, to: () => topology.peerC, source: '10.1.0.7', target: '172.17.0.2',
+        echo: { local: '10.2.0.5', from: '10.90.0.254', replyFrom: '172.17.0.2' },
+        there: threeFragments('10.90.0.254', '10.2.0.5', 8 + 3000), back: threeFragments('172.17.0.2', '10.1.0.7', 8 + 41 + 1 + 3000),
+      },
+    ];
+    for (const c of fragmentCases) {
+      it(`a 3000-byte datagram ${c.what}; both reassemble`, async () => {
+        await topology.serve(topology.pod, ['10.0.0.5', '10.0.0.6']);
+        await topology.serve(topology.peerA, ['10.1.0.7']);
+        await topology.serve(topology.peerC, ['10.2.0.5']);
+        const atTarget = await capture(c.to());
+        const atSource = await capture(c.from());
+        // Without a reply, what did arrive says more than the timeout.
+        const echo = (() => {
+          try {
+            return sendUdp(c.from(), c.source, c.target, 3000);
+          } catch (err) {
+            return String(err);
+          }
+        })();
+        assert.deepEqual(udpFragments(await atTarget.stop()), c.there, 'the fragments arriving at the target');
+        assert.deepEqual(echo, c.echo);
+        assert.deepEqual(udpFragments(await atSource.stop()), c.back, "the reply's fragments arriving back");
+      });
+    }
   });
 
   /*

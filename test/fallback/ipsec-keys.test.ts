@@ -2,13 +2,25 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { InputError } from '../../src/errors';
-import { type Expand, Secret, aeadKeyBytes, deriveDirections, derivePeeringKeys, minSpi, peeringSecret } from '../../src/fallback/ipsec-keys';
+import { type Expand, Secret, deriveDirections, derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys';
 
 const secretBytes = Buffer.from('9f'.repeat(8) + '0123456789abcdef'.repeat(3), 'hex');
 const secret = () => peeringSecret('peerings[0].secret', secretBytes);
 const hex = (s: Secret) => s.reveal().toString('hex');
 
 describe('IPsec key derivation', () => {
+  it('is a contract between clusters: these SPIs and keys must never change (a peer of another version could not decrypt)', () => {
+    // HKDF-SHA256(ikm = secret, salt = 'strait-ipsec-v1 ["cluster-a","cluster-b"]', info = 'from->to', 24 bytes):
+    // 4 SPI bytes, then the 16-byte AES key and 4-byte GCM salt. Computed independently with
+    // `openssl kdf -keylen 24 -kdfopt digest:SHA256 -kdfopt hexkey:3c3c.. -kdfopt salt:.. -kdfopt info:.. HKDF`;
+    // a changed salt, info or length would silently break peering with every earlier release.
+    const k = derivePeeringKeys(peeringSecret('secret', Buffer.alloc(32, 0x3c)), 'cluster-a', 'cluster-b');
+    assert.deepEqual([k.forward.from, k.forward.to, k.forward.spi, hex(k.forward.key)],
+      ['cluster-a', 'cluster-b', 0x445094d3, '2cf54876bcb43f2080d6a04602d816f9605a5b1e']);
+    assert.deepEqual([k.reverse.from, k.reverse.to, k.reverse.spi, hex(k.reverse.key)],
+      ['cluster-b', 'cluster-a', 0x0bd2afd4, 'f46235e1668ebeba78d32060a0ca4bf8b6da9686']);
+  });
+
   it('gives both clusters the same two directions', () => {
     const onA = derivePeeringKeys(secret(), 'cluster-a', 'cluster-b');
     const onB = derivePeeringKeys(peeringSecret('secret', secretBytes.toString('base64')), 'cluster-b', 'cluster-a');
@@ -26,8 +38,8 @@ describe('IPsec key derivation', () => {
     assert.notEqual(k.forward.spi, k.reverse.spi);
     assert.notEqual(hex(k.forward.key), hex(k.reverse.key));
     for (const d of [k.forward, k.reverse]) {
-      assert.equal(d.key.length, aeadKeyBytes);
-      assert.ok(d.spi >= minSpi && d.spi <= 0xffffffff, String(d.spi));
+      assert.equal(d.key.length, 20); // rfc4106(gcm(aes)): a 16-byte AES-128 key, then the 4-byte salt
+      assert.ok(d.spi >= 256 && d.spi <= 0xffffffff, String(d.spi)); // 1..255 are reserved (RFC 4303)
     }
   });
 

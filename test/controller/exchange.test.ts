@@ -13,6 +13,15 @@ describe('controller run directory and exchange', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('lays the run directory out as docs/lab.md documents it (the agents and the lab find the files there)', () => {
+    assert.deepEqual(
+      [runDirPaths.spec('cluster-a', 'cluster-b'), runDirPaths.status('cluster-a', 'cluster-b'), runDirPaths.ipam('cluster-a'), runDirPaths.nodeSpec('cluster-a', 'a-gw'),
+        runDirPaths.heartbeat('cluster-a', 'a-gw'), runDirPaths.reflections('cluster-a'), runDirPaths.controllerStatus('cluster-a')],
+      ['exchange/cluster-a/cluster-b.spec.json', 'exchange/cluster-a/cluster-b.status.json', 'cluster-a/ipam.json', 'cluster-a/nodes/a-gw.json',
+        'cluster-a/status/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/controller.json'],
+    );
+  });
+
   it('writes atomically: directories made, content replaced, no temporary file left', () => {
     const path = join(dir, 'exchange', 'cluster-a', 'cluster-b.spec.json');
     writeFileAtomic(path, 'one');

@@ -7,7 +7,7 @@ import { addPeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
 import type { TunnelEndpoint } from '../../src/netmgr/tunnel-endpoint';
 import { assignPeerIds } from '../../src/nodespec/peer-id';
-import { defaultOverlay, planNodeSpec, transitAddress } from '../../src/nodespec/plan';
+import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
 
 /**
  * Hub B (PodCIDR 10.0.0.0/16, ExternalCIDR 10.50.0.0/24) peered with A (the same PodCIDR: remapped to
@@ -46,7 +46,6 @@ describe('node dataplane planner', () => {
   it('plans the hub gateway: the four prefixes per peer, the NatMapping, the nodes', () => {
     const { ipam, tunnels } = hubB();
     const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw' });
-    const ids = assignPeerIds(['cluster-a', 'cluster-c']);
     assert.deepEqual(spec, {
       clusterId: 'cluster-b',
       podCIDR: '10.0.0.0/16',
@@ -54,10 +53,10 @@ describe('node dataplane planner', () => {
       transitAddress: '10.50.0.254',
       node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11' },
       activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
-      overlay: defaultOverlay,
+      overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (README: `strait inspect`)
       peers: [
-        { clusterId: 'cluster-a', peerId: ids.get('cluster-a'), remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4790 }, transport: 'vxlan' },
-        { clusterId: 'cluster-c', peerId: ids.get('cluster-c'), remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
+        { clusterId: 'cluster-a', peerId: 0xb20a3a53, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4790 }, transport: 'vxlan' },
+        { clusterId: 'cluster-c', peerId: 0xb40a3d79, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
       ],
       natMappings: [{ externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' }],
       nodes: [
@@ -102,6 +101,12 @@ describe('node dataplane planner', () => {
     assert.equal(transitAddress(parseCidr('c', '10.0.0.4/30')), '10.0.0.6');
     assert.equal(transitAddress(parseCidr('c', '10.0.0.4/31')), '10.0.0.5');
     assert.equal(transitAddress(parseCidr('c', 'fd00::/64')), 'fd00::ffff:ffff:ffff:ffff');
+  });
+
+  it('gives every peer the FNV-1a hash of its id, and the later in name order of two that collide the next id', () => {
+    // FNV-1a 32 of the cluster id, computed outside the code; 'costarring' and 'liquid' collide.
+    assert.deepEqual([...assignPeerIds(['cluster-c', 'cluster-a'])], [['cluster-a', 0xb20a3a53], ['cluster-c', 0xb40a3d79]]);
+    assert.deepEqual([...assignPeerIds(['liquid', 'costarring'])], [['costarring', 0x5e4daa9d], ['liquid', 0x5e4daa9e]]);
   });
 
   it('gives every peer a stable non-zero id, whatever other peers exist', () => {

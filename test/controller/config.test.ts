@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultRunDir, loadControllerConfig, parseControllerConfig } from '../../src/controller/config';
+import { loadControllerConfig, parseControllerConfig } from '../../src/controller/config';
 import { InputError } from '../../src/errors';
 
 const valid = {
@@ -54,7 +54,7 @@ describe('controller configuration', () => {
     );
     const config = loadControllerConfig(path);
     assert.equal(config.clusterId, 'cluster-b');
-    assert.equal(config.runDir, defaultRunDir);
+    assert.equal(config.runDir, '/run/strait/lab', 'the documented default');
     assert.deepEqual(config.home, { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', serviceCIDR: '10.96.0.0/16' });
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
     assert.deepEqual(config.encryptedPeers, []);

@@ -7,7 +7,6 @@ import { applyDesiredMaps } from '../../src/datapath/apply-maps';
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import { type InspectReport, inspectNode } from '../../src/datapath/inspect';
 import * as layout from '../../src/datapath/layout';
-import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { runCli } from '../ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../support/kernel';
@@ -84,9 +83,10 @@ describe('strait inspect (real kernel)', function () {
           localNATPodCIDR: '172.16.0.0/16',
           localNATExternalCIDR: '172.17.0.0/24',
           endpoint: '203.0.113.1',
-          vni: peeringVni('cluster-b', 'cluster-a', 18952),
-          srcMac: tunnelMac('cluster-b', 'cluster-a'),
-          dstMac: tunnelMac('cluster-a', 'cluster-b'),
+          // The peering wire format, as pinned in test/nodespec/peer-tunnel.test.ts.
+          vni: 1829182,
+          srcMac: '02:93:55:a1:01:47',
+          dstMac: '02:c3:8b:16:94:d6',
           counters: { txPackets: 0, txBytes: 0, rxPackets: 4, rxBytes: 3 * toPod.length + transit.length },
         },
         {
@@ -96,9 +96,9 @@ describe('strait inspect (real kernel)', function () {
           localNATPodCIDR: '192.168.0.0/16',
           localNATExternalCIDR: '10.90.0.0/24',
           endpoint: '203.0.113.3',
-          vni: peeringVni('cluster-b', 'cluster-c', 18952),
-          srcMac: tunnelMac('cluster-b', 'cluster-c'),
-          dstMac: tunnelMac('cluster-c', 'cluster-b'),
+          vni: 8387962,
+          srcMac: '02:d1:97:a8:06:b1',
+          dstMac: '02:a0:0a:81:2a:63',
           counters: { txPackets: 1, txBytes: transitOut.length, rxPackets: 0, rxBytes: 0 },
         },
       ],

@@ -4,7 +4,6 @@ import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import * as layout from '../../src/datapath/layout';
 import { planKernelRouting } from '../../src/fallback/routing-plan';
-import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
 import { hubSpec } from './hub-spec';
@@ -13,9 +12,10 @@ describe('desired maps (pure)', () => {
   it('derives every map element from the spec, with the four prefixes in their places', () => {
     const d = desiredMaps(hubSpec(), 42);
     assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01' }]]);
+    // VNIs and MACs of the peering wire format, as pinned in test/nodespec/peer-tunnel.test.ts.
     assert.deepEqual(d.peers, [
-      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: peeringVni('cluster-b', 'cluster-a', 18952), dstMac: tunnelMac('cluster-a', 'cluster-b'), srcMac: tunnelMac('cluster-b', 'cluster-a') }],
-      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: peeringVni('cluster-b', 'cluster-c', 18952), dstMac: tunnelMac('cluster-c', 'cluster-b'), srcMac: tunnelMac('cluster-b', 'cluster-c') }],
+      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: 1829182, dstMac: '02:c3:8b:16:94:d6', srcMac: '02:93:55:a1:01:47' }],
+      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: 8387962, dstMac: '02:a0:0a:81:2a:63', srcMac: '02:d1:97:a8:06:b1' }],
     ]);
     assert.deepEqual(d.routes, [
       [{ prefixLen: 16, addr: '10.1.0.0' }, { peerId: 7, kind: layout.PrefixKind.Pod }],

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { overlayMac, tunnelDevice } from '../../src/fallback/identities';
 import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
-import { type RoutePlan, backstopMetric, ipsecTunnelMtu, planKernelRouting } from '../../src/fallback/routing-plan';
+import { type RoutePlan, planKernelRouting } from '../../src/fallback/routing-plan';
 import { hubSpec } from '../datapath/hub-spec';
 import { ipsecHub } from './ipsec-hub';
 
 const show = (r: RoutePlan) => (r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`);
-const backstops = ['10.1.0.0/16', '10.60.0.0/24', '10.2.0.0/20', '10.70.0.0/24'].map((p) => `unreachable ${p} metric ${backstopMetric}`);
+// The backstops' metric is the largest there is (docs/kernel-fallback.md), so any real route wins.
+const backstops = ['10.1.0.0/16', '10.60.0.0/24', '10.2.0.0/20', '10.70.0.0/24'].map((p) => `unreachable ${p} metric 4294967295`);
 
 describe('fallback routing plan (pure)', () => {
   it('derives the same tunnel VNI and MACs at both ends of a peering, never the overlay VNI', () => {
@@ -23,20 +24,21 @@ describe('fallback routing plan (pure)', () => {
 
   it('plans the hub gateway: overlay with FDB, one tunnel per peer, remote prefixes through it, symmetric routes', () => {
     const plan = planKernelRouting(hubSpec());
-    const vniA = peeringVni('cluster-b', 'cluster-a', 18952);
+    // MACs are sha256('overlay\0cluster\0node') or sha256('tunnel\0owner\0peer') behind 02, VNIs
+    // sha256('peering\0x\0y') (src/nodespec/peer-tunnel.ts), computed here once outside the code.
     assert.deepEqual(plan.devices, [
-      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: overlayMac('cluster-b', 'b-gw'), local: '192.0.2.11' },
-      { name: 'stp00000007', vni: vniA, port: 4789, mac: tunnelMac('cluster-b', 'cluster-a'), remote: '203.0.113.1' },
-      { name: 'stp00000009', vni: peeringVni('cluster-b', 'cluster-c', 18952), port: 4789, mac: tunnelMac('cluster-b', 'cluster-c'), remote: '203.0.113.3' },
+      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:70:e0:03:d3:59', local: '192.0.2.11' },
+      { name: 'stp00000007', vni: 1829182, port: 4789, mac: '02:93:55:a1:01:47', remote: '203.0.113.1' },
+      { name: 'stp00000009', vni: 8387962, port: 4789, mac: '02:d1:97:a8:06:b1', remote: '203.0.113.3' },
     ]);
     assert.deepEqual(plan.fdb, [
-      { device: 'strait.vxlan', mac: overlayMac('cluster-b', 'b-worker'), dst: '192.0.2.12' },
+      { device: 'strait.vxlan', mac: '02:e2:47:dd:e9:77', dst: '192.0.2.12' },
       { device: 'strait.vxlan', mac: '00:00:00:00:00:00', dst: '192.0.2.12' },
     ]);
     assert.deepEqual(plan.neighbours, [
-      { device: 'strait.vxlan', address: '192.0.2.12', mac: overlayMac('cluster-b', 'b-worker') },
-      { device: 'stp00000007', address: '203.0.113.1', mac: tunnelMac('cluster-a', 'cluster-b') },
-      { device: 'stp00000009', address: '203.0.113.3', mac: tunnelMac('cluster-c', 'cluster-b') },
+      { device: 'strait.vxlan', address: '192.0.2.12', mac: '02:e2:47:dd:e9:77' },
+      { device: 'stp00000007', address: '203.0.113.1', mac: '02:c3:8b:16:94:d6' },
+      { device: 'stp00000009', address: '203.0.113.3', mac: '02:a0:0a:81:2a:63' },
     ]);
     assert.ok(plan.routes.every((r) => r.table === 18952));
     assert.deepEqual(plan.routes.map(show), [
@@ -76,7 +78,8 @@ describe('fallback routing plan (pure)', () => {
 
   it('plans an encrypted peering through an xfrm interface, and blocks one that cannot be set up', () => {
     const plan = planKernelRouting(ipsecHub(['cluster-a']));
-    assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: ipsecTunnelMtu });
+    // 1500 less tunnel-mode ESP with AES-GCM over IPv4, with room for UDP encapsulation (docs/kernel-fallback.md).
+    assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: 1420 });
     assert.deepEqual(plan.neighbours.map((n) => n.device), ['strait.vxlan', 'stp00000009'], 'no neighbour on an xfrm interface');
     assert.deepEqual(plan.routes.map(show).slice(4, 6), ['10.1.0.0/16 dev stp00000007', '10.60.0.0/24 dev stp00000007']);
     assert.ok(plan.rules.some((r) => r.iif === 'stp00000007'));

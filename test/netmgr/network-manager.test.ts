@@ -77,10 +77,10 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
 
   it('writes each receiver\'s remapping into the status, "None" where a network is kept', () => {
     const { ab, bc } = hubAndSpokes();
-    assert.deepEqual(ab.ncfgXY.status, { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: notRemapped });
-    assert.deepEqual(ab.ncfgYX.status, { processed: true, remappedPodCIDR: '10.1.0.0/20', remappedExternalCIDR: notRemapped });
-    assert.deepEqual(bc.ncfgXY.status, { processed: true, remappedPodCIDR: notRemapped, remappedExternalCIDR: notRemapped });
-    assert.deepEqual(bc.ncfgYX.status, { processed: true, remappedPodCIDR: notRemapped, remappedExternalCIDR: '10.2.0.0/16' });
+    assert.deepEqual(ab.ncfgXY.status, { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None' });
+    assert.deepEqual(ab.ncfgYX.status, { processed: true, remappedPodCIDR: '10.1.0.0/20', remappedExternalCIDR: 'None' });
+    assert.deepEqual(bc.ncfgXY.status, { processed: true, remappedPodCIDR: 'None', remappedExternalCIDR: 'None' });
+    assert.deepEqual(bc.ncfgYX.status, { processed: true, remappedPodCIDR: 'None', remappedExternalCIDR: '10.2.0.0/16' });
   });
 
   it('builds TunnelEndpoints with exactly the right four prefixes on both sides', () => {

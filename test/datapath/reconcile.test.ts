@@ -4,8 +4,10 @@ import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import * as layout from '../../src/datapath/layout';
 import { planKernelRouting } from '../../src/fallback/routing-plan';
+import { recordMapWrites } from '../support/map-writes';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
+import type { PeerSpec } from '../../src/nodespec/spec';
 import { hubSpec } from './hub-spec';
 
 describe('desired maps (pure)', () => {
@@ -100,5 +102,25 @@ describe('applying desired maps (real kernel)', function () {
     assert.equal(maps.routes.lookup({ prefixLen: 32, addr: '10.2.0.5' }), undefined);
     assert.equal(maps.natmap.lookup('10.50.0.1'), undefined);
     assert.deepEqual(maps.routes.lookup({ prefixLen: 32, addr: '10.1.0.5' }), { peerId: 7, kind: layout.PrefixKind.Pod });
+  });
+
+  it('orders its writes so no state in between misroutes: a peer before its routes and after them when it goes, a new prefix before the old one goes', () => {
+    const maps = layout.openMaps(obj);
+    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    const [a, c] = hubSpec().peers as [PeerSpec, PeerSpec];
+    // A's PodCIDR shrinks to a /17, C leaves, D joins.
+    const d: PeerSpec = { ...c, clusterId: 'cluster-d', peerId: 11, remotePodCIDR: '10.3.0.0/16', remoteExternalCIDR: '10.80.0.0/24', localNATPodCIDR: '172.20.0.0/16', localNATExternalCIDR: '172.21.0.0/24', endpoint: { address: '203.0.113.4', port: 4789 } };
+    const next = { ...hubSpec(), peers: [{ ...a, remotePodCIDR: '10.1.0.0/17' }, d] };
+    const writes = recordMapWrites(() => applyDesiredMaps(maps, desiredMaps(next, 42)));
+    const steps = writes.flatMap(({ map, op, key }) => {
+      if (map === layout.maps.peers.name) return [`${op} peer ${layout.maps.peers.key.decode(key, 0)}`];
+      if (map !== layout.maps.routes.name) return [];
+      const { addr, prefixLen } = layout.lpmV4Key.decode(key, 0);
+      return [`${op} route ${addr}/${prefixLen}`];
+    });
+    assert.deepEqual(steps.slice(0, 4), ['update peer 11', 'update route 10.1.0.0/17', 'update route 10.3.0.0/16', 'update route 10.80.0.0/24'], 'D before its routes; A\'s new /17 before its old /16 goes');
+    // The kernel's iteration order decides the order among the deletes.
+    assert.deepEqual(steps.slice(4, 7).sort(), ['delete route 10.1.0.0/16', 'delete route 10.2.0.0/20', 'delete route 10.70.0.0/24']);
+    assert.deepEqual(steps.slice(7), ['delete peer 9'], 'C after its routes');
   });
 });

@@ -124,6 +124,10 @@ export interface AttachOptions {
 export function attachTc(target: TcTarget, prog: BpfProgram, options: AttachOptions): TcAttachment {
   const progId = () => prog.info().id;
   if (options.mode !== 'clsact') {
+    // A link detached by hand (bpftool link detach) or whose device was deleted stays pinned, attached
+    // to nothing (ifindex 0), and takes no program again: drop its pin and attach anew.
+    const pinned = queryTcx(options.pinPath);
+    if (pinned !== undefined && pinned.ifindex !== target.ifindex) unpin(options.pinPath);
     if (replaceTcxProgram(options.pinPath, prog)) {
       const link = queryTcx(options.pinPath)!;
       return { kind: 'tcx', target, progId: link.progId, linkId: link.id, pinPath: options.pinPath };

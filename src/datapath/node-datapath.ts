@@ -99,7 +99,9 @@ export class NodeDatapath {
       const prog = this.obj.program(program);
       const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
       const pinPath = linkPin(pinRoot, ifname);
-      const before = queryTcx(pinPath)?.progId ?? queryClsact(target, straitSlot);
+      // A pinned link counts only while attached to this interface (see attachTc).
+      const link = queryTcx(pinPath);
+      const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
       if (before === prog.info().id) {
         changes.push({ interface: ifname, program, change: 'unchanged' });
         continue;

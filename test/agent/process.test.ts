@@ -70,6 +70,7 @@ describe('strait agent (real process, real kernel)', function () {
     }
   };
   const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withMap(layout.maps.peers, use);
+  const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(layout.maps.config, use);
   const peerIds = () => withPeers((m) => [...m.keys()].sort((a, b) => a - b));
   /**
    * The tcx attachments the kernel runs: a link detached by hand, or whose device was deleted, stays
@@ -157,6 +158,38 @@ describe('strait agent (real process, real kernel)', function () {
     writeSpec(nodeSpec([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds().join() === '5,7', 3_000);
     await waitFor('specGeneration 2', () => heartbeat().specGeneration === 2, 1_000);
+    child!.kill('SIGTERM');
+    assert.equal(await exitCode(exited), 0, logOf());
+  });
+
+  it('puts back at the next reconcile the tcx attachments detached by hand, and strait0 deleted by hand with its program', async () => {
+    mkdirSync(join(dir, 'nodes'));
+    writeSpec(nodeSpec([peerB]));
+    const exited = startAgent('0.2');
+    const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
+    await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
+    await waitFor('both attachments', () => liveAttachments().join() === both.join(), 10_000, logOf);
+
+    // bpftool link detach: the link stays pinned but runs nowhere until the agent attaches again.
+    for (const ifname of ['p-x', 'strait0']) {
+      const link = queryTcx(join(pinRoot, 'links', `ingress_${ifname}`))!;
+      const detach = spawnSync('bpftool', ['link', 'detach', 'id', String(link.id)], { encoding: 'utf8' });
+      assert.equal(detach.status, 0, detach.stderr);
+    }
+    assert.deepEqual(liveAttachments(), [], 'bpftool detached both links');
+    await nextReconcile(statusPath(), 10_000, logOf);
+    assert.deepEqual(liveAttachments(), both, 'both attached again');
+
+    // Deleting the device takes its attachment and the ifindex the programs redirect to with it.
+    const before = ifIndex('strait0', netnsPath(node));
+    ip(['link', 'del', 'strait0'], node);
+    await nextReconcile(statusPath(), 10_000, logOf);
+    const after = ifIndex('strait0', netnsPath(node));
+    assert.notEqual(after, before, 'a new strait0');
+    assert.deepEqual(liveAttachments(), both, 'the new strait0 has strait_from_overlay');
+    assert.equal(withConfig((m) => m.lookup(layout.CONFIG_KEY))?.overlayIfindex, after, 'strait_config names the new strait0');
+    assert.equal(heartbeat().ready, true);
+
     child!.kill('SIGTERM');
     assert.equal(await exitCode(exited), 0, logOf());
   });

@@ -104,10 +104,11 @@ export class Datapath {
 
   private probe: BpfObject | undefined;
 
-  static async load(): Promise<Datapath> {
+  /** `configure` runs before the load, e.g. to make a map smaller (BpfObject.setMaxEntries). */
+  static async load(configure?: (obj: BpfObject) => void): Promise<Datapath> {
     const pins = tempPinDir();
     try {
-      const obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
+      const obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir }, configure);
       return new Datapath(obj, layout.openMaps(obj), pins);
     } catch (err) {
       pins.cleanup();

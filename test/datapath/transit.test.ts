@@ -15,6 +15,10 @@ const transitSeenByP = translate(home.transit, peerP.localNatExternal); // 10.70
 
 type Flow = { forward: (sport: number) => L4; reply: (port: number) => L4; portOf: (f: Buffer) => number };
 const ICMP_ID_AT = 14 + 20 + 4;
+const UDP = 17;
+/** strait_snat's keys for a UDP flow from Q's pod to P's pod (after DNAT), and for its replies to transit:port. */
+const forwardKey = (sport: number) => ({ saddr: qPod, daddr: pPod, sport, dport: 53, proto: UDP });
+const replyKey = (port: number) => ({ saddr: pPod, daddr: home.transit, sport: 53, dport: port, proto: UDP });
 const flows: Record<string, Flow> = {
   TCP: { forward: (p) => ({ kind: 'tcp', sport: p, dport: 443, payload: Buffer.from('hi') }), reply: (p) => ({ kind: 'tcp', sport: 443, dport: p, payload: Buffer.from('ho') }), portOf: (f) => f.readUInt16BE(34) },
   UDP: { forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q') }), reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a') }), portOf: (f) => f.readUInt16BE(34) },
@@ -109,6 +113,57 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'raw', proto: 47, payload: Buffer.alloc(8) }), DropReason.TransitState);
     dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'icmp-error', type: 3, code: 1, quote: datagram({ src: reflected, dst: qPod }, flows.UDP!.reply(40001)) }), DropReason.TransitState);
     dp.expectDrop('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(33333)), DropReason.TransitState);
+  });
+
+  it('puts back the reverse half of a flow the LRU evicted alone at its next packet', () => {
+    const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
+    const port = flows.UDP!.portOf(send().data);
+    assert.equal(dp.maps.snat.delete(replyKey(port)), true);
+    assert.equal(flows.UDP!.portOf(send().data), port, 'the flow keeps its port');
+    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), macsToward(peerQ)));
+  });
+
+  it('drops a new flow as TransitState when STRAIT_SNAT_TRIES (8) ports in a row are taken, and finds the one free port among 8 otherwise', () => {
+    // Every port of 32768..65535 taken for replies from P's pod:53, so every candidate is.
+    const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
+    dp.maps.snat.updateBatch(ports.map((port) => [replyKey(port), { addr: '10.32.9.9', port: 9 }]));
+    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)), DropReason.TransitState);
+    assert.equal([...dp.maps.snat.keys()].length, 32768, 'a failed allocation leaves no state behind');
+
+    // Every 8th port free: whatever the random start, 8 tries in a row meet exactly one.
+    dp.maps.snat.deleteBatch(ports.filter((port) => port % 8 === 0).map(replyKey));
+    for (let sport = 40002; sport < 40018; sport++) {
+      const forward = dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport)));
+      assert.equal(forward.retval, TC_ACT_REDIRECT, `flow from port ${sport}`);
+      const port = flows.UDP!.portOf(forward.data);
+      assert.equal(port % 8, 0, `port ${port} was free`);
+      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(sport), macsToward(peerQ)));
+      // Free its port again, so the next flow meets the same pattern.
+      assert.equal(dp.maps.snat.delete(replyKey(port)), true);
+    }
+    assert.deepEqual(dp.drops(), [0, 0, 0, 0, 1, 0, 0, 0], 'the one drop, as TransitState');
+  });
+
+  it('with strait_snat made 16 entries (8 flows) at load, 100 flows all get a port: the LRU evicts the oldest', async () => {
+    const small = (await Datapath.load((obj) => obj.setMaxEntries('strait_snat', 16))).program('gateway');
+    try {
+      const portOf = (sport: number) => {
+        const forward = small.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport)));
+        assert.equal(forward.retval, TC_ACT_REDIRECT, `flow from port ${sport}`);
+        const entries = [...small.maps.snat.keys()].length;
+        assert.ok(entries <= 16, `${entries} entries after the flow from port ${sport}`);
+        return flows.UDP!.portOf(forward.data);
+      };
+      const first = portOf(20000);
+      let last = first;
+      for (let sport = 20001; sport < 20100; sport++) last = portOf(sport);
+      assert.deepEqual(small.drops(), [0, 0, 0, 0, 0, 0, 0, 0]);
+      assert.equal(small.maps.snat.lookup(forwardKey(20000)), undefined, 'the oldest flow evicted');
+      assert.notEqual(small.maps.snat.lookup(replyKey(first))?.port, 20000, "the oldest flow's reverse half evicted");
+      small.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(last)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(20099), macsToward(peerQ)));
+    } finally {
+      small.close();
+    }
   });
 
   it('drops transit on a gateway that has no transit address', () => {

@@ -239,6 +239,18 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     }
   });
 
+  it('a pin root with some maps missing: exit 1 with a JSON error naming the path and the missing maps, and no partial report', async () => {
+    node = await programmedNode(hubSpec());
+    for (const name of ['strait_snat', 'strait_drops']) unlinkSync(join(node.pins.dir, name));
+    const error = `pin root ${node.pins.dir} lacks strait_snat, strait_drops; the pins are incomplete or from another Strait version: restart the node's agent to load the datapath again`;
+    for (const format of [['--json'], []]) {
+      const run = runCli(['inspect', '--pin-root', node.pins.dir, ...format]);
+      assert.equal(run.code, 1, run.stdout);
+      assert.equal(run.stdout, '', 'no partial report');
+      assert.deepEqual(JSON.parse(run.stderr), { error });
+    }
+  });
+
   it('refuses a pin with another layout and closes the maps it had opened', async () => {
     node = await programmedNode(hubSpec());
     inspectNode(node.pins.dir);

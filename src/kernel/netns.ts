@@ -20,8 +20,25 @@ export function deleteNetns(name: string): boolean {
   }
 }
 
-/** Runs `use` in a new namespace that is deleted afterwards, also when `use` throws. */
+const processExists = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Runs `use` in a new namespace that is deleted afterwards, also when `use` throws. A process killed
+ * meanwhile (an agent killed while it probes) cannot delete its own: the names carry the pid, and the next
+ * one made with the same prefix deletes those whose process is gone.
+ */
 export async function withThrowawayNetns<T>(prefix: string, use: (name: string) => T | Promise<T>): Promise<T> {
+  for (const line of ip(['netns', 'list']).split('\n')) {
+    const left = new RegExp(`^(${prefix}-(\\d+)-[0-9a-f]{6})\\b`).exec(line);
+    if (left && !processExists(Number(left[2]))) deleteNetns(left[1]!);
+  }
   const name = `${prefix}-${process.pid}-${randomBytes(3).toString('hex')}`;
   createNetns(name);
   try {

@@ -24,10 +24,20 @@ export function startProcess(runDir: string, name: string, command: string[], ne
   return child.pid;
 }
 
+/**
+ * Whether the process runs: it exists and is not a zombie (a lab process whose parent died is reaped by
+ * init whenever init gets to it; until then signal 0 still reaches it).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ...", comm may hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { chooseDataplane, featureNames, missingFor, type ProbeReport } from '../../src/probe/features';
 import { run } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { requireRoot } from '../support/kernel';
 
 const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
@@ -37,6 +38,19 @@ describe('strait probe (real kernel)', function () {
     // What every kernel that runs these tests has (the binding tests use all of it).
     for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'arrayOfMaps', 'vxlan', 'policyRouting', 'nftables', 'xfrm']) assert.equal(out[f], true, f);
     assert.deepEqual(netnsList(), []);
+  });
+
+  it("deletes the throw-away namespace a killed probe left, and only those of processes that are gone", () => {
+    // A pid no process has (above the largest a Linux pid can be), and ours, which is alive.
+    const dead = 'strait-probe-4194305-abcdef';
+    const alive = `strait-probe-${process.pid}-fedcba`;
+    for (const ns of [dead, alive]) createNetns(ns);
+    try {
+      execFileSync(process.execPath, [cli, 'probe', '--json'], { encoding: 'utf8' });
+      assert.deepEqual(netnsList(), [alive]);
+    } finally {
+      for (const ns of [dead, alive]) deleteNetns(ns);
+    }
   });
 
   it('explains what is missing with --reasons', () => {

@@ -7,7 +7,8 @@ export class InputError extends Error {
   constructor(
     readonly field: string,
     readonly value: unknown,
-    reason: string,
+    /** What is wrong, without the field and value (the message has all three). */
+    readonly reason: string,
   ) {
     super(`${field}: ${reason} (got ${JSON.stringify(value)})`);
   }

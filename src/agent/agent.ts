@@ -6,7 +6,6 @@
  * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
  */
 import { type FSWatcher, watch } from 'node:fs';
-import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import type { TcMode } from '../bpf';
 import { cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
@@ -19,9 +18,10 @@ import { type Dataplane, type ProbeReport, chooseDataplane, describeMissing, enc
 import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
 import { type NodeDataplane, openDataplane } from './dataplanes';
-import { type Heartbeat, specDigest, writeHeartbeat } from './heartbeat';
-import { reconcileRoutes } from './routes';
-import { parseNodeSpec, readSpecText } from './spec-file';
+import { writeHeartbeat } from './heartbeat';
+import { reconcileOverlayRoutes } from './routes';
+import { parseJsonDocument, readTextFile } from '../api/document';
+import { type NodeDataplaneStatus, readNodeDataplane, specDigest, writeNodeDataplaneSpec } from '../api/node-dataplane';
 
 export type DataplaneRequest = 'auto' | Dataplane;
 
@@ -87,7 +87,7 @@ export class Agent {
     const { specPath } = this.options;
     let text: string | undefined;
     try {
-      text = readSpecText(specPath);
+      text = readTextFile(specPath);
     } catch (err) {
       // The last good spec stays applied, so the node stays ready; logged once per distinct error.
       if (message(err) !== this.lastReadError) this.log.error({ specFile: specPath, error: message(err), keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'cannot read the spec file');
@@ -102,12 +102,12 @@ export class Agent {
       return;
     }
     try {
-      const spec = parseNodeSpec(text, specPath);
+      const { spec } = readNodeDataplane(parseJsonDocument(text, specPath));
       const { nodeName } = this.options;
-      if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
+      if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
-      this.good = { spec, key: JSON.stringify(spec), digest: specDigest(text) };
+      this.good = { spec, key: JSON.stringify(writeNodeDataplaneSpec(spec)), digest: specDigest(text) };
       this.rejection = undefined;
     } catch (err) {
       this.rejection = `spec file rejected: ${message(err)}`;
@@ -142,10 +142,9 @@ export class Agent {
   }
 
   beat(ready: boolean): void {
-    const { statusPath, nodeName } = this.options;
+    const { statusPath } = this.options;
     if (statusPath === undefined) return;
-    const heartbeat: Heartbeat = {
-      node: nodeName ?? this.good?.spec.node.name ?? hostname(),
+    const heartbeat: NodeDataplaneStatus = {
       ready,
       time: new Date().toISOString(),
       dataplane: this.dataplane.kind,
@@ -270,7 +269,7 @@ export interface CleanupSummary {
 
 /** `--cleanup`: removes everything either dataplane put on the node (routes, attachments, devices, pins, NAT). */
 export function cleanupAgentNode(pinRoot: string, netns?: string): CleanupSummary {
-  const routes = reconcileRoutes([], defaultOverlayDevice, netns);
+  const routes = reconcileOverlayRoutes([], defaultOverlayDevice, netns);
   const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) });
   return { pinRoot, detached, overlayDeviceRemoved, routesRemoved: routes.removed, kernel: cleanupKernelNode(netns) };
 }

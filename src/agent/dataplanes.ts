@@ -4,19 +4,16 @@
  * fallback (VXLAN, policy routing, nftables). Opening one removes what the other left on the node, so a
  * node switched from one to the other keeps nothing of the first.
  */
-import { desiredMaps } from '../datapath/desired-maps';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
 import { KernelChangeMonitor } from '../kernel/change-monitor';
-import { natRuleset } from '../fallback/nat-ruleset';
-import { planKernelRouting } from '../fallback/routing-plan';
-import { tunnelDevice } from '../fallback/identities';
 import type { TcMode } from '../bpf';
 import { netnsPath } from '../kernel/netns';
+import { requireIpv4 } from '../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../probe/features';
-import { type RouteChanges, desiredRoutes, reconcileRoutes } from './routes';
+import { type RouteChanges, desiredRoutes, reconcileOverlayRoutes } from './routes';
 
 export interface NodeDataplane {
   readonly kind: Dataplane;
@@ -45,7 +42,7 @@ export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges):
 function refuseEncryption(spec: NodeDataplaneSpec): void {
   spec.peers.forEach((p, i) => {
     if (p.transport !== 'vxlan') {
-      throw new InputError(`peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel`);
+      throw new InputError(`spec.peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel`);
     }
   });
 }
@@ -54,12 +51,12 @@ export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, n
   return {
     kind: 'ebpf',
     validate: (spec) => {
+      requireIpv4(spec, 'the eBPF datapath');
       refuseEncryption(spec);
-      desiredMaps(spec, 0);
     },
     apply(spec) {
       const result = datapath.apply(spec);
-      const routes = reconcileRoutes(desiredRoutes(spec), defaultOverlayDevice, netns);
+      const routes = reconcileOverlayRoutes(desiredRoutes(spec), defaultOverlayDevice, netns);
       const changes = summarizeChanges(result, routes);
       return { ...(changes ? { changes } : {}), conflicts: routes.conflicts };
     },
@@ -87,10 +84,7 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
-    validate(spec) {
-      planKernelRouting(spec);
-      natRuleset(spec, { peerInterface: tunnelDevice });
-    },
+    validate: (spec) => requireIpv4(spec, 'the kernel fallback'),
     apply(spec) {
       const inputs = datapath.inputsVersion(spec);
       // Taken before applying: events caused by this apply make the next tick look again, once.
@@ -123,7 +117,7 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   const path = options.netns === undefined ? undefined : netnsPath(options.netns);
   if (kind === 'kernel') {
     cleanupNode({ pinRoot: options.pinRoot, ...(path ? { netns: path } : {}) });
-    reconcileRoutes([], defaultOverlayDevice, options.netns);
+    reconcileOverlayRoutes([], defaultOverlayDevice, options.netns);
     return kernelDataplane(new KernelDatapath(options.netns, options.ipsec), new KernelChangeMonitor(options.netns));
   }
   cleanupKernelNode(options.netns);

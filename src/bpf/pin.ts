@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { native } from './native';
 
-export const defaultBpffs = '/sys/fs/bpf';
+const defaultBpffs = '/sys/fs/bpf';
 
 /** Makes sure a bpf filesystem is mounted at `path` (mounting one if `mount`); returns whether one is. */
 export function ensureBpffs(path = defaultBpffs, mount = true): boolean {

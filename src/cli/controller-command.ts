@@ -3,7 +3,7 @@
  * Runs until SIGTERM or SIGINT and exits 0; `--once` runs one reconcile and prints the controller status.
  */
 import type { Command } from 'commander';
-import { loadControllerConfig } from '../controller/config';
+import { loadControllerConfig } from '../api/controller-config';
 import { runController, runUntilSignalled } from '../controller/controller';
 import { jsonAction } from './output';
 

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { StateError } from '../errors';
-import { formatCidr } from '../ipam/cidr';
+import { formatCidr } from '../net/cidr';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
 import { defaultPools, homeNetworksSpec } from '../ipam/home-networks';
 import { initializeIpam } from '../ipam/initialize';

@@ -11,9 +11,12 @@ import { ipamStateCodec } from '../ipam/state-document';
 import type { IpamState } from '../ipam/state';
 import { type Logger, createLogger } from '../log';
 import { FileStore } from '../store/file-store';
-import type { ControllerConfig } from './config';
-import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirPaths, syncFiles } from './exchange';
-import { type ControllerStatus, type ReconcileResult, reconcile } from './reconcile';
+import type { ControllerConfig } from '../api/controller-config';
+import { runDirPaths } from '../api/run-dir';
+import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, syncFiles } from './exchange';
+import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
+import { parseJsonDocument } from '../api/document';
+import { type ReconcileResult, reconcile } from './reconcile';
 
 export interface RunOptions {
   /** One reconcile, then return. */
@@ -25,12 +28,13 @@ export interface RunOptions {
 
 /** The gateway in our last status, so a restart keeps a gateway that is still Ready. */
 function lastGateway(files: RunDirFiles, config: ControllerConfig): string | undefined {
+  const text = files.read(runDirPaths.controllerStatus(config.clusterId));
+  if (text === undefined) return undefined;
   try {
-    const status = JSON.parse(files.read(runDirPaths.controllerStatus(config.clusterId)) ?? 'null') as { gateway?: unknown } | null;
-    const gateway = status?.gateway;
-    return typeof gateway === 'string' && config.nodes.some((n) => n.name === gateway) ? gateway : undefined;
+    const { gateway } = readControllerStatus(parseJsonDocument(text, runDirPaths.controllerStatus(config.clusterId)));
+    return config.nodes.some((n) => n.name === gateway) ? gateway : undefined;
   } catch {
-    return undefined;
+    return undefined; // unreadable: elect afresh
   }
 }
 

@@ -4,17 +4,15 @@
  * wins (peers can reach it directly), then the name order makes every controller agree.
  */
 
-import type { Heartbeat as AgentHeartbeat } from '../agent/heartbeat';
+import type { NodeDataplaneStatus } from '../api/node-dataplane';
+import type { Ip } from '../net/cidr';
 
-/**
- * What the controller reads of the heartbeat each agent writes to <cluster>/status/<node>.json; the
- * dataplane is passed on as written, unchecked (only Ready and the time decide anything).
- */
-export type Heartbeat = Pick<AgentHeartbeat, 'node' | 'ready' | 'time'> & { dataplane?: string };
+/** What decides a node's readiness in the status its agent writes (its heartbeat). */
+export type Heartbeat = Pick<NodeDataplaneStatus, 'ready' | 'time'>;
 
 export interface Candidate {
   name: string;
-  publicAddress?: string;
+  publicAddress?: Ip;
 }
 
 export type ElectionReason =
@@ -68,6 +66,6 @@ export function electGateway(nodes: readonly Candidate[], ready: readonly string
 }
 
 /** The address peers tunnel to: the gateway's public address, else its underlay address. */
-export function gatewayAddress(node: Candidate & { underlayAddress: string }): string {
+export function gatewayAddress(node: Candidate & { underlayAddress: Ip }): Ip {
   return node.publicAddress ?? node.underlayAddress;
 }

@@ -1,26 +1,17 @@
 /**
- * The run directory as the lab's stand-in for the API server (docs/lab.md): where each file lives, who
- * writes it, and the file-based replication of NetworkConfigs. Every file has one writer and is replaced
+ * The run directory as the controller's stand-in for the API server (docs/lab.md; the layout is
+ * src/api/run-dir.ts): the file-based replication of NetworkConfigs and the nodes' heartbeats. Every file has one writer and is replaced
  * atomically; readers poll, and a file that is missing or unreadable this round is simply read again on
  * the next one.
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NetworkConfigSpec, NetworkConfigStatus } from '../netmgr/network-config';
-import { parseGatewayEndpoint } from '../netmgr/network-config';
+import { type NetworkConfigSpec, type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
+import { runDirPaths } from '../api/run-dir';
+import { InputError } from '../errors';
 import { writeFileAtomic } from '../store/atomic-file';
+import { readNodeDataplaneStatus } from '../api/node-dataplane';
 import type { Heartbeat } from './election';
-
-/** Paths relative to the run directory. */
-export const runDirPaths = {
-  spec: (owner: string, recipient: string) => `exchange/${owner}/${recipient}.spec.json`,
-  status: (owner: string, recipient: string) => `exchange/${owner}/${recipient}.status.json`,
-  ipam: (cluster: string) => `${cluster}/ipam.json`,
-  nodeSpec: (cluster: string, node: string) => `${cluster}/nodes/${node}.json`,
-  heartbeat: (cluster: string, node: string) => `${cluster}/status/${node}.json`,
-  reflections: (cluster: string) => `${cluster}/reflections.json`,
-  controllerStatus: (cluster: string) => `${cluster}/controller.json`,
-};
 
 /** The run directory as the controller sees it; the tests use an in-memory one. */
 export interface RunDirFiles {
@@ -34,19 +25,11 @@ export interface RunDirFiles {
   remove(path: string): void;
 }
 
-/**
- * The status we write on a peer's NetworkConfig, with the networks it answers: the peer accepts it only
- * for its current networks, so a status left from before a PodCIDR change is never taken as the answer.
- */
-export interface StatusDocument extends NetworkConfigStatus {
-  observed: { podCIDR: string; externalCIDR: string };
-}
-
 export interface ExchangeView {
   /** NetworkConfig specs addressed to us, by owner. */
   specsForUs: Map<string, NetworkConfigSpec>;
   /** The peers' statuses on our specs, by peer. */
-  statusesOfOurs: Map<string, StatusDocument>;
+  statusesOfOurs: Map<string, NetworkConfigStatus>;
   /** Files this controller wrote before (exchange files and node specs), to delete what is no longer wanted. */
   written: string[];
   /** Files that are there but could not be used, and why. */
@@ -68,31 +51,21 @@ function readJson(files: RunDirFiles, path: string, problems: string[]): unknown
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Only the shape is checked here; the networks are checked by the IPAM when the spec is processed. */
-function asSpec(value: unknown, owner: string, recipient: string): NetworkConfigSpec | string {
-  if (!isObject(value)) return 'expected an object';
-  if (value.clusterId !== owner) return `clusterId is ${JSON.stringify(value.clusterId)}, expected its directory's owner ${owner}`;
-  if (value.remoteClusterId !== recipient) return `remoteClusterId is ${JSON.stringify(value.remoteClusterId)}, expected ${recipient}`;
-  if (typeof value.podCIDR !== 'string' || typeof value.externalCIDR !== 'string') return 'podCIDR and externalCIDR must be strings';
+/** A replicated document, checked by its schema; why it cannot be used as a string. */
+function checked<T>(read: () => T): T | string {
   try {
-    return { clusterId: owner, remoteClusterId: recipient, podCIDR: value.podCIDR, externalCIDR: value.externalCIDR, endpoint: parseGatewayEndpoint('endpoint', value.endpoint) };
+    return read();
   } catch (err) {
     return (err as Error).message;
   }
 }
 
-function asStatus(value: unknown): StatusDocument | string {
-  if (!isObject(value)) return 'expected an object';
-  const { processed, remappedPodCIDR, remappedExternalCIDR, observed } = value;
-  if (typeof processed !== 'boolean' || typeof remappedPodCIDR !== 'string' || typeof remappedExternalCIDR !== 'string') {
-    return 'expected {processed, remappedPodCIDR, remappedExternalCIDR, observed}';
-  }
-  if (!isObject(observed) || typeof observed.podCIDR !== 'string' || typeof observed.externalCIDR !== 'string') return 'observed must be {podCIDR, externalCIDR}';
-  return { processed, remappedPodCIDR, remappedExternalCIDR, observed: { podCIDR: observed.podCIDR, externalCIDR: observed.externalCIDR } };
+/** The spec in `exchange/<owner>/<us>.spec.json` must be the owner's and for us. */
+function specFrom(value: unknown, owner: string, recipient: string): NetworkConfigSpec {
+  const spec = readNetworkConfigSpec(value);
+  if (spec.clusterId !== owner) throw new InputError('spec.clusterId', spec.clusterId, `expected its directory's owner ${owner}`);
+  if (spec.remoteClusterId !== recipient) throw new InputError('spec.remoteClusterId', spec.remoteClusterId, `expected ${recipient}`);
+  return spec;
 }
 
 const specSuffix = '.spec.json';
@@ -109,7 +82,7 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
     if (owner === clusterId) continue;
     const specPath = runDirPaths.spec(owner, clusterId);
     const spec = readJson(files, specPath, view.problems);
-    if (spec !== undefined) use(specPath, asSpec(spec, owner, clusterId), (s) => view.specsForUs.set(owner, s));
+    if (spec !== undefined) use(specPath, checked(() => specFrom(spec, owner, clusterId)), (s) => view.specsForUs.set(owner, s));
     if (files.read(runDirPaths.status(owner, clusterId)) !== undefined) view.written.push(runDirPaths.status(owner, clusterId));
   }
   for (const name of files.list(`exchange/${clusterId}`)) {
@@ -118,7 +91,7 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
     if (!name.endsWith(statusSuffix)) continue;
     const peer = name.slice(0, -statusSuffix.length);
     const status = readJson(files, path, view.problems);
-    if (status !== undefined) use(path, asStatus(status), (s) => view.statusesOfOurs.set(peer, s));
+    if (status !== undefined) use(path, checked(() => readNetworkConfigStatus(status)), (s) => view.statusesOfOurs.set(peer, s));
   }
   for (const name of files.list(`${clusterId}/nodes`)) {
     if (name.endsWith('.json')) view.written.push(`${clusterId}/nodes/${name}`);
@@ -131,9 +104,10 @@ export function readHeartbeats(files: RunDirFiles, clusterId: string, nodes: rea
   const heartbeats = new Map<string, Heartbeat>();
   for (const node of nodes) {
     const value = readJson(files, runDirPaths.heartbeat(clusterId, node), []);
-    if (isObject(value) && typeof value.ready === 'boolean' && typeof value.time === 'string') {
-      heartbeats.set(node, { node, ready: value.ready, time: value.time, ...(typeof value.dataplane === 'string' ? { dataplane: value.dataplane } : {}) });
-    }
+    if (value === undefined) continue;
+    // A heartbeat that is not a valid status (another build, an edit by hand) says nothing: not Ready.
+    const status = checked(() => readNodeDataplaneStatus(value));
+    if (typeof status !== 'string') heartbeats.set(node, status);
   }
   return heartbeats;
 }

@@ -3,39 +3,21 @@
  * the new IPAM state and every file the controller wants (with its content) come out. The loop in
  * controller.ts reads and writes; the tests run several clusters' steps against an in-memory run dir.
  */
-import type { ControllerConfig, ReflectionConfig } from './config';
+import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
 import { type Election, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
-import { type ExchangeView, type StatusDocument, jsonText, runDirPaths } from './exchange';
-import { cidrsEqual, parseCidr } from '../ipam/cidr';
+import { type ExchangeView, jsonText } from './exchange';
+import type { ControllerStatus, Reflection } from '../api/controller-status';
+import { nodeDataplaneObject } from '../api/node-dataplane';
+import { runDirPaths } from '../api/run-dir';
+import { formatIp } from '../net/cidr';
 import { mapEndpoint, unmapEndpoint } from '../ipam/endpoints';
 import { initializeIpam } from '../ipam/initialize';
 import { homePodIp, removePeer } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
-import { type NetworkConfig, type NetworkConfigSpec, acceptStatus, createLocalNetworkConfig, notRemapped, processRemoteNetworkConfig } from '../netmgr/network-config';
-import { type TunnelEndpoint, tunnelEndpointFor } from '../netmgr/tunnel-endpoint';
+import { reconcilePeering } from '../netmgr/network-manager';
+import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
 import { defaultTunnelPort, planNodeSpec } from '../nodespec/plan';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-
-/**
- * waiting-for-peer: we have not processed a NetworkConfig from the peer; remapped: we have (its networks
- * are placed and our status is written) but it has not answered ours yet; ready: the TunnelEndpoint exists.
- */
-export type PeerState = 'waiting-for-peer' | 'remapped' | 'ready';
-
-export interface ControllerStatus {
-  clusterId: string;
-  gateway: string;
-  peers: { clusterId: string; state: PeerState }[];
-  readyNodes: string[];
-  time: string;
-}
-
-export interface Reflection extends ReflectionConfig {
-  /** The pod as this (hub) cluster sees it. */
-  endpoint: string;
-  /** What a pod in `to` dials to reach it. */
-  address: string;
-}
 
 export interface ReconcileInput {
   config: ControllerConfig;
@@ -75,30 +57,6 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** How the peer sees our networks according to its status ("None": as we number them). */
-function viewInStatus(ours: NetworkConfigSpec, status: StatusDocument): { pod: string; external: string } {
-  return {
-    pod: status.remappedPodCIDR === notRemapped ? ours.podCIDR : status.remappedPodCIDR,
-    external: status.remappedExternalCIDR === notRemapped ? ours.externalCIDR : status.remappedExternalCIDR,
-  };
-}
-
-/** Records the peer's view of us unless already recorded (then the IPAM state object stays the same). */
-function acceptPeerStatus(ipam: IpamState, ours: NetworkConfigSpec, status: StatusDocument): IpamState {
-  const record = ipam.peers.get(ours.remoteClusterId);
-  const view = viewInStatus(ours, status);
-  const known =
-    record?.localNATPodCIDR !== undefined &&
-    record.localNATExternalCIDR !== undefined &&
-    cidrsEqual(record.localNATPodCIDR, parseCidr('status.remappedPodCIDR', view.pod)) &&
-    cidrsEqual(record.localNATExternalCIDR, parseCidr('status.remappedExternalCIDR', view.external));
-  return known ? ipam : acceptStatus(ipam, { spec: ours, status });
-}
-
-function answersCurrentSpec(ours: NetworkConfigSpec, status: StatusDocument): boolean {
-  return status.observed.podCIDR === ours.podCIDR && status.observed.externalCIDR === ours.externalCIDR;
-}
-
 export function reconcile(input: ReconcileInput): ReconcileResult {
   const { config, exchange } = input;
   const us = config.clusterId;
@@ -118,44 +76,19 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const awaiting = starting ? config.nodes.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
   const election = electGateway(config.nodes, ready, input.previousGateway, awaiting);
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
-  const endpoint = { address: gatewayAddress(gatewayNode), port: defaultTunnelPort };
+  const endpoint = { address: formatIp(gatewayAddress(gatewayNode)), port: defaultTunnelPort };
 
   const tunnels: TunnelEndpoint[] = [];
   const peerStates: ControllerStatus['peers'] = [];
   for (const peer of config.peers) {
-    const ours = createLocalNetworkConfig(ipam, us, peer, endpoint).spec;
-    files.set(runDirPaths.spec(us, peer), jsonText(ours));
-    let state: PeerState = 'waiting-for-peer';
-    let remote: NetworkConfig | undefined;
-    const theirs = exchange.specsForUs.get(peer);
-    if (theirs) {
-      try {
-        const processed = processRemoteNetworkConfig(ipam, us, { spec: theirs });
-        ipam = processed.ipam;
-        remote = processed.config;
-        const status: StatusDocument = { ...processed.config.status!, observed: { podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR } };
-        files.set(runDirPaths.status(peer, us), jsonText(status));
-        state = 'remapped';
-      } catch (err) {
-        problems.push(`NetworkConfig from ${peer}: ${message(err)}`);
-      }
-    }
-    const status = exchange.statusesOfOurs.get(peer);
-    let local: NetworkConfig = { spec: ours };
-    if (remote && status?.processed && answersCurrentSpec(ours, status)) {
-      try {
-        ipam = acceptPeerStatus(ipam, ours, status);
-        local = { spec: ours, status };
-      } catch (err) {
-        problems.push(`status from ${peer} on our NetworkConfig: ${message(err)}`);
-      }
-    }
-    const tunnel = tunnelEndpointFor(ipam, local, remote);
-    if (tunnel) {
-      tunnels.push(tunnel);
-      state = 'ready';
-    }
-    peerStates.push({ clusterId: peer, state });
+    const step = reconcilePeering({ ipam, clusterId: us, peer, endpoint, theirs: exchange.specsForUs.get(peer), theirAnswer: exchange.statusesOfOurs.get(peer) });
+    ipam = step.ipam;
+    problems.push(...step.problems);
+    const { peering } = step;
+    files.set(runDirPaths.spec(us, peer), jsonText(peering.ours));
+    if (peering.state !== 'waiting-for-peer') files.set(runDirPaths.status(peer, us), jsonText(peering.answer));
+    if (peering.state === 'ready') tunnels.push(peering.tunnel);
+    peerStates.push({ clusterId: peer, state: peering.state });
   }
 
   const reflected = reflect(ipam, config.reflections, new Set(tunnels.map((t) => t.clusterId)), problems);
@@ -165,7 +98,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   for (const node of config.nodes) {
     const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeName: node.name, gatewayName: election.gateway, encryptedPeers: new Set(config.encryptedPeers) });
     nodeSpecs.set(node.name, spec);
-    files.set(runDirPaths.nodeSpec(us, node.name), jsonText(spec));
+    files.set(runDirPaths.nodeSpec(us, node.name), jsonText(nodeDataplaneObject(spec)));
   }
   files.set(runDirPaths.reflections(us), jsonText(reflected.reflections));
   const status: ControllerStatus = { clusterId: us, gateway: election.gateway, peers: peerStates, readyNodes: ready, time: new Date(input.now).toISOString() };

@@ -14,7 +14,7 @@ export const tunnelDevice = (peerId: number) => `stp${peerId.toString(16).padSta
 export const overlayDevice = 'strait.vxlan';
 /** The fallback's devices: the overlay and the tunnels to peers. */
 export const isFallbackDevice = (name: string) => name === overlayDevice || /^stp[0-9a-f]{8}$/.test(name);
-/** The custom routing table of seed 001. */
+/** The custom routing table of the kernel fallback (docs/kernel-fallback.md). */
 export const routingTable = 18952;
 /** Rules toward remote prefixes, and rules for traffic arriving from peers (symmetric routing). */
 export const rulePriorities = { toRemote: 18952, fromPeer: 18953 } as const;

@@ -13,7 +13,7 @@
  * network, which may overlap the peer's.
  */
 import { InputError } from '../errors';
-import { type Cidr, cidrsOverlap, formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import { formatCidr, formatIp } from '../net/cidr';
 import type { NodeDataplaneSpec, PeerSpec } from '../nodespec/spec';
 import { type Secret, derivePeeringKeys } from './ipsec-keys';
 
@@ -62,25 +62,12 @@ export interface IpsecPlan {
   policies: XfrmPolicySpec[];
 }
 
-function ipv4Cidr(field: string, text: string): string {
-  const cidr = parseCidr(field, text);
-  if (cidr.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback IPsec');
-  return formatCidr(cidr);
-}
-
-function ipv4Address(field: string, text: string): string {
-  const ip = parseIp(field, text);
-  if (ip.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback IPsec');
-  return formatIp(ip);
-}
-
-function planPeer(spec: NodeDataplaneSpec, index: number, peer: PeerSpec, local: string, secret: Secret): IpsecPlan {
-  const field = `peers[${index}]`;
-  const remote = ipv4Address(`${field}.endpoint.address`, peer.endpoint.address);
+function planPeer(spec: NodeDataplaneSpec, peer: PeerSpec, local: string, secret: Secret): IpsecPlan {
+  const remote = formatIp(peer.endpoint.address);
   const reqid = peerReqid(peer.peerId);
   const ifId = peer.peerId;
-  const ours = [ipv4Cidr(`${field}.localNATPodCIDR`, peer.localNATPodCIDR), ipv4Cidr(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR)];
-  const theirs = [ipv4Cidr(`${field}.remotePodCIDR`, peer.remotePodCIDR), ipv4Cidr(`${field}.remoteExternalCIDR`, peer.remoteExternalCIDR)];
+  const ours = [peer.localNATPodCIDR, peer.localNATExternalCIDR].map(formatCidr);
+  const theirs = [peer.remotePodCIDR, peer.remoteExternalCIDR].map(formatCidr);
   const keys = derivePeeringKeys(secret, spec.clusterId, peer.clusterId);
   const states: XfrmStateSpec[] = [
     { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, ifId, key: keys.forward.key },
@@ -109,27 +96,19 @@ export const ipsecLocalAddress = (spec: NodeDataplaneSpec) => spec.node.publicAd
 export function planIpsec(spec: NodeDataplaneSpec, secrets: ReadonlyMap<string, Secret>): IpsecPlan {
   const plan: IpsecPlan = { states: [], policies: [] };
   if (spec.node.role !== 'gateway') return plan;
-  const local = ipv4Address(spec.node.publicAddress !== undefined ? 'node.publicAddress' : 'node.underlayAddress', ipsecLocalAddress(spec));
+  const local = formatIp(ipsecLocalAddress(spec));
   for (const clusterId of secrets.keys()) {
     const peer = spec.peers.find((p) => p.clusterId === clusterId);
     if (!peer) throw new InputError('secrets', clusterId, 'no peer of the spec has this cluster id');
     if (peer.transport !== 'ipsec') throw new InputError('secrets', clusterId, `the peering's transport is ${peer.transport}, not ipsec`);
   }
-  const selectors: { field: string; cidr: Cidr }[] = [];
-  spec.peers.forEach((peer, index) => {
+  // A spec's remote prefixes are disjoint (src/api/node-dataplane.ts), so no two peers' out policies clash.
+  for (const peer of spec.peers) {
     const secret = secrets.get(peer.clusterId);
-    if (!secret) return;
-    const part = planPeer(spec, index, peer, local, secret);
-    // Two encrypted peers whose remote prefixes overlap would have ambiguous out policies.
-    for (const name of ['remotePodCIDR', 'remoteExternalCIDR'] as const) {
-      const field = `peers[${index}].${name}`;
-      const cidr = parseCidr(field, peer[name]);
-      const clash = selectors.find((s) => cidrsOverlap(s.cidr, cidr));
-      if (clash) throw new InputError(field, peer[name], `overlaps ${clash.field}; encrypted peers need distinct remote prefixes`);
-      selectors.push({ field, cidr });
-    }
+    if (!secret) continue;
+    const part = planPeer(spec, peer, local, secret);
     plan.states.push(...part.states);
     plan.policies.push(...part.policies);
-  });
+  }
   return plan;
 }

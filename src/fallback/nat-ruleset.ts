@@ -30,7 +30,7 @@
  *   translates). A CNI chain below srcnat - 5 would still masquerade first.
  */
 import { InputError } from '../errors';
-import { type Cidr, cidrSize, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../ipam/cidr';
+import { type Cidr, cidrSize, formatCidr, formatIp, translateIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 
 export const NAT_TABLE = { family: 'ip', name: 'strait' } as const;
@@ -43,42 +43,20 @@ export interface NatDevices {
 
 const interfaceNamePattern = /^[a-z0-9.-]{1,15}$/;
 
-interface CheckedPeer {
-  peerId: number;
-  field: string;
-  interfaceName: string;
-  remotePod: Cidr;
-  remoteExternal: Cidr;
-  localNatPod: Cidr;
-  localNatExternal: Cidr;
-}
-
-function ipv4Cidr(field: string, text: unknown): Cidr {
-  const cidr = parseCidr(field, text);
-  if (cidr.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback NAT');
-  return cidr;
-}
-
-function ipv4Address(field: string, text: unknown) {
-  const ip = parseIp(field, text);
-  if (ip.family !== 4) throw new InputError(field, text, 'only IPv4 is supported by the kernel fallback NAT');
-  return ip;
-}
-
 const hostMask = (cidr: Cidr) => formatIp({ family: 4, value: cidrSize(cidr) - 1n });
 
-export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string {
-  const podCIDR = ipv4Cidr('podCIDR', spec.podCIDR);
-  const externalCIDR = ipv4Cidr('externalCIDR', spec.externalCIDR);
-  if (cidrsOverlap(podCIDR, externalCIDR)) throw new InputError('externalCIDR', spec.externalCIDR, `overlaps podCIDR ${spec.podCIDR}`);
-  if (spec.node?.role !== 'gateway' && spec.node?.role !== 'worker') {
-    throw new InputError('node.role', spec.node?.role, "expected 'gateway' or 'worker'");
-  }
-  if (!Array.isArray(spec.peers)) throw new InputError('peers', spec.peers, 'expected a list');
-  if (!Array.isArray(spec.natMappings)) throw new InputError('natMappings', spec.natMappings, 'expected a list');
+/** The peer's tunnel interface, as a name that can go into a rule. */
+function peerInterface(devices: NatDevices, peerId: number): string {
+  const name = devices.peerInterface(peerId);
+  if (!interfaceNamePattern.test(name)) throw new InputError(`devices.peerInterface(${peerId})`, name, 'an interface name must match ^[a-z0-9.-]{1,15}$');
+  return name;
+}
 
-  const peers = spec.peers.map((peer, i) => checkPeer(peer, `peers[${i}]`, podCIDR, externalCIDR, devices));
-  const remotePrefixes = checkRemotePrefixes(peers, podCIDR, externalCIDR);
+/** A spec checked by src/api/node-dataplane.ts (disjoint prefixes, views of our size) and `requireIpv4`. */
+export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string {
+  const { podCIDR, externalCIDR } = spec;
+  const peers = spec.peers.map((peer) => ({ ...peer, interfaceName: peerInterface(devices, peer.peerId) }));
+  const remotePrefixes = peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
   const filterTable = [
     `table ${FILTER_TABLE.family} ${FILTER_TABLE.name} {`,
     '\tset remote_prefixes {',
@@ -94,10 +72,7 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
   ];
   if (spec.node.role === 'worker') return `${filterTable.join('\n')}\n`;
 
-  const transit = ipv4Address('transitAddress', spec.transitAddress);
-  if (!containsIp(externalCIDR, transit)) throw new InputError('transitAddress', spec.transitAddress, `not in externalCIDR ${spec.externalCIDR}`);
-  const mappings = checkNatMappings(spec, externalCIDR, formatIp(transit));
-
+  const transit = spec.transitAddress;
   const fromPeers: string[] = [];
   const toPeers: string[] = [];
   for (const peer of peers) {
@@ -106,14 +81,14 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
     const seen = (home: Cidr, peerView: Cidr) => `${formatCidr(home)} : ${formatCidr(peerView)}`;
     const toHome = (peerView: Cidr, home: Cidr) => `${formatCidr(peerView)} : ${formatCidr(home)}`;
     fromPeers.push(
-      `\t\t${iif} ip daddr ${formatCidr(peer.localNatExternal)} dnat ip to ip daddr & ${hostMask(externalCIDR)} | ${formatIp({ family: 4, value: externalCIDR.base })} map @natmappings`,
-      `\t\t${iif} dnat ip prefix to ip daddr map { ${toHome(peer.localNatPod, podCIDR)}, ${toHome(peer.localNatExternal, externalCIDR)} }`,
+      `\t\t${iif} ip daddr ${formatCidr(peer.localNATExternalCIDR)} dnat ip to ip daddr & ${hostMask(externalCIDR)} | ${formatIp({ family: 4, value: externalCIDR.base })} map @natmappings`,
+      `\t\t${iif} dnat ip prefix to ip daddr map { ${toHome(peer.localNATPodCIDR, podCIDR)}, ${toHome(peer.localNATExternalCIDR, externalCIDR)} }`,
     );
-    toPeers.push(`\t\t${oif} snat ip prefix to ip saddr map { ${seen(podCIDR, peer.localNatPod)}, ${seen(externalCIDR, peer.localNatExternal)} }`);
+    toPeers.push(`\t\t${oif} snat ip prefix to ip saddr map { ${seen(podCIDR, peer.localNATPodCIDR)}, ${seen(externalCIDR, peer.localNATExternalCIDR)} }`);
     // Transit from any other peer leaves from our transit address, in this peer's view of our ExternalCIDR.
-    const others = peers.filter((other) => other !== peer).flatMap((other) => [other.remotePod, other.remoteExternal]);
+    const others = peers.filter((other) => other !== peer).flatMap((other) => [other.remotePodCIDR, other.remoteExternalCIDR]);
     if (others.length > 0) {
-      const transitSeen = formatIp(translateIp(transit, externalCIDR, peer.localNatExternal));
+      const transitSeen = formatIp(translateIp(transit, externalCIDR, peer.localNATExternalCIDR));
       toPeers.push(`\t\t${oif} ip saddr { ${others.map(formatCidr).join(', ')} } snat ip to ${transitSeen}`);
     }
   }
@@ -121,7 +96,7 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
     `table ${NAT_TABLE.family} ${NAT_TABLE.name} {`,
     '\tmap natmappings {',
     '\t\ttype ipv4_addr : ipv4_addr',
-    ...elements(mappings.map((m) => `${m.externalAddress} : ${m.endpointAddress}`)),
+    ...elements(spec.natMappings.map((m) => `${formatIp(m.externalAddress)} : ${formatIp(m.endpointAddress)}`)),
     '\t}',
     '\tchain from_peers {',
     '\t\ttype nat hook prerouting priority dstnat - 10; policy accept;',
@@ -137,64 +112,3 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
 }
 
 const elements = (items: string[]) => (items.length === 0 ? [] : [`\t\telements = { ${items.join(', ')} }`]);
-
-function checkPeer(peer: NodeDataplaneSpec['peers'][number], field: string, podCIDR: Cidr, externalCIDR: Cidr, devices: NatDevices): CheckedPeer {
-  if (!Number.isInteger(peer.peerId) || peer.peerId < 0 || peer.peerId > 0xffffffff) {
-    throw new InputError(`${field}.peerId`, peer.peerId, 'expected an integer 0 to 4294967295');
-  }
-  const interfaceName = devices.peerInterface(peer.peerId);
-  if (typeof interfaceName !== 'string' || !interfaceNamePattern.test(interfaceName)) {
-    throw new InputError(`devices.peerInterface(${peer.peerId})`, interfaceName, 'an interface name must match ^[a-z0-9.-]{1,15}$');
-  }
-  const checked: CheckedPeer = {
-    peerId: peer.peerId,
-    field,
-    interfaceName,
-    remotePod: ipv4Cidr(`${field}.remotePodCIDR`, peer.remotePodCIDR),
-    remoteExternal: ipv4Cidr(`${field}.remoteExternalCIDR`, peer.remoteExternalCIDR),
-    localNatPod: ipv4Cidr(`${field}.localNATPodCIDR`, peer.localNATPodCIDR),
-    localNatExternal: ipv4Cidr(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR),
-  };
-  // Prefix NAT keeps host bits, so each view must be the same size as the network it stands for.
-  if (checked.localNatPod.prefix !== podCIDR.prefix) {
-    throw new InputError(`${field}.localNATPodCIDR`, peer.localNATPodCIDR, `prefix length must equal podCIDR's /${podCIDR.prefix}`);
-  }
-  if (checked.localNatExternal.prefix !== externalCIDR.prefix) {
-    throw new InputError(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR, `prefix length must equal externalCIDR's /${externalCIDR.prefix}`);
-  }
-  if (cidrsOverlap(checked.localNatPod, checked.localNatExternal)) {
-    throw new InputError(`${field}.localNATExternalCIDR`, peer.localNATExternalCIDR, `overlaps ${field}.localNATPodCIDR ${peer.localNATPodCIDR}`);
-  }
-  return checked;
-}
-
-/** Every peer's remote prefixes, sorted; they must be disjoint from each other and from our networks. */
-function checkRemotePrefixes(peers: CheckedPeer[], podCIDR: Cidr, externalCIDR: Cidr): Cidr[] {
-  const named = peers.flatMap((p) => [
-    { field: `${p.field}.remotePodCIDR`, cidr: p.remotePod },
-    { field: `${p.field}.remoteExternalCIDR`, cidr: p.remoteExternal },
-  ]);
-  const taken = [{ field: 'podCIDR', cidr: podCIDR }, { field: 'externalCIDR', cidr: externalCIDR }];
-  for (const item of named) {
-    const clash = taken.find((t) => cidrsOverlap(t.cidr, item.cidr));
-    if (clash) throw new InputError(item.field, formatCidr(item.cidr), `overlaps ${clash.field} ${formatCidr(clash.cidr)}`);
-    taken.push(item);
-  }
-  return named.map((n) => n.cidr).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
-}
-
-function checkNatMappings(spec: NodeDataplaneSpec, externalCIDR: Cidr, transit: string): { externalAddress: string; endpointAddress: string }[] {
-  const seen = new Set<string>([transit]);
-  return spec.natMappings.map((mapping, i) => {
-    const field = `natMappings[${i}]`;
-    const external = formatIp(ipv4Address(`${field}.externalAddress`, mapping.externalAddress));
-    if (!containsIp(externalCIDR, ipv4Address(`${field}.externalAddress`, mapping.externalAddress))) {
-      throw new InputError(`${field}.externalAddress`, mapping.externalAddress, `not in externalCIDR ${spec.externalCIDR}`);
-    }
-    if (seen.has(external)) {
-      throw new InputError(`${field}.externalAddress`, mapping.externalAddress, external === transit ? 'is the transitAddress' : 'mapped twice');
-    }
-    seen.add(external);
-    return { externalAddress: external, endpointAddress: formatIp(ipv4Address(`${field}.endpointAddress`, mapping.endpointAddress)) };
-  });
-}

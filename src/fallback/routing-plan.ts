@@ -1,5 +1,5 @@
 /**
- * The fallback's overlay and routing for one node (seed 001), pure: spec in, kernel objects out.
+ * The fallback's overlay and routing for one node (docs/kernel-fallback.md), pure: spec in, kernel objects out.
  * - every node: a VXLAN device in unicast mode (`strait.vxlan`) with static FDB entries for every other
  *   node, and a permanent neighbour entry per node so routes can use its underlay address as next hop;
  * - workers: remote prefixes via the active gateway through the overlay (table 18952, rules to them);
@@ -9,7 +9,7 @@
  *   through the overlay (symmetric routing: replies leave the way requests came, so strict reverse-path
  *   filtering and cloud source checks pass).
  */
-import { formatCidr, parseCidr, parseIp } from '../ipam/cidr';
+import { formatCidr, formatIp } from '../net/cidr';
 import type { TunnelDevice } from '../kernel/tunnel-devices';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
@@ -64,8 +64,6 @@ export interface KernelRoutingPlan {
   rules: RulePlan[];
 }
 
-const canonicalPrefix = (field: string, text: string) => formatCidr(parseCidr(field, text));
-
 /**
  * `blockedPeers`: encrypted peers whose IPsec this node cannot set up (no ESP in the kernel, no secret).
  * They get no tunnel, so their traffic meets the unreachable backstop: never sent in the clear.
@@ -75,39 +73,39 @@ export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: Readonl
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
   const devices: TunnelDevice[] = [
-    { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: self.underlayAddress },
+    { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: formatIp(self.underlayAddress) },
   ];
   const fdb: FdbEntryPlan[] = others.flatMap((n) => [
-    { device: overlayDevice, mac: overlayMac(spec.clusterId, n.name), dst: n.underlayAddress },
+    { device: overlayDevice, mac: overlayMac(spec.clusterId, n.name), dst: formatIp(n.underlayAddress) },
     // The all-zero entry floods broadcast and unknown frames to every VTEP (unicast mode, no multicast).
-    { device: overlayDevice, mac: '00:00:00:00:00:00', dst: n.underlayAddress },
+    { device: overlayDevice, mac: '00:00:00:00:00:00', dst: formatIp(n.underlayAddress) },
   ]);
-  const neighbours: NeighbourPlan[] = others.map((n) => ({ device: overlayDevice, address: n.underlayAddress, mac: overlayMac(spec.clusterId, n.name) }));
-  const remotePrefixes = spec.peers.flatMap((p, i) => [canonicalPrefix(`peers[${i}].remotePodCIDR`, p.remotePodCIDR), canonicalPrefix(`peers[${i}].remoteExternalCIDR`, p.remoteExternalCIDR)]);
+  const neighbours: NeighbourPlan[] = others.map((n) => ({ device: overlayDevice, address: formatIp(n.underlayAddress), mac: overlayMac(spec.clusterId, n.name) }));
+  const remotePrefixes = spec.peers.flatMap((p) => [formatCidr(p.remotePodCIDR), formatCidr(p.remoteExternalCIDR)]);
   const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to }));
   // The backstop: whatever route below goes missing, traffic to a peer never falls through to the main table.
   const routes: RoutePlan[] = remotePrefixes.map((prefix) => ({ table: routingTable, prefix, unreachable: true, metric: backstopMetric }));
   if (!gateway) {
-    for (const prefix of remotePrefixes) routes.push({ table: routingTable, prefix, via: spec.activeGateway.underlayAddress, device: overlayDevice });
+    for (const prefix of remotePrefixes) routes.push({ table: routingTable, prefix, via: formatIp(spec.activeGateway.underlayAddress), device: overlayDevice });
   } else {
-    for (const [i, p] of spec.peers.entries()) {
+    for (const p of spec.peers) {
       if (blockedPeers.has(p.clusterId)) continue;
       const device = tunnelDevice(p.peerId);
-      parseIp(`peers[${i}].endpoint.address`, p.endpoint.address);
-      const prefixes = [p.remotePodCIDR, p.remoteExternalCIDR].map((prefix) => canonicalPrefix(`peers[${i}]`, prefix));
+      const endpoint = formatIp(p.endpoint.address);
+      const prefixes = [p.remotePodCIDR, p.remoteExternalCIDR].map(formatCidr);
       if (p.transport === 'ipsec') {
         // The xfrm states and policies with this if_id (ipsec-plan.ts) encrypt what is routed into it.
         devices.push({ name: device, ifId: p.peerId, mtu: ipsecTunnelMtu });
         for (const prefix of prefixes) routes.push({ table: routingTable, prefix, device });
       } else {
-        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: p.endpoint.address });
+        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: endpoint });
         // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
-        neighbours.push({ device, address: p.endpoint.address, mac: tunnelMac(p.clusterId, spec.clusterId) });
-        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: p.endpoint.address, device });
+        neighbours.push({ device, address: endpoint, mac: tunnelMac(p.clusterId, spec.clusterId) });
+        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: endpoint, device });
       }
       rules.push({ priority: rulePriorities.fromPeer, table: routingTable, iif: device });
     }
-    for (const n of others) for (const prefix of n.podCIDRs) routes.push({ table: routingTable, prefix: canonicalPrefix(`nodes.${n.name}.podCIDRs`, prefix), via: n.underlayAddress, device: overlayDevice });
+    for (const n of others) for (const prefix of n.podCIDRs) routes.push({ table: routingTable, prefix: formatCidr(prefix), via: formatIp(n.underlayAddress), device: overlayDevice });
   }
   return { devices, fdb, neighbours, routes, rules };
 }

@@ -4,7 +4,7 @@
  * (shared by every peer it is reflected to) and translated into the peer's view of our ExternalCIDR.
  */
 import { InputError, StateError } from '../errors';
-import { type Ip, containsIp, formatCidr, formatIp, parseIp, translateIp } from './cidr';
+import { type Ip, containsIp, formatCidr, formatIp, parseIp, translateIp } from '../net/cidr';
 import { acquireExternalAddress, releaseExternalAddress } from './external-addresses';
 import { findPeer } from './peers';
 import type { IpamState, Outcome, PeerRecord } from './state';

@@ -4,8 +4,8 @@
  * back when its last reflection is removed. An address still mapped is never handed out again.
  */
 import { StateError } from '../errors';
-import { AddressSet } from './address-set';
-import { type Cidr, cidrSize, formatCidr } from './cidr';
+import { AddressSet } from '../net/address-set';
+import { type Cidr, cidrSize, formatCidr } from '../net/cidr';
 import { PersistentMap } from './persistent-map';
 
 export interface ExternalAllocation {

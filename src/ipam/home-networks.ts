@@ -3,7 +3,7 @@
  * Parsed and checked once here, so the rest of the IPAM can rely on them being disjoint.
  */
 import { InputError } from '../errors';
-import { type Cidr, cidrsEqual, cidrsOverlap, formatCidr, parseCidr } from './cidr';
+import { type Cidr, cidrsEqual, cidrsOverlap, formatCidr, parseCidr } from '../net/cidr';
 
 export interface HomeNetworks {
   readonly podCIDR: Cidr;
@@ -61,7 +61,7 @@ export function parseHomeNetworks(spec: HomeNetworksSpec): HomeNetworks {
   return home;
 }
 
-export function homeNetworksSpec(home: HomeNetworks): HomeNetworksSpec {
+export function homeNetworksSpec(home: HomeNetworks): HomeNetworksSpec & { reserved: string[]; pools: string[] } {
   return {
     podCIDR: formatCidr(home.podCIDR),
     ...(home.serviceCIDR ? { serviceCIDR: formatCidr(home.serviceCIDR) } : {}),

@@ -5,7 +5,7 @@
  * StateError naming each conflict and what to do. It never half-applies a configuration.
  */
 import { StateError } from '../errors';
-import { cidrsEqual, cidrsOverlap, containsIp, formatCidr, parseIp } from './cidr';
+import { cidrsEqual, cidrsOverlap, containsIp, formatCidr, parseIp } from '../net/cidr';
 import { emptyExternalAddresses } from './external-addresses';
 import { type HomeNetworks, type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
 import { type IpamState, type Outcome, type PeerRecord, emptyIpamState } from './state';

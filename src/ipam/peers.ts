@@ -3,11 +3,11 @@
  * else remapped to the lowest free network of the same size), and how the peer sees ours.
  */
 import { InputError, StateError } from '../errors';
-import { type Cidr, cidrsEqual, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape, translateIp } from './cidr';
+import { type Cidr, cidrsEqual, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape, translateIp } from '../net/cidr';
 import { parseClusterId } from './cluster-id';
 import { releaseExternalAddress } from './external-addresses';
 import { namedHomeNetworks } from './home-networks';
-import { lowestFreeNetwork } from './network-allocation';
+import { lowestFreeNetwork } from '../net/network-allocation';
 import { PersistentMap } from './persistent-map';
 import type { IpamState, Outcome, PeerRecord } from './state';
 

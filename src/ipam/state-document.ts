@@ -5,32 +5,27 @@
  */
 import { InputError, StateError } from '../errors';
 import type { Codec } from '../store/store';
-import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from './cidr';
-import { parseClusterId } from './cluster-id';
-import { type NatMapping, natMappingsOf } from './endpoints';
+import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
+import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../api/ipam-state';
+import { checkDocument } from '../api/validate';
+import { natMappingsOf } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
-import { type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
-import { type PeerView, peerView } from './peers';
+import { homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
+import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
 
-export const stateVersion = 1;
+export const stateVersion = ipamStateVersion;
 
-/** A peer as stored: its view, with the NatMappings themselves instead of their count. */
-export type PeerDocument = Omit<PeerView, 'natMappings'> & { natMappings: NatMapping[] };
-
-export interface IpamDocument {
-  version: typeof stateVersion;
-  home: HomeNetworksSpec;
-  peers: PeerDocument[];
-}
-
-export function toDocument(state: IpamState): IpamDocument {
+export function toDocument(state: IpamState): IpamStateDocument {
   const peers = [...state.peers.values()].sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1));
   return {
     version: stateVersion,
     home: homeNetworksSpec(state.home),
-    peers: peers.map((peer) => ({ ...peerView(peer), natMappings: natMappingsOf(peer, state.home.externalCIDR.family) })),
+    peers: peers.map((peer) => {
+      const { natMappings: _count, ...view } = peerView(peer);
+      return { ...view, natMappings: natMappingsOf(peer, state.home.externalCIDR.family) };
+    }),
   };
 }
 
@@ -46,42 +41,21 @@ export function fromDocument(doc: unknown): IpamState {
   }
 }
 
-function objectAt(field: string, value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(field, value, 'expected an object');
-  return value as Record<string, unknown>;
-}
-
-function arrayAt(field: string, value: unknown): unknown[] {
-  if (!Array.isArray(value)) throw new InputError(field, value, 'expected an array');
-  return value;
-}
-
-function optionalCidr(field: string, value: unknown): Cidr | undefined {
-  return value === null || value === undefined ? undefined : parseCidr(field, value);
-}
-
-function decode(doc: unknown): IpamState {
-  const root = objectAt('state', doc);
-  if (root.version !== stateVersion) {
-    throw new StateError(`state version ${JSON.stringify(root.version)} is not supported (this strait reads version ${stateVersion})`);
+function decode(value: unknown): IpamState {
+  const version = (value as { version?: unknown } | null)?.version;
+  if (version !== stateVersion) {
+    throw new StateError(`state version ${JSON.stringify(version)} is not supported (this strait reads version ${stateVersion})`);
   }
-  const homeDoc = objectAt('home', root.home);
-  const home = parseHomeNetworks({
-    podCIDR: homeDoc.podCIDR as string,
-    externalCIDR: homeDoc.externalCIDR as string,
-    ...(homeDoc.serviceCIDR !== undefined ? { serviceCIDR: homeDoc.serviceCIDR as string } : {}),
-    reserved: arrayAt('home.reserved', homeDoc.reserved) as string[],
-    pools: arrayAt('home.pools', homeDoc.pools) as string[],
-  });
+  const doc = checkDocument(IpamStateSchema, value, 'state');
+  const home = parseHomeNetworks(doc.home);
   const state = emptyIpamState(home);
   const used = namedHomeNetworks(home);
   let peers = state.peers;
   const endpointOf = new Map<bigint, string>();
   let external = state.external;
-  for (const [i, item] of arrayAt('peers', root.peers).entries()) {
+  for (const [i, p] of doc.peers.entries()) {
     const at = `peers[${i}]`;
-    const p = objectAt(at, item);
-    const clusterId = parseClusterId(`${at}.clusterId`, p.clusterId);
+    const { clusterId } = p;
     if (peers.has(clusterId)) throw new InputError(`${at}.clusterId`, clusterId, 'listed twice');
     const peer: PeerRecord = {
       clusterId,
@@ -89,8 +63,8 @@ function decode(doc: unknown): IpamState {
       externalCIDR: parseCidr(`${at}.externalCIDR`, p.externalCIDR),
       remotePodCIDR: parseCidr(`${at}.remotePodCIDR`, p.remotePodCIDR),
       remoteExternalCIDR: parseCidr(`${at}.remoteExternalCIDR`, p.remoteExternalCIDR),
-      ...withDefined('localNATPodCIDR', optionalCidr(`${at}.localNATPodCIDR`, p.localNATPodCIDR)),
-      ...withDefined('localNATExternalCIDR', optionalCidr(`${at}.localNATExternalCIDR`, p.localNATExternalCIDR)),
+      ...(p.localNATPodCIDR !== null ? { localNATPodCIDR: parseCidr(`${at}.localNATPodCIDR`, p.localNATPodCIDR) } : {}),
+      ...(p.localNATExternalCIDR !== null ? { localNATExternalCIDR: parseCidr(`${at}.localNATExternalCIDR`, p.localNATExternalCIDR) } : {}),
       natMappings: PersistentMap.empty(),
     };
     checkShape(`${at}.remotePodCIDR`, peer.remotePodCIDR, peer.podCIDR);
@@ -106,8 +80,7 @@ function decode(doc: unknown): IpamState {
       used.push({ name: `peer ${clusterId} ${name}`, cidr });
     }
     let natMappings = peer.natMappings;
-    for (const [j, m] of arrayAt(`${at}.natMappings`, p.natMappings).entries()) {
-      const mapping = objectAt(`${at}.natMappings[${j}]`, m);
+    for (const [j, mapping] of p.natMappings.entries()) {
       const endpoint = parseIp(`${at}.natMappings[${j}].endpointIP`, mapping.endpointIP);
       const address = parseIp(`${at}.natMappings[${j}].externalIP`, mapping.externalIP);
       const key = formatIp(endpoint);
@@ -126,10 +99,6 @@ function decode(doc: unknown): IpamState {
     peers = peers.set(clusterId, { ...peer, natMappings });
   }
   return { home, peers, external };
-}
-
-function withDefined<K extends string>(key: K, value: Cidr | undefined): { [P in K]?: Cidr } {
-  return (value ? { [key]: value } : {}) as { [P in K]?: Cidr };
 }
 
 function checkShape(field: string, cidr: Cidr, like: Cidr): void {

@@ -2,7 +2,7 @@
  * The IPAM state: an immutable value. Every operation takes a state and returns a new one with its
  * result, so a failed operation changes nothing and the shell decides when a state is saved.
  */
-import type { Cidr } from './cidr';
+import type { Cidr } from '../net/cidr';
 import { type ExternalAddresses, emptyExternalAddresses } from './external-addresses';
 import type { HomeNetworks } from './home-networks';
 import { PersistentMap } from './persistent-map';

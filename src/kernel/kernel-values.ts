@@ -3,7 +3,7 @@
  * what the kernel accepts, so a line is always one command with the intended arguments.
  */
 import { InputError } from '../errors';
-import { formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
+import { formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
 
 /** A link name the kernel accepts: 1-15 bytes, no '/', ':' or whitespace, not "." or "..". */
 export function linkName(field: string, value: unknown): string {

@@ -104,6 +104,18 @@ export function readRoutes(scope: RouteScope, netns?: string): Route[] {
   });
 }
 
+/**
+ * The destinations among `prefixes` that the main table already routes with another protocol at metric
+ * 0: Strait's route would replace it, so a caller leaves them alone.
+ */
+export function routedElsewhere(prefixes: readonly string[], netns?: string): string[] {
+  if (prefixes.length === 0) return [];
+  const foreign = new Set((JSON.parse(ip(['-4', '-j', 'route', 'show', 'table', 'main'], netns)) as (KernelRoute & { protocol?: string })[])
+    .filter((r) => r.protocol !== String(straitRouteProtocol) && !r.metric && r.dst !== 'default')
+    .map((r) => kernelIpv4Prefix(r.dst)));
+  return prefixes.map((p, i) => ipv4Prefix(`prefixes[${i}]`, p)).filter((p) => foreign.has(p));
+}
+
 /** Pure: the changes that make the routes in a scope exactly `desired` (validated). */
 export function diffRoutes(current: readonly Route[], desired: readonly Route[]): Diff<Route> {
   return diffByIdentity(current, desired.map((r, i) => route(r, `desired[${i}]`)), routeIdentity);

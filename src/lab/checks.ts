@@ -3,7 +3,8 @@
  * reflections): every peered pair both ways from every pod to every pod, the hub path, and that clusters
  * that are not peered cannot reach each other. Pure: the runner executes the list.
  */
-import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../ipam/cidr';
+import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
+import type { Reflection } from '../api/controller-status';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { EchoMode } from './echo-client';
 import type { LabTopology } from './topology';
@@ -26,12 +27,6 @@ export interface TrafficCheck {
   kind: 'peered' | 'hub' | 'not-peered';
 }
 
-export interface Reflection {
-  to: string;
-  podIP: string;
-  address: string;
-}
-
 export interface ClusterView {
   /** Any node spec of the cluster (peers and their prefixes are the same on every node). */
   spec: NodeDataplaneSpec;
@@ -51,13 +46,13 @@ export function addressSeenFrom(topology: LabTopology, views: Record<string, Clu
   const peer = views[viewer]!.spec.peers.find((p) => p.clusterId === owner);
   if (!peer) throw new Error(`${viewer} has no peering with ${owner}`);
   const ownPodCIDR = parseCidr('podCIDR', topology.clusters.find((c) => c.id === owner)!.podCIDR);
-  return formatIp(translateIp(parseIp('podIP', podIP), ownPodCIDR, parseCidr('remotePodCIDR', peer.remotePodCIDR)));
+  return formatIp(translateIp(parseIp('podIP', podIP), ownPodCIDR, peer.remotePodCIDR));
 }
 
 /** Every network that means something in cluster x: its own and its peers' as x sees them. */
 function knownNetworks(topology: LabTopology, views: Record<string, ClusterView>, x: string): Cidr[] {
   const own = topology.clusters.find((c) => c.id === x)!;
-  return [own.podCIDR, own.externalCIDR, ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])].map((c) => parseCidr('cidr', c));
+  return [parseCidr('podCIDR', own.podCIDR), parseCidr('externalCIDR', own.externalCIDR), ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])];
 }
 
 export function planChecks(topology: LabTopology, views: Record<string, ClusterView>): TrafficCheck[] {

@@ -1,10 +1,14 @@
 /** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
 import { join } from 'node:path';
 import { inspectNode } from '../datapath/inspect';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { readControllerStatus, readReflections } from '../api/controller-status';
+import { pollDocumentFile } from '../api/document';
+import { readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { runDirPaths } from '../api/run-dir';
+import { StateError } from '../errors';
 import { type ClusterView, planChecks } from './checks';
 import type { LabTopology } from './topology';
-import { type Say, nodePinRoot, readJson, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
+import { type Say, nodePinRoot, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
 import { type WireResult, readWire, wireLine } from './wire';
 
@@ -12,10 +16,10 @@ import { type WireResult, readWire, wireLine } from './wire';
 export function clusterViews(topology: LabTopology, runDir: string): Record<string, ClusterView> {
   const views: Record<string, ClusterView> = {};
   for (const c of topology.clusters) {
-    views[c.id] = {
-      spec: readJson<NodeDataplaneSpec>(nodeSpecPath(runDir, c.id, c.nodes[0]!.name))!,
-      reflections: readJson(join(runDir, c.id, 'reflections.json')) ?? [],
-    };
+    const path = nodeSpecPath(runDir, c.id, c.nodes[0]!.name);
+    const node = pollDocumentFile(path, readNodeDataplane);
+    if (!node) throw new StateError(`${path}: no node spec yet; is the lab up (strait lab status)?`);
+    views[c.id] = { spec: node.spec, reflections: pollDocumentFile(join(runDir, runDirPaths.reflections(c.id)), readReflections) ?? [] };
   }
   return views;
 }
@@ -61,13 +65,13 @@ export function labStatus(runDir: string): LabStatus {
   const topology = savedTopology(runDir);
   return {
     clusters: topology.clusters.map((c) => {
-      const controller = readJson<{ gateway?: string; peers?: unknown }>(join(runDir, c.id, 'controller.json'));
+      const controller = pollDocumentFile(join(runDir, runDirPaths.controllerStatus(c.id)), readControllerStatus);
       return {
         id: c.id,
         gateway: controller?.gateway ?? null,
         peers: controller?.peers ?? [],
         nodes: c.nodes.map((n) => {
-          const status = readJson<{ ready?: boolean; dataplane?: string }>(nodeStatusPath(runDir, c.id, n.name));
+          const status = pollDocumentFile(nodeStatusPath(runDir, c.id, n.name), readNodeDataplaneStatus);
           let peers: LabStatus['clusters'][number]['nodes'][number]['peers'] = [];
           try {
             peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({ peerId: p.peerId, txPackets: p.counters.txPackets, rxPackets: p.counters.rxPackets }));

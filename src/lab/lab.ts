@@ -7,8 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
-import { type Heartbeat, specDigest } from '../agent/heartbeat';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { pollDocumentFile, readTextFile } from '../api/document';
+import { readReflections } from '../api/controller-status';
+import { readNodeDataplane, readNodeDataplaneStatus, specDigest } from '../api/node-dataplane';
+import { runDirPaths } from '../api/run-dir';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
@@ -19,7 +21,7 @@ import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology }
 
 const cli = join(__dirname, '..', 'cli', 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
-const topologyFile = (runDir: string) => join(runDir, 'topology.json');
+const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 
 export type Say = (line: string) => void;
 
@@ -48,11 +50,11 @@ export function savedTopology(runDir: string): LabTopology {
 }
 
 export const nodePinRoot = (node: string) => join(labPinRoot, node);
-export const nodeSpecPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'nodes', `${node}.json`);
-export const nodeStatusPath = (runDir: string, cluster: string, node: string) => join(runDir, cluster, 'status', `${node}.json`);
+export const nodeSpecPath = (runDir: string, cluster: string, node: string) => join(runDir, runDirPaths.nodeSpec(cluster, node));
+export const nodeStatusPath = (runDir: string, cluster: string, node: string) => join(runDir, runDirPaths.heartbeat(cluster, node));
 
 /** The IPsec secrets of a cluster's encrypted peerings: a file per peer, as `strait agent --ipsec-secrets` reads. */
-export const secretsDir = (runDir: string, cluster: string) => join(runDir, 'secrets', cluster);
+export const secretsDir = (runDir: string, cluster: string) => join(runDir, runDirPaths.secrets(cluster));
 
 /**
  * One random secret per encrypted peering, written for both clusters (owner-only, like a mounted
@@ -127,44 +129,24 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A file of the run directory, or undefined while it is absent. */
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function parseJson<T>(text: string | undefined): T | undefined {
-  try {
-    return text === undefined ? undefined : (JSON.parse(text) as T);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A JSON file of the run directory, or undefined while it is absent or being replaced. */
-export const readJson = <T>(path: string): T | undefined => parseJson<T>(readText(path));
-
 /** What is still missing before traffic can flow, or [] when the lab has converged. */
 export function convergenceGaps(topology: LabTopology, runDir: string): string[] {
   const gaps: string[] = [];
   for (const cluster of topology.clusters) {
     const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
     for (const node of cluster.nodes) {
-      const text = readText(nodeSpecPath(runDir, cluster.id, node.name));
-      const spec = parseJson<NodeDataplaneSpec>(text);
+      const text = readTextFile(nodeSpecPath(runDir, cluster.id, node.name));
+      const spec = pollDocumentFile(nodeSpecPath(runDir, cluster.id, node.name), readNodeDataplane)?.spec;
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
-      const status = readJson<Pick<Heartbeat, 'ready' | 'error' | 'appliedSpec'>>(nodeStatusPath(runDir, cluster.id, node.name));
+      const status = pollDocumentFile(nodeStatusPath(runDir, cluster.id, node.name), readNodeDataplaneStatus);
       if (status?.error) gaps.push(`${node.name}: ${status.error}`);
       else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
       // The agent names the spec text it applied: the file as it is now must be that one.
       else if (text !== undefined && status.appliedSpec !== specDigest(text)) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
-    const reflections = readJson<unknown[]>(join(runDir, cluster.id, 'reflections.json')) ?? [];
+    const reflections = pollDocumentFile(join(runDir, runDirPaths.reflections(cluster.id)), readReflections) ?? [];
     if (reflections.length < wantReflections) gaps.push(`${cluster.id}: ${reflections.length}/${wantReflections} reflections`);
   }
   return gaps;
@@ -242,7 +224,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
 
 function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): void {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
-  const config = join(runDir, cluster.id, 'controller-config.json');
+  const config = join(runDir, runDirPaths.controllerConfig(cluster.id));
   writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout), null, 2));
   startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
 }

@@ -6,9 +6,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, readdirSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runDirPaths } from '../api/run-dir';
 
-const pidsDir = (runDir: string) => join(runDir, 'pids');
-export const logsDir = (runDir: string) => join(runDir, 'logs');
+const pidsDir = (runDir: string) => join(runDir, runDirPaths.pids);
+export const logsDir = (runDir: string) => join(runDir, runDirPaths.logs);
 
 /** Starts `command` detached (in `netns` when given); its output goes to logs/<name>.log. */
 export function startProcess(runDir: string, name: string, command: string[], netns?: string): number {

@@ -1,86 +1,108 @@
 /**
- * The Network Manager as a pure state machine: one peering per remote cluster, holding our NetworkConfig
- * for it and the one it sent us. Each event (start, a config or a status arrives, removal) gives a new
- * manager state and a new IPAM state; what must be replicated to the peer is returned, never sent.
+ * The Network Manager, pure: for each peer, our NetworkConfig (spec: our networks, replicated to the
+ * peer), our answer to the peer's (status: where we placed its networks, replicated back) and, once the
+ * peer has answered ours too, the TunnelEndpoint. The controller runs one step per peer each round with
+ * what replication brought; the step changes the IPAM and says what to replicate, and never sends.
  */
+import { type GatewayEndpoint, type NetworkConfigSpec, type NetworkConfigStatus, notRemapped } from '../api/network-config';
 import { InputError } from '../errors';
-import { parseClusterId } from '../ipam/cluster-id';
-import { removePeer } from '../ipam/peers';
+import { addPeer, setRemoteView } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
-import {
-  type GatewayEndpoint,
-  type NetworkConfig,
-  type NetworkConfigStatus,
-  acceptStatus,
-  createLocalNetworkConfig,
-  parseGatewayEndpoint,
-  processRemoteNetworkConfig,
-} from './network-config';
-import { type TunnelEndpoint, tunnelEndpointFor } from './tunnel-endpoint';
+import { cidrsEqual, formatCidr, parseCidr } from '../net/cidr';
+import { type TunnelEndpoint, tunnelEndpoint } from './tunnel-endpoint';
 
-export interface Peering {
-  /** Ours, replicated to the peer; its status is written there. */
-  readonly local: NetworkConfig;
-  /** The peer's, replicated here; we write its status. */
-  readonly remote?: NetworkConfig;
-}
+/**
+ * waiting-for-peer: no NetworkConfig of the peer placed yet; remapped: its networks are placed and our
+ * answer is written, but it has not answered ours; ready: both directions are known, the TunnelEndpoint exists.
+ */
+export type Peering =
+  | { state: 'waiting-for-peer'; clusterId: string; ours: NetworkConfigSpec }
+  | { state: 'remapped'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus }
+  | { state: 'ready'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus; tunnel: TunnelEndpoint };
 
-export interface NetworkManagerState {
-  readonly clusterId: string;
-  readonly endpoint: GatewayEndpoint;
-  readonly peerings: ReadonlyMap<string, Peering>;
-}
+export type PeerState = Peering['state'];
 
-export interface Step {
-  manager: NetworkManagerState;
+export interface PeeringInput {
   ipam: IpamState;
+  /** This cluster. */
+  clusterId: string;
+  peer: string;
+  /** Our gateway, as the peer must reach it. */
+  endpoint: GatewayEndpoint;
+  /** The peer's NetworkConfig for us, as replicated here (checked by its schema). */
+  theirs?: NetworkConfigSpec;
+  /** The peer's status on our NetworkConfig (checked by its schema). */
+  theirAnswer?: NetworkConfigStatus;
 }
 
-export function createNetworkManager(clusterId: string, endpoint: GatewayEndpoint): NetworkManagerState {
-  return { clusterId: parseClusterId('clusterId', clusterId), endpoint: parseGatewayEndpoint('endpoint', endpoint), peerings: new Map() };
+export interface PeeringStep {
+  /** The same object as the input when nothing changed, so the caller saves only real changes. */
+  ipam: IpamState;
+  peering: Peering;
+  /** Inputs that could not be used this round, and why. */
+  problems: string[];
 }
 
-function withPeering(manager: NetworkManagerState, clusterId: string, peering: Peering | undefined): NetworkManagerState {
-  const peerings = new Map(manager.peerings);
-  if (peering) peerings.set(clusterId, peering);
-  else peerings.delete(clusterId);
-  return { ...manager, peerings };
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Our NetworkConfig for the peer: our networks as the IPAM has them. */
+function ourNetworkConfig(ipam: IpamState, clusterId: string, peer: string, endpoint: GatewayEndpoint): NetworkConfigSpec {
+  if (clusterId === peer) throw new InputError('remoteClusterId', peer, 'a cluster does not peer with itself');
+  return { clusterId, remoteClusterId: peer, podCIDR: formatCidr(ipam.home.podCIDR), externalCIDR: formatCidr(ipam.home.externalCIDR), endpoint };
 }
 
-function peeringOf(manager: NetworkManagerState, clusterId: string): Peering {
-  const peering = manager.peerings.get(clusterId);
-  if (!peering) throw new InputError('clusterId', clusterId, 'no peering with this cluster; start it first');
-  return peering;
+/** The peer's NetworkConfig: its networks placed in our IPAM (kept, or remapped when they collide), and our answer. */
+function placeTheirNetworks(ipam: IpamState, clusterId: string, theirs: NetworkConfigSpec): { ipam: IpamState; answer: NetworkConfigStatus } {
+  if (theirs.remoteClusterId !== clusterId) throw new InputError('spec.remoteClusterId', theirs.remoteClusterId, `this NetworkConfig is not for us (${clusterId})`);
+  if (theirs.clusterId === clusterId) throw new InputError('spec.clusterId', theirs.clusterId, 'a cluster does not peer with itself');
+  const { state, result } = addPeer(ipam, { clusterId: theirs.clusterId, podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR });
+  return {
+    ipam: state,
+    answer: {
+      processed: true,
+      remappedPodCIDR: result.remotePodCIDR === result.podCIDR ? notRemapped : result.remotePodCIDR,
+      remappedExternalCIDR: result.remoteExternalCIDR === result.externalCIDR ? notRemapped : result.remoteExternalCIDR,
+      observed: { podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR },
+    },
+  };
 }
 
-/** Starts (or restarts after our networks changed) a peering: returns our NetworkConfig to replicate. */
-export function startPeering(manager: NetworkManagerState, ipam: IpamState, remoteClusterId: string): Step & { outgoing: NetworkConfig } {
-  const local = createLocalNetworkConfig(ipam, manager.clusterId, remoteClusterId, manager.endpoint);
-  const existing = manager.peerings.get(local.spec.remoteClusterId);
-  if (existing && JSON.stringify(existing.local.spec) === JSON.stringify(local.spec)) return { manager, ipam, outgoing: existing.local };
-  return { manager: withPeering(manager, local.spec.remoteClusterId, { ...existing, local }), ipam, outgoing: local };
+/**
+ * The peer's answer to ours, recorded in our IPAM as its view of our networks (the same IPAM object when
+ * already recorded). An answer about networks we no longer have is not one: the dataplane would
+ * translate into the wrong networks.
+ */
+function recordTheirView(ipam: IpamState, ours: NetworkConfigSpec, theirAnswer: NetworkConfigStatus): IpamState | undefined {
+  if (!theirAnswer.processed || theirAnswer.observed.podCIDR !== ours.podCIDR || theirAnswer.observed.externalCIDR !== ours.externalCIDR) return undefined;
+  const pod = parseCidr('status.remappedPodCIDR', theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR);
+  const external = parseCidr('status.remappedExternalCIDR', theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR);
+  const record = ipam.peers.get(ours.remoteClusterId);
+  if (record?.localNATPodCIDR && record.localNATExternalCIDR && cidrsEqual(record.localNATPodCIDR, pod) && cidrsEqual(record.localNATExternalCIDR, external)) return ipam;
+  return setRemoteView(ipam, { clusterId: ours.remoteClusterId, localNATPodCIDR: formatCidr(pod), localNATExternalCIDR: formatCidr(external) }).state;
 }
 
-/** The peer's NetworkConfig arrived: remap its networks; the returned config carries our status back. */
-export function receiveNetworkConfig(manager: NetworkManagerState, ipam: IpamState, config: NetworkConfig): Step & { outgoing: NetworkConfig } {
-  const peering = peeringOf(manager, parseClusterId('spec.clusterId', config.spec.clusterId));
-  const processed = processRemoteNetworkConfig(ipam, manager.clusterId, config);
-  return { manager: withPeering(manager, config.spec.clusterId, { ...peering, remote: processed.config }), ipam: processed.ipam, outgoing: processed.config };
-}
-
-/** The peer wrote the status of our NetworkConfig: record how it sees our networks. */
-export function receiveStatus(manager: NetworkManagerState, ipam: IpamState, remoteClusterId: string, status: NetworkConfigStatus): Step {
-  const peering = peeringOf(manager, remoteClusterId);
-  const local: NetworkConfig = { ...peering.local, status };
-  return { manager: withPeering(manager, remoteClusterId, { ...peering, local }), ipam: acceptStatus(ipam, local) };
-}
-
-export function tunnelEndpoint(manager: NetworkManagerState, ipam: IpamState, remoteClusterId: string): TunnelEndpoint | undefined {
-  const peering = manager.peerings.get(remoteClusterId);
-  return peering && tunnelEndpointFor(ipam, peering.local, peering.remote);
-}
-
-/** Ends a peering: both NetworkConfigs go, so does the TunnelEndpoint, and the IPAM releases the peer. */
-export function removePeering(manager: NetworkManagerState, ipam: IpamState, remoteClusterId: string): Step {
-  return { manager: withPeering(manager, remoteClusterId, undefined), ipam: removePeer(ipam, remoteClusterId).state };
+/** One round of one peering with what replication brought. */
+export function reconcilePeering(input: PeeringInput): PeeringStep {
+  const { clusterId, peer } = input;
+  let { ipam } = input;
+  const problems: string[] = [];
+  const ours = ourNetworkConfig(ipam, clusterId, peer, input.endpoint);
+  if (!input.theirs) return { ipam, peering: { state: 'waiting-for-peer', clusterId: peer, ours }, problems };
+  let answer: NetworkConfigStatus;
+  try {
+    ({ ipam, answer } = placeTheirNetworks(ipam, clusterId, input.theirs));
+  } catch (err) {
+    return { ipam, peering: { state: 'waiting-for-peer', clusterId: peer, ours }, problems: [`NetworkConfig from ${peer}: ${message(err)}`] };
+  }
+  const remapped: Peering = { state: 'remapped', clusterId: peer, ours, answer };
+  if (!input.theirAnswer) return { ipam, peering: remapped, problems };
+  try {
+    const recorded = recordTheirView(ipam, ours, input.theirAnswer);
+    if (!recorded) return { ipam, peering: remapped, problems };
+    ipam = recorded;
+  } catch (err) {
+    return { ipam, peering: remapped, problems: [`status from ${peer} on our NetworkConfig: ${message(err)}`] };
+  }
+  const tunnel = tunnelEndpoint(ipam, peer, input.theirs.endpoint);
+  return { ipam, peering: tunnel ? { ...remapped, state: 'ready', tunnel } : remapped, problems };
 }

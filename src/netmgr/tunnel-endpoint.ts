@@ -1,37 +1,34 @@
 /**
- * The TunnelEndpoint: everything a dataplane needs to reach one peer, the four prefixes of PRODUCT.md
- * ("How a packet crosses") and the peer's gateway. It exists only once both directions of the
+ * The TunnelEndpoint: everything a dataplane needs to reach one peer, the four prefixes of
+ * docs/packet-contract.md and the peer's gateway. It exists only once both directions of the
  * NetworkConfig exchange are done, so a dataplane never translates with a prefix it has guessed.
  */
-import { peerView } from '../ipam/peers';
+import type { GatewayEndpoint } from '../api/network-config';
 import type { IpamState } from '../ipam/state';
-import type { GatewayEndpoint, NetworkConfig } from './network-config';
+import { type Cidr, type Ip, parseIp } from '../net/cidr';
 
 export interface TunnelEndpoint {
   clusterId: string;
   /** The peer's networks as seen here. */
-  remotePodCIDR: string;
-  remoteExternalCIDR: string;
+  remotePodCIDR: Cidr;
+  remoteExternalCIDR: Cidr;
   /** Our networks as seen by the peer. */
-  localNATPodCIDR: string;
-  localNATExternalCIDR: string;
-  /** The peer's gateway. */
-  endpoint: GatewayEndpoint;
+  localNATPodCIDR: Cidr;
+  localNATExternalCIDR: Cidr;
+  /** The peer's gateway (no port: the default VXLAN port). */
+  endpoint: { address: Ip; port?: number };
 }
 
-/** The TunnelEndpoint toward the peer that sent `remote`, or undefined while a direction is missing. */
-export function tunnelEndpointFor(ipam: IpamState, local: NetworkConfig, remote: NetworkConfig | undefined): TunnelEndpoint | undefined {
-  if (!local.status?.processed || !remote?.status?.processed) return undefined;
-  const record = ipam.peers.get(remote.spec.clusterId);
-  if (!record) return undefined;
-  const view = peerView(record);
-  if (view.localNATPodCIDR === null || view.localNATExternalCIDR === null) return undefined;
+/** The TunnelEndpoint toward `peer`, whose gateway is `endpoint`, or undefined while its view of us is unknown. */
+export function tunnelEndpoint(ipam: IpamState, peer: string, endpoint: GatewayEndpoint): TunnelEndpoint | undefined {
+  const record = ipam.peers.get(peer);
+  if (!record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
   return {
-    clusterId: view.clusterId,
-    remotePodCIDR: view.remotePodCIDR,
-    remoteExternalCIDR: view.remoteExternalCIDR,
-    localNATPodCIDR: view.localNATPodCIDR,
-    localNATExternalCIDR: view.localNATExternalCIDR,
-    endpoint: remote.spec.endpoint,
+    clusterId: record.clusterId,
+    remotePodCIDR: record.remotePodCIDR,
+    remoteExternalCIDR: record.remoteExternalCIDR,
+    localNATPodCIDR: record.localNATPodCIDR,
+    localNATExternalCIDR: record.localNATExternalCIDR,
+    endpoint: { address: parseIp('spec.endpoint.address', endpoint.address), ...(endpoint.port !== undefined ? { port: endpoint.port } : {}) },
   };
 }

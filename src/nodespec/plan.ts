@@ -2,17 +2,17 @@
  * The planner: IPAM and Network Manager state in, one node's dataplane spec out. Pure: the controller
  * calls it for every node whenever its inputs change, and an agent programs the result.
  */
+import type { NodeConfig } from '../api/controller-config';
 import { InputError } from '../errors';
-import { type Cidr, formatCidr, formatIp, parseCidr, parseIp } from '../ipam/cidr';
 import { transitOffset } from '../ipam/external-addresses';
-import { natMappingsOf } from '../ipam/endpoints';
 import type { IpamState } from '../ipam/state';
+import { type Cidr, type Ip, parseIp } from '../net/cidr';
 import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
 import { assignPeerIds } from './peer-id';
 import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from './spec';
 
 /** A node as configured: `publicAddress` is where peers reach it when it is the gateway. */
-export type PlannedNode = ClusterNodeSpec & { publicAddress?: string };
+export type PlannedNode = NodeConfig;
 
 export const defaultOverlay: OverlaySettings = { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' };
 export const defaultTunnelPort = 4789;
@@ -34,36 +34,25 @@ export interface NodePlanInput {
 }
 
 /** The transit source of a hub: the ExternalCIDR address that IPAM keeps back for it. */
-export function transitAddress(externalCIDR: Cidr): string {
-  return formatIp({ family: externalCIDR.family, value: externalCIDR.base + transitOffset(externalCIDR) });
+export function transitAddress(externalCIDR: Cidr): Ip {
+  return { family: externalCIDR.family, value: externalCIDR.base + transitOffset(externalCIDR) };
 }
 
-function findNode(nodes: readonly ClusterNodeSpec[], field: string, name: string): ClusterNodeSpec {
+function findNode(nodes: readonly PlannedNode[], field: string, name: string): PlannedNode {
   const node = nodes.find((n) => n.name === name);
   if (!node) throw new InputError(field, name, `is not a node of the cluster (nodes: ${nodes.map((n) => n.name).join(', ') || 'none'})`);
   return node;
 }
 
-function checkNodes(nodes: readonly ClusterNodeSpec[]): ClusterNodeSpec[] {
-  const seen = new Set<string>();
-  return [...nodes]
-    .map((n, i) => {
-      if (seen.has(n.name)) throw new InputError(`nodes[${i}].name`, n.name, 'appears twice');
-      seen.add(n.name);
-      parseIp(`nodes[${i}].underlayAddress`, n.underlayAddress);
-      return { name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs.map((c, j) => formatCidr(parseCidr(`nodes[${i}].podCIDRs[${j}]`, c))) };
-    })
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
+/** The cluster's nodes sorted by name (a configuration is checked when read: names are unique). */
+const clusterNodes = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
+  [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
 
 export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
   const overlay = input.overlay ?? defaultOverlay;
-  const nodes = checkNodes(input.nodes);
-  const self = findNode(nodes, 'nodeName', input.nodeName);
-  const gateway = findNode(nodes, 'gatewayName', input.gatewayName);
+  const self = findNode(input.nodes, 'nodeName', input.nodeName);
+  const gateway = findNode(input.nodes, 'gatewayName', input.gatewayName);
   const ids = assignPeerIds(input.tunnels.map((t) => t.clusterId));
-  const publicAddress = input.nodes.find((n) => n.name === self.name)?.publicAddress;
-  if (publicAddress !== undefined) parseIp('publicAddress', publicAddress);
   const peers: PeerSpec[] = [...input.tunnels]
     .sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1))
     .map((t) => ({
@@ -77,36 +66,29 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       transport: input.encryptedPeers?.has(t.clusterId) ? 'ipsec' : 'vxlan',
     }));
   // An endpoint reflected to several peers has one ExternalCIDR address: one NatMapping for all of them.
-  const natMappings = new Map<string, NatMappingSpec>();
+  const home = input.ipam.home;
+  const natMappings = new Map<bigint, NatMappingSpec>();
   for (const t of input.tunnels) {
     const record = input.ipam.peers.get(t.clusterId);
-    if (!record) continue;
-    for (const m of natMappingsOf(record, input.ipam.home.externalCIDR.family)) {
-      natMappings.set(m.externalIP, { externalAddress: m.externalIP, endpointAddress: m.endpointIP });
+    for (const [endpoint, address] of record?.natMappings.entries() ?? []) {
+      natMappings.set(address, { externalAddress: { family: home.externalCIDR.family, value: address }, endpointAddress: parseIp('natMappings', endpoint) });
     }
   }
-  const home = input.ipam.home;
   return {
     clusterId: input.clusterId,
-    podCIDR: formatCidr(home.podCIDR),
-    externalCIDR: formatCidr(home.externalCIDR),
+    podCIDR: home.podCIDR,
+    externalCIDR: home.externalCIDR,
     transitAddress: transitAddress(home.externalCIDR),
     node: {
       name: self.name,
       role: self.name === gateway.name ? 'gateway' : 'worker',
       underlayAddress: self.underlayAddress,
-      ...(publicAddress !== undefined ? { publicAddress } : {}),
+      ...(self.publicAddress !== undefined ? { publicAddress: self.publicAddress } : {}),
     },
     activeGateway: { name: gateway.name, underlayAddress: gateway.underlayAddress },
     overlay,
     peers,
-    natMappings: [...natMappings.values()].sort((a, b) => compareAddresses(a.externalAddress, b.externalAddress)),
-    nodes,
+    natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),
+    nodes: clusterNodes(input.nodes),
   };
-}
-
-function compareAddresses(a: string, b: string): number {
-  const x = parseIp('address', a).value;
-  const y = parseIp('address', b).value;
-  return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -1,9 +1,10 @@
 /**
- * The node dataplane spec: plain data saying what one node must program. Both dataplanes (eBPF and the
- * kernel fallback) consume it; the planner derives it from IPAM and Network Manager state, and the
- * standalone agent can read it from a file. Every address and prefix is text, in the home cluster's view
- * unless its name says otherwise.
+ * The node dataplane spec, typed: what one node must program. Both dataplanes (eBPF and the kernel
+ * fallback) take it; the planner derives it from IPAM and Network Manager state. Addresses and networks
+ * are parsed values (src/net/cidr.ts), in the home cluster's view unless their name says otherwise; the
+ * document form that files and the API server hold, and its checks, are src/api/node-dataplane.ts.
  */
+import type { Cidr, Ip } from '../net/cidr';
 
 export type NodeRole = 'gateway' | 'worker';
 
@@ -16,24 +17,27 @@ export interface OverlaySettings {
   /** UDP port of every VXLAN device. */
   port: number;
   /**
-   * MAC address of every eBPF overlay device; intra-cluster inner frames are addressed to it (L3 tunnels,
-   * no bridging). Frames between gateways carry per-peering MACs instead (src/nodespec/peer-tunnel.ts).
+   * MAC address of every eBPF overlay device (lower case); intra-cluster inner frames are addressed to it
+   * (L3 tunnels, no bridging). Frames between gateways carry per-peering MACs (src/nodespec/peer-tunnel.ts).
    */
   mac: string;
 }
+
+export const peerTransports = ['vxlan', 'ipsec'] as const;
+export type PeerTransport = (typeof peerTransports)[number];
 
 export interface PeerSpec {
   clusterId: string;
   /** Stable small number naming the peer in BPF maps and counters. */
   peerId: number;
   /** The peer's networks as seen here. */
-  remotePodCIDR: string;
-  remoteExternalCIDR: string;
+  remotePodCIDR: Cidr;
+  remoteExternalCIDR: Cidr;
   /** Our networks as the peer sees them. */
-  localNATPodCIDR: string;
-  localNATExternalCIDR: string;
+  localNATPodCIDR: Cidr;
+  localNATExternalCIDR: Cidr;
   /** The peer gateway's tunnel address and port. */
-  endpoint: { address: string; port: number };
+  endpoint: { address: Ip; port: number };
   /**
    * How the gateways carry the peering's traffic: a VXLAN tunnel, or IPsec (tunnel-mode ESP, AES-GCM;
    * the kernel fallback only, keys from a per-peering secret the agent reads, never from the spec).
@@ -41,32 +45,29 @@ export interface PeerSpec {
   transport: PeerTransport;
 }
 
-export const peerTransports = ['vxlan', 'ipsec'] as const;
-export type PeerTransport = (typeof peerTransports)[number];
-
 export interface NatMappingSpec {
   /** Address of the home ExternalCIDR that peers dial. */
-  externalAddress: string;
+  externalAddress: Ip;
   /** The endpoint it stands for, in the home view (a local pod, or a pod of another peer). */
-  endpointAddress: string;
+  endpointAddress: Ip;
 }
 
 export interface ClusterNodeSpec {
   name: string;
-  underlayAddress: string;
+  underlayAddress: Ip;
   /** Pod prefixes hosted by the node (a node PodCIDR, or /32 per pod). */
-  podCIDRs: string[];
+  podCIDRs: Cidr[];
 }
 
 export interface NodeDataplaneSpec {
   clusterId: string;
-  podCIDR: string;
-  externalCIDR: string;
+  podCIDR: Cidr;
+  externalCIDR: Cidr;
   /** The hub's source for transit traffic: an address of the ExternalCIDR that IPAM never hands out. */
-  transitAddress: string;
+  transitAddress: Ip;
   /** `publicAddress`: where peers reach this node when it is the gateway (its tunnels start there). */
-  node: { name: string; role: NodeRole; underlayAddress: string; publicAddress?: string };
-  activeGateway: { name: string; underlayAddress: string };
+  node: { name: string; role: NodeRole; underlayAddress: Ip; publicAddress?: Ip };
+  activeGateway: { name: string; underlayAddress: Ip };
   overlay: OverlaySettings;
   /** Sorted by clusterId. */
   peers: PeerSpec[];

@@ -1,7 +1,7 @@
 /** What `strait probe` reports, and what each dataplane needs of it. */
 
 export const featureNames = [
-  'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie', 'arrayOfMaps',
+  'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie',
   'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface',
 ] as const;
 
@@ -14,7 +14,6 @@ export const featureDescriptions: Record<Feature, string> = {
   tcx: 'tcx links (BPF_TCX_INGRESS/EGRESS)',
   testRun: 'BPF_PROG_TEST_RUN of a TC program',
   lpmTrie: 'LPM trie maps',
-  arrayOfMaps: 'array-of-maps with inner map replacement',
   vxlan: 'VXLAN device in unicast mode',
   vxlanCollectMd: 'VXLAN device in external (collect_md) mode',
   policyRouting: 'policy rules and custom routing tables',
@@ -30,10 +29,11 @@ export interface ProbeReport {
   reasons: Partial<Record<Feature, string>>;
 }
 
-export type Dataplane = 'ebpf' | 'kernel';
+export const dataplanes = ['ebpf', 'kernel'] as const;
+export type Dataplane = (typeof dataplanes)[number];
 
 /** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
-export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'arrayOfMaps', 'vxlanCollectMd'];
+export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd'];
 export const kernelRequirements: readonly Feature[] = ['vxlan', 'policyRouting', 'nftables'];
 
 /** Encrypted peerings (IPsec) need the kernel fallback's features and these, on gateways only. */

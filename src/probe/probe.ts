@@ -53,9 +53,6 @@ async function probeBpf(report: ProbeReport): Promise<void> {
   await tryFeature(report, 'btf', () => void native().probeKernelBtf());
   await tryFeature(report, 'lpmTrie', () =>
     withMap({ type: MapType.LpmTrie, name: 'strait_probe', key: lpmKey(ipv4), value: u32, maxEntries: 1, flags: MapFlags.NoPrealloc }));
-  await tryFeature(report, 'arrayOfMaps', () =>
-    withMap({ type: MapType.Array, name: 'strait_inner', key: u32, value: u32, maxEntries: 1 }, (inner) =>
-      withMap({ type: MapType.ArrayOfMaps, name: 'strait_outer', key: u32, value: u32, maxEntries: 1, innerMap: inner }, (outer) => outer.setInnerMap(0, inner))));
   await tryFeature(report, 'testRun', () =>
     withProgram((prog) => {
       const r = prog.testRun(Buffer.alloc(64));

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Agent, type AgentOptions, selectDataplane } from '../../src/agent/agent';
 import { ebpfDataplane, summarizeChanges } from '../../src/agent/dataplanes';
-import { readMainRoutes } from '../../src/agent/routes';
+import { mainRoutes as readMainRoutes } from '../support/routes';
 import type { NodeApplyResult } from '../../src/datapath/node-datapath';
 import { InputError, StateError } from '../../src/errors';
 import { ip } from '../../src/kernel/command';
@@ -14,7 +14,7 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { type ProbeReport, featureNames } from '../../src/probe/features';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { nodeSpec, peerB, peerC } from './fixture';
+import { nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
 
 const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => ({
   features: Object.fromEntries(featureNames.map((f) => [f, !(f in missing)])) as ProbeReport['features'],
@@ -23,7 +23,7 @@ const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => (
 
 // The heartbeat's appliedSpec for the file JSON.stringify(nodeSpec([peerB])): the first 16 hex digits of the
 // sha256 of its text (docs/lab.md), from `sha256sum`; the lab compares it with the file it wrote.
-const specBDigest = 'e6b714edfe2924f1';
+const specBDigest = '54798b8fe188770e';
 
 const unchanged: NodeApplyResult = {
   overlayDeviceChanged: false,
@@ -115,45 +115,46 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   it('waits for a spec while ready, applies it with its routes, and keeps the last good spec when the file goes bad', () => {
     agent.tick();
     assert.equal(applied.length, 0);
-    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: hostname(), ready: true, time: 0, dataplane: 'ebpf', specGeneration: 0 });
+    assert.deepEqual({ ...heartbeat(), time: 0 }, { ready: true, time: 0, dataplane: 'ebpf', specGeneration: 0 });
 
-    writeSpec(JSON.stringify(nodeSpec([peerB])));
+    writeSpec(specFileText(nodeSpecDocument([peerB])));
     agent.tick();
     assert.deepEqual(applied.at(-1), nodeSpec([peerB]));
     assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.60.0.0/24']);
-    assert.deepEqual({ ...heartbeat(), time: 0 }, { node: 'n1', ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
+    assert.deepEqual({ ...heartbeat(), time: 0 }, { ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
 
     // Half-written, then invalid: neither is applied; the last good spec is re-applied every tick; one error line each.
-    writeSpec(JSON.stringify(nodeSpec([peerB, peerC])).slice(0, 120));
+    writeSpec(specFileText(nodeSpecDocument([peerB, peerC])).slice(0, 120));
     agent.tick();
     agent.tick();
-    writeSpec(JSON.stringify({ ...nodeSpec([peerB, peerC]), podCIDR: '10.0.0.0/33' }));
+    writeSpec(specFileText({ ...nodeSpecDocument([peerB, peerC]), podCIDR: '10.0.0.0/33' }));
     agent.tick();
     assert.equal(applied.length, 4);
     assert.ok(applied.every((s) => s.peers.length === 1));
     const rejected = lines.filter((l) => l.msg === 'spec file rejected');
     assert.equal(rejected.length, 2);
-    assert.equal(rejected[1]!.field, 'podCIDR');
+    assert.equal(rejected[1]!.field, 'spec.podCIDR');
     assert.equal(rejected[1]!.value, '10.0.0.0/33');
     assert.equal(heartbeat().specGeneration, 1);
     assert.equal(heartbeat().ready, true);
-    assert.match(heartbeat().error ?? '', /^spec file rejected: podCIDR/, 'the heartbeat says the newest spec is not in force');
+    assert.match(heartbeat().error ?? '', /^spec file rejected: spec\.podCIDR/, 'the heartbeat says the newest spec is not in force');
     assert.equal(heartbeat().appliedSpec, specBDigest, 'and names the one that is');
 
     // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
-    writeSpec(JSON.stringify(nodeSpec([{ ...peerB, transport: 'ipsec' }])));
+    writeSpec(specFileText(nodeSpecDocument([{ ...peerB, transport: 'ipsec' }])));
     agent.tick();
-    assert.equal(lines.at(-1)!.field, 'peers[0].transport');
+    assert.equal(lines.at(-1)!.field, 'spec.peers[0].transport');
     assert.match(String(lines.at(-1)!.error), /--dataplane kernel/);
     assert.ok(applied.every((s) => s.peers.every((p) => p.transport === 'vxlan')));
 
     // An IPv6 prefix is valid in a spec but not for the eBPF datapath: refused before anything is applied.
-    writeSpec(JSON.stringify({ ...nodeSpec([peerB]), nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] }));
+    writeSpec(specFileText({ ...nodeSpecDocument([peerB]), nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] }));
     agent.tick();
-    assert.equal(lines.at(-1)!.field, 'nodes[0].podCIDRs[0]');
-    assert.ok(applied.every((s) => s.nodes[0]!.podCIDRs[0] === '10.0.0.0/24'));
+    assert.equal(lines.at(-1)!.field, 'spec.nodes[0].podCIDRs[0]');
+    assert.match(String(lines.at(-1)!.error), /the eBPF datapath carries IPv4 only/);
+    assert.ok(applied.every((s) => s.nodes[0]!.podCIDRs[0]!.family === 4));
 
-    writeSpec(JSON.stringify(nodeSpec([peerB, peerC])));
+    writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
     agent.tick();
     assert.equal(applied.at(-1)!.peers.length, 2);
     assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
@@ -163,7 +164,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   });
 
   it('is not ready while applying fails, logs each distinct error once, and says when it recovered', () => {
-    writeSpec(JSON.stringify(nodeSpec()));
+    writeSpec(specFileText(nodeSpecDocument()));
     failWith = 'bpf_map_update_elem: ENOMEM';
     agent.tick();
     agent.tick();
@@ -183,10 +184,10 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
 
   it('refuses a spec written for another node when --node is given', () => {
     agent = new Agent({ ...options, nodeName: 'n2' }, ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log());
-    writeSpec(JSON.stringify(nodeSpec()));
+    writeSpec(specFileText(nodeSpecDocument()));
     agent.tick();
     assert.equal(applied.length, 0);
-    assert.equal(lines.at(-1)!.field, 'node.name');
-    assert.equal(heartbeat().node, 'n2');
+    assert.equal(lines.at(-1)!.field, 'spec.node.name');
+    assert.equal(heartbeat().specGeneration, 0);
   });
 });

@@ -1,17 +1,22 @@
 /** Specs for the agent tests: home 10.0.0.0/16 with peers of the same and of other prefix lengths. */
-import type { NodeDataplaneSpec, PeerSpec } from '../../src/nodespec/spec';
+import { type NodeDataplaneSpecDocument, nodeDataplaneResource, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { makeObject } from '../../src/api/resource';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
-export const peerB: PeerSpec = {
+type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
+
+export const peerB: PeerDocument = {
   clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24',
   localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan',
 };
 
-export const peerC: PeerSpec = {
+export const peerC: PeerDocument = {
   clusterId: 'c', peerId: 7, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/26',
   localNATPodCIDR: '172.18.0.0/16', localNATExternalCIDR: '172.19.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan',
 };
 
-export const nodeSpec = (peers: PeerSpec[] = [peerB]): NodeDataplaneSpec => ({
+/** The spec of node n1 as a document (what a file or the API server holds). */
+export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): NodeDataplaneSpecDocument => ({
   clusterId: 'a',
   podCIDR: '10.0.0.0/16',
   externalCIDR: '10.50.0.0/24',
@@ -23,3 +28,9 @@ export const nodeSpec = (peers: PeerSpec[] = [peerB]): NodeDataplaneSpec => ({
   natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: '10.0.0.5' }],
   nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
 });
+
+/** The same, typed (through the document's own reader). */
+export const nodeSpec = (peers?: PeerDocument[]): NodeDataplaneSpec => readNodeDataplaneSpec(nodeSpecDocument(peers));
+
+/** The text of a spec file holding `doc`: a NodeDataplane object named after its node. */
+export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(makeObject(nodeDataplaneResource, doc.node.name, doc));

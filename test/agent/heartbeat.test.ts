@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Heartbeat, writeHeartbeat } from '../../src/agent/heartbeat';
+import { writeHeartbeat } from '../../src/agent/heartbeat';
+import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 
 describe('agent heartbeat', () => {
   let dir: string;
   beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'strait-heartbeat-')); });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const beat = (ready: boolean, specGeneration: number): Heartbeat => ({ node: 'a-gw', ready, time: new Date(1_700_000_000_000 + specGeneration).toISOString(), dataplane: 'ebpf', specGeneration });
+  const beat = (ready: boolean, specGeneration: number): NodeDataplaneStatus => ({ ready, time: new Date(1_700_000_000_000 + specGeneration).toISOString(), dataplane: 'ebpf', specGeneration });
 
   it('writes the whole heartbeat, creating the status directory, and replaces it leaving no temporary file', () => {
     const path = join(dir, 'cluster-a', 'status', 'a-gw.json');
@@ -24,7 +25,7 @@ describe('agent heartbeat', () => {
 
   it('overwrites a temporary file left by a crash', () => {
     const path = join(dir, 'n1.json');
-    writeFileSync(join(dir, '.n1.json.tmp'), '{"node":"n1","rea');
+    writeFileSync(join(dir, '.n1.json.tmp'), '{"ready":tr');
     writeHeartbeat(path, beat(true, 2));
     assert.deepEqual(readdirSync(dir), ['n1.json']);
     assert.equal(JSON.parse(readFileSync(path, 'utf8')).specGeneration, 2);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { ipsecHub } from '../fallback/ipsec-hub';
+import { ipsecHubDocument } from '../fallback/ipsec-hub';
+import { specFileText } from './fixture';
 import { kernelFeatures, requireKernel, requireRoot, uniqueName } from '../support/kernel';
 import { waitFor } from '../support/wait';
 
@@ -51,7 +52,7 @@ describe('strait agent --dataplane kernel, an encrypted peer on a kernel without
     mkdirSync(join(dir, 'nodes'));
     mkdirSync(join(dir, 'secrets'));
     writeFileSync(join(dir, 'secrets', 'cluster-a'), Buffer.alloc(32, 0x3c).toString('base64'), { mode: 0o600 });
-    writeFileSync(join(dir, 'nodes', 'b-gw.json'), JSON.stringify(ipsecHub(['cluster-a'])));
+    writeFileSync(join(dir, 'nodes', 'b-gw.json'), specFileText(ipsecHubDocument(['cluster-a'])));
     const statusPath = join(dir, 'status', 'b-gw.json');
     child = spawn(process.execPath, [
       cliPath, 'agent', '--dataplane', 'kernel', '--spec', join(dir, 'nodes', 'b-gw.json'), '--status', statusPath, '--node', 'b-gw',
@@ -62,10 +63,9 @@ describe('strait agent --dataplane kernel, an encrypted peer on a kernel without
     const heartbeat = () => JSON.parse(readFileSync(statusPath, 'utf8')) as Record<string, unknown>;
 
     // The first heartbeat is written after the first apply.
-    await waitFor('the first heartbeat', () => heartbeat().node === 'b-gw', 15_000, () => stderr);
+    await waitFor('the first heartbeat', () => heartbeat().dataplane === 'kernel', 15_000, () => stderr);
     const first = heartbeat();
     assert.deepEqual(first, {
-      node: 'b-gw',
       ready: false,
       time: first.time,
       dataplane: 'kernel',

@@ -5,17 +5,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupAgentNode } from '../../src/agent/agent';
-import { readMainRoutes } from '../../src/agent/routes';
+import { mainRoutes as readMainRoutes } from '../support/routes';
 import { BpfMap, type Codec, type CodecValue, ensureBpffs, ifIndex, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { findAttachments } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
-import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { waitFor } from '../support/wait';
-import { nodeSpec, peerB, peerC } from './fixture';
+import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,8 +54,8 @@ describe('strait agent (real process, real kernel)', function () {
 
   const specPath = () => join(dir, 'nodes', 'n1.json');
   const statusPath = () => join(dir, 'status', 'n1.json');
-  const writeSpec = (spec: NodeDataplaneSpec | string) => {
-    const text = typeof spec === 'string' ? spec : JSON.stringify(spec);
+  const writeSpec = (spec: NodeDataplaneSpecDocument | string) => {
+    const text = typeof spec === 'string' ? spec : specFileText(spec);
     writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), text);
     renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
   };
@@ -91,19 +91,19 @@ describe('strait agent (real process, real kernel)', function () {
 
   it('applies the spec, follows its changes, repairs a map entry deleted by hand, attaches a new pod, stops on SIGTERM leaving the datapath, and --cleanup removes it', async () => {
     mkdirSync(join(dir, 'nodes'));
-    writeSpec(nodeSpec([peerB]));
+    writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2');
 
     await waitFor('a ready heartbeat', () => heartbeat().ready);
     await waitFor('both attachments', () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay');
     const first = heartbeat();
-    assert.deepEqual(first, { ...first, node: 'n1', dataplane: 'ebpf', specGeneration: 1 });
+    assert.deepEqual(first, { ...first, dataplane: 'ebpf', specGeneration: 1 });
     await waitFor('a fresh heartbeat every interval', () => heartbeat().time !== first.time, 2_000);
     assert.deepEqual(peerIds(), [5]);
     assert.deepEqual(readMainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => `${r.dst} ${r.protocol}`).sort(), ['10.1.0.0/16 252', '10.60.0.0/24 252']);
 
     // A new peer: the watcher (or the poll) applies it.
-    writeSpec(nodeSpec([peerB, peerC]));
+    writeSpec(nodeSpecDocument([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds().join() === '5,7');
     await waitFor('specGeneration 2', () => heartbeat().specGeneration === 2);
     assert.equal(withPeers((m) => m.lookup(7))?.endpoint, '203.0.113.3');
@@ -122,7 +122,7 @@ describe('strait agent (real process, real kernel)', function () {
     assert.ok(attachments().includes('p-y:strait_from_pod'), 'the new pod attached');
 
     // A half-written file is not applied: the maps keep the last good spec, the node stays ready.
-    writeSpec(JSON.stringify(nodeSpec([peerB])).slice(0, 150));
+    writeSpec(specFileText(nodeSpecDocument([peerB])).slice(0, 150));
     await waitFor('the rejection in the log', () => stderr.includes('spec file rejected'));
     await sleep(600);
     assert.deepEqual(peerIds(), [5, 7]);
@@ -152,10 +152,10 @@ describe('strait agent (real process, real kernel)', function () {
 
   it('applies a change of the spec file at once through the watcher, long before the next poll', async () => {
     mkdirSync(join(dir, 'nodes'));
-    writeSpec(nodeSpec([peerB]));
+    writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('30');
     await waitFor('a ready heartbeat', () => heartbeat().ready);
-    writeSpec(nodeSpec([peerB, peerC]));
+    writeSpec(nodeSpecDocument([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds().join() === '5,7', 3_000);
     await waitFor('specGeneration 2', () => heartbeat().specGeneration === 2, 1_000);
     child!.kill('SIGTERM');
@@ -164,7 +164,7 @@ describe('strait agent (real process, real kernel)', function () {
 
   it('puts back at the next reconcile the tcx attachments detached by hand, and strait0 deleted by hand with its program', async () => {
     mkdirSync(join(dir, 'nodes'));
-    writeSpec(nodeSpec([peerB]));
+    writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2');
     const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
@@ -196,7 +196,7 @@ describe('strait agent (real process, real kernel)', function () {
 
   it('stops on SIGINT with exit code 0, leaving the datapath in place', async () => {
     mkdirSync(join(dir, 'nodes'));
-    writeSpec(nodeSpec([peerB]));
+    writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2');
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
     await waitFor('both attachments', () => liveAttachments().length === 2, 10_000, logOf);

@@ -6,6 +6,7 @@ import { BpfObject } from '../../src/bpf';
 import { applyDesiredMaps } from '../../src/datapath/apply-maps';
 import { desiredMaps } from '../../src/datapath/desired-maps';
 import { datapathObjectPath, openMaps } from '../../src/datapath/layout';
+import { readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { tempPinDir } from '../support/kernel';
 import { median, type BenchFigure, type BenchSuite } from './result';
@@ -13,7 +14,7 @@ import { median, type BenchFigure, type BenchSuite } from './result';
 const address = (base: number, i: number) => `${base}.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 
 function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
-  return {
+  return readNodeDataplaneSpec({
     clusterId: 'bench',
     podCIDR: '10.0.0.0/16',
     externalCIDR: '11.0.0.0/8',
@@ -24,7 +25,7 @@ function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
     peers: [{ clusterId: 'p', peerId: 1, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.2.0.0/16', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '12.0.0.0/8', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' }],
     natMappings: Array.from({ length: mappings }, (_, i) => ({ externalAddress: address(11, i + offset + 1), endpointAddress: address(13, i + offset + 1) })),
     nodes: [{ name: 'gw', underlayAddress: '192.0.2.1', podCIDRs: ['10.0.0.0/24'] }],
-  };
+  });
 }
 
 function timeMs(fn: () => void): number {

@@ -1,29 +1,32 @@
 import assert from 'node:assert/strict';
 import { electGateway, gatewayAddress, isReady, readyNodes } from '../../src/controller/election';
+import { parseIp } from '../../src/net/cidr';
+
+const ip = (text: string) => parseIp('test', text);
 
 const now = Date.parse('2026-01-01T00:00:10.000Z');
 const at = (secondsBefore: number) => new Date(now - secondsBefore * 1000).toISOString();
 
 describe('controller gateway election', () => {
   it('a node is Ready only with ready:true and a heartbeat no older than the timeout', () => {
-    assert.equal(isReady({ node: 'n', ready: true, time: at(1) }, now, 1.5), true);
-    assert.equal(isReady({ node: 'n', ready: true, time: at(1.5) }, now, 1.5), true);
-    assert.equal(isReady({ node: 'n', ready: true, time: at(1.6) }, now, 1.5), false);
-    assert.equal(isReady({ node: 'n', ready: false, time: at(0) }, now, 1.5), false);
-    assert.equal(isReady({ node: 'n', ready: true, time: 'yesterday-ish' }, now, 1.5), false);
+    assert.equal(isReady({ ready: true, time: at(1) }, now, 1.5), true);
+    assert.equal(isReady({ ready: true, time: at(1.5) }, now, 1.5), true);
+    assert.equal(isReady({ ready: true, time: at(1.6) }, now, 1.5), false);
+    assert.equal(isReady({ ready: false, time: at(0) }, now, 1.5), false);
+    assert.equal(isReady({ ready: true, time: 'yesterday-ish' }, now, 1.5), false);
     assert.equal(isReady(undefined, now, 1.5), false);
   });
 
   it('lists the Ready nodes among the configured ones', () => {
     const heartbeats = new Map([
-      ['a', { node: 'a', ready: true, time: at(0.1) }],
-      ['b', { node: 'b', ready: true, time: at(9) }],
-      ['stranger', { node: 'stranger', ready: true, time: at(0) }],
+      ['a', { ready: true, time: at(0.1) }],
+      ['b', { ready: true, time: at(9) }],
+      ['stranger', { ready: true, time: at(0) }],
     ]);
     assert.deepEqual(readyNodes([{ name: 'a' }, { name: 'b' }, { name: 'c' }], heartbeats, now, 1.5), ['a']);
   });
 
-  const nodes = [{ name: 'n3' }, { name: 'n2', publicAddress: '203.0.113.2' }, { name: 'n1' }, { name: 'n4', publicAddress: '203.0.113.4' }];
+  const nodes = [{ name: 'n3' }, { name: 'n2', publicAddress: ip('203.0.113.2') }, { name: 'n1' }, { name: 'n4', publicAddress: ip('203.0.113.4') }];
 
   it('keeps the current gateway while it is Ready, even when a preferred node is Ready too', () => {
     assert.deepEqual(electGateway(nodes, ['n1', 'n2', 'n3'], 'n3'), { gateway: 'n3', reason: 'kept' });
@@ -49,7 +52,7 @@ describe('controller gateway election', () => {
   });
 
   it('peers tunnel to the public address, else the underlay address', () => {
-    assert.equal(gatewayAddress({ name: 'g', underlayAddress: '192.168.1.1', publicAddress: '203.0.113.1' }), '203.0.113.1');
-    assert.equal(gatewayAddress({ name: 'g', underlayAddress: '192.168.1.1' }), '192.168.1.1');
+    assert.deepEqual(gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1'), publicAddress: ip('203.0.113.1') }), ip('203.0.113.1'));
+    assert.deepEqual(gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1') }), ip('192.168.1.1'));
   });
 });

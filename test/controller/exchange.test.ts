@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { diskRunDir, readExchange, readHeartbeats, runDirPaths, syncFiles } from '../../src/controller/exchange';
+import { runDirPaths } from '../../src/api/run-dir';
+import { diskRunDir, readExchange, readHeartbeats, syncFiles } from '../../src/controller/exchange';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { MemoryRunDir } from './memory-run-dir';
 
@@ -69,15 +70,17 @@ describe('controller run directory and exchange', () => {
       'exchange/cluster-b/cluster-a.status.json',
     ]);
     assert.equal(view.problems.length, 2, view.problems.join('\n'));
-    assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-c/cluster-a.spec.json: clusterId is "cluster-b"')));
+    assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-c/cluster-a.spec.json: spec.clusterId: expected its directory\'s owner cluster-c')), view.problems.join('\n'));
     assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-a/cluster-d.status.json: not valid JSON')));
   });
 
   it('reads heartbeats; a malformed one is no heartbeat', () => {
     const files = new MemoryRunDir();
-    files.write(runDirPaths.heartbeat('c', 'n1'), JSON.stringify({ node: 'n1', ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf' }));
-    files.write(runDirPaths.heartbeat('c', 'n2'), JSON.stringify({ node: 'n2', ready: 'yes', time: '2026-01-01T00:00:00Z' }));
-    files.write(runDirPaths.heartbeat('c', 'n3'), '{"node":');
-    assert.deepEqual([...readHeartbeats(files, 'c', ['n1', 'n2', 'n3', 'n4'])], [['n1', { node: 'n1', ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf' }]]);
+    const beat = { ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf', specGeneration: 1 };
+    files.write(runDirPaths.heartbeat('c', 'n1'), JSON.stringify(beat));
+    files.write(runDirPaths.heartbeat('c', 'n2'), JSON.stringify({ ...beat, ready: 'yes' }));
+    files.write(runDirPaths.heartbeat('c', 'n3'), '{"ready":');
+    files.write(runDirPaths.heartbeat('c', 'n5'), JSON.stringify({ ...beat, time: 'yesterday' }));
+    assert.deepEqual([...readHeartbeats(files, 'c', ['n1', 'n2', 'n3', 'n4', 'n5'])], [['n1', beat]]);
   });
 });

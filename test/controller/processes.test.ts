@@ -3,7 +3,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import { readNodeDataplane } from '../../src/api/node-dataplane';
+import { parseIp } from '../../src/net/cidr';
 import { cliPath } from '../ipam/cli-runner';
 import { waitFor } from '../support/wait';
 
@@ -71,7 +72,7 @@ describe('strait controller processes', () => {
       const path = join(dir, `${c.clusterId}.json`);
       writeFileSync(path, JSON.stringify(config));
       mkdirSync(join(runDir, c.clusterId, 'status'), { recursive: true });
-      writeFileSync(join(runDir, c.clusterId, 'status', `${c.node}.json`), JSON.stringify({ node: c.node, ready: true, time: new Date().toISOString(), dataplane: 'ebpf' }));
+      writeFileSync(join(runDir, c.clusterId, 'status', `${c.node}.json`), JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
       const child = spawn(process.execPath, [cliPath, 'controller', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'] });
       logs.set(c.clusterId, '');
       child.stderr!.on('data', (chunk: Buffer) => logs.set(c.clusterId, logs.get(c.clusterId) + chunk.toString()));
@@ -82,7 +83,7 @@ describe('strait controller processes', () => {
     const peersIn = (c: (typeof clusters)[number]): string[] | undefined => {
       const path = join(runDir, c.clusterId, 'nodes', `${c.node}.json`);
       if (!existsSync(path)) return undefined;
-      return (JSON.parse(readFileSync(path, 'utf8')) as NodeDataplaneSpec).peers.map((p) => p.clusterId);
+      return readNodeDataplane(JSON.parse(readFileSync(path, 'utf8'))).spec.peers.map((p) => p.clusterId);
     };
     const deadline = Date.now() + 10_000;
     while (!clusters.every((c) => JSON.stringify(peersIn(c)) === JSON.stringify(expected[c.clusterId]))) {
@@ -90,8 +91,8 @@ describe('strait controller processes', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 
-    const hub = JSON.parse(readFileSync(join(runDir, 'cluster-b', 'nodes', 'b-gw.json'), 'utf8')) as NodeDataplaneSpec;
-    assert.deepEqual(hub.peers.find((p) => p.clusterId === 'cluster-a')!.endpoint, { address: '203.0.113.1', port: 4789 });
+    const hub = readNodeDataplane(JSON.parse(readFileSync(join(runDir, 'cluster-b', 'nodes', 'b-gw.json'), 'utf8'))).spec;
+    assert.deepEqual(hub.peers.find((p) => p.clusterId === 'cluster-a')!.endpoint, { address: parseIp('address', '203.0.113.1'), port: 4789 });
     assert.equal(hub.node.role, 'gateway');
     const status = JSON.parse(readFileSync(join(runDir, 'cluster-b', 'controller.json'), 'utf8')) as { gateway: string; readyNodes: string[] };
     assert.equal(status.gateway, 'b-gw');
@@ -131,7 +132,7 @@ describe('strait controller processes', () => {
     mkdirSync(join(runDir, 'cluster-a', 'status'), { recursive: true });
     // Dated ahead, so a slow process start cannot make them stale.
     for (const node of ['a-1', 'a-2']) {
-      writeFileSync(join(runDir, 'cluster-a', 'status', `${node}.json`), JSON.stringify({ node, ready: true, time: new Date(Date.now() + 60_000).toISOString() }));
+      writeFileSync(join(runDir, 'cluster-a', 'status', `${node}.json`), JSON.stringify({ ready: true, time: new Date(Date.now() + 60_000).toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
     }
     writeFileSync(join(runDir, 'cluster-a', 'controller.json'), JSON.stringify({ clusterId: 'cluster-a', gateway: 'a-2', peers: [], readyNodes: [], time: new Date().toISOString() }));
     const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path, '--once'], { encoding: 'utf8' });
@@ -157,7 +158,7 @@ describe('strait controller processes', () => {
   /** A running controller of cluster A and its log, once it wrote its node spec; a-gw is Ready. */
   const startController = async (configPath: string, clusterDir: string) => {
     mkdirSync(join(clusterDir, 'status'), { recursive: true });
-    writeFileSync(join(clusterDir, 'status', 'a-gw.json'), JSON.stringify({ node: 'a-gw', ready: true, time: new Date().toISOString() }));
+    writeFileSync(join(clusterDir, 'status', 'a-gw.json'), JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
     const child = spawn(process.execPath, [cliPath, 'controller', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     children.push(child);
     let log = '';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ControllerConfig, parseControllerConfig } from '../../src/controller/config';
-import type { Heartbeat } from '../../src/controller/election';
-import { readExchange, readHeartbeats, runDirPaths, syncFiles } from '../../src/controller/exchange';
+import { type ControllerConfig, readControllerConfig } from '../../src/api/controller-config';
+import { runDirPaths } from '../../src/api/run-dir';
+import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
+import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
+import { readExchange, readHeartbeats, syncFiles } from '../../src/controller/exchange';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
-import { containsIp, parseCidr, parseIp, sameShape } from '../../src/ipam/cidr';
+import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamState } from '../../src/ipam/state';
-import type { TunnelEndpoint } from '../../src/netmgr/tunnel-endpoint';
-import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { MemoryRunDir } from './memory-run-dir';
 
 /**
@@ -63,11 +63,11 @@ class Lab {
   now = Date.parse('2026-01-01T00:00:00.000Z');
 
   constructor() {
-    for (const [id, doc] of Object.entries(configs)) this.controllers.set(id, { config: parseControllerConfig(doc), ipam: undefined, gateway: undefined });
+    for (const [id, doc] of Object.entries(configs)) this.controllers.set(id, { config: readControllerConfig(doc), ipam: undefined, gateway: undefined });
   }
 
   heartbeat(cluster: string, node: string, ready = true): void {
-    const beat: Heartbeat = { node, ready, time: new Date(this.now).toISOString(), dataplane: 'ebpf' };
+    const beat = { ready, time: new Date(this.now).toISOString(), dataplane: 'ebpf', specGeneration: 1 };
     this.disk.write(runDirPaths.heartbeat(cluster, node), JSON.stringify(beat));
   }
 
@@ -109,20 +109,24 @@ class Lab {
     return this.controllers.get(id)!.last!;
   }
 
-  tunnel(from: string, to: string): TunnelEndpoint {
+  /** The TunnelEndpoint as its document (text), for comparing with literals. */
+  tunnel(from: string, to: string): TunnelEndpointSpecDocument {
     const tunnel = this.result(from).tunnels.find((t) => t.clusterId === to);
     assert.ok(tunnel, `${from} has no TunnelEndpoint toward ${to}`);
-    return tunnel;
+    return writeTunnelEndpoint(tunnel);
   }
 
-  nodeSpec(cluster: string, node: string): NodeDataplaneSpec {
-    return this.disk.json(runDirPaths.nodeSpec(cluster, node)) as NodeDataplaneSpec;
+  /** The node's spec file, checked by its reader, as the document it holds. */
+  nodeSpec(cluster: string, node: string): NodeDataplaneSpecDocument {
+    const object = this.disk.json(runDirPaths.nodeSpec(cluster, node)) as { spec: NodeDataplaneSpecDocument };
+    readNodeDataplane(object);
+    return object.spec;
   }
 
   reconfigure(id: string, change: (doc: Record<string, unknown>) => void): void {
     const doc = structuredClone(configs[id]) as Record<string, unknown>;
     change(doc);
-    this.controllers.get(id)!.config = parseControllerConfig(doc);
+    this.controllers.get(id)!.config = readControllerConfig(doc);
   }
 }
 
@@ -141,11 +145,11 @@ function assertConsistent(lab: Lab, x: string, y: string): void {
   }
 }
 
-function peersOf(spec: NodeDataplaneSpec): string[] {
+function peersOf(spec: NodeDataplaneSpecDocument): string[] {
   return spec.peers.map((p) => p.clusterId);
 }
 
-function endpointOf(spec: NodeDataplaneSpec, peer: string): { address: string; port: number } {
+function endpointOf(spec: NodeDataplaneSpecDocument, peer: string): { address: string; port: number } {
   const entry = spec.peers.find((p) => p.clusterId === peer);
   assert.ok(entry, `${spec.clusterId}/${spec.node.name} has no peer ${peer}`);
   return entry.endpoint;

@@ -1,7 +1,8 @@
+import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 /** Hub B as the planner plans it (test/nodespec/plan.test.ts): A remapped, C remapped, one NatMapping. */
-export const hubSpec = (): NodeDataplaneSpec => ({
+export const hubSpecDocument = (): NodeDataplaneSpecDocument => ({
   clusterId: 'cluster-b',
   podCIDR: '10.0.0.0/16',
   externalCIDR: '10.50.0.0/24',
@@ -19,3 +20,13 @@ export const hubSpec = (): NodeDataplaneSpec => ({
     { name: 'b-worker', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] },
   ],
 });
+
+/** The same, typed (through the document's own reader). */
+export const hubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(hubSpecDocument());
+
+/** The hub's spec with `edit` made to its document, typed through the reader. */
+export function hubSpecWith(edit: (doc: NodeDataplaneSpecDocument) => void): NodeDataplaneSpec {
+  const doc = hubSpecDocument();
+  edit(doc);
+  return readNodeDataplaneSpec(doc);
+}

@@ -11,7 +11,7 @@ import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { runCli } from '../ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../support/kernel';
 import { frame, parseIpv4 } from '../support/packet';
-import { hubSpec } from './hub-spec';
+import { hubSpec, hubSpecWith } from './hub-spec';
 
 const TC_ACT_SHOT = 2;
 const TC_ACT_REDIRECT = 7;
@@ -193,7 +193,7 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
   });
 
   it('a worker: its own address, the active gateway elsewhere', async () => {
-    node = await programmedNode({ ...hubSpec(), node: { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' } });
+    node = await programmedNode(hubSpecWith((s) => { s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' }; }));
     const { config } = inspectNode(node.pins.dir);
     assert.equal(config?.role, 'worker');
     assert.equal(config?.nodeAddress, '192.0.2.12');
@@ -201,7 +201,7 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
   });
 
   it('flags routes naming no peer or no known kind, and NatMappings whose reverse is missing or different', async () => {
-    node = await programmedNode({ ...hubSpec(), natMappings: [...hubSpec().natMappings, { externalAddress: '10.50.0.3', endpointAddress: '10.0.1.9' }] });
+    node = await programmedNode(hubSpecWith((s) => s.natMappings.push({ externalAddress: '10.50.0.3', endpointAddress: '10.0.1.9' })));
     const maps = layout.openMaps(node.obj);
     maps.routes.update({ prefixLen: 16, addr: '10.99.0.0' }, { peerId: 99, kind: layout.PrefixKind.Pod });
     maps.routes.update({ prefixLen: 24, addr: '10.98.0.0' }, { peerId: 7, kind: 5 });

@@ -6,10 +6,11 @@ import * as layout from '../../src/datapath/layout';
 import { NodeDatapath, cleanupNode, findAttachments } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import { readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { requireRoot, uniqueName } from '../support/kernel';
 
-const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => ({
+const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => readNodeDataplaneSpec({
   clusterId: 'a',
   podCIDR: '10.0.0.0/16',
   externalCIDR: '10.50.0.0/24',
@@ -20,7 +21,7 @@ const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => ({
   peers: [{ clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan' }],
   natMappings: [],
   nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
-});
+}, 'spec');
 
 describe('NodeDatapath (real kernel)', function () {
   requireRoot(this);

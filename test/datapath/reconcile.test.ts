@@ -7,8 +7,7 @@ import { planKernelRouting } from '../../src/fallback/routing-plan';
 import { recordMapWrites } from '../support/map-writes';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
-import type { PeerSpec } from '../../src/nodespec/spec';
-import { hubSpec } from './hub-spec';
+import { hubSpec, hubSpecWith } from './hub-spec';
 
 describe('desired maps (pure)', () => {
   it('derives every map element from the spec, with the four prefixes in their places', () => {
@@ -57,9 +56,6 @@ describe('desired maps (pure)', () => {
     assert.notEqual(aToB.srcMac, aToB.dstMac);
   });
 
-  it('refuses an IPv6 cluster for the eBPF datapath, naming the field', () => {
-    assert.throws(() => desiredMaps({ ...hubSpec(), podCIDR: 'fd00::/64' }, 1), /podCIDR: the eBPF datapath translates IPv4 only/);
-  });
 });
 
 describe('applying desired maps (real kernel)', function () {
@@ -107,10 +103,12 @@ describe('applying desired maps (real kernel)', function () {
   it('orders its writes so no state in between misroutes: a peer before its routes and after them when it goes, a new prefix before the old one goes', () => {
     const maps = layout.openMaps(obj);
     applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
-    const [a, c] = hubSpec().peers as [PeerSpec, PeerSpec];
     // A's PodCIDR shrinks to a /17, C leaves, D joins.
-    const d: PeerSpec = { ...c, clusterId: 'cluster-d', peerId: 11, remotePodCIDR: '10.3.0.0/16', remoteExternalCIDR: '10.80.0.0/24', localNATPodCIDR: '172.20.0.0/16', localNATExternalCIDR: '172.21.0.0/24', endpoint: { address: '203.0.113.4', port: 4789 } };
-    const next = { ...hubSpec(), peers: [{ ...a, remotePodCIDR: '10.1.0.0/17' }, d] };
+    const next = hubSpecWith((s) => {
+      const [a, c] = s.peers;
+      s.peers = [{ ...a!, remotePodCIDR: '10.1.0.0/17' }, { ...c!, clusterId: 'cluster-d', peerId: 11, remotePodCIDR: '10.3.0.0/16', remoteExternalCIDR: '10.80.0.0/24', localNATPodCIDR: '172.20.0.0/16', localNATExternalCIDR: '172.21.0.0/24', endpoint: { address: '203.0.113.4', port: 4789 } }];
+      s.natMappings = [];
+    });
     const writes = recordMapWrites(() => applyDesiredMaps(maps, desiredMaps(next, 42)));
     const steps = writes.flatMap(({ map, op, key }) => {
       if (map === layout.maps.peers.name) return [`${op} peer ${layout.maps.peers.key.decode(key, 0)}`];

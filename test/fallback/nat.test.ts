@@ -5,8 +5,9 @@ import { applyNat, removeNat } from '../../src/fallback/nat-apply';
 import { natRuleset } from '../../src/fallback/nat-ruleset';
 import { ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpecDocument } from '../datapath/hub-spec';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../support/packet';
 import { waitFor } from '../support/wait';
@@ -20,8 +21,8 @@ const devices = { peerInterface: (peerId: number) => `stp${peerId.toString(16).p
  * Peer C (id 9): 10.2.0.0/20 + 10.70.0.0/24 here, we are 192.168.0.0/16 + 10.90.0.0/24 there. Six
  * distinct prefixes of two lengths: a rule using the wrong one sends a packet nowhere or to another host.
  */
-const spec = (): NodeDataplaneSpec => {
-  const s = hubSpec();
+const specDocument = (): NodeDataplaneSpecDocument => {
+  const s = hubSpecDocument();
   s.peers[0]!.peerId = 0x2a;
   s.natMappings = [
     { externalAddress: '10.50.0.1', endpointAddress: '10.0.0.6' },
@@ -29,6 +30,7 @@ const spec = (): NodeDataplaneSpec => {
   ];
   return s;
 };
+const spec = (): NodeDataplaneSpec => readNodeDataplaneSpec(specDocument());
 
 const PORT = 7000;
 
@@ -506,7 +508,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
 
     it('applies 10,000 NatMappings as one map in one transaction', () => {
-      const big = spec();
+      const big = specDocument();
       big.externalCIDR = '10.50.0.0/16';
       big.peers[0]!.localNATExternalCIDR = '172.17.0.0/16';
       big.peers[1]!.localNATExternalCIDR = '10.90.0.0/16';
@@ -514,7 +516,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
         externalAddress: `10.50.${1 + (i >> 8)}.${i & 0xff}`,
         endpointAddress: `10.0.${i >> 8}.${i & 0xff}`,
       }));
-      const script = natRuleset(big, devices);
+      const script = natRuleset(readNodeDataplaneSpec(big), devices);
       const started = process.hrtime.bigint();
       assert.deepEqual(applyNat(script, netns), { changed: true });
       const applyMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -530,25 +532,26 @@ describe('fallback: nftables NAT (real kernel)', function () {
   });
 
   describe('input checking', () => {
-    const rejects = (change: (s: NodeDataplaneSpec) => void, field: string, peerInterface = devices.peerInterface) => {
-      const s = spec();
-      change(s);
-      assert.throws(() => natRuleset(s, { peerInterface }), (err: unknown) => err instanceof InputError && err.field === field);
-    };
+    it('takes values only from a spec its reader checked: what could reach nft is refused there, naming the field', () => {
+      const rejects = (change: (s: NodeDataplaneSpecDocument) => void, field: string) => {
+        const s = specDocument();
+        change(s);
+        assert.throws(() => readNodeDataplaneSpec(s), (err: unknown) => err instanceof InputError && err.field === field);
+      };
+      rejects((s) => (s.externalCIDR = '10.50.0.0/24; flush ruleset'), 'spec.externalCIDR');
+      rejects((s) => (s.transitAddress = '10.50.0.254 flush ruleset'), 'spec.transitAddress');
+      rejects((s) => (s.transitAddress = '10.51.0.1'), 'spec.transitAddress');
+      rejects((s) => (s.peers[0]!.localNATPodCIDR = '172.16.0.0/20'), 'spec.peers[0].localNATPodCIDR');
+      rejects((s) => (s.peers[1]!.localNATExternalCIDR = '10.90.0.0/16'), 'spec.peers[1].localNATExternalCIDR');
+      rejects((s) => (s.peers[1]!.remotePodCIDR = '10.1.8.0/24'), 'spec.peers[1].remotePodCIDR');
+      rejects((s) => (s.peers[0]!.remoteExternalCIDR = '10.0.5.0/24'), 'spec.peers[0].remoteExternalCIDR');
+      rejects((s) => (s.natMappings[1]!.externalAddress = '10.0.0.9'), 'spec.natMappings[1].externalAddress');
+      rejects((s) => (s.node.role = 'router' as 'gateway'), 'spec.node.role');
+    });
 
-    it('names the field of a bad value, before any of it reaches nft', () => {
-      rejects((s) => (s.podCIDR = 'fd00::/64'), 'podCIDR');
-      rejects((s) => (s.externalCIDR = '10.50.0.0/24; flush ruleset'), 'externalCIDR');
-      rejects((s) => (s.transitAddress = '10.50.0.254 flush ruleset'), 'transitAddress');
-      rejects((s) => (s.transitAddress = '10.51.0.1'), 'transitAddress');
-      rejects((s) => (s.peers[0]!.localNATPodCIDR = '172.16.0.0/20'), 'peers[0].localNATPodCIDR');
-      rejects((s) => (s.peers[1]!.localNATExternalCIDR = '10.90.0.0/16'), 'peers[1].localNATExternalCIDR');
-      rejects((s) => (s.peers[1]!.remotePodCIDR = '10.1.8.0/24'), 'peers[1].remotePodCIDR');
-      rejects((s) => (s.peers[0]!.remoteExternalCIDR = '10.0.5.0/24'), 'peers[0].remoteExternalCIDR');
-      rejects((s) => (s.natMappings[1]!.externalAddress = '10.0.0.9'), 'natMappings[1].externalAddress');
-      rejects((s) => (s.natMappings[0]!.endpointAddress = '::1'), 'natMappings[0].endpointAddress');
-      rejects((s) => (s.node.role = 'router' as 'gateway'), 'node.role');
-      rejects(() => undefined, 'devices.peerInterface(42)', (id) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id)));
+    it('refuses a tunnel interface name that could break out of a rule', () => {
+      const peerInterface = (id: number) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id));
+      assert.throws(() => natRuleset(spec(), { peerInterface }), (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)');
     });
 
     it('refuses a script that would write another table', () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { parseIp } from '../../src/net/cidr';
 import fc from 'fast-check';
 import { overlayMac, tunnelDevice } from '../../src/fallback/identities';
 import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
@@ -60,7 +61,7 @@ describe('fallback routing plan (pure)', () => {
   });
 
   it('plans a worker: remote prefixes via the active gateway through the overlay, and a new gateway is only new next hops', () => {
-    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: '192.0.2.12' } };
+    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12') } };
     const plan = planKernelRouting(worker);
     assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
     assert.deepEqual(plan.routes.map(show), [
@@ -71,7 +72,7 @@ describe('fallback routing plan (pure)', () => {
       '10.70.0.0/24 via 192.0.2.11 dev strait.vxlan',
     ]);
     assert.equal(plan.rules.every((r) => r.priority === 18952 && r.to !== undefined), true);
-    const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: '192.0.2.13' } });
+    const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: parseIp('a', '192.0.2.13') } });
     assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
     assert.ok(failover.routes.every((r) => r.unreachable || r.via === '192.0.2.13'));
   });

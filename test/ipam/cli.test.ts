@@ -17,7 +17,7 @@ describe('strait ipam CLI', function () {
 
   const ipam = (...args: string[]) => cliJson(['ipam', ...args, '--state', state]);
 
-  it('runs the seed scenario on cluster B end to end, printing JSON', () => {
+  it('runs the docs/ipam.md scenario on cluster B end to end, printing JSON', () => {
     assert.deepEqual(ipam('init', '--pod-cidr', '10.0.0.0/24', '--external-cidr', '192.168.0.0/24', '--pools', '172.16.0.0/12', '--reserved', '172.16.0.0/24'), {
       created: true,
       migrated: [],

@@ -3,8 +3,8 @@
  * shared), so a bug in the core cannot hide itself. Used by the property tests and the crash test.
  */
 import assert from 'node:assert/strict';
-import { type Cidr, cidrsOverlap, containsIp, formatCidr, parseCidr, parseIp } from '../../src/ipam/cidr';
-import type { IpamDocument } from '../../src/ipam/state-document';
+import { type Cidr, cidrsOverlap, containsIp, formatCidr, parseCidr, parseIp } from '../../src/net/cidr';
+import type { IpamStateDocument as IpamDocument } from '../../src/api/ipam-state';
 
 export function assertDocumentInvariants(doc: IpamDocument): void {
   assert.equal(doc.version, 1);

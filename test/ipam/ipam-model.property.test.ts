@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError, StateError } from '../../src/errors';
-import { type Cidr, cidrLast, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../../src/ipam/cidr';
+import { type Cidr, cidrLast, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from '../../src/ipam/home-networks';
-import { formatIp } from '../../src/ipam/cidr';
+import { formatIp } from '../../src/net/cidr';
 import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';
 import { type IpamState, emptyIpamState } from '../../src/ipam/state';
 
@@ -19,7 +19,7 @@ describe('IPAM peers: keep or remap', () => {
     assert.deepEqual(remoteOf(fresh(), 'b', '10.1.0.0/16', '10.202.0.0/16'), ['10.1.0.0/16', '10.202.0.0/16']);
   });
 
-  it('remaps a PodCIDR equal to ours to the lowest free network of the same size (seed: both 10.0.0.0/24)', () => {
+  it('remaps a PodCIDR equal to ours to the lowest free network of the same size (both 10.0.0.0/24)', () => {
     const home = fresh({ podCIDR: '10.0.0.0/24', serviceCIDR: '10.0.1.0/24', externalCIDR: '10.0.2.0/24', pools: ['192.168.0.0/16'] });
     assert.deepEqual(remoteOf(home, 'a', '10.0.0.0/24', '10.0.2.0/24'), ['192.168.0.0/24', '192.168.1.0/24']);
   });
@@ -101,7 +101,7 @@ describe('IPAM peers: remote view and home pod IPs', () => {
     externalCIDR: '10.1.0.0/24',
   }).state;
 
-  it('translates a pod IP of the peer into our view of it (seed: 10.0.0.34 -> 192.168.0.34)', () => {
+  it('translates a pod IP of the peer into our view of it (10.0.0.34 -> 192.168.0.34, docs/packet-contract.md)', () => {
     assert.equal(homePodIp(base, 'a', '10.0.0.34'), '192.168.0.34');
     assert.throws(() => homePodIp(base, 'a', '10.1.0.5'), (err: unknown) => err instanceof InputError && /not in the PodCIDR 10\.0\.0\.0\/24 of peer a/.test(err.message));
     assert.throws(() => homePodIp(base, 'nope', '10.0.0.1'), (err: unknown) => err instanceof InputError && err.field === 'cluster');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { parseCidr } from '../../src/net/cidr';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
@@ -44,28 +45,29 @@ describe('lab topology', () => {
       [(d) => { d.reflections[0].to = 'cluster-c'; }, /reflections\[0\]: the hub, the cluster reflected to and the pod's cluster must be three different clusters/],
       [(d) => { d.peerings = [d.peerings[0]]; }, /reflections\[0\]: the hub cluster-b must be peered with cluster-a and with cluster-c/],
       [(d) => { d.reflections[0].pod = 'nope'; }, /reflections\[0\]\.pod: is not a pod/],
-      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], encryption: 'wireguard' }; }, /peerings\[0\]\.encryption: must be none or ipsec/],
-      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], cipher: 'aes' }; }, /peerings\[0\]\.cipher: unknown setting/],
-      [(d) => { d.peerings[0] = { between: ['cluster-a'] }; }, /peerings\[0\]\.between: must be two different clusters/],
-      [(d) => { d.clusters[0].dataplane = 'xdp'; }, /clusters\[0\]\.dataplane: must be ebpf or kernel/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], encryption: 'wireguard' }; }, /peerings\[0\]\.encryption: must be one of none, ipsec/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a', 'cluster-b'], cipher: 'aes' }; }, /peerings\[0\]\.cipher: unknown field/],
+      [(d) => { d.peerings[0] = { between: ['cluster-a'] }; }, /peerings\[0\]\.between: expected at least 2 items/],
+      [(d) => { d.peerings[0] = ['cluster-a', 'cluster-a']; }, /peerings\[0\]: must be two different clusters/],
+      [(d) => { d.clusters[0].dataplane = 'xdp'; }, /clusters\[0\]\.dataplane: must be one of ebpf, kernel/],
     ];
     for (const [mutate, message] of cases) {
       const d = doc();
       mutate(d);
       assert.throws(() => parseTopology(d), (e: unknown) => e instanceof InputError && message.test(e.message), String(message));
     }
-    assert.throws(() => loadTopology('/nonexistent.yaml'), /--topology: cannot be read/);
+    assert.throws(() => loadTopology('/nonexistent.yaml'), /--topology: cannot read/);
   });
 });
 
 describe('lab checks', () => {
   it('dials every peered pod at its address in the caller\'s view, the hub path, and an unpeered pair', () => {
     const t = loadTopology(defaultTopologyPath);
-    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR, remoteExternalCIDR: '10.250.0.0/24' }) as NodeDataplaneSpec['peers'][number];
+    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR: parseCidr('p', remotePodCIDR), remoteExternalCIDR: parseCidr('e', '10.250.0.0/24') }) as NodeDataplaneSpec['peers'][number];
     const view = (peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView => ({ spec: { peers } as NodeDataplaneSpec, reflections });
     const checks = planChecks(t, {
       'cluster-a': view([peer('cluster-b', '10.1.0.0/16')]),
-      'cluster-b': view([peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', podIP: '172.20.1.10', address: '10.3.0.1' }]),
+      'cluster-b': view([peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.20.1.10', endpoint: '10.2.1.10', address: '10.3.0.1' }]),
       // C keeps B's PodCIDR 10.0.0.0/16 as it is: A's pods' own addresses mean B's pods there.
       'cluster-c': view([peer('cluster-b', '10.0.0.0/16')]),
     });

@@ -20,7 +20,7 @@ describe('dataplane choice', () => {
     assert.equal(chooseDataplane(report(['esp', 'xfrm'])), 'ebpf');
     assert.equal(chooseDataplane(report(['tcx'])), 'ebpf', 'clsact is enough');
     assert.equal(chooseDataplane(report(['tcx', 'clsact'])), 'kernel');
-    for (const f of ['bpf', 'btf', 'lpmTrie', 'arrayOfMaps', 'vxlanCollectMd']) assert.equal(chooseDataplane(report([f])), 'kernel', f);
+    for (const f of ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd']) assert.equal(chooseDataplane(report([f])), 'kernel', f);
     assert.deepEqual(missingFor('kernel', report(['nftables'])), ['nftables']);
   });
 });
@@ -32,11 +32,11 @@ describe('strait probe (real kernel)', function () {
   it('prints one JSON object with a boolean per feature, found by trying, and leaves no namespace', () => {
     const out = JSON.parse(execFileSync(process.execPath, [cli, 'probe', '--json'], { encoding: 'utf8' })) as Record<string, unknown>;
     // The features and their order as the README documents them.
-    assert.deepEqual(Object.keys(out), ['bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie', 'arrayOfMaps',
+    assert.deepEqual(Object.keys(out), ['bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie',
       'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface']);
     for (const [f, present] of Object.entries(out)) assert.equal(typeof present, 'boolean', f);
     // What every kernel that runs these tests has (the binding tests use all of it).
-    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'arrayOfMaps', 'vxlan', 'policyRouting', 'nftables', 'xfrm']) assert.equal(out[f], true, f);
+    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'policyRouting', 'nftables', 'xfrm']) assert.equal(out[f], true, f);
     assert.deepEqual(netnsList(), []);
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { AddressSet } from '../../src/ipam/address-set';
+import { AddressSet } from '../../src/net/address-set';
 
 function modelLowestFree(used: Set<bigint>, capacity: bigint): bigint | undefined {
   for (let i = 0n; i < capacity; i++) if (!used.has(i)) return i;

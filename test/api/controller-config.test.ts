@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadControllerConfig, parseControllerConfig } from '../../src/controller/config';
+import { loadControllerConfig, readControllerConfig } from '../../src/api/controller-config';
 import { InputError } from '../../src/errors';
 
 const valid = {
@@ -22,7 +22,7 @@ function refused(change: (doc: Record<string, unknown>) => void, field: string, 
   const doc = structuredClone(valid) as unknown as Record<string, unknown>;
   change(doc);
   assert.throws(
-    () => parseControllerConfig(doc),
+    () => readControllerConfig(doc),
     (err: unknown) => err instanceof InputError && err.field === field && err.message.includes(text),
     `expected an InputError on ${field} mentioning ${text}`,
   );
@@ -59,7 +59,7 @@ describe('controller configuration', () => {
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
     assert.deepEqual(config.encryptedPeers, []);
     assert.deepEqual(config.reflections, [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }]);
-    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: '192.168.2.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.2' }]);
+    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: { family: 4, value: 0xc0a80201n }, podCIDRs: [{ family: 4, base: 0x0a000000n, prefix: 24 }], publicAddress: { family: 4, value: 0xcb007102n } }]);
     assert.equal(config.heartbeatTimeout, 1.5);
     assert.equal(config.interval, 0.5);
   });
@@ -100,31 +100,32 @@ describe('controller configuration', () => {
     refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.1.0/33'], 'nodes[1].podCIDRs[0]', 'prefix length');
     refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.9.0.0/24'], 'nodes[1].podCIDRs[0]', 'not inside the cluster podCIDR');
     refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.0.128/25'], 'nodes[1].podCIDRs[0]', 'overlaps nodes[0].podCIDRs[0]');
-    refused((d) => (d.pools = ['10.0.0.0/8', 'nonsense']), 'pools', 'expected a CIDR');
+    refused((d) => (d.pools = ['10.0.0.0/8', 'nonsense']), 'pools[1]', 'expected a CIDR');
   });
 
   it('names unknown settings, so a typo is not silently ignored', () => {
-    refused((d) => (d.peer = ['cluster-a']), 'peer', 'unknown setting');
-    refused((d) => ((d.nodes as Record<string, unknown>[])[0]!.podCIDR = '10.0.0.0/24'), 'nodes[0].podCIDR', 'unknown setting');
-    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.pod = 'x'), 'reflections[0].pod', 'unknown setting');
+    refused((d) => (d.peer = ['cluster-a']), 'peer', 'unknown field');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[0]!.podCIDR = '10.0.0.0/24'), 'nodes[0].podCIDR', 'unknown field');
+    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.pod = 'x'), 'reflections[0].pod', 'unknown field');
   });
 
   it('names bad ids, peers, reflections, nodes and durations', () => {
     refused((d) => (d.clusterId = 'Cluster_B'), 'clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a', 'cluster-b']), 'peers[1]', 'does not peer with itself');
     refused((d) => (d.peers = ['cluster-a', 'cluster-c', 'cluster-a']), 'peers[2]', 'listed twice');
-    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', encryption: 'wireguard' }]), 'peers[1].encryption', 'expected one of none, ipsec');
-    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', key: 'x' }]), 'peers[1].key', 'unknown setting');
+    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', encryption: 'wireguard' }]), 'peers[1].encryption', 'must be one of none, ipsec');
+    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', key: 'x' }]), 'peers[1].key', 'unknown field');
     refused((d) => (d.peers = ['cluster-a', { clusterId: 'Cluster_C' }]), 'peers[1].clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a']), 'reflections[0].fromPeer', 'not one of our peers');
     refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.to = 'cluster-c'), 'reflections[0].to', 'equals fromPeer');
     refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.podIP = '10.2.1.300'), 'reflections[0].podIP', 'not an IPv4');
-    refused((d) => (d.nodes = []), 'nodes', 'at least one node');
+    refused((d) => (d.nodes = []), 'nodes', 'expected at least 1 item');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = 'b-gw'), 'nodes[1].name', 'repeats nodes[0].name');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = '../etc'), 'nodes[1].name', 'DNS-1123');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.underlayAddress = '192.168.2'), 'nodes[1].underlayAddress', 'not an IPv4');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.publicAddress = 'example.com'), 'nodes[1].publicAddress', 'not an IPv4');
     refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'greater than 0');
-    refused((d) => (d.interval = '1s'), 'interval', 'number of seconds');
+    refused((d) => (d.interval = '1s'), 'interval', 'expected a number');
+    refused((d) => (d.interval = 7200), 'interval', 'expected a number greater than 0 and at most 3600');
   });
 });

@@ -55,7 +55,7 @@ export function sameShape(a: Cidr, b: Cidr): boolean {
 
 /**
  * The same host in another network of the same size: network bits swapped, host bits kept.
- * This is the whole stateless 1:1 NAT of PRODUCT.md ("How a packet crosses").
+ * This is the whole stateless 1:1 NAT of docs/packet-contract.md.
  */
 export function translateIp(ip: Ip, from: Cidr, to: Cidr): Ip {
   if (!sameShape(from, to)) {

@@ -12,7 +12,7 @@ import {
   parseCidr,
   parseIp,
   translateIp,
-} from '../../src/ipam/cidr';
+} from '../../src/net/cidr';
 
 function refusedWith(field: string, pattern: RegExp): (err: unknown) => boolean {
   return (err) => err instanceof InputError && err.field === field && pattern.test(err.message);
@@ -60,7 +60,7 @@ describe('cidr: relations', () => {
 });
 
 describe('cidr: translation keeps host bits for every prefix length', () => {
-  it('maps the seed example 10.0.0.34 in 10.0.0.0/24 to 192.168.0.34 in 192.168.0.0/24', () => {
+  it('maps the docs/packet-contract.md example 10.0.0.34 in 10.0.0.0/24 to 192.168.0.34 in 192.168.0.0/24', () => {
     const ip = translateIp(parseIp('ip', '10.0.0.34'), parseCidr('f', '10.0.0.0/24'), parseCidr('t', '192.168.0.0/24'));
     assert.equal(formatIp(ip), '192.168.0.34');
   });

@@ -1,0 +1,150 @@
+/**
+ * The controller's configuration (docs/lab.md, "Controller"): one YAML or JSON file a person writes,
+ * checked whole before anything runs, so a typo is an InputError naming the field and value rather than
+ * a controller that peers with the wrong networks.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { InputError } from '../errors';
+import { type HomeNetworksSpec, parseHomeNetworks } from '../ipam/home-networks';
+import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
+import { loadYamlFile } from './document';
+import { CidrText, ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict } from './schema';
+import { checkDocument } from './validate';
+
+const Seconds = (description: string) => Type.Number({ exclusiveMinimum: 0, maximum: 3600, description });
+
+export const ControllerConfigSchema = Strict({
+  clusterId: ClusterIdText(),
+  runDir: Type.Optional(Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' })),
+  podCIDR: CidrText(),
+  externalCIDR: CidrText(),
+  serviceCIDR: Type.Optional(CidrText()),
+  reserved: Type.Optional(List(CidrText(), { description: 'Networks in use here that peers must not be given.' })),
+  pools: Type.Optional(List(CidrText(), { description: 'Where remapped peer networks are taken from, in order.' })),
+  peers: Type.Optional(List(Type.Union([ClusterIdText(), Strict({ clusterId: ClusterIdText(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]), {
+    description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
+  })),
+  reflections: Type.Optional(List(Strict({ to: ClusterIdText(), fromPeer: ClusterIdText(), podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }) }))),
+  nodes: List(Strict({ name: NodeNameText(), underlayAddress: IpText(), podCIDRs: Type.Optional(List(CidrText())), publicAddress: Type.Optional(IpText()) }), {
+    minItems: 1,
+    description: 'The nodes of the cluster (at least one: the gateway).',
+  }),
+  heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
+  interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
+});
+
+export type ControllerConfigDocument = Static<typeof ControllerConfigSchema>;
+
+export interface NodeConfig {
+  name: string;
+  underlayAddress: Ip;
+  podCIDRs: Cidr[];
+  /** Reachable from the other clusters' gateways; preferred when electing the gateway. */
+  publicAddress?: Ip;
+}
+
+/** An endpoint of `fromPeer` reflected to `to`, both peers of ours (we are their hub). */
+export interface ReflectionConfig {
+  to: string;
+  fromPeer: string;
+  /** In fromPeer's own view (its CNI's address), canonical text. */
+  podIP: string;
+}
+
+export interface ControllerConfig {
+  clusterId: string;
+  runDir: string;
+  home: HomeNetworksSpec;
+  peers: string[];
+  /** The peers whose traffic the gateways encrypt (IPsec); both clusters of a peering must say so. */
+  encryptedPeers: string[];
+  reflections: ReflectionConfig[];
+  nodes: NodeConfig[];
+  heartbeatTimeout: number;
+  interval: number;
+}
+
+export const defaultRunDir = '/run/strait/lab';
+export const defaultHeartbeatTimeout = 1.5;
+export const defaultInterval = 0.2;
+
+/** The first index at which `key` repeats an earlier item, with that earlier index. */
+function repeated<T>(items: readonly T[], key: (item: T) => string): [number, number] | undefined {
+  const first = new Map<string, number>();
+  for (const [i, item] of items.entries()) {
+    const k = key(item);
+    const earlier = first.get(k);
+    if (earlier !== undefined) return [i, earlier];
+    first.set(k, i);
+  }
+  return undefined;
+}
+
+/** Checks a parsed document (the YAML or JSON file's content): the schema, then what it cannot say. */
+export function readControllerConfig(value: unknown): ControllerConfig {
+  const doc = checkDocument(ControllerConfigSchema, value);
+  const home: HomeNetworksSpec = {
+    podCIDR: doc.podCIDR,
+    externalCIDR: doc.externalCIDR,
+    ...(doc.serviceCIDR !== undefined ? { serviceCIDR: doc.serviceCIDR } : {}),
+    ...(doc.reserved !== undefined ? { reserved: doc.reserved } : {}),
+    ...(doc.pools !== undefined ? { pools: doc.pools } : {}),
+  };
+  // The IPAM checks the same again on start; checking here refuses the file before anything runs.
+  const clusterPods = parseHomeNetworks(home).podCIDR;
+
+  const peerList = doc.peers ?? [];
+  const peers = peerList.map((p) => (typeof p === 'string' ? p : p.clusterId));
+  const encryptedPeers = peerList.flatMap((p) => (typeof p !== 'string' && p.encryption === 'ipsec' ? [p.clusterId] : []));
+  peers.forEach((id, i) => {
+    if (id === doc.clusterId) throw new InputError(`peers[${i}]`, id, 'is this cluster; a cluster does not peer with itself');
+  });
+  const twice = repeated(peers, (id) => id);
+  if (twice) throw new InputError(`peers[${twice[0]}]`, peers[twice[0]], 'listed twice');
+
+  const reflections = (doc.reflections ?? []).map((r, i) => {
+    for (const key of ['to', 'fromPeer'] as const) {
+      if (!peers.includes(r[key])) throw new InputError(`reflections[${i}].${key}`, r[key], `is not one of our peers (${peers.join(', ') || 'none'}); only a hub peered with both reflects`);
+    }
+    if (r.to === r.fromPeer) throw new InputError(`reflections[${i}].to`, r.to, 'equals fromPeer; a peer reaches its own pods directly');
+    return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(parseIp(`reflections[${i}].podIP`, r.podIP)) };
+  });
+  const sameReflection = repeated(reflections, (r) => `${r.to} ${r.fromPeer} ${r.podIP}`);
+  if (sameReflection) throw new InputError(`reflections[${sameReflection[0]}]`, doc.reflections![sameReflection[0]], `repeats reflections[${sameReflection[1]}]`);
+
+  const nodes: NodeConfig[] = doc.nodes.map((n, i) => ({
+    name: n.name,
+    underlayAddress: parseIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
+    podCIDRs: (n.podCIDRs ?? []).map((text, j) => {
+      const cidr = parseCidr(`nodes[${i}].podCIDRs[${j}]`, text);
+      // A node's pods outside the cluster PodCIDR would be neither translated nor routed.
+      if (!containsIp(clusterPods, { family: cidr.family, value: cidr.base }) || cidr.prefix < clusterPods.prefix) {
+        throw new InputError(`nodes[${i}].podCIDRs[${j}]`, text, `is not inside the cluster podCIDR ${doc.podCIDR}`);
+      }
+      return cidr;
+    }),
+    ...(n.publicAddress !== undefined ? { publicAddress: parseIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
+  }));
+  const sameName = repeated(nodes, (n) => n.name);
+  if (sameName) throw new InputError(`nodes[${sameName[0]}].name`, nodes[sameName[0]]!.name, `repeats nodes[${sameName[1]}].name`);
+  const podCIDRs = nodes.flatMap((node, i) => node.podCIDRs.map((cidr, j) => ({ field: `nodes[${i}].podCIDRs[${j}]`, cidr })));
+  for (const [i, a] of podCIDRs.entries()) {
+    const b = podCIDRs.slice(0, i).find((other) => cidrsOverlap(a.cidr, other.cidr));
+    if (b) throw new InputError(a.field, formatCidr(a.cidr), `overlaps ${b.field} ${formatCidr(b.cidr)}; a pod lives on one node`);
+  }
+
+  return {
+    clusterId: doc.clusterId,
+    runDir: doc.runDir ?? defaultRunDir,
+    home,
+    peers,
+    encryptedPeers,
+    reflections,
+    nodes,
+    heartbeatTimeout: doc.heartbeatTimeout ?? defaultHeartbeatTimeout,
+    interval: doc.interval ?? defaultInterval,
+  };
+}
+
+/** Reads FILE as YAML 1.2 (JSON is a subset of it) and checks it. */
+export const loadControllerConfig = (path: string): ControllerConfig => readControllerConfig(loadYamlFile(path, 'config'));

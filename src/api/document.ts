@@ -1,0 +1,69 @@
+/**
+ * Documents in files: their text (absent is not an error: the writer may not have written it yet) and
+ * their parse, JSON for what programs write, YAML 1.2 (a superset of JSON) for what people write. A
+ * document that does not parse is an InputError naming the file; what it holds is checked by the
+ * schema of its resource.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { InputError } from '../errors';
+
+/** The file's text, or undefined while it does not exist. */
+export function readTextFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+const excerpt = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text);
+
+/** JSON from a program; a half-written file is refused here too. */
+export function parseJsonDocument(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InputError(source, excerpt(text), `not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** YAML 1.2 or JSON from a person. */
+export function parseYamlDocument(text: string, source: string): unknown {
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new InputError(source, excerpt(text), `not valid YAML or JSON: ${(err as Error).message}`);
+  }
+}
+
+/** A YAML or JSON file a person wrote, parsed; an unreadable file is an InputError naming it. */
+export function loadYamlFile(path: string, field: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError(field, path, `cannot read: ${(err as Error).message}`);
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new InputError(field, path, `not valid YAML or JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A document another process writes, read as a poller does: its value made by `read` (which checks it),
+ * or undefined while the file is absent, half-written or not (yet) valid.
+ */
+export function pollDocumentFile<T>(path: string, read: (value: unknown) => T): T | undefined {
+  const text = readTextFile(path);
+  if (text === undefined) return undefined;
+  try {
+    return read(parseJsonDocument(text, path));
+  } catch (err) {
+    if (err instanceof InputError) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The run directory: the file-based stand-in for the API server (docs/lab.md), where each document lives,
+ * relative to the directory. One writer per file; every file is replaced atomically.
+ */
+export const runDirPaths = {
+  /** Our NetworkConfig spec for `recipient`, written by the owner's controller. */
+  spec: (owner: string, recipient: string) => `exchange/${owner}/${recipient}.spec.json`,
+  /** Its status, written by the recipient's controller. */
+  status: (owner: string, recipient: string) => `exchange/${owner}/${recipient}.status.json`,
+  /** The cluster's IPAM state (FileStore), written by its controller. */
+  ipam: (cluster: string) => `${cluster}/ipam.json`,
+  /** A node's NodeDataplane object, written by the controller. */
+  nodeSpec: (cluster: string, node: string) => `${cluster}/nodes/${node}.json`,
+  /** Its status: the node agent's heartbeat. */
+  heartbeat: (cluster: string, node: string) => `${cluster}/status/${node}.json`,
+  /** The endpoints a hub reflects, with the addresses peers dial. */
+  reflections: (cluster: string) => `${cluster}/reflections.json`,
+  /** The controller's own status, rewritten each round. */
+  controllerStatus: (cluster: string) => `${cluster}/controller.json`,
+  /** The lab's: the controller configuration it wrote, the topology it runs, IPsec secrets, logs, pid files. */
+  controllerConfig: (cluster: string) => `${cluster}/controller-config.json`,
+  topology: 'topology.json',
+  secrets: (cluster: string) => `secrets/${cluster}`,
+  logs: 'logs',
+  pids: 'pids',
+};

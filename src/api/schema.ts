@@ -1,0 +1,42 @@
+/**
+ * The building blocks of the strait.io schemas (TypeBox: one definition gives the TypeScript type by
+ * static inference, the JSON Schema that ajv checks documents against, and the CRD's openAPIV3Schema).
+ */
+import { type ArrayOptions, type TProperties, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import type { ApiFormatName } from './formats';
+
+type Options = { description?: string };
+
+const formatted = (format: ApiFormatName, description: string, options: Options = {}) => Type.String({ format, description: options.description ?? description });
+
+/** A network, host bits clear (10.0.0.0/16, fd00::/64). */
+export const CidrText = (options?: Options) => formatted('cidr', 'An IPv4 or IPv6 network with its host bits clear, like 10.0.0.0/16.', options);
+/** An IPv4 or IPv6 address. */
+export const IpText = (options?: Options) => formatted('ip', 'An IPv4 or IPv6 address.', options);
+export const MacText = (options?: Options) => formatted('mac', 'A MAC address like 02:53:54:00:00:01.', options);
+export const ClusterIdText = (options?: Options) => formatted('cluster-id', 'A cluster id: a DNS-1123 label.', options);
+export const NodeNameText = (options?: Options) => formatted('node-name', 'A Kubernetes node name.', options);
+
+export const Port = (options: Options = {}) => Type.Integer({ minimum: 1, maximum: 65535, description: options.description ?? 'A UDP or TCP port.' });
+export const Uint32 = (minimum: number, options: Options = {}) => Type.Integer({ minimum, maximum: 0xffffffff, ...options });
+
+/** One of a few strings: `enum` rather than a union of literals, which a structural CRD schema cannot hold. */
+export const StringEnum = <T extends string[]>(values: [...T], options: Options = {}): TUnsafe<T[number]> => Type.Unsafe<T[number]>({ type: 'string', enum: values, ...options });
+
+/** An object with exactly these fields (an unknown field is refused: it would be silently ignored). */
+export const Strict = <T extends TProperties>(properties: T, options: Options = {}) => Type.Object(properties, { additionalProperties: false, ...options });
+
+/** A list (order and uniqueness, where they matter, are checked by the typed conversion). */
+export const List = <T extends TSchema>(items: T, options: ArrayOptions = {}) => Type.Array(items, options);
+
+/** A Kubernetes status condition (metav1.Condition): what is or is not so, and why. */
+export const Condition = Strict({
+  type: Type.String({ minLength: 1, maxLength: 316 }),
+  status: StringEnum(['True', 'False', 'Unknown']),
+  reason: Type.String({ pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', maxLength: 1024 }),
+  message: Type.String({ maxLength: 32768 }),
+  lastTransitionTime: Type.String({ format: 'date-time' }),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+export const Conditions = () => List(Condition, { description: 'What is or is not so, and why (one per type).' });

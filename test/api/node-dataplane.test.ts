@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseJsonDocument, readTextFile } from '../../src/api/document';
+import { readNodeDataplane, readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { InputError } from '../../src/errors';
+import { nodeSpecDocument, peerB, peerC, specFileText } from '../agent/fixture';
+
+type Mutable = Record<string, any>;
+
+/** The fixture spec with one change made by `edit`. */
+function edited(edit: (s: Mutable) => void): unknown {
+  const s = JSON.parse(JSON.stringify(nodeSpecDocument([peerB, peerC]))) as Mutable;
+  edit(s);
+  return s;
+}
+
+function rejects(value: unknown, field: string, got: unknown, reason?: RegExp): void {
+  assert.throws(() => readNodeDataplaneSpec(value), (err: unknown) => {
+    assert.ok(err instanceof InputError, `an InputError, got ${String(err)}`);
+    assert.equal(err.field, field);
+    assert.deepEqual(err.value, got);
+    if (reason) assert.match(err.reason, reason);
+    return true;
+  });
+}
+
+describe('NodeDataplane documents', () => {
+  it('reads a valid spec into typed values, and writes them back as the same document', () => {
+    const doc = nodeSpecDocument([peerB, peerC]);
+    const spec = readNodeDataplaneSpec(doc);
+    assert.deepEqual(spec.podCIDR, { family: 4, base: 0x0a000000n, prefix: 16 });
+    assert.deepEqual(spec.peers[1]!.endpoint, { address: { family: 4, value: 0xcb007103n }, port: 4789 });
+    assert.deepEqual(writeNodeDataplaneSpec(spec), doc);
+    assert.deepEqual(readNodeDataplane(parseJsonDocument(specFileText(doc), 'f.json')).spec, spec);
+  });
+
+  it('accepts an IPsec peering and a public address', () => {
+    const spec = readNodeDataplaneSpec(edited((x) => { x.peers[0].transport = 'ipsec'; x.node.publicAddress = '203.0.113.2'; }));
+    assert.equal(spec.peers[0]!.transport, 'ipsec');
+    assert.deepEqual(spec.node.publicAddress, { family: 4, value: 0xcb007102n });
+  });
+
+  const cases: [string, (s: Mutable) => void, string, unknown][] = [
+    ['a bad public address', (s) => { s.node.publicAddress = 'gw.example'; }, 'spec.node.publicAddress', 'gw.example'],
+    ['not an object', (s) => { s.node = 'n1'; }, 'spec.node', 'n1'],
+    ['a missing field', (s) => { delete s.overlay; }, 'spec.overlay', undefined],
+    ['an unknown field (a typo)', (s) => { s.peer = []; }, 'spec.peer', []],
+    ['an unknown nested field', (s) => { s.peers[1].endpoint.addr = '1.2.3.4'; }, 'spec.peers[1].endpoint.addr', '1.2.3.4'],
+    ['a CIDR with host bits', (s) => { s.podCIDR = '10.0.0.1/16'; }, 'spec.podCIDR', '10.0.0.1/16'],
+    ['a CIDR that is a number', (s) => { s.externalCIDR = 24; }, 'spec.externalCIDR', 24],
+    ['a bad address', (s) => { s.node.underlayAddress = '192.0.2.011'; }, 'spec.node.underlayAddress', '192.0.2.011'],
+    ['an unknown role', (s) => { s.node.role = 'hub'; }, 'spec.node.role', 'hub'],
+    ['a transit address outside the ExternalCIDR', (s) => { s.transitAddress = '10.51.0.1'; }, 'spec.transitAddress', '10.51.0.1'],
+    ['a VNI too large', (s) => { s.overlay.vni = 1 << 24; }, 'spec.overlay.vni', 1 << 24],
+    ['a port as text', (s) => { s.overlay.port = '4789'; }, 'spec.overlay.port', '4789'],
+    ['a bad MAC', (s) => { s.overlay.mac = '02:53:54:00:00'; }, 'spec.overlay.mac', '02:53:54:00:00'],
+    ['a multicast MAC', (s) => { s.overlay.mac = '01:00:5e:00:00:01'; }, 'spec.overlay.mac', '01:00:5e:00:00:01'],
+    ['peers not an array', (s) => { s.peers = {}; }, 'spec.peers', {}],
+    ['peer id 0', (s) => { s.peers[0].peerId = 0; }, 'spec.peers[0].peerId', 0],
+    ['a fractional peer id', (s) => { s.peers[1].peerId = 1.5; }, 'spec.peers[1].peerId', 1.5],
+    ['a bad remote prefix', (s) => { s.peers[1].remotePodCIDR = '10.2.0.0/33'; }, 'spec.peers[1].remotePodCIDR', '10.2.0.0/33'],
+    ['a local NAT prefix of another length', (s) => { s.peers[1].localNATPodCIDR = '172.18.0.0/20'; }, 'spec.peers[1].localNATPodCIDR', '172.18.0.0/20'],
+    ['a local NAT external prefix of another length', (s) => { s.peers[0].localNATExternalCIDR = '172.17.0.0/26'; }, 'spec.peers[0].localNATExternalCIDR', '172.17.0.0/26'],
+    ['an endpoint port 0', (s) => { s.peers[0].endpoint.port = 0; }, 'spec.peers[0].endpoint.port', 0],
+    ['an unknown transport', (s) => { s.peers[0].transport = 'wireguard'; }, 'spec.peers[0].transport', 'wireguard'],
+    ['a duplicate peer id', (s) => { s.peers[1].peerId = 5; }, 'spec.peers[1].peerId', 5],
+    ['a duplicate peer', (s) => { s.peers[1].clusterId = 'b'; }, 'spec.peers[1].clusterId', 'b'],
+    ['a NatMapping outside the ExternalCIDR', (s) => { s.natMappings[0].externalAddress = '10.0.0.9'; }, 'spec.natMappings[0].externalAddress', '10.0.0.9'],
+    ['a NatMapping to a bad endpoint', (s) => { s.natMappings[0].endpointAddress = 'pod-a'; }, 'spec.natMappings[0].endpointAddress', 'pod-a'],
+    ['a node with a bad pod prefix', (s) => { s.nodes[0].podCIDRs = ['10.0.0.0/24', '10.0.1.0/23']; }, 'spec.nodes[0].podCIDRs[1]', '10.0.1.0/23'],
+    ['an empty node name', (s) => { s.nodes[0].name = ' '; }, 'spec.nodes[0].name', ' '],
+    ['a remote prefix overlapping our PodCIDR', (s) => { s.peers[0].remotePodCIDR = '10.0.0.0/16'; }, 'spec.peers[0].remotePodCIDR', '10.0.0.0/16'],
+    ['two peers whose remote prefixes overlap', (s) => { s.peers[1].remoteExternalCIDR = '10.1.0.0/26'; }, 'spec.peers[1].remoteExternalCIDR', '10.1.0.0/26'],
+    ["a peer's two views of us overlapping", (s) => { s.peers[0].localNATExternalCIDR = '172.16.0.0/24'; }, 'spec.peers[0].localNATExternalCIDR', '172.16.0.0/24'],
+    ['a NatMapping on the transit address', (s) => { s.natMappings[0].externalAddress = '10.50.0.254'; }, 'spec.natMappings[0].externalAddress', '10.50.0.254'],
+  ];
+  for (const [what, edit, field, got] of cases) {
+    it(`refuses ${what}, naming ${field} and its value`, () => rejects(edited(edit), field, got));
+  }
+
+  it('says why in the words of the parser: a network with host bits set names the one meant', () => {
+    rejects(edited((x) => { x.podCIDR = '10.0.0.1/16'; }), 'spec.podCIDR', '10.0.0.1/16', /host bits are set; did you mean 10\.0\.0\.0\/16\?/);
+    rejects(edited((x) => { x.peer = []; }), 'spec.peer', [], /unknown field \(known: clusterId, podCIDR, /);
+  });
+
+  it('refuses a top level that is not an object', () => rejects([], 'spec', []));
+
+  it('refuses an object of another kind, or named after another node', () => {
+    const object = JSON.parse(specFileText(nodeSpecDocument())) as Mutable;
+    assert.throws(() => readNodeDataplane({ ...object, kind: 'NetworkConfig' }), (err: unknown) => err instanceof InputError && err.field === 'kind');
+    assert.throws(() => readNodeDataplane({ ...object, metadata: { name: 'n2' } }), (err: unknown) => err instanceof InputError && err.field === 'spec.node.name' && /object's name n2/.test(err.message));
+  });
+
+  it('refuses a half-written file, naming the file', () => {
+    const text = specFileText(nodeSpecDocument()).slice(0, 100);
+    assert.throws(() => parseJsonDocument(text, '/run/a/n1.json'), (err: unknown) => err instanceof InputError && err.field === '/run/a/n1.json' && /not valid JSON/.test(err.message));
+  });
+
+  it('reads the file text, and undefined while it does not exist', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strait-spec-'));
+    try {
+      assert.equal(readTextFile(join(dir, 'n1.json')), undefined);
+      writeFileSync(join(dir, 'n1.json'), '{}');
+      assert.equal(readTextFile(join(dir, 'n1.json')), '{}');
+      assert.throws(() => readTextFile(dir), /EISDIR/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * Property: what a resource's reader accepts round-trips through the typed form. A document made from
+ * any valid typed spec reads back to the same typed spec, and writing a read document gives the
+ * canonical text, which reads to the same values again (IPv6 in any notation, MACs in any case).
+ */
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { readTunnelEndpoint, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
+import { type Cidr, type Ip, formatIp } from '../../src/net/cidr';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+
+const v4 = (a: number, b: number, c: number, d: number): bigint => BigInt(((a << 24) >>> 0) + (b << 16) + (c << 8) + d);
+const cidr4 = (base: bigint, prefix: number): Cidr => ({ family: 4, base: base & ~((1n << BigInt(32 - prefix)) - 1n), prefix });
+const ipv4 = fc.integer({ min: 1, max: 0xdfffffff }).map((n): Ip => ({ family: 4, value: BigInt(n) }));
+const ipv6 = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n }).map((value): Ip => ({ family: 6, value }));
+const anyIp = fc.oneof(ipv4, ipv6);
+const clusterId = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
+const mac = fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 6, maxLength: 6 }).map((b) => [b[0]! & 0xfe, ...b.slice(1)].map((x) => x.toString(16).padStart(2, '0')).join(':'));
+
+/**
+ * A valid spec by construction: our networks in 10.0/8, each peer's remote networks in its own /15 of
+ * 10.128/9, its views of us of our sizes, mappings inside our ExternalCIDR (not the transit address).
+ */
+const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
+  .record({
+    podPrefix: fc.integer({ min: 12, max: 24 }),
+    extPrefix: fc.integer({ min: 20, max: 28 }),
+    peers: fc.uniqueArray(fc.record({ clusterId, peerId: fc.integer({ min: 1, max: 0xffffffff }), podPrefix: fc.integer({ min: 16, max: 24 }), extPrefix: fc.integer({ min: 16, max: 26 }), address: anyIp, port: fc.integer({ min: 1, max: 65535 }), ipsec: fc.boolean() }), { maxLength: 5, selector: (p) => p.clusterId }),
+    mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: anyIp }), { maxLength: 6, selector: (m) => m.offset }),
+    nodes: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9](\.[a-z][a-z0-9]{0,4})?$/), underlay: anyIp, podCIDRs: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 }) }), { minLength: 1, maxLength: 4, selector: (n) => n.name }),
+    publicAddress: fc.option(anyIp, { nil: undefined }),
+    role: fc.constantFrom('gateway' as const, 'worker' as const),
+    vni: fc.integer({ min: 0, max: 0xffffff }),
+    mac,
+  })
+  .filter((r) => new Set(r.peers.map((p) => p.peerId)).size === r.peers.length)
+  .map((r): NodeDataplaneSpec => {
+    const podCIDR = cidr4(v4(10, 0, 0, 0), r.podPrefix);
+    const externalCIDR = cidr4(v4(10, 64, 0, 0), r.extPrefix);
+    const size = 1n << BigInt(32 - r.extPrefix);
+    const [self, ...others] = r.nodes;
+    return {
+      clusterId: 'home',
+      podCIDR,
+      externalCIDR,
+      transitAddress: { family: 4, value: externalCIDR.base + size - 2n },
+      node: { name: self!.name, role: r.role, underlayAddress: self!.underlay, ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}) },
+      activeGateway: { name: (others[0] ?? self)!.name, underlayAddress: (others[0] ?? self)!.underlay },
+      overlay: { vni: r.vni, port: 4789, mac: r.mac },
+      peers: r.peers.map((p, i) => ({
+        clusterId: p.clusterId,
+        peerId: p.peerId,
+        remotePodCIDR: cidr4(v4(10, 128 + 2 * i, 0, 0), p.podPrefix),
+        remoteExternalCIDR: cidr4(v4(10, 129 + 2 * i, 0, 0), p.extPrefix),
+        localNATPodCIDR: cidr4(v4(172, 16 + i, 0, 0), r.podPrefix),
+        localNATExternalCIDR: cidr4(v4(100, 64 + i, 0, 0), r.extPrefix),
+        endpoint: { address: p.address, port: p.port },
+        transport: p.ipsec ? 'ipsec' : 'vxlan',
+      })),
+      natMappings: r.mappings.map((m) => ({ externalAddress: { family: 4, value: externalCIDR.base + BigInt(m.offset) }, endpointAddress: m.endpoint })),
+      nodes: r.nodes.map((n, i) => ({ name: n.name, underlayAddress: n.underlay, podCIDRs: n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)) })),
+    };
+  })
+  .filter((s) => s.nodes.every((n) => n.podCIDRs.every((c) => c.prefix >= s.podCIDR.prefix)));
+
+/** The same document with IPv6 addresses spelled out in full and upper case, and the MAC in upper case. */
+function respelled(doc: ReturnType<typeof writeNodeDataplaneSpec>): unknown {
+  const full = (text: string) => (text.includes(':') ? formatIp6Long(text) : text);
+  return {
+    ...doc,
+    overlay: { ...doc.overlay, mac: doc.overlay.mac.toUpperCase() },
+    natMappings: doc.natMappings.map((m) => ({ ...m, endpointAddress: full(m.endpointAddress) })),
+    peers: doc.peers.map((p) => ({ ...p, endpoint: { ...p.endpoint, address: full(p.endpoint.address) } })),
+  };
+}
+
+function formatIp6Long(text: string): string {
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((g) => g.padStart(4, '0').toUpperCase()).join(':');
+}
+
+describe('strait.io documents round-trip through their typed form (property)', () => {
+  it('NodeDataplane: any valid typed spec writes to a document that reads back to it, in any spelling of its addresses', () => {
+    fc.assert(fc.property(specs, (spec) => {
+      const doc = writeNodeDataplaneSpec(spec);
+      assert.deepEqual(readNodeDataplaneSpec(JSON.parse(JSON.stringify(doc))), spec);
+      assert.deepEqual(readNodeDataplaneSpec(respelled(doc)), spec);
+      assert.deepEqual(writeNodeDataplaneSpec(readNodeDataplaneSpec(respelled(doc))), doc, 'written back canonical');
+    }), { numRuns: 300 });
+  });
+
+  it('TunnelEndpoint: the same for the four prefixes and the gateway', () => {
+    fc.assert(fc.property(specs.filter((s) => s.peers.length > 0), fc.boolean(), (spec, withPort) => {
+      const p = spec.peers[0]!;
+      const te = { clusterId: p.clusterId, remotePodCIDR: p.remotePodCIDR, remoteExternalCIDR: p.remoteExternalCIDR, localNATPodCIDR: p.localNATPodCIDR, localNATExternalCIDR: p.localNATExternalCIDR, endpoint: { address: p.endpoint.address, ...(withPort ? { port: p.endpoint.port } : {}) } };
+      assert.deepEqual(readTunnelEndpoint(JSON.parse(JSON.stringify(writeTunnelEndpoint(te)))), te);
+    }), { numRuns: 200 });
+  });
+
+  it('the canonical spelling is what the writer gives (known answers)', () => {
+    assert.equal(formatIp({ family: 6, value: 0xfd00n << 112n | 5n }), 'fd00::5');
+    assert.equal(formatIp6Long('fd00::5'), 'FD00:0000:0000:0000:0000:0000:0000:0005');
+  });
+});

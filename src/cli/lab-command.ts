@@ -32,7 +32,7 @@ export function registerLabCommands(program: Command): void {
 
   lab
     .command('test')
-    .description('ping, TCP and UDP between every peered pair both ways, the hub path, and that unpeered clusters cannot talk; exits 1 on any failure')
+    .description('ping, TCP, UDP, fragmented UDP and ICMP errors between every peered pair both ways, the hub path, and that unpeered clusters cannot talk; each probe once; exits 1 on any failure')
     .action(jsonAction(async () => {
       const { failed } = await labTest(runDir(), say);
       if (failed > 0) process.exitCode = 1;

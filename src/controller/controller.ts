@@ -13,7 +13,7 @@ import { type Logger, createLogger } from '../log';
 import { FileStore } from '../store/file-store';
 import type { ControllerConfig } from '../api/controller-config';
 import { runDirPaths } from '../api/run-dir';
-import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, syncFiles } from './exchange';
+import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles, syncFiles } from './exchange';
 import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
 import { parseJsonDocument } from '../api/document';
 import { type ReconcileResult, reconcile } from './reconcile';
@@ -89,10 +89,11 @@ export async function runController(config: ControllerConfig, options: RunOption
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
     while (!options.signal?.aborted) {
       try {
+        const exchange = readExchange(files, config.clusterId);
         const result = reconcile({
           config,
           ipam,
-          exchange: readExchange(files, config.clusterId),
+          exchange,
           heartbeats: readHeartbeats(files, config.clusterId, config.nodes.map((n) => n.name)),
           previousGateway,
           now: Date.now(),
@@ -101,7 +102,8 @@ export async function runController(config: ControllerConfig, options: RunOption
         if (result.ipam !== ipam) await store.save(result.ipam);
         ipam = result.ipam;
         previousGateway = result.election.gateway;
-        const { written, deleted } = syncFiles(files, result.files, result.deletes);
+        const wanted = runDirFiles(result, config.clusterId, exchange.written);
+        const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
         logChanges(log, last, result, written, deleted);
         last = result;
         lastError = undefined;

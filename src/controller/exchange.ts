@@ -10,7 +10,8 @@ import { type NetworkConfigSpec, type NetworkConfigStatus, readNetworkConfigSpec
 import { runDirPaths } from '../api/run-dir';
 import { InputError } from '../errors';
 import { writeFileAtomic } from '../store/atomic-file';
-import { readNodeDataplaneStatus } from '../api/node-dataplane';
+import { nodeDataplaneObject, readNodeDataplaneStatus } from '../api/node-dataplane';
+import type { ReconcileResult } from './reconcile';
 import type { Heartbeat } from './election';
 
 /** The run directory as the controller sees it; the tests use an in-memory one. */
@@ -157,4 +158,19 @@ export function diskRunDir(runDir: string): RunDirFiles {
       rmSync(join(runDir, path), { force: true });
     },
   };
+}
+
+/**
+ * The run directory's side of a reconcile: every file the controller wants (path → content: our
+ * NetworkConfigs, our answers on the peers', the node specs, reflections, our status) and the files it
+ * wrote before and no longer wants.
+ */
+export function runDirFiles(result: ReconcileResult, clusterId: string, written: readonly string[]): { files: Map<string, string>; deletes: string[] } {
+  const files = new Map<string, string>();
+  for (const [peer, spec] of result.ourNetworkConfigs) files.set(runDirPaths.spec(clusterId, peer), jsonText(spec));
+  for (const [peer, answer] of result.answers) files.set(runDirPaths.status(peer, clusterId), jsonText(answer));
+  for (const spec of result.nodeSpecs.values()) files.set(runDirPaths.nodeSpec(clusterId, spec.node.name), jsonText(nodeDataplaneObject(spec)));
+  files.set(runDirPaths.reflections(clusterId), jsonText(result.reflections));
+  files.set(runDirPaths.controllerStatus(clusterId), jsonText(result.status));
+  return { files, deletes: written.filter((path) => !files.has(path)) };
 }

@@ -1,14 +1,13 @@
 /**
- * One reconcile of a cluster's controller, with no I/O: what was read from the run directory goes in,
- * the new IPAM state and every file the controller wants (with its content) come out. The loop in
- * controller.ts reads and writes; the tests run several clusters' steps against an in-memory run dir.
+ * One reconcile of a cluster's controller, with no I/O: what replication brought and the nodes' heartbeats
+ * go in; the new IPAM state and every document the controller wants published come out, typed. An
+ * adapter publishes them: to the run directory (exchange.ts, `runDirFiles`) or to API servers.
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
 import { type Election, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
-import { type ExchangeView, jsonText } from './exchange';
+import type { ExchangeView } from './exchange';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
-import { nodeDataplaneObject } from '../api/node-dataplane';
-import { runDirPaths } from '../api/run-dir';
+import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
 import { formatIp } from '../net/cidr';
 import { mapEndpoint, unmapEndpoint } from '../ipam/endpoints';
 import { initializeIpam } from '../ipam/initialize';
@@ -43,12 +42,12 @@ export interface ReconcileResult {
   nodeSpecs: Map<string, NodeDataplaneSpec>;
   reflections: Reflection[];
   status: ControllerStatus;
+  /** Our NetworkConfig for each configured peer, to replicate to it. */
+  ourNetworkConfigs: Map<string, NetworkConfigSpec>;
+  /** Our answers (status) on the NetworkConfigs the peers sent us, by peer. */
+  answers: Map<string, NetworkConfigStatus>;
   /** Peers released from the IPAM in this step (no longer configured). */
   removedPeers: string[];
-  /** Every file this controller wants, path (relative to the run dir) → content. */
-  files: Map<string, string>;
-  /** Files it wrote before and no longer wants. */
-  deletes: string[];
   /** Inputs that could not be used this round, and why. */
   problems: string[];
 }
@@ -61,7 +60,6 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const { config, exchange } = input;
   const us = config.clusterId;
   let ipam = initializeIpam(input.ipam, config.home).state;
-  const files = new Map<string, string>();
   const problems = [...exchange.problems];
 
   const removedPeers: string[] = [];
@@ -80,13 +78,15 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 
   const tunnels: TunnelEndpoint[] = [];
   const peerStates: ControllerStatus['peers'] = [];
+  const ourNetworkConfigs = new Map<string, NetworkConfigSpec>();
+  const answers = new Map<string, NetworkConfigStatus>();
   for (const peer of config.peers) {
     const step = reconcilePeering({ ipam, clusterId: us, peer, endpoint, theirs: exchange.specsForUs.get(peer), theirAnswer: exchange.statusesOfOurs.get(peer) });
     ipam = step.ipam;
     problems.push(...step.problems);
     const { peering } = step;
-    files.set(runDirPaths.spec(us, peer), jsonText(peering.ours));
-    if (peering.state !== 'waiting-for-peer') files.set(runDirPaths.status(peer, us), jsonText(peering.answer));
+    ourNetworkConfigs.set(peer, peering.ours);
+    if (peering.state !== 'waiting-for-peer') answers.set(peer, peering.answer);
     if (peering.state === 'ready') tunnels.push(peering.tunnel);
     peerStates.push({ clusterId: peer, state: peering.state });
   }
@@ -98,11 +98,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   for (const node of config.nodes) {
     const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeName: node.name, gatewayName: election.gateway, encryptedPeers: new Set(config.encryptedPeers) });
     nodeSpecs.set(node.name, spec);
-    files.set(runDirPaths.nodeSpec(us, node.name), jsonText(nodeDataplaneObject(spec)));
   }
-  files.set(runDirPaths.reflections(us), jsonText(reflected.reflections));
   const status: ControllerStatus = { clusterId: us, gateway: election.gateway, peers: peerStates, readyNodes: ready, time: new Date(input.now).toISOString() };
-  files.set(runDirPaths.controllerStatus(us), jsonText(status));
 
   return {
     ipam,
@@ -111,9 +108,9 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     nodeSpecs,
     reflections: reflected.reflections,
     status,
+    ourNetworkConfigs,
+    answers,
     removedPeers,
-    files,
-    deletes: exchange.written.filter((path) => !files.has(path)),
     problems,
   };
 }

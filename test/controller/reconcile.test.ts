@@ -3,7 +3,7 @@ import { type ControllerConfig, readControllerConfig } from '../../src/api/contr
 import { runDirPaths } from '../../src/api/run-dir';
 import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { readExchange, readHeartbeats, syncFiles } from '../../src/controller/exchange';
+import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamState } from '../../src/ipam/state';
@@ -78,16 +78,18 @@ class Lab {
   /** One step of one controller, as controller.ts does it; true when it changed a file or its IPAM state. */
   step(id: string): boolean {
     const c = this.controllers.get(id)!;
+    const exchange = readExchange(this.disk, id);
     const result = reconcile({
       config: c.config,
       ipam: c.ipam,
-      exchange: readExchange(this.disk, id),
+      exchange,
       heartbeats: readHeartbeats(this.disk, id, c.config.nodes.map((n) => n.name)),
       previousGateway: c.gateway,
       now: this.now,
       ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}),
     });
-    const { written, deleted } = syncFiles(this.disk, result.files, result.deletes);
+    const wanted = runDirFiles(result, id, exchange.written);
+    const { written, deleted } = syncFiles(this.disk, wanted.files, wanted.deletes);
     const changed = written.length > 0 || deleted.length > 0 || result.ipam !== c.ipam;
     c.ipam = result.ipam;
     c.gateway = result.election.gateway;

@@ -10,7 +10,7 @@ import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../ap
 import { checkDocument } from '../api/validate';
 import { natMappingsOf } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
-import { homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
+import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
 import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
@@ -47,16 +47,41 @@ function decode(value: unknown): IpamState {
     throw new StateError(`state version ${JSON.stringify(version)} is not supported (this strait reads version ${stateVersion})`);
   }
   const doc = checkDocument(IpamStateSchema, value, 'state');
-  const home = parseHomeNetworks(doc.home);
-  const state = emptyIpamState(home);
-  const used = namedHomeNetworks(home);
-  let peers = state.peers;
-  const endpointOf = new Map<bigint, string>();
-  let external = state.external;
+  const restorer = new StateRestorer(parseHomeNetworks(doc.home));
   for (const [i, p] of doc.peers.entries()) {
-    const at = `peers[${i}]`;
+    restorer.addPeer(p, `peers[${i}]`);
+    for (const [j, mapping] of p.natMappings.entries()) restorer.addMapping(p.clusterId, mapping, `peers[${i}].natMappings[${j}]`);
+  }
+  return restorer.state;
+}
+
+export type PeerDocument = Omit<IpamStateDocument['peers'][number], 'natMappings'>;
+export type MappingDocument = IpamStateDocument['peers'][number]['natMappings'][number];
+
+/**
+ * Rebuilds a state piece by piece from stored records, checking each against what is already there:
+ * every invariant of a state holds after each step, and a step that would break one throws (a StateError
+ * or InputError saying what) and changes nothing, so a caller may drop that record and go on.
+ */
+export class StateRestorer {
+  private current: IpamState;
+  private readonly used: { name: string; cidr: Cidr }[];
+  /** ExternalCIDR address → the endpoint holding it. */
+  private readonly endpointOf = new Map<bigint, string>();
+
+  constructor(home: HomeNetworks) {
+    this.current = emptyIpamState(home);
+    this.used = namedHomeNetworks(home);
+  }
+
+  get state(): IpamState {
+    return this.current;
+  }
+
+  addPeer(p: PeerDocument, at: string): void {
+    const { home } = this.current;
     const { clusterId } = p;
-    if (peers.has(clusterId)) throw new InputError(`${at}.clusterId`, clusterId, 'listed twice');
+    if (this.current.peers.has(clusterId)) throw new InputError(`${at}.clusterId`, clusterId, 'listed twice');
     const peer: PeerRecord = {
       clusterId,
       podCIDR: parseCidr(`${at}.podCIDR`, p.podCIDR),
@@ -74,31 +99,38 @@ function decode(value: unknown): IpamState {
     if (peer.localNATPodCIDR && peer.localNATExternalCIDR && cidrsOverlap(peer.localNATPodCIDR, peer.localNATExternalCIDR)) {
       throw new StateError(`peer ${clusterId} localNATPodCIDR and localNATExternalCIDR overlap`);
     }
-    for (const [name, cidr] of [['podCIDR', peer.remotePodCIDR], ['externalCIDR', peer.remoteExternalCIDR]] as const) {
-      const clash = used.find((u) => cidrsOverlap(u.cidr, cidr));
+    const claimed = [['podCIDR', peer.remotePodCIDR], ['externalCIDR', peer.remoteExternalCIDR]] as const;
+    for (const [name, cidr] of claimed) {
+      const clash = this.used.find((u) => cidrsOverlap(u.cidr, cidr));
       if (clash) throw new StateError(`peer ${clusterId} ${name} is seen as ${formatCidr(cidr)}, which overlaps ${clash.name} ${formatCidr(clash.cidr)}`);
-      used.push({ name: `peer ${clusterId} ${name}`, cidr });
     }
-    let natMappings = peer.natMappings;
-    for (const [j, mapping] of p.natMappings.entries()) {
-      const endpoint = parseIp(`${at}.natMappings[${j}].endpointIP`, mapping.endpointIP);
-      const address = parseIp(`${at}.natMappings[${j}].externalIP`, mapping.externalIP);
-      const key = formatIp(endpoint);
-      checkMapping(`${at}.natMappings[${j}]`, state, endpoint, address);
-      const owner = endpointOf.get(address.value);
-      if (owner !== undefined && owner !== key) throw new StateError(`ExternalCIDR address ${formatIp(address)} is given to both ${owner} and ${key}`);
-      const known = external.byEndpoint.get(key);
-      if (known && known.address !== address.value) {
-        throw new StateError(`endpoint ${key} has two ExternalCIDR addresses, ${formatIp({ ...address, value: known.address })} and ${formatIp(address)}`);
-      }
-      if (natMappings.has(key)) throw new StateError(`endpoint ${key} is mapped twice for peer ${clusterId}`);
-      endpointOf.set(address.value, key);
-      external = countReflection(external, key, address.value);
-      natMappings = natMappings.set(key, address.value);
-    }
-    peers = peers.set(clusterId, { ...peer, natMappings });
+    if (cidrsOverlap(peer.remotePodCIDR, peer.remoteExternalCIDR)) throw new StateError(`peer ${clusterId} podCIDR and externalCIDR overlap as seen here`);
+    for (const [name, cidr] of claimed) this.used.push({ name: `peer ${clusterId} ${name}`, cidr });
+    this.current = { ...this.current, peers: this.current.peers.set(clusterId, peer) };
   }
-  return { home, peers, external };
+
+  addMapping(clusterId: string, mapping: MappingDocument, at: string): void {
+    const state = this.current;
+    const peer = state.peers.get(clusterId);
+    if (!peer) throw new StateError(`${at}: no peer ${clusterId}`);
+    const endpoint = parseIp(`${at}.endpointIP`, mapping.endpointIP);
+    const address = parseIp(`${at}.externalIP`, mapping.externalIP);
+    const key = formatIp(endpoint);
+    checkMapping(at, state, endpoint, address);
+    const owner = this.endpointOf.get(address.value);
+    if (owner !== undefined && owner !== key) throw new StateError(`ExternalCIDR address ${formatIp(address)} is given to both ${owner} and ${key}`);
+    const known = state.external.byEndpoint.get(key);
+    if (known && known.address !== address.value) {
+      throw new StateError(`endpoint ${key} has two ExternalCIDR addresses, ${formatIp({ ...address, value: known.address })} and ${formatIp(address)}`);
+    }
+    if (peer.natMappings.has(key)) throw new StateError(`endpoint ${key} is mapped twice for peer ${clusterId}`);
+    this.endpointOf.set(address.value, key);
+    this.current = {
+      ...state,
+      external: countReflection(state.external, key, address.value),
+      peers: state.peers.set(clusterId, { ...peer, natMappings: peer.natMappings.set(key, address.value) }),
+    };
+  }
 }
 
 function checkShape(field: string, cidr: Cidr, like: Cidr): void {

@@ -60,7 +60,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       assert.deepEqual((root.properties as Node).metadata, { type: 'object' });
       if ('status' in (root.properties as Node)) assert.deepEqual(v!.subresources, { status: {} }, name);
     }
-    assert.deepEqual(kinds.sort(), ['NatMapping', 'NetworkConfig', 'NodeDataplane', 'TunnelEndpoint']);
+    assert.deepEqual(kinds.sort(), ['ClusterNetworks', 'NatMapping', 'NetworkConfig', 'NodeDataplane', 'PeerNetworks', 'TunnelEndpoint']);
   });
 
   it('give CIDRs and addresses a pattern the API server checks (and the formats it knows)', () => {

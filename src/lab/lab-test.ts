@@ -32,14 +32,27 @@ export function failureSummary(outcome: { results: CheckResult[]; wire: WireResu
   ].join('\n');
 }
 
-export async function labTest(runDir: string, say: Say, convergeTimeoutMs = 15_000): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
+/**
+ * How long the lab may take, for machines slower than a host (an emulated VM starts a node process in
+ * seconds): convergence, the start of each probe process, and how many probes run at once. The probes'
+ * own wait for an answer does not change: a path must answer as fast everywhere.
+ */
+export interface LabPace {
+  convergeTimeoutMs: number;
+  probeStartTimeoutMs: number;
+  concurrency: number;
+}
+
+export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4 };
+
+export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
   const topology = savedTopology(runDir);
-  await waitForConvergence(topology, runDir, say, convergeTimeoutMs);
+  await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
   const checks = planChecks(topology, clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
   const results = await runChecks(checks, (r, done) => {
     say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(7)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
-  });
+  }, pace);
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
   const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length;

@@ -19,9 +19,10 @@ const echoClient = join(__dirname, 'echo-client.js');
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
 export const pingCount = 3;
 
-function exec(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs a probe process; `timeoutMs` bounds its start and its run (the probe's own wait is shorter). */
+function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(argv[0]!, argv.slice(1), { timeout: 10_000 }, (err, stdout, stderr) => {
+    execFile(argv[0]!, argv.slice(1), { timeout: timeoutMs }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -29,31 +30,32 @@ function exec(argv: string[]): Promise<{ code: number; stdout: string; stderr: s
 }
 
 /** Whether the check's traffic got through, and what was seen; throws when the probe itself failed. */
-async function probe(check: TrafficCheck): Promise<{ reached: boolean; detail: string }> {
+async function probe(check: TrafficCheck, timeoutMs: number): Promise<{ reached: boolean; detail: string }> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   if (check.probe === 'icmp') {
-    const r = await exec([...inPod, 'ping', '-c', String(pingCount), '-i', '0.2', '-W', '1', '-q', check.address]);
+    const r = await exec([...inPod, 'ping', '-c', String(pingCount), '-i', '0.2', '-W', '1', '-q', check.address], timeoutMs);
     const { transmitted, received } = pingOutcome(r.code, r.stdout, r.stderr);
     return { reached: received === pingCount, detail: `${received}/${transmitted} answered` };
   }
   // One datagram or one connection, no retry of ours: the first packets of a path must get through.
   const port = check.probe === 'unreach' ? closedPort : echoPort;
-  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), '3000']);
+  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), '3000'], timeoutMs);
   let out: { error?: string; from?: string };
   try {
     out = JSON.parse(r.stdout) as typeof out;
   } catch {
-    throw new Error(`echo client failed (exit ${r.code}): ${r.stderr.trim() || 'no output'}`);
+    const killed = r.code === -1 ? `killed after ${timeoutMs} ms` : `exit ${r.code}`;
+    throw new Error(`echo client failed (${killed}): ${r.stderr.trim() || 'no output'}`);
   }
   const reached = r.code === 0;
   return { reached, detail: out.error ?? (check.probe === 'unreach' ? 'port unreachable came back' : `reply from ${out.from}`) };
 }
 
-async function runOne(check: TrafficCheck): Promise<CheckResult> {
+async function runOne(check: TrafficCheck, timeoutMs: number): Promise<CheckResult> {
   const started = Date.now();
   let outcome: { reached: boolean; detail: string };
   try {
-    outcome = await probe(check);
+    outcome = await probe(check, timeoutMs);
   } catch (err) {
     // The probe could not say whether the path works: a failure whatever was expected.
     return { ...check, ok: false, detail: (err as Error).message, ms: Date.now() - started };
@@ -61,18 +63,18 @@ async function runOne(check: TrafficCheck): Promise<CheckResult> {
   return { ...check, ok: outcome.reached === (check.expect === 'reach'), detail: outcome.detail, ms: Date.now() - started };
 }
 
-export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, concurrency = 4): Promise<CheckResult[]> {
+export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, pace: { probeStartTimeoutMs: number; concurrency: number }): Promise<CheckResult[]> {
   const results: CheckResult[] = new Array(checks.length);
   let next = 0;
   let done = 0;
   const worker = async () => {
     while (next < checks.length) {
       const i = next++;
-      results[i] = await runOne(checks[i]!);
+      results[i] = await runOne(checks[i]!, pace.probeStartTimeoutMs);
       onResult(results[i]!, ++done);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: pace.concurrency }, worker));
   return results;
 }
 

@@ -14,7 +14,7 @@ import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys'
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';
-import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
+import { type LabPace, clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
@@ -46,9 +46,12 @@ function writeSecret(path: string, base64: string): void {
 
 /**
  * Under emulation (this project's CI VM has no usable hardware KVM for Debian's kernel) node processes
- * start ten times slower: heartbeats must not age out while the agents start, and convergence gets time.
+ * start ten times slower: heartbeats must not age out while the agents start; convergence and the start of
+ * each probe process get time, and two probes run at once instead of four (the probes still wait the
+ * same 3 s for an answer).
  */
-const slowMachine = { heartbeatTimeout: 30, convergeTimeoutMs: 300_000 };
+const slowMachine = { heartbeatTimeout: 30 };
+const slowPace: LabPace = { convergeTimeoutMs: 300_000, probeStartTimeoutMs: 60_000, concurrency: 2 };
 
 /** The heartbeat a node's agent writes after each reconcile. */
 const heartbeatTime = (cluster: string, node: string) =>
@@ -98,7 +101,7 @@ describe('encrypted lab (IPsec between gateways)', function () {
     await requireKernel(this, { has: [...encryptionRequirements] });
     up = true;
     await labUp(topologyPath, { runDir, dataplane: 'auto', say, ...slowMachine });
-    const outcome = await labTest(runDir, say, slowMachine.convergeTimeoutMs);
+    const outcome = await labTest(runDir, say, slowPace);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
     const [ab, bc] = outcome.wire;
     assert.ok(ab!.encrypted && ab!.esp > 0 && ab!.clear === 0, `A-B on the wire: ${ab!.esp} ESP, ${ab!.clear} others`);

@@ -1,12 +1,10 @@
 /**
- * The standalone node agent (docs/lab.md): probes the kernel once, loads the datapath, then keeps the
- * node in step with its spec file: on every change of the file (fs.watch) and every interval anyway
- * (a poll in case a watch event is lost, and a repair of anything changed by hand). A spec file that
+ * The node agent (docs/lab.md): probes the kernel once, loads the datapath, then keeps the node in step
+ * with its NodeDataplane: on every change its spec source reports (a file watch, an informer) and every
+ * interval anyway (in case a change notice is lost, and to repair anything changed by hand). A spec that
  * is missing, half-written or invalid is never applied: the last good spec stays in force.
  * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
  */
-import { type FSWatcher, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import type { TcMode } from '../bpf';
 import { cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { cleanupKernelNode } from '../fallback/kernel-datapath';
@@ -18,15 +16,17 @@ import { type Dataplane, type ProbeReport, chooseDataplane, describeMissing, enc
 import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
 import { type NodeDataplane, openDataplane } from './dataplanes';
-import { writeHeartbeat } from './heartbeat';
 import { reconcileOverlayRoutes } from './routes';
-import { parseJsonDocument, readTextFile } from '../api/document';
-import { type NodeDataplaneStatus, readNodeDataplane, specDigest, writeNodeDataplaneSpec } from '../api/node-dataplane';
+import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
+import { FileSpecSource, type SpecSource } from './spec-source';
+import { FileStatusSink, type StatusSink } from './status-sink';
 
 export type DataplaneRequest = 'auto' | Dataplane;
 
 export interface AgentOptions {
+  /** The spec file (standalone mode). */
   specPath: string;
+  /** The heartbeat file (standalone mode); none: no status is written. */
   statusPath?: string;
   pinRoot: string;
   /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
@@ -52,25 +52,33 @@ export function selectDataplane(requested: DataplaneRequest, report: ProbeReport
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** The reconcile state of one agent process; `tick` is one reconcile, run from the timer and the watcher. */
+/** What the agent needs besides its datapath: the node it runs, where its spec comes from and its status goes. */
+export interface AgentPorts {
+  /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
+  nodeName?: string;
+  source: SpecSource;
+  sink?: StatusSink;
+}
+
+/** The reconcile state of one agent process; `tick` is one reconcile, run from the timer and the source's change notices. */
 export class Agent {
-  /** The last text read from the spec file (undefined: absent), so an unchanged file is not re-parsed. */
-  private lastText: string | undefined | null = null;
+  /** The version of the document last read (undefined: none there), so an unchanged one is not re-parsed. */
+  private lastVersion: string | undefined | null = null;
   private good?: { spec: NodeDataplaneSpec; key: string; digest: string };
   private appliedKey?: string;
-  /** The digest of the spec text last applied in full (heartbeat `appliedSpec`). */
+  /** The digest of the spec last applied in full (status `appliedSpec`). */
   private appliedDigest?: string;
   private generation = 0;
   private ready = false;
   private lastError?: string;
   private lastConflicts = '';
   private lastReadError?: string;
-  /** Why the newest spec file is not the one in force. */
+  /** Why the newest spec is not the one in force. */
   private rejection?: string;
   private lastBeatError?: string;
 
   constructor(
-    private readonly options: AgentOptions,
+    private readonly ports: AgentPorts,
     private readonly dataplane: NodeDataplane,
     private readonly log: Logger,
   ) {}
@@ -84,35 +92,37 @@ export class Agent {
   }
 
   private readSpec(): void {
-    const { specPath } = this.options;
-    let text: string | undefined;
+    const { source } = this.ports;
+    const keeping = this.good ? 'last good spec' : 'nothing applied yet';
+    let document: ReturnType<SpecSource['read']>;
     try {
-      text = readTextFile(specPath);
+      document = source.read();
     } catch (err) {
       // The last good spec stays applied, so the node stays ready; logged once per distinct error.
-      if (message(err) !== this.lastReadError) this.log.error({ specFile: specPath, error: message(err), keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'cannot read the spec file');
+      if (message(err) !== this.lastReadError) this.log.error({ ...source.where, error: message(err), keeping }, 'cannot read the spec');
       this.lastReadError = message(err);
       return;
     }
     this.lastReadError = undefined;
-    if (text === this.lastText) return;
-    this.lastText = text;
-    if (text === undefined) {
-      this.log.warn({ specFile: specPath, keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'spec file absent');
+    if (document?.version === this.lastVersion) return;
+    this.lastVersion = document?.version;
+    if (document === undefined) {
+      this.log.warn({ ...source.where, keeping }, 'no spec');
       return;
     }
     try {
-      const { spec } = readNodeDataplane(parseJsonDocument(text, specPath));
-      const { nodeName } = this.options;
+      const { spec } = readNodeDataplane(document.parse());
+      const { nodeName } = this.ports;
       if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
-      this.good = { spec, key: JSON.stringify(writeNodeDataplaneSpec(spec)), digest: specDigest(text) };
+      const key = canonicalSpecText(spec);
+      this.good = { spec, key, digest: specDigest(key) };
       this.rejection = undefined;
     } catch (err) {
-      this.rejection = `spec file rejected: ${message(err)}`;
+      this.rejection = `spec rejected: ${message(err)}`;
       const detail = err instanceof InputError ? { field: err.field, value: err.value } : {};
-      this.log.error({ specFile: specPath, error: message(err), ...detail, keeping: this.good ? 'last good spec' : 'nothing applied yet' }, 'spec file rejected');
+      this.log.error({ ...source.where, error: message(err), ...detail, keeping }, 'spec rejected');
     }
   }
 
@@ -142,22 +152,22 @@ export class Agent {
   }
 
   beat(ready: boolean): void {
-    const { statusPath } = this.options;
-    if (statusPath === undefined) return;
-    const heartbeat: NodeDataplaneStatus = {
+    const { sink } = this.ports;
+    if (sink === undefined) return;
+    const status: NodeDataplaneStatus = {
       ready,
       time: new Date().toISOString(),
       dataplane: this.dataplane.kind,
       specGeneration: this.generation,
     };
     const error = this.rejection ?? this.lastError;
-    if (error !== undefined) heartbeat.error = error;
-    if (this.appliedDigest !== undefined) heartbeat.appliedSpec = this.appliedDigest;
+    if (error !== undefined) status.error = error;
+    if (this.appliedDigest !== undefined) status.appliedSpec = this.appliedDigest;
     try {
-      writeHeartbeat(statusPath, heartbeat);
+      sink.write(status);
       this.lastBeatError = undefined;
     } catch (err) {
-      if (message(err) !== this.lastBeatError) this.log.error({ statusFile: statusPath, error: message(err) }, 'cannot write the heartbeat');
+      if (message(err) !== this.lastBeatError) this.log.error({ ...sink.where, error: message(err) }, 'cannot write the status');
       this.lastBeatError = message(err);
     }
   }
@@ -180,46 +190,6 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
   return { stopped, isStopped: () => signal !== undefined };
 }
 
-/**
- * fs.watch on the spec file's directory (a writer renames a new file over the spec, so a watch on the
- * file itself would be lost with the old inode). Re-established from the timer: the directory may only
- * appear after the agent starts (the controller creates it), and a failed watch is dropped.
- */
-class SpecWatcher {
-  private watcher?: FSWatcher;
-  private polling = false;
-
-  constructor(
-    private readonly specPath: string,
-    private readonly onChange: () => void,
-    private readonly log: Logger,
-  ) {}
-
-  ensure(): void {
-    if (this.watcher) return;
-    const dir = dirname(this.specPath);
-    try {
-      this.watcher = watch(dir, (_event, file) => {
-        if (file === null || file === basename(this.specPath)) this.onChange();
-      });
-      this.watcher.on('error', (err) => {
-        this.log.warn({ dir, error: message(err) }, 'spec directory watch failed; polling until it is back');
-        this.close();
-      });
-      if (this.polling) this.log.info({ dir }, 'watching the spec directory');
-      this.polling = false;
-    } catch (err) {
-      if (!this.polling) this.log.warn({ dir, error: message(err) }, 'cannot watch the spec directory yet; polling every interval');
-      this.polling = true;
-    }
-  }
-
-  close(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-  }
-}
-
 /** Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run. */
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
@@ -232,20 +202,21 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   });
   try {
     log.info({ dataplane: kind, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
-    const agent = new Agent(options, dataplane, log);
+    const source = new FileSpecSource(options.specPath, log);
+    const agent = new Agent({ ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }), source, ...(options.statusPath === undefined ? {} : { sink: new FileStatusSink(options.statusPath) }) }, dataplane, log);
     if (stop.isStopped()) return;
-    // A burst of events for one write (create, write, rename) becomes one reconcile.
+    // A burst of notices for one write (create, write, rename) becomes one reconcile.
     let pending: NodeJS.Timeout | undefined;
-    const watcher = new SpecWatcher(options.specPath, () => {
+    const onChange = () => {
       pending ??= setTimeout(() => {
         pending = undefined;
         agent.tick();
       }, 10);
-    }, log);
-    watcher.ensure();
+    };
+    source.watch(onChange);
     agent.tick();
     const timer = setInterval(() => {
-      watcher.ensure();
+      source.watch(onChange);
       agent.tick();
     }, options.intervalMs);
     await stop.stopped;
@@ -253,7 +224,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
     clearInterval(timer);
     clearTimeout(pending);
-    watcher.close();
+    source.close();
   } finally {
     dataplane.close();
   }

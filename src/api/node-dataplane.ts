@@ -69,14 +69,17 @@ export const NodeDataplaneStatusSchema = Strict(
     time: Type.String({ format: 'date-time', description: 'When the agent wrote this (its heartbeat).' }),
     dataplane: StringEnum([...dataplanes]),
     specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
-    appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full.' })),
+    appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
     error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
   },
   { description: "The node's agent: written after every reconcile." },
 );
 
-/** `status.appliedSpec`: a short digest of the spec's text (not a secret: it names a version). */
-export const specDigest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+/**
+ * `status.appliedSpec`: a short digest of the spec's canonical text (`canonicalSpecText`; not a secret: it names a version). The same whether the spec came from
+ * a file or the API server, and whatever the formatting or key order of the document.
+ */
+export const specDigest = (canonicalText: string) => createHash('sha256').update(canonicalText).digest('hex').slice(0, 16);
 
 export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
 export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
@@ -230,6 +233,9 @@ export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSp
     nodes: spec.nodes.map((n) => ({ name: n.name, underlayAddress: formatIp(n.underlayAddress), podCIDRs: n.podCIDRs.map(formatCidr) })),
   };
 }
+
+/** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */
+export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(writeNodeDataplaneSpec(spec));
 
 /** A whole NodeDataplane object (as a file holds it, or the API server serves it): the typed spec, and the status as it is. */
 export function readNodeDataplane(value: unknown): { name: string; spec: NodeDataplaneSpec; status?: NodeDataplaneStatus } {

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
-import { pollDocumentFile, readTextFile } from '../api/document';
+import { pollDocumentFile } from '../api/document';
 import { readReflections } from '../api/controller-status';
-import { readNodeDataplane, readNodeDataplaneStatus, specDigest } from '../api/node-dataplane';
+import { canonicalSpecText, readNodeDataplane, readNodeDataplaneStatus, specDigest } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
@@ -135,15 +135,14 @@ export function convergenceGaps(topology: LabTopology, runDir: string): string[]
   for (const cluster of topology.clusters) {
     const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
     for (const node of cluster.nodes) {
-      const text = readTextFile(nodeSpecPath(runDir, cluster.id, node.name));
       const spec = pollDocumentFile(nodeSpecPath(runDir, cluster.id, node.name), readNodeDataplane)?.spec;
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
       const status = pollDocumentFile(nodeStatusPath(runDir, cluster.id, node.name), readNodeDataplaneStatus);
       if (status?.error) gaps.push(`${node.name}: ${status.error}`);
       else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
-      // The agent names the spec text it applied: the file as it is now must be that one.
-      else if (text !== undefined && status.appliedSpec !== specDigest(text)) gaps.push(`${node.name}: latest spec not applied yet`);
+      // The agent names the spec it applied: the file as it is now must be that one.
+      else if (spec && status.appliedSpec !== specDigest(canonicalSpecText(spec))) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
     const reflections = pollDocumentFile(join(runDir, runDirPaths.reflections(cluster.id)), readReflections) ?? [];

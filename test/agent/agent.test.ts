@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { Agent, type AgentOptions, selectDataplane } from '../../src/agent/agent';
+import { Agent, type AgentOptions, type AgentPorts, selectDataplane } from '../../src/agent/agent';
+import { FileSpecSource } from '../../src/agent/spec-source';
+import { FileStatusSink } from '../../src/agent/status-sink';
 import { ebpfDataplane, summarizeChanges } from '../../src/agent/dataplanes';
 import { mainRoutes as readMainRoutes } from '../support/routes';
 import type { NodeApplyResult } from '../../src/datapath/node-datapath';
@@ -21,9 +23,9 @@ const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => (
   reasons: missing,
 });
 
-// The heartbeat's appliedSpec for the file JSON.stringify(nodeSpec([peerB])): the first 16 hex digits of the
-// sha256 of its text (docs/lab.md), from `sha256sum`; the lab compares it with the file it wrote.
-const specBDigest = '54798b8fe188770e';
+// The status's appliedSpec for nodeSpec([peerB]): the first 16 hex digits of the sha256 of its canonical
+// JSON (docs/lab.md), from `sha256sum` of that text; the lab compares it with the spec it wrote.
+const specBDigest = 'e6b714edfe2924f1';
 
 const unchanged: NodeApplyResult = {
   overlayDeviceChanged: false,
@@ -85,6 +87,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     renameSync(join(dir, '.spec.tmp'), options.specPath);
   };
   const heartbeat = () => JSON.parse(readFileSync(options.statusPath!, 'utf8'));
+  const ports = (): AgentPorts => ({ source: new FileSpecSource(options.specPath, log()), sink: new FileStatusSink(options.statusPath!) });
   const messages = () => lines.map((l) => l.msg);
 
   beforeEach(() => {
@@ -105,7 +108,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
       },
       close: () => {},
     };
-    agent = new Agent(options, ebpfDataplane(datapath, ns), log());
+    agent = new Agent(ports(), ebpfDataplane(datapath, ns), log());
   });
   afterEach(() => {
     deleteNetns(ns);
@@ -131,13 +134,13 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     agent.tick();
     assert.equal(applied.length, 4);
     assert.ok(applied.every((s) => s.peers.length === 1));
-    const rejected = lines.filter((l) => l.msg === 'spec file rejected');
+    const rejected = lines.filter((l) => l.msg === 'spec rejected');
     assert.equal(rejected.length, 2);
     assert.equal(rejected[1]!.field, 'spec.podCIDR');
     assert.equal(rejected[1]!.value, '10.0.0.0/33');
     assert.equal(heartbeat().specGeneration, 1);
     assert.equal(heartbeat().ready, true);
-    assert.match(heartbeat().error ?? '', /^spec file rejected: spec\.podCIDR/, 'the heartbeat says the newest spec is not in force');
+    assert.match(heartbeat().error ?? '', /^spec rejected: spec\.podCIDR/, 'the heartbeat says the newest spec is not in force');
     assert.equal(heartbeat().appliedSpec, specBDigest, 'and names the one that is');
 
     // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
@@ -183,7 +186,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   });
 
   it('refuses a spec written for another node when --node is given', () => {
-    agent = new Agent({ ...options, nodeName: 'n2' }, ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log());
+    agent = new Agent({ ...ports(), nodeName: 'n2' }, ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log());
     writeSpec(specFileText(nodeSpecDocument()));
     agent.tick();
     assert.equal(applied.length, 0);

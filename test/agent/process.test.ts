@@ -123,7 +123,7 @@ describe('strait agent (real process, real kernel)', function () {
 
     // A half-written file is not applied: the maps keep the last good spec, the node stays ready.
     writeSpec(specFileText(nodeSpecDocument([peerB])).slice(0, 150));
-    await waitFor('the rejection in the log', () => stderr.includes('spec file rejected'));
+    await waitFor('the rejection in the log', () => stderr.includes('spec rejected'));
     await sleep(600);
     assert.deepEqual(peerIds(), [5, 7]);
     assert.equal(heartbeat().ready, true);

@@ -1,0 +1,79 @@
+/**
+ * Where an agent's NodeDataplane comes from: a port with two adapters, the spec file (the standalone
+ * lab, below) and the API server (kubernetes-spec-source.ts). The agent asks for the newest document
+ * at every reconcile and is told when it may have changed; an unchanged version is not parsed again.
+ */
+import { type FSWatcher, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { parseJsonDocument, readTextFile } from '../api/document';
+import type { Logger } from '../log';
+
+export interface SpecDocument {
+  /** The NodeDataplane object as JSON; throws when the document is not JSON (the agent rejects it). */
+  parse(): unknown;
+  /** Changes whenever the document does (the file's text, the object's resourceVersion). */
+  version: string;
+}
+
+export interface SpecSource {
+  /** For logs: where the spec is read from. */
+  readonly where: Record<string, string>;
+  /**
+   * The newest document; undefined when there is none. Throws when it cannot be read this time (the
+   * agent keeps the last good spec).
+   */
+  read(): SpecDocument | undefined;
+  /** Calls `onChange` when the document may have changed; again from every tick (re-establishes a lost watch). */
+  watch(onChange: () => void): void;
+  close(): void;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The spec file, written by the standalone controller (temp file + rename). fs.watch is on its
+ * directory: a rename over the file would lose a watch on the old inode. The directory may appear only
+ * after the agent starts, and a failed watch is dropped: `watch` re-establishes it from the timer.
+ */
+export class FileSpecSource implements SpecSource {
+  private watcher?: FSWatcher;
+  private polling = false;
+  readonly where: Record<string, string>;
+
+  constructor(
+    private readonly path: string,
+    private readonly log: Logger,
+  ) {
+    this.where = { specFile: path };
+  }
+
+  read(): SpecDocument | undefined {
+    const text = readTextFile(this.path);
+    if (text === undefined) return undefined;
+    return { version: text, parse: () => parseJsonDocument(text, this.path) };
+  }
+
+  watch(onChange: () => void): void {
+    if (this.watcher) return;
+    const dir = dirname(this.path);
+    try {
+      this.watcher = watch(dir, (_event, file) => {
+        if (file === null || file === basename(this.path)) onChange();
+      });
+      this.watcher.on('error', (err) => {
+        this.log.warn({ dir, error: message(err) }, 'spec directory watch failed; polling until it is back');
+        this.close();
+      });
+      if (this.polling) this.log.info({ dir }, 'watching the spec directory');
+      this.polling = false;
+    } catch (err) {
+      if (!this.polling) this.log.warn({ dir, error: message(err) }, 'cannot watch the spec directory yet; polling every interval');
+      this.polling = true;
+    }
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+}

@@ -50,8 +50,8 @@ function writeSecret(path: string, base64: string): void {
  * each probe process get time, and two probes run at once instead of four (the probes still wait the
  * same 3 s for an answer).
  */
-const slowMachine = { heartbeatTimeout: 30 };
-const slowPace: LabPace = { convergeTimeoutMs: 300_000, probeStartTimeoutMs: 60_000, concurrency: 2 };
+const slowMachine = { heartbeatTimeout: 30, convergeTimeoutMs: 300_000 };
+const slowPace: LabPace = { convergeTimeoutMs: slowMachine.convergeTimeoutMs, probeStartTimeoutMs: 60_000, concurrency: 2 };
 
 /** The heartbeat a node's agent writes after each reconcile. */
 const heartbeatTime = (cluster: string, node: string) =>

@@ -25,9 +25,15 @@ export const ControllerConfigSchema = Strict({
     description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
   })),
   reflections: Type.Optional(List(Strict({ to: ClusterIdText(), fromPeer: ClusterIdText(), podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }) }))),
-  nodes: List(Strict({ name: NodeNameText(), underlayAddress: IpText(), podCIDRs: Type.Optional(List(CidrText())), publicAddress: Type.Optional(IpText()) }), {
+  nodes: List(Strict({
+    name: NodeNameText(),
+    underlayAddress: IpText(),
+    podCIDRs: Type.Optional(List(CidrText())),
+    publicAddress: Type.Optional(IpText()),
+    gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway (default true).' })),
+  }), {
     minItems: 1,
-    description: 'The nodes of the cluster (at least one: the gateway).',
+    description: 'The nodes of the cluster (at least one gateway candidate).',
   }),
   heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
   interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
@@ -41,6 +47,8 @@ export interface NodeConfig {
   podCIDRs: Cidr[];
   /** Reachable from the other clusters' gateways; preferred when electing the gateway. */
   publicAddress?: Ip;
+  /** May be elected the gateway; its agent then reports on a fast heartbeat. */
+  gatewayCandidate: boolean;
 }
 
 /** An endpoint of `fromPeer` reflected to `to`, both peers of ours (we are their hub). */
@@ -124,7 +132,9 @@ export function readControllerConfig(value: unknown): ControllerConfig {
       return cidr;
     }),
     ...(n.publicAddress !== undefined ? { publicAddress: parseIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
+    gatewayCandidate: n.gatewayCandidate ?? true,
   }));
+  if (!nodes.some((n) => n.gatewayCandidate)) throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
   const sameName = repeated(nodes, (n) => n.name);
   if (sameName) throw new InputError(`nodes[${sameName[0]}].name`, nodes[sameName[0]]!.name, `repeats nodes[${sameName[1]}].name`);
   const podCIDRs = nodes.flatMap((node, i) => node.podCIDRs.map((cidr, j) => ({ field: `nodes[${i}].podCIDRs[${j}]`, cidr })));

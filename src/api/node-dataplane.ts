@@ -11,7 +11,7 @@ import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, par
 import { type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
 import { dataplanes } from '../probe/features';
 import { type ResourceDefinition, makeObject, objectSchema } from './resource';
-import { CidrText, ClusterIdText, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, Uint32 } from './schema';
+import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, Uint32 } from './schema';
 import { checkDocument } from './validate';
 
 const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
@@ -49,6 +49,7 @@ export const NodeDataplaneSpecSchema = Strict(
       role: StringEnum(['gateway', 'worker']),
       underlayAddress: IpText(),
       publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
+      gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' })),
     }),
     activeGateway: Strict({ name: NodeNameText(), underlayAddress: IpText() }),
     overlay: Strict({
@@ -71,6 +72,7 @@ export const NodeDataplaneStatusSchema = Strict(
     specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
     appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
     error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
+    conditions: Type.Optional(Conditions()),
   },
   { description: "The node's agent: written after every reconcile." },
 );
@@ -162,6 +164,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
       role: doc.node.role,
       underlayAddress: ip('node.underlayAddress', doc.node.underlayAddress),
       ...(doc.node.publicAddress !== undefined ? { publicAddress: ip('node.publicAddress', doc.node.publicAddress) } : {}),
+      gatewayCandidate: doc.node.gatewayCandidate ?? false,
     },
     activeGateway: { name: doc.activeGateway.name, underlayAddress: ip('activeGateway.underlayAddress', doc.activeGateway.underlayAddress) },
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toLowerCase() },
@@ -216,6 +219,7 @@ export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSp
       role: spec.node.role,
       underlayAddress: formatIp(spec.node.underlayAddress),
       ...(spec.node.publicAddress !== undefined ? { publicAddress: formatIp(spec.node.publicAddress) } : {}),
+      ...(spec.node.gatewayCandidate ? { gatewayCandidate: true } : {}),
     },
     activeGateway: { name: spec.activeGateway.name, underlayAddress: formatIp(spec.activeGateway.underlayAddress) },
     overlay: { ...spec.overlay },

@@ -71,8 +71,9 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 
   const ready = readyNodes(config.nodes, input.heartbeats, input.now, config.heartbeatTimeout);
   const starting = input.startedAt !== undefined && input.now - input.startedAt < config.heartbeatTimeout * 1000;
-  const awaiting = starting ? config.nodes.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
-  const election = electGateway(config.nodes, ready, input.previousGateway, awaiting);
+  const candidates = config.nodes.filter((n) => n.gatewayCandidate);
+  const awaiting = starting ? candidates.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
+  const election = electGateway(candidates, ready, input.previousGateway, awaiting);
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
   const endpoint = { address: formatIp(gatewayAddress(gatewayNode)), port: defaultTunnelPort };
 

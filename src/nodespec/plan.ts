@@ -84,6 +84,7 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       role: self.name === gateway.name ? 'gateway' : 'worker',
       underlayAddress: self.underlayAddress,
       ...(self.publicAddress !== undefined ? { publicAddress: self.publicAddress } : {}),
+      gatewayCandidate: self.gatewayCandidate,
     },
     activeGateway: { name: gateway.name, underlayAddress: gateway.underlayAddress },
     overlay,

@@ -65,8 +65,11 @@ export interface NodeDataplaneSpec {
   externalCIDR: Cidr;
   /** The hub's source for transit traffic: an address of the ExternalCIDR that IPAM never hands out. */
   transitAddress: Ip;
-  /** `publicAddress`: where peers reach this node when it is the gateway (its tunnels start there). */
-  node: { name: string; role: NodeRole; underlayAddress: Ip; publicAddress?: Ip };
+  /**
+   * `publicAddress`: where peers reach this node when it is the gateway (its tunnels start there).
+   * `gatewayCandidate`: it may be elected the gateway, so its agent reports on a fast heartbeat.
+   */
+  node: { name: string; role: NodeRole; underlayAddress: Ip; publicAddress?: Ip; gatewayCandidate: boolean };
   activeGateway: { name: string; underlayAddress: Ip };
   overlay: OverlaySettings;
   /** Sorted by clusterId. */

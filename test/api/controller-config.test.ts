@@ -59,7 +59,7 @@ describe('controller configuration', () => {
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
     assert.deepEqual(config.encryptedPeers, []);
     assert.deepEqual(config.reflections, [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }]);
-    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: { family: 4, value: 0xc0a80201n }, podCIDRs: [{ family: 4, base: 0x0a000000n, prefix: 24 }], publicAddress: { family: 4, value: 0xcb007102n } }]);
+    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: { family: 4, value: 0xc0a80201n }, podCIDRs: [{ family: 4, base: 0x0a000000n, prefix: 24 }], publicAddress: { family: 4, value: 0xcb007102n }, gatewayCandidate: true }]);
     assert.equal(config.heartbeatTimeout, 1.5);
     assert.equal(config.interval, 0.5);
   });
@@ -124,6 +124,8 @@ describe('controller configuration', () => {
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = '../etc'), 'nodes[1].name', 'DNS-1123');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.underlayAddress = '192.168.2'), 'nodes[1].underlayAddress', 'not an IPv4');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.publicAddress = 'example.com'), 'nodes[1].publicAddress', 'not an IPv4');
+    refused((d) => (d.nodes as Record<string, unknown>[]).forEach((n) => (n.gatewayCandidate = false)), 'nodes[*].gatewayCandidate', 'at least one must be a candidate');
+    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.gatewayCandidate = 'yes'), 'nodes[1].gatewayCandidate', 'expected a boolean');
     refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'greater than 0');
     refused((d) => (d.interval = '1s'), 'interval', 'expected a number');
     refused((d) => (d.interval = 7200), 'interval', 'expected a number greater than 0 and at most 3600');

@@ -31,6 +31,7 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
     nodes: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9](\.[a-z][a-z0-9]{0,4})?$/), underlay: anyIp, podCIDRs: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 }) }), { minLength: 1, maxLength: 4, selector: (n) => n.name }),
     publicAddress: fc.option(anyIp, { nil: undefined }),
     role: fc.constantFrom('gateway' as const, 'worker' as const),
+    gatewayCandidate: fc.boolean(),
     vni: fc.integer({ min: 0, max: 0xffffff }),
     mac,
   })
@@ -45,7 +46,7 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
       podCIDR,
       externalCIDR,
       transitAddress: { family: 4, value: externalCIDR.base + size - 2n },
-      node: { name: self!.name, role: r.role, underlayAddress: self!.underlay, ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}) },
+      node: { name: self!.name, role: r.role, underlayAddress: self!.underlay, ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}), gatewayCandidate: r.gatewayCandidate },
       activeGateway: { name: (others[0] ?? self)!.name, underlayAddress: (others[0] ?? self)!.underlay },
       overlay: { vni: r.vni, port: 4789, mac: r.mac },
       peers: r.peers.map((p, i) => ({

@@ -236,6 +236,24 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.deepEqual(lab.nodeSpec('cluster-b', 'b-gw').peers.find((p) => p.clusterId === 'cluster-c')!.localNATPodCIDR, '10.0.0.0/16');
   });
 
+  it('elects only gateway candidates: a Ready node with a public address that is not one never leads', () => {
+    const config = readControllerConfig({
+      clusterId: 'cluster-a',
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      nodes: [
+        { name: 'a-edge', underlayAddress: '192.168.1.1', publicAddress: '203.0.113.1', gatewayCandidate: false },
+        { name: 'a-gw', underlayAddress: '192.168.1.2' },
+      ],
+    });
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const beat = (ready: boolean) => ({ ready, time: new Date(now).toISOString() });
+    const step = (heartbeats: [string, boolean][], previousGateway?: string) =>
+      reconcile({ config, ipam: undefined, exchange: { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] }, heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previousGateway, now }).election;
+    assert.deepEqual(step([['a-edge', true], ['a-gw', true]]), { gateway: 'a-gw', reason: 'elected' });
+    assert.deepEqual(step([['a-edge', true], ['a-gw', false]], 'a-gw'), { gateway: 'a-gw', reason: 'no-ready-node' });
+  });
+
   it('writes nothing more once converged', () => {
     const lab = converged();
     const before = new Map(lab.disk.files);

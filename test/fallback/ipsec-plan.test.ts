@@ -42,12 +42,12 @@ describe('IPsec plan', () => {
     assert.equal(plan.policies.length, 12);
     assert.ok(plan.policies.every((p) => p.peer === 'cluster-c' && p.reqid === 0x53540009 && p.ifId === 9));
     assert.deepEqual(planIpsec(ipsecHub(['cluster-a']), new Map()), { states: [], policies: [] });
-    const worker = { ...ipsecHub(['cluster-a']), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12') } };
+    const worker = { ...ipsecHub(['cluster-a']), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false } };
     assert.deepEqual(planIpsec(worker, new Map([['cluster-a', secretA]])), { states: [], policies: [] });
   });
 
   it('starts the tunnels at the public address, else at the underlay address', () => {
-    const atUnderlay = { ...ipsecHub(['cluster-a']), node: { name: 'b-gw', role: 'gateway' as const, underlayAddress: parseIp('a', '192.0.2.11') } };
+    const atUnderlay = { ...ipsecHub(['cluster-a']), node: { name: 'b-gw', role: 'gateway' as const, underlayAddress: parseIp('a', '192.0.2.11'), gatewayCandidate: false } };
     const plan = planIpsec(atUnderlay, new Map([['cluster-a', secretA]]));
     assert.deepEqual(plan.states.map((s) => `${s.src} -> ${s.dst}`), ['192.0.2.11 -> 203.0.113.1', '203.0.113.1 -> 192.0.2.11']);
   });

@@ -61,7 +61,7 @@ describe('fallback routing plan (pure)', () => {
   });
 
   it('plans a worker: remote prefixes via the active gateway through the overlay, and a new gateway is only new next hops', () => {
-    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12') } };
+    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false } };
     const plan = planKernelRouting(worker);
     assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
     assert.deepEqual(plan.routes.map(show), [

@@ -81,14 +81,16 @@ async function exited(child: ChildProcess): Promise<{ code: number | null; signa
 }
 
 describe('strait ipam under SIGKILL', function () {
-  this.timeout(120_000);
+  // 40 kills take about 25 s on an idle 2-core machine; the limit is for a machine doing other work.
+  this.timeout(300_000);
+  const wantedKills = 40;
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'strait-crash-'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('never leaves a half-written state, a double allocation or a blocking lock (~100 kills, ~30 s)', async () => {
+  it('never leaves a half-written state, a double allocation or a blocking lock (40 kills)', async () => {
     const seed = Number(process.env.STRAIT_CRASH_SEED ?? Date.now() % 2 ** 31);
     const rand = prng(seed);
     const path = join(dir, 'ipam.json');
@@ -121,10 +123,10 @@ describe('strait ipam under SIGKILL', function () {
     // Some kills anywhere in a command's life, most near its end, where the rename happens.
     const killMoment = () => (rand() < 0.4 ? rand() * lifetime : lifetime * (0.75 + rand() * 0.35));
 
-    const deadline = Date.now() + 30_000;
+    // A count of kills, not a time budget: a loaded machine makes the test slower, never weaker.
     const outcomes = { kills: 0, old: 0, new: 0, completed: 0, staleLocks: 0 };
     try {
-      while (outcomes.kills < 100 && Date.now() < deadline) {
+      while (outcomes.kills < wantedKills) {
         const op = randomOp(rand);
         const before = toDocument(current);
         const after = toDocument(expectedAfter(current, op));
@@ -155,7 +157,6 @@ describe('strait ipam under SIGKILL', function () {
       throw new Error(`STRAIT_CRASH_SEED=${seed}: ${(err as Error).message}`);
     }
     process.stderr.write(`      crash test seed ${seed}, command lifetime ${lifetime.toFixed(0)} ms: ${JSON.stringify(outcomes)}\n`);
-    assert.ok(outcomes.kills >= 30, `only ${outcomes.kills} kills in 30 s`);
     assert.ok(outcomes.old > 0 && outcomes.new > 0, 'kills landed both before and after the commit point');
   });
 });

@@ -38,7 +38,7 @@ function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
 
 const ip = (text: string) => parseIp('test', text);
 const node = (name: string, underlay: string, podCIDR: string, publicAddress?: string) =>
-  ({ name, underlayAddress: ip(underlay), podCIDRs: [parseCidr('test', podCIDR)], ...(publicAddress ? { publicAddress: ip(publicAddress) } : {}) });
+  ({ name, underlayAddress: ip(underlay), podCIDRs: [parseCidr('test', podCIDR)], ...(publicAddress ? { publicAddress: ip(publicAddress) } : {}), gatewayCandidate: true });
 const nodes = [node('b-worker', '192.0.2.12', '10.0.1.0/24'), node('b-gw', '192.0.2.11', '10.0.0.0/24')];
 
 describe('node dataplane planner', () => {
@@ -50,7 +50,7 @@ describe('node dataplane planner', () => {
       podCIDR: '10.0.0.0/16',
       externalCIDR: '10.50.0.0/24',
       transitAddress: '10.50.0.254',
-      node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11' },
+      node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11', gatewayCandidate: true },
       activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
       overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (README: `strait inspect`)
       peers: [
@@ -68,7 +68,7 @@ describe('node dataplane planner', () => {
   it('plans a worker with the active gateway, and a new gateway changes only that', () => {
     const { ipam, tunnels } = hubB();
     const worker = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-worker', gatewayName: 'b-gw' });
-    assert.deepEqual(worker.node, { name: 'b-worker', role: 'worker', underlayAddress: ip('192.0.2.12') });
+    assert.deepEqual(worker.node, { name: 'b-worker', role: 'worker', underlayAddress: ip('192.0.2.12'), gatewayCandidate: true });
     assert.deepEqual(worker.activeGateway, { name: 'b-gw', underlayAddress: ip('192.0.2.11') });
     const failover = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-worker', gatewayName: 'b-worker' });
     assert.deepEqual({ ...failover, node: worker.node, activeGateway: worker.activeGateway }, worker);
@@ -80,7 +80,7 @@ describe('node dataplane planner', () => {
     const withPublic = nodes.map((n) => (n.name === 'b-gw' ? { ...n, publicAddress: ip('203.0.113.2') } : n));
     const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes: withPublic, nodeName: 'b-gw', gatewayName: 'b-gw', encryptedPeers: new Set(['cluster-c']) });
     assert.deepEqual(spec.peers.map((p) => `${p.clusterId}:${p.transport}`), ['cluster-a:vxlan', 'cluster-c:ipsec']);
-    assert.deepEqual(spec.node, { name: 'b-gw', role: 'gateway', underlayAddress: ip('192.0.2.11'), publicAddress: ip('203.0.113.2') });
+    assert.deepEqual(spec.node, { name: 'b-gw', role: 'gateway', underlayAddress: ip('192.0.2.11'), publicAddress: ip('203.0.113.2'), gatewayCandidate: true });
     assert.deepEqual(spec.nodes.map((n) => Object.keys(n)), [['name', 'underlayAddress', 'podCIDRs'], ['name', 'underlayAddress', 'podCIDRs']], 'public addresses stay out of the node list');
   });
 

@@ -25,7 +25,7 @@ export const ControllerConfigSchema = Strict({
     description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
   })),
   reflections: Type.Optional(List(Strict({ to: ClusterIdText(), fromPeer: ClusterIdText(), podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }) }))),
-  nodes: List(Strict({
+  nodes: Type.Optional(List(Strict({
     name: NodeNameText(),
     underlayAddress: IpText(),
     podCIDRs: Type.Optional(List(CidrText())),
@@ -33,8 +33,8 @@ export const ControllerConfigSchema = Strict({
     gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway (default true).' })),
   }), {
     minItems: 1,
-    description: 'The nodes of the cluster (at least one gateway candidate).',
-  }),
+    description: 'The nodes of the cluster (at least one gateway candidate). Standalone only: on Kubernetes they are the Node objects.',
+  })),
   heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
   interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
 });
@@ -88,9 +88,17 @@ function repeated<T>(items: readonly T[], key: (item: T) => string): [number, nu
   return undefined;
 }
 
+/**
+ * Where the nodes come from: the file itself (the standalone controller), or the cluster's Node objects
+ * (the controller on Kubernetes, which fills `nodes` at every reconcile).
+ */
+export type NodeSource = 'file' | 'kubernetes';
+
 /** Checks a parsed document (the YAML or JSON file's content): the schema, then what it cannot say. */
-export function readControllerConfig(value: unknown): ControllerConfig {
+export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'file'): ControllerConfig {
   const doc = checkDocument(ControllerConfigSchema, value);
+  if (nodeSource === 'file' && doc.nodes === undefined) throw new InputError('nodes', undefined, 'is required: the standalone controller has no Node objects to read');
+  if (nodeSource === 'kubernetes' && doc.nodes !== undefined) throw new InputError('nodes', `${doc.nodes.length} nodes`, "come from the cluster's Node objects on Kubernetes; remove them");
   const home: HomeNetworksSpec = {
     podCIDR: doc.podCIDR,
     externalCIDR: doc.externalCIDR,
@@ -120,7 +128,7 @@ export function readControllerConfig(value: unknown): ControllerConfig {
   const sameReflection = repeated(reflections, (r) => `${r.to} ${r.fromPeer} ${r.podIP}`);
   if (sameReflection) throw new InputError(`reflections[${sameReflection[0]}]`, doc.reflections![sameReflection[0]], `repeats reflections[${sameReflection[1]}]`);
 
-  const nodes: NodeConfig[] = doc.nodes.map((n, i) => ({
+  const nodes: NodeConfig[] = (doc.nodes ?? []).map((n, i) => ({
     name: n.name,
     underlayAddress: parseIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
     podCIDRs: (n.podCIDRs ?? []).map((text, j) => {
@@ -134,7 +142,7 @@ export function readControllerConfig(value: unknown): ControllerConfig {
     ...(n.publicAddress !== undefined ? { publicAddress: parseIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
     gatewayCandidate: n.gatewayCandidate ?? true,
   }));
-  if (!nodes.some((n) => n.gatewayCandidate)) throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
+  if (nodeSource === 'file' && !nodes.some((n) => n.gatewayCandidate)) throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
   const sameName = repeated(nodes, (n) => n.name);
   if (sameName) throw new InputError(`nodes[${sameName[0]}].name`, nodes[sameName[0]]!.name, `repeats nodes[${sameName[1]}].name`);
   const podCIDRs = nodes.flatMap((node, i) => node.podCIDRs.map((cidr, j) => ({ field: `nodes[${i}].podCIDRs[${j}]`, cidr })));
@@ -157,4 +165,4 @@ export function readControllerConfig(value: unknown): ControllerConfig {
 }
 
 /** Reads FILE as YAML 1.2 (JSON is a subset of it) and checks it. */
-export const loadControllerConfig = (path: string): ControllerConfig => readControllerConfig(loadYamlFile(path, 'config'));
+export const loadControllerConfig = (path: string, nodeSource: NodeSource = 'file'): ControllerConfig => readControllerConfig(loadYamlFile(path, 'config'), nodeSource);

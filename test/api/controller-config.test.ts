@@ -109,6 +109,16 @@ describe('controller configuration', () => {
     refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.pod = 'x'), 'reflections[0].pod', 'unknown field');
   });
 
+  it('takes the nodes from the file standalone, and refuses them on Kubernetes, where the Node objects say', () => {
+    assert.throws(() => readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' }), (err: unknown) =>
+      err instanceof InputError && err.field === 'nodes' && /is required: the standalone controller has no Node objects to read/.test(err.message));
+    const onKubernetes = readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-a'] }, 'kubernetes');
+    assert.deepEqual(onKubernetes.nodes, []);
+    assert.deepEqual(onKubernetes.peers, ['cluster-a']);
+    assert.throws(() => readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', nodes: [{ name: 'n1', underlayAddress: '192.0.2.1' }] }, 'kubernetes'), (err: unknown) =>
+      err instanceof InputError && err.message === 'nodes: come from the cluster\'s Node objects on Kubernetes; remove them (got "1 nodes")');
+  });
+
   it('names bad ids, peers, reflections, nodes and durations', () => {
     refused((d) => (d.clusterId = 'Cluster_B'), 'clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a', 'cluster-b']), 'peers[1]', 'does not peer with itself');

@@ -10,13 +10,13 @@
  * wants is found and deleted, and nothing it did not write is ever touched.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { type NetworkConfigStatus, networkConfigResource, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
-import { nodeDataplaneResource, writeNodeDataplaneSpec } from '../api/node-dataplane';
-import { apiVersion } from '../api/resource';
-import { tunnelEndpointResource, writeTunnelEndpoint } from '../api/tunnel-endpoint';
-import { InputError } from '../errors';
-import type { ExchangeView } from './exchange';
-import type { ReconcileResult } from './reconcile';
+import { type NetworkConfigStatus, networkConfigResource, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import { nodeDataplaneResource, writeNodeDataplaneSpec } from '../../api/node-dataplane';
+import { apiVersion } from '../../api/resource';
+import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
+import { InputError } from '../../errors';
+import type { ExchangeView } from '../exchange';
+import type { ReconcileResult } from '../reconcile';
 
 /** The label on every object a Strait controller owns (the standard label, with the writer's name). */
 export const managedByLabel = 'app.kubernetes.io/managed-by';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { type ControllerConfig, readControllerConfig } from '../../src/api/controller-config';
-import type { IpamState } from '../../src/ipam/state';
+import { type ControllerConfig, readControllerConfig } from '../../../src/api/controller-config';
+import type { IpamState } from '../../../src/ipam/state';
 import {
   type KubeObject,
   type ObjectWrite,
@@ -10,8 +10,8 @@ import {
   localObjects,
   objectWrites,
   peerNetworkConfigs,
-} from '../../src/controller/kubernetes-objects';
-import { reconcile } from '../../src/controller/reconcile';
+} from '../../../src/controller/kubernetes/objects';
+import { reconcile } from '../../../src/controller/reconcile';
 
 const labels = (cluster: string) => ({ 'app.kubernetes.io/managed-by': 'strait-controller', 'strait.io/cluster-id': cluster });
 const want = (name: string, spec: unknown): WantedObject => ({ apiVersion: 'strait.io/v1alpha1', kind: 'TunnelEndpoint', metadata: { name, labels: labels('cluster-a') }, spec });

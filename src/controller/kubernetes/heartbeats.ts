@@ -1,0 +1,69 @@
+/**
+ * Node readiness on Kubernetes, pure: the heartbeats reconcile() elects the gateway from.
+ *
+ * A gateway candidate's agent renews a Lease (`nodeLeaseName`) several times a second while its
+ * datapath is applied and ready; a worker's agent writes its NodeDataplane status only when it changes.
+ * So a 1,000-node cluster costs a few Lease writes per second per candidate, not one write per node per
+ * second. A candidate's freshness is judged by when this controller *saw* a renewal (a new
+ * resourceVersion), never by comparing the renewTime written by another machine's clock with ours: the
+ * same rule as the kube-controller-manager's node lifecycle controller.
+ */
+import type { NodeDataplaneStatus } from '../../api/node-dataplane';
+import type { Heartbeat } from '../election';
+
+/** The Lease a gateway candidate's agent renews, in the controller's namespace. */
+export const nodeLeaseName = (node: string) => `strait-node-${node}`;
+
+/** When the controller last saw a Lease change. */
+export interface LeaseSighting {
+  resourceVersion: string;
+  /** Milliseconds since the epoch, on the controller's clock. */
+  seenAt: number;
+}
+
+/**
+ * The sightings after reading the Leases at `now`: a new resourceVersion is a renewal seen now; an
+ * unchanged one keeps its time; a Lease that is gone is forgotten. The first sight of a Lease (this
+ * controller just started) counts as a renewal: it gets one timeout to show it is alive.
+ */
+export function observeLeases(previous: ReadonlyMap<string, LeaseSighting>, leases: ReadonlyMap<string, string>, now: number): Map<string, LeaseSighting> {
+  const seen = new Map<string, LeaseSighting>();
+  for (const [node, resourceVersion] of leases) {
+    const before = previous.get(node);
+    seen.set(node, before?.resourceVersion === resourceVersion ? before : { resourceVersion, seenAt: now });
+  }
+  return seen;
+}
+
+export interface NodeReadiness {
+  name: string;
+  gatewayCandidate: boolean;
+  /** The Node's Ready condition (the kubelet's view). */
+  nodeReady: boolean;
+}
+
+/**
+ * One heartbeat per node for reconcile(): a candidate is Ready while its Node is, its agent does not
+ * report itself not ready, and its Lease was seen renewed (the time of the heartbeat is that sighting,
+ * so it ages out after the controller's heartbeat timeout). A worker is Ready while its Node is and its
+ * agent reports ready; its heartbeat is always current (its readiness is only reported, never elected on).
+ */
+export function nodeHeartbeats(
+  nodes: readonly NodeReadiness[],
+  sightings: ReadonlyMap<string, LeaseSighting>,
+  statuses: ReadonlyMap<string, NodeDataplaneStatus | undefined>,
+  now: number,
+): Map<string, Heartbeat> {
+  const heartbeats = new Map<string, Heartbeat>();
+  for (const node of nodes) {
+    const agentReady = statuses.get(node.name)?.ready;
+    if (node.gatewayCandidate) {
+      const sighting = sightings.get(node.name);
+      if (!sighting) continue;
+      heartbeats.set(node.name, { ready: node.nodeReady && agentReady !== false, time: new Date(sighting.seenAt).toISOString() });
+    } else {
+      heartbeats.set(node.name, { ready: node.nodeReady && agentReady === true, time: new Date(now).toISOString() });
+    }
+  }
+  return heartbeats;
+}

@@ -1,27 +1,28 @@
 /** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
-import { join } from 'node:path';
 import { inspectNode } from '../datapath/inspect';
-import { readControllerStatus, readReflections } from '../api/controller-status';
-import { pollDocumentFile } from '../api/document';
-import { readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
-import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { type ClusterView, planChecks } from './checks';
 import type { LabTopology } from './topology';
-import { type Say, nodePinRoot, nodeSpecPath, nodeStatusPath, savedTopology, waitForConvergence } from './lab';
+import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence } from './lab';
+import { openLabState } from './lab-state';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
 import { type WireResult, readWire, wireLine } from './wire';
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
-export function clusterViews(topology: LabTopology, runDir: string): Record<string, ClusterView> {
-  const views: Record<string, ClusterView> = {};
-  for (const c of topology.clusters) {
-    const path = nodeSpecPath(runDir, c.id, c.nodes[0]!.name);
-    const node = pollDocumentFile(path, readNodeDataplane);
-    if (!node) throw new StateError(`${path}: no node spec yet; is the lab up (strait lab status)?`);
-    views[c.id] = { spec: node.spec, reflections: pollDocumentFile(join(runDir, runDirPaths.reflections(c.id)), readReflections) ?? [] };
+export async function clusterViews(topology: LabTopology, runDir: string): Promise<Record<string, ClusterView>> {
+  const state = openLabState(runDir);
+  try {
+    const states = await readLabState(topology, state);
+    const views: Record<string, ClusterView> = {};
+    for (const c of topology.clusters) {
+      const { spec } = states.get(c.id)!.nodes.get(c.nodes[0]!.name) ?? {};
+      if (!spec) throw new StateError(`${c.id}: no node spec of ${c.nodes[0]!.name} yet; is the lab up (strait lab status)?`);
+      views[c.id] = { spec, reflections: states.get(c.id)!.reflections };
+    }
+    return views;
+  } finally {
+    await state.close();
   }
-  return views;
 }
 
 /** The failed checks of a `labTest`, one line each (for a test's assertion message). */
@@ -48,7 +49,7 @@ export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutM
 export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
   const topology = savedTopology(runDir);
   await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
-  const checks = planChecks(topology, clusterViews(topology, runDir));
+  const checks = planChecks(topology, await clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
   const results = await runChecks(checks, (r, done) => {
     say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(7)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
@@ -74,26 +75,32 @@ export interface LabStatus {
   }[];
 }
 
-export function labStatus(runDir: string): LabStatus {
+export async function labStatus(runDir: string): Promise<LabStatus> {
   const topology = savedTopology(runDir);
-  return {
-    clusters: topology.clusters.map((c) => {
-      const controller = pollDocumentFile(join(runDir, runDirPaths.controllerStatus(c.id)), readControllerStatus);
-      return {
-        id: c.id,
-        gateway: controller?.gateway ?? null,
-        peers: controller?.peers ?? [],
-        nodes: c.nodes.map((n) => {
-          const status = pollDocumentFile(nodeStatusPath(runDir, c.id, n.name), readNodeDataplaneStatus);
-          let peers: LabStatus['clusters'][number]['nodes'][number]['peers'] = [];
-          try {
-            peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({ peerId: p.peerId, txPackets: p.counters.txPackets, rxPackets: p.counters.rxPackets }));
-          } catch {
-            // not programmed yet
-          }
-          return { name: n.name, ready: status?.ready === true, ...(status?.dataplane ? { dataplane: status.dataplane } : {}), peers };
-        }),
-      };
-    }),
-  };
+  const state = openLabState(runDir);
+  try {
+    const states = await readLabState(topology, state);
+    return {
+      clusters: topology.clusters.map((c) => {
+        const cluster = states.get(c.id)!;
+        return {
+          id: c.id,
+          gateway: cluster.gateway,
+          peers: cluster.peers,
+          nodes: c.nodes.map((n) => {
+            const status = cluster.nodes.get(n.name)?.status;
+            let peers: LabStatus['clusters'][number]['nodes'][number]['peers'] = [];
+            try {
+              peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({ peerId: p.peerId, txPackets: p.counters.txPackets, rxPackets: p.counters.rxPackets }));
+            } catch {
+              // not programmed yet
+            }
+            return { name: n.name, ready: status?.ready === true, ...(status?.dataplane ? { dataplane: status.dataplane } : {}), peers };
+          }),
+        };
+      }),
+    };
+  } finally {
+    await state.close();
+  }
 }

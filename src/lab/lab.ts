@@ -7,15 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
-import { pollDocumentFile } from '../api/document';
-import { readReflections } from '../api/controller-status';
-import { canonicalSpecText, readNodeDataplane, readNodeDataplaneStatus, specDigest } from '../api/node-dataplane';
+import { canonicalSpecText, specDigest } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
+import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { knownProcesses, startProcess, stopProcess } from './processes';
 import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
@@ -129,39 +128,48 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** What is still missing before traffic can flow, or [] when the lab has converged. */
-export function convergenceGaps(topology: LabTopology, runDir: string): string[] {
+/** What is still missing before traffic can flow, or [] when the lab has converged (pure). */
+export function convergenceGaps(topology: LabTopology, states: ReadonlyMap<string, ClusterState>): string[] {
   const gaps: string[] = [];
   for (const cluster of topology.clusters) {
+    const state = states.get(cluster.id)!;
     const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
     for (const node of cluster.nodes) {
-      const spec = pollDocumentFile(nodeSpecPath(runDir, cluster.id, node.name), readNodeDataplane)?.spec;
+      const { spec, status } = state.nodes.get(node.name) ?? {};
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
-      const status = pollDocumentFile(nodeStatusPath(runDir, cluster.id, node.name), readNodeDataplaneStatus);
       if (status?.error) gaps.push(`${node.name}: ${status.error}`);
       else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
-      // The agent names the spec it applied: the file as it is now must be that one.
+      // The agent names the spec it applied: the spec as it is now must be that one.
       else if (spec && status.appliedSpec !== specDigest(canonicalSpecText(spec))) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
-    const reflections = pollDocumentFile(join(runDir, runDirPaths.reflections(cluster.id)), readReflections) ?? [];
-    if (reflections.length < wantReflections) gaps.push(`${cluster.id}: ${reflections.length}/${wantReflections} reflections`);
+    if (state.reflections.length < wantReflections) gaps.push(`${cluster.id}: ${state.reflections.length}/${wantReflections} reflections`);
   }
   return gaps;
+}
+
+/** Every cluster's state, read once. */
+export async function readLabState(topology: LabTopology, state: LabState): Promise<Map<string, ClusterState>> {
+  return new Map(await Promise.all(topology.clusters.map(async (c) => [c.id, await state.read(c)] as const)));
 }
 
 export async function waitForConvergence(topology: LabTopology, runDir: string, say: Say, timeoutMs = 30_000): Promise<void> {
   const started = Date.now();
   let last = '';
-  for (;;) {
-    const gaps = convergenceGaps(topology, runDir);
-    if (gaps.length === 0) return;
-    const line = `waiting: ${gaps.slice(0, 3).join('; ')}${gaps.length > 3 ? ` (+${gaps.length - 3})` : ''}`;
-    if (line !== last) say(line);
-    last = line;
-    if (Date.now() - started > timeoutMs) throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}; see the logs in ${join(runDir, 'logs')}`);
-    await sleep(200);
+  const state = openLabState(runDir);
+  try {
+    for (;;) {
+      const gaps = convergenceGaps(topology, await readLabState(topology, state));
+      if (gaps.length === 0) return;
+      const line = `waiting: ${gaps.slice(0, 3).join('; ')}${gaps.length > 3 ? ` (+${gaps.length - 3})` : ''}`;
+      if (line !== last) say(line);
+      last = line;
+      if (Date.now() - started > timeoutMs) throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}; see the logs in ${join(runDir, 'logs')}`);
+      await sleep(200);
+    }
+  } finally {
+    await state.close();
   }
 }
 

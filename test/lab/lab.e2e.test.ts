@@ -61,7 +61,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     // unpeered pair (C -> A is left out: every pod address of A is a pod of B in C's view).
     assert.deepEqual(checksByKind(results), { peered: 80, hub: 8, 'not-peered': 1 });
     assert.ok(results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
-    const status = labStatus(runDir);
+    const status = await labStatus(runDir);
     for (const c of status.clusters) {
       assert.ok(c.nodes.some((n) => n.name === c.gateway), `${c.id} has a gateway among its nodes`);
       assert.ok(c.nodes.every((n) => n.ready), `${c.id}: every node is Ready`);
@@ -73,8 +73,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
 
     // End A-B: A's nodes and B's nodes keep nothing of each other (maps, kernel routes); B-C still works.
     const topology = savedTopology(runDir);
-    const bSeenFromA = writeNodeDataplaneSpec(clusterViews(topology, runDir)['cluster-a']!.spec).peers[0]!;
-    const reflected = clusterViews(topology, runDir)['cluster-b']!.spec.natMappings.map((m) => formatIp(m.externalAddress));
+    const bSeenFromA = writeNodeDataplaneSpec((await clusterViews(topology, runDir))['cluster-a']!.spec).peers[0]!;
+    const reflected = (await clusterViews(topology, runDir))['cluster-b']!.spec.natMappings.map((m) => formatIp(m.externalAddress));
     assert.equal(reflected.length, 1);
     await removePeering(runDir, 'cluster-a', 'cluster-b');
     for (const node of ['a-gw', 'a-w1']) {
@@ -121,7 +121,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
 
   it('agent restarts under a continuous ping and a TCP stream lose nothing; a gateway failover moves traffic', async () => {
     const topology = await labUp(defaultTopologyPath, { runDir, dataplane, say });
-    const views = clusterViews(topology, runDir);
+    const views = await clusterViews(topology, runDir);
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
 
     // 1. Restart every agent on the path (both gateways and both workers) while traffic flows.

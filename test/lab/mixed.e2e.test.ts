@@ -31,7 +31,7 @@ describe('lab end to end (real kernel, mixed dataplanes: eBPF gateways peered wi
     assert.ok(results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
     assert.deepEqual(outcome.wire.map((w) => [w.peering.join('-'), w.ok]), [['cluster-a-cluster-b', true], ['cluster-b-cluster-c', true]]);
 
-    const status = labStatus(runDir);
+    const status = await labStatus(runDir);
     const dataplanes = Object.fromEntries(status.clusters.map((c) => [c.id, [...new Set(c.nodes.map((n) => n.dataplane))]]));
     assert.deepEqual(dataplanes, { 'cluster-a': ['ebpf'], 'cluster-b': ['kernel'], 'cluster-c': ['ebpf'] }, 'each cluster runs its pinned dataplane');
     for (const id of ['cluster-a', 'cluster-c']) {

@@ -124,7 +124,7 @@ describe('encrypted lab (IPsec between gateways)', function () {
   it('takes a changed secret at the next reconcile: A-B stops, and only it, while the sides differ, and heals when it is put back @esp', async function (this: Mocha.Context) {
     assert.ok(up, 'needs the lab the test above brought up');
     const topology = savedTopology(runDir);
-    const views = clusterViews(topology, runDir);
+    const views = await clusterViews(topology, runDir);
     const toB = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
     const toC = addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', '172.20.1.10'); // c-w1-p as B sees it
     assert.equal(await pings('a-w1-p', toB, 3), 3, 'A reaches B before');

@@ -1,0 +1,64 @@
+/**
+ * What the lab reads back from a running lab, whichever control plane runs it: each node's NodeDataplane
+ * (spec by the controller, status by the agent), the endpoints a hub reflects, the controller's gateway
+ * and peers. A port with two adapters: the run directory's files (below) and the API servers of a lab
+ * on Kubernetes (kubernetes-lab-state.ts).
+ */
+import { join } from 'node:path';
+import { type Reflection, readControllerStatus, readReflections } from '../api/controller-status';
+import { pollDocumentFile } from '../api/document';
+import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { runDirPaths } from '../api/run-dir';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { LabCluster } from './topology';
+
+export interface NodeState {
+  /** Undefined until the controller wrote it (or while it is half-written). */
+  spec?: NodeDataplaneSpec;
+  /** Undefined until the agent reported. */
+  status?: NodeDataplaneStatus;
+}
+
+export interface ClusterState {
+  /** By node name: every node of the topology's cluster. */
+  nodes: Map<string, NodeState>;
+  /** The endpoints this cluster reflects as a hub, with the address each peer dials. */
+  reflections: Reflection[];
+  gateway: string | null;
+  /** The controller's view of each peering ('waiting-for-peer', 'remapped', 'ready'). */
+  peers: { clusterId: string; state: string }[];
+}
+
+export interface LabState {
+  read(cluster: LabCluster): Promise<ClusterState>;
+  close(): Promise<void>;
+}
+
+/** The standalone lab: the files the controllers and agents write in the run directory. */
+export class RunDirLabState implements LabState {
+  constructor(private readonly runDir: string) {}
+
+  async read(cluster: LabCluster): Promise<ClusterState> {
+    const at = (path: string) => join(this.runDir, path);
+    const nodes = new Map<string, NodeState>();
+    for (const node of cluster.nodes) {
+      const spec = pollDocumentFile(at(runDirPaths.nodeSpec(cluster.id, node.name)), readNodeDataplane)?.spec;
+      const status = pollDocumentFile(at(runDirPaths.heartbeat(cluster.id, node.name)), readNodeDataplaneStatus);
+      nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}) });
+    }
+    const controller = pollDocumentFile(at(runDirPaths.controllerStatus(cluster.id)), readControllerStatus);
+    return {
+      nodes,
+      reflections: pollDocumentFile(at(runDirPaths.reflections(cluster.id)), readReflections) ?? [],
+      gateway: controller?.gateway ?? null,
+      peers: controller?.peers ?? [],
+    };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The state of the lab in `runDir`. */
+export function openLabState(runDir: string): LabState {
+  return new RunDirLabState(runDir);
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, type V1Node, type V1NodeList } from '@kubernetes/client-node';
 import { Informer } from '../../src/k8s/informer';
 import type { Logger } from '../../src/log';
-import { startTestApiServer } from '../support/api-server';
+import { startTestApiServer } from '../support/apiserver';
 import { captureLog } from '../support/log-capture';
 
 const node = (name: string, labels: Record<string, string> = {}): V1Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
@@ -38,7 +38,7 @@ describe('informer on the API server', function () {
   async function setup(options: { watchCacheSize?: number; logger?: Logger; retryMs?: number; list?: (core: CoreV1Api) => Promise<V1NodeList> } = {}) {
     const { list: _list, retryMs = 50, ...serverOptions } = options;
     const api = await startTestApiServer(serverOptions);
-    stops.push(() => api.stop());
+    stops.push(() => api.close());
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
     const captured = captureLog();
     let lists = 0;

@@ -14,7 +14,7 @@ import type { IpamState } from '../../src/ipam/state';
 import { toDocument } from '../../src/ipam/state-document';
 import { ApiIpamStore } from '../../src/k8s/ipam-store';
 import { formatIp } from '../../src/net/cidr';
-import { startTestApiServer, type TestApiServer } from '../support/api-server';
+import { startTestApiServer, type TestApiServer } from '../support/apiserver';
 
 const home = { podCIDR: '10.0.0.0/24', externalCIDR: '10.0.2.0/29', pools: ['10.0.4.0/22'] };
 const group = 'strait.io';
@@ -58,7 +58,7 @@ describe('IPAM store on the API server', function () {
     api = await startTestApiServer();
     objects = api.kubeConfig.makeApiClient(CustomObjectsApi);
   });
-  after(() => api.stop());
+  after(() => api.close());
 
   const store = (client: CustomObjectsApi = objects, leading = true) => new ApiIpamStore({ api: client, clusterId: 'home', leading: () => leading });
 

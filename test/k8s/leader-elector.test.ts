@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { LeaderElector } from '../../src/k8s/leader-elector';
-import { startTestApiServer, type TestApiServer } from '../support/api-server';
+import { startTestApiServer, type TestApiServer } from '../support/apiserver';
 import { captureLog } from '../support/log-capture';
 import { testLeaseTimings } from './lease-timings';
 
@@ -60,7 +60,7 @@ describe('leader election on a Lease, against the API server', function () {
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await api.stop();
+    await api.close();
   });
 
   /** `stopMs`: how long its work takes to stop once told to. */

@@ -1,15 +1,22 @@
 /**
- * The lab API server for a test: started on a free port with the strait.io CRDs, a random token, and a
- * kubeconfig (for kubectl) in a temporary directory; `kubeConfig` is client-node's view of that file.
+ * The lab's in-process API server (src/lab/apiserver/) for a test: a free port, every strait.io CRD, a
+ * random token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary directory,
+ * and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts). `stop` and `start`
+ * restart it empty on the same port with the same certificate and token: what clients see when an API
+ * server restarts and loses its state. `close` stops it and removes the directory.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { crdFiles } from '../../src/api/write-crds';
+import { loadKubeConfig } from '../../src/k8s/kubeconfig';
+import { type Certificate, selfSignedCertificate } from '../../src/lab/apiserver/certificate';
 import { writeKubeconfig } from '../../src/lab/apiserver/kubeconfig';
 import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/lab/apiserver/server';
+
+let certificate: Certificate | undefined;
 
 export interface TestApiServer {
   server: ApiServer;
@@ -19,26 +26,43 @@ export interface TestApiServer {
   kubeConfig: KubeConfig;
   /** A directory the test may use (kubectl's HOME, manifests); removed by close(). */
   dir: string;
+  /** Stops the server (streams and connections closed); nothing when it is stopped. */
+  stop(): Promise<void>;
+  /** Starts an empty one on the same port, with the same certificate and token. */
+  start(): Promise<void>;
+  /** Stops it and removes `dir`. */
   close(): Promise<void>;
 }
 
-export async function startTestApiServer(options: Partial<ApiServerOptions> = {}): Promise<TestApiServer> {
+export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> = {}): Promise<TestApiServer> {
+  // One certificate for every test server of the run: making one costs a key generation.
+  certificate ??= selfSignedCertificate('strait-test-apiserver', ['127.0.0.1'], ['localhost']);
   const token = randomBytes(16).toString('hex');
-  const server = await startApiServer({ token, crds: [...crdFiles().values()], ...options });
+  const crds = [...crdFiles().values()];
+  const serve = (port?: number) => startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...options });
   const dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfigPath, [{ name: 'test', server: server.url, ca: server.ca, token }]);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
-  return {
-    server,
+  let running = true;
+  const test: TestApiServer = {
+    server: await serve(),
     token,
     kubeconfigPath,
-    kubeConfig,
+    kubeConfig: undefined as unknown as KubeConfig,
     dir,
+    stop: async () => {
+      if (running) await test.server.close();
+      running = false;
+    },
+    start: async () => {
+      test.server = await serve(test.server.port);
+      running = true;
+    },
     close: async () => {
-      await server.close();
+      await test.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  writeKubeconfig(kubeconfigPath, [{ name: 'test', server: test.server.url, ca: test.server.ca, token }]);
+  test.kubeConfig = loadKubeConfig({ file: kubeconfigPath });
+  return test;
 }

@@ -1,20 +1,75 @@
 /**
  * `strait controller --config FILE [--once]`: the standalone controller of one cluster (docs/lab.md).
  * Runs until SIGTERM or SIGINT and exits 0; `--once` runs one reconcile and prints the controller status.
+ * `strait controller --kubernetes --config FILE`: one replica of the controller on Kubernetes
+ * (docs/kubernetes.md): leader election, Nodes in, strait.io objects out.
  */
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { loadControllerConfig } from '../api/controller-config';
 import { runController, runUntilSignalled } from '../controller/controller';
+import { runKubernetesController } from '../controller/kubernetes/controller';
+import { InputError } from '../errors';
+import { loadKubeConfig } from '../k8s/kubeconfig';
+import { createLogger } from '../log';
 import { jsonAction } from './output';
+
+interface ControllerFlags {
+  config: string;
+  once?: boolean;
+  kubernetes?: boolean;
+  kubeconfig?: string;
+  namespace?: string;
+  identity?: string;
+}
+
+/** The namespace (flag, else the Pod's, else strait-system) and identity (flag, else the Pod's name, else host and pid). */
+export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { namespace: string; identity: string } {
+  if (!flags.kubernetes) {
+    for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {
+      if (flags[flag] !== undefined) throw new InputError(`--${flag}`, flags[flag], 'only with --kubernetes');
+    }
+  }
+  if (flags.kubernetes && flags.once) throw new InputError('--once', true, 'only for the standalone controller (without --kubernetes)');
+  const namespace = flags.namespace ?? env.POD_NAMESPACE ?? 'strait-system';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new InputError('--namespace', namespace, 'not a namespace name (a DNS-1123 label)');
+  const identity = flags.identity ?? env.POD_NAME ?? `${hostname()}-${process.pid}`;
+  if (identity.trim() === '') throw new InputError('--identity', identity, 'must not be empty');
+  return { namespace, identity };
+}
+
+async function runOnKubernetes(flags: ControllerFlags, namespace: string, identity: string): Promise<void> {
+  const config = loadControllerConfig(flags.config, 'kubernetes');
+  const kubeConfig = loadKubeConfig(flags.kubeconfig !== undefined ? { file: flags.kubeconfig } : process.env.KUBECONFIG ? { file: process.env.KUBECONFIG } : {});
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    await runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller') }, stop.signal);
+  } finally {
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+  }
+}
 
 export function registerControllerCommand(program: Command): void {
   program
     .command('controller')
-    .description('standalone controller of one cluster: IPAM, NetworkConfig exchange through the run directory, gateway election, node dataplane specs (docs/lab.md)')
-    .requiredOption('--config <file>', 'controller configuration, YAML or JSON (clusterId, runDir, podCIDR, externalCIDR, peers, reflections, nodes, ...)')
-    .option('--once', 'run one reconcile, print the controller status and exit')
+    .description('the controller of one cluster: IPAM, NetworkConfig exchange, gateway election, node dataplane specs; standalone through the run directory (docs/lab.md), or on Kubernetes (docs/kubernetes.md)')
+    .requiredOption('--config <file>', 'controller configuration, YAML or JSON (clusterId, podCIDR, externalCIDR, peers, reflections; standalone also runDir and nodes)')
+    .option('--once', 'standalone: run one reconcile, print the controller status and exit')
+    .option('--kubernetes', 'run against an API server: leader election, Node objects in, strait.io objects out')
+    .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
+    .option('--namespace <ns>', 'with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else strait-system)')
+    .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
     .action(
-      jsonAction(async (o: { config: string; once?: boolean }) => {
+      jsonAction(async (o: ControllerFlags) => {
+        const { namespace, identity } = kubernetesFlags(o);
+        if (o.kubernetes) {
+          await runOnKubernetes(o, namespace, identity);
+          return undefined;
+        }
         const config = loadControllerConfig(o.config);
         if (o.once) return runController(config, { once: true });
         await runUntilSignalled(config);

@@ -10,7 +10,9 @@
  * wants is found and deleted, and nothing it did not write is ever touched.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { type NetworkConfigStatus, networkConfigResource, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import { type NetworkConfigStatus, networkConfigResource, notRemapped, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import type { IpamState } from '../../ipam/state';
+import { cidrsEqual, formatCidr } from '../../net/cidr';
 import { nodeDataplaneResource, writeNodeDataplaneSpec } from '../../api/node-dataplane';
 import { apiVersion } from '../../api/resource';
 import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
@@ -117,11 +119,31 @@ function checked<T>(read: () => T, problems: string[], where: string): T | undef
 }
 
 /**
- * The exchange as the API servers hold it: `local` are the NetworkConfigs in our API server (the peers'
- * offers to us), `ours` our NetworkConfig in each peer's API server as last read (undefined: not there
- * or not readable). An object whose name does not match its spec is a problem, not an offer.
+ * The peer's answer to our NetworkConfig as our IPAM recorded it (its view of our networks), or
+ * undefined when it never answered. What to go on while the peer's API server has not been read: a new
+ * leader, or a peer whose API server is down, must not tear down a peering that works.
  */
-export function exchangeFromObjects(local: readonly KubeObject[], ours: ReadonlyMap<string, KubeObject | undefined>, clusterId: string): ExchangeView {
+export function recordedAnswer(ipam: IpamState | undefined, peer: string): NetworkConfigStatus | undefined {
+  const record = ipam?.peers.get(peer);
+  if (!ipam || !record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
+  const { podCIDR, externalCIDR } = ipam.home;
+  return {
+    processed: true,
+    remappedPodCIDR: cidrsEqual(record.localNATPodCIDR, podCIDR) ? notRemapped : formatCidr(record.localNATPodCIDR),
+    remappedExternalCIDR: cidrsEqual(record.localNATExternalCIDR, externalCIDR) ? notRemapped : formatCidr(record.localNATExternalCIDR),
+    observed: { podCIDR: formatCidr(podCIDR), externalCIDR: formatCidr(externalCIDR) },
+  };
+}
+
+/** Our NetworkConfig in a peer's API server: the object (undefined: not there), or `unread` when that server has not been read yet. */
+export type OursInPeer = KubeObject | undefined | 'unread';
+
+/**
+ * The exchange as the API servers hold it: `local` are the NetworkConfigs in our API server (the peers'
+ * offers to us), `ours` our NetworkConfig in each peer's API server as last read; for one not read yet,
+ * the answer our IPAM recorded stands. An object whose name does not match its spec is a problem, not an offer.
+ */
+export function exchangeFromObjects(local: readonly KubeObject[], ours: ReadonlyMap<string, OursInPeer>, clusterId: string, ipam: IpamState | undefined): ExchangeView {
   const view: ExchangeView = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
   for (const object of local) {
     const where = `NetworkConfig ${object.metadata.name}`;
@@ -136,6 +158,11 @@ export function exchangeFromObjects(local: readonly KubeObject[], ours: Readonly
     view.specsForUs.set(spec.clusterId, spec);
   }
   for (const [peer, object] of ours) {
+    if (object === 'unread') {
+      const recorded = recordedAnswer(ipam, peer);
+      if (recorded) view.statusesOfOurs.set(peer, recorded);
+      continue;
+    }
     if (object?.status === undefined) continue;
     const status = checked(() => readNetworkConfigStatus(object.status), view.problems, `NetworkConfig ${networkConfigName(clusterId, peer)} in ${peer}`);
     if (status) view.statusesOfOurs.set(peer, status);

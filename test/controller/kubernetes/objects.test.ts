@@ -4,6 +4,7 @@ import type { IpamState } from '../../../src/ipam/state';
 import {
   type KubeObject,
   type ObjectWrite,
+  type OursInPeer,
   type WantedObject,
   answerStatuses,
   exchangeFromObjects,
@@ -49,12 +50,14 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
         offer('cluster-d.cluster-a', spec('cluster-e', 'cluster-a')),
         offer('cluster-f.cluster-a', { ...spec('cluster-f', 'cluster-a'), podCIDR: '10.0.0.0/33' }),
       ],
-      new Map<string, KubeObject | undefined>([
+      new Map<string, OursInPeer>([
         ['cluster-b', { metadata: { name: 'cluster-a.cluster-b' }, status: { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } } }],
         ['cluster-c', { metadata: { name: 'cluster-a.cluster-c' } }],
         ['cluster-d', undefined],
+        ['cluster-e', 'unread'],
       ]),
       'cluster-a',
+      undefined,
     );
     assert.deepEqual([...view.specsForUs.keys()], ['cluster-b']);
     assert.deepEqual([...view.statusesOfOurs.entries()], [['cluster-b', { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } }]]);
@@ -91,7 +94,7 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       const own = servers.get(id)!;
       const ours = new Map(config.peers.map((p) => [p, servers.get(p)!.get('NetworkConfig')!.get(`${id}.${p}`)]));
       const now = Date.parse('2026-01-01T00:00:00Z');
-      const result = reconcile({ config, ipam: ipam.get(id), exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id), heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]), previousGateway: undefined, now });
+      const result = reconcile({ config, ipam: ipam.get(id), exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id, ipam.get(id)), heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]), previousGateway: undefined, now });
       ipam.set(id, result.ipam);
       const local = localObjects(result, id);
       apply(own, 'NodeDataplane', objectWrites(local.nodeDataplanes, [...own.get('NodeDataplane')!.values()], id).writes, id);
@@ -128,5 +131,11 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       endpoint: { address: '192.168.2.1', port: 4789 },
     });
     assert.deepEqual([...servers.get('cluster-a')!.get('NodeDataplane')!.keys()], ['a-gw']);
+
+    // B's API server not read yet (a new leader of A, or B's server down): A goes on with the answer its
+    // IPAM recorded, which is the one B wrote, and its peering stays ready.
+    const unread = exchangeFromObjects([...servers.get('cluster-a')!.get('NetworkConfig')!.values()], new Map([['cluster-b', 'unread']]), 'cluster-a', ipam.get('cluster-a'));
+    assert.deepEqual(unread.statusesOfOurs.get('cluster-b'), inB.status);
+    assert.deepEqual(exchangeFromObjects([], new Map([['cluster-b', 'unread']]), 'cluster-a', undefined).statusesOfOurs.size, 0, 'nothing recorded before the first answer');
   });
 });

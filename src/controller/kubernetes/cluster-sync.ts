@@ -1,0 +1,295 @@
+/**
+ * The leader's work on Kubernetes, the imperative shell around reconcile(): informers on what it reads
+ * (Nodes, the node Leases, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
+ * NetworkConfig in each peer's API server, the Secrets holding the peers' kubeconfigs), one work-queue
+ * key for the whole cluster (a reconcile is cheap and never races itself), and the writes: the IPAM
+ * objects first (an allocation is durable before anything names it), then NodeDataplanes and
+ * TunnelEndpoints, our NetworkConfigs into the peers, our answers as their status here.
+ *
+ * A write that fails (409 on a stale read, a peer unreachable) fails the reconcile; the queue retries it
+ * with backoff, and every informer change queues it again. Problems with inputs (a Node left out, a peer
+ * without a kubeconfig) are Events and log lines, not failures: the rest of the cluster goes on.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Lease, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import type { ControllerConfig } from '../../api/controller-config';
+import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplaneStatus } from '../../api/node-dataplane';
+import { networkConfigResource } from '../../api/network-config';
+import { group, version } from '../../api/resource';
+import { tunnelEndpointResource } from '../../api/tunnel-endpoint';
+import { parseHomeNetworks } from '../../ipam/home-networks';
+import type { IpamState } from '../../ipam/state';
+import type { Cidr } from '../../net/cidr';
+import { clusterNodes } from '../../k8s/cluster-nodes';
+import { Informer } from '../../k8s/informer';
+import { kubeConfigFromText } from '../../k8s/kubeconfig';
+import { WorkQueue } from '../../k8s/workqueue';
+import type { Logger } from '../../log';
+import type { ApiIpamStore } from '../../k8s/ipam-store';
+import { type ReconcileResult, reconcile } from '../reconcile';
+import type { EventRecorder } from './events';
+import { type LeaseSighting, nodeHeartbeats, nodeLeaseName, observeLeases } from './heartbeats';
+import { type KubeObject, type OursInPeer, answerStatuses, exchangeFromObjects, localObjects, networkConfigName, objectWrites, peerNetworkConfigs } from './objects';
+import { StraitObjects } from './object-client';
+
+/** The Secret holding a peer's kubeconfig (key `kubeconfig`), in the controller's namespace. */
+export const peerSecretName = (peer: string) => `strait-peer-${peer}`;
+export const peerKubeconfigKey = 'kubeconfig';
+
+const clusterKey = 'cluster';
+const leasePrefix = nodeLeaseName('');
+
+/** A strait.io collection's informer. */
+function straitInformer(kubeConfig: KubeConfig, plural: string, fieldSelector?: string, log?: Logger): Informer<KubeObject & KubernetesObject> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  return new Informer<KubeObject & KubernetesObject>({
+    kubeConfig,
+    path: `/apis/${group}/${version}/${plural}`,
+    list: () => api.listClusterCustomObject({ group, version, plural, ...(fieldSelector ? { fieldSelector } : {}) }),
+    ...(fieldSelector ? { fieldSelector } : {}),
+    ...(log ? { log } : {}),
+  });
+}
+
+/** A peer's API server: our NetworkConfig there, read by an informer, written by `objects`. */
+interface PeerLink {
+  kubeconfig: string;
+  ours: Informer<KubeObject & KubernetesObject>;
+  objects: StraitObjects;
+}
+
+export interface ClusterSyncOptions {
+  /** `nodes` is filled from the Node objects at every reconcile. */
+  config: ControllerConfig;
+  kubeConfig: KubeConfig;
+  namespace: string;
+  ipamStore: ApiIpamStore;
+  events: EventRecorder;
+  log: Logger;
+}
+
+export class ClusterSync {
+  private readonly nodes: Informer<V1Node>;
+  private readonly leases: Informer<V1Lease>;
+  private readonly secrets: Informer<V1Secret>;
+  private readonly nodeDataplanes: Informer<KubeObject & KubernetesObject>;
+  private readonly tunnelEndpoints: Informer<KubeObject & KubernetesObject>;
+  private readonly networkConfigs: Informer<KubeObject & KubernetesObject>;
+  private readonly writers: { nodeDataplanes: StraitObjects; tunnelEndpoints: StraitObjects; networkConfigs: StraitObjects };
+  private readonly peers = new Map<string, PeerLink>();
+  private readonly queue: WorkQueue;
+  private timer: NodeJS.Timeout | undefined;
+  private ipam: IpamState | undefined;
+  private sightings = new Map<string, LeaseSighting>();
+  private last: ReconcileResult | undefined;
+  private startedAt = Date.now();
+  private stopped = false;
+  private readonly podCIDR: Cidr;
+
+  constructor(private readonly options: ClusterSyncOptions) {
+    const { kubeConfig, namespace, log } = options;
+    this.podCIDR = parseHomeNetworks(options.config.home).podCIDR;
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
+    this.leases = new Informer<V1Lease>({ kubeConfig, path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, list: () => coordination.listNamespacedLease({ namespace }), log });
+    this.secrets = new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, list: () => core.listNamespacedSecret({ namespace }), log });
+    this.nodeDataplanes = straitInformer(kubeConfig, nodeDataplaneResource.plural, undefined, log);
+    this.tunnelEndpoints = straitInformer(kubeConfig, tunnelEndpointResource.plural, undefined, log);
+    this.networkConfigs = straitInformer(kubeConfig, networkConfigResource.plural, undefined, log);
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.writers = {
+      nodeDataplanes: new StraitObjects(custom, nodeDataplaneResource.plural),
+      tunnelEndpoints: new StraitObjects(custom, tunnelEndpointResource.plural),
+      networkConfigs: new StraitObjects(custom, networkConfigResource.plural),
+    };
+    this.queue = new WorkQueue(() => this.sync(), {
+      maxDelay: 5_000,
+      onError: (_key, err, failures, retryIn) => {
+        if (failures === 1 || failures % 10 === 0) log.warn({ error: err instanceof Error ? err.message : String(err), failures, retryInMs: retryIn }, 'reconcile failed; retrying');
+      },
+    });
+  }
+
+  private get local(): Informer<KubernetesObject>[] {
+    return [this.nodes, this.leases, this.secrets, this.nodeDataplanes, this.tunnelEndpoints, this.networkConfigs] as Informer<KubernetesObject>[];
+  }
+
+  /** Fills the caches and the IPAM state, adopts the gateway the NodeDataplanes name, then reconciles on every change. */
+  async start(): Promise<void> {
+    const { log, config } = this.options;
+    for (const informer of this.local) informer.onChange(() => this.queue.add(clusterKey));
+    await Promise.all(this.local.map((i) => i.start()));
+    this.ipam = await this.loadIpam();
+    if (this.stopped) return; // lost the lead while filling the caches
+    this.startedAt = Date.now();
+    log.info({ clusterId: config.clusterId, peers: config.peers, nodes: this.nodes.list().length }, 'leading: caches filled');
+    // Heartbeats age out: reconcile at the interval even when nothing was written.
+    this.timer = setInterval(() => this.queue.add(clusterKey), config.interval * 1000);
+    this.queue.add(clusterKey);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.queue.shutDown();
+    await Promise.all([...this.local, ...[...this.peers.values()].map((p) => p.ours)].map((i) => i.stop()));
+    this.peers.clear();
+  }
+
+  /** The IPAM state from its objects; what could not be used is named (the next save replaces it). */
+  private async loadIpam(): Promise<IpamState | undefined> {
+    const { ipamStore, events, config } = this.options;
+    const state = await ipamStore.load();
+    for (const problem of ipamStore.dropped) {
+      this.options.log.warn({ problem }, 'IPAM object left out');
+      events.record({ kind: 'ClusterNetworks', name: config.clusterId }, 'Warning', 'IpamObjectRejected', problem);
+    }
+    return state;
+  }
+
+  /** The gateway the controller before us chose (the active gateway of the NodeDataplanes), kept while it is Ready. */
+  private adoptedGateway(): string | undefined {
+    for (const object of this.nodeDataplanes.list()) {
+      const name = (object.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
+      if (typeof name === 'string') return name;
+    }
+    return undefined;
+  }
+
+  /** Our link to each configured peer's API server, from its Secret; a peer without one waits (a problem says why). */
+  private async linkPeers(problems: string[]): Promise<void> {
+    const { config, namespace, log } = this.options;
+    for (const peer of config.peers) {
+      const secret = this.secrets.get(`${namespace}/${peerSecretName(peer)}`);
+      const encoded = secret?.data?.[peerKubeconfigKey];
+      const kubeconfig = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
+      const link = this.peers.get(peer);
+      if (link && link.kubeconfig === kubeconfig) continue;
+      if (link) {
+        await link.ours.stop();
+        this.peers.delete(peer);
+      }
+      if (kubeconfig === undefined) {
+        problems.push(`peer ${peer}: no kubeconfig of its API server (Secret ${namespace}/${peerSecretName(peer)}, key ${peerKubeconfigKey})`);
+        continue;
+      }
+      let peerConfig: KubeConfig;
+      try {
+        peerConfig = kubeConfigFromText(kubeconfig);
+      } catch (err) {
+        problems.push(`peer ${peer}: Secret ${namespace}/${peerSecretName(peer)}: ${(err as Error).message}`);
+        continue;
+      }
+      const ours = straitInformer(peerConfig, networkConfigResource.plural, `metadata.name=${networkConfigName(config.clusterId, peer)}`, log.child({ peer }));
+      ours.onChange(() => this.queue.add(clusterKey));
+      void ours.start();
+      this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigResource.plural) });
+    }
+    for (const [peer, link] of this.peers) {
+      if (config.peers.includes(peer)) continue;
+      await link.ours.stop();
+      this.peers.delete(peer);
+    }
+  }
+
+  /** One reconcile: read the caches, decide, write the difference. */
+  private async sync(): Promise<void> {
+    const { config, events, log } = this.options;
+    const now = Date.now();
+    const problems: string[] = [];
+    await this.linkPeers(problems);
+
+    const read = clusterNodes(this.nodes.list(), this.podCIDR);
+    for (const p of read.problems) events.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
+    const nodes = read.nodes.map((n) => n.config);
+    if (!nodes.some((n) => n.gatewayCandidate)) {
+      log.warn({ nodes: nodes.map((n) => n.name) }, 'no usable Node is a gateway candidate (label strait.io/gateway-candidate=true); waiting');
+      return;
+    }
+
+    const leases = new Map<string, string>();
+    for (const lease of this.leases.list()) {
+      const name = lease.metadata?.name ?? '';
+      if (name.startsWith(leasePrefix)) leases.set(name.slice(leasePrefix.length), lease.metadata?.resourceVersion ?? '');
+    }
+    this.sightings = observeLeases(this.sightings, leases, now);
+    const statuses = new Map<string, NodeDataplaneStatus | undefined>();
+    for (const object of this.nodeDataplanes.list()) {
+      try {
+        statuses.set(object.metadata.name, object.status === undefined ? undefined : readNodeDataplaneStatus(object.status));
+      } catch {
+        statuses.set(object.metadata.name, undefined); // a status we cannot read says nothing
+      }
+    }
+    const heartbeats = nodeHeartbeats(read.nodes.map((n) => ({ name: n.config.name, gatewayCandidate: n.gatewayCandidate, nodeReady: n.ready })), this.sightings, statuses, now);
+
+    const ours = new Map<string, OursInPeer>();
+    for (const peer of config.peers) {
+      const link = this.peers.get(peer);
+      ours.set(peer, link?.ours.synced ? link.ours.get(networkConfigName(config.clusterId, peer)) : 'unread');
+    }
+    const exchange = exchangeFromObjects(this.networkConfigs.list(), ours, config.clusterId, this.ipam);
+    exchange.problems.push(...problems);
+
+    const result = reconcile({
+      config: { ...config, nodes },
+      ipam: this.ipam,
+      exchange,
+      heartbeats,
+      previousGateway: this.last?.election.gateway ?? this.adoptedGateway(),
+      now,
+      startedAt: this.startedAt,
+    });
+
+    // The allocation is durable before any object names it. A write refused on a stale read (another
+    // writer, or objects changed by hand) means: read the objects again, and decide again.
+    if (result.ipam !== this.ipam) {
+      try {
+        await this.options.ipamStore.save(result.ipam);
+      } catch (err) {
+        this.ipam = await this.loadIpam();
+        throw err;
+      }
+    }
+    this.ipam = result.ipam;
+
+    const wanted = localObjects(result, config.clusterId);
+    const nd = objectWrites(wanted.nodeDataplanes, this.nodeDataplanes.list(), config.clusterId);
+    const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
+    await this.writers.nodeDataplanes.apply(nd.writes);
+    await this.writers.tunnelEndpoints.apply(te.writes);
+    for (const [peer, object] of peerNetworkConfigs(result, config.clusterId)) {
+      const link = this.peers.get(peer);
+      if (!link) continue;
+      const existing = link.ours.get(object.metadata.name);
+      await link.objects.apply(objectWrites([object], existing ? [existing] : [], config.clusterId).writes);
+    }
+    for (const [name, status] of answerStatuses(result, config.clusterId)) {
+      const current = this.networkConfigs.get(name);
+      if (current && !isDeepStrictEqual(current.status, status)) await this.writers.networkConfigs.patchStatus(name, status);
+    }
+    this.report(result, [...nd.conflicts, ...te.conflicts]);
+    this.last = result;
+  }
+
+  /** Events and log lines for what changed since the last reconcile. */
+  private report(result: ReconcileResult, conflicts: string[]): void {
+    const { events, log } = this.options;
+    const before = this.last;
+    const { gateway, reason } = result.election;
+    if (before?.election.gateway !== gateway) {
+      log.info({ gateway, previous: before?.election.gateway ?? null, reason, readyNodes: result.status.readyNodes }, before ? 'gateway changed' : 'gateway elected');
+      events.record({ kind: nodeDataplaneResource.kind, name: gateway }, 'Normal', before ? 'GatewayMoved' : 'GatewayElected', `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`);
+    }
+    for (const peer of result.status.peers) {
+      const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
+      if (previous === peer.state) continue;
+      log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null }, `peer ${peer.state}`);
+      if (peer.state === 'ready') events.record({ kind: tunnelEndpointResource.kind, name: peer.clusterId }, 'Normal', 'PeerReady', `peering with ${peer.clusterId} is ready`);
+    }
+    for (const problem of [...result.problems, ...conflicts]) {
+      if (!before?.problems.includes(problem)) log.warn({ problem }, 'input not usable yet');
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The controller on Kubernetes (a Deployment of two replicas): each replica campaigns for the Lease
+ * `strait-controller` in its namespace; the leader runs a ClusterSync, the standby only watches the
+ * Lease. When the leader stops cleanly it releases the Lease and the standby leads at its next attempt;
+ * when it dies, after the lease duration. A new leader adopts what is written (IPAM objects, the gateway
+ * named by the NodeDataplanes), so a change of leader changes nothing in any dataplane.
+ */
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { ControllerConfig } from '../../api/controller-config';
+import { ApiIpamStore } from '../../k8s/ipam-store';
+import { describeKubeConfig } from '../../k8s/kubeconfig';
+import { LeaderElector } from '../../k8s/leader-elector';
+import type { LeaseTimings } from '../../k8s/lease-decision';
+import type { Logger } from '../../log';
+import { ClusterSync } from './cluster-sync';
+import { EventRecorder } from './events';
+
+export const controllerLeaseName = 'strait-controller';
+
+/** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
+export const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
+
+export interface KubernetesControllerOptions {
+  config: ControllerConfig;
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** Unique per replica: the Pod's name. */
+  identity: string;
+  leaseTimings?: LeaseTimings;
+  log: Logger;
+}
+
+/** Runs until the signal aborts; a leader stops its work, then releases the Lease. */
+export async function runKubernetesController(options: KubernetesControllerOptions, signal: AbortSignal): Promise<void> {
+  const { config, kubeConfig, namespace, identity, log } = options;
+  const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), namespace, 'strait-controller', log);
+  let sync: ClusterSync | undefined;
+  // The Lease is the IPAM's writer lock: only the leader's store writes.
+  const ipamStore = new ApiIpamStore({ api: kubeConfig.makeApiClient(CustomObjectsApi), clusterId: config.clusterId, leading: () => elector.leading, log });
+  const elector: LeaderElector = new LeaderElector({
+    ...(options.leaseTimings ?? defaultLeaseTimings),
+    api: kubeConfig.makeApiClient(CoordinationV1Api),
+    namespace,
+    name: controllerLeaseName,
+    identity,
+    log,
+    onStartedLeading: () => {
+      log.info({ identity }, 'started leading');
+      sync = new ClusterSync({ config, kubeConfig, namespace, ipamStore, events, log });
+      sync.start().catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start leading'));
+    },
+    onStoppedLeading: async () => {
+      log.info({ identity }, 'stopped leading');
+      await sync?.stop();
+      sync = undefined;
+    },
+    onNewLeader: (holder) => log.info({ leader: holder }, 'following'),
+  });
+  log.info({ clusterId: config.clusterId, apiServer: describeKubeConfig(kubeConfig), namespace, identity, peers: config.peers }, 'controller started');
+  elector.start();
+  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  await elector.stop();
+  log.info({ clusterId: config.clusterId }, 'controller stopped');
+}

@@ -1,0 +1,38 @@
+/**
+ * Writes of one kind of strait.io object (cluster-scoped) through an API server: the creates, updates
+ * and deletes `objectWrites` plans, and status patches. Every update and delete carries the
+ * resourceVersion the plan was made from, so a write based on a stale read fails with 409 instead of
+ * undoing someone else's change; the caller reads again and plans again.
+ */
+import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { group, version } from '../../api/resource';
+import type { ObjectWrite } from './objects';
+
+export class StraitObjects {
+  constructor(
+    private readonly api: CustomObjectsApi,
+    /** The resource's plural name: nodedataplanes, tunnelendpoints, networkconfigs... */
+    readonly plural: string,
+  ) {}
+
+  /** Runs the writes in order; the first that fails throws (the rest wait for the next plan). */
+  async apply(writes: readonly ObjectWrite[]): Promise<void> {
+    const { plural } = this;
+    for (const w of writes) {
+      if (w.op === 'create') {
+        await this.api.createClusterCustomObject({ group, version, plural, body: w.object });
+      } else if (w.op === 'update') {
+        const body = { ...w.object, metadata: { ...w.object.metadata, resourceVersion: w.resourceVersion } };
+        await this.api.replaceClusterCustomObject({ group, version, plural, name: w.object.metadata.name, body });
+      } else {
+        await this.api.deleteClusterCustomObject({ group, version, plural, name: w.name, body: { preconditions: { resourceVersion: w.resourceVersion } } });
+      }
+    }
+  }
+
+  /** Replaces the status through the status subresource (a merge patch of `status` alone). */
+  async patchStatus(name: string, status: unknown): Promise<void> {
+    const { plural } = this;
+    await this.api.patchClusterCustomObjectStatus({ group, version, plural, name, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+}

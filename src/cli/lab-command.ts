@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InputError } from '../errors';
 import { crdDirectory } from '../api/write-crds';
 import { runApiServerProcess } from '../lab/apiserver/process';
-import { type LabDataplane, labDown, labUp } from '../lab/lab';
+import { type ControlPlane, type LabDataplane, labDown, labUp } from '../lab/lab';
 import { labStatus, labTest } from '../lab/lab-test';
 import { defaultRunDir } from '../lab/names';
 import { defaultTopologyPath } from '../lab/topology';
@@ -12,6 +12,11 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 
 function dataplaneOption(value: string): LabDataplane {
   if (value !== 'ebpf' && value !== 'kernel' && value !== 'auto') throw new InputError('--dataplane', value, "must be 'auto', 'ebpf' or 'kernel'");
+  return value;
+}
+
+function controlPlaneOption(value: string): ControlPlane {
+  if (value !== 'files' && value !== 'kubernetes') throw new InputError('--control-plane', value, "must be 'files' or 'kubernetes'");
   return value;
 }
 
@@ -27,8 +32,9 @@ export function registerLabCommands(program: Command): void {
     .description('build the topology, start the controllers and agents, wait until every peering is programmed')
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
     .option('--dataplane <name>', 'auto (as the probe decides per node; the kernel fallback for clusters with encrypted peerings), ebpf, or kernel (the fallback: VXLAN or IPsec, policy routing, nftables)', 'auto')
-    .action(jsonAction(async (opts: { topology: string; dataplane: string }) => {
-      await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), say });
+    .option('--control-plane <name>', 'files (the run directory, docs/lab.md) or kubernetes (an API server per cluster, two controller replicas each, agents with --kubernetes; docs/kubernetes.md)', 'files')
+    .action(jsonAction(async (opts: { topology: string; dataplane: string; controlPlane: string }) => {
+      await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), controlPlane: controlPlaneOption(opts.controlPlane), say });
       return undefined;
     }));
 

@@ -10,7 +10,9 @@ import { pollDocumentFile } from '../api/document';
 import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import type { LabCluster } from './topology';
+import { runsOnKubernetes } from './kubernetes-control-plane';
+import { KubernetesLabState } from './kubernetes-lab-state';
+import type { LabCluster, LabTopology } from './topology';
 
 export interface NodeState {
   /** Undefined until the controller wrote it (or while it is half-written). */
@@ -58,7 +60,7 @@ export class RunDirLabState implements LabState {
   async close(): Promise<void> {}
 }
 
-/** The state of the lab in `runDir`. */
-export function openLabState(runDir: string): LabState {
-  return new RunDirLabState(runDir);
+/** The state of the lab in `runDir`, from its files or its API servers. */
+export function openLabState(runDir: string, topology: LabTopology): LabState {
+  return runsOnKubernetes(runDir, topology) ? new KubernetesLabState(runDir, topology) : new RunDirLabState(runDir);
 }

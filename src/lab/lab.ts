@@ -15,6 +15,7 @@ import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from '
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
+import { kubeconfigPath, labNamespace, prepareKubernetes, runsOnKubernetes } from './kubernetes-control-plane';
 import { knownProcesses, startProcess, stopProcess } from './processes';
 import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
@@ -26,9 +27,14 @@ export type Say = (line: string) => void;
 
 export type LabDataplane = 'auto' | 'ebpf' | 'kernel';
 
+/** Where the desired state goes between controllers and agents: run-directory files, or an API server per cluster. */
+export type ControlPlane = 'files' | 'kubernetes';
+
 export interface LabOptions {
   runDir: string;
   dataplane: LabDataplane;
+  /** Default files. */
+  controlPlane?: ControlPlane;
   say: Say;
   /**
    * Seconds without a heartbeat before a node is not Ready (default 3), and how long `up` waits for the
@@ -68,12 +74,12 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
   }
 }
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): object {
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): object {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
     .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' } : peer));
   return {
     clusterId: cluster.id,
-    runDir,
+    ...(onKubernetes ? {} : { runDir }),
     podCIDR: cluster.podCIDR,
     externalCIDR: cluster.externalCIDR,
     peers,
@@ -81,7 +87,8 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
       const where = findPod(topology, r.pod);
       return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
     }),
-    nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })),
+    // On Kubernetes the nodes are the Node objects (kubernetes-control-plane.ts).
+    ...(onKubernetes ? {} : { nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })) }),
     // Agents beat every 0.25 s; a node silent for 3 s is not Ready. An agent restart (start-up probes the
     // kernel in a throw-away namespace) takes about 1 s, and up to 2.5 s on a busy 2-core machine running
     // a whole lab and its tests: that must not look like a dead node.
@@ -112,11 +119,14 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
  */
 export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane): void {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
+  // Where its spec comes from and its status goes: the run directory, or its cluster's API server.
+  const source = runsOnKubernetes(runDir, topology)
+    ? ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', labNamespace]
+    : ['--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node)];
   startProcess(runDir, `agent-${node}`, [
     process.execPath, cli, 'agent',
     '--node', node,
-    '--spec', nodeSpecPath(runDir, cluster.id, node),
-    '--status', nodeStatusPath(runDir, cluster.id, node),
+    ...source,
     '--pin-root', nodePinRoot(node),
     '--pod-interfaces', podInterfacePattern,
     '--dataplane', agentDataplane(topology, cluster.id, dataplane),
@@ -157,7 +167,7 @@ export async function readLabState(topology: LabTopology, state: LabState): Prom
 export async function waitForConvergence(topology: LabTopology, runDir: string, say: Say, timeoutMs = 30_000): Promise<void> {
   const started = Date.now();
   let last = '';
-  const state = openLabState(runDir);
+  const state = openLabState(runDir, topology);
   try {
     for (;;) {
       const gaps = convergenceGaps(topology, await readLabState(topology, state));
@@ -192,6 +202,10 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
     buildNetworks(topology);
     installWireCounters(topology);
+    if (options.controlPlane === 'kubernetes') {
+      say('control plane: an API server per cluster');
+      await prepareKubernetes(topology, runDir, cli);
+    }
     for (const cluster of topology.clusters) {
       startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout);
       for (const node of cluster.nodes) {
@@ -224,16 +238,24 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   };
   writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
-    await stopProcess(runDir, `controller-${cluster.id}`);
+    for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
     startController(changed, cluster, runDir, defaultHeartbeatTimeout);
   }
 }
 
+/** The lab's controller processes of a cluster: one standalone, two replicas (leader and standby) on Kubernetes. */
+export const controllerProcesses = (runDir: string, topology: LabTopology, cluster: string) =>
+  runsOnKubernetes(runDir, topology) ? [`controller-${cluster}-0`, `controller-${cluster}-1`] : [`controller-${cluster}`];
+
 function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): void {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
+  const onKubernetes = runsOnKubernetes(runDir, topology);
   const config = join(runDir, runDirPaths.controllerConfig(cluster.id));
-  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout), null, 2));
-  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', config]);
+  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes), null, 2));
+  for (const name of controllerProcesses(runDir, topology, cluster.id)) {
+    const kubernetes = ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', labNamespace, '--identity', name];
+    startProcess(runDir, name, [process.execPath, cli, 'controller', '--config', config, ...(onKubernetes ? kubernetes : [])]);
+  }
 }
 
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */

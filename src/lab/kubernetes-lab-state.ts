@@ -1,0 +1,100 @@
+/**
+ * The LabState of a lab on Kubernetes: read from each cluster's API server, as `kubectl get` would.
+ * NodeDataplanes give the specs, the agents' statuses and the gateway; TunnelEndpoints the ready
+ * peerings; a hub's NatMappings its reflections, turned into the addresses its peers dial with the hub's
+ * own node spec (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
+ */
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Reflection } from '../api/controller-status';
+import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
+import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { group, version } from '../api/resource';
+import { tunnelEndpointResource } from '../api/tunnel-endpoint';
+import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { clusterKubeConfig } from './kubernetes-control-plane';
+import type { ClusterState, LabState, NodeState } from './lab-state';
+import type { LabCluster, LabTopology } from './topology';
+
+interface Listed {
+  items: { metadata: { name: string }; spec?: unknown; status?: unknown }[];
+}
+
+/** Reflections of a hub from its NatMappings, in the form the standalone controller writes them. */
+export function reflectionsOf(topology: LabTopology, hub: NodeDataplaneSpec, natMappings: readonly NatMappingSpec[]): Reflection[] {
+  const reflections: Reflection[] = [];
+  for (const m of natMappings) {
+    const endpoint = parseIp('endpointAddress', m.endpointAddress);
+    const from = hub.peers.find((p) => containsIp(p.remotePodCIDR, endpoint));
+    if (!from) continue; // a local pod mapped for peers: not a reflection
+    const ownPodCIDR = parseCidr('podCIDR', topology.clusters.find((c) => c.id === from.clusterId)!.podCIDR);
+    const podIP = formatIp(translateIp(endpoint, from.remotePodCIDR, ownPodCIDR));
+    for (const to of m.reflectedTo) {
+      const peer = hub.peers.find((p) => p.clusterId === to);
+      if (!peer) continue;
+      const address = formatIp(translateIp(parseIp('externalAddress', m.externalAddress), hub.externalCIDR, peer.localNATExternalCIDR));
+      reflections.push({ to, fromPeer: from.clusterId, podIP, endpoint: m.endpointAddress, address });
+    }
+  }
+  return reflections;
+}
+
+export class KubernetesLabState implements LabState {
+  private readonly apis = new Map<string, CustomObjectsApi>();
+
+  constructor(
+    private readonly runDir: string,
+    private readonly topology: LabTopology,
+  ) {}
+
+  private api(cluster: string): CustomObjectsApi {
+    let api = this.apis.get(cluster);
+    if (!api) {
+      api = clusterKubeConfig(this.runDir, cluster).makeApiClient(CustomObjectsApi);
+      this.apis.set(cluster, api);
+    }
+    return api;
+  }
+
+  private async list(cluster: string, plural: string): Promise<Listed['items']> {
+    return ((await this.api(cluster).listClusterCustomObject({ group, version, plural })) as Listed).items;
+  }
+
+  async read(cluster: LabCluster): Promise<ClusterState> {
+    const [dataplanes, tunnels, natMappings] = await Promise.all([
+      this.list(cluster.id, nodeDataplaneResource.plural),
+      this.list(cluster.id, tunnelEndpointResource.plural),
+      this.list(cluster.id, natMappingResource.plural),
+    ]);
+    const nodes = new Map<string, NodeState>();
+    for (const node of cluster.nodes) {
+      const object = dataplanes.find((o) => o.metadata.name === node.name);
+      let spec: NodeDataplaneSpec | undefined;
+      let status: NodeDataplaneStatus | undefined;
+      try {
+        if (object) spec = readNodeDataplane(object).spec;
+      } catch {
+        spec = undefined; // not one we can use: as if not written yet
+      }
+      try {
+        if (object?.status) status = readNodeDataplaneStatus(object.status);
+      } catch {
+        status = undefined;
+      }
+      nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}) });
+    }
+    const anySpec = [...nodes.values()].find((n) => n.spec)?.spec;
+    const ready = new Set(tunnels.map((t) => t.metadata.name));
+    const peers = this.topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
+    return {
+      nodes,
+      reflections: anySpec ? reflectionsOf(this.topology, anySpec, natMappings.map((m) => m.spec as NatMappingSpec)) : [],
+      gateway: anySpec?.activeGateway.name ?? null,
+      peers: peers.map((clusterId) => ({ clusterId, state: ready.has(clusterId) ? 'ready' : 'waiting-for-peer' })),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.apis.clear();
+  }
+}

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../errors';
+import { crdDirectory } from '../api/write-crds';
+import { runApiServerProcess } from '../lab/apiserver/process';
 import { type LabDataplane, labDown, labUp } from '../lab/lab';
 import { labStatus, labTest } from '../lab/lab-test';
 import { defaultRunDir } from '../lab/names';
@@ -44,6 +46,22 @@ export function registerLabCommands(program: Command): void {
     .description('stop every lab process and remove every namespace, pin and file of the lab (also after a crash; safe to run twice)')
     .action(jsonAction(async () => {
       await labDown(runDir(), say);
+      return undefined;
+    }));
+
+  lab
+    .command('apiserver')
+    .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer token): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
+    .requiredOption('--token-file <file>', 'the bearer token every request must carry')
+    .requiredOption('--kubeconfig <file>', 'where to write the kubeconfig (replaced atomically)')
+    .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:0')
+    .option('--cluster <name>', "the cluster's name in the kubeconfig (context, cluster and user)", 'lab')
+    .option('--crds <dir>', 'directory of CustomResourceDefinition YAML files to serve', crdDirectory)
+    .option('--watch-cache-size <n>', 'changes kept per resource for watches from a resourceVersion (older: 410 Expired)', '1000')
+    .action(jsonAction(async (opts: { tokenFile: string; kubeconfig: string; listen: string; cluster: string; crds: string; watchCacheSize: string }) => {
+      const watchCacheSize = Number(opts.watchCacheSize);
+      if (!Number.isInteger(watchCacheSize) || watchCacheSize < 1) throw new InputError('--watch-cache-size', opts.watchCacheSize, 'expected a whole number of at least 1');
+      await runApiServerProcess({ ...opts, watchCacheSize }, say);
       return undefined;
     }));
 

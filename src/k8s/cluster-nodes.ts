@@ -1,0 +1,94 @@
+/**
+ * Core v1 Node objects as the cluster's nodes (the NodeConfig the controller's file configuration gives
+ * today), pure. What Strait reads from a Node:
+ * - name: metadata.name
+ * - underlayAddress: the first InternalIP of status.addresses (the kubelet lists its primary node IP first)
+ * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of the cluster PodCIDR's family; a
+ *   dual-stack node's other family is not Strait's to route
+ * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
+ * - ready: the Ready condition is "True" (the kubelet's view; the agent's heartbeat is a second signal)
+ * - gatewayCandidate: the label strait.io/gateway-candidate=true. A label rather than an annotation so a
+ *   person can list the candidates (`kubectl get nodes -l strait.io/gateway-candidate=true`) and schedule
+ *   onto them; only the exact values "true" and "false" are accepted, as Kubernetes' own boolean labels.
+ *
+ * A Node with bad input in any of these (no InternalIP, a bad or foreign pod CIDR, one overlapping another
+ * node's, a bad annotation or label value) is left out whole, with a problem naming the node, the field and
+ * the value, for a condition or an Event: a node half read would be routed or elected on a guess.
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import type { NodeConfig } from '../api/controller-config';
+import { InputError } from '../errors';
+import { type Cidr, cidrsOverlap, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
+
+export const publicAddressAnnotation = 'strait.io/public-address';
+export const gatewayCandidateLabel = 'strait.io/gateway-candidate';
+
+export interface ClusterNode {
+  config: NodeConfig;
+  ready: boolean;
+  gatewayCandidate: boolean;
+}
+
+export interface NodeProblem {
+  node: string;
+  field: string;
+  value: unknown;
+  reason: string;
+  /** "Node <name>: <field>: <reason> (got <value>)". */
+  message: string;
+}
+
+export interface ClusterNodes {
+  /** Sorted by name. */
+  nodes: ClusterNode[];
+  /** One per Node left out, sorted by node name. */
+  problems: NodeProblem[];
+}
+
+/** `taken`: the nodes read before this one. */
+function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, taken: readonly ClusterNode[]): ClusterNode {
+  const addresses = node.status?.addresses ?? [];
+  const internal = addresses.find((a) => a.type === 'InternalIP');
+  if (!internal) throw new InputError('status.addresses', addresses, 'no InternalIP');
+  const underlayAddress = parseIp('status.addresses[InternalIP]', internal.address);
+
+  const listed = node.spec?.podCIDRs?.length ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text })) : node.spec?.podCIDR ? [{ field: 'spec.podCIDR', text: node.spec.podCIDR }] : [];
+  const podCIDRs = listed.flatMap(({ field, text }) => {
+    const cidr = parseCidr(field, text);
+    if (cidr.family !== clusterPodCIDR.family) return [];
+    // A node's pods outside the cluster PodCIDR would be neither translated nor routed.
+    if (cidr.prefix < clusterPodCIDR.prefix || !containsIp(clusterPodCIDR, { family: cidr.family, value: cidr.base })) {
+      throw new InputError(field, text, `is not inside the cluster podCIDR ${formatCidr(clusterPodCIDR)}`);
+    }
+    // A pod lives on one node: the later name is left out, so the answer does not depend on list order.
+    const other = taken.find((n) => n.config.podCIDRs.some((c) => cidrsOverlap(c, cidr)));
+    if (other) throw new InputError(field, text, `overlaps the podCIDRs of Node ${other.config.name}`);
+    return [cidr];
+  });
+
+  const annotation = node.metadata?.annotations?.[publicAddressAnnotation];
+  const publicAddress = annotation === undefined ? undefined : parseIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
+
+  const label = node.metadata?.labels?.[gatewayCandidateLabel];
+  if (label !== undefined && label !== 'true' && label !== 'false') throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');
+
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  return { config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}) }, ready, gatewayCandidate: label === 'true' };
+}
+
+/** The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR. */
+export function clusterNodes(nodes: readonly V1Node[], clusterPodCIDR: Cidr): ClusterNodes {
+  const out: ClusterNode[] = [];
+  const problems: NodeProblem[] = [];
+  const byName = [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+  for (const node of byName) {
+    const name = node.metadata?.name ?? '';
+    try {
+      out.push(readNode(node, name, clusterPodCIDR, out));
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      problems.push({ node: name, field: err.field, value: err.value, reason: err.reason, message: `Node ${name}: ${err.message}` });
+    }
+  }
+  return { nodes: out, problems };
+}

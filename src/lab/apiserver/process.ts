@@ -1,0 +1,47 @@
+/**
+ * `strait lab apiserver`: one API server as a process, one per lab cluster. It listens, writes a
+ * kubeconfig for its cluster (atomically), prints where it listens as one JSON line, and serves until
+ * SIGTERM or SIGINT, then closes and exits 0. The token comes from a file, never from the command line
+ * (where `ps` shows it) and never into logs.
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../../errors';
+import { createLogger } from '../../log';
+import { writeKubeconfig } from './kubeconfig';
+import { readCrdDirectory } from './resource-types';
+import { startApiServer } from './server';
+
+export interface ApiServerProcessOptions {
+  /** `127.0.0.1:0`: host and port (0: any free port). */
+  listen: string;
+  tokenFile: string;
+  kubeconfig: string;
+  /** The cluster's name in the kubeconfig (its context, cluster and user). */
+  cluster: string;
+  crds: string;
+  watchCacheSize: number;
+}
+
+function listenAddress(listen: string): { host: string; port: number } {
+  const match = /^(.+):(\d{1,5})$/.exec(listen);
+  if (!match || Number(match[2]) > 65535) throw new InputError('--listen', listen, 'expected host:port, like 127.0.0.1:0');
+  return { host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
+}
+
+/** Runs until a signal; resolves after the server closed. */
+export async function runApiServerProcess(options: ApiServerProcessOptions, say: (line: string) => void): Promise<void> {
+  const { host, port } = listenAddress(options.listen);
+  const token = readFileSync(options.tokenFile, 'utf8').trim();
+  if (token === '') throw new InputError('--token-file', options.tokenFile, 'the file is empty');
+  const logger = createLogger('apiserver');
+  const server = await startApiServer({ token, crds: readCrdDirectory(options.crds), host, port, watchCacheSize: options.watchCacheSize, logger });
+  writeKubeconfig(options.kubeconfig, [{ name: options.cluster, server: server.url, ca: server.ca, token }]);
+  logger.info({ url: server.url, kubeconfig: options.kubeconfig }, 'serving');
+  say(JSON.stringify({ url: server.url, port: server.port, kubeconfig: options.kubeconfig }));
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  logger.info({ signal }, 'stopping');
+  await server.close();
+}

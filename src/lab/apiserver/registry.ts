@@ -1,0 +1,243 @@
+/**
+ * The API rules of each verb, kube-apiserver's generic registry and the kinds' strategies: what create,
+ * update (of the object or of its status), patch and delete do to an object before the store writes it,
+ * and which Status a request that breaks a rule gets (AlreadyExists, Conflict on a stale
+ * resourceVersion, Invalid with causes, NotFound). HTTP is the router's business; this speaks objects.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
+import { type PatchType, jsonPatch, mergePatch } from './patch';
+import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
+import type { Selector } from './selectors';
+import { ApiError, type Named, type StatusCause, alreadyExists, badRequest, conflict, invalid, notFound, staleResourceVersion } from './status';
+import type { Store } from './store';
+import { validateName } from './validation';
+
+/** How unknown fields are handled (`?fieldValidation=`): dropped, dropped with a warning (the default), or refused. */
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+}
+
+export interface Written {
+  object: KubeObject;
+  /** 201 for a create, 200 otherwise. */
+  code: number;
+  /** `unknown field "spec.x"` for each pruned field, under fieldValidation=Warn (HTTP Warning headers). */
+  warnings: string[];
+}
+
+export interface ListPage {
+  items: KubeObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** Namespaces every cluster has, which cannot be deleted. */
+export const initialNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+const namespaces = 'namespaces';
+
+/** The characters of a generateName suffix (k8s.io/apimachinery's rand.String: no vowels, no confusables). */
+const suffixAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** A JSON text with sorted keys: two objects are the same when these are. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isRecord(value)) return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/** Everything but metadata and status: what a generation counts. */
+function specOf(object: KubeObject): string {
+  const { metadata: _m, status: _s, ...rest } = object;
+  return canonical(rest);
+}
+
+const named = (type: ResourceType, name: string): Named => ({ groupResource: groupResource(type), group: type.group, plural: type.plural, name });
+
+interface ContinueToken {
+  rv: string;
+  after: string;
+}
+
+export class Registry {
+  constructor(readonly store: Store) {
+    for (const name of initialNamespaces) {
+      this.store.put(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: randomUUID(), creationTimestamp: timestamp() }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    }
+  }
+
+  get(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
+    const object = this.store.get(groupResource(type), namespace, name);
+    if (!object) throw notFound(named(type, name));
+    return object;
+  }
+
+  list(type: ResourceType, namespace: string | undefined, matches: Selector, limit?: number, continueToken?: string): ListPage {
+    let from: ContinueToken | undefined;
+    if (continueToken) {
+      try {
+        from = JSON.parse(Buffer.from(continueToken, 'base64url').toString()) as ContinueToken;
+      } catch {
+        throw badRequest('continue key is not valid: illegal base64 data');
+      }
+    }
+    const all = this.store.list(groupResource(type), namespace).filter(matches);
+    const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const rest = from ? all.filter((o) => keyOf(o) > from.after) : all;
+    const resourceVersion = from?.rv ?? String(this.store.resourceVersion);
+    if (!limit || rest.length <= limit) return { items: rest, resourceVersion };
+    const items = rest.slice(0, limit);
+    const token: ContinueToken = { rv: resourceVersion, after: keyOf(items[items.length - 1]!) };
+    return { items, resourceVersion, continue: Buffer.from(JSON.stringify(token)).toString('base64url'), remainingItemCount: rest.length - limit };
+  }
+
+  create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Written {
+    const object = this.decode(type, namespace, body);
+    const warnings = this.pruneUnknown(type, object, options);
+    const meta = object.metadata;
+    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${Array.from({ length: 5 }, () => suffixAlphabet[randomInt(suffixAlphabet.length)]).join('')}`;
+    const causes: StatusCause[] = [];
+    if (!meta.name) causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
+    else causes.push(...validateName(meta.name, type.kind === 'Namespace'));
+    if (namespace !== undefined && !this.store.get(namespaces, undefined, namespace)) throw notFound({ groupResource: namespaces, group: '', plural: namespaces, name: namespace });
+    for (const field of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[field];
+    meta.uid = randomUUID();
+    meta.creationTimestamp = timestamp();
+    if (type.schema) meta.generation = 1;
+    else delete meta.generation;
+    if (type.schema && type.statusSubresource) delete object.status;
+    type.onCreate?.(object);
+    if (type.schema) causes.push(...type.schema.validate(object));
+    if (causes.length > 0) throw invalid(type.kind, type.group, meta.name ?? '', causes);
+    if (this.store.get(groupResource(type), namespace, meta.name)) throw alreadyExists(named(type, meta.name));
+    const stored = options.dryRun ? object : this.store.put(groupResource(type), object);
+    return { object: stored, code: 201, warnings };
+  }
+
+  /** PUT of the object (`subresource` undefined) or of its status. */
+  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
+    const object = this.decode(type, namespace, body);
+    if (object.metadata.name !== name) throw badRequest(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
+    const current = this.store.get(groupResource(type), namespace, name);
+    if (!current) {
+      if (type.createOnUpdate && !subresource) return this.create(type, namespace, object, options);
+      throw notFound(named(type, name));
+    }
+    const warnings = this.pruneUnknown(type, object, options);
+    const given = object.metadata.resourceVersion;
+    if (given !== undefined && given !== '' && given !== current.metadata.resourceVersion) throw conflict(named(type, name), staleResourceVersion);
+    if (!given && type.schema) {
+      throw invalid(type.kind, type.group, name, [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' }]);
+    }
+    let next: KubeObject;
+    if (subresource === 'status') {
+      // Only status changes (the real status strategy copies everything else from the stored object).
+      next = copy(current);
+      if (object.status === undefined) delete next.status;
+      else next.status = object.status;
+    } else {
+      next = object;
+      for (const field of ['uid', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'namespace']) {
+        if (current.metadata[field] === undefined) delete next.metadata[field];
+        else next.metadata[field] = current.metadata[field];
+      }
+      if (type.statusSubresource) {
+        if (current.status === undefined) delete next.status;
+        else next.status = copy(current.status);
+      }
+      if (type.schema && specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    }
+    next.metadata.resourceVersion = current.metadata.resourceVersion;
+    if (type.schema) {
+      const causes = type.schema.validate(next);
+      if (causes.length > 0) throw invalid(type.kind, type.group, name, causes);
+    }
+    // A write that changes nothing is no write: no new resourceVersion, no watch event.
+    if (canonical(next) === canonical(current)) return { object: current, code: 200, warnings };
+    if (options.dryRun) return { object: next, code: 200, warnings };
+    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+      return { object: this.store.delete(groupResource(type), namespace, name)!, code: 200, warnings };
+    }
+    return { object: this.store.put(groupResource(type), next), code: 200, warnings };
+  }
+
+  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
+    if (patchType === 'strategic' && type.schema) {
+      throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    }
+    const current = this.get(type, namespace, name);
+    const patched = patchType === 'json' ? jsonPatch(copy(current), patch) : mergePatch(copy(current), patch);
+    if (!isRecord(patched) || !isRecord(patched.metadata)) throw badRequest('the patched object is not an object with metadata');
+    // A resourceVersion the patch sets is a precondition; otherwise the patch applies to the current object.
+    if (patched.metadata.resourceVersion === undefined) patched.metadata.resourceVersion = current.metadata.resourceVersion;
+    return this.update(type, namespace, name, patched, subresource, options);
+  }
+
+  delete(type: ResourceType, namespace: string | undefined, name: string, deleteOptions: unknown, options: Pick<WriteOptions, 'dryRun'>): { object: KubeObject; code: number } {
+    const current = this.get(type, namespace, name);
+    const preconditions = isRecord(deleteOptions) && isRecord(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
+    for (const [field, label] of [['uid', 'UID'], ['resourceVersion', 'ResourceVersion']] as const) {
+      const wanted = preconditions[field];
+      if (typeof wanted === 'string' && wanted !== current.metadata[field]) {
+        throw conflict(named(type, name), `Precondition failed: ${label} in precondition: ${wanted}, ${label} in object meta: ${current.metadata[field]}`);
+      }
+    }
+    if (type.kind === 'Namespace' && initialNamespaces.includes(name)) {
+      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: namespaces });
+    }
+    if (options.dryRun) return { object: current, code: 200 };
+    if ((current.metadata.finalizers ?? []).length > 0) {
+      // Deletion waits for the finalizers' controllers: marked now, removed by the update that clears them.
+      if (current.metadata.deletionTimestamp) return { object: current, code: 200 };
+      const marked = copy(current);
+      marked.metadata.deletionTimestamp = timestamp();
+      marked.metadata.deletionGracePeriodSeconds = 0;
+      return { object: this.store.put(groupResource(type), marked), code: 200 };
+    }
+    if (type.kind === 'Namespace') this.deleteNamespaceContents(name);
+    return { object: this.store.delete(groupResource(type), namespace, name)!, code: 200 };
+  }
+
+  /** A namespace's objects go with it (the namespace controller's work, done at once). */
+  private deleteNamespaceContents(namespace: string): void {
+    for (const resource of this.store.resources()) {
+      for (const object of this.store.list(resource, namespace)) this.store.delete(resource, namespace, object.metadata.name);
+    }
+  }
+
+  /** The request body as an object of `type` in `namespace` (a mutable copy), or 400. */
+  private decode(type: ResourceType, namespace: string | undefined, body: unknown): KubeObject {
+    if (!isRecord(body)) throw badRequest(`the body of the request is not a ${type.kind} object`);
+    const object = copy(body) as KubeObject;
+    const apiVersion = apiVersionOf(type);
+    if ((object.apiVersion !== undefined && object.apiVersion !== apiVersion) || (object.kind !== undefined && object.kind !== type.kind)) {
+      throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`);
+    }
+    object.apiVersion = apiVersion;
+    object.kind = type.kind;
+    if (!isRecord(object.metadata)) object.metadata = { name: '' };
+    const given = object.metadata.namespace;
+    if (type.namespaced) {
+      if (given !== undefined && given !== '' && given !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      object.metadata.namespace = namespace;
+    } else {
+      delete object.metadata.namespace;
+    }
+    return object;
+  }
+
+  /** Drops the fields a custom resource's schema does not know; refuses them under Strict, as the real decoder does. */
+  private pruneUnknown(type: ResourceType, object: KubeObject, options: WriteOptions): string[] {
+    if (!type.schema) return [];
+    const unknown = type.schema.prune(object).map((path) => `unknown field ${JSON.stringify(path)}`);
+    if (unknown.length > 0 && options.fieldValidation === 'Strict') {
+      throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.join(', ')}`);
+    }
+    return options.fieldValidation === 'Warn' ? unknown : [];
+  }
+}

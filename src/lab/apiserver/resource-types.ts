@@ -1,0 +1,183 @@
+/**
+ * The resources this API server serves: the built-ins Strait's controller, agent and lab use (as in
+ * Kubernetes: scope, short names, status subresource, a few `kubectl get` columns) and one per CRD.
+ * Built-ins are stored as given (no schema beyond apiVersion, kind and metadata); custom resources are
+ * checked against their CRD's openAPIV3Schema.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { type KubeObject, isRecord } from './kube-object';
+import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
+import { type SchemaChecker, schemaChecker } from './validation';
+
+export interface ResourceType {
+  /** '' for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** PUT/PATCH of .../status change only status; the main endpoint keeps the stored status. */
+  statusSubresource: boolean;
+  /** The CustomResourceDefinitions themselves are served read-only (registered at start). */
+  readOnly: boolean;
+  /**
+   * A custom resource's schema checker: such objects are pruned and validated, count generations,
+   * drop status on create, are updated only with a resourceVersion and never created by a PUT, take
+   * no strategic merge patch, and a DELETE answers with the object (all as the real server does).
+   */
+  schema?: SchemaChecker;
+  /** The CRD's openAPIV3Schema as written (published in the OpenAPI documents). */
+  openAPIV3Schema?: Record<string, unknown>;
+  /** A PUT of a missing object creates it (Leases, Events), as their real strategies allow. */
+  createOnUpdate: boolean;
+  /** Field selectors beyond metadata.name and metadata.namespace (a Pod's spec.nodeName). */
+  fields: Record<string, (object: KubeObject) => string>;
+  columns: Column[];
+  /** What the real server sets on create (a Namespace is Active, a Pod Pending). */
+  onCreate?: (object: KubeObject) => void;
+}
+
+export const apiVersionOf = (type: ResourceType) => (type.group ? `${type.group}/${type.version}` : type.version);
+
+/** `nodedataplanes.strait.io`, `nodes`: how errors and RBAC name a resource. */
+export const groupResource = (type: ResourceType) => (type.group ? `${type.plural}.${type.group}` : type.plural);
+
+/** A DELETE answers with the object for custom resources, Pods and Namespaces; with a Status Success for the other built-ins. */
+export const deleteAnswersWithObject = (type: ResourceType) => type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
+
+const readWrite = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export const verbsOf = (type: ResourceType) => (type.readOnly ? ['get', 'list', 'watch'] : readWrite);
+
+type BuiltIn = Pick<ResourceType, 'group' | 'version' | 'kind' | 'plural' | 'namespaced'> & Partial<ResourceType>;
+
+function builtIn(spec: BuiltIn): ResourceType {
+  return {
+    listKind: `${spec.kind}List`,
+    singular: spec.kind.toLowerCase(),
+    shortNames: [],
+    categories: [],
+    statusSubresource: false,
+    readOnly: false,
+    createOnUpdate: false,
+    fields: {},
+    columns: [nameColumn, ageColumn],
+    ...spec,
+  };
+}
+
+/** A Node's STATUS column: Ready, NotReady or Unknown, from its Ready condition. */
+function nodeStatus(node: KubeObject): string {
+  const conditions = (isRecord(node.status) && Array.isArray(node.status.conditions) ? node.status.conditions : []) as Record<string, unknown>[];
+  const ready = conditions.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
+}
+
+/** `object[a][b]` as a field selector compares it ('' when absent). */
+const text = (object: KubeObject, a: string, b: string) => (isRecord(object[a]) && typeof object[a][b] === 'string' ? (object[a][b] as string) : '');
+
+const entries = (field: string) => computedColumn('Data', (o) => String(isRecord(o[field]) ? Object.keys(o[field] as object).length : 0));
+
+export const builtInTypes: ResourceType[] = [
+  builtIn({
+    group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false, shortNames: ['ns'], statusSubresource: true,
+    columns: [nameColumn, pathColumn({ name: 'Status', type: 'string', jsonPath: '.status.phase' }), ageColumn],
+    onCreate: (o) => void (o.status = { phase: 'Active' }),
+  }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false, shortNames: ['no'], statusSubresource: true,
+    columns: [nameColumn, computedColumn('Status', nodeStatus), ageColumn],
+  }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, shortNames: ['po'], categories: ['all'], statusSubresource: true,
+    fields: { 'spec.nodeName': (o) => text(o, 'spec', 'nodeName'), 'status.phase': (o) => text(o, 'status', 'phase') },
+    columns: [nameColumn, pathColumn({ name: 'Status', type: 'string', jsonPath: '.status.phase' }), ageColumn],
+    onCreate: (o) => void (o.status = { phase: 'Pending', ...(isRecord(o.status) ? o.status : {}) }),
+  }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true,
+    columns: [nameColumn, pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }), entries('data'), ageColumn],
+  }),
+  builtIn({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'], columns: [nameColumn, entries('data'), ageColumn] }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'], createOnUpdate: true,
+    fields: Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, (o: KubeObject) => text(o, 'involvedObject', f)])),
+    columns: [
+      nameColumn,
+      pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
+      pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
+      computedColumn('Object', (o) => (isRecord(o.involvedObject) ? `${String(o.involvedObject.kind).toLowerCase()}/${String(o.involvedObject.name)}` : '')),
+      pathColumn({ name: 'Message', type: 'string', jsonPath: '.message' }),
+      ageColumn,
+    ],
+  }),
+  builtIn({
+    group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true, createOnUpdate: true,
+    columns: [nameColumn, pathColumn({ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }), ageColumn],
+  }),
+  builtIn({
+    group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
+    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true,
+    columns: [nameColumn, pathColumn({ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' })],
+  }),
+];
+
+interface CrdSpec {
+  group: string;
+  scope: 'Namespaced' | 'Cluster';
+  names: { kind: string; listKind?: string; plural: string; singular?: string; shortNames?: string[]; categories?: string[] };
+  versions: {
+    name: string;
+    served: boolean;
+    storage: boolean;
+    subresources?: { status?: object };
+    additionalPrinterColumns?: { name: string; type: 'string' | 'integer' | 'number' | 'boolean' | 'date'; jsonPath: string; description?: string; priority?: number; format?: string }[];
+    schema?: { openAPIV3Schema?: Record<string, unknown> };
+  }[];
+}
+
+/** The resource a CustomResourceDefinition defines, served at its storage version (one version per CRD here). */
+export function customResourceType(crd: KubeObject): ResourceType {
+  const spec = crd.spec as CrdSpec;
+  const served = spec.versions.find((v) => v.storage && v.served);
+  if (!served) throw new Error(`CRD ${crd.metadata.name}: no served storage version`);
+  if (!served.schema?.openAPIV3Schema) throw new Error(`CRD ${crd.metadata.name}: no openAPIV3Schema`);
+  const printed = served.additionalPrinterColumns;
+  return {
+    group: spec.group,
+    version: served.name,
+    kind: spec.names.kind,
+    listKind: spec.names.listKind ?? `${spec.names.kind}List`,
+    plural: spec.names.plural,
+    singular: spec.names.singular ?? spec.names.kind.toLowerCase(),
+    namespaced: spec.scope === 'Namespaced',
+    shortNames: spec.names.shortNames ?? [],
+    categories: spec.names.categories ?? [],
+    statusSubresource: served.subresources?.status !== undefined,
+    readOnly: false,
+    schema: schemaChecker(served.schema.openAPIV3Schema),
+    openAPIV3Schema: served.schema.openAPIV3Schema,
+    createOnUpdate: false,
+    fields: {},
+    // Without additionalPrinterColumns a CRD's table is Name and Age, as the real server prints it.
+    columns: [nameColumn, ...(printed ? printed.map(pathColumn) : [ageColumn])],
+  };
+}
+
+/** The CustomResourceDefinitions in YAML texts (the files of helm/strait/crds/). */
+export function parseCrds(texts: string[]): KubeObject[] {
+  return texts.flatMap((text) => parseAllDocuments(text).map((d) => d.toJS() as KubeObject)).filter((o) => o?.kind === 'CustomResourceDefinition');
+}
+
+/** The CRD texts of the YAML files in `dir`. */
+export function readCrdDirectory(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => readFileSync(join(dir, f), 'utf8'));
+}

@@ -1,0 +1,227 @@
+/**
+ * HTTP routing: a request's path names a group version, maybe a namespace, a resource, maybe an object
+ * and its status (`/apis/strait.io/v1alpha1/nodedataplanes/n1/status`); its method and query say the
+ * verb (list, watch, get, create, update, patch, delete, deletecollection). The answer is JSON, or a
+ * meta.k8s.io Table when the client asks for one (kubectl get).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
+import type { KubeObject } from './kube-object';
+import { openApiDocument, openApiRoot } from './openapi';
+import { patchTypes } from './patch';
+import { type FieldValidation, type Registry, type WriteOptions } from './registry';
+import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
+import { type Selector, fieldSelector, labelSelector } from './selectors';
+import { badRequest, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
+import { type IncludeObject, toTable } from './table';
+import type { Watches } from './watch';
+
+export interface Answer {
+  code: number;
+  body: unknown;
+  contentType?: string;
+  warnings?: string[];
+}
+
+/** What the router needs: the registry, the watches and the resources served. */
+export interface Routes {
+  registry: Registry;
+  watches: Watches;
+  types: ResourceType[];
+}
+
+interface Target {
+  type: ResourceType;
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: 'status' | undefined;
+}
+
+/** Whether the Accept header asks for a meta.k8s.io Table (kubectl get's server-side printing). */
+function wantsTable(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const params = range.split(';').map((p) => p.trim());
+    return params.includes('as=Table') && params.includes('g=meta.k8s.io');
+  });
+}
+
+/** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` to a resource (and object); undefined for discovery paths. */
+function target(types: ResourceType[], group: string, version: string, rest: string[]): Target {
+  let namespace: string | undefined;
+  // `/api/v1/namespaces/<name>/status` is a Namespace's status, `/api/v1/namespaces/<ns>/<resource>` a namespaced resource.
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !(group === '' && rest.length === 3 && rest[2] === 'status')) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [plural, name, subresource, ...extra] = rest;
+  const type = types.find((t) => t.group === group && t.version === version && t.plural === plural);
+  if (!type || extra.length > 0 || (subresource !== undefined && !(subresource === 'status' && type.statusSubresource))) throw noSuchPath();
+  if (namespace !== undefined && !type.namespaced) throw noSuchPath();
+  if (type.namespaced && namespace === undefined && name !== undefined) throw noSuchPath();
+  return { type, namespace, name, subresource: subresource as 'status' | undefined };
+}
+
+function fieldValidation(query: URLSearchParams): FieldValidation {
+  const value = query.get('fieldValidation') ?? 'Warn';
+  if (value !== 'Ignore' && value !== 'Warn' && value !== 'Strict') {
+    throw badRequest(`fieldValidation: Unsupported value: "${value}": supported values: "Ignore", "Warn", "Strict"`);
+  }
+  return value;
+}
+
+function writeOptions(query: URLSearchParams): WriteOptions {
+  const dryRun = query.getAll('dryRun');
+  if (dryRun.some((d) => d !== 'All')) throw badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
+  return { dryRun: dryRun.length > 0, fieldValidation: fieldValidation(query) };
+}
+
+function includeObject(query: URLSearchParams): IncludeObject {
+  const value = query.get('includeObject') ?? 'Metadata';
+  if (value !== 'None' && value !== 'Metadata' && value !== 'Object') throw badRequest(`includeObject: Unsupported value: "${value}"`);
+  return value;
+}
+
+function positive(query: URLSearchParams, name: string): number | undefined {
+  const text = query.get(name);
+  if (text === null || text === '') return undefined;
+  if (!/^\d+$/.test(text)) throw badRequest(`${name}: Invalid value: ${JSON.stringify(text)}: must be a non-negative integer`);
+  return Number(text);
+}
+
+/** The status a DELETE of a built-in without a returned object answers with. */
+function deleted(type: ResourceType, object: KubeObject) {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: object.metadata.name, ...(type.group ? { group: type.group } : {}), kind: type.plural, uid: object.metadata.uid },
+  };
+}
+
+export class Router {
+  constructor(private readonly routes: Routes) {}
+
+  /** Answers one request; a watch writes to `res` itself (and the answer is undefined). */
+  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown): Answer | undefined {
+    const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    const method = req.method ?? 'GET';
+    const { types } = this.routes;
+    const get = (answer: () => unknown): Answer => {
+      if (method !== 'GET') throw methodNotAllowed();
+      return { code: 200, body: answer() };
+    };
+    if (segments[0] === 'version' && segments.length === 1) return get(() => serverVersion);
+    if (['healthz', 'livez', 'readyz'].includes(segments[0] ?? '') && segments.length === 1) return { ...get(() => 'ok'), contentType: 'text/plain; charset=utf-8' };
+    if (segments[0] === 'openapi' && segments[1] === 'v3') {
+      if (segments.length === 2) return get(() => openApiRoot(types));
+      const document = openApiDocument(types, segments.slice(2).join('/'));
+      if (!document) throw noSuchPath();
+      return get(() => document);
+    }
+    if ((segments[0] === 'api' && segments.length === 1) || (segments[0] === 'apis' && segments.length === 1)) {
+      const core = segments[0] === 'api';
+      if (wantsAggregated(req.headers.accept)) return { ...get(() => aggregatedDiscovery(types, core)), contentType: aggregatedDiscoveryType };
+      return get(() => (core ? apiVersions() : apiGroupList(types)));
+    }
+    let group: string;
+    let version: string | undefined;
+    let rest: string[];
+    if (segments[0] === 'api') [group, version, rest] = ['', segments[1], segments.slice(2)];
+    else if (segments[0] === 'apis' && segments.length >= 3) [group, version, rest] = [segments[1]!, segments[2], segments.slice(3)];
+    else throw noSuchPath();
+    if (rest.length === 0) {
+      const list = apiResourceList(types, group, version!);
+      if (!list) throw noSuchPath();
+      return get(() => list);
+    }
+    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body);
+  }
+
+  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown): Answer | undefined {
+    const { registry } = this.routes;
+    const { type, namespace, name, subresource } = at;
+    const method = req.method ?? 'GET';
+    const table = wantsTable(req.headers.accept);
+    if (type.readOnly && method !== 'GET') throw methodNotAllowed();
+    const matches = (): Selector => {
+      const labels = labelSelector(query.get('labelSelector'));
+      const fields = fieldSelector(query.get('fieldSelector'), type.fields);
+      return (o) => labels(o) && fields(o);
+    };
+
+    if (name === undefined) {
+      switch (method) {
+        case 'GET': {
+          const watch = query.get('watch');
+          if (watch === 'true' || watch === '1') {
+            const include = includeObject(query);
+            this.routes.watches.serve(res, {
+              type,
+              namespace,
+              matches: matches(),
+              resourceVersion: query.get('resourceVersion') ?? undefined,
+              allowBookmarks: query.get('allowWatchBookmarks') === 'true',
+              sendInitialEvents: query.get('sendInitialEvents') === 'true',
+              timeoutSeconds: positive(query, 'timeoutSeconds'),
+              encode: table ? (o) => toTable(type.columns, [o], { resourceVersion: o.metadata.resourceVersion }, include) : (o) => o,
+            });
+            return undefined;
+          }
+          const page = registry.list(type, namespace, matches(), positive(query, 'limit'), query.get('continue') ?? undefined);
+          const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
+          if (table) return { code: 200, body: toTable(type.columns, page.items, metadata, includeObject(query)) };
+          return { code: 200, body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata, items: page.items } };
+        }
+        case 'POST': {
+          if (type.namespaced && namespace === undefined) throw methodNotAllowed();
+          const written = registry.create(type, namespace, body, writeOptions(query));
+          return { code: written.code, body: written.object, warnings: written.warnings };
+        }
+        case 'DELETE': {
+          // deletecollection: every object the selectors match, answered as a list of what was deleted.
+          const options = writeOptions(query);
+          const items = registry.list(type, namespace, matches()).items.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, body, options).object);
+          return { code: 200, body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(registry.store.resourceVersion) }, items } };
+        }
+        default:
+          throw methodNotAllowed();
+      }
+    }
+
+    switch (method) {
+      case 'GET': {
+        const object = registry.get(type, namespace, name);
+        return { code: 200, body: table ? toTable(type.columns, [object], { resourceVersion: object.metadata.resourceVersion }, includeObject(query)) : object };
+      }
+      case 'PUT': {
+        const written = registry.update(type, namespace, name, body, subresource, writeOptions(query));
+        return { code: written.code, body: written.object, warnings: written.warnings };
+      }
+      case 'PATCH': {
+        const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+        const patchType = patchTypes[contentType];
+        if (!patchType) throw unsupportedMediaType(contentType);
+        const written = registry.patch(type, namespace, name, patchType, body, subresource, writeOptions(query));
+        return { code: written.code, body: written.object, warnings: written.warnings };
+      }
+      case 'DELETE': {
+        if (subresource) throw methodNotAllowed();
+        const { object, code } = registry.delete(type, namespace, name, body, writeOptions(query));
+        return { code, body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object) };
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+}
+
+/** Parses a request body: JSON (kubectl and client-node send JSON), or 400 as the real decoder says. */
+export function parseBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
+  }
+}

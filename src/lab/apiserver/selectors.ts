@@ -1,0 +1,66 @@
+/**
+ * Label and field selectors of list and watch requests (`labelSelector=app=x,tier in (a,b),!canary`,
+ * `fieldSelector=metadata.name=n1`), with the real semantics: `!=` and `notin` also match an object
+ * without the label; the fields every resource supports are metadata.name and metadata.namespace, some
+ * kinds add their own (a Pod's spec.nodeName); any other is a 400.
+ */
+import type { KubeObject } from './kube-object';
+import { badRequest } from './status';
+
+export type Selector = (object: KubeObject) => boolean;
+
+const everything: Selector = () => true;
+
+/** `a,b in (x,y),c` → its requirements (commas inside parentheses belong to a set). */
+function requirements(text: string): string[] {
+  return (text.match(/([^,(]|\([^)]*\))+/g) ?? []).map((r) => r.trim()).filter((r) => r !== '');
+}
+
+const key = '[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?';
+const value = '[-A-Za-z0-9_.]*';
+
+function labelRequirement(text: string): Selector {
+  const labels = (o: KubeObject) => o.metadata.labels ?? {};
+  let m = new RegExp(`^(!?)\\s*(${key})$`).exec(text);
+  if (m) {
+    const [, not, k] = m;
+    return not ? (o) => !(k! in labels(o)) : (o) => k! in labels(o);
+  }
+  m = new RegExp(`^(${key})\\s*(==|=|!=)\\s*(${value})$`).exec(text);
+  if (m) {
+    const [, k, , op, v] = m;
+    return op === '!=' ? (o) => labels(o)[k!] !== v : (o) => labels(o)[k!] === v;
+  }
+  m = new RegExp(`^(${key})\\s+(in|notin)\\s*\\(([^)]*)\\)$`).exec(text);
+  if (m) {
+    const [, k, , op, list] = m;
+    const values = new Set(list!.split(',').map((v) => v.trim()));
+    return op === 'in' ? (o) => values.has(labels(o)[k!] ?? '\0absent') && k! in labels(o) : (o) => !(k! in labels(o)) || !values.has(labels(o)[k!]!);
+  }
+  throw badRequest(`unable to parse requirement: ${JSON.stringify(text)}`);
+}
+
+export function labelSelector(text: string | null): Selector {
+  if (!text) return everything;
+  const all = requirements(text).map(labelRequirement);
+  return (o) => all.every((matches) => matches(o));
+}
+
+const fields: Record<string, (o: KubeObject) => string> = {
+  'metadata.name': (o) => o.metadata.name,
+  'metadata.namespace': (o) => o.metadata.namespace ?? '',
+};
+
+/** A field selector on metadata.name, metadata.namespace and the kind's own `extra` fields. */
+export function fieldSelector(text: string | null, extra: Record<string, (o: KubeObject) => string> = {}): Selector {
+  if (!text) return everything;
+  const all = requirements(text).map((requirement): Selector => {
+    const m = /^([A-Za-z0-9.]+)\s*(==|=|!=)\s*(.*)$/.exec(requirement);
+    if (!m) throw badRequest(`invalid selector: ${JSON.stringify(requirement)}; can't understand ${JSON.stringify(requirement)}`);
+    const [, field, op, v] = m;
+    const read = fields[field!] ?? extra[field!];
+    if (!read) throw badRequest(`field label not supported: ${field}`);
+    return op === '!=' ? (o) => read(o) !== v : (o) => read(o) === v;
+  });
+  return (o) => all.every((matches) => matches(o));
+}

@@ -1,0 +1,139 @@
+/**
+ * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
+ * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
+ * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
+ * (kubectl sends a token over TLS only), every request authenticated by one bearer token. State is in
+ * memory: a restarted server starts empty (and from resourceVersion 1).
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../../log';
+import { type Certificate, selfSignedCertificate } from './certificate';
+import { type KubeObject, timestamp } from './kube-object';
+import { Registry } from './registry';
+import { builtInTypes, customResourceType, parseCrds } from './resource-types';
+import { Router, parseBody } from './router';
+import { ApiError, unauthorized } from './status';
+import { Store } from './store';
+import { Watches } from './watch';
+import { WatchCache } from './watch-cache';
+
+export interface ApiServerOptions {
+  /** The bearer token every request must carry. */
+  token: string;
+  /** CustomResourceDefinitions to serve: YAML texts (the files of helm/strait/crds/). */
+  crds: string[];
+  /** 127.0.0.1 unless given. */
+  host?: string;
+  /** 0 (any free port) unless given. */
+  port?: number;
+  /** Changes kept per resource for watches from a resourceVersion; older ones get 410 Expired. */
+  watchCacheSize?: number;
+  /** How often a watch that allows bookmarks gets one (the real server: about a minute). */
+  bookmarkIntervalMs?: number;
+  /** The serving certificate; a new self-signed one for 127.0.0.1 unless given. */
+  certificate?: Certificate;
+  logger?: Logger;
+}
+
+export interface ApiServer {
+  /** `https://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  /** The serving certificate (PEM), which clients trust as the cluster's CA. */
+  ca: string;
+  close(): Promise<void>;
+}
+
+/** Bodies larger than this are refused, as etcd's request limit makes the real server do. */
+const maxBodyBytes = 3 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBodyBytes) reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'));
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function authorized(req: IncomingMessage, token: Buffer): boolean {
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  if (!match) return false;
+  const given = Buffer.from(match[1]!.trim());
+  return given.length === token.length && timingSafeEqual(given, token);
+}
+
+function answer(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
+  const text = typeof body === 'string' && !contentType.startsWith('application/json') ? body : JSON.stringify(body);
+  const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' };
+  // RFC 7234 warnings, as the real server sends them (299, agent "-", quoted text).
+  if (warnings.length > 0) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  res.writeHead(code, headers);
+  res.end(text);
+}
+
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  if (options.token === '') throw new Error('the API server needs a non-empty token');
+  const token = Buffer.from(options.token);
+  const crds = parseCrds(options.crds);
+  const types = [...builtInTypes, ...crds.map(customResourceType)];
+  const store = new Store();
+  const registry = new Registry(store);
+  for (const crd of crds) {
+    store.put('customresourcedefinitions.apiextensions.k8s.io', { ...crd, metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() } } as KubeObject);
+  }
+  const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
+  const router = new Router({ registry, watches, types });
+  const log = options.logger;
+
+  const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
+  const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code }, 'request');
+    if (!authorized(req, token)) {
+      answer(res, 401, unauthorized().status());
+      done(401);
+      return;
+    }
+    readBody(req)
+      .then((text) => {
+        const result = router.route(req, res, url, parseBody(text));
+        if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
+        done(result?.code ?? 200);
+      })
+      .catch((err: unknown) => {
+        const error = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
+        if (!(err instanceof ApiError)) log?.error({ err, method: req.method, path: url.pathname }, 'internal error');
+        if (res.headersSent) res.end();
+        else answer(res, error.code, error.status());
+        done(error.code);
+      });
+  });
+  server.keepAliveTimeout = 60_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `https://${host}:${port}`,
+    port,
+    ca: certificate.cert,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        watches.closeAll();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

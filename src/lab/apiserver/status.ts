@@ -1,0 +1,85 @@
+/**
+ * The API server's errors as Kubernetes reports them: a meta/v1 Status with the HTTP code, the reason
+ * clients switch on (NotFound, AlreadyExists, Conflict, Invalid, Expired...) and the message the real
+ * server writes, so a client's error handling tested here is the one a real cluster needs.
+ */
+
+export interface StatusCause {
+  reason: string;
+  message: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  /** The resource (plural) for most errors; the kind for Invalid, as the real server does. */
+  kind?: string;
+  causes?: StatusCause[];
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: StatusDetails,
+  ) {
+    super(message);
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
+    };
+  }
+}
+
+/** What an error names: `nodedataplanes.strait.io "n1"`, `nodes "n1"`. */
+export interface Named {
+  /** `nodedataplanes.strait.io`, `nodes`. */
+  groupResource: string;
+  group: string;
+  plural: string;
+  name: string;
+}
+
+export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);
+
+export const notFound = (what: Named) =>
+  new ApiError(404, 'NotFound', `${what.groupResource} "${what.name}" not found`, { name: what.name, group: what.group, kind: what.plural });
+
+export const noSuchPath = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+export const alreadyExists = (what: Named) =>
+  new ApiError(409, 'AlreadyExists', `${what.groupResource} "${what.name}" already exists`, { name: what.name, group: what.group, kind: what.plural });
+
+export const conflict = (what: Named, why: string) =>
+  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${what.groupResource} "${what.name}": ${why}`, { name: what.name, group: what.group, kind: what.plural });
+
+export const staleResourceVersion = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** `NodeDataplane.strait.io "n1" is invalid: spec.podCIDR: Invalid value: ...` (several causes in brackets). */
+export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
+  const listed = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
+  const what = listed.length === 1 ? listed[0] : `[${listed.join(', ')}]`;
+  return new ApiError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${what}`, { name, group, kind, causes });
+}
+
+/** The watch answer that makes an informer relist. */
+export const expired = (message: string) => new ApiError(410, 'Expired', message);
+
+export const unauthorized = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
+
+export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+
+export const unsupportedMediaType = (type: string) =>
+  new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${type}) - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);

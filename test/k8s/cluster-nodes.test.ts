@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import type { V1Node } from '@kubernetes/client-node';
+import fc from 'fast-check';
+import { clusterNodes } from '../../src/k8s/cluster-nodes';
+import { formatCidr, formatIp, parseCidr } from '../../src/net/cidr';
+
+const clusterPods = parseCidr('test', '10.244.0.0/16');
+
+interface NodeInput {
+  internalIP?: string;
+  externalIP?: string;
+  podCIDRs?: string[];
+  podCIDR?: string;
+  publicAddress?: string;
+  candidate?: string;
+  ready?: 'True' | 'False' | 'Unknown';
+}
+
+function node(name: string, input: NodeInput): V1Node {
+  const addresses = [
+    ...(input.externalIP ? [{ type: 'ExternalIP', address: input.externalIP }] : []),
+    { type: 'Hostname', address: name },
+    ...(input.internalIP ? [{ type: 'InternalIP', address: input.internalIP }] : []),
+  ];
+  return {
+    metadata: {
+      name,
+      ...(input.publicAddress !== undefined ? { annotations: { 'strait.io/public-address': input.publicAddress } } : {}),
+      ...(input.candidate !== undefined ? { labels: { 'strait.io/gateway-candidate': input.candidate } } : {}),
+    },
+    spec: { ...(input.podCIDRs ? { podCIDRs: input.podCIDRs } : {}), ...(input.podCIDR ? { podCIDR: input.podCIDR } : {}) },
+    status: { addresses, ...(input.ready ? { conditions: [{ type: 'MemoryPressure', status: 'False' }, { type: 'Ready', status: input.ready }] } : {}) },
+  };
+}
+
+/** The result as text, so a table row says it in one line. */
+function summary(nodes: readonly V1Node[]) {
+  const { nodes: read, problems } = clusterNodes(nodes, clusterPods);
+  return {
+    nodes: read.map((n) => [
+      n.config.name,
+      formatIp(n.config.underlayAddress),
+      n.config.podCIDRs.map(formatCidr).join(','),
+      n.config.publicAddress ? formatIp(n.config.publicAddress) : '-',
+      n.ready ? 'ready' : 'not-ready',
+      n.gatewayCandidate ? 'candidate' : '-',
+    ].join(' ')),
+    problems: problems.map((p) => p.message),
+  };
+}
+
+describe('Kubernetes Nodes as cluster nodes', () => {
+  it('reads name, InternalIP, podCIDRs, the public-address annotation, the Ready condition and the candidate label', () => {
+    assert.deepEqual(summary([
+      node('n2', { internalIP: '192.168.1.2', externalIP: '198.51.100.9', podCIDRs: ['10.244.2.0/24'], ready: 'False' }),
+      node('n1', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24', 'fd00:10:244:1::/64'], publicAddress: '203.0.113.1', candidate: 'true', ready: 'True' }),
+      node('n3', { internalIP: '192.168.1.3', podCIDR: '10.244.3.0/24', candidate: 'false', ready: 'Unknown' }),
+      node('n4', { internalIP: 'fd00::4', candidate: 'true' }),
+    ]), {
+      nodes: [
+        'n1 192.168.1.1 10.244.1.0/24 203.0.113.1 ready candidate',
+        'n2 192.168.1.2 10.244.2.0/24 - not-ready -',
+        'n3 192.168.1.3 10.244.3.0/24 - not-ready -',
+        'n4 fd00::4  - not-ready candidate',
+      ],
+      problems: [],
+    });
+  });
+
+  it('prefers spec.podCIDRs over the older spec.podCIDR', () => {
+    assert.deepEqual(summary([node('n', { internalIP: '192.168.1.1', podCIDRs: ['10.244.7.0/24'], podCIDR: '10.244.9.0/24' })]).nodes, ['n 192.168.1.1 10.244.7.0/24 - not-ready -']);
+  });
+
+  it('leaves out a Node with bad input, naming the node, field and value, and keeps the others', () => {
+    const good = node('good', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24'], ready: 'True' });
+    const cases: [V1Node, string][] = [
+      [node('no-ip', { externalIP: '198.51.100.1' }), 'Node no-ip: status.addresses: no InternalIP (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])'],
+      [node('bad-ip', { internalIP: '192.168.1.300' }), 'Node bad-ip: status.addresses[InternalIP]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "192.168.1.300")'],
+      [node('bad-cidr', { internalIP: '192.168.1.2', podCIDRs: ['10.244.2.0/24', '10.244.3.1/24'] }), 'Node bad-cidr: spec.podCIDRs[1]: host bits are set; did you mean 10.244.3.0/24? (got "10.244.3.1/24")'],
+      [node('old-cidr', { internalIP: '192.168.1.2', podCIDR: 'ten' }), 'Node old-cidr: spec.podCIDR: expected a CIDR like 10.0.0.0/16 or fd00::/64 (got "ten")'],
+      [node('outside', { internalIP: '192.168.1.2', podCIDRs: ['10.245.0.0/24'] }), 'Node outside: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.245.0.0/24")'],
+      [node('wider', { internalIP: '192.168.1.2', podCIDRs: ['10.244.0.0/15'] }), 'Node wider: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.244.0.0/15")'],
+      [node('overlap', { internalIP: '192.168.1.2', podCIDRs: ['10.244.1.128/25'] }), 'Node overlap: spec.podCIDRs[0]: overlaps the podCIDRs of Node good (got "10.244.1.128/25")'],
+      [node('bad-public', { internalIP: '192.168.1.2', publicAddress: 'gw.example.com' }), 'Node bad-public: metadata.annotations["strait.io/public-address"]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "gw.example.com")'],
+      [node('bad-label', { internalIP: '192.168.1.2', candidate: 'yes' }), 'Node bad-label: metadata.labels["strait.io/gateway-candidate"]: expected "true" or "false" (got "yes")'],
+    ];
+    for (const [bad, message] of cases) {
+      assert.deepEqual(summary([good, bad]), { nodes: ['good 192.168.1.1 10.244.1.0/24 - ready -'], problems: [message] }, bad.metadata!.name);
+    }
+    const [problem] = clusterNodes([good, cases[8]![0]], clusterPods).problems;
+    assert.deepEqual(problem, {
+      node: 'bad-label',
+      field: 'metadata.labels["strait.io/gateway-candidate"]',
+      value: 'yes',
+      reason: 'expected "true" or "false"',
+      message: 'Node bad-label: metadata.labels["strait.io/gateway-candidate"]: expected "true" or "false" (got "yes")',
+    });
+  });
+
+  it('of two Nodes with overlapping pod CIDRs the later name is left out, whatever the list order', () => {
+    const a = node('a', { internalIP: '192.168.1.1', podCIDRs: ['10.244.0.0/23'] });
+    const b = node('b', { internalIP: '192.168.1.2', podCIDRs: ['10.244.1.0/24'] });
+    const expected = { nodes: ['a 192.168.1.1 10.244.0.0/23 - not-ready -'], problems: ['Node b: spec.podCIDRs[0]: overlaps the podCIDRs of Node a (got "10.244.1.0/24")'] };
+    assert.deepEqual(summary([a, b]), expected);
+    assert.deepEqual(summary([b, a]), expected);
+  });
+
+  it('every Node is read or left out exactly once, the same for any order of the list (property)', () => {
+    const input = fc.record({
+      internalIP: fc.option(fc.constantFrom('192.168.1.1', '192.168.1.2', 'bad'), { nil: undefined }),
+      podCIDRs: fc.option(fc.array(fc.constantFrom('10.244.1.0/24', '10.244.2.0/24', '10.244.0.0/16', '10.9.0.0/24', 'fd00::/64', '10.244.3.3/24'), { maxLength: 2 }), { nil: undefined }),
+      publicAddress: fc.option(fc.constantFrom('203.0.113.1', 'x'), { nil: undefined }),
+      candidate: fc.option(fc.constantFrom('true', 'false', 'TRUE'), { nil: undefined }),
+      ready: fc.option(fc.constantFrom('True' as const, 'False' as const), { nil: undefined }),
+    });
+    fc.assert(fc.property(fc.uniqueArray(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e'), input), { selector: ([name]) => name, maxLength: 5 }), fc.func(fc.integer()), (entries, order) => {
+      const nodes = entries.map(([name, i]) => node(name, i));
+      const result = summary(nodes);
+      const names = [...result.nodes.map((line) => line.split(' ')[0]), ...result.problems.map((p) => p.split(' ')[1]!.slice(0, -1))].sort();
+      assert.deepEqual(names, entries.map(([name]) => name).sort());
+      const shuffled = nodes.map((n, i) => [order(i), n] as const).sort(([x], [y]) => x - y).map(([, n]) => n);
+      assert.deepEqual(summary(shuffled), result);
+    }), { numRuns: 500 });
+  });
+});

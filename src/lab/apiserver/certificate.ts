@@ -52,7 +52,7 @@ export function selfSignedCertificate(commonName: string, ips: string[], dnsName
   const name = sequence(set(sequence(oid('2.5.4.3'), utf8(commonName))));
   const now = Date.now();
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f; // a positive INTEGER
+  serial[0] = (serial[0]! & 0x3f) | 0x40; // a positive INTEGER in minimal form (DER)
   const altNames = sequence(
     ...ips.map((ip) => tag(0x87, Buffer.from(ip.split('.').map(Number)))),
     ...dnsNames.map((dns) => tag(0x82, Buffer.from(dns))),

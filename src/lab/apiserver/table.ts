@@ -64,18 +64,29 @@ function cellOf(type: ColumnType, value: unknown, now: Date): unknown {
   }
 }
 
+type Step = { field: string } | { index: number } | { filter: string; equals: string };
+
 /**
- * A printer column's JSONPath, the subset CRDs here use: fields and list indexes, `.spec.node.role`,
- * `.status.conditions[0].type`. Anything else (filters, wildcards) is refused when the CRD is loaded.
+ * A printer column's JSONPath, the subset CRDs use: fields, list indexes and equality filters,
+ * `.spec.node.role`, `.status.conditions[0].type`, `.status.conditions[?(@.type=="Ready")].status`
+ * (the first match, as the real server prints it). Anything else is refused when the CRD is loaded.
  */
 export function compileJsonPath(path: string): (object: unknown) => unknown {
-  if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*)+$/.test(path)) throw new Error(`unsupported printer column JSONPath ${path} (fields and [n] indexes only)`);
-  const steps = [...path.matchAll(/\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]/g)].map((m) => (m[1] !== undefined ? m[1] : Number(m[2])));
+  const step = /\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[\?\(@\.([A-Za-z_][A-Za-z0-9_-]*)\s*==\s*(?:"([^"]*)"|'([^']*)')\)\]/gy;
+  const steps: Step[] = [];
+  let m: RegExpExecArray | null;
+  while (step.lastIndex < path.length && (m = step.exec(path))) {
+    if (m[1] !== undefined) steps.push({ field: m[1] });
+    else if (m[2] !== undefined) steps.push({ index: Number(m[2]) });
+    else steps.push({ filter: m[3]!, equals: m[4] ?? m[5]! });
+  }
+  if (steps.length === 0 || step.lastIndex !== path.length) throw new Error(`unsupported printer column JSONPath ${path} (fields, [n] and [?(@.field=="value")] only)`);
   return (object) => {
     let at: unknown = object;
-    for (const step of steps) {
-      if (typeof step === 'number') at = Array.isArray(at) ? at[step] : undefined;
-      else at = isRecord(at) ? at[step] : undefined;
+    for (const s of steps) {
+      if ('field' in s) at = isRecord(at) ? at[s.field] : undefined;
+      else if ('index' in s) at = Array.isArray(at) ? at[s.index] : undefined;
+      else at = Array.isArray(at) ? at.find((item) => isRecord(item) && item[s.filter] === s.equals) : undefined;
       if (at === undefined) return undefined;
     }
     return at;

@@ -1,0 +1,362 @@
+/**
+ * The lab API server driven by the real @kubernetes/client-node 1.4.0: the semantics Strait's
+ * controllers and agents will rely on (CRUD, conflicts, validation, status subresource, watches,
+ * informers across a 410, bookmarks, selectors, auth), each checked against literal expected answers.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:https';
+import {
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesObject,
+  PatchStrategy,
+  Watch,
+  makeInformer,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { kubeconfigText } from '../../../src/lab/apiserver/kubeconfig';
+import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; [k: string]: unknown };
+
+const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
+
+function nodeDataplane(name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): Obj {
+  return {
+    apiVersion: 'strait.io/v1alpha1',
+    kind: 'NodeDataplane',
+    metadata: { name, ...(labels ? { labels } : {}) },
+    spec: {
+      clusterId: 'east',
+      podCIDR: '10.1.0.0/16',
+      externalCIDR: '100.64.1.0/24',
+      transitAddress: '100.64.1.1',
+      node: { name, role: 'gateway', underlayAddress: '192.168.1.10' },
+      activeGateway: { name, underlayAddress: '192.168.1.10' },
+      overlay: { vni: 1, port: 4789, mac: '02:53:54:00:00:01' },
+      peers: [],
+      natMappings: [],
+      nodes: [{ name, underlayAddress: '192.168.1.10', podCIDRs: ['10.1.0.0/24'] }],
+      ...spec,
+    },
+  };
+}
+
+/** The Status of a failed call: code and the parsed body. */
+async function failure(call: Promise<unknown>): Promise<{ code: number; status: Record<string, any> }> {
+  try {
+    await call;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    // client-node keeps no body for the codes its API declares without one (401).
+    return { code: err.code, status: err.body === undefined ? {} : (JSON.parse(err.body as string) as Record<string, any>) };
+  }
+  assert.fail('the call succeeded; expected a failure Status');
+}
+
+/** Resolves with the first value `check` returns (not undefined), from events `subscribe` delivers; fails after `ms`. */
+function eventually<E, T>(what: string, subscribe: (on: (event: E) => void) => void, check: (event: E) => T | undefined, ms = 5000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    subscribe((event) => {
+      const value = check(event);
+      if (value !== undefined) {
+        clearTimeout(timer);
+        resolve(value);
+      }
+    });
+  });
+}
+
+describe('lab API server with @kubernetes/client-node', () => {
+  let t: TestApiServer;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+
+  beforeEach(async () => {
+    t = await startTestApiServer({ watchCacheSize: 3, bookmarkIntervalMs: 200 });
+    core = t.kubeConfig.makeApiClient(CoreV1Api);
+    custom = t.kubeConfig.makeApiClient(CustomObjectsApi);
+  });
+  afterEach(async () => t.close());
+
+  it('creates, reads, replaces and deletes a ConfigMap, each write with a larger resourceVersion; then it is NotFound', async () => {
+    const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm1' }, data: { a: '1' } } });
+    assert.equal(created.metadata?.namespace, 'default');
+    assert.match(created.metadata?.uid ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.match(created.metadata?.resourceVersion ?? '', /^\d+$/);
+    const read = await core.readNamespacedConfigMap({ name: 'cm1', namespace: 'default' });
+    assert.deepEqual(read.data, { a: '1' });
+    const replaced = await core.replaceNamespacedConfigMap({ name: 'cm1', namespace: 'default', body: { ...read, data: { a: '2' } } });
+    assert.deepEqual(replaced.data, { a: '2' });
+    assert.ok(Number(replaced.metadata?.resourceVersion) > Number(created.metadata?.resourceVersion));
+    const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+    assert.deepEqual(list.items.map((c) => c.metadata?.name), ['cm1']);
+    assert.equal(list.metadata?.resourceVersion, replaced.metadata?.resourceVersion);
+    await core.deleteNamespacedConfigMap({ name: 'cm1', namespace: 'default' });
+    const gone = await failure(core.readNamespacedConfigMap({ name: 'cm1', namespace: 'default' }));
+    assert.equal(gone.code, 404);
+    assert.deepEqual(
+      { reason: gone.status.reason, message: gone.status.message, details: gone.status.details },
+      { reason: 'NotFound', message: 'configmaps "cm1" not found', details: { name: 'cm1', group: '', kind: 'configmaps' } },
+    );
+  });
+
+  it('refuses a namespaced object in a namespace that does not exist (404), and serves default and kube-system from the start', async () => {
+    const missing = await failure(core.createNamespacedSecret({ namespace: 'nope', body: { metadata: { name: 's1' } } }));
+    assert.equal(missing.code, 404);
+    assert.equal(missing.status.message, 'namespaces "nope" not found');
+    const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
+    assert.ok(names.includes('default') && names.includes('kube-system'), `namespaces: ${names.join(', ')}`);
+    await core.createNamespace({ body: { metadata: { name: 'nope' } } });
+    const secret = await core.createNamespacedSecret({ namespace: 'nope', body: { metadata: { name: 's1' }, stringData: undefined, data: { k: 'dg==' } } });
+    assert.equal(secret.metadata?.namespace, 'nope');
+  });
+
+  it('names an object from generateName, sets uid, creationTimestamp and generation 1; the same name again is 409 AlreadyExists', async () => {
+    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplane('node'), metadata: { generateName: 'node-' } } })) as Obj;
+    assert.match(created.metadata!.name!, /^node-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    assert.equal(created.metadata!.generation, 1);
+    assert.ok(Math.abs(Date.parse(String(created.metadata!.creationTimestamp)) - Date.now()) < 60_000);
+    const again = await failure(custom.createClusterCustomObject({ ...strait, body: nodeDataplane(created.metadata!.name!) }));
+    assert.equal(again.code, 409);
+    assert.equal(again.status.reason, 'AlreadyExists');
+    assert.equal(again.status.message, `nodedataplanes.strait.io "${created.metadata!.name}" already exists`);
+  });
+
+  it('answers an update from a stale resourceVersion with 409 Conflict, and applies one from the current version', async () => {
+    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+    const second = (await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...first, spec: { ...first.spec, clusterId: 'west' } } })) as Obj;
+    const stale = await failure(custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...first, spec: { ...first.spec, clusterId: 'north' } } }));
+    assert.equal(stale.code, 409);
+    assert.deepEqual(
+      { reason: stale.status.reason, message: stale.status.message },
+      { reason: 'Conflict', message: 'Operation cannot be fulfilled on nodedataplanes.strait.io "n1": the object has been modified; please apply your changes to the latest version and try again' },
+    );
+    const third = (await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...second, spec: { ...second.spec, clusterId: 'north' } } })) as Obj;
+    assert.equal(third.spec!.clusterId, 'north');
+  });
+
+  it('bumps generation only for spec changes, ignores status on the object, and changes only status through /status (merge patch)', async () => {
+    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplane('n1'), status: { ready: true } } })) as Obj;
+    assert.equal(created.status, undefined, 'status is dropped on create');
+    const labelled = (await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } } })) as Obj;
+    assert.equal(labelled.metadata!.generation, 1);
+    const respec = (await custom.replaceClusterCustomObject({
+      ...strait,
+      name: 'n1',
+      body: { ...labelled, spec: { ...labelled.spec, clusterId: 'west' }, status: { ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf', specGeneration: 1 } },
+    })) as Obj;
+    assert.equal(respec.metadata!.generation, 2);
+    assert.equal(respec.status, undefined, 'status is ignored on the main resource');
+    const status = { ready: true, time: '2026-01-01T00:00:00Z', dataplane: 'ebpf', specGeneration: 1 };
+    const patched = (await custom.patchClusterCustomObjectStatus(
+      { ...strait, name: 'n1', body: { status, spec: { clusterId: 'ignored' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as Obj;
+    assert.deepEqual(patched.status, status);
+    assert.equal(patched.spec!.clusterId, 'west', 'spec is ignored on /status');
+    assert.equal(patched.metadata!.generation, 2);
+    const read = (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as Obj;
+    assert.deepEqual(read.status, status);
+  });
+
+  it('answers a NodeDataplane that breaks its schema with 422 Invalid naming each field', async () => {
+    const bad = nodeDataplane('bad', { podCIDR: '10.0.0.0/33' });
+    const one = await failure(custom.createClusterCustomObject({ ...strait, body: bad }));
+    assert.equal(one.code, 422);
+    assert.deepEqual(one.status, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'NodeDataplane.strait.io "bad" is invalid: spec.podCIDR: Invalid value: "10.0.0.0/33": spec.podCIDR in body must be of type cidr: "10.0.0.0/33"',
+      reason: 'Invalid',
+      details: {
+        name: 'bad',
+        group: 'strait.io',
+        kind: 'NodeDataplane',
+        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "10.0.0.0/33": spec.podCIDR in body must be of type cidr: "10.0.0.0/33"', field: 'spec.podCIDR' }],
+      },
+      code: 422,
+    });
+    const spec = nodeDataplane('bad').spec!;
+    const several = await failure(custom.createClusterCustomObject({
+      ...strait,
+      body: nodeDataplane('bad', { node: { name: 'bad', role: 'boss', underlayAddress: '192.168.1.10' }, overlay: { vni: 1, mac: '02:53:54:00:00:01' }, clusterId: 'East', peers: spec.peers }),
+    }));
+    assert.equal(several.code, 422);
+    assert.deepEqual(
+      (several.status.details.causes as { field: string; message: string }[]).map((c) => `${c.field}: ${c.message}`).sort(),
+      [
+        "spec.clusterId: Invalid value: \"East\": spec.clusterId in body should match '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'",
+        'spec.node.role: Unsupported value: "boss": supported values: "gateway", "worker"',
+        'spec.overlay.port: Required value',
+      ],
+    );
+  });
+
+  it('prunes unknown fields by default (with a warning) and refuses them under fieldValidation=Strict, naming them', async () => {
+    const strict = await failure(custom.createClusterCustomObject({ ...strait, fieldValidation: 'Strict', body: nodeDataplane('n1', { colour: 'blue' }) }));
+    assert.equal(strict.code, 400);
+    assert.deepEqual(
+      { reason: strict.status.reason, message: strict.status.message },
+      { reason: 'BadRequest', message: 'NodeDataplane in version "v1alpha1" cannot be handled as a NodeDataplane: strict decoding error: unknown field "spec.colour"' },
+    );
+    const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1', { colour: 'blue' }) })) as Obj;
+    assert.equal(pruned.spec!.colour, undefined);
+    assert.equal(pruned.spec!.clusterId, 'east');
+  });
+
+  it('creates and renews a Lease with CoordinationV1Api; a PUT of a missing Lease creates it (201)', async () => {
+    const leases = t.kubeConfig.makeApiClient(CoordinationV1Api);
+    const lease = await leases.createNamespacedLease({ namespace: 'kube-system', body: { metadata: { name: 'strait-controller' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15 } } });
+    const renewed = await leases.replaceNamespacedLease({ name: 'strait-controller', namespace: 'kube-system', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } } });
+    assert.equal(renewed.spec?.holderIdentity, 'b');
+    const put = await leases.replaceNamespacedLease({ name: 'other', namespace: 'kube-system', body: { metadata: { name: 'other' }, spec: { holderIdentity: 'c' } } });
+    assert.equal(put.spec?.holderIdentity, 'c');
+    assert.deepEqual((await leases.listNamespacedLease({ namespace: 'kube-system' })).items.map((l) => l.metadata?.name), ['other', 'strait-controller']);
+  });
+
+  it('feeds an informer on NodeDataplanes add, update and delete, in order', async () => {
+    const seen: string[] = [];
+    const informer = makeInformer<Obj>(t.kubeConfig, '/apis/strait.io/v1alpha1/nodedataplanes', () => custom.listClusterCustomObject(strait) as never);
+    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (o: Obj) => seen.push(`${verb} ${o.metadata!.name} ${String(o.spec!.clusterId)}`));
+    await informer.start();
+    try {
+      const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+      await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...created, spec: { ...created.spec, clusterId: 'west' } } });
+      await custom.deleteClusterCustomObject({ ...strait, name: 'n1' });
+      await eventually('the delete event', (on) => informer.on('delete', on), () => true);
+      assert.deepEqual(seen, ['add n1 east', 'update n1 west', 'delete n1 west']);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('makes an informer whose watch is too old (410 Expired) relist, and it sees what was created meanwhile', async () => {
+    let lists = 0;
+    const informer = makeInformer<Obj>(t.kubeConfig, '/apis/strait.io/v1alpha1/nodedataplanes', () => {
+      lists += 1;
+      return custom.listClusterCustomObject(strait) as never;
+    });
+    const added: string[] = [];
+    informer.on('add', (o: Obj) => added.push(o.metadata!.name!));
+    informer.on('error', () => undefined);
+    await informer.start();
+    try {
+      await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') });
+      await eventually('n1 added', (on) => informer.on('add', on), (o: Obj) => (o.metadata!.name === 'n1' ? true : undefined));
+      await informer.stop();
+      // The watch cache keeps 3 changes: these 4 push the informer's resourceVersion out of it.
+      for (const name of ['n2', 'n3', 'n4', 'n5']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplane(name) });
+      const seenN5 = eventually('n5 added after the relist', (on) => informer.on('add', on), (o: Obj) => (o.metadata!.name === 'n5' ? true : undefined));
+      await informer.start();
+      await seenN5;
+      assert.equal(lists, 2, 'the informer listed again after the 410');
+      assert.deepEqual([...added].sort(), ['n1', 'n2', 'n3', 'n4', 'n5']);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('answers a watch from a resourceVersion older than the watch cache with one ERROR event: a 410 Expired Status', async () => {
+    const from = Number(((await custom.listClusterCustomObject(strait)) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+    // The watch cache keeps 3 changes: after 4, the changes since `from` are no longer all known.
+    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+    for (const name of ['n2', 'n3', 'n4']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplane(name) });
+    const oldestKnown = Number(first.metadata!.resourceVersion);
+    const events: { type: string; object: any }[] = [];
+    const ended = new Promise<unknown>((resolve) => {
+      void new Watch(t.kubeConfig).watch('/apis/strait.io/v1alpha1/nodedataplanes', { resourceVersion: String(from) }, (type, object) => events.push({ type, object }), resolve);
+    });
+    assert.equal(await ended, null, 'the server ends the stream');
+    assert.deepEqual(events, [{
+      type: 'ERROR',
+      object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${oldestKnown})`, reason: 'Expired', code: 410 },
+    }]);
+  });
+
+  it('sends BOOKMARK events carrying the newest resourceVersion when asked', async () => {
+    const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+    const watch = new Watch(t.kubeConfig);
+    const events: { type: string; object: any }[] = [];
+    let request: AbortController | undefined;
+    const bookmark = new Promise<any>((resolve) => {
+      void watch
+        .watch('/apis/strait.io/v1alpha1/nodedataplanes', { resourceVersion: created.metadata!.resourceVersion, allowWatchBookmarks: true }, (type, object) => {
+          events.push({ type, object });
+          if (type === 'BOOKMARK') resolve(object);
+        }, () => undefined)
+        .then((r) => (request = r));
+    });
+    const timeout = setTimeout(() => request?.abort(), 5000);
+    try {
+      assert.deepEqual(await bookmark, { kind: 'NodeDataplane', apiVersion: 'strait.io/v1alpha1', metadata: { resourceVersion: created.metadata!.resourceVersion } });
+      assert.deepEqual(events.map((e) => e.type), ['BOOKMARK']);
+    } finally {
+      clearTimeout(timeout);
+      request?.abort();
+    }
+  });
+
+  it('filters lists and watches by label and field selectors, and answers a bad selector with 400 naming it', async () => {
+    const make = (name: string, labels: Record<string, string>) => core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name, labels } } });
+    await make('a', { env: 'prod', tier: 'web' });
+    await make('b', { env: 'staging', tier: 'db' });
+    await make('c', { env: 'prod', tier: 'db', canary: 'yes' });
+    await make('d', { env: 'dev' });
+    const names = async (labelSelector?: string, fieldSelector?: string) =>
+      (await core.listNamespacedConfigMap({ namespace: 'default', labelSelector, fieldSelector })).items.map((c) => c.metadata!.name);
+    assert.deepEqual(await names('env in (prod,staging),!canary'), ['a', 'b']);
+    assert.deepEqual(await names('tier!=web'), ['b', 'c', 'd']);
+    assert.deepEqual(await names('env notin (prod),tier'), ['b']);
+    assert.deepEqual(await names('env==prod,canary'), ['c']);
+    assert.deepEqual(await names(undefined, 'metadata.name=b'), ['b']);
+    assert.deepEqual(await names('env=prod', 'metadata.name!=a'), ['c']);
+    const badLabel = await failure(core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'env in prod' }));
+    assert.deepEqual([badLabel.code, badLabel.status.reason], [400, 'BadRequest']);
+    assert.match(badLabel.status.message, /env in prod/);
+    const badField = await failure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'spec.colour=blue' }));
+    assert.deepEqual([badField.code, badField.status.message], [400, 'field label not supported: spec.colour']);
+
+    // A watch with a selector: an object leaving the selection is DELETED for it, one entering ADDED.
+    const events: string[] = [];
+    let request: AbortController | undefined;
+    const done = new Promise<void>((resolve) => {
+      void new Watch(t.kubeConfig)
+        .watch('/api/v1/namespaces/default/configmaps', { labelSelector: 'env=prod', resourceVersion: '0' }, (type, o: Obj) => {
+          events.push(`${type} ${o.metadata!.name}`);
+          if (events.length === 4) resolve();
+        }, () => undefined)
+        .then((r) => (request = r));
+    });
+    const a = await core.readNamespacedConfigMap({ name: 'a', namespace: 'default' });
+    await core.replaceNamespacedConfigMap({ name: 'a', namespace: 'default', body: { ...a, metadata: { ...a.metadata, labels: { env: 'dev' } } } });
+    const d = await core.readNamespacedConfigMap({ name: 'd', namespace: 'default' });
+    await core.replaceNamespacedConfigMap({ name: 'd', namespace: 'default', body: { ...d, metadata: { ...d.metadata, labels: { env: 'prod' } } } });
+    const timeout = setTimeout(() => request?.abort(), 5000);
+    await done;
+    clearTimeout(timeout);
+    request?.abort();
+    assert.deepEqual(events, ['ADDED a', 'ADDED c', 'DELETED a', 'ADDED d']);
+  });
+
+  it('answers 401 Unauthorized without a token and with a wrong one', async () => {
+    const unauthorized = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
+    const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+      request(`${t.server.url}/api/v1/namespaces`, { ca: t.server.ca }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ code: res.statusCode!, body }));
+      }).on('error', reject).end();
+    });
+    assert.deepEqual({ code: raw.code, status: JSON.parse(raw.body) }, { code: 401, status: unauthorized });
+    const wrong = new KubeConfig();
+    wrong.loadFromString(kubeconfigText([{ name: 'test', server: t.server.url, ca: t.server.ca, token: 'wrong' }]));
+    assert.equal((await failure(wrong.makeApiClient(CoreV1Api).listNamespace())).code, 401);
+  });
+});

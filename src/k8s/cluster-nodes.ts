@@ -73,7 +73,8 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, taken: reado
   if (label !== undefined && label !== 'true' && label !== 'false') throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');
 
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  return { config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}) }, ready, gatewayCandidate: label === 'true' };
+  const gatewayCandidate = label === 'true';
+  return { config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}), gatewayCandidate }, ready, gatewayCandidate };
 }
 
 /** The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR. */

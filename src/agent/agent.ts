@@ -18,19 +18,17 @@ import { probeKernel } from '../probe/probe';
 import { type NodeDataplane, openDataplane } from './dataplanes';
 import { reconcileOverlayRoutes } from './routes';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
-import { FileSpecSource, type SpecSource } from './spec-source';
-import { FileStatusSink, type StatusSink } from './status-sink';
+import { type Condition, agentConditions, setConditions } from './conditions';
+import { type ControlPlaneOptions, openControlPlane } from './control-plane';
+import type { SpecSource } from './spec-source';
+import type { StatusSink } from './status-sink';
 
 export type DataplaneRequest = 'auto' | Dataplane;
 
 export interface AgentOptions {
-  /** The spec file (standalone mode). */
-  specPath: string;
-  /** The heartbeat file (standalone mode); none: no status is written. */
-  statusPath?: string;
+  /** Where the spec comes from and the status goes: files, or the API server. */
+  controlPlane: ControlPlaneOptions;
   pinRoot: string;
-  /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
-  nodeName?: string;
   podInterfaces: RegExp;
   dataplane: DataplaneRequest;
   attachMode: TcMode;
@@ -64,10 +62,13 @@ export interface AgentPorts {
 export class Agent {
   /** The version of the document last read (undefined: none there), so an unchanged one is not re-parsed. */
   private lastVersion: string | undefined | null = null;
-  private good?: { spec: NodeDataplaneSpec; key: string; digest: string };
+  /** metadata.generation of the document last read, when its source has one. */
+  private newestGeneration?: number;
+  private good?: { spec: NodeDataplaneSpec; key: string; digest: string; generation?: number };
   private appliedKey?: string;
-  /** The digest of the spec last applied in full (status `appliedSpec`). */
-  private appliedDigest?: string;
+  /** The spec last applied in full, its digest (status `appliedSpec`) and generation. */
+  private applied?: { spec: NodeDataplaneSpec; digest: string; generation?: number };
+  private conditions: Condition[] = [];
   private generation = 0;
   private ready = false;
   private lastError?: string;
@@ -105,19 +106,23 @@ export class Agent {
     }
     this.lastReadError = undefined;
     if (document?.version === this.lastVersion) return;
+    const first = this.lastVersion === null;
     this.lastVersion = document?.version;
+    this.newestGeneration = document?.generation;
     if (document === undefined) {
       this.log.warn({ ...source.where, keeping }, 'no spec');
       return;
     }
     try {
-      const { spec } = readNodeDataplane(document.parse());
+      const { spec, status } = readNodeDataplane(document.parse());
+      // A restarted agent carries on the conditions it finds, so their transition times stay true.
+      if (first && status?.conditions) this.conditions = status.conditions;
       const { nodeName } = this.ports;
       if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
       const key = canonicalSpecText(spec);
-      this.good = { spec, key, digest: specDigest(key) };
+      this.good = { spec, key, digest: specDigest(key), ...(document.generation === undefined ? {} : { generation: document.generation }) };
       this.rejection = undefined;
     } catch (err) {
       this.rejection = `spec rejected: ${message(err)}`;
@@ -126,7 +131,7 @@ export class Agent {
     }
   }
 
-  private apply({ spec, key, digest }: { spec: NodeDataplaneSpec; key: string; digest: string }): void {
+  private apply({ spec, key, digest, generation }: NonNullable<Agent['good']>): void {
     try {
       const { changes, conflicts: routeConflicts } = this.dataplane.apply(spec);
       if (key !== this.appliedKey) {
@@ -142,7 +147,7 @@ export class Agent {
       if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
       this.lastError = undefined;
       this.ready = true;
-      this.appliedDigest = digest;
+      this.applied = { spec, digest, ...(generation === undefined ? {} : { generation }) };
     } catch (err) {
       // Not ready until an apply succeeds again; each distinct error is logged once, not every tick.
       this.ready = false;
@@ -151,18 +156,38 @@ export class Agent {
     }
   }
 
+  /**
+   * A gateway candidate whose datapath is applied and ready renews its fast heartbeat (node-lease.ts);
+   * one that is not stops, so the controller fails the gateway over.
+   */
+  get readyGatewayCandidate(): boolean {
+    return this.ready && this.applied?.spec.node.gatewayCandidate === true;
+  }
+
   beat(ready: boolean): void {
     const { sink } = this.ports;
     if (sink === undefined) return;
+    const time = new Date().toISOString();
     const status: NodeDataplaneStatus = {
       ready,
-      time: new Date().toISOString(),
+      time,
       dataplane: this.dataplane.kind,
       specGeneration: this.generation,
     };
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) status.error = error;
-    if (this.appliedDigest !== undefined) status.appliedSpec = this.appliedDigest;
+    if (this.applied !== undefined) status.appliedSpec = this.applied.digest;
+    this.conditions = setConditions(this.conditions, agentConditions({
+      noSpec: this.lastVersion === undefined || this.lastVersion === null,
+      ...(this.rejection === undefined ? {} : { rejection: this.rejection }),
+      ...(this.lastError === undefined ? {} : { applyError: this.lastError }),
+      ready,
+      dataplane: this.dataplane.kind,
+      ...(this.newestGeneration === undefined ? {} : { newestGeneration: this.newestGeneration }),
+      ...(this.applied?.generation === undefined ? {} : { appliedGeneration: this.applied.generation }),
+      ...(this.applied === undefined ? {} : { appliedSpec: this.applied.digest }),
+    }), time);
+    status.conditions = this.conditions;
     try {
       sink.write(status);
       this.lastBeatError = undefined;
@@ -190,9 +215,13 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
   return { stopped, isStopped: () => signal !== undefined };
 }
 
-/** Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run. */
+/**
+ * Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run or
+ * the control plane cannot be reached as configured (a bad kubeconfig).
+ */
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
+  const control = openControlPlane(options.controlPlane, log);
   const report = await probeKernel();
   const kind = selectDataplane(options.dataplane, report);
   const unavailable = describeMissing(encryptionRequirements, report).join(', ');
@@ -201,10 +230,9 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
   });
   try {
-    log.info({ dataplane: kind, pinRoot: options.pinRoot, specFile: options.specPath, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
-    const source = new FileSpecSource(options.specPath, log);
-    const agent = new Agent({ ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }), source, ...(options.statusPath === undefined ? {} : { sink: new FileStatusSink(options.statusPath) }) }, dataplane, log);
-    if (stop.isStopped()) return;
+    log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+    const { source } = control.ports;
+    const agent = new Agent(control.ports, dataplane, log);
     // A burst of notices for one write (create, write, rename) becomes one reconcile.
     let pending: NodeJS.Timeout | undefined;
     const onChange = () => {
@@ -214,17 +242,24 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       }, 10);
     };
     source.watch(onChange);
-    agent.tick();
-    const timer = setInterval(() => {
-      source.watch(onChange);
+    // Until the source can answer (the informer's first list) nothing is applied nor reported: the
+    // datapath a previous agent left stays as it is.
+    await Promise.race([source.ready(), stop.stopped]);
+    let timer: NodeJS.Timeout | undefined;
+    if (!stop.isStopped()) {
       agent.tick();
-    }, options.intervalMs);
-    await stop.stopped;
+      control.start(() => agent.readyGatewayCandidate);
+      timer = setInterval(() => {
+        source.watch(onChange);
+        agent.tick();
+      }, options.intervalMs);
+      await stop.stopped;
+    }
     // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. The node
     // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
     clearInterval(timer);
     clearTimeout(pending);
-    source.close();
+    await control.close();
   } finally {
     dataplane.close();
   }

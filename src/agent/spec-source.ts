@@ -11,8 +11,10 @@ import type { Logger } from '../log';
 export interface SpecDocument {
   /** The NodeDataplane object as JSON; throws when the document is not JSON (the agent rejects it). */
   parse(): unknown;
-  /** Changes whenever the document does (the file's text, the object's resourceVersion). */
+  /** Changes whenever the document does (the file's text, the object's uid and resourceVersion). */
   version: string;
+  /** metadata.generation, when the source counts them (the API server does; a file does not). */
+  generation?: number;
 }
 
 export interface SpecSource {
@@ -25,6 +27,8 @@ export interface SpecSource {
   read(): SpecDocument | undefined;
   /** Calls `onChange` when the document may have changed; again from every tick (re-establishes a lost watch). */
   watch(onChange: () => void): void;
+  /** Resolves once `read` can answer: at once for a file, after the first list for the API server. */
+  ready(): Promise<void>;
   close(): void;
 }
 
@@ -70,6 +74,10 @@ export class FileSpecSource implements SpecSource {
       if (!this.polling) this.log.warn({ dir, error: message(err) }, 'cannot watch the spec directory yet; polling every interval');
       this.polling = true;
     }
+  }
+
+  ready(): Promise<void> {
+    return Promise.resolve();
   }
 
   close(): void {

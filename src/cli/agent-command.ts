@@ -1,12 +1,15 @@
 /**
- * `strait agent`: the standalone node agent of docs/lab.md. Flags are checked in the action, before the
- * kernel is touched, so a bad one gets the same JSON error on stderr as every other failure.
+ * `strait agent`: the node agent, on files (docs/lab.md) or on the API server (`--kubernetes`,
+ * docs/agent-kubernetes.md). Flags are checked in the action, before the kernel is touched, so a bad one
+ * gets the same JSON error on stderr as every other failure.
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentOptions, type DataplaneRequest, cleanupAgentNode, runAgent } from '../agent/agent';
 import type { TcMode } from '../bpf';
+import type { ControlPlaneOptions } from '../agent/control-plane';
+import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
@@ -26,7 +29,23 @@ export interface AgentFlags {
   netns?: string;
   ipsecSecrets?: string;
   cleanup?: boolean;
+  /** The NodeDataplane from the API server instead of --spec; the status to it instead of --status. */
+  kubernetes?: boolean;
+  kubeconfig?: string;
+  namespace?: string;
+  leaseInterval?: string;
+  statusRefresh?: string;
 }
+
+/** The environment the Kubernetes mode reads (a DaemonSet sets them from the downward API). */
+export interface AgentEnvironment {
+  NODE_NAME?: string;
+  POD_NAMESPACE?: string;
+  KUBECONFIG?: string;
+}
+
+/** The namespace of the node Leases when neither --namespace nor POD_NAMESPACE says. */
+export const defaultNamespace = 'strait-system';
 
 function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) throw new InputError(flag, value, `must be one of ${allowed.join(', ')}`);
@@ -41,9 +60,9 @@ function parseRegex(value: string): RegExp {
   }
 }
 
-function parseInterval(value: string): number {
+function parseSeconds(flag: string, value: string): number {
   const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
-  if (!(seconds > 0)) throw new InputError('--interval', value, 'must be a number of seconds greater than 0, like 1 or 0.2');
+  if (!(seconds > 0)) throw new InputError(flag, value, 'must be a number of seconds greater than 0, like 1 or 0.2');
   return Math.max(1, Math.round(seconds * 1000));
 }
 
@@ -63,24 +82,60 @@ function checkPinRoot(value: string): string {
   return value;
 }
 
-/** Checks every flag; `spec` may be absent only for --cleanup. */
-export function parseAgentFlags(flags: AgentFlags): AgentOptions & { cleanup: boolean } {
-  const cleanup = flags.cleanup === true;
+const namespacePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The file mode: --spec (or --config), --status. */
+function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOptions {
+  const kubernetesOnly = { kubeconfig: '--kubeconfig', namespace: '--namespace', leaseInterval: '--lease-interval', statusRefresh: '--status-refresh' } as const;
+  for (const [key, flag] of Object.entries(kubernetesOnly)) {
+    const value = flags[key as keyof typeof kubernetesOnly];
+    if (value !== undefined) throw new InputError(flag, value, 'only with --kubernetes');
+  }
   if (flags.spec !== undefined && flags.config !== undefined) throw new InputError('--config', flags.config, 'give either --spec or --config (they are the same file), not both');
   const spec = flags.spec ?? flags.config;
-  if (!cleanup && (spec === undefined || spec === '')) throw new InputError('--spec', spec, 'required (the node dataplane spec file, or --config), unless --cleanup');
+  if (!cleanup && (spec === undefined || spec === '')) throw new InputError('--spec', spec, 'required (the node dataplane spec file, or --config), unless --cleanup or --kubernetes');
   if (flags.node !== undefined && flags.node.trim() === '') throw new InputError('--node', flags.node, 'must not be empty');
   if (flags.status === '') throw new InputError('--status', flags.status, 'must not be empty');
   return {
-    cleanup,
+    kind: 'files',
     specPath: spec ?? '',
+    ...(flags.status === undefined ? {} : { statusPath: flags.status }),
+    ...(flags.node === undefined ? {} : { nodeName: flags.node }),
+  };
+}
+
+/** --kubernetes: the node from --node or NODE_NAME, the kubeconfig from --kubeconfig, KUBECONFIG or the Pod. */
+function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): ControlPlaneOptions {
+  for (const [flag, value] of [['--spec', flags.spec], ['--config', flags.config], ['--status', flags.status]] as const) {
+    if (value !== undefined) throw new InputError(flag, value, 'is the file mode; --kubernetes reads the NodeDataplane from the API server and writes its status there');
+  }
+  const [nodeField, nodeName] = flags.node !== undefined ? ['--node', flags.node] : ['NODE_NAME', env.NODE_NAME];
+  if (nodeName === undefined || nodeName === '') throw new InputError('--node', nodeName, 'required with --kubernetes: give --node or set NODE_NAME (a DaemonSet sets it from spec.nodeName)');
+  const [namespaceField, namespace] = flags.namespace !== undefined ? ['--namespace', flags.namespace] : env.POD_NAMESPACE ? ['POD_NAMESPACE', env.POD_NAMESPACE] : ['--namespace', defaultNamespace];
+  if (!namespacePattern.test(namespace)) throw new InputError(namespaceField, namespace, 'a namespace is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+  const [kubeconfigField, kubeconfig] = flags.kubeconfig !== undefined ? ['--kubeconfig', flags.kubeconfig] : ['KUBECONFIG', env.KUBECONFIG || undefined];
+  if (kubeconfig !== undefined && !(existsSync(kubeconfig) && statSync(kubeconfig).isFile())) throw new InputError(kubeconfigField, kubeconfig, 'no such file (without a kubeconfig the agent uses the Pod\'s service account)');
+  return {
+    kind: 'kubernetes',
+    nodeName: checkFormat('node-name', nodeField, nodeName),
+    namespace,
+    ...(kubeconfig === undefined ? {} : { kubeconfig }),
+    leaseIntervalMs: parseSeconds('--lease-interval', flags.leaseInterval ?? '0.2'),
+    statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '30'),
+  };
+}
+
+/** Checks every flag; the spec may be absent only for --cleanup and --kubernetes. */
+export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = process.env): AgentOptions & { cleanup: boolean } {
+  const cleanup = flags.cleanup === true;
+  return {
+    cleanup,
+    controlPlane: flags.kubernetes ? kubernetesControlPlane(flags, env) : fileControlPlane(flags, cleanup),
     pinRoot: checkPinRoot(flags.pinRoot),
     podInterfaces: parseRegex(flags.podInterfaces),
     dataplane: oneOf<DataplaneRequest>('--dataplane', flags.dataplane, ['auto', 'ebpf', 'kernel']),
     attachMode: oneOf<TcMode>('--attach', flags.attach, ['auto', 'tcx', 'clsact']),
-    intervalMs: parseInterval(flags.interval),
-    ...(flags.status === undefined ? {} : { statusPath: flags.status }),
-    ...(flags.node === undefined ? {} : { nodeName: flags.node }),
+    intervalMs: parseSeconds('--interval', flags.interval),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
   };
@@ -89,12 +144,17 @@ export function parseAgentFlags(flags: AgentFlags): AgentOptions & { cleanup: bo
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
-    .description("keep this node's datapath in step with its spec file: apply it on every change and every interval, write a heartbeat; SIGTERM leaves the datapath in place")
-    .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup')
+    .description("keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place")
+    .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup or --kubernetes')
     .option('--config <file>', 'the same, for a spec file written by hand (src/nodespec/spec.ts)')
     .requiredOption('--pin-root <dir>', 'the directory on bpffs for this node\'s pinned maps and links')
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
-    .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node)')
+    .option('--kubernetes', 'watch this node\'s NodeDataplane on the API server and write its status there (instead of --spec and --status)')
+    .option('--kubeconfig <file>', 'with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod\'s service account)')
+    .option('--namespace <ns>', `with --kubernetes: the namespace of this node's Lease (default: POD_NAMESPACE, else ${defaultNamespace})`)
+    .option('--lease-interval <seconds>', 'with --kubernetes: how often a ready gateway candidate renews its Lease (default 0.2)')
+    .option('--status-refresh <seconds>', 'with --kubernetes: how often an unchanged status is written anyway (default 30)')
+    .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node; with --kubernetes: NODE_NAME)')
     .option('--pod-interfaces <regex>', 'pod interfaces (host side of each pod veth) are those whose name matches', '^p-')
     .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')

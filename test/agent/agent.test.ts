@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { Agent, type AgentOptions, type AgentPorts, selectDataplane } from '../../src/agent/agent';
+import { Agent, type AgentPorts, selectDataplane } from '../../src/agent/agent';
 import { FileSpecSource } from '../../src/agent/spec-source';
 import { FileStatusSink } from '../../src/agent/status-sink';
 import { ebpfDataplane, summarizeChanges } from '../../src/agent/dataplanes';
@@ -79,15 +79,20 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   let applied: NodeDataplaneSpec[];
   let failWith: string | undefined;
   let agent: Agent;
-  let options: AgentOptions;
+  let specPath: string;
+  let statusPath: string;
 
   const log = () => pino({ level: 'debug' }, new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
   const writeSpec = (text: string) => {
     writeFileSync(join(dir, '.spec.tmp'), text);
-    renameSync(join(dir, '.spec.tmp'), options.specPath);
+    renameSync(join(dir, '.spec.tmp'), specPath);
   };
-  const heartbeat = () => JSON.parse(readFileSync(options.statusPath!, 'utf8'));
-  const ports = (): AgentPorts => ({ source: new FileSpecSource(options.specPath, log()), sink: new FileStatusSink(options.statusPath!) });
+  const heartbeat = () => JSON.parse(readFileSync(statusPath, 'utf8'));
+  /** The heartbeat without its time and conditions (those are checked by `conditions`). */
+  const beatFields = () => ({ ...heartbeat(), time: 0, conditions: 0 });
+  /** Each condition as "type status reason". */
+  const conditions = () => (heartbeat().conditions as { type: string; status: string; reason: string }[]).map((c) => `${c.type} ${c.status} ${c.reason}`);
+  const ports = (): AgentPorts => ({ source: new FileSpecSource(specPath, log()), sink: new FileStatusSink(statusPath) });
   const messages = () => lines.map((l) => l.msg);
 
   beforeEach(() => {
@@ -99,7 +104,8 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     lines = [];
     applied = [];
     failWith = undefined;
-    options = { specPath: join(dir, 'n1.json'), statusPath: join(dir, 'status', 'n1.json'), pinRoot: '/unused', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000, netns: ns };
+    specPath = join(dir, 'n1.json');
+    statusPath = join(dir, 'status', 'n1.json');
     const datapath = {
       apply: (spec: NodeDataplaneSpec) => {
         if (failWith) throw new Error(failWith);
@@ -118,13 +124,17 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   it('waits for a spec while ready, applies it with its routes, and keeps the last good spec when the file goes bad', () => {
     agent.tick();
     assert.equal(applied.length, 0);
-    assert.deepEqual({ ...heartbeat(), time: 0 }, { ready: true, time: 0, dataplane: 'ebpf', specGeneration: 0 });
+    assert.deepEqual(beatFields(), { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 0 });
+    assert.deepEqual(conditions(), ['Applied False NoSpec', 'Ready True DatapathReady']);
+    const readySince = heartbeat().conditions[1].lastTransitionTime;
 
     writeSpec(specFileText(nodeSpecDocument([peerB])));
     agent.tick();
     assert.deepEqual(applied.at(-1), nodeSpec([peerB]));
     assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.60.0.0/24']);
-    assert.deepEqual({ ...heartbeat(), time: 0 }, { ready: true, time: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
+    assert.deepEqual(beatFields(), { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
+    assert.deepEqual(conditions(), ['Applied True SpecApplied', 'Ready True DatapathReady']);
+    assert.equal(heartbeat().conditions[1].lastTransitionTime, readySince, 'Ready did not change: its transition time stays');
 
     // Half-written, then invalid: neither is applied; the last good spec is re-applied every tick; one error line each.
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])).slice(0, 120));
@@ -142,6 +152,8 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(heartbeat().ready, true);
     assert.match(heartbeat().error ?? '', /^spec rejected: spec\.podCIDR/, 'the heartbeat says the newest spec is not in force');
     assert.equal(heartbeat().appliedSpec, specBDigest, 'and names the one that is');
+    assert.deepEqual(conditions(), ['Applied False SpecRejected', 'Ready True DatapathReady']);
+    assert.equal(heartbeat().conditions[0].message, 'spec rejected: spec.podCIDR: prefix length must be 1 to 32 for IPv4 (got "10.0.0.0/33"); spec e6b714edfe2924f1 stays applied');
 
     // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
     writeSpec(specFileText(nodeSpecDocument([{ ...peerB, transport: 'ipsec' }])));
@@ -174,6 +186,8 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(heartbeat().ready, false);
     assert.equal(heartbeat().specGeneration, 0);
     assert.equal(heartbeat().error, failWith);
+    assert.deepEqual(conditions(), ['Applied False ApplyFailed', 'Ready False ApplyFailed']);
+    assert.equal(heartbeat().conditions[1].message, failWith);
     assert.equal(messages().filter((m) => m === 'applying the spec failed').length, 1);
     failWith = undefined;
     agent.tick();
@@ -183,6 +197,20 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.ok(messages().includes('reconcile recovered'));
     agent.beat(false);
     assert.equal(heartbeat().ready, false);
+  });
+
+  it('is a ready gateway candidate (it renews its Lease) only while a candidate\'s spec is applied and ready', () => {
+    const doc = nodeSpecDocument();
+    writeSpec(specFileText({ ...doc, node: { ...doc.node, gatewayCandidate: true } }));
+    failWith = 'bpf_map_update_elem: ENOMEM';
+    agent.tick();
+    assert.equal(agent.readyGatewayCandidate, false, 'not while applying fails');
+    failWith = undefined;
+    agent.tick();
+    assert.equal(agent.readyGatewayCandidate, true);
+    writeSpec(specFileText(doc));
+    agent.tick();
+    assert.equal(agent.readyGatewayCandidate, false, 'no candidate any more');
   });
 
   it('refuses a spec written for another node when --node is given', () => {

@@ -32,5 +32,8 @@ export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): NodeDataplane
 /** The same, typed (through the document's own reader). */
 export const nodeSpec = (peers?: PeerDocument[]): NodeDataplaneSpec => readNodeDataplaneSpec(nodeSpecDocument(peers));
 
-/** The text of a spec file holding `doc`: a NodeDataplane object named after its node. */
-export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(makeObject(nodeDataplaneResource, doc.node.name, doc));
+/** A NodeDataplane object holding `doc`, named after its node (what the API server is given). */
+export const nodeObject = (doc: NodeDataplaneSpecDocument) => makeObject(nodeDataplaneResource, doc.node.name, doc);
+
+/** The text of a spec file holding `doc`. */
+export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(nodeObject(doc));

@@ -1,32 +1,41 @@
 import assert from 'node:assert/strict';
-import { type AgentFlags, parseAgentFlags } from '../../src/cli/agent-command';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AgentEnvironment, type AgentFlags, parseAgentFlags } from '../../src/cli/agent-command';
 import { InputError } from '../../src/errors';
 
 const flags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
   spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', ...over,
 });
+/** --kubernetes, without the file mode's --spec. */
+const kubernetes = (over: Partial<AgentFlags> = {}): Partial<AgentFlags> => ({ spec: undefined, kubernetes: true, ...over });
 
-function rejects(over: Partial<AgentFlags>, flag: string, value: unknown): void {
-  assert.throws(() => parseAgentFlags(flags(over)), (err: unknown) => err instanceof InputError && err.field === flag && err.value === value);
+function rejects(over: Partial<AgentFlags>, flag: string, value: unknown, env: AgentEnvironment = {}, reason?: RegExp): void {
+  assert.throws(() => parseAgentFlags(flags(over), env), (err: unknown) => {
+    assert.ok(err instanceof InputError, String(err));
+    assert.deepEqual({ field: err.field, value: err.value }, { field: flag, value });
+    if (reason) assert.match(err.reason, reason);
+    return true;
+  });
 }
 
 describe('strait agent flags', () => {
   it('takes the defaults of docs/lab.md', () => {
-    assert.deepEqual(parseAgentFlags(flags()), {
-      cleanup: false, specPath: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000,
+    assert.deepEqual(parseAgentFlags(flags(), {}), {
+      cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000,
     });
-    const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }));
+    const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }), {});
     assert.equal(all.intervalMs, 200);
-    assert.equal(all.statusPath, '/s.json');
-    assert.equal(all.nodeName, 'n1');
+    assert.deepEqual(all.controlPlane, { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json', statusPath: '/s.json', nodeName: 'n1' });
     assert.equal(all.attachMode, 'clsact');
     assert.ok(all.podInterfaces.test('veth-1') && !all.podInterfaces.test('eth0'));
   });
 
   it('needs --spec except for --cleanup', () => {
     rejects({ spec: undefined }, '--spec', undefined);
-    assert.equal(parseAgentFlags(flags({ spec: undefined, cleanup: true })).cleanup, true);
-    assert.equal(parseAgentFlags(flags({ spec: undefined, config: '/etc/strait/n1.json' })).specPath, '/etc/strait/n1.json', '--config is the same file');
+    assert.equal(parseAgentFlags(flags({ spec: undefined, cleanup: true }), {}).cleanup, true);
+    assert.deepEqual(parseAgentFlags(flags({ spec: undefined, config: '/etc/strait/n1.json' }), {}).controlPlane, { kind: 'files', specPath: '/etc/strait/n1.json' }, '--config is the same file');
     rejects({ config: '/etc/strait/n1.json' }, '--config', '/etc/strait/n1.json');
   });
 
@@ -42,5 +51,60 @@ describe('strait agent flags', () => {
     rejects({ netns: 'strait-no-such-namespace' }, '--netns', 'strait-no-such-namespace');
     rejects({ netns: '../etc' }, '--netns', '../etc');
     rejects({ node: '' }, '--node', '');
+  });
+
+  describe('--kubernetes', () => {
+    let dir: string;
+    let kubeconfig: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'strait-flags-'));
+      kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('takes the node from --node, else NODE_NAME; the namespace from --namespace, else POD_NAMESPACE, else strait-system; a Lease every 0.2 s and a status refresh every 30 s', () => {
+      assert.deepEqual(parseAgentFlags(flags(kubernetes({ node: 'n1' })), {}).controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'strait-system', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
+      assert.deepEqual(parseAgentFlags(flags(kubernetes()), { NODE_NAME: 'worker-2.example', POD_NAMESPACE: 'kube-strait' }).controlPlane, { kind: 'kubernetes', nodeName: 'worker-2.example', namespace: 'kube-strait', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
+      const all = parseAgentFlags(flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, leaseInterval: '0.1', statusRefresh: '5', interval: '2' })), { NODE_NAME: 'n9', POD_NAMESPACE: 'other', KUBECONFIG: '/nowhere' });
+      assert.deepEqual(all.controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'lab', kubeconfig, leaseIntervalMs: 100, statusRefreshMs: 5_000 }, 'flags win over the environment');
+      assert.equal(all.intervalMs, 2_000);
+    });
+
+    it('takes the kubeconfig from --kubeconfig, else KUBECONFIG, else none (the Pod\'s service account)', () => {
+      const controlPlane = (over: Partial<AgentFlags>, env: AgentEnvironment) => parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), env).controlPlane as { kubeconfig?: string };
+      assert.equal(controlPlane({ kubeconfig }, {}).kubeconfig, kubeconfig);
+      assert.equal(controlPlane({}, { KUBECONFIG: kubeconfig }).kubeconfig, kubeconfig);
+      assert.equal(controlPlane({}, {}).kubeconfig, undefined);
+      assert.equal(controlPlane({}, { KUBECONFIG: '' }).kubeconfig, undefined, 'an empty KUBECONFIG is none');
+    });
+
+    it('refuses the file mode\'s flags, naming them', () => {
+      const fileMode = /is the file mode; --kubernetes reads the NodeDataplane from the API server/;
+      rejects(kubernetes({ node: 'n1', spec: '/n1.json' }), '--spec', '/n1.json', {}, fileMode);
+      rejects(kubernetes({ node: 'n1', config: '/n1.json' }), '--config', '/n1.json', {}, fileMode);
+      rejects(kubernetes({ node: 'n1', status: '/s.json' }), '--status', '/s.json', {}, fileMode);
+    });
+
+    it('refuses its own flags without --kubernetes', () => {
+      rejects({ kubeconfig }, '--kubeconfig', kubeconfig, {}, /only with --kubernetes/);
+      rejects({ namespace: 'lab' }, '--namespace', 'lab');
+      rejects({ leaseInterval: '0.2' }, '--lease-interval', '0.2');
+      rejects({ statusRefresh: '30' }, '--status-refresh', '30');
+    });
+
+    it('refuses a missing or bad node name, namespace, kubeconfig or period, naming the flag or variable', () => {
+      rejects(kubernetes(), '--node', undefined, {}, /give --node or set NODE_NAME/);
+      rejects(kubernetes(), '--node', '', { NODE_NAME: '' });
+      rejects(kubernetes({ node: 'n1,metadata.name=n2' }), '--node', 'n1,metadata.name=n2');
+      rejects(kubernetes(), 'NODE_NAME', 'Node_1', { NODE_NAME: 'Node_1' });
+      rejects(kubernetes({ node: 'n1', namespace: 'Strait' }), '--namespace', 'Strait');
+      rejects(kubernetes({ node: 'n1' }), 'POD_NAMESPACE', 'a.b', { POD_NAMESPACE: 'a.b' });
+      rejects(kubernetes({ node: 'n1', kubeconfig: join(dir, 'none') }), '--kubeconfig', join(dir, 'none'), {}, /no such file/);
+      rejects(kubernetes({ node: 'n1', kubeconfig: dir }), '--kubeconfig', dir);
+      rejects(kubernetes({ node: 'n1' }), 'KUBECONFIG', join(dir, 'none'), { KUBECONFIG: join(dir, 'none') });
+      rejects(kubernetes({ node: 'n1', leaseInterval: '0' }), '--lease-interval', '0');
+      rejects(kubernetes({ node: 'n1', statusRefresh: '30s' }), '--status-refresh', '30s');
+    });
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupAgentNode } from '../../src/agent/agent';
 import { mainRoutes as readMainRoutes } from '../support/routes';
-import { BpfMap, type Codec, type CodecValue, ensureBpffs, ifIndex, queryTcx } from '../../src/bpf';
+import { type BpfMap, type CodecValue, ensureBpffs, ifIndex, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { findAttachments } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
@@ -16,6 +16,7 @@ import { nextReconcile } from '../support/heartbeat';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { waitFor } from '../support/wait';
 import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
+import { attachments as attachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -60,18 +61,10 @@ describe('strait agent (real process, real kernel)', function () {
     renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
   };
   const heartbeat = () => JSON.parse(readFileSync(statusPath(), 'utf8')) as { node: string; ready: boolean; time: string; dataplane: string; specGeneration: number };
-  const attachments = () => findAttachments(pinRoot, netnsPath(node)).map((a) => `${a.interface}:${a.program}`).sort();
-  const withMap = <K, V, T>(spec: { name: string; key: Codec<K>; value: Codec<V> }, use: (map: BpfMap<K, V>) => T): T => {
-    const map = BpfMap.openPinned(join(pinRoot, spec.name), spec.key, spec.value);
-    try {
-      return use(map);
-    } finally {
-      map.close();
-    }
-  };
-  const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withMap(layout.maps.peers, use);
-  const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(layout.maps.config, use);
-  const peerIds = () => withPeers((m) => [...m.keys()].sort((a, b) => a - b));
+  const attachments = () => attachmentsOf(pinRoot, node);
+  const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withPeersOf(pinRoot, use);
+  const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(pinRoot, layout.maps.config, use);
+  const peerIds = () => peerIdsOf(pinRoot);
   /**
    * The tcx attachments the kernel runs: a link detached by hand, or whose device was deleted, stays
    * pinned (so findAttachments still lists it) but is attached to nothing (ifindex 0).

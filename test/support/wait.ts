@@ -3,8 +3,9 @@
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Polls `check` (which may be async: an API read) every 50 ms until it returns true; a throw counts as "not yet" (a file half there, a map
- * not pinned yet). Fails after `ms` naming `what`, with `detail()` (e.g. the process's log) if given.
+ * Polls `check` every 50 ms until it returns (or resolves to) true; a throw counts as "not yet" (a file
+ * half there, a map not pinned yet, an object not on the API server yet). Fails after `ms` naming
+ * `what`, with `detail()` (e.g. the process's log) if given.
  */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 10_000, detail?: () => string): Promise<void> {
   const deadline = Date.now() + ms;

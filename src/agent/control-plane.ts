@@ -1,0 +1,89 @@
+/**
+ * Where an agent's NodeDataplane comes from and where it reports, by mode: files (the standalone lab:
+ * a spec file and a heartbeat file) or the API server (`--kubernetes`: an informer on its NodeDataplane,
+ * the status subresource, and a fast Lease while it is a ready gateway candidate). The reconcile loop
+ * (agent.ts) is the same for both.
+ */
+import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
+import type { Logger } from '../log';
+import type { AgentPorts } from './agent';
+import { KubernetesSpecSource } from './kubernetes-spec-source';
+import { KubernetesStatusSink } from './kubernetes-status-sink';
+import { NodeLease } from './node-lease';
+import { FileSpecSource } from './spec-source';
+import { FileStatusSink } from './status-sink';
+
+export interface FileControlPlane {
+  kind: 'files';
+  specPath: string;
+  /** The heartbeat file; none: no status is written. */
+  statusPath?: string;
+  /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
+  nodeName?: string;
+}
+
+export interface KubernetesControlPlane {
+  kind: 'kubernetes';
+  /** A kubeconfig file; none: in-cluster (the Pod's service account). */
+  kubeconfig?: string;
+  nodeName: string;
+  /** Where the node's Lease lives (the agent's own namespace). */
+  namespace: string;
+  leaseIntervalMs: number;
+  /** How often an unchanged status is written anyway. */
+  statusRefreshMs: number;
+}
+
+export type ControlPlaneOptions = FileControlPlane | KubernetesControlPlane;
+
+export interface ControlPlane {
+  ports: AgentPorts;
+  /** For the agent's start line (never a credential). */
+  where: Record<string, unknown>;
+  /** Starts what runs beside the reconcile loop; `readyGatewayCandidate` is asked before each Lease renewal. */
+  start(readyGatewayCandidate: () => boolean): void;
+  /** Stops watching and renewing; resolves when no write is in flight. */
+  close(): Promise<void>;
+}
+
+function files(options: FileControlPlane, log: Logger): ControlPlane {
+  const source = new FileSpecSource(options.specPath, log);
+  return {
+    ports: {
+      source,
+      ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
+      ...(options.statusPath === undefined ? {} : { sink: new FileStatusSink(options.statusPath) }),
+    },
+    where: { specFile: options.specPath, statusFile: options.statusPath ?? null },
+    start: () => {},
+    close: async () => source.close(),
+  };
+}
+
+/** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */
+function kubernetes(options: KubernetesControlPlane, log: Logger): ControlPlane {
+  const kubeConfig = loadKubeConfig(options.kubeconfig === undefined ? {} : { file: options.kubeconfig });
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const { nodeName, namespace } = options;
+  const source = new KubernetesSpecSource({ kubeConfig, api: custom, nodeName, log });
+  const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
+  let lease: NodeLease | undefined;
+  return {
+    ports: { source, sink, nodeName },
+    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs },
+    start: (readyGatewayCandidate) => {
+      lease = new NodeLease({ api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log }, readyGatewayCandidate);
+      lease.start();
+    },
+    close: async () => {
+      source.close();
+      await lease?.stop();
+      await sink.flushed();
+    },
+  };
+}
+
+export function openControlPlane(options: ControlPlaneOptions, log: Logger): ControlPlane {
+  return options.kind === 'files' ? files(options, log) : kubernetes(options, log);
+}

@@ -1,0 +1,220 @@
+/** `strait agent --kubernetes`: a real process against a real node namespace and the lab API server, through the real client. */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { cleanupAgentNode } from '../../src/agent/agent';
+import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
+import { ensureBpffs } from '../../src/bpf';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { type TestApiServer, startTestApiServer } from '../support/api-server';
+import { requireRoot, uniqueName } from '../support/kernel';
+import { type CapturedLog, captureLog } from '../support/log-capture';
+import { mainRoutes } from '../support/routes';
+import { waitFor } from '../support/wait';
+import { nodeObject, nodeSpecDocument, peerB, peerC } from './fixture';
+import { attachments, peerIds, withPeers } from './node-view';
+
+const cliPath = join(__dirname, '../../src/cli/main.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
+const namespace = 'strait-test';
+/** status.appliedSpec of nodeSpecDocument([peerB]) and of ([peerB, peerC]): sha256sum of their canonical text (test/agent/agent.test.ts). */
+const specBDigest = 'e6b714edfe2924f1';
+const specBCDigest = 'e63607a547eab0ef';
+const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
+
+type Status = NodeDataplaneStatus & { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[] };
+
+describe('strait agent --kubernetes (real process, real kernel, lab API server)', function () {
+  requireRoot(this);
+  this.timeout(90_000);
+  let node: string;
+  let pod: string;
+  let pinRoot: string;
+  let dir: string;
+  let api: TestApiServer;
+  let requests: CapturedLog;
+  let custom: CustomObjectsApi;
+  let child: ChildProcess | undefined;
+  let stderr: string;
+
+  /** An empty cluster has no namespace of ours: the test makes it, as the Helm chart would. */
+  const prepareCluster = async () => {
+    await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+  };
+
+  beforeEach(async () => {
+    ensureBpffs();
+    node = uniqueName('strait-test-node');
+    pod = uniqueName('strait-test-pod');
+    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
+    dir = mkdtempSync(join(tmpdir(), 'strait-agent-k8s-'));
+    stderr = '';
+    child = undefined;
+    requests = captureLog();
+    api = await startTestApiServer({ logger: requests.log });
+    await prepareCluster();
+    // client-node's own view of the server, as a file (JSON is YAML) for the agent's --kubeconfig.
+    writeFileSync(join(dir, 'kubeconfig'), api.kubeConfig.exportConfig(), { mode: 0o600 });
+    createNetns(node);
+    createNetns(pod);
+    ip(['link', 'add', 'p-x', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
+  });
+  afterEach(async () => {
+    try {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      cleanupAgentNode(pinRoot, node);
+    } finally {
+      rmSync(pinRoot, { recursive: true, force: true });
+      deleteNetns(node);
+      deleteNetns(pod);
+      rmSync(dir, { recursive: true, force: true });
+      await api.stop();
+    }
+  });
+
+  const token = () => (api.kubeConfig.getCurrentUser() as { token: string }).token;
+  const logOf = () => `agent log:\n${stderr}`;
+  const createObject = (doc: NodeDataplaneSpecDocument) => custom.createClusterCustomObject({ ...strait, body: nodeObject(doc) });
+  const patchSpec = (spec: Partial<NodeDataplaneSpecDocument>) => custom.patchClusterCustomObject({ ...strait, name: 'n1', body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  const object = async () => (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as { metadata: { generation: number }; status?: Status };
+  const status = async () => (await object()).status;
+  /** Each condition as "type status reason generation". */
+  const conditions = async () => ((await status())?.conditions ?? []).map((c) => `${c.type} ${c.status} ${c.reason} ${c.observedGeneration}`);
+  const hasConditions = (want: string[]) => async () => (await conditions()).join() === want.join();
+  const statusWrites = () => requests.lines.filter((l) => l.msg === 'request' && l.method === 'PATCH' && l.path === '/apis/strait.io/v1alpha1/nodedataplanes/n1/status').length;
+  const leaseRequests = () => requests.lines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/apis/coordination.k8s.io/')).length;
+  const leases = () => api.kubeConfig.makeApiClient(CoordinationV1Api);
+  const renewTime = async () => String((await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.renewTime);
+  const tunnelRoutes = () => mainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => r.dst).sort();
+
+  /** Starts the agent; resolves with its exit code once its whole log is read. */
+  const startAgent = (args: string[]): Promise<number | null> => {
+    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', namespace, '--pin-root', pinRoot, '--netns', node, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
+  };
+  const stopAgent = async (exited: Promise<number | null>) => {
+    child!.kill('SIGTERM');
+    assert.equal(await Promise.race([exited, sleep(10_000).then(() => 'still running')]), 0, logOf());
+  };
+
+  it('applies its NodeDataplane and reports Applied and Ready with the generation, follows a change at once, and refuses a spec the datapath cannot take, keeping the last good one', async () => {
+    await createObject(nodeSpecDocument([peerB]));
+    // Reconciles every 30 s: whatever happens sooner comes from the informer's events.
+    const exited = startAgent(['--interval', '30']);
+    await waitFor('Applied and Ready, generation 1', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    assert.deepEqual({ ...(await status())!, time: 0, conditions: 0 }, { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
+    await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+    assert.deepEqual(peerIds(pinRoot), [5]);
+    assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
+
+    await patchSpec({ peers: [peerB, peerC] });
+    await waitFor('peer c in strait_peers', () => peerIds(pinRoot).join() === '5,7', 3_000, logOf);
+    assert.equal(withPeers(pinRoot, (m) => m.lookup(7))?.endpoint, '203.0.113.3');
+    await waitFor('Applied generation 2', hasConditions(['Applied True SpecApplied 2', 'Ready True DatapathReady 2']), 3_000, logOf);
+    assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
+
+    // Valid for the schema, not for the eBPF datapath (IPv4 only): refused, naming the field and value.
+    await patchSpec({ nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] });
+    await waitFor('Applied False, generation 3', hasConditions(['Applied False SpecRejected 3', 'Ready True DatapathReady 2']), 3_000, logOf);
+    const applied = (await status())!.conditions[0]!;
+    assert.match(applied.message, /^spec rejected: spec\.nodes\[0\]\.podCIDRs\[0\]: .*IPv4 only.*"fd00::\/64"/);
+    assert.equal((await status())!.appliedSpec, specBCDigest, 'the last good spec is the one in force');
+    assert.deepEqual(peerIds(pinRoot), [5, 7]);
+    assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
+
+    await stopAgent(exited);
+    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
+    assert.equal(leaseRequests(), 0, 'a node that is no gateway candidate never writes a Lease');
+    assert.ok(stderr.includes('agent started'), logOf());
+    assert.ok(!stderr.includes(token()), 'the token is never logged');
+  });
+
+  it('keeps the datapath while the API server is down, and follows the object on a new server on the same port', async () => {
+    await createObject(nodeSpecDocument([peerB]));
+    const exited = startAgent(['--interval', '0.2']);
+    await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+
+    await api.stop();
+    await waitFor('the informer noticing', () => stderr.includes('informer lost its watch'), 10_000, logOf);
+    // Reconciles go on (every 0.2 s) with the cached object: nothing changes, nothing is removed.
+    await sleep(2_000);
+    assert.equal(child!.exitCode, null, 'the agent keeps running');
+    assert.deepEqual(peerIds(pinRoot), [5]);
+    assert.deepEqual(attachments(pinRoot, node), both);
+    assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
+
+    // A new, empty server: the object comes back (a restore), with a new peer.
+    await api.start();
+    await prepareCluster();
+    await createObject(nodeSpecDocument([peerB, peerC]));
+    await waitFor('peer c in strait_peers', () => peerIds(pinRoot).join() === '5,7', 30_000, logOf);
+    await waitFor('the status on the new object', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 10_000, logOf);
+    assert.equal((await status())!.appliedSpec, specBCDigest);
+    await stopAgent(exited);
+  });
+
+  it('writes no status while only the time changes, though it reconciles (a map entry deleted by hand is repaired)', async () => {
+    await createObject(nodeSpecDocument([peerB]));
+    const exited = startAgent(['--interval', '0.2']);
+    await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    const writes = statusWrites();
+    assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
+    await waitFor('peer b repaired', () => peerIds(pinRoot).join() === '5', 5_000, logOf);
+    // Ten more reconciles at --interval 0.2.
+    await sleep(2_000);
+    assert.equal(statusWrites(), writes, 'no status write in 2 s of reconciles that changed nothing (the refresh is 30 s)');
+    await stopAgent(exited);
+  });
+
+  it('renews the Lease of a ready gateway candidate every --lease-interval, stops when the spec says it is none, and refreshes an unchanged status every --status-refresh', async () => {
+    const candidate = nodeSpecDocument([peerB]);
+    await createObject({ ...candidate, node: { ...candidate.node, gatewayCandidate: true } });
+    const exited = startAgent(['--interval', '0.2', '--lease-interval', '0.1', '--status-refresh', '1']);
+    await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    await waitFor('the Lease', async () => (await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.holderIdentity === 'n1', 5_000, logOf);
+    const lease = await leases().readNamespacedLease({ name: 'strait-node-n1', namespace });
+    assert.equal(lease.spec?.leaseDurationSeconds, 1);
+    const first = await renewTime();
+    await waitFor('a renewal', async () => (await renewTime()) > first, 2_000, logOf);
+    const second = await renewTime();
+    await waitFor('another renewal', async () => (await renewTime()) > second, 2_000, logOf);
+
+    // Nothing changes but the time: written again at the refresh, the transition times kept.
+    const before = (await status())!;
+    const writes = statusWrites();
+    await waitFor('two refreshes', () => statusWrites() >= writes + 2, 5_000, logOf);
+    const after = (await status())!;
+    assert.notEqual(after.time, before.time);
+    assert.deepEqual(after.conditions, before.conditions);
+
+    await patchSpec({ node: { ...candidate.node, gatewayCandidate: false } });
+    await waitFor('no longer renewing', () => stderr.includes('stopped renewing the Lease: not a ready gateway candidate'), 5_000, logOf);
+    await sleep(300);
+    const last = await renewTime();
+    await sleep(1_000);
+    assert.equal(await renewTime(), last, 'no renewal in ten intervals');
+    await stopAgent(exited);
+  });
+
+  it('refuses --spec with --kubernetes before touching the node', async () => {
+    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    run.stderr!.on('data', (chunk) => { err += String(chunk); });
+    const code = await new Promise((resolve) => run.on('close', resolve));
+    assert.equal(code, 1);
+    assert.deepEqual(JSON.parse(err), {
+      error: `--spec: is the file mode; --kubernetes reads the NodeDataplane from the API server and writes its status there (got ${JSON.stringify(join(dir, 'n1.json'))})`,
+      field: '--spec',
+      value: join(dir, 'n1.json'),
+    });
+    assert.equal(existsSync(pinRoot), false);
+  });
+});

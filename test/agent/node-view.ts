@@ -1,0 +1,24 @@
+/** What an agent left on a test node: its attachments and the peers in its pinned strait_peers map. */
+import { join } from 'node:path';
+import { BpfMap, type Codec, type CodecValue } from '../../src/bpf';
+import * as layout from '../../src/datapath/layout';
+import { findAttachments } from '../../src/datapath/node-datapath';
+import { netnsPath } from '../../src/kernel/netns';
+
+/** Runs `use` on a pinned map of the node, closing it after. */
+export function withMap<K, V, T>(pinRoot: string, spec: { name: string; key: Codec<K>; value: Codec<V> }, use: (map: BpfMap<K, V>) => T): T {
+  const map = BpfMap.openPinned(join(pinRoot, spec.name), spec.key, spec.value);
+  try {
+    return use(map);
+  } finally {
+    map.close();
+  }
+}
+
+export const withPeers = <T>(pinRoot: string, use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withMap(pinRoot, layout.maps.peers, use);
+
+/** The peer ids in strait_peers, ascending. */
+export const peerIds = (pinRoot: string): number[] => withPeers(pinRoot, (m) => [...m.keys()].sort((a, b) => a - b));
+
+/** The pinned attachments as "interface:program", sorted. */
+export const attachments = (pinRoot: string, netns: string): string[] => findAttachments(pinRoot, netnsPath(netns)).map((a) => `${a.interface}:${a.program}`).sort();

@@ -71,6 +71,13 @@ describe('strait agent --dataplane kernel, an encrypted peer on a kernel without
       dataplane: 'kernel',
       specGeneration: 0,
       error: `blocked peer cluster-a: this kernel cannot run IPsec peerings: ${reasons.join(', ')}`,
+      conditions: ['Applied', 'Ready'].map((type) => ({
+        type,
+        status: 'False',
+        reason: 'ApplyFailed',
+        message: `blocked peer cluster-a: this kernel cannot run IPsec peerings: ${reasons.join(', ')}`,
+        lastTransitionTime: (first.conditions as { lastTransitionTime: string }[])[0]!.lastTransitionTime,
+      })),
     });
 
     // Everything else is programmed: the overlay, C's tunnel, its route and rule, the NAT; A has no tunnel,

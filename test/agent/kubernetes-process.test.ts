@@ -10,7 +10,7 @@ import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/a
 import { ensureBpffs } from '../../src/bpf';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { type TestApiServer, startTestApiServer } from '../support/api-server';
+import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { mainRoutes } from '../support/routes';
@@ -74,7 +74,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       deleteNetns(node);
       deleteNetns(pod);
       rmSync(dir, { recursive: true, force: true });
-      await api.stop();
+      await api.close();
     }
   });
 

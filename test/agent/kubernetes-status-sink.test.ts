@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KubernetesStatusSink } from '../../src/agent/kubernetes-status-sink';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { type TestApiServer, startTestApiServer } from '../support/api-server';
+import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { nodeObject, nodeSpecDocument } from './fixture';
 
@@ -27,7 +27,7 @@ describe('agent: status on the API server (KubernetesStatusSink)', function () {
     clock = 0;
     sink = new KubernetesStatusSink({ api: custom, nodeName: 'n1', refreshMs: 30_000, log: sinkLog.log, now: () => clock });
   });
-  afterEach(() => api.stop());
+  afterEach(() => api.close());
 
   let second = 0;
   const beat = (over: Partial<NodeDataplaneStatus> = {}): NodeDataplaneStatus => ({ ready: true, time: `2026-01-01T00:00:${String(second++ % 60).padStart(2, '0')}.000Z`, dataplane: 'ebpf', specGeneration: 1, ...over });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CoordinationV1Api, CoreV1Api, type V1Lease } from '@kubernetes/client-node';
 import { NodeLease } from '../../src/agent/node-lease';
 import { apiStatus } from '../../src/k8s/api-errors';
-import { type TestApiServer, startTestApiServer } from '../support/api-server';
+import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { waitFor } from '../support/wait';
 
@@ -30,7 +30,7 @@ describe('agent: the gateway candidate Lease (NodeLease)', function () {
   });
   afterEach(async () => {
     await lease?.stop();
-    await api.stop();
+    await api.close();
   });
 
   const read = (): Promise<V1Lease> => leases.readNamespacedLease({ name: 'strait-node-n1', namespace });

@@ -1,6 +1,7 @@
 /**
- * Where a state lives between runs. The standalone controller and the CLI use FileStore; in Kubernetes a
- * CRD-backed store will implement the same interface, so the IPAM and the Network Manager do not change.
+ * Where a state lives between runs. The standalone controller and the CLI use FileStore; in Kubernetes the
+ * IPAM lives in the API server as small objects (src/k8s/ipam-store.ts), behind the same interface, so the
+ * IPAM and the Network Manager do not change.
  */
 
 export interface Codec<T> {
@@ -19,7 +20,11 @@ export interface Store<T> {
   lock(): Promise<StoreLock>;
   /** The last saved state, or undefined when none was ever saved. */
   load(): Promise<T | undefined>;
-  /** All or nothing: after a crash at any point, load() returns either the old or the new state. */
+  /**
+   * FileStore: all or nothing, after a crash at any point load() returns either the old or the new state.
+   * The API store: the old state with a part of the change, valid (src/store/ipam-objects.ts), which
+   * the next save completes.
+   */
   save(value: T): Promise<void>;
 }
 

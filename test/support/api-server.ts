@@ -19,7 +19,7 @@ let certificate: Certificate | undefined;
 export interface TestApiServer {
   server: ApiServer;
   kubeConfig: KubeConfig;
-  /** Stops the server (streams and connections closed). */
+  /** Stops the server (streams and connections closed); nothing when it is stopped. */
   stop(): Promise<void>;
   /** Starts an empty one on the same port, with the same certificate and token. */
   start(): Promise<void>;
@@ -30,12 +30,17 @@ export async function startTestApiServer(options: Pick<ApiServerOptions, 'watchC
   const token = randomBytes(16).toString('hex');
   const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort().map((f) => readFileSync(join(crdDir, f), 'utf8'));
   const serve = (port?: number) => startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...options });
+  let running = true;
   const test: TestApiServer = {
     server: await serve(),
     kubeConfig: undefined as unknown as KubeConfig,
-    stop: () => test.server.close(),
+    stop: async () => {
+      if (running) await test.server.close();
+      running = false;
+    },
     start: async () => {
       test.server = await serve(test.server.port);
+      running = true;
     },
   };
   test.kubeConfig = kubeConfigFromText(kubeconfigText([{ name: 'test', server: test.server.url, ca: test.server.ca, token }]));

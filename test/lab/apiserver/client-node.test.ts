@@ -270,10 +270,16 @@ describe('lab API server with @kubernetes/client-node', () => {
     for (const name of ['n2', 'n3', 'n4']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplane(name) });
     const oldestKnown = Number(first.metadata!.resourceVersion);
     const events: { type: string; object: any }[] = [];
+    let request: AbortController | undefined;
     const ended = new Promise<unknown>((resolve) => {
-      void new Watch(t.kubeConfig).watch('/apis/strait.io/v1alpha1/nodedataplanes', { resourceVersion: String(from) }, (type, object) => events.push({ type, object }), resolve);
+      void new Watch(t.kubeConfig)
+        .watch('/apis/strait.io/v1alpha1/nodedataplanes', { resourceVersion: String(from) }, (type, object) => events.push({ type, object }), resolve)
+        .then((r) => (request = r));
     });
-    assert.equal(await ended, null, 'the server ends the stream');
+    const timeout = setTimeout(() => request?.abort(), 5000);
+    const end = await ended;
+    clearTimeout(timeout);
+    assert.equal(end, null, `the server ends the stream (events: ${JSON.stringify(events.map((e) => e.type))})`);
     assert.deepEqual(events, [{
       type: 'ERROR',
       object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${oldestKnown})`, reason: 'Expired', code: 410 },
@@ -331,7 +337,7 @@ describe('lab API server with @kubernetes/client-node', () => {
         .watch('/api/v1/namespaces/default/configmaps', { labelSelector: 'env=prod', resourceVersion: '0' }, (type, o: Obj) => {
           events.push(`${type} ${o.metadata!.name}`);
           if (events.length === 4) resolve();
-        }, () => undefined)
+        }, () => resolve())
         .then((r) => (request = r));
     });
     const a = await core.readNamespacedConfigMap({ name: 'a', namespace: 'default' });

@@ -138,7 +138,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   it('keeps the datapath while the API server is down, and follows the object on a new server on the same port', async () => {
     await createObject(nodeSpecDocument([peerB]));
-    const exited = startAgent(['--interval', '0.2']);
+    // A status refresh every second: writes are tried (and fail) while the server is down.
+    const exited = startAgent(['--interval', '0.2', '--status-refresh', '1']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
     await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
 
@@ -147,6 +148,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // Reconciles go on (every 0.2 s) with the cached object: nothing changes, nothing is removed.
     await sleep(2_000);
     assert.equal(child!.exitCode, null, 'the agent keeps running');
+    const failedWrites = () => stderr.split('\n').filter((l) => l.includes('"msg":"cannot write the status; retrying with the next report"')).length;
+    assert.equal(failedWrites(), 1, `a failed status write is logged once\n${logOf()}`);
     assert.deepEqual(peerIds(pinRoot), [5]);
     assert.deepEqual(attachments(pinRoot, node), both);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
@@ -156,8 +159,10 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await prepareCluster();
     await createObject(nodeSpecDocument([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds(pinRoot).join() === '5,7', 30_000, logOf);
-    await waitFor('the status on the new object', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 10_000, logOf);
-    assert.equal((await status())!.appliedSpec, specBCDigest);
+    // A retried write of the old status may land on the new object first: wait for the new spec's.
+    await waitFor('the new spec\'s status on the new object', async () => (await status())?.appliedSpec === specBCDigest, 10_000, logOf);
+    assert.deepEqual(await conditions(), ['Applied True SpecApplied 1', 'Ready True DatapathReady 1']);
+    assert.ok(stderr.includes('"msg":"status written again"'), logOf());
     await stopAgent(exited);
   });
 

@@ -17,7 +17,7 @@ import { echoPort, nodeNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
-import { gatewayOf, inPod, labSuiteHooks, pingFor } from '../support/lab-suite';
+import { checksByKind, gatewayOf, inPod, labSuiteHooks, peersProgrammed, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
@@ -34,16 +34,6 @@ async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Pro
   }
   return Date.now() - started;
 }
-
-/** How many peers a node has programmed, read from the kernel: map entries, or tunnel rules and routes. */
-function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
-  if (dataplane === 'ebpf') return inspectNode(nodePinRoot(node)).peers.length;
-  // Every peer has a rule to its remote PodCIDR and one to its ExternalCIDR, on workers and gateways alike.
-  return run(['ip', '-n', nodeNetns(node), 'rule']).split('\n').filter((l) => l.startsWith('18952:')).length / 2;
-}
-
-/** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
-const checksByKind = (results: { kind: string }[]) => results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
 
 const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
 

@@ -8,8 +8,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type Say, labDown } from '../../src/lab/lab';
-import { labPinRoot, podNetns } from '../../src/lab/names';
+import { type Say, labDown, nodePinRoot } from '../../src/lab/lab';
+import { inspectNode } from '../../src/datapath/inspect';
+import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { type PingCount, pingOutcome } from '../../src/lab/ping';
 import { cannotRunHere } from './kernel';
@@ -72,3 +73,13 @@ export async function pingFor(pod: string, address: string, count: number, inter
   const longestGapMs = Math.round(Math.max(...marks.slice(1).map((t, i) => t - marks[i]!)));
   return { ...counts, longestGapMs };
 }
+
+/** How many peers a node has programmed, read from the kernel: map entries, or tunnel rules and routes. */
+export function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
+  if (dataplane === 'ebpf') return inspectNode(nodePinRoot(node)).peers.length;
+  // Every peer has a rule to its remote PodCIDR and one to its ExternalCIDR, on workers and gateways alike.
+  return run(['ip', '-n', nodeNetns(node), 'rule']).split('\n').filter((l) => l.startsWith('18952:')).length / 2;
+}
+
+/** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
+export const checksByKind = (results: { kind: string }[]) => results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});

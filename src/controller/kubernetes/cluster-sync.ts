@@ -157,10 +157,16 @@ export class ClusterSync {
     return undefined;
   }
 
-  /** Our link to each configured peer's API server, from its Secret; a peer without one waits (a problem says why). */
+  /**
+   * Our link to each peer's API server, from its Secret: every configured peer (one without a Secret
+   * waits, a problem says why), and every former peer whose Secret is still there, so our NetworkConfig
+   * in its API server can be deleted.
+   */
   private async linkPeers(problems: string[]): Promise<void> {
     const { config, namespace, log } = this.options;
-    for (const peer of config.peers) {
+    const prefix = peerSecretName('');
+    const former = this.secrets.list().map((s) => s.metadata?.name ?? '').filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)).filter((p) => !config.peers.includes(p));
+    for (const peer of [...config.peers, ...former]) {
       const secret = this.secrets.get(`${namespace}/${peerSecretName(peer)}`);
       const encoded = secret?.data?.[peerKubeconfigKey];
       const kubeconfig = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
@@ -187,7 +193,7 @@ export class ClusterSync {
       this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigResource.plural) });
     }
     for (const [peer, link] of this.peers) {
-      if (config.peers.includes(peer)) continue;
+      if (config.peers.includes(peer) || former.includes(peer)) continue;
       await link.ours.stop();
       this.peers.delete(peer);
     }
@@ -259,11 +265,14 @@ export class ClusterSync {
     const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
     await this.writers.nodeDataplanes.apply(nd.writes);
     await this.writers.tunnelEndpoints.apply(te.writes);
-    for (const [peer, object] of peerNetworkConfigs(result, config.clusterId)) {
-      const link = this.peers.get(peer);
-      if (!link) continue;
-      const existing = link.ours.get(object.metadata.name);
-      await link.objects.apply(objectWrites([object], existing ? [existing] : [], config.clusterId).writes);
+    // Our NetworkConfig into each peer's API server; out of a former peer's.
+    const offers = peerNetworkConfigs(result, config.clusterId);
+    for (const [peer, link] of this.peers) {
+      if (!link.ours.synced) continue;
+      const name = networkConfigName(config.clusterId, peer);
+      const existing = link.ours.get(name);
+      const wanted = offers.get(peer);
+      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes);
     }
     for (const [name, status] of answerStatuses(result, config.clusterId)) {
       const current = this.networkConfigs.get(name);

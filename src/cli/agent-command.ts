@@ -1,6 +1,6 @@
 /**
  * `strait agent`: the node agent, on files (docs/lab.md) or on the API server (`--kubernetes`,
- * docs/agent-kubernetes.md). Flags are checked in the action, before the kernel is touched, so a bad one
+ * docs/kubernetes.md, "The agent"). Flags are checked in the action, before the kernel is touched, so a bad one
  * gets the same JSON error on stderr as every other failure.
  */
 import { existsSync, statSync } from 'node:fs';

@@ -20,6 +20,9 @@ export const runDirPaths = {
   /** The lab's: the controller configuration it wrote, the topology it runs, IPsec secrets, logs, pid files. */
   controllerConfig: (cluster: string) => `${cluster}/controller-config.json`,
   topology: 'topology.json',
+  /** A lab on Kubernetes: the cluster's kubeconfig (written by its API server) and that server's token. */
+  kubeconfig: (cluster: string) => `${cluster}/kubeconfig`,
+  apiServerToken: (cluster: string) => `${cluster}/token`,
   secrets: (cluster: string) => `secrets/${cluster}`,
   logs: 'logs',
   pids: 'pids',

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
+import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { peerKubeconfigKey, peerSecretName } from '../controller/kubernetes/cluster-sync';
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
@@ -20,8 +21,8 @@ import type { LabCluster, LabTopology } from './topology';
 /** Where Strait's controllers and node Leases live in each lab cluster. */
 export const labNamespace = 'strait-system';
 
-export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, cluster, 'kubeconfig');
-const tokenPath = (runDir: string, cluster: string) => join(runDir, cluster, 'token');
+export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.kubeconfig(cluster));
+const tokenPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.apiServerToken(cluster));
 
 /** Whether the lab in `runDir` runs on Kubernetes (its clusters have kubeconfigs). */
 export const runsOnKubernetes = (runDir: string, topology: LabTopology) => existsSync(kubeconfigPath(runDir, topology.clusters[0]!.id));

@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   reconcile: () => import('./reconcile.bench'),
   datapath: () => import('./datapath.bench'),
   netlink: () => import('./netlink.bench'),
+  kubernetes: () => import('./kubernetes.bench'),
 };
 
 async function main(): Promise<void> {

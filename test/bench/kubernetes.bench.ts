@@ -1,0 +1,159 @@
+/**
+ * Strait on Kubernetes at scale, through the lab's API server and the real client (HTTPS on loopback):
+ * the IPAM as objects (10,000 NatMappings saved, then a change of 100), the controller writing a
+ * NodeDataplane for each of 1,000 Nodes and what one more Node costs, and an agent's time from a change
+ * of its NodeDataplane to the maps being written. API requests are counted from the server's request log.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { readControllerConfig } from '../../src/api/controller-config';
+import { ensureBpffs } from '../../src/bpf';
+import { cleanupAgentNode } from '../../src/agent/agent';
+import { runKubernetesController } from '../../src/controller/kubernetes/controller';
+import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
+import { initializeIpam } from '../../src/ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/ipam/peers';
+import type { IpamState } from '../../src/ipam/state';
+import { ApiIpamStore } from '../../src/k8s/ipam-store';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { labNamespace, seedCluster } from '../../src/lab/kubernetes-control-plane';
+import { nodeObject, nodeSpecDocument, peerB, peerC } from '../agent/fixture';
+import { peerIds } from '../agent/node-view';
+import { startTestApiServer } from '../support/apiserver';
+import { uniqueName } from '../support/kernel';
+import { captureLog } from '../support/log-capture';
+import { type BenchFigure, type BenchSuite, median } from './result';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number) => Math.round(n * 10) / 10;
+const strait = { group: 'strait.io', version: 'v1alpha1' };
+const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
+
+async function until(what: string, check: () => Promise<boolean> | boolean, ms: number, every = 20): Promise<void> {
+  for (const deadline = Date.now() + ms; !(await check()); await sleep(every)) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+  }
+}
+
+/** Requests the server logged, by method, since `from` (an index into the log). */
+const writesSince = (lines: Record<string, unknown>[], from: number) => lines.slice(from).filter((l) => l.msg === 'request' && l.method !== 'GET').length;
+
+async function ipamFigures(figure: (name: string, value: number, unit: string, note?: string) => void): Promise<void> {
+  const requests = captureLog();
+  const api = await startTestApiServer({ logger: requests.log });
+  try {
+    let state: IpamState = initializeIpam(undefined, { podCIDR: '10.0.0.0/16', externalCIDR: '100.64.0.0/10' }).state;
+    state = addPeer(state, { clusterId: 'peer-a', podCIDR: '10.0.0.0/16', externalCIDR: '100.64.0.0/10' }).state;
+    state = setRemoteView(state, { clusterId: 'peer-a', localNATPodCIDR: '10.1.0.0/16', localNATExternalCIDR: '100.128.0.0/10' }).state;
+    for (let i = 0; i < 10_000; i++) state = mapEndpoint(state, 'peer-a', `20.0.${i >> 8}.${i & 0xff}`).state;
+    const store = new ApiIpamStore({ api: api.kubeConfig.makeApiClient(CustomObjectsApi), clusterId: 'bench', leading: () => true });
+    await store.load();
+    let mark = requests.lines.length;
+    let started = process.hrtime.bigint();
+    await store.save(state);
+    const saveMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const saved = writesSince(requests.lines, mark);
+    figure('save 10,000 NatMappings as objects (empty API server)', round(saved / (saveMs / 1000)), 'objects/s', `${saved} writes in ${Math.round(saveMs)} ms`);
+
+    for (let i = 0; i < 50; i++) state = unmapEndpoint(state, 'peer-a', `20.0.${i >> 8}.${i & 0xff}`).state;
+    for (let i = 10_000; i < 10_050; i++) state = mapEndpoint(state, 'peer-a', `20.0.${i >> 8}.${i & 0xff}`).state;
+    mark = requests.lines.length;
+    started = process.hrtime.bigint();
+    await store.save(state);
+    figure('save a change of 100 NatMappings (50 unmapped, 50 mapped) among 10,000', round(Number(process.hrtime.bigint() - started) / 1e6), 'ms', `${writesSince(requests.lines, mark)} API writes`);
+
+    started = process.hrtime.bigint();
+    await new ApiIpamStore({ api: api.kubeConfig.makeApiClient(CustomObjectsApi), clusterId: 'bench', leading: () => true }).load();
+    figure('load the IPAM from 10,002 objects (a new leader)', round(Number(process.hrtime.bigint() - started) / 1e6), 'ms');
+  } finally {
+    await api.close();
+  }
+}
+
+async function controllerFigures(figure: (name: string, value: number, unit: string, note?: string) => void): Promise<void> {
+  const requests = captureLog();
+  const api = await startTestApiServer({ logger: requests.log });
+  const stop = new AbortController();
+  let done: Promise<void> | undefined;
+  try {
+    const node = (i: number) => ({ name: `n${i}`, underlayAddress: `192.168.${i >> 8}.${i & 0xff}`, podCIDR: `10.${i >> 8}.${i & 0xff}.0/24`, publicAddress: `203.0.${i >> 8}.${i & 0xff}` });
+    await seedCluster(api.kubeConfig, Array.from({ length: 1000 }, (_, i) => node(i + 1)), new Map());
+    const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+    const count = async () => ((await custom.listClusterCustomObject({ ...strait, plural: 'nodedataplanes' })) as { items: unknown[] }).items.length;
+    const config = readControllerConfig({ clusterId: 'bench', podCIDR: '10.0.0.0/8', externalCIDR: '100.64.0.0/10', interval: 0.5 }, 'kubernetes');
+    const mark = requests.lines.length;
+    const started = Date.now();
+    done = runKubernetesController({ config, kubeConfig: api.kubeConfig, namespace: labNamespace, identity: 'bench', log: captureLog('silent').log }, stop.signal);
+    await until('1,000 NodeDataplanes', async () => (await count()) === 1000, 300_000, 200);
+    const ms = Date.now() - started;
+    figure('controller: first NodeDataplane of each of 1,000 Nodes, from start (leader election, lists, IPAM, writes)', round(1000 / (ms / 1000)), 'objects/s', `${ms} ms, ${writesSince(requests.lines, mark)} API writes`);
+
+    // One more Node: every NodeDataplane lists every node, so each one is rewritten.
+    await sleep(2000);
+    const before = requests.lines.length;
+    const added = Date.now();
+    const core = api.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNode({ body: { metadata: { name: 'n1001' }, spec: { podCIDRs: ['10.3.233.0/24'] } } });
+    await core.patchNodeStatus({ name: 'n1001', body: { status: { addresses: [{ type: 'InternalIP', address: '192.168.3.233' }], conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const listsNewNode = async () => {
+      const items = ((await custom.listClusterCustomObject({ ...strait, plural: 'nodedataplanes' })) as { items: { spec: { nodes: unknown[] } }[] }).items;
+      return items.length === 1001 && items.every((o) => o.spec.nodes.length === 1001);
+    };
+    await until('every NodeDataplane to list the new Node', listsNewNode, 300_000, 200);
+    figure('controller: one Node added to 1,000 (every NodeDataplane lists every node)', Date.now() - added, 'ms', `${writesSince(requests.lines, before)} API writes`);
+  } finally {
+    stop.abort();
+    await done;
+    await api.close();
+  }
+}
+
+async function agentFigures(figure: (name: string, value: number, unit: string, note?: string) => void): Promise<void> {
+  ensureBpffs();
+  const api = await startTestApiServer();
+  const node = uniqueName('strait-bench-node');
+  const pinRoot = join('/sys/fs/bpf', uniqueName('strait-bench'));
+  const dir = mkdtempSync(join(tmpdir(), 'strait-bench-agent-'));
+  let child: ChildProcess | undefined;
+  try {
+    await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: labNamespace } } });
+    writeFileSync(join(dir, 'kubeconfig'), api.kubeConfig.exportConfig(), { mode: 0o600 });
+    createNetns(node);
+    const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+    await custom.createClusterCustomObject({ ...strait, plural: 'nodedataplanes', body: nodeObject(nodeSpecDocument([peerB])) });
+    // Reconciles every 30 s: a change within that comes from the informer's watch event.
+    child = spawn(process.execPath, [cli, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', labNamespace, '--pin-root', pinRoot, '--netns', node, '--interval', '30'], { stdio: 'ignore' });
+    await until('the first spec in the maps', () => { try { return peerIds(pinRoot).join() === '5'; } catch { return false; } }, 60_000);
+    const samples: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const peers = i % 2 === 0 ? [peerB, peerC] : [peerB];
+      const want = i % 2 === 0 ? '5,7' : '5';
+      const started = process.hrtime.bigint();
+      await custom.patchClusterCustomObject({ ...strait, plural: 'nodedataplanes', name: 'n1', body: { spec: { peers } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await until('the change in strait_peers', () => peerIds(pinRoot).join() === want, 10_000, 2);
+      samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+      await sleep(300);
+    }
+    figure('agent: a NodeDataplane change (a peer added or removed) to the peer map written, median of 10', round(median(samples)), 'ms', `min ${round(Math.min(...samples))}, max ${round(Math.max(...samples))}; includes the API write and the watch event`);
+  } finally {
+    child?.kill('SIGKILL');
+    await sleep(200);
+    cleanupAgentNode(pinRoot, node);
+    rmSync(pinRoot, { recursive: true, force: true });
+    deleteNetns(node);
+    rmSync(dir, { recursive: true, force: true });
+    await api.close();
+  }
+}
+
+export const run: BenchSuite = async () => {
+  const figures: BenchFigure[] = [];
+  const figure = (name: string, value: number, unit: string, note?: string) => figures.push({ suite: 'kubernetes', name, value, unit, ...(note ? { note } : {}) });
+  await ipamFigures(figure);
+  await controllerFigures(figure);
+  await agentFigures(figure);
+  return figures;
+};

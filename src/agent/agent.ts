@@ -221,7 +221,7 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
  */
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
-  const control = openControlPlane(options.controlPlane, log);
+  const control = await openControlPlane(options.controlPlane, log);
   const report = await probeKernel();
   const kind = selectDataplane(options.dataplane, report);
   const unavailable = describeMissing(encryptionRequirements, report).join(', ');

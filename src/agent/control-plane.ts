@@ -4,13 +4,8 @@
  * the status subresource, and a fast Lease while it is a ready gateway candidate). The reconcile loop
  * (agent.ts) is the same for both.
  */
-import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
 import type { Logger } from '../log';
 import type { AgentPorts } from './agent';
-import { KubernetesSpecSource } from './kubernetes-spec-source';
-import { KubernetesStatusSink } from './kubernetes-status-sink';
-import { NodeLease } from './node-lease';
 import { FileSpecSource } from './spec-source';
 import { FileStatusSink } from './status-sink';
 
@@ -61,29 +56,11 @@ function files(options: FileControlPlane, log: Logger): ControlPlane {
   };
 }
 
-/** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */
-function kubernetes(options: KubernetesControlPlane, log: Logger): ControlPlane {
-  const kubeConfig = loadKubeConfig(options.kubeconfig === undefined ? {} : { file: options.kubeconfig });
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const { nodeName, namespace } = options;
-  const source = new KubernetesSpecSource({ kubeConfig, api: custom, nodeName, log });
-  const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
-  let lease: NodeLease | undefined;
-  return {
-    ports: { source, sink, nodeName },
-    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs },
-    start: (readyGatewayCandidate) => {
-      lease = new NodeLease({ api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log }, readyGatewayCandidate);
-      lease.start();
-    },
-    close: async () => {
-      source.close();
-      await lease?.stop();
-      await sink.flushed();
-    },
-  };
-}
-
-export function openControlPlane(options: ControlPlaneOptions, log: Logger): ControlPlane {
-  return options.kind === 'files' ? files(options, log) : kubernetes(options, log);
+/**
+ * The control plane of the mode asked for. The Kubernetes one is loaded only then: the client library
+ * takes a quarter of a second to load, which an agent on files must not pay at every start.
+ */
+export async function openControlPlane(options: ControlPlaneOptions, log: Logger): Promise<ControlPlane> {
+  if (options.kind === 'files') return files(options, log);
+  return (await import('./kubernetes-control-plane')).kubernetesControlPlane(options, log);
 }

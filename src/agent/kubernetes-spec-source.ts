@@ -5,16 +5,15 @@
  * keeps the last object, so the datapath does not change, and the informer reconnects (and relists) by
  * itself. An object deleted (seen by a watch or a relist) is "no spec": the agent keeps the last good one.
  */
-import type { CustomObjectsApi, KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { nodeDataplaneResource } from '../api/node-dataplane';
-import { group, version } from '../api/resource';
-import { Informer } from '../k8s/informer';
+import type { Informer } from '../k8s/informer';
+import { straitInformer } from '../k8s/strait-informer';
 import type { Logger } from '../log';
 import type { SpecDocument, SpecSource } from './spec-source';
 
 export interface KubernetesSpecSourceOptions {
   kubeConfig: KubeConfig;
-  api: CustomObjectsApi;
   nodeName: string;
   log: Logger;
 }
@@ -25,17 +24,11 @@ export class KubernetesSpecSource implements SpecSource {
   private onChange?: () => void;
 
   constructor(private readonly options: KubernetesSpecSourceOptions) {
-    const { api, nodeName, log } = options;
+    const { nodeName, log } = options;
     const fieldSelector = `metadata.name=${nodeName}`;
     const { plural } = nodeDataplaneResource;
     this.where = { nodeDataplane: `${plural}/${nodeName}` };
-    this.informer = new Informer<KubernetesObject>({
-      kubeConfig: options.kubeConfig,
-      path: `/apis/${group}/${version}/${plural}`,
-      fieldSelector,
-      list: () => api.listClusterCustomObject({ group, version, plural, fieldSelector }) as Promise<KubernetesListObject<KubernetesObject>>,
-      log,
-    });
+    this.informer = straitInformer<KubernetesObject>(options.kubeConfig, plural, { fieldSelector, log });
     this.informer.onChange(() => this.onChange?.());
   }
 

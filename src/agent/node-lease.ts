@@ -12,9 +12,9 @@
  */
 import { type CoordinationV1Api, PatchStrategy, V1MicroTime, setHeaderOptions } from '@kubernetes/client-node';
 import { apiErrorText, apiStatus } from '../k8s/api-errors';
+import { nodeLeaseName } from '../k8s/names';
 import type { Logger } from '../log';
 
-export const nodeLeaseName = (nodeName: string) => `strait-node-${nodeName}`;
 /** The label naming the node on its Lease, so the controller can watch them all with one selector. */
 export const nodeLeaseLabel = 'strait.io/node';
 export const nodeLeaseDurationSeconds = 1;

@@ -13,6 +13,7 @@ import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
+import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { jsonAction } from './output';
 
 export interface AgentFlags {
@@ -44,8 +45,6 @@ export interface AgentEnvironment {
   KUBECONFIG?: string;
 }
 
-/** The namespace of the node Leases when neither --namespace nor POD_NAMESPACE says. */
-export const defaultNamespace = 'strait-system';
 
 function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) throw new InputError(flag, value, `must be one of ${allowed.join(', ')}`);
@@ -82,7 +81,6 @@ function checkPinRoot(value: string): string {
   return value;
 }
 
-const namespacePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** The file mode: --spec (or --config), --status. */
 function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOptions {
@@ -111,8 +109,7 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
   }
   const [nodeField, nodeName] = flags.node !== undefined ? ['--node', flags.node] : ['NODE_NAME', env.NODE_NAME];
   if (nodeName === undefined || nodeName === '') throw new InputError('--node', nodeName, 'required with --kubernetes: give --node or set NODE_NAME (a DaemonSet sets it from spec.nodeName)');
-  const [namespaceField, namespace] = flags.namespace !== undefined ? ['--namespace', flags.namespace] : env.POD_NAMESPACE ? ['POD_NAMESPACE', env.POD_NAMESPACE] : ['--namespace', defaultNamespace];
-  if (!namespacePattern.test(namespace)) throw new InputError(namespaceField, namespace, 'a namespace is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+  const namespace = straitNamespace(flags.namespace, env);
   const [kubeconfigField, kubeconfig] = flags.kubeconfig !== undefined ? ['--kubeconfig', flags.kubeconfig] : ['KUBECONFIG', env.KUBECONFIG || undefined];
   if (kubeconfig !== undefined && !(existsSync(kubeconfig) && statSync(kubeconfig).isFile())) throw new InputError(kubeconfigField, kubeconfig, 'no such file (without a kubeconfig the agent uses the Pod\'s service account)');
   return {

@@ -8,9 +8,8 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { loadControllerConfig } from '../api/controller-config';
 import { runController, runUntilSignalled } from '../controller/controller';
-import { runKubernetesController } from '../controller/kubernetes/controller';
 import { InputError } from '../errors';
-import { loadKubeConfig } from '../k8s/kubeconfig';
+import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';
 import { jsonAction } from './output';
 
@@ -23,7 +22,7 @@ interface ControllerFlags {
   identity?: string;
 }
 
-/** The namespace (flag, else the Pod's, else strait-system) and identity (flag, else the Pod's name, else host and pid). */
+/** The namespace (straitNamespace) and identity (flag, else the Pod's name, else host and pid). */
 export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { namespace: string; identity: string } {
   if (!flags.kubernetes) {
     for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {
@@ -31,8 +30,7 @@ export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv =
     }
   }
   if (flags.kubernetes && flags.once) throw new InputError('--once', true, 'only for the standalone controller (without --kubernetes)');
-  const namespace = flags.namespace ?? env.POD_NAMESPACE ?? 'strait-system';
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new InputError('--namespace', namespace, 'not a namespace name (a DNS-1123 label)');
+  const namespace = straitNamespace(flags.namespace, env);
   const identity = flags.identity ?? env.POD_NAME ?? `${hostname()}-${process.pid}`;
   if (identity.trim() === '') throw new InputError('--identity', identity, 'must not be empty');
   return { namespace, identity };
@@ -40,6 +38,9 @@ export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv =
 
 async function runOnKubernetes(flags: ControllerFlags, namespace: string, identity: string): Promise<void> {
   const config = loadControllerConfig(flags.config, 'kubernetes');
+  // The Kubernetes client takes a quarter of a second to load: only a controller on Kubernetes pays it.
+  const { loadKubeConfig } = await import('../k8s/kubeconfig');
+  const { runKubernetesController } = await import('../controller/kubernetes/controller');
   const kubeConfig = loadKubeConfig(flags.kubeconfig !== undefined ? { file: flags.kubeconfig } : process.env.KUBECONFIG ? { file: process.env.KUBECONFIG } : {});
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -61,7 +62,7 @@ export function registerControllerCommand(program: Command): void {
     .option('--once', 'standalone: run one reconcile, print the controller status and exit')
     .option('--kubernetes', 'run against an API server: leader election, Node objects in, strait.io objects out')
     .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
-    .option('--namespace <ns>', 'with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else strait-system)')
+    .option('--namespace <ns>', `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
     .action(
       jsonAction(async (o: ControllerFlags) => {

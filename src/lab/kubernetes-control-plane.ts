@@ -9,27 +9,20 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
-import { peerKubeconfigKey, peerSecretName } from '../controller/kubernetes/cluster-sync';
+import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
 import { loadKubeConfig } from '../k8s/kubeconfig';
+import { kubeconfigPath } from './control-plane';
 import { startProcess } from './processes';
 import type { LabCluster, LabTopology } from './topology';
 
-/** Where Strait's controllers and node Leases live in each lab cluster. */
-export const labNamespace = 'strait-system';
-
-export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.kubeconfig(cluster));
 const tokenPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.apiServerToken(cluster));
 
-/** Whether the lab in `runDir` runs on Kubernetes (its clusters have kubeconfigs). */
-export const runsOnKubernetes = (runDir: string, topology: LabTopology) => existsSync(kubeconfigPath(runDir, topology.clusters[0]!.id));
-
 export const clusterKubeConfig = (runDir: string, cluster: string): KubeConfig => loadKubeConfig({ file: kubeconfigPath(runDir, cluster) });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts each cluster's API server and waits until every one has written its kubeconfig. */
 async function startApiServers(topology: LabTopology, runDir: string, cli: string): Promise<void> {
@@ -70,7 +63,7 @@ function nodeObject(node: LabNode): V1Node {
  */
 export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNode[], peers: ReadonlyMap<string, string>): Promise<void> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: labNamespace } } });
+  await core.createNamespace({ body: { metadata: { name: defaultNamespace } } });
   for (const node of nodes) {
     await core.createNode({ body: nodeObject(node) });
     await core.patchNodeStatus(
@@ -88,7 +81,7 @@ export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNod
   }
   for (const [peer, kubeconfig] of peers) {
     await core.createNamespacedSecret({
-      namespace: labNamespace,
+      namespace: defaultNamespace,
       body: { metadata: { name: peerSecretName(peer) }, type: 'Opaque', data: { [peerKubeconfigKey]: Buffer.from(kubeconfig).toString('base64') } },
     });
   }

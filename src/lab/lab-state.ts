@@ -10,8 +10,7 @@ import { pollDocumentFile } from '../api/document';
 import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { runsOnKubernetes } from './kubernetes-control-plane';
-import { KubernetesLabState } from './kubernetes-lab-state';
+import { runsOnKubernetes } from './control-plane';
 import type { LabCluster, LabTopology } from './topology';
 
 export interface NodeState {
@@ -60,7 +59,9 @@ export class RunDirLabState implements LabState {
   async close(): Promise<void> {}
 }
 
-/** The state of the lab in `runDir`, from its files or its API servers. */
-export function openLabState(runDir: string, topology: LabTopology): LabState {
-  return runsOnKubernetes(runDir, topology) ? new KubernetesLabState(runDir, topology) : new RunDirLabState(runDir);
+/** The state of the lab in `runDir`, from its files or its API servers (whose client is loaded only then). */
+export async function openLabState(runDir: string, topology: LabTopology): Promise<LabState> {
+  if (!runsOnKubernetes(runDir, topology)) return new RunDirLabState(runDir);
+  const { KubernetesLabState } = await import('./kubernetes-lab-state');
+  return new KubernetesLabState(runDir, topology);
 }

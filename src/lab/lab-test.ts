@@ -10,7 +10,7 @@ import { type WireResult, readWire, wireLine } from './wire';
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
 export async function clusterViews(topology: LabTopology, runDir: string): Promise<Record<string, ClusterView>> {
-  const state = openLabState(runDir, topology);
+  const state = await openLabState(runDir, topology);
   try {
     const states = await readLabState(topology, state);
     const views: Record<string, ClusterView> = {};
@@ -77,7 +77,7 @@ export interface LabStatus {
 
 export async function labStatus(runDir: string): Promise<LabStatus> {
   const topology = savedTopology(runDir);
-  const state = openLabState(runDir, topology);
+  const state = await openLabState(runDir, topology);
   try {
     const states = await readLabState(topology, state);
     return {

@@ -15,7 +15,8 @@ import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from '
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
-import { kubeconfigPath, labNamespace, prepareKubernetes, runsOnKubernetes } from './kubernetes-control-plane';
+import { defaultNamespace } from '../k8s/names';
+import { type ControlPlane, kubeconfigPath, runsOnKubernetes } from './control-plane';
 import { knownProcesses, startProcess, stopProcess } from './processes';
 import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
@@ -26,9 +27,6 @@ const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 export type Say = (line: string) => void;
 
 export type LabDataplane = 'auto' | 'ebpf' | 'kernel';
-
-/** Where the desired state goes between controllers and agents: run-directory files, or an API server per cluster. */
-export type ControlPlane = 'files' | 'kubernetes';
 
 export interface LabOptions {
   runDir: string;
@@ -126,7 +124,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   // Where its spec comes from and its status goes: the run directory, or its cluster's API server.
   const source = runsOnKubernetes(runDir, topology)
-    ? ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', labNamespace]
+    ? ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace]
     : ['--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node)];
   startProcess(runDir, `agent-${node}`, [
     process.execPath, cli, 'agent',
@@ -172,7 +170,7 @@ export async function readLabState(topology: LabTopology, state: LabState): Prom
 export async function waitForConvergence(topology: LabTopology, runDir: string, say: Say, timeoutMs = 30_000): Promise<void> {
   const started = Date.now();
   let last = '';
-  const state = openLabState(runDir, topology);
+  const state = await openLabState(runDir, topology);
   try {
     for (;;) {
       const gaps = convergenceGaps(topology, await readLabState(topology, state));
@@ -209,7 +207,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     installWireCounters(topology);
     if (options.controlPlane === 'kubernetes') {
       say('control plane: an API server per cluster');
-      await prepareKubernetes(topology, runDir, cli);
+      await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, cli);
     }
     for (const cluster of topology.clusters) {
       startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology));
@@ -258,7 +256,7 @@ function startController(topology: LabTopology, cluster: LabCluster, runDir: str
   const config = join(runDir, runDirPaths.controllerConfig(cluster.id));
   writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes), null, 2));
   for (const name of controllerProcesses(runDir, topology, cluster.id)) {
-    const kubernetes = ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', labNamespace, '--identity', name];
+    const kubernetes = ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name];
     startProcess(runDir, name, [process.execPath, cli, 'controller', '--config', config, ...(onKubernetes ? kubernetes : [])]);
   }
 }

@@ -1,20 +1,16 @@
 /** `strait agent --kubernetes`: a real process against a real node namespace and the lab API server, through the real client. */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { cleanupAgentNode } from '../../src/agent/agent';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { ensureBpffs } from '../../src/bpf';
-import { ip } from '../../src/kernel/command';
-import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
-import { requireRoot, uniqueName } from '../support/kernel';
+import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { mainRoutes } from '../support/routes';
 import { waitFor } from '../support/wait';
+import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from './fixture';
 import { attachments, peerIds, withPeers } from './node-view';
 
@@ -49,11 +45,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   };
 
   beforeEach(async () => {
-    ensureBpffs();
-    node = uniqueName('strait-test-node');
-    pod = uniqueName('strait-test-pod');
-    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
-    dir = mkdtempSync(join(tmpdir(), 'strait-agent-k8s-'));
+    ({ node, pod, pinRoot, dir } = createAgentNode('strait-agent-k8s-'));
     stderr = '';
     child = undefined;
     requests = captureLog();
@@ -61,19 +53,11 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await prepareCluster();
     // client-node's own view of the server, as a file (JSON is YAML) for the agent's --kubeconfig.
     writeFileSync(join(dir, 'kubeconfig'), api.kubeConfig.exportConfig(), { mode: 0o600 });
-    createNetns(node);
-    createNetns(pod);
-    ip(['link', 'add', 'p-x', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
   });
   afterEach(async () => {
     try {
-      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      cleanupAgentNode(pinRoot, node);
+      removeAgentNode({ node, pod, pinRoot, dir }, child);
     } finally {
-      rmSync(pinRoot, { recursive: true, force: true });
-      deleteNetns(node);
-      deleteNetns(pod);
-      rmSync(dir, { recursive: true, force: true });
       await api.close();
     }
   });

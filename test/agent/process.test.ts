@@ -1,20 +1,19 @@
 /** `strait agent` as the lab runs it: a real process against a real node namespace. */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupAgentNode } from '../../src/agent/agent';
 import { mainRoutes as readMainRoutes } from '../support/routes';
-import { type BpfMap, type CodecValue, ensureBpffs, ifIndex, queryTcx } from '../../src/bpf';
+import { type BpfMap, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { findAttachments } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
-import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 import { nextReconcile } from '../support/heartbeat';
-import { requireRoot, uniqueName } from '../support/kernel';
+import { requireRoot } from '../support/kernel';
 import { waitFor } from '../support/wait';
+import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
 import { attachments as attachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
 
@@ -31,27 +30,10 @@ describe('strait agent (real process, real kernel)', function () {
   let stderr: string;
 
   beforeEach(() => {
-    ensureBpffs();
-    node = uniqueName('strait-test-node');
-    pod = uniqueName('strait-test-pod');
-    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
-    dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
+    ({ node, pod, pinRoot, dir } = createAgentNode('strait-agent-'));
     stderr = '';
-    createNetns(node);
-    createNetns(pod);
-    ip(['link', 'add', 'p-x', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
   });
-  afterEach(() => {
-    try {
-      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      cleanupAgentNode(pinRoot, node);
-    } finally {
-      rmSync(pinRoot, { recursive: true, force: true });
-      deleteNetns(node);
-      deleteNetns(pod);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  afterEach(() => removeAgentNode({ node, pod, pinRoot, dir }, child));
 
   const specPath = () => join(dir, 'nodes', 'n1.json');
   const statusPath = () => join(dir, 'status', 'n1.json');

@@ -5,38 +5,33 @@
  * of its NodeDataplane to the maps being written. API requests are counted from the server's request log.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../src/api/controller-config';
-import { ensureBpffs } from '../../src/bpf';
-import { cleanupAgentNode } from '../../src/agent/agent';
 import { runKubernetesController } from '../../src/controller/kubernetes/controller';
+import { localObjects } from '../../src/controller/kubernetes/objects';
+import { reconcile } from '../../src/controller/reconcile';
 import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
 import { ApiIpamStore } from '../../src/k8s/ipam-store';
-import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { labNamespace, seedCluster } from '../../src/lab/kubernetes-control-plane';
+import { defaultNamespace } from '../../src/k8s/names';
+import { seedCluster } from '../../src/lab/kubernetes-control-plane';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../agent/fixture';
+import { createAgentNode, removeAgentNode } from '../agent/agent-node';
 import { peerIds } from '../agent/node-view';
 import { startTestApiServer } from '../support/apiserver';
-import { uniqueName } from '../support/kernel';
+import { waitFor } from '../support/wait';
 import { captureLog } from '../support/log-capture';
 import { type BenchFigure, type BenchSuite, median } from './result';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number) => Math.round(n * 10) / 10;
 const strait = { group: 'strait.io', version: 'v1alpha1' };
 const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms: number, every = 20): Promise<void> {
-  for (const deadline = Date.now() + ms; !(await check()); await sleep(every)) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-  }
-}
 
 /** Requests the server logged, by method, since `from` (an index into the log). */
 const writesSince = (lines: Record<string, unknown>[], from: number) => lines.slice(from).filter((l) => l.msg === 'request' && l.method !== 'GET').length;
@@ -73,6 +68,27 @@ async function ipamFigures(figure: (name: string, value: number, unit: string, n
   }
 }
 
+/** The controller's own work for 1,000 nodes, without the API server: what every reconcile pays. */
+function planningFigures(figure: (name: string, value: number, unit: string, note?: string) => void): void {
+  const nodes = Array.from({ length: 1000 }, (_, k) => ({ name: `n${k + 1}`, underlayAddress: `192.168.${(k + 1) >> 8}.${(k + 1) & 0xff}`, podCIDRs: [`10.${(k + 1) >> 8}.${(k + 1) & 0xff}.0/24`] }));
+  const config = readControllerConfig({ clusterId: 'bench', podCIDR: '10.0.0.0/8', externalCIDR: '100.64.0.0/10', nodes });
+  const exchange = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+  const samples = { reconcile: [] as number[], objects: [] as number[] };
+  let size = 0;
+  for (let round = 0; round < 3; round++) {
+    let started = process.hrtime.bigint();
+    const result = reconcile({ config, ipam: undefined, exchange, heartbeats: new Map(), previousGateway: undefined, now: Date.now() });
+    samples.reconcile.push(Number(process.hrtime.bigint() - started) / 1e6);
+    started = process.hrtime.bigint();
+    const { nodeDataplanes } = localObjects(result, 'bench');
+    samples.objects.push(Number(process.hrtime.bigint() - started) / 1e6);
+    size = JSON.stringify(nodeDataplanes[0]).length;
+  }
+  figure('controller, pure: reconcile() of 1,000 nodes, median of 3', round(median(samples.reconcile)), 'ms');
+  figure('controller, pure: the 1,000 NodeDataplane objects of that reconcile (localObjects), median of 3', round(median(samples.objects)), 'ms');
+  figure('one NodeDataplane at 1,000 nodes (it lists every node), as JSON', round(size / 1024), 'KiB');
+}
+
 async function controllerFigures(figure: (name: string, value: number, unit: string, note?: string) => void): Promise<void> {
   const requests = captureLog();
   const api = await startTestApiServer({ logger: requests.log });
@@ -86,8 +102,8 @@ async function controllerFigures(figure: (name: string, value: number, unit: str
     const config = readControllerConfig({ clusterId: 'bench', podCIDR: '10.0.0.0/8', externalCIDR: '100.64.0.0/10', interval: 0.5 }, 'kubernetes');
     const mark = requests.lines.length;
     const started = Date.now();
-    done = runKubernetesController({ config, kubeConfig: api.kubeConfig, namespace: labNamespace, identity: 'bench', log: captureLog('silent').log }, stop.signal);
-    await until('1,000 NodeDataplanes', async () => (await count()) === 1000, 300_000, 200);
+    done = runKubernetesController({ config, kubeConfig: api.kubeConfig, namespace: defaultNamespace, identity: 'bench', log: captureLog('silent').log }, stop.signal);
+    await waitFor('1,000 NodeDataplanes', async () => (await count()) === 1000, 300_000, undefined, 200);
     const ms = Date.now() - started;
     figure('controller: first NodeDataplane of each of 1,000 Nodes, from start (leader election, lists, IPAM, writes)', round(1000 / (ms / 1000)), 'objects/s', `${ms} ms, ${writesSince(requests.lines, mark)} API writes`);
 
@@ -102,7 +118,7 @@ async function controllerFigures(figure: (name: string, value: number, unit: str
       const items = ((await custom.listClusterCustomObject({ ...strait, plural: 'nodedataplanes' })) as { items: { spec: { nodes: unknown[] } }[] }).items;
       return items.length === 1001 && items.every((o) => o.spec.nodes.length === 1001);
     };
-    await until('every NodeDataplane to list the new Node', listsNewNode, 300_000, 200);
+    await waitFor('every NodeDataplane to list the new Node', listsNewNode, 300_000, undefined, 200);
     figure('controller: one Node added to 1,000 (every NodeDataplane lists every node)', Date.now() - added, 'ms', `${writesSince(requests.lines, before)} API writes`);
   } finally {
     stop.abort();
@@ -112,40 +128,35 @@ async function controllerFigures(figure: (name: string, value: number, unit: str
 }
 
 async function agentFigures(figure: (name: string, value: number, unit: string, note?: string) => void): Promise<void> {
-  ensureBpffs();
   const api = await startTestApiServer();
-  const node = uniqueName('strait-bench-node');
-  const pinRoot = join('/sys/fs/bpf', uniqueName('strait-bench'));
-  const dir = mkdtempSync(join(tmpdir(), 'strait-bench-agent-'));
+  const agentNode = createAgentNode('strait-bench-agent-');
+  const { node, pinRoot, dir } = agentNode;
   let child: ChildProcess | undefined;
   try {
-    await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: labNamespace } } });
+    await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: defaultNamespace } } });
     writeFileSync(join(dir, 'kubeconfig'), api.kubeConfig.exportConfig(), { mode: 0o600 });
-    createNetns(node);
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
     await custom.createClusterCustomObject({ ...strait, plural: 'nodedataplanes', body: nodeObject(nodeSpecDocument([peerB])) });
     // Reconciles every 30 s: a change within that comes from the informer's watch event.
-    child = spawn(process.execPath, [cli, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', labNamespace, '--pin-root', pinRoot, '--netns', node, '--interval', '30'], { stdio: 'ignore' });
-    await until('the first spec in the maps', () => { try { return peerIds(pinRoot).join() === '5'; } catch { return false; } }, 60_000);
+    child = spawn(process.execPath, [cli, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', defaultNamespace, '--pin-root', pinRoot, '--netns', node, '--interval', '30'], { stdio: 'ignore' });
+    await waitFor('the first spec in the maps', () => peerIds(pinRoot).join() === '5', 60_000);
     const samples: number[] = [];
     for (let i = 0; i < 10; i++) {
       const peers = i % 2 === 0 ? [peerB, peerC] : [peerB];
       const want = i % 2 === 0 ? '5,7' : '5';
       const started = process.hrtime.bigint();
       await custom.patchClusterCustomObject({ ...strait, plural: 'nodedataplanes', name: 'n1', body: { spec: { peers } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-      await until('the change in strait_peers', () => peerIds(pinRoot).join() === want, 10_000, 2);
+      await waitFor('the change in strait_peers', () => peerIds(pinRoot).join() === want, 10_000, undefined, 2);
       samples.push(Number(process.hrtime.bigint() - started) / 1e6);
       await sleep(300);
     }
     figure('agent: a NodeDataplane change (a peer added or removed) to the peer map written, median of 10', round(median(samples)), 'ms', `min ${round(Math.min(...samples))}, max ${round(Math.max(...samples))}; includes the API write and the watch event`);
   } finally {
-    child?.kill('SIGKILL');
-    await sleep(200);
-    cleanupAgentNode(pinRoot, node);
-    rmSync(pinRoot, { recursive: true, force: true });
-    deleteNetns(node);
-    rmSync(dir, { recursive: true, force: true });
-    await api.close();
+    try {
+      removeAgentNode(agentNode, child);
+    } finally {
+      await api.close();
+    }
   }
 }
 
@@ -153,6 +164,7 @@ export const run: BenchSuite = async () => {
   const figures: BenchFigure[] = [];
   const figure = (name: string, value: number, unit: string, note?: string) => figures.push({ suite: 'kubernetes', name, value, unit, ...(note ? { note } : {}) });
   await ipamFigures(figure);
+  planningFigures(figure);
   await controllerFigures(figure);
   await agentFigures(figure);
   return figures;

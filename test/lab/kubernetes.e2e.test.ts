@@ -8,10 +8,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inspectNode } from '../../src/datapath/inspect';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
-import { kubeconfigPath, labNamespace } from '../../src/lab/kubernetes-control-plane';
+import { defaultNamespace } from '../../src/k8s/names';
+import { kubeconfigPath } from '../../src/lab/control-plane';
 import { labUp, nodePinRoot, removePeering, savedTopology } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
@@ -26,14 +28,12 @@ const runDir = `/run/strait/lab-k8s-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** kubectl 1.31 against a lab cluster's API server. */
 const kubectl = (cluster: string, args: string[]) =>
   execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), ...args], { encoding: 'utf8', env: { HOME: runDir, PATH: process.env.PATH ?? '' } });
 const names = (cluster: string, resource: string) => kubectl(cluster, ['get', resource, '-o', 'jsonpath={.items[*].metadata.name}']).split(' ').filter(Boolean).sort();
 const gatewayOf = async (cluster: string) => (await clusterViews(savedTopology(runDir), runDir))[cluster]!.spec.activeGateway.name;
-const leaderOf = (cluster: string) => kubectl(cluster, ['get', 'lease', 'strait-controller', '-n', labNamespace, '-o', 'jsonpath={.spec.holderIdentity}']);
+const leaderOf = (cluster: string) => kubectl(cluster, ['get', 'lease', 'strait-controller', '-n', defaultNamespace, '-o', 'jsonpath={.spec.holderIdentity}']);
 
 for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes end to end (real kernel, ${dataplane} dataplane)`, function () {
   requireRoot(this);

@@ -15,41 +15,29 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type K
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplaneStatus } from '../../api/node-dataplane';
 import { networkConfigResource } from '../../api/network-config';
-import { group, version } from '../../api/resource';
 import { tunnelEndpointResource } from '../../api/tunnel-endpoint';
 import { parseHomeNetworks } from '../../ipam/home-networks';
 import type { IpamState } from '../../ipam/state';
 import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';
 import { Informer } from '../../k8s/informer';
+import { straitInformer } from '../../k8s/strait-informer';
 import { kubeConfigFromText } from '../../k8s/kubeconfig';
 import { WorkQueue } from '../../k8s/workqueue';
 import type { Logger } from '../../log';
 import type { ApiIpamStore } from '../../k8s/ipam-store';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder } from './events';
-import { type LeaseSighting, nodeHeartbeats, nodeLeaseName, observeLeases } from './heartbeats';
+import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
+import { type LeaseSighting, nodeHeartbeats, observeLeases } from './heartbeats';
 import { type KubeObject, type OursInPeer, answerStatuses, exchangeFromObjects, localObjects, networkConfigName, objectWrites, peerNetworkConfigs } from './objects';
 import { StraitObjects } from './object-client';
-
-/** The Secret holding a peer's kubeconfig (key `kubeconfig`), in the controller's namespace. */
-export const peerSecretName = (peer: string) => `strait-peer-${peer}`;
-export const peerKubeconfigKey = 'kubeconfig';
 
 const clusterKey = 'cluster';
 const leasePrefix = nodeLeaseName('');
 
-/** A strait.io collection's informer. */
-function straitInformer(kubeConfig: KubeConfig, plural: string, fieldSelector?: string, log?: Logger): Informer<KubeObject & KubernetesObject> {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  return new Informer<KubeObject & KubernetesObject>({
-    kubeConfig,
-    path: `/apis/${group}/${version}/${plural}`,
-    list: () => api.listClusterCustomObject({ group, version, plural, ...(fieldSelector ? { fieldSelector } : {}) }),
-    ...(fieldSelector ? { fieldSelector } : {}),
-    ...(log ? { log } : {}),
-  });
-}
+type StraitObject = KubeObject & KubernetesObject;
+const straitObjects = (kubeConfig: KubeConfig, plural: string, options: { fieldSelector?: string; log?: Logger } = {}) => straitInformer<StraitObject>(kubeConfig, plural, options);
 
 /** A peer's API server: our NetworkConfig there, read by an informer, written by `objects`. */
 interface PeerLink {
@@ -94,9 +82,9 @@ export class ClusterSync {
     this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
     this.leases = new Informer<V1Lease>({ kubeConfig, path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, list: () => coordination.listNamespacedLease({ namespace }), log });
     this.secrets = new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, list: () => core.listNamespacedSecret({ namespace }), log });
-    this.nodeDataplanes = straitInformer(kubeConfig, nodeDataplaneResource.plural, undefined, log);
-    this.tunnelEndpoints = straitInformer(kubeConfig, tunnelEndpointResource.plural, undefined, log);
-    this.networkConfigs = straitInformer(kubeConfig, networkConfigResource.plural, undefined, log);
+    this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneResource.plural, { log });
+    this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointResource.plural, { log });
+    this.networkConfigs = straitObjects(kubeConfig, networkConfigResource.plural, { log });
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.writers = {
       nodeDataplanes: new StraitObjects(custom, nodeDataplaneResource.plural),
@@ -187,7 +175,7 @@ export class ClusterSync {
         problems.push(`peer ${peer}: Secret ${namespace}/${peerSecretName(peer)}: ${(err as Error).message}`);
         continue;
       }
-      const ours = straitInformer(peerConfig, networkConfigResource.plural, `metadata.name=${networkConfigName(config.clusterId, peer)}`, log.child({ peer }));
+      const ours = straitObjects(peerConfig, networkConfigResource.plural, { fieldSelector: `metadata.name=${networkConfigName(config.clusterId, peer)}`, log: log.child({ peer }) });
       ours.onChange(() => this.queue.add(clusterKey));
       void ours.start();
       this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigResource.plural) });

@@ -10,12 +10,11 @@ import type { ControllerConfig } from '../../api/controller-config';
 import { ApiIpamStore } from '../../k8s/ipam-store';
 import { describeKubeConfig } from '../../k8s/kubeconfig';
 import { LeaderElector } from '../../k8s/leader-elector';
+import { controllerLeaseName } from '../../k8s/names';
 import type { LeaseTimings } from '../../k8s/lease-decision';
 import type { Logger } from '../../log';
 import { ClusterSync } from './cluster-sync';
 import { EventRecorder } from './events';
-
-export const controllerLeaseName = 'strait-controller';
 
 /** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
 export const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };

@@ -11,9 +11,6 @@
 import type { NodeDataplaneStatus } from '../../api/node-dataplane';
 import type { Heartbeat } from '../election';
 
-/** The Lease a gateway candidate's agent renews, in the controller's namespace. */
-export const nodeLeaseName = (node: string) => `strait-node-${node}`;
-
 /** When the controller last saw a Lease change. */
 export interface LeaseSighting {
   resourceVersion: string;

@@ -6,10 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
-import { labNamespace, seedCluster } from '../../../src/lab/kubernetes-control-plane';
+import { defaultNamespace } from '../../../src/k8s/names';
+import { seedCluster } from '../../../src/lab/kubernetes-control-plane';
 import { createLogger } from '../../../src/log';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { waitFor } from '../../support/wait';
@@ -26,7 +28,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
   const list = async (cluster: string, plural: string): Promise<Listed['items']> =>
     ((await servers.get(cluster)!.kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural })) as Listed).items;
   const holder = async (cluster: string) =>
-    (await servers.get(cluster)!.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'strait-controller', namespace: labNamespace })).spec?.holderIdentity;
+    (await servers.get(cluster)!.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'strait-controller', namespace: defaultNamespace })).spec?.holderIdentity;
 
   before(async () => {
     for (const id of ['cluster-a', 'cluster-b']) servers.set(id, await startTestApiServer());
@@ -43,7 +45,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
         const identity = `${id}-${replica}`;
         const stop = new AbortController();
         const log = createLogger('controller', 'silent');
-        replicas.set(identity, { stop, done: runKubernetesController({ config, kubeConfig: servers.get(id)!.kubeConfig, namespace: labNamespace, identity, leaseTimings: timings, log }, stop.signal) });
+        replicas.set(identity, { stop, done: runKubernetesController({ config, kubeConfig: servers.get(id)!.kubeConfig, namespace: defaultNamespace, identity, leaseTimings: timings, log }, stop.signal) });
       }
     }
   });
@@ -69,7 +71,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.deepEqual(dataplanes.map((d) => [d.metadata.name, d.spec.node.role, d.spec.activeGateway.name, d.spec.peers.length, d.spec.node.gatewayCandidate]), [['a-gw', 'gateway', 'a-gw', 1, true], ['a-w1', 'worker', 'a-gw', 1, true]]);
     assert.deepEqual((await list('cluster-a', 'clusternetworks')).map((o) => o.metadata.name), ['cluster-a']);
     assert.deepEqual((await list('cluster-a', 'peernetworks')).map((o) => [o.metadata.name, o.spec.remotePodCIDR]), [['cluster-b', '10.1.0.0/16']]);
-    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: labNamespace });
+    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: defaultNamespace });
     assert.ok(events.items.some((e) => e.reason === 'PeerReady' && e.involvedObject.name === 'cluster-b'), 'a PeerReady event');
   });
 
@@ -87,7 +89,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     // Released on a clean stop: the standby takes it at its next attempt, well within one lease.
     await waitFor(`${standby} leads`, async () => (await holder('cluster-a')) === standby, 1_000 * (timings.retryPeriod + 1));
     // Time for the new leader to fill its caches and reconcile many times (interval 0.1 s).
-    await new Promise((r) => setTimeout(r, 1_500));
+    await sleep(1_500);
     assert.deepEqual(await versions(), before, 'no object of cluster-a was written by the new leader');
     assert.deepEqual((await list('cluster-b', 'networkconfigs')).map((o) => o.metadata.resourceVersion), theirs, 'nor our NetworkConfig in cluster-b');
   });

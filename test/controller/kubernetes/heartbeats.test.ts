@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { NodeDataplaneStatus } from '../../../src/api/node-dataplane';
 import { isReady } from '../../../src/controller/election';
-import { type LeaseSighting, nodeHeartbeats, nodeLeaseName, observeLeases } from '../../../src/controller/kubernetes/heartbeats';
+import { type LeaseSighting, nodeHeartbeats, observeLeases } from '../../../src/controller/kubernetes/heartbeats';
+import { nodeLeaseName } from '../../../src/k8s/names';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 const status = (ready: boolean): NodeDataplaneStatus => ({ ready, time: '2025-01-01T00:00:00.000Z', dataplane: 'ebpf', specGeneration: 1 });

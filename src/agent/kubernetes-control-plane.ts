@@ -1,0 +1,32 @@
+/** The agent's control plane on Kubernetes (control-plane.ts): an informer on its NodeDataplane, the status subresource, the node Lease. */
+import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
+import type { Logger } from '../log';
+import type { ControlPlane, KubernetesControlPlane } from './control-plane';
+import { KubernetesSpecSource } from './kubernetes-spec-source';
+import { KubernetesStatusSink } from './kubernetes-status-sink';
+import { NodeLease } from './node-lease';
+
+/** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */
+export function kubernetesControlPlane(options: KubernetesControlPlane, log: Logger): ControlPlane {
+  const kubeConfig = loadKubeConfig(options.kubeconfig === undefined ? {} : { file: options.kubeconfig });
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const { nodeName, namespace } = options;
+  const source = new KubernetesSpecSource({ kubeConfig, nodeName, log });
+  const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
+  let lease: NodeLease | undefined;
+  return {
+    ports: { source, sink, nodeName },
+    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs },
+    start: (readyGatewayCandidate) => {
+      lease = new NodeLease({ api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log }, readyGatewayCandidate);
+      lease.start();
+    },
+    close: async () => {
+      source.close();
+      await lease?.stop();
+      await sink.flushed();
+    },
+  };
+}
+

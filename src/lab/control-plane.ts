@@ -1,0 +1,17 @@
+/**
+ * Which control plane a lab runs on: the run directory's files, or an API server per cluster
+ * (kubernetes-control-plane.ts, loaded only for a lab on Kubernetes). Told apart by the kubeconfig each
+ * cluster's API server writes, so `lab test`, `status` and `down` need no setting of their own.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runDirPaths } from '../api/run-dir';
+import type { LabTopology } from './topology';
+
+/** Where the desired state goes between controllers and agents: run-directory files, or an API server per cluster. */
+export type ControlPlane = 'files' | 'kubernetes';
+
+export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.kubeconfig(cluster));
+
+/** Whether the lab in `runDir` runs on Kubernetes (its clusters have kubeconfigs). */
+export const runsOnKubernetes = (runDir: string, topology: LabTopology) => existsSync(kubeconfigPath(runDir, topology.clusters[0]!.id));

@@ -35,6 +35,14 @@ export const ControllerConfigSchema = Strict({
     minItems: 1,
     description: 'The nodes of the cluster (at least one gateway candidate). Standalone only: on Kubernetes they are the Node objects.',
   })),
+  gatewayNodeSelector: Type.Optional(Type.Record(
+    Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$' }),
+    Type.String({ pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', maxLength: 63 }),
+    {
+      minProperties: 1,
+      description: `Kubernetes only: the Nodes whose labels match all of these may be elected the gateway (default {"${'strait.io/gateway-candidate'}": "true"}).`,
+    },
+  )),
   heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
   interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
 });
@@ -68,6 +76,8 @@ export interface ControllerConfig {
   encryptedPeers: string[];
   reflections: ReflectionConfig[];
   nodes: NodeConfig[];
+  /** On Kubernetes: the labels (all of them) that make a Node a gateway candidate. */
+  gatewayNodeSelector: Readonly<Record<string, string>>;
   heartbeatTimeout: number;
   interval: number;
 }
@@ -75,6 +85,8 @@ export interface ControllerConfig {
 export const defaultRunDir = '/run/strait/lab';
 export const defaultHeartbeatTimeout = 1.5;
 export const defaultInterval = 0.2;
+/** A person labels the candidates (`kubectl label node n1 strait.io/gateway-candidate=true`). */
+export const defaultGatewayNodeSelector: Readonly<Record<string, string>> = { 'strait.io/gateway-candidate': 'true' };
 
 /** The first index at which `key` repeats an earlier item, with that earlier index. */
 function repeated<T>(items: readonly T[], key: (item: T) => string): [number, number] | undefined {
@@ -99,6 +111,7 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
   const doc = checkDocument(ControllerConfigSchema, value);
   if (nodeSource === 'file' && doc.nodes === undefined) throw new InputError('nodes', undefined, 'is required: the standalone controller has no Node objects to read');
   if (nodeSource === 'kubernetes' && doc.nodes !== undefined) throw new InputError('nodes', `${doc.nodes.length} nodes`, "come from the cluster's Node objects on Kubernetes; remove them");
+  if (nodeSource === 'file' && doc.gatewayNodeSelector !== undefined) throw new InputError('gatewayNodeSelector', doc.gatewayNodeSelector, 'selects Node objects on Kubernetes; the standalone controller takes nodes[*].gatewayCandidate');
   const home: HomeNetworksSpec = {
     podCIDR: doc.podCIDR,
     externalCIDR: doc.externalCIDR,
@@ -159,6 +172,7 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     encryptedPeers,
     reflections,
     nodes,
+    gatewayNodeSelector: doc.gatewayNodeSelector ?? defaultGatewayNodeSelector,
     heartbeatTimeout: doc.heartbeatTimeout ?? defaultHeartbeatTimeout,
     interval: doc.interval ?? defaultInterval,
   };

@@ -1,15 +1,21 @@
 /**
- * `npm run build:crds`: writes each resource's CRD to helm/strait/crds/<plural>.strait.io.yaml (a test
- * fails when a file there is not what this writes). `crdFiles` is the same content, for that test.
+ * `npm run build:crds`: writes each resource's CRD to helm/strait/crds/<plural>.strait.io.yaml and the
+ * chart's values.schema.json (a test fails when a file there is not what this writes). `crdFiles` and
+ * `valuesSchemaText` are the same content, for that test.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { chartValuesJsonSchema } from './chart-values';
 import { customResourceDefinition } from './crd';
 import { group } from './resource';
 import { resources } from './resources';
 
-export const crdDirectory = join(__dirname, '..', '..', '..', 'helm', 'strait', 'crds');
+export const chartDirectory = join(__dirname, '..', '..', '..', 'helm', 'strait');
+export const crdDirectory = join(chartDirectory, 'crds');
+export const valuesSchemaPath = join(chartDirectory, 'values.schema.json');
+
+export const valuesSchemaText = () => `${JSON.stringify(chartValuesJsonSchema(), null, 2)}\n`;
 
 /** File name → content, for every CRD. */
 export function crdFiles(): Map<string, string> {
@@ -20,5 +26,6 @@ export function crdFiles(): Map<string, string> {
 if (require.main === module) {
   mkdirSync(crdDirectory, { recursive: true });
   for (const [name, text] of crdFiles()) writeFileSync(join(crdDirectory, name), text);
-  process.stdout.write(`wrote ${[...crdFiles().keys()].join(', ')} in ${crdDirectory}\n`);
+  writeFileSync(valuesSchemaPath, valuesSchemaText());
+  process.stdout.write(`wrote ${[...crdFiles().keys()].join(', ')} in ${crdDirectory}, and ${valuesSchemaPath}\n`);
 }

@@ -14,13 +14,14 @@ import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
+import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
 
 export interface AgentFlags {
   spec?: string;
   /** The same as --spec, for a spec written by hand rather than by a controller. */
   config?: string;
-  pinRoot: string;
+  pinRoot?: string;
   status?: string;
   node?: string;
   podInterfaces: string;
@@ -76,7 +77,8 @@ function checkSecretsDir(value: string): string {
   return value;
 }
 
-function checkPinRoot(value: string): string {
+function checkPinRoot(value: string | undefined): string {
+  if (value === undefined || value === '') throw new InputError('--pin-root', value, 'required: the directory on bpffs for this node\'s pins, like /sys/fs/bpf/strait (or pin-root: in --flags-file)');
   if (!isAbsolute(value)) throw new InputError('--pin-root', value, 'must be an absolute path on bpffs, like /sys/fs/bpf/strait/<node>');
   return value;
 }
@@ -122,6 +124,9 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
   };
 }
 
+/** What --flags-file may say, and how (flags-file.ts). */
+export const agentFlagsFileRules = { paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets'], commandLineOnly: ['cleanup'] } as const;
+
 /** Checks every flag; the spec may be absent only for --cleanup and --kubernetes. */
 export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = process.env): AgentOptions & { cleanup: boolean } {
   const cleanup = flags.cleanup === true;
@@ -144,7 +149,7 @@ export function registerAgentCommand(program: Command): void {
     .description("keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place")
     .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup or --kubernetes')
     .option('--config <file>', 'the same, for a spec file written by hand (src/nodespec/spec.ts)')
-    .requiredOption('--pin-root <dir>', 'the directory on bpffs for this node\'s pinned maps and links')
+    .option('--pin-root <dir>', 'the directory on bpffs for this node\'s pinned maps and links; required')
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
     .option('--kubernetes', 'watch this node\'s NodeDataplane on the API server and write its status there (instead of --spec and --status)')
     .option('--kubeconfig <file>', 'with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod\'s service account)')
@@ -159,8 +164,9 @@ export function registerAgentCommand(program: Command): void {
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
     .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
     .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit')
-    .action(jsonAction(async (flags: AgentFlags) => {
-      const options = parseAgentFlags(flags);
+    .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
+    .action(jsonAction(async (_: AgentFlags, command: Command) => {
+      const options = parseAgentFlags(optionsWithFlagsFile<AgentFlags>(command, agentFlagsFileRules));
       if (options.cleanup) return cleanupAgentNode(options.pinRoot, options.netns);
       await runAgent(options, createLogger('agent'));
       return undefined;

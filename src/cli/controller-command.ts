@@ -11,10 +11,11 @@ import { runController, runUntilSignalled } from '../controller/controller';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';
+import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
 
 interface ControllerFlags {
-  config: string;
+  config?: string;
   once?: boolean;
   kubernetes?: boolean;
   kubeconfig?: string;
@@ -22,8 +23,12 @@ interface ControllerFlags {
   identity?: string;
 }
 
-/** The namespace (straitNamespace) and identity (flag, else the Pod's name, else host and pid). */
-export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { namespace: string; identity: string } {
+/** What --flags-file may say, and how (flags-file.ts). */
+export const controllerFlagsFileRules = { paths: ['config', 'kubeconfig'], commandLineOnly: ['once'] } as const;
+
+/** The config path, namespace (straitNamespace) and identity (flag, else the Pod's name, else host and pid). */
+export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { config: string; namespace: string; identity: string } {
+  if (flags.config === undefined || flags.config === '') throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
   if (!flags.kubernetes) {
     for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {
       if (flags[flag] !== undefined) throw new InputError(`--${flag}`, flags[flag], 'only with --kubernetes');
@@ -33,11 +38,11 @@ export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv =
   const namespace = straitNamespace(flags.namespace, env);
   const identity = flags.identity ?? env.POD_NAME ?? `${hostname()}-${process.pid}`;
   if (identity.trim() === '') throw new InputError('--identity', identity, 'must not be empty');
-  return { namespace, identity };
+  return { config: flags.config, namespace, identity };
 }
 
-async function runOnKubernetes(flags: ControllerFlags, namespace: string, identity: string): Promise<void> {
-  const config = loadControllerConfig(flags.config, 'kubernetes');
+async function runOnKubernetes(flags: ControllerFlags, configPath: string, namespace: string, identity: string): Promise<void> {
+  const config = loadControllerConfig(configPath, 'kubernetes');
   // The Kubernetes client takes a quarter of a second to load: only a controller on Kubernetes pays it.
   const { loadKubeConfig } = await import('../k8s/kubeconfig');
   const { runKubernetesController } = await import('../controller/kubernetes/controller');
@@ -58,20 +63,22 @@ export function registerControllerCommand(program: Command): void {
   program
     .command('controller')
     .description('the controller of one cluster: IPAM, NetworkConfig exchange, gateway election, node dataplane specs; standalone through the run directory (docs/lab.md), or on Kubernetes (docs/kubernetes.md)')
-    .requiredOption('--config <file>', 'controller configuration, YAML or JSON (clusterId, podCIDR, externalCIDR, peers, reflections; standalone also runDir and nodes)')
+    .option('--config <file>', 'controller configuration, YAML or JSON (clusterId, podCIDR, externalCIDR, peers, reflections; standalone also runDir and nodes); required')
     .option('--once', 'standalone: run one reconcile, print the controller status and exit')
     .option('--kubernetes', 'run against an API server: leader election, Node objects in, strait.io objects out')
     .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
     .option('--namespace <ns>', `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
+    .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
     .action(
-      jsonAction(async (o: ControllerFlags) => {
-        const { namespace, identity } = kubernetesFlags(o);
+      jsonAction(async (_: ControllerFlags, command: Command) => {
+        const o = optionsWithFlagsFile<ControllerFlags>(command, controllerFlagsFileRules);
+        const { config: configPath, namespace, identity } = kubernetesFlags(o);
         if (o.kubernetes) {
-          await runOnKubernetes(o, namespace, identity);
+          await runOnKubernetes(o, configPath, namespace, identity);
           return undefined;
         }
-        const config = loadControllerConfig(o.config);
+        const config = loadControllerConfig(configPath);
         if (o.once) return runController(config, { once: true });
         await runUntilSignalled(config);
         return undefined;

@@ -7,21 +7,22 @@
  *   dual-stack node's other family is not Strait's to route
  * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
  * - ready: the Ready condition is "True" (the kubelet's view; the agent's heartbeat is a second signal)
- * - gatewayCandidate: the label strait.io/gateway-candidate=true. A label rather than an annotation so a
- *   person can list the candidates (`kubectl get nodes -l strait.io/gateway-candidate=true`) and schedule
- *   onto them; only the exact values "true" and "false" are accepted, as Kubernetes' own boolean labels.
+ * - gatewayCandidate: the labels match the controller's gatewayNodeSelector (by default
+ *   strait.io/gateway-candidate=true). Labels rather than an annotation so a person can list the
+ *   candidates (`kubectl get nodes -l strait.io/gateway-candidate=true`) and schedule onto them; the
+ *   strait.io label takes only the exact values "true" and "false", as Kubernetes' own boolean labels.
  *
  * A Node with bad input in any of these (no InternalIP, a bad or foreign pod CIDR, one overlapping another
  * node's, a bad annotation or label value) is left out whole, with a problem naming the node, the field and
  * the value, for a condition or an Event: a node half read would be routed or elected on a guess.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeConfig } from '../api/controller-config';
+import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
 import { InputError } from '../errors';
 import { type Cidr, cidrsOverlap, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
 
 export const publicAddressAnnotation = 'strait.io/public-address';
-export const gatewayCandidateLabel = 'strait.io/gateway-candidate';
+export const gatewayCandidateLabel = Object.keys(defaultGatewayNodeSelector)[0]!;
 
 export interface ClusterNode {
   config: NodeConfig;
@@ -46,7 +47,7 @@ export interface ClusterNodes {
 }
 
 /** `taken`: the nodes read before this one. */
-function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, taken: readonly ClusterNode[]): ClusterNode {
+function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Readonly<Record<string, string>>, taken: readonly ClusterNode[]): ClusterNode {
   const addresses = node.status?.addresses ?? [];
   const internal = addresses.find((a) => a.type === 'InternalIP');
   if (!internal) throw new InputError('status.addresses', addresses, 'no InternalIP');
@@ -73,19 +74,23 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, taken: reado
   if (label !== undefined && label !== 'true' && label !== 'false') throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');
 
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  const gatewayCandidate = label === 'true';
+  const labels = node.metadata?.labels ?? {};
+  const gatewayCandidate = Object.entries(selector).every(([key, value]) => labels[key] === value);
   return { config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}), gatewayCandidate }, ready, gatewayCandidate };
 }
 
-/** The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR. */
-export function clusterNodes(nodes: readonly V1Node[], clusterPodCIDR: Cidr): ClusterNodes {
+/**
+ * The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR,
+ * `gatewayNodeSelector` the labels of a gateway candidate.
+ */
+export function clusterNodes(nodes: readonly V1Node[], clusterPodCIDR: Cidr, gatewayNodeSelector: Readonly<Record<string, string>> = defaultGatewayNodeSelector): ClusterNodes {
   const out: ClusterNode[] = [];
   const problems: NodeProblem[] = [];
   const byName = [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const node of byName) {
     const name = node.metadata?.name ?? '';
     try {
-      out.push(readNode(node, name, clusterPodCIDR, out));
+      out.push(readNode(node, name, clusterPodCIDR, gatewayNodeSelector, out));
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
       problems.push({ node: name, field: err.field, value: err.value, reason: err.reason, message: `Node ${name}: ${err.message}` });

@@ -194,11 +194,11 @@ export class ClusterSync {
     const problems: string[] = [];
     await this.linkPeers(problems);
 
-    const read = clusterNodes(this.nodes.list(), this.podCIDR);
+    const read = clusterNodes(this.nodes.list(), this.podCIDR, config.gatewayNodeSelector);
     for (const p of read.problems) events.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
     const nodes = read.nodes.map((n) => n.config);
     if (!nodes.some((n) => n.gatewayCandidate)) {
-      log.warn({ nodes: nodes.map((n) => n.name) }, 'no usable Node is a gateway candidate (label strait.io/gateway-candidate=true); waiting');
+      log.warn({ nodes: nodes.map((n) => n.name), gatewayNodeSelector: config.gatewayNodeSelector }, 'no usable Node is a gateway candidate (its labels must match gatewayNodeSelector); waiting');
       return;
     }
 

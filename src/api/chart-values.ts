@@ -1,0 +1,113 @@
+/**
+ * The Helm chart's values (helm/strait/values.yaml), as a schema: `npm run build:crds` writes it to
+ * helm/strait/values.schema.json, which Helm checks on every install, upgrade, lint and template. The
+ * settings the chart hands to the binaries take their schemas from the binaries' own documents
+ * (ControllerConfigSchema), so a value Helm accepts is one the controller reads. Free-form Kubernetes
+ * blocks (resources, affinity, tolerations, probes) are checked by the API server, not here.
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+import { dataplanes } from '../probe/features';
+import { ControllerConfigSchema } from './controller-config';
+import { apiFormats, type ApiFormatName } from './formats';
+import { List, Port, StringEnum, Strict } from './schema';
+
+const config = ControllerConfigSchema.properties;
+const Free = (description: string) => Type.Object({}, { description });
+const FreeList = (description: string) => List(Type.Object({}), { description });
+/** A setting that may be left empty (""). */
+const OrEmpty = (schema: TSchema) => Type.Union([Type.Literal(''), schema]);
+const Seconds = (description: string) => Type.Number({ exclusiveMinimum: 0, maximum: 3600, description });
+const Probe = Strict({
+  failureThreshold: Type.Integer({ minimum: 1 }),
+  periodSeconds: Type.Integer({ minimum: 1 }),
+});
+const ServiceAccount = Strict({ create: Type.Boolean(), name: Type.String(), annotations: Free('Annotations.') });
+const Capability = Type.String({ pattern: '^[A-Z_]+$' });
+
+const component = {
+  metricsPort: Port({ description: 'The port of /metrics, /healthz and /readyz.' }),
+  priorityClassName: Type.String(),
+  tolerations: FreeList('Tolerations.'),
+  nodeSelector: Type.Record(Type.String(), Type.String()),
+  resources: Free('Resource requests and limits.'),
+  livenessProbe: Probe,
+  readinessProbe: Probe,
+  podAnnotations: Type.Record(Type.String(), Type.String()),
+  podLabels: Type.Record(Type.String(), Type.String()),
+  extraArgs: List(Type.String()),
+  extraEnv: FreeList('Extra environment variables (EnvVar objects).'),
+};
+
+export const ChartValuesSchema = Strict({
+  nameOverride: Type.String(),
+  fullnameOverride: Type.String(),
+  commonLabels: Type.Record(Type.String(), Type.String()),
+  image: Strict({
+    repository: Type.String({ minLength: 1 }),
+    tag: Type.String(),
+    digest: OrEmpty(Type.String({ pattern: '^sha256:[0-9a-f]{64}$' })),
+    pullPolicy: StringEnum(['Always', 'IfNotPresent', 'Never']),
+  }),
+  imagePullSecrets: List(Type.String()),
+  cluster: Strict({
+    id: config.clusterId,
+    podCIDR: config.podCIDR,
+    externalCIDR: config.externalCIDR,
+    serviceCIDR: OrEmpty(config.serviceCIDR),
+    reserved: List(config.reserved.items),
+    pools: List(config.pools.items),
+  }),
+  peers: List(config.peers.items),
+  reflections: List(config.reflections.items),
+  // Empty: the controller's default; not merged with it, so a selector of one's own replaces it whole.
+  gatewayNodeSelector: { ...config.gatewayNodeSelector, minProperties: 0 },
+  dataplane: StringEnum(['auto', ...dataplanes]),
+  encryption: Strict({ enabled: Type.Boolean(), secretName: Type.String({ minLength: 1 }) }),
+  metrics: Strict({
+    bindAddress: OrEmpty(Type.String({ format: 'ip' })),
+    service: Strict({ enabled: Type.Boolean(), annotations: Type.Record(Type.String(), Type.String()) }),
+  }),
+  serviceAccounts: Strict({ agent: ServiceAccount, controller: ServiceAccount }),
+  rbac: Strict({ create: Type.Boolean() }),
+  admissionPolicies: Strict({ enabled: Type.Boolean() }),
+  agent: Strict({
+    ...component,
+    interval: Seconds('Seconds between reconciles and heartbeats.'),
+    attach: StringEnum(['auto', 'tcx', 'clsact']),
+    podInterfaces: Type.String({ minLength: 1 }),
+    leaseInterval: Seconds('Seconds between Lease renewals.'),
+    statusRefresh: Seconds('Seconds after which an unchanged status is written anyway.'),
+    pinRoot: Type.String({ pattern: '^/sys/fs/bpf(/.*)?$' }),
+    capabilities: List(Capability),
+    terminationGracePeriodSeconds: Type.Integer({ minimum: 0 }),
+    updateStrategy: Free('The DaemonSet update strategy.'),
+    startupProbe: Probe,
+  }),
+  controller: Strict({
+    ...component,
+    replicas: Type.Integer({ minimum: 1 }),
+    interval: config.interval,
+    heartbeatTimeout: config.heartbeatTimeout,
+    affinity: Free('Affinity.'),
+  }),
+});
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * The JSON Schema Helm reads: Strait's own string formats become their patterns (Helm's validator does
+ * not know them), `$id`-free and plain.
+ */
+export function chartValuesJsonSchema(): JsonSchema {
+  const plain = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(plain);
+    if (node === null || typeof node !== 'object') return node;
+    const out: JsonSchema = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'format' && value in apiFormats) out.pattern = apiFormats[value as ApiFormatName].pattern;
+      else out[key] = plain(value);
+    }
+    return out;
+  };
+  return { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Strait chart values', ...(plain(JSON.parse(JSON.stringify(ChartValuesSchema))) as JsonSchema) };
+}

@@ -1,0 +1,243 @@
+/**
+ * The Helm chart (helm/strait) with the real helm 3.17: it lints strictly and renders for the defaults
+ * and each value set in helm/strait/ci/, and the rendered objects are what a platform team expects (an
+ * unprivileged agent with a short list of capabilities, bpffs with the right propagation, probes,
+ * priority, RBAC without wildcards), and the ConfigMap is one the binaries read as they are.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { parse, parseAllDocuments } from 'yaml';
+import { readControllerConfig } from '../../src/api/controller-config';
+import { chartDirectory, valuesSchemaPath, valuesSchemaText } from '../../src/api/write-crds';
+import { type AgentFlags, agentFlagsFileRules, parseAgentFlags, registerAgentCommand } from '../../src/cli/agent-command';
+import { controllerFlagsFileRules, registerControllerCommand } from '../../src/cli/controller-command';
+import { optionsWithFlagsFile } from '../../src/cli/flags-file';
+import { clusterNodes } from '../../src/k8s/cluster-nodes';
+import { nodeLeaseName } from '../../src/k8s/names';
+import { parseCidr } from '../../src/net/cidr';
+import { k8sTool } from '../support/k8s-tools';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const valueSets = ['defaults', 'ci/ebpf-values.yaml', 'ci/kernel-ipsec-values.yaml', 'ci/pinned-gateway-values.yaml'] as const;
+const valuesArgs = (set: string, extra: string[] = []) => [...(set === 'defaults' ? [] : ['-f', join(chartDirectory, set)]), ...extra];
+
+function render(set: string, extra: string[] = []): Obj[] {
+  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', 'strait-system', ...valuesArgs(set, extra)], { encoding: 'utf8' });
+  return parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+}
+
+const one = (objects: Obj[], kind: string, name?: string) => {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ''}, got ${found.map((o) => o.metadata.name).join(', ') || 'none'}`);
+  return found[0]!;
+};
+const configData = (objects: Obj[]) => one(objects, 'ConfigMap', 'strait-config').data as Record<string, string>;
+
+/** What a binary makes of the rendered flags file: the real command's options, its action replaced. */
+function readFlagsFile(register: (program: Command) => void, name: string, rules: typeof agentFlagsFileRules | typeof controllerFlagsFileRules, text: string, argv: string[] = []): Obj {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-flags-'));
+  try {
+    writeFileSync(join(dir, `${name}.yaml`), text);
+    const program = new Command().exitOverride();
+    register(program);
+    let options: Obj | undefined;
+    program.commands.find((c) => c.name() === name)!.action((_: unknown, command: Command) => {
+      options = optionsWithFlagsFile(command, rules);
+    });
+    program.parse(['node', 'strait', name, '--flags-file', join(dir, `${name}.yaml`), ...argv]);
+    return { ...options!, dir };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the Helm chart', function () {
+  this.timeout(60_000);
+  const rendered = new Map(valueSets.map((set) => [set, render(set)] as const));
+  const get = (set: (typeof valueSets)[number]) => rendered.get(set)!;
+
+  it('has the values.schema.json src/api generates (run `npm run build:crds` after changing it)', () => {
+    assert.equal(readFileSync(valuesSchemaPath, 'utf8'), valuesSchemaText());
+  });
+
+  for (const set of valueSets) {
+    it(`passes helm lint --strict with ${set}`, () => {
+      const lint = execFileSync(k8sTool('helm'), ['lint', '--strict', chartDirectory, ...valuesArgs(set)], { encoding: 'utf8' });
+      assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    });
+  }
+
+  it('renders the objects a platform team expects, and only those', () => {
+    const kinds = get('defaults').map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    assert.deepEqual(kinds, [
+      'ClusterRole/strait-agent', 'ClusterRole/strait-controller',
+      'ClusterRoleBinding/strait-agent', 'ClusterRoleBinding/strait-controller',
+      'ConfigMap/strait-config', 'DaemonSet/strait-agent', 'Deployment/strait-controller',
+      'Role/strait-agent', 'Role/strait-controller', 'RoleBinding/strait-agent', 'RoleBinding/strait-controller',
+      'Service/strait-agent-metrics', 'Service/strait-controller-metrics',
+      'ServiceAccount/strait-agent', 'ServiceAccount/strait-controller',
+      'ValidatingAdmissionPolicy/strait-agent-own-node', 'ValidatingAdmissionPolicy/strait-peer-own-name',
+      'ValidatingAdmissionPolicyBinding/strait-agent-own-node', 'ValidatingAdmissionPolicyBinding/strait-peer-own-name',
+    ]);
+    // A peer gets its own ServiceAccount, bound to what a peer may do.
+    const peers = get('ci/ebpf-values.yaml').filter((o) => o.kind === 'ServiceAccount' && o.metadata.labels['app.kubernetes.io/component'] === 'peer').map((o) => o.metadata.name);
+    assert.deepEqual(peers, ['strait-peer-cluster-b', 'strait-peer-cluster-c']);
+  });
+
+  for (const set of valueSets) {
+    it(`runs the agent unprivileged with NET_ADMIN, BPF and PERFMON only, and bpffs from a privileged init container (${set})`, () => {
+      const pod = one(get(set), 'DaemonSet').spec.template.spec;
+      assert.equal(pod.hostNetwork, true);
+      assert.equal(pod.priorityClassName, 'system-node-critical');
+      assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }]);
+      assert.ok(pod.terminationGracePeriodSeconds <= 10, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds}`);
+      const [agent, ...others] = pod.containers;
+      assert.equal(others.length, 0);
+      assert.equal(agent.securityContext.privileged, false);
+      assert.equal(agent.securityContext.allowPrivilegeEscalation, false);
+      assert.deepEqual(agent.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'BPF', 'PERFMON'] });
+      assert.deepEqual(agent.volumeMounts.find((m: Obj) => m.mountPath === '/sys/fs/bpf'), { name: 'bpf-maps', mountPath: '/sys/fs/bpf', mountPropagation: 'HostToContainer' });
+      assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'bpf-maps').hostPath, { path: '/sys/fs/bpf', type: 'DirectoryOrCreate' });
+      const [init] = pod.initContainers;
+      assert.equal(pod.initContainers.length, 1);
+      assert.equal(init.name, 'mount-bpf-fs');
+      assert.equal(init.securityContext.privileged, true);
+      assert.equal(init.volumeMounts[0].mountPropagation, 'Bidirectional');
+      assert.deepEqual(agent.env.find((e: Obj) => e.name === 'NODE_NAME'), { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+      for (const [probe, path] of [['startupProbe', '/healthz'], ['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']] as const) {
+        assert.deepEqual(agent[probe].httpGet, { path, port: 'metrics' }, probe);
+      }
+      assert.equal(agent.ports[0].containerPort, 9972);
+      assert.equal(one(get(set), 'DaemonSet').spec.updateStrategy.type, 'RollingUpdate');
+    });
+  }
+
+  it('runs two controller replicas apart, unprivileged, with probes', () => {
+    const deployment = one(get('defaults'), 'Deployment');
+    assert.equal(deployment.spec.replicas, 2);
+    const pod = deployment.spec.template.spec;
+    assert.equal(pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey, 'kubernetes.io/hostname');
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    const [controller] = pod.containers;
+    assert.deepEqual(controller.securityContext.capabilities, { drop: ['ALL'] });
+    assert.deepEqual(controller.readinessProbe.httpGet, { path: '/readyz', port: 'metrics' });
+    assert.deepEqual(controller.livenessProbe.httpGet, { path: '/healthz', port: 'metrics' });
+    assert.equal(one(get('ci/pinned-gateway-values.yaml'), 'Deployment').spec.replicas, 3);
+  });
+
+  it('binds metrics to the node or Pod address unless the values say otherwise', () => {
+    const args = (set: (typeof valueSets)[number], kind: string) => one(get(set), kind).spec.template.spec.containers[0].args as string[];
+    assert.ok(args('defaults', 'DaemonSet').includes('--metrics-address=$(HOST_IP)'));
+    assert.ok(args('defaults', 'Deployment').includes('--metrics-address=$(POD_IP)'));
+    assert.ok(args('ci/pinned-gateway-values.yaml', 'DaemonSet').includes('--metrics-address=0.0.0.0'));
+  });
+
+  for (const set of valueSets) {
+    it(`grants no wildcard verb, resource or API group (${set})`, () => {
+      for (const role of get(set).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
+        for (const rule of role.rules as Obj[]) {
+          for (const field of ['verbs', 'resources', 'apiGroups']) assert.ok(!(rule[field] as string[]).includes('*'), `${role.kind}/${role.metadata.name} ${field}: ${rule[field]}`);
+        }
+      }
+    });
+  }
+
+  it('lets the agent read Nodes and NodeDataplanes, write NodeDataplane status and its Lease, and nothing else', () => {
+    const rules = (kind: string) => one(get('defaults'), kind, 'strait-agent').rules as Obj[];
+    assert.deepEqual(rules('ClusterRole'), [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['get', 'update', 'patch'] },
+    ]);
+    assert.deepEqual(rules('Role'), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }]);
+    // The admission policy names the agent's Lease as names.ts does.
+    const policy = one(get('defaults'), 'ValidatingAdmissionPolicy', 'strait-agent-own-node');
+    assert.equal(nodeLeaseName('n1'), 'strait-node-n1');
+    assert.match(policy.spec.validations[0].expression, /'strait-node-' \+ variables\.node/);
+    assert.equal(policy.spec.matchConditions[0].expression, 'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"');
+  });
+
+  it('rolls the Pods when the settings change, and only then', () => {
+    const checksum = (objects: Obj[], kind: string) => one(objects, kind).spec.template.metadata.annotations['checksum/config'] as string;
+    const again = render('defaults');
+    const changed = render('defaults', ['--set', 'agent.interval=2']);
+    for (const kind of ['DaemonSet', 'Deployment']) {
+      assert.match(checksum(get('defaults'), kind), /^[0-9a-f]{64}$/);
+      assert.equal(checksum(again, kind), checksum(get('defaults'), kind), kind);
+      assert.notEqual(checksum(changed, kind), checksum(get('defaults'), kind), kind);
+    }
+  });
+
+  it('gives the controller a configuration it reads as it is', () => {
+    const data = configData(get('ci/ebpf-values.yaml'));
+    const config = readControllerConfig(parse(data['cluster.yaml']), 'kubernetes');
+    assert.equal(config.clusterId, 'cluster-a');
+    assert.deepEqual(config.peers, ['cluster-b', 'cluster-c']);
+    assert.deepEqual(config.reflections, [{ to: 'cluster-b', fromPeer: 'cluster-c', podIP: '172.20.1.10' }]);
+    assert.deepEqual(config.gatewayNodeSelector, { 'strait.io/gateway-candidate': 'true' });
+    assert.equal(config.heartbeatTimeout, 1.5);
+    const options = readFlagsFile(registerControllerCommand, 'controller', controllerFlagsFileRules, data['controller.yaml']);
+    assert.equal(options.kubernetes, true);
+    assert.equal(options.config, join(options.dir, 'cluster.yaml'), 'config: is the ConfigMap\'s own key, next to the flags file');
+    assert.equal(options.metricsPort, '9973');
+  });
+
+  it('gives the agent options it reads as they are, the command line winning', () => {
+    const data = configData(get('ci/ebpf-values.yaml'));
+    const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, data['agent.yaml'], ['--pin-root', '/sys/fs/bpf/lab']);
+    const parsed = parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' });
+    assert.deepEqual(parsed.controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'strait-system', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
+    assert.equal(parsed.dataplane, 'ebpf');
+    assert.equal(parsed.attachMode, 'tcx');
+    assert.equal(parsed.intervalMs, 500);
+    assert.equal(parsed.pinRoot, '/sys/fs/bpf/lab', 'the command line wins over pin-root: /sys/fs/bpf/strait');
+    assert.equal(String(parsed.podInterfaces), '/^(veth|cali|lxc)/');
+    assert.equal(parsed.ipsecSecrets, undefined);
+  });
+
+  it('mounts the IPsec Secret read-only and points the agent at it when encryption is on', () => {
+    const objects = get('ci/kernel-ipsec-values.yaml');
+    const data = configData(objects);
+    assert.equal(parse(data['agent.yaml'])['ipsec-secrets'], '/etc/strait-ipsec');
+    assert.equal(parse(data['agent.yaml']).dataplane, 'kernel');
+    assert.deepEqual(readControllerConfig(parse(data['cluster.yaml']), 'kubernetes').encryptedPeers, ['cluster-a']);
+    const pod = one(objects, 'DaemonSet').spec.template.spec;
+    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'ipsec-secrets').secret, { secretName: 'strait-ipsec-keys', defaultMode: 0o400 });
+    assert.deepEqual(pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'ipsec-secrets'), { name: 'ipsec-secrets', mountPath: '/etc/strait-ipsec', readOnly: true });
+    assert.equal(one(get('defaults'), 'DaemonSet').spec.template.spec.volumes.find((v: Obj) => v.name === 'ipsec-secrets'), undefined);
+  });
+
+  it('pins the gateway to the labelled nodes: the controller elects among those only', () => {
+    const config = readControllerConfig(parse(configData(get('ci/pinned-gateway-values.yaml'))['cluster.yaml']), 'kubernetes');
+    assert.deepEqual(config.gatewayNodeSelector, { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-a' });
+    const node = (name: string, labels: Record<string, string>, podCIDR: string) => ({
+      metadata: { name, labels },
+      spec: { podCIDRs: [podCIDR] },
+      status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${name.length}` }], conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const read = clusterNodes([
+      node('edge-1', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-a' }, '172.20.0.0/24'),
+      node('edge-22', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-b' }, '172.20.1.0/24'),
+      node('w-333', { 'strait.io/gateway-candidate': 'true' }, '172.20.2.0/24'),
+    ], parseCidr('podCIDR', '172.20.0.0/20'), config.gatewayNodeSelector);
+    assert.deepEqual(read.nodes.filter((n) => n.gatewayCandidate).map((n) => n.config.name), ['edge-1']);
+  });
+
+  it('refuses bad values naming the value, before anything is rendered', () => {
+    const refused = (set: string[], field: RegExp) => {
+      const run = spawnSync(k8sTool('helm'), ['template', 'strait', chartDirectory, ...set], { encoding: 'utf8' });
+      assert.notEqual(run.status, 0, `${set.join(' ')} was accepted`);
+      assert.match(run.stderr, field);
+    };
+    refused(['--set', 'cluster.podCIDR=10.0.0.0'], /cluster\.podCIDR: Does not match pattern/);
+    refused(['--set', 'dataplane=xdp'], /dataplane: dataplane must be one of the following: "auto", "ebpf", "kernel"/);
+    refused(['--set', 'cluster.id=Cluster_A'], /cluster\.id: Does not match pattern/);
+    refused(['--set', 'agent.interval=0'], /agent\.interval: Must be greater than 0/);
+    refused(['--set', 'agent.unknownKey=1'], /agent: Additional property unknownKey is not allowed/);
+  });
+});

@@ -7,7 +7,7 @@
  * (lab.ts starts them with --kubernetes).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
@@ -17,6 +17,7 @@ import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/name
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
 import { loadKubeConfig } from '../k8s/kubeconfig';
 import { kubeconfigPath } from './control-plane';
+import { type LabChartSettings, applyChart, labChartValues, labConfigDir, labConfigMap } from './lab-chart';
 import { startProcess } from './processes';
 import type { LabCluster, LabTopology } from './topology';
 
@@ -94,4 +95,25 @@ export async function prepareKubernetes(topology: LabTopology, runDir: string, c
     const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
     await seedCluster(clusterKubeConfig(runDir, cluster.id), cluster.nodes, new Map(peers.map((peer) => [peer, readFileSync(kubeconfigPath(runDir, peer), 'utf8')])));
   }
+}
+
+/**
+ * The ConfigMap's keys as files in the cluster's config directory, each written whole (temp file and
+ * rename), as the kubelet updates a ConfigMap volume. Returns the directory.
+ */
+async function writeConfigFromApi(kubeConfig: KubeConfig, runDir: string, cluster: string): Promise<string> {
+  const configMap = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: labConfigMap, namespace: defaultNamespace });
+  const dir = labConfigDir(runDir, cluster);
+  mkdirSync(dir, { recursive: true });
+  for (const [key, text] of Object.entries(configMap.data ?? {})) {
+    writeFileSync(join(dir, `${key}.tmp`), text);
+    renameSync(join(dir, `${key}.tmp`), join(dir, key));
+  }
+  return dir;
+}
+
+/** The chart installed (or upgraded) in the cluster with the lab's settings; returns the config directory. */
+export async function installStrait(runDir: string, cluster: string, settings: LabChartSettings): Promise<string> {
+  applyChart(runDir, cluster, labChartValues(settings));
+  return writeConfigFromApi(clusterKubeConfig(runDir, cluster), runDir, cluster);
 }

@@ -14,6 +14,7 @@ import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
+import { type LabChartSettings, installedDataplane, labConfigDir } from './lab-chart';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
 import { type ControlPlane, kubeconfigPath, runsOnKubernetes } from './control-plane';
@@ -79,7 +80,10 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
   }
 }
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): object {
+/** Seconds between an agent's reconciles and heartbeats in the lab. */
+const agentInterval = 0.25;
+
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): LabChartSettings['config'] {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
     .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' } : peer));
   return {
@@ -122,18 +126,20 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
  */
 export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane): void {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
-  // Where its spec comes from and its status goes: the run directory, or its cluster's API server.
-  const source = runsOnKubernetes(runDir, topology)
-    ? ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace]
-    : ['--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node)];
+  // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
+  const settings = runsOnKubernetes(runDir, topology)
+    ? ['--flags-file', join(labConfigDir(runDir, cluster.id), 'agent.yaml'), '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace]
+    : [
+      '--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node),
+      '--pod-interfaces', podInterfacePattern,
+      '--dataplane', agentDataplane(topology, cluster.id, dataplane),
+      '--interval', String(agentInterval),
+    ];
   startProcess(runDir, `agent-${node}`, [
     process.execPath, cli, 'agent',
     '--node', node,
-    ...source,
+    ...settings,
     '--pin-root', nodePinRoot(node),
-    '--pod-interfaces', podInterfacePattern,
-    '--dataplane', agentDataplane(topology, cluster.id, dataplane),
-    '--interval', '0.25',
     '--netns', nodeNetns(node),
     '--ipsec-secrets', secretsDir(runDir, cluster.id),
   ]);
@@ -210,7 +216,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
       await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, cli);
     }
     for (const cluster of topology.clusters) {
-      startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology));
+      await startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology), options.dataplane);
       for (const node of cluster.nodes) {
         for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
         startAgent(topology, runDir, node.name, options.dataplane);
@@ -242,7 +248,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
-    startController(changed, cluster, runDir, defaultHeartbeatTimeout(runDir, changed));
+    await startController(changed, cluster, runDir, defaultHeartbeatTimeout(runDir, changed), runsOnKubernetes(runDir, changed) ? (installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto');
   }
 }
 
@@ -250,15 +256,24 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
 export const controllerProcesses = (runDir: string, topology: LabTopology, cluster: string) =>
   runsOnKubernetes(runDir, topology) ? [`controller-${cluster}-0`, `controller-${cluster}-1`] : [`controller-${cluster}`];
 
-function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number): void {
+async function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, dataplane: LabDataplane): Promise<void> {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
   const onKubernetes = runsOnKubernetes(runDir, topology);
-  const config = join(runDir, runDirPaths.controllerConfig(cluster.id));
-  writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes), null, 2));
-  for (const name of controllerProcesses(runDir, topology, cluster.id)) {
-    const kubernetes = ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name];
-    startProcess(runDir, name, [process.execPath, cli, 'controller', '--config', config, ...(onKubernetes ? kubernetes : [])]);
+  const config = controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes);
+  if (onKubernetes) {
+    const settings = { config, dataplane: agentDataplane(topology, cluster.id, dataplane), agentInterval, podInterfaces: podInterfacePattern, encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)) };
+    const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
+    for (const name of controllerProcesses(runDir, topology, cluster.id)) {
+      startProcess(runDir, name, [
+        process.execPath, cli, 'controller', '--flags-file', join(dir, 'controller.yaml'),
+        '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name,
+      ]);
+    }
+    return;
   }
+  const path = join(runDir, runDirPaths.controllerConfig(cluster.id));
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', path]);
 }
 
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */

@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { crdDirectory, crdFiles } from '../../src/api/write-crds';
-import { k8sTool } from '../support/k8s-tools';
+import { k8sTool } from '../../src/lab/k8s-tools';
 
 type Node = Record<string, unknown>;
 

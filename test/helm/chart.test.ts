@@ -19,7 +19,7 @@ import { optionsWithFlagsFile } from '../../src/cli/flags-file';
 import { clusterNodes } from '../../src/k8s/cluster-nodes';
 import { nodeLeaseName } from '../../src/k8s/names';
 import { parseCidr } from '../../src/net/cidr';
-import { k8sTool } from '../support/k8s-tools';
+import { k8sTool } from '../../src/lab/k8s-tools';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

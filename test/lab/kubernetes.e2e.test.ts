@@ -19,7 +19,7 @@ import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
 import { stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
-import { k8sTool } from '../support/k8s-tools';
+import { k8sTool } from '../../src/lab/k8s-tools';
 import { requireRoot } from '../support/kernel';
 import { checksByKind, labSuiteHooks, peersProgrammed, pingFor } from '../support/lab-suite';
 import { waitFor } from '../support/wait';

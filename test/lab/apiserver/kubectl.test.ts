@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { k8sTool } from '../../support/k8s-tools';
+import { k8sTool } from '../../../src/lab/k8s-tools';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 
 interface Run {

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { k8sTool } from '../../support/k8s-tools';
+import { k8sTool } from '../../../src/lab/k8s-tools';
 
 const main = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
 

@@ -1,0 +1,72 @@
+/**
+ * The lab on Kubernetes installs Strait as a platform team does: values for the chart (helm/strait), the
+ * rendered manifests applied with kubectl to the cluster's API server, and the controllers and agents
+ * started from the ConfigMap as the API server holds it (its keys written to `<run-dir>/<cluster>/config/`,
+ * what a Pod's volume would show). Only what differs per process on one machine (node name, kubeconfig,
+ * pin root, namespace, metrics port) is given on the command line: the chart and the binaries cannot
+ * drift apart without the lab failing.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { chartDirectory } from '../api/write-crds';
+import { StateError } from '../errors';
+import { defaultNamespace } from '../k8s/names';
+import { kubeconfigPath } from './control-plane';
+import { k8sTool } from './k8s-tools';
+
+/** The chart's release in every lab cluster: its objects are named `strait-*`. */
+export const labRelease = 'strait';
+export const labConfigMap = `${labRelease}-config`;
+
+export const labConfigDir = (runDir: string, cluster: string) => join(runDir, cluster, 'config');
+
+/** What the lab sets in the chart's values (helm/strait/values.yaml), from its controller configuration. */
+export interface LabChartSettings {
+  /** The controller configuration document the standalone lab would write (lab.ts controllerConfig). */
+  config: {
+    clusterId: string;
+    podCIDR: string;
+    externalCIDR: string;
+    peers: (string | { clusterId: string; encryption: string })[];
+    reflections: { to: string; fromPeer: string; podIP: string }[];
+    heartbeatTimeout: number;
+    interval: number;
+  };
+  dataplane: string;
+  agentInterval: number;
+  podInterfaces: string;
+  encryption: boolean;
+}
+
+export function labChartValues(s: LabChartSettings): object {
+  return {
+    cluster: { id: s.config.clusterId, podCIDR: s.config.podCIDR, externalCIDR: s.config.externalCIDR },
+    peers: s.config.peers,
+    reflections: s.config.reflections,
+    dataplane: s.dataplane,
+    encryption: { enabled: s.encryption },
+    agent: { interval: s.agentInterval, podInterfaces: s.podInterfaces },
+    controller: { interval: s.config.interval, heartbeatTimeout: s.config.heartbeatTimeout },
+  };
+}
+
+const valuesPath = (runDir: string, cluster: string) => join(runDir, cluster, 'values.yaml');
+
+/** The dataplane the cluster's chart was installed with (to install it again with a change). */
+export const installedDataplane = (runDir: string, cluster: string): string => (parse(readFileSync(valuesPath(runDir, cluster), 'utf8')) as { dataplane: string }).dataplane;
+
+/** `helm template` with the lab's values, applied with `kubectl apply` (a re-apply patches what changed). */
+export function applyChart(runDir: string, cluster: string, values: object): void {
+  const valuesFile = valuesPath(runDir, cluster);
+  writeFileSync(valuesFile, stringify(values));
+  const manifests = execFileSync(k8sTool('helm'), ['template', labRelease, chartDirectory, '--namespace', defaultNamespace, '--values', valuesFile], { encoding: 'utf8' });
+  writeFileSync(join(runDir, cluster, 'manifests.yaml'), manifests);
+  try {
+    execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), 'apply', '-f', '-'], { input: manifests, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (err) {
+    throw new StateError(`kubectl apply of the chart to ${cluster} failed: ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`);
+  }
+}
+

@@ -1,6 +1,6 @@
 /** Test helpers for real-kernel tests: root and kernel checks, test objects, and cleaned-up namespaces and pins. */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBpffs } from '../../src/bpf';
 import { CommandError, ip, run } from '../../src/kernel/command';
@@ -29,6 +29,21 @@ export function requireRoot(suite: Mocha.Suite): void {
   suite.beforeAll(function () {
     if (!isRoot) cannotRunHere(this, 'needs root (BPF, network namespaces)');
   });
+}
+
+/** Skips the running test or suite hook when a command is not on PATH, saying how to install it; fails in a strict run. */
+export function requireCommands(ctx: Mocha.Context, commands: string[], install: string): void {
+  const dirs = (process.env.PATH ?? '').split(':').filter((d) => d !== '');
+  const onPath = (command: string) => dirs.some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const missing = commands.filter((c) => !onPath(c));
+  if (missing.length > 0) cannotRunHere(ctx, `needs ${missing.join(', ')} (${install})`);
 }
 
 let probed: Promise<ProbeReport> | undefined;

@@ -1,0 +1,96 @@
+/**
+ * Strait's container image as image/build.sh builds it (README, "Image"): from Debian packages and this
+ * build's artefacts, read back by skopeo, unpacked by umoci, and the CLI run from its root filesystem.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { kernelFeatures, requireCommands, requireRoot, uniqueName } from '../support/kernel';
+import { type UnpackedImage, runEntrypoint, unpackImage } from './unpacked-image';
+
+const repo = join(__dirname, '..', '..', '..');
+const archive = join(repo, 'build', 'image', 'strait-oci.tar');
+
+/** The OCI labels both build.sh and the Dockerfile give the image (the revision is the commit's). */
+const labels = {
+  'org.opencontainers.image.title': 'strait',
+  'org.opencontainers.image.description': 'eBPF-accelerated node dataplane agent connecting Kubernetes clusters pod-to-pod, also with overlapping PodCIDRs',
+  'org.opencontainers.image.version': '0.1.0',
+  'org.opencontainers.image.licenses': 'Apache-2.0',
+};
+
+describe('the container image', function () {
+  requireRoot(this);
+  let image: UnpackedImage | undefined;
+
+  before(function () {
+    requireCommands(this, ['mmdebstrap', 'umoci', 'skopeo', 'unshare', 'chroot'], 'sudo bash .ci/setup installs them');
+    // Cold, mmdebstrap downloads the Debian packages (about half a minute here); then they are cached.
+    this.timeout(10 * 60_000);
+    execFileSync('bash', [join(repo, 'image', 'build.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+    image = unpackImage(archive, '0.1.0');
+  });
+  after(() => image?.cleanup());
+
+  const unpacked = () => image ?? assert.fail('the image was not unpacked');
+
+  it('is tagged with the version, runs the strait CLI as its entrypoint, and carries the OCI labels', () => {
+    const { config } = unpacked();
+    assert.deepEqual(config.Entrypoint, ['/usr/local/bin/strait']);
+    assert.equal(config.Cmd, undefined);
+    assert.deepEqual(config.Env, ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']);
+    const { 'org.opencontainers.image.revision': revision, ...rest } = config.Labels ?? {};
+    assert.deepEqual(rest, labels);
+    assert.match(revision ?? '', /^[0-9a-f]{40}(-dirty)?$/);
+  });
+
+  it('gets the same entrypoint, labels and runtime packages from the Dockerfile', () => {
+    // No Docker engine runs here to build the Dockerfile: at least it must not drift from build.sh.
+    const dockerfile = readFileSync(join(repo, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+    const label = dockerfile.split('\n').find((l) => l.startsWith('LABEL ')) ?? assert.fail('the Dockerfile has no LABEL');
+    const given = Object.fromEntries([...label.matchAll(/([\w.]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    assert.deepEqual(given, { ...labels, 'org.opencontainers.image.revision': '${REVISION}' });
+    assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/local\/bin\/strait"\]$/m);
+    assert.match(dockerfile, /^COPY image\/runtime-packages /m);
+  });
+
+  it('prints the package version with strait --version', () => {
+    const run = runEntrypoint(unpacked(), ['--version']);
+    assert.deepEqual(run, { status: 0, stdout: '0.1.0\n', stderr: '' });
+  });
+
+  it('finds this kernel\'s features with strait probe, loading its addon and using its own ip and nft', async () => {
+    const run = runEntrypoint(unpacked(), ['probe', '--json', '--reasons']);
+    assert.equal(run.status, 0, run.stderr);
+    const { reasons, dataplane, encryption, ...features } = JSON.parse(run.stdout) as Record<string, unknown>;
+    // What every kernel that runs these tests has (test/probe/probe.test.ts); the namespace probes fail
+    // without ip, the nftables one without nft, the first ones without the addon and libbpf.
+    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm']) {
+      assert.equal(features[f], true, `${f}: ${JSON.stringify(reasons)}`);
+    }
+    assert.equal(dataplane, 'ebpf');
+    assert.equal(typeof encryption, 'boolean');
+    assert.deepEqual(features, (await kernelFeatures()).features, 'the image finds what this machine\'s own probe finds');
+  });
+
+  it('documents --kubernetes in strait agent --help', () => {
+    const run = runEntrypoint(unpacked(), ['agent', '--help']);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^Usage: strait agent \[options\]$/m);
+    assert.match(run.stdout, /^ {2}--kubernetes +watch this node's NodeDataplane on the API server$/m);
+  });
+
+  it('loads the Kubernetes client for strait agent --kubernetes, then wants a kubeconfig outside a Pod', () => {
+    // @kubernetes/client-node is an ES module that Strait require()s: a Node.js older than 20.19 fails
+    // here with ERR_REQUIRE_ESM. The agent asks for its API server before it touches the node.
+    const pinRoot = join('/sys/fs/bpf', uniqueName('strait-image'));
+    const run = runEntrypoint(unpacked(), ['agent', '--kubernetes', '--node', 'n1', '--pin-root', pinRoot]);
+    assert.deepEqual(run, {
+      status: 1,
+      stdout: '',
+      stderr: '{"error":"no kubeconfig file given and not running in a Pod (KUBERNETES_SERVICE_HOST is not set)"}\n',
+    });
+    assert.equal(existsSync(pinRoot), false);
+  });
+});

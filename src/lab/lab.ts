@@ -116,6 +116,12 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
 }
 
 /**
+ * Every agent of the lab runs in this machine's own network namespace, so they would all want the same
+ * loopback port for their metrics servers: the lab runs them without one.
+ */
+const noMetricsServer = ['--metrics-port', '0'];
+
+/**
  * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
@@ -136,6 +142,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--interval', '0.25',
     '--netns', nodeNetns(node),
     '--ipsec-secrets', secretsDir(runDir, cluster.id),
+    ...noMetricsServer,
   ]);
 }
 

@@ -11,9 +11,12 @@ import { runController, runUntilSignalled } from '../controller/controller';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';
+import type { ControllerMetrics } from '../metrics/controller-metrics';
+import { type MetricsFlags, type MetricsListen, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
+import { startMetricsServer } from '../metrics/server';
 import { jsonAction } from './output';
 
-interface ControllerFlags {
+interface ControllerFlags extends MetricsFlags {
   config: string;
   once?: boolean;
   kubernetes?: boolean;
@@ -36,7 +39,26 @@ export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv =
   return { namespace, identity };
 }
 
-async function runOnKubernetes(flags: ControllerFlags, namespace: string, identity: string): Promise<void> {
+/** Where the metrics server listens (none for --once, which exits after one reconcile). */
+export function controllerMetricsListen(flags: ControllerFlags, env: { HOST_IP?: string | undefined } = process.env): MetricsListen | undefined {
+  const listen = parseMetricsListen(flags, env, defaultMetricsPort.controller);
+  return flags.once ? undefined : listen;
+}
+
+/** Runs `run` with the metrics server up, when there is one; prom-client is loaded only then. */
+async function withMetrics(listen: MetricsListen | undefined, mode: 'standalone' | 'kubernetes', run: (metrics?: ControllerMetrics) => Promise<void>): Promise<void> {
+  if (listen === undefined) return run();
+  const { ControllerMetrics } = await import('../metrics/controller-metrics');
+  const metrics = new ControllerMetrics(mode);
+  const server = await startMetricsServer(listen, metrics.registry, () => metrics.notReady(), createLogger('controller'));
+  try {
+    await run(metrics);
+  } finally {
+    await server.close();
+  }
+}
+
+async function runOnKubernetes(flags: ControllerFlags, namespace: string, identity: string, listen: MetricsListen | undefined): Promise<void> {
   const config = loadControllerConfig(flags.config, 'kubernetes');
   // The Kubernetes client takes a quarter of a second to load: only a controller on Kubernetes pays it.
   const { loadKubeConfig } = await import('../k8s/kubeconfig');
@@ -47,7 +69,7 @@ async function runOnKubernetes(flags: ControllerFlags, namespace: string, identi
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller') }, stop.signal);
+    await withMetrics(listen, 'kubernetes', (metrics) => runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller'), ...(metrics ? { metrics } : {}) }, stop.signal));
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -64,16 +86,19 @@ export function registerControllerCommand(program: Command): void {
     .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
     .option('--namespace <ns>', `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
+    .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
+    .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.controller}; --once serves nothing)`)
     .action(
       jsonAction(async (o: ControllerFlags) => {
         const { namespace, identity } = kubernetesFlags(o);
+        const listen = controllerMetricsListen(o);
         if (o.kubernetes) {
-          await runOnKubernetes(o, namespace, identity);
+          await runOnKubernetes(o, namespace, identity, listen);
           return undefined;
         }
         const config = loadControllerConfig(o.config);
         if (o.once) return runController(config, { once: true });
-        await runUntilSignalled(config);
+        await withMetrics(listen, 'standalone', (metrics) => runUntilSignalled(config, metrics));
         return undefined;
       }),
     );

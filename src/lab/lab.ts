@@ -116,8 +116,8 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
 }
 
 /**
- * Every agent of the lab runs in this machine's own network namespace, so they would all want the same
- * loopback port for their metrics servers: the lab runs them without one.
+ * Every agent and controller of the lab runs in this machine's own network namespace, so they would all
+ * want the same loopback ports for their metrics servers: the lab runs them without one.
  */
 const noMetricsServer = ['--metrics-port', '0'];
 
@@ -264,7 +264,7 @@ function startController(topology: LabTopology, cluster: LabCluster, runDir: str
   writeFileSync(config, JSON.stringify(controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes), null, 2));
   for (const name of controllerProcesses(runDir, topology, cluster.id)) {
     const kubernetes = ['--kubernetes', '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name];
-    startProcess(runDir, name, [process.execPath, cli, 'controller', '--config', config, ...(onKubernetes ? kubernetes : [])]);
+    startProcess(runDir, name, [process.execPath, cli, 'controller', '--config', config, ...(onKubernetes ? kubernetes : []), ...noMetricsServer]);
   }
 }
 

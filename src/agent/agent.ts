@@ -22,6 +22,9 @@ import { type Condition, agentConditions, setConditions } from './conditions';
 import { type ControlPlaneOptions, openControlPlane } from './control-plane';
 import type { SpecSource } from './spec-source';
 import type { StatusSink } from './status-sink';
+import type { MetricsListen } from '../metrics/listen';
+import type { AgentMetrics, AgentMetricsSource, AgentState } from '../metrics/agent-metrics';
+import { type MetricsServer, startMetricsServer } from '../metrics/server';
 
 export type DataplaneRequest = 'auto' | Dataplane;
 
@@ -37,6 +40,8 @@ export interface AgentOptions {
   netns?: string;
   /** A directory with one file per encrypted peering's cluster id, holding its secret (base64, 0600). */
   ipsecSecrets?: string;
+  /** Where to serve /metrics, /healthz and /readyz; none: no server. */
+  metrics?: MetricsListen;
 }
 
 /** Pure: the dataplane to run, or why none can run on this kernel. */
@@ -82,14 +87,40 @@ export class Agent {
     private readonly ports: AgentPorts,
     private readonly dataplane: NodeDataplane,
     private readonly log: Logger,
+    private readonly metrics?: AgentMetrics,
   ) {}
 
   tick(): void {
     this.readSpec();
-    if (this.good) this.apply(this.good);
-    // No spec yet: up and loaded, nothing failing; specGeneration 0 says nothing is applied.
-    else this.ready = true;
+    if (this.good) {
+      const started = performance.now();
+      this.apply(this.good);
+      this.metrics?.reconciled((performance.now() - started) / 1000, !this.ready);
+    } else {
+      // No spec yet: up and loaded, nothing failing; specGeneration 0 says nothing is applied.
+      this.ready = true;
+    }
     this.beat(this.ready);
+  }
+
+  /**
+   * Why /readyz says not ready: no spec applied yet, or the last apply failed; undefined when a spec is
+   * in force. Stricter than the heartbeat's `ready`, which is true while there is no spec at all.
+   */
+  get notReady(): string | undefined {
+    if (this.lastError !== undefined) return `applying the spec failed: ${this.lastError}`;
+    if (this.applied === undefined) return `no spec applied yet${this.rejection ? ` (${this.rejection})` : ''}`;
+    return undefined;
+  }
+
+  /** What a metrics scrape reads. */
+  metricsState(): AgentState {
+    return {
+      dataplane: this.dataplane.kind,
+      specGeneration: this.generation,
+      ...(this.applied === undefined ? {} : { applied: this.applied.spec }),
+      ...(this.dataplane.counters === undefined ? {} : { counters: () => this.dataplane.counters!() }),
+    };
   }
 
   private readSpec(): void {
@@ -215,53 +246,71 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
   return { stopped, isStopped: () => signal !== undefined };
 }
 
+/** The metrics and health server; prom-client is loaded only by a process that serves it. */
+async function serveMetrics(listen: MetricsListen, source: AgentMetricsSource, log: Logger): Promise<{ metrics: AgentMetrics; server: MetricsServer }> {
+  const { AgentMetrics } = await import('../metrics/agent-metrics');
+  const metrics = new AgentMetrics(source);
+  return { metrics, server: await startMetricsServer(listen, metrics.registry, () => source.notReady(), log) };
+}
+
 /**
- * Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run or
- * the control plane cannot be reached as configured (a bad kubeconfig).
+ * Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run, the
+ * control plane cannot be reached as configured (a bad kubeconfig) or the metrics port is taken.
  */
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
-  const control = await openControlPlane(options.controlPlane, log);
-  const report = await probeKernel();
-  const kind = selectDataplane(options.dataplane, report);
-  const unavailable = describeMissing(encryptionRequirements, report).join(', ');
-  const dataplane = await openDataplane(kind, {
-    ...options,
-    ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
-  });
+  // What a scrape sees: no agent while the datapath loads, and none once it is being released.
+  let running: Agent | undefined;
+  let phase = 'starting: the datapath is not loaded yet';
+  const served = options.metrics === undefined ? undefined : await serveMetrics(options.metrics, { notReady: () => (running ? running.notReady : phase), state: () => running?.metricsState() }, log);
   try {
-    log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
-    const { source } = control.ports;
-    const agent = new Agent(control.ports, dataplane, log);
-    // A burst of notices for one write (create, write, rename) becomes one reconcile.
-    let pending: NodeJS.Timeout | undefined;
-    const onChange = () => {
-      pending ??= setTimeout(() => {
-        pending = undefined;
+    const control = await openControlPlane(options.controlPlane, log);
+    const report = await probeKernel();
+    const kind = selectDataplane(options.dataplane, report);
+    const unavailable = describeMissing(encryptionRequirements, report).join(', ');
+    const dataplane = await openDataplane(kind, {
+      ...options,
+      ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
+    });
+    try {
+      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+      const { source } = control.ports;
+      const agent = new Agent(control.ports, dataplane, log, served?.metrics);
+      running = agent;
+      // A burst of notices for one write (create, write, rename) becomes one reconcile.
+      let pending: NodeJS.Timeout | undefined;
+      const onChange = () => {
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          agent.tick();
+        }, 10);
+      };
+      source.watch(onChange);
+      // Until the source can answer (the informer's first list) nothing is applied nor reported: the
+      // datapath a previous agent left stays as it is.
+      await Promise.race([source.ready(), stop.stopped]);
+      let timer: NodeJS.Timeout | undefined;
+      if (!stop.isStopped()) {
         agent.tick();
-      }, 10);
-    };
-    source.watch(onChange);
-    // Until the source can answer (the informer's first list) nothing is applied nor reported: the
-    // datapath a previous agent left stays as it is.
-    await Promise.race([source.ready(), stop.stopped]);
-    let timer: NodeJS.Timeout | undefined;
-    if (!stop.isStopped()) {
-      agent.tick();
-      control.start(() => agent.readyGatewayCandidate);
-      timer = setInterval(() => {
-        source.watch(onChange);
-        agent.tick();
-      }, options.intervalMs);
-      await stop.stopped;
+        control.start(() => agent.readyGatewayCandidate);
+        timer = setInterval(() => {
+          source.watch(onChange);
+          agent.tick();
+        }, options.intervalMs);
+        await stop.stopped;
+      }
+      // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. The node
+      // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
+      clearInterval(timer);
+      clearTimeout(pending);
+      await control.close();
+    } finally {
+      running = undefined;
+      phase = 'stopping';
+      dataplane.close();
     }
-    // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. The node
-    // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
-    clearInterval(timer);
-    clearTimeout(pending);
-    await control.close();
   } finally {
-    dataplane.close();
+    await served?.server.close();
   }
 }
 

@@ -4,6 +4,7 @@
  * fallback (VXLAN, policy routing, nftables). Opening one removes what the other left on the node, so a
  * node switched from one to the other keeps nothing of the first.
  */
+import { type DatapathCounters, readCounters } from '../datapath/inspect';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
@@ -21,6 +22,8 @@ export interface NodeDataplane {
   validate(spec: NodeDataplaneSpec): void;
   /** Makes the node match `spec`: what changed (undefined: nothing), and prefixes routed by someone else. */
   apply(spec: NodeDataplaneSpec): { changes?: Record<string, unknown>; conflicts: string[] };
+  /** Packets and bytes per peer and drops per reason, as counted now; absent where nothing counts them (the kernel fallback). */
+  counters?(): DatapathCounters;
   /** Releases this process's handles; what was programmed stays. */
   close(): void;
 }
@@ -47,9 +50,11 @@ function refuseEncryption(spec: NodeDataplaneSpec): void {
   });
 }
 
-export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, netns?: string): NodeDataplane {
+/** `counters` reads the datapath's counter maps (tests that fake the datapath have none). */
+export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, netns?: string, counters?: () => DatapathCounters): NodeDataplane {
   return {
     kind: 'ebpf',
+    ...(counters === undefined ? {} : { counters }),
     validate: (spec) => {
       requireIpv4(spec, 'the eBPF datapath');
       refuseEncryption(spec);
@@ -122,5 +127,5 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
-  return ebpfDataplane(datapath, options.netns);
+  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps));
 }

@@ -14,10 +14,11 @@ import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
+import { type MetricsFlags, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
 import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
 
-export interface AgentFlags {
+export interface AgentFlags extends MetricsFlags {
   spec?: string;
   /** The same as --spec, for a spec written by hand rather than by a controller. */
   config?: string;
@@ -44,6 +45,8 @@ export interface AgentEnvironment {
   NODE_NAME?: string;
   POD_NAMESPACE?: string;
   KUBECONFIG?: string;
+  /** The node's address (status.hostIP): where the metrics server listens unless --metrics-address says. */
+  HOST_IP?: string;
 }
 
 
@@ -130,6 +133,7 @@ export const agentFlagsFileRules = { paths: ['spec', 'config', 'status', 'kubeco
 /** Checks every flag; the spec may be absent only for --cleanup and --kubernetes. */
 export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = process.env): AgentOptions & { cleanup: boolean } {
   const cleanup = flags.cleanup === true;
+  const metrics = parseMetricsListen(flags, env, defaultMetricsPort.agent);
   return {
     cleanup,
     controlPlane: flags.kubernetes ? kubernetesControlPlane(flags, env) : fileControlPlane(flags, cleanup),
@@ -140,6 +144,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
     intervalMs: parseSeconds('--interval', flags.interval),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
+    ...(metrics === undefined || cleanup ? {} : { metrics }),
   };
 }
 
@@ -163,6 +168,8 @@ export function registerAgentCommand(program: Command): void {
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
     .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
+    .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
+    .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.agent})`)
     .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit')
     .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
     .action(jsonAction(async (_: AgentFlags, command: Command) => {

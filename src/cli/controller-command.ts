@@ -11,10 +11,13 @@ import { runController, runUntilSignalled } from '../controller/controller';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';
+import type { ControllerMetrics } from '../metrics/controller-metrics';
+import { type MetricsFlags, type MetricsListen, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
+import { startMetricsServer } from '../metrics/server';
 import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
 
-interface ControllerFlags {
+interface ControllerFlags extends MetricsFlags {
   config?: string;
   once?: boolean;
   kubernetes?: boolean;
@@ -41,7 +44,26 @@ export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv =
   return { config: flags.config, namespace, identity };
 }
 
-async function runOnKubernetes(flags: ControllerFlags, configPath: string, namespace: string, identity: string): Promise<void> {
+/** Where the metrics server listens (none for --once, which exits after one reconcile). */
+export function controllerMetricsListen(flags: ControllerFlags, env: { HOST_IP?: string | undefined } = process.env): MetricsListen | undefined {
+  const listen = parseMetricsListen(flags, env, defaultMetricsPort.controller);
+  return flags.once ? undefined : listen;
+}
+
+/** Runs `run` with the metrics server up, when there is one; prom-client is loaded only then. */
+async function withMetrics(listen: MetricsListen | undefined, mode: 'standalone' | 'kubernetes', run: (metrics?: ControllerMetrics) => Promise<void>): Promise<void> {
+  if (listen === undefined) return run();
+  const { ControllerMetrics } = await import('../metrics/controller-metrics');
+  const metrics = new ControllerMetrics(mode);
+  const server = await startMetricsServer(listen, metrics.registry, () => metrics.notReady(), createLogger('controller'));
+  try {
+    await run(metrics);
+  } finally {
+    await server.close();
+  }
+}
+
+async function runOnKubernetes(flags: ControllerFlags, configPath: string, namespace: string, identity: string, listen: MetricsListen | undefined): Promise<void> {
   const config = loadControllerConfig(configPath, 'kubernetes');
   // The Kubernetes client takes a quarter of a second to load: only a controller on Kubernetes pays it.
   const { loadKubeConfig } = await import('../k8s/kubeconfig');
@@ -52,7 +74,7 @@ async function runOnKubernetes(flags: ControllerFlags, configPath: string, names
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller') }, stop.signal);
+    await withMetrics(listen, 'kubernetes', (metrics) => runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller'), ...(metrics ? { metrics } : {}) }, stop.signal));
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -69,18 +91,21 @@ export function registerControllerCommand(program: Command): void {
     .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
     .option('--namespace <ns>', `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
+    .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
+    .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.controller}; --once serves nothing)`)
     .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
     .action(
       jsonAction(async (_: ControllerFlags, command: Command) => {
         const o = optionsWithFlagsFile<ControllerFlags>(command, controllerFlagsFileRules);
         const { config: configPath, namespace, identity } = kubernetesFlags(o);
+        const listen = controllerMetricsListen(o);
         if (o.kubernetes) {
-          await runOnKubernetes(o, configPath, namespace, identity);
+          await runOnKubernetes(o, configPath, namespace, identity, listen);
           return undefined;
         }
         const config = loadControllerConfig(configPath);
         if (o.once) return runController(config, { once: true });
-        await runUntilSignalled(config);
+        await withMetrics(listen, 'standalone', (metrics) => runUntilSignalled(config, metrics));
         return undefined;
       }),
     );

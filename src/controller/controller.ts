@@ -17,6 +17,7 @@ import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles
 import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
 import { parseJsonDocument } from '../api/document';
 import { type ReconcileResult, reconcile } from './reconcile';
+import type { ControllerMetrics } from '../metrics/controller-metrics';
 
 export interface RunOptions {
   /** One reconcile, then return. */
@@ -24,6 +25,8 @@ export interface RunOptions {
   /** Stops the loop after the current step. */
   signal?: AbortSignal;
   log?: Logger;
+  /** Told of every reconcile. */
+  metrics?: ControllerMetrics;
 }
 
 /** The gateway in our last status, so a restart keeps a gateway that is still Ready. */
@@ -88,6 +91,9 @@ export async function runController(config: ControllerConfig, options: RunOption
     let lastError: string | undefined;
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
     while (!options.signal?.aborted) {
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      const gatewayBefore = previousGateway;
       try {
         const exchange = readExchange(files, config.clusterId);
         const result = reconcile({
@@ -105,12 +111,14 @@ export async function runController(config: ControllerConfig, options: RunOption
         const wanted = runDirFiles(result, config.clusterId, exchange.written);
         const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
         logChanges(log, last, result, written, deleted);
+        options.metrics?.reconciled(result, gatewayBefore, seconds());
         last = result;
         lastError = undefined;
       } catch (err) {
         // Our configuration against our own state: retrying cannot help, the operator must act.
         if (err instanceof StateError || err instanceof InputError || options.once) throw err;
         const text = err instanceof Error ? err.message : String(err);
+        options.metrics?.failed(seconds(), text);
         if (text !== lastError) log.error({ err }, 'reconcile failed; retrying');
         lastError = text;
       }
@@ -125,13 +133,13 @@ export async function runController(config: ControllerConfig, options: RunOption
 }
 
 /** Runs until SIGTERM or SIGINT, then finishes the current step, releases the lock and returns. */
-export async function runUntilSignalled(config: ControllerConfig): Promise<void> {
+export async function runUntilSignalled(config: ControllerConfig, metrics?: ControllerMetrics): Promise<void> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await runController(config, { signal: stop.signal });
+    await runController(config, { signal: stop.signal, ...(metrics ? { metrics } : {}) });
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);

@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../bpf';
 import { StateError } from '../errors';
-import { CONFIG_KEY, DROP_REASON_COUNT, DropReason, Flags, PrefixKind, type cidr, maps } from './layout';
+import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, maps } from './layout';
 
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
 export type InspectSection = (typeof inspectSections)[number];
@@ -129,7 +129,7 @@ const byAddress = (a: string, b: string) => addressNumber(a) - addressNumber(b);
 const byPrefix = (a: Cidr, b: Cidr) => byAddress(a.addr, b.addr) || a.prefixLen - b.prefixLen;
 const protoNames: Record<number, string> = { 1: 'icmp', 6: 'tcp', 17: 'udp' };
 
-function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]) {
+function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]): DatapathMaps {
   const open = <K, V>(name: string, key: Codec<K>, value: Codec<V>): BpfMap<K, V> => {
     const path = join(pinRoot, name);
     let map: BpfMap<K, V>;
@@ -157,7 +157,6 @@ function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]) {
     drops: open(m.drops.name, m.drops.key, perCpu(m.drops.value)),
   };
 }
-type PinnedMaps = ReturnType<typeof openPinnedMaps>;
 
 /** Refuses, before opening anything, a pin root that is absent or is not a node's (all maps pinned). */
 function checkPinRoot(pinRoot: string): void {
@@ -188,7 +187,21 @@ export function inspectNode(pinRoot: string, snatLimit = DEFAULT_SNAT_LIMIT): In
   }
 }
 
-function readConfig(m: PinnedMaps): ConfigReport | null {
+/** The counters of a node's datapath: per peer (those in strait_peers), and drops per reason. */
+export interface DatapathCounters {
+  peers: { peerId: number; counters: PeerCountersReport }[];
+  drops: DropsReport;
+}
+
+/**
+ * The counters alone, through the readers of inspectNode, from maps the caller holds open (the agent's
+ * own, for its metrics at every scrape): the same figures `strait inspect` prints.
+ */
+export function readCounters(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'drops'>): DatapathCounters {
+  return { peers: readPeers(m).peers.map(({ peerId, counters }) => ({ peerId, counters })), drops: readDrops(m) };
+}
+
+function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
   const c = m.config.lookup(CONFIG_KEY);
   if (c === undefined) return null;
   return {
@@ -204,7 +217,7 @@ function readConfig(m: PinnedMaps): ConfigReport | null {
   };
 }
 
-function readPeers(m: PinnedMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
+function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
   const peers = new Map<number, PeerReport>();
   for (const [peerId, p] of m.peers.entries()) {
     peers.set(peerId, {
@@ -243,7 +256,7 @@ function readPeers(m: PinnedMaps): { peers: PeerReport[]; strayRoutes: StrayRout
   return { peers: [...peers.values()].sort((a, b) => a.peerId - b.peerId), strayRoutes };
 }
 
-function readNatMappings(m: PinnedMaps): { natMappings: NatMappingReport[]; strayReverseMappings: StrayReverseMapping[] } {
+function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): { natMappings: NatMappingReport[]; strayReverseMappings: StrayReverseMapping[] } {
   const forward = new Map(m.natmap.lookupBatch());
   const reverse = new Map(m.natmapRev.lookupBatch());
   const natMappings = [...forward]
@@ -265,11 +278,11 @@ function readNatMappings(m: PinnedMaps): { natMappings: NatMappingReport[]; stra
   return { natMappings, strayReverseMappings };
 }
 
-function readNodes(m: PinnedMaps): NodeRouteReport[] {
+function readNodes(m: Pick<DatapathMaps, 'nodes'>): NodeRouteReport[] {
   return [...m.nodes.entries()].sort(([a], [b]) => byPrefix(a, b)).map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
 }
 
-function readSnat(m: PinnedMaps, config: ConfigReport | null, limit: number): SnatReport {
+function readSnat(m: Pick<DatapathMaps, 'snat'>, config: ConfigReport | null, limit: number): SnatReport {
   // A reply entry is keyed by its destination, the transit address (bpf/lib/snat.h).
   const direction = (daddr: string): SnatFlowReport['direction'] => (config === null ? 'unknown' : daddr === config.transitAddress ? 'reply' : 'forward');
   const flows = m.snat.lookupBatch().map(([k, v]): SnatFlowReport => ({
@@ -286,7 +299,7 @@ function readSnat(m: PinnedMaps, config: ConfigReport | null, limit: number): Sn
   return { total: flows.length, limit, flows: flows.sort(order).slice(0, limit) };
 }
 
-function readDrops(m: PinnedMaps): DropsReport {
+function readDrops(m: Pick<DatapathMaps, 'drops'>): DropsReport {
   const packets = (reason: number) => Number((m.drops.lookup(reason) ?? []).reduce((sum, n) => sum + n, 0n));
   return Object.fromEntries(Array.from({ length: DROP_REASON_COUNT }, (_, reason) => [DropReason[reason], packets(reason)])) as DropsReport;
 }

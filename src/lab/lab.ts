@@ -120,6 +120,21 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
 }
 
 /**
+ * Every agent and controller of the lab runs in this machine's own network namespace: each gets a
+ * loopback port of its own for /metrics, /healthz and /readyz, agents from 29720 in node order,
+ * controllers from 29780 (`lab test` scrapes them).
+ */
+export function labMetricsPort(topology: LabTopology, name: string): number {
+  const nodes = topology.clusters.flatMap((c) => c.nodes.map((n) => `agent-${n.name}`));
+  const controllers = topology.clusters.flatMap((c) => [`controller-${c.id}`, `controller-${c.id}-0`, `controller-${c.id}-1`]);
+  if (nodes.includes(name)) return 29720 + nodes.indexOf(name);
+  if (controllers.includes(name)) return 29780 + controllers.indexOf(name);
+  throw new Error(`no lab process ${name}`);
+}
+
+const metricsServer = (topology: LabTopology, name: string) => ['--metrics-address', '127.0.0.1', '--metrics-port', String(labMetricsPort(topology, name))];
+
+/**
  * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
@@ -142,6 +157,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--pin-root', nodePinRoot(node),
     '--netns', nodeNetns(node),
     '--ipsec-secrets', secretsDir(runDir, cluster.id),
+    ...metricsServer(topology, `agent-${node}`),
   ]);
 }
 
@@ -267,13 +283,14 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
       startProcess(runDir, name, [
         process.execPath, cli, 'controller', '--flags-file', join(dir, 'controller.yaml'),
         '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name,
+        ...metricsServer(topology, name),
       ]);
     }
     return;
   }
   const path = join(runDir, runDirPaths.controllerConfig(cluster.id));
   writeFileSync(path, JSON.stringify(config, null, 2));
-  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', path]);
+  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${cluster.id}`)]);
 }
 
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */

@@ -24,6 +24,7 @@ describe('strait agent flags', () => {
   it('takes the defaults of docs/lab.md', () => {
     assert.deepEqual(parseAgentFlags(flags(), {}), {
       cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000,
+      metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
     });
     const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }), {});
     assert.equal(all.intervalMs, 200);

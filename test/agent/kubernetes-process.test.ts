@@ -5,6 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
+import { noMetricsServer } from '../support/metrics';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';
@@ -79,7 +80,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   /** Starts the agent; resolves with its exit code once its whole log is read. */
   const startAgent = (args: string[]): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', namespace, '--pin-root', pinRoot, '--netns', node, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -194,7 +195,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   });
 
   it('refuses --spec with --kubernetes before touching the node', async () => {
-    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     run.stderr!.on('data', (chunk) => { err += String(chunk); });
     const code = await new Promise((resolve) => run.on('close', resolve));

@@ -12,6 +12,7 @@ import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot } from '../support/kernel';
+import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
@@ -58,7 +59,7 @@ describe('strait agent (real process, real kernel)', function () {
 
   /** Starts the agent on the spec file; resolves with its exit code once its whole log is read. */
   const startAgent = (intervalSeconds: string): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };

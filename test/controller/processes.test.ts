@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
 import { parseIp } from '../../src/net/cidr';
 import { cliPath } from '../ipam/cli-runner';
+import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
 /** Three `strait controller` processes on one run dir, the test standing in for the agents' heartbeats. */
@@ -73,7 +74,7 @@ describe('strait controller processes', () => {
       writeFileSync(path, JSON.stringify(config));
       mkdirSync(join(runDir, c.clusterId, 'status'), { recursive: true });
       writeFileSync(join(runDir, c.clusterId, 'status', `${c.node}.json`), JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
-      const child = spawn(process.execPath, [cliPath, 'controller', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [cliPath, 'controller', '--config', path, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
       logs.set(c.clusterId, '');
       child.stderr!.on('data', (chunk: Buffer) => logs.set(c.clusterId, logs.get(c.clusterId) + chunk.toString()));
       children.push(child);
@@ -159,7 +160,7 @@ describe('strait controller processes', () => {
   const startController = async (configPath: string, clusterDir: string) => {
     mkdirSync(join(clusterDir, 'status'), { recursive: true });
     writeFileSync(join(clusterDir, 'status', 'a-gw.json'), JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
-    const child = spawn(process.execPath, [cliPath, 'controller', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath, 'controller', '--config', configPath, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
     children.push(child);
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -187,7 +188,7 @@ describe('strait controller processes', () => {
         { name: 'a-w2', underlayAddress: '192.168.1.2', podCIDRs: ['10.0.1.0/24'] },
       ],
     });
-    const second = spawnSync(process.execPath, [cliPath, 'controller', '--config', other.path], { encoding: 'utf8', timeout: 10_000 });
+    const second = spawnSync(process.execPath, [cliPath, 'controller', '--config', other.path, ...noMetricsServer], { encoding: 'utf8', timeout: 10_000 });
     const ran = second.stderr.split('\n').slice(0, 4).join('\n');
     assert.equal(second.status, 1, second.error ? `the second controller was not refused: still running after 10 s (${second.error.message}), logging:\n${ran}` : ran);
     assert.equal(second.stdout, '');
@@ -222,7 +223,7 @@ describe('strait controller processes', () => {
   it('refuses a bad configuration with the field and value, exit 1', () => {
     const path = join(dir, 'bad.yaml');
     writeFileSync(path, 'clusterId: cluster-a\npodCIDR: 10.0.0.1/16\nexternalCIDR: 10.200.0.0/24\nnodes: []\n');
-    const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path, ...noMetricsServer], { encoding: 'utf8' });
     assert.equal(run.status, 1);
     const error = JSON.parse(run.stderr) as { field: string; value: string; error: string };
     assert.equal(error.field, 'podCIDR');

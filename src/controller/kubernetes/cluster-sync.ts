@@ -25,6 +25,7 @@ import { straitInformer } from '../../k8s/strait-informer';
 import { kubeConfigFromText } from '../../k8s/kubeconfig';
 import { WorkQueue } from '../../k8s/workqueue';
 import type { Logger } from '../../log';
+import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import type { ApiIpamStore } from '../../k8s/ipam-store';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder } from './events';
@@ -54,6 +55,8 @@ export interface ClusterSyncOptions {
   ipamStore: ApiIpamStore;
   events: EventRecorder;
   log: Logger;
+  /** Told of every reconcile. */
+  metrics?: ControllerMetrics;
 }
 
 export class ClusterSync {
@@ -91,7 +94,7 @@ export class ClusterSync {
       tunnelEndpoints: new StraitObjects(custom, tunnelEndpointResource.plural),
       networkConfigs: new StraitObjects(custom, networkConfigResource.plural),
     };
-    this.queue = new WorkQueue(() => this.sync(), {
+    this.queue = new WorkQueue(() => this.timedSync(), {
       maxDelay: 5_000,
       onError: (_key, err, failures, retryIn) => {
         if (failures === 1 || failures % 10 === 0) log.warn({ error: err instanceof Error ? err.message : String(err), failures, retryInMs: retryIn }, 'reconcile failed; retrying');
@@ -187,8 +190,24 @@ export class ClusterSync {
     }
   }
 
-  /** One reconcile: read the caches, decide, write the difference. */
-  private async sync(): Promise<void> {
+  /** A reconcile, told to the metrics; a failure goes on to the queue's retry. */
+  private async timedSync(): Promise<void> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const done = await this.sync();
+      if (done) this.options.metrics?.reconciled(done.result, done.previousGateway, seconds());
+    } catch (err) {
+      this.options.metrics?.failed(seconds(), err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+  }
+
+  /**
+   * One reconcile: read the caches, decide, write the difference. Returns what it decided and from which
+   * gateway; undefined when it waited (no gateway candidate).
+   */
+  private async sync(): Promise<{ result: ReconcileResult; previousGateway: string | undefined } | undefined> {
     const { config, events, log } = this.options;
     const now = Date.now();
     const problems: string[] = [];
@@ -199,7 +218,7 @@ export class ClusterSync {
     const nodes = read.nodes.map((n) => n.config);
     if (!nodes.some((n) => n.gatewayCandidate)) {
       log.warn({ nodes: nodes.map((n) => n.name), gatewayNodeSelector: config.gatewayNodeSelector }, 'no usable Node is a gateway candidate (its labels must match gatewayNodeSelector); waiting');
-      return;
+      return undefined;
     }
 
     const leases = new Map<string, string>();
@@ -226,12 +245,13 @@ export class ClusterSync {
     const exchange = exchangeFromObjects(this.networkConfigs.list(), ours, config.clusterId, this.ipam);
     exchange.problems.push(...problems);
 
+    const previousGateway = this.last?.election.gateway ?? this.adoptedGateway();
     const result = reconcile({
       config: { ...config, nodes },
       ipam: this.ipam,
       exchange,
       heartbeats,
-      previousGateway: this.last?.election.gateway ?? this.adoptedGateway(),
+      previousGateway,
       now,
       startedAt: this.startedAt,
     });
@@ -268,6 +288,7 @@ export class ClusterSync {
     }
     this.report(result, [...nd.conflicts, ...te.conflicts]);
     this.last = result;
+    return { result, previousGateway };
   }
 
   /** Events and log lines for what changed since the last reconcile. */

@@ -13,6 +13,7 @@ import { LeaderElector } from '../../k8s/leader-elector';
 import { controllerLeaseName } from '../../k8s/names';
 import type { LeaseTimings } from '../../k8s/lease-decision';
 import type { Logger } from '../../log';
+import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import { ClusterSync } from './cluster-sync';
 import { EventRecorder } from './events';
 
@@ -27,11 +28,13 @@ export interface KubernetesControllerOptions {
   identity: string;
   leaseTimings?: LeaseTimings;
   log: Logger;
+  /** Told of leadership and of every reconcile. */
+  metrics?: ControllerMetrics;
 }
 
 /** Runs until the signal aborts; a leader stops its work, then releases the Lease. */
 export async function runKubernetesController(options: KubernetesControllerOptions, signal: AbortSignal): Promise<void> {
-  const { config, kubeConfig, namespace, identity, log } = options;
+  const { config, kubeConfig, namespace, identity, log, metrics } = options;
   const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), namespace, 'strait-controller', log);
   let sync: ClusterSync | undefined;
   // The Lease is the IPAM's writer lock: only the leader's store writes.
@@ -45,15 +48,20 @@ export async function runKubernetesController(options: KubernetesControllerOptio
     log,
     onStartedLeading: () => {
       log.info({ identity }, 'started leading');
-      sync = new ClusterSync({ config, kubeConfig, namespace, ipamStore, events, log });
+      metrics?.leading(true);
+      sync = new ClusterSync({ config, kubeConfig, namespace, ipamStore, events, log, ...(metrics ? { metrics } : {}) });
       sync.start().catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start leading'));
     },
     onStoppedLeading: async () => {
       log.info({ identity }, 'stopped leading');
       await sync?.stop();
       sync = undefined;
+      metrics?.leading(false);
     },
-    onNewLeader: (holder) => log.info({ leader: holder }, 'following'),
+    onNewLeader: (holder) => {
+      log.info({ leader: holder }, 'following');
+      metrics?.following();
+    },
   });
   log.info({ clusterId: config.clusterId, apiServer: describeKubeConfig(kubeConfig), namespace, identity, peers: config.peers }, 'controller started');
   elector.start();

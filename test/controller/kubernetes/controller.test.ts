@@ -13,7 +13,10 @@ import { runKubernetesController } from '../../../src/controller/kubernetes/cont
 import { defaultNamespace } from '../../../src/k8s/names';
 import { seedCluster } from '../../../src/lab/kubernetes-control-plane';
 import { createLogger } from '../../../src/log';
+import { ControllerMetrics } from '../../../src/metrics/controller-metrics';
+import { type MetricsServer, startMetricsServer } from '../../../src/metrics/server';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
+import { get, metricNames, scrape, series } from '../../support/metrics';
 import { waitFor } from '../../support/wait';
 
 interface Listed { items: { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> }; spec: any; status?: any }[] }
@@ -23,7 +26,7 @@ const timings = { leaseDuration: 2, renewDeadline: 1, retryPeriod: 0.2 };
 describe('controller on Kubernetes (lab API servers, real client)', function () {
   this.timeout(60_000);
   const servers = new Map<string, TestApiServer>();
-  const replicas = new Map<string, { stop: AbortController; done: Promise<void> }>();
+  const replicas = new Map<string, { stop: AbortController; done: Promise<void>; metrics: MetricsServer }>();
 
   const list = async (cluster: string, plural: string): Promise<Listed['items']> =>
     ((await servers.get(cluster)!.kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural })) as Listed).items;
@@ -45,7 +48,10 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
         const identity = `${id}-${replica}`;
         const stop = new AbortController();
         const log = createLogger('controller', 'silent');
-        replicas.set(identity, { stop, done: runKubernetesController({ config, kubeConfig: servers.get(id)!.kubeConfig, namespace: defaultNamespace, identity, leaseTimings: timings, log }, stop.signal) });
+        // Each replica serves its metrics as `strait controller --kubernetes` does, on a port of the kernel's choice.
+        const metrics = new ControllerMetrics('kubernetes');
+        const server = await startMetricsServer({ address: '127.0.0.1', port: 0, addressFrom: '--metrics-address' }, metrics.registry, () => metrics.notReady(), log);
+        replicas.set(identity, { stop, metrics: server, done: runKubernetesController({ config, kubeConfig: servers.get(id)!.kubeConfig, namespace: defaultNamespace, identity, leaseTimings: timings, log, metrics }, stop.signal) });
       }
     }
   });
@@ -53,6 +59,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
   after(async () => {
     for (const r of replicas.values()) r.stop.abort();
     await Promise.all([...replicas.values()].map((r) => r.done));
+    await Promise.all([...replicas.values()].map((r) => r.metrics.close()));
     for (const s of servers.values()) await s.close();
   });
 
@@ -75,6 +82,28 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.ok(events.items.some((e) => e.reason === 'PeerReady' && e.involvedObject.name === 'cluster-b'), 'a PeerReady event');
   });
 
+  it('says on each replica\'s /metrics whether it leads; the leader shows its peers and IPAM, the standby none of them; both are ready', async () => {
+    const leader = (await holder('cluster-a'))!;
+    const standby = leader === 'cluster-a-0' ? 'cluster-a-1' : 'cluster-a-0';
+    const port = (identity: string) => replicas.get(identity)!.metrics.port;
+    // B's offer is answered in the reconcile that builds the TunnelEndpoint, so its peer is ready by now.
+    await waitFor('the leader\'s peer ready', async () => series(await scrape(port(leader)), 'strait_controller_peers').includes('state=ready 1'), 10_000);
+    const led = await scrape(port(leader));
+    assert.deepEqual(series(led, 'strait_controller_leader'), ['1']);
+    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=remapped 0', 'state=waiting-for-peer 0']);
+    // B numbers its pods and ExternalCIDR as A does: both remapped here (10.1.0.0/16, 10.2.0.0/24).
+    assert.deepEqual(series(led, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 0', 'kind=external remapped=true 1', 'kind=pod remapped=false 0', 'kind=pod remapped=true 1']);
+    assert.deepEqual(series(led, 'strait_controller_ipam_external_addresses_in_use'), ['0']);
+    assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0']);
+    const waiting = await scrape(port(standby));
+    assert.deepEqual(series(waiting, 'strait_controller_leader'), ['0']);
+    assert.deepEqual(metricNames(waiting, 'strait_controller_'), [
+      'strait_controller_gateway_changes_total', 'strait_controller_leader', 'strait_controller_reconcile_duration_seconds_bucket', 'strait_controller_reconcile_duration_seconds_count',
+      'strait_controller_reconcile_duration_seconds_sum', 'strait_controller_reconcile_errors_total',
+    ], 'a standby reconciles nothing, so it shows no peer or IPAM gauge');
+    for (const identity of [leader, standby]) assert.deepEqual(await get(port(identity), '/readyz'), { status: 200, body: 'ready\n' }, identity);
+  });
+
   it('hands the lead to the standby when the leader stops, and the new leader rewrites nothing', async () => {
     const leader = await holder('cluster-a');
     assert.ok(leader === 'cluster-a-0' || leader === 'cluster-a-1', `a replica leads: ${leader}`);
@@ -92,5 +121,9 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     await sleep(1_500);
     assert.deepEqual(await versions(), before, 'no object of cluster-a was written by the new leader');
     assert.deepEqual((await list('cluster-b', 'networkconfigs')).map((o) => o.metadata.resourceVersion), theirs, 'nor our NetworkConfig in cluster-b');
+    const led = await scrape(replicas.get(standby)!.metrics.port);
+    assert.deepEqual(series(led, 'strait_controller_leader'), ['1'], 'the new leader says so');
+    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=remapped 0', 'state=waiting-for-peer 0']);
+    assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0'], 'it adopted the gateway: no move');
   });
 });

@@ -7,6 +7,7 @@ import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence 
 import { openLabState } from './lab-state';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
 import { type WireResult, readWire, wireLine } from './wire';
+import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
 export async function clusterViews(topology: LabTopology, runDir: string): Promise<Record<string, ClusterView>> {
@@ -26,10 +27,11 @@ export async function clusterViews(topology: LabTopology, runDir: string): Promi
 }
 
 /** The failed checks of a `labTest`, one line each (for a test's assertion message). */
-export function failureSummary(outcome: { results: CheckResult[]; wire: WireResult[] }): string {
+export function failureSummary(outcome: { results: CheckResult[]; wire: WireResult[]; metrics: MetricsResult[] }): string {
   return [
     ...outcome.results.filter((r) => !r.ok).map((r) => `${r.probe} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`),
     ...outcome.wire.filter((w) => !w.ok).map(wireLine),
+    ...outcome.metrics.filter((m) => !m.ok).map(metricsLine),
   ].join('\n');
 }
 
@@ -46,7 +48,7 @@ export interface LabPace {
 
 export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4 };
 
-export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; failed: number }> {
+export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; metrics: MetricsResult[]; failed: number }> {
   const topology = savedTopology(runDir);
   await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
   const checks = planChecks(topology, await clusterViews(topology, runDir));
@@ -56,14 +58,18 @@ export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace
   }, pace);
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
-  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length;
+  // And every agent's /metrics against inspect of the same node.
+  const state = await openLabState(runDir, topology);
+  const metrics = await checkAgentMetrics(topology, await readLabState(topology, state)).finally(() => state.close());
+  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length + metrics.filter((m) => !m.ok).length;
   say('');
   say(resultTable(results));
   say('');
   for (const w of wire) say(wireLine(w));
+  for (const m of metrics) say(metricsLine(m));
   say('');
-  say(`${results.length + wire.length - failed} passed, ${failed} failed`);
-  return { results, wire, failed };
+  say(`${results.length + wire.length + metrics.length - failed} passed, ${failed} failed`);
+  return { results, wire, metrics, failed };
 }
 
 export interface LabStatus {

@@ -1,0 +1,82 @@
+/**
+ * After the traffic, every agent's /metrics against what `strait inspect` reads from the same node's
+ * pinned maps: per peer, packets and bytes each way must be the same numbers (the agent's metrics are
+ * read from those maps at scrape time; a wrong label, a peer mixed up or a stale cache shows here).
+ * The kernel fallback has no per-peer counters: its agents must say which dataplane they run and be
+ * ready. Counters that move between the two readings (a late packet) are read again.
+ */
+import { inspectNode } from '../datapath/inspect';
+import type { ClusterState } from './lab-state';
+import { labMetricsPort, nodePinRoot } from './lab';
+import type { LabTopology } from './topology';
+
+export interface MetricsResult {
+  node: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** The samples of one metric in Prometheus' text format: the labels as text (`peer="b",direction="tx"`) → value. */
+export function samplesOf(text: string, metric: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m && m[1] === metric) samples.set(m[2] ?? '', Number(m[3]));
+  }
+  return samples;
+}
+
+async function get(port: number, path: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
+  return { status: response.status, text: await response.text() };
+}
+
+/** Per peer cluster id: tx/rx packets and bytes, as inspect reads them. */
+function inspected(node: string, names: ReadonlyMap<number, string>): string {
+  const rows = inspectNode(nodePinRoot(node)).peers
+    .filter((p) => names.has(p.peerId))
+    .map((p) => `${names.get(p.peerId)} tx ${p.counters.txPackets}/${p.counters.txBytes} rx ${p.counters.rxPackets}/${p.counters.rxBytes}`);
+  return rows.sort().join('; ');
+}
+
+function scraped(text: string, names: ReadonlyMap<number, string>): string {
+  const packets = samplesOf(text, 'strait_agent_peer_packets_total');
+  const bytes = samplesOf(text, 'strait_agent_peer_bytes_total');
+  const value = (m: Map<string, number>, peer: string, direction: string) => m.get(`peer="${peer}",direction="${direction}"`);
+  return [...names.values()].map((peer) => `${peer} tx ${value(packets, peer, 'tx')}/${value(bytes, peer, 'tx')} rx ${value(packets, peer, 'rx')}/${value(bytes, peer, 'rx')}`).sort().join('; ');
+}
+
+export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>): Promise<MetricsResult[]> {
+  const results: MetricsResult[] = [];
+  for (const cluster of topology.clusters) {
+    for (const node of cluster.nodes) {
+      const state = states.get(cluster.id)!.nodes.get(node.name);
+      const port = labMetricsPort(topology, `agent-${node.name}`);
+      const dataplane = state?.status?.dataplane ?? 'unknown';
+      const ready = await get(port, '/readyz');
+      const first = await get(port, '/metrics');
+      const dataplaneSample = samplesOf(first.text, 'strait_agent_dataplane').get(`dataplane="${dataplane}"`);
+      const problems: string[] = [];
+      if (ready.status !== 200) problems.push(`/readyz ${ready.status} ${ready.text.trim()}`);
+      if (dataplaneSample !== 1) problems.push(`strait_agent_dataplane{dataplane="${dataplane}"} is ${dataplaneSample}`);
+      let detail = `${dataplane}, ready`;
+      if (dataplane === 'ebpf') {
+        const names = new Map((state?.spec?.peers ?? []).map((p) => [p.peerId, p.clusterId]));
+        let agreed = false;
+        for (let attempt = 0; attempt < 5 && !agreed; attempt++) {
+          const before = inspected(node.name, names);
+          const metrics = scraped((await get(port, '/metrics')).text, names);
+          const after = inspected(node.name, names);
+          if (before !== after) continue;
+          agreed = metrics === before;
+          detail = agreed ? `ebpf, /metrics = inspect: ${before}` : `/metrics says ${metrics}; inspect says ${before}`;
+        }
+        if (!agreed) problems.push(detail);
+      }
+      results.push({ node: node.name, ok: problems.length === 0, detail: problems.length === 0 ? detail : problems.join('; ') });
+    }
+  }
+  return results;
+}
+
+export const metricsLine = (r: MetricsResult) => `metrics ${r.ok ? 'ok  ' : 'FAIL'} ${r.node}: ${r.detail}`;

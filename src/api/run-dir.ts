@@ -22,6 +22,9 @@ export const runDirPaths = {
   topology: 'topology.json',
   /** A lab on Kubernetes: the cluster's kubeconfig (written by its API server) and that server's token. */
   kubeconfig: (cluster: string) => `${cluster}/kubeconfig`,
+  /** The kubeconfig of one of Strait's identities (agent, controller) in the cluster's API server, and their tokens. */
+  identityKubeconfig: (cluster: string, identity: string) => `${cluster}/kubeconfig-${identity}`,
+  apiServerUsers: (cluster: string) => `${cluster}/users.csv`,
   apiServerToken: (cluster: string) => `${cluster}/token`,
   secrets: (cluster: string) => `secrets/${cluster}`,
   logs: 'logs',

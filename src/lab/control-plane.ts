@@ -13,5 +13,12 @@ export type ControlPlane = 'files' | 'kubernetes';
 
 export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.kubeconfig(cluster));
 
+/**
+ * The Strait identities of a cluster on Kubernetes, as the chart's ServiceAccounts name them (release
+ * `strait`): each process of the lab uses its own, so RBAC is the chart's and a missing rule fails the lab.
+ */
+export type LabIdentity = 'agent' | 'controller';
+export const identityKubeconfigPath = (runDir: string, cluster: string, identity: LabIdentity) => join(runDir, runDirPaths.identityKubeconfig(cluster, identity));
+
 /** Whether the lab in `runDir` runs on Kubernetes (its clusters have kubeconfigs). */
 export const runsOnKubernetes = (runDir: string, topology: LabTopology) => existsSync(kubeconfigPath(runDir, topology.clusters[0]!.id));

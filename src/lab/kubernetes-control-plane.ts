@@ -10,14 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse as parseYaml } from 'yaml';
 import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
 import { loadKubeConfig } from '../k8s/kubeconfig';
-import { kubeconfigPath } from './control-plane';
-import { type LabChartSettings, applyChart, labChartValues, labConfigDir, labConfigMap } from './lab-chart';
+import { identityKubeconfigPath, kubeconfigPath } from './control-plane';
+import { type LabChartSettings, applyChart, labChartValues, labConfigDir, labConfigMap, labRelease } from './lab-chart';
+import { kubeconfigText, writeKubeconfig } from './apiserver/kubeconfig';
 import { startProcess } from './processes';
 import type { LabCluster, LabTopology } from './topology';
 
@@ -25,21 +27,53 @@ const tokenPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.
 
 export const clusterKubeConfig = (runDir: string, cluster: string): KubeConfig => loadKubeConfig({ file: kubeconfigPath(runDir, cluster) });
 
-/** Starts each cluster's API server and waits until every one has written its kubeconfig. */
-async function startApiServers(topology: LabTopology, runDir: string, cli: string): Promise<void> {
+const peersOf = (topology: LabTopology, cluster: string) => topology.peerings.filter((p) => p.includes(cluster)).map(([a, b]) => (a === cluster ? b : a));
+const newToken = () => randomBytes(24).toString('hex');
+
+/** A ServiceAccount's user name and groups, as kube-apiserver authenticates its tokens. */
+const serviceAccountUser = (name: string) => ({ user: `system:serviceaccount:${defaultNamespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${defaultNamespace}`] });
+
+/**
+ * The users of a cluster's API server besides its admin (a token auth file, kube-apiserver's format):
+ * the chart's agent and controller ServiceAccounts, and each peer's (`strait-peer-<peer>`, what the
+ * peer's controller uses here). Tokens by identity, for the kubeconfigs.
+ */
+function writeUsers(topology: LabTopology, runDir: string, cluster: string): Map<string, string> {
+  const accounts = [`${labRelease}-agent`, `${labRelease}-controller`, ...peersOf(topology, cluster).map(peerSecretName)];
+  const tokens = new Map(accounts.map((a) => [a, newToken()]));
+  const lines = accounts.map((a) => {
+    const { user, groups } = serviceAccountUser(a);
+    return `${tokens.get(a)},${user},${randomBytes(8).toString('hex')},"${groups.join(',')}"`;
+  });
+  writeFileSync(join(runDir, runDirPaths.apiServerUsers(cluster)), `${lines.join('\n')}\n`, { mode: 0o600 });
+  return tokens;
+}
+
+/** The server and CA of a cluster's API server, from the admin kubeconfig it wrote. */
+function serverOf(runDir: string, cluster: string): { server: string; ca: string } {
+  const config = parseYaml(readFileSync(kubeconfigPath(runDir, cluster), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+  const { server, 'certificate-authority-data': ca } = config.clusters[0]!.cluster;
+  return { server, ca: Buffer.from(ca, 'base64').toString() };
+}
+
+/** Starts each cluster's API server, waits until every one has written its kubeconfig; returns each cluster's user tokens. */
+async function startApiServers(topology: LabTopology, runDir: string, cli: string): Promise<Map<string, Map<string, string>>> {
+  const users = new Map<string, Map<string, string>>();
   for (const cluster of topology.clusters) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
-    writeFileSync(tokenPath(runDir, cluster.id), `${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
+    writeFileSync(tokenPath(runDir, cluster.id), `${newToken()}\n`, { mode: 0o600 });
+    users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
     startProcess(runDir, `apiserver-${cluster.id}`, [
       process.execPath, cli, 'lab', 'apiserver',
       '--token-file', tokenPath(runDir, cluster.id),
+      '--token-auth-file', join(runDir, runDirPaths.apiServerUsers(cluster.id)),
       '--kubeconfig', kubeconfigPath(runDir, cluster.id),
       '--cluster', cluster.id,
     ]);
   }
   for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
     const missing = topology.clusters.filter((c) => !existsSync(kubeconfigPath(runDir, c.id))).map((c) => c.id);
-    if (missing.length === 0) return;
+    if (missing.length === 0) return users;
     if (Date.now() > deadline) throw new StateError(`the API servers of ${missing.join(', ')} did not start in 30 s; see ${join(runDir, 'logs')}`);
   }
 }
@@ -88,12 +122,23 @@ export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNod
   }
 }
 
-/** API servers up and seeded; the controllers and agents are started next. */
+/**
+ * API servers up and seeded, a kubeconfig per Strait identity written; the controllers and agents are
+ * started next. The Secret a cluster holds for a peer is a kubeconfig of the peer's API server with the
+ * token of `strait-peer-<this cluster>` there, as a person would make it (docs/helm.md, Peers).
+ */
 export async function prepareKubernetes(topology: LabTopology, runDir: string, cli: string): Promise<void> {
-  await startApiServers(topology, runDir, cli);
+  const users = await startApiServers(topology, runDir, cli);
+  const kubeconfig = (cluster: string, account: string) => {
+    const { server, ca } = serverOf(runDir, cluster);
+    return { name: cluster, server, ca, token: users.get(cluster)!.get(account)! };
+  };
   for (const cluster of topology.clusters) {
-    const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
-    await seedCluster(clusterKubeConfig(runDir, cluster.id), cluster.nodes, new Map(peers.map((peer) => [peer, readFileSync(kubeconfigPath(runDir, peer), 'utf8')])));
+    for (const identity of ['agent', 'controller'] as const) {
+      writeKubeconfig(identityKubeconfigPath(runDir, cluster.id, identity), [kubeconfig(cluster.id, `${labRelease}-${identity}`)]);
+    }
+    const peers = peersOf(topology, cluster.id).map((peer) => [peer, kubeconfigText([kubeconfig(peer, peerSecretName(cluster.id))])] as const);
+    await seedCluster(clusterKubeConfig(runDir, cluster.id), cluster.nodes, new Map(peers));
   }
 }
 

@@ -17,7 +17,7 @@ import { installWireCounters } from './wire';
 import { type LabChartSettings, installedDataplane, labConfigDir } from './lab-chart';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
-import { type ControlPlane, kubeconfigPath, runsOnKubernetes } from './control-plane';
+import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
 import { knownProcesses, startProcess, stopProcess } from './processes';
 import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
@@ -143,7 +143,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)
-    ? ['--flags-file', join(labConfigDir(runDir, cluster.id), 'agent.yaml'), '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace]
+    ? ['--flags-file', join(labConfigDir(runDir, cluster.id), 'agent.yaml'), '--kubeconfig', identityKubeconfigPath(runDir, cluster.id, 'agent'), '--namespace', defaultNamespace]
     : [
       '--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node),
       '--pod-interfaces', podInterfacePattern,
@@ -282,7 +282,7 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
       startProcess(runDir, name, [
         process.execPath, cli, 'controller', '--flags-file', join(dir, 'controller.yaml'),
-        '--kubeconfig', kubeconfigPath(runDir, cluster.id), '--namespace', defaultNamespace, '--identity', name,
+        '--kubeconfig', identityKubeconfigPath(runDir, cluster.id, 'controller'), '--namespace', defaultNamespace, '--identity', name,
         ...metricsServer(topology, name),
       ]);
     }

@@ -4,12 +4,12 @@
  * on SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { k8sTool } from '../../support/k8s-tools';
+import { kubectl } from '../../support/k8s-tools';
 
 const main = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
 
@@ -52,10 +52,7 @@ describe('strait lab apiserver (the process)', function () {
     assert.equal(config.clusters[0].cluster.server, said.url);
     assert.deepEqual(config.users, [{ name: 'east', user: { token } }]);
 
-    const crds = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(k8sTool('kubectl'), ['--context', 'east', 'get', 'crds', '-o', 'name'], { env: { HOME: dir, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout: 15_000 }, (err, out, errOut) =>
-        resolve({ code: err ? 1 : 0, stdout: out, stderr: errOut }));
-    });
+    const crds = await kubectl(kubeconfig, dir, '--context', 'east', 'get', 'crds', '-o', 'name');
     assert.deepEqual(crds, {
       code: 0,
       stdout: [

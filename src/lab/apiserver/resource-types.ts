@@ -1,12 +1,23 @@
 /**
- * The resources this API server serves: the built-ins Strait's controller, agent and lab use (as in
- * Kubernetes: scope, short names, status subresource, a few `kubectl get` columns) and one per CRD.
+ * The resources this API server serves: the built-ins Strait's controller, agent, lab and Helm chart use
+ * (as in Kubernetes: scope, short names, status subresource, the `kubectl get` columns) and one per CRD.
  * Built-ins are stored as given (no schema beyond apiVersion, kind and metadata); custom resources are
  * checked against their CRD's openAPIV3Schema.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import {
+  bindingColumns,
+  createdAtColumns,
+  daemonSetColumns,
+  deploymentColumns,
+  priorityClassColumns,
+  serviceAccountColumns,
+  serviceColumns,
+  validatingAdmissionPolicyBindingColumns,
+  validatingAdmissionPolicyColumns,
+} from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
 import { type SchemaChecker, schemaChecker } from './validation';
@@ -42,6 +53,9 @@ export interface ResourceType {
   /** What the real server sets on create (a Namespace is Active, a Pod Pending). */
   onCreate?: (object: KubeObject) => void;
 }
+
+/** The group of Roles, ClusterRoles and their bindings. */
+export const rbacGroup = 'rbac.authorization.k8s.io';
 
 export const apiVersionOf = (type: ResourceType) => (type.group ? `${type.group}/${type.version}` : type.version);
 
@@ -122,9 +136,36 @@ export const builtInTypes: ResourceType[] = [
   }),
   builtIn({
     group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
-    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true,
-    columns: [nameColumn, pathColumn({ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' })],
+    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true, columns: createdAtColumns,
   }),
+  // What Strait's Helm chart renders: stored as given, printed as kube-apiserver prints them.
+  builtIn({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'], columns: serviceAccountColumns }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true, shortNames: ['svc'], categories: ['all'], statusSubresource: true,
+    columns: serviceColumns,
+  }),
+  builtIn({
+    group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true,
+    columns: deploymentColumns,
+  }),
+  builtIn({
+    group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], categories: ['all'], statusSubresource: true,
+    columns: daemonSetColumns,
+  }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, columns: createdAtColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false, columns: bindingColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'Role', plural: 'roles', namespaced: true, columns: createdAtColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true, columns: bindingColumns }),
+  // Stored only: no admission runs here, so these policies are never evaluated.
+  builtIn({
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false,
+    categories: ['api-extensions'], statusSubresource: true, columns: validatingAdmissionPolicyColumns,
+  }),
+  builtIn({
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false,
+    categories: ['api-extensions'], columns: validatingAdmissionPolicyBindingColumns,
+  }),
+  builtIn({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', namespaced: false, shortNames: ['pc'], columns: priorityClassColumns }),
 ];
 
 interface CrdSpec {

@@ -1,7 +1,8 @@
 /**
  * The built-in kinds Strait's Helm chart renders, driven by the real kubectl 1.31 as a chart install
  * is: `kubectl apply -f` of one multi-document manifest, a second apply of a changed one (kubectl sends
- * strategic merge patches), `kubectl get` with the real server's columns, and `kubectl delete -f`.
+ * strategic merge patches), `kubectl get` with the real server's columns, and `kubectl delete -f`. A
+ * change kubectl can only express with strategic-merge directives is refused, not misapplied.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -218,5 +219,20 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
     assert.match(got[4]!, /^validatingadmissionpolicy\.admissionregistration\.k8s\.io\/strait-agent-own-node 1 <unset> \d+s$/);
     assert.equal(got[6], 'NAME POLICYNAME PARAMREF AGE');
     assert.match(got[7]!, /^validatingadmissionpolicybinding\.admissionregistration\.k8s\.io\/strait-agent-own-node strait-agent-own-node <unset> \d+s$/);
+  });
+
+  it('refuses a re-apply that changes a container image (a $setElementOrder directive) with 422 naming it, and leaves the Deployment as it was', async () => {
+    writeFileSync(path, manifest('east', '1'));
+    await kubectl('apply', '-f', path);
+    writeFileSync(path, manifest('east', '1', 'strait:0.2.0'));
+    const run = await kubectl('apply', '-f', path);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'The Deployment "strait-controller" is invalid: spec.template.spec: Forbidden: strategic merge patch directive "$setElementOrder/containers" is not supported by this API server, '
+        + 'which applies a strategic merge patch as a JSON merge patch: send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)\n',
+    );
+    const deployment = await t.kubeConfig.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'strait-controller', namespace: 'strait-system' });
+    assert.deepEqual(deployment.spec?.template.spec?.containers?.map((c) => c.image), ['strait:0.1.0', 'strait:0.1.0']);
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import {
   ApiException,
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -209,6 +210,39 @@ describe('lab API server with @kubernetes/client-node', () => {
     const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1', { colour: 'blue' }) })) as Obj;
     assert.equal(pruned.spec!.colour, undefined);
     assert.equal(pruned.spec!.clusterId, 'east');
+  });
+
+  it('applies a strategic merge patch without directives as a merge patch, and refuses one with any directive (422 naming it and where it is)', async () => {
+    const apps = t.kubeConfig.makeApiClient(AppsV1Api);
+    const container = (name: string) => ({ name, image: 'strait:0.1.0', args: [name], env: [{ name: 'A', value: '1' }] });
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [container('a'), container('b')] } } } },
+    });
+    const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    const patched = await apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body: { spec: { replicas: 3, template: { metadata: { annotations: { x: 'y' } } } } } }, strategic);
+    assert.equal(patched.spec?.replicas, 3);
+    assert.deepEqual(patched.spec?.template.metadata?.annotations, { x: 'y' });
+    assert.deepEqual(patched.spec?.template.spec?.containers.map((c) => c.name), ['a', 'b']);
+
+    const refusals: [unknown, string, string][] = [
+      [{ spec: { template: { spec: { containers: [{ name: 'b', $patch: 'delete' }] } } } }, '$patch', 'spec.template.spec.containers[0]'],
+      [{ spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } }, '$retainKeys', 'spec.strategy'],
+      [{ metadata: { '$deleteFromPrimitiveList/finalizers': ['x'] } }, '$deleteFromPrimitiveList/finalizers', 'metadata'],
+      [{ spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'b' }, { name: 'a' }] } } } }, '$setElementOrder/containers', 'spec.template.spec'],
+    ];
+    for (const [body, directive, field] of refusals) {
+      const refused = await failure(apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body }, strategic));
+      const message = `Forbidden: strategic merge patch directive "${directive}" is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: `
+        + 'send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)';
+      assert.deepEqual(
+        { code: refused.code, reason: refused.status.reason, message: refused.status.message, causes: refused.status.details.causes },
+        { code: 422, reason: 'Invalid', message: `Deployment.apps "d" is invalid: ${field}: ${message}`, causes: [{ reason: 'FieldValueForbidden', message, field }] },
+      );
+    }
+    const read = await apps.readNamespacedDeployment({ name: 'd', namespace: 'default' });
+    assert.deepEqual(read.spec?.template.spec?.containers.map((c) => c.name), ['a', 'b']);
+    assert.equal(read.metadata?.resourceVersion, patched.metadata?.resourceVersion, 'a refused patch writes nothing');
   });
 
   it('creates and renews a Lease with CoordinationV1Api; a PUT of a missing Lease creates it (201)', async () => {

@@ -1,12 +1,12 @@
 /**
  * The lab's in-process API server (src/lab/apiserver/) for a test: a free port, every strait.io CRD, a
- * random token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary directory,
- * and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts). `stop` and `start`
- * restart it empty on the same port with the same certificate and token: what clients see when an API
- * server restarts and loses its state. `close` stops it and removes the directory. Also the Status of a
- * failed client-node call, and a valid NodeDataplane to create.
+ * random admin token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary
+ * directory, and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts); with
+ * `users`, a kubeconfig per user for the RBAC tests. `stop` and `start` restart it empty on the same
+ * port with the same certificate and tokens: what clients see when an API server restarts and loses its
+ * state. `close` stops it and removes the directory.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,8 @@ export interface TestApiServer {
   kubeConfig: KubeConfig;
   /** A directory the test may use (kubectl's HOME, manifests); removed by close(). */
   dir: string;
+  /** A kubeconfig file and client-node KubeConfig that authenticate with one user's token (of `users`). */
+  kubeconfigFor(token: string): { path: string; kubeConfig: KubeConfig };
   /** Stops the server (streams and connections closed); nothing when it is stopped. */
   stop(): Promise<void>;
   /** Starts an empty one on the same port, with the same certificate and token. */
@@ -61,6 +63,11 @@ export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>
     close: async () => {
       await test.stop();
       rmSync(dir, { recursive: true, force: true });
+    },
+    kubeconfigFor: (userToken) => {
+      const path = join(dir, `kubeconfig-${createHash('sha256').update(userToken).digest('hex').slice(0, 12)}`);
+      writeKubeconfig(path, [{ name: 'test', server: test.server.url, ca: test.server.ca, token: userToken }]);
+      return { path, kubeConfig: loadKubeConfig({ file: path }) };
     },
   };
   writeKubeconfig(kubeconfigPath, [{ name: 'test', server: test.server.url, ca: test.server.ca, token }]);

@@ -2,14 +2,16 @@
  * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
  * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
  * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
- * (kubectl sends a token over TLS only), every request authenticated by one bearer token. State is in
- * memory: a restarted server starts empty (and from resourceVersion 1).
+ * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token: the admin
+ * token, or a user's from a token auth file (authentication.ts). State is in memory: a restarted server
+ * starts empty (and from resourceVersion 1).
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../log';
+import { Authenticator, type TokenUser, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
 import { type KubeObject, timestamp } from './kube-object';
 import { Registry } from './registry';
@@ -21,8 +23,10 @@ import { Watches } from './watch';
 import { WatchCache } from './watch-cache';
 
 export interface ApiServerOptions {
-  /** The bearer token every request must carry. */
+  /** The admin's bearer token: user `admin` in group `system:masters`. */
   token: string;
+  /** More users and their tokens (a token auth file's). */
+  users?: TokenUser[];
   /** CustomResourceDefinitions to serve: YAML texts (the files of helm/strait/crds/). */
   crds: string[];
   /** 127.0.0.1 unless given. */
@@ -64,13 +68,6 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function authorized(req: IncomingMessage, token: Buffer): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]!.trim());
-  return given.length === token.length && timingSafeEqual(given, token);
-}
-
 function answer(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
   const text = typeof body === 'string' && !contentType.startsWith('application/json') ? body : JSON.stringify(body);
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' };
@@ -82,7 +79,8 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
-  const token = Buffer.from(options.token);
+  if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
+  const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])]);
   const crds = parseCrds(options.crds);
   const types = [...builtInTypes, ...crds.map(customResourceType)];
   const store = new Store();
@@ -98,7 +96,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code }, 'request');
-    if (!authorized(req, token)) {
+    if (!authenticator.authenticate(req.headers.authorization)) {
+      req.resume();
       answer(res, 401, unauthorized().status());
       done(401);
       return;

@@ -58,9 +58,9 @@ export function registerLabCommands(program: Command): void {
 
   lab
     .command('apiserver')
-    .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer tokens): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
-    .requiredOption('--token-file <file>', "the admin's bearer token (user admin, group system:masters), written to the kubeconfig")
-    .option('--token-auth-file <file>', 'more users, as kube-apiserver\'s --token-auth-file: a CSV line token,user,uid,"group1,group2" each')
+    .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer tokens, RBAC): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
+    .requiredOption('--token-file <file>', "the admin's bearer token (user admin, group system:masters: allowed anything), written to the kubeconfig")
+    .option('--token-auth-file <file>', 'more users, as kube-apiserver\'s --token-auth-file: a CSV line token,user,uid,"group1,group2" each; RBAC authorizes their requests')
     .requiredOption('--kubeconfig <file>', 'where to write the kubeconfig (replaced atomically)')
     .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:0')
     .option('--cluster <name>', "the cluster's name in the kubeconfig (context, cluster and user)", 'lab')

@@ -2,30 +2,35 @@
  * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
  * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
  * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
- * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token: the admin
- * token, or a user's from a token auth file (authentication.ts). State is in memory: a restarted server
- * starts empty (and from resourceVersion 1).
+ * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
+ * token, or a user's from a token auth file: authentication.ts) and authorized by RBAC from the stored
+ * Roles, ClusterRoles and bindings (rbac.ts; a refusal is a 403 with the real message, and logged). Admission is not run: a
+ * ValidatingAdmissionPolicy is stored, never evaluated. State is in memory: a restarted server starts
+ * empty (and from resourceVersion 1) but for the default namespaces and RBAC bootstrap policy.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../log';
-import { Authenticator, type TokenUser, adminUser } from './authentication';
+import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
 import { type KubeObject, timestamp } from './kube-object';
+import { RbacAuthorizer } from './rbac';
+import { storeRbacDefaults } from './rbac-defaults';
 import { Registry } from './registry';
+import { type RequestInfo, requestInfo } from './request-info';
 import { builtInTypes, customResourceType, parseCrds } from './resource-types';
 import { Router, parseBody } from './router';
-import { ApiError, unauthorized } from './status';
+import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
 import { Watches } from './watch';
 import { WatchCache } from './watch-cache';
 
 export interface ApiServerOptions {
-  /** The admin's bearer token: user `admin` in group `system:masters`. */
+  /** The admin's bearer token: user `admin` in group `system:masters` (anything is allowed). */
   token: string;
-  /** More users and their tokens (a token auth file's). */
+  /** More users and their tokens (a token auth file's), whose requests RBAC authorizes. */
   users?: TokenUser[];
   /** CustomResourceDefinitions to serve: YAML texts (the files of helm/strait/crds/). */
   crds: string[];
@@ -85,6 +90,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const types = [...builtInTypes, ...crds.map(customResourceType)];
   const store = new Store();
   const registry = new Registry(store);
+  storeRbacDefaults(store);
+  const authorizer = new RbacAuthorizer(store);
   for (const crd of crds) {
     store.put('customresourcedefinitions.apiextensions.k8s.io', { ...crd, metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() } } as KubeObject);
   }
@@ -96,12 +103,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code }, 'request');
-    if (!authenticator.authenticate(req.headers.authorization)) {
+    const refuse = (error: ApiError, user?: UserInfo, request?: RequestInfo) => {
+      // A refusal is logged whole, so a rule a role lacks is found in the log: who, what, where, and the message.
+      if (error.code === 403) log?.warn({ user: user?.name, groups: user?.groups, ...request }, error.message);
       req.resume();
-      answer(res, 401, unauthorized().status());
-      done(401);
-      return;
-    }
+      answer(res, error.code, error.status());
+      done(error.code);
+    };
+    const user = authenticator.authenticate(req.headers.authorization);
+    if (!user) return refuse(unauthorized());
+    const request = requestInfo(req.method ?? 'GET', url);
+    const decision = authorizer.authorize(user, request);
+    if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     readBody(req)
       .then((text) => {
         const result = router.route(req, res, url, parseBody(text));

@@ -1,7 +1,7 @@
 /**
  * `strait lab apiserver` as the lab runs it: a process that writes a kubeconfig for its cluster, says
  * where it listens, serves the strait.io CRDs to kubectl, keeps its tokens out of its logs, exits 0 on
- * SIGTERM, and with --token-auth-file authenticates more users.
+ * SIGTERM, and with --token-auth-file authenticates more users, whose requests RBAC authorizes.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -81,11 +81,23 @@ describe('strait lab apiserver (the process)', function () {
     assert.match(output.stderr, /"msg":"serving"/);
   });
 
-  it('authenticates the users of --token-auth-file; an unknown token is 401; no token is logged', async () => {
+  it('authenticates the users of --token-auth-file (their groups too) and authorizes them by RBAC; an unknown token is 401; no token is logged', async () => {
     writeFileSync(join(dir, 'token'), 'admin-token-5d1e\n');
     writeFileSync(join(dir, 'users.csv'), 'alice-token-9b2f,alice,uid-alice,"operators,dev"\nbob-token-61aa,bob,uid-bob\n');
     const kubeconfig = join(dir, 'kubeconfig');
     const { output } = await start('--token-file', join(dir, 'token'), '--token-auth-file', join(dir, 'users.csv'), '--kubeconfig', kubeconfig);
+    writeFileSync(join(dir, 'binding.yaml'), `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: operators-view, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: configmap-lister}
+subjects: [{kind: Group, name: dev}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: configmap-lister}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [list]}]
+`);
+    assert.equal((await kubectl(kubeconfig, dir, 'apply', '-f', join(dir, 'binding.yaml'))).code, 0);
     // The lab's kubeconfig with another user's token.
     const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string }[] };
     const as = (token: string) => {
@@ -94,8 +106,13 @@ describe('strait lab apiserver (the process)', function () {
       return (...args: string[]) => kubectl(path, dir, ...args);
     };
     assert.deepEqual(await as('alice-token-9b2f')('get', 'configmaps'), { code: 0, stdout: '', stderr: 'No resources found in default namespace.\n' });
-    assert.deepEqual(await as('bob-token-61aa')('get', 'configmaps'), { code: 0, stdout: '', stderr: 'No resources found in default namespace.\n' });
+    assert.deepEqual(await as('bob-token-61aa')('get', 'configmaps'), {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (Forbidden): configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"\n',
+    });
     assert.deepEqual(await as('carol-token-0000')('get', 'configmaps'), { code: 1, stdout: '', stderr: 'error: You must be logged in to the server (Unauthorized)\n' });
     for (const token of ['admin-token-5d1e', 'alice-token-9b2f', 'bob-token-61aa']) assert.ok(!output.stderr.includes(token), 'a token is in the log');
+    assert.match(output.stderr, /"msg":"configmaps is forbidden: User \\"bob\\" cannot list resource/);
   });
 });

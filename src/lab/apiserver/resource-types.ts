@@ -37,6 +37,8 @@ export interface ResourceType {
   statusSubresource: boolean;
   /** The CustomResourceDefinitions themselves are served read-only (registered at start). */
   readOnly: boolean;
+  /** A review (SelfSubjectAccessReview): only created, answered from the request, never stored. */
+  createOnly: boolean;
   /**
    * A custom resource's schema checker: such objects are pruned and validated, count generations,
    * drop status on create, are updated only with a resourceVersion and never created by a PUT, take
@@ -66,7 +68,7 @@ export const groupResource = (type: ResourceType) => (type.group ? `${type.plura
 export const deleteAnswersWithObject = (type: ResourceType) => type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
 
 const readWrite = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-export const verbsOf = (type: ResourceType) => (type.readOnly ? ['get', 'list', 'watch'] : readWrite);
+export const verbsOf = (type: ResourceType) => (type.createOnly ? ['create'] : type.readOnly ? ['get', 'list', 'watch'] : readWrite);
 
 type BuiltIn = Pick<ResourceType, 'group' | 'version' | 'kind' | 'plural' | 'namespaced'> & Partial<ResourceType>;
 
@@ -78,6 +80,7 @@ function builtIn(spec: BuiltIn): ResourceType {
     categories: [],
     statusSubresource: false,
     readOnly: false,
+    createOnly: false,
     createOnUpdate: false,
     fields: {},
     columns: [nameColumn, ageColumn],
@@ -165,6 +168,8 @@ export const builtInTypes: ResourceType[] = [
     group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false,
     categories: ['api-extensions'], columns: validatingAdmissionPolicyBindingColumns,
   }),
+  // What `kubectl auth can-i` asks: may I?
+  builtIn({ group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', namespaced: false, createOnly: true }),
   builtIn({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', namespaced: false, shortNames: ['pc'], columns: priorityClassColumns }),
 ];
 
@@ -201,6 +206,7 @@ export function customResourceType(crd: KubeObject): ResourceType {
     categories: spec.names.categories ?? [],
     statusSubresource: served.subresources?.status !== undefined,
     readOnly: false,
+    createOnly: false,
     schema: schemaChecker(served.schema.openAPIV3Schema),
     openAPIV3Schema: served.schema.openAPIV3Schema,
     createOnUpdate: false,

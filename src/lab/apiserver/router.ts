@@ -6,10 +6,13 @@
  * (kubectl get). Requests come here authenticated and authorized.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { selfSubjectAccessReview } from './access-review';
+import type { UserInfo } from './authentication';
 import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
 import type { KubeObject } from './kube-object';
 import { openApiDocument, openApiRoot } from './openapi';
 import { patchTypes } from './patch';
+import type { RbacAuthorizer } from './rbac';
 import { type FieldValidation, type Registry, type WriteOptions } from './registry';
 import { watchRequested } from './request-info';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
@@ -25,11 +28,12 @@ export interface Answer {
   warnings?: string[];
 }
 
-/** What the router needs: the registry, the watches and the resources served. */
+/** What the router needs: the registry, the watches, the resources served and authorization (for reviews). */
 export interface Routes {
   registry: Registry;
   watches: Watches;
   types: ResourceType[];
+  authorizer: RbacAuthorizer;
 }
 
 interface Target {
@@ -109,8 +113,8 @@ function deleted(type: ResourceType, object: KubeObject) {
 export class Router {
   constructor(private readonly routes: Routes) {}
 
-  /** Answers one request; a watch writes to `res` itself (and the answer is undefined). */
-  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown): Answer | undefined {
+  /** Answers one request of `user`; a watch writes to `res` itself (and the answer is undefined). */
+  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, user: UserInfo): Answer | undefined {
     const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
     const method = req.method ?? 'GET';
     const { types } = this.routes;
@@ -142,15 +146,19 @@ export class Router {
       if (!list) throw noSuchPath();
       return get(() => list);
     }
-    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body);
+    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body, user);
   }
 
-  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown): Answer | undefined {
-    const { registry } = this.routes;
+  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown, user: UserInfo): Answer | undefined {
+    const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
     const table = wantsTable(req.headers.accept);
     if (type.readOnly && method !== 'GET') throw methodNotAllowed();
+    if (type.createOnly) {
+      if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
+      return { code: 201, body: selfSubjectAccessReview(body, user, (u, request) => authorizer.authorize(u, request)) };
+    }
     const matches = (): Selector => {
       const labels = labelSelector(query.get('labelSelector'));
       const fields = fieldSelector(query.get('fieldSelector'), type.fields);

@@ -96,7 +96,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     store.put('customresourcedefinitions.apiextensions.k8s.io', { ...crd, metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() } } as KubeObject);
   }
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
-  const router = new Router({ registry, watches, types });
+  const router = new Router({ registry, watches, types, authorizer });
   const log = options.logger;
 
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
@@ -117,7 +117,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     readBody(req)
       .then((text) => {
-        const result = router.route(req, res, url, parseBody(text));
+        const result = router.route(req, res, url, parseBody(text), user);
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
         done(result?.code ?? 200);
       })

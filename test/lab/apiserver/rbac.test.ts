@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import {
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -229,6 +230,21 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     assert.deepEqual(await firstWatchEvent(agentConfig, '/api/v1/namespaces/other/configmaps', {}), { type: 'ADDED', name: 'c1' });
     const list = await apiFailure(agentCore.listNamespacedConfigMap({ namespace: 'other' }));
     assert.deepEqual([list.code, list.status.message], [403, `configmaps is forbidden: User "${agent.name}" cannot list resource "configmaps" in API group "" in the namespace "other"`]);
+  });
+
+  it('answers a SelfSubjectAccessReview with the binding that allows, or not allowed; any authenticated user may ask', async () => {
+    await role('strait-system', 'reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]);
+    await roleBinding('strait-system', 'reader-binding', { kind: 'Role', name: 'reader' }, [{ kind: 'ServiceAccount', name: 'strait-agent' }]);
+    const reviews = as(agent, AuthorizationV1Api);
+    // As plain JSON: client-node's classes hold every field, set or not.
+    const ask = async (resourceAttributes: Record<string, string>) =>
+      JSON.parse(JSON.stringify((await reviews.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } })).status)) as unknown;
+    assert.deepEqual(await ask({ verb: 'get', resource: 'configmaps', namespace: 'strait-system', name: 'c1' }), {
+      allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "reader-binding/strait-system" of Role "reader" to ServiceAccount "strait-agent/strait-system"',
+    });
+    assert.deepEqual(await ask({ verb: 'list', resource: 'configmaps', namespace: 'strait-system' }), { allowed: false });
+    assert.deepEqual(await ask({ verb: 'get', resource: 'configmaps', namespace: 'other' }), { allowed: false });
   });
 
   it('allows discovery and /version to every user, refuses other paths as the real server does, and says which role reference is missing', async () => {

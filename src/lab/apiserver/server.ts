@@ -3,8 +3,9 @@
  * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
  * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
  * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
- * token, or a user's from a token auth file: authentication.ts) and authorized by RBAC from the stored
- * Roles, ClusterRoles and bindings (rbac.ts; a refusal is a 403 with the real message, and logged). Admission is not run: a
+ * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to
+ * (impersonation.ts), and is authorized by RBAC from the stored Roles, ClusterRoles and bindings
+ * (rbac.ts; a refusal is a 403 with the real message, and logged). Admission is not run: a
  * ValidatingAdmissionPolicy is stored, never evaluated. State is in memory: a restarted server starts
  * empty (and from resourceVersion 1) but for the default namespaces and RBAC bootstrap policy.
  */
@@ -15,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../log';
 import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
+import { impersonated } from './impersonation';
 import { type KubeObject, timestamp } from './kube-object';
 import { RbacAuthorizer } from './rbac';
 import { storeRbacDefaults } from './rbac-defaults';
@@ -110,10 +112,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       answer(res, error.code, error.status());
       done(error.code);
     };
-    const user = authenticator.authenticate(req.headers.authorization);
-    if (!user) return refuse(unauthorized());
+    const authenticated = authenticator.authenticate(req.headers.authorization);
+    if (!authenticated) return refuse(unauthorized());
+    const authorize = (u: UserInfo, r: RequestInfo) => authorizer.authorize(u, r);
+    let user: UserInfo;
+    try {
+      user = impersonated(authenticated, req.headersDistinct, authorize);
+    } catch (err) {
+      if (err instanceof ApiError) return refuse(err, authenticated);
+      throw err;
+    }
     const request = requestInfo(req.method ?? 'GET', url);
-    const decision = authorizer.authorize(user, request);
+    const decision = authorize(user, request);
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     readBody(req)
       .then((text) => {

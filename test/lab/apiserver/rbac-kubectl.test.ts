@@ -1,7 +1,7 @@
 /**
  * RBAC in the lab API server as kubectl 1.31 sees it: `kubectl auth can-i` (a SelfSubjectAccessReview)
- * answering yes or no as the rules say; and kube-apiserver's Forbidden messages as kubectl prints
- * them, also for a watch.
+ * answering yes or no as the rules say, for the user of the kubeconfig or the one named with `--as`;
+ * and kube-apiserver's Forbidden messages as kubectl prints them, also for a watch.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -73,6 +73,20 @@ describe('lab API server: RBAC with kubectl 1.31', function () {
     ] as const;
     for (const [question, answer] of answers) assert.deepEqual(await asAlice('auth', 'can-i', ...question), answer, `can-i ${question.join(' ')}`);
     assert.deepEqual(await admin('auth', 'can-i', '*', '*', '-A'), yes);
+  });
+
+  it('answers for the user named with --as (a service account too), which the admin may impersonate and alice may not', async () => {
+    const agent = ['--as', 'system:serviceaccount:strait-system:strait-agent'];
+    assert.deepEqual(await admin('auth', 'can-i', 'patch', 'nodedataplanes', '--subresource=status', '-A', ...agent), yes);
+    assert.deepEqual(await admin('auth', 'can-i', 'patch', 'nodedataplanes', '-A', ...agent), no);
+    assert.deepEqual(await admin('auth', 'can-i', 'watch', 'nodedataplanes', '-A', ...agent), yes);
+    assert.deepEqual(await admin('auth', 'can-i', 'list', 'configmaps', '--as', 'bob', '--as-group', 'operators'), yes);
+    assert.deepEqual(await admin('auth', 'can-i', 'list', 'configmaps', '--as', 'bob'), no);
+    assert.deepEqual(await asAlice('get', 'configmaps', '--as', 'bob'), {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope\n',
+    });
   });
 
   it("prints kube-apiserver's Forbidden message for a refused list, and what a real server's refused watch prints", async () => {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import {
+  ApisApi,
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -249,6 +250,7 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
 
   it('allows discovery and /version to every user, refuses other paths as the real server does, and says which role reference is missing', async () => {
     assert.equal((await as(alice, VersionApi).getCode()).minor, '31');
+    assert.ok((await as(alice, ApisApi).getAPIVersions()).groups.some((g) => g.name === 'strait.io'));
     const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
       request(`${t.server.url}/`, { ca: t.server.ca, headers: { Authorization: `Bearer ${alice.token}` } }, (res) => {
         let body = '';

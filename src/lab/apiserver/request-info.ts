@@ -45,7 +45,15 @@ function selectedName(fieldSelector: string | null): string | undefined {
 export function requestInfo(method: string, url: URL): RequestInfo {
   const path = url.pathname;
   const nonResource: RequestInfo = { resourceRequest: false, verb: method.toLowerCase(), path };
-  let parts = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  // A malformed escape stays as sent (the router answers it); it must not throw before a request is answered.
+  const decode = (segment: string) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  };
+  let parts = path.split('/').filter((s) => s !== '').map(decode);
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return nonResource;
   let group = '';
   if (parts[0] === 'apis') {

@@ -351,6 +351,18 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual(events, ['ADDED a', 'ADDED c', 'DELETED a', 'ADDED d']);
   });
 
+  it('answers a path with a malformed escape with a Status and keeps serving', async () => {
+    const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+      request(`${t.server.url}/api/v1/namespaces/%E0%A4%A/configmaps`, { ca: t.server.ca, headers: { Authorization: `Bearer ${t.token}` } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ code: res.statusCode!, body }));
+      }).on('error', reject).end();
+    });
+    assert.deepEqual({ code: raw.code, message: (JSON.parse(raw.body) as { message: string }).message }, { code: 500, message: 'Internal error occurred: URI malformed' });
+    assert.ok((await core.listNamespace()).items.length > 0);
+  });
+
   it('answers 401 Unauthorized without a token and with a wrong one', async () => {
     const unauthorized = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
     const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {

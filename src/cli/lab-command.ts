@@ -58,14 +58,15 @@ export function registerLabCommands(program: Command): void {
 
   lab
     .command('apiserver')
-    .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer token): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
-    .requiredOption('--token-file <file>', 'the bearer token every request must carry')
+    .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer tokens, RBAC): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
+    .requiredOption('--token-file <file>', "the admin's bearer token (user admin, group system:masters: allowed anything), written to the kubeconfig")
+    .option('--token-auth-file <file>', 'more users, as kube-apiserver\'s --token-auth-file: a CSV line token,user,uid,"group1,group2" each; RBAC authorizes their requests')
     .requiredOption('--kubeconfig <file>', 'where to write the kubeconfig (replaced atomically)')
     .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:0')
     .option('--cluster <name>', "the cluster's name in the kubeconfig (context, cluster and user)", 'lab')
     .option('--crds <dir>', 'directory of CustomResourceDefinition YAML files to serve', crdDirectory)
     .option('--watch-cache-size <n>', 'changes kept per resource for watches from a resourceVersion (older: 410 Expired)', '1000')
-    .action(jsonAction(async (opts: { tokenFile: string; kubeconfig: string; listen: string; cluster: string; crds: string; watchCacheSize: string }) => {
+    .action(jsonAction(async (opts: { tokenFile: string; tokenAuthFile?: string; kubeconfig: string; listen: string; cluster: string; crds: string; watchCacheSize: string }) => {
       const watchCacheSize = Number(opts.watchCacheSize);
       if (!Number.isInteger(watchCacheSize) || watchCacheSize < 1) throw new InputError('--watch-cache-size', opts.watchCacheSize, 'expected a whole number of at least 1');
       await runApiServerProcess({ ...opts, watchCacheSize }, say);

@@ -1,15 +1,16 @@
 /**
  * The lab's in-process API server (src/lab/apiserver/) for a test: a free port, every strait.io CRD, a
- * random token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary directory,
- * and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts). `stop` and `start`
- * restart it empty on the same port with the same certificate and token: what clients see when an API
- * server restarts and loses its state. `close` stops it and removes the directory.
+ * random admin token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary
+ * directory, and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts); with
+ * `users`, a kubeconfig per user for the RBAC tests. `stop` and `start` restart it empty on the same
+ * port with the same certificate and tokens: what clients see when an API server restarts and loses its
+ * state. `close` stops it and removes the directory.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { crdFiles } from '../../src/api/write-crds';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { type Certificate, selfSignedCertificate } from '../../src/lab/apiserver/certificate';
@@ -26,6 +27,8 @@ export interface TestApiServer {
   kubeConfig: KubeConfig;
   /** A directory the test may use (kubectl's HOME, manifests); removed by close(). */
   dir: string;
+  /** A kubeconfig file and client-node KubeConfig that authenticate with one user's token (of `users`). */
+  kubeconfigFor(token: string): { path: string; kubeConfig: KubeConfig };
   /** Stops the server (streams and connections closed); nothing when it is stopped. */
   stop(): Promise<void>;
   /** Starts an empty one on the same port, with the same certificate and token. */
@@ -61,8 +64,47 @@ export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>
       await test.stop();
       rmSync(dir, { recursive: true, force: true });
     },
+    kubeconfigFor: (userToken) => {
+      const path = join(dir, `kubeconfig-${createHash('sha256').update(userToken).digest('hex').slice(0, 12)}`);
+      writeKubeconfig(path, [{ name: 'test', server: test.server.url, ca: test.server.ca, token: userToken }]);
+      return { path, kubeConfig: loadKubeConfig({ file: path }) };
+    },
   };
   writeKubeconfig(kubeconfigPath, [{ name: 'test', server: test.server.url, ca: test.server.ca, token }]);
   test.kubeConfig = loadKubeConfig({ file: kubeconfigPath });
   return test;
+}
+
+/** The Status of a failed client-node call: its HTTP code and the parsed body. */
+export async function apiFailure(call: Promise<unknown>): Promise<{ code: number; status: Record<string, any> }> {
+  try {
+    await call;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    // client-node keeps no body for the codes its API declares without one (401).
+    return { code: err.code, status: err.body === undefined ? {} : (JSON.parse(err.body as string) as Record<string, any>) };
+  }
+  throw new Error('the call succeeded; expected a failure Status');
+}
+
+/** A valid NodeDataplane (a gateway of cluster east) named `name`, `spec` fields replaced. */
+export function nodeDataplaneObject(name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): KubernetesObject & { spec: Record<string, unknown> } {
+  return {
+    apiVersion: 'strait.io/v1alpha1',
+    kind: 'NodeDataplane',
+    metadata: { name, ...(labels ? { labels } : {}) },
+    spec: {
+      clusterId: 'east',
+      podCIDR: '10.1.0.0/16',
+      externalCIDR: '100.64.1.0/24',
+      transitAddress: '100.64.1.1',
+      node: { name, role: 'gateway', underlayAddress: '192.168.1.10' },
+      activeGateway: { name, underlayAddress: '192.168.1.10' },
+      overlay: { vni: 1, port: 4789, mac: '02:53:54:00:00:01' },
+      peers: [],
+      natMappings: [],
+      nodes: [{ name, underlayAddress: '192.168.1.10', podCIDRs: ['10.1.0.0/24'] }],
+      ...spec,
+    },
+  };
 }

@@ -4,7 +4,8 @@
  * (sending fieldValidation=Strict); without these documents it refuses to apply. A PATCH's request
  * body media types tell it the patch to send: JSON merge patch here (strategic merge patch is absent,
  * so for built-in kinds kubectl falls back to its compiled-in types and sends one, which the server
- * takes as a merge patch). Custom resources carry their CRD schema, as on a real server.
+ * takes as a merge patch, refusing its directives: patch.ts). Custom resources carry their CRD schema,
+ * as on a real server.
  */
 import type { ResourceType } from './resource-types';
 
@@ -42,7 +43,8 @@ export function openApiDocument(types: ResourceType[], groupVersionPath: string)
       requestBody: { content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json-patch+json': { schema: { type: 'object' } } } },
       responses: { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } },
     };
-    paths[base] = { patch };
+    // A review is only created: nothing to patch.
+    if (!type.createOnly) paths[base] = { patch };
     if (type.statusSubresource) paths[`${base}/status`] = { patch };
     schemas[schemaName(type)] = {
       ...(type.openAPIV3Schema ?? { type: 'object' }),

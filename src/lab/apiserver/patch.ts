@@ -2,8 +2,10 @@
  * The patch formats clients send: JSON merge patch (RFC 7386: kubectl apply for custom resources,
  * `kubectl patch --type merge`), JSON patch (RFC 6902: @kubernetes/client-node's default for its patch
  * calls) and, for built-in kinds only, strategic merge patch. The last is applied as a merge patch: the
- * same except for lists of objects with a merge key (a Pod's containers), which a merge patch replaces
- * whole; no field our tests or Strait patch on a built-in is such a list.
+ * same for maps and scalars (kubectl apply's patch of a changed ConfigMap key or pod-template
+ * annotation), but not for what needs the kind's schema (lists merged by key, as a Pod's containers).
+ * kubectl writes such a change with directives (`$setElementOrder/containers`, `$patch: delete`...),
+ * and a patch carrying one is refused rather than misapplied as a merge patch would.
  */
 import { isRecord } from './kube-object';
 import { ApiError, badRequest } from './status';
@@ -24,6 +26,26 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
+}
+
+/** Keys of a strategic merge patch that only a schema-aware merge can honour. */
+const directive = (key: string) => key === '$patch' || key === '$retainKeys' || key.startsWith('$setElementOrder/') || key.startsWith('$deleteFromPrimitiveList/');
+
+/** The first strategic-merge directive in `patch` and where it is (`spec.template.spec`), or undefined. */
+export function strategicDirective(patch: unknown, at = ''): { key: string; field: string } | undefined {
+  if (Array.isArray(patch)) {
+    for (const [i, item] of patch.entries()) {
+      const found = strategicDirective(item, `${at}[${i}]`);
+      if (found) return found;
+    }
+  } else if (isRecord(patch)) {
+    for (const [key, value] of Object.entries(patch)) {
+      if (directive(key)) return { key, field: at };
+      const found = strategicDirective(value, at === '' ? key : `${at}.${key}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 interface Operation {

@@ -1,13 +1,15 @@
 /**
  * `strait lab apiserver`: one API server as a process, one per lab cluster. It listens, writes a
- * kubeconfig for its cluster (atomically), prints where it listens as one JSON line, and serves until
- * SIGTERM or SIGINT, then closes and exits 0. The token comes from a file, never from the command line
- * (where `ps` shows it) and never into logs.
+ * kubeconfig for its cluster (atomically, with the admin token), prints where it listens as one JSON
+ * line, and serves until SIGTERM or SIGINT, then closes and exits 0. Tokens come from files (the
+ * admin's, and optionally a token auth file of more users, kube-apiserver's CSV), never from the command
+ * line (where `ps` shows them) and never into logs.
  */
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../errors';
 import { createLogger } from '../../log';
 import { writeKubeconfig } from './kubeconfig';
+import { parseTokenAuthFile } from './authentication';
 import { readCrdDirectory } from './resource-types';
 import { startApiServer } from './server';
 
@@ -15,6 +17,8 @@ export interface ApiServerProcessOptions {
   /** `127.0.0.1:0`: host and port (0: any free port). */
   listen: string;
   tokenFile: string;
+  /** `token,user,uid,"group1,group2"` per line (kube-apiserver's --token-auth-file). */
+  tokenAuthFile?: string;
   kubeconfig: string;
   /** The cluster's name in the kubeconfig (its context, cluster and user). */
   cluster: string;
@@ -34,7 +38,10 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
   const token = readFileSync(options.tokenFile, 'utf8').trim();
   if (token === '') throw new InputError('--token-file', options.tokenFile, 'the file is empty');
   const logger = createLogger('apiserver');
-  const server = await startApiServer({ token, crds: readCrdDirectory(options.crds), host, port, watchCacheSize: options.watchCacheSize, logger });
+  const path = options.tokenAuthFile;
+  const users = path === undefined ? [] : parseTokenAuthFile(readFileSync(path, 'utf8'), path, (message) => logger.warn({ tokenAuthFile: path }, message));
+  if (users.some((u) => u.token === token)) throw new InputError('--token-auth-file', path, 'a user has the token of --token-file');
+  const server = await startApiServer({ token, users, crds: readCrdDirectory(options.crds), host, port, watchCacheSize: options.watchCacheSize, logger });
   writeKubeconfig(options.kubeconfig, [{ name: options.cluster, server: server.url, ca: server.ca, token }]);
   logger.info({ url: server.url, kubeconfig: options.kubeconfig }, 'serving');
   say(JSON.stringify({ url: server.url, port: server.port, kubeconfig: options.kubeconfig }));

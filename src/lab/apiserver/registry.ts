@@ -6,7 +6,7 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
-import { type PatchType, jsonPatch, mergePatch } from './patch';
+import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
 import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
 import type { Selector } from './selectors';
 import { ApiError, type Named, type StatusCause, alreadyExists, badRequest, conflict, invalid, notFound, staleResourceVersion } from './status';
@@ -169,6 +169,12 @@ export class Registry {
   patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
     if (patchType === 'strategic' && type.schema) {
       throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    }
+    const found = patchType === 'strategic' ? strategicDirective(patch) : undefined;
+    if (found) {
+      const why = `strategic merge patch directive ${JSON.stringify(found.key)} is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: `
+        + 'send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)';
+      throw invalid(type.kind, type.group, name, [{ reason: 'FieldValueForbidden', message: `Forbidden: ${why}`, field: found.field }]);
     }
     const current = this.get(type, namespace, name);
     const patched = patchType === 'json' ? jsonPatch(copy(current), patch) : mergePatch(copy(current), patch);

@@ -1,12 +1,23 @@
 /**
- * The resources this API server serves: the built-ins Strait's controller, agent and lab use (as in
- * Kubernetes: scope, short names, status subresource, a few `kubectl get` columns) and one per CRD.
+ * The resources this API server serves: the built-ins Strait's controller, agent, lab and Helm chart use
+ * (as in Kubernetes: scope, short names, status subresource, the `kubectl get` columns) and one per CRD.
  * Built-ins are stored as given (no schema beyond apiVersion, kind and metadata); custom resources are
  * checked against their CRD's openAPIV3Schema.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import {
+  bindingColumns,
+  createdAtColumns,
+  daemonSetColumns,
+  deploymentColumns,
+  priorityClassColumns,
+  serviceAccountColumns,
+  serviceColumns,
+  validatingAdmissionPolicyBindingColumns,
+  validatingAdmissionPolicyColumns,
+} from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
 import { type SchemaChecker, schemaChecker } from './validation';
@@ -26,6 +37,8 @@ export interface ResourceType {
   statusSubresource: boolean;
   /** The CustomResourceDefinitions themselves are served read-only (registered at start). */
   readOnly: boolean;
+  /** A review (SelfSubjectAccessReview): only created, answered from the request, never stored. */
+  createOnly: boolean;
   /**
    * A custom resource's schema checker: such objects are pruned and validated, count generations,
    * drop status on create, are updated only with a resourceVersion and never created by a PUT, take
@@ -43,6 +56,9 @@ export interface ResourceType {
   onCreate?: (object: KubeObject) => void;
 }
 
+/** The group of Roles, ClusterRoles and their bindings. */
+export const rbacGroup = 'rbac.authorization.k8s.io';
+
 export const apiVersionOf = (type: ResourceType) => (type.group ? `${type.group}/${type.version}` : type.version);
 
 /** `nodedataplanes.strait.io`, `nodes`: how errors and RBAC name a resource. */
@@ -52,7 +68,7 @@ export const groupResource = (type: ResourceType) => (type.group ? `${type.plura
 export const deleteAnswersWithObject = (type: ResourceType) => type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
 
 const readWrite = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-export const verbsOf = (type: ResourceType) => (type.readOnly ? ['get', 'list', 'watch'] : readWrite);
+export const verbsOf = (type: ResourceType) => (type.createOnly ? ['create'] : type.readOnly ? ['get', 'list', 'watch'] : readWrite);
 
 type BuiltIn = Pick<ResourceType, 'group' | 'version' | 'kind' | 'plural' | 'namespaced'> & Partial<ResourceType>;
 
@@ -64,6 +80,7 @@ function builtIn(spec: BuiltIn): ResourceType {
     categories: [],
     statusSubresource: false,
     readOnly: false,
+    createOnly: false,
     createOnUpdate: false,
     fields: {},
     columns: [nameColumn, ageColumn],
@@ -122,9 +139,38 @@ export const builtInTypes: ResourceType[] = [
   }),
   builtIn({
     group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
-    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true,
-    columns: [nameColumn, pathColumn({ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' })],
+    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true, columns: createdAtColumns,
   }),
+  // What Strait's Helm chart renders: stored as given, printed as kube-apiserver prints them.
+  builtIn({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'], columns: serviceAccountColumns }),
+  builtIn({
+    group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true, shortNames: ['svc'], categories: ['all'], statusSubresource: true,
+    columns: serviceColumns,
+  }),
+  builtIn({
+    group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true,
+    columns: deploymentColumns,
+  }),
+  builtIn({
+    group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], categories: ['all'], statusSubresource: true,
+    columns: daemonSetColumns,
+  }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, columns: createdAtColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false, columns: bindingColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'Role', plural: 'roles', namespaced: true, columns: createdAtColumns }),
+  builtIn({ group: rbacGroup, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true, columns: bindingColumns }),
+  // Stored only: no admission runs here, so these policies are never evaluated.
+  builtIn({
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false,
+    categories: ['api-extensions'], statusSubresource: true, columns: validatingAdmissionPolicyColumns,
+  }),
+  builtIn({
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false,
+    categories: ['api-extensions'], columns: validatingAdmissionPolicyBindingColumns,
+  }),
+  // What `kubectl auth can-i` asks: may I?
+  builtIn({ group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', namespaced: false, createOnly: true }),
+  builtIn({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', namespaced: false, shortNames: ['pc'], columns: priorityClassColumns }),
 ];
 
 interface CrdSpec {
@@ -160,6 +206,7 @@ export function customResourceType(crd: KubeObject): ResourceType {
     categories: spec.names.categories ?? [],
     statusSubresource: served.subresources?.status !== undefined,
     readOnly: false,
+    createOnly: false,
     schema: schemaChecker(served.schema.openAPIV3Schema),
     openAPIV3Schema: served.schema.openAPIV3Schema,
     createOnUpdate: false,

@@ -1,15 +1,20 @@
 /**
  * HTTP routing: a request's path names a group version, maybe a namespace, a resource, maybe an object
  * and its status (`/apis/strait.io/v1alpha1/nodedataplanes/n1/status`); its method and query say the
- * verb (list, watch, get, create, update, patch, delete, deletecollection). The answer is JSON, or a
- * meta.k8s.io Table when the client asks for one (kubectl get).
+ * verb (list, watch, get, create, update, patch, delete, deletecollection; a watch also as the path
+ * `/api/v1/watch/...`). The answer is JSON, or a meta.k8s.io Table when the client asks for one
+ * (kubectl get). Requests come here authenticated and authorized.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { selfSubjectAccessReview } from './access-review';
+import type { UserInfo } from './authentication';
 import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
 import type { KubeObject } from './kube-object';
 import { openApiDocument, openApiRoot } from './openapi';
 import { patchTypes } from './patch';
+import type { RbacAuthorizer } from './rbac';
 import { type FieldValidation, type Registry, type WriteOptions } from './registry';
+import { watchRequested } from './request-info';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
 import { badRequest, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
@@ -23,11 +28,12 @@ export interface Answer {
   warnings?: string[];
 }
 
-/** What the router needs: the registry, the watches and the resources served. */
+/** What the router needs: the registry, the watches, the resources served and authorization (for reviews). */
 export interface Routes {
   registry: Registry;
   watches: Watches;
   types: ResourceType[];
+  authorizer: RbacAuthorizer;
 }
 
 interface Target {
@@ -35,6 +41,8 @@ interface Target {
   namespace: string | undefined;
   name: string | undefined;
   subresource: 'status' | undefined;
+  /** A `/watch/` path: a watch of the collection (or of the one object named). */
+  watchPath: boolean;
 }
 
 /** Whether the Accept header asks for a meta.k8s.io Table (kubectl get's server-side printing). */
@@ -47,6 +55,8 @@ function wantsTable(accept: string | undefined): boolean {
 
 /** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` to a resource (and object); undefined for discovery paths. */
 function target(types: ResourceType[], group: string, version: string, rest: string[]): Target {
+  const watchPath = rest[0] === 'watch' && rest.length >= 2;
+  if (watchPath) rest = rest.slice(1);
   let namespace: string | undefined;
   // `/api/v1/namespaces/<name>/status` is a Namespace's status, `/api/v1/namespaces/<ns>/<resource>` a namespaced resource.
   if (rest[0] === 'namespaces' && rest.length >= 3 && !(group === '' && rest.length === 3 && rest[2] === 'status')) {
@@ -58,7 +68,8 @@ function target(types: ResourceType[], group: string, version: string, rest: str
   if (!type || extra.length > 0 || (subresource !== undefined && !(subresource === 'status' && type.statusSubresource))) throw noSuchPath();
   if (namespace !== undefined && !type.namespaced) throw noSuchPath();
   if (type.namespaced && namespace === undefined && name !== undefined) throw noSuchPath();
-  return { type, namespace, name, subresource: subresource as 'status' | undefined };
+  if (watchPath && subresource !== undefined) throw noSuchPath();
+  return { type, namespace, name, subresource: subresource as 'status' | undefined, watchPath };
 }
 
 function fieldValidation(query: URLSearchParams): FieldValidation {
@@ -102,8 +113,8 @@ function deleted(type: ResourceType, object: KubeObject) {
 export class Router {
   constructor(private readonly routes: Routes) {}
 
-  /** Answers one request; a watch writes to `res` itself (and the answer is undefined). */
-  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown): Answer | undefined {
+  /** Answers one request of `user`; a watch writes to `res` itself (and the answer is undefined). */
+  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, user: UserInfo): Answer | undefined {
     const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
     const method = req.method ?? 'GET';
     const { types } = this.routes;
@@ -135,39 +146,43 @@ export class Router {
       if (!list) throw noSuchPath();
       return get(() => list);
     }
-    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body);
+    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body, user);
   }
 
-  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown): Answer | undefined {
-    const { registry } = this.routes;
+  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown, user: UserInfo): Answer | undefined {
+    const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
     const table = wantsTable(req.headers.accept);
     if (type.readOnly && method !== 'GET') throw methodNotAllowed();
+    if (type.createOnly) {
+      if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
+      return { code: 201, body: selfSubjectAccessReview(body, user, (u, request) => authorizer.authorize(u, request)) };
+    }
     const matches = (): Selector => {
       const labels = labelSelector(query.get('labelSelector'));
       const fields = fieldSelector(query.get('fieldSelector'), type.fields);
-      return (o) => labels(o) && fields(o);
+      return (o) => labels(o) && fields(o) && (name === undefined || o.metadata.name === name);
     };
+
+    if (method === 'GET' && (at.watchPath || (name === undefined && watchRequested(query)))) {
+      const include = includeObject(query);
+      this.routes.watches.serve(res, {
+        type,
+        namespace,
+        matches: matches(),
+        resourceVersion: query.get('resourceVersion') ?? undefined,
+        allowBookmarks: query.get('allowWatchBookmarks') === 'true',
+        sendInitialEvents: query.get('sendInitialEvents') === 'true',
+        timeoutSeconds: positive(query, 'timeoutSeconds'),
+        encode: table ? (o) => toTable(type.columns, [o], { resourceVersion: o.metadata.resourceVersion }, include) : (o) => o,
+      });
+      return undefined;
+    }
 
     if (name === undefined) {
       switch (method) {
         case 'GET': {
-          const watch = query.get('watch');
-          if (watch === 'true' || watch === '1') {
-            const include = includeObject(query);
-            this.routes.watches.serve(res, {
-              type,
-              namespace,
-              matches: matches(),
-              resourceVersion: query.get('resourceVersion') ?? undefined,
-              allowBookmarks: query.get('allowWatchBookmarks') === 'true',
-              sendInitialEvents: query.get('sendInitialEvents') === 'true',
-              timeoutSeconds: positive(query, 'timeoutSeconds'),
-              encode: table ? (o) => toTable(type.columns, [o], { resourceVersion: o.metadata.resourceVersion }, include) : (o) => o,
-            });
-            return undefined;
-          }
           const page = registry.list(type, namespace, matches(), positive(query, 'limit'), query.get('continue') ?? undefined);
           const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
           if (table) return { code: 200, body: toTable(type.columns, page.items, metadata, includeObject(query)) };

@@ -2,27 +2,38 @@
  * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
  * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
  * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
- * (kubectl sends a token over TLS only), every request authenticated by one bearer token. State is in
- * memory: a restarted server starts empty (and from resourceVersion 1).
+ * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
+ * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to
+ * (impersonation.ts), and is authorized by RBAC from the stored Roles, ClusterRoles and bindings
+ * (rbac.ts; a refusal is a 403 with the real message, and logged). Admission is not run: a
+ * ValidatingAdmissionPolicy is stored, never evaluated. State is in memory: a restarted server starts
+ * empty (and from resourceVersion 1) but for the default namespaces and RBAC bootstrap policy.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../log';
+import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
+import { impersonated } from './impersonation';
 import { type KubeObject, timestamp } from './kube-object';
+import { RbacAuthorizer } from './rbac';
+import { storeRbacDefaults } from './rbac-defaults';
 import { Registry } from './registry';
+import { type RequestInfo, requestInfo } from './request-info';
 import { builtInTypes, customResourceType, parseCrds } from './resource-types';
 import { Router, parseBody } from './router';
-import { ApiError, unauthorized } from './status';
+import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
 import { Watches } from './watch';
 import { WatchCache } from './watch-cache';
 
 export interface ApiServerOptions {
-  /** The bearer token every request must carry. */
+  /** The admin's bearer token: user `admin` in group `system:masters` (anything is allowed). */
   token: string;
+  /** More users and their tokens (a token auth file's), whose requests RBAC authorizes. */
+  users?: TokenUser[];
   /** CustomResourceDefinitions to serve: YAML texts (the files of helm/strait/crds/). */
   crds: string[];
   /** 127.0.0.1 unless given. */
@@ -64,13 +75,6 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function authorized(req: IncomingMessage, token: Buffer): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]!.trim());
-  return given.length === token.length && timingSafeEqual(given, token);
-}
-
 function answer(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
   const text = typeof body === 'string' && !contentType.startsWith('application/json') ? body : JSON.stringify(body);
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' };
@@ -82,30 +86,48 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
-  const token = Buffer.from(options.token);
+  if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
+  const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])]);
   const crds = parseCrds(options.crds);
   const types = [...builtInTypes, ...crds.map(customResourceType)];
   const store = new Store();
   const registry = new Registry(store);
+  storeRbacDefaults(store);
+  const authorizer = new RbacAuthorizer(store);
   for (const crd of crds) {
     store.put('customresourcedefinitions.apiextensions.k8s.io', { ...crd, metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() } } as KubeObject);
   }
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
-  const router = new Router({ registry, watches, types });
+  const router = new Router({ registry, watches, types, authorizer });
   const log = options.logger;
 
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code }, 'request');
-    if (!authorized(req, token)) {
-      answer(res, 401, unauthorized().status());
-      done(401);
-      return;
+    const refuse = (error: ApiError, user?: UserInfo, request?: RequestInfo) => {
+      // A refusal is logged whole, so a rule a role lacks is found in the log: who, what, where, and the message.
+      if (error.code === 403) log?.warn({ user: user?.name, groups: user?.groups, ...request }, error.message);
+      req.resume();
+      answer(res, error.code, error.status());
+      done(error.code);
+    };
+    const authenticated = authenticator.authenticate(req.headers.authorization);
+    if (!authenticated) return refuse(unauthorized());
+    const authorize = (u: UserInfo, r: RequestInfo) => authorizer.authorize(u, r);
+    let user: UserInfo;
+    try {
+      user = impersonated(authenticated, req.headersDistinct, authorize);
+    } catch (err) {
+      if (err instanceof ApiError) return refuse(err, authenticated);
+      throw err;
     }
+    const request = requestInfo(req.method ?? 'GET', url);
+    const decision = authorize(user, request);
+    if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     readBody(req)
       .then((text) => {
-        const result = router.route(req, res, url, parseBody(text));
+        const result = router.route(req, res, url, parseBody(text), user);
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
         done(result?.code ?? 200);
       })

@@ -3,6 +3,7 @@
  * clients switch on (NotFound, AlreadyExists, Conflict, Invalid, Expired...) and the message the real
  * server writes, so a client's error handling tested here is the one a real cluster needs.
  */
+import type { RequestInfo } from './request-info';
 
 export interface StatusCause {
   reason: string;
@@ -78,6 +79,23 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
 export const expired = (message: string) => new ApiError(410, 'Expired', message);
 
 export const unauthorized = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
+
+/**
+ * What kube-apiserver answers a request authorization refused: `nodedataplanes.strait.io "n1" is
+ * forbidden: User "u" cannot patch resource "nodedataplanes/status" in API group "strait.io" at the
+ * cluster scope` (`in the namespace "ns"` for a namespaced one; `forbidden: User "u" cannot get path
+ * "/x"` for a non-resource URL), then the authorizer's reason, if any.
+ */
+export function forbidden(user: string, request: RequestInfo, reason: string): ApiError {
+  const why = reason ? `: ${reason}` : '';
+  if (!request.resourceRequest) return new ApiError(403, 'Forbidden', `forbidden: User ${JSON.stringify(user)} cannot ${request.verb} path ${JSON.stringify(request.path)}${why}`, {});
+  const { verb, group, resource, subresource, namespace, name } = request;
+  const scope = namespace ? `in the namespace ${JSON.stringify(namespace)}` : 'at the cluster scope';
+  const cannot = `User ${JSON.stringify(user)} cannot ${verb} resource ${JSON.stringify(subresource ? `${resource}/${subresource}` : resource)} in API group ${JSON.stringify(group)} ${scope}`;
+  const groupResource = group ? `${resource}.${group}` : resource;
+  const what = name ? `${groupResource} ${JSON.stringify(name)}` : groupResource;
+  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${cannot}${why}`, { ...(name ? { name } : {}), ...(group ? { group } : {}), kind: resource });
+}
 
 export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
 

@@ -114,8 +114,11 @@ export function pathColumn(spec: { name: string; type: ColumnType; jsonPath: str
   };
 }
 
-/** A column computed from the object (a Node's STATUS from its Ready condition). */
-export const computedColumn = (name: string, cell: (object: KubeObject) => string): Column => ({ definition: definition(name, 'string'), cell });
+/** A column computed from the object (a Node's STATUS from its Ready condition); `-o wide` only when its priority is above 0. */
+export const computedColumn = (name: string, cell: (object: KubeObject) => unknown, type: ColumnType = 'string', priority = 0): Column => ({
+  definition: definition(name, type, '', priority),
+  cell,
+});
 
 function rowObject(object: KubeObject, include: IncludeObject): unknown {
   if (include === 'None') return undefined;

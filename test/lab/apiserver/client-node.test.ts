@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import {
-  ApiException,
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -18,44 +18,11 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { kubeconfigText } from '../../../src/lab/apiserver/kubeconfig';
-import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
+import { type TestApiServer, apiFailure, nodeDataplaneObject, startTestApiServer } from '../../support/apiserver';
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; [k: string]: unknown };
 
 const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
-
-function nodeDataplane(name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): Obj {
-  return {
-    apiVersion: 'strait.io/v1alpha1',
-    kind: 'NodeDataplane',
-    metadata: { name, ...(labels ? { labels } : {}) },
-    spec: {
-      clusterId: 'east',
-      podCIDR: '10.1.0.0/16',
-      externalCIDR: '100.64.1.0/24',
-      transitAddress: '100.64.1.1',
-      node: { name, role: 'gateway', underlayAddress: '192.168.1.10' },
-      activeGateway: { name, underlayAddress: '192.168.1.10' },
-      overlay: { vni: 1, port: 4789, mac: '02:53:54:00:00:01' },
-      peers: [],
-      natMappings: [],
-      nodes: [{ name, underlayAddress: '192.168.1.10', podCIDRs: ['10.1.0.0/24'] }],
-      ...spec,
-    },
-  };
-}
-
-/** The Status of a failed call: code and the parsed body. */
-async function failure(call: Promise<unknown>): Promise<{ code: number; status: Record<string, any> }> {
-  try {
-    await call;
-  } catch (err) {
-    if (!(err instanceof ApiException)) throw err;
-    // client-node keeps no body for the codes its API declares without one (401).
-    return { code: err.code, status: err.body === undefined ? {} : (JSON.parse(err.body as string) as Record<string, any>) };
-  }
-  assert.fail('the call succeeded; expected a failure Status');
-}
 
 /** Resolves with the first value `check` returns (not undefined), from events `subscribe` delivers; fails after `ms`. */
 function eventually<E, T>(what: string, subscribe: (on: (event: E) => void) => void, check: (event: E) => T | undefined, ms = 5000): Promise<T> {
@@ -97,7 +64,7 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual(list.items.map((c) => c.metadata?.name), ['cm1']);
     assert.equal(list.metadata?.resourceVersion, replaced.metadata?.resourceVersion);
     await core.deleteNamespacedConfigMap({ name: 'cm1', namespace: 'default' });
-    const gone = await failure(core.readNamespacedConfigMap({ name: 'cm1', namespace: 'default' }));
+    const gone = await apiFailure(core.readNamespacedConfigMap({ name: 'cm1', namespace: 'default' }));
     assert.equal(gone.code, 404);
     assert.deepEqual(
       { reason: gone.status.reason, message: gone.status.message, details: gone.status.details },
@@ -106,7 +73,7 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('refuses a namespaced object in a namespace that does not exist (404), and serves default and kube-system from the start', async () => {
-    const missing = await failure(core.createNamespacedSecret({ namespace: 'nope', body: { metadata: { name: 's1' } } }));
+    const missing = await apiFailure(core.createNamespacedSecret({ namespace: 'nope', body: { metadata: { name: 's1' } } }));
     assert.equal(missing.code, 404);
     assert.equal(missing.status.message, 'namespaces "nope" not found');
     const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
@@ -117,20 +84,20 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('names an object from generateName, sets uid, creationTimestamp and generation 1; the same name again is 409 AlreadyExists', async () => {
-    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplane('node'), metadata: { generateName: 'node-' } } })) as Obj;
+    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplaneObject('node'), metadata: { generateName: 'node-' } } })) as Obj;
     assert.match(created.metadata!.name!, /^node-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     assert.equal(created.metadata!.generation, 1);
     assert.ok(Math.abs(Date.parse(String(created.metadata!.creationTimestamp)) - Date.now()) < 60_000);
-    const again = await failure(custom.createClusterCustomObject({ ...strait, body: nodeDataplane(created.metadata!.name!) }));
+    const again = await apiFailure(custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject(created.metadata!.name!) }));
     assert.equal(again.code, 409);
     assert.equal(again.status.reason, 'AlreadyExists');
     assert.equal(again.status.message, `nodedataplanes.strait.io "${created.metadata!.name}" already exists`);
   });
 
   it('answers an update from a stale resourceVersion with 409 Conflict, and applies one from the current version', async () => {
-    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1') })) as Obj;
     const second = (await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...first, spec: { ...first.spec, clusterId: 'west' } } })) as Obj;
-    const stale = await failure(custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...first, spec: { ...first.spec, clusterId: 'north' } } }));
+    const stale = await apiFailure(custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...first, spec: { ...first.spec, clusterId: 'north' } } }));
     assert.equal(stale.code, 409);
     assert.deepEqual(
       { reason: stale.status.reason, message: stale.status.message },
@@ -141,7 +108,7 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('bumps generation only for spec changes, ignores status on the object, and changes only status through /status (merge patch)', async () => {
-    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplane('n1'), status: { ready: true } } })) as Obj;
+    const created = (await custom.createClusterCustomObject({ ...strait, body: { ...nodeDataplaneObject('n1'), status: { ready: true } } })) as Obj;
     assert.equal(created.status, undefined, 'status is dropped on create');
     const labelled = (await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } } })) as Obj;
     assert.equal(labelled.metadata!.generation, 1);
@@ -165,8 +132,8 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('answers a NodeDataplane that breaks its schema with 422 Invalid naming each field', async () => {
-    const bad = nodeDataplane('bad', { podCIDR: '10.0.0.0/33' });
-    const one = await failure(custom.createClusterCustomObject({ ...strait, body: bad }));
+    const bad = nodeDataplaneObject('bad', { podCIDR: '10.0.0.0/33' });
+    const one = await apiFailure(custom.createClusterCustomObject({ ...strait, body: bad }));
     assert.equal(one.code, 422);
     assert.deepEqual(one.status, {
       kind: 'Status',
@@ -183,10 +150,10 @@ describe('lab API server with @kubernetes/client-node', () => {
       },
       code: 422,
     });
-    const spec = nodeDataplane('bad').spec!;
-    const several = await failure(custom.createClusterCustomObject({
+    const spec = nodeDataplaneObject('bad').spec!;
+    const several = await apiFailure(custom.createClusterCustomObject({
       ...strait,
-      body: nodeDataplane('bad', { node: { name: 'bad', role: 'boss', underlayAddress: '192.168.1.10' }, overlay: { vni: 1, mac: '02:53:54:00:00:01' }, clusterId: 'East', peers: spec.peers }),
+      body: nodeDataplaneObject('bad', { node: { name: 'bad', role: 'boss', underlayAddress: '192.168.1.10' }, overlay: { vni: 1, mac: '02:53:54:00:00:01' }, clusterId: 'East', peers: spec.peers }),
     }));
     assert.equal(several.code, 422);
     assert.deepEqual(
@@ -200,15 +167,48 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('prunes unknown fields by default (with a warning) and refuses them under fieldValidation=Strict, naming them', async () => {
-    const strict = await failure(custom.createClusterCustomObject({ ...strait, fieldValidation: 'Strict', body: nodeDataplane('n1', { colour: 'blue' }) }));
+    const strict = await apiFailure(custom.createClusterCustomObject({ ...strait, fieldValidation: 'Strict', body: nodeDataplaneObject('n1', { colour: 'blue' }) }));
     assert.equal(strict.code, 400);
     assert.deepEqual(
       { reason: strict.status.reason, message: strict.status.message },
       { reason: 'BadRequest', message: 'NodeDataplane in version "v1alpha1" cannot be handled as a NodeDataplane: strict decoding error: unknown field "spec.colour"' },
     );
-    const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1', { colour: 'blue' }) })) as Obj;
+    const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1', { colour: 'blue' }) })) as Obj;
     assert.equal(pruned.spec!.colour, undefined);
     assert.equal(pruned.spec!.clusterId, 'east');
+  });
+
+  it('applies a strategic merge patch without directives as a merge patch, and refuses one with any directive (422 naming it and where it is)', async () => {
+    const apps = t.kubeConfig.makeApiClient(AppsV1Api);
+    const container = (name: string) => ({ name, image: 'strait:0.1.0', args: [name], env: [{ name: 'A', value: '1' }] });
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [container('a'), container('b')] } } } },
+    });
+    const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    const patched = await apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body: { spec: { replicas: 3, template: { metadata: { annotations: { x: 'y' } } } } } }, strategic);
+    assert.equal(patched.spec?.replicas, 3);
+    assert.deepEqual(patched.spec?.template.metadata?.annotations, { x: 'y' });
+    assert.deepEqual(patched.spec?.template.spec?.containers.map((c) => c.name), ['a', 'b']);
+
+    const refusals: [unknown, string, string][] = [
+      [{ spec: { template: { spec: { containers: [{ name: 'b', $patch: 'delete' }] } } } }, '$patch', 'spec.template.spec.containers[0]'],
+      [{ spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } }, '$retainKeys', 'spec.strategy'],
+      [{ metadata: { '$deleteFromPrimitiveList/finalizers': ['x'] } }, '$deleteFromPrimitiveList/finalizers', 'metadata'],
+      [{ spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'b' }, { name: 'a' }] } } } }, '$setElementOrder/containers', 'spec.template.spec'],
+    ];
+    for (const [body, directive, field] of refusals) {
+      const refused = await apiFailure(apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body }, strategic));
+      const message = `Forbidden: strategic merge patch directive "${directive}" is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: `
+        + 'send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)';
+      assert.deepEqual(
+        { code: refused.code, reason: refused.status.reason, message: refused.status.message, causes: refused.status.details.causes },
+        { code: 422, reason: 'Invalid', message: `Deployment.apps "d" is invalid: ${field}: ${message}`, causes: [{ reason: 'FieldValueForbidden', message, field }] },
+      );
+    }
+    const read = await apps.readNamespacedDeployment({ name: 'd', namespace: 'default' });
+    assert.deepEqual(read.spec?.template.spec?.containers.map((c) => c.name), ['a', 'b']);
+    assert.equal(read.metadata?.resourceVersion, patched.metadata?.resourceVersion, 'a refused patch writes nothing');
   });
 
   it('creates and renews a Lease with CoordinationV1Api; a PUT of a missing Lease creates it (201)', async () => {
@@ -227,7 +227,7 @@ describe('lab API server with @kubernetes/client-node', () => {
     for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (o: Obj) => seen.push(`${verb} ${o.metadata!.name} ${String(o.spec!.clusterId)}`));
     await informer.start();
     try {
-      const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+      const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1') })) as Obj;
       await custom.replaceClusterCustomObject({ ...strait, name: 'n1', body: { ...created, spec: { ...created.spec, clusterId: 'west' } } });
       await custom.deleteClusterCustomObject({ ...strait, name: 'n1' });
       await eventually('the delete event', (on) => informer.on('delete', on), () => true);
@@ -248,11 +248,11 @@ describe('lab API server with @kubernetes/client-node', () => {
     informer.on('error', () => undefined);
     await informer.start();
     try {
-      await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') });
+      await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1') });
       await eventually('n1 added', (on) => informer.on('add', on), (o: Obj) => (o.metadata!.name === 'n1' ? true : undefined));
       await informer.stop();
       // The watch cache keeps 3 changes: these 4 push the informer's resourceVersion out of it.
-      for (const name of ['n2', 'n3', 'n4', 'n5']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplane(name) });
+      for (const name of ['n2', 'n3', 'n4', 'n5']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject(name) });
       const seenN5 = eventually('n5 added after the relist', (on) => informer.on('add', on), (o: Obj) => (o.metadata!.name === 'n5' ? true : undefined));
       await informer.start();
       await seenN5;
@@ -266,8 +266,8 @@ describe('lab API server with @kubernetes/client-node', () => {
   it('answers a watch from a resourceVersion older than the watch cache with one ERROR event: a 410 Expired Status', async () => {
     const from = Number(((await custom.listClusterCustomObject(strait)) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
     // The watch cache keeps 3 changes: after 4, the changes since `from` are no longer all known.
-    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
-    for (const name of ['n2', 'n3', 'n4']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplane(name) });
+    const first = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1') })) as Obj;
+    for (const name of ['n2', 'n3', 'n4']) await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject(name) });
     const oldestKnown = Number(first.metadata!.resourceVersion);
     const events: { type: string; object: any }[] = [];
     let request: AbortController | undefined;
@@ -287,7 +287,7 @@ describe('lab API server with @kubernetes/client-node', () => {
   });
 
   it('sends BOOKMARK events carrying the newest resourceVersion when asked', async () => {
-    const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplane('n1') })) as Obj;
+    const created = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1') })) as Obj;
     const watch = new Watch(t.kubeConfig);
     const events: { type: string; object: any }[] = [];
     let request: AbortController | undefined;
@@ -323,10 +323,10 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual(await names('env==prod,canary'), ['c']);
     assert.deepEqual(await names(undefined, 'metadata.name=b'), ['b']);
     assert.deepEqual(await names('env=prod', 'metadata.name!=a'), ['c']);
-    const badLabel = await failure(core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'env in prod' }));
+    const badLabel = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'env in prod' }));
     assert.deepEqual([badLabel.code, badLabel.status.reason], [400, 'BadRequest']);
     assert.match(badLabel.status.message, /env in prod/);
-    const badField = await failure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'spec.colour=blue' }));
+    const badField = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'spec.colour=blue' }));
     assert.deepEqual([badField.code, badField.status.message], [400, 'field label not supported: spec.colour']);
 
     // A watch with a selector: an object leaving the selection is DELETED for it, one entering ADDED.
@@ -351,6 +351,18 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual(events, ['ADDED a', 'ADDED c', 'DELETED a', 'ADDED d']);
   });
 
+  it('answers a path with a malformed escape with a Status and keeps serving', async () => {
+    const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+      request(`${t.server.url}/api/v1/namespaces/%E0%A4%A/configmaps`, { ca: t.server.ca, headers: { Authorization: `Bearer ${t.token}` } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ code: res.statusCode!, body }));
+      }).on('error', reject).end();
+    });
+    assert.deepEqual({ code: raw.code, message: (JSON.parse(raw.body) as { message: string }).message }, { code: 500, message: 'Internal error occurred: URI malformed' });
+    assert.ok((await core.listNamespace()).items.length > 0);
+  });
+
   it('answers 401 Unauthorized without a token and with a wrong one', async () => {
     const unauthorized = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
     const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
@@ -363,6 +375,6 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual({ code: raw.code, status: JSON.parse(raw.body) }, { code: 401, status: unauthorized });
     const wrong = new KubeConfig();
     wrong.loadFromString(kubeconfigText([{ name: 'test', server: t.server.url, ca: t.server.ca, token: 'wrong' }]));
-    assert.equal((await failure(wrong.makeApiClient(CoreV1Api).listNamespace())).code, 401);
+    assert.equal((await apiFailure(wrong.makeApiClient(CoreV1Api).listNamespace())).code, 401);
   });
 });

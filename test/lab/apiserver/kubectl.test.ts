@@ -4,21 +4,12 @@
  * delete, get -w, and a bad CR refused naming its field. Outputs are compared with literal text.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { k8sTool } from '../../../src/lab/k8s-tools';
+import { k8sTool, kubectl as runKubectl, tableLines as lines } from '../../support/k8s-tools';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Table output with runs of spaces as one (columns are padded to the widest cell). */
-const lines = (text: string) => text.trim().split('\n').map((l) => l.trim().replace(/\s+/g, ' '));
 
 const manifest = (name: string, clusterId: string, podCIDR = '10.1.0.0/16', extra = '') => `apiVersion: strait.io/v1alpha1
 kind: NodeDataplane
@@ -42,13 +33,7 @@ describe('lab API server with kubectl 1.31', function () {
   let t: TestApiServer;
   const kubectlPath = k8sTool('kubectl');
 
-  /** kubectl (asynchronous: the server answers in this process), its own HOME so no discovery cache is shared. */
-  const kubectl = (...args: string[]) =>
-    new Promise<Run>((resolve) => {
-      execFile(kubectlPath, args, { env: { HOME: t.dir, KUBECONFIG: t.kubeconfigPath, PATH: process.env.PATH }, timeout: 15_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-    });
+  const kubectl = (...args: string[]) => runKubectl(t.kubeconfigPath, t.dir, ...args);
 
   const file = (name: string, text: string) => {
     const path = join(t.dir, name);

@@ -1,15 +1,15 @@
 /**
  * `strait lab apiserver` as the lab runs it: a process that writes a kubeconfig for its cluster, says
- * where it listens, serves the strait.io CRDs to kubectl, keeps its token out of its logs, and exits 0
- * on SIGTERM.
+ * where it listens, serves the strait.io CRDs to kubectl, keeps its tokens out of its logs, exits 0 on
+ * SIGTERM, and with --token-auth-file authenticates more users, whose requests RBAC authorizes.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
-import { k8sTool } from '../../../src/lab/k8s-tools';
+import { parse, stringify } from 'yaml';
+import { kubectl } from '../../support/k8s-tools';
 
 const main = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
 
@@ -26,22 +26,27 @@ describe('strait lab apiserver (the process)', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Starts the process with `args`; resolves when it said where it listens. */
+  async function start(...args: string[]) {
+    child = spawn(process.execPath, [main, 'lab', 'apiserver', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no address printed; stderr: ${output.stderr}`)), 10_000);
+      child!.stdout!.on('data', () => output.stdout.includes('\n') && (clearTimeout(timer), resolve()));
+      void exited.then((code) => reject(new Error(`exited ${code}: ${output.stderr}`)));
+    });
+    const said = JSON.parse(output.stdout.split('\n')[0]!) as { url: string; port: number; kubeconfig: string };
+    return { said, output, exited };
+  }
+
   it('writes a kubeconfig kubectl uses, prints its address, never logs the token, and exits 0 on SIGTERM', async () => {
     const token = 'process-test-token-0123456789';
     writeFileSync(join(dir, 'token'), `${token}\n`);
     const kubeconfig = join(dir, 'kubeconfig');
-    child = spawn(process.execPath, [main, 'lab', 'apiserver', '--token-file', join(dir, 'token'), '--kubeconfig', kubeconfig, '--cluster', 'east'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no address printed; stderr: ${stderr}`)), 10_000);
-      child!.stdout!.on('data', () => stdout.includes('\n') && (clearTimeout(timer), resolve()));
-      void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
-    const said = JSON.parse(stdout.split('\n')[0]!) as { url: string; port: number; kubeconfig: string };
+    const { said, output, exited } = await start('--token-file', join(dir, 'token'), '--kubeconfig', kubeconfig, '--cluster', 'east');
     assert.equal(said.url, `https://127.0.0.1:${said.port}`);
     assert.equal(said.kubeconfig, kubeconfig);
 
@@ -52,10 +57,7 @@ describe('strait lab apiserver (the process)', function () {
     assert.equal(config.clusters[0].cluster.server, said.url);
     assert.deepEqual(config.users, [{ name: 'east', user: { token } }]);
 
-    const crds = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(k8sTool('kubectl'), ['--context', 'east', 'get', 'crds', '-o', 'name'], { env: { HOME: dir, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout: 15_000 }, (err, out, errOut) =>
-        resolve({ code: err ? 1 : 0, stdout: out, stderr: errOut }));
-    });
+    const crds = await kubectl(kubeconfig, dir, '--context', 'east', 'get', 'crds', '-o', 'name');
     assert.deepEqual(crds, {
       code: 0,
       stdout: [
@@ -70,12 +72,47 @@ describe('strait lab apiserver (the process)', function () {
       stderr: '',
     });
 
-    child.kill('SIGTERM');
+    child!.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running 5 s after SIGTERM'), 5000)))]);
     clearTimeout(timer);
     assert.equal(code, 0);
-    assert.ok(!stderr.includes(token), 'the token is in the log');
-    assert.match(stderr, /"msg":"serving"/);
+    assert.ok(!output.stderr.includes(token), 'the token is in the log');
+    assert.match(output.stderr, /"msg":"serving"/);
+  });
+
+  it('authenticates the users of --token-auth-file (their groups too) and authorizes them by RBAC; an unknown token is 401; no token is logged', async () => {
+    writeFileSync(join(dir, 'token'), 'admin-token-5d1e\n');
+    writeFileSync(join(dir, 'users.csv'), 'alice-token-9b2f,alice,uid-alice,"operators,dev"\nbob-token-61aa,bob,uid-bob\n');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const { output } = await start('--token-file', join(dir, 'token'), '--token-auth-file', join(dir, 'users.csv'), '--kubeconfig', kubeconfig);
+    writeFileSync(join(dir, 'binding.yaml'), `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: operators-view, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: configmap-lister}
+subjects: [{kind: Group, name: dev}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: configmap-lister}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [list]}]
+`);
+    assert.equal((await kubectl(kubeconfig, dir, 'apply', '-f', join(dir, 'binding.yaml'))).code, 0);
+    // The lab's kubeconfig with another user's token.
+    const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string }[] };
+    const as = (token: string) => {
+      const path = join(dir, `kubeconfig-${token}`);
+      writeFileSync(path, stringify({ ...config, users: [{ name: config.users[0]!.name, user: { token } }] }));
+      return (...args: string[]) => kubectl(path, dir, ...args);
+    };
+    assert.deepEqual(await as('alice-token-9b2f')('get', 'configmaps'), { code: 0, stdout: '', stderr: 'No resources found in default namespace.\n' });
+    assert.deepEqual(await as('bob-token-61aa')('get', 'configmaps'), {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (Forbidden): configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"\n',
+    });
+    assert.deepEqual(await as('carol-token-0000')('get', 'configmaps'), { code: 1, stdout: '', stderr: 'error: You must be logged in to the server (Unauthorized)\n' });
+    for (const token of ['admin-token-5d1e', 'alice-token-9b2f', 'bob-token-61aa']) assert.ok(!output.stderr.includes(token), 'a token is in the log');
+    assert.match(output.stderr, /"msg":"configmaps is forbidden: User \\"bob\\" cannot list resource/);
   });
 });

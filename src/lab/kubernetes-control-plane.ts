@@ -44,7 +44,7 @@ async function startApiServers(topology: LabTopology, runDir: string, cli: strin
 }
 
 /** A lab node as the kubelet would register it. */
-type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress' | 'publicAddress'>;
+type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress'> & { publicAddress?: string };
 
 function nodeObject(node: LabNode): V1Node {
   return {
@@ -57,6 +57,23 @@ function nodeObject(node: LabNode): V1Node {
   };
 }
 
+/** Registers a Node as a kubelet does: the object, then its status (InternalIP, Ready). */
+export async function registerNode(core: CoreV1Api, node: LabNode): Promise<void> {
+  await core.createNode({ body: nodeObject(node) });
+  await core.patchNodeStatus(
+    {
+      name: node.name,
+      body: {
+        status: {
+          addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
 /**
  * A cluster as it is before Strait is installed: the namespace, its Nodes (registered and Ready), and a
  * Secret with each peer's kubeconfig (`peers`: cluster id → kubeconfig text).
@@ -64,21 +81,7 @@ function nodeObject(node: LabNode): V1Node {
 export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNode[], peers: ReadonlyMap<string, string>): Promise<void> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: defaultNamespace } } });
-  for (const node of nodes) {
-    await core.createNode({ body: nodeObject(node) });
-    await core.patchNodeStatus(
-      {
-        name: node.name,
-        body: {
-          status: {
-            addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
-            conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  }
+  for (const node of nodes) await registerNode(core, node);
   for (const [peer, kubeconfig] of peers) {
     await core.createNamespacedSecret({
       namespace: defaultNamespace,

@@ -44,8 +44,11 @@ function findNode(nodes: readonly PlannedNode[], field: string, name: string): P
   return node;
 }
 
-/** The cluster's nodes sorted by name (a configuration is checked when read: names are unique). */
-const clusterNodes = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
+/**
+ * The node list of every node's spec: the cluster's nodes sorted by name (a configuration is checked
+ * when read: names are unique). On Kubernetes each agent makes it from the Node objects (k8s/node-list.ts).
+ */
+export const clusterNodeSpecs = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
   [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
 
 export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
@@ -90,6 +93,6 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
     overlay,
     peers,
     natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),
-    nodes: clusterNodes(input.nodes),
+    nodes: clusterNodeSpecs(input.nodes),
   };
 }

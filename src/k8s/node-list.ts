@@ -37,3 +37,9 @@ export function parsePodCIDR(text: string | undefined): Cidr | undefined {
 export function withNodeList<T extends NodeDataplaneObject>(object: T, nodes: ClusterNodeDocument[]): T {
   return { ...object, spec: { ...(object.spec as object), nodes } };
 }
+
+/** The object with the node list made from `nodes` for its own PodCIDR; as it is when it names none (its reader says why). */
+export function withNodeListFrom<T extends NodeDataplaneObject>(object: T, nodes: readonly V1Node[]): T {
+  const podCIDR = parsePodCIDR(podCIDRText(object));
+  return podCIDR === undefined ? object : withNodeList(object, nodeList(nodes, podCIDR));
+}

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
@@ -46,6 +46,7 @@ async function startApiServers(topology: LabTopology, runDir: string, cli: strin
 /** A lab node as the kubelet would register it. */
 type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress'> & { publicAddress?: string };
 
+/** A Node as a kubelet registers it: with its status (InternalIP, Ready) in the same request. */
 function nodeObject(node: LabNode): V1Node {
   return {
     metadata: {
@@ -54,24 +55,16 @@ function nodeObject(node: LabNode): V1Node {
       ...(node.publicAddress ? { annotations: { [publicAddressAnnotation]: node.publicAddress } } : {}),
     },
     spec: { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
+    },
   };
 }
 
-/** Registers a Node as a kubelet does: the object, then its status (InternalIP, Ready). */
+/** Registers a Node as a kubelet does: one create, so no one sees it half registered (without an address). */
 export async function registerNode(core: CoreV1Api, node: LabNode): Promise<void> {
   await core.createNode({ body: nodeObject(node) });
-  await core.patchNodeStatus(
-    {
-      name: node.name,
-      body: {
-        status: {
-          addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
-          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
-        },
-      },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
 }
 
 /**

@@ -53,7 +53,7 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
   /** Ten reconciles (interval 0.1 s) after the change has been seen: whatever they would write is written. */
   const settle = () => sleep(1_000);
 
-  it('writes the new Node\'s NodeDataplane and nothing else for a Node added to three, nothing for a heartbeat, one object for a worker\'s new address, one delete for a Node removed', async () => {
+  it('writes the new Node\'s NodeDataplane and nothing else for a Node added to three, nothing for a heartbeat, one object for a worker\'s new address, one delete for a worker removed, every object once for the gateway removed', async () => {
     await waitFor('three NodeDataplanes', async () => (await dataplanes()).length === 3, 20_000);
     await settle();
     const [first] = await dataplanes();
@@ -81,5 +81,21 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     await waitFor('n4\'s NodeDataplane deleted', async () => !(await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
     assert.deepEqual(writesSince(mark), ['DELETE /apis/strait.io/v1alpha1/nodedataplanes/n4']);
+
+    // The gateway's Node removed: the gateway moves to n2, which every NodeDataplane names. Each is
+    // written once, though the events of the first writes queue a reconcile while the last are made.
+    mark = requests.lines.length;
+    await core.deleteNode({ name: 'n1' });
+    await waitFor('n2 the gateway everywhere, n1\'s object deleted', async () => {
+      const objects = await dataplanes();
+      return objects.map((o) => `${o.metadata.name} ${(o.spec.activeGateway as { name: string }).name}`).join() === 'n2 n2,n3 n2';
+    });
+    await settle();
+    assert.deepEqual(writesSince(mark).sort(), [
+      'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
+      'POST /api/v1/namespaces/strait-system/events',
+      'PUT /apis/strait.io/v1alpha1/nodedataplanes/n2',
+      'PUT /apis/strait.io/v1alpha1/nodedataplanes/n3',
+    ], 'the GatewayMoved Event, and each NodeDataplane written once');
   });
 });

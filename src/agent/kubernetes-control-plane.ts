@@ -1,4 +1,4 @@
-/** The agent's control plane on Kubernetes (control-plane.ts): an informer on its NodeDataplane, the status subresource, the node Lease. */
+/** The agent's control plane on Kubernetes (control-plane.ts): informers on its NodeDataplane and the Nodes, the status subresource, the node Lease. */
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
 import type { Logger } from '../log';

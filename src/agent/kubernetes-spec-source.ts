@@ -1,13 +1,21 @@
 /**
- * The agent's NodeDataplane from the API server: an informer (list, then watch) on the cluster-scoped
- * nodedataplanes with the field selector metadata.name=<node>, so the agent gets its own object and
- * nothing else. read() answers from the informer's cache: while the API server is unreachable the cache
- * keeps the last object, so the datapath does not change, and the informer reconnects (and relists) by
- * itself. An object deleted (seen by a watch or a relist) is "no spec": the agent keeps the last good one.
+ * The agent's NodeDataplane from the API server, with the node list it does not hold: two informers
+ * (list, then watch). One on the cluster-scoped nodedataplanes with the field selector
+ * metadata.name=<node>, so the agent gets its own object and nothing else; one on the core Nodes, from
+ * which the agent makes the node list itself (k8s/node-list.ts, the controller's reading of Nodes), so a
+ * Node added rewrites no NodeDataplane. read() answers from the caches: while the API server is
+ * unreachable they keep the last objects, so the datapath does not change, and the informers reconnect
+ * (and relist) by themselves. An object deleted (seen by a watch or a relist) is "no spec": the agent
+ * keeps the last good one.
+ *
+ * The agent is told of a change when its NodeDataplane's spec changed or the node list did: a Node's
+ * status heartbeat, anything else of a Node Strait does not read, or the agent's own status write costs
+ * no reconcile.
  */
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { nodeDataplaneResource } from '../api/node-dataplane';
-import type { Informer } from '../k8s/informer';
+import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { type ClusterNodeDocument, nodeDataplaneResource } from '../api/node-dataplane';
+import { Informer } from '../k8s/informer';
+import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
 import { straitInformer } from '../k8s/strait-informer';
 import type { Logger } from '../log';
 import type { SpecDocument, SpecSource } from './spec-source';
@@ -20,36 +28,112 @@ export interface KubernetesSpecSourceOptions {
 
 export class KubernetesSpecSource implements SpecSource {
   readonly where: Record<string, string>;
-  private readonly informer: Informer<KubernetesObject>;
+  private readonly dataplanes: Informer<KubernetesObject>;
+  private readonly nodes: Informer<V1Node>;
+  /** Counts the changes of the Node cache, so the node list is made again only after one. */
+  private nodesVersion = 0;
+  /** The node list last made, for which PodCIDR and Node cache version (`key`), and as text to compare. */
+  private made?: { key: string; text: string; list: ClusterNodeDocument[] };
+  /** Counts the changes of the node list: part of the document's version. */
+  private listVersion = 0;
+  private pending?: NodeJS.Immediate;
+  /** Set once both caches are filled: the agent reads then, and is told of changes only after. */
+  private filled = false;
+  /** `specVersion()` when last told (or first read). */
+  private toldSpec?: string;
   private onChange?: () => void;
 
   constructor(private readonly options: KubernetesSpecSourceOptions) {
-    const { nodeName, log } = options;
+    const { kubeConfig, nodeName, log } = options;
     const fieldSelector = `metadata.name=${nodeName}`;
     const { plural } = nodeDataplaneResource;
-    this.where = { nodeDataplane: `${plural}/${nodeName}` };
-    this.informer = straitInformer<KubernetesObject>(options.kubeConfig, plural, { fieldSelector, log });
-    this.informer.onChange(() => this.onChange?.());
+    this.where = { nodeDataplane: `${plural}/${nodeName}`, nodeList: 'nodes' };
+    this.dataplanes = straitInformer<KubernetesObject>(kubeConfig, plural, { fieldSelector, log });
+    // The agent's own status writes come back as changes of its object: only another object or a new
+    // generation (a new spec) is one to tell.
+    this.dataplanes.onChange(() => {
+      const spec = this.specVersion();
+      if (spec === this.toldSpec) return;
+      this.toldSpec = spec;
+      this.tell();
+    });
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
+    // A relist (a thousand changes at once) makes the list once.
+    this.nodes.onChange(() => {
+      this.nodesVersion += 1;
+      this.pending ??= setImmediate(() => {
+        this.pending = undefined;
+        const before = this.listVersion;
+        const object = this.dataplanes.get(nodeName);
+        if (object !== undefined) this.nodeListFor(podCIDRText(object));
+        if (this.listVersion !== before) this.tell();
+      });
+    });
+  }
+
+  /** Which object and spec the cache holds: uid and generation (resourceVersion where there is no generation). */
+  private specVersion(): string {
+    const { uid, generation, resourceVersion } = this.dataplanes.get(this.options.nodeName)?.metadata ?? {};
+    return uid === undefined ? '' : `${uid}/${generation ?? `rv ${resourceVersion ?? ''}`}`;
+  }
+
+  /** The node list for the cluster PodCIDR `podCIDR`, made again only when it or a Node changed; undefined when it is no CIDR. */
+  private nodeListFor(podCIDR: string | undefined): ClusterNodeDocument[] | undefined {
+    const cidr = parsePodCIDR(podCIDR);
+    if (cidr === undefined) return undefined;
+    const key = `${podCIDR} ${this.nodesVersion}`;
+    if (this.made?.key !== key) {
+      const list = nodeList(this.nodes.list(), cidr);
+      const text = JSON.stringify(list);
+      if (text !== this.made?.text) this.listVersion += 1;
+      this.made = { key, text, list };
+    }
+    return this.made.list;
   }
 
   read(): SpecDocument | undefined {
-    const object = this.informer.get(this.options.nodeName);
+    const object = this.dataplanes.get(this.options.nodeName);
     if (object === undefined) return undefined;
+    const nodes = this.nodeListFor(podCIDRText(object));
+    // This node's agent runs, so its Node exists: a list without it is incomplete (an API server that
+    // came back empty, its Nodes not registered again yet), and applying it would drop every route.
+    if (nodes !== undefined && !nodes.some((n) => n.name === this.options.nodeName)) {
+      throw new Error(`Node ${this.options.nodeName} is not among the ${nodes.length} usable Nodes read: the node list is incomplete, the spec in force stays`);
+    }
     const { uid, resourceVersion, generation } = object.metadata ?? {};
     // The uid too: an API server that lost its state counts resourceVersions from 1 again.
-    return { version: `${uid ?? ''}/${resourceVersion ?? ''}`, ...(generation === undefined ? {} : { generation }), parse: () => object };
+    return {
+      version: `${uid ?? ''}/${resourceVersion ?? ''}/${this.listVersion}`,
+      ...(generation === undefined ? {} : { generation }),
+      // Without a PodCIDR to read the Nodes for, the object as it is: its reader says what is wrong.
+      parse: () => (nodes === undefined ? object : withNodeList(object, nodes)),
+    };
   }
 
-  /** The informer watches (and reconnects) by itself: this only says whom to tell. */
+  /**
+   * Not before both caches are filled: the first list of one would have the agent apply its object
+   * with the node list of a cache still empty (every other node dropped), or no spec at all.
+   */
+  private tell(): void {
+    if (this.filled) this.onChange?.();
+  }
+
+  /** The informers watch (and reconnect) by themselves: this only says whom to tell. */
   watch(onChange: () => void): void {
     this.onChange = onChange;
   }
 
-  ready(): Promise<void> {
-    return this.informer.start();
+  /** Once both caches are filled. */
+  async ready(): Promise<void> {
+    await Promise.all([this.dataplanes.start(), this.nodes.start()]);
+    this.toldSpec = this.specVersion();
+    this.filled = true;
   }
 
   close(): void {
-    void this.informer.stop();
+    clearImmediate(this.pending);
+    void this.dataplanes.stop();
+    void this.nodes.stop();
   }
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { InputError } from '../errors';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
-import { type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
+import { type ClusterNodeSpec, type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
 import { dataplanes } from '../probe/features';
 import { type ResourceDefinition, makeObject, objectSchema } from './resource';
 import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, Uint32 } from './schema';
@@ -59,7 +59,9 @@ export const NodeDataplaneSpecSchema = Strict(
     }),
     peers: List(Peer, { description: 'Sorted by clusterId.' }),
     natMappings: List(NatMapping, { description: 'Sorted by externalAddress.' }),
-    nodes: List(ClusterNode, { description: 'Every node of the cluster, this one included, sorted by name.' }),
+    nodes: Type.Optional(List(ClusterNode, {
+      description: "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
+    })),
   },
   { description: 'What one node must program.' },
 );
@@ -84,6 +86,7 @@ export const NodeDataplaneStatusSchema = Strict(
 export const specDigest = (canonicalText: string) => createHash('sha256').update(canonicalText).digest('hex').slice(0, 16);
 
 export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
+export type ClusterNodeDocument = Static<typeof ClusterNode>;
 export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
 
 export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
@@ -146,6 +149,8 @@ function disjointNetworks(spec: NodeDataplaneSpec, at: (field: string) => string
 export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDataplaneSpec {
   const doc = checkDocument(NodeDataplaneSpecSchema, value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
+  // A spec file lists the nodes; on Kubernetes the agent adds them from the Node objects before reading.
+  if (doc.nodes === undefined) throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
   const cidr = (field: string, text: string): Cidr => parseCidr(at(field), text);
   const ip = (field: string, text: string): Ip => parseIp(at(field), text);
   const podCIDR = cidr('podCIDR', doc.podCIDR);
@@ -207,8 +212,11 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   return spec;
 }
 
-/** The document of a typed spec (canonical text: formatted addresses and networks). */
-export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument {
+/**
+ * The document of a typed spec without its node list: what the controller stores in a NodeDataplane on
+ * Kubernetes, where each agent reads the nodes from the Node objects (`writeClusterNodes` of them).
+ */
+export function writeNodeDataplaneSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<NodeDataplaneSpecDocument, 'nodes'> {
   return {
     clusterId: spec.clusterId,
     podCIDR: formatCidr(spec.podCIDR),
@@ -234,8 +242,16 @@ export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSp
       transport: p.transport,
     })),
     natMappings: spec.natMappings.map((m) => ({ externalAddress: formatIp(m.externalAddress), endpointAddress: formatIp(m.endpointAddress) })),
-    nodes: spec.nodes.map((n) => ({ name: n.name, underlayAddress: formatIp(n.underlayAddress), podCIDRs: n.podCIDRs.map(formatCidr) })),
   };
+}
+
+/** The document of a node list (`spec.nodes`). */
+export const writeClusterNodes = (nodes: readonly ClusterNodeSpec[]): ClusterNodeDocument[] =>
+  nodes.map((n) => ({ name: n.name, underlayAddress: formatIp(n.underlayAddress), podCIDRs: n.podCIDRs.map(formatCidr) }));
+
+/** The document of a typed spec (canonical text: formatted addresses and networks), its node list last. */
+export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument & { nodes: ClusterNodeDocument[] } {
+  return { ...writeNodeDataplaneSpecWithoutNodes(spec), nodes: writeClusterNodes(spec.nodes) };
 }
 
 /** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */

@@ -15,7 +15,7 @@ import { homePodIp, removePeer } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
 import { reconcilePeering } from '../netmgr/network-manager';
 import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
-import { defaultTunnelPort, planNodeSpec } from '../nodespec/plan';
+import { clusterNodeSpecs, defaultTunnelPort, planNodeSpec } from '../nodespec/plan';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 
 export interface ReconcileInput {
@@ -96,8 +96,10 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   ipam = reflected.ipam;
 
   const nodeSpecs = new Map<string, NodeDataplaneSpec>();
+  const nodeList = clusterNodeSpecs(config.nodes);
+  const encryptedPeers = new Set(config.encryptedPeers);
   for (const node of config.nodes) {
-    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeName: node.name, gatewayName: election.gateway, encryptedPeers: new Set(config.encryptedPeers) });
+    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeList, nodeName: node.name, gatewayName: election.gateway, encryptedPeers });
     nodeSpecs.set(node.name, spec);
   }
   const status: ControllerStatus = { clusterId: us, gateway: election.gateway, peers: peerStates, readyNodes: ready, time: new Date(input.now).toISOString() };

@@ -19,7 +19,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
 import { InputError } from '../errors';
-import { type Cidr, cidrsOverlap, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
+import { type Cidr, cidrLast, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
 
 export const publicAddressAnnotation = 'strait.io/public-address';
 export const gatewayCandidateLabel = Object.keys(defaultGatewayNodeSelector)[0]!;
@@ -46,8 +46,55 @@ export interface ClusterNodes {
   problems: NodeProblem[];
 }
 
-/** `taken`: the nodes read before this one. */
-function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Readonly<Record<string, string>>, taken: readonly ClusterNode[]): ClusterNode {
+/**
+ * The pod CIDRs of the nodes read so far (all of the cluster's family), as disjoint address ranges
+ * sorted by address: the nodes a new CIDR overlaps are found by a binary search, not by a scan of every
+ * node. The controller and, on Kubernetes, every agent read all Nodes again when one changes: a
+ * thousand nodes must not cost a million comparisons each time.
+ */
+class TakenPodCIDRs {
+  /** `order`: the node's place in name order. */
+  private readonly ranges: { first: bigint; last: bigint; node: string; order: number }[] = [];
+
+  /** Index of the first range that ends at or after `address`. */
+  private firstEndingFrom(address: bigint): number {
+    let lo = 0;
+    let hi = this.ranges.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ranges[mid]!.last < address) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first node in name order whose pod CIDRs overlap `cidr`, if any. */
+  overlapping(cidr: Cidr): string | undefined {
+    const last = cidrLast(cidr);
+    let found: TakenPodCIDRs['ranges'][number] | undefined;
+    for (let i = this.firstEndingFrom(cidr.base); i < this.ranges.length && this.ranges[i]!.first <= last; i++) {
+      if (found === undefined || this.ranges[i]!.order < found.order) found = this.ranges[i];
+    }
+    return found?.node;
+  }
+
+  /** The CIDRs of a node read whole. They overlap no other node's; two of its own may nest: one range for both. */
+  add(cidrs: readonly Cidr[], node: string, order: number): void {
+    for (const cidr of cidrs) {
+      let first = cidr.base;
+      let last = cidrLast(cidr);
+      const at = this.firstEndingFrom(first);
+      let end = at;
+      for (; end < this.ranges.length && this.ranges[end]!.first <= last; end++) {
+        if (this.ranges[end]!.first < first) first = this.ranges[end]!.first;
+        if (this.ranges[end]!.last > last) last = this.ranges[end]!.last;
+      }
+      this.ranges.splice(at, end - at, { first, last, node, order });
+    }
+  }
+}
+
+function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Readonly<Record<string, string>>, taken: TakenPodCIDRs): ClusterNode {
   const addresses = node.status?.addresses ?? [];
   const internal = addresses.find((a) => a.type === 'InternalIP');
   if (!internal) throw new InputError('status.addresses', addresses, 'no InternalIP');
@@ -62,8 +109,8 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Re
       throw new InputError(field, text, `is not inside the cluster podCIDR ${formatCidr(clusterPodCIDR)}`);
     }
     // A pod lives on one node: the later name is left out, so the answer does not depend on list order.
-    const other = taken.find((n) => n.config.podCIDRs.some((c) => cidrsOverlap(c, cidr)));
-    if (other) throw new InputError(field, text, `overlaps the podCIDRs of Node ${other.config.name}`);
+    const other = taken.overlapping(cidr);
+    if (other !== undefined) throw new InputError(field, text, `overlaps the podCIDRs of Node ${other}`);
     return [cidr];
   });
 
@@ -86,11 +133,14 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Re
 export function clusterNodes(nodes: readonly V1Node[], clusterPodCIDR: Cidr, gatewayNodeSelector: Readonly<Record<string, string>> = defaultGatewayNodeSelector): ClusterNodes {
   const out: ClusterNode[] = [];
   const problems: NodeProblem[] = [];
+  const taken = new TakenPodCIDRs();
   const byName = [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const node of byName) {
     const name = node.metadata?.name ?? '';
     try {
-      out.push(readNode(node, name, clusterPodCIDR, gatewayNodeSelector, out));
+      const read = readNode(node, name, clusterPodCIDR, gatewayNodeSelector, taken);
+      taken.add(read.config.podCIDRs, name, out.length);
+      out.push(read);
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
       problems.push({ node: name, field: err.field, value: err.value, reason: err.reason, message: `Node ${name}: ${err.message}` });

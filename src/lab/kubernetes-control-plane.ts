@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
-import { CoreV1Api, type KubeConfig, PatchStrategy, type V1Node, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
@@ -79,8 +79,9 @@ async function startApiServers(topology: LabTopology, runDir: string, cli: strin
 }
 
 /** A lab node as the kubelet would register it. */
-type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress' | 'publicAddress'>;
+type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress'> & { publicAddress?: string };
 
+/** A Node as a kubelet registers it: with its status (InternalIP, Ready) in the same request. */
 function nodeObject(node: LabNode): V1Node {
   return {
     metadata: {
@@ -89,7 +90,16 @@ function nodeObject(node: LabNode): V1Node {
       ...(node.publicAddress ? { annotations: { [publicAddressAnnotation]: node.publicAddress } } : {}),
     },
     spec: { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
+    },
   };
+}
+
+/** Registers a Node as a kubelet does: one create, so no one sees it half registered (without an address). */
+export async function registerNode(core: CoreV1Api, node: LabNode): Promise<void> {
+  await core.createNode({ body: nodeObject(node) });
 }
 
 /**
@@ -99,21 +109,7 @@ function nodeObject(node: LabNode): V1Node {
 export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNode[], peers: ReadonlyMap<string, string>): Promise<void> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: defaultNamespace } } });
-  for (const node of nodes) {
-    await core.createNode({ body: nodeObject(node) });
-    await core.patchNodeStatus(
-      {
-        name: node.name,
-        body: {
-          status: {
-            addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
-            conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  }
+  for (const node of nodes) await registerNode(core, node);
   for (const [peer, kubeconfig] of peers) {
     await core.createNamespacedSecret({
       namespace: defaultNamespace,

@@ -1,14 +1,16 @@
 /**
  * The LabState of a lab on Kubernetes: read from each cluster's API server, as `kubectl get` would.
- * NodeDataplanes give the specs, the agents' statuses and the gateway; TunnelEndpoints the ready
- * peerings; a hub's NatMappings its reflections, turned into the addresses its peers dial with the hub's
- * own node spec (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
+ * NodeDataplanes give the specs, with the node list each agent makes from the Node objects (the object
+ * holds none), the agents' statuses and the gateway; TunnelEndpoints the ready peerings; a hub's
+ * NatMappings its reflections, turned into the addresses its peers dial with the hub's own node spec
+ * (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
  */
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { Reflection } from '../api/controller-status';
 import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
 import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
 import { group, version } from '../api/resource';
+import { withNodeListFrom } from '../k8s/node-list';
 import { tunnelEndpointResource } from '../api/tunnel-endpoint';
 import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
@@ -40,31 +42,33 @@ export function reflectionsOf(topology: LabTopology, hub: NodeDataplaneSpec, nat
 }
 
 export class KubernetesLabState implements LabState {
-  private readonly apis = new Map<string, CustomObjectsApi>();
+  private readonly apis = new Map<string, { custom: CustomObjectsApi; core: CoreV1Api }>();
 
   constructor(
     private readonly runDir: string,
     private readonly topology: LabTopology,
   ) {}
 
-  private api(cluster: string): CustomObjectsApi {
+  private api(cluster: string): { custom: CustomObjectsApi; core: CoreV1Api } {
     let api = this.apis.get(cluster);
     if (!api) {
-      api = clusterKubeConfig(this.runDir, cluster).makeApiClient(CustomObjectsApi);
+      const kubeConfig = clusterKubeConfig(this.runDir, cluster);
+      api = { custom: kubeConfig.makeApiClient(CustomObjectsApi), core: kubeConfig.makeApiClient(CoreV1Api) };
       this.apis.set(cluster, api);
     }
     return api;
   }
 
   private async list(cluster: string, plural: string): Promise<Listed['items']> {
-    return ((await this.api(cluster).listClusterCustomObject({ group, version, plural })) as Listed).items;
+    return ((await this.api(cluster).custom.listClusterCustomObject({ group, version, plural })) as Listed).items;
   }
 
   async read(cluster: LabCluster): Promise<ClusterState> {
-    const [dataplanes, tunnels, natMappings] = await Promise.all([
+    const [dataplanes, tunnels, natMappings, clusterNodes] = await Promise.all([
       this.list(cluster.id, nodeDataplaneResource.plural),
       this.list(cluster.id, tunnelEndpointResource.plural),
       this.list(cluster.id, natMappingResource.plural),
+      this.api(cluster.id).core.listNode().then((l): V1Node[] => l.items),
     ]);
     const nodes = new Map<string, NodeState>();
     for (const node of cluster.nodes) {
@@ -72,7 +76,8 @@ export class KubernetesLabState implements LabState {
       let spec: NodeDataplaneSpec | undefined;
       let status: NodeDataplaneStatus | undefined;
       try {
-        if (object) spec = readNodeDataplane(object).spec;
+        // The spec its agent applies: with the node list made from the Nodes, as the agent makes it.
+        if (object) spec = readNodeDataplane(withNodeListFrom(object, clusterNodes)).spec;
       } catch {
         spec = undefined; // not one we can use: as if not written yet
       }

@@ -24,6 +24,8 @@ export interface NodePlanInput {
   tunnels: readonly TunnelEndpoint[];
   /** Every node of the cluster. */
   nodes: readonly PlannedNode[];
+  /** `clusterNodeSpecs(nodes)` when the caller plans every node: made once, not once per node (a thousand nodes). */
+  nodeList?: ClusterNodeSpec[];
   /** Peers whose traffic is encrypted (transport ipsec); the others use VXLAN. */
   encryptedPeers?: ReadonlySet<string>;
   /** The node to plan for. */
@@ -44,8 +46,11 @@ function findNode(nodes: readonly PlannedNode[], field: string, name: string): P
   return node;
 }
 
-/** The cluster's nodes sorted by name (a configuration is checked when read: names are unique). */
-const clusterNodes = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
+/**
+ * The node list of every node's spec: the cluster's nodes sorted by name (a configuration is checked
+ * when read: names are unique). On Kubernetes each agent makes it from the Node objects (k8s/node-list.ts).
+ */
+export const clusterNodeSpecs = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
   [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
 
 export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
@@ -90,6 +95,6 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
     overlay,
     peers,
     natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),
-    nodes: clusterNodes(input.nodes),
+    nodes: input.nodeList ?? clusterNodeSpecs(input.nodes),
   };
 }

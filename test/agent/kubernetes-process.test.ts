@@ -6,14 +6,16 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { noMetricsServer } from '../support/metrics';
+import { registerNode } from '../../src/lab/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { mainRoutes } from '../support/routes';
 import { waitFor } from '../support/wait';
+import { nodeStatusHeartbeat } from '../support/kubelet';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from './fixture';
-import { attachments, peerIds, withPeers } from './node-view';
+import { attachments, nodeRoutes, peerIds, withPeers } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -22,6 +24,8 @@ const namespace = 'strait-test';
 /** status.appliedSpec of nodeSpecDocument([peerB]) and of ([peerB, peerC]): sha256sum of their canonical text (test/agent/agent.test.ts). */
 const specBDigest = 'e6b714edfe2924f1';
 const specBCDigest = 'e63607a547eab0ef';
+/** Of nodeSpecDocument([peerB]) with n2 (192.0.2.12, 10.0.1.0/24) added to its nodes. */
+const specBn2Digest = '33a2ac83619adad9';
 const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
 
 type Status = NodeDataplaneStatus & { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[] };
@@ -39,9 +43,14 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   let child: ChildProcess | undefined;
   let stderr: string;
 
-  /** An empty cluster has no namespace of ours: the test makes it, as the Helm chart would. */
+  /**
+   * An empty cluster has no namespace of ours: the test makes it, as the Helm chart would. Node n1 is
+   * registered as its kubelet would, with the address and pod network nodeSpecDocument lists for it.
+   */
   const prepareCluster = async () => {
-    await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    const core = api.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await registerNode(core, { name: 'n1', underlayAddress: '192.0.2.11', podCIDR: '10.0.0.0/24' });
     custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
   };
 
@@ -65,7 +74,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   const token = () => (api.kubeConfig.getCurrentUser() as { token: string }).token;
   const logOf = () => `agent log:\n${stderr}`;
-  const createObject = (doc: NodeDataplaneSpecDocument) => custom.createClusterCustomObject({ ...strait, body: nodeObject(doc) });
+  /** The object as the controller writes it on Kubernetes: without the node list, which the agent makes from the Nodes. */
+  const createObject = ({ nodes: _nodes, ...stored }: NodeDataplaneSpecDocument) => custom.createClusterCustomObject({ ...strait, body: nodeObject(stored) });
   const patchSpec = (spec: Partial<NodeDataplaneSpecDocument>) => custom.patchClusterCustomObject({ ...strait, name: 'n1', body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   const object = async () => (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as { metadata: { generation: number }; status?: Status };
   const status = async () => (await object()).status;
@@ -94,7 +104,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // Reconciles every 30 s: whatever happens sooner comes from the informer's events.
     const exited = startAgent(['--interval', '30']);
     await waitFor('Applied and Ready, generation 1', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    assert.deepEqual({ ...(await status())!, time: 0, conditions: 0 }, { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
+    assert.deepEqual({ ...(await status())!, time: 0, conditions: 0 }, { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest }, logOf());
     await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
     assert.deepEqual(peerIds(pinRoot), [5]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
@@ -106,10 +116,10 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
 
     // Valid for the schema, not for the eBPF datapath (IPv4 only): refused, naming the field and value.
-    await patchSpec({ nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] });
+    await patchSpec({ natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: 'fd00::5' }] });
     await waitFor('Applied False, generation 3', hasConditions(['Applied False SpecRejected 3', 'Ready True DatapathReady 2']), 3_000, logOf);
     const applied = (await status())!.conditions[0]!;
-    assert.match(applied.message, /^spec rejected: spec\.nodes\[0\]\.podCIDRs\[0\]: .*IPv4 only.*"fd00::\/64"/);
+    assert.match(applied.message, /^spec rejected: spec\.natMappings\[0\]\.endpointAddress: .*IPv4 only.*"fd00::5"/);
     assert.equal((await status())!.appliedSpec, specBCDigest, 'the last good spec is the one in force');
     assert.deepEqual(peerIds(pinRoot), [5, 7]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
@@ -161,6 +171,32 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // Ten more reconciles at --interval 0.2.
     await sleep(2_000);
     assert.equal(statusWrites(), writes, 'no status write in 2 s of reconciles that changed nothing (the refresh is 30 s)');
+    await stopAgent(exited);
+  });
+
+  it('programs the node list it reads from the Node objects: a new Node\'s pod network at once, and nothing for a status heartbeat', async () => {
+    await createObject(nodeSpecDocument([peerB]));
+    // Reconciles every 30 s: whatever happens sooner comes from the informers' events.
+    const exited = startAgent(['--interval', '30']);
+    await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    assert.equal((await status())!.appliedSpec, specBDigest, 'the spec of a file listing n1 alone');
+    assert.deepEqual(nodeRoutes(pinRoot), ['10.0.0.0/24 192.0.2.11']);
+
+    // A change by hand that only a reconcile repairs: neither a Node's status heartbeat nor the agent's
+    // own status write may cause one.
+    assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
+    const core = api.kubeConfig.makeApiClient(CoreV1Api);
+    await nodeStatusHeartbeat(core, 'n1');
+    await sleep(1_000);
+    assert.deepEqual(peerIds(pinRoot), [], `no reconcile for a Node status heartbeat\n${logOf()}`);
+
+    await registerNode(core, { name: 'n2', underlayAddress: '192.0.2.12', podCIDR: '10.0.1.0/24' });
+    await waitFor('n2 in strait_nodes', () => nodeRoutes(pinRoot).join() === '10.0.0.0/24 192.0.2.11,10.0.1.0/24 192.0.2.12', 3_000, logOf);
+    assert.deepEqual(peerIds(pinRoot), [5], 'the reconcile of the new node list repaired the peer too');
+    // The NodeDataplane did not change: the same generation, a new spec in force.
+    await waitFor('the spec with n2 reported', async () => (await status())?.appliedSpec === specBn2Digest, 3_000, logOf);
+    assert.deepEqual(await conditions(), ['Applied True SpecApplied 1', 'Ready True DatapathReady 1']);
+    assert.equal((await status())!.specGeneration, 2);
     await stopAgent(exited);
   });
 

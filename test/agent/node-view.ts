@@ -1,4 +1,4 @@
-/** What an agent left on a test node: its attachments and the peers in its pinned strait_peers map. */
+/** What an agent left on a test node: its attachments, the peers in its pinned strait_peers map and the node routes in strait_nodes. */
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
@@ -22,3 +22,6 @@ export const peerIds = (pinRoot: string): number[] => withPeers(pinRoot, (m) => 
 
 /** The pinned attachments as "interface:program", sorted. */
 export const attachments = (pinRoot: string, netns: string): string[] => findAttachments(pinRoot, netnsPath(netns)).map((a) => `${a.interface}:${a.program}`).sort();
+
+/** The pod prefixes of the nodes in strait_nodes as "prefix underlay", sorted. */
+export const nodeRoutes = (pinRoot: string): string[] => withMap(pinRoot, layout.maps.nodes, (m) => [...m.entries()].map(([k, v]) => `${k.addr}/${k.prefixLen} ${v.underlay}`).sort());

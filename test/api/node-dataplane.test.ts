@@ -71,6 +71,7 @@ describe('NodeDataplane documents', () => {
     ['a NatMapping to a bad endpoint', (s) => { s.natMappings[0].endpointAddress = 'pod-a'; }, 'spec.natMappings[0].endpointAddress', 'pod-a'],
     ['a node with a bad pod prefix', (s) => { s.nodes[0].podCIDRs = ['10.0.0.0/24', '10.0.1.0/23']; }, 'spec.nodes[0].podCIDRs[1]', '10.0.1.0/23'],
     ['an empty node name', (s) => { s.nodes[0].name = ' '; }, 'spec.nodes[0].name', ' '],
+    ['no node list (on Kubernetes the agent adds it before reading)', (s) => { delete s.nodes; }, 'spec.nodes', undefined],
     ['a remote prefix overlapping our PodCIDR', (s) => { s.peers[0].remotePodCIDR = '10.0.0.0/16'; }, 'spec.peers[0].remotePodCIDR', '10.0.0.0/16'],
     ['two peers whose remote prefixes overlap', (s) => { s.peers[1].remoteExternalCIDR = '10.1.0.0/26'; }, 'spec.peers[1].remoteExternalCIDR', '10.1.0.0/26'],
     ["a peer's two views of us overlapping", (s) => { s.peers[0].localNATExternalCIDR = '172.16.0.0/24'; }, 'spec.peers[0].localNATExternalCIDR', '172.16.0.0/24'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { clusterNodes } from '../../src/k8s/cluster-nodes';
-import { formatCidr, formatIp, parseCidr } from '../../src/net/cidr';
+import { cidrsOverlap, formatCidr, formatIp, parseCidr } from '../../src/net/cidr';
 
 const clusterPods = parseCidr('test', '10.244.0.0/16');
 
@@ -121,5 +121,33 @@ describe('Kubernetes Nodes as cluster nodes', () => {
       const shuffled = nodes.map((n, i) => [order(i), n] as const).sort(([x], [y]) => x - y).map(([, n]) => n);
       assert.deepEqual(summary(shuffled), result);
     }), { numRuns: 500 });
+  });
+
+  it('leaves out exactly the Nodes whose pod CIDRs overlap an earlier name\'s, naming the first such name (property, many nodes)', () => {
+    // CIDRs of 10.244.0.0/16 from /17 to /26, on a grid coarse enough for many overlaps.
+    const cidr = fc.tuple(fc.integer({ min: 17, max: 26 }), fc.integer({ min: 0, max: 63 })).map(([prefix, k]) => {
+      const base = (0x0af40000 + k * 1024) & ~((1 << (32 - prefix)) - 1);
+      return `10.244.${(base >> 8) & 0xff}.${base & 0xff}/${prefix}`;
+    });
+    fc.assert(fc.property(fc.array(fc.array(cidr, { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 40 }), (lists) => {
+      const names = lists.map((_, i) => `n${String(i).padStart(2, '0')}`);
+      const { nodes: read, problems } = clusterNodes(lists.map((podCIDRs, i) => node(names[i]!, { internalIP: '192.168.1.1', podCIDRs })), clusterPods);
+      // The brute-force answer: each node in name order against every node kept before it.
+      const kept: { name: string; cidrs: ReturnType<typeof parseCidr>[] }[] = [];
+      const expected: string[] = [];
+      lists.forEach((texts, i) => {
+        const cidrs = texts.map((t) => parseCidr('t', t));
+        for (const [j, c] of cidrs.entries()) {
+          const other = kept.find((k) => k.cidrs.some((d) => cidrsOverlap(c, d)));
+          if (other) {
+            expected.push(`Node ${names[i]}: spec.podCIDRs[${j}]: overlaps the podCIDRs of Node ${other.name} (got "${texts[j]}")`);
+            return;
+          }
+        }
+        kept.push({ name: names[i]!, cidrs });
+      });
+      assert.deepEqual(read.map((n) => n.config.name), kept.map((k) => k.name));
+      assert.deepEqual(problems.map((p) => p.message), expected);
+    }), { numRuns: 300 });
   });
 });

@@ -33,8 +33,11 @@ import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/name
 import { type LeaseSighting, nodeHeartbeats, observeLeases } from './heartbeats';
 import { type KubeObject, type OursInPeer, answerStatuses, exchangeFromObjects, localObjects, networkConfigName, objectWrites, peerNetworkConfigs } from './objects';
 import { StraitObjects } from './object-client';
+import { UnseenWrites } from './unseen-writes';
 
 const clusterKey = 'cluster';
+/** How long a reconcile waits for the informers to show our own writes: an event takes milliseconds. */
+const unseenWritesTimeoutMs = 1_000;
 const leasePrefix = nodeLeaseName('');
 
 type StraitObject = KubeObject & KubernetesObject;
@@ -69,6 +72,7 @@ export class ClusterSync {
   private readonly writers: { nodeDataplanes: StraitObjects; tunnelEndpoints: StraitObjects; networkConfigs: StraitObjects };
   private readonly peers = new Map<string, PeerLink>();
   private readonly queue: WorkQueue;
+  private readonly unseen = new UnseenWrites(unseenWritesTimeoutMs);
   private timer: NodeJS.Timeout | undefined;
   private ipam: IpamState | undefined;
   private sightings = new Map<string, LeaseSighting>();
@@ -209,6 +213,9 @@ export class ClusterSync {
    */
   private async sync(): Promise<{ result: ReconcileResult; previousGateway: string | undefined } | undefined> {
     const { config, events, log } = this.options;
+    // Planned from caches that have not seen our last writes, a reconcile would make them again. Their
+    // events queue the next one.
+    if (!this.unseen.allSeen()) return;
     const now = Date.now();
     const problems: string[] = [];
     await this.linkPeers(problems);
@@ -271,8 +278,8 @@ export class ClusterSync {
     const wanted = localObjects(result, config.clusterId);
     const nd = objectWrites(wanted.nodeDataplanes, this.nodeDataplanes.list(), config.clusterId);
     const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
-    await this.writers.nodeDataplanes.apply(nd.writes);
-    await this.writers.tunnelEndpoints.apply(te.writes);
+    await this.writers.nodeDataplanes.apply(nd.writes, (w, rv) => this.unseen.wrote(this.nodeDataplanes, w, rv));
+    await this.writers.tunnelEndpoints.apply(te.writes, (w, rv) => this.unseen.wrote(this.tunnelEndpoints, w, rv));
     // Our NetworkConfig into each peer's API server; out of a former peer's.
     const offers = peerNetworkConfigs(result, config.clusterId);
     for (const [peer, link] of this.peers) {
@@ -280,7 +287,14 @@ export class ClusterSync {
       const name = networkConfigName(config.clusterId, peer);
       const existing = link.ours.get(name);
       const wanted = offers.get(peer);
-      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes);
+      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, rv) => this.unseen.wrote(link.ours, w, rv));
+    }
+    // A former peer's offer here: its access to our API server went with the peering (the chart binds
+    // strait-peer-<id> only for configured peers), so it cannot take the offer back itself; we do.
+    for (const object of this.networkConfigs.list()) {
+      const owner = (object.spec as { clusterId?: unknown } | undefined)?.clusterId;
+      if (typeof owner !== 'string' || owner === config.clusterId || config.peers.includes(owner)) continue;
+      await this.writers.networkConfigs.apply(objectWrites([], [object], owner).writes, (w, rv) => this.unseen.wrote(this.networkConfigs, w, rv));
     }
     for (const [name, status] of answerStatuses(result, config.clusterId)) {
       const current = this.networkConfigs.get(name);

@@ -15,17 +15,22 @@ export class StraitObjects {
     readonly plural: string,
   ) {}
 
-  /** Runs the writes in order; the first that fails throws (the rest wait for the next plan). */
-  async apply(writes: readonly ObjectWrite[]): Promise<void> {
+  /**
+   * Runs the writes in order, telling `written` of each done with the resourceVersion the server gave
+   * the object (none for a delete); the first that fails throws (the rest wait for the next plan).
+   */
+  async apply(writes: readonly ObjectWrite[], written: (write: ObjectWrite, resourceVersion?: string) => void = () => {}): Promise<void> {
     const { plural } = this;
+    const versionOf = (object: unknown) => (object as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
     for (const w of writes) {
       if (w.op === 'create') {
-        await this.api.createClusterCustomObject({ group, version, plural, body: w.object });
+        written(w, versionOf(await this.api.createClusterCustomObject({ group, version, plural, body: w.object })));
       } else if (w.op === 'update') {
         const body = { ...w.object, metadata: { ...w.object.metadata, resourceVersion: w.resourceVersion } };
-        await this.api.replaceClusterCustomObject({ group, version, plural, name: w.object.metadata.name, body });
+        written(w, versionOf(await this.api.replaceClusterCustomObject({ group, version, plural, name: w.object.metadata.name, body })));
       } else {
         await this.api.deleteClusterCustomObject({ group, version, plural, name: w.name, body: { preconditions: { resourceVersion: w.resourceVersion } } });
+        written(w);
       }
     }
   }

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type NetworkConfigStatus, networkConfigResource, notRemapped, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import type { IpamState } from '../../ipam/state';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
-import { nodeDataplaneResource, writeNodeDataplaneSpec } from '../../api/node-dataplane';
+import { nodeDataplaneResource, writeNodeDataplaneSpecWithoutNodes } from '../../api/node-dataplane';
 import { apiVersion } from '../../api/resource';
 import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
@@ -87,10 +87,14 @@ export function objectWrites(wantedObjects: readonly WantedObject[], existing: r
   return { writes, conflicts };
 }
 
-/** What one reconcile wants in our own API server, by kind. */
+/**
+ * What one reconcile wants in our own API server, by kind. A NodeDataplane holds no node list: each agent
+ * makes it from the Node objects (k8s/node-list.ts), so a Node added, changed or removed rewrites only
+ * the NodeDataplanes whose own content changed (its own, and every one when the gateway moves).
+ */
 export function localObjects(result: ReconcileResult, clusterId: string): { nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
   return {
-    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) => wanted(nodeDataplaneResource.kind, spec.node.name, clusterId, writeNodeDataplaneSpec(spec))),
+    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) => wanted(nodeDataplaneResource.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec))),
     tunnelEndpoints: result.tunnels.map((t) => wanted(tunnelEndpointResource.kind, t.clusterId, clusterId, writeTunnelEndpoint(t))),
   };
 }

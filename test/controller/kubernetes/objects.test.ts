@@ -40,6 +40,47 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     assert.deepEqual(conflicts, ['TunnelEndpoint foreign: exists and is not managed by the controller of cluster-a; left as it is']);
   });
 
+  it('writes for a Node added, changed or removed only the NodeDataplanes whose own content changed: none lists the nodes', () => {
+    type NodeInput = { name: string; underlayAddress: string; podCIDRs: string[]; gatewayCandidate: boolean };
+    const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`): NodeInput => ({ name: `n${i}`, underlayAddress, podCIDRs: [podCIDR], gatewayCandidate: i === 1 });
+    const exchange = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+    const server = new Map<string, KubeObject>();
+    let ipam: IpamState | undefined;
+    let gateway: string | undefined;
+    let rv = 0;
+    /** One reconcile of the cluster with these nodes, its writes applied to `server`, each as "op name". */
+    const step = (nodes: NodeInput[]): string[] => {
+      const config = readControllerConfig({ clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', nodes });
+      const result = reconcile({ config, ipam, exchange, heartbeats: new Map(), previousGateway: gateway, now: Date.parse('2026-01-01T00:00:00Z') });
+      ipam = result.ipam;
+      gateway = result.election.gateway;
+      const { writes } = objectWrites(localObjects(result, 'cluster-a').nodeDataplanes, [...server.values()], 'cluster-a');
+      for (const w of writes) {
+        if (w.op === 'delete') server.delete(w.name);
+        else server.set(w.object.metadata.name, { ...w.object, metadata: { ...w.object.metadata, resourceVersion: String(++rv) } });
+      }
+      return writes.map((w) => (w.op === 'delete' ? `delete ${w.name}` : `${w.op} ${w.object.metadata.name}`));
+    };
+    assert.deepEqual(step([node(1), node(2), node(3)]), ['create n1', 'create n2', 'create n3']);
+    assert.deepEqual(step([node(1), node(2), node(3)]), [], 'nothing changed, nothing written');
+    assert.deepEqual(step([node(1), node(2), node(3), node(4)]), ['create n4'], 'a Node added: its own object only');
+    assert.deepEqual(server.get('n4')!.spec, {
+      clusterId: 'cluster-a',
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      transitAddress: '10.200.0.254',
+      node: { name: 'n4', role: 'worker', underlayAddress: '192.168.1.4' },
+      activeGateway: { name: 'n1', underlayAddress: '192.168.1.1' },
+      overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
+      peers: [],
+      natMappings: [],
+    });
+    assert.deepEqual(step([node(1), node(2), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]), [], "a worker's pod network: in no object");
+    assert.deepEqual(step([node(1), node(2, '192.168.1.22'), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]), ['update n2'], "a worker's address: its own object only");
+    assert.deepEqual(step([node(1), node(2, '192.168.1.22'), node(4)]), ['delete n3'], 'a Node removed: its own object only');
+    assert.deepEqual(step([node(1, '192.168.1.11'), node(2, '192.168.1.22'), node(4)]), ['update n1', 'update n2', 'update n4'], "the gateway's address: in every object (activeGateway)");
+  });
+
   it('reads offers meant for us, skips other recipients and our own, and names an object whose name does not match its spec', () => {
     const offer = (name: string, spec: unknown): KubeObject => ({ metadata: { name }, spec });
     const spec = (owner: string, recipient: string) => ({ clusterId: owner, remoteClusterId: recipient, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', endpoint: { address: '203.0.113.2' } });

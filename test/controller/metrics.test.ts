@@ -69,9 +69,9 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     mkdirSync(join(runDir, 'cluster-b'), { recursive: true });
     writeFileSync(join(runDir, 'cluster-b', 'nodes'), 'in the way');
     start(clusters[1]!, ['--metrics-address', '127.0.0.1', '--metrics-port', String(port)]);
-    await waitFor('a failed reconcile', async () => (await get(port, '/readyz')).body.includes('the last failed'), 10_000, logOf);
+    await waitFor('a failed reconcile in the log', () => logOf().includes('reconcile failed'), 10_000, logOf);
     const failing = await get(port, '/readyz');
-    assert.equal(failing.status, 503);
+    assert.equal(failing.status, 503, failing.body);
     assert.match(failing.body, /^not ready: no reconcile done yet \(the last failed: .*nodes.*\)\n$/);
     assert.deepEqual(await get(port, '/healthz'), { status: 200, body: 'ok\n' });
     const before = await scrape(port);

@@ -95,9 +95,10 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     start(clusters[0]!, noMetricsServer);
     start(clusters[2]!, noMetricsServer);
     await waitFor('both of B\'s peers ready', () => controllerStatus().peers.every((p) => p.state === 'ready'), 10_000, logOf);
-    // The reflection is mapped in the round after both peers are ready.
-    await waitFor('the reflected endpoint\'s address', async () => series(await scrape(port), 'strait_controller_ipam_external_addresses_in_use')[0] === '1', 10_000, logOf);
+    // The reflection is mapped in the round after both peers are ready; reflections.json is written after.
+    await waitFor('the reflected endpoint\'s address', () => JSON.parse(readFileSync(join(runDir, 'cluster-b', 'reflections.json'), 'utf8')).length === 1, 10_000, logOf);
     const samples = await scrape(port);
+    assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_in_use'), ['1']);
     assert.deepEqual(series(samples, 'strait_controller_peers'), ['state=ready 2', 'state=remapped 0', 'state=waiting-for-peer 0']);
     assert.deepEqual(series(samples, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 2', 'kind=external remapped=true 0', 'kind=pod remapped=false 0', 'kind=pod remapped=true 2']);
     assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_usable'), ['253'], '10.200.0.0/24 less network, broadcast and transit');

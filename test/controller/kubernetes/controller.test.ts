@@ -127,6 +127,9 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0'], 'it adopted the gateway: no move');
     const former = await scrape(replicas.get(leader!)!.metrics.port);
     assert.deepEqual(series(former, 'strait_controller_leader'), ['0']);
-    assert.deepEqual(metricNames(former, 'strait_controller_peers'), [], 'the former leader dropped the gauges of its term');
+    assert.deepEqual(metricNames(former, 'strait_controller_'), [
+      'strait_controller_gateway_changes_total', 'strait_controller_leader', 'strait_controller_reconcile_duration_seconds_bucket', 'strait_controller_reconcile_duration_seconds_count',
+      'strait_controller_reconcile_duration_seconds_sum', 'strait_controller_reconcile_errors_total',
+    ], 'the former leader dropped the peer and IPAM gauges of its term');
   });
 });

@@ -24,6 +24,7 @@ import { nodeObject, nodeSpecDocument, peerB, peerC } from '../agent/fixture';
 import { createAgentNode, removeAgentNode } from '../agent/agent-node';
 import { peerIds } from '../agent/node-view';
 import { startTestApiServer } from '../support/apiserver';
+import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { captureLog } from '../support/log-capture';
 import { type BenchFigure, type BenchSuite, median } from './result';
@@ -139,7 +140,7 @@ async function agentFigures(figure: (name: string, value: number, unit: string, 
     await custom.createClusterCustomObject({ ...strait, plural: 'nodedataplanes', body: nodeObject(stored) });
     await registerNode(api.kubeConfig.makeApiClient(CoreV1Api), { name: 'n1', underlayAddress: '192.0.2.11', podCIDR: '10.0.0.0/24' });
     // Reconciles every 30 s: a change within that comes from the informer's watch event.
-    child = spawn(process.execPath, [cli, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', defaultNamespace, '--pin-root', pinRoot, '--netns', node, '--interval', '30'], { stdio: 'ignore' });
+    child = spawn(process.execPath, [cli, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', defaultNamespace, '--pin-root', pinRoot, '--netns', node, '--interval', '30', ...noMetricsServer], { stdio: 'ignore' });
     await waitFor('the first spec in the maps', () => peerIds(pinRoot).join() === '5', 60_000);
     const samples: number[] = [];
     for (let i = 0; i < 10; i++) {

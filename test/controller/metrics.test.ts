@@ -7,19 +7,21 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { cliPath } from '../ipam/cli-runner';
 import { freePort, get, metricNames, noMetricsServer, scrape, series } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
-// B is the hub: A shares its PodCIDR and ExternalCIDR (both remapped in B's view), C overlaps nothing
-// (kept); B reflects a pod of C to A, which takes one address of B's ExternalCIDR.
+// B is the hub: A and C number their pods in B's PodCIDR (both remapped in B's view), their
+// ExternalCIDRs overlap nothing (kept); B reflects a pod of C to A, which takes one address of B's
+// ExternalCIDR.
 const clusters = [
-  { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-b'], nodes: ['a-gw'] },
+  { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.220.0.0/24', peers: ['cluster-b'], nodes: ['a-gw'] },
   {
     clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-a', 'cluster-c'], nodes: ['b-gw', 'b-w1'],
-    reflections: [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.20.0.10' }],
+    reflections: [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.0.0.10' }],
   },
-  { clusterId: 'cluster-c', podCIDR: '172.20.0.0/20', externalCIDR: '10.210.0.0/25', peers: ['cluster-b'], nodes: ['c-gw'] },
+  { clusterId: 'cluster-c', podCIDR: '10.0.0.0/20', externalCIDR: '10.210.0.0/25', peers: ['cluster-b'], nodes: ['c-gw'] },
 ];
 
 describe('strait controller: metrics and health (standalone, real processes)', () => {
@@ -61,15 +63,15 @@ describe('strait controller: metrics and health (standalone, real processes)', (
   const logOf = () => [...logs.values()].join('');
   const controllerStatus = () => JSON.parse(readFileSync(join(runDir, 'cluster-b', 'controller.json'), 'utf8')) as { gateway: string; peers: { state: string }[]; time: string };
 
-  it('serves the peers per state, the IPAM networks and addresses, gateway moves and failed reconciles, and /readyz 200 once a reconcile succeeded', async () => {
+  it('answers /readyz 503 with the last failure until a reconcile succeeds, counting the failed ones', async () => {
     const port = await freePort();
     // A file where B's node specs go: every reconcile of B fails writing them.
     mkdirSync(join(runDir, 'cluster-b'), { recursive: true });
     writeFileSync(join(runDir, 'cluster-b', 'nodes'), 'in the way');
-    const hub = start(clusters[1]!, ['--metrics-address', '127.0.0.1', '--metrics-port', String(port)]);
-    await waitFor('a failed reconcile', async () => (await get(port, '/readyz')).body.includes('the last failed'), 10_000, logOf);
+    start(clusters[1]!, ['--metrics-address', '127.0.0.1', '--metrics-port', String(port)]);
+    await waitFor('a failed reconcile in the log', () => logOf().includes('reconcile failed'), 10_000, logOf);
     const failing = await get(port, '/readyz');
-    assert.equal(failing.status, 503);
+    assert.equal(failing.status, 503, failing.body);
     assert.match(failing.body, /^not ready: no reconcile done yet \(the last failed: .*nodes.*\)\n$/);
     assert.deepEqual(await get(port, '/healthz'), { status: 200, body: 'ok\n' });
     const before = await scrape(port);
@@ -77,18 +79,31 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     assert.deepEqual(metricNames(before, 'strait_controller_peers'), [], 'no peer states before a reconcile succeeded');
 
     rmSync(join(runDir, 'cluster-b', 'nodes'));
+    await waitFor('/readyz 200', async () => (await get(port, '/readyz')).status === 200, 10_000, logOf);
+    assert.deepEqual(await get(port, '/readyz'), { status: 200, body: 'ready\n' });
+    const [errors] = series(await scrape(port), 'strait_controller_reconcile_errors_total');
+    const seen = controllerStatus().time;
+    await waitFor('a reconcile after', () => controllerStatus().time !== seen, 10_000, logOf);
+    assert.deepEqual(series(await scrape(port), 'strait_controller_reconcile_errors_total'), [errors], 'successful reconciles count no error');
+  });
+
+  it('serves the peers per state, the IPAM networks and addresses and the gateway moves, and closes on SIGTERM', async () => {
+    const port = await freePort();
+    const hub = start(clusters[1]!, ['--metrics-address', '127.0.0.1', '--metrics-port', String(port)]);
+    await waitFor('/readyz 200', async () => (await get(port, '/readyz')).status === 200, 10_000, logOf);
+    assert.deepEqual(series(await scrape(port), 'strait_controller_peers'), ['state=ready 0', 'state=remapped 0', 'state=waiting-for-peer 2'], 'no peer has sent its NetworkConfig');
     start(clusters[0]!, noMetricsServer);
     start(clusters[2]!, noMetricsServer);
     await waitFor('both of B\'s peers ready', () => controllerStatus().peers.every((p) => p.state === 'ready'), 10_000, logOf);
-    assert.deepEqual(await get(port, '/readyz'), { status: 200, body: 'ready\n' });
-    // The reflection is mapped in the round after both peers are ready.
-    await waitFor('the reflected endpoint\'s address', async () => series(await scrape(port), 'strait_controller_ipam_external_addresses_in_use')[0] === '1', 10_000, logOf);
-    const [errors] = series(await scrape(port), 'strait_controller_reconcile_errors_total');
+    // The reflection is mapped in the round after both peers are ready; reflections.json is written after.
+    await waitFor('the reflected endpoint\'s address', () => JSON.parse(readFileSync(join(runDir, 'cluster-b', 'reflections.json'), 'utf8')).length === 1, 10_000, logOf);
     const samples = await scrape(port);
+    assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_in_use'), ['1']);
     assert.deepEqual(series(samples, 'strait_controller_peers'), ['state=ready 2', 'state=remapped 0', 'state=waiting-for-peer 0']);
-    assert.deepEqual(series(samples, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 1', 'kind=external remapped=true 1', 'kind=pod remapped=false 1', 'kind=pod remapped=true 1']);
+    assert.deepEqual(series(samples, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 2', 'kind=external remapped=true 0', 'kind=pod remapped=false 0', 'kind=pod remapped=true 2']);
     assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_usable'), ['253'], '10.200.0.0/24 less network, broadcast and transit');
-    assert.deepEqual(series(samples, 'strait_controller_gateway_changes_total'), ['0']);
+    assert.deepEqual(series(samples, 'strait_controller_gateway_changes_total'), ['0'], 'a first election is no change');
+    assert.deepEqual(series(samples, 'strait_controller_reconcile_errors_total'), ['0']);
     assert.deepEqual(metricNames(samples, 'strait_controller_'), [
       'strait_controller_gateway_changes_total', 'strait_controller_ipam_external_addresses_in_use', 'strait_controller_ipam_external_addresses_usable', 'strait_controller_ipam_peer_networks',
       'strait_controller_peers', 'strait_controller_reconcile_duration_seconds_bucket', 'strait_controller_reconcile_duration_seconds_count', 'strait_controller_reconcile_duration_seconds_sum',
@@ -101,12 +116,11 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     await waitFor('the gateway on b-w1', () => controllerStatus().gateway === 'b-w1', 10_000, logOf);
     const seen = controllerStatus().time;
     await waitFor('a reconcile after the move', () => controllerStatus().time !== seen, 10_000, logOf);
-    const after = await scrape(port);
-    assert.deepEqual(series(after, 'strait_controller_gateway_changes_total'), ['1']);
-    assert.deepEqual(series(after, 'strait_controller_reconcile_errors_total'), [errors], 'successful reconciles count no error');
+    assert.deepEqual(series(await scrape(port), 'strait_controller_gateway_changes_total'), ['1']);
 
     hub.kill('SIGTERM');
-    assert.equal(await new Promise((resolve) => hub.once('exit', resolve)), 0, logOf());
+    const exited = new Promise((resolve) => hub.once('exit', resolve));
+    assert.equal(await Promise.race([exited, sleep(10_000).then(() => 'still running 10 s after SIGTERM')]), 0, logOf());
     await assert.rejects(get(port, '/healthz'), 'the server closed with the controller');
   });
 });

@@ -125,5 +125,11 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.deepEqual(series(led, 'strait_controller_leader'), ['1'], 'the new leader says so');
     assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=remapped 0', 'state=waiting-for-peer 0']);
     assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0'], 'it adopted the gateway: no move');
+    const former = await scrape(replicas.get(leader!)!.metrics.port);
+    assert.deepEqual(series(former, 'strait_controller_leader'), ['0']);
+    assert.deepEqual(metricNames(former, 'strait_controller_'), [
+      'strait_controller_gateway_changes_total', 'strait_controller_leader', 'strait_controller_reconcile_duration_seconds_bucket', 'strait_controller_reconcile_duration_seconds_count',
+      'strait_controller_reconcile_duration_seconds_sum', 'strait_controller_reconcile_errors_total',
+    ], 'the former leader dropped the peer and IPAM gauges of its term');
   });
 });

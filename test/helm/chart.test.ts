@@ -152,9 +152,9 @@ describe('the Helm chart', function () {
     assert.deepEqual(rules('ClusterRole'), [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['get', 'update', 'patch'] },
+      { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
     ]);
-    assert.deepEqual(rules('Role'), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }]);
+    assert.deepEqual(rules('Role'), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] }]);
     // The admission policy names the agent's Lease as names.ts does.
     const policy = one(get('defaults'), 'ValidatingAdmissionPolicy', 'strait-agent-own-node');
     assert.equal(nodeLeaseName('n1'), 'strait-node-n1');

@@ -222,7 +222,8 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
 export async function runAgent(options: AgentOptions, log: Logger): Promise<void> {
   const stop = stopSignal(log);
   const control = await openControlPlane(options.controlPlane, log);
-  const report = await probeKernel();
+  // In the node's namespace, the one the agent may change (making another needs CAP_SYS_ADMIN).
+  const report = await probeKernel(options.netns);
   const kind = selectDataplane(options.dataplane, report);
   const unavailable = describeMissing(encryptionRequirements, report).join(', ');
   const dataplane = await openDataplane(kind, {

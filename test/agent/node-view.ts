@@ -1,6 +1,6 @@
 /** What an agent left on a test node: its attachments and the peers in its pinned strait_peers map. */
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue } from '../../src/bpf';
+import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { findAttachments } from '../../src/datapath/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';
@@ -22,3 +22,11 @@ export const peerIds = (pinRoot: string): number[] => withPeers(pinRoot, (m) => 
 
 /** The pinned attachments as "interface:program", sorted. */
 export const attachments = (pinRoot: string, netns: string): string[] => findAttachments(pinRoot, netnsPath(netns)).map((a) => `${a.interface}:${a.program}`).sort();
+
+/**
+ * The tcx attachments the kernel runs, as "interface:program", sorted: a link detached by hand, or whose
+ * device was deleted, stays pinned (so findAttachments still lists it) but is attached to nothing (ifindex 0).
+ */
+export const liveAttachments = (pinRoot: string, netns: string): string[] => findAttachments(pinRoot, netnsPath(netns))
+  .filter((a) => a.kind === 'tcx' && queryTcx(join(pinRoot, 'links', `ingress_${a.interface}`))?.ifindex === ifIndex(a.interface, netnsPath(netns)))
+  .map((a) => `${a.interface}:${a.program}`).sort();

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as layout from '../../src/datapath/layout';
 import { ip, run } from '../../src/kernel/command';
 import { renderChart } from '../support/chart';
@@ -93,6 +94,11 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
+  /** Waits for a ready heartbeat; fails at once, with the log, if the agent exits first. */
+  const readyHeartbeat = (exited: Promise<number | null>) => Promise.race([
+    waitFor('a ready heartbeat', () => heartbeat().ready, 15_000, logOf),
+    exited.then((code) => Promise.reject(new Error(`the agent exited with code ${code} before a ready heartbeat\n${logOf()}`))),
+  ]);
   const stop = async (exited: Promise<number | null>) => {
     child!.kill('SIGTERM');
     assert.equal(await exited, 0, logOf());
@@ -156,7 +162,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   for (const dataplane of ['ebpf', 'kernel'] as const) {
     it(`gets ready on --dataplane ${dataplane} with exactly the chart's capabilities, with the datapath programmed and repaired`, async () => {
       const exited = startAgent(dataplane, chart.add);
-      await waitFor('a ready heartbeat', () => heartbeat().ready, 15_000, logOf);
+      await readyHeartbeat(exited);
       const { ready, specGeneration } = heartbeat();
       assert.deepEqual({ ready, dataplane: heartbeat().dataplane, specGeneration }, { ready: true, dataplane, specGeneration: 1 });
       checkPrivileges(chart.add);
@@ -168,8 +174,8 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
 
   for (const { capability, dataplane, error } of withoutOne) {
     it(`stops on --dataplane ${dataplane} without ${capability}, saying why, before reporting any status`, async () => {
-      const code = await startAgent(dataplane, chart.add.filter((c) => c !== capability));
-      assert.equal(code, 1, logOf());
+      const exited = startAgent(dataplane, chart.add.filter((c) => c !== capability));
+      assert.equal(await Promise.race([exited, sleep(15_000).then(() => 'still running')]), 1, logOf());
       const last = JSON.parse(stderr.trim().split('\n').at(-1)!) as { error: string };
       if (typeof error === 'string') assert.equal(last.error, error);
       else assert.match(last.error, error);
@@ -179,7 +185,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
 
   it('runs the kernel fallback with NET_ADMIN alone: BPF and PERFMON are for the eBPF dataplane', async () => {
     const exited = startAgent('kernel', ['NET_ADMIN']);
-    await waitFor('a ready heartbeat', () => heartbeat().ready, 15_000, logOf);
+    await readyHeartbeat(exited);
     assert.equal(heartbeat().dataplane, 'kernel');
     checkPrivileges(['NET_ADMIN']);
     await checkKernelDatapath();

@@ -14,10 +14,17 @@ static Napi::FunctionReference* errorClass = nullptr;
 
 static int CaptureLibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char buf[4096];
-  int n = vsnprintf(buf, sizeof(buf), fmt, args);
+  // One message can be a whole verifier log (its reason at the end): measure it, then format it all.
+  va_list again;
+  va_copy(again, args);
+  int n = vsnprintf(nullptr, 0, fmt, args);
+  if (n > 0) {
+    std::string text(n, '\0');
+    vsnprintf(text.data(), n + 1, fmt, again);
+    libbpfLog += text;
+  }
+  va_end(again);
   // Verifier logs can be long; keep the last 1 MiB, which holds the rejection reason.
-  libbpfLog.append(buf, n < 0 ? 0 : std::min<size_t>(n, sizeof(buf) - 1));
   if (libbpfLog.size() > (1u << 20)) libbpfLog.erase(0, libbpfLog.size() - (1u << 20));
   return n;
 }

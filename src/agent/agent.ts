@@ -44,12 +44,22 @@ export interface AgentOptions {
   metrics?: MetricsListen;
 }
 
-/** Pure: the dataplane to run, or why none can run on this kernel. */
+/** The kernel refused this process (a capability missing) rather than lacking the feature. */
+const refused = (reason: string | undefined) => reason !== undefined && /Operation not permitted|\bEPERM\b/.test(reason);
+
+/** Pure: the dataplane to run, or why none can run on this kernel (or with this process's privileges). */
 export function selectDataplane(requested: DataplaneRequest, report: ProbeReport): Dataplane {
   const lacks = (dataplane: Dataplane) => describeMissing(missingFor(dataplane, report), report).join(', ');
+  const allRefused = (dataplanes: Dataplane[]) => dataplanes.flatMap((d) => missingFor(d, report)).every((f) => refused(report.reasons[f]));
+  const notPermitted = 'this process is not permitted what';
+  const privileges = '(a capability missing? docs/helm.md, "The agent\'s privileges")';
   const chosen = requested === 'auto' ? chooseDataplane(report) : requested;
   if (missingFor(chosen, report).length === 0) return chosen;
-  if (requested !== 'auto') throw new InputError('--dataplane', requested, `this kernel lacks what the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs: ${lacks(chosen)}`);
+  if (requested !== 'auto') {
+    const what = `the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs`;
+    throw new InputError('--dataplane', requested, allRefused([chosen]) ? `${notPermitted} ${what} ${privileges}: ${lacks(chosen)}` : `this kernel lacks what ${what}: ${lacks(chosen)}`);
+  }
+  if (allRefused(['ebpf', 'kernel'])) throw new StateError(`${notPermitted} either dataplane needs ${privileges}: eBPF: ${lacks('ebpf')}; the kernel fallback: ${lacks('kernel')}`);
   throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
 }
 
@@ -265,7 +275,8 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   const served = options.metrics === undefined ? undefined : await serveMetrics(options.metrics, { notReady: () => (running ? running.notReady : phase), state: () => running?.metricsState() }, log);
   try {
     const control = await openControlPlane(options.controlPlane, log);
-    const report = await probeKernel();
+    // In the node's namespace, the one the agent may change (making another needs CAP_SYS_ADMIN).
+    const report = await probeKernel(options.netns);
     const kind = selectDataplane(options.dataplane, report);
     const unavailable = describeMissing(encryptionRequirements, report).join(', ');
     const dataplane = await openDataplane(kind, {

@@ -6,7 +6,7 @@ import { jsonAction } from './output';
 export function registerProbeCommand(program: Command): void {
   program
     .command('probe')
-    .description('find what this kernel supports for Strait, by trying each feature (root; links are made in a throw-away namespace)')
+    .description('find what this kernel supports for Strait, by trying each feature (in this network namespace, with NET_ADMIN and BPF: what it makes stays down and is deleted at once)')
     .option('--json', 'print one JSON object with a boolean per feature')
     .option('--reasons', 'with --json: add "reasons" (why each missing feature is missing), "dataplane" and "encryption"')
     .action(jsonAction(async (opts: { json?: boolean; reasons?: boolean }) => {

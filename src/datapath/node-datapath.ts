@@ -7,7 +7,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  BpfObject, BpfProgram, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, queryClsact, queryTcx, unpinAll,
+  BpfObject, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, pinFd, queryClsact, queryTcx, unpin, unpinAll,
 } from '../bpf';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type ApplyResult, applyDesiredMaps } from './apply-maps';
@@ -38,10 +38,29 @@ const linkPinName = (ifname: string) => `ingress_${encodeURIComponent(ifname).re
 const ifnameOfPin = (pin: string) => decodeURIComponent(pin.replace(/^ingress_/, ''));
 const linkPin = (pinRoot: string, ifname: string) => join(linksDir(pinRoot), linkPinName(ifname));
 
-/** The program's full name: the kernel keeps only 15 characters of it. */
-function straitProgramName(progId: number): string | undefined {
-  const kernelName = BpfProgram.infoById(progId).name;
-  return Object.values(Program).find((full) => full.startsWith(kernelName) && kernelName.startsWith('strait_'));
+/**
+ * Every program a datapath loads is pinned under the pin root as `<name>@<id>` until no attachment runs
+ * it: how an agent tells which program an attachment runs, and that a clsact filter is its own, from
+ * the program's id alone. (Asking the kernel, BPF_PROG_GET_FD_BY_ID, needs CAP_SYS_ADMIN, which the
+ * agent's container does not have: docs/helm.md.) The pin holds the program, so its id stays its own.
+ */
+const programsDir = (pinRoot: string) => join(pinRoot, 'programs');
+const programPin = (pinRoot: string, name: string, id: number) => join(programsDir(pinRoot), `${name}@${id}`);
+
+/** The programs pinned under the pin root: full name by id. */
+function pinnedPrograms(pinRoot: string): Map<number, string> {
+  let pins: string[] = [];
+  try {
+    pins = readdirSync(programsDir(pinRoot));
+  } catch {
+    // none pinned
+  }
+  const byId = new Map<number, string>();
+  for (const pin of pins) {
+    const match = /^(.+)@(\d+)$/.exec(pin);
+    if (match) byId.set(Number(match[2]), match[1]!);
+  }
+  return byId;
 }
 
 export interface AttachmentChange {
@@ -69,7 +88,16 @@ export class NodeDatapath {
     ensureBpffs();
     mkdirSync(linksDir(options.pinRoot), { recursive: true });
     const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot });
-    return new NodeDatapath(obj, openMaps(obj), options);
+    try {
+      for (const name of Object.values(Program)) {
+        const prog = obj.program(name);
+        pinFd(prog.fd, programPin(options.pinRoot, name, prog.info().id));
+      }
+      return new NodeDatapath(obj, openMaps(obj), options);
+    } catch (err) {
+      obj.close();
+      throw err;
+    }
   }
 
   private get device(): string {
@@ -113,7 +141,15 @@ export class NodeDatapath {
       detachAttachment(pinRoot, netns, stale);
       changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
     }
+    this.unpinUnusedPrograms();
     return changes;
+  }
+
+  /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */
+  private unpinUnusedPrograms(): void {
+    const { pinRoot, netns } = this.options;
+    const keep = new Set([...Object.values(Program).map((name) => this.obj.program(name).info().id), ...findAttachments(pinRoot, netns).map((a) => a.progId)]);
+    for (const [id, name] of pinnedPrograms(pinRoot)) if (!keep.has(id)) unpin(programPin(pinRoot, name, id));
   }
 
   /** Releases this process's fds; the programs stay attached and the maps pinned. */
@@ -125,12 +161,17 @@ export class NodeDatapath {
 interface FoundAttachment {
   interface: string;
   program: string;
+  progId: number;
   kind: 'tcx' | 'clsact';
 }
 
-/** Strait's attachments in a namespace: links pinned under the pin root, and our clsact slot on every interface. */
+/**
+ * Strait's attachments in a namespace: links pinned under the pin root, and the clsact filters at our
+ * slot that run a program pinned there.
+ */
 export function findAttachments(pinRoot: string, netns?: string): FoundAttachment[] {
   const found: FoundAttachment[] = [];
+  const programs = pinnedPrograms(pinRoot);
   let pins: string[] = [];
   try {
     pins = readdirSync(linksDir(pinRoot));
@@ -139,12 +180,13 @@ export function findAttachments(pinRoot: string, netns?: string): FoundAttachmen
   }
   for (const pin of pins) {
     const link = queryTcx(join(linksDir(pinRoot), pin));
-    if (link) found.push({ interface: ifnameOfPin(pin), program: straitProgramName(link.progId) ?? BpfProgram.infoById(link.progId).name, kind: 'tcx' });
+    // Our pin, so our link, whatever it runs; named when the program is pinned here (unpinned by hand, it is not).
+    if (link) found.push({ interface: ifnameOfPin(pin), program: programs.get(link.progId) ?? `program ${link.progId}`, progId: link.progId, kind: 'tcx' });
   }
   for (const { index, name } of interfaces(netns)) {
     const progId = queryClsact({ ifindex: index, direction: 'ingress', netns }, straitSlot);
-    const program = progId === undefined ? undefined : straitProgramName(progId);
-    if (program) found.push({ interface: name, program, kind: 'clsact' });
+    const program = progId === undefined ? undefined : programs.get(progId);
+    if (program) found.push({ interface: name, program, progId: progId!, kind: 'clsact' });
   }
   return found;
 }

@@ -1,14 +1,12 @@
 /**
  * Installs the script of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together in
  * one `nft -f` transaction, so the kernel never runs a half-written NAT. Reconciling: the live tables are
- * compared with what the script creates, and nothing is written when they are equal; a rule or element
- * changed or deleted by hand makes them differ, and the next apply restores it. No other table is read
- * for a decision or written.
+ * compared with what the kernel listed right after this process installed the same script, and nothing
+ * is written when they are equal; a rule or element changed or deleted by hand makes them differ, and the
+ * next apply restores it. No other table is read for a decision or written.
  */
 import { InputError } from '../errors';
 import { nft, run } from '../kernel/command';
-import { createNetns, deleteNetns } from '../kernel/netns';
-import { randomBytes } from 'node:crypto';
 import { FILTER_TABLE, NAT_TABLE } from './nat-ruleset';
 
 const ownedTables = [NAT_TABLE, FILTER_TABLE];
@@ -21,14 +19,19 @@ const dropOwnedTables = ownedTables.map((t) => `table ${t.family} ${t.name} {}\n
 /** Normalised listing of Strait's tables, by table: what the kernel holds, kernel handles left out. */
 type OwnedState = Map<string, string>;
 
-/** The last script's expected state: computing it costs a scratch namespace and a second install. */
-let expectedCache: { script: string; state: OwnedState } | undefined;
+/**
+ * The last script installed and what the kernel listed just after: the state to keep. Only the kernel
+ * knows how it lists a script (elements reordered, expressions normalised), so the listing is taken
+ * from the install itself; trying the script in a scratch namespace instead would need CAP_SYS_ADMIN,
+ * which the agent's container does not have (docs/helm.md). A new process installs once.
+ */
+let installed: { script: string; state: OwnedState } | undefined;
 
 export function applyNat(script: string, netns?: string): { changed: boolean } {
   checkOnlyOwnedTables(script);
-  if (expectedCache?.script !== script) expectedCache = { script, state: expectedState(script) };
-  if (sameState(liveState(netns), expectedCache.state)) return { changed: false };
+  if (installed?.script === script && sameState(liveState(netns), installed.state)) return { changed: false };
   nft(dropOwnedTables + script, netns);
+  installed = { script, state: liveState(netns) };
   return { changed: true };
 }
 
@@ -50,18 +53,6 @@ function checkOnlyOwnedTables(script: string): void {
     if (!match || !ownedKeys.has(tableKey(match[1]!, match[2]!))) {
       throw new InputError('script', line, `top-level lines must open one of Strait's tables (${[...ownedKeys].join(', ')})`);
     }
-  }
-}
-
-/** What the kernel lists after installing `script` from scratch, in a throw-away namespace. */
-function expectedState(script: string): OwnedState {
-  const scratch = `strait-nat-${process.pid}-${randomBytes(3).toString('hex')}`;
-  createNetns(scratch);
-  try {
-    nft(script, scratch);
-    return liveState(scratch);
-  } finally {
-    deleteNetns(scratch);
   }
 }
 

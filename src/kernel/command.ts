@@ -31,7 +31,7 @@ export function ip(args: string[], netns?: string): string {
   return run(['ip', ...(netns ? ['-n', netns] : []), ...args]);
 }
 
-/** An nft script in a namespace. */
-export function nft(script: string, netns?: string): string {
-  return run([...(netns ? ['ip', 'netns', 'exec', netns] : []), 'nft', '-f', '-'], script);
+/** An nft script in a namespace; with `check`, only validated by the kernel (nft --check), not applied. */
+export function nft(script: string, netns?: string, options: { check?: boolean } = {}): string {
+  return run([...(netns ? ['ip', 'netns', 'exec', netns] : []), 'nft', ...(options.check ? ['--check'] : []), '-f', '-'], script);
 }

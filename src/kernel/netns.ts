@@ -31,7 +31,7 @@ const processExists = (pid: number) => {
 
 /**
  * Runs `use` in a new namespace that is deleted afterwards, also when `use` throws. A process killed
- * meanwhile (an agent killed while it probes) cannot delete its own: the names carry the pid, and the next
+ * meanwhile (a benchmark killed half-way) cannot delete its own: the names carry the pid, and the next
  * one made with the same prefix deletes those whose process is gone.
  */
 export async function withThrowawayNetns<T>(prefix: string, use: (name: string) => T | Promise<T>): Promise<T> {

@@ -1,12 +1,17 @@
 /**
- * Finds what this kernel supports by trying each feature, never by reading version numbers. Anything
- * that creates links runs in a throw-away network namespace, so the host is never touched.
+ * Finds what this kernel supports by trying each feature, never by reading version numbers. It runs in
+ * the namespace the agent programs (its own, as on a Kubernetes node, or --netns) and needs no more than
+ * the agent does (NET_ADMIN, BPF: docs/helm.md): no throw-away namespace, which would need CAP_SYS_ADMIN.
+ * So it changes nothing there that carries traffic: the devices it makes have unique names and VNIs,
+ * stay down and are deleted at once; rules and xfrm policies are only listed, the nftables ruleset only
+ * checked (`nft --check`: the kernel validates it and throws it away).
  */
+import { randomBytes, randomInt } from 'node:crypto';
 import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../bpf';
 import { BPF_LINK_TYPE_TCX } from '../bpf/tc';
 import { native } from '../bpf/native';
 import { CommandError, ip, nft } from '../kernel/command';
-import { netnsPath, withThrowawayNetns } from '../kernel/netns';
+import { netnsPath } from '../kernel/netns';
 import { type Feature, type ProbeReport, featureNames } from './features';
 
 /** `r0 = 0; exit`: the smallest valid TC program (TC_ACT_OK). */
@@ -60,18 +65,35 @@ async function probeBpf(report: ProbeReport): Promise<void> {
     }));
 }
 
-async function probeInNetns(report: ProbeReport, ns: string): Promise<void> {
-  ip(['link', 'set', 'lo', 'up'], ns);
-  const target = { ifindex: ifIndex('lo', netnsPath(ns)), netns: netnsPath(ns) };
+/** A device name no other has (15 characters, the kernel's limit). */
+const probeDevice = () => `strait-pr-${randomBytes(2).toString('hex')}`;
+/** A VXLAN network id no real device uses, so the probe's never conflicts with one. */
+const probeVni = () => String(randomInt(1, 0xffffff));
+
+/** Makes a device (down: it carries nothing), hands it to `use`, and deletes it, also when `use` throws. */
+async function withProbeDevice(args: string[], netns: string | undefined, use: (name: string) => void | Promise<void> = () => {}): Promise<void> {
+  const name = probeDevice();
+  ip(['link', 'add', name, ...args], netns);
+  try {
+    await use(name);
+  } finally {
+    ip(['link', 'del', name], netns);
+  }
+}
+
+/** The TC hooks, tried on a VXLAN device made for the purpose: the kernel runs nothing there. */
+async function probeTc(report: ProbeReport, device: string, netns: string | undefined): Promise<void> {
+  const path = netns === undefined ? undefined : netnsPath(netns);
+  const target = { ifindex: ifIndex(device, path), direction: 'ingress' as const, ...(path === undefined ? {} : { netns: path }) };
   await tryFeature(report, 'clsact', () =>
     withProgram((prog) => {
-      attachClsact({ ...target, direction: 'ingress' }, prog, { priority: 1, handle: 1 });
-      if (!detachClsact({ ...target, direction: 'ingress' }, { priority: 1, handle: 1 })) throw new Error('attached filter not found');
+      attachClsact(target, prog, { priority: 1, handle: 1 });
+      if (!detachClsact(target, { priority: 1, handle: 1 })) throw new Error('attached filter not found');
     }));
   await tryFeature(report, 'tcx', () =>
     withProgram((prog) => {
-      // Unpinned: the link goes away with its fd.
-      const fd = native().tcxAttach({ ...target, direction: 'ingress' }, prog.fd);
+      // Unpinned: the link goes away with its fd (and with the device).
+      const fd = native().tcxAttach(target, prog.fd);
       try {
         const link = native().linkInfo(fd);
         if (link.type !== BPF_LINK_TYPE_TCX) throw new Error(`link type ${link.type}, expected tcx (${BPF_LINK_TYPE_TCX})`);
@@ -79,31 +101,43 @@ async function probeInNetns(report: ProbeReport, ns: string): Promise<void> {
         native().closeFd(fd);
       }
     }));
-  await tryFeature(report, 'vxlan', () => void ip(['link', 'add', 'probe-vx', 'type', 'vxlan', 'id', '42', 'dstport', '4789', 'local', '127.0.0.1', 'nolearning'], ns));
-  await tryFeature(report, 'vxlanCollectMd', () => void ip(['link', 'add', 'probe-vxmd', 'type', 'vxlan', 'dstport', '4790', 'external'], ns));
-  await tryFeature(report, 'policyRouting', () => {
-    ip(['route', 'add', 'blackhole', '10.255.0.0/24', 'table', '18952'], ns);
-    ip(['rule', 'add', 'pref', '100', 'to', '10.255.0.0/24', 'lookup', '18952'], ns);
-  });
-  await tryFeature(report, 'nftables', () =>
-    void nft('table inet strait_probe {\n map m { type ipv4_addr : ipv4_addr; elements = { 10.0.0.1 : 10.1.0.1 } }\n}\n', ns));
-  await tryFeature(report, 'xfrm', () =>
-    void ip(['xfrm', 'policy', 'add', 'src', '10.1.0.0/16', 'dst', '10.2.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '1', 'mode', 'tunnel'], ns));
-  await tryFeature(report, 'esp', () =>
-    void ip(['xfrm', 'state', 'add', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'spi', '0x100', 'reqid', '1', 'mode', 'tunnel', 'aead', 'rfc4106(gcm(aes))', `0x${'11'.repeat(20)}`, '128'], ns));
-  await tryFeature(report, 'xfrmInterface', () => void ip(['link', 'add', 'probe-xfrm', 'type', 'xfrm', 'if_id', '1'], ns));
 }
 
-export async function probeKernel(): Promise<ProbeReport> {
+async function probeNetworking(report: ProbeReport, netns: string | undefined): Promise<void> {
+  let tcTried = false;
+  await tryFeature(report, 'vxlan', () =>
+    withProbeDevice(['type', 'vxlan', 'id', probeVni(), 'dstport', '4789', 'local', '127.0.0.1', 'nolearning'], netns, async (device) => {
+      tcTried = true;
+      await probeTc(report, device, netns);
+    }));
+  if (!tcTried) {
+    for (const f of ['clsact', 'tcx'] as const) report.reasons[f] = `no VXLAN device to try it on: ${report.reasons.vxlan}`;
+  }
+  await tryFeature(report, 'vxlanCollectMd', async () => {
+    try {
+      await withProbeDevice(['type', 'vxlan', 'dstport', '4790', 'external'], netns);
+    } catch (err) {
+      // Another collect_md device on this port (one per port): the kernel has the mode.
+      if (!(err instanceof CommandError && /A VXLAN device with the specified VNI already exists/.test(err.stderr))) throw err;
+    }
+  });
+  await tryFeature(report, 'policyRouting', () => void ip(['-4', 'rule', 'list'], netns));
+  await tryFeature(report, 'nftables', () =>
+    void nft('table inet strait_probe {\n map m { type ipv4_addr : ipv4_addr; elements = { 10.0.0.1 : 10.1.0.1 } }\n}\n', netns, { check: true }));
+  await tryFeature(report, 'xfrm', () => void ip(['xfrm', 'policy', 'list'], netns));
+  await tryFeature(report, 'esp', () => {
+    // An SA without a policy sends nothing; between documentation addresses it receives nothing either.
+    const id = ['src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'spi', `0x${randomBytes(4).toString('hex')}`];
+    ip(['xfrm', 'state', 'add', ...id, 'reqid', String(randomInt(1, 2 ** 31)), 'mode', 'tunnel', 'aead', 'rfc4106(gcm(aes))', `0x${'11'.repeat(20)}`, '128'], netns);
+    ip(['xfrm', 'state', 'delete', ...id], netns);
+  });
+  await tryFeature(report, 'xfrmInterface', () => withProbeDevice(['type', 'xfrm', 'if_id', String(randomInt(1, 2 ** 31))], netns));
+}
+
+/** Probes in the namespace `netns` (by name), or in the current one. */
+export async function probeKernel(netns?: string): Promise<ProbeReport> {
   const report: ProbeReport = { features: Object.fromEntries(featureNames.map((f) => [f, false])) as ProbeReport['features'], reasons: {} };
   await probeBpf(report);
-  try {
-    await withThrowawayNetns('strait-probe', (ns) => probeInNetns(report, ns));
-  } catch (err) {
-    // No namespace (not root, no iproute2): every feature tried in one is missing for the same reason.
-    for (const f of ['clsact', 'tcx', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface'] as const) {
-      report.reasons[f] ??= `cannot create a throw-away network namespace: ${reason(err)}`;
-    }
-  }
+  await probeNetworking(report, netns);
   return report;
 }

@@ -52,6 +52,16 @@ describe('agent: dataplane choice', () => {
     assert.throws(() => selectDataplane('kernel', report({ nftables: 'no nft' })), (err: unknown) => err instanceof InputError && err.field === '--dataplane' && /kernel fallback needs: nftables \(no nft\)/.test(err.message));
     assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'EINVAL', vxlan: 'ENOTSUP' })), (err: unknown) => err instanceof StateError && /eBPF lacks lpmTrie.*fallback lacks vxlan/.test(err.message));
   });
+
+  it('says the process was refused, not that the kernel lacks it, when every reason is a refusal (a capability missing)', () => {
+    const eperm = 'RTNETLINK answers: Operation not permitted';
+    assert.throws(() => selectDataplane('kernel', report({ vxlan: eperm, nftables: 'netlink: Error: cache initialization failed: Operation not permitted' })), {
+      message: '--dataplane: this process is not permitted what the kernel fallback needs (a capability missing? docs/helm.md, "The agent\'s privileges"): vxlan (RTNETLINK answers: Operation not permitted), nftables (netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")',
+    });
+    assert.throws(() => selectDataplane('ebpf', report({ bpf: 'map create failed: EPERM (Operation not permitted): strait_probe', btf: 'no /sys/kernel/btf/vmlinux' })), /^InputError: --dataplane: this kernel lacks what the eBPF dataplane needs: bpf \(map create/, 'one reason is not a refusal');
+    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'map create failed: EPERM (Operation not permitted): strait_probe', vxlan: eperm })), (err: unknown) =>
+      err instanceof StateError && err.message === `this process is not permitted what either dataplane needs (a capability missing? docs/helm.md, "The agent's privileges"): eBPF: lpmTrie (map create failed: EPERM (Operation not permitted): strait_probe); the kernel fallback: vxlan (${eperm})`);
+  });
 });
 
 describe('agent: change summary', () => {

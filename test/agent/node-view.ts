@@ -1,6 +1,6 @@
 /** What an agent left on a test node: its attachments, the peers in its pinned strait_peers map and the node routes in strait_nodes. */
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue } from '../../src/bpf';
+import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { findAttachments } from '../../src/datapath/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';
@@ -25,3 +25,11 @@ export const attachments = (pinRoot: string, netns: string): string[] => findAtt
 
 /** The pod prefixes of the nodes in strait_nodes as "prefix underlay", sorted. */
 export const nodeRoutes = (pinRoot: string): string[] => withMap(pinRoot, layout.maps.nodes, (m) => [...m.entries()].map(([k, v]) => `${k.addr}/${k.prefixLen} ${v.underlay}`).sort());
+
+/**
+ * The tcx attachments the kernel runs, as "interface:program", sorted: a link detached by hand, or whose
+ * device was deleted, stays pinned (so findAttachments still lists it) but is attached to nothing (ifindex 0).
+ */
+export const liveAttachments = (pinRoot: string, netns: string): string[] => findAttachments(pinRoot, netnsPath(netns))
+  .filter((a) => a.kind === 'tcx' && queryTcx(join(pinRoot, 'links', `ingress_${a.interface}`))?.ifindex === ifIndex(a.interface, netnsPath(netns)))
+  .map((a) => `${a.interface}:${a.program}`).sort();

@@ -16,7 +16,7 @@ import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
-import { attachments as attachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
+import { attachments as attachmentsOf, liveAttachments as liveAttachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,13 +48,7 @@ describe('strait agent (real process, real kernel)', function () {
   const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withPeersOf(pinRoot, use);
   const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(pinRoot, layout.maps.config, use);
   const peerIds = () => peerIdsOf(pinRoot);
-  /**
-   * The tcx attachments the kernel runs: a link detached by hand, or whose device was deleted, stays
-   * pinned (so findAttachments still lists it) but is attached to nothing (ifindex 0).
-   */
-  const liveAttachments = () => findAttachments(pinRoot, netnsPath(node))
-    .filter((a) => a.kind === 'tcx' && queryTcx(join(pinRoot, 'links', `ingress_${a.interface}`))?.ifindex === ifIndex(a.interface, netnsPath(node)))
-    .map((a) => `${a.interface}:${a.program}`).sort();
+  const liveAttachments = () => liveAttachmentsOf(pinRoot, node);
   const logOf = () => `agent log:\n${stderr}`;
 
   /** Starts the agent on the spec file; resolves with its exit code once its whole log is read. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBpffs, queryTcx } from '../../src/bpf';
+import { BpfProgram, ProgType, attachClsact, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
-import { NodeDatapath, cleanupNode, findAttachments } from '../../src/datapath/node-datapath';
+import { NodeDatapath, cleanupNode, findAttachments, straitSlot } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { readNodeDataplaneSpec } from '../../src/api/node-dataplane';
@@ -106,6 +106,47 @@ describe('NodeDatapath (real kernel)', function () {
     assert.equal(existsSync(pinRoot), false);
     assert.deepEqual(JSON.parse(ip(['-j', 'link', 'show'], node)).map((l: { ifname: string }) => l.ifname).sort(), ['lo', 'pod-a', 'uplink', 'uplink-peer']);
     assert.deepEqual(cleanupNode(options), { detached: [], overlayDeviceRemoved: false });
+  });
+
+  it('pins the programs it loads by name and id, and unpins those of an earlier load once no attachment runs them', async () => {
+    const pinnedPrograms = () => readdirSync(join(pinRoot, 'programs')).sort();
+    const first = await NodeDatapath.load(options);
+    first.apply(spec('gateway'));
+    const firstPins = pinnedPrograms();
+    assert.deepEqual(firstPins.map((p) => p.replace(/@\d+$/, '')), ['strait_from_overlay', 'strait_from_pod']);
+    first.close();
+
+    const second = await NodeDatapath.load(options);
+    try {
+      assert.equal(pinnedPrograms().length, 4, "the first load's programs still run, so they stay pinned");
+      second.apply(spec('gateway'));
+      const secondPins = pinnedPrograms();
+      assert.equal(secondPins.length, 2);
+      assert.deepEqual(secondPins.filter((p) => firstPins.includes(p)), [], 'only the second load is pinned');
+      // The attachments are named from the pins: the program each runs, by its id.
+      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.program}@${a.progId}`).sort(), secondPins);
+    } finally {
+      second.close();
+    }
+  });
+
+  it('leaves alone a clsact filter at its slot that runs a program it did not load', async () => {
+    const foreign = BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('b700000000000000' + '9500000000000000', 'hex'));
+    const target = { ifindex: ifIndex('uplink', options.netns), direction: 'ingress' as const, netns: options.netns };
+    try {
+      attachClsact(target, foreign, straitSlot);
+      const dp = await NodeDatapath.load({ ...options, attachMode: 'clsact' });
+      try {
+        dp.apply(spec('worker'));
+      } finally {
+        dp.close();
+      }
+      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => a.interface).sort(), ['pod-a', 'strait0']);
+      cleanupNode(options);
+      assert.equal(queryClsact(target, straitSlot), foreign.info().id, 'still attached after the cleanup');
+    } finally {
+      foreign.close();
+    }
   });
 
   it('pins links of interfaces whose names bpffs would refuse (a dot) under an escaped name', async () => {

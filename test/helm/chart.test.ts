@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { readControllerConfig } from '../../src/api/controller-config';
 import { chartDirectory, valuesSchemaPath, valuesSchemaText } from '../../src/api/write-crds';
 import { type AgentFlags, agentFlagsFileRules, parseAgentFlags, registerAgentCommand } from '../../src/cli/agent-command';
@@ -20,16 +20,13 @@ import { clusterNodes } from '../../src/k8s/cluster-nodes';
 import { nodeLeaseName } from '../../src/k8s/names';
 import { parseCidr } from '../../src/net/cidr';
 import { k8sTool } from '../../src/lab/k8s-tools';
+import { type ChartObject, renderChart } from '../support/chart';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = ChartObject;
 
 const valueSets = ['defaults', 'ci/ebpf-values.yaml', 'ci/kernel-ipsec-values.yaml', 'ci/pinned-gateway-values.yaml'] as const;
 const valuesArgs = (set: string, extra: string[] = []) => [...(set === 'defaults' ? [] : ['-f', join(chartDirectory, set)]), ...extra];
-
-function render(set: string, extra: string[] = []): Obj[] {
-  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', 'strait-system', ...valuesArgs(set, extra)], { encoding: 'utf8' });
-  return parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((o) => o !== null);
-}
+const render = (set: string, extra: string[] = []): Obj[] => renderChart(valuesArgs(set, extra));
 
 const one = (objects: Obj[], kind: string, name?: string) => {
   const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));

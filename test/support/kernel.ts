@@ -4,7 +4,7 @@ import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBpffs } from '../../src/bpf';
 import { CommandError, ip, run } from '../../src/kernel/command';
-import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { createNetns, deleteNetns, withThrowawayNetns } from '../../src/kernel/netns';
 import type { Feature, ProbeReport } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
 import { type PingCount, pingOutcome } from '../../src/lab/ping';
@@ -47,8 +47,8 @@ export function requireCommands(ctx: Mocha.Context, commands: string[], install:
 }
 
 let probed: Promise<ProbeReport> | undefined;
-/** This kernel's features, probed once per test process. */
-export const kernelFeatures = (): Promise<ProbeReport> => (probed ??= probeKernel());
+/** This kernel's features, probed once per test process, in a namespace of its own (not the host's). */
+export const kernelFeatures = (): Promise<ProbeReport> => (probed ??= withThrowawayNetns('strait-test-probe', (ns) => probeKernel(ns)));
 
 /**
  * For tests that need a kernel with (`has`) or without (`lacks`) some features, such as ESP: their titles

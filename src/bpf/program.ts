@@ -34,7 +34,10 @@ export class BpfProgram {
     return new BpfProgram(native().progInfo(fd).name, fd, type, true);
   }
 
-  /** Identity of any loaded program, by id (e.g. the one found attached at a TC slot). */
+  /**
+   * Identity of any loaded program, by id. BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN, which the agent
+   * does not have (docs/helm.md): the agent names its programs from their pins instead.
+   */
   static infoById(id: number): { id: number; name: string; type: number; tag: string } {
     const fd = native().fdById('prog', id);
     try {

@@ -85,7 +85,8 @@ describe('the container image', function () {
     // @kubernetes/client-node is an ES module that Strait require()s: a Node.js older than 20.19 fails
     // here with ERR_REQUIRE_ESM. The agent asks for its API server before it touches the node.
     const pinRoot = join('/sys/fs/bpf', uniqueName('strait-image'));
-    const run = runEntrypoint(unpacked(), ['agent', '--kubernetes', '--node', 'n1', '--pin-root', pinRoot]);
+    // No metrics server: it would listen on the host's loopback (the chroot shares its network).
+    const run = runEntrypoint(unpacked(), ['agent', '--kubernetes', '--node', 'n1', '--pin-root', pinRoot, '--metrics-port', '0']);
     assert.deepEqual(run, {
       status: 1,
       stdout: '',

@@ -1,6 +1,6 @@
 /**
- * Running the kernel's own tools (ip, nft) for the few jobs where they are the interface: throw-away
- * namespaces, the probe. Failures carry the command and its stderr.
+ * Running external tools where they are the interface (ip and nft for the kernel; helm and kubectl in the
+ * lab): throw-away namespaces, the probe, the chart install. Failures carry the command and its stderr.
  */
 import { execFileSync } from 'node:child_process';
 

@@ -7,10 +7,9 @@
  * (lab.ts starts them with --kubernetes).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parse as parseYaml } from 'yaml';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
@@ -51,9 +50,8 @@ function writeUsers(topology: LabTopology, runDir: string, cluster: string): Map
 
 /** The server and CA of a cluster's API server, from the admin kubeconfig it wrote. */
 function serverOf(runDir: string, cluster: string): { server: string; ca: string } {
-  const config = parseYaml(readFileSync(kubeconfigPath(runDir, cluster), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
-  const { server, 'certificate-authority-data': ca } = config.clusters[0]!.cluster;
-  return { server, ca: Buffer.from(ca, 'base64').toString() };
+  const { server, caData } = clusterKubeConfig(runDir, cluster).getCurrentCluster()!;
+  return { server, ca: Buffer.from(caData ?? '', 'base64').toString() };
 }
 
 /** Starts each cluster's API server, waits until every one has written its kubeconfig; returns each cluster's user tokens. */

@@ -6,12 +6,12 @@
  * pin root, namespace, metrics port) is given on the command line: the chart and the binaries cannot
  * drift apart without the lab failing.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { chartDirectory } from '../api/write-crds';
-import { StateError } from '../errors';
+import type { ControllerConfigDocument } from '../api/controller-config';
+import { run } from '../kernel/command';
 import { defaultNamespace } from '../k8s/names';
 import { kubeconfigPath } from './control-plane';
 import { k8sTool } from './k8s-tools';
@@ -24,16 +24,8 @@ export const labConfigDir = (runDir: string, cluster: string) => join(runDir, cl
 
 /** What the lab sets in the chart's values (helm/strait/values.yaml), from its controller configuration. */
 export interface LabChartSettings {
-  /** The controller configuration document the standalone lab would write (lab.ts controllerConfig). */
-  config: {
-    clusterId: string;
-    podCIDR: string;
-    externalCIDR: string;
-    peers: (string | { clusterId: string; encryption: string })[];
-    reflections: { to: string; fromPeer: string; podIP: string }[];
-    heartbeatTimeout: number;
-    interval: number;
-  };
+  /** The controller configuration document the lab makes for the cluster (lab.ts controllerConfig). */
+  config: ControllerConfigDocument;
   dataplane: string;
   agentInterval: number;
   podInterfaces: string;
@@ -43,8 +35,8 @@ export interface LabChartSettings {
 export function labChartValues(s: LabChartSettings): object {
   return {
     cluster: { id: s.config.clusterId, podCIDR: s.config.podCIDR, externalCIDR: s.config.externalCIDR },
-    peers: s.config.peers,
-    reflections: s.config.reflections,
+    peers: s.config.peers ?? [],
+    reflections: s.config.reflections ?? [],
     dataplane: s.dataplane,
     encryption: { enabled: s.encryption },
     agent: { interval: s.agentInterval, podInterfaces: s.podInterfaces },
@@ -61,12 +53,8 @@ export const installedDataplane = (runDir: string, cluster: string): string => (
 export function applyChart(runDir: string, cluster: string, values: object): void {
   const valuesFile = valuesPath(runDir, cluster);
   writeFileSync(valuesFile, stringify(values));
-  const manifests = execFileSync(k8sTool('helm'), ['template', labRelease, chartDirectory, '--namespace', defaultNamespace, '--values', valuesFile], { encoding: 'utf8' });
+  const manifests = run([k8sTool('helm'), 'template', labRelease, chartDirectory, '--namespace', defaultNamespace, '--values', valuesFile]);
   writeFileSync(join(runDir, cluster, 'manifests.yaml'), manifests);
-  try {
-    execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), 'apply', '-f', '-'], { input: manifests, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
-  } catch (err) {
-    throw new StateError(`kubectl apply of the chart to ${cluster} failed: ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`);
-  }
+  run([k8sTool('kubectl'), '--kubeconfig', kubeconfigPath(runDir, cluster), 'apply', '-f', '-'], manifests);
 }
 

@@ -14,7 +14,8 @@ import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
-import { type LabChartSettings, installedDataplane, labConfigDir } from './lab-chart';
+import type { ControllerConfigDocument } from '../api/controller-config';
+import { installedDataplane, labConfigDir } from './lab-chart';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
 import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
@@ -83,9 +84,9 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
 /** Seconds between an agent's reconciles and heartbeats in the lab. */
 const agentInterval = 0.25;
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): LabChartSettings['config'] {
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): ControllerConfigDocument {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
-    .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' } : peer));
+    .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' as const } : peer));
   return {
     clusterId: cluster.id,
     ...(onKubernetes ? {} : { runDir }),

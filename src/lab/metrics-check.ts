@@ -6,6 +6,7 @@
  * ready. Counters that move between the two readings (a late packet) are read again.
  */
 import { inspectNode } from '../datapath/inspect';
+import { parseSamples, sampleValue } from '../metrics/exposition';
 import type { ClusterState } from './lab-state';
 import { labMetricsPort, nodePinRoot } from './lab';
 import type { LabTopology } from './topology';
@@ -14,16 +15,6 @@ export interface MetricsResult {
   node: string;
   ok: boolean;
   detail: string;
-}
-
-/** The samples of one metric in Prometheus' text format: the labels as text (`peer="b",direction="tx"`) → value. */
-export function samplesOf(text: string, metric: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m && m[1] === metric) samples.set(m[2] ?? '', Number(m[3]));
-  }
-  return samples;
 }
 
 async function get(port: number, path: string): Promise<{ status: number; text: string }> {
@@ -40,10 +31,9 @@ function inspected(node: string, names: ReadonlyMap<number, string>): string {
 }
 
 function scraped(text: string, names: ReadonlyMap<number, string>): string {
-  const packets = samplesOf(text, 'strait_agent_peer_packets_total');
-  const bytes = samplesOf(text, 'strait_agent_peer_bytes_total');
-  const value = (m: Map<string, number>, peer: string, direction: string) => m.get(`peer="${peer}",direction="${direction}"`);
-  return [...names.values()].map((peer) => `${peer} tx ${value(packets, peer, 'tx')}/${value(bytes, peer, 'tx')} rx ${value(packets, peer, 'rx')}/${value(bytes, peer, 'rx')}`).sort().join('; ');
+  const samples = parseSamples(text);
+  const value = (unit: 'packets' | 'bytes', peer: string, direction: string) => sampleValue(samples, `strait_agent_peer_${unit}_total`, { peer, direction });
+  return [...names.values()].map((peer) => `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`).sort().join('; ');
 }
 
 export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>): Promise<MetricsResult[]> {
@@ -55,7 +45,7 @@ export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyM
       const dataplane = state?.status?.dataplane ?? 'unknown';
       const ready = await get(port, '/readyz');
       const first = await get(port, '/metrics');
-      const dataplaneSample = samplesOf(first.text, 'strait_agent_dataplane').get(`dataplane="${dataplane}"`);
+      const dataplaneSample = sampleValue(parseSamples(first.text), 'strait_agent_dataplane', { dataplane });
       const problems: string[] = [];
       if (ready.status !== 200) problems.push(`/readyz ${ready.status} ${ready.text.trim()}`);
       if (dataplaneSample !== 1) problems.push(`strait_agent_dataplane{dataplane="${dataplane}"} is ${dataplaneSample}`);

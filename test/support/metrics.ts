@@ -1,6 +1,9 @@
 /** Scraping a strait process's metrics and health server over HTTP, and reading samples out of the text. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Sample, parseSamples } from '../../src/metrics/exposition';
+
+export { type Sample, parseSamples };
 
 export interface Answer {
   status: number;
@@ -20,22 +23,6 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The samples of a Prometheus text exposition (comments left out; label values without escapes, as strait's are). */
-export function parseSamples(text: string): Sample[] {
-  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not a sample line: ${line}`);
-    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    return { name: match[1]!, labels, value: Number(match[3]) };
-  });
 }
 
 /** The samples of one metric, each as "label=value ... value" (labels in name order), sorted: to compare with a literal list. */

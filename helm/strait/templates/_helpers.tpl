@@ -74,8 +74,5 @@ app.kubernetes.io/component: {{ .component }}
 httpGet:
   path: {{ .path }}
   port: {{ .port }}
-  {{- with .host }}
-  host: {{ . }}
-  {{- end }}
 {{- toYaml .values | nindent 0 }}
 {{- end }}

@@ -37,16 +37,18 @@ export function failureSummary(outcome: { results: CheckResult[]; wire: WireResu
 
 /**
  * How long the lab may take, for machines slower than a host (an emulated VM starts a node process in
- * seconds): convergence, the start of each probe process, and how many probes run at once. The probes'
- * own wait for an answer does not change: a path must answer as fast everywhere.
+ * seconds): convergence, the start of each probe process, how many probes run at once, and how long an
+ * agent's metrics server may take to answer a scrape. The probes' own wait for an answer does not
+ * change: a path must answer as fast everywhere.
  */
 export interface LabPace {
   convergeTimeoutMs: number;
   probeStartTimeoutMs: number;
   concurrency: number;
+  scrapeTimeoutMs: number;
 }
 
-export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4 };
+export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4, scrapeTimeoutMs: 5_000 };
 
 export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; metrics: MetricsResult[]; failed: number }> {
   const topology = savedTopology(runDir);
@@ -60,7 +62,7 @@ export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace
   const wire = readWire(topology);
   // And every agent's /metrics against inspect of the same node.
   const state = await openLabState(runDir, topology);
-  const metrics = await checkAgentMetrics(topology, await readLabState(topology, state)).finally(() => state.close());
+  const metrics = await checkAgentMetrics(topology, await readLabState(topology, state), pace.scrapeTimeoutMs).finally(() => state.close());
   const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length + metrics.filter((m) => !m.ok).length;
   say('');
   say(resultTable(results));

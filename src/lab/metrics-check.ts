@@ -17,8 +17,8 @@ export interface MetricsResult {
   detail: string;
 }
 
-async function get(port: number, path: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
+async function get(port: number, path: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
   return { status: response.status, text: await response.text() };
 }
 
@@ -36,15 +36,16 @@ function scraped(text: string, names: ReadonlyMap<number, string>): string {
   return [...names.values()].map((peer) => `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`).sort().join('; ');
 }
 
-export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>): Promise<MetricsResult[]> {
+/** `timeoutMs`: how long one scrape may take (LabPace.scrapeTimeoutMs). */
+export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>, timeoutMs: number): Promise<MetricsResult[]> {
   const results: MetricsResult[] = [];
   for (const cluster of topology.clusters) {
     for (const node of cluster.nodes) {
       const state = states.get(cluster.id)!.nodes.get(node.name);
       const port = labMetricsPort(topology, `agent-${node.name}`);
       const dataplane = state?.status?.dataplane ?? 'unknown';
-      const ready = await get(port, '/readyz');
-      const first = await get(port, '/metrics');
+      const ready = await get(port, '/readyz', timeoutMs);
+      const first = await get(port, '/metrics', timeoutMs);
       const dataplaneSample = sampleValue(parseSamples(first.text), 'strait_agent_dataplane', { dataplane });
       const problems: string[] = [];
       if (ready.status !== 200) problems.push(`/readyz ${ready.status} ${ready.text.trim()}`);
@@ -55,7 +56,7 @@ export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyM
         let agreed = false;
         for (let attempt = 0; attempt < 5 && !agreed; attempt++) {
           const before = inspected(node.name, names);
-          const metrics = scraped((await get(port, '/metrics')).text, names);
+          const metrics = scraped((await get(port, '/metrics', timeoutMs)).text, names);
           const after = inspected(node.name, names);
           if (before !== after) continue;
           agreed = metrics === before;

@@ -48,7 +48,9 @@ static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const stru
 {
 	if (from == to)
 		return 0;
-	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0) ||
+	/* A CHECKSUM_COMPLETE skb's sum stays right when the L4 checksum moves with the port; a zero UDP
+	 * checksum does not move, so the store itself must update skb->csum. */
+	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), p->udp_nocsum ? BPF_F_RECOMPUTE_CSUM : 0) ||
 	    bpf_l4_csum_replace(skb, p->l4_csum, from, to, strait_l4_flags(p) | sizeof(to)))
 		return -1;
 	return 0;

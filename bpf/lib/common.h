@@ -12,7 +12,7 @@ struct strait_cidr {
 
 #define STRAIT_F_GATEWAY (1u << 0)
 
-/* The node's settings; one element at key 0 of a hash map, so an update swaps it whole. */
+/* The node's settings; the one element (key 0) of an array map. All zero: not programmed yet. */
 struct strait_config {
 	struct strait_cidr pod_cidr;      /* the home cluster's PodCIDR */
 	struct strait_cidr external_cidr; /* the home cluster's ExternalCIDR */

@@ -23,3 +23,13 @@ static __always_inline __u16 strait_csum_replace4(__u16 check, __u32 from, __u32
 	check = strait_csum_replace2(check, (__u16)(from >> 16), (__u16)(to >> 16));
 	return strait_csum_replace2(check, (__u16)from, (__u16)to);
 }
+
+/* What bpf_csum_diff gives for two adjacent 32-bit words `from` → `to` (an unfolded 32-bit sum of
+ * ~from + to), without the helper call: the "diff" the csum_replace helpers take. */
+static __always_inline __wsum strait_csum_diff8(__u32 from0, __u32 from1, __u32 to0, __u32 to1)
+{
+	__u64 sum = (__u64)(__u32)~from0 + (__u32)~from1 + to0 + to1;
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return (__wsum)sum;
+}

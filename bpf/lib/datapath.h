@@ -60,7 +60,10 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 		return strait_drop(STRAIT_DROP_NOT_OURS);
 	}
 
-	const struct strait_route *onward = strait_lpm(&strait_routes, x.daddr);
+	/* The IPAM keeps remote prefixes (home view) out of our PodCIDR, and pod prefixes of our nodes are
+	 * inside it: a destination there has no onward route to look up, one elsewhere no node. */
+	bool ours = strait_in(x.daddr, &cfg->pod_cidr);
+	const struct strait_route *onward = ours ? 0 : strait_lpm(&strait_routes, x.daddr);
 	if (onward) {
 		/* Hub transit. A reflected endpoint answers from its ExternalCIDR address (stateless);
 		 * anything else needs a source the other peer can route back to us. */
@@ -81,7 +84,7 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 		return strait_drop(STRAIT_DROP_CSUM);
 	strait_count_peer(peer_id, skb->len, false);
 	/* Symmetric routing: a pod on another node gets the packet from us, the gateway its reply goes to. */
-	const struct strait_node *node = strait_lpm(&strait_nodes, x.daddr);
+	const struct strait_node *node = ours ? strait_lpm(&strait_nodes, x.daddr) : 0;
 	if (node && node->underlay != cfg->node_addr)
 		return strait_encap_overlay(skb, cfg, node->underlay);
 	/* The peer addressed the frame to our tunnel MAC toward it (the peering's wire format), not to the

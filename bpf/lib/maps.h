@@ -7,8 +7,11 @@
 
 #include "common.h"
 
+/* An array: the verifier inlines the lookup of its one element, which always exists (zeroed until the
+ * agent writes it). An update copies in place rather than swapping, so a packet meanwhile may see some
+ * fields old and some new; in operation only the active gateway changes, one aligned word. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct strait_config);
@@ -81,10 +84,13 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } strait_drops SEC(".maps");
 
+/* The node's config, or NULL while the agent has not written it: the element is then all zero, and a
+ * programmed node always names its overlay device (an ifindex is never 0). */
 static __always_inline const struct strait_config *strait_config_get(void)
 {
 	__u32 zero = 0;
-	return bpf_map_lookup_elem(&strait_config, &zero);
+	const struct strait_config *cfg = bpf_map_lookup_elem(&strait_config, &zero);
+	return cfg && cfg->overlay_ifindex ? cfg : 0;
 }
 
 /* The longest route in `map` (strait_routes or strait_nodes) covering `addr`. */

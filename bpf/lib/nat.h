@@ -48,8 +48,24 @@ static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const stru
 {
 	if (from == to)
 		return 0;
-	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0) ||
+	/* A CHECKSUM_COMPLETE skb's sum stays right when the L4 checksum moves with the port; a zero UDP
+	 * checksum does not move, so the store itself must update skb->csum. */
+	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), p->udp_nocsum ? BPF_F_RECOMPUTE_CSUM : 0) ||
 	    bpf_l4_csum_replace(skb, p->l4_csum, from, to, strait_l4_flags(p) | sizeof(to)))
+		return -1;
+	return 0;
+}
+
+/* Both addresses (adjacent in the header): one store and one checksum update per header, with the
+ * difference of the 8 bytes (the helpers' "diff" form: size 0, from 0), instead of two of each. */
+static __always_inline int strait_rewrite_addrs(struct __sk_buff *skb, const struct strait_pkt *p, __be32 saddr, __be32 daddr)
+{
+	__be32 to[2] = { saddr, daddr };
+	__wsum diff = strait_csum_diff8(p->saddr, p->daddr, saddr, daddr);
+	if (bpf_skb_store_bytes(skb, STRAIT_IP_SADDR_OFF, to, sizeof(to), 0) ||
+	    bpf_l3_csum_replace(skb, STRAIT_IP_CSUM_OFF, 0, diff, 0))
+		return -1;
+	if (p->pseudo && bpf_l4_csum_replace(skb, p->l4_csum, 0, diff, BPF_F_PSEUDO_HDR | strait_l4_flags(p)))
 		return -1;
 	return 0;
 }
@@ -57,9 +73,13 @@ static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const stru
 /* Applies `x` to the packet; -1 when a helper failed (the packet may then be half-written: drop it). */
 static __always_inline int strait_apply(struct __sk_buff *skb, const struct strait_pkt *p, const struct strait_xlate *x)
 {
-	if (strait_rewrite_addr(skb, p, STRAIT_IP_SADDR_OFF, p->saddr, x->saddr) ||
-	    strait_rewrite_addr(skb, p, STRAIT_IP_DADDR_OFF, p->daddr, x->daddr))
+	if (x->saddr != p->saddr && x->daddr != p->daddr) {
+		if (strait_rewrite_addrs(skb, p, x->saddr, x->daddr))
+			return -1;
+	} else if (strait_rewrite_addr(skb, p, STRAIT_IP_SADDR_OFF, p->saddr, x->saddr) ||
+		   strait_rewrite_addr(skb, p, STRAIT_IP_DADDR_OFF, p->daddr, x->daddr)) {
 		return -1;
+	}
 	if (p->icmp_echo) {
 		/* One identifier field: whichever side the translation changed. */
 		__be16 id = x->sport != p->sport ? x->sport : x->dport;

@@ -61,6 +61,7 @@ struct strait_pkt {
 	bool later_frag;  /* fragment offset > 0: no L4 header */
 	bool pseudo;      /* the L4 checksum covers the addresses (TCP, UDP) */
 	bool udp;         /* a zero checksum means "none" and must stay zero */
+	bool udp_nocsum;  /* UDP with a zero checksum: nothing compensates a port change in skb->csum */
 	bool icmp_echo;   /* sport/dport hold the identifier */
 	bool icmp_error;  /* quote is valid */
 	__be16 sport;     /* TCP/UDP ports; ICMP echo: the identifier in both */
@@ -148,6 +149,7 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 		p->l4_csum = p->l4 + offsetof(struct udphdr, check);
 		p->pseudo = true;
 		p->udp = true;
+		p->udp_nocsum = udp.check == 0;
 		return STRAIT_PKT_OK;
 	}
 	case IPPROTO_ICMP: {

@@ -1,6 +1,10 @@
 /* Transit SNAT on the hub (docs/datapath.md: why in BPF rather than conntrack). Each flow has two LRU
  * entries: forward (original 5-tuple → allocated port) and reverse (reply 5-tuple → original source).
- * ICMP echo uses its identifier as both ports. */
+ * ICMP echo uses its identifier as both ports.
+ *
+ * An established flow only reads the map: a write per packet (an LRU update takes locks and moves
+ * list nodes) cost more than the rest of the program. Each direction looks up the other half too,
+ * which keeps both halves referenced alike in the LRU, and puts it back if the LRU evicted it alone. */
 #pragma once
 
 #include "maps.h"
@@ -26,6 +30,29 @@ static __always_inline struct strait_flow_key strait_snat_reply_key(const struct
 	return strait_flow(x->daddr, transit, p->icmp_echo ? port : x->dport, port, p->proto);
 }
 
+/* A free port for the flow: its reverse entry is written first, with BPF_NOEXIST, which claims the
+ * port. Taken candidates are found by lookup: a failed insert into a full LRU evicts for nothing. */
+static __always_inline __be16 strait_snat_allocate(const struct strait_pkt *p, const struct strait_xlate *x, __be32 transit,
+						    const struct strait_snat_entry *back)
+{
+	__u32 start = bpf_get_prandom_u32();
+	__be16 first = bpf_htons(STRAIT_SNAT_PORT_MIN + (start & 0x7fff));
+	for (int i = 0; i < STRAIT_SNAT_TRIES; i++) {
+		__be16 candidate = bpf_htons(STRAIT_SNAT_PORT_MIN + ((start + i) & 0x7fff));
+		struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, candidate);
+		if (!bpf_map_lookup_elem(&strait_snat, &rev) && bpf_map_update_elem(&strait_snat, &rev, back, BPF_NOEXIST) == 0)
+			return candidate;
+	}
+	/* All taken. Nothing expires in an LRU: a map full of finished flows toward this destination
+	 * would refuse it forever, as no insert happens to evict them. This insert fails as well (nothing
+	 * written), but on a full map the LRU first evicts its coldest entries, whose ports the next flows
+	 * find free; and if it evicted this very entry, the port is ours. */
+	struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, first);
+	if (bpf_map_update_elem(&strait_snat, &rev, back, BPF_NOEXIST) == 0)
+		return first;
+	return 0;
+}
+
 /* Forward: the source of `x` becomes transit:port, reusing the flow's port or allocating a free one. */
 static __always_inline int strait_snat_forward(const struct strait_pkt *p, struct strait_xlate *x, __be32 transit)
 {
@@ -37,22 +64,25 @@ static __always_inline int strait_snat_forward(const struct strait_pkt *p, struc
 	__be16 port = 0;
 	if (known) {
 		port = known->port;
-		/* The LRU may have evicted the reverse half alone. */
 		struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, port);
-		bpf_map_update_elem(&strait_snat, &rev, &back, BPF_ANY);
-	} else {
-		__u32 start = bpf_get_prandom_u32();
-		for (int i = 0; i < STRAIT_SNAT_TRIES && !port; i++) {
-			__be16 candidate = bpf_htons(STRAIT_SNAT_PORT_MIN + ((start + i) & 0x7fff));
-			struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, candidate);
-			if (bpf_map_update_elem(&strait_snat, &rev, &back, BPF_NOEXIST) == 0)
-				port = candidate;
-		}
+		struct strait_snat_entry *r = bpf_map_lookup_elem(&strait_snat, &rev);
+		/* The reverse half evicted alone: put it back, unless another flow took the port meanwhile
+		 * (then, as when the insert finds it taken, this flow needs a new port). */
+		if (!r && bpf_map_update_elem(&strait_snat, &rev, &back, BPF_NOEXIST) != 0)
+			r = bpf_map_lookup_elem(&strait_snat, &rev);
+		if (r && (r->addr != back.addr || r->port != back.port))
+			known = 0;
+	}
+	if (!known) {
+		port = strait_snat_allocate(p, x, transit, &back);
 		if (!port)
 			return -1;
 		struct strait_snat_entry out = { .addr = transit, .port = port };
-		if (bpf_map_update_elem(&strait_snat, &fwd, &out, BPF_ANY))
+		if (bpf_map_update_elem(&strait_snat, &fwd, &out, BPF_ANY)) {
+			struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, port);
+			bpf_map_delete_elem(&strait_snat, &rev);
 			return -1;
+		}
 	}
 	x->saddr = transit;
 	if (p->icmp_echo)
@@ -67,13 +97,22 @@ static __always_inline int strait_snat_reverse(const struct strait_pkt *p, struc
 	if (!strait_snat_possible(p))
 		return -1;
 	struct strait_flow_key rev = strait_flow(x->saddr, x->daddr, x->sport, x->dport, p->proto);
-	struct strait_snat_entry *orig = bpf_map_lookup_elem(&strait_snat, &rev);
-	if (!orig)
+	struct strait_snat_entry *found = bpf_map_lookup_elem(&strait_snat, &rev);
+	if (!found)
 		return -1;
-	x->daddr = orig->addr;
+	/* A copy: an insert into a full LRU may recycle the element `found` points to. */
+	struct strait_snat_entry orig = *found;
+	/* The forward half evicted alone: put it back, so the flow's next packet keeps its port. If it
+	 * is there with another port, the flow moved on: leave it. */
+	struct strait_flow_key fwd = strait_flow(orig.addr, x->saddr, orig.port, p->icmp_echo ? orig.port : x->sport, p->proto);
+	if (!bpf_map_lookup_elem(&strait_snat, &fwd)) {
+		struct strait_snat_entry out = { .addr = x->daddr, .port = x->dport };
+		bpf_map_update_elem(&strait_snat, &fwd, &out, BPF_NOEXIST);
+	}
+	x->daddr = orig.addr;
 	if (p->icmp_echo)
-		x->sport = orig->port;
-	x->dport = orig->port;
+		x->sport = orig.port;
+	x->dport = orig.port;
 	return 0;
 }
 

@@ -11,7 +11,7 @@ namespace strait {
 
 namespace {
 
-// Runs a program on a packet: { data, dataSizeOut, repeat, ctx } -> { retval, duration, data }.
+// Runs a program on a packet: { data, dataSizeOut, repeat, ctx, flags } -> { retval, duration, data }.
 // `duration` is the kernel's mean ns per run over `repeat` runs.
 Napi::Value ProgTestRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -29,6 +29,7 @@ Napi::Value ProgTestRun(const Napi::CallbackInfo& info) {
     opts.ctx_in = ctx.Data();
     opts.ctx_size_in = static_cast<uint32_t>(ctx.Length());
   }
+  if (!IsAbsent(info[5])) opts.flags = ArgU32(info, 5, "flags");
   if (bpf_prog_test_run_opts(fd, &opts) != 0) ThrowBpfError(env, "program test run", errno);
   Napi::Object result = Napi::Object::New(env);
   result.Set("retval", opts.retval);

@@ -71,7 +71,7 @@ export interface NativeBinding {
   mapInfo(fd: number): NativeMapInfo;
   mapCreate(type: number, name: string, keySize: number, valueSize: number, maxEntries: number, flags: number, innerMapFd: number | null): number;
   numPossibleCpus(): number;
-  progTestRun(fd: number, data: Buffer, dataSizeOut: number, repeat: number, ctx: Buffer | null): { retval: number; duration: number; data: Buffer };
+  progTestRun(fd: number, data: Buffer, dataSizeOut: number, repeat: number, ctx: Buffer | null, flags: number): { retval: number; duration: number; data: Buffer };
   progInfo(fd: number): { id: number; name: string; type: number; tag: string };
   progLoadInsns(type: number, insns: Buffer): number;
   objPin(fd: number, path: string): void;

@@ -3,6 +3,7 @@
  * adjust it (globals, map sizes, pin paths, maps to reuse), then `load` verifies and creates the kernel
  * objects off the event loop. The object owns the fds of its maps and programs until `close`.
  */
+import { existsSync, unlinkSync } from 'node:fs';
 import { type Codec, encode } from './codec';
 import { BpfMap } from './map';
 import { native, type NativeMapSpec } from './native';
@@ -75,6 +76,32 @@ export class BpfObject {
   /** Pins `map` at `path` at load (reusing a compatible map already pinned there); null: no pinning. */
   setPinPath(map: string, path: string | null): void {
     native().objectSetPinPath(this.handle, map, path);
+  }
+
+  /**
+   * Before load: unpins each map pinned where this object pins one that it could not reuse (another
+   * type, key or value size, max_entries or flags: another build's layout), so load creates it afresh
+   * instead of failing. Whatever still holds the old map (attached programs) keeps it until released.
+   * Returns the names of the maps unpinned.
+   */
+  unpinIncompatible(): string[] {
+    const unpinned: string[] = [];
+    for (const spec of this.maps()) {
+      if (spec.pinPath === null || !existsSync(spec.pinPath)) continue;
+      const fd = native().objGet(spec.pinPath);
+      let pinned;
+      try {
+        pinned = native().mapInfo(fd);
+      } finally {
+        native().closeFd(fd);
+      }
+      const same = pinned.type === spec.type && pinned.keySize === spec.keySize && pinned.valueSize === spec.valueSize &&
+        pinned.maxEntries === spec.maxEntries && pinned.flags === spec.flags;
+      if (same) continue;
+      unlinkSync(spec.pinPath);
+      unpinned.push(spec.name);
+    }
+    return unpinned;
   }
 
   /** Makes the object use an existing map instead of creating one. */

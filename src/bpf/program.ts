@@ -10,7 +10,15 @@ export interface TestRunOptions {
   dataSizeOut?: number;
   /** A `struct __sk_buff` to start from (mark, ifindex...), for TC programs. */
   ctx?: Buffer;
+  /**
+   * The skb arrives CHECKSUM_COMPLETE (skb->csum over the packet, as from a NIC that sums what it
+   * receives), and the kernel fails the run with EBADMSG if the program left skb->csum wrong
+   * (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, kernel 6.12).
+   */
+  checksumComplete?: boolean;
 }
+
+const BPF_F_TEST_SKB_CHECKSUM_COMPLETE = 1 << 2;
 
 export interface TestRunResult {
   retval: number;
@@ -54,7 +62,7 @@ export class BpfProgram {
 
   /** BPF_PROG_TEST_RUN: runs the program on `data` in the kernel. */
   testRun(data: Buffer, options: TestRunOptions = {}): TestRunResult {
-    const r = native().progTestRun(this.fd, data, options.dataSizeOut ?? data.length + 256, options.repeat ?? 1, options.ctx ?? null);
+    const r = native().progTestRun(this.fd, data, options.dataSizeOut ?? data.length + 256, options.repeat ?? 1, options.ctx ?? null, options.checksumComplete ? BPF_F_TEST_SKB_CHECKSUM_COMPLETE : 0);
     return { retval: r.retval, durationNs: r.duration, data: r.data };
   }
 

@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../bpf';
 import { StateError } from '../errors';
-import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, maps } from './layout';
+import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, configProgrammed, maps } from './layout';
 
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
 export type InspectSection = (typeof inspectSections)[number];
@@ -203,7 +203,7 @@ export function readCounters(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCou
 
 function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
   const c = m.config.lookup(CONFIG_KEY);
-  if (c === undefined) return null;
+  if (c === undefined || !configProgrammed(c)) return null;
   return {
     role: c.flags & Flags.Gateway ? 'gateway' : 'worker',
     podCIDR: cidrText(c.podCidr),

@@ -91,6 +91,13 @@ export const maps = {
 /** The key of strait_config's single element. */
 export const CONFIG_KEY = 0;
 
+/**
+ * Whether a strait_config value is one the agent wrote: the map is an array, whose element exists zeroed
+ * before that, and a programmed node always names its overlay device. The datapath's test
+ * (strait_config_get in bpf/lib/maps.h).
+ */
+export const configProgrammed = (c: CodecValue<typeof config>): boolean => c.overlayIfindex !== 0;
+
 /** Opens every datapath map of a loaded object through its codecs (per-CPU values: one per CPU). */
 export function openMaps(obj: BpfObject) {
   const m = maps;

@@ -81,19 +81,26 @@ export class NodeDatapath {
     private readonly obj: BpfObject,
     readonly maps: DatapathMaps,
     private readonly options: NodeDatapathOptions,
+    /** Maps an earlier build pinned with another layout, created afresh by this load (apply refills them). */
+    readonly replacedMaps: readonly string[],
   ) {}
 
-  /** Loads the programs, reusing the maps pinned under `pinRoot` by an earlier run. */
+  /**
+   * Loads the programs, reusing the maps pinned under `pinRoot` by an earlier run; one pinned by another
+   * build with a layout this one cannot use (e.g. strait_config, once a hash) is replaced. The programs
+   * still attached keep the old map until apply swaps them, after writing the new one.
+   */
   static async load(options: NodeDatapathOptions): Promise<NodeDatapath> {
     ensureBpffs();
     mkdirSync(linksDir(options.pinRoot), { recursive: true });
-    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot });
+    let replaced: string[] = [];
+    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => { replaced = o.unpinIncompatible(); });
     try {
       for (const name of Object.values(Program)) {
         const prog = obj.program(name);
         pinFd(prog.fd, programPin(options.pinRoot, name, prog.info().id));
       }
-      return new NodeDatapath(obj, openMaps(obj), options);
+      return new NodeDatapath(obj, openMaps(obj), options, replaced);
     } catch (err) {
       obj.close();
       throw err;

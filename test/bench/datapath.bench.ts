@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram } from '../../src/bpf';
-import { configFor, Datapath, peerP, TC_ACT_OK, TC_ACT_REDIRECT } from '../datapath/fixture';
+import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../datapath/fixture';
 import { frame } from '../support/packet';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';
 import { type BenchFigure, type BenchSuite, median } from './result';
@@ -84,6 +84,43 @@ async function toPeerFigure(measure: Measure): Promise<Measured> {
   }
 }
 
+/**
+ * strait_from_overlay on the hub: an established transit flow (NatMapping DNAT, SNAT to the transit
+ * address through strait_snat, toPeer). For the 2-cycle each peer sees our ExternalCIDR inside its own
+ * remote PodCIDR, so the translated packet is again a transit packet, from the other peer: flow 1 goes
+ * from Q's 100.65.1.250:40001 to P's 100.64.1.9:53 and leaves as P's view of the transit address,
+ * 100.64.1.250:50000; that is flow 2, toward Q's 100.65.1.8:53, which leaves from 100.65.1.250:40001
+ * again. Both flows are in strait_snat (both halves) with those ports, as after their first packets.
+ */
+async function transitFigure(measure: Measure): Promise<Measured> {
+  const dp = await Datapath.load();
+  try {
+    const external = { addr: '10.201.5.0', prefixLen: 24 };
+    const transit = '10.201.5.250';
+    dp.maps.config.update(0, configFor('gateway', { externalCidr: external, transitAddr: transit }));
+    const pSees = { addr: '100.64.1.0', prefixLen: 24 };
+    const qSees = { addr: '100.65.1.0', prefixLen: 24 };
+    dp.addPeer({ ...peerP, remotePod: pSees, localNatExternal: pSees });
+    dp.addPeer({ ...peerQ, remotePod: qSees, localNatExternal: qSees });
+    const [pPod, qPod, pTransit, qTransit] = ['100.64.1.9', '100.65.1.8', '100.64.1.250', '100.65.1.250'];
+    dp.mapExternal('10.201.5.8', pPod); // Q sends to 100.65.1.8
+    dp.mapExternal('10.201.5.9', qPod); // P sends to 100.64.1.9
+    const udp = 17;
+    const flow = (saddr: string, daddr: string, sport: number, port: number) => {
+      dp.maps.snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port });
+      dp.maps.snat.update({ saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp }, { addr: saddr, port: sport });
+    };
+    flow(qTransit, pPod, 40001, 50000);
+    flow(pTransit, qPod, 50000, 40001);
+    const input = frame({ src: qTransit, dst: '100.65.1.8' }, { kind: 'udp', sport: 40001, dport: 53, payload: Buffer.alloc(22) });
+    assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_REDIRECT);
+    assert.equal([...dp.maps.snat.keys()].length, 4, 'no new flow');
+    return measure(dp.prog('fromOverlay'), input);
+  } finally {
+    dp.close();
+  }
+}
+
 export const run: BenchSuite = async () => {
   const empty = await BpfObject.load(emptyProgramPath);
   try {
@@ -92,6 +129,7 @@ export const run: BenchSuite = async () => {
     for (const count of SIZES) {
       measured.push([`strait_from_overlay, gateway, UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`, await natMappingFigure(count, measure)]);
     }
+    measured.push(['strait_from_overlay, hub, UDP of an established transit flow (NatMapping, SNAT, toward the other peer)', await transitFigure(measure)]);
     measured.push(['strait_from_pod, gateway, UDP toward a peer (source translated, tunnel key, redirect)', await toPeerFigure(measure)]);
     const note = '64-byte frame, median of 5 x 1M';
     return [

@@ -200,6 +200,14 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     assert.equal(config?.activeGatewayAddress, '192.0.2.11');
   });
 
+  it('a node the agent has not programmed: strait_config holds its zeroed element, reported as no config', async () => {
+    const pins = tempPinDir();
+    node = { obj: await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir }), pins };
+    const report = inspectNode(pins.dir);
+    assert.equal(report.config, null);
+    assert.match(runCli(['inspect', '--pin-root', pins.dir, '--section', 'config']).stdout, /^ {2}\(empty: the agent has not programmed this node yet\)$/m);
+  });
+
   it('flags routes naming no peer or no known kind, and NatMappings whose reverse is missing or different', async () => {
     node = await programmedNode(hubSpecWith((s) => s.natMappings.push({ externalAddress: '10.50.0.3', endpointAddress: '10.0.1.9' })));
     const maps = layout.openMaps(node.obj);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfProgram, ProgType, attachClsact, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../src/bpf';
+import { BpfMap, BpfProgram, MapType, ProgType, attachClsact, u32, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../src/bpf';
 import * as layout from '../../src/datapath/layout';
 import { NodeDatapath, cleanupNode, findAttachments, straitSlot } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
@@ -127,6 +127,35 @@ describe('NodeDatapath (real kernel)', function () {
       assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.program}@${a.progId}`).sort(), secondPins);
     } finally {
       second.close();
+    }
+  });
+
+  it('an upgrade over an earlier layout: strait_config pinned as a 1-entry hash is replaced by the array, and the node is programmed', async () => {
+    const old = BpfMap.create({ type: MapType.Hash, name: 'strait_config', key: u32, value: layout.config, maxEntries: 1 });
+    const peers = BpfMap.create({ type: MapType.Hash, name: 'strait_peers', key: u32, value: layout.peer, maxEntries: 256 });
+    try {
+      old.pin(join(pinRoot, 'strait_config'));
+      peers.pin(join(pinRoot, 'strait_peers'));
+    } finally {
+      old.close();
+      peers.close();
+    }
+    const dp = await NodeDatapath.load(options);
+    try {
+      assert.deepEqual(dp.replacedMaps, ['strait_config'], 'only the map of another layout');
+      assert.equal(dp.maps.config.type, MapType.Array);
+      assert.equal(dp.maps.peers.info.name, 'strait_peers');
+      dp.apply(spec('gateway'));
+      assert.equal(dp.maps.config.lookup(layout.CONFIG_KEY)?.transitAddr, '10.50.0.254');
+      const pinned = BpfMap.openPinned(join(pinRoot, 'strait_config'), u32, layout.config);
+      try {
+        assert.equal(pinned.type, MapType.Array, 'the pin is the new map');
+        assert.equal(pinned.lookup(layout.CONFIG_KEY)?.transitAddr, '10.50.0.254');
+      } finally {
+        pinned.close();
+      }
+    } finally {
+      dp.close();
     }
   });
 

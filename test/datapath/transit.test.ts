@@ -115,12 +115,63 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     dp.expectDrop('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(33333)), DropReason.TransitState);
   });
 
-  it('puts back the reverse half of a flow the LRU evicted alone at its next packet', () => {
-    const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
-    const port = flows.UDP!.portOf(send().data);
-    assert.equal(dp.maps.snat.delete(replyKey(port)), true);
-    assert.equal(flows.UDP!.portOf(send().data), port, 'the flow keeps its port');
-    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), macsToward(peerQ)));
+  describe('a flow whose half the LRU evicted alone keeps its port', () => {
+    /** strait_snat's keys for each flow kind from Q's pod port/id 40001, and for the reply to transit:port. */
+    const keys: Record<string, { forward: ReturnType<typeof forwardKey>; reply: (port: number) => ReturnType<typeof replyKey> }> = {
+      TCP: { forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 443, proto: 6 }, reply: (port) => ({ saddr: pPod, daddr: home.transit, sport: 443, dport: port, proto: 6 }) },
+      UDP: { forward: forwardKey(40001), reply: replyKey },
+      'ICMP echo': { forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 40001, proto: 1 }, reply: (id) => ({ saddr: pPod, daddr: home.transit, sport: id, dport: id, proto: 1 }) },
+    };
+    for (const [what, key] of Object.entries(keys)) {
+      const flow = flows[what]!;
+      const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001)));
+      const reply = (port: number) => dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)));
+
+      it(`${what}: the next forward packet puts the reverse half back`, () => {
+        const port = flow.portOf(send().data);
+        assert.equal(dp.maps.snat.delete(key.reply(port)), true);
+        assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
+        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001 }, 'the reverse half is back');
+        reply(port);
+      });
+
+      it(`${what}: the next reply puts the forward half back`, () => {
+        const port = flow.portOf(send().data);
+        assert.equal(dp.maps.snat.delete(key.forward), true);
+        reply(port);
+        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port }, 'the forward half is back');
+        assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
+        assert.equal([...dp.maps.snat.keys()].length, 2, 'one flow, two halves');
+      });
+    }
+
+    it('a forward packet whose port another flow took meanwhile gets a new port, and leaves the other flow alone', () => {
+      const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
+      const port = flows.UDP!.portOf(send().data);
+      // The reverse half evicted, and its port given to another flow from Q (10.32.1.3:40005).
+      dp.maps.snat.update(replyKey(port), { addr: '10.32.1.3', port: 40005 });
+      const moved = flows.UDP!.portOf(send().data);
+      assert.notEqual(moved, port);
+      assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001 });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005 }, "the other flow's reverse half is untouched");
+    });
+  });
+
+  it('a forward packet of an established flow writes nothing: 3,000 of them in a strait_snat of 2 entries leave both halves as they were', async () => {
+    // An update, even of an existing key, takes a free node first; a full LRU evicts an entry to find one.
+    const full = (await Datapath.load((obj) => obj.setMaxEntries('strait_snat', 2))).program('gateway');
+    try {
+      const send = () => full.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
+      const port = flows.UDP!.portOf(send().data);
+      const halves = () => [...full.maps.snat.entries()].map(([k, v]) => `${JSON.stringify(k)} ${JSON.stringify(v)}`).sort();
+      const expected = [`${JSON.stringify(forwardKey(40001))} ${JSON.stringify({ addr: home.transit, port })}`, `${JSON.stringify(replyKey(port))} ${JSON.stringify({ addr: qPod, port: 40001 })}`].sort();
+      assert.deepEqual(halves(), expected);
+      for (let i = 0; i < 3000; i++) assert.equal(flows.UDP!.portOf(send().data), port, `packet ${i + 2} keeps the port`);
+      assert.deepEqual(halves(), expected);
+    } finally {
+      full.close();
+    }
   });
 
   it('drops a new flow as TransitState when STRAIT_SNAT_TRIES (8) ports in a row are taken, and finds the one free port among 8 otherwise', () => {

@@ -285,6 +285,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     });
     try {
       log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+      if (dataplane.replacedMaps) log.warn({ maps: dataplane.replacedMaps }, 'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply');
       const { source } = control.ports;
       const agent = new Agent(control.ports, dataplane, log, served?.metrics);
       running = agent;

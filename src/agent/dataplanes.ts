@@ -24,6 +24,8 @@ export interface NodeDataplane {
   apply(spec: NodeDataplaneSpec): { changes?: Record<string, unknown>; conflicts: string[] };
   /** Packets and bytes per peer and drops per reason, as counted now; absent where nothing counts them (the kernel fallback). */
   counters?(): DatapathCounters;
+  /** Maps pinned by an earlier build with another layout, replaced when this one loaded (logged at start). */
+  readonly replacedMaps?: readonly string[];
   /** Releases this process's handles; what was programmed stays. */
   close(): void;
 }
@@ -51,10 +53,11 @@ function refuseEncryption(spec: NodeDataplaneSpec): void {
 }
 
 /** `counters` reads the datapath's counter maps (tests that fake the datapath have none). */
-export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'>, netns?: string, counters?: () => DatapathCounters): NodeDataplane {
+export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'> & Partial<Pick<NodeDatapath, 'replacedMaps'>>, netns?: string, counters?: () => DatapathCounters): NodeDataplane {
   return {
     kind: 'ebpf',
     ...(counters === undefined ? {} : { counters }),
+    ...(datapath.replacedMaps?.length ? { replacedMaps: datapath.replacedMaps } : {}),
     validate: (spec) => {
       requireIpv4(spec, 'the eBPF datapath');
       refuseEncryption(spec);

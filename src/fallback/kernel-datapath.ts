@@ -9,7 +9,7 @@ import { reconcileNeighbours } from '../kernel/neighbours';
 import { type Route, reconcileRoutes } from '../kernel/routes';
 import { reconcileRules } from '../kernel/rules';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { reconcileTunnelDevices } from '../kernel/tunnel-devices';
+import { type DeviceChanges, reconcileTunnelDevices } from '../kernel/tunnel-devices';
 import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
 import { type ApplyResult as IpsecApplyResult, IpsecError, applyIpsec, removeIpsec } from './ipsec-apply';
 import type { Secret } from './ipsec-keys';
@@ -20,7 +20,7 @@ import { natRuleset } from './nat-ruleset';
 import { type RoutePlan, planKernelRouting } from './routing-plan';
 
 export interface KernelApplyResult {
-  devices: { created: string[]; recreated: string[]; deleted: string[] };
+  devices: DeviceChanges;
   fdb: number;
   neighbours: number;
   routes: number;
@@ -136,7 +136,7 @@ export class KernelDatapath {
 
 /** Whether an apply changed anything (for one log line per change, not per tick). */
 export function kernelApplyChanged(r: KernelApplyResult): boolean {
-  return r.devices.created.length + r.devices.recreated.length + r.devices.deleted.length + r.fdb + r.neighbours + r.routes + r.rules +
+  return r.devices.created.length + r.devices.recreated.length + r.devices.deleted.length + r.devices.mtuChanged.length + r.fdb + r.neighbours + r.routes + r.rules +
     r.ipsec.added + r.ipsec.updated + r.ipsec.removed > 0 || r.natChanged || r.failed.length > 0;
 }
 

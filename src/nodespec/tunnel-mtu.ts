@@ -31,3 +31,17 @@ export function tunnelMtu(encapsulation: Encapsulation, underlayMtu: number, ove
 
 /** The largest TCP segment a tunnel of `mtu` carries whole: less IPv4 and TCP headers without options (40). */
 export const clampedMss = (mtu: number) => mtu - 40;
+
+/** Assumed when no device of the node holds its tunnels' source address (one behind NAT): Ethernet's. */
+export const defaultUnderlayMtu = 1500;
+
+/** Both tunnel MTUs of a node. */
+export interface TunnelMtus {
+  vxlan: number;
+  ipsec: number;
+}
+
+export const tunnelMtus = (underlayMtu: number, override?: number): TunnelMtus => ({
+  vxlan: tunnelMtu('vxlan', underlayMtu, override),
+  ipsec: tunnelMtu('ipsec', underlayMtu, override),
+});

@@ -67,6 +67,9 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
       // An MSS kind in the last byte, with no room for its length.
       const cut = options(NOP, NOP, NOP, Buffer.from([2]));
       worker.expect('fromPod', frame({ src: localPod, dst: podOfP }, syn(cut)), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfP }, syn(cut), overlayMacs));
+      // An MSS option whose value would be the first bytes of the payload (1460 there): the payload stays.
+      const past = { ...syn(options(Buffer.alloc(38, 1), Buffer.from([2, 4]))), payload: Buffer.from([0x05, 0xb4, 0, 0]) };
+      worker.expect('fromPod', frame({ src: localPod, dst: podOfP }, past), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfP }, past, overlayMacs));
     });
 
     it('does not touch the MSS of a segment without SYN (a payload may look like options)', () => {

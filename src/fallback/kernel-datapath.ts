@@ -8,6 +8,7 @@ import { reconcileFdb } from '../kernel/fdb';
 import { reconcileNeighbours } from '../kernel/neighbours';
 import { type Route, reconcileRoutes } from '../kernel/routes';
 import { reconcileRules } from '../kernel/rules';
+import { nodeTunnelMtus } from '../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type DeviceChanges, reconcileTunnelDevices } from '../kernel/tunnel-devices';
 import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
@@ -108,7 +109,8 @@ export class KernelDatapath {
 
   apply(spec: NodeDataplaneSpec): KernelApplyResult {
     const { secrets, blocked } = this.ipsecInputs(spec);
-    const plan = planKernelRouting(spec, new Set(blocked.keys()));
+    const mtus = nodeTunnelMtus(spec, this.netns);
+    const plan = planKernelRouting(spec, new Set(blocked.keys()), mtus);
     // Devices before xfrm: an xfrm interface drops what no policy of its if_id matches, so an encrypted
     // peering is never in the clear, also while its states and policies are being installed.
     const devices = reconcileTunnelDevices(plan.devices, isFallbackDevice, this.netns);
@@ -118,7 +120,7 @@ export class KernelDatapath {
       reconcileNeighbours(plan.neighbours.filter((n) => n.device === d.name).map((n) => ({ address: n.address, lladdr: n.mac })), d.name, this.netns));
     const routes = reconcileRoutes(plan.routes.map(kernelRoute), { table: routingTable }, this.netns);
     const rules = reconcileRules(plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })), this.netns);
-    const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice }), this.netns);
+    const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice, overlay: overlayDevice }, mtus), this.netns);
     const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) => c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error}`));
     return {
       devices,

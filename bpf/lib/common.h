@@ -23,7 +23,7 @@ struct strait_config {
 	__u32 overlay_vni;                /* intra-cluster VNI */
 	__u32 flags;                      /* STRAIT_F_* */
 	__u8 overlay_mac[6];              /* MAC of every overlay device: inner frames are addressed to it */
-	__u8 _pad[2];
+	__u16 tunnel_mtu;                 /* largest inner IP packet a tunnel carries unfragmented; 0: unknown */
 };
 
 enum strait_prefix_kind {

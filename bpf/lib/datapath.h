@@ -11,6 +11,7 @@
 #include "common.h"
 #include "counters.h"
 #include "maps.h"
+#include "mtu.h"
 #include "nat.h"
 #include "parse.h"
 #include "snat.h"
@@ -109,6 +110,11 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 		return strait_drop(STRAIT_DROP_NO_CONFIG);
 	if (parsed == STRAIT_PKT_MALFORMED)
 		return strait_drop(STRAIT_DROP_MALFORMED);
+	/* Everything from here on is encapsulated: it must fit the tunnel as the pod sent it. */
+	if (strait_too_big(skb, &p, cfg->tunnel_mtu))
+		return strait_frag_needed(skb, cfg, &p, cfg->tunnel_mtu);
+	if (strait_clamp_mss(skb, &p, cfg->tunnel_mtu))
+		return strait_drop(STRAIT_DROP_CSUM);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))
 		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
 	struct strait_xlate x = strait_xlate_of(&p);
@@ -131,6 +137,10 @@ static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	if (parsed == STRAIT_PKT_MALFORMED)
 		return strait_drop(STRAIT_DROP_MALFORMED);
+	/* From a peer: its SYN or SYN-ACK gets an MSS that fits our tunnels too (the peer's may be larger).
+	 * Toward a peer: a worker clamped it already, so this changes nothing. */
+	if (strait_clamp_mss(skb, &p, cfg->tunnel_mtu))
+		return strait_drop(STRAIT_DROP_CSUM);
 	if (src)
 		return strait_from_peer(skb, cfg, &p, src->peer_id);
 	struct strait_xlate x = strait_xlate_of(&p);

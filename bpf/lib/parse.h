@@ -29,6 +29,7 @@ struct strait_icmphdr {
 #define STRAIT_ICMP_PARAMETERPROB 12
 
 #define STRAIT_IP_OFFSET_MASK 0x1fff
+#define STRAIT_IP_DF 0x4000
 #define STRAIT_IP_SADDR_OFF (ETH_HLEN + offsetof(struct iphdr, saddr))
 #define STRAIT_IP_DADDR_OFF (ETH_HLEN + offsetof(struct iphdr, daddr))
 #define STRAIT_IP_CSUM_OFF (ETH_HLEN + offsetof(struct iphdr, check))
@@ -58,6 +59,10 @@ struct strait_pkt {
 	__u32 l4;      /* offset of the L4 header */
 	__u32 l4_csum; /* offset of the L4 checksum; 0: none (later fragment, unknown protocol) */
 	__u8 proto;
+	__u8 tcp_flags;   /* TCP: the flags byte (FIN 0x01, SYN 0x02, RST 0x04, ..., ACK 0x10) */
+	__u8 l4_hlen;     /* TCP: the header with its options (doff * 4); UDP: 8 */
+	bool df;          /* IP: don't fragment */
+	__u16 ip_len;     /* IP: total length */
 	bool later_frag;  /* fragment offset > 0: no L4 header */
 	bool pseudo;      /* the L4 checksum covers the addresses (TCP, UDP) */
 	bool udp;         /* a zero checksum means "none" and must stay zero */
@@ -138,6 +143,8 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 		p->dport = tcp.dest;
 		p->l4_csum = p->l4 + offsetof(struct tcphdr, check);
 		p->pseudo = true;
+		p->tcp_flags = ((__u8 *)&tcp)[13];
+		p->l4_hlen = tcp.doff * 4;
 		return STRAIT_PKT_OK;
 	}
 	case IPPROTO_UDP: {
@@ -150,6 +157,7 @@ static __always_inline int strait_parse_l4(struct __sk_buff *skb, struct strait_
 		p->pseudo = true;
 		p->udp = true;
 		p->udp_nocsum = udp.check == 0;
+		p->l4_hlen = sizeof(udp);
 		return STRAIT_PKT_OK;
 	}
 	case IPPROTO_ICMP: {
@@ -187,6 +195,8 @@ static __always_inline int strait_parse(struct __sk_buff *skb, struct strait_pkt
 		return STRAIT_PKT_MALFORMED;
 	p->proto = ip.protocol;
 	p->l4 = ETH_HLEN + hl;
+	p->ip_len = tot;
+	p->df = (ip.frag_off & bpf_htons(STRAIT_IP_DF)) != 0;
 	if (ip.frag_off & bpf_htons(STRAIT_IP_OFFSET_MASK)) {
 		p->later_frag = true;
 		return STRAIT_PKT_OK;

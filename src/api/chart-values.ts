@@ -56,6 +56,7 @@ export const ChartValuesSchema = Strict({
     serviceCIDR: OrEmpty(config.serviceCIDR),
     reserved: List(config.reserved.items),
     pools: List(config.pools.items),
+    tunnelMTU: OrEmpty(config.tunnelMTU),
   }),
   peers: List(config.peers.items),
   reflections: List(config.reflections.items),

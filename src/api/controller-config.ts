@@ -8,7 +8,7 @@ import { InputError } from '../errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from '../ipam/home-networks';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
 import { loadYamlFile } from './document';
-import { CidrText, ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict } from './schema';
+import { CidrText, ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict, TunnelMtu } from './schema';
 import { checkDocument } from './validate';
 
 const Seconds = (description: string) => Type.Number({ exclusiveMinimum: 0, maximum: 3600, description });
@@ -45,6 +45,7 @@ export const ControllerConfigSchema = Strict({
   )),
   heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
   interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
+  tunnelMTU: Type.Optional(TunnelMtu()),
 });
 
 export type ControllerConfigDocument = Static<typeof ControllerConfigSchema>;
@@ -80,6 +81,8 @@ export interface ControllerConfig {
   gatewayNodeSelector: Readonly<Record<string, string>>;
   heartbeatTimeout: number;
   interval: number;
+  /** The override of the tunnels' MTU handed to every node; absent: each node derives it. */
+  tunnelMTU?: number;
 }
 
 export const defaultRunDir = '/run/strait/lab';
@@ -175,6 +178,7 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     gatewayNodeSelector: doc.gatewayNodeSelector ?? defaultGatewayNodeSelector,
     heartbeatTimeout: doc.heartbeatTimeout ?? defaultHeartbeatTimeout,
     interval: doc.interval ?? defaultInterval,
+    ...(doc.tunnelMTU !== undefined ? { tunnelMTU: doc.tunnelMTU } : {}),
   };
 }
 

@@ -11,7 +11,7 @@ import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, par
 import { type ClusterNodeSpec, type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
 import { dataplanes } from '../probe/features';
 import { type ResourceDefinition, makeObject, objectSchema } from './resource';
-import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, Uint32 } from './schema';
+import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
 import { checkDocument } from './validate';
 
 const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
@@ -59,6 +59,7 @@ export const NodeDataplaneSpecSchema = Strict(
     }),
     peers: List(Peer, { description: 'Sorted by clusterId.' }),
     natMappings: List(NatMapping, { description: 'Sorted by externalAddress.' }),
+    tunnelMTU: Type.Optional(TunnelMtu()),
     nodes: Type.Optional(List(ClusterNode, {
       description: "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
     })),
@@ -200,6 +201,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
       underlayAddress: ip(`nodes[${i}].underlayAddress`, n.underlayAddress),
       podCIDRs: n.podCIDRs.map((c, j) => cidr(`nodes[${i}].podCIDRs[${j}]`, c)),
     })),
+    ...(doc.tunnelMTU !== undefined ? { tunnelMTU: doc.tunnelMTU } : {}),
   };
   disjointNetworks(spec, at);
   spec.natMappings.forEach((m, i) => {
@@ -242,6 +244,7 @@ export function writeNodeDataplaneSpecWithoutNodes(spec: NodeDataplaneSpec): Omi
       transport: p.transport,
     })),
     natMappings: spec.natMappings.map((m) => ({ externalAddress: formatIp(m.externalAddress), endpointAddress: formatIp(m.endpointAddress) })),
+    ...(spec.tunnelMTU !== undefined ? { tunnelMTU: spec.tunnelMTU } : {}),
   };
 }
 

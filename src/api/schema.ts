@@ -3,6 +3,7 @@
  * static inference, the JSON Schema that ajv checks documents against, and the CRD's openAPIV3Schema).
  */
 import { type ArrayOptions, type TProperties, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { tunnelMtuRange } from '../nodespec/tunnel-mtu';
 import type { ApiFormatName } from './formats';
 
 type Options = { description?: string };
@@ -18,6 +19,11 @@ export const ClusterIdText = (options?: Options) => formatted('cluster-id', 'A c
 export const NodeNameText = (options?: Options) => formatted('node-name', 'A Kubernetes node name.', options);
 
 export const Port = (options: Options = {}) => Type.Integer({ minimum: 1, maximum: 65535, description: options.description ?? 'A UDP or TCP port.' });
+/** The cluster's override of the tunnel MTU (src/nodespec/tunnel-mtu.ts): the controller config's `tunnelMTU`, handed on in every NodeDataplane. */
+export const TunnelMtu = () => Type.Integer({
+  ...tunnelMtuRange,
+  description: "MTU of the VXLAN tunnels (encrypted peerings: 30 less). Default: each node's underlay device MTU less 50.",
+});
 export const Uint32 = (minimum: number, options: Options = {}) => Type.Integer({ minimum, maximum: 0xffffffff, ...options });
 
 /** One of a few strings: `enum` rather than a union of literals, which a structural CRD schema cannot hold. */

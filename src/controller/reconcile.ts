@@ -99,7 +99,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const nodeList = clusterNodeSpecs(config.nodes);
   const encryptedPeers = new Set(config.encryptedPeers);
   for (const node of config.nodes) {
-    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeList, nodeName: node.name, gatewayName: election.gateway, encryptedPeers });
+    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeList, nodeName: node.name, gatewayName: election.gateway, encryptedPeers, ...(config.tunnelMTU !== undefined ? { tunnelMTU: config.tunnelMTU } : {}) });
     nodeSpecs.set(node.name, spec);
   }
   const status: ControllerStatus = { clusterId: us, gateway: election.gateway, peers: peerStates, readyNodes: ready, time: new Date(input.now).toISOString() };

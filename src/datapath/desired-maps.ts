@@ -1,12 +1,13 @@
 /**
  * What the datapath maps of one node must hold for a spec: pure, so the reconciler only diffs and
- * writes. Everything comes from the node dataplane spec except the overlay device's ifindex, which only
- * the node knows.
+ * writes. Everything comes from the node dataplane spec except the overlay device's ifindex and the
+ * tunnel MTU (its underlay device's, less VXLAN), which only the node knows.
  */
 import type { CodecValue } from '../bpf';
 import { type Cidr, formatIp } from '../net/cidr';
 import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
 import { CONFIG_KEY, Flags, PrefixKind, type cidr, type config, type lpmV4Key, type node, type peer, type route } from './layout';
 
 type Entry<K, V> = readonly [K, V];
@@ -24,7 +25,8 @@ export interface DesiredMaps {
 /** A prefix as the maps hold it (IPv4: `requireIpv4` refused anything else before). */
 const v4 = (c: Cidr): MapCidr => ({ addr: formatIp({ family: 4, value: c.base }), prefixLen: c.prefix });
 
-export function desiredMaps(spec: NodeDataplaneSpec, overlayIfindex: number): DesiredMaps {
+/** `tunnelMtu`: the node's (src/kernel/underlay-mtu.ts); default: a 1500-byte underlay's. */
+export function desiredMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu = tunnelMtus(defaultUnderlayMtu).vxlan): DesiredMaps {
   const gateway = spec.node.role === 'gateway';
   const configValue = {
     podCidr: v4(spec.podCIDR),
@@ -36,6 +38,7 @@ export function desiredMaps(spec: NodeDataplaneSpec, overlayIfindex: number): De
     overlayVni: spec.overlay.vni,
     flags: gateway ? Flags.Gateway : 0,
     overlayMac: spec.overlay.mac,
+    tunnelMtu,
   };
   const peers = spec.peers.map((p) => [p.peerId, {
     localNatPod: v4(p.localNATPodCIDR),

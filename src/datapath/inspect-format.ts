@@ -38,6 +38,7 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
         ['active gateway', c.activeGatewayAddress],
         ['transit address', c.transitAddress],
         ['overlay', `ifindex ${c.overlayIfindex}, vni ${c.overlayVni}, mac ${c.overlayMac}`],
+        ['tunnel MTU', String(c.tunnelMtu)],
       ]),
     ];
   },

@@ -23,6 +23,7 @@ export interface ConfigReport {
   overlayIfindex: number;
   overlayVni: number;
   overlayMac: string;
+  tunnelMtu: number;
 }
 
 /** Counters summed over CPUs. Numbers, not bigints, so JSON carries them (exact up to 2^53). */
@@ -214,6 +215,7 @@ function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
     overlayIfindex: c.overlayIfindex,
     overlayVni: c.overlayVni,
     overlayMac: c.overlayMac,
+    tunnelMtu: c.tunnelMtu,
   };
 }
 

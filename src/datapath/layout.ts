@@ -50,7 +50,7 @@ export const config = cstruct({
   overlayVni: u32,
   flags: u32,
   overlayMac: mac,
-  _pad: array(u8, 2),
+  tunnelMtu: u16,
 });
 
 export const route = struct({ peerId: u32, kind: u32 });

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import {
   BpfObject, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, pinFd, queryClsact, queryTcx, unpin, unpinAll,
 } from '../bpf';
+import { netnsNameOf } from '../kernel/netns';
+import { nodeTunnelMtus } from '../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type ApplyResult, applyDesiredMaps } from './apply-maps';
 import { desiredMaps } from './desired-maps';
@@ -114,8 +116,9 @@ export class NodeDatapath {
   /** Makes the node match `spec`: overlay device, maps, attachments. Twice in a row, the second changes nothing. */
   apply(spec: NodeDataplaneSpec): NodeApplyResult {
     const { netns } = this.options;
-    const overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac }, netns);
-    const maps = applyDesiredMaps(this.maps, desiredMaps(spec, ifIndex(this.device, netns)));
+    const mtu = nodeTunnelMtus(spec, netnsNameOf(netns)).vxlan;
+    const overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
+    const maps = applyDesiredMaps(this.maps, desiredMaps(spec, ifIndex(this.device, netns), mtu));
     return { overlayDeviceChanged, maps, attachments: this.reconcileAttachments() };
   }
 

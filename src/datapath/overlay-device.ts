@@ -10,12 +10,14 @@ export interface OverlayDeviceSpec {
   name: string;
   port: number;
   mac: string;
+  /** The tunnel MTU: the kernel then answers an oversize DF packet routed into the device itself. */
+  mtu: number;
 }
 
-/** Creates the device, or recreates it when it differs from the spec; returns whether it changed. */
+/** Creates the device, or recreates it when it differs from the spec (its MTU: set in place); returns whether it changed. */
 export function ensureOverlayDevice(spec: OverlayDeviceSpec, netns?: string): boolean {
   const changes = reconcileTunnelDevices([{ ...spec, external: true }], (name) => name === spec.name, netnsNameOf(netns));
-  return changes.created.length + changes.recreated.length > 0;
+  return changes.created.length + changes.recreated.length + changes.mtuChanged.length > 0;
 }
 
 /** Deletes the device; returns whether it existed. */

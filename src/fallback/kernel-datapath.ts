@@ -8,8 +8,9 @@ import { reconcileFdb } from '../kernel/fdb';
 import { reconcileNeighbours } from '../kernel/neighbours';
 import { type Route, reconcileRoutes } from '../kernel/routes';
 import { reconcileRules } from '../kernel/rules';
+import { nodeTunnelMtus } from '../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { reconcileTunnelDevices } from '../kernel/tunnel-devices';
+import { type DeviceChanges, reconcileTunnelDevices } from '../kernel/tunnel-devices';
 import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
 import { type ApplyResult as IpsecApplyResult, IpsecError, applyIpsec, removeIpsec } from './ipsec-apply';
 import type { Secret } from './ipsec-keys';
@@ -20,7 +21,7 @@ import { natRuleset } from './nat-ruleset';
 import { type RoutePlan, planKernelRouting } from './routing-plan';
 
 export interface KernelApplyResult {
-  devices: { created: string[]; recreated: string[]; deleted: string[] };
+  devices: DeviceChanges;
   fdb: number;
   neighbours: number;
   routes: number;
@@ -108,7 +109,8 @@ export class KernelDatapath {
 
   apply(spec: NodeDataplaneSpec): KernelApplyResult {
     const { secrets, blocked } = this.ipsecInputs(spec);
-    const plan = planKernelRouting(spec, new Set(blocked.keys()));
+    const mtus = nodeTunnelMtus(spec, this.netns);
+    const plan = planKernelRouting(spec, new Set(blocked.keys()), mtus);
     // Devices before xfrm: an xfrm interface drops what no policy of its if_id matches, so an encrypted
     // peering is never in the clear, also while its states and policies are being installed.
     const devices = reconcileTunnelDevices(plan.devices, isFallbackDevice, this.netns);
@@ -118,7 +120,7 @@ export class KernelDatapath {
       reconcileNeighbours(plan.neighbours.filter((n) => n.device === d.name).map((n) => ({ address: n.address, lladdr: n.mac })), d.name, this.netns));
     const routes = reconcileRoutes(plan.routes.map(kernelRoute), { table: routingTable }, this.netns);
     const rules = reconcileRules(plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })), this.netns);
-    const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice }), this.netns);
+    const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice, overlay: overlayDevice }, mtus), this.netns);
     const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) => c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error}`));
     return {
       devices,
@@ -136,7 +138,7 @@ export class KernelDatapath {
 
 /** Whether an apply changed anything (for one log line per change, not per tick). */
 export function kernelApplyChanged(r: KernelApplyResult): boolean {
-  return r.devices.created.length + r.devices.recreated.length + r.devices.deleted.length + r.fdb + r.neighbours + r.routes + r.rules +
+  return r.devices.created.length + r.devices.recreated.length + r.devices.deleted.length + r.devices.mtuChanged.length + r.fdb + r.neighbours + r.routes + r.rules +
     r.ipsec.added + r.ipsec.updated + r.ipsec.removed > 0 || r.natChanged || r.failed.length > 0;
 }
 

@@ -28,10 +28,14 @@
  *   comes first, so on a gateway the prefix and transit SNAT bind before the identity one could; the
  *   identity SNAT catches only what `to_peers` left (a worker's pod traffic, which its gateway
  *   translates). A CNI chain below srcnat - 5 would still masquerade first.
+ *   Chain `clamp_mss` (forward, mangle) clamps the MSS of SYN and SYN-ACK crossing a Strait tunnel device:
+ *   leaving through one to the route's MTU less 40 (`rt mtu`), arriving from one to that tunnel's MTU less
+ *   40 (the peer's side may offer more than our tunnels carry). nftables only ever lowers an MSS.
  */
 import { InputError } from '../errors';
 import { type Cidr, cidrSize, formatCidr, formatIp, translateIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { type TunnelMtus, clampedMss, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
 
 export const NAT_TABLE = { family: 'ip', name: 'strait' } as const;
 export const FILTER_TABLE = { family: 'inet', name: 'strait_filter' } as const;
@@ -39,6 +43,8 @@ export const FILTER_TABLE = { family: 'inet', name: 'strait_filter' } as const;
 export interface NatDevices {
   /** The name of the tunnel interface toward a peer gateway. */
   peerInterface(peerId: number): string;
+  /** The intra-cluster overlay device (the kernel fallback's `strait.vxlan`). */
+  overlay: string;
 }
 
 const interfaceNamePattern = /^[a-z0-9.-]{1,15}$/;
@@ -52,10 +58,20 @@ function peerInterface(devices: NatDevices, peerId: number): string {
   return name;
 }
 
-/** A spec checked by src/api/node-dataplane.ts (disjoint prefixes, views of our size) and `requireIpv4`. */
-export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string {
+/**
+ * A spec checked by src/api/node-dataplane.ts (disjoint prefixes, views of our size) and `requireIpv4`;
+ * `mtus`: the node's tunnel MTUs (default: a 1500-byte underlay's).
+ */
+export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu)): string {
   const { podCIDR, externalCIDR } = spec;
   const peers = spec.peers.map((peer) => ({ ...peer, interfaceName: peerInterface(devices, peer.peerId) }));
+  if (!interfaceNamePattern.test(devices.overlay)) throw new InputError('devices.overlay', devices.overlay, 'an interface name must match ^[a-z0-9.-]{1,15}$');
+  // A gateway's tunnels to peers; a worker reaches them through the overlay only.
+  const tunnels = [
+    { name: devices.overlay, mtu: mtus.vxlan },
+    ...(spec.node.role === 'gateway' ? peers.map((p) => ({ name: p.interfaceName, mtu: p.transport === 'ipsec' ? mtus.ipsec : mtus.vxlan })) : []),
+  ];
+  const syn = 'tcp flags syn / syn,rst tcp option maxseg size set';
   const remotePrefixes = peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
   const filterTable = [
     `table ${FILTER_TABLE.family} ${FILTER_TABLE.name} {`,
@@ -67,6 +83,11 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices): string
     '\tchain avoid_masquerade {',
     '\t\ttype nat hook postrouting priority srcnat - 5; policy accept;',
     '\t\tip daddr @remote_prefixes snat ip to ip saddr',
+    '\t}',
+    '\tchain clamp_mss {',
+    '\t\ttype filter hook forward priority mangle; policy accept;',
+    `\t\toifname { ${tunnels.map((t) => `"${t.name}"`).join(', ')} } ${syn} rt mtu`,
+    ...tunnels.map((t) => `\t\tiifname "${t.name}" ${syn} ${clampedMss(t.mtu)}`),
     '\t}',
     '}',
   ];

@@ -13,6 +13,7 @@ import { formatCidr, formatIp } from '../net/cidr';
 import type { TunnelDevice } from '../kernel/tunnel-devices';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
+import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
 import { overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
 
 
@@ -43,12 +44,6 @@ export interface RoutePlan {
 /** The backstop routes' metric: the largest, so any real route to the same prefix wins. */
 export const backstopMetric = 0xffff_ffff;
 
-/**
- * MTU of an IPsec tunnel: 1500 less tunnel-mode ESP with AES-GCM over IPv4 (20 outer IP, 8 ESP header,
- * 8 IV, 2-5 trailer and padding, 16 ICV), rounded down with room for UDP encapsulation later.
- */
-export const ipsecTunnelMtu = 1420;
-
 export interface RulePlan {
   priority: number;
   table: number;
@@ -67,13 +62,16 @@ export interface KernelRoutingPlan {
 /**
  * `blockedPeers`: encrypted peers whose IPsec this node cannot set up (no ESP in the kernel, no secret).
  * They get no tunnel, so their traffic meets the unreachable backstop: never sent in the clear.
+ * `mtus`: the node's tunnel MTUs (src/kernel/underlay-mtu.ts), given to every tunnel device, so the
+ * kernel answers a DF packet too large for one with ICMP fragmentation needed and fragments the others
+ * before they are encapsulated; default: a 1500-byte underlay's.
  */
-export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: ReadonlySet<string> = new Set()): KernelRoutingPlan {
+export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: ReadonlySet<string> = new Set(), mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu)): KernelRoutingPlan {
   const self = spec.node;
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
   const devices: TunnelDevice[] = [
-    { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: formatIp(self.underlayAddress) },
+    { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: formatIp(self.underlayAddress), mtu: mtus.vxlan },
   ];
   const fdb: FdbEntryPlan[] = others.flatMap((n) => [
     { device: overlayDevice, mac: overlayMac(spec.clusterId, n.name), dst: formatIp(n.underlayAddress) },
@@ -95,10 +93,10 @@ export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: Readonl
       const prefixes = [p.remotePodCIDR, p.remoteExternalCIDR].map(formatCidr);
       if (p.transport === 'ipsec') {
         // The xfrm states and policies with this if_id (ipsec-plan.ts) encrypt what is routed into it.
-        devices.push({ name: device, ifId: p.peerId, mtu: ipsecTunnelMtu });
+        devices.push({ name: device, ifId: p.peerId, mtu: mtus.ipsec });
         for (const prefix of prefixes) routes.push({ table: routingTable, prefix, device });
       } else {
-        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: endpoint });
+        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: endpoint, mtu: mtus.vxlan });
         // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
         neighbours.push({ device, address: endpoint, mac: tunnelMac(p.clusterId, spec.clusterId) });
         for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: endpoint, device });

@@ -2,7 +2,8 @@
  * Tunnel devices (VXLAN, xfrm interfaces) as desired state: read what the namespace has, create what is
  * missing, recreate what differs, delete what is no longer wanted, among the devices the caller owns (a
  * name predicate), so the eBPF overlay (`strait0`) and the fallback's devices never touch each other's,
- * or anyone else's. A peer tunnel that changes kind (VXLAN to IPsec) keeps its name and is recreated.
+ * or anyone else's. A peer tunnel that changes kind (VXLAN to IPsec) keeps its name and is recreated; a
+ * VXLAN device whose MTU alone differs gets the new one in place, without losing a packet.
  */
 import { ip } from './command';
 
@@ -10,6 +11,8 @@ interface VxlanCommon {
   name: string;
   port: number;
   mac: string;
+  /** The tunnel MTU (src/nodespec/tunnel-mtu.ts); absent: the kernel's default. */
+  mtu?: number;
 }
 
 /** Metadata mode (collect_md): programs set the tunnel key of each packet. */
@@ -52,6 +55,7 @@ interface LinkJson {
 
 const isXfrm = (want: TunnelDevice): want is XfrmDevice => 'ifId' in want;
 
+/** Whether `link` is the device `want` describes, its MTU aside for VXLAN (set in place, see `reconcileTunnelDevices`). */
 function matches(link: LinkJson, want: TunnelDevice): boolean {
   const d = link.linkinfo?.info_data;
   if (isXfrm(want)) return link.linkinfo?.info_kind === 'xfrm' && Number(d?.if_id) === want.ifId && link.mtu === want.mtu;
@@ -62,22 +66,25 @@ function matches(link: LinkJson, want: TunnelDevice): boolean {
 
 function addArgs(want: TunnelDevice): string[] {
   if (isXfrm(want)) return ['link', 'add', want.name, 'mtu', String(want.mtu), 'type', 'xfrm', 'if_id', String(want.ifId)];
+  const mtu = want.mtu !== undefined ? ['mtu', String(want.mtu)] : [];
   const mode = 'external' in want
     ? ['external']
     : ['id', String(want.vni), ...(want.local ? ['local', want.local] : []), ...(want.remote ? ['remote', want.remote] : [])];
-  return ['link', 'add', want.name, 'address', want.mac, 'type', 'vxlan', ...mode, 'dstport', String(want.port), ...('external' in want ? [] : ['nolearning'])];
+  return ['link', 'add', want.name, 'address', want.mac, ...mtu, 'type', 'vxlan', ...mode, 'dstport', String(want.port), ...('external' in want ? [] : ['nolearning'])];
 }
 
 export interface DeviceChanges {
   created: string[];
   recreated: string[];
   deleted: string[];
+  /** Kept, with a new MTU. */
+  mtuChanged: string[];
 }
 
 /** `ns`: a namespace by name, as for `ip -n`; default: ours. `owned`: which device names are the caller's. */
 export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
   const links = (JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as LinkJson[]).filter((l) => owned(l.ifname));
-  const changes: DeviceChanges = { created: [], recreated: [], deleted: [] };
+  const changes: DeviceChanges = { created: [], recreated: [], deleted: [], mtuChanged: [] };
   for (const link of links) {
     if (wanted.some((w) => w.name === link.ifname)) continue;
     ip(['link', 'del', link.ifname], ns);
@@ -86,6 +93,10 @@ export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (
   for (const want of wanted) {
     const existing = links.find((l) => l.ifname === want.name);
     if (existing && matches(existing, want)) {
+      if (want.mtu !== undefined && existing.mtu !== want.mtu) {
+        ip(['link', 'set', want.name, 'mtu', String(want.mtu)], ns);
+        changes.mtuChanged.push(want.name);
+      }
       if (!existing.flags?.includes('UP')) ip(['link', 'set', want.name, 'up'], ns);
       continue;
     }

@@ -33,6 +33,8 @@ export interface NodePlanInput {
   /** The elected gateway. */
   gatewayName: string;
   overlay?: OverlaySettings;
+  /** The cluster's override of the tunnel MTU (controller config `tunnelMTU`). */
+  tunnelMTU?: number;
 }
 
 /** The transit source of a hub: the ExternalCIDR address that IPAM keeps back for it. */
@@ -96,5 +98,6 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
     peers,
     natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),
     nodes: input.nodeList ?? clusterNodeSpecs(input.nodes),
+    ...(input.tunnelMTU !== undefined ? { tunnelMTU: input.tunnelMTU } : {}),
   };
 }

@@ -78,4 +78,9 @@ export interface NodeDataplaneSpec {
   natMappings: NatMappingSpec[];
   /** Every node of the cluster, this one included, sorted by name. */
   nodes: ClusterNodeSpec[];
+  /**
+   * The cluster's override of the VXLAN tunnels' MTU; absent: each node derives it from its underlay
+   * device's MTU (src/nodespec/tunnel-mtu.ts).
+   */
+  tunnelMTU?: number;
 }

@@ -8,7 +8,7 @@ import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { hubSpec } from '../datapath/hub-spec';
 import { requireRoot, uniqueName } from '../support/kernel';
 
-const quiet: KernelApplyResult = { devices: { created: [], recreated: [], deleted: [] }, fdb: 0, neighbours: 0, routes: 0, rules: 0, natChanged: false, ipsec: { added: 0, updated: 0, removed: 0 }, blocked: [], failed: [] };
+const quiet: KernelApplyResult = { devices: { created: [], recreated: [], deleted: [], mtuChanged: [] }, fdb: 0, neighbours: 0, routes: 0, rules: 0, natChanged: false, ipsec: { added: 0, updated: 0, removed: 0 }, blocked: [], failed: [] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('kernel dataplane: reconciles only when something may have changed', () => {

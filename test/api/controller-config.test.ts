@@ -139,5 +139,16 @@ describe('controller configuration', () => {
     refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'greater than 0');
     refused((d) => (d.interval = '1s'), 'interval', 'expected a number');
     refused((d) => (d.interval = 7200), 'interval', 'expected a number greater than 0 and at most 3600');
+    refused((d) => (d.tunnelMTU = 1279), 'tunnelMTU', 'from 1280 to 65535');
+    refused((d) => (d.tunnelMTU = 65536), 'tunnelMTU', 'from 1280 to 65535');
+    refused((d) => (d.tunnelMTU = 1400.5), 'tunnelMTU', 'a whole number');
+  });
+
+  it('reads the tunnel MTU override, and leaves it unset when absent (each node derives its own)', () => {
+    const path = join(dir, 'mtu.json');
+    writeFileSync(path, JSON.stringify({ ...valid, tunnelMTU: 1400 }));
+    assert.equal(loadControllerConfig(path).tunnelMTU, 1400);
+    writeFileSync(path, JSON.stringify(valid));
+    assert.equal('tunnelMTU' in loadControllerConfig(path), false);
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../../src/api/document';
-import { readNodeDataplane, readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { canonicalSpecText, readNodeDataplane, readNodeDataplaneSpec, specDigest, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { InputError } from '../../src/errors';
 import { nodeSpecDocument, peerB, peerC, specFileText } from '../agent/fixture';
 
@@ -42,6 +42,15 @@ describe('NodeDataplane documents', () => {
     assert.deepEqual(spec.node.publicAddress, { family: 4, value: 0xcb007102n });
   });
 
+  it('carries the tunnel MTU override in the document, its canonical text and so its digest', () => {
+    const plain = readNodeDataplaneSpec(nodeSpecDocument([peerB, peerC]));
+    const withMtu = readNodeDataplaneSpec(edited((x) => { x.tunnelMTU = 1400; }));
+    assert.equal(withMtu.tunnelMTU, 1400);
+    assert.equal(writeNodeDataplaneSpec(withMtu).tunnelMTU, 1400);
+    assert.equal('tunnelMTU' in writeNodeDataplaneSpec(plain), false);
+    assert.notEqual(specDigest(canonicalSpecText(withMtu)), specDigest(canonicalSpecText(plain)));
+  });
+
   const cases: [string, (s: Mutable) => void, string, unknown][] = [
     ['a bad public address', (s) => { s.node.publicAddress = 'gw.example'; }, 'spec.node.publicAddress', 'gw.example'],
     ['not an object', (s) => { s.node = 'n1'; }, 'spec.node', 'n1'],
@@ -75,6 +84,7 @@ describe('NodeDataplane documents', () => {
     ['a remote prefix overlapping our PodCIDR', (s) => { s.peers[0].remotePodCIDR = '10.0.0.0/16'; }, 'spec.peers[0].remotePodCIDR', '10.0.0.0/16'],
     ['two peers whose remote prefixes overlap', (s) => { s.peers[1].remoteExternalCIDR = '10.1.0.0/26'; }, 'spec.peers[1].remoteExternalCIDR', '10.1.0.0/26'],
     ["a peer's two views of us overlapping", (s) => { s.peers[0].localNATExternalCIDR = '172.16.0.0/24'; }, 'spec.peers[0].localNATExternalCIDR', '172.16.0.0/24'],
+    ['a tunnel MTU below 1280', (s) => { s.tunnelMTU = 1200; }, 'spec.tunnelMTU', 1200],
     ['a NatMapping on the transit address', (s) => { s.natMappings[0].externalAddress = '10.50.0.254'; }, 'spec.natMappings[0].externalAddress', '10.50.0.254'],
   ];
   for (const [what, edit, field, got] of cases) {

@@ -27,6 +27,8 @@ export const home = {
   transit: '10.201.5.250',
   overlayMac: '02:5a:00:00:00:01',
   overlayVni: 100,
+  /** A 1500-byte underlay less VXLAN's 50. */
+  tunnelMtu: 1450,
 };
 /**
  * Inner frames to another node of the cluster go to the overlay MAC, from it with the last bit flipped (a
@@ -91,6 +93,7 @@ export function configFor(role: Role, over: Partial<CodecValue<typeof layout.con
     overlayVni: home.overlayVni,
     flags: role === 'gateway' ? layout.Flags.Gateway : 0,
     overlayMac: home.overlayMac,
+    tunnelMtu: home.tunnelMtu,
     ...over,
   };
 }

@@ -22,7 +22,7 @@ async function programmedNode(spec: NodeDataplaneSpec): Promise<{ obj: BpfObject
   const pins = tempPinDir();
   try {
     const obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
-    applyDesiredMaps(layout.openMaps(obj), desiredMaps(spec, 42));
+    applyDesiredMaps(layout.openMaps(obj), desiredMaps(spec, 42, 1450));
     return { obj, pins };
   } catch (err) {
     pins.cleanup();
@@ -74,6 +74,7 @@ describe('strait inspect (real kernel)', function () {
         overlayIfindex: 42,
         overlayVni: 18952,
         overlayMac: '02:53:54:00:00:01',
+        tunnelMtu: 1450,
       },
       peers: [
         {
@@ -158,6 +159,7 @@ describe('strait inspect (real kernel)', function () {
       ['role', 'gateway'],
       ['active', 'gateway', '192.0.2.11'],
       ['overlay', 'ifindex', '42,', 'vni', '18952,', 'mac', '02:53:54:00:00:01'],
+      ['tunnel', 'MTU', '1450'],
       ['peers', '(2)'],
       ['7', '10.1.0.0/16', '10.60.0.0/24', '172.16.0.0/16', '172.17.0.0/24', '203.0.113.1', String(pa!.vni), pa!.srcMac, pa!.dstMac, '0', '0', '4', String(a!.rxBytes)],
       ['9', '10.2.0.0/20', '10.70.0.0/24', '192.168.0.0/16', '10.90.0.0/24', '203.0.113.3', String(pc!.vni), pc!.srcMac, pc!.dstMac, '1', String(c!.txBytes), '0', '0'],

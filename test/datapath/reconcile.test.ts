@@ -11,8 +11,8 @@ import { hubSpec, hubSpecWith } from './hub-spec';
 
 describe('desired maps (pure)', () => {
   it('derives every map element from the spec, with the four prefixes in their places', () => {
-    const d = desiredMaps(hubSpec(), 42);
-    assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01' }]]);
+    const d = desiredMaps(hubSpec(), 42, 1450);
+    assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01', tunnelMtu: 1450 }]]);
     // VNIs and MACs of the peering wire format, as pinned in test/nodespec/peer-tunnel.test.ts.
     assert.deepEqual(d.peers, [
       [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: 1829182, dstMac: '02:c3:8b:16:94:d6', srcMac: '02:93:55:a1:01:47' }],
@@ -27,13 +27,13 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);
     assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
     assert.deepEqual(d.nodes, [[{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }], [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }]]);
-    assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42).config[0]![1].flags, 0);
+    assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42, 1450).config[0]![1].flags, 0);
   });
 
   it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {
     const spec = hubSpec();
     const plan = planKernelRouting(spec);
-    const peers = new Map(desiredMaps(spec, 42).peers);
+    const peers = new Map(desiredMaps(spec, 42, 1450).peers);
     for (const p of spec.peers) {
       const entry = peers.get(p.peerId)!;
       const device = plan.devices.find((d) => d.name === `stp${p.peerId.toString(16).padStart(8, '0')}`)!;
@@ -49,8 +49,8 @@ describe('desired maps (pure)', () => {
     const b = hubSpec();
     // A's gateway, peered with B: the hub spec seen from the other end (only the ids matter here).
     const a = { ...b, clusterId: 'cluster-a', peers: [{ ...b.peers[0]!, clusterId: 'cluster-b', peerId: 3 }] };
-    const aToB = new Map(desiredMaps(a, 42).peers).get(3)!;
-    const bToA = new Map(desiredMaps(b, 42).peers).get(7)!;
+    const aToB = new Map(desiredMaps(a, 42, 1450).peers).get(3)!;
+    const bToA = new Map(desiredMaps(b, 42, 1450).peers).get(7)!;
     assert.equal(aToB.vni, bToA.vni);
     assert.deepEqual([aToB.srcMac, aToB.dstMac], [bToA.dstMac, bToA.srcMac]);
     assert.notEqual(aToB.srcMac, aToB.dstMac);
@@ -70,9 +70,9 @@ describe('applying desired maps (real kernel)', function () {
 
   it('programs a node so that the program translates real packets, and a second apply writes nothing', () => {
     const maps = layout.openMaps(obj);
-    const first = applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    const first = applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
     assert.deepEqual(first.routes, { written: 4, deleted: 0 });
-    assert.equal(changedAnything(applyDesiredMaps(maps, desiredMaps(hubSpec(), 42))), false);
+    assert.equal(changedAnything(applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450))), false);
 
     // A's pod 10.1.3.4 (as B sees it) sends to B's pod 10.0.1.9 as A sees it (172.16.1.9): B's gateway
     // translates the destination back into B's PodCIDR and, the pod being on b-worker, sends it there.
@@ -85,11 +85,11 @@ describe('applying desired maps (real kernel)', function () {
 
   it('removes everything of a peer that is gone, counters included, and keeps the rest', () => {
     const maps = layout.openMaps(obj);
-    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
     const cpus = maps.peerCounters.value.size / layout.peerCounters.size;
     maps.peerCounters.update(9, Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n })));
     const withoutC = { ...hubSpec(), peers: hubSpec().peers.slice(0, 1), natMappings: [] };
-    const result = applyDesiredMaps(maps, desiredMaps(withoutC, 42));
+    const result = applyDesiredMaps(maps, desiredMaps(withoutC, 42, 1450));
     assert.deepEqual(result.routes, { written: 0, deleted: 2 });
     assert.deepEqual(result.peers, { written: 0, deleted: 1 });
     assert.deepEqual(result.natmap, { written: 0, deleted: 1 });
@@ -102,14 +102,14 @@ describe('applying desired maps (real kernel)', function () {
 
   it('orders its writes so no state in between misroutes: a peer before its routes and after them when it goes, a new prefix before the old one goes', () => {
     const maps = layout.openMaps(obj);
-    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42));
+    applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
     // A's PodCIDR shrinks to a /17, C leaves, D joins.
     const next = hubSpecWith((s) => {
       const [a, c] = s.peers;
       s.peers = [{ ...a!, remotePodCIDR: '10.1.0.0/17' }, { ...c!, clusterId: 'cluster-d', peerId: 11, remotePodCIDR: '10.3.0.0/16', remoteExternalCIDR: '10.80.0.0/24', localNATPodCIDR: '172.20.0.0/16', localNATExternalCIDR: '172.21.0.0/24', endpoint: { address: '203.0.113.4', port: 4789 } }];
       s.natMappings = [];
     });
-    const writes = recordMapWrites(() => applyDesiredMaps(maps, desiredMaps(next, 42)));
+    const writes = recordMapWrites(() => applyDesiredMaps(maps, desiredMaps(next, 42, 1450)));
     const steps = writes.flatMap(({ map, op, key }) => {
       if (map === layout.maps.peers.name) return [`${op} peer ${layout.maps.peers.key.decode(key, 0)}`];
       if (map !== layout.maps.routes.name) return [];

@@ -91,7 +91,7 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     try {
       // What strait_config holds before the agent writes it: an array's element, zeroed.
       const zero = { addr: '0.0.0.0', prefixLen: 0 };
-      dp.maps.config.update(CONFIG_KEY, { podCidr: zero, externalCidr: zero, nodeAddr: '0.0.0.0', gatewayAddr: '0.0.0.0', transitAddr: '0.0.0.0', overlayIfindex: 0, overlayVni: 0, flags: 0, overlayMac: '00:00:00:00:00:00' });
+      dp.maps.config.update(CONFIG_KEY, { podCidr: zero, externalCidr: zero, nodeAddr: '0.0.0.0', gatewayAddr: '0.0.0.0', transitAddr: '0.0.0.0', overlayIfindex: 0, overlayVni: 0, flags: 0, overlayMac: '00:00:00:00:00:00', tunnelMtu: 0 });
       dp.expectDrop('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp), DropReason.NoConfig);
       const f = frame({ src: '172.16.4.5', dst: '10.60.7.9' }, tcp);
       dp.expect('fromOverlay', f, TC_ACT_OK, f);

@@ -13,7 +13,7 @@ import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, 
 import { waitFor } from '../support/wait';
 import { Capture, sendDatagram } from '../support/wire';
 
-const devices = { peerInterface: (peerId: number) => `stp${peerId.toString(16).padStart(8, '0')}` };
+const devices = { peerInterface: (peerId: number) => `stp${peerId.toString(16).padStart(8, '0')}`, overlay: 'strait.vxlan' };
 
 /*
  * We are hub B: PodCIDR 10.0.0.0/16, ExternalCIDR 10.50.0.0/24, transit 10.50.0.254. Peer A (id 0x2a)
@@ -481,7 +481,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
       assert.doesNotMatch(listing, /table ip strait/);
       assert.match(
         listing,
-        /table inet strait_filter \{\n\tset remote_prefixes \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ 10\.1\.0\.0\/16, 10\.2\.0\.0\/20,\s+10\.60\.0\.0\/24, 10\.70\.0\.0\/24 \}\n\t\}\n\n\tchain avoid_masquerade \{\n\t\ttype nat hook postrouting priority srcnat - 5; policy accept;\n\t\tip daddr @remote_prefixes snat ip to ip saddr\n\t\}\n\}\n$/,
+        /table inet strait_filter \{\n\tset remote_prefixes \{\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = \{ 10\.1\.0\.0\/16, 10\.2\.0\.0\/20,\s+10\.60\.0\.0\/24, 10\.70\.0\.0\/24 \}\n\t\}\n\n\tchain avoid_masquerade \{\n\t\ttype nat hook postrouting priority srcnat - 5; policy accept;\n\t\tip daddr @remote_prefixes snat ip to ip saddr\n\t\}\n\n\tchain clamp_mss \{\n\t\ttype filter hook forward priority mangle; policy accept;\n\t\toifname "strait.vxlan" tcp flags syn \/ syn,rst tcp option maxseg size set rt mtu\n\t\tiifname "strait.vxlan" tcp flags syn \/ syn,rst tcp option maxseg size set 1410\n\t\}\n\}\n$/,
       );
     });
 
@@ -551,7 +551,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
     it('refuses a tunnel interface name that could break out of a rule', () => {
       const peerInterface = (id: number) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id));
-      assert.throws(() => natRuleset(spec(), { peerInterface }), (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)');
+      assert.throws(() => natRuleset(spec(), { ...devices, peerInterface }), (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)');
     });
 
     it('refuses a script that would write another table', () => {
@@ -580,10 +580,34 @@ describe('fallback: nftables NAT ruleset', () => {
         '\t\ttype nat hook postrouting priority srcnat - 5; policy accept;',
         '\t\tip daddr @remote_prefixes snat ip to ip saddr',
         '\t}',
+        '\tchain clamp_mss {',
+        '\t\ttype filter hook forward priority mangle; policy accept;',
+        '\t\toifname { "strait.vxlan" } tcp flags syn / syn,rst tcp option maxseg size set rt mtu',
+        '\t\tiifname "strait.vxlan" tcp flags syn / syn,rst tcp option maxseg size set 1410',
+        '\t}',
         '}',
         '',
       ].join('\n'),
     );
+  });
+
+  it('a gateway clamps the MSS through every tunnel: to the route MTU leaving, to the tunnel MTU less 40 arriving (IPsec: less)', () => {
+    const gateway = spec();
+    gateway.peers[0]!.transport = 'ipsec';
+    const clamp = (mtus: { vxlan: number; ipsec: number }) => {
+      const lines = natRuleset(gateway, devices, mtus).split('\n');
+      const start = lines.indexOf('\tchain clamp_mss {');
+      return lines.slice(start + 1, lines.indexOf('\t}', start));
+    };
+    const syn = 'tcp flags syn / syn,rst tcp option maxseg size set';
+    assert.deepEqual(clamp({ vxlan: 8950, ipsec: 8920 }), [
+      '\t\ttype filter hook forward priority mangle; policy accept;',
+      `\t\toifname { "strait.vxlan", "stp0000002a", "stp00000009" } ${syn} rt mtu`,
+      `\t\tiifname "strait.vxlan" ${syn} 8910`,
+      `\t\tiifname "stp0000002a" ${syn} 8880`,
+      `\t\tiifname "stp00000009" ${syn} 8910`,
+    ]);
+    assert.equal(gateway.peers[0]!.peerId, 42, 'the encrypted peering is stp0000002a');
   });
 
   it("a gateway: Strait's own SNAT (to_peers) runs before the identity SNAT, both before srcnat", () => {

@@ -28,9 +28,9 @@ describe('fallback routing plan (pure)', () => {
     // MACs are sha256('overlay\0cluster\0node') or sha256('tunnel\0owner\0peer') behind 02, VNIs
     // sha256('peering\0x\0y') (src/nodespec/peer-tunnel.ts), computed here once outside the code.
     assert.deepEqual(plan.devices, [
-      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:70:e0:03:d3:59', local: '192.0.2.11' },
-      { name: 'stp00000007', vni: 1829182, port: 4789, mac: '02:93:55:a1:01:47', remote: '203.0.113.1' },
-      { name: 'stp00000009', vni: 8387962, port: 4789, mac: '02:d1:97:a8:06:b1', remote: '203.0.113.3' },
+      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:70:e0:03:d3:59', local: '192.0.2.11', mtu: 1450 },
+      { name: 'stp00000007', vni: 1829182, port: 4789, mac: '02:93:55:a1:01:47', remote: '203.0.113.1', mtu: 1450 },
+      { name: 'stp00000009', vni: 8387962, port: 4789, mac: '02:d1:97:a8:06:b1', remote: '203.0.113.3', mtu: 1450 },
     ]);
     assert.deepEqual(plan.fdb, [
       { device: 'strait.vxlan', mac: '02:e2:47:dd:e9:77', dst: '192.0.2.12' },
@@ -81,6 +81,8 @@ describe('fallback routing plan (pure)', () => {
     const plan = planKernelRouting(ipsecHub(['cluster-a']));
     // 1500 less tunnel-mode ESP with AES-GCM over IPv4, with room for UDP encapsulation (docs/kernel-fallback.md).
     assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: 1420 });
+    const jumbo = planKernelRouting(ipsecHub(['cluster-a']), new Set(), { vxlan: 8950, ipsec: 8920 });
+    assert.deepEqual(jumbo.devices.map((d) => [d.name, d.mtu]), [['strait.vxlan', 8950], ['stp00000007', 8920], ['stp00000009', 8950]], 'every tunnel device gets the MTU of its kind');
     assert.deepEqual(plan.neighbours.map((n) => n.device), ['strait.vxlan', 'stp00000009'], 'no neighbour on an xfrm interface');
     assert.deepEqual(plan.routes.map(show).slice(4, 6), ['10.1.0.0/16 dev stp00000007', '10.60.0.0/24 dev stp00000007']);
     assert.ok(plan.rules.some((r) => r.iif === 'stp00000007'));

@@ -178,6 +178,9 @@ describe('the Helm chart', function () {
     assert.deepEqual(config.reflections, [{ to: 'cluster-b', fromPeer: 'cluster-c', podIP: '172.20.1.10' }]);
     assert.deepEqual(config.gatewayNodeSelector, { 'strait.io/gateway-candidate': 'true' });
     assert.equal(config.heartbeatTimeout, 1.5);
+    assert.equal('tunnelMTU' in config, false, 'no override by default: each node derives its tunnel MTU');
+    const withMtu = readControllerConfig(parse(configData(render('ci/ebpf-values.yaml', ['--set', 'cluster.tunnelMTU=1400']))['cluster.yaml']), 'kubernetes');
+    assert.equal(withMtu.tunnelMTU, 1400);
     const options = readFlagsFile(registerControllerCommand, 'controller', controllerFlagsFileRules, data['controller.yaml']);
     assert.equal(options.kubernetes, true);
     assert.equal(options.config, join(options.dir, 'cluster.yaml'), 'config: is the ConfigMap\'s own key, next to the flags file');
@@ -235,6 +238,7 @@ describe('the Helm chart', function () {
     refused(['--set', 'dataplane=xdp'], /dataplane: dataplane must be one of the following: "auto", "ebpf", "kernel"/);
     refused(['--set', 'cluster.id=Cluster_A'], /cluster\.id: Does not match pattern/);
     refused(['--set', 'agent.interval=0'], /agent\.interval: Must be greater than 0/);
+    refused(['--set', 'cluster.tunnelMTU=1000'], /cluster\.tunnelMTU/);
     refused(['--set', 'agent.unknownKey=1'], /agent: Additional property unknownKey is not allowed/);
   });
 });

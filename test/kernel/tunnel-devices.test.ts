@@ -20,16 +20,26 @@ describe('tunnel devices (real kernel)', function () {
 
   it('creates, keeps, recreates what differs, deletes what is no longer wanted, and leaves foreign devices alone', () => {
     ip(['link', 'add', 'vx-foreign', 'type', 'vxlan', 'id', '7', 'dstport', '4790'], ns);
-    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [] });
+    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [], mtuChanged: [] });
     assert.deepEqual(details().filter(([n]) => n !== 'vx-foreign').sort(), [
       ['stp00000007', '02:bb:00:00:00:07', true, 4242, '203.0.113.1', false],
       ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '127.0.0.1', false],
     ]);
-    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [] }, 'a second run changes nothing');
-    assert.deepEqual(reconcileTunnelDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [] });
-    assert.deepEqual(reconcileTunnelDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'] });
+    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: [] }, 'a second run changes nothing');
+    assert.deepEqual(reconcileTunnelDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [], mtuChanged: [] });
+    assert.deepEqual(reconcileTunnelDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'], mtuChanged: [] });
     assert.deepEqual(details().map(([n]) => n).sort(), ['strait.vxlan', 'vx-foreign']);
     assert.deepEqual(reconcileTunnelDevices([], isFallbackDevice, ns).deleted, ['strait.vxlan']);
     assert.deepEqual(details().map(([n]) => n), ['vx-foreign']);
+  });
+
+  it('creates a VXLAN device with its MTU, and sets a new MTU in place (same device, same ifindex)', () => {
+    const link = (name: string) => (JSON.parse(ip(['-j', 'link', 'show', name], ns)) as { ifindex: number; mtu: number }[])[0]!;
+    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 1450 }], isFallbackDevice, ns).created, ['strait.vxlan']);
+    const before = link('strait.vxlan');
+    assert.equal(before.mtu, 1450);
+    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 1450 }], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: [] });
+    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 8950 }], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: ['strait.vxlan'] });
+    assert.deepEqual(link('strait.vxlan'), { ...before, mtu: 8950 });
   });
 });

@@ -84,6 +84,14 @@ describe('node dataplane planner', () => {
     assert.deepEqual(spec.nodes.map((n) => Object.keys(n)), [['name', 'underlayAddress', 'podCIDRs'], ['name', 'underlayAddress', 'podCIDRs']], 'public addresses stay out of the node list');
   });
 
+  it("hands the cluster's tunnel MTU override to every node, and nothing without one", () => {
+    const { ipam, tunnels } = hubB();
+    for (const nodeName of ['b-gw', 'b-worker']) {
+      assert.equal(planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName: 'b-gw', tunnelMTU: 1400 }).tunnelMTU, 1400);
+      assert.equal('tunnelMTU' in planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName: 'b-gw' }), false);
+    }
+  });
+
   it('refuses a node or gateway that is not a node of the cluster, naming the field', () => {
     const { ipam, tunnels } = hubB();
     const plan = (over: object) => planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw', ...over });

@@ -37,7 +37,7 @@ function pseudoHeader(src: string, dst: string, proto: number, length: number): 
 }
 
 export type L4 =
-  | { kind: 'tcp'; sport: number; dport: number; seq?: number; flags?: number; payload?: Buffer }
+  | { kind: 'tcp'; sport: number; dport: number; seq?: number; flags?: number; payload?: Buffer; /** A multiple of 4 bytes. */ options?: Buffer }
   | { kind: 'udp'; sport: number; dport: number; payload?: Buffer; zeroChecksum?: boolean }
   | { kind: 'icmp-echo'; type: 0 | 8; id: number; seq?: number; payload?: Buffer }
   | { kind: 'icmp-error'; type: number; code: number; quote: Buffer }
@@ -58,11 +58,11 @@ export function l4Message(l4: L4, src: string, dst: string): { proto: number; by
   switch (l4.kind) {
     case 'tcp': {
       const payload = l4.payload ?? Buffer.alloc(0);
-      const h = Buffer.alloc(20);
+      const h = Buffer.concat([Buffer.alloc(20), l4.options ?? Buffer.alloc(0)]);
       h.writeUInt16BE(l4.sport, 0);
       h.writeUInt16BE(l4.dport, 2);
       h.writeUInt32BE(l4.seq ?? 1000, 4);
-      h.writeUInt8(5 << 4, 12);
+      h.writeUInt8((h.length / 4) << 4, 12);
       h.writeUInt8(l4.flags ?? 0x18, 13);
       h.writeUInt16BE(65535, 14);
       const seg = Buffer.concat([h, payload]);
@@ -119,10 +119,10 @@ export function ipv4Header(ip: Ipv4Fields, proto: number, payloadLength: number,
   return h;
 }
 
-/** A whole IPv4 datagram. */
-export function datagram(ip: Ipv4Fields, l4: L4): Buffer {
+/** A whole IPv4 datagram, DF set unless `df` says otherwise. */
+export function datagram(ip: Ipv4Fields, l4: L4, df = true): Buffer {
   const { proto, bytes } = l4Message(l4, ip.src, ip.dst);
-  return Buffer.concat([ipv4Header(ip, proto, bytes.length, { df: true }), bytes]);
+  return Buffer.concat([ipv4Header(ip, proto, bytes.length, { df }), bytes]);
 }
 
 /** Splits a datagram's payload at byte `at` (a multiple of 8) into a first and a later fragment. */

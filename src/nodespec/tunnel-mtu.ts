@@ -1,0 +1,47 @@
+/**
+ * The MTU of Strait's tunnels (docs/datapath.md and docs/kernel-fallback.md, "MTU"): what an inner
+ * packet may measure so that, encapsulated, it still fits the underlay without being fragmented. Pure:
+ * the agent reads the underlay device's MTU and the cluster's override, this says what follows.
+ */
+
+/** Bytes a VXLAN tunnel over IPv4 adds: outer IP 20, UDP 8, VXLAN 8, the inner Ethernet header 14. */
+export const vxlanOverhead = 50;
+
+/**
+ * Bytes an encrypted peering (xfrm interface, tunnel-mode ESP with AES-GCM over IPv4) adds at most: outer
+ * IP 20, ESP header 8, IV 8, trailer and padding 2-5, ICV 16, rounded up with room for UDP encapsulation
+ * later. 1500 less this is the 1420 such tunnels always had.
+ */
+export const ipsecOverhead = 80;
+
+/** The bounds of the cluster-level override (`tunnelMTU`): IPv6's minimum link MTU, and IPv4's largest packet. */
+export const tunnelMtuRange = { minimum: 1280, maximum: 65535 } as const;
+
+export type Encapsulation = 'vxlan' | 'ipsec';
+
+/**
+ * The tunnel MTU for `encapsulation`: the underlay device's MTU less the encapsulation's overhead, or the
+ * cluster's override. The override names the VXLAN tunnels' MTU (what the path between nodes allows
+ * less VXLAN), so an encrypted peering gets the same path less its own, larger, overhead.
+ */
+export function tunnelMtu(encapsulation: Encapsulation, underlayMtu: number, override?: number): number {
+  const path = override !== undefined ? override + vxlanOverhead : underlayMtu;
+  return path - (encapsulation === 'vxlan' ? vxlanOverhead : ipsecOverhead);
+}
+
+/** The largest TCP segment a tunnel of `mtu` carries whole: less IPv4 and TCP headers without options (40). */
+export const clampedMss = (mtu: number) => mtu - 40;
+
+/** Assumed when no device of the node holds its tunnels' source address (one behind NAT): Ethernet's. */
+export const defaultUnderlayMtu = 1500;
+
+/** Both tunnel MTUs of a node. */
+export interface TunnelMtus {
+  vxlan: number;
+  ipsec: number;
+}
+
+export const tunnelMtus = (underlayMtu: number, override?: number): TunnelMtus => ({
+  vxlan: tunnelMtu('vxlan', underlayMtu, override),
+  ipsec: tunnelMtu('ipsec', underlayMtu, override),
+});

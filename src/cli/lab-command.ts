@@ -41,7 +41,7 @@ export function registerLabCommands(program: Command): void {
 
   lab
     .command('test')
-    .description('ping, TCP, UDP, fragmented UDP and ICMP errors between every peered pair both ways, the hub path, and that unpeered clusters cannot talk; each probe once; exits 1 on any failure')
+    .description('ping, TCP, UDP, fragmented UDP and ICMP errors between every peered pair both ways and between pods on different nodes of a cluster, the hub path, and that unpeered clusters cannot talk; the path MTU of each peering (no fragments on the wire); each probe once; exits 1 on any failure')
     .action(jsonAction(async () => {
       const { failed } = await labTest(runDir(), say);
       if (failed > 0) process.exitCode = 1;

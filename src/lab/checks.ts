@@ -1,7 +1,8 @@
 /**
  * What `lab test` checks, derived from the topology and from what the controllers decided (node specs,
- * reflections): every peered pair both ways from every pod to every pod, the hub path, and that clusters
- * that are not peered cannot reach each other. Pure: the runner executes the list.
+ * reflections): every peered pair both ways from every pod to every pod, the path MTU of each peering,
+ * every pair of pods on different nodes of a cluster, the hub path, and that clusters that are not
+ * peered cannot reach each other. Pure: the runner executes the list.
  */
 import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
 import type { Reflection } from '../api/controller-status';
@@ -11,9 +12,12 @@ import type { LabTopology } from './topology';
 
 /**
  * What a check sends: a ping; a TCP or UDP echo; a fragmented UDP echo (`frag`); a datagram to a closed
- * port whose ICMP error must come back translated (`unreach`). See echo-client.ts.
+ * port whose ICMP error must come back translated (`unreach`); a bulk TCP echo in full-size segments
+ * (`pmtu-tcp`, which must leave no fragment on the wire); a ping of the pod's MTU with DF set, which
+ * must be refused with an ICMP "fragmentation needed" naming a smaller MTU (`pmtu-icmp`). See
+ * echo-client.ts and run-checks.ts.
  */
-export type Probe = 'icmp' | EchoMode;
+export type Probe = 'icmp' | 'pmtu-icmp' | EchoMode;
 
 export interface TrafficCheck {
   /** Source pod. */
@@ -24,7 +28,9 @@ export interface TrafficCheck {
   address: string;
   probe: Probe;
   expect: 'reach' | 'blocked';
-  kind: 'peered' | 'hub' | 'not-peered';
+  kind: 'peered' | 'intra' | 'hub' | 'not-peered';
+  /** The pods' MTU, for the probes whose packets are that large (`pmtu-tcp`, `pmtu-icmp`). */
+  mtu?: number;
 }
 
 export interface ClusterView {
@@ -33,8 +39,10 @@ export interface ClusterView {
   reflections: Reflection[];
 }
 
-/** Every probe between peered pods. */
+/** Every probe between peered pods, and between pods of different nodes of a cluster. */
 const peeredProbes: Probe[] = ['icmp', 'tcp', 'udp', 'frag', 'unreach'];
+/** Once per peering each way: what a tunnel's headers do to packets as large as the pods' MTU. */
+const pathMtuProbes: Probe[] = ['pmtu-tcp', 'pmtu-icmp'];
 /**
  * Through a hub, all but fragments: the eBPF hub drops later fragments of transit flows, which carry no
  * ports to map (docs/datapath.md).
@@ -55,8 +63,19 @@ function knownNetworks(topology: LabTopology, views: Record<string, ClusterView>
   return [parseCidr('podCIDR', own.podCIDR), parseCidr('externalCIDR', own.externalCIDR), ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])];
 }
 
+/**
+ * The pod a path MTU probe starts or ends at: one on a node other than the cluster's gateway, when there
+ * is one, so that the path crosses the cluster's underlay too (worker, gateway, peer gateway, worker).
+ */
+function pathMtuPod(topology: LabTopology, views: Record<string, ClusterView>, cluster: string) {
+  const nodes = topology.clusters.find((c) => c.id === cluster)!.nodes;
+  const pods = [...nodes.filter((n) => n.name !== views[cluster]!.spec.activeGateway.name), ...nodes].flatMap((n) => n.pods);
+  return pods[0];
+}
+
 export function planChecks(topology: LabTopology, views: Record<string, ClusterView>): TrafficCheck[] {
-  const pods = (cluster: string) => topology.clusters.find((c) => c.id === cluster)!.nodes.flatMap((n) => n.pods);
+  const cluster = (id: string) => topology.clusters.find((c) => c.id === id)!;
+  const pods = (id: string) => cluster(id).nodes.flatMap((n) => n.pods);
   const checks: TrafficCheck[] = [];
   for (const [a, b] of topology.peerings) {
     for (const [src, dst] of [[a, b], [b, a]] as const) {
@@ -64,6 +83,18 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
         const address = addressSeenFrom(topology, views, src, dst, t.ip);
         for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
       }
+      const s = pathMtuPod(topology, views, src);
+      const t = pathMtuPod(topology, views, dst);
+      if (!s || !t) continue;
+      const address = addressSeenFrom(topology, views, src, dst, t.ip);
+      for (const probe of pathMtuProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered', mtu: topology.mtu });
+    }
+  }
+  // Inside a cluster, by the pod's own address: the routes of the CNI (network.ts), no Strait on the path.
+  for (const c of topology.clusters) {
+    for (const sn of c.nodes) for (const tn of c.nodes) {
+      if (sn === tn) continue;
+      for (const s of sn.pods) for (const t of tn.pods) for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address: t.ip, probe, expect: 'reach', kind: 'intra' });
     }
   }
   for (const r of topology.reflections) {

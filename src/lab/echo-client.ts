@@ -7,17 +7,23 @@
  *   frag     a 3000-byte datagram (fragmented by any 1500-byte path both ways), echoed back whole;
  *   unreach  a datagram to a closed port: the ICMP port unreachable must come back to the socket, which
  *            the kernel only matches when the quoted header inside it names this socket's own addresses;
+ *   pmtu-tcp 4 MiB over one connection in 64 KiB writes, so every segment is as large as the path
+ *            lets it be, echoed back byte for byte (what the wire carried: the lab's fragment counters);
  * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 
-export const echoModes = ['tcp', 'udp', 'frag', 'unreach'] as const;
+export const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
 export type EchoMode = (typeof echoModes)[number];
 
 /** The datagram of `frag`: larger than two 1500-byte frames. */
 export const fragmentedSize = 3000;
+
+/** `pmtu-tcp`: how much, in writes of how much. */
+export const bulkSize = 4 << 20;
+const bulkWrite = 64 << 10;
 
 export interface EchoResult {
   ok: boolean;
@@ -57,25 +63,35 @@ function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, ti
   else sock.send(payload, port, to);
 }
 
+/** One connection: `payload` written in writes of `writeSize`, settles once as many bytes came back. */
+function tcpProbe(payload: Buffer, writeSize: number, to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
+  const socket = connect({ host: to, port });
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const timer = setTimeout(() => { socket.destroy(); done({ ok: false, error: `timeout (${received} of ${payload.length} bytes echoed)` }); }, timeoutMs);
+  socket.on('connect', () => {
+    for (let at = 0; at < payload.length; at += writeSize) socket.write(payload.subarray(at, at + writeSize));
+  });
+  socket.on('data', (d) => {
+    chunks.push(d);
+    received += d.length;
+    if (received < payload.length) return;
+    clearTimeout(timer);
+    const from = socket.remoteAddress;
+    socket.destroy();
+    const same = Buffer.concat(chunks).equals(payload);
+    done({ ok: same, ...(from ? { from } : {}), ...(same ? {} : { error: `${received} bytes came back, not the ${payload.length} sent` }) });
+  });
+  socket.on('error', (err) => { clearTimeout(timer); done({ ok: false, error: err.message }); });
+}
+
 export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number): Promise<EchoResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const done = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => resolve({ mode, to, ms: Date.now() - started, ...r });
-    if (mode !== 'tcp') return udpProbe(mode, to, port, timeoutMs, done);
-    const nonce = randomBytes(16);
-    const socket = connect({ host: to, port });
-    let got = Buffer.alloc(0);
-    const timer = setTimeout(() => { socket.destroy(); done({ ok: false, error: 'timeout' }); }, timeoutMs);
-    socket.on('connect', () => socket.write(nonce));
-    socket.on('data', (d) => {
-      got = Buffer.concat([got, d]);
-      if (got.length < nonce.length) return;
-      clearTimeout(timer);
-      const from = socket.remoteAddress;
-      socket.destroy();
-      done({ ok: got.equals(nonce), ...(from ? { from } : {}) });
-    });
-    socket.on('error', (err) => { clearTimeout(timer); done({ ok: false, error: err.message }); });
+    if (mode === 'tcp') return tcpProbe(randomBytes(16), 16, to, port, timeoutMs, done);
+    if (mode === 'pmtu-tcp') return tcpProbe(randomBytes(bulkSize), bulkWrite, to, port, timeoutMs, done);
+    udpProbe(mode, to, port, timeoutMs, done);
   });
 }
 

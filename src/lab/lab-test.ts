@@ -6,7 +6,7 @@ import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence } from './lab';
 import { openLabState } from './lab-state';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
-import { type WireResult, readWire, wireLine } from './wire';
+import { type FragmentResult, type WireResult, fragmentLine, fragmentResult, readFragments, readWire, wireLine } from './wire';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
 
 /** What each cluster's controller decided: a node spec (the peers are the same on every node) and reflections. */
@@ -27,10 +27,11 @@ export async function clusterViews(topology: LabTopology, runDir: string): Promi
 }
 
 /** The failed checks of a `labTest`, one line each (for a test's assertion message). */
-export function failureSummary(outcome: { results: CheckResult[]; wire: WireResult[]; metrics: MetricsResult[] }): string {
+export function failureSummary(outcome: LabTestOutcome): string {
   return [
     ...outcome.results.filter((r) => !r.ok).map((r) => `${r.probe} ${r.from} -> ${r.to} (${r.address}): ${r.detail}`),
     ...outcome.wire.filter((w) => !w.ok).map(wireLine),
+    ...(outcome.fragments && !outcome.fragments.ok ? [fragmentLine(outcome.fragments)] : []),
     ...outcome.metrics.filter((m) => !m.ok).map(metricsLine),
   ].join('\n');
 }
@@ -50,28 +51,47 @@ export interface LabPace {
 
 export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4, scrapeTimeoutMs: 5_000 };
 
-export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<{ results: CheckResult[]; wire: WireResult[]; metrics: MetricsResult[]; failed: number }> {
+export interface LabTestOutcome {
+  results: CheckResult[];
+  wire: WireResult[];
+  /** The wires' fragment counters around the `pmtu-tcp` probes (none without a peering). */
+  fragments?: FragmentResult;
+  metrics: MetricsResult[];
+  failed: number;
+}
+
+export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<LabTestOutcome> {
   const topology = savedTopology(runDir);
   await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
   const checks = planChecks(topology, await clusterViews(topology, runDir));
   say(`running ${checks.length} checks`);
-  const results = await runChecks(checks, (r, done) => {
-    say(`[${String(done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(7)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
-  }, pace);
+  const progress = (offset: number) => (r: CheckResult, done: number) => {
+    say(`[${String(offset + done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(9)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
+  };
+  // The bulk echoes last and on their own: the fragment counters read around them count only their
+  // traffic (the `frag` probes fragment on purpose).
+  const bulk = checks.filter((c) => c.probe === 'pmtu-tcp');
+  const others = checks.filter((c) => c.probe !== 'pmtu-tcp');
+  const results = await runChecks(others, progress(0), pace);
+  const before = bulk.length > 0 ? readFragments(topology) : [];
+  results.push(...await runChecks(bulk, progress(others.length), pace));
+  const fragments = bulk.length > 0 ? fragmentResult(before, readFragments(topology)) : undefined;
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
   // And every agent's /metrics against inspect of the same node.
   const state = await openLabState(runDir, topology);
   const metrics = await checkAgentMetrics(topology, await readLabState(topology, state), pace.scrapeTimeoutMs).finally(() => state.close());
-  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length + metrics.filter((m) => !m.ok).length;
+  const lines = results.length + wire.length + (fragments ? 1 : 0) + metrics.length;
+  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length + (fragments && !fragments.ok ? 1 : 0) + metrics.filter((m) => !m.ok).length;
   say('');
   say(resultTable(results));
   say('');
   for (const w of wire) say(wireLine(w));
+  if (fragments) say(fragmentLine(fragments));
   for (const m of metrics) say(metricsLine(m));
   say('');
-  say(`${results.length + wire.length + metrics.length - failed} passed, ${failed} failed`);
-  return { results, wire, metrics, failed };
+  say(`${lines - failed} passed, ${failed} failed`);
+  return { results, wire, ...(fragments ? { fragments } : {}), metrics, failed };
 }
 
 export interface LabStatus {

@@ -6,7 +6,7 @@
 import { run } from '../kernel/command';
 import { createNetns, deleteNetns } from '../kernel/netns';
 import { labPrefix, nodeNetns, podGateway, podNetns, podVeth, publicNetns, switchNetns } from './names';
-import type { LabTopology } from './topology';
+import type { LabCluster, LabNode, LabTopology } from './topology';
 
 function batch(netns: string, lines: string[]): void {
   run(['ip', '-n', netns, '-batch', '-'], `${lines.join('\n')}\n`);
@@ -18,35 +18,55 @@ function sysctl(netns: string, settings: string[]): void {
 
 const prefixLength = (cidr: string) => cidr.split('/')[1]!;
 
-function bridge(netns: string): void {
+function bridge(netns: string, mtu: number): void {
   createNetns(netns);
-  batch(netns, ['link set lo up', 'link add br0 type bridge', 'link set br0 up']);
+  batch(netns, ['link set lo up', `link add br0 mtu ${mtu} type bridge`, 'link set br0 up']);
+}
+
+/**
+ * Strict reverse-path filtering on every interface of a node: `all` and `default` are set before any
+ * link exists, so the underlay and public veths, the pods' veths and the tunnel devices Strait creates
+ * later all start from `default` (a namespace's `default` comes from the host's, which may be loose:
+ * the kernel applies max(all, device), so one loose device would stay loose whatever `all` says).
+ */
+const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.conf.default.rp_filter=1'];
+
+/**
+ * Every node routes each other node's pod prefix via that node's underlay address, as a CNI without
+ * encapsulation does (flannel host-gw, Calico without IPIP/VXLAN): pods reach the pods of other nodes of
+ * their cluster over the underlay. With these routes, and strict rp_filter, a gateway that handed peer
+ * traffic for another node's pod to the kernel would send it over the underlay, and that node would drop
+ * it (its route back to the peer's prefix is Strait's, not ul0): docs/lab.md, "Routing inside a cluster".
+ */
+function podRoutes(cluster: LabCluster, node: LabNode): string[] {
+  return cluster.nodes.filter((n) => n !== node).map((n) => `route add ${n.podCIDR} via ${n.underlayAddress} dev ul0`);
 }
 
 export function buildNetworks(topology: LabTopology): void {
-  bridge(publicNetns);
+  const { mtu } = topology;
+  bridge(publicNetns, mtu);
   for (const cluster of topology.clusters) {
-    bridge(switchNetns(cluster.id));
+    bridge(switchNetns(cluster.id), mtu);
     for (const node of cluster.nodes) {
       const ns = nodeNetns(node.name);
       createNetns(ns);
+      sysctl(ns, ['net.ipv4.ip_forward=1', ...strictReversePath]);
       batch(ns, [
         'link set lo up',
-        `link add ul0 type veth peer name ${node.name} netns ${switchNetns(cluster.id)}`,
-        `link add pub0 type veth peer name ${node.name} netns ${publicNetns}`,
+        `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,
+        `link add pub0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${publicNetns}`,
         `addr add ${node.underlayAddress}/${prefixLength(cluster.underlay)} dev ul0`,
         `addr add ${node.publicAddress}/${prefixLength(topology.public)} dev pub0`,
         'link set ul0 up',
         'link set pub0 up',
+        ...podRoutes(cluster, node),
       ]);
-      // Strict reverse-path filtering: symmetric routing through the overlay must make it pass.
-      sysctl(ns, ['net.ipv4.ip_forward=1', 'net.ipv4.conf.all.rp_filter=1', 'net.ipv4.conf.default.rp_filter=1']);
       batch(switchNetns(cluster.id), [`link set ${node.name} master br0`, `link set ${node.name} up`]);
       batch(publicNetns, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
       for (const pod of node.pods) {
         createNetns(podNetns(pod.name));
         batch(ns, [
-          `link add ${podVeth(pod.name)} type veth peer name eth0 netns ${podNetns(pod.name)}`,
+          `link add ${podVeth(pod.name)} mtu ${mtu} type veth peer name eth0 mtu ${mtu} netns ${podNetns(pod.name)}`,
           `addr add ${podGateway}/32 dev ${podVeth(pod.name)}`,
           `link set ${podVeth(pod.name)} up`,
           `route add ${pod.ip}/32 dev ${podVeth(pod.name)}`,

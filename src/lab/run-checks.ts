@@ -5,8 +5,9 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { Probe, TrafficCheck } from './checks';
+import { bulkSize } from './echo-client';
 import { closedPort, echoPort, podNetns } from './names';
-import { pingOutcome } from './ping';
+import { pathMtuVerdict, pingOutcome } from './ping';
 
 export interface CheckResult extends TrafficCheck {
   ok: boolean;
@@ -18,6 +19,10 @@ const echoClient = join(__dirname, 'echo-client.js');
 
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
 export const pingCount = 3;
+
+/** How long an echo waits for its answer; the bulk echo of `pmtu-tcp` moves megabytes, so longer. */
+const echoWaitMs = 3000;
+const bulkWaitMs = 15_000;
 
 /** Runs a probe process; `timeoutMs` bounds its start and its run (the probe's own wait is shorter). */
 function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -37,18 +42,27 @@ async function probe(check: TrafficCheck, timeoutMs: number): Promise<{ reached:
     const { transmitted, received } = pingOutcome(r.code, r.stdout, r.stderr);
     return { reached: received === pingCount, detail: `${received}/${transmitted} answered` };
   }
+  if (check.probe === 'pmtu-icmp') {
+    // ICMP echo: 8 bytes of header and 20 of IPv4 under the payload make a packet of the pod's MTU.
+    const r = await exec([...inPod, 'ping', '-M', 'do', '-s', String(check.mtu! - 28), '-c', '1', '-W', '2', check.address], timeoutMs);
+    const { ok, detail } = pathMtuVerdict(r.code, r.stdout, r.stderr, check.mtu!);
+    return { reached: ok, detail };
+  }
   // One datagram or one connection, no retry of ours: the first packets of a path must get through.
   const port = check.probe === 'unreach' ? closedPort : echoPort;
-  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), '3000'], timeoutMs);
+  const bulk = check.probe === 'pmtu-tcp';
+  const boundMs = bulk ? timeoutMs + bulkWaitMs : timeoutMs;
+  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), String(bulk ? bulkWaitMs : echoWaitMs)], boundMs);
   let out: { error?: string; from?: string };
   try {
     out = JSON.parse(r.stdout) as typeof out;
   } catch {
-    const killed = r.code === -1 ? `killed after ${timeoutMs} ms` : `exit ${r.code}`;
+    const killed = r.code === -1 ? `killed after ${boundMs} ms` : `exit ${r.code}`;
     throw new Error(`echo client failed (${killed}): ${r.stderr.trim() || 'no output'}`);
   }
   const reached = r.code === 0;
-  return { reached, detail: out.error ?? (check.probe === 'unreach' ? 'port unreachable came back' : `reply from ${out.from}`) };
+  const answered = check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
+  return { reached, detail: out.error ?? answered };
 }
 
 async function runOne(check: TrafficCheck, timeoutMs: number): Promise<CheckResult> {
@@ -78,7 +92,7 @@ export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResul
   return results;
 }
 
-const columns: [Probe, string][] = [['icmp', 'PING'], ['tcp', 'TCP'], ['udp', 'UDP'], ['frag', 'FRAG'], ['unreach', 'UNREACH']];
+const columns: [Probe, string][] = [['icmp', 'PING'], ['tcp', 'TCP'], ['udp', 'UDP'], ['frag', 'FRAG'], ['unreach', 'UNREACH'], ['pmtu-tcp', 'PMTU-TCP'], ['pmtu-icmp', 'PMTU-ICMP']];
 
 /** The result table: one row per (from, to, address), one column per probe. */
 export function resultTable(results: CheckResult[]): string {

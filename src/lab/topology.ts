@@ -45,6 +45,8 @@ export interface LabReflection {
 
 export interface LabTopology {
   public: string;
+  /** The MTU of every link of the lab: underlay, public network and pods (both ends of each veth). */
+  mtu: number;
   clusters: LabCluster[];
   peerings: [string, string][];
   /** The peerings whose gateways encrypt (IPsec), as listed in `peerings`. */
@@ -58,12 +60,18 @@ export const isEncrypted = (topology: LabTopology, a: string, b: string) =>
 
 export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'src', 'lab', 'topologies', 'default.yaml');
 
+/** From IPv6's minimum link MTU (1280) to jumbo frames (9000). */
+const minimumMtu = 1280;
+const maximumMtu = 9000;
+export const defaultMtu = 1500;
+
 const LabName = () => Type.String({ format: 'lab-name' });
 const Pair = () => List(ClusterIdText(), { minItems: 2, maxItems: 2 });
 
 /** The topology file's shape; what it cannot say (names used once, pods inside nodes...) is checked below. */
 export const LabTopologySchema = Strict({
   public: CidrText({ description: "The public network between the clusters' gateways." }),
+  mtu: Type.Optional(Type.Integer({ minimum: minimumMtu, maximum: maximumMtu, description: `The MTU of the underlays, the public network and the pods (default ${defaultMtu}).` })),
   clusters: List(Strict({
     id: ClusterIdText(),
     podCIDR: CidrText(),
@@ -135,7 +143,7 @@ export function parseTopology(value: unknown): LabTopology {
     if (!peered(hub, to) || !peered(hub, from)) throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
     return { hub, to, pod: r.pod };
   });
-  return { public: formatCidr(publicNet), clusters, peerings, encryptedPeerings, reflections };
+  return { public: formatCidr(publicNet), mtu: doc.mtu ?? defaultMtu, clusters, peerings, encryptedPeerings, reflections };
 }
 
 export const loadTopology = (path: string): LabTopology => parseTopology(loadYamlFile(path, '--topology'));

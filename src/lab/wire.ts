@@ -1,14 +1,20 @@
 /**
- * What the lab's public network carries between the clusters of each peering: nftables counters on
- * the public bridge (`bridge strait_lab_wire` in the public namespace), one pair per peering, counting
- * ESP packets and every other IPv4 packet between the two clusters' public addresses. An encrypted
- * peering must show ESP and nothing in the clear; a VXLAN one, the opposite.
+ * What the lab's wires carry: nftables counters on the public bridge (`bridge strait_lab_wire` in the
+ * public namespace) and on each cluster's underlay bridge (the same table in `sl-<cluster>-sw`).
+ *
+ * On the public bridge, per peering: ESP packets and every other IPv4 packet between the two clusters'
+ * public addresses (an encrypted peering must show ESP and nothing in the clear; a VXLAN one, the
+ * opposite), and IPv4 fragments between them. On each underlay: IPv4 packets and IPv4 fragments. The
+ * fragment counters are read around the `pmtu-tcp` probes, which must leave no fragment anywhere: a
+ * tunnel that wraps a full-size packet in its headers and lets the kernel fragment the result shows
+ * there (`ip frag-off & 0x3fff`: a later fragment has an offset, a first or middle one "more fragments").
  */
 import { nft, run } from '../kernel/command';
-import { publicNetns } from './names';
+import { publicNetns, switchNetns } from './names';
 import { type LabTopology, isEncrypted } from './topology';
 
 const table = 'strait_lab_wire';
+const isFragment = 'ip frag-off & 0x3fff != 0';
 
 export interface WireResult {
   peering: [string, string];
@@ -22,35 +28,61 @@ const publicAddresses = (topology: LabTopology, cluster: string) =>
   topology.clusters.find((c) => c.id === cluster)!.nodes.map((n) => n.publicAddress).join(', ');
 
 /** Counter names by cluster pair (cluster ids have no '_'), so a peering removed later keeps its counters. */
-const counterName = (kind: 'esp' | 'clear', [a, b]: [string, string]) => `${kind}_${a}_${b}`;
+const counterName = (kind: 'esp' | 'clear' | 'frag', [a, b]: [string, string]) => `${kind}_${a}_${b}`;
 
-/** The counters' ruleset (pure). */
+/** The public bridge's counters (pure). */
 export function wireRuleset(topology: LabTopology): string {
   const lines = [`table bridge ${table} {`];
-  for (const p of topology.peerings) lines.push(`\tcounter ${counterName('esp', p)} {}`, `\tcounter ${counterName('clear', p)} {}`);
+  for (const p of topology.peerings) lines.push(`\tcounter ${counterName('esp', p)} {}`, `\tcounter ${counterName('clear', p)} {}`, `\tcounter ${counterName('frag', p)} {}`);
   lines.push('\tchain forward {', '\t\ttype filter hook forward priority 0; policy accept;');
   for (const [a, b] of topology.peerings) {
     for (const [from, to] of [[a, b], [b, a]] as const) {
       const between = `ip saddr { ${publicAddresses(topology, from)} } ip daddr { ${publicAddresses(topology, to)} }`;
-      lines.push(`\t\t${between} meta l4proto esp counter name ${counterName('esp', [a, b])}`, `\t\t${between} meta l4proto != esp counter name ${counterName('clear', [a, b])}`);
+      lines.push(
+        `\t\t${between} meta l4proto esp counter name ${counterName('esp', [a, b])}`,
+        `\t\t${between} meta l4proto != esp counter name ${counterName('clear', [a, b])}`,
+        `\t\t${between} ${isFragment} counter name ${counterName('frag', [a, b])}`,
+      );
     }
   }
   lines.push('\t}', '}');
   return `${lines.join('\n')}\n`;
 }
 
+/** An underlay bridge's counters (pure): every IPv4 packet, and the fragments among them. */
+export function underlayRuleset(): string {
+  return [
+    `table bridge ${table} {`,
+    '\tcounter underlay_ipv4 {}',
+    '\tcounter underlay_frag {}',
+    '\tchain forward {',
+    '\t\ttype filter hook forward priority 0; policy accept;',
+    '\t\tmeta protocol ip counter name underlay_ipv4',
+    `\t\t${isFragment} counter name underlay_frag`,
+    '\t}',
+    '}',
+    '',
+  ].join('\n');
+}
+
 /** Installs the counters, replacing any from an earlier lab. */
 export function installWireCounters(topology: LabTopology): void {
-  nft(`table bridge ${table}\ndelete table bridge ${table}\n${wireRuleset(topology)}`, publicNetns);
+  const replace = (ruleset: string, netns: string) => nft(`table bridge ${table}\ndelete table bridge ${table}\n${ruleset}`, netns);
+  replace(wireRuleset(topology), publicNetns);
+  for (const c of topology.clusters) replace(underlayRuleset(), switchNetns(c.id));
 }
 
 interface CounterJson {
   counter?: { name: string; packets: number };
 }
 
+function counters(netns: string): Map<string, number> {
+  const listing = JSON.parse(run(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'counters', 'table', 'bridge', table])) as { nftables: CounterJson[] };
+  return new Map(listing.nftables.flatMap((e) => (e.counter ? [[e.counter.name, e.counter.packets] as const] : [])));
+}
+
 export function readWire(topology: LabTopology): WireResult[] {
-  const listing = JSON.parse(run(['ip', 'netns', 'exec', publicNetns, 'nft', '-j', 'list', 'counters', 'table', 'bridge', table])) as { nftables: CounterJson[] };
-  const packets = new Map(listing.nftables.flatMap((e) => (e.counter ? [[e.counter.name, e.counter.packets] as const] : [])));
+  const packets = counters(publicNetns);
   return topology.peerings.map((peering) => {
     const encrypted = isEncrypted(topology, peering[0], peering[1]);
     const esp = packets.get(counterName('esp', peering)) ?? 0;
@@ -63,4 +95,52 @@ export function readWire(topology: LabTopology): WireResult[] {
 export function wireLine(r: WireResult): string {
   const what = r.encrypted ? 'encrypted: ESP only' : 'VXLAN: no ESP';
   return `${r.ok ? 'ok  ' : 'FAIL'} wire ${r.peering[0]} <-> ${r.peering[1]} (${what}): ${r.esp} ESP packets, ${r.clear} others`;
+}
+
+/** Packets and fragments each wire has carried so far: a peering's public path, or a cluster's underlay. */
+export interface WireCount {
+  wire: string;
+  packets: number;
+  fragments: number;
+}
+
+export function readFragments(topology: LabTopology): WireCount[] {
+  const pub = counters(publicNetns);
+  return [
+    ...topology.peerings.map((p) => ({
+      wire: `${p[0]} <-> ${p[1]}`,
+      packets: (pub.get(counterName('esp', p)) ?? 0) + (pub.get(counterName('clear', p)) ?? 0),
+      fragments: pub.get(counterName('frag', p)) ?? 0,
+    })),
+    ...topology.clusters.map((c) => {
+      const underlay = counters(switchNetns(c.id));
+      return { wire: `underlay ${c.id}`, packets: underlay.get('underlay_ipv4') ?? 0, fragments: underlay.get('underlay_frag') ?? 0 };
+    }),
+  ];
+}
+
+export interface FragmentResult {
+  /** What each wire carried between the two readings. */
+  during: WireCount[];
+  ok: boolean;
+}
+
+/**
+ * The verdict on the wires between two readings around the `pmtu-tcp` probes (pure): no fragment on
+ * any of them, and every peering carried packets (else the probes did not cross it, and its zero says
+ * nothing).
+ */
+export function fragmentResult(before: WireCount[], after: WireCount[]): FragmentResult {
+  const during = after.map((a) => {
+    const b = before.find((x) => x.wire === a.wire) ?? { packets: 0, fragments: 0 };
+    return { wire: a.wire, packets: a.packets - b.packets, fragments: a.fragments - b.fragments };
+  });
+  const ok = during.every((d) => d.fragments === 0 && (d.wire.startsWith('underlay ') || d.packets > 0));
+  return { during, ok };
+}
+
+/** The lab's summary line for the fragment counters. */
+export function fragmentLine(r: FragmentResult): string {
+  const wires = r.during.map((d) => `${d.wire} ${d.fragments} of ${d.packets}`).join(', ');
+  return `${r.ok ? 'ok  ' : 'FAIL'} no fragments on the wire during pmtu-tcp (fragments of packets): ${wires}`;
 }

@@ -44,7 +44,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
     const outcome = await labTest(runDir, say);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
-    assert.deepEqual(checksByKind(outcome.results), { peered: 80, hub: 8, 'not-peered': 1 });
+    assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
 
     const table = kubectl('cluster-b', ['get', 'networkconfigs']).trim().split('\n').map((l) => l.split(/\s{2,}/));
     assert.deepEqual(table[0], ['NAME', 'OWNER', 'FOR', 'PODCIDR', 'EXTERNALCIDR', 'PROCESSED', 'REMAPPED POD', 'AGE']);
@@ -77,14 +77,14 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     for (const node of ['a-gw', 'a-w1']) await waitFor(`${node} to keep no route of B`, () => run(['ip', '-n', nodeNetns(node), 'route', 'show', 'proto', '252']) === '', 20_000);
     const again = await labTest(runDir, say);
     assert.equal(again.failed, 0, failureSummary(again));
-    assert.deepEqual(checksByKind(again.results), { peered: 40, 'not-peered': 1 }, 'only B-C is left');
+    assert.deepEqual(checksByKind(again.results), { peered: 44, intra: 30, 'not-peered': 1 }, 'only B-C is left');
   });
 
   it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): every check passes', async () => {
     await labUp(distinctTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
     const outcome = await labTest(runDir, say);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
-    assert.deepEqual(checksByKind(outcome.results), { peered: 80, hub: 8, 'not-peered': 2 });
+    assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
   });
 
   it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over in under a second', async () => {

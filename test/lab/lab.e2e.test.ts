@@ -11,18 +11,19 @@ import { inspectNode } from '../../src/datapath/inspect';
 import { formatIp } from '../../src/net/cidr';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
-import { labUp, nodePinRoot, removePeering, savedTopology, startAgent } from '../../src/lab/lab';
+import { labUp, nodePinRoot, removePeering, startAgent } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
 import { echoPort, nodeNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
-import { checksByKind, gatewayOf, inPod, labSuiteHooks, peersProgrammed, pingFor } from '../support/lab-suite';
+import { checksByKind, gatewayOf, inPod, labSuiteHooks, nonStrictReversePath, peersProgrammed, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
+const jumboTopology = join(defaultTopologyPath, '..', 'jumbo.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
@@ -42,14 +43,18 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
   this.timeout(240_000);
   labSuiteHooks(runDir, lines, say);
 
-  it('default topology: every peered pair both ways, the hub path, unpeered clusters blocked; then a peering removed leaves nothing', async () => {
-    await labUp(defaultTopologyPath, { runDir, dataplane, say });
+  it('default topology: every peered pair both ways, the path MTU, pods of a cluster, the hub path, unpeered clusters blocked; then a peering removed leaves nothing', async () => {
+    const topology = await labUp(defaultTopologyPath, { runDir, dataplane, say });
+    // Strait's tunnel devices exist once the lab is up: they, too, filter strictly (docs/lab.md).
+    assert.deepEqual(nonStrictReversePath(topology.clusters.flatMap((c) => c.nodes.map((n) => n.name))), [], 'every interface of every node filters reverse paths strictly');
     const outcome = await labTest(runDir, say);
     const { results, failed } = outcome;
     assert.equal(failed, 0, failureSummary(outcome));
-    // Two peerings of 2x2 pods both ways with 5 probes each; 2 pods of A through the hub with 4; one
+    // Two peerings of 2x2 pods both ways with 5 probes each, and the 2 path MTU probes each way; 2
+    // ordered pairs of nodes in each of the 3 clusters with 5; 2 pods of A through the hub with 4; one
     // unpeered pair (C -> A is left out: every pod address of A is a pod of B in C's view).
-    assert.deepEqual(checksByKind(results), { peered: 80, hub: 8, 'not-peered': 1 });
+    assert.deepEqual(checksByKind(results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
+    assert.deepEqual(outcome.fragments?.during.map((d) => d.wire), ['cluster-a <-> cluster-b', 'cluster-b <-> cluster-c', 'underlay cluster-a', 'underlay cluster-b', 'underlay cluster-c']);
     assert.ok(results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
     const status = await labStatus(runDir);
     for (const c of status.clusters) {
@@ -62,7 +67,6 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     }
 
     // End A-B: A's nodes and B's nodes keep nothing of each other (maps, kernel routes); B-C still works.
-    const topology = savedTopology(runDir);
     const bSeenFromA = writeNodeDataplaneSpec((await clusterViews(topology, runDir))['cluster-a']!.spec).peers[0]!;
     const reflected = (await clusterViews(topology, runDir))['cluster-b']!.spec.natMappings.map((m) => formatIp(m.externalAddress));
     assert.equal(reflected.length, 1);
@@ -98,7 +102,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     assert.equal(again.failed, 0, failureSummary(again));
     assert.deepEqual(again.wire.map((w) => w.peering.join('-')), ['cluster-b-cluster-c']);
     // A -> C stays blocked; A and B share a PodCIDR, so an unpeered check between them has no address.
-    assert.deepEqual(checksByKind(again.results), { peered: 40, 'not-peered': 1 }, 'only B-C is left');
+    assert.deepEqual(checksByKind(again.results), { peered: 44, intra: 30, 'not-peered': 1 }, 'only B-C is left');
   });
 
   it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): all checks pass', async () => {
@@ -106,7 +110,20 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const outcome = await labTest(runDir, say);
     const { results, failed } = outcome;
     assert.equal(failed, 0, failureSummary(outcome));
-    assert.deepEqual(checksByKind(results), { peered: 80, hub: 8, 'not-peered': 2 });
+    assert.deepEqual(checksByKind(results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
+  });
+
+  it('jumbo topology (every link MTU 9000): all checks pass, the path MTU ones at 9000 bytes', async () => {
+    await labUp(jumboTopology, { runDir, dataplane, say });
+    const mtu = (ns: string, dev: string) => (JSON.parse(run(['ip', '-n', ns, '-j', 'link', 'show', dev])) as { mtu: number }[])[0]!.mtu;
+    assert.deepEqual([mtu('sl-a-w1', 'ul0'), mtu('sl-a-w1', 'pub0'), mtu('sl-a-w1', 'p-a-w1-p'), mtu('sl-a-w1-p', 'eth0'), mtu('sl-pub', 'br0'), mtu('sl-cluster-b-sw', 'br0')], [9000, 9000, 9000, 9000, 9000, 9000]);
+    const outcome = await labTest(runDir, say);
+    const { results, failed } = outcome;
+    assert.equal(failed, 0, failureSummary(outcome));
+    // One peering of 2x2 pods both ways with 5 probes, and the 2 path MTU probes each way; 2 ordered
+    // pairs of nodes in each of the 2 clusters with 5.
+    assert.deepEqual(checksByKind(results), { peered: 44, intra: 20 });
+    assert.ok(results.filter((r) => r.probe === 'pmtu-icmp').every((r) => r.mtu === 9000));
   });
 
   it('agent restarts under a continuous ping and a TCP stream lose nothing; a gateway failover moves traffic', async () => {

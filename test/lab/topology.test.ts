@@ -22,6 +22,14 @@ describe('lab topology', () => {
     assert.equal(distinct.clusters.length, 3);
   });
 
+  it('gives every link MTU 1500 unless the topology says otherwise, as the jumbo topology does', () => {
+    assert.equal(loadTopology(defaultTopologyPath).mtu, 1500);
+    const jumbo = loadTopology(join(defaultTopologyPath, '..', 'jumbo.yaml'));
+    assert.equal(jumbo.mtu, 9000);
+    assert.deepEqual([jumbo.clusters.map((c) => c.id), jumbo.peerings], [['cluster-a', 'cluster-b'], [['cluster-a', 'cluster-b']]]);
+    for (const mtu of [1280, 9000]) assert.equal(parseTopology({ ...doc(), mtu }).mtu, mtu);
+  });
+
   it('reads encrypted peerings and pinned cluster dataplanes, and what the lab runs for them', () => {
     const t = loadTopology(join(defaultTopologyPath, '..', 'encrypted.yaml'));
     assert.deepEqual(t.peerings, [['cluster-a', 'cluster-b'], ['cluster-b', 'cluster-c']]);
@@ -50,6 +58,10 @@ describe('lab topology', () => {
       [(d) => { d.peerings[0] = { between: ['cluster-a'] }; }, /peerings\[0\]\.between: expected at least 2 items/],
       [(d) => { d.peerings[0] = ['cluster-a', 'cluster-a']; }, /peerings\[0\]: must be two different clusters/],
       [(d) => { d.clusters[0].dataplane = 'xdp'; }, /clusters\[0\]\.dataplane: must be one of ebpf, kernel/],
+      [(d) => { d.mtu = 1279; }, /^mtu: expected a whole number from 1280 to 9000 \(got 1279\)$/],
+      [(d) => { d.mtu = 9001; }, /^mtu: expected a whole number from 1280 to 9000 \(got 9001\)$/],
+      [(d) => { d.mtu = 1500.5; }, /^mtu: expected a whole number/],
+      [(d) => { d.mtu = '9000'; }, /^mtu: expected a whole number/],
     ];
     for (const [mutate, message] of cases) {
       const d = doc();
@@ -61,25 +73,61 @@ describe('lab topology', () => {
 });
 
 describe('lab checks', () => {
+  const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR: parseCidr('p', remotePodCIDR), remoteExternalCIDR: parseCidr('e', '10.250.0.0/24') }) as NodeDataplaneSpec['peers'][number];
+  const view = (gateway: string, peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView =>
+    ({ spec: { peers, activeGateway: { name: gateway } } as NodeDataplaneSpec, reflections });
+  // B's gateway is its second node, so the path MTU probes pick its first node's pod.
+  const defaultViews = () => ({
+    'cluster-a': view('a-gw', [peer('cluster-b', '10.1.0.0/16')]),
+    'cluster-b': view('b-w1', [peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.20.1.10', endpoint: '10.2.1.10', address: '10.3.0.1' }]),
+    // C keeps B's PodCIDR 10.0.0.0/16 as it is: A's pods' own addresses mean B's pods there.
+    'cluster-c': view('c-gw', [peer('cluster-b', '10.0.0.0/16')]),
+  });
+  const byKind = (checks: { kind: string }[]) => checks.reduce<Record<string, number>>((n, c) => ({ ...n, [c.kind]: (n[c.kind] ?? 0) + 1 }), {});
+
   it('dials every peered pod at its address in the caller\'s view, the hub path, and an unpeered pair', () => {
-    const t = loadTopology(defaultTopologyPath);
-    const peer = (clusterId: string, remotePodCIDR: string) => ({ clusterId, remotePodCIDR: parseCidr('p', remotePodCIDR), remoteExternalCIDR: parseCidr('e', '10.250.0.0/24') }) as NodeDataplaneSpec['peers'][number];
-    const view = (peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView => ({ spec: { peers } as NodeDataplaneSpec, reflections });
-    const checks = planChecks(t, {
-      'cluster-a': view([peer('cluster-b', '10.1.0.0/16')]),
-      'cluster-b': view([peer('cluster-a', '10.1.0.0/16'), peer('cluster-c', '10.2.0.0/20')], [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.20.1.10', endpoint: '10.2.1.10', address: '10.3.0.1' }]),
-      // C keeps B's PodCIDR 10.0.0.0/16 as it is: A's pods' own addresses mean B's pods there.
-      'cluster-c': view([peer('cluster-b', '10.0.0.0/16')]),
-    });
-    // 2 peerings x 2 directions x 2 x 2 pods x 5 probes; the hub from A's 2 pods x 4 (no fragments).
-    assert.equal(checks.filter((c) => c.kind === 'peered').length, 80);
+    const checks = planChecks(loadTopology(defaultTopologyPath), defaultViews());
+    // Peered: 2 peerings x 2 directions x 2 x 2 pods x 5 probes, and 2 path MTU probes each way per
+    // peering (8); intra: 3 clusters x 2 ordered pairs of nodes x 5; the hub from A's 2 pods x 4 (no
+    // fragments); one unpeered pair.
+    assert.deepEqual(byKind(checks), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
+    assert.equal(checks.length, 127);
+    assert.equal(checks.filter((c) => c.kind === 'peered' && !c.probe.startsWith('pmtu-')).length, 80);
     assert.deepEqual(checks.filter((c) => c.kind === 'hub' && c.from === 'a-w1-p').map((c) => c.probe), ['icmp', 'tcp', 'udp', 'unreach']);
-    assert.equal(checks.filter((c) => c.kind === 'hub').length, 8);
     assert.deepEqual(checks.filter((c) => c.kind === 'not-peered').map((c) => [c.from, c.address, c.expect]), [['a-gw-p', '172.20.0.10', 'blocked']], 'C -> A is skipped: every A pod address is a B pod in C');
     const find = (from: string, to: string) => checks.find((c) => c.from === from && c.to === to && c.kind !== 'not-peered')!.address;
     assert.equal(find('a-w1-p', 'b-w1-p'), '10.1.1.10', "B's pod in A's view of B's PodCIDR");
     assert.equal(find('b-gw-p', 'c-w1-p'), '10.2.1.10', "C's pod (172.20.1.10 in 172.20.0.0/20) in B's /20 view");
     assert.equal(find('c-gw-p', 'b-gw-p'), '10.0.0.10');
     assert.equal(find('a-gw-p', 'c-w1-p'), '10.3.0.1', 'the hub path dials the reflected address');
+  });
+
+  it('probes the path MTU once each way per peering, between pods off the gateways, at the pods\' MTU', () => {
+    const checks = planChecks(loadTopology(defaultTopologyPath), defaultViews());
+    const pmtu = checks.filter((c) => c.probe.startsWith('pmtu-')).map((c) => [c.kind, c.from, c.to, c.address, c.probe, c.mtu, c.expect]);
+    assert.deepEqual(pmtu, [
+      ['peered', 'a-w1-p', 'b-gw-p', '10.1.0.10', 'pmtu-tcp', 1500, 'reach'], ['peered', 'a-w1-p', 'b-gw-p', '10.1.0.10', 'pmtu-icmp', 1500, 'reach'],
+      ['peered', 'b-gw-p', 'a-w1-p', '10.1.1.10', 'pmtu-tcp', 1500, 'reach'], ['peered', 'b-gw-p', 'a-w1-p', '10.1.1.10', 'pmtu-icmp', 1500, 'reach'],
+      ['peered', 'b-gw-p', 'c-w1-p', '10.2.1.10', 'pmtu-tcp', 1500, 'reach'], ['peered', 'b-gw-p', 'c-w1-p', '10.2.1.10', 'pmtu-icmp', 1500, 'reach'],
+      ['peered', 'c-w1-p', 'b-gw-p', '10.0.0.10', 'pmtu-tcp', 1500, 'reach'], ['peered', 'c-w1-p', 'b-gw-p', '10.0.0.10', 'pmtu-icmp', 1500, 'reach'],
+    ]);
+    const jumbo = planChecks(loadTopology(join(defaultTopologyPath, '..', 'jumbo.yaml')), {
+      'cluster-a': view('a-gw', [peer('cluster-b', '10.1.0.0/16')]),
+      'cluster-b': view('b-gw', [peer('cluster-a', '10.1.0.0/16')]),
+    });
+    // 1 peering x 2 directions x 2 x 2 pods x 5 probes + 4 path MTU probes; 2 clusters x 2 x 5.
+    assert.deepEqual(byKind(jumbo), { peered: 44, intra: 20 });
+    assert.deepEqual(jumbo.filter((c) => c.probe === 'pmtu-icmp').map((c) => [c.from, c.to, c.mtu]), [['a-w1-p', 'b-w1-p', 9000], ['b-w1-p', 'a-w1-p', 9000]]);
+  });
+
+  it('checks every pod against every pod on another node of its cluster, by its own address', () => {
+    const intra = planChecks(loadTopology(defaultTopologyPath), defaultViews()).filter((c) => c.kind === 'intra');
+    const pairs = [...new Set(intra.map((c) => `${c.from} -> ${c.to} ${c.address} ${c.expect}`))];
+    assert.deepEqual(pairs, [
+      'a-gw-p -> a-w1-p 10.0.1.10 reach', 'a-w1-p -> a-gw-p 10.0.0.10 reach',
+      'b-gw-p -> b-w1-p 10.0.1.10 reach', 'b-w1-p -> b-gw-p 10.0.0.10 reach',
+      'c-gw-p -> c-w1-p 172.20.1.10 reach', 'c-w1-p -> c-gw-p 172.20.0.10 reach',
+    ]);
+    assert.deepEqual(intra.filter((c) => c.from === 'c-w1-p').map((c) => c.probe), ['icmp', 'tcp', 'udp', 'frag', 'unreach']);
   });
 });

@@ -83,3 +83,16 @@ export function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): num
 
 /** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
 export const checksByKind = (results: { kind: string }[]) => results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
+
+/**
+ * The interfaces of lab nodes whose reverse-path filter is not strict, as `ns dev=value` (empty: all
+ * strict). The kernel applies max(all, device), so `all` must be 1 and no device may say 2 (loose).
+ */
+export function nonStrictReversePath(nodes: string[]): string[] {
+  return nodes.flatMap((node) => {
+    const values = new Map(run(['ip', 'netns', 'exec', nodeNetns(node), 'sysctl', '-a', '-r', '^net\\.ipv4\\.conf\\..*\\.rp_filter$']).trim().split('\n')
+      .map((l) => /^net\.ipv4\.conf\.(.+)\.rp_filter = (\d)$/.exec(l)!).map((m) => [m[1]!, Number(m[2])] as const));
+    const all = values.get('all');
+    return [...values].filter(([dev, v]) => dev !== 'default' && Math.max(all ?? 0, v) !== 1).map(([dev, v]) => `${nodeNetns(node)} ${dev}=${v} (all=${all})`);
+  });
+}

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labDown, labUp, type LabDataplane } from '../../src/lab/lab';
 import { addressSeenFrom } from '../../src/lab/checks';
-import { nodeNetns } from '../../src/lab/names';
+import { defaultRunDir, nodeNetns } from '../../src/lab/names';
 import { findPod, type LabTopology } from '../../src/lab/topology';
 import { applyChangeFigures } from './e2e/apply-changes';
 import { bpfCost, bpfTotals, enableBpfStats } from './e2e/bpf-stats';
@@ -28,7 +28,8 @@ import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, 
 import { type BenchFigure, type BenchSuite, benchResultsDir } from './result';
 
 const sizes = [1, 1_000, 10_000, 100_000];
-const runDir = '/run/strait/bench-e2e';
+/** The lab's own run directory, so `strait lab down` also cleans up after a bench that was killed. */
+const runDir = defaultRunDir;
 const say = (line: string) => process.stderr.write(`  ${line}\n`);
 
 function measure(topology: LabTopology, address: string, withBpf: boolean): PathFigures & { connections: number } {

@@ -1,11 +1,12 @@
 /**
  * What Strait's programs cost per run on the lab's nodes: with kernel.bpf_stats_enabled the kernel sums
- * each program's run time and runs. Only the programs attached in the lab's node namespaces are counted
- * (found through `bpftool net`), not those another process loads meanwhile.
+ * each program's run time and runs. Only the programs the lab's agents pinned are counted, not those
+ * another process loads meanwhile.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { run } from '../../../src/kernel/command';
-import { nodeNetns } from '../../../src/lab/names';
+import { nodePinRoot } from '../../../src/lab/lab';
 import type { LabTopology } from '../../../src/lab/topology';
 
 const sysctlPath = '/proc/sys/kernel/bpf_stats_enabled';
@@ -20,16 +21,14 @@ export function enableBpfStats(): () => void {
 /** Program name → total run time and runs, over every node's attached Strait programs. */
 export type BpfTotals = Map<string, { ns: number; runs: number }>;
 
-interface NetAttachment {
-  tc?: { prog_id?: number; id?: number }[];
-  tcx?: { prog_id?: number; id?: number }[];
-}
-
+/** The programs each node's agent loaded, as pinned under its pin root (`programs/`). */
 function labProgramIds(topology: LabTopology): Set<number> {
   const ids = new Set<number>();
   for (const node of topology.clusters.flatMap((c) => c.nodes)) {
-    const listing = JSON.parse(run(['ip', 'netns', 'exec', nodeNetns(node.name), 'bpftool', 'net', 'show', '-j'])) as NetAttachment[];
-    for (const entry of listing) for (const a of [...(entry.tc ?? []), ...(entry.tcx ?? [])]) ids.add(a.prog_id ?? a.id ?? -1);
+    const dir = join(nodePinRoot(node.name), 'programs');
+    for (const pin of existsSync(dir) ? readdirSync(dir) : []) {
+      ids.add((JSON.parse(run(['bpftool', 'prog', 'show', 'pinned', join(dir, pin), '-j'])) as { id: number }).id);
+    }
   }
   return ids;
 }

@@ -42,7 +42,7 @@ export function ratioChart(measurements: readonly Measurement[]): string {
     out.push(`<text x="${x0 + plotWidth / 2}" y="${top - 18}" text-anchor="middle" font-weight="bold">${escape(panel.title)}</text>`);
     out.push(`<line x1="${x0}" y1="${top}" x2="${x0}" y2="${top + plotHeight}" stroke="black"/>`);
     out.push(`<line x1="${x0}" y1="${top + plotHeight}" x2="${x0 + plotWidth}" y2="${top + plotHeight}" stroke="black"/>`);
-    for (const tick of [0, yTop / 2, yTop]) out.push(`<text x="${x0 - 4}" y="${num(y(tick) + 4)}" text-anchor="end">${num(tick)}</text>`);
+    for (const tick of [0, yTop / 2, yTop]) out.push(`<text x="${x0 - 4}" y="${num(y(tick) + 4)}" text-anchor="end">${Number(tick.toFixed(2))}</text>`);
     out.push(`<line x1="${x0}" y1="${num(y(1))}" x2="${x0 + plotWidth}" y2="${num(y(1))}" stroke="grey" stroke-dasharray="4 3"/>`);
     const groupWidth = plotWidth / Math.max(1, paths.length);
     const barWidth = (groupWidth * 0.8) / Math.max(1, sizes.length);

@@ -14,6 +14,12 @@ export const toolSeconds = 4;
 /** The connect/close loop's processes: at most 2 on a 2-core machine, where the lab's pods share the cores. */
 const crrParallel = 2;
 
+/**
+ * sockperf's client and server share one CPU: the round trip is then the path's own cost, without the
+ * wake-up of an idle vCPU (tens of µs on a VM), which made the p50 jump between runs from 9 to 85 µs.
+ */
+const sameCpu = ['taskset', '-c', '0'];
+
 const crrSource = join(__dirname, '..', '..', '..', '..', 'test', 'bench', 'tools', 'tcp-crr.c');
 const crrBinary = join(__dirname, '..', 'tools', 'tcp-crr');
 
@@ -34,7 +40,7 @@ function inPod(pod: string, argv: string[], withStderr = false): string {
 export function startServers(pod: string): { stop: () => void } {
   const commands = [
     [crrBinary, 'serve', String(ports.crr)],
-    ['sockperf', 'server', '--tcp', '-p', String(ports.sockperf)],
+    [...sameCpu, 'sockperf', 'server', '--tcp', '-p', String(ports.sockperf)],
     ['iperf3', '--server', '--port', String(ports.iperf3)],
   ];
   const children: ChildProcess[] = commands.map((argv) => spawn('ip', ['netns', 'exec', podNetns(pod), ...argv], { detached: true, stdio: 'ignore' }));
@@ -89,7 +95,7 @@ export const connectionsPerSecond = (client: string, address: string) =>
   parseCrr(inPod(client, [crrBinary, 'run', address, String(ports.crr), String(toolSeconds), String(crrParallel)]));
 
 export const requestResponse = (client: string, address: string) =>
-  parseSockperf(inPod(client, ['sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)], true));
+  parseSockperf(inPod(client, [...sameCpu, 'sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)], true));
 
 export const stream = (client: string, address: string) =>
   parseIperf3(inPod(client, ['iperf3', '--client', address, '--port', String(ports.iperf3), '--time', String(toolSeconds), '--json']));

@@ -17,9 +17,15 @@ export class CommandError extends Error {
   }
 }
 
+/**
+ * Output kept in full: Node's default of 1 MiB would cut, as an error, the listing of a fallback gateway's
+ * nftables map beyond some 30,000 NatMappings (about 36 bytes each as JSON).
+ */
+const maxOutput = 256 * 1024 * 1024;
+
 export function run(command: string[], input?: string): string {
   try {
-    return execFileSync(command[0]!, command.slice(1), { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+    return execFileSync(command[0]!, command.slice(1), { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: maxOutput });
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; status?: number | null; message: string };
     throw new CommandError(command, e.stderr ?? e.message, e.status ?? null, e.stdout ?? '');

@@ -289,9 +289,25 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
     }
     return;
   }
-  const path = join(runDir, runDirPaths.controllerConfig(cluster.id));
+  startStandaloneController(topology, runDir, cluster.id, config);
+}
+
+function startStandaloneController(topology: LabTopology, runDir: string, clusterId: string, config: ControllerConfigDocument): void {
+  const path = join(runDir, runDirPaths.controllerConfig(clusterId));
   writeFileSync(path, JSON.stringify(config, null, 2));
-  startProcess(runDir, `controller-${cluster.id}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${cluster.id}`)]);
+  startProcess(runDir, `controller-${clusterId}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${clusterId}`)]);
+}
+
+/**
+ * Restarts a standalone lab's controller of `clusterId` with its configuration changed by `edit` (the e2e
+ * bench gives a hub thousands of reflections this way). Its IPAM state and the datapath stay as they are.
+ */
+export async function reconfigureController(runDir: string, clusterId: string, edit: (config: ControllerConfigDocument) => ControllerConfigDocument): Promise<void> {
+  const topology = savedTopology(runDir);
+  if (runsOnKubernetes(runDir, topology)) throw new StateError('reconfigureController runs a standalone lab only');
+  const config = JSON.parse(readFileSync(join(runDir, runDirPaths.controllerConfig(clusterId)), 'utf8')) as ControllerConfigDocument;
+  await stopProcess(runDir, `controller-${clusterId}`);
+  startStandaloneController(topology, runDir, clusterId, edit(config));
 }
 
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */

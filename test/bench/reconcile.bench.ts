@@ -13,7 +13,8 @@ import { median, type BenchFigure, type BenchSuite } from './result';
 
 const address = (base: number, i: number) => `${base}.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 
-function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
+/** A hub gateway's spec with `mappings` NatMappings, numbered from `offset` + 1 (also the e2e suite's). */
+export function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
   return readNodeDataplaneSpec({
     clusterId: 'bench',
     podCIDR: '10.0.0.0/16',
@@ -28,21 +29,25 @@ function hubSpec(mappings: number, offset: number): NodeDataplaneSpec {
   });
 }
 
-function timeMs(fn: () => void): number {
+export function timeMs(fn: () => void): number {
   const start = process.hrtime.bigint();
   fn();
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-export const run: BenchSuite = async () => {
+/**
+ * On fresh maps: 100,000 NatMappings applied to empty maps, then 10,000 of them changed (drops 1..5,000,
+ * adds 100,001..105,000), then the same spec again; milliseconds of each, `rounds` times.
+ */
+export async function mapApplySamples(rounds: number): Promise<{ full: number[]; change: number[]; noop: number[] }> {
   const samples = { full: [] as number[], change: [] as number[], noop: [] as number[] };
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < rounds; round++) {
     const pins = tempPinDir();
     const obj = await BpfObject.load(datapathObjectPath, { pinRoot: pins.dir });
     try {
       const maps = openMaps(obj);
       const initial = desiredMaps(hubSpec(100_000, 0), 1);
-      const changed = desiredMaps(hubSpec(100_000, 5_000), 1); // drops 1..5,000, adds 100,001..105,000
+      const changed = desiredMaps(hubSpec(100_000, 5_000), 1);
       samples.full.push(timeMs(() => applyDesiredMaps(maps, initial)));
       samples.change.push(timeMs(() => applyDesiredMaps(maps, changed)));
       samples.noop.push(timeMs(() => applyDesiredMaps(maps, changed)));
@@ -51,6 +56,11 @@ export const run: BenchSuite = async () => {
       pins.cleanup();
     }
   }
+  return samples;
+}
+
+export const run: BenchSuite = async () => {
+  const samples = await mapApplySamples(3);
   const figures: BenchFigure[] = [
     { suite: 'reconcile', name: 'apply 100,000 NatMappings to empty maps', value: Math.round(median(samples.full)), unit: 'ms', note: 'natmap + natmap_rev, batched' },
     { suite: 'reconcile', name: 'apply 10,000 NatMapping changes to a node holding 100,000', value: Math.round(median(samples.change)), unit: 'ms', note: '5,000 removed + 5,000 added; includes reading and diffing 100,000' },

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+
 /** One measured figure. Ratios are computed against a baseline measured in the same run. */
 export interface BenchFigure {
   suite: string;
@@ -15,3 +17,6 @@ export function median(samples: number[]): number {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+/** Where `npm run bench` writes its results: bench-results/ at the repository's root (from dist/test/bench). */
+export const benchResultsDir = join(__dirname, '..', '..', '..', 'bench-results');

@@ -1,11 +1,11 @@
 /**
- * `npm run bench`: runs every suite (or those named on the command line), prints a table and writes
+ * `npm run bench`: runs every suite but e2e (or those named on the command line), prints a table and writes
  * bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import os from 'node:os';
-import type { BenchFigure, BenchSuite } from './result';
+import { type BenchFigure, type BenchSuite, benchResultsDir } from './result';
 
 const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   maps: () => import('./maps.bench'),
@@ -14,11 +14,15 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   datapath: () => import('./datapath.bench'),
   netlink: () => import('./netlink.bench'),
   kubernetes: () => import('./kubernetes.bench'),
+  e2e: () => import('./e2e.bench'),
 };
+
+/** Suites that bring up labs (minutes, and no other lab may be up): run only when named. */
+const onlyWhenNamed = new Set(['e2e']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
-  const names = wanted.length ? wanted : Object.keys(suites);
+  const names = wanted.length ? wanted : Object.keys(suites).filter((name) => !onlyWhenNamed.has(name));
   const figures: BenchFigure[] = [];
   for (const name of names) {
     const load = suites[name];
@@ -28,7 +32,7 @@ async function main(): Promise<void> {
     for (const f of got) process.stderr.write(`  ${f.name}: ${f.value} ${f.unit}${f.note ? ` (${f.note})` : ''}\n`);
     figures.push(...got);
   }
-  const dir = join(__dirname, '../../../bench-results');
+  const dir = benchResultsDir;
   mkdirSync(dir, { recursive: true });
   const report = {
     date: new Date().toISOString(),

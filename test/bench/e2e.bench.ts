@@ -1,0 +1,139 @@
+/**
+ * `npm run bench -- e2e`: the datapath end to end on the lab (test/bench/e2e/topology.yaml), side by side
+ * with the limit (pod to pod over a plain route, no Strait) and the incumbent's rule list, for 1 to
+ * 100,000 NatMappings on the hub; then the time to apply 10,000 mapping changes three ways. Writes
+ * bench-results/e2e.json, e2e.md (the table) and e2e.svg (the chart); docs/benchmarks.md says how to read them.
+ *
+ * During each measurement the lab's controllers and agents are paused (SIGSTOP): on 2 cores their
+ * reconciles of 100,000 mappings would compete with the traffic, and the datapath (kernel state) runs
+ * without them. The lab's heartbeat timeout is an hour so that no pause counts as a node failure.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { labDown, labUp, type LabDataplane } from '../../src/lab/lab';
+import { addressSeenFrom } from '../../src/lab/checks';
+import { defaultRunDir, nodeNetns } from '../../src/lab/names';
+import { findPod, type LabTopology } from '../../src/lab/topology';
+import { applyChangeFigures } from './e2e/apply-changes';
+import { bpfCost, bpfTotals, enableBpfStats } from './e2e/bpf-stats';
+import { ratioChart } from './e2e/chart';
+import { pauseControlPlane } from './e2e/pause';
+import { fragmentsSeen, installFragmentCounters } from './e2e/fragments';
+import { dialledLast, installIncumbent, lastRulePackets, mappingRules, removeIncumbent } from './e2e/incumbent';
+import { addPlainPodRoutes } from './e2e/plain-routes';
+import { benchTopologyPath, roles, setMappings } from './e2e/mappings';
+import { type Measurement, type PathFigures, markdownTable, ratios } from './e2e/results';
+import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, toolSeconds, waitForServers } from './e2e/traffic';
+import { type BenchFigure, type BenchSuite, benchResultsDir } from './result';
+
+const sizes = [1, 1_000, 10_000, 100_000];
+/** The lab's own run directory, so `strait lab down` also cleans up after a bench that was killed. */
+const runDir = defaultRunDir;
+const say = (line: string) => process.stderr.write(`  ${line}\n`);
+
+function measure(topology: LabTopology, address: string, withBpf: boolean): PathFigures & { connections: number } {
+  const bpfBefore = withBpf ? bpfTotals(topology) : undefined;
+  const crr = connectionsPerSecond(roles.client, address);
+  const { p50Us, p99Us } = requestResponse(roles.client, address);
+  const fragmentsBefore = fragmentsSeen(topology);
+  const gbps = stream(roles.client, address);
+  const fragments = fragmentsSeen(topology) - fragmentsBefore;
+  return { connPerS: crr.perSecond, connections: crr.connections, p50Us, p99Us, gbps, fragments, ...(bpfBefore ? { bpf: bpfCost(bpfBefore, bpfTotals(topology)) } : {}) };
+}
+
+async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> {
+  const lab = dataplane === 'ebpf' ? 'eBPF' : 'kernel';
+  say(`lab up (--dataplane ${dataplane})`);
+  const measurements: Measurement[] = [];
+  let servers: { stop: () => void }[] = [];
+  let restoreBpfStats: (() => void) | undefined;
+  try {
+    const topology = await labUp(benchTopologyPath, { runDir, dataplane, say, heartbeatTimeout: 3600, convergeTimeoutMs: 120_000 });
+    addPlainPodRoutes(topology, findPod(topology, roles.client).cluster.id);
+    installFragmentCounters(topology);
+    servers = [roles.samePod, roles.peeredPod, roles.reflectedPod].map(startServers);
+    for (const pod of [roles.samePod, roles.peeredPod, roles.reflectedPod]) await waitForServers(pod);
+    if (dataplane === 'ebpf') restoreBpfStats = enableBpfStats();
+    const ebpf = dataplane === 'ebpf';
+    for (const n of sizes) {
+      const { views, hubGatewaySpec, dialled } = await setMappings(runDir, topology, n, say, 300_000);
+      const client = findPod(topology, roles.client);
+      const peered = findPod(topology, roles.peeredPod);
+      const resume = pauseControlPlane(runDir);
+      try {
+        const limit = measure(topology, findPod(topology, roles.samePod).pod.ip, false);
+        const add = (path: string, figures: PathFigures) => {
+          measurements.push({ path, mappings: n, figures, limit });
+          const r = ratios(measurements.at(-1)!);
+          say(`${path}, ${n} NatMappings: ${Math.round(figures.connPerS)} conn/s (×${r.connPerS}), p99 ${figures.p99Us} µs (×${r.p99}), ${figures.gbps.toFixed(2)} Gbit/s (×${r.gbps}), ${figures.fragments} fragments`);
+        };
+        add(`limit (${lab} lab)`, limit);
+        add(`${lab} peered`, measure(topology, addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.ip), ebpf));
+        add(`${lab} hub`, measure(topology, dialled, ebpf));
+        if (!ebpf) {
+          const rules = dialledLast(mappingRules(hubGatewaySpec, client.cluster.id), dialled);
+          installIncumbent(nodeNetns(roles.hubGateway), rules);
+          try {
+            const incumbent = measure(topology, dialled, false);
+            const matched = lastRulePackets(nodeNetns(roles.hubGateway), rules.length);
+            // Every connection's first packet walks the list to the last rule; fewer means Strait carried some.
+            if (matched < incumbent.connections) throw new Error(`the incumbent's last rule matched ${matched} packets for ${incumbent.connections} connections`);
+            add('incumbent hub (iptables rule list)', incumbent);
+          } finally {
+            removeIncumbent(nodeNetns(roles.hubGateway));
+          }
+        }
+      } finally {
+        resume();
+      }
+    }
+  } finally {
+    for (const s of servers) s.stop();
+    restoreBpfStats?.();
+    await labDown(runDir, say);
+  }
+  return measurements;
+}
+
+function mainCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+const figureName = (m: Measurement) => `${m.path}, ${m.mappings.toLocaleString('en')} NatMapping${m.mappings === 1 ? '' : 's'}`;
+
+function figuresOf(m: Measurement): BenchFigure[] {
+  const r = ratios(m);
+  const f = m.figures;
+  const name = figureName(m);
+  return [
+    { suite: 'e2e', name: `${name}: connections/s`, value: Math.round(f.connPerS), unit: 'conn/s', note: `× limit ${r.connPerS}` },
+    { suite: 'e2e', name: `${name}: TCP request/response p50`, value: f.p50Us, unit: 'µs', note: 'sockperf ping-pong, round trip' },
+    { suite: 'e2e', name: `${name}: TCP request/response p99`, value: f.p99Us, unit: 'µs', note: `× limit ${r.p99}` },
+    { suite: 'e2e', name: `${name}: stream`, value: Number(f.gbps.toFixed(2)), unit: 'Gbit/s', note: `× limit ${r.gbps}; ${f.fragments} IPv4 fragments on the wire` },
+    ...Object.entries(f.bpf ?? {}).map(([prog, c]) => ({ suite: 'e2e', name: `${name}: ${prog}`, value: c.nsPerRun, unit: 'ns/run', note: `${c.runs} runs, kernel.bpf_stats_enabled` })),
+  ];
+}
+
+export const run: BenchSuite = async () => {
+  const started = Date.now();
+  buildCrr();
+  const measurements = [...await labMeasurements('ebpf'), ...await labMeasurements('kernel')];
+  say('apply 10,000 changes at 100,000 NatMappings');
+  const applyFigures = await applyChangeFigures();
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const commit = mainCommit();
+  const table = markdownTable(measurements);
+  const applyTable = ['| apply 10,000 changes at 100,000 NatMappings | ms |', '|---|---:|', ...applyFigures.map((f) => `| ${f.name.replace(/^.*100,000: /, '')} | ${f.value.toLocaleString('en')} |`)].join('\n');
+  const markdown = `Commit ${commit}, ${new Date().toISOString()}; ${toolSeconds} s per tool; the whole run took ${seconds} s.\n\n${table}\n${applyTable}\n`;
+  mkdirSync(benchResultsDir, { recursive: true });
+  writeFileSync(join(benchResultsDir, 'e2e.json'), `${JSON.stringify({ commit, date: new Date().toISOString(), seconds, toolSeconds, measurements, applyChanges: applyFigures }, null, 2)}\n`);
+  writeFileSync(join(benchResultsDir, 'e2e.md'), markdown);
+  writeFileSync(join(benchResultsDir, 'e2e.svg'), ratioChart(measurements));
+  process.stdout.write(`\n${markdown}\n`);
+  return [...measurements.flatMap(figuresOf), ...applyFigures, { suite: 'e2e', name: 'the whole e2e run', value: seconds, unit: 's' }];
+};

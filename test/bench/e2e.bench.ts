@@ -15,13 +15,12 @@ import { labDown, labUp, type LabDataplane } from '../../src/lab/lab';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { defaultRunDir, nodeNetns } from '../../src/lab/names';
 import { findPod, type LabTopology } from '../../src/lab/topology';
+import { readFragments } from '../../src/lab/wire';
 import { applyChangeFigures } from './e2e/apply-changes';
 import { bpfCost, bpfTotals, enableBpfStats } from './e2e/bpf-stats';
 import { ratioChart } from './e2e/chart';
 import { pauseControlPlane } from './e2e/pause';
-import { fragmentsSeen, installFragmentCounters } from './e2e/fragments';
 import { dialledLast, installIncumbent, lastRulePackets, mappingRules, removeIncumbent } from './e2e/incumbent';
-import { addPlainPodRoutes } from './e2e/plain-routes';
 import { benchTopologyPath, roles, setMappings } from './e2e/mappings';
 import { type Measurement, type PathFigures, markdownTable, ratios } from './e2e/results';
 import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, toolSeconds, waitForServers } from './e2e/traffic';
@@ -32,13 +31,16 @@ const sizes = [1, 1_000, 10_000, 100_000];
 const runDir = defaultRunDir;
 const say = (line: string) => process.stderr.write(`  ${line}\n`);
 
+/** Fragments the lab's wire counters (every peering's public path, every underlay) have seen so far. */
+const fragmentsOnTheWire = (topology: LabTopology) => readFragments(topology).reduce((sum, w) => sum + w.fragments, 0);
+
 function measure(topology: LabTopology, address: string, withBpf: boolean): PathFigures & { connections: number } {
   const bpfBefore = withBpf ? bpfTotals(topology) : undefined;
   const crr = connectionsPerSecond(roles.client, address);
   const { p50Us, p99Us } = requestResponse(roles.client, address);
-  const fragmentsBefore = fragmentsSeen(topology);
+  const fragmentsBefore = fragmentsOnTheWire(topology);
   const gbps = stream(roles.client, address);
-  const fragments = fragmentsSeen(topology) - fragmentsBefore;
+  const fragments = fragmentsOnTheWire(topology) - fragmentsBefore;
   return { connPerS: crr.perSecond, connections: crr.connections, p50Us, p99Us, gbps, fragments, ...(bpfBefore ? { bpf: bpfCost(bpfBefore, bpfTotals(topology)) } : {}) };
 }
 
@@ -50,8 +52,6 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
   let restoreBpfStats: (() => void) | undefined;
   try {
     const topology = await labUp(benchTopologyPath, { runDir, dataplane, say, heartbeatTimeout: 3600, convergeTimeoutMs: 120_000 });
-    addPlainPodRoutes(topology, findPod(topology, roles.client).cluster.id);
-    installFragmentCounters(topology);
     servers = [roles.samePod, roles.peeredPod, roles.reflectedPod].map(startServers);
     for (const pod of [roles.samePod, roles.peeredPod, roles.reflectedPod]) await waitForServers(pod);
     if (dataplane === 'ebpf') restoreBpfStats = enableBpfStats();

@@ -8,7 +8,7 @@ import { run } from '../../../src/kernel/command';
 import { withThrowawayNetns } from '../../../src/kernel/netns';
 import { applyNat } from '../../../src/fallback/nat-apply';
 import { natRuleset } from '../../../src/fallback/nat-ruleset';
-import { tunnelDevice } from '../../../src/fallback/identities';
+import { overlayDevice, tunnelDevice } from '../../../src/fallback/identities';
 import { hubSpec, mapApplySamples, timeMs } from '../reconcile.bench';
 import { type BenchFigure, median } from '../result';
 import { mappingRules, ruleListRestore } from './incumbent';
@@ -28,7 +28,7 @@ function iptablesRestoreMs(): Promise<number> {
   });
 }
 
-const devices = { peerInterface: tunnelDevice };
+const devices = { peerInterface: tunnelDevice, overlay: overlayDevice };
 
 /** The fallback's own apply (nft -f of its two tables, then the listing it keeps to compare with). */
 function fallbackApplyMs(): Promise<{ nft: number; applyNat: number }> {

@@ -15,8 +15,6 @@
 #include "csum.h"
 #include "parse.h"
 
-#define STRAIT_TCP_SYN 0x02
-#define STRAIT_TCP_RST 0x04
 #define STRAIT_TCPOPT_EOL 0
 #define STRAIT_TCPOPT_NOP 1
 #define STRAIT_TCPOPT_MSS 2

@@ -28,6 +28,11 @@ struct strait_icmphdr {
 #define STRAIT_ICMP_TIME_EXCEEDED 11
 #define STRAIT_ICMP_PARAMETERPROB 12
 
+#define STRAIT_TCP_FIN 0x01
+#define STRAIT_TCP_SYN 0x02
+#define STRAIT_TCP_RST 0x04
+#define STRAIT_TCP_ACK 0x10
+
 #define STRAIT_IP_OFFSET_MASK 0x1fff
 #define STRAIT_IP_DF 0x4000
 #define STRAIT_IP_SADDR_OFF (ETH_HLEN + offsetof(struct iphdr, saddr))

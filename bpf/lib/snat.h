@@ -30,8 +30,33 @@ static __always_inline struct strait_flow_key strait_snat_reply_key(const struct
 	return strait_flow(x->daddr, transit, p->icmp_echo ? port : x->dport, port, p->proto);
 }
 
+/* Records what this packet says about the TCP flow's close on its reverse entry; a new SYN reopens it
+ * (a client reusing its port). A plain store, and only on SYN, FIN and RST packets. */
+static __always_inline void strait_snat_track_close(const struct strait_pkt *p, struct strait_snat_entry *rev, __u16 fin)
+{
+	if (p->proto != IPPROTO_TCP)
+		return;
+	__u16 flags = rev->flags;
+	if ((p->tcp_flags & (STRAIT_TCP_SYN | STRAIT_TCP_ACK)) == STRAIT_TCP_SYN)
+		flags = 0;
+	if (p->tcp_flags & STRAIT_TCP_FIN)
+		flags |= fin;
+	if (p->tcp_flags & STRAIT_TCP_RST)
+		flags |= STRAIT_SNAT_RST;
+	if (flags != rev->flags)
+		rev->flags = flags;
+}
+
+static __always_inline bool strait_snat_closed(const struct strait_snat_entry *rev)
+{
+	return (rev->flags & STRAIT_SNAT_RST) ||
+	       (rev->flags & (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY)) == (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY);
+}
+
 /* A free port for the flow: its reverse entry is written first, with BPF_NOEXIST, which claims the
- * port. Taken candidates are found by lookup: a failed insert into a full LRU evicts for nothing. */
+ * port. Taken candidates are found by lookup: a failed insert into a full LRU evicts for nothing. A
+ * port whose TCP flow has closed is free: its entry is overwritten (otherwise a destination that sees
+ * thousands of short connections a second would hold all 32,768 ports within seconds). */
 static __always_inline __be16 strait_snat_allocate(const struct strait_pkt *p, const struct strait_xlate *x, __be32 transit,
 						    const struct strait_snat_entry *back)
 {
@@ -40,7 +65,9 @@ static __always_inline __be16 strait_snat_allocate(const struct strait_pkt *p, c
 	for (int i = 0; i < STRAIT_SNAT_TRIES; i++) {
 		__be16 candidate = bpf_htons(STRAIT_SNAT_PORT_MIN + ((start + i) & 0x7fff));
 		struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, candidate);
-		if (!bpf_map_lookup_elem(&strait_snat, &rev) && bpf_map_update_elem(&strait_snat, &rev, back, BPF_NOEXIST) == 0)
+		struct strait_snat_entry *taken = bpf_map_lookup_elem(&strait_snat, &rev);
+		if (taken ? strait_snat_closed(taken) && bpf_map_update_elem(&strait_snat, &rev, back, BPF_EXIST) == 0
+			  : bpf_map_update_elem(&strait_snat, &rev, back, BPF_NOEXIST) == 0)
 			return candidate;
 	}
 	/* All taken. Nothing expires in an LRU: a map full of finished flows toward this destination
@@ -72,6 +99,8 @@ static __always_inline int strait_snat_forward(const struct strait_pkt *p, struc
 			r = bpf_map_lookup_elem(&strait_snat, &rev);
 		if (r && (r->addr != back.addr || r->port != back.port))
 			known = 0;
+		else if (r)
+			strait_snat_track_close(p, r, STRAIT_SNAT_FIN_FORWARD);
 	}
 	if (!known) {
 		port = strait_snat_allocate(p, x, transit, &back);
@@ -100,6 +129,7 @@ static __always_inline int strait_snat_reverse(const struct strait_pkt *p, struc
 	struct strait_snat_entry *found = bpf_map_lookup_elem(&strait_snat, &rev);
 	if (!found)
 		return -1;
+	strait_snat_track_close(p, found, STRAIT_SNAT_FIN_REPLY);
 	/* A copy: an insert into a full LRU may recycle the element `found` points to. */
 	struct strait_snat_entry orig = *found;
 	/* The forward half evicted alone: put it back, so the flow's next packet keeps its port. If it

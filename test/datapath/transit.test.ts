@@ -131,7 +131,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.reply(port)), true);
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
-        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001 }, 'the reverse half is back');
+        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001, flags: 0 }, 'the reverse half is back');
         reply(port);
       });
 
@@ -139,7 +139,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.forward), true);
         reply(port);
-        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port }, 'the forward half is back');
+        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port, flags: 0 }, 'the forward half is back');
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
         assert.equal([...dp.maps.snat.keys()].length, 2, 'one flow, two halves');
       });
@@ -149,12 +149,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
       const port = flows.UDP!.portOf(send().data);
       // The reverse half evicted, and its port given to another flow from Q (10.32.1.3:40005).
-      dp.maps.snat.update(replyKey(port), { addr: '10.32.1.3', port: 40005 });
+      dp.maps.snat.update(replyKey(port), { addr: '10.32.1.3', port: 40005, flags: 0 });
       const moved = flows.UDP!.portOf(send().data);
       assert.notEqual(moved, port);
-      assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved });
-      assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001 });
-      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005 }, "the other flow's reverse half is untouched");
+      assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved, flags: 0 });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001, flags: 0 });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005, flags: 0 }, "the other flow's reverse half is untouched");
     });
   });
 
@@ -165,7 +165,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       const send = () => full.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
       const port = flows.UDP!.portOf(send().data);
       const halves = () => [...full.maps.snat.entries()].map(([k, v]) => `${JSON.stringify(k)} ${JSON.stringify(v)}`).sort();
-      const expected = [`${JSON.stringify(forwardKey(40001))} ${JSON.stringify({ addr: home.transit, port })}`, `${JSON.stringify(replyKey(port))} ${JSON.stringify({ addr: qPod, port: 40001 })}`].sort();
+      const expected = [`${JSON.stringify(forwardKey(40001))} ${JSON.stringify({ addr: home.transit, port, flags: 0 })}`, `${JSON.stringify(replyKey(port))} ${JSON.stringify({ addr: qPod, port: 40001, flags: 0 })}`].sort();
       assert.deepEqual(halves(), expected);
       for (let i = 0; i < 3000; i++) assert.equal(flows.UDP!.portOf(send().data), port, `packet ${i + 2} keeps the port`);
       assert.deepEqual(halves(), expected);
@@ -177,7 +177,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
   it('drops a new flow as TransitState when STRAIT_SNAT_TRIES (8) ports in a row are taken, and finds the one free port among 8 otherwise', () => {
     // Every port of 32768..65535 taken for replies from P's pod:53, so every candidate is.
     const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
-    dp.maps.snat.updateBatch(ports.map((port) => [replyKey(port), { addr: '10.32.9.9', port: 9 }]));
+    dp.maps.snat.updateBatch(ports.map((port) => [replyKey(port), { addr: '10.32.9.9', port: 9, flags: 0 }]));
     dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)), DropReason.TransitState);
     assert.equal([...dp.maps.snat.keys()].length, 32768, 'a failed allocation leaves no state behind');
 
@@ -193,6 +193,53 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.equal(dp.maps.snat.delete(replyKey(port)), true);
     }
     assert.deepEqual(dp.drops(), [0, 0, 0, 0, 1, 0, 0, 0], 'the one drop, as TransitState');
+  });
+
+  describe('a closed TCP flow gives its port back', () => {
+    const [FIN_ACK, RST, SYN, SYN_ACK] = [0x11, 0x04, 0x02, 0x12];
+    const tcp = (sport: number, dport: number, flags: number): L4 => ({ kind: 'tcp', sport, dport, flags });
+    const tcpReplyKey = (port: number) => ({ saddr: pPod, daddr: home.transit, sport: 443, dport: port, proto: 6 });
+    const open = (sport: number) => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, tcp(sport, 443, SYN)));
+    const forward = (sport: number, flags: number) => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, tcp(sport, 443, flags)));
+    const reply = (port: number, flags: number) => dp.run('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, tcp(443, port, flags)));
+    const flagsOf = (port: number) => dp.maps.snat.lookup(tcpReplyKey(port))?.flags;
+
+    it('records a FIN each way (3), a RST (4), and clears them on a new SYN of the same flow', () => {
+      const port = flows.TCP!.portOf(open(40001).data);
+      assert.equal(flagsOf(port), 0);
+      forward(40001, FIN_ACK);
+      assert.equal(flagsOf(port), 1, 'the forward FIN');
+      reply(port, FIN_ACK);
+      assert.equal(flagsOf(port), 3, 'and the reply FIN');
+      assert.equal(flows.TCP!.portOf(open(40001).data), port, 'the client reusing its port keeps the mapping');
+      assert.equal(flagsOf(port), 0, 'the SYN reopened it');
+      reply(port, RST);
+      assert.equal(flagsOf(port), 4, 'a RST');
+    });
+
+    // Every port taken by a flow; every 8th one's flow in state `closedFlags`, so whatever the random
+    // start, 8 tries in a row meet exactly one of them.
+    const takeEveryPort = (closedFlags: number) => {
+      const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
+      dp.maps.snat.updateBatch(ports.map((port) => [tcpReplyKey(port), { addr: '10.32.9.9', port: 9, flags: port % 8 === 0 ? closedFlags : 0 }]));
+    };
+
+    for (const [what, flags] of [['a FIN each way', 3], ['a RST', 4]] as const) {
+      it(`a new flow takes the port of a flow closed by ${what}, and its reply reaches it`, () => {
+        takeEveryPort(flags);
+        const out = open(40002);
+        assert.equal(out.retval, TC_ACT_REDIRECT);
+        const port = flows.TCP!.portOf(out.data);
+        assert.equal(port % 8, 0, `port ${port} was a closed flow's`);
+        assert.deepEqual(dp.maps.snat.lookup(tcpReplyKey(port)), { addr: qPod, port: 40002, flags: 0 });
+        dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, tcp(443, port, SYN_ACK)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, tcp(443, 40002, SYN_ACK), macsToward(peerQ)));
+      });
+    }
+
+    it('a FIN one way only keeps the port: that flow may still send', () => {
+      takeEveryPort(1);
+      dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, tcp(40002, 443, SYN)), DropReason.TransitState);
+    });
   });
 
   it('with strait_snat made 16 entries (8 flows) at load, 100 flows all get a port: the LRU evicts the oldest', async () => {

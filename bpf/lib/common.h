@@ -95,11 +95,14 @@ struct strait_snat_entry {
 	__be32 addr; /* forward: unused (the transit address); reverse: the original source */
 	__be16 port; /* forward: the allocated port; reverse: the original source port */
 	__u16 flags; /* reverse: STRAIT_SNAT_* (how far a TCP flow has closed); forward: 0 */
+	__u32 _pad;
+	__u64 closed_ns; /* reverse: when the flow closed (bpf_ktime_get_ns); forward: 0 */
 };
 
-/* A TCP transit flow's close, seen on its reverse entry: once both FINs or a RST passed, its port may go
- * to a new flow (as conntrack reuses a tuple in TIME_WAIT), so ports do not run out while closed flows
- * wait for the LRU to evict them. */
+/* A TCP transit flow's close, seen on its reverse entry: a second after both FINs or a RST passed (the
+ * last ACK and any retransmitted FIN have crossed), its port may go to a new flow, as conntrack reuses a
+ * tuple in TIME_WAIT; so ports do not run out while closed flows wait for the LRU to evict them. */
+#define STRAIT_SNAT_REUSE_AFTER_NS 1000000000ull
 #define STRAIT_SNAT_FIN_FORWARD (1u << 0)
 #define STRAIT_SNAT_FIN_REPLY (1u << 1)
 #define STRAIT_SNAT_RST (1u << 2)

@@ -30,6 +30,12 @@ static __always_inline struct strait_flow_key strait_snat_reply_key(const struct
 	return strait_flow(x->daddr, transit, p->icmp_echo ? port : x->dport, port, p->proto);
 }
 
+static __always_inline bool strait_snat_closed(__u16 flags)
+{
+	return (flags & STRAIT_SNAT_RST) ||
+	       (flags & (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY)) == (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY);
+}
+
 /* Records what this packet says about the TCP flow's close on its reverse entry; a new SYN reopens it
  * (a client reusing its port). A plain store, and only on SYN, FIN and RST packets. */
 static __always_inline void strait_snat_track_close(const struct strait_pkt *p, struct strait_snat_entry *rev, __u16 fin)
@@ -43,31 +49,55 @@ static __always_inline void strait_snat_track_close(const struct strait_pkt *p, 
 		flags |= fin;
 	if (p->tcp_flags & STRAIT_TCP_RST)
 		flags |= STRAIT_SNAT_RST;
-	if (flags != rev->flags)
-		rev->flags = flags;
+	if (flags == rev->flags)
+		return;
+	bool was_closed = strait_snat_closed(rev->flags);
+	rev->flags = flags;
+	if (!strait_snat_closed(flags))
+		rev->closed_ns = 0;
+	else if (!was_closed)
+		rev->closed_ns = bpf_ktime_get_ns();
 }
 
-static __always_inline bool strait_snat_closed(const struct strait_snat_entry *rev)
+/* A port whose flow closed long enough ago is free. */
+static __always_inline bool strait_snat_reusable(const struct strait_snat_entry *rev, __u64 now)
 {
-	return (rev->flags & STRAIT_SNAT_RST) ||
-	       (rev->flags & (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY)) == (STRAIT_SNAT_FIN_FORWARD | STRAIT_SNAT_FIN_REPLY);
+	return strait_snat_closed(rev->flags) && now - rev->closed_ns >= STRAIT_SNAT_REUSE_AFTER_NS;
+}
+
+/* Claims the port of reply key `rev` for the flow going back to `back`, when no flow holds it or its
+ * flow closed long enough ago (looked up first: a failed insert into a full LRU evicts for nothing). */
+static __always_inline bool strait_snat_claim(struct strait_flow_key *rev, const struct strait_snat_entry *back, __u64 now)
+{
+	struct strait_snat_entry *taken = bpf_map_lookup_elem(&strait_snat, rev);
+	if (taken)
+		return strait_snat_reusable(taken, now) && bpf_map_update_elem(&strait_snat, rev, back, BPF_EXIST) == 0;
+	return bpf_map_update_elem(&strait_snat, rev, back, BPF_NOEXIST) == 0;
 }
 
 /* A free port for the flow: its reverse entry is written first, with BPF_NOEXIST, which claims the
  * port. Taken candidates are found by lookup: a failed insert into a full LRU evicts for nothing. A
- * port whose TCP flow has closed is free: its entry is overwritten (otherwise a destination that sees
- * thousands of short connections a second would hold all 32,768 ports within seconds). */
+ * port whose TCP flow closed over a second ago is free: its entry is overwritten (otherwise a
+ * destination that sees thousands of short connections a second would hold all 32,768 ports within
+ * seconds). */
 static __always_inline __be16 strait_snat_allocate(const struct strait_pkt *p, const struct strait_xlate *x, __be32 transit,
 						    const struct strait_snat_entry *back)
 {
+	__u64 now = bpf_ktime_get_ns();
+	/* The source's own port first, as conntrack's NAT keeps it: a server still holding the last
+	 * connection of that port in TIME_WAIT accepts the new SYN only with newer timestamps, and a
+	 * client's timestamps only grow for the same ports (offsets are per connection). */
+	if (bpf_ntohs(x->sport) >= STRAIT_SNAT_PORT_MIN) {
+		struct strait_flow_key own = strait_snat_reply_key(p, x, transit, x->sport);
+		if (strait_snat_claim(&own, back, now))
+			return x->sport;
+	}
 	__u32 start = bpf_get_prandom_u32();
 	__be16 first = bpf_htons(STRAIT_SNAT_PORT_MIN + (start & 0x7fff));
 	for (int i = 0; i < STRAIT_SNAT_TRIES; i++) {
 		__be16 candidate = bpf_htons(STRAIT_SNAT_PORT_MIN + ((start + i) & 0x7fff));
 		struct strait_flow_key rev = strait_snat_reply_key(p, x, transit, candidate);
-		struct strait_snat_entry *taken = bpf_map_lookup_elem(&strait_snat, &rev);
-		if (taken ? strait_snat_closed(taken) && bpf_map_update_elem(&strait_snat, &rev, back, BPF_EXIST) == 0
-			  : bpf_map_update_elem(&strait_snat, &rev, back, BPF_NOEXIST) == 0)
+		if (strait_snat_claim(&rev, back, now))
 			return candidate;
 	}
 	/* All taken. Nothing expires in an LRU: a map full of finished flows toward this destination

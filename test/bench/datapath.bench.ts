@@ -107,8 +107,8 @@ async function transitFigure(measure: Measure): Promise<Measured> {
     dp.mapExternal('10.201.5.9', qPod); // P sends to 100.64.1.9
     const udp = 17;
     const flow = (saddr: string, daddr: string, sport: number, port: number) => {
-      dp.maps.snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0 });
-      dp.maps.snat.update({ saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp }, { addr: saddr, port: sport, flags: 0 });
+      dp.maps.snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
+      dp.maps.snat.update({ saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp }, { addr: saddr, port: sport, flags: 0, closedNs: 0n });
     };
     flow(qTransit, pPod, 40001, 50000);
     flow(pTransit, qPod, 50000, 40001);

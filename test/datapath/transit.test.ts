@@ -53,6 +53,17 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     });
   }
 
+  it("keeps the source's own port when it is free and in 32768..65535, and picks another when it is not", () => {
+    const portOf = (sport: number) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data);
+    assert.equal(portOf(40001), 40001);
+    dp.maps.snat.update(replyKey(40002), { addr: '10.32.1.3', port: 40002, flags: 0, closedNs: 0n });
+    const moved = portOf(40002);
+    assert.notEqual(moved, 40002, 'another flow holds 40002');
+    assert.ok(moved >= 32768 && moved <= 65535, `port ${moved}`);
+    const low = portOf(1234);
+    assert.ok(low >= 32768 && low <= 65535, `a port below the range is not kept: ${low}`);
+  });
+
   it('gives another flow another port, and each reply finds its own flow', () => {
     const ports = [40001, 40002].map((sport) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data));
     assert.notEqual(ports[0], ports[1]);
@@ -131,7 +142,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.reply(port)), true);
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
-        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001, flags: 0 }, 'the reverse half is back');
+        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001, flags: 0, closedNs: 0n }, 'the reverse half is back');
         reply(port);
       });
 
@@ -139,7 +150,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.forward), true);
         reply(port);
-        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port, flags: 0 }, 'the forward half is back');
+        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port, flags: 0, closedNs: 0n }, 'the forward half is back');
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
         assert.equal([...dp.maps.snat.keys()].length, 2, 'one flow, two halves');
       });
@@ -149,12 +160,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
       const port = flows.UDP!.portOf(send().data);
       // The reverse half evicted, and its port given to another flow from Q (10.32.1.3:40005).
-      dp.maps.snat.update(replyKey(port), { addr: '10.32.1.3', port: 40005, flags: 0 });
+      dp.maps.snat.update(replyKey(port), { addr: '10.32.1.3', port: 40005, flags: 0, closedNs: 0n });
       const moved = flows.UDP!.portOf(send().data);
       assert.notEqual(moved, port);
-      assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved, flags: 0 });
-      assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001, flags: 0 });
-      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005, flags: 0 }, "the other flow's reverse half is untouched");
+      assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved, flags: 0, closedNs: 0n });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001, flags: 0, closedNs: 0n });
+      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005, flags: 0, closedNs: 0n }, "the other flow's reverse half is untouched");
     });
   });
 
@@ -164,8 +175,9 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     try {
       const send = () => full.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
       const port = flows.UDP!.portOf(send().data);
-      const halves = () => [...full.maps.snat.entries()].map(([k, v]) => `${JSON.stringify(k)} ${JSON.stringify(v)}`).sort();
-      const expected = [`${JSON.stringify(forwardKey(40001))} ${JSON.stringify({ addr: home.transit, port, flags: 0 })}`, `${JSON.stringify(replyKey(port))} ${JSON.stringify({ addr: qPod, port: 40001, flags: 0 })}`].sort();
+      const entry = (v: { addr: string; port: number; flags: number; closedNs: bigint }) => `${v.addr}:${v.port} flags ${v.flags} closed ${v.closedNs}`;
+      const halves = () => [...full.maps.snat.entries()].map(([k, v]) => `${JSON.stringify(k)} ${entry(v)}`).sort();
+      const expected = [`${JSON.stringify(forwardKey(40001))} ${home.transit}:${port} flags 0 closed 0`, `${JSON.stringify(replyKey(port))} ${qPod}:40001 flags 0 closed 0`].sort();
       assert.deepEqual(halves(), expected);
       for (let i = 0; i < 3000; i++) assert.equal(flows.UDP!.portOf(send().data), port, `packet ${i + 2} keeps the port`);
       assert.deepEqual(halves(), expected);
@@ -177,7 +189,7 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
   it('drops a new flow as TransitState when STRAIT_SNAT_TRIES (8) ports in a row are taken, and finds the one free port among 8 otherwise', () => {
     // Every port of 32768..65535 taken for replies from P's pod:53, so every candidate is.
     const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
-    dp.maps.snat.updateBatch(ports.map((port) => [replyKey(port), { addr: '10.32.9.9', port: 9, flags: 0 }]));
+    dp.maps.snat.updateBatch(ports.map((port) => [replyKey(port), { addr: '10.32.9.9', port: 9, flags: 0, closedNs: 0n }]));
     dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)), DropReason.TransitState);
     assert.equal([...dp.maps.snat.keys()].length, 32768, 'a failed allocation leaves no state behind');
 
@@ -219,9 +231,10 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
 
     // Every port taken by a flow; every 8th one's flow in state `closedFlags`, so whatever the random
     // start, 8 tries in a row meet exactly one of them.
-    const takeEveryPort = (closedFlags: number) => {
+    // closedNs: when they closed, on bpf_ktime_get_ns's clock (CLOCK_MONOTONIC, as process.hrtime); 0 is long ago.
+    const takeEveryPort = (closedFlags: number, closedNs = 0n) => {
       const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
-      dp.maps.snat.updateBatch(ports.map((port) => [tcpReplyKey(port), { addr: '10.32.9.9', port: 9, flags: port % 8 === 0 ? closedFlags : 0 }]));
+      dp.maps.snat.updateBatch(ports.map((port) => [tcpReplyKey(port), { addr: '10.32.9.9', port: 9, flags: port % 8 === 0 ? closedFlags : 0, closedNs }]));
     };
 
     for (const [what, flags] of [['a FIN each way', 3], ['a RST', 4]] as const) {
@@ -231,10 +244,26 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         assert.equal(out.retval, TC_ACT_REDIRECT);
         const port = flows.TCP!.portOf(out.data);
         assert.equal(port % 8, 0, `port ${port} was a closed flow's`);
-        assert.deepEqual(dp.maps.snat.lookup(tcpReplyKey(port)), { addr: qPod, port: 40002, flags: 0 });
+        assert.deepEqual(dp.maps.snat.lookup(tcpReplyKey(port)), { addr: qPod, port: 40002, flags: 0, closedNs: 0n });
         dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, tcp(443, port, SYN_ACK)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, tcp(443, 40002, SYN_ACK), macsToward(peerQ)));
       });
     }
+
+    it('a flow closed less than a second ago keeps its port: its last ACK may still be on the way', () => {
+      takeEveryPort(3, process.hrtime.bigint());
+      dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, tcp(40002, 443, SYN)), DropReason.TransitState);
+    });
+
+    it('stamps the close with the kernel clock, and clears the stamp when the flow reopens', () => {
+      const port = flows.TCP!.portOf(open(40001).data);
+      const before = process.hrtime.bigint();
+      forward(40001, FIN_ACK);
+      reply(port, FIN_ACK);
+      const closedNs = dp.maps.snat.lookup(tcpReplyKey(port))!.closedNs;
+      assert.ok(closedNs >= before && closedNs <= process.hrtime.bigint(), `closed at ${closedNs}, between ${before} and now`);
+      open(40001);
+      assert.equal(dp.maps.snat.lookup(tcpReplyKey(port))!.closedNs, 0n);
+    });
 
     it('a FIN one way only keeps the port: that flow may still send', () => {
       takeEveryPort(1);

@@ -2,25 +2,18 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureBpffs } from '../../src/bpf';
-import { readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { NodeDatapath, cleanupNode } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { requireRoot, uniqueName } from '../support/kernel';
+import { hubSpecWith } from './hub-spec';
 
-/** A worker whose underlay address 192.0.2.11 is on its `uplink`; peer B's pods are 10.1.0.0/16. */
-const workerSpec = () => readNodeDataplaneSpec({
-  clusterId: 'a',
-  podCIDR: '10.0.0.0/16',
-  externalCIDR: '10.50.0.0/24',
-  transitAddress: '10.50.0.254',
-  node: { name: 'n1', role: 'worker', underlayAddress: '192.0.2.11' },
-  activeGateway: { name: 'n2', underlayAddress: '192.0.2.12' },
-  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
-  peers: [{ clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan' }],
-  natMappings: [],
-  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
-}, 'spec');
+/** B's worker, its underlay address 192.0.2.11 on its `uplink`; peer A's pods are 10.1.0.0/16 in B's view. */
+const workerSpec = () => hubSpecWith((d) => {
+  d.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.11' };
+  d.activeGateway = { name: 'b-gw', underlayAddress: '192.0.2.12' };
+  d.nodes = [{ name: 'b-worker', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }, { name: 'b-gw', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
+});
 
 /** Sends DF datagrams of `size` bytes of payload to `dst` until the kernel refuses one: prints errno and the path MTU it learnt. */
 const udpUntilRefused = (dst: string, size: number) => `

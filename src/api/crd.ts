@@ -73,7 +73,7 @@ export function customResourceDefinition(resource: ResourceDefinition<TSchema, T
     spec: {
       group,
       names: { kind: resource.kind, listKind: `${resource.kind}List`, plural: resource.plural, singular, shortNames: resource.shortNames, categories: ['strait'] },
-      scope: 'Cluster',
+      scope: resource.scope ?? 'Cluster',
       versions: [
         {
           name: version,

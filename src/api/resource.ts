@@ -24,6 +24,8 @@ export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema
   plural: string;
   shortNames: string[];
   description: string;
+  /** Cluster-scoped unless said (a pool IPAM Endpoint lives in its pod's namespace). */
+  scope?: 'Cluster' | 'Namespaced';
   spec: Spec;
   status: Status;
   columns: PrinterColumn[];

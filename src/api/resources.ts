@@ -1,7 +1,24 @@
 /** Every strait.io resource with a CustomResourceDefinition (helm/strait/crds/ is generated from this list). */
 import { clusterNetworksResource, natMappingResource, peerNetworksResource } from './ipam-objects';
+import { ipClaimResource } from './ip-claim';
+import { ipPoolResource } from './ip-pool';
 import { networkConfigResource } from './network-config';
 import { nodeDataplaneResource } from './node-dataplane';
+import { endpointResource } from './pool-endpoint';
+import { reservedIpResource } from './reserved-ip';
+import { subnetResource } from './subnet';
 import { tunnelEndpointResource } from './tunnel-endpoint';
 
-export const resources = [networkConfigResource, tunnelEndpointResource, nodeDataplaneResource, clusterNetworksResource, peerNetworksResource, natMappingResource] as const;
+export const resources = [
+  networkConfigResource,
+  tunnelEndpointResource,
+  nodeDataplaneResource,
+  clusterNetworksResource,
+  peerNetworksResource,
+  natMappingResource,
+  ipPoolResource,
+  subnetResource,
+  reservedIpResource,
+  ipClaimResource,
+  endpointResource,
+] as const;

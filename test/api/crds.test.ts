@@ -41,7 +41,7 @@ describe('strait.io CustomResourceDefinitions', () => {
     for (const [name, text] of generated) assert.equal(readFileSync(join(crdDirectory, name), 'utf8'), text, `${name} is stale`);
   });
 
-  it('are structural, cluster-scoped, with the status subresource, printer columns, short names and the category strait', () => {
+  it('are structural, cluster-scoped (an Endpoint lives in its pod\'s namespace), with the status subresource, printer columns, short names and the category strait', () => {
     const kinds: string[] = [];
     for (const name of readdirSync(crdDirectory)) {
       const crd = parse(readFileSync(join(crdDirectory, name), 'utf8')) as Node & { spec: Node & { names: Node; versions: (Node & { schema: { openAPIV3Schema: Node } })[] } };
@@ -49,7 +49,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       kinds.push(spec.names.kind as string);
       assert.equal(crd.apiVersion, 'apiextensions.k8s.io/v1');
       assert.equal((crd.metadata as Node).name, `${spec.names.plural}.strait.io`);
-      assert.equal(spec.scope, 'Cluster');
+      assert.equal(spec.scope, spec.names.kind === 'Endpoint' ? 'Namespaced' : 'Cluster', name);
       assert.deepEqual(spec.names.categories, ['strait']);
       assert.ok((spec.names.shortNames as string[]).length > 0, name);
       const [v] = spec.versions;
@@ -60,7 +60,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       assert.deepEqual((root.properties as Node).metadata, { type: 'object' });
       if ('status' in (root.properties as Node)) assert.deepEqual(v!.subresources, { status: {} }, name);
     }
-    assert.deepEqual(kinds.sort(), ['ClusterNetworks', 'NatMapping', 'NetworkConfig', 'NodeDataplane', 'PeerNetworks', 'TunnelEndpoint']);
+    assert.deepEqual(kinds.sort(), ['ClusterNetworks', 'Endpoint', 'IPClaim', 'IPPool', 'NatMapping', 'NetworkConfig', 'NodeDataplane', 'PeerNetworks', 'ReservedIP', 'Subnet', 'TunnelEndpoint']);
   });
 
   it('give CIDRs and addresses a pattern the API server checks (and the formats it knows)', () => {

@@ -1,0 +1,19 @@
+/** ReservedIP: addresses no pool gives, whatever the pool says (a router, a VIP, a host outside the cluster). */
+import { type Static } from '@sinclair/typebox';
+import type { ResourceDefinition } from './resource';
+import { Strict } from './schema';
+import { IpList } from './pool-ipam-schema';
+
+export const ReservedIPSpecSchema = Strict({ ips: IpList('Addresses and ranges never given to a pod.') });
+
+export type ReservedIPSpecDocument = Static<typeof ReservedIPSpecSchema>;
+
+export const reservedIpResource: ResourceDefinition<typeof ReservedIPSpecSchema, undefined> = {
+  kind: 'ReservedIP',
+  plural: 'reservedips',
+  shortNames: ['sreservedip'],
+  description: 'Addresses no IPPool gives to a pod.',
+  spec: ReservedIPSpecSchema,
+  status: undefined,
+  columns: [{ name: 'IPs', type: 'string', jsonPath: '.spec.ips' }],
+};

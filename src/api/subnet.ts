@@ -1,0 +1,42 @@
+/**
+ * Subnet: addresses from which the pool IPAM makes an application's own IPPool on demand (a pod annotated
+ * `ipam.strait.io/subnet`). The status records which addresses went to which pool: a pool is carved
+ * only after its addresses are recorded here under the Subnet's resourceVersion, so two applications
+ * never get the same address (one write per application, not per pod).
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import type { ResourceDefinition } from './resource';
+import { CidrText, IpText, List, Strict } from './schema';
+import { IpList, ObjectName, PoolRoutes, Vlan } from './pool-ipam-schema';
+
+export const SubnetSpecSchema = Strict({
+  subnet: CidrText({ description: 'The underlay subnet.' }),
+  ips: IpList('The addresses application pools are made from.'),
+  excludeIPs: Type.Optional(IpList('Addresses of ips never given.')),
+  gateway: Type.Optional(IpText()),
+  routes: Type.Optional(PoolRoutes()),
+  vlan: Type.Optional(Vlan()),
+});
+
+export const SubnetStatusSchema = Strict({
+  allocations: Type.Optional(List(Strict({ pool: ObjectName('An IPPool made from this Subnet.'), ips: IpList('Its addresses.') }), { description: 'Addresses given to application pools.' })),
+  allocatedIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  totalIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+export type SubnetSpecDocument = Static<typeof SubnetSpecSchema>;
+export type SubnetStatusDocument = Static<typeof SubnetStatusSchema>;
+
+export const subnetResource: ResourceDefinition<typeof SubnetSpecSchema, typeof SubnetStatusSchema> = {
+  kind: 'Subnet',
+  plural: 'subnets',
+  shortNames: ['ssubnet'],
+  description: 'Underlay addresses from which applications get their own IPPool on demand.',
+  spec: SubnetSpecSchema,
+  status: SubnetStatusSchema,
+  columns: [
+    { name: 'Subnet', type: 'string', jsonPath: '.spec.subnet' },
+    { name: 'Allocated', type: 'integer', jsonPath: '.status.allocatedIPCount' },
+    { name: 'Total', type: 'integer', jsonPath: '.status.totalIPCount' },
+  ],
+};

@@ -59,17 +59,22 @@ export function registerLabCommands(program: Command): void {
   lab
     .command('apiserver')
     .description("a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer tokens, RBAC): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT")
-    .requiredOption('--token-file <file>', "the admin's bearer token (user admin, group system:masters: allowed anything), written to the kubeconfig")
+    .option('--token-file <file>', "the admin's bearer token (user admin, group system:masters: allowed anything), written to the kubeconfig; default: a random token, only in the kubeconfig")
     .option('--token-auth-file <file>', 'more users, as kube-apiserver\'s --token-auth-file: a CSV line token,user,uid,"group1,group2" each; RBAC authorizes their requests')
-    .requiredOption('--kubeconfig <file>', 'where to write the kubeconfig (replaced atomically)')
+    .option('--kubeconfig <file>', 'where to write the kubeconfig (replaced atomically, mode 0600)')
+    .option('--kubeconfig-out <file>', 'the same as --kubeconfig')
     .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:0')
     .option('--cluster <name>', "the cluster's name in the kubeconfig (context, cluster and user)", 'lab')
     .option('--crds <dir>', 'directory of CustomResourceDefinition YAML files to serve', crdDirectory)
     .option('--watch-cache-size <n>', 'changes kept per resource for watches from a resourceVersion (older: 410 Expired)', '1000')
-    .action(jsonAction(async (opts: { tokenFile: string; tokenAuthFile?: string; kubeconfig: string; listen: string; cluster: string; crds: string; watchCacheSize: string }) => {
+    .action(jsonAction(async (opts: { tokenFile?: string; tokenAuthFile?: string; kubeconfig?: string; kubeconfigOut?: string; listen: string; cluster: string; crds: string; watchCacheSize: string }) => {
       const watchCacheSize = Number(opts.watchCacheSize);
       if (!Number.isInteger(watchCacheSize) || watchCacheSize < 1) throw new InputError('--watch-cache-size', opts.watchCacheSize, 'expected a whole number of at least 1');
-      await runApiServerProcess({ ...opts, watchCacheSize }, say);
+      if (opts.kubeconfig !== undefined && opts.kubeconfigOut !== undefined) throw new InputError('--kubeconfig-out', opts.kubeconfigOut, 'give --kubeconfig or --kubeconfig-out, not both');
+      const kubeconfig = opts.kubeconfig ?? opts.kubeconfigOut;
+      if (kubeconfig === undefined) throw new InputError('--kubeconfig-out', kubeconfig, 'where to write the kubeconfig is required');
+      const { kubeconfigOut: _out, ...rest } = opts;
+      await runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
       return undefined;
     }));
 

@@ -5,6 +5,7 @@
  * admin's, and optionally a token auth file of more users, kube-apiserver's CSV), never from the command
  * line (where `ps` shows them) and never into logs.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../errors';
 import { createLogger } from '../../log';
@@ -16,7 +17,8 @@ import { startApiServer } from './server';
 export interface ApiServerProcessOptions {
   /** `127.0.0.1:0`: host and port (0: any free port). */
   listen: string;
-  tokenFile: string;
+  /** Absent: a random token, written only to the kubeconfig. */
+  tokenFile?: string;
   /** `token,user,uid,"group1,group2"` per line (kube-apiserver's --token-auth-file). */
   tokenAuthFile?: string;
   kubeconfig: string;
@@ -35,7 +37,7 @@ function listenAddress(listen: string): { host: string; port: number } {
 /** Runs until a signal; resolves after the server closed. */
 export async function runApiServerProcess(options: ApiServerProcessOptions, say: (line: string) => void): Promise<void> {
   const { host, port } = listenAddress(options.listen);
-  const token = readFileSync(options.tokenFile, 'utf8').trim();
+  const token = options.tokenFile === undefined ? randomBytes(32).toString('hex') : readFileSync(options.tokenFile, 'utf8').trim();
   if (token === '') throw new InputError('--token-file', options.tokenFile, 'the file is empty');
   const logger = createLogger('apiserver');
   const path = options.tokenAuthFile;

@@ -197,6 +197,17 @@ export class Registry {
       throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: namespaces });
     }
     if (options.dryRun) return { object: current, code: 200 };
+    const grace = podGracePeriod(type, current, deleteOptions);
+    if (grace > 0) {
+      // A Pod on a node ends gracefully: marked Terminating until its kubelet confirms with a grace period of 0.
+      const ends = Date.now() + grace * 1000;
+      const marked = copy(current);
+      const markedEnd = marked.metadata.deletionTimestamp ? Date.parse(marked.metadata.deletionTimestamp as string) : Infinity;
+      if (ends >= markedEnd) return { object: current, code: 200 };
+      marked.metadata.deletionTimestamp = timestamp(new Date(ends));
+      marked.metadata.deletionGracePeriodSeconds = grace;
+      return { object: this.store.put(groupResource(type), marked), code: 200 };
+    }
     if ((current.metadata.finalizers ?? []).length > 0) {
       // Deletion waits for the finalizers' controllers: marked now, removed by the update that clears them.
       if (current.metadata.deletionTimestamp) return { object: current, code: 200 };
@@ -246,4 +257,19 @@ export class Registry {
     }
     return options.fieldValidation === 'Warn' ? unknown : [];
   }
+}
+
+/**
+ * The grace period of a DELETE: for a Pod bound to a node and not finished, the request's
+ * gracePeriodSeconds, else its spec.terminationGracePeriodSeconds, else 30 (as kube-apiserver's pod
+ * strategy); 0 for everything else (deleted at once, or held by finalizers).
+ */
+function podGracePeriod(type: ResourceType, pod: KubeObject, deleteOptions: unknown): number {
+  if (type.kind !== 'Pod' || type.group !== '') return 0;
+  const spec = isRecord(pod.spec) ? pod.spec : {};
+  const phase = isRecord(pod.status) ? pod.status.phase : undefined;
+  if (typeof spec.nodeName !== 'string' || spec.nodeName === '' || phase === 'Succeeded' || phase === 'Failed') return 0;
+  const asked = isRecord(deleteOptions) ? deleteOptions.gracePeriodSeconds : undefined;
+  if (typeof asked === 'number') return Math.max(0, asked);
+  return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
 }

@@ -151,6 +151,11 @@ export const builtInTypes: ResourceType[] = [
     group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true,
     columns: deploymentColumns,
   }),
+  // What the pool IPAM reads: a StatefulSet pod keeps its addresses while its ordinal is below replicas.
+  builtIn({
+    group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], categories: ['all'], statusSubresource: true,
+    columns: [nameColumn, computedColumn('Ready', (o) => `${isRecord(o.status) ? Number(o.status.readyReplicas ?? 0) : 0}/${isRecord(o.spec) ? Number(o.spec.replicas ?? 1) : 1}`), ageColumn],
+  }),
   builtIn({
     group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], categories: ['all'], statusSubresource: true,
     columns: daemonSetColumns,

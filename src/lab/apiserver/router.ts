@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { selfSubjectAccessReview } from './access-review';
 import type { UserInfo } from './authentication';
 import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
-import type { KubeObject } from './kube-object';
+import { type KubeObject, isRecord } from './kube-object';
 import { openApiDocument, openApiRoot } from './openapi';
 import { patchTypes } from './patch';
 import type { RbacAuthorizer } from './rbac';
@@ -84,6 +84,14 @@ function writeOptions(query: URLSearchParams): WriteOptions {
   const dryRun = query.getAll('dryRun');
   if (dryRun.some((d) => d !== 'All')) throw badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
   return { dryRun: dryRun.length > 0, fieldValidation: fieldValidation(query) };
+}
+
+/** DeleteOptions from the body, with a gracePeriodSeconds given as a query parameter (kubectl and client-node send either). */
+function deleteOptionsOf(body: unknown, query: URLSearchParams): unknown {
+  const grace = query.get('gracePeriodSeconds');
+  if (grace === null) return body;
+  if (!/^-?\d+$/.test(grace)) throw badRequest(`gracePeriodSeconds: Invalid value: "${grace}"`);
+  return { ...(isRecord(body) ? body : {}), gracePeriodSeconds: Number(grace) };
 }
 
 function includeObject(query: URLSearchParams): IncludeObject {
@@ -222,7 +230,7 @@ export class Router {
       }
       case 'DELETE': {
         if (subresource) throw methodNotAllowed();
-        const { object, code } = registry.delete(type, namespace, name, body, writeOptions(query));
+        const { object, code } = registry.delete(type, namespace, name, deleteOptionsOf(body, query), writeOptions(query));
         return { code, body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object) };
       }
       default:

@@ -72,6 +72,35 @@ describe('lab API server with @kubernetes/client-node', () => {
     );
   });
 
+  it('ends a Pod bound to a node gracefully (Terminating until a delete with grace 0), and an unbound one at once', async () => {
+    const pod = (name: string, spec: Record<string, unknown>) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('bound', { nodeName: 'node-a', terminationGracePeriodSeconds: 45 }) });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('unbound', {}) });
+    const before = Date.now();
+    await core.deleteNamespacedPod({ name: 'bound', namespace: 'default' });
+    const terminating = await core.readNamespacedPod({ name: 'bound', namespace: 'default' });
+    assert.equal(terminating.metadata?.deletionGracePeriodSeconds, 45);
+    const ends = new Date(terminating.metadata!.deletionTimestamp!).getTime();
+    assert.ok(ends >= Math.floor(before / 1000) * 1000 + 44_000 && ends <= Date.now() + 46_000, `deletionTimestamp ${terminating.metadata?.deletionTimestamp}`);
+    // A shorter grace period shortens it; a longer one does not lengthen it.
+    await core.deleteNamespacedPod({ name: 'bound', namespace: 'default', gracePeriodSeconds: 5 });
+    assert.equal((await core.readNamespacedPod({ name: 'bound', namespace: 'default' })).metadata?.deletionGracePeriodSeconds, 5);
+    await core.deleteNamespacedPod({ name: 'bound', namespace: 'default', gracePeriodSeconds: 60 });
+    assert.equal((await core.readNamespacedPod({ name: 'bound', namespace: 'default' })).metadata?.deletionGracePeriodSeconds, 5);
+    await core.deleteNamespacedPod({ name: 'bound', namespace: 'default', gracePeriodSeconds: 0 });
+    assert.equal((await apiFailure(core.readNamespacedPod({ name: 'bound', namespace: 'default' }))).code, 404);
+    await core.deleteNamespacedPod({ name: 'unbound', namespace: 'default' });
+    assert.equal((await apiFailure(core.readNamespacedPod({ name: 'unbound', namespace: 'default' }))).code, 404);
+  });
+
+  it('serves StatefulSets (apps/v1), their scale in spec.replicas', async () => {
+    const apps = t.kubeConfig.makeApiClient(AppsV1Api);
+    const body = { metadata: { name: 'db' }, spec: { replicas: 3, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } };
+    await apps.createNamespacedStatefulSet({ namespace: 'default', body });
+    await apps.patchNamespacedStatefulSet({ name: 'db', namespace: 'default', body: { spec: { replicas: 1 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    assert.equal((await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' })).spec?.replicas, 1);
+  });
+
   it('refuses a namespaced object in a namespace that does not exist (404), and serves default and kube-system from the start', async () => {
     const missing = await apiFailure(core.createNamespacedSecret({ namespace: 'nope', body: { metadata: { name: 's1' } } }));
     assert.equal(missing.code, 404);

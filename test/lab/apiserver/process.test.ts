@@ -62,10 +62,15 @@ describe('strait lab apiserver (the process)', function () {
       code: 0,
       stdout: [
         'customresourcedefinition.apiextensions.k8s.io/clusternetworks.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/endpoints.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/ipclaims.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/ippools.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/natmappings.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/networkconfigs.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/nodedataplanes.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/peernetworks.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/reservedips.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/subnets.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/tunnelendpoints.strait.io',
         '',
       ].join('\n'),
@@ -79,6 +84,21 @@ describe('strait lab apiserver (the process)', function () {
     assert.equal(code, 0);
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
     assert.match(output.stderr, /"msg":"serving"/);
+  });
+
+  it('alone (--kubeconfig-out, no token file): a random admin token only in the kubeconfig, the pool IPAM resources served (an Endpoint namespaced)', async () => {
+    const kubeconfig = join(dir, 'kubeconfig');
+    const { output } = await start('--kubeconfig-out', kubeconfig);
+    const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: { token: string } }[] };
+    const token = config.users[0]!.user.token;
+    assert.match(token, /^[0-9a-f]{64}$/);
+    const resources = await kubectl(kubeconfig, dir, 'api-resources', '--api-group', 'strait.io', '--namespaced=true', '-o', 'name');
+    assert.deepEqual(resources, { code: 0, stdout: 'endpoints.strait.io\n', stderr: '' });
+    assert.ok(!output.stderr.includes(token), 'the token is in the log');
+  });
+
+  it('refuses both --kubeconfig and --kubeconfig-out, naming the option', async () => {
+    await assert.rejects(start('--kubeconfig', join(dir, 'a'), '--kubeconfig-out', join(dir, 'b')), /--kubeconfig-out: give --kubeconfig or --kubeconfig-out, not both/);
   });
 
   it('authenticates the users of --token-auth-file (their groups too) and authorizes them by RBAC; an unknown token is 401; no token is logged', async () => {

@@ -10,7 +10,8 @@
         "native/src/program.cc",
         "native/src/tc.cc",
         "native/src/btf.cc",
-        "native/src/netns.cc"
+        "native/src/netns.cc",
+        "native/src/probe.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf)"],

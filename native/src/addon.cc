@@ -9,6 +9,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitTc(env, exports);
   strait::InitBtf(env, exports);
   strait::InitNetns(env, exports);
+  strait::InitProbe(env, exports);
   return exports;
 }
 

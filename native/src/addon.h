@@ -50,5 +50,6 @@ void InitProgram(Napi::Env env, Napi::Object exports);
 void InitTc(Napi::Env env, Napi::Object exports);
 void InitBtf(Napi::Env env, Napi::Object exports);
 void InitNetns(Napi::Env env, Napi::Object exports);
+void InitProbe(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

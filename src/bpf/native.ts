@@ -91,6 +91,7 @@ export interface NativeBinding {
   ifNameToIndex(name: string, netns: string | null): number;
   interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;
+  probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
 }
 
 let binding: NativeBinding | undefined;

@@ -3,12 +3,30 @@
  * (long-lived, holding the informers) say to each other: HTTP/1.1 with JSON bodies over a unix socket
  * (mode 0600, default `/run/strait/ipam.sock`). The plugin only translates the CNI call; every decision is
  * the service's, so a plugin binary never needs an API server credential.
+ *
+ * A 200 answer carries the call's response type (`{}` for check and del); every other status carries an
+ * ErrorResponse. This module is loaded by the plugin at every CNI call: node built-ins at most, no packages.
  */
 
 export const defaultIpamSocket = '/run/strait/ipam.sock';
 
 /** Path of each call, POSTed (STATUS is a GET). */
 export const ipamPaths = { add: '/v1/add', check: '/v1/check', del: '/v1/del', gc: '/v1/gc', status: '/v1/status' } as const;
+
+/**
+ * How long the plugin waits for an answer before it gives up with code 11: ADD's probes take 3 tries of
+ * 100 ms per address tried, so a handler still busy after this is stuck, not slow.
+ */
+export const ipamRequestTimeoutMs = 30_000;
+
+/** A pool's name: a Kubernetes object name (DNS-1123 subdomain). */
+export const isPoolName = (name: string) => name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+
+/** CNI_CONTAINERID as the spec allows it (and libcni's skel checks it). */
+export const isContainerId = (id: string) => /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(id);
+
+/** CNI_IFNAME as Linux allows it: 1-15 bytes, not "." nor "..", no "/", ":" or white space. */
+export const isInterfaceName = (name: string) => Buffer.byteLength(name) <= 15 && name !== '' && name !== '.' && name !== '..' && !/[/:\s]/.test(name);
 
 /** The IPAM section of the network configuration, as the plugin forwards it (checked by both sides). */
 export interface IpamNetworkOptions {
@@ -39,7 +57,10 @@ export interface AddRequest extends Attachment {
   options: IpamNetworkOptions;
 }
 
-export type CheckRequest = AddRequest;
+export interface CheckRequest extends AddRequest {
+  /** The `address` of each of `prevResult.ips` (what the runtime holds from ADD); absent without prevResult. */
+  prevResultAddresses?: string[];
+}
 
 export interface DelRequest extends Attachment {
   network: string;

@@ -1,0 +1,75 @@
+/** The plugin end of the plugin/service protocol: one HTTP request over the service's unix socket. */
+import { request } from 'node:http';
+import { IpamError } from '../poolipam/ipam-error';
+import { type CniErrorCode, cniErrorCodes, ipamRequestTimeoutMs } from '../poolipam/protocol';
+
+export interface ServiceCall {
+  socket: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: object;
+  /** The code when the service cannot be reached or does not answer: 11 (try again later), 50 for STATUS. */
+  unavailableCode: CniErrorCode;
+  timeoutMs?: number;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Why the socket could not be used, for the operator; and whether waiting can help. */
+function connectionFailure(err: NodeJS.ErrnoException, socket: string, unavailableCode: CniErrorCode): IpamError {
+  switch (err.code) {
+    case 'ENOENT':
+      return new IpamError(unavailableCode, `the pool IPAM service is not running: there is no socket ${socket} (ENOENT); try again later`);
+    case 'ECONNREFUSED':
+      return new IpamError(unavailableCode, `the pool IPAM service is not running: nothing listens on ${socket} (ECONNREFUSED); try again later`);
+    case 'EACCES':
+      return new IpamError(cniErrorCodes.ioFailure, `cannot open ${socket}: permission denied (EACCES); the socket is for root only (mode 0600)`);
+    default:
+      // ECONNRESET, EPIPE, "socket hang up": the service went away mid-request (restarting).
+      return new IpamError(unavailableCode, `the pool IPAM service on ${socket} closed the connection before answering (${err.code ?? err.message}); try again later`);
+  }
+}
+
+/** The answer's body on 200; any other answer is thrown as the IpamError its ErrorResponse body carries. */
+export function callService(call: ServiceCall): Promise<unknown> {
+  const { socket, unavailableCode, timeoutMs = ipamRequestTimeoutMs } = call;
+  const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+  return new Promise((resolve, reject) => {
+    const req = request({
+      socketPath: socket,
+      method: call.method,
+      path: call.path,
+      // One request per process: no keep-alive, so the process exits as soon as the answer is in.
+      agent: false,
+      headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => reject(connectionFailure(err, socket, unavailableCode)));
+      res.on('end', () => {
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          return reject(new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ${call.method} ${call.path} with HTTP ${res.statusCode} and a body that is not JSON: ${JSON.stringify(text.slice(0, 200))}`));
+        }
+        if (res.statusCode === 200) return resolve(body);
+        if (isObject(body) && typeof body.code === 'number' && typeof body.msg === 'string') {
+          return reject(new IpamError(body.code as CniErrorCode, body.msg, typeof body.details === 'string' ? body.details : undefined));
+        }
+        reject(new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ${call.method} ${call.path} with HTTP ${res.statusCode} and no error: ${JSON.stringify(text.slice(0, 200))}`));
+      });
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new IpamError(unavailableCode, `no answer from the pool IPAM service on ${socket} within ${timeoutMs / 1000} s; try again later`));
+    }, timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(connectionFailure(err, socket, unavailableCode));
+    });
+    req.end(payload);
+  });
+}

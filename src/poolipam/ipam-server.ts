@@ -1,0 +1,306 @@
+/**
+ * The service end of the plugin/service protocol (protocol.ts): HTTP over a unix socket that only root can
+ * open, each request checked field by field before the handler sees it, each handler failure answered as
+ * a CNI error. Requests are served concurrently; the handler serializes what it must.
+ */
+import { chmod, lstat, mkdir, mkdtemp, rename, rm, unlink } from 'node:fs/promises';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { connect } from 'node:net';
+import { basename, dirname, join, resolve } from 'node:path';
+import { StateError } from '../errors';
+import type { Logger } from '../log';
+import { IpamError } from './ipam-error';
+import {
+  type AddRequest, type AddResponse, type Attachment, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest,
+  type GcResponse, type IpamNetworkOptions, type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, isContainerId,
+  isInterfaceName, isPoolName,
+} from './protocol';
+
+export interface IpamHandler {
+  add(req: AddRequest): Promise<AddResponse>;
+  check(req: CheckRequest): Promise<void>;
+  del(req: DelRequest): Promise<void>;
+  gc(req: GcRequest): Promise<GcResponse>;
+  status(): Promise<StatusResponse>;
+}
+
+export interface IpamServer {
+  /** The absolute path served. */
+  readonly socket: string;
+  /** Stops accepting, lets requests in flight finish (at most the plugin's timeout), removes the socket file. */
+  close(): Promise<void>;
+}
+
+/** GC lists every attachment of a network on the node: a few hundred of ~100 bytes, far below this. */
+const maxBodyBytes = 1 << 20;
+
+type Json = Record<string, unknown>;
+
+/** A request the service will not pass to its handler: code 6 (not JSON) or 7 (a field), answered 400. */
+class BadRequest extends Error {
+  constructor(readonly code: number, message: string, readonly status = 400) {
+    super(message);
+  }
+}
+
+function invalid(field: string, value: unknown, reason: string): never {
+  throw new BadRequest(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${JSON.stringify(value)})`);
+}
+
+function object(value: unknown, field: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid(field, value, 'must be an object');
+  return value as Json;
+}
+
+function text(o: Json, key: string, prefix: string, check?: (value: string) => boolean, what = 'a non-empty string'): string {
+  const value = o[key];
+  if (typeof value !== 'string' || value === '' || (check && !check(value))) invalid(prefix + key, value, `must be ${what}`);
+  return value;
+}
+
+const optionalText = (o: Json, key: string, prefix: string) => (o[key] === undefined ? undefined : text(o, key, prefix));
+
+function flag(o: Json, key: string, prefix: string): boolean {
+  if (typeof o[key] !== 'boolean') invalid(prefix + key, o[key], 'must be true or false');
+  return o[key] as boolean;
+}
+
+function list<T>(o: Json, key: string, prefix: string, item: (value: unknown, field: string) => T): T[] {
+  const value = o[key];
+  if (!Array.isArray(value)) invalid(prefix + key, value, 'must be a list');
+  return value.map((v, i) => item(v, `${prefix}${key}[${i}]`));
+}
+
+function poolName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !isPoolName(value)) invalid(field, value, 'must be a pool name (a DNS-1123 subdomain)');
+  return value;
+}
+
+function attachment(o: Json, prefix = ''): Attachment {
+  return {
+    containerId: text(o, 'containerId', prefix, isContainerId, 'a CNI container id (letters, digits, "_", "." and "-", not starting with one of the last three)'),
+    ifname: text(o, 'ifname', prefix, isInterfaceName, 'an interface name (1-15 bytes, not "." or "..", no "/", ":" or white space)'),
+  };
+}
+
+function options(value: unknown): IpamNetworkOptions {
+  const o = object(value, 'options');
+  return {
+    defaultIpv4Pools: list(o, 'defaultIpv4Pools', 'options.', poolName),
+    defaultIpv6Pools: list(o, 'defaultIpv6Pools', 'options.', poolName),
+    detectConflict: flag(o, 'detectConflict', 'options.'),
+    detectGateway: flag(o, 'detectGateway', 'options.'),
+  };
+}
+
+// Keys a request does not define are ignored, not refused: during a rolling upgrade the plugin in
+// /opt/cni/bin may be a newer build than the service answering it.
+function addRequest(o: Json): AddRequest {
+  const podUid = optionalText(o, 'podUid', '');
+  return {
+    ...attachment(o),
+    network: text(o, 'network', ''),
+    netns: text(o, 'netns', '', (v) => v.startsWith('/'), 'an absolute path'),
+    podNamespace: text(o, 'podNamespace', ''),
+    podName: text(o, 'podName', ''),
+    ...(podUid === undefined ? {} : { podUid }),
+    options: options(o.options),
+  };
+}
+
+function checkRequest(o: Json): CheckRequest {
+  const add = addRequest(o);
+  if (o.prevResultAddresses === undefined) return add;
+  return { ...add, prevResultAddresses: list(o, 'prevResultAddresses', '', (v, field) => (typeof v === 'string' ? v : invalid(field, v, 'must be a string'))) };
+}
+
+function delRequest(o: Json): DelRequest {
+  const podNamespace = optionalText(o, 'podNamespace', '');
+  const podName = optionalText(o, 'podName', '');
+  return {
+    ...attachment(o),
+    network: text(o, 'network', ''),
+    ...(podNamespace === undefined ? {} : { podNamespace }),
+    ...(podName === undefined ? {} : { podName }),
+  };
+}
+
+function gcRequest(o: Json): GcRequest {
+  return {
+    network: text(o, 'network', ''),
+    validAttachments: list(o, 'validAttachments', '', (v, field) => attachment(object(v, field), `${field}.`)),
+  };
+}
+
+interface Route {
+  method: 'GET' | 'POST';
+  command: string;
+  /** Checks the body and calls the handler; the answer's body. */
+  call(handler: IpamHandler, body: Json): Promise<object>;
+}
+
+const routes: Record<string, Route> = {
+  [ipamPaths.add]: { method: 'POST', command: 'ADD', call: (h, body) => h.add(addRequest(body)) },
+  [ipamPaths.check]: { method: 'POST', command: 'CHECK', call: async (h, body) => (await h.check(checkRequest(body)), {}) },
+  [ipamPaths.del]: { method: 'POST', command: 'DEL', call: async (h, body) => (await h.del(delRequest(body)), {}) },
+  [ipamPaths.gc]: { method: 'POST', command: 'GC', call: (h, body) => h.gc(gcRequest(body)) },
+  [ipamPaths.status]: { method: 'GET', command: 'STATUS', call: (h) => h.status() },
+};
+
+async function readBody(req: IncomingMessage): Promise<Json> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) throw new BadRequest(cniErrorCodes.decodeFailure, `request body larger than ${maxBodyBytes} bytes`, 413);
+    chunks.push(chunk);
+  }
+  if (req.method === 'GET') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    throw new BadRequest(cniErrorCodes.decodeFailure, `request body is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest(cniErrorCodes.decodeFailure, 'request body is not a JSON object');
+  return body as Json;
+}
+
+function reply(res: ServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** The answer to what a handler threw: its own code for an IpamError, else an I/O failure with the message. */
+function errorResponse(err: unknown): { status: number; body: ErrorResponse } {
+  if (err instanceof BadRequest) return { status: err.status, body: { code: err.code, msg: err.message } };
+  if (err instanceof IpamError) return { status: 500, body: { code: err.code, msg: err.message, ...(err.details === undefined ? {} : { details: err.details }) } };
+  return { status: 500, body: { code: cniErrorCodes.ioFailure, msg: err instanceof Error ? err.message : String(err) } };
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, handler: IpamHandler, log: Logger): Promise<void> {
+  const started = performance.now();
+  const path = new URL(req.url ?? '/', 'http://ipam').pathname;
+  const route = routes[path];
+  if (!route || route.method !== req.method) {
+    req.resume();
+    const msg = `the pool IPAM service has no ${req.method} ${path}: the plugin and the service are of different versions`;
+    log.warn({ method: req.method, path }, msg);
+    return reply(res, route ? 405 : 404, { code: cniErrorCodes.incompatibleVersion, msg });
+  }
+  let body: Json = {};
+  let status = 200;
+  let answer: object;
+  try {
+    body = await readBody(req);
+    answer = await route.call(handler, body);
+  } catch (err) {
+    ({ status, body: answer } = errorResponse(err));
+  }
+  reply(res, status, answer);
+  const error = status === 200 ? undefined : (answer as ErrorResponse);
+  const line = {
+    command: route.command,
+    ...(typeof body.containerId === 'string' ? { containerId: body.containerId } : {}),
+    ...(typeof body.ifname === 'string' ? { ifname: body.ifname } : {}),
+    ...(typeof body.network === 'string' ? { network: body.network } : {}),
+    outcome: error ? `error ${error.code}` : 'ok',
+    ...(error ? { error: error.msg } : {}),
+    durationMs: Math.round((performance.now() - started) * 10) / 10,
+  };
+  // The runtime asks STATUS every few seconds: its successes would drown the log.
+  if (error) log.warn(line, 'pool IPAM request failed');
+  else if (route.command === 'STATUS') log.debug(line, 'pool IPAM request');
+  else log.info(line, 'pool IPAM request');
+}
+
+/** Whether a server accepts connections on `socket` (a socket file left by a dead process refuses them). */
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = connect({ path: socket });
+    // A live server with a full backlog does not accept at once: still live, not stale.
+    probe.setTimeout(1000, () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') resolve(false);
+      else reject(new StateError(`cannot tell whether another pool IPAM service answers on ${socket}: ${err.message}`));
+    });
+  });
+}
+
+/** Refuses a path something else owns: a file that is not a socket, or a socket a live server answers on. */
+async function checkTakeOver(socket: string): Promise<void> {
+  const existing = await lstat(socket).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (!existing) return;
+  if (!existing.isSocket()) throw new StateError(`${socket} exists and is not a socket: refusing to replace it; remove it or serve pool IPAM on another socket path`);
+  if (await answers(socket)) throw new StateError(`another pool IPAM service answers on ${socket}: refusing to take it over; stop that one first, or serve on another socket path`);
+}
+
+/**
+ * Serves `handler` on the unix socket `socket`. The socket is bound in a fresh directory only root can
+ * enter, set to mode 0600 there and then renamed into place, so it is never reachable with a wider mode
+ * (and a stale socket file of a dead service is replaced atomically).
+ */
+export async function serveIpam(options: { socket: string; handler: IpamHandler; log: Logger }): Promise<IpamServer> {
+  const { handler, log } = options;
+  const socket = resolve(options.socket);
+  const dir = dirname(socket);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await checkTakeOver(socket);
+
+  const server = createServer((req, res) => {
+    serve(req, res, handler, log).catch((err: unknown) => {
+      log.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot answer a pool IPAM request');
+      res.destroy();
+    });
+  });
+  const privateDir = await mkdtemp(join(dir, `.${basename(socket)}-`));
+  try {
+    const bound = join(privateDir, 's');
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(bound, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    await chmod(bound, 0o600);
+    await rename(bound, socket);
+  } catch (err) {
+    server.close();
+    throw new StateError(`cannot serve pool IPAM on ${socket}: ${(err as Error).message}`);
+  } finally {
+    await rm(privateDir, { recursive: true, force: true });
+  }
+  const { ino } = await lstat(socket);
+  server.on('error', (err) => log.error({ error: err.message, socket }, 'pool IPAM server error'));
+  log.info({ socket }, 'serving pool IPAM');
+
+  let closed: Promise<void> | undefined;
+  return {
+    socket,
+    close: () => (closed ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const grace = setTimeout(() => server.closeAllConnections(), ipamRequestTimeoutMs);
+        server.close(() => {
+          clearTimeout(grace);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      // Only our own socket file: a successor may already serve on the path.
+      const current = await lstat(socket).catch(() => undefined);
+      if (current?.ino === ino) await unlink(socket).catch(() => undefined);
+    })()),
+  };
+}

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cniError, pluginPath, runStraitIpam } from './plugin-process';
+
+// No service runs: a version the plugin let through would end in code 11, not 1.
+const network = { name: 'underlay', type: 'macvlan', master: 'eth0', ipam: { type: 'strait-ipam', socket: '/nonexistent/strait-test/ipam.sock' } };
+
+describe('strait-ipam versions', () => {
+  it('answers VERSION with the spec versions it speaks, without reading stdin', async () => {
+    const run = await runStraitIpam({ CNI_COMMAND: 'VERSION' }, 'not a configuration');
+    assert.deepEqual({ status: run.status, stdout: JSON.parse(run.stdout) }, { status: 0, stdout: { cniVersion: '1.1.0', supportedVersions: ['1.0.0', '1.1.0'] } });
+  });
+
+  it('refuses a configuration of a CNI version it does not speak with code 1, naming the version', async () => {
+    const env = { CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'net1' };
+    assert.deepEqual(cniError(await runStraitIpam(env, { cniVersion: '0.4.0', ...network })), {
+      cniVersion: '1.1.0', code: 1, msg: 'CNI version 0.4.0 is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+    });
+    assert.deepEqual(cniError(await runStraitIpam(env, network)), {
+      cniVersion: '1.1.0', code: 1, msg: 'a network configuration without cniVersion (CNI 0.1.0) is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+    });
+  });
+
+  // The runtime starts the plugin for every pod's ADD and DEL: packages (pino, ajv, the Kubernetes
+  // client) cost tens of milliseconds each, which host-local does not pay.
+  it('loads no package from node_modules, only node built-ins and its own modules', () => {
+    const { status, stderr } = spawnSync(process.execPath, ['-e', `
+      process.on('exit', () => process.stderr.write(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('/node_modules/')))));
+      require(${JSON.stringify(pluginPath)});
+    `], { encoding: 'utf8', env: { CNI_COMMAND: 'VERSION' } });
+    assert.deepEqual({ status, loaded: JSON.parse(stderr) }, { status: 0, loaded: [] });
+  });
+});

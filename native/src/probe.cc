@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "addon.h"
@@ -320,17 +321,22 @@ Napi::Value ProbeAddress(const Napi::CallbackInfo& info) {
   Napi::Promise promise = call->deferred.Promise();
   Completion done = Completion::New(env, "probeAddress", 0, 1, call,
                                     [](Napi::Env, void*, ProbeCall* c) { delete c; });
-  std::thread([call, done]() {
-    try {
-      call->outcome = RunProbe(call->probe);
-    } catch (const Failure& f) {
-      call->outcome.err = f.err;
-      call->outcome.operation = f.operation;
-      call->outcome.detail = f.detail;
-    }
-    done.BlockingCall();
-    done.Release();
-  }).detach();
+  try {
+    std::thread([call, done]() {
+      try {
+        call->outcome = RunProbe(call->probe);
+      } catch (const Failure& f) {
+        call->outcome.err = f.err;
+        call->outcome.operation = f.operation;
+        call->outcome.detail = f.detail;
+      }
+      done.BlockingCall();
+      done.Release();
+    }).detach();
+  } catch (const std::system_error& e) {
+    done.Release();  // its finalizer deletes the call
+    ThrowBpfError(env, "start probe thread", e.code().value(), p.ifname + " in " + p.netns);
+  }
   return promise;
 }
 

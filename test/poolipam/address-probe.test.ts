@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readlinkSync } from 'node:fs';
 import { type BpfError } from '../../src/bpf';
 import { InputError } from '../../src/errors';
 import { CommandError, ip, nft, run } from '../../src/kernel/command';
@@ -162,6 +163,12 @@ describe('address probes from a pod namespace (real namespaces)', function () {
 
     it(ipv4Title, async function () { await ipv4Answers(this, link()); });
     it(ipv6Title, async () => { await ipv6Answers(link()); });
+
+    it('enters the namespace on a thread of its own: the calling thread stays where it was', async () => {
+      const before = readlinkSync('/proc/thread-self/ns/net');
+      assert.deepEqual(await probe(link().prober, '10.213.0.2'), { answered: true, mac: holderMac });
+      assert.equal(readlinkSync('/proc/thread-self/ns/net'), before);
+    });
 
     it('leaves an interface that was up, up', async () => {
       const { prober } = link();

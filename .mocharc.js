@@ -1,12 +1,13 @@
 // The suite on this machine's kernel (`npm test`). Tests that need a kernel with ESP carry `@esp` in
-// their title and run in the VM instead (`npm run test:vm`, test/vm/run.sh); tests for a kernel without
-// it carry `@no-esp`. A strict run (CI=true) fails on any skipped test: one that skipped the kernel
-// tests would pass while testing nothing.
+// their title, and tests that need a module this kernel lacks carry `@vm-kernel` (ipvlan): both run in
+// the VM instead (`npm run test:vm`, test/vm/run.sh). Tests for a kernel without ESP carry `@no-esp`.
+// A strict run (CI=true) fails on any skipped test: one that skipped the kernel tests would pass while
+// testing nothing.
 const strict = ['true', '1'].includes(process.env.CI ?? '');
 
 module.exports = {
   spec: ['dist/test/**/*.test.js'],
-  grep: '@esp',
+  grep: '@esp|@vm-kernel',
   invert: true,
   'forbid-pending': strict,
   timeout: 60000,

@@ -7,7 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
-import { IpText, NodeNameText, Strict } from './schema';
+import { IpText, MacText, NodeNameText, Strict } from './schema';
 import { ObjectName, OwnerRef } from './pool-ipam-schema';
 
 export const IPClaimSpecSchema = Strict({
@@ -21,6 +21,12 @@ export const IPClaimSpecSchema = Strict({
   ifname: Type.String({ minLength: 1, maxLength: 15, description: "The pod's interface." }),
   containerID: Type.Optional(Type.String({ description: 'The attachment (CNI_CONTAINERID); absent while a StatefulSet pod is between incarnations.' })),
   owner: Type.Optional(OwnerRef()),
+  conflict: Type.Optional(
+    Strict(
+      { mac: Type.Optional(MacText()), detectedAt: Type.String({ format: 'date-time' }) },
+      { description: 'Another host answered the ARP/NDP probe for the address: held for nobody until garbage collection frees it.' },
+    ),
+  ),
 });
 
 export type IPClaimSpecDocument = Static<typeof IPClaimSpecSchema>;
@@ -39,5 +45,6 @@ export const ipClaimResource: ResourceDefinition<typeof IPClaimSpecSchema, undef
     { name: 'Pod', type: 'string', jsonPath: '.spec.podName' },
     { name: 'Node', type: 'string', jsonPath: '.spec.node' },
     { name: 'Container', type: 'string', jsonPath: '.spec.containerID', priority: 1 },
+    { name: 'Conflict', type: 'string', jsonPath: '.spec.conflict.mac', priority: 1 },
   ],
 };

@@ -5,6 +5,7 @@ import { registerControllerCommand } from './controller-command';
 import { registerInspectCommand } from './inspect-command';
 import { registerIpamCommands } from './ipam-command';
 import { registerLabCommands } from './lab-command';
+import { registerPoolIpamCommands } from './pool-ipam-command';
 import { registerProbeCommand } from './probe-command';
 
 export function buildCli(): Command {
@@ -17,6 +18,7 @@ export function buildCli(): Command {
   registerInspectCommand(program);
   registerControllerCommand(program);
   registerAgentCommand(program);
+  registerPoolIpamCommands(program);
   registerLabCommands(program);
   return program;
 }

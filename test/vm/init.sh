@@ -56,7 +56,7 @@ ip link set lo up
 # Loaded up front: this VM exists to run what needs them (ESP above all), so a missing one ends the run
 # here with its name rather than letting the tests meet a kernel without it. The rest (crypto, nft
 # expressions...) autoload through modprobe.
-for m in esp4 xfrm_user xfrm_interface vxlan veth nf_tables nft_nat nft_chain_nat; do
+for m in esp4 xfrm_user xfrm_interface vxlan veth nf_tables nft_nat nft_chain_nat macvlan ipvlan; do
   modprobe "$m" || die "cannot load module $m"
 done
 read -r up _ </proc/uptime

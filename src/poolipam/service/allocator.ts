@@ -1,0 +1,355 @@
+/**
+ * The pool IPAM of one node: CNI ADD, CHECK, DEL and GC as the source document describes them.
+ *
+ * ADD: an attachment that has addresses already gets them again (a retried ADD); a StatefulSet pod gets
+ * the addresses its earlier incarnation held (on any node); otherwise candidates → filter → sort per
+ * family, and in the first usable pool the first free address from this node's start position is
+ * claimed (an IPClaim named after it: a 409 means another node was first, and the next is tried), then
+ * probed (a conflicting one is marked and the next tried), after the pool's gateway answered. The
+ * Endpoint records what was given; if anything fails, what was claimed is released before the error.
+ */
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1OwnerReference, type V1Pod } from '@kubernetes/client-node';
+import { InputError } from '../../errors';
+import { apiStatus } from '../../k8s/api-errors';
+import type { Logger } from '../../log';
+import { type Ip, type IpFamily, formatIp } from '../../net/cidr';
+import type { Claim } from '../claim';
+import { candidatePools } from '../candidates';
+import { filterPools } from '../filter';
+import { statefulSetGone } from '../gc-plan';
+import { rangesOfAddresses } from '../ip-ranges';
+import type { ApplicationRef, Pool, PodContext } from '../model';
+import { type AddressUse, pickAddress, poolSize, startOffset } from '../pick-address';
+import { readPool, readReservedIps } from '../pool-objects';
+import type { AddRequest, AddResponse, Attachment, CheckRequest, DelRequest, GcRequest, GcResponse } from '../protocol';
+import { cniErrorCodes } from '../protocol';
+import { IpamError } from '../ipam-error';
+import { sortPools } from '../sort';
+import { ApplicationPools } from './application-pools';
+import { ClaimIndex } from './claim-index';
+import { type ClaimFields, ClaimWriter, fieldsOf } from './claim-writer';
+import type { PoolIpamView } from './cluster-view';
+import { EndpointWriter } from './endpoint-writer';
+
+/** Sends the ARP/NDP probes (src/poolipam/address-probe.ts); a parameter so the service can run without the native addon in pure tests. */
+export type AddressProber = (probe: { netns: string; ifname: string; address: Ip }) => Promise<{ answered: boolean; mac?: string }>;
+
+export interface AllocatorOptions {
+  kubeConfig: KubeConfig;
+  view: PoolIpamView;
+  node: string;
+  probe: AddressProber;
+  log: Logger;
+  now?: () => number;
+}
+
+const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
+
+export class Allocator {
+  readonly claims: ClaimIndex;
+  private readonly claimWriter: ClaimWriter;
+  private readonly endpoints: EndpointWriter;
+  private readonly applicationPools: ApplicationPools;
+  private readonly core: CoreV1Api;
+  private readonly apps: AppsV1Api;
+  /** Addresses being claimed by an ADD in flight here, by family: not picked by another. */
+  private readonly pending = new Map<string, Ip>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: AllocatorOptions) {
+    const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.claims = new ClaimIndex(options.view.claims);
+    this.claimWriter = new ClaimWriter(custom, this.claims);
+    this.endpoints = new EndpointWriter(custom);
+    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.apps = options.kubeConfig.makeApiClient(AppsV1Api);
+    this.applicationPools = new ApplicationPools(options.kubeConfig, options.view, options.log);
+    this.now = options.now ?? Date.now;
+  }
+
+  async add(req: AddRequest): Promise<AddResponse> {
+    const again = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
+    if (again.length > 0) return this.response(again);
+    const pod = await this.podContext(req);
+    if (pod.owner?.kind === 'StatefulSet') {
+      const held = this.claims.ofPod(pod.namespace, pod.name, req.ifname, req.network);
+      if (held.length > 0) return this.takeOver(held, pod, req);
+    }
+    let candidates;
+    try {
+      candidates = candidatePools(pod, { ipv4: req.options.defaultIpv4Pools, ipv6: req.options.defaultIpv6Pools }, this.pools().valid);
+      if (candidates.subnets) await this.applicationPools.ensure(pod, candidates.subnets);
+    } catch (err) {
+      if (err instanceof InputError) throw new IpamError(cniErrorCodes.invalidAnnotation, `pod ${pod.namespace}/${pod.name}: ${err.message}`);
+      throw err;
+    }
+    if (candidates.ipv4.length === 0 && candidates.ipv6.length === 0) {
+      throw new IpamError(
+        cniErrorCodes.noCandidatePool,
+        `no IPPool for pod ${pod.namespace}/${pod.name} interface ${req.ifname}: no ipam.strait.io/subnet(s) or ipam.strait.io/ippool(s) annotation, no ipam.strait.io/default-ipv4-ippool or default-ipv6-ippool on namespace ${pod.namespace}, no default_ipv4_ippool or default_ipv6_ippool in network ${req.network}'s config, and no IPPool with spec.default true`,
+      );
+    }
+    const given: Claim[] = [];
+    try {
+      for (const family of [4, 6] as const) {
+        const names = candidates[familyKey(family)];
+        if (names.length > 0) given.push(await this.allocateFamily(family, names, pod, req, candidates.source));
+      }
+      await this.endpoints.attach(this.holder(pod), this.attachmentRecord(req, given));
+    } catch (err) {
+      await Promise.allSettled(given.map((c) => this.claimWriter.release(c)));
+      throw err;
+    }
+    return this.response(given);
+  }
+
+  async check(req: CheckRequest): Promise<void> {
+    const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
+    if (held.length === 0) throw new IpamError(cniErrorCodes.allocationMismatch, `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`);
+    const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
+    if (other) throw new IpamError(cniErrorCodes.allocationMismatch, `address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`);
+  }
+
+  /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
+  async del(req: DelRequest): Promise<string[]> {
+    const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
+    return this.releaseAttachment(held);
+  }
+
+  /** CNI GC: releases every allocation of the network on this node whose attachment the runtime does not list. */
+  async gc(req: GcRequest): Promise<GcResponse> {
+    const valid = new Set(req.validAttachments.map((a: Attachment) => `${a.containerId}/${a.ifname}`));
+    const stale = this.claims.all().filter((c) => c.network === req.network && c.node === this.options.node && !c.conflict && c.containerID !== undefined && !valid.has(`${c.containerID}/${c.ifname}`));
+    const byAttachment = new Map<string, Claim[]>();
+    for (const c of stale) byAttachment.set(`${c.containerID}/${c.ifname}`, [...(byAttachment.get(`${c.containerID}/${c.ifname}`) ?? []), c]);
+    const released: string[] = [];
+    for (const claims of byAttachment.values()) released.push(...(await this.releaseAttachment(claims)));
+    return { released };
+  }
+
+  /** Releases `claims` as garbage collection decided (the claim's uid guards against a newer claim of the address). */
+  async release(claim: Claim): Promise<void> {
+    await this.claimWriter.release(claim);
+  }
+
+  async removeEndpoint(namespace: string, name: string, uid: string): Promise<void> {
+    await this.endpoints.remove(namespace, name, uid);
+  }
+
+  /** The pools as the model reads them; an invalid one is left out and said why (once per change). */
+  pools(): { valid: Pool[]; invalid: Map<string, string> } {
+    const valid: Pool[] = [];
+    const invalid = new Map<string, string>();
+    for (const object of this.options.view.pools.list()) {
+      try {
+        valid.push(readPool(object));
+      } catch (err) {
+        invalid.set(object.metadata?.name ?? '', (err as Error).message);
+      }
+    }
+    return { valid, invalid };
+  }
+
+  private async releaseAttachment(held: Claim[]): Promise<string[]> {
+    const released: string[] = [];
+    const first = held[0];
+    if (!first) return released;
+    const keep = first.owner?.kind === 'StatefulSet' && statefulSetGone(await this.statefulSets([`${first.podNamespace}/${first.owner.name}`]), first.podNamespace, first.owner.name, first.podName) === undefined;
+    for (const claim of held) {
+      if (keep) {
+        const { containerID: _gone, ...rest } = fieldsOf(claim);
+        await this.claimWriter.update(claim, rest as ClaimFields);
+      } else {
+        await this.claimWriter.release(claim);
+        released.push(formatIp(claim.address));
+      }
+    }
+    await this.endpoints.detach(first.podNamespace, first.podName, first.network, first.ifname, keep);
+    return released;
+  }
+
+  /** Replicas per `namespace/name` of the StatefulSets named (one gone is absent). */
+  async statefulSets(keys: readonly string[]): Promise<Map<string, number>> {
+    const replicas = new Map<string, number>();
+    for (const key of keys) {
+      const [namespace, name] = key.split('/') as [string, string];
+      try {
+        replicas.set(key, (await this.apps.readNamespacedStatefulSet({ namespace, name })).spec?.replicas ?? 1);
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err;
+      }
+    }
+    return replicas;
+  }
+
+  private async takeOver(held: Claim[], pod: PodContext, req: AddRequest): Promise<AddResponse> {
+    const taken: Claim[] = [];
+    for (const claim of held) {
+      taken.push(await this.claimWriter.update(claim, fieldsOf(claim, { podUID: pod.uid, node: pod.nodeName, containerID: req.containerId })));
+    }
+    await this.endpoints.attach(this.holder(pod), this.attachmentRecord(req, taken));
+    this.options.log.info({ pod: `${pod.namespace}/${pod.name}`, addresses: taken.map((c) => formatIp(c.address)) }, 'a StatefulSet pod got its addresses back');
+    return this.response(taken);
+  }
+
+  private async allocateFamily(family: IpFamily, names: readonly string[], pod: PodContext, req: AddRequest, source: string): Promise<Claim> {
+    const { valid, invalid } = this.pools();
+    const byName = new Map(valid.map((p) => [p.name, p]));
+    const use = this.addressUse();
+    const { usable, rejected } = filterPools(family, names, byName, pod, use);
+    const why = [...rejected.map((r) => `${r.pool}: ${invalid.get(r.pool) ?? r.reason}`)];
+    for (const pool of sortPools(usable)) {
+      const claim = await this.allocateFromPool(pool, pod, req, why);
+      if (claim) return claim;
+    }
+    const exhausted = rejected.length > 0 && rejected.every((r) => /no free address/.test(r.reason)) || usable.length > 0;
+    throw new IpamError(
+      exhausted ? cniErrorCodes.poolsExhausted : cniErrorCodes.noUsablePool,
+      `no IPv${family} address for pod ${pod.namespace}/${pod.name} from the pools of the ${source} rule (${names.join(', ')}): ${why.join('; ')}`,
+    );
+  }
+
+  private addressUse(): AddressUse {
+    const all = this.claims.all();
+    return {
+      taken: rangesOfAddresses(all.map((c) => c.address)),
+      reserved: readReservedIps(this.options.view.reserved.list()),
+      pending: rangesOfAddresses(this.pending.values()),
+    };
+  }
+
+  /** A claimed, probed address of the pool, or undefined when it has none left (`why` says so). */
+  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, why: string[]): Promise<Claim | undefined> {
+    const probeGateway = pool.detectGateway ?? req.options.detectGateway;
+    if (probeGateway && pool.gateway) {
+      const answer = await this.options.probe({ netns: req.netns, ifname: req.ifname, address: pool.gateway });
+      if (!answer.answered) {
+        throw new IpamError(cniErrorCodes.gatewayUnreachable, `gateway ${formatIp(pool.gateway)} of IPPool ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`);
+      }
+    }
+    const probeAddress = pool.detectConflict ?? req.options.detectConflict;
+    const start = startOffset(this.options.node, poolSize(pool));
+    const skipped: Ip[] = [];
+    let conflicts = 0;
+    for (;;) {
+      const use = this.addressUse();
+      const address = pickAddress(pool, { ...use, pending: rangesOfAddresses([...this.pending.values(), ...skipped]), start });
+      if (!address) {
+        why.push(`${pool.name}: no free address${conflicts > 0 ? ` (${conflicts} answered by another host and marked)` : ''}`);
+        return undefined;
+      }
+      const key = `${address.family}/${address.value}`;
+      this.pending.set(key, address);
+      try {
+        const claim = await this.claimWriter.create(this.claimFields(pool, address, pod, req));
+        if (!claim) {
+          skipped.push(address);
+          continue;
+        }
+        if (!probeAddress) return claim;
+        const answer = await this.options.probe({ netns: req.netns, ifname: req.ifname, address });
+        if (!answer.answered) return claim;
+        conflicts++;
+        await this.claimWriter.update(claim, fieldsOf(claim, { conflict: { ...(answer.mac ? { mac: answer.mac } : {}), detectedAt: this.now() } }));
+        this.options.log.warn({ pool: pool.name, address: formatIp(address), mac: answer.mac, pod: `${pod.namespace}/${pod.name}` }, 'another host answered for the address: marked as conflicting, trying the next');
+      } finally {
+        this.pending.delete(key);
+      }
+    }
+  }
+
+  private claimFields(pool: Pool, address: Ip, pod: PodContext, req: AddRequest): ClaimFields {
+    return {
+      address,
+      pool: pool.name,
+      podNamespace: pod.namespace,
+      podName: pod.name,
+      podUID: pod.uid,
+      node: pod.nodeName,
+      network: req.network,
+      ifname: req.ifname,
+      containerID: req.containerId,
+      ...(pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {}),
+    };
+  }
+
+  private holder(pod: PodContext) {
+    return {
+      namespace: pod.namespace,
+      name: pod.name,
+      podUID: pod.uid,
+      node: pod.nodeName,
+      ...(pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {}),
+    };
+  }
+
+  private attachmentRecord(req: AddRequest, claims: Claim[]) {
+    const pools = new Map(this.pools().valid.map((p) => [p.name, p]));
+    return {
+      network: req.network,
+      ifname: req.ifname,
+      containerID: req.containerId,
+      ips: claims.map((c) => {
+        const pool = pools.get(c.pool);
+        return {
+          address: formatIp(c.address),
+          prefixLength: pool?.subnet.prefix ?? (c.address.family === 4 ? 32 : 128),
+          pool: c.pool,
+          ...(pool?.gateway ? { gateway: formatIp(pool.gateway) } : {}),
+          ...(pool?.vlan !== undefined ? { vlan: pool.vlan } : {}),
+        };
+      }),
+    };
+  }
+
+  private response(claims: Claim[]): AddResponse {
+    const pools = new Map(this.pools().valid.map((p) => [p.name, p]));
+    const sorted = [...claims].sort((a, b) => a.address.family - b.address.family);
+    const ips = sorted.map((c) => {
+      const pool = pools.get(c.pool);
+      const prefix = pool?.subnet.prefix ?? (c.address.family === 4 ? 32 : 128);
+      return {
+        address: `${formatIp(c.address)}/${prefix}`,
+        pool: c.pool,
+        ...(pool?.gateway ? { gateway: formatIp(pool.gateway) } : {}),
+        ...(pool?.vlan !== undefined ? { vlan: pool.vlan } : {}),
+      };
+    });
+    const routes = sorted.flatMap((c) => (pools.get(c.pool)?.routes ?? []).map((r) => ({ dst: `${formatIp({ family: r.dst.family, value: r.dst.base })}/${r.dst.prefix}`, ...(r.gw ? { gw: formatIp(r.gw) } : {}) })));
+    return { ips, routes };
+  }
+
+  /** The pod of the CNI call, its namespace and node, as the rules read them. */
+  private async podContext(req: AddRequest): Promise<PodContext> {
+    let pod: V1Pod;
+    try {
+      pod = await this.core.readNamespacedPod({ namespace: req.podNamespace, name: req.podName });
+    } catch (err) {
+      if (apiStatus(err) === 404) throw new IpamError(cniErrorCodes.podNotFound, `pod ${req.podNamespace}/${req.podName} (K8S_POD_NAMESPACE, K8S_POD_NAME) is not in the API server`);
+      throw err;
+    }
+    const uid = pod.metadata?.uid ?? '';
+    if (req.podUid !== undefined && req.podUid !== uid) {
+      throw new IpamError(cniErrorCodes.podNotFound, `pod ${req.podNamespace}/${req.podName} has uid ${uid}, not K8S_POD_UID ${req.podUid} (a deleted incarnation)`);
+    }
+    const nodeName = pod.spec?.nodeName ?? this.options.node;
+    const namespace = await this.core.readNamespace({ name: req.podNamespace });
+    const node = this.options.view.nodes.get(nodeName);
+    const controller = (pod.metadata?.ownerReferences ?? []).find((o: V1OwnerReference) => o.controller);
+    const owner: ApplicationRef | undefined = controller ? { apiVersion: controller.apiVersion, kind: controller.kind, namespace: req.podNamespace, name: controller.name, uid: controller.uid } : undefined;
+    return {
+      namespace: req.podNamespace,
+      name: req.podName,
+      uid,
+      labels: pod.metadata?.labels ?? {},
+      annotations: pod.metadata?.annotations ?? {},
+      nodeName,
+      nodeLabels: node?.metadata?.labels ?? {},
+      namespaceLabels: namespace.metadata?.labels ?? {},
+      namespaceAnnotations: namespace.metadata?.annotations ?? {},
+      ...(owner ? { owner } : {}),
+      ifname: req.ifname,
+      network: req.network,
+    };
+  }
+}

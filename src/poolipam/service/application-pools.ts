@@ -1,0 +1,126 @@
+/**
+ * Rule 1, the Subnet annotation: the application's own IPPool per family, carved from the first Subnet
+ * named that has room. The carve is recorded in the Subnet's status under its resourceVersion before the
+ * pool is created (a 409: someone else recorded first; read again), so two applications never get the
+ * same address and two nodes making the same application's pool agree on it (its name is a function of
+ * the application; the record is found and reused).
+ */
+import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { apiVersion, group, version } from '../../api/resource';
+import { apiStatus } from '../../k8s/api-errors';
+import type { Logger } from '../../log';
+import type { IpFamily } from '../../net/cidr';
+import { applicationOf, applicationPoolName, carvePool } from '../application-pool';
+import { IpamError } from '../ipam-error';
+import { formatIpRanges, normalizeRanges, parseIpRanges } from '../ip-ranges';
+import type { Candidates, IpNumber, PodContext } from '../model';
+import { readSubnet } from '../pool-objects';
+import { cniErrorCodes } from '../protocol';
+import type { PoolIpamView, SubnetObject } from './cluster-view';
+
+export class ApplicationPools {
+  private readonly custom: CustomObjectsApi;
+  private readonly apps: AppsV1Api;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly view: PoolIpamView,
+    private readonly log: Logger,
+  ) {
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.apps = kubeConfig.makeApiClient(AppsV1Api);
+  }
+
+  /** Makes sure each family's application pool exists (the candidates name them already). */
+  async ensure(pod: PodContext, subnets: NonNullable<Candidates['subnets']>): Promise<void> {
+    for (const family of [4, 6] as const) {
+      const names = family === 4 ? subnets.ipv4 : subnets.ipv6;
+      if (names.length === 0) continue;
+      const count = await this.poolSize(pod, subnets.ipNumber);
+      const made = [];
+      for (const subnet of names) {
+        const pool = applicationPoolName(subnet, applicationOf(pod), family, pod.ifname);
+        if (this.view.pools.get(pool) || (await this.make(subnet, pool, family, count, pod))) {
+          made.push(pool);
+          break;
+        }
+      }
+      if (made.length === 0) throw new IpamError(cniErrorCodes.poolsExhausted, `no Subnet of ${names.join(', ')} has ${count} free IPv${family} addresses for the pool of pod ${pod.namespace}/${pod.name}'s application`);
+    }
+  }
+
+  /** `ippool-ip-number`: fixed, or the application's replicas plus the margin. */
+  private async poolSize(pod: PodContext, ipNumber: IpNumber): Promise<number> {
+    if ('fixed' in ipNumber) return ipNumber.fixed;
+    const app = applicationOf(pod);
+    const replicas = await this.replicas(app.kind, app.namespace, app.name);
+    return replicas + ipNumber.flexible;
+  }
+
+  private async replicas(kind: string, namespace: string, name: string): Promise<number> {
+    try {
+      if (kind === 'StatefulSet') return (await this.apps.readNamespacedStatefulSet({ namespace, name })).spec?.replicas ?? 1;
+      if (kind === 'Deployment') return (await this.apps.readNamespacedDeployment({ namespace, name })).spec?.replicas ?? 1;
+      if (kind === 'ReplicaSet') return (await this.apps.readNamespacedReplicaSet({ namespace, name })).spec?.replicas ?? 1;
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+    }
+    // An orphan pod, or a controller without replicas (a DaemonSet): one address.
+    return 1;
+  }
+
+  /** Records and creates the pool; false when the Subnet has not `count` addresses left. */
+  private async make(subnetName: string, pool: string, family: IpFamily, count: number, pod: PodContext): Promise<boolean> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      let object: SubnetObject;
+      try {
+        object = (await this.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: subnetName })) as SubnetObject;
+      } catch (err) {
+        if (apiStatus(err) === 404) throw new IpamError(cniErrorCodes.invalidAnnotation, `Subnet ${subnetName}, named by pod ${pod.namespace}/${pod.name}, does not exist`);
+        throw err;
+      }
+      const subnet = readSubnet(object);
+      if (subnet.family !== family) throw new IpamError(cniErrorCodes.invalidAnnotation, `Subnet ${subnetName} is IPv${subnet.family}, named as IPv${family} by pod ${pod.namespace}/${pod.name}`);
+      const allocations = object.status?.allocations ?? [];
+      let ips = allocations.find((a) => a.pool === pool)?.ips;
+      if (!ips) {
+        const taken = normalizeRanges(allocations.flatMap((a, i) => parseIpRanges(`Subnet ${subnetName}: status.allocations[${i}].ips`, a.ips, subnet.subnet)));
+        const carved = carvePool(subnet, taken, count);
+        if (!carved) return false;
+        ips = formatIpRanges(carved);
+        const status = { ...(object.status ?? {}), allocations: [...allocations, { pool, ips }] };
+        try {
+          await this.custom.replaceClusterCustomObjectStatus({ group, version, plural: 'subnets', name: subnetName, body: { ...object, status } });
+        } catch (err) {
+          if (apiStatus(err) === 409) continue;
+          throw err;
+        }
+      }
+      const app = applicationOf(pod);
+      const spec = {
+        subnet: object.spec.subnet,
+        ips,
+        ...(object.spec.gateway ? { gateway: object.spec.gateway } : {}),
+        ...(object.spec.routes ? { routes: object.spec.routes } : {}),
+        ...(object.spec.vlan !== undefined ? { vlan: object.spec.vlan } : {}),
+        namespaceName: [pod.namespace],
+      };
+      const labels = { 'ipam.strait.io/subnet': subnetName, 'ipam.strait.io/application-kind': app.kind, 'ipam.strait.io/application-name': app.name };
+      const metadata = { name: pool, labels, ownerReferences: app.kind === 'Pod' ? [] : [{ apiVersion: app.apiVersion, kind: app.kind, name: app.name, uid: app.uid }] };
+      try {
+        await this.custom.createClusterCustomObject({ group, version, plural: 'ippools', body: { apiVersion, kind: 'IPPool', metadata, spec } });
+        this.log.info({ subnet: subnetName, pool, ips, application: `${app.kind} ${app.namespace}/${app.name}` }, 'made an application pool from a Subnet');
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err;
+      }
+      await this.seen(pool);
+      return true;
+    }
+    throw new IpamError(cniErrorCodes.tryAgainLater, `Subnet ${subnetName} changed under 8 attempts to record pool ${pool}`);
+  }
+
+  /** Waits (bounded) until the pools informer has the pool, so the filter that follows finds it. */
+  private async seen(pool: string): Promise<void> {
+    for (let waited = 0; waited < 5000 && !this.view.pools.get(pool); waited += 20) await new Promise((r) => setTimeout(r, 20));
+  }
+}

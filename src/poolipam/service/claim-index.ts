@@ -1,0 +1,57 @@
+/**
+ * The claims as this service knows them: the informer's cache overlaid with its own writes until the
+ * informer has seen them, so an address this service claimed a moment ago is taken for its next pick
+ * (and one it released is not held), however late the watch event comes.
+ */
+import { type Claim, readClaim } from '../claim';
+import type { Informer } from '../../k8s/informer';
+import type { IPClaimObject } from './cluster-view';
+
+export class ClaimIndex {
+  /** name → our last write (undefined: deleted by us), with the resourceVersion it had. */
+  private readonly local = new Map<string, { claim?: Claim; resourceVersion: number }>();
+
+  constructor(private readonly informer: Informer<IPClaimObject>) {
+    informer.onChange((name) => {
+      const mine = this.local.get(name);
+      if (!mine) return;
+      const seen = informer.get(name);
+      const seenVersion = seen ? Number(seen.metadata?.resourceVersion ?? 0) : undefined;
+      // The watch caught up with our write (or went past it: someone wrote after us).
+      if (mine.claim ? seenVersion !== undefined && seenVersion >= mine.resourceVersion : seenVersion === undefined || seenVersion > mine.resourceVersion) this.local.delete(name);
+    });
+  }
+
+  record(claim: Claim): void {
+    this.local.set(claim.name, { claim, resourceVersion: Number(claim.resourceVersion) });
+  }
+
+  forget(claim: Claim): void {
+    this.local.set(claim.name, { resourceVersion: Number(claim.resourceVersion) });
+  }
+
+  get(name: string): Claim | undefined {
+    const mine = this.local.get(name);
+    if (mine) return mine.claim;
+    const object = this.informer.get(name);
+    return object ? readClaim(object) : undefined;
+  }
+
+  all(): Claim[] {
+    const out: Claim[] = [];
+    for (const object of this.informer.list()) {
+      const name = object.metadata?.name ?? '';
+      if (!this.local.has(name)) out.push(readClaim(object));
+    }
+    for (const { claim } of this.local.values()) if (claim) out.push(claim);
+    return out;
+  }
+
+  ofAttachment(containerId: string, ifname: string, network: string): Claim[] {
+    return this.all().filter((c) => c.containerID === containerId && c.ifname === ifname && c.network === network && !c.conflict);
+  }
+
+  ofPod(namespace: string, name: string, ifname: string, network: string): Claim[] {
+    return this.all().filter((c) => c.podNamespace === namespace && c.podName === name && c.ifname === ifname && c.network === network && !c.conflict);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Garbage collection on a timer and on Pod events (the source document's two ways): the pure plan of
+ * gc-plan.ts over the informers' caches, applied with uid preconditions (a claim made again since is
+ * never released). Only for pod changes that can free an address: deleted, terminating, finished.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../../log';
+import { formatIp } from '../../net/cidr';
+import { type GcPlan, type GcPod, type GcSettings, planGarbageCollection } from '../gc-plan';
+import type { Allocator } from './allocator';
+import type { PoolIpamView } from './cluster-view';
+
+export interface GarbageCollectorOptions {
+  view: PoolIpamView;
+  allocator: Allocator;
+  node: string;
+  settings: GcSettings;
+  /** The periodic scan (Spiderpool: SPIDERPOOL_GC_DEFAULT_INTERVAL_DURATION, 10 minutes). */
+  intervalMs: number;
+  log: Logger;
+  now?: () => number;
+}
+
+const podOf = (pod: V1Pod): GcPod => ({
+  uid: pod.metadata?.uid ?? '',
+  nodeName: pod.spec?.nodeName ?? '',
+  phase: pod.status?.phase ?? '',
+  ...(pod.metadata?.deletionTimestamp ? { deletionTimestamp: new Date(pod.metadata.deletionTimestamp).getTime() } : {}),
+});
+
+export class GarbageCollector {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<GcPlan> | undefined;
+  private again = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: GarbageCollectorOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.collect().catch(() => undefined), this.options.intervalMs);
+    this.timer.unref();
+    this.options.view.pods.onChange((key) => {
+      const pod = this.options.view.pods.get(key);
+      if (!pod || pod.metadata?.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') void this.collect().catch(() => undefined);
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The plan of now, over the caches and the replicas of the StatefulSets claims name. */
+  plan(statefulSets: ReadonlyMap<string, number>): GcPlan {
+    const { view, allocator } = this.options;
+    const pods = new Map(view.pods.list().map((p) => [`${p.metadata?.namespace}/${p.metadata?.name}`, podOf(p)]));
+    const nodes = new Map(view.nodes.list().map((n) => [n.metadata?.name ?? '', (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')]));
+    const endpoints = view.endpoints.list().map((e) => ({
+      namespace: e.metadata?.namespace ?? '',
+      name: e.metadata?.name ?? '',
+      uid: e.metadata?.uid ?? '',
+      node: e.spec.node,
+      podUID: e.spec.podUID,
+      created: e.metadata?.creationTimestamp ? new Date(e.metadata.creationTimestamp).getTime() : 0,
+    }));
+    return planGarbageCollection({ node: this.options.node, now: this.now(), claims: allocator.claims.all(), endpoints, pods, nodes, statefulSets, settings: this.options.settings });
+  }
+
+  /** One pass: plans and applies (one at a time; a pass asked for meanwhile runs after). */
+  async collect(): Promise<GcPlan> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.pass().finally(() => (this.running = undefined));
+    const done = await this.running;
+    if (this.again) {
+      this.again = false;
+      return this.collect();
+    }
+    return done;
+  }
+
+  private async pass(): Promise<GcPlan> {
+    const { allocator, log } = this.options;
+    const plan = await this.withStatefulSets();
+    for (const { claim, reason } of plan.release) {
+      try {
+        await allocator.release(claim);
+        log.info({ address: formatIp(claim.address), pool: claim.pool, pod: `${claim.podNamespace}/${claim.podName}`, reason }, 'released a zombie address');
+      } catch (err) {
+        log.warn({ address: formatIp(claim.address), err: (err as Error).message }, 'could not release a zombie address; the next pass tries again');
+      }
+    }
+    for (const { endpoint, reason } of plan.deleteEndpoints) {
+      try {
+        await allocator.removeEndpoint(endpoint.namespace, endpoint.name, endpoint.uid);
+        log.info({ endpoint: `${endpoint.namespace}/${endpoint.name}`, reason }, 'deleted an outdated Endpoint');
+      } catch (err) {
+        log.warn({ endpoint: `${endpoint.namespace}/${endpoint.name}`, err: (err as Error).message }, 'could not delete an outdated Endpoint');
+      }
+    }
+    return plan;
+  }
+
+  /** The plan, with the replicas of every StatefulSet a claim names read from the API server (few, and never stale for this decision). */
+  private async withStatefulSets(): Promise<GcPlan> {
+    const { allocator } = this.options;
+    const named = new Set(allocator.claims.all().flatMap((c) => (c.owner?.kind === 'StatefulSet' ? [`${c.podNamespace}/${c.owner.name}`] : [])));
+    return this.plan(await allocator.statefulSets([...named]));
+  }
+}

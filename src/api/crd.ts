@@ -21,6 +21,13 @@ function structural(schema: JsonSchema): JsonSchema {
         // Unknown fields are pruned by the API server; `false` beside `properties` is not structural.
         if (typeof value === 'object') out[key] = structural(value as JsonSchema);
         break;
+      case 'patternProperties': {
+        // TypeBox's Record of string keys: a map, which a structural schema spells additionalProperties.
+        const patterns = Object.entries(value as Record<string, JsonSchema>);
+        if (patterns.length !== 1 || patterns[0]![0] !== '^(.*)$') throw new Error(`a CRD schema cannot hold patternProperties ${Object.keys(value as object).join(', ')}`);
+        out.additionalProperties = structural(patterns[0]![1]);
+        break;
+      }
       case 'properties':
         out[key] = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]));
         break;

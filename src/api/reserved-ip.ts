@@ -1,10 +1,13 @@
 /** ReservedIP: addresses no pool gives, whatever the pool says (a router, a VIP, a host outside the cluster). */
-import { type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { Strict } from './schema';
 import { IpList } from './pool-ipam-schema';
 
-export const ReservedIPSpecSchema = Strict({ ips: IpList('Addresses and ranges never given to a pod.') });
+export const ReservedIPSpecSchema = Strict({
+  ips: IpList('Addresses and ranges never given to a pod.'),
+  reason: Type.Optional(Type.String({ description: 'Why: what uses them (a router, a VIP, a host outside the cluster).' })),
+});
 
 export type ReservedIPSpecDocument = Static<typeof ReservedIPSpecSchema>;
 
@@ -15,5 +18,8 @@ export const reservedIpResource: ResourceDefinition<typeof ReservedIPSpecSchema,
   description: 'Addresses no IPPool gives to a pod.',
   spec: ReservedIPSpecSchema,
   status: undefined,
-  columns: [{ name: 'IPs', type: 'string', jsonPath: '.spec.ips' }],
+  columns: [
+    { name: 'IPs', type: 'string', jsonPath: '.spec.ips' },
+    { name: 'Reason', type: 'string', jsonPath: '.spec.reason' },
+  ],
 };

@@ -113,6 +113,10 @@ export class Allocator {
   /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
   async del(req: DelRequest): Promise<string[]> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
+    if (held.length === 0 && req.podNamespace !== undefined && req.podName !== undefined) {
+      // A DEL again after one that released the addresses but stopped before the Endpoint (a crash).
+      await this.endpoints.detachContainer(req.podNamespace, req.podName, req.network, req.ifname, req.containerId);
+    }
     return this.releaseAttachment(held);
   }
 

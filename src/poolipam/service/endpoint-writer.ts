@@ -74,6 +74,16 @@ export class EndpointWriter {
     });
   }
 
+  /** Removes the attachment if it is still the container's (never a later incarnation's). */
+  detachContainer(namespace: string, name: string, network: string, ifname: string, containerID: string): Promise<void> {
+    return this.modify(namespace, name, (current) => {
+      if (!current) return 'unchanged';
+      const attachments = current.attachments.filter((a) => !(a.network === network && a.ifname === ifname && a.containerID === containerID));
+      if (attachments.length === current.attachments.length) return 'unchanged';
+      return attachments.length === 0 ? undefined : { ...current, attachments };
+    });
+  }
+
   /** Deletes an outdated Endpoint (garbage collection), unless it changed since it was read. */
   async remove(namespace: string, name: string, uid: string): Promise<void> {
     try {

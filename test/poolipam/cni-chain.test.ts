@@ -44,11 +44,7 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     // Node node-a starts in a pool of two at its second address (startOffset: FNV-1a of the node name):
     // another host on the segment already uses it.
     await f.pool('pool-probe', { subnet: '10.6.1.0/24', ips: ['10.6.1.20-10.6.1.21'] });
-    const holder = f.node.podNetns();
-    ip(['-n', f.node.netns, 'link', 'add', 'hold0', 'link', 'eth0', 'type', 'macvlan', 'mode', 'bridge']);
-    ip(['-n', f.node.netns, 'link', 'set', 'hold0', 'netns', holder.name]);
-    ip(['-n', holder.name, 'addr', 'add', '10.6.1.21/24', 'dev', 'hold0']);
-    ip(['-n', holder.name, 'link', 'set', 'hold0', 'up']);
+    const holder = f.node.segmentHost('hold0', '10.6.1.21/24');
     const pod = await f.pod('web-3');
     const added = await f.node.run('ADD', f.config('macvlan', { default_ipv4_ippool: ['pool-probe'] }), pod);
     assert.equal(added.code, 0, added.stdout + added.stderr);
@@ -73,11 +69,7 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     assert.deepEqual(await f.claims(), [], 'a failed ADD left a claim');
     await f.node.run('DEL', config, pod);
 
-    const gateway = f.node.podNetns();
-    ip(['-n', f.node.netns, 'link', 'add', 'gw0', 'link', 'eth0', 'type', 'macvlan', 'mode', 'bridge']);
-    ip(['-n', f.node.netns, 'link', 'set', 'gw0', 'netns', gateway.name]);
-    ip(['-n', gateway.name, 'addr', 'add', '10.6.2.1/24', 'dev', 'gw0']);
-    ip(['-n', gateway.name, 'link', 'set', 'gw0', 'up']);
+    const gateway = f.node.segmentHost('gw0', '10.6.2.1/24');
     const pod2 = await f.pod('web-5');
     const added = await f.node.run('ADD', config, pod2);
     assert.equal(added.code, 0, added.stdout + added.stderr);

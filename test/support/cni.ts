@@ -46,6 +46,8 @@ export interface CniNode {
   runIpam(command: string, config: Record<string, unknown>, pod?: PodAttachment): Promise<CniOutcome>;
   /** A new pod network namespace (removed by cleanup). */
   podNetns(): { name: string; path: string };
+  /** Another host on the node's segment: a macvlan of `eth0` named `link`, holding `address`, in a namespace of its own. */
+  segmentHost(link: string, address: string): { name: string; path: string };
   cleanup(): void;
 }
 
@@ -74,6 +76,14 @@ export function cniNode(): CniNode {
       pods.push(name);
       return { name, path: netnsPath(name) };
     },
+    segmentHost(link, address) {
+      const host = this.podNetns();
+      ip(['-n', netns, 'link', 'add', link, 'link', 'eth0', 'type', 'macvlan', 'mode', 'bridge']);
+      ip(['-n', netns, 'link', 'set', link, 'netns', host.name]);
+      ip(['-n', host.name, 'addr', 'add', address, 'dev', link]);
+      ip(['-n', host.name, 'link', 'set', link, 'up']);
+      return host;
+    },
     runIpam: (command, config, pod) => invoke(join(dir, 'strait-ipam'), command, config, pod, {}),
     run: (command, config, pod, extraEnv = {}) => invoke(join(debianPlugins, String(config.type)), command, config, pod, extraEnv),
     cleanup() {
@@ -84,38 +94,38 @@ export function cniNode(): CniNode {
   };
 
   function invoke(plugin: string, command: string, config: Record<string, unknown>, pod: PodAttachment | undefined, extraEnv: Record<string, string>): Promise<CniOutcome> {
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        CNI_COMMAND: command,
-        CNI_PATH: cniPath,
-        ...(pod
-          ? {
-              CNI_CONTAINERID: pod.containerId,
-              CNI_NETNS: pod.netns,
-              CNI_IFNAME: pod.ifname ?? 'eth0',
-              CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name}${pod.uid ? `;K8S_POD_UID=${pod.uid}` : ''}`,
-            }
-          : {}),
-        ...extraEnv,
-      };
-      const child = spawn('ip', ['netns', 'exec', netns, plugin], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdin.end(JSON.stringify(config));
-      return new Promise((done, fail) => {
-        child.on('error', fail);
-        child.on('close', (code) => {
-          let json: Record<string, any> | undefined;
-          try {
-            json = stdout.trim() ? (JSON.parse(stdout) as Record<string, any>) : undefined;
-          } catch {
-            json = undefined;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      CNI_COMMAND: command,
+      CNI_PATH: cniPath,
+      ...(pod
+        ? {
+            CNI_CONTAINERID: pod.containerId,
+            CNI_NETNS: pod.netns,
+            CNI_IFNAME: pod.ifname ?? 'eth0',
+            CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name}${pod.uid ? `;K8S_POD_UID=${pod.uid}` : ''}`,
           }
-          done({ code: code ?? -1, stdout, stderr, ...(json ? { json } : {}) });
-        });
+        : {}),
+      ...extraEnv,
+    };
+    const child = spawn('ip', ['netns', 'exec', netns, plugin], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(JSON.stringify(config));
+    return new Promise((done, fail) => {
+      child.on('error', fail);
+      child.on('close', (code) => {
+        let json: Record<string, any> | undefined;
+        try {
+          json = stdout.trim() ? (JSON.parse(stdout) as Record<string, any>) : undefined;
+        } catch {
+          json = undefined;
+        }
+        done({ code: code ?? -1, stdout, stderr, ...(json ? { json } : {}) });
       });
+    });
   }
 }
 

@@ -140,17 +140,31 @@ export class Allocator {
     await this.endpoints.remove(namespace, name, uid);
   }
 
-  /** The pools as the model reads them; an invalid one is left out and said why (once per change). */
+  /** Parsed pools by name, each with the resourceVersion it was parsed from (parsing is per change, not per ADD). */
+  private readonly parsed = new Map<string, { resourceVersion: string; pool?: Pool; problem?: string }>();
+
+  /** The pools as the model reads them; an invalid one is left out, with why. */
   pools(): { valid: Pool[]; invalid: Map<string, string> } {
     const valid: Pool[] = [];
     const invalid = new Map<string, string>();
+    const seen = new Set<string>();
     for (const object of this.options.view.pools.list()) {
-      try {
-        valid.push(readPool(object));
-      } catch (err) {
-        invalid.set(object.metadata?.name ?? '', (err as Error).message);
+      const name = object.metadata?.name ?? '';
+      const resourceVersion = object.metadata?.resourceVersion ?? '';
+      seen.add(name);
+      let entry = this.parsed.get(name);
+      if (entry?.resourceVersion !== resourceVersion) {
+        try {
+          entry = { resourceVersion, pool: readPool(object) };
+        } catch (err) {
+          entry = { resourceVersion, problem: (err as Error).message };
+        }
+        this.parsed.set(name, entry);
       }
+      if (entry.pool) valid.push(entry.pool);
+      else invalid.set(name, entry.problem ?? '');
     }
+    for (const name of this.parsed.keys()) if (!seen.has(name)) this.parsed.delete(name);
     return { valid, invalid };
   }
 
@@ -206,7 +220,8 @@ export class Allocator {
       const claim = await this.allocateFromPool(pool, pod, req, why);
       if (claim) return claim;
     }
-    const exhausted = rejected.length > 0 && rejected.every((r) => /no free address/.test(r.reason)) || usable.length > 0;
+    // Exhausted: some pool was usable but ran out while picking, or every rejection was for having no free address.
+    const exhausted = usable.length > 0 || (rejected.length > 0 && rejected.every((r) => /no free address/.test(r.reason)));
     throw new IpamError(
       exhausted ? cniErrorCodes.poolsExhausted : cniErrorCodes.noUsablePool,
       `no IPv${family} address for pod ${pod.namespace}/${pod.name} from the pools of the ${source} rule (${names.join(', ')}): ${why.join('; ')}`,

@@ -6,10 +6,8 @@ import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
-import { loadKubeConfig } from '../k8s/kubeconfig';
 import { createLogger } from '../log';
 import { defaultIpamSocket } from '../poolipam/protocol';
-import { startPoolIpamService } from '../poolipam/service/pool-ipam-service';
 import { jsonAction } from './output';
 
 function seconds(field: string, text: string): number {
@@ -38,6 +36,9 @@ export function registerPoolIpamCommands(program: Command): void {
       const gcIntervalMs = seconds('--gc-interval', opts.gcInterval);
       const additionalGraceDelayMs = seconds('--gc-grace-delay', opts.gcGraceDelay);
       const log = createLogger('pool-ipam');
+      // The Kubernetes client loads only for this command (test/cli/start-up.test.ts).
+      const { loadKubeConfig } = await import('../k8s/kubeconfig');
+      const { startPoolIpamService } = await import('../poolipam/service/pool-ipam-service');
       const service = await startPoolIpamService({ kubeConfig: loadKubeConfig(kubeconfig === undefined ? {} : { file: kubeconfig }), node, socket: opts.socket, log, gcIntervalMs, gc: { additionalGraceDelayMs } });
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', resolve);

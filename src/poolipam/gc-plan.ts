@@ -36,7 +36,7 @@ export interface GcSettings {
   terminatingOnNotReadyNode: boolean;
   /** How long an address that another host answered for stays held. */
   conflictHoldMs: number;
-  /** A claim or Endpoint younger than this is kept when its pod is unknown (the pod informer may lag an ADD). */
+  /** A claim or Endpoint younger than this is kept when its pod is unknown or another incarnation (the pod informer may lag an ADD). */
   freshMs: number;
   /** Delete Endpoints no claim refers to. */
   cleanOutdatedEndpoints: boolean;
@@ -91,7 +91,8 @@ export function claimReleaseReason(input: GcInput, claim: Claim): string | undef
   if (claim.owner?.kind === 'StatefulSet') return statefulSetGone(input.statefulSets, claim.podNamespace, claim.owner.name, claim.podName);
   const pod = input.pods.get(key);
   if (!pod) return now - claim.created >= settings.freshMs ? `pod ${key} is gone` : undefined;
-  if (pod.uid !== claim.podUID) return `pod ${key} is a new incarnation (uid ${pod.uid}, the address was given to ${claim.podUID})`;
+  // A fresh claim of another uid may be the next incarnation's, made while the informer still holds the last.
+  if (pod.uid !== claim.podUID) return now - claim.created >= settings.freshMs ? `pod ${key} is a new incarnation (uid ${pod.uid}, the address was given to ${claim.podUID})` : undefined;
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return `pod ${key} has ${pod.phase}`;
   if (pod.deletionTimestamp === undefined) return undefined;
   const ready = input.nodes.get(pod.nodeName) === true;

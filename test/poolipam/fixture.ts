@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../../src/api/resource';
+import type { GcSettings } from '../../src/poolipam/gc-plan';
 import { createLogger } from '../../src/log';
 import { type PoolIpamService, startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
@@ -27,14 +28,15 @@ export interface PoolIpamFixture {
   config(plugin: 'macvlan' | 'ipvlan' | 'bridge', ipam?: Record<string, unknown>, name?: string): Record<string, unknown>;
   pool(name: string, spec: Record<string, unknown>): Promise<void>;
   /** A Pod (bound to `node`, default node-a) and its attachment in a new pod namespace. */
-  pod(name: string, options?: { namespace?: string; node?: string; labels?: Record<string, string>; annotations?: Record<string, string>; owner?: { kind: string; name: string; uid: string; apiVersion?: string } }): Promise<PodAttachment & { netnsName: string; uid: string }>;
+  pod(name: string, options?: { namespace?: string; node?: string; labels?: Record<string, string>; annotations?: Record<string, string>; owner?: { kind: string; name: string; uid: string; apiVersion?: string }; terminationGracePeriodSeconds?: number }): Promise<PodAttachment & { netnsName: string; uid: string }>;
   claims(): Promise<{ name: string; spec: Record<string, any> }[]>;
   close(): Promise<void>;
 }
 
 let containers = 0;
 
-export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[] } = {}): Promise<PoolIpamFixture> {
+/** `gc`: the in-process service's garbage collection settings, over the defaults (its periodic scan is an hour: tests collect themselves). */
+export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[]; gc?: Partial<GcSettings> } = {}): Promise<PoolIpamFixture> {
   const api = await startTestApiServer();
   const core = api.kubeConfig.makeApiClient(CoreV1Api);
   const apps = api.kubeConfig.makeApiClient(AppsV1Api);
@@ -52,7 +54,7 @@ export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { 
   const node = cniNode();
   let service: PoolIpamService | undefined;
   if (options.inProcess !== false) {
-    service = await startPoolIpamService({ kubeConfig: api.kubeConfig, node: 'node-a', socket, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000 });
+    service = await startPoolIpamService({ kubeConfig: api.kubeConfig, node: 'node-a', socket, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000, ...(options.gc ? { gc: options.gc } : {}) });
     await service.synced;
   }
   const fixture: PoolIpamFixture = {
@@ -84,7 +86,7 @@ export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { 
           annotations: o.annotations ?? {},
           ...(o.owner ? { ownerReferences: [{ apiVersion: o.owner.apiVersion ?? 'apps/v1', kind: o.owner.kind, name: o.owner.name, uid: o.owner.uid, controller: true }] } : {}),
         },
-        spec: { nodeName: o.node ?? 'node-a', containers: [{ name: 'c', image: 'i' }] },
+        spec: { nodeName: o.node ?? 'node-a', containers: [{ name: 'c', image: 'i' }], ...(o.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds } : {}) },
       };
       const created = await core.createNamespacedPod({ namespace, body });
       const netns = node.podNetns();

@@ -31,7 +31,7 @@ const podOf = (pod: V1Pod): GcPod => ({
 export class GarbageCollector {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<GcPlan> | undefined;
-  private again = false;
+  private queued: Promise<GcPlan> | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: GarbageCollectorOptions) {
@@ -67,19 +67,27 @@ export class GarbageCollector {
     return planGarbageCollection({ node: this.options.node, now: this.now(), claims: allocator.claims.all(), endpoints, pods, nodes, statefulSets, settings: this.options.settings });
   }
 
-  /** One pass: plans and applies (one at a time; a pass asked for meanwhile runs after). */
-  async collect(): Promise<GcPlan> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
+  /**
+   * Plans and applies until a pass that began after this call is done, so what changed before it is
+   * collected; the plan returned is what was released and deleted from the pass running at the call, if
+   * any, to that one. Passes run one at a time; the calls made while one runs share the next.
+   */
+  collect(): Promise<GcPlan> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.begin();
+    this.queued = this.running
+      .catch((): GcPlan => ({ release: [], deleteEndpoints: [] }))
+      .then(async (running) => {
+        this.queued = undefined;
+        const next = await this.begin();
+        return { release: [...running.release, ...next.release], deleteEndpoints: [...running.deleteEndpoints, ...next.deleteEndpoints] };
+      });
+    return this.queued;
+  }
+
+  private begin(): Promise<GcPlan> {
     this.running = this.pass().finally(() => (this.running = undefined));
-    const done = await this.running;
-    if (this.again) {
-      this.again = false;
-      return this.collect();
-    }
-    return done;
+    return this.running;
   }
 
   private async pass(): Promise<GcPlan> {

@@ -62,6 +62,8 @@ export interface GcInput {
   nodes: ReadonlyMap<string, boolean>;
   /** Replicas per `namespace/name`. */
   statefulSets: ReadonlyMap<string, number>;
+  /** Uids of pods seen deleted (a watch event): their claims go at once, however fresh. */
+  deletedPods?: ReadonlySet<string>;
   settings: GcSettings;
 }
 
@@ -90,7 +92,7 @@ export function claimReleaseReason(input: GcInput, claim: Claim): string | undef
   const key = `${claim.podNamespace}/${claim.podName}`;
   if (claim.owner?.kind === 'StatefulSet') return statefulSetGone(input.statefulSets, claim.podNamespace, claim.owner.name, claim.podName);
   const pod = input.pods.get(key);
-  if (!pod) return now - claim.created >= settings.freshMs ? `pod ${key} is gone` : undefined;
+  if (!pod) return input.deletedPods?.has(claim.podUID) || now - claim.created >= settings.freshMs ? `pod ${key} is gone` : undefined;
   // A fresh claim of another uid may be the next incarnation's, made while the informer still holds the last.
   if (pod.uid !== claim.podUID) return now - claim.created >= settings.freshMs ? `pod ${key} is a new incarnation (uid ${pod.uid}, the address was given to ${claim.podUID})` : undefined;
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return `pod ${key} has ${pod.phase}`;
@@ -119,7 +121,8 @@ export function planGarbageCollection(input: GcInput): GcPlan {
   if (input.settings.cleanOutdatedEndpoints) {
     for (const endpoint of input.endpoints) {
       const key = `${endpoint.namespace}/${endpoint.name}`;
-      if (kept.has(key) || !collectsFor(input, endpoint.node) || input.now - endpoint.created < input.settings.freshMs) continue;
+      const fresh = input.now - endpoint.created < input.settings.freshMs && !input.deletedPods?.has(endpoint.podUID);
+      if (kept.has(key) || !collectsFor(input, endpoint.node) || fresh) continue;
       deleteEndpoints.push({ endpoint, reason: `no address is given to pod ${key} any more` });
     }
   }

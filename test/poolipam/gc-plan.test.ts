@@ -57,6 +57,7 @@ interface Cluster {
   nodes?: Record<string, boolean>;
   statefulSets?: Record<string, number>;
   settings?: Partial<GcSettings>;
+  deletedPods?: string[];
   at?: number;
 }
 
@@ -71,6 +72,7 @@ function plan(cluster: Cluster): { release: [string, string][]; deleteEndpoints:
     nodes: new Map(Object.entries(cluster.nodes ?? { 'node-a': true, 'node-b': true })),
     statefulSets: new Map(Object.entries(cluster.statefulSets ?? {})),
     settings: { ...settings, ...cluster.settings },
+    ...(cluster.deletedPods ? { deletedPods: new Set(cluster.deletedPods) } : {}),
   };
   const result = planGarbageCollection(input);
   return {
@@ -86,6 +88,11 @@ describe('pool IPAM garbage collection plan: the document\'s rules', () => {
     assert.deepEqual(plan({ claims: [claim('10.6.0.10')] }).release, [['10.6.0.10', 'pod shop/web-0 is gone']]);
     assert.deepEqual(plan({ claims: [claim('10.6.0.10', { created: now - 60_000 })] }).release, [['10.6.0.10', 'pod shop/web-0 is gone']]);
     assert.deepEqual(plan({ claims: [claim('10.6.0.10', { created: now - 59_999 })] }), nothing);
+  });
+
+  it('releases a fresh claim at once when its pod was seen deleted (a watch event), not only once it is old', () => {
+    assert.deepEqual(plan({ claims: [claim('10.6.0.10', { created: now - 1_000 })], deletedPods: ['uid-1'] }).release, [['10.6.0.10', 'pod shop/web-0 is gone']]);
+    assert.deepEqual(plan({ claims: [claim('10.6.0.10', { created: now - 1_000 })], deletedPods: ['uid-9'] }), nothing);
   });
 
   it('releases the address of an earlier incarnation of a stateless pod (the pod of that name has another uid)', () => {

@@ -38,6 +38,7 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     const deployment = await f.apps.createNamespacedDeployment({ namespace: 'team', body: { metadata: { name: 'api' }, spec: { replicas: 2, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
     const pod = await f.pod('api-1', {
       namespace: 'team',
+      labels: { app: 'api' },
       annotations: { 'ipam.strait.io/subnet': '{"ipv4":["dc1"]}', 'ipam.strait.io/ippool': '{"ipv4":["pod-v4"]}' },
       owner: { kind: 'Deployment', name: 'api', uid: deployment.metadata!.uid! },
     });
@@ -47,6 +48,9 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     assert.equal(subnet.status.allocations.length, 1);
     assert.match(subnet.status.allocations[0]!.pool, /^auto-deployment-api-v4-[0-9a-f]{8}$/);
     assert.deepEqual(subnet.status.allocations[0]!.ips, ['10.8.0.10-10.8.0.12']);
+    // Only the application's pods may take its addresses.
+    const made = (await f.custom.getClusterCustomObject({ group, version, plural: 'ippools', name: subnet.status.allocations[0]!.pool })) as { spec: Record<string, unknown> };
+    assert.deepEqual([made.spec.namespaceName, made.spec.podAffinity], [['team'], { matchLabels: { app: 'api' } }]);
   });
 
   it('rule 2 beats rules 3-5: the ippool annotation', async () => {

@@ -13,7 +13,7 @@ import type { IpFamily } from '../../net/cidr';
 import { applicationOf, applicationPoolName, carvePool } from '../application-pool';
 import { IpamError } from '../ipam-error';
 import { formatIpRanges, normalizeRanges, parseIpRanges } from '../ip-ranges';
-import type { Candidates, IpNumber, PodContext } from '../model';
+import type { Candidates, PodContext } from '../model';
 import { readSubnet } from '../pool-objects';
 import { cniErrorCodes } from '../protocol';
 import type { PoolIpamView, SubnetObject } from './cluster-view';
@@ -36,11 +36,12 @@ export class ApplicationPools {
     for (const family of [4, 6] as const) {
       const names = family === 4 ? subnets.ipv4 : subnets.ipv6;
       if (names.length === 0) continue;
-      const count = await this.poolSize(pod, subnets.ipNumber);
+      const application = await this.application(pod);
+      const count = 'fixed' in subnets.ipNumber ? subnets.ipNumber.fixed : application.replicas + subnets.ipNumber.flexible;
       const made = [];
       for (const subnet of names) {
         const pool = applicationPoolName(subnet, applicationOf(pod), family, pod.ifname);
-        if (this.view.pools.get(pool) || (await this.make(subnet, pool, family, count, pod))) {
+        if (this.view.pools.get(pool) || (await this.make(subnet, pool, family, count, pod, application.selector))) {
           made.push(pool);
           break;
         }
@@ -49,28 +50,24 @@ export class ApplicationPools {
     }
   }
 
-  /** `ippool-ip-number`: fixed, or the application's replicas plus the margin. */
-  private async poolSize(pod: PodContext, ipNumber: IpNumber): Promise<number> {
-    if ('fixed' in ipNumber) return ipNumber.fixed;
-    const app = applicationOf(pod);
-    const replicas = await this.replicas(app.kind, app.namespace, app.name);
-    return replicas + ipNumber.flexible;
-  }
-
-  private async replicas(kind: string, namespace: string, name: string): Promise<number> {
+  /** The application's replicas and pod selector (an orphan pod, or a controller without replicas such as a DaemonSet: one address, no selector). */
+  private async application(pod: PodContext): Promise<{ replicas: number; selector?: { matchLabels?: Record<string, string> } }> {
+    const { kind, namespace, name } = applicationOf(pod);
     try {
-      if (kind === 'StatefulSet') return (await this.apps.readNamespacedStatefulSet({ namespace, name })).spec?.replicas ?? 1;
-      if (kind === 'Deployment') return (await this.apps.readNamespacedDeployment({ namespace, name })).spec?.replicas ?? 1;
-      if (kind === 'ReplicaSet') return (await this.apps.readNamespacedReplicaSet({ namespace, name })).spec?.replicas ?? 1;
+      const read =
+        kind === 'StatefulSet' ? await this.apps.readNamespacedStatefulSet({ namespace, name })
+        : kind === 'Deployment' ? await this.apps.readNamespacedDeployment({ namespace, name })
+        : kind === 'ReplicaSet' ? await this.apps.readNamespacedReplicaSet({ namespace, name })
+        : undefined;
+      if (read) return { replicas: read.spec?.replicas ?? 1, ...(read.spec?.selector?.matchLabels ? { selector: { matchLabels: read.spec.selector.matchLabels } } : {}) };
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
     }
-    // An orphan pod, or a controller without replicas (a DaemonSet): one address.
-    return 1;
+    return { replicas: 1 };
   }
 
   /** Records and creates the pool; false when the Subnet has not `count` addresses left. */
-  private async make(subnetName: string, pool: string, family: IpFamily, count: number, pod: PodContext): Promise<boolean> {
+  private async make(subnetName: string, pool: string, family: IpFamily, count: number, pod: PodContext, selector?: { matchLabels?: Record<string, string> }): Promise<boolean> {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
@@ -103,7 +100,9 @@ export class ApplicationPools {
         ...(object.spec.gateway ? { gateway: object.spec.gateway } : {}),
         ...(object.spec.routes ? { routes: object.spec.routes } : {}),
         ...(object.spec.vlan !== undefined ? { vlan: object.spec.vlan } : {}),
+        // Only the application's pods may take its addresses (an orphan pod: its namespace).
         namespaceName: [pod.namespace],
+        ...(selector ? { podAffinity: selector } : {}),
       };
       const labels = { 'ipam.strait.io/subnet': subnetName, 'ipam.strait.io/application-kind': app.kind, 'ipam.strait.io/application-name': app.name };
       const metadata = { name: pool, labels, ownerReferences: app.kind === 'Pod' ? [] : [{ apiVersion: app.apiVersion, kind: app.kind, name: app.name, uid: app.uid }] };

@@ -30,6 +30,11 @@ const podOf = (pod: V1Pod): GcPod => ({
 
 export class GarbageCollector {
   private timer: NodeJS.Timeout | undefined;
+  /** Uid per pod key, to know which pod a delete event was about; and the uids seen deleted (bounded). */
+  private readonly podUids = new Map<string, string>();
+  private readonly deletedPods = new Set<string>();
+  /** Per terminating pod, passes at the end of its grace period and after the delay (a Ready node's due time). */
+  private readonly due = new Map<string, { ends: number; timers: NodeJS.Timeout[] }>();
   private running: Promise<GcPlan> | undefined;
   private queued: Promise<GcPlan> | undefined;
   private readonly now: () => number;
@@ -41,14 +46,44 @@ export class GarbageCollector {
   start(): void {
     this.timer = setInterval(() => void this.collect().catch(() => undefined), this.options.intervalMs);
     this.timer.unref();
-    this.options.view.pods.onChange((key) => {
-      const pod = this.options.view.pods.get(key);
-      if (!pod || pod.metadata?.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') void this.collect().catch(() => undefined);
-    });
+    this.options.view.pods.onChange((key) => this.podChanged(key));
   }
 
   stop(): void {
     clearInterval(this.timer);
+    for (const { timers } of this.due.values()) timers.forEach(clearTimeout);
+    this.due.clear();
+  }
+
+  private podChanged(key: string): void {
+    const pod = this.options.view.pods.get(key);
+    const collectNow = () => void this.collect().catch(() => undefined);
+    if (!pod) {
+      const uid = this.podUids.get(key);
+      this.podUids.delete(key);
+      if (uid !== undefined) {
+        this.deletedPods.add(uid);
+        // Enough to outlive any claim's freshness; the oldest uid goes first.
+        if (this.deletedPods.size > 10_000) this.deletedPods.delete(this.deletedPods.values().next().value!);
+      }
+      this.due.get(key)?.timers.forEach(clearTimeout);
+      this.due.delete(key);
+      collectNow();
+      return;
+    }
+    this.podUids.set(key, pod.metadata?.uid ?? '');
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') collectNow();
+    const ends = pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp).getTime() : undefined;
+    if (ends !== undefined && this.due.get(key)?.ends !== ends) {
+      // A shorter grace period asked later moves the times. Which applies (node Ready or not) is the plan's decision then.
+      this.due.get(key)?.timers.forEach(clearTimeout);
+      const timers = [ends, ends + this.options.settings.additionalGraceDelayMs].map((at) => {
+        const timer = setTimeout(collectNow, Math.max(0, at - this.now()) + 50);
+        timer.unref();
+        return timer;
+      });
+      this.due.set(key, { ends, timers });
+    }
   }
 
   /** The plan of now, over the caches and the replicas of the StatefulSets claims name. */
@@ -64,7 +99,7 @@ export class GarbageCollector {
       podUID: e.spec.podUID,
       created: e.metadata?.creationTimestamp ? new Date(e.metadata.creationTimestamp).getTime() : 0,
     }));
-    return planGarbageCollection({ node: this.options.node, now: this.now(), claims: allocator.claims.all(), endpoints, pods, nodes, statefulSets, settings: this.options.settings });
+    return planGarbageCollection({ node: this.options.node, now: this.now(), claims: allocator.claims.all(), endpoints, pods, nodes, statefulSets, deletedPods: this.deletedPods, settings: this.options.settings });
   }
 
   /**

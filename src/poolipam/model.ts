@@ -22,17 +22,21 @@ export interface Route {
   gw?: Ip;
 }
 
-export interface Pool {
+/** The addresses an IPPool or a Subnet holds, and what is handed to pods with them. */
+export interface Addressing {
   name: string;
   family: IpFamily;
   subnet: Cidr;
-  /** `spec.ips` (addresses and ranges, inside `subnet`), sorted and merged; minus nothing yet. */
+  /** `spec.ips` (addresses and ranges, inside `subnet`), sorted and merged. */
   ips: readonly IpRange[];
   /** `spec.excludeIPs`, sorted and merged. */
   excludeIps: readonly IpRange[];
   gateway?: Ip;
   routes: readonly Route[];
   vlan?: number;
+}
+
+export interface Pool extends Addressing {
   /** A cluster default pool (rule 5). */
   default: boolean;
   disable: boolean;
@@ -48,8 +52,6 @@ export interface Pool {
   /** Per-pool switches of the probes; undefined: the network configuration decides. */
   detectConflict?: boolean;
   detectGateway?: boolean;
-  /** Made from a Subnet for one application (rule 1): the Subnet's name and the application. */
-  fromSubnet?: { subnet: string; application: ApplicationRef };
 }
 
 /** The controller of a pod (its controller ownerReference; for a ReplicaSet, the Deployment above it when known). */
@@ -61,17 +63,8 @@ export interface ApplicationRef {
   uid: string;
 }
 
-/** `spec` of a Subnet: the addresses application pools are carved from. */
-export interface Subnet {
-  name: string;
-  family: IpFamily;
-  subnet: Cidr;
-  ips: readonly IpRange[];
-  excludeIps: readonly IpRange[];
-  gateway?: Ip;
-  routes: readonly Route[];
-  vlan?: number;
-}
+/** A Subnet: the addresses application pools are carved from. */
+export type Subnet = Addressing;
 
 /** What the rules read about the pod being given addresses. */
 export interface PodContext {

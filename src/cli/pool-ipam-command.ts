@@ -1,11 +1,14 @@
 /**
  * `strait pool-ipam serve`: the node's pool IPAM service alone (the agent runs the same one in
  * Kubernetes mode): serves `strait-ipam` on a unix socket until SIGTERM or SIGINT.
+ * `strait pool-ipam install-plugin`: puts `strait-ipam` on a host (src/cni/install.ts; the Helm chart's
+ * init container).
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
+import { installPlugin } from '../cni/install';
 import { loadKubeConfig } from '../k8s/kubeconfig';
 import { createLogger } from '../log';
 import { defaultIpamSocket } from '../poolipam/protocol';
@@ -47,4 +50,10 @@ export function registerPoolIpamCommands(program: Command): void {
       await service.stop();
       return undefined;
     }));
+  poolIpam
+    .command('install-plugin')
+    .description("install the strait-ipam CNI plugin into a host's CNI plugin directory: a launcher there, and this Node.js with its loader and libraries and Strait's dist/src in a runtime directory, so the plugin needs nothing of the host's; prints what it did")
+    .requiredOption('--cni-bin-dir <dir>', 'the CNI plugin directory (the host\'s /opt/cni/bin, mounted anywhere)')
+    .requiredOption('--runtime-dir <dir>', 'where the runtime goes: a directory the host sees at this same path (the launcher names it)')
+    .action(jsonAction(async (opts: { cniBinDir: string; runtimeDir: string }) => installPlugin({ cniBinDir: opts.cniBinDir, runtimeDir: opts.runtimeDir })));
 }

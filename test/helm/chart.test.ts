@@ -216,6 +216,7 @@ describe('the Helm chart', function () {
       assert.deepEqual(hostPaths(custom)['strait-ipam-runtime'], { path: '/opt/strait-ipam', type: 'DirectoryOrCreate' });
     });
 
+    // test/helm/pool-ipam-rbac.test.ts: the service, run under this role, makes each of these calls and no other.
     it('lets the agent also do what the pool IPAM service does, and nothing more', () => {
       assert.deepEqual(one(enabled, 'ClusterRole', 'strait-agent').rules, [
         { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
@@ -224,11 +225,13 @@ describe('the Helm chart', function () {
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
         { apiGroups: ['apps'], resources: ['statefulsets', 'deployments', 'replicasets'], verbs: ['get'] },
-        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['get', 'list', 'watch', 'create'] },
+        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['list', 'watch', 'create'] },
         { apiGroups: ['strait.io'], resources: ['ippools/status'], verbs: ['patch'] },
-        { apiGroups: ['strait.io'], resources: ['subnets', 'reservedips'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['subnets'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['strait.io'], resources: ['subnets/status'], verbs: ['update'] },
-        { apiGroups: ['strait.io'], resources: ['ipclaims', 'endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+        { apiGroups: ['strait.io'], resources: ['reservedips'], verbs: ['list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['ipclaims'], verbs: ['list', 'watch', 'create', 'update', 'delete'] },
+        { apiGroups: ['strait.io'], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
       ]);
       assert.deepEqual(one(enabled, 'Role', 'strait-agent').rules, one(get('defaults'), 'Role', 'strait-agent').rules, 'nothing namespaced');
       assert.deepEqual(one(enabled, 'ClusterRole', 'strait-controller').rules, one(get('defaults'), 'ClusterRole', 'strait-controller').rules);

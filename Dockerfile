@@ -28,6 +28,8 @@ RUN apt-get update \
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=build /src/package.json /opt/strait/
 COPY --from=build /src/node_modules /opt/strait/node_modules
+# dist/src whole: the CLI, and the CNI plugin (dist/src/cni/main.js) the chart's install-strait-ipam init
+# container copies to the host with this Node.js and what ldd lists for it (strait pool-ipam install-plugin).
 COPY --from=build /src/dist/src /opt/strait/dist/src
 COPY --from=build /src/dist/bpf/strait.o /opt/strait/dist/bpf/
 COPY --from=build /src/build/Release/strait.node /opt/strait/build/Release/

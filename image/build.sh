@@ -72,6 +72,8 @@ mkdir -p "$app/opt/strait/dist/bpf" "$app/opt/strait/build/Release" "$app/usr/lo
 cp -a "$repo/package.json" "$repo/package-lock.json" "$repo/node_modules" "$app/opt/strait/"
 (cd "$app/opt/strait" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null)
 rm "$app/opt/strait/package-lock.json"
+# dist/src whole: the CLI, and the CNI plugin (dist/src/cni/main.js) the chart's install-strait-ipam init
+# container copies to the host with this Node.js and what ldd lists for it (strait pool-ipam install-plugin).
 cp -a "$repo/dist/src" "$app/opt/strait/dist/"
 cp -a "$repo/dist/bpf/strait.o" "$app/opt/strait/dist/bpf/"
 cp -a "$repo/build/Release/strait.node" "$app/opt/strait/build/Release/"

@@ -286,6 +286,8 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     try {
       log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
       if (dataplane.replacedMaps) log.warn({ maps: dataplane.replacedMaps }, 'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply');
+      // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
+      await control.serve();
       const { source } = control.ports;
       const agent = new Agent(control.ports, dataplane, log, served?.metrics);
       running = agent;

@@ -28,6 +28,14 @@ export interface KubernetesControlPlane {
   leaseIntervalMs: number;
   /** How often an unchanged status is written anyway. */
   statusRefreshMs: number;
+  /** The node's pool IPAM service (src/poolipam/service), with the same kubeconfig and node; none: not served. */
+  poolIpam?: PoolIpamOptions;
+}
+
+export interface PoolIpamOptions {
+  /** The unix socket strait-ipam calls. */
+  socket: string;
+  gcIntervalMs: number;
 }
 
 export type ControlPlaneOptions = FileControlPlane | KubernetesControlPlane;
@@ -36,9 +44,14 @@ export interface ControlPlane {
   ports: AgentPorts;
   /** For the agent's start line (never a credential). */
   where: Record<string, unknown>;
+  /**
+   * Starts what the node is served besides its datapath (the pool IPAM socket), once the datapath is
+   * loaded; its readiness is its own, so nothing waits for it.
+   */
+  serve(): Promise<void>;
   /** Starts what runs beside the reconcile loop; `readyGatewayCandidate` is asked before each Lease renewal. */
   start(readyGatewayCandidate: () => boolean): void;
-  /** Stops watching and renewing; resolves when no write is in flight. */
+  /** Stops watching, renewing and serving; resolves when no write is in flight. */
   close(): Promise<void>;
 }
 
@@ -51,6 +64,7 @@ function files(options: FileControlPlane, log: Logger): ControlPlane {
       ...(options.statusPath === undefined ? {} : { sink: new FileStatusSink(options.statusPath) }),
     },
     where: { specFile: options.specPath, statusFile: options.statusPath ?? null },
+    serve: async () => {},
     start: () => {},
     close: async () => source.close(),
   };

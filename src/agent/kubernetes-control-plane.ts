@@ -1,7 +1,11 @@
-/** The agent's control plane on Kubernetes (control-plane.ts): informers on its NodeDataplane and the Nodes, the status subresource, the node Lease. */
+/**
+ * The agent's control plane on Kubernetes (control-plane.ts): informers on its NodeDataplane and the Nodes,
+ * the status subresource, the node Lease, and with --pool-ipam-socket the node's pool IPAM service.
+ */
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
 import type { Logger } from '../log';
+import { type PoolIpamService, startPoolIpamService } from '../poolipam/service/pool-ipam-service';
 import type { ControlPlane, KubernetesControlPlane } from './control-plane';
 import { KubernetesSpecSource } from './kubernetes-spec-source';
 import { KubernetesStatusSink } from './kubernetes-status-sink';
@@ -15,9 +19,17 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
   const source = new KubernetesSpecSource({ kubeConfig, nodeName, log });
   const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
   let lease: NodeLease | undefined;
+  let poolIpam: PoolIpamService | undefined;
   return {
     ports: { source, sink, nodeName },
-    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs },
+    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs, poolIpamSocket: options.poolIpam?.socket ?? null },
+    serve: async () => {
+      if (options.poolIpam === undefined) return;
+      const { socket, gcIntervalMs } = options.poolIpam;
+      // Its own logger: its lines say which service they come from. Not awaited: `synced` is its readiness
+      // (STATUS answers not ready until then), the datapath's is the agent's.
+      poolIpam = await startPoolIpamService({ kubeConfig, node: nodeName, socket, gcIntervalMs, log: log.child({ component: 'pool-ipam' }) });
+    },
     start: (readyGatewayCandidate) => {
       lease = new NodeLease({ api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log }, readyGatewayCandidate);
       lease.start();
@@ -25,6 +37,7 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
     close: async () => {
       source.close();
       await lease?.stop();
+      await poolIpam?.stop();
       await sink.flushed();
     },
   };

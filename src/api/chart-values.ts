@@ -23,6 +23,8 @@ const Probe = Strict({
 });
 const ServiceAccount = Strict({ create: Type.Boolean(), name: Type.String(), annotations: Free('Annotations.') });
 const Capability = Type.String({ pattern: '^[A-Z_]+$' });
+/** An absolute path on the host, of plain characters (the plugin's launcher names it in a shell script). */
+const HostPath = (description: string, options: object = {}) => Type.String({ pattern: '^(/[A-Za-z0-9._-]+)+$', description, ...options });
 
 const component = {
   metricsPort: Port({ description: 'The port of /metrics, /healthz and /readyz.' }),
@@ -64,6 +66,17 @@ export const ChartValuesSchema = Strict({
   gatewayNodeSelector: { ...config.gatewayNodeSelector, minProperties: 0 },
   dataplane: StringEnum(['auto', ...dataplanes]),
   encryption: Strict({ enabled: Type.Boolean(), secretName: Type.String({ minLength: 1 }) }),
+  poolIpam: Strict({
+    enabled: Type.Boolean(),
+    // Not directly in /: its directory is mounted from the host.
+    socket: HostPath('The unix socket strait-ipam calls.', { pattern: '^(/[A-Za-z0-9._-]+){2,}$' }),
+    cniBinDir: HostPath('The host\'s CNI plugin directory.'),
+    // The image keeps its own files in /opt/strait: the init container mounts this at the same path.
+    runtimeDir: HostPath('Where the plugin\'s runtime goes on the host.', { not: { pattern: '^/opt/strait(/|$)' } }),
+    netnsDir: HostPath('The host\'s directory of pod network namespaces.'),
+    capabilities: List(Capability),
+    gcIntervalSeconds: Type.Number({ exclusiveMinimum: 0, maximum: 86_400, description: 'Seconds between garbage collection scans.' }),
+  }),
   metrics: Strict({
     bindAddress: OrEmpty(Type.String({ format: 'ip' })),
     service: Strict({ enabled: Type.Boolean(), annotations: Type.Record(Type.String(), Type.String()) }),

@@ -8,12 +8,13 @@ import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentOptions, type DataplaneRequest, cleanupAgentNode, runAgent } from '../agent/agent';
 import type { TcMode } from '../bpf';
-import type { ControlPlaneOptions } from '../agent/control-plane';
+import type { ControlPlaneOptions, PoolIpamOptions } from '../agent/control-plane';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
+import { defaultIpamSocket } from '../poolipam/protocol';
 import { type MetricsFlags, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
 import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
@@ -38,6 +39,9 @@ export interface AgentFlags extends MetricsFlags {
   namespace?: string;
   leaseInterval?: string;
   statusRefresh?: string;
+  /** With --kubernetes: serve the pool IPAM (strait-ipam) on this unix socket; absent: none. */
+  poolIpamSocket?: string;
+  poolIpamGcInterval?: string;
 }
 
 /** The environment the Kubernetes mode reads (a DaemonSet sets them from the downward API). */
@@ -89,7 +93,10 @@ function checkPinRoot(value: string | undefined): string {
 
 /** The file mode: --spec (or --config), --status. */
 function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOptions {
-  const kubernetesOnly = { kubeconfig: '--kubeconfig', namespace: '--namespace', leaseInterval: '--lease-interval', statusRefresh: '--status-refresh' } as const;
+  const kubernetesOnly = {
+    kubeconfig: '--kubeconfig', namespace: '--namespace', leaseInterval: '--lease-interval', statusRefresh: '--status-refresh',
+    poolIpamSocket: '--pool-ipam-socket', poolIpamGcInterval: '--pool-ipam-gc-interval',
+  } as const;
   for (const [key, flag] of Object.entries(kubernetesOnly)) {
     const value = flags[key as keyof typeof kubernetesOnly];
     if (value !== undefined) throw new InputError(flag, value, 'only with --kubernetes');
@@ -107,6 +114,17 @@ function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOpti
   };
 }
 
+/** --pool-ipam-socket: an absolute path, as strait-ipam's network configuration names it; none: no pool IPAM. */
+function poolIpam(flags: AgentFlags): PoolIpamOptions | undefined {
+  const { poolIpamSocket: socket, poolIpamGcInterval: gcInterval } = flags;
+  if (socket === undefined) {
+    if (gcInterval !== undefined) throw new InputError('--pool-ipam-gc-interval', gcInterval, 'only with --pool-ipam-socket');
+    return undefined;
+  }
+  if (!isAbsolute(socket)) throw new InputError('--pool-ipam-socket', socket, `must be an absolute path (the "socket" of strait-ipam's network configuration), like ${defaultIpamSocket}`);
+  return { socket, gcIntervalMs: parseSeconds('--pool-ipam-gc-interval', gcInterval ?? '600') };
+}
+
 /** --kubernetes: the node from --node or NODE_NAME, the kubeconfig from --kubeconfig, KUBECONFIG or the Pod. */
 function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): ControlPlaneOptions {
   for (const [flag, value] of [['--spec', flags.spec], ['--config', flags.config], ['--status', flags.status]] as const) {
@@ -117,6 +135,7 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
   const namespace = straitNamespace(flags.namespace, env);
   const [kubeconfigField, kubeconfig] = flags.kubeconfig !== undefined ? ['--kubeconfig', flags.kubeconfig] : ['KUBECONFIG', env.KUBECONFIG || undefined];
   if (kubeconfig !== undefined && !(existsSync(kubeconfig) && statSync(kubeconfig).isFile())) throw new InputError(kubeconfigField, kubeconfig, 'no such file (without a kubeconfig the agent uses the Pod\'s service account)');
+  const ipam = poolIpam(flags);
   return {
     kind: 'kubernetes',
     nodeName: checkFormat('node-name', nodeField, nodeName),
@@ -124,6 +143,7 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
     leaseIntervalMs: parseSeconds('--lease-interval', flags.leaseInterval ?? '0.2'),
     statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '30'),
+    ...(ipam === undefined ? {} : { poolIpam: ipam }),
   };
 }
 
@@ -161,6 +181,8 @@ export function registerAgentCommand(program: Command): void {
     .option('--namespace <ns>', `with --kubernetes: the namespace of this node's Lease (default: POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--lease-interval <seconds>', 'with --kubernetes: how often a ready gateway candidate renews its Lease (default 0.2)')
     .option('--status-refresh <seconds>', 'with --kubernetes: how often an unchanged status is written anyway (default 30)')
+    .option('--pool-ipam-socket <path>', `with --kubernetes: serve the pool IPAM of this node's underlay pods on this unix socket, for the strait-ipam CNI plugin (its configuration's "socket", like ${defaultIpamSocket}); default: none`)
+    .option('--pool-ipam-gc-interval <seconds>', 'with --pool-ipam-socket: seconds between the pool IPAM\'s garbage collection scans (default 600)')
     .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node; with --kubernetes: NODE_NAME)')
     .option('--pod-interfaces <regex>', 'pod interfaces (host side of each pod veth) are those whose name matches', '^p-')
     .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')

@@ -1,11 +1,14 @@
 /**
  * `strait pool-ipam serve`: the node's pool IPAM service alone (the agent runs the same one in
  * Kubernetes mode): serves `strait-ipam` on a unix socket until SIGTERM or SIGINT.
+ * `strait pool-ipam install-plugin`: puts `strait-ipam` on a host (src/cni/install.ts; the Helm chart's
+ * init container).
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
+import { installPlugin } from '../cni/install';
 import { createLogger } from '../log';
 import { defaultIpamSocket } from '../poolipam/protocol';
 import { jsonAction } from './output';
@@ -36,9 +39,8 @@ export function registerPoolIpamCommands(program: Command): void {
       const gcIntervalMs = seconds('--gc-interval', opts.gcInterval);
       const additionalGraceDelayMs = seconds('--gc-grace-delay', opts.gcGraceDelay);
       const log = createLogger('pool-ipam');
-      // The Kubernetes client loads only for this command (test/cli/start-up.test.ts).
-      const { loadKubeConfig } = await import('../k8s/kubeconfig');
-      const { startPoolIpamService } = await import('../poolipam/service/pool-ipam-service');
+      // The Kubernetes client is loaded by the command that uses it: every other strait start skips its quarter second.
+      const [{ loadKubeConfig }, { startPoolIpamService }] = await Promise.all([import('../k8s/kubeconfig'), import('../poolipam/service/pool-ipam-service')]);
       const service = await startPoolIpamService({ kubeConfig: loadKubeConfig(kubeconfig === undefined ? {} : { file: kubeconfig }), node, socket: opts.socket, log, gcIntervalMs, gc: { additionalGraceDelayMs } });
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', resolve);
@@ -48,4 +50,10 @@ export function registerPoolIpamCommands(program: Command): void {
       await service.stop();
       return undefined;
     }));
+  poolIpam
+    .command('install-plugin')
+    .description("install the strait-ipam CNI plugin into a host's CNI plugin directory: a launcher there, and this Node.js with its loader and libraries and Strait's dist/src in a runtime directory, so the plugin needs nothing of the host's; prints what it did")
+    .requiredOption('--cni-bin-dir <dir>', 'the CNI plugin directory (the host\'s /opt/cni/bin, mounted anywhere)')
+    .requiredOption('--runtime-dir <dir>', 'where the runtime goes: a directory the host sees at this same path (the launcher names it)')
+    .action(jsonAction(async (opts: { cniBinDir: string; runtimeDir: string }) => installPlugin({ cniBinDir: opts.cniBinDir, runtimeDir: opts.runtimeDir })));
 }

@@ -92,6 +92,19 @@ describe('strait agent flags', () => {
       rejects({ namespace: 'lab' }, '--namespace', 'lab');
       rejects({ leaseInterval: '0.2' }, '--lease-interval', '0.2');
       rejects({ statusRefresh: '30' }, '--status-refresh', '30');
+      rejects({ poolIpamSocket: '/run/strait/ipam.sock' }, '--pool-ipam-socket', '/run/strait/ipam.sock', {}, /^only with --kubernetes$/);
+      rejects({ poolIpamGcInterval: '60' }, '--pool-ipam-gc-interval', '60', {}, /^only with --kubernetes$/);
+    });
+
+    it('serves the pool IPAM only with --pool-ipam-socket, an absolute path, scanning for garbage every 600 s unless --pool-ipam-gc-interval says', () => {
+      const poolIpam = (over: Partial<AgentFlags>) => (parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), {}).controlPlane as { poolIpam?: unknown }).poolIpam;
+      assert.equal(poolIpam({}), undefined);
+      assert.deepEqual(poolIpam({ poolIpamSocket: '/run/strait/ipam.sock' }), { socket: '/run/strait/ipam.sock', gcIntervalMs: 600_000 });
+      assert.deepEqual(poolIpam({ poolIpamSocket: '/var/run/x.sock', poolIpamGcInterval: '2.5' }), { socket: '/var/run/x.sock', gcIntervalMs: 2_500 });
+      rejects(kubernetes({ node: 'n1', poolIpamSocket: 'ipam.sock' }), '--pool-ipam-socket', 'ipam.sock', {}, /must be an absolute path .* like \/run\/strait\/ipam\.sock/);
+      rejects(kubernetes({ node: 'n1', poolIpamSocket: '' }), '--pool-ipam-socket', '');
+      rejects(kubernetes({ node: 'n1', poolIpamSocket: '/run/strait/ipam.sock', poolIpamGcInterval: '0' }), '--pool-ipam-gc-interval', '0');
+      rejects(kubernetes({ node: 'n1', poolIpamGcInterval: '60' }), '--pool-ipam-gc-interval', '60', {}, /^only with --pool-ipam-socket$/);
     });
 
     it('refuses a missing or bad node name, namespace, kubeconfig or period, naming the flag or variable', () => {

@@ -13,6 +13,8 @@ import { type CapturedLog, captureLog } from '../support/log-capture';
 import { mainRoutes } from '../support/routes';
 import { waitFor } from '../support/wait';
 import { nodeStatusHeartbeat } from '../support/kubelet';
+import { applyChartRbac, chartAgentUser, chartNamespace } from '../support/chart';
+import { runStraitIpam } from '../cni/plugin-process';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from './fixture';
 import { attachments, nodeRoutes, peerIds, withPeers } from './node-view';
@@ -27,6 +29,8 @@ const specBCDigest = 'e63607a547eab0ef';
 /** Of nodeSpecDocument([peerB]) with n2 (192.0.2.12, 10.0.1.0/24) added to its nodes. */
 const specBn2Digest = '33a2ac83619adad9';
 const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
+/** The chart's agent ServiceAccount, for the tests that run the agent with the chart's RBAC. */
+const agentUser = chartAgentUser('agent-token-5e0c2a');
 
 type Status = NodeDataplaneStatus & { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[] };
 
@@ -59,7 +63,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     stderr = '';
     child = undefined;
     requests = captureLog();
-    api = await startTestApiServer({ logger: requests.log });
+    api = await startTestApiServer({ logger: requests.log, users: [agentUser] });
     await prepareCluster();
     // client-node's own view of the server, as a file (JSON is YAML) for the agent's --kubeconfig.
     writeFileSync(join(dir, 'kubeconfig'), api.kubeConfig.exportConfig(), { mode: 0o600 });
@@ -88,9 +92,9 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   const renewTime = async () => String((await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.renewTime);
   const tunnelRoutes = () => mainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => r.dst).sort();
 
-  /** Starts the agent; resolves with its exit code once its whole log is read. */
-  const startAgent = (args: string[]): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', join(dir, 'kubeconfig'), '--node', 'n1', '--namespace', namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  /** Starts the agent (as the admin unless `as` says); resolves with its exit code once its whole log is read. */
+  const startAgent = (args: string[], as = { kubeconfig: join(dir, 'kubeconfig'), namespace }): Promise<number | null> => {
+    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', as.kubeconfig, '--node', 'n1', '--namespace', as.namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -228,6 +232,39 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await sleep(1_000);
     assert.equal(await renewTime(), last, 'no renewal in ten intervals');
     await stopAgent(exited);
+  });
+
+  it('serves the pool IPAM on --pool-ipam-socket beside the datapath: the datapath does not wait for it, strait-ipam STATUS answers ready once the chart\'s role lets it read, and SIGTERM removes the socket', async () => {
+    // The agent as the chart's ServiceAccount, with the chart's RBAC without the pool IPAM: it cannot
+    // list IPPools, so its pool IPAM never gets ready until the role is the one of poolIpam.enabled.
+    const admin = api.kubeConfig;
+    await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: chartNamespace } } });
+    await applyChartRbac(admin);
+    const kubeconfig = api.kubeconfigFor(agentUser.token).path;
+    await createObject(nodeSpecDocument([peerB]));
+    const socket = join(dir, 'run', 'ipam.sock');
+    const exited = startAgent(['--interval', '30', '--pool-ipam-socket', socket, '--pool-ipam-gc-interval', '3600'], { kubeconfig, namespace: chartNamespace });
+    const status = () => runStraitIpam({ CNI_COMMAND: 'STATUS' }, { cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } });
+
+    await waitFor('Applied and Ready', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
+    await waitFor('the socket', () => existsSync(socket), 5_000, logOf);
+    const notReady = await status();
+    assert.deepEqual({ status: notReady.status, stdout: JSON.parse(notReady.stdout) }, {
+      status: 1,
+      stdout: { cniVersion: '1.1.0', code: 50, msg: `the pool IPAM service on ${socket} is not ready: the pool IPAM service of node n1 is still reading the API server` },
+    }, logOf());
+    const refused = (resource: string) => requests.lines.some((l) => l.msg === `${resource}.strait.io is forbidden: User "${agentUser.name}" cannot list resource "${resource}" in API group "strait.io" at the cluster scope`);
+    assert.ok(refused('ippools'), 'IPPools refused by RBAC');
+
+    // helm upgrade --set poolIpam.enabled=true: the informers' next relist (at most 30 s apart) succeeds.
+    await applyChartRbac(admin, ['--set', 'poolIpam.enabled=true']);
+    await waitFor('STATUS ready', async () => (await status()).status === 0, 40_000, logOf);
+    assert.deepEqual(await status(), { status: 0, stdout: '', stderr: '' });
+    assert.ok(stderr.includes('"msg":"pool IPAM serving"'), logOf());
+
+    await stopAgent(exited);
+    assert.equal(existsSync(socket), false, 'the socket is removed');
+    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
   });
 
   it('refuses --spec with --kubernetes before touching the node', async () => {

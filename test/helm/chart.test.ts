@@ -159,6 +159,85 @@ describe('the Helm chart', function () {
     assert.equal(policy.spec.matchConditions[0].expression, 'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"');
   });
 
+  describe('with poolIpam.enabled', () => {
+    const enabled = render('defaults', ['--set', 'poolIpam.enabled=true']);
+    const pod = (objects: Obj[]) => one(objects, 'DaemonSet').spec.template.spec;
+    const hostPaths = (objects: Obj[]) => Object.fromEntries((pod(objects).volumes as Obj[]).filter((v) => v.hostPath).map((v) => [v.name, v.hostPath]));
+
+    it('passes helm lint --strict', () => {
+      const lint = execFileSync(k8sTool('helm'), ['lint', '--strict', chartDirectory, '--set', 'poolIpam.enabled=true'], { encoding: 'utf8' });
+      assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    });
+
+    it('gives the agent --pool-ipam-socket and --pool-ipam-gc-interval in its flags file, which the agent reads as they are; none when disabled', () => {
+      const agentYaml = (objects: Obj[]) => configData(objects)['agent.yaml']!;
+      assert.deepEqual(Object.keys(parse(agentYaml(get('defaults')))).filter((k) => k.startsWith('pool-ipam')), []);
+      const read = (objects: Obj[]) => {
+        const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, agentYaml(objects));
+        return (parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' }).controlPlane as { poolIpam?: unknown }).poolIpam;
+      };
+      assert.equal(read(get('defaults')), undefined);
+      assert.deepEqual(read(enabled), { socket: '/run/strait/ipam.sock', gcIntervalMs: 600_000 });
+      const custom = render('defaults', ['--set', 'poolIpam.enabled=true,poolIpam.socket=/var/run/ipam/s.sock,poolIpam.gcIntervalSeconds=45']);
+      assert.deepEqual(read(custom), { socket: '/var/run/ipam/s.sock', gcIntervalMs: 45_000 });
+      assert.deepEqual(hostPaths(custom)['pool-ipam-socket'], { path: '/var/run/ipam', type: 'DirectoryOrCreate' });
+    });
+
+    it('mounts the socket\'s directory and the pods\' network namespaces from the host, and adds SYS_ADMIN and NET_RAW for the probes; nothing of it when disabled', () => {
+      const [agent] = pod(enabled).containers;
+      assert.deepEqual(agent.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'BPF', 'PERFMON', 'SYS_ADMIN', 'NET_RAW'] });
+      assert.deepEqual(agent.volumeMounts.filter((m: Obj) => ['pool-ipam-socket', 'netns'].includes(m.name)), [
+        { name: 'pool-ipam-socket', mountPath: '/run/strait' },
+        { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer', readOnly: true },
+      ]);
+      assert.deepEqual(hostPaths(enabled), {
+        'bpf-maps': { path: '/sys/fs/bpf', type: 'DirectoryOrCreate' },
+        'pool-ipam-socket': { path: '/run/strait', type: 'DirectoryOrCreate' },
+        netns: { path: '/run/netns', type: 'DirectoryOrCreate' },
+        'cni-bin': { path: '/opt/cni/bin', type: 'DirectoryOrCreate' },
+        'strait-ipam-runtime': { path: '/var/lib/strait/strait-ipam', type: 'DirectoryOrCreate' },
+      });
+      assert.deepEqual(Object.keys(hostPaths(get('defaults'))), ['bpf-maps']);
+      assert.deepEqual(pod(get('defaults')).containers[0].volumeMounts.map((m: Obj) => m.name), ['config', 'bpf-maps']);
+    });
+
+    it('installs strait-ipam from an unprivileged init container: the runtime directory at the host\'s own path, the plugin directory anywhere', () => {
+      const names = (objects: Obj[]) => (pod(objects).initContainers as Obj[]).map((c) => c.name);
+      assert.deepEqual(names(get('defaults')), ['mount-bpf-fs']);
+      assert.deepEqual(names(enabled), ['mount-bpf-fs', 'install-strait-ipam']);
+      const custom = render('defaults', ['--set', 'poolIpam.enabled=true,poolIpam.cniBinDir=/usr/libexec/cni,poolIpam.runtimeDir=/opt/strait-ipam']);
+      const install = pod(custom).initContainers[1];
+      assert.equal(install.image, 'localhost/strait:0.1.0');
+      assert.equal(install.command, undefined, 'the image\'s entrypoint: strait');
+      assert.deepEqual(install.args, ['pool-ipam', 'install-plugin', '--cni-bin-dir=/host/cni-bin', '--runtime-dir=/opt/strait-ipam']);
+      assert.deepEqual(install.securityContext, { privileged: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seLinuxOptions: { level: 's0', type: 'spc_t' } });
+      assert.deepEqual(install.volumeMounts, [{ name: 'cni-bin', mountPath: '/host/cni-bin' }, { name: 'strait-ipam-runtime', mountPath: '/opt/strait-ipam' }]);
+      assert.deepEqual(hostPaths(custom)['cni-bin'], { path: '/usr/libexec/cni', type: 'DirectoryOrCreate' });
+      assert.deepEqual(hostPaths(custom)['strait-ipam-runtime'], { path: '/opt/strait-ipam', type: 'DirectoryOrCreate' });
+    });
+
+    // test/helm/pool-ipam-rbac.test.ts: the service, run under this role, makes each of these calls and no other.
+    it('lets the agent also do what the pool IPAM service does, and nothing more', () => {
+      assert.deepEqual(one(enabled, 'ClusterRole', 'strait-agent').rules, [
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['statefulsets', 'deployments', 'replicasets'], verbs: ['get'] },
+        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['list', 'watch', 'create'] },
+        { apiGroups: ['strait.io'], resources: ['ippools/status'], verbs: ['patch'] },
+        { apiGroups: ['strait.io'], resources: ['subnets'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['subnets/status'], verbs: ['update'] },
+        { apiGroups: ['strait.io'], resources: ['reservedips'], verbs: ['list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['ipclaims'], verbs: ['list', 'watch', 'create', 'update', 'delete'] },
+        { apiGroups: ['strait.io'], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+      ]);
+      assert.deepEqual(one(enabled, 'Role', 'strait-agent').rules, one(get('defaults'), 'Role', 'strait-agent').rules, 'nothing namespaced');
+      assert.deepEqual(one(enabled, 'ClusterRole', 'strait-controller').rules, one(get('defaults'), 'ClusterRole', 'strait-controller').rules);
+    });
+  });
+
   it('rolls the Pods when the settings change, and only then', () => {
     const checksum = (objects: Obj[], kind: string) => one(objects, kind).spec.template.metadata.annotations['checksum/config'] as string;
     const again = render('defaults');
@@ -240,5 +319,10 @@ describe('the Helm chart', function () {
     refused(['--set', 'agent.interval=0'], /agent\.interval: Must be greater than 0/);
     refused(['--set', 'cluster.tunnelMTU=1000'], /cluster\.tunnelMTU/);
     refused(['--set', 'agent.unknownKey=1'], /agent: Additional property unknownKey is not allowed/);
+    refused(['--set', 'poolIpam.socket=ipam.sock'], /poolIpam\.socket: Does not match pattern/);
+    refused(['--set', 'poolIpam.socket=/ipam.sock'], /poolIpam\.socket: Does not match pattern/);
+    refused(['--set', 'poolIpam.runtimeDir=/opt/strait/ipam'], /poolIpam\.runtimeDir: Must not validate the schema \(not\)/);
+    refused(['--set', 'poolIpam.cniBinDir=/opt/cni bin'], /poolIpam\.cniBinDir: Does not match pattern/);
+    refused(['--set', 'poolIpam.gcIntervalSeconds=0'], /poolIpam\.gcIntervalSeconds: Must be greater than 0/);
   });
 });

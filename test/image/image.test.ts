@@ -3,9 +3,14 @@
  * build's artefacts, read back by skopeo, unpacked by umoci, and the CLI run from its root filesystem.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '../../src/log';
+import { serveIpam } from '../../src/poolipam/ipam-server';
+import { RecordingHandler } from '../cni/recording-handler';
+import { type ChartObject, renderChart } from '../support/chart';
 import { kernelFeatures, requireCommands, requireRoot, uniqueName } from '../support/kernel';
 import { type UnpackedImage, runEntrypoint, unpackImage } from './unpacked-image';
 
@@ -74,11 +79,55 @@ describe('the container image', function () {
     assert.deepEqual(features, (await kernelFeatures()).features, 'the image finds what this machine\'s own probe finds');
   });
 
-  it('documents --kubernetes in strait agent --help', () => {
+  it('documents --kubernetes and --pool-ipam-socket in strait agent --help', () => {
     const run = runEntrypoint(unpacked(), ['agent', '--help']);
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /^Usage: strait agent \[options\]$/m);
-    assert.match(run.stdout, /^ {2}--kubernetes +watch this node's NodeDataplane on the API server$/m);
+    // Commander wraps descriptions at the widest option's column: words apart by any white space.
+    assert.match(run.stdout, /^ {2}--kubernetes +watch this node's NodeDataplane on the API\s+server and write its status there/m);
+    assert.match(run.stdout, /^ {2}--pool-ipam-socket <path> +with --kubernetes: serve the pool IPAM/m);
+  });
+
+  it('installs strait-ipam as the chart\'s init container does, and the plugin runs on this host from what it copied', async () => {
+    const host = mkdtempSync(join(tmpdir(), 'strait-image-host-'));
+    try {
+      const cniBinDir = join(host, 'opt', 'cni', 'bin');
+      const runtimeDir = join(host, 'var', 'lib', 'strait', 'strait-ipam');
+      // The init container as helm renders it, its hostPath volumes made directories of this machine.
+      const pod = renderChart(['--set', `poolIpam.enabled=true,poolIpam.cniBinDir=${cniBinDir},poolIpam.runtimeDir=${runtimeDir}`])
+        .find((o) => o.kind === 'DaemonSet')!.spec.template.spec;
+      const install = (pod.initContainers as ChartObject[]).find((c) => c.name === 'install-strait-ipam')!;
+      const volumes = (install.volumeMounts as ChartObject[]).map((m) => {
+        const hostPath = (pod.volumes as ChartObject[]).find((v) => v.name === m.name)!.hostPath.path as string;
+        mkdirSync(hostPath, { recursive: true });
+        return { hostPath, mountPath: m.mountPath as string };
+      });
+      assert.equal(install.command, undefined);
+      const run = runEntrypoint(unpacked(), install.args, volumes);
+      assert.equal(run.status, 0, run.stderr);
+      const { plugin, runtime } = JSON.parse(run.stdout) as { plugin: string; runtime: string };
+      assert.equal(plugin, '/host/cni-bin/strait-ipam', 'the plugin directory as the init container sees it');
+      assert.match(runtime, new RegExp(`^${runtimeDir}/strait-ipam-[A-Za-z0-9]{6}$`), 'the runtime at the host\'s own path');
+
+      // On the host, outside the image: its Node.js, loader and libraries from the runtime directory.
+      const version = spawnSync(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.0.0"}', encoding: 'utf8' });
+      assert.deepEqual({ status: version.status, stdout: version.stdout, stderr: version.stderr }, { status: 0, stdout: '{"cniVersion":"1.1.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
+      assert.equal(readFileSync(join(runtime, 'node')).equals(readFileSync(join(unpacked().rootfs, 'usr/local/bin/node'))), true, 'the image\'s Node.js');
+      // And it reaches a service over its socket: STATUS of a ready one succeeds silently.
+      const socket = join(host, 'run', 'strait', 'ipam.sock');
+      const server = await serveIpam({ socket, handler: new RecordingHandler(), log: createLogger('image-test', 'silent') });
+      try {
+        const status = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          const child = execFile(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'STATUS' } }, (err, stdout) => resolve({ code: err ? (err as { code?: number }).code ?? null : 0, stdout }));
+          child.stdin!.end(JSON.stringify({ cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } }));
+        });
+        assert.deepEqual(status, { code: 0, stdout: '' });
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(host, { recursive: true, force: true });
+    }
   });
 
   it('loads the Kubernetes client for strait agent --kubernetes, then wants a kubeconfig outside a Pod', () => {

@@ -47,20 +47,28 @@ export function unpackImage(archive: string, tag: string): UnpackedImage {
   return { config, rootfs: join(dir, 'bundle', 'rootfs'), cleanup };
 }
 
+/** A directory of this machine mounted into the container at `mountPath` (a pod's hostPath volume). */
+export interface HostVolume {
+  hostPath: string;
+  mountPath: string;
+}
+
 /**
  * Runs the image's entrypoint with `args` in its root filesystem, in a mount namespace of its own: the
  * root is a mount point (as in a container; `ip netns add` needs one), with this machine's /proc, /sys
- * (bpffs included) and /dev, and empty /run and /tmp. The environment is the image's Env alone.
+ * (bpffs included) and /dev, empty /run and /tmp, and `volumes`. The environment is the image's Env alone.
  */
-export function runEntrypoint(image: UnpackedImage, args: string[]): Run {
+export function runEntrypoint(image: UnpackedImage, args: string[], volumes: HostVolume[] = []): Run {
   const enter = [
     'set -e; root=$1; shift',
     'mount --bind "$root" "$root"',
     'for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done',
     'for d in run tmp; do mount -t tmpfs -o mode=1777 tmpfs "$root/$d"; done',
+    // Pairs of host path and mount path, then "--", then the command.
+    'while [ "$1" != -- ]; do mkdir -p "$root$2" && mount --bind "$1" "$root$2"; shift 2; done; shift',
     'exec chroot "$root" "$@"',
   ].join('\n');
-  const argv = [...(image.config.Entrypoint ?? []), ...args];
+  const argv = [...volumes.flatMap((v) => [v.hostPath, v.mountPath]), '--', ...(image.config.Entrypoint ?? []), ...args];
   const env = Object.fromEntries((image.config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
   const r = spawnSync('unshare', ['--mount', '--propagation', 'private', '--fork', 'sh', '-c', enter, 'sh', image.rootfs, ...argv],
     { encoding: 'utf8', env, timeout: 60_000 });

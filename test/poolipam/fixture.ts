@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../../src/api/resource';
 import type { GcSettings } from '../../src/poolipam/gc-plan';
 import { createLogger } from '../../src/log';
@@ -35,9 +35,20 @@ export interface PoolIpamFixture {
 
 let containers = 0;
 
-/** `gc`: the in-process service's garbage collection settings, over the defaults (its periodic scan is an hour: tests collect themselves). */
-export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[]; gc?: Partial<GcSettings> } = {}): Promise<PoolIpamFixture> {
-  const api = await startTestApiServer();
+export interface PoolIpamFixtureOptions {
+  /** Start the node's service in this process (default), or leave it to the test. */
+  inProcess?: boolean;
+  nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[];
+  /** Options of the lab API server (users, a logger). */
+  apiServer?: Parameters<typeof startTestApiServer>[0];
+  /** Whom the in-process service is (its KubeConfig, after whatever setup the test needs); default: the admin. */
+  serviceKubeConfig?: (api: TestApiServer) => Promise<KubeConfig>;
+  /** The in-process service's garbage collection settings, over the defaults (its periodic scan is an hour: tests collect themselves). */
+  gc?: Partial<GcSettings>;
+}
+
+export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Promise<PoolIpamFixture> {
+  const api = await startTestApiServer(options.apiServer);
   const core = api.kubeConfig.makeApiClient(CoreV1Api);
   const apps = api.kubeConfig.makeApiClient(AppsV1Api);
   const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -54,8 +65,20 @@ export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { 
   const node = cniNode();
   let service: PoolIpamService | undefined;
   if (options.inProcess !== false) {
-    service = await startPoolIpamService({ kubeConfig: api.kubeConfig, node: 'node-a', socket, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000, ...(options.gc ? { gc: options.gc } : {}) });
-    await service.synced;
+    try {
+      const kubeConfig = options.serviceKubeConfig ? await options.serviceKubeConfig(api) : api.kubeConfig;
+      service = await startPoolIpamService({ kubeConfig, node: 'node-a', socket, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000, ...(options.gc ? { gc: options.gc } : {}) });
+      // An informer the server refuses retries for ever: bounded here, so the test fails saying so.
+      let synced = false;
+      void service.synced.then(() => (synced = true));
+      await waitFor('every informer of the pool IPAM service to list (refused by RBAC?)', () => synced, 15_000);
+    } catch (err) {
+      await service?.stop();
+      node.cleanup();
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
   }
   const fixture: PoolIpamFixture = {
     api,

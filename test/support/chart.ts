@@ -1,13 +1,54 @@
 /** The Helm chart (helm/strait) as the real helm renders it: the objects a cluster would be given. */
 import { execFileSync } from 'node:child_process';
+import { type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { chartDirectory } from '../../src/api/write-crds';
+import type { TokenUser } from '../../src/lab/apiserver/authentication';
+import { apiStatus } from '../../src/k8s/api-errors';
 import { k8sTool } from '../../src/lab/k8s-tools';
 
 export type ChartObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/** The namespace renderChart installs into. */
+export const chartNamespace = 'strait-system';
+
 /** `helm template` of the chart in namespace strait-system, with `args` (-f FILE, --set ...). */
 export function renderChart(args: string[] = []): ChartObject[] {
-  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', 'strait-system', ...args], { encoding: 'utf8' });
+  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', chartNamespace, ...args], { encoding: 'utf8' });
   return parseAllDocuments(text).map((d) => d.toJS() as ChartObject).filter((o) => o !== null);
+}
+
+/** The user the chart's agent ServiceAccount authenticates as, with `token` (for startTestApiServer's `users`). */
+export const chartAgentUser = (token: string): TokenUser => ({
+  token,
+  name: `system:serviceaccount:${chartNamespace}:strait-agent`,
+  uid: 'uid-strait-agent',
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${chartNamespace}`],
+});
+
+/**
+ * Puts the chart's RBAC objects as rendered with `args` (ClusterRoles, Roles and their bindings) into
+ * an API server through `admin`, replacing those of an earlier call (a `helm upgrade`). Namespace
+ * strait-system must exist.
+ */
+export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Promise<void> {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  // The rendered objects as the client's types (helm rendered them from the chart's own templates).
+  type Body = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const writes: Record<string, { create: (o: Body) => Promise<unknown>; replace: (o: Body) => Promise<unknown> }> = {
+    ClusterRole: { create: (body) => rbac.createClusterRole({ body }), replace: (body) => rbac.replaceClusterRole({ name: body.metadata.name, body }) },
+    ClusterRoleBinding: { create: (body) => rbac.createClusterRoleBinding({ body }), replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }) },
+    Role: { create: (body) => rbac.createNamespacedRole({ namespace: chartNamespace, body }), replace: (body) => rbac.replaceNamespacedRole({ namespace: chartNamespace, name: body.metadata.name, body }) },
+    RoleBinding: { create: (body) => rbac.createNamespacedRoleBinding({ namespace: chartNamespace, body }), replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: chartNamespace, name: body.metadata.name, body }) },
+  };
+  for (const object of renderChart(args)) {
+    const write = writes[object.kind];
+    if (write === undefined) continue;
+    try {
+      await write.create(object);
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+      await write.replace(object);
+    }
+  }
 }

@@ -29,14 +29,21 @@ export function requireContainerTools(ctx: Mocha.Context): void {
  * program's.
  */
 export function containerCommand(netns: string, capabilities: readonly string[], argv: readonly string[]): string[] {
-  const set = ['-all', ...capabilities.map((c) => `+${c.toLowerCase()}`)].join(',');
   // The host's bpffs, opened in the new mount namespace before the namespace's sysfs covers it, then
   // mounted from that fd (--no-canonicalize: mount would otherwise resolve it to the covered path).
   const script = 'exec 3</sys/fs/bpf && mount -t sysfs sysfs /sys && mount --no-canonicalize --bind /proc/self/fd/3 /sys/fs/bpf && exec "$@" 3<&-';
-  return [
-    'nsenter', `--net=${netnsPath(netns)}`, '--', 'unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', script, 'sh',
-    'setpriv', `--inh-caps=${set}`, `--ambient-caps=${set}`, `--bounding-set=${set}`, '--no-new-privs', '--', ...argv,
-  ];
+  return ['nsenter', `--net=${netnsPath(netns)}`, '--', 'unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', script, 'sh', ...withOnly(capabilities, argv)];
+}
+
+/** The same in this machine's own network namespace (hostNetwork), its sysfs as it is. */
+export function hostNetworkContainerCommand(capabilities: readonly string[], argv: readonly string[]): string[] {
+  return ['unshare', '--mount', '--propagation', 'slave', '--', ...withOnly(capabilities, argv)];
+}
+
+/** `argv` run as uid 0 with only `capabilities`, and no_new_privs. */
+function withOnly(capabilities: readonly string[], argv: readonly string[]): string[] {
+  const set = ['-all', ...capabilities.map((c) => `+${c.toLowerCase()}`)].join(',');
+  return ['setpriv', `--inh-caps=${set}`, `--ambient-caps=${set}`, `--bounding-set=${set}`, '--no-new-privs', '--', ...argv];
 }
 
 /** A running process's capability sets (names, sorted) and no_new_privs flag, from /proc/PID/status. */

@@ -104,7 +104,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://apiserver');
-    const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code }, 'request');
+    // Once authorized, the line says who asked for what, in RBAC's terms, as an audit log would.
+    let authorized: Record<string, string> = {};
+    const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code, ...authorized }, 'request');
     const refuse = (error: ApiError, user?: UserInfo, request?: RequestInfo) => {
       // A refusal is logged whole, so a rule a role lacks is found in the log: who, what, where, and the message.
       if (error.code === 403) log?.warn({ user: user?.name, groups: user?.groups, ...request }, error.message);
@@ -125,6 +127,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const request = requestInfo(req.method ?? 'GET', url);
     const decision = authorize(user, request);
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
+    authorized = { user: user.name, verb: request.verb, ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}) };
     readBody(req)
       .then((text) => {
         const result = router.route(req, res, url, parseBody(text), user);

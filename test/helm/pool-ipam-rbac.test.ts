@@ -73,7 +73,7 @@ describe('the pool IPAM service under the Helm chart\'s agent role (lab API serv
     const shop = await fx.apps.createNamespacedDeployment({ namespace: 'default', body: { metadata: { name: 'shop' }, spec: { replicas: 2, selector: { matchLabels: { app: 'shop' } }, template: { metadata: { labels: { app: 'shop' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
     const annotations = { 'ipam.strait.io/subnet': JSON.stringify({ ipv4: ['subnet-a'] }) };
     const bySubnet = fx.config('macvlan', {}, 'apps');
-    const deployed = await fx.pod('shop-1', { owner: { kind: 'Deployment', name: 'shop', uid: shop.metadata!.uid! }, annotations });
+    const deployed = await fx.pod('shop-1', { labels: { app: 'shop' }, owner: { kind: 'Deployment', name: 'shop', uid: shop.metadata!.uid! }, annotations });
     const replicated = await fx.pod('front-1', { owner: { kind: 'ReplicaSet', name: 'front-5d8f6', uid: '0b1e5c7a-0000-4000-8000-000000000001' }, annotations });
     for (const [pod, range] of [[deployed, /^10\.8\.0\.1[0-2]\/24$/], [replicated, /^10\.8\.0\.1[34]\/24$/]] as const) {
       const out = await fx.node.run('ADD', bySubnet, pod);

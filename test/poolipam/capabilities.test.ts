@@ -67,8 +67,8 @@ describe('the pool IPAM service with the capabilities the Helm chart gives the a
   });
 
   for (const [missing, error] of [
-    ['SYS_ADMIN', /^enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sl-cni-/],
-    ['NET_RAW', /^open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sl-cni-/],
+    ['SYS_ADMIN', /^enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sipam-/],
+    ['NET_RAW', /^open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sipam-/],
   ] as const) {
     it(`cannot probe without ${missing}, and ADD fails saying why`, async () => {
       await f!.pool('pool-probe', { subnet: '10.6.9.0/24', ips: ['10.6.9.10'] });

@@ -27,7 +27,7 @@ describe('the pool IPAM service killed at random points', function () {
 
   before(async () => {
     api = await startTestApiServer();
-    netns = uniqueName('sl-crash');
+    netns = uniqueName('sipam-crash');
     createNetns(netns);
   });
   after(async () => {

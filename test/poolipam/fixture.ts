@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../../src/api/resource';
-import { createLogger } from '../../src/log';
+import { type Logger, createLogger } from '../../src/log';
 import { type PoolIpamService, startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CniNode, type PodAttachment, cniNode } from '../support/cni';
@@ -34,8 +34,8 @@ export interface PoolIpamFixture {
 
 let containers = 0;
 
-export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[] } = {}): Promise<PoolIpamFixture> {
-  const api = await startTestApiServer();
+export async function poolIpamFixture(options: { inProcess?: boolean; nodes?: { name: string; ready: boolean; labels?: Record<string, string> }[]; apiLog?: Logger } = {}): Promise<PoolIpamFixture> {
+  const api = await startTestApiServer(options.apiLog ? { logger: options.apiLog } : {});
   const core = api.kubeConfig.makeApiClient(CoreV1Api);
   const apps = api.kubeConfig.makeApiClient(AppsV1Api);
   const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);

@@ -49,6 +49,8 @@ interface RoundFigures {
   /** API requests the server logged during the ADDs and during the DELs, by method. */
   addRequests: Map<string, number>;
   delRequests: Map<string, number>;
+  /** `ip netns exec <node> true` with the round's namespaces in place (each is a mount it copies). */
+  execFloorMs: number;
   serviceCpuMs?: number;
 }
 
@@ -103,6 +105,8 @@ function memoryMiB(pid: number): { rss: number; peak: number } {
   return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
+const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+
 async function startService(f: PoolIpamFixture, logPath: string): Promise<ChildProcess> {
   const log = openSync(logPath, 'w');
   const child = spawn(process.execPath, [cli, 'pool-ipam', 'serve', '--kubeconfig', f.api.kubeconfigPath, '--node', 'node-a', '--socket', f.socket], { stdio: ['ignore', log, log] });
@@ -132,6 +136,25 @@ async function straitHeld(f: PoolIpamFixture): Promise<{ claims: { name: string;
 
 const linksIn = (netns: string) => (JSON.parse(ip(['-n', netns, '-j', 'link', 'show'])) as { ifname: string }[]).map((l) => l.ifname);
 
+/** p50 of `n` sequential runs of `command`: a floor that every CNI call of the bench includes (`ip netns exec <node> …`). */
+async function floorMs(n: number, command: () => Promise<unknown>): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = nowMs();
+    await command();
+    samples.push(nowMs() - started);
+  }
+  return percentile(samples, 50);
+}
+
+function execIn(netns: string, argv: string[]): Promise<void> {
+  const child = spawn('ip', ['netns', 'exec', netns, ...argv], { stdio: 'ignore' });
+  return new Promise((done, fail) => {
+    child.on('error', fail);
+    child.on('close', (code) => (code === 0 ? done() : fail(new Error(`${argv.join(' ')} exited ${code}`))));
+  });
+}
+
 /**
  * One round: `count` pods ADDed (each into a fresh namespace), checked, DELeted, checked, with
  * `concurrency` calls in flight; the namespaces are removed after, also on a failure.
@@ -143,6 +166,7 @@ async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, p
       const netns = f.node.podNetns();
       return { netnsName: netns.name, pod: { namespace: 'default', name: p.name, uid: p.uid, containerId: `${tag}-${i}`, netns: netns.path } satisfies PodAttachment };
     });
+    const execFloorMs = await floorMs(20, () => execIn(f.node.netns, ['true']));
     const cpuBefore = service ? cpuMs(service.pid, service.ticks) : 0;
     let mark = requests.lines.length;
     let started = nowMs();
@@ -181,29 +205,10 @@ async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, p
     } else {
       failIf(`${what}: host-local holds after every DEL returned`, hostLocalHeld(String((ipam.config.ipam as { dataDir: string }).dataDir)));
     }
-    return { adds: added.map((a) => a.ms), dels: deleted.map((d) => d.ms), addWallMs, delWallMs, addRequests, delRequests, ...(serviceCpuMs === undefined ? {} : { serviceCpuMs }) };
+    return { adds: added.map((a) => a.ms), dels: deleted.map((d) => d.ms), addWallMs, delWallMs, addRequests, delRequests, execFloorMs, ...(serviceCpuMs === undefined ? {} : { serviceCpuMs }) };
   } finally {
     f.node.removePodNetns();
   }
-}
-
-/** p50 of `n` sequential runs of `command` (`ip netns exec <node> …`): what every figure above includes. */
-async function floorMs(n: number, command: () => Promise<unknown>): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = nowMs();
-    await command();
-    samples.push(nowMs() - started);
-  }
-  return percentile(samples, 50);
-}
-
-function execIn(netns: string, argv: string[]): Promise<void> {
-  const child = spawn('ip', ['netns', 'exec', netns, ...argv], { stdio: 'ignore' });
-  return new Promise((done, fail) => {
-    child.on('error', fail);
-    child.on('close', (code) => (code === 0 ? done() : fail(new Error(`${argv.join(' ')} exited ${code}`))));
-  });
 }
 
 export const run: BenchSuite = async () => {
@@ -232,6 +237,8 @@ export const run: BenchSuite = async () => {
     const logPath = join(f.dir, 'pool-ipam.log');
     service = await startService(f, logPath);
     const serviceProc = { pid: service.pid!, ticks: Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) };
+    const startMemory = memoryMiB(serviceProc.pid);
+    const startFds = openFds(serviceProc.pid);
     const hostLocalDir = join(f.dir, 'host-local');
     mkdirSync(hostLocalDir);
     const strait = (detect: boolean) => f.config('macvlan', { default_ipv4_ippool: ['bench'], detect_ip_conflict: detect, detect_gateway: false });
@@ -241,7 +248,7 @@ export const run: BenchSuite = async () => {
       { label: 'strait-ipam, conflict detection on', strait: true, config: strait(true) },
     ];
 
-    figure('floor: `ip netns exec <node> true`, p50 of 20', round1(await floorMs(20, () => execIn(f.node.netns, ['true']))), 'ms', 'in every latency below');
+    figure('floor: `ip netns exec <node> true`, p50 of 20', round1(await floorMs(20, () => execIn(f.node.netns, ['true']))), 'ms', 'no pod namespaces yet; in every latency below');
     figure('floor: `strait-ipam` VERSION (a Node.js process start), p50 of 20', round1(await floorMs(20, () => f.node.runIpam('VERSION', {}))), 'ms', 'through ip netns exec');
     figure('floor: `host-local` VERSION, p50 of 20', round1(await floorMs(20, () => f.node.run('VERSION', { type: 'host-local' }))), 'ms', 'through ip netns exec');
 
@@ -251,13 +258,14 @@ export const run: BenchSuite = async () => {
         process.stderr.write(`  ${ipam.label}, ${mode}: ${count} ADD + DEL...\n`);
         const r = await runRound(f, requests, ipam, podObjects, count, concurrency, `${concurrency}-${k}`, ipam.strait ? serviceProc : undefined);
         byIpam.set(ipam.label, r);
-        rounds.push({ ipam: ipam.label, pods: count, inFlight: concurrency, addWallMs: round1(r.addWallMs), delWallMs: round1(r.delWallMs), ...(r.serviceCpuMs === undefined ? {} : { serviceCpuMs: Math.round(r.serviceCpuMs) }), addRequests: Object.fromEntries(r.addRequests), delRequests: Object.fromEntries(r.delRequests), addMs: r.adds.map(round1), delMs: r.dels.map(round1) });
+        rounds.push({ ipam: ipam.label, pods: count, inFlight: concurrency, addWallMs: round1(r.addWallMs), delWallMs: round1(r.delWallMs), execFloorMs: round1(r.execFloorMs), ...(r.serviceCpuMs === undefined ? {} : { serviceCpuMs: Math.round(r.serviceCpuMs) }), addRequests: Object.fromEntries(r.addRequests), delRequests: Object.fromEntries(r.delRequests), addMs: r.adds.map(round1), delMs: r.dels.map(round1) });
         const name = `${ipam.label}, ${mode}`;
         figure(`${name}: ADDs per second`, round1(count / (r.addWallMs / 1000)), 'ADD/s', `${count} ADDs in ${Math.round(r.addWallMs)} ms`);
         figure(`${name}: ADD p50`, round1(percentile(r.adds, 50)), 'ms');
         figure(`${name}: ADD p99`, round1(percentile(r.adds, 99)), 'ms', `max ${round1(Math.max(...r.adds))}`);
         figure(`${name}: DEL p50`, round1(percentile(r.dels, 50)), 'ms', `${round1(count / (r.delWallMs / 1000))} DEL/s`);
         figure(`${name}: DEL p99`, round1(percentile(r.dels, 99)), 'ms', `max ${round1(Math.max(...r.dels))}`);
+        figure(`${name}: floor, \`ip netns exec <node> true\` with the round's ${count} pod namespaces, p50 of 20`, round1(r.execFloorMs), 'ms', 'one at a time, before the ADDs');
         if (r.serviceCpuMs !== undefined) {
           figure(`${name}: service CPU per ADD + DEL`, round1(r.serviceCpuMs / count), 'ms', `${Math.round(r.serviceCpuMs)} ms for ${count}`);
           figure(`${name}: API requests per ADD`, round2(total(r.addRequests) / count), 'requests', perCall(r.addRequests, count));
@@ -274,7 +282,9 @@ export const run: BenchSuite = async () => {
       }
     }
     const memory = memoryMiB(serviceProc.pid);
-    figure('strait pool-ipam serve: RSS after the run', round1(memory.rss), 'MiB', `peak (VmHWM) ${round1(memory.peak)} MiB; ${pods} Pods in its informer`);
+    figure('strait pool-ipam serve: RSS once ready', round1(startMemory.rss), 'MiB', `informers listed: ${pods} Pods, the IPPool, no claims`);
+    figure('strait pool-ipam serve: RSS after the run', round1(memory.rss), 'MiB', `peak (VmHWM) ${round1(memory.peak)} MiB`);
+    figure('strait pool-ipam serve: open file descriptors once ready / after the run', startFds, 'fds', `after: ${openFds(serviceProc.pid)}`);
     figure('load average (1 min) before / after the suite', round2(loadBefore), 'load', `after: ${round2(os.loadavg()[0]!)}; ${os.cpus().length} CPUs, shared`);
     const seconds = Math.round((Date.now() - started) / 1000);
     figure('the whole cni run', seconds, 's');

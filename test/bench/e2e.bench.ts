@@ -8,7 +8,6 @@
  * reconciles of 100,000 mappings would compete with the traffic, and the datapath (kernel state) runs
  * without them. The lab's heartbeat timeout is an hour so that no pause counts as a node failure.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labDown, labUp, type LabDataplane } from '../../src/lab/lab';
@@ -24,7 +23,7 @@ import { dialledLast, installIncumbent, lastRulePackets, mappingRules, removeInc
 import { benchTopologyPath, roles, setMappings } from './e2e/mappings';
 import { type Measurement, type PathFigures, markdownTable, ratios } from './e2e/results';
 import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, toolSeconds, waitForServers } from './e2e/traffic';
-import { type BenchFigure, type BenchSuite, benchResultsDir } from './result';
+import { type BenchFigure, type BenchSuite, benchResultsDir, headCommit } from './result';
 
 const sizes = [1, 1_000, 10_000, 100_000];
 /** The lab's own run directory, so `strait lab down` also cleans up after a bench that was killed. */
@@ -96,14 +95,6 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
   return measurements;
 }
 
-function mainCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 const figureName = (m: Measurement) => `${m.path}, ${m.mappings.toLocaleString('en')} NatMapping${m.mappings === 1 ? '' : 's'}`;
 
 function figuresOf(m: Measurement): BenchFigure[] {
@@ -126,7 +117,7 @@ export const run: BenchSuite = async () => {
   say('apply 10,000 changes at 100,000 NatMappings');
   const applyFigures = await applyChangeFigures();
   const seconds = Math.round((Date.now() - started) / 1000);
-  const commit = mainCommit();
+  const commit = headCommit();
   const table = markdownTable(measurements);
   const applyTable = ['| apply 10,000 changes at 100,000 NatMappings | ms |', '|---|---:|', ...applyFigures.map((f) => `| ${f.name.replace(/^.*100,000: /, '')} | ${f.value.toLocaleString('en')} |`)].join('\n');
   const markdown = `Commit ${commit}, ${new Date().toISOString()}; ${toolSeconds} s per tool; the whole run took ${seconds} s.\n\n${table}\n${applyTable}\n`;

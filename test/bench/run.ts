@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: runs every suite but e2e (or those named on the command line), prints a table and writes
- * bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
+ * `npm run bench`: runs every suite but e2e and cni (or those named on the command line), prints a table
+ * and writes bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,11 +14,12 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   datapath: () => import('./datapath.bench'),
   netlink: () => import('./netlink.bench'),
   kubernetes: () => import('./kubernetes.bench'),
+  cni: () => import('./cni.bench'),
   e2e: () => import('./e2e.bench'),
 };
 
-/** Suites that bring up labs (minutes, and no other lab may be up): run only when named. */
-const onlyWhenNamed = new Set(['e2e']);
+/** Suites that take minutes (e2e brings up labs, and no other lab may be up): run only when named. */
+const onlyWhenNamed = new Set(['e2e', 'cni']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

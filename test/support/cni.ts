@@ -48,6 +48,8 @@ export interface CniNode {
   podNetns(): { name: string; path: string };
   /** Another host on the node's segment: a macvlan of `eth0` named `link`, holding `address`, in a namespace of its own. */
   segmentHost(link: string, address: string): { name: string; path: string };
+  /** Deletes the pod namespaces made so far (a benchmark's round done); cleanup deletes the later ones. */
+  removePodNetns(): void;
   cleanup(): void;
 }
 
@@ -57,6 +59,7 @@ export function cniNode(): CniNode {
   const dir = mkdtempSync(join(tmpdir(), 'strait-cni-path-'));
   symlinkSync(straitIpamPath, join(dir, 'strait-ipam'));
   const pods: string[] = [];
+  let made = 0;
   createNetns(netns);
   try {
     // The node's NIC: one end of a veth pair (this kernel has no dummy links), both ends up.
@@ -72,7 +75,7 @@ export function cniNode(): CniNode {
     netns,
     cniPath,
     podNetns() {
-      const name = `${netns}-p${pods.length}`;
+      const name = `${netns}-p${made++}`;
       createNetns(name);
       pods.push(name);
       return { name, path: netnsPath(name) };
@@ -85,10 +88,13 @@ export function cniNode(): CniNode {
       ip(['-n', host.name, 'link', 'set', link, 'up']);
       return host;
     },
+    removePodNetns() {
+      for (const p of pods.splice(0)) deleteNetns(p);
+    },
     runIpam: (command, config, pod) => invoke(join(dir, 'strait-ipam'), command, config, pod, {}),
     run: (command, config, pod, extraEnv = {}) => invoke(join(debianPlugins, String(config.type)), command, config, pod, extraEnv),
     cleanup() {
-      for (const p of pods) deleteNetns(p);
+      for (const p of pods.splice(0)) deleteNetns(p);
       deleteNetns(netns);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -8,6 +8,8 @@ import type { Informer } from '../../k8s/informer';
 import type { IPClaimObject } from './cluster-view';
 
 export class ClaimIndex {
+  /** Each informer object parsed once (the informer replaces the object on every change). */
+  private readonly parsed = new WeakMap<IPClaimObject, Claim>();
   /** name → our last write (undefined: deleted by us), with the resourceVersion it had. */
   private readonly local = new Map<string, { claim?: Claim; resourceVersion: number }>();
 
@@ -34,14 +36,23 @@ export class ClaimIndex {
     const mine = this.local.get(name);
     if (mine) return mine.claim;
     const object = this.informer.get(name);
-    return object ? readClaim(object) : undefined;
+    return object ? this.read(object) : undefined;
+  }
+
+  private read(object: IPClaimObject): Claim {
+    let claim = this.parsed.get(object);
+    if (!claim) {
+      claim = readClaim(object);
+      this.parsed.set(object, claim);
+    }
+    return claim;
   }
 
   all(): Claim[] {
     const out: Claim[] = [];
     for (const object of this.informer.list()) {
       const name = object.metadata?.name ?? '';
-      if (!this.local.has(name)) out.push(readClaim(object));
+      if (!this.local.has(name)) out.push(this.read(object));
     }
     for (const { claim } of this.local.values()) if (claim) out.push(claim);
     return out;

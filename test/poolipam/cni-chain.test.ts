@@ -27,12 +27,16 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     it(`${plugin}: ADD gives the pod an address of the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds`, () => addCheckDel(f, plugin));
   }
 
-  it('CHECK of an attachment without an allocation fails with code 104 naming the container', async () => {
+  it('CHECK fails with code 104 when prevResult holds another address, or the attachment has no allocation, naming them', async () => {
     await f.pool('pool-cni', { subnet: '10.6.0.0/24', ips: ['10.6.0.10'] });
     const pod = await f.pod('web-2');
     const config = f.config('macvlan', { default_ipv4_ippool: ['pool-cni'] });
     const added = await f.node.run('ADD', config, pod);
     assert.equal(added.code, 0, added.stdout);
+    const wrong = { ...added.json, ips: [{ ...added.json!.ips[0], address: '10.6.0.99/24' }] };
+    const mismatch = await f.node.run('CHECK', { ...config, prevResult: wrong }, pod);
+    assert.equal(mismatch.json?.code, 104, mismatch.stdout);
+    assert.match(mismatch.json!.msg, /holds 10\.6\.0\.99 \(prevResult\), but 10\.6\.0\.10 is given to it/);
     const other = { ...pod, containerId: 'never-added' };
     const checked = await f.node.run('CHECK', { ...config, prevResult: added.json }, other);
     assert.notEqual(checked.code, 0);

@@ -108,6 +108,13 @@ export class Allocator {
     if (held.length === 0) throw new IpamError(cniErrorCodes.allocationMismatch, `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`);
     const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
     if (other) throw new IpamError(cniErrorCodes.allocationMismatch, `address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`);
+    if (req.prevResultAddresses === undefined) return;
+    // What the runtime holds from ADD (prevResult) must be what is given, no more, no less.
+    const given = held.map((c) => formatIp(c.address)).sort();
+    const holds = req.prevResultAddresses.map((a) => a.split('/')[0]!).sort();
+    if (given.join() !== holds.join()) {
+      throw new IpamError(cniErrorCodes.allocationMismatch, `container ${req.containerId} interface ${req.ifname} holds ${holds.join(', ') || 'nothing'} (prevResult), but ${given.join(', ')} is given to it`);
+    }
   }
 
   /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */

@@ -74,6 +74,3 @@ export function readReservedIps(objects: readonly (KubernetesObject & { spec: Re
   }
   return normalizeRanges(ranges);
 }
-
-/** The prefix length handed with a pool's addresses. */
-export const prefixLength = (pool: Pick<Pool, 'subnet'>) => pool.subnet.prefix;

@@ -63,6 +63,8 @@ export async function startPoolIpamService(options: PoolIpamServiceOptions): Pro
     status.start();
     log.info({ socket: server.socket, node }, 'pool IPAM serving');
   });
+  // Not every caller awaits it (the agent does not): a failure is logged here, and STATUS keeps saying not ready.
+  synced.catch((err: unknown) => log.error({ err: (err as Error).message }, 'the pool IPAM informers did not start'));
   return {
     allocator,
     collector,

@@ -42,17 +42,20 @@ describe('strait-ipam commands through the pool IPAM service', () => {
       };
     });
 
+    /** The IPAM result of the service's answer above: no pool or vlan, no interface index. */
+    const result = (cniVersion: string) => ({
+      cniVersion,
+      ips: [{ address: '10.6.0.2/24', gateway: '10.6.0.1' }, { address: 'fd00:6::2/64' }],
+      routes: [{ dst: '0.0.0.0/0', gw: '10.6.0.1' }, { dst: '192.0.2.0/24' }],
+      dns: {},
+    });
+
     it('forwards the attachment, the pod and the ipam options, and prints a 1.1.0 IPAM result', async () => {
       const config = network('1.1.0', { default_ipv4_ippool: ['v4-a', 'v4-b'], default_ipv6_ippool: ['v6-a'], detect_ip_conflict: false });
       const run = await runStraitIpam(add, config);
       assert.deepEqual({ status: run.status, result: JSON.parse(run.stdout) }, {
         status: 0,
-        result: {
-          cniVersion: '1.1.0',
-          ips: [{ address: '10.6.0.2/24', gateway: '10.6.0.1' }, { address: 'fd00:6::2/64' }],
-          routes: [{ dst: '0.0.0.0/0', gw: '10.6.0.1' }, { dst: '192.0.2.0/24' }],
-          dns: {},
-        },
+        result: result('1.1.0'),
       });
       assert.deepEqual(handler.calls, [{
         command: 'ADD',
@@ -68,12 +71,7 @@ describe('strait-ipam commands through the pool IPAM service', () => {
       const run = await runStraitIpam({ ...add, CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=web-0' }, network('1.0.0'));
       assert.deepEqual({ status: run.status, result: JSON.parse(run.stdout) }, {
         status: 0,
-        result: {
-          cniVersion: '1.0.0',
-          ips: [{ address: '10.6.0.2/24', gateway: '10.6.0.1' }, { address: 'fd00:6::2/64' }],
-          routes: [{ dst: '0.0.0.0/0', gw: '10.6.0.1' }, { dst: '192.0.2.0/24' }],
-          dns: {},
-        },
+        result: result('1.0.0'),
       });
       assert.deepEqual(handler.calls, [{
         command: 'ADD',

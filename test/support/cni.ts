@@ -124,13 +124,13 @@ export function cniNode(): CniNode {
     return new Promise((done, fail) => {
       child.on('error', fail);
       child.on('close', (code) => {
-        let json: Record<string, any> | undefined;
+        // A plugin prints a JSON result or error, or nothing: anything else is a failure of its own.
+        if (stdout.trim() === '') return done({ code: code ?? -1, stdout, stderr });
         try {
-          json = stdout.trim() ? (JSON.parse(stdout) as Record<string, any>) : undefined;
-        } catch {
-          json = undefined;
+          done({ code: code ?? -1, stdout, stderr, json: JSON.parse(stdout) as Record<string, any> });
+        } catch (err) {
+          fail(new Error(`${plugin} ${command} printed something that is not JSON (${(err as Error).message}): ${stdout}${stderr}`));
         }
-        done({ code: code ?? -1, stdout, stderr, ...(json ? { json } : {}) });
       });
     });
   }

@@ -12,13 +12,13 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1OwnerRe
 import { InputError } from '../../errors';
 import { apiStatus } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
-import { type Ip, type IpFamily, formatIp } from '../../net/cidr';
+import { type Ip, type IpFamily, addressBits, formatCidr, formatIp } from '../../net/cidr';
 import type { Claim } from '../claim';
 import { candidatePools } from '../candidates';
 import { filterPools } from '../filter';
 import { statefulSetGone } from '../gc-plan';
 import { rangesOfAddresses } from '../ip-ranges';
-import type { ApplicationRef, Pool, PodContext } from '../model';
+import type { ApplicationRef, IpRange, Pool, PodContext } from '../model';
 import { type AddressUse, pickAddress, poolSize, startOffset } from '../pick-address';
 import { readPool, readReservedIps } from '../pool-objects';
 import type { AddRequest, AddResponse, Attachment, CheckRequest, DelRequest, GcRequest, GcResponse } from '../protocol';
@@ -44,6 +44,9 @@ export interface AllocatorOptions {
 }
 
 const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
+
+/** The pod's controller as claims and Endpoints record it (its namespace is the pod's). */
+const ownerOf = (pod: PodContext) => (pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {});
 
 export class Allocator {
   readonly claims: ClaimIndex;
@@ -220,11 +223,12 @@ export class Allocator {
   private async allocateFamily(family: IpFamily, names: readonly string[], pod: PodContext, req: AddRequest, source: string): Promise<Claim> {
     const { valid, invalid } = this.pools();
     const byName = new Map(valid.map((p) => [p.name, p]));
-    const use = this.addressUse();
+    const reserved = readReservedIps(this.options.view.reserved.list());
+    const use = this.addressUse(reserved);
     const { usable, rejected } = filterPools(family, names, byName, pod, use);
     const why = [...rejected.map((r) => `${r.pool}: ${invalid.get(r.pool) ?? r.reason}`)];
     for (const pool of sortPools(usable)) {
-      const claim = await this.allocateFromPool(pool, pod, req, why);
+      const claim = await this.allocateFromPool(pool, pod, req, reserved, why);
       if (claim) return claim;
     }
     // Exhausted: some pool was usable but ran out while picking, or every rejection was for having no free address.
@@ -235,17 +239,17 @@ export class Allocator {
     );
   }
 
-  private addressUse(): AddressUse {
-    const all = this.claims.all();
+  /** What no pick may take now: every claimed address (claims change under 409s, so read per pick), the reserved ones, and `skipped` besides those in flight here. */
+  private addressUse(reserved: IpRange[], skipped: Ip[] = []): AddressUse {
     return {
-      taken: rangesOfAddresses(all.map((c) => c.address)),
-      reserved: readReservedIps(this.options.view.reserved.list()),
-      pending: rangesOfAddresses(this.pending.values()),
+      taken: rangesOfAddresses(this.claims.all().map((c) => c.address)),
+      reserved,
+      pending: rangesOfAddresses([...this.pending.values(), ...skipped]),
     };
   }
 
   /** A claimed, probed address of the pool, or undefined when it has none left (`why` says so). */
-  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, why: string[]): Promise<Claim | undefined> {
+  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, reserved: IpRange[], why: string[]): Promise<Claim | undefined> {
     const probeGateway = pool.detectGateway ?? req.options.detectGateway;
     if (probeGateway && pool.gateway) {
       const answer = await this.options.probe({ netns: req.netns, ifname: req.ifname, address: pool.gateway });
@@ -258,8 +262,7 @@ export class Allocator {
     const skipped: Ip[] = [];
     let conflicts = 0;
     for (;;) {
-      const use = this.addressUse();
-      const address = pickAddress(pool, { ...use, pending: rangesOfAddresses([...this.pending.values(), ...skipped]), start });
+      const address = pickAddress(pool, { ...this.addressUse(reserved, skipped), start });
       if (!address) {
         why.push(`${pool.name}: no free address${conflicts > 0 ? ` (${conflicts} answered by another host and marked)` : ''}`);
         return undefined;
@@ -295,54 +298,42 @@ export class Allocator {
       network: req.network,
       ifname: req.ifname,
       containerID: req.containerId,
-      ...(pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {}),
+      ...ownerOf(pod),
     };
   }
 
   private holder(pod: PodContext) {
-    return {
-      namespace: pod.namespace,
-      name: pod.name,
-      podUID: pod.uid,
-      node: pod.nodeName,
-      ...(pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {}),
-    };
+    return { namespace: pod.namespace, name: pod.name, podUID: pod.uid, node: pod.nodeName, ...ownerOf(pod) };
   }
 
-  private attachmentRecord(req: AddRequest, claims: Claim[]) {
+  /** Each claim's address with what its pool hands out with it (IPv4 first); a pool gone since: the address alone. */
+  private given(claims: Claim[]) {
     const pools = new Map(this.pools().valid.map((p) => [p.name, p]));
-    return {
-      network: req.network,
-      ifname: req.ifname,
-      containerID: req.containerId,
-      ips: claims.map((c) => {
+    return [...claims]
+      .sort((a, b) => a.address.family - b.address.family)
+      .map((c) => {
         const pool = pools.get(c.pool);
-        return {
+        const ip = {
           address: formatIp(c.address),
-          prefixLength: pool?.subnet.prefix ?? (c.address.family === 4 ? 32 : 128),
+          prefixLength: pool?.subnet.prefix ?? addressBits(c.address.family),
           pool: c.pool,
           ...(pool?.gateway ? { gateway: formatIp(pool.gateway) } : {}),
           ...(pool?.vlan !== undefined ? { vlan: pool.vlan } : {}),
         };
-      }),
-    };
+        return { ip, routes: pool?.routes ?? [] };
+      });
+  }
+
+  private attachmentRecord(req: AddRequest, claims: Claim[]) {
+    return { network: req.network, ifname: req.ifname, containerID: req.containerId, ips: this.given(claims).map((g) => g.ip) };
   }
 
   private response(claims: Claim[]): AddResponse {
-    const pools = new Map(this.pools().valid.map((p) => [p.name, p]));
-    const sorted = [...claims].sort((a, b) => a.address.family - b.address.family);
-    const ips = sorted.map((c) => {
-      const pool = pools.get(c.pool);
-      const prefix = pool?.subnet.prefix ?? (c.address.family === 4 ? 32 : 128);
-      return {
-        address: `${formatIp(c.address)}/${prefix}`,
-        pool: c.pool,
-        ...(pool?.gateway ? { gateway: formatIp(pool.gateway) } : {}),
-        ...(pool?.vlan !== undefined ? { vlan: pool.vlan } : {}),
-      };
-    });
-    const routes = sorted.flatMap((c) => (pools.get(c.pool)?.routes ?? []).map((r) => ({ dst: `${formatIp({ family: r.dst.family, value: r.dst.base })}/${r.dst.prefix}`, ...(r.gw ? { gw: formatIp(r.gw) } : {}) })));
-    return { ips, routes };
+    const given = this.given(claims);
+    return {
+      ips: given.map(({ ip: { address, prefixLength, ...rest } }) => ({ address: `${address}/${prefixLength}`, ...rest })),
+      routes: given.flatMap((g) => g.routes.map((r) => ({ dst: formatCidr(r.dst), ...(r.gw ? { gw: formatIp(r.gw) } : {}) }))),
+    };
   }
 
   /** The pod of the CNI call, its namespace and node, as the rules read them. */

@@ -126,22 +126,28 @@ describe('the pool IPAM service killed at random points', function () {
     stop = true;
     await killer;
 
-    // The last incarnation up, then one GC with what the runtime holds.
-    await ready();
-    const gc = await runStraitIpam({ CNI_COMMAND: 'GC', CNI_PATH: '/usr/lib/cni' }, { ...config, 'cni.dev/valid-attachments': [...live.keys()].map((containerID) => ({ containerID, ifname: 'eth0' })) });
-    assert.equal(gc.status, 0, gc.stdout);
-
     assert.ok(kills >= 5, `only ${kills} kills: the test did not test restarts`);
     assert.ok(failedAdds > 0, 'no ADD failed: no kill landed in the middle of one');
     const addresses = [...live.values()].map((l) => l.address);
     assert.equal(new Set(addresses).size, addresses.length, 'an address was given twice');
-    const claims = ((await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as { items: { spec: { address: string; containerID?: string } }[] }).items;
-    const held = new Map(claims.map((c) => [c.spec.containerID ?? '', c.spec.address]));
-    assert.deepEqual(
-      [...held.entries()].sort(),
-      [...live.entries()].map(([containerId, l]) => [containerId, l.address]).sort(),
-      `claims differ from the live attachments after ${kills} kills and ${failedAdds} failed ADDs`,
-    );
+    const held = async () => {
+      const claims = ((await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as { items: { spec: { address: string; containerID?: string } }[] }).items;
+      return claims.map((c) => [c.spec.containerID ?? '', c.spec.address]).sort();
+    };
+    const liveHeld = [...live.entries()].map(([containerId, l]) => [containerId, l.address]);
+
+    // The last incarnation up. An attachment the runtime then loses (its own crash: no DEL ever comes).
+    await ready();
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'forgotten' }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } } });
+    const forgotten = await runStraitIpam(env('ADD', 'forgotten', 'ctr-forgotten'), config);
+    assert.equal(forgotten.status, 0, forgotten.stdout);
+    const forgottenAddress = (JSON.parse(forgotten.stdout) as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
+    // DEL alone (every failed ADD was DELeted, as CNI asks) left exactly the live attachments, and the lost one.
+    assert.deepEqual(await held(), [...liveHeld, ['ctr-forgotten', forgottenAddress]].sort(), `claims differ from the live attachments after ${kills} kills and ${failedAdds} failed ADDs, before GC`);
+    // One GC with what the runtime holds releases the lost one and nothing else.
+    const gc = await runStraitIpam({ CNI_COMMAND: 'GC', CNI_PATH: '/usr/lib/cni' }, { ...config, 'cni.dev/valid-attachments': [...live.keys()].map((containerID) => ({ containerID, ifname: 'eth0' })) });
+    assert.equal(gc.status, 0, gc.stdout);
+    assert.deepEqual(await held(), liveHeld.sort(), 'claims differ from the live attachments after GC');
     process.stdout.write(`      ${operations} operations, ${kills} kills, ${failedAdds} ADDs failed and were deleted, ${live.size} attachments live\n`);
   });
 });

@@ -174,6 +174,12 @@ describe('strait controller processes', () => {
     const lockPath = join(clusterDir, 'ipam.json.lock');
     // controller.json is the first controller's own heartbeat, rewritten every round.
     const unchanged = () => snapshot(runDir, (p) => p.endsWith('/controller.json'));
+    const firstRound = [
+      'cluster-a/ipam.json', 'cluster-a/ipam.json.lock', 'cluster-a/nodes/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/status/a-gw.json',
+      'exchange/cluster-a/cluster-b.spec.json',
+    ];
+    // The first controller may still be writing its first round (a CI run caught .reflections.json.tmp): settled first.
+    await waitFor('the first controller\'s first round written', () => [...unchanged().keys()].sort().join() === firstRound.join(), 10_000, () => [...unchanged().keys()].sort().join(' '));
     const before = unchanged();
     assert.deepEqual([...before.keys()].sort(), [
       'cluster-a/ipam.json', 'cluster-a/ipam.json.lock', 'cluster-a/nodes/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/status/a-gw.json',

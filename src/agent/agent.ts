@@ -36,6 +36,8 @@ export interface AgentOptions {
   dataplane: DataplaneRequest;
   attachMode: TcMode;
   intervalMs: number;
+  /** How often the whole kernel state is read and repaired even when no change event said so (the maps: only then). */
+  resyncMs: number;
   /** The node's namespace by name (/run/netns/NAME); default: the agent's own, as in the lab. */
   netns?: string;
   /** A directory with one file per encrypted peering's cluster id, holding its secret (base64, 0600). */
@@ -284,7 +286,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
     });
     try {
-      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
       if (dataplane.replacedMaps) log.warn({ maps: dataplane.replacedMaps }, 'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply');
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();

@@ -52,8 +52,34 @@ function refuseEncryption(spec: NodeDataplaneSpec): void {
   });
 }
 
-/** `counters` reads the datapath's counter maps (tests that fake the datapath have none). */
-export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'> & Partial<Pick<NodeDatapath, 'replacedMaps'>>, netns?: string, counters?: () => DatapathCounters): NodeDataplane {
+/** Tells whether the kernel may have changed since the last call (src/kernel/change-monitor.ts). */
+export interface ChangeSource {
+  takeChanged(): boolean;
+  close(): void;
+}
+
+/** Default of `--resync-interval`: how often either dataplane reads its whole kernel state anyway, to repair a change no event told of. */
+export const defaultResyncMs = 60_000;
+
+/**
+ * The eBPF datapath. Its maps are written incrementally (the difference between the spec and the one
+ * last applied, src/datapath/map-sync.ts); the kernel objects around them (the overlay device, the
+ * attachments, the overlay routes) are looked at when the kernel's change events say something changed;
+ * everything, maps included, is read at the first apply, every `resyncMs` and after a failed apply,
+ * which repairs a change by hand that no event tells of (a map entry, a tcx link). A tick with the same
+ * spec (the same object: the agent re-parses only a changed document), no event and no resync due does
+ * nothing at all. `counters` reads the datapath's counter maps (tests that fake the datapath have none).
+ */
+export function ebpfDataplane(
+  datapath: Pick<NodeDatapath, 'apply' | 'close'> & Partial<Pick<NodeDatapath, 'replacedMaps'>>,
+  netns?: string,
+  counters?: () => DatapathCounters,
+  changes?: ChangeSource,
+  resyncMs = defaultResyncMs,
+  now = Date.now,
+): NodeDataplane {
+  let last: { spec: NodeDataplaneSpec; routes: string; conflicts: string[] } | undefined;
+  let readAt = -Infinity;
   return {
     kind: 'ebpf',
     ...(counters === undefined ? {} : { counters }),
@@ -63,32 +89,38 @@ export function ebpfDataplane(datapath: Pick<NodeDatapath, 'apply' | 'close'> & 
       refuseEncryption(spec);
     },
     apply(spec) {
-      const result = datapath.apply(spec);
-      const routes = reconcileOverlayRoutes(desiredRoutes(spec), defaultOverlayDevice, netns);
-      const changes = summarizeChanges(result, routes);
-      return { ...(changes ? { changes } : {}), conflicts: routes.conflicts };
+      // Taken before applying: events caused by this apply make the next tick look again, once.
+      const kernel = changes?.takeChanged() ?? true;
+      const resync = last === undefined || now() - readAt >= resyncMs;
+      if (!kernel && !resync && last?.spec === spec) return { conflicts: last.conflicts };
+      const previous = last;
+      last = undefined;
+      const started = now();
+      const result = datapath.apply(spec, { kernel: kernel || resync, readMaps: resync });
+      const prefixes = desiredRoutes(spec);
+      const routes = kernel || resync || prefixes.join() !== previous?.routes
+        ? reconcileOverlayRoutes(prefixes, defaultOverlayDevice, netns)
+        : { added: [], removed: [], conflicts: previous.conflicts };
+      last = { spec, routes: prefixes.join(), conflicts: routes.conflicts };
+      if (resync) readAt = started;
+      const summary = summarizeChanges(result, routes);
+      return { ...(summary ? { changes: summary } : {}), conflicts: routes.conflicts };
     },
-    close: () => datapath.close(),
+    close: () => {
+      changes?.close();
+      datapath.close();
+    },
   };
 }
-
-/** Tells whether the kernel may have changed since the last call (src/kernel/change-monitor.ts). */
-export interface ChangeSource {
-  takeChanged(): boolean;
-  close(): void;
-}
-
-/** Without any change event, the fallback still reads everything this often (a lost event is repaired). */
-export const kernelResyncMs = 10_000;
 
 /**
  * The kernel fallback. Reading its whole state takes several processes, so a reconcile is skipped while
  * the spec, the secrets' files and the kernel (by its change events) are as they were at the last good
- * apply, up to `resyncMs`; a hand-made change is an event, so it is still repaired at the next tick.
+ * apply, up to `resyncMs` (a lost event is repaired then); a hand-made change is an event, so it is still repaired at the next tick.
  * The spec is compared by identity: the agent hands over the same object until its file changes, and
  * serialising a spec of 100,000 NatMappings at every tick would cost more than the skip saves.
  */
-export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>, changes?: ChangeSource, resyncMs = kernelResyncMs, now = Date.now): NodeDataplane {
+export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>, changes?: ChangeSource, resyncMs = defaultResyncMs, now = Date.now): NodeDataplane {
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
@@ -118,6 +150,8 @@ export interface DataplaneOptions {
   netns?: string;
   /** The kernel fallback's IPsec peerings: their secrets, and why this kernel cannot run them. */
   ipsec?: IpsecSetup;
+  /** How often the whole kernel state is read even without a change event (`--resync-interval`). */
+  resyncMs?: number;
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
@@ -126,9 +160,9 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   if (kind === 'kernel') {
     cleanupNode({ pinRoot: options.pinRoot, ...(path ? { netns: path } : {}) });
     reconcileOverlayRoutes([], defaultOverlayDevice, options.netns);
-    return kernelDataplane(new KernelDatapath(options.netns, options.ipsec), new KernelChangeMonitor(options.netns));
+    return kernelDataplane(new KernelDatapath(options.netns, options.ipsec), new KernelChangeMonitor(options.netns), options.resyncMs);
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
-  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps));
+  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns), options.resyncMs);
 }

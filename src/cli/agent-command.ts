@@ -30,6 +30,7 @@ export interface AgentFlags extends MetricsFlags {
   dataplane: string;
   attach: string;
   interval: string;
+  resyncInterval: string;
   netns?: string;
   ipsecSecrets?: string;
   cleanup?: boolean;
@@ -162,6 +163,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
     dataplane: oneOf<DataplaneRequest>('--dataplane', flags.dataplane, ['auto', 'ebpf', 'kernel']),
     attachMode: oneOf<TcMode>('--attach', flags.attach, ['auto', 'tcx', 'clsact']),
     intervalMs: parseSeconds('--interval', flags.interval),
+    resyncMs: parseSeconds('--resync-interval', flags.resyncInterval),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
     ...(metrics === undefined || cleanup ? {} : { metrics }),
@@ -188,6 +190,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')
+    .option('--resync-interval <seconds>', 'seconds between full reads of the node\'s kernel state (maps, devices, routes), which repair changes made by hand that no kernel event reports (a map entry); between them a reconcile writes only what changed', '60')
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
     .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
     .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)

@@ -3,33 +3,60 @@
  * a peer is written before the routes that name it and deleted after them; a changed prefix gets its
  * new route before the old one goes; each element update is atomic in the kernel.
  */
-import type { DesiredMaps } from './desired-maps';
+import { type DesiredMaps, type DesiredTables, tablesOf } from './desired-maps';
 import type { DatapathMaps } from './layout';
-import { type SyncResult, syncMap } from './map-sync';
+import { maps as layoutMaps } from './layout';
+import { MapMirror, type SyncResult, hexIds, ipv4Ids, mapBytes } from './map-sync';
 
 export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters', SyncResult>;
 
+/**
+ * The node's maps as this process last wrote them (map-sync.ts): an apply writes only what differs from
+ * the last one; `read` (or a map whose last write failed) diffs against the kernel instead, repairing
+ * any change made by hand.
+ */
+export class AppliedMaps {
+  private readonly mirrors;
+
+  constructor(private readonly maps: DatapathMaps) {
+    this.mirrors = {
+      config: new MapMirror(mapBytes(maps.config), hexIds),
+      peers: new MapMirror(mapBytes(maps.peers), hexIds),
+      routes: new MapMirror(mapBytes(maps.routes), hexIds),
+      natmap: new MapMirror(mapBytes(maps.natmap), ipv4Ids),
+      natmapRev: new MapMirror(mapBytes(maps.natmapRev), ipv4Ids),
+      nodes: new MapMirror(mapBytes(maps.nodes), hexIds),
+    };
+  }
+
+  apply(desired: DesiredTables, read: boolean): ApplyResult {
+    const m = this.mirrors;
+    const readPeers = read || m.peers.unknown;
+    const config = m.config.sync(desired.config, read);
+    const peers = m.peers.plan(desired.peers, read);
+    const peersWritten = peers.upsert();
+    const routes = m.routes.sync(desired.routes, read);
+    const peersDeleted = peers.delete();
+    const natmap = m.natmap.sync(desired.natmap, read);
+    const natmapRev = m.natmapRev.sync(desired.natmapRev, read);
+    const nodes = m.nodes.sync(desired.nodes, read);
+    // Counters of peers that are gone; the others keep counting. Looked at when peers went, and on a read.
+    let stale: number[] = [];
+    if (readPeers || peersDeleted > 0) {
+      const key = Buffer.alloc(layoutMaps.peers.key.size);
+      stale = [...this.maps.peerCounters.keys()].filter((id) => {
+        layoutMaps.peers.key.encode(id, key, 0);
+        return !desired.peers.has(hexIds.keyId(key));
+      });
+    }
+    const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };
+    return { config, peers: { written: peersWritten, deleted: peersDeleted }, routes, natmap, natmapRev, nodes, peerCounters };
+  }
+}
+
+/** Makes the maps hold `desired`, reading every map first. */
 export function applyDesiredMaps(maps: DatapathMaps, desired: DesiredMaps): ApplyResult {
-  const config = syncMap(maps.config, desired.config);
-  const peersWritten = syncMap(maps.peers, desired.peers, 'upsert');
-  const routes = syncMap(maps.routes, desired.routes);
-  const peersDeleted = syncMap(maps.peers, desired.peers, 'delete');
-  const natmap = syncMap(maps.natmap, desired.natmap);
-  const natmapRev = syncMap(maps.natmapRev, desired.natmapRev);
-  const nodes = syncMap(maps.nodes, desired.nodes);
-  // Counters of peers that are gone; the others keep counting.
-  const live = new Set(desired.peers.map(([id]) => id));
-  const stale = [...maps.peerCounters.keys()].filter((id) => !live.has(id));
-  const peerCounters = { written: 0, deleted: stale.filter((id) => maps.peerCounters.delete(id)).length };
-  return {
-    config,
-    peers: { written: peersWritten.written, deleted: peersDeleted.deleted },
-    routes,
-    natmap,
-    natmapRev,
-    nodes,
-    peerCounters,
-  };
+  return new AppliedMaps(maps).apply(tablesOf(desired), true);
 }
 
 /** Whether applying wrote or deleted anything. */

@@ -10,10 +10,11 @@ import {
   BpfObject, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, pinFd, queryClsact, queryTcx, unpin, unpinAll,
 } from '../bpf';
 import { netnsNameOf } from '../kernel/netns';
+import { formatIp } from '../net/cidr';
 import { nodeTunnelMtus } from '../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { type ApplyResult, applyDesiredMaps } from './apply-maps';
-import { desiredMaps } from './desired-maps';
+import { AppliedMaps, type ApplyResult } from './apply-maps';
+import { desiredTables } from './desired-maps';
 import { type DatapathMaps, Program, datapathObjectPath, openMaps } from './layout';
 import { ensureOverlayDevice, removeOverlayDevice } from './overlay-device';
 
@@ -72,6 +73,28 @@ export interface AttachmentChange {
   kind?: 'tcx' | 'clsact';
 }
 
+/**
+ * What an apply looks at besides the spec. `kernel`: the overlay device and every interface's attachment
+ * (else the device as found last time, unless the spec's part of it changed, and no attachment is looked
+ * at); `readMaps`: the maps' contents (else they are taken to hold what this process last wrote, and an
+ * unchanged spec writes nothing).
+ */
+export interface ApplyScope {
+  kernel: boolean;
+  readMaps: boolean;
+}
+
+const everything: ApplyScope = { kernel: true, readMaps: true };
+
+const unchangedMaps: ApplyResult = Object.fromEntries(['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }])) as ApplyResult;
+
+/** What of a spec the overlay device depends on (its MTU: src/kernel/underlay-mtu.ts). */
+const overlayInputs = (spec: NodeDataplaneSpec): string => {
+  const { port, mac } = spec.overlay;
+  const { role, underlayAddress, publicAddress } = spec.node;
+  return JSON.stringify([port, mac, spec.tunnelMTU ?? null, role, formatIp(underlayAddress), publicAddress === undefined ? null : formatIp(publicAddress)]);
+};
+
 export interface NodeApplyResult {
   overlayDeviceChanged: boolean;
   maps: ApplyResult;
@@ -79,13 +102,21 @@ export interface NodeApplyResult {
 }
 
 export class NodeDatapath {
+  private readonly applied: AppliedMaps;
+  /** The overlay device as the last kernel look found it, which the maps name, and the spec's part of it then. */
+  private overlay?: { ifindex: number; mtu: number; inputs: string };
+  /** What the maps were last made to hold, and from which overlay device. */
+  private mapped?: { spec: NodeDataplaneSpec; ifindex: number; mtu: number };
+
   private constructor(
     private readonly obj: BpfObject,
     readonly maps: DatapathMaps,
     private readonly options: NodeDatapathOptions,
     /** Maps an earlier build pinned with another layout, created afresh by this load (apply refills them). */
     readonly replacedMaps: readonly string[],
-  ) {}
+  ) {
+    this.applied = new AppliedMaps(maps);
+  }
 
   /**
    * Loads the programs, reusing the maps pinned under `pinRoot` by an earlier run; one pinned by another
@@ -113,13 +144,30 @@ export class NodeDatapath {
     return this.options.overlayDevice ?? defaultOverlayDevice;
   }
 
-  /** Makes the node match `spec`: overlay device, maps, attachments. Twice in a row, the second changes nothing. */
-  apply(spec: NodeDataplaneSpec): NodeApplyResult {
+  /**
+   * Makes the node match `spec`: overlay device, maps, attachments, looking at what `scope` says (the
+   * first apply looks at everything). Twice in a row, the second changes nothing.
+   */
+  apply(spec: NodeDataplaneSpec, scope: ApplyScope = everything): NodeApplyResult {
     const { netns } = this.options;
-    const mtu = nodeTunnelMtus(spec, netnsNameOf(netns)).vxlan;
-    const overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
-    const maps = applyDesiredMaps(this.maps, desiredMaps(spec, ifIndex(this.device, netns), mtu));
-    return { overlayDeviceChanged, maps, attachments: this.reconcileAttachments() };
+    let overlayDeviceChanged = false;
+    let attachments: AttachmentChange[] = [];
+    const inputs = overlayInputs(spec);
+    if (scope.kernel || this.overlay?.inputs !== inputs) {
+      this.overlay = undefined;
+      const mtu = nodeTunnelMtus(spec, netnsNameOf(netns)).vxlan;
+      overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
+      this.overlay = { ifindex: ifIndex(this.device, netns), mtu, inputs };
+      // A device made anew has lost its program.
+      if (scope.kernel || overlayDeviceChanged) attachments = this.reconcileAttachments();
+    }
+    const { ifindex, mtu } = this.overlay;
+    const mapped = this.mapped;
+    if (!scope.readMaps && mapped?.spec === spec && mapped.ifindex === ifindex && mapped.mtu === mtu) return { overlayDeviceChanged, maps: unchangedMaps, attachments };
+    this.mapped = undefined;
+    const maps = this.applied.apply(desiredTables(spec, ifindex, mtu), scope.readMaps);
+    this.mapped = { spec, ifindex, mtu };
+    return { overlayDeviceChanged, maps, attachments };
   }
 
   /** Which program belongs on each interface's ingress now. */

@@ -6,7 +6,7 @@ import { type AgentEnvironment, type AgentFlags, parseAgentFlags } from '../../s
 import { InputError } from '../../src/errors';
 
 const flags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
-  spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', ...over,
+  spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', resyncInterval: '60', ...over,
 });
 /** --kubernetes, without the file mode's --spec. */
 const kubernetes = (over: Partial<AgentFlags> = {}): Partial<AgentFlags> => ({ spec: undefined, kubernetes: true, ...over });
@@ -23,11 +23,12 @@ function rejects(over: Partial<AgentFlags>, flag: string, value: unknown, env: A
 describe('strait agent flags', () => {
   it('takes the defaults of docs/lab.md', () => {
     assert.deepEqual(parseAgentFlags(flags(), {}), {
-      cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000,
+      cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000, resyncMs: 60_000,
       metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
     });
     const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }), {});
     assert.equal(all.intervalMs, 200);
+    assert.equal(parseAgentFlags(flags({ resyncInterval: '5' }), {}).resyncMs, 5_000);
     assert.deepEqual(all.controlPlane, { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json', statusPath: '/s.json', nodeName: 'n1' });
     assert.equal(all.attachMode, 'clsact');
     assert.ok(all.podInterfaces.test('veth-1') && !all.podInterfaces.test('eth0'));
@@ -46,6 +47,7 @@ describe('strait agent flags', () => {
     rejects({ interval: '-1' }, '--interval', '-1');
     rejects({ interval: '1s' }, '--interval', '1s');
     rejects({ interval: '' }, '--interval', '');
+    rejects({ resyncInterval: '0' }, '--resync-interval', '0');
     rejects({ dataplane: 'xdp' }, '--dataplane', 'xdp');
     rejects({ attach: 'xdp' }, '--attach', 'xdp');
     rejects({ pinRoot: 'pins/n1' }, '--pin-root', 'pins/n1');

@@ -4,7 +4,7 @@ import { controllerMetricsListen } from '../../src/cli/controller-command';
 import { InputError } from '../../src/errors';
 
 const agentFlags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
-  spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', ...over,
+  spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', resyncInterval: '60', ...over,
 });
 const agentListen = (over: Partial<AgentFlags>, env: { HOST_IP?: string } = {}) => parseAgentFlags(agentFlags(over), env).metrics;
 const controllerListen = (over: { metricsAddress?: string; metricsPort?: string; once?: boolean }, env: { HOST_IP?: string } = {}) => controllerMetricsListen({ config: '/etc/strait/a.yaml', ...over }, env);

@@ -88,7 +88,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   /** Starts the agent as the container would run it, with `capabilities` only; resolves with its exit code. */
   const startAgent = (dataplane: Dataplane, capabilities: readonly string[]): Promise<number | null> => {
     const { node, pinRoot, dir } = agentNode;
-    const agent = [process.execPath, cliPath, 'agent', '--dataplane', dataplane, '--spec', join(dir, 'nodes', 'n1.json'), '--status', statusPath(), '--pin-root', pinRoot, '--interval', '0.2'];
+    const agent = [process.execPath, cliPath, 'agent', '--dataplane', dataplane, '--spec', join(dir, 'nodes', 'n1.json'), '--status', statusPath(), '--pin-root', pinRoot, '--interval', '0.2', '--resync-interval', '0.001'];
     const [command, ...args] = containerCommand(node, capabilities, agent);
     child = spawn(command!, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
@@ -112,7 +112,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
     assert.equal(privileges.noNewPrivs, true);
   };
 
-  /** The eBPF datapath: maps filled, programs attached, overlay routes; a map entry deleted by hand comes back. */
+  /** The eBPF datapath: maps filled, programs attached, overlay routes; a map entry deleted by hand comes back (every reconcile is a resync here). */
   const checkEbpfDatapath = async () => {
     const { node, pinRoot } = agentNode;
     assert.deepEqual(peerIds(pinRoot), [5, 7]);

@@ -165,9 +165,9 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await stopAgent(exited);
   });
 
-  it('writes no status while only the time changes, though it reconciles (a map entry deleted by hand is repaired)', async () => {
+  it('writes no status while only the time changes, though it reconciles (a map entry deleted by hand is repaired at the resync)', async () => {
     await createObject(nodeSpecDocument([peerB]));
-    const exited = startAgent(['--interval', '0.2']);
+    const exited = startAgent(['--interval', '0.2', '--resync-interval', '0.2']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
     const writes = statusWrites();
     assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
@@ -180,8 +180,9 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   it('programs the node list it reads from the Node objects: a new Node\'s pod network at once, and nothing for a status heartbeat', async () => {
     await createObject(nodeSpecDocument([peerB]));
-    // Reconciles every 30 s: whatever happens sooner comes from the informers' events.
-    const exited = startAgent(['--interval', '30']);
+    // Reconciles every 30 s: whatever happens sooner comes from the informers' events. Each reconcile
+    // reads the whole node, so a change by hand shows whether one ran.
+    const exited = startAgent(['--interval', '30', '--resync-interval', '0.001']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
     assert.equal((await status())!.appliedSpec, specBDigest, 'the spec of a file listing n1 alone');
     assert.deepEqual(nodeRoutes(pinRoot), ['10.0.0.0/24 192.0.2.11']);

@@ -51,9 +51,12 @@ describe('strait agent (real process, real kernel)', function () {
   const liveAttachments = () => liveAttachmentsOf(pinRoot, node);
   const logOf = () => `agent log:\n${stderr}`;
 
-  /** Starts the agent on the spec file; resolves with its exit code once its whole log is read. */
-  const startAgent = (intervalSeconds: string): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+  /**
+   * Starts the agent on the spec file; resolves with its exit code once its whole log is read. By
+   * default every reconcile is a resync (reads everything), so a change by hand is repaired at the next.
+   */
+  const startAgent = (intervalSeconds: string, resyncSeconds = '0.001'): Promise<number | null> => {
+    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -128,6 +131,20 @@ describe('strait agent (real process, real kernel)', function () {
     writeSpec(nodeSpecDocument([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds().join() === '5,7', 3_000);
     await waitFor('specGeneration 2', () => heartbeat().specGeneration === 2, 1_000);
+    child!.kill('SIGTERM');
+    assert.equal(await exitCode(exited), 0, logOf());
+  });
+
+  it('repairs a map entry deleted by hand at the --resync-interval, not at the reconciles in between', async () => {
+    mkdirSync(join(dir, 'nodes'));
+    writeSpec(nodeSpecDocument([peerB]));
+    const exited = startAgent('0.2', '4');
+    await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
+    assert.equal(withPeers((m) => m.delete(5)), true);
+    await nextReconcile(statusPath(), 10_000, logOf);
+    await nextReconcile(statusPath(), 10_000, logOf);
+    assert.deepEqual(peerIds(), [], 'reconciles with an unchanged spec read no map');
+    await waitFor('peer b back at the resync', () => peerIds().join() === '5', 10_000, logOf);
     child!.kill('SIGTERM');
     assert.equal(await exitCode(exited), 0, logOf());
   });

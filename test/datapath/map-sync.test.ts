@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BpfMap, MapFlags, MapType, ipv4, lpmKey, u32 } from '../../src/bpf';
-import { diffTables, syncMap } from '../../src/datapath/map-sync';
+import { type MapBytes, MapMirror, diffTables, hexIds, syncMap } from '../../src/datapath/map-sync';
 import { requireRoot } from '../support/kernel';
 
 const hex = (n: number) => Buffer.from([n]).toString('hex');
@@ -20,6 +20,83 @@ describe('map diff (pure)', () => {
       for (const [k, v] of diff.upserts) assert.notEqual(current.get(k), v, 'no write of an unchanged entry');
       assert.deepEqual(diffTables(desired, desired), { upserts: [], deletes: [] });
     }));
+  });
+});
+
+/** A map in memory that counts what the mirror does to it. */
+function memoryMap() {
+  const data = new Map<string, string>();
+  const log = { reads: 0, upserts: [] as [string, string][], deletes: [] as string[], failNextUpdate: false };
+  const bytes: MapBytes = {
+    read: () => (log.reads++, [...data].map(([k, v]) => [Buffer.from(k, 'hex'), Buffer.from(v, 'hex')])),
+    update(entries) {
+      if (log.failNextUpdate) {
+        log.failNextUpdate = false;
+        data.set(entries[0]![0].toString('hex'), entries[0]![1].toString('hex'));
+        throw new Error('E2BIG, after one entry');
+      }
+      for (const [k, v] of entries) (data.set(k.toString('hex'), v.toString('hex')), log.upserts.push([k.toString('hex'), v.toString('hex')]));
+      return entries.length;
+    },
+    delete(keys) {
+      for (const k of keys) (data.delete(k.toString('hex')), log.deletes.push(k.toString('hex')));
+      return keys.length;
+    },
+  };
+  return { data, log, bytes };
+}
+
+const table = fc.dictionary(fc.integer({ min: 0, max: 20 }).map(hex), fc.integer({ min: 0, max: 3 }).map(hex)).map((d) => new Map(Object.entries(d)));
+const sorted = <T>(xs: T[]) => [...xs].map((x) => JSON.stringify(x)).sort();
+
+describe('map mirror (pure)', () => {
+  it('writes, from memory alone, exactly what a full read and diff would, and reads the map only when told to', () => {
+    fc.assert(fc.property(fc.array(fc.record({ desired: table, read: fc.boolean() }), { minLength: 1, maxLength: 8 }), (steps) => {
+      const { data, log, bytes } = memoryMap();
+      const mirror = new MapMirror(bytes, hexIds);
+      let reads = 0;
+      steps.forEach(({ desired, read }, i) => {
+        const full = diffTables(new Map(data), desired);
+        log.upserts = [];
+        log.deletes = [];
+        mirror.sync(desired, read);
+        if (i === 0 || read) reads++;
+        assert.deepEqual(sorted(log.upserts), sorted(full.upserts), 'the same writes as a full diff');
+        assert.deepEqual(sorted(log.deletes), sorted(full.deletes), 'the same deletes as a full diff');
+        assert.deepEqual(data, desired);
+        assert.equal(log.reads, reads, 'a read only at the first sync and when told');
+      });
+    }));
+  });
+
+  it('leaves a change by hand alone until a read, which repairs it; entries not changed by hand are always right', () => {
+    const edit = fc.record({ key: fc.integer({ min: 0, max: 20 }).map(hex), value: fc.option(fc.integer({ min: 0, max: 3 }).map(hex)) });
+    fc.assert(fc.property(fc.array(fc.record({ edits: fc.array(edit, { maxLength: 3 }), desired: table, read: fc.boolean() }), { minLength: 1, maxLength: 8 }), (steps) => {
+      const { data, bytes } = memoryMap();
+      const mirror = new MapMirror(bytes, hexIds);
+      mirror.sync(new Map(), true);
+      let edited = new Set<string>();
+      for (const { edits, desired, read } of steps) {
+        for (const { key, value } of edits) (value === null ? data.delete(key) : data.set(key, value), edited.add(key));
+        mirror.sync(desired, read);
+        if (read) edited = new Set();
+        for (const key of new Set([...desired.keys(), ...data.keys()])) if (!edited.has(key)) assert.equal(data.get(key), desired.get(key), `entry ${key}`);
+        if (read) assert.deepEqual(data, desired);
+      }
+    }));
+  });
+
+  it('reads the map again after a failed write: what the kernel holds then is unsure', () => {
+    const { data, log, bytes } = memoryMap();
+    const mirror = new MapMirror(bytes, hexIds);
+    mirror.sync(new Map([['01', '01']]), true);
+    log.failNextUpdate = true;
+    assert.throws(() => mirror.sync(new Map([['01', '01'], ['02', '02'], ['03', '03']]), false), /E2BIG/);
+    assert.equal(log.reads, 1);
+    // The spec goes back to what memory still says: only a read sees the entry the failed batch left.
+    mirror.sync(new Map([['01', '01']]), false);
+    assert.equal(log.reads, 2, 'read again');
+    assert.deepEqual(data, new Map([['01', '01']]));
   });
 });
 

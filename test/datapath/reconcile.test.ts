@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { BpfObject } from '../../src/bpf';
 import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps';
-import { desiredMaps } from '../../src/datapath/desired-maps';
+import { desiredMaps, desiredTables, tablesOf } from '../../src/datapath/desired-maps';
 import * as layout from '../../src/datapath/layout';
 import { planKernelRouting } from '../../src/fallback/routing-plan';
 import { recordMapWrites } from '../support/map-writes';
@@ -28,6 +29,20 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
     assert.deepEqual(d.nodes, [[{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }], [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }]]);
     assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42, 1450).config[0]![1].flags, 0);
+  });
+
+  it('builds the tables straight from the spec as the typed entries encode, without formatting an address', () => {
+    const tables = desiredTables(hubSpec(), 42, 1450);
+    assert.deepEqual(tables.natmap, new Map([[0x0a320001, 0x0a020005]]), '10.50.0.1 -> 10.2.0.5 as __be32 numbers');
+    assert.deepEqual(tables.natmapRev, new Map([[0x0a020005, 0x0a320001]]));
+    // The reader refuses a repeated address on either side.
+    const pairs = fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 253 }), fc.integer({ min: 1, max: 254 })), { selector: ([ext]) => ext, maxLength: 12 })
+      .map((ps) => ps.filter(([, real], i) => ps.findIndex(([, r]) => r === real) === i));
+    fc.assert(fc.property(pairs, (ps) => {
+      const natMappings = ps.map(([ext, real]) => ({ externalAddress: `10.50.0.${ext}`, endpointAddress: `10.2.${real}.5` }));
+      const spec = hubSpecWith((s) => { s.natMappings = natMappings; });
+      assert.deepEqual(desiredTables(spec, 42, 1450), tablesOf(desiredMaps(spec, 42, 1450)));
+    }));
   });
 
   it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {

@@ -3,10 +3,11 @@
  * a peer is written before the routes that name it and deleted after them; a changed prefix gets its
  * new route before the old one goes; each element update is atomic in the kernel.
  */
-import { type DesiredMaps, type DesiredTables, tablesOf } from './desired-maps';
+import { type DesiredMaps, type DesiredTables, tableIds, tablesOf } from './desired-maps';
+import type { BpfMap, Codec } from '../bpf';
 import type { DatapathMaps } from './layout';
 import { maps as layoutMaps } from './layout';
-import { MapMirror, type SyncResult, hexIds, ipv4Ids, mapBytes } from './map-sync';
+import { MapMirror, type SyncResult, idMap } from './map-sync';
 
 export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters', SyncResult>;
 
@@ -19,13 +20,14 @@ export class AppliedMaps {
   private readonly mirrors;
 
   constructor(private readonly maps: DatapathMaps) {
+    const mirror = <I, W>(map: { fd: number }, ids: { key: Codec<I>; value: Codec<W> }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids));
     this.mirrors = {
-      config: new MapMirror(mapBytes(maps.config), hexIds),
-      peers: new MapMirror(mapBytes(maps.peers), hexIds),
-      routes: new MapMirror(mapBytes(maps.routes), hexIds),
-      natmap: new MapMirror(mapBytes(maps.natmap), ipv4Ids),
-      natmapRev: new MapMirror(mapBytes(maps.natmapRev), ipv4Ids),
-      nodes: new MapMirror(mapBytes(maps.nodes), hexIds),
+      config: mirror(maps.config, tableIds.config),
+      peers: mirror(maps.peers, tableIds.peers),
+      routes: mirror(maps.routes, tableIds.routes),
+      natmap: mirror(maps.natmap, tableIds.natmap),
+      natmapRev: mirror(maps.natmapRev, tableIds.natmapRev),
+      nodes: mirror(maps.nodes, tableIds.nodes),
     };
   }
 
@@ -46,7 +48,7 @@ export class AppliedMaps {
       const key = Buffer.alloc(layoutMaps.peers.key.size);
       stale = [...this.maps.peerCounters.keys()].filter((id) => {
         layoutMaps.peers.key.encode(id, key, 0);
-        return !desired.peers.has(hexIds.keyId(key));
+        return !desired.peers.has(tableIds.peers.key.decode(key, 0));
       });
     }
     const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };

@@ -10,7 +10,7 @@ import { type Cidr, formatIp } from '../net/cidr';
 import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
-import { type Table, hexIds, ipv4Ids, tableOf } from './map-sync';
+import { type Table, be32Ids, hexIds, tableOf } from './map-sync';
 import { CONFIG_KEY, Flags, PrefixKind, type cidr, type config, type lpmV4Key, maps, type node, type peer, type route } from './layout';
 
 type Entry<K, V> = readonly [K, V];
@@ -84,16 +84,22 @@ export interface DesiredTables {
   nodes: Table<string, string>;
 }
 
+const hex = (map: { key: { size: number }; value: { size: number } }) => ({ key: hexIds(map.key.size), value: hexIds(map.value.size) });
+const be32 = { key: be32Ids, value: be32Ids };
+
+/** The ids of each map's tables. */
+export const tableIds = { config: hex(maps.config), peers: hex(maps.peers), routes: hex(maps.routes), natmap: be32, natmapRev: be32, nodes: hex(maps.nodes) };
+
 const nodeTables = (m: NodeMaps) => ({
-  config: tableOf(maps.config, hexIds, m.config),
-  peers: tableOf(maps.peers, hexIds, m.peers),
-  routes: tableOf(maps.routes, hexIds, m.routes),
-  nodes: tableOf(maps.nodes, hexIds, m.nodes),
+  config: tableOf(maps.config, tableIds.config, m.config),
+  peers: tableOf(maps.peers, tableIds.peers, m.peers),
+  routes: tableOf(maps.routes, tableIds.routes, m.routes),
+  nodes: tableOf(maps.nodes, tableIds.nodes, m.nodes),
 });
 
 /** Typed entries as tables. */
 export function tablesOf(desired: DesiredMaps): DesiredTables {
-  return { ...nodeTables(desired), natmap: tableOf(maps.natmap, ipv4Ids, desired.natmap), natmapRev: tableOf(maps.natmapRev, ipv4Ids, desired.natmapRev) };
+  return { ...nodeTables(desired), natmap: tableOf(maps.natmap, be32, desired.natmap), natmapRev: tableOf(maps.natmapRev, be32, desired.natmapRev) };
 }
 
 /** The same as `tablesOf(desiredMaps(...))`, at a fraction of the cost: no address is formatted or encoded. */

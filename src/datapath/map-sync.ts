@@ -7,7 +7,7 @@
  * apply, a periodic resync, and any apply after a failed write) diffs against the kernel instead and
  * repairs whatever was changed by hand. Running either twice writes nothing the second time.
  */
-import { BpfMap, MapType, bytes } from '../bpf';
+import { BpfMap, type Codec, MapType } from '../bpf';
 
 /** A map's contents by id: entry id → value id. */
 export type Table<I, W> = ReadonlyMap<I, W>;
@@ -32,79 +32,72 @@ export function diffTables<I, W>(current: Table<I, W>, desired: Table<I, W>): Ta
       if (have !== value) upserts.push([id, value]);
     }
   }
-  // Every current entry is also desired: none to delete, and no need to look.
-  if (kept < current.size) for (const id of current.keys()) if (!desired.has(id)) deletes.push(id);
+  // The current entries not kept are the ones to delete: look only until all of them are found.
+  const gone = current.size - kept;
+  if (gone > 0) {
+    for (const id of current.keys()) {
+      if (desired.has(id)) continue;
+      deletes.push(id);
+      if (deletes.length === gone) break;
+    }
+  }
   return { upserts, deletes };
 }
 
-/** How a map's key and value bytes become ids, and back. */
-export interface TableCodec<I, W> {
-  keyId(key: Buffer): I;
-  valueId(value: Buffer): W;
-  key(id: I): Buffer;
-  value(id: W): Buffer;
+/** Ids of any map: its key or value bytes in hex. */
+export function hexIds(size: number): Codec<string> {
+  return { size, align: 1, encode: (id, buf, offset) => void buf.write(id, offset, size, 'hex'), decode: (buf, offset) => buf.toString('hex', offset, offset + size) };
 }
 
-/** Any map: ids are the bytes in hex. */
-export const hexIds: TableCodec<string, string> = {
-  keyId: (b) => b.toString('hex'),
-  valueId: (b) => b.toString('hex'),
-  key: (id) => Buffer.from(id, 'hex'),
-  value: (id) => Buffer.from(id, 'hex'),
-};
+/** Ids of a `__be32` (an IPv4 address): the number. */
+export const be32Ids: Codec<number> = { size: 4, align: 4, encode: (id, buf, offset) => void buf.writeUInt32BE(id, offset), decode: (buf, offset) => buf.readUInt32BE(offset) };
 
-const u32be = (n: number) => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
-
-/** A map of IPv4 address to IPv4 address (`__be32` both): ids are the addresses as numbers. */
-export const ipv4Ids: TableCodec<number, number> = {
-  keyId: (b) => b.readUInt32BE(0),
-  valueId: (b) => b.readUInt32BE(0),
-  key: u32be,
-  value: u32be,
-};
+/** How one map's keys and values are read and written as ids. */
+export interface IdCodecs<I, W> {
+  key: Codec<I>;
+  value: Codec<W>;
+}
 
 /** Pure: typed entries as a table, through the map's codecs (the last of equal keys wins, as in the kernel). */
-export function tableOf<K, V, I, W>(map: Pick<BpfMap<K, V>, 'key' | 'value'>, ids: TableCodec<I, W>, entries: Iterable<readonly [K, V]>): Map<I, W> {
+export function tableOf<K, V, I, W>(map: { key: Codec<K>; value: Codec<V> }, ids: IdCodecs<I, W>, entries: Iterable<readonly [K, V]>): Map<I, W> {
   const out = new Map<I, W>();
+  const key = Buffer.alloc(map.key.size);
+  const value = Buffer.alloc(map.value.size);
   for (const [k, v] of entries) {
-    const key = Buffer.alloc(map.key.size);
+    key.fill(0);
+    value.fill(0);
     map.key.encode(k, key, 0);
-    const value = Buffer.alloc(map.value.size);
     map.value.encode(v, value, 0);
-    out.set(ids.keyId(key), ids.valueId(value));
+    out.set(ids.key.decode(key, 0), ids.value.decode(value, 0));
   }
   return out;
 }
 
-/** The byte-level operations a mirror needs of a map (a fake one in the pure tests). */
-export interface MapBytes {
-  read(): Iterable<[Buffer, Buffer]>;
+/** What a mirror needs of a map: its entries as ids (a map in memory in the pure tests). */
+export interface IdMap<I, W> {
+  read(): Iterable<readonly [I, W]>;
   /** Each returns how many entries it wrote or deleted. */
-  update(entries: [Buffer, Buffer][]): number;
-  delete(keys: Buffer[]): number;
+  update(entries: readonly (readonly [I, W])[]): number;
+  delete(keys: readonly I[]): number;
 }
 
 // LPM tries have no batch operations in the kernel.
 const batchable = (map: BpfMap<unknown, unknown>) => map.type !== MapType.LpmTrie;
 
-/** A byte view of the same map: the diff works on bytes, so nothing is decoded to be encoded again. */
-export function mapBytes<K, V>(map: BpfMap<K, V>): MapBytes {
-  const raw = BpfMap.fromFd(map.fd, bytes(map.keySize), bytes(map.value.size), false);
-  const batch = batchable(map as BpfMap<unknown, unknown>);
+/** A view of the same map whose keys and values are ids: nothing is decoded to be encoded again. */
+export function idMap<I, W>(map: BpfMap<unknown, unknown>, ids: IdCodecs<I, W>): IdMap<I, W> {
+  const view = BpfMap.fromFd(map.fd, ids.key, ids.value, false);
+  const batch = batchable(map);
   return {
-    read: () => (batch ? raw.lookupBatch() : raw.entries()),
+    read: () => (batch ? view.lookupBatch() : view.entries()),
     update(entries) {
-      if (batch) return raw.updateBatch(entries);
-      for (const [k, v] of entries) raw.update(k, v);
+      if (batch) return view.updateBatch(entries);
+      for (const [k, v] of entries) view.update(k, v);
       return entries.length;
     },
     delete(keys) {
-      if (batch) return raw.deleteBatch(keys);
-      return keys.filter((k) => raw.delete(k)).length;
+      if (batch) return view.deleteBatch(keys);
+      return keys.filter((k) => view.delete(k)).length;
     },
   };
 }
@@ -125,10 +118,7 @@ export class MapMirror<I, W> {
   /** Undefined: unknown (never read, or a write failed, after which what the kernel holds is unsure). */
   private known?: Map<I, W>;
 
-  constructor(
-    private readonly map: MapBytes,
-    private readonly ids: TableCodec<I, W>,
-  ) {}
+  constructor(private readonly map: IdMap<I, W>) {}
 
   /** Whether the next plan reads the map (memory unknown). */
   get unknown(): boolean {
@@ -143,13 +133,13 @@ export class MapMirror<I, W> {
     return {
       upsert: () => this.guard(() => {
         if (diff.upserts.length === 0) return 0;
-        const written = this.map.update(diff.upserts.map(([k, v]) => [this.ids.key(k), this.ids.value(v)]));
+        const written = this.map.update(diff.upserts);
         for (const [k, v] of diff.upserts) known.set(k, v);
         return written;
       }),
       delete: () => this.guard(() => {
         if (diff.deletes.length === 0) return 0;
-        const deleted = this.map.delete(diff.deletes.map((k) => this.ids.key(k)));
+        const deleted = this.map.delete(diff.deletes);
         for (const k of diff.deletes) known.delete(k);
         return deleted;
       }),
@@ -164,7 +154,7 @@ export class MapMirror<I, W> {
 
   private readTable(): Map<I, W> {
     const out = new Map<I, W>();
-    for (const [k, v] of this.map.read()) out.set(this.ids.keyId(k), this.ids.valueId(v));
+    for (const [k, v] of this.map.read()) out.set(k, v);
     return out;
   }
 
@@ -183,6 +173,7 @@ export class MapMirror<I, W> {
  * `phase: 'delete'` only deletes.
  */
 export function syncMap<K, V>(map: BpfMap<K, V>, desired: Iterable<readonly [K, V]>, phase: 'upsert' | 'delete' | 'both' = 'both'): SyncResult {
-  const plan = new MapMirror(mapBytes(map), hexIds).plan(tableOf(map, hexIds, desired), true);
+  const ids = { key: hexIds(map.key.size), value: hexIds(map.value.size) };
+  const plan = new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids)).plan(tableOf(map, ids, desired), true);
   return { written: phase === 'delete' ? 0 : plan.upsert(), deleted: phase === 'upsert' ? 0 : plan.delete() };
 }

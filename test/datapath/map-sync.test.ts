@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BpfMap, MapFlags, MapType, ipv4, lpmKey, u32 } from '../../src/bpf';
-import { type MapBytes, MapMirror, diffTables, hexIds, syncMap } from '../../src/datapath/map-sync';
+import { type IdMap, MapMirror, diffTables, syncMap } from '../../src/datapath/map-sync';
 import { requireRoot } from '../support/kernel';
 
 const hex = (n: number) => Buffer.from([n]).toString('hex');
@@ -27,23 +27,23 @@ describe('map diff (pure)', () => {
 function memoryMap() {
   const data = new Map<string, string>();
   const log = { reads: 0, upserts: [] as [string, string][], deletes: [] as string[], failNextUpdate: false };
-  const bytes: MapBytes = {
-    read: () => (log.reads++, [...data].map(([k, v]) => [Buffer.from(k, 'hex'), Buffer.from(v, 'hex')])),
+  const map: IdMap<string, string> = {
+    read: () => (log.reads++, [...data]),
     update(entries) {
       if (log.failNextUpdate) {
         log.failNextUpdate = false;
-        data.set(entries[0]![0].toString('hex'), entries[0]![1].toString('hex'));
+        data.set(entries[0]![0], entries[0]![1]);
         throw new Error('E2BIG, after one entry');
       }
-      for (const [k, v] of entries) (data.set(k.toString('hex'), v.toString('hex')), log.upserts.push([k.toString('hex'), v.toString('hex')]));
+      for (const [k, v] of entries) (data.set(k, v), log.upserts.push([k, v]));
       return entries.length;
     },
     delete(keys) {
-      for (const k of keys) (data.delete(k.toString('hex')), log.deletes.push(k.toString('hex')));
+      for (const k of keys) (data.delete(k), log.deletes.push(k));
       return keys.length;
     },
   };
-  return { data, log, bytes };
+  return { data, log, map };
 }
 
 const table = fc.dictionary(fc.integer({ min: 0, max: 20 }).map(hex), fc.integer({ min: 0, max: 3 }).map(hex)).map((d) => new Map(Object.entries(d)));
@@ -52,8 +52,8 @@ const sorted = <T>(xs: T[]) => [...xs].map((x) => JSON.stringify(x)).sort();
 describe('map mirror (pure)', () => {
   it('writes, from memory alone, exactly what a full read and diff would, and reads the map only when told to', () => {
     fc.assert(fc.property(fc.array(fc.record({ desired: table, read: fc.boolean() }), { minLength: 1, maxLength: 8 }), (steps) => {
-      const { data, log, bytes } = memoryMap();
-      const mirror = new MapMirror(bytes, hexIds);
+      const { data, log, map } = memoryMap();
+      const mirror = new MapMirror(map);
       let reads = 0;
       steps.forEach(({ desired, read }, i) => {
         const full = diffTables(new Map(data), desired);
@@ -72,8 +72,8 @@ describe('map mirror (pure)', () => {
   it('leaves a change by hand alone until a read, which repairs it; entries not changed by hand are always right', () => {
     const edit = fc.record({ key: fc.integer({ min: 0, max: 20 }).map(hex), value: fc.option(fc.integer({ min: 0, max: 3 }).map(hex)) });
     fc.assert(fc.property(fc.array(fc.record({ edits: fc.array(edit, { maxLength: 3 }), desired: table, read: fc.boolean() }), { minLength: 1, maxLength: 8 }), (steps) => {
-      const { data, bytes } = memoryMap();
-      const mirror = new MapMirror(bytes, hexIds);
+      const { data, map } = memoryMap();
+      const mirror = new MapMirror(map);
       mirror.sync(new Map(), true);
       let edited = new Set<string>();
       for (const { edits, desired, read } of steps) {
@@ -87,8 +87,8 @@ describe('map mirror (pure)', () => {
   });
 
   it('reads the map again after a failed write: what the kernel holds then is unsure', () => {
-    const { data, log, bytes } = memoryMap();
-    const mirror = new MapMirror(bytes, hexIds);
+    const { data, log, map } = memoryMap();
+    const mirror = new MapMirror(map);
     mirror.sync(new Map([['01', '01']]), true);
     log.failNextUpdate = true;
     assert.throws(() => mirror.sync(new Map([['01', '01'], ['02', '02'], ['03', '03']]), false), /E2BIG/);

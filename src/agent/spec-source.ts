@@ -3,7 +3,7 @@
  * lab, below) and the API server (kubernetes-spec-source.ts). The agent asks for the newest document
  * at every reconcile and is told when it may have changed; an unchanged version is not parsed again.
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../api/document';
 import type { Logger } from '../log';
@@ -32,6 +32,16 @@ export interface SpecSource {
   close(): void;
 }
 
+/** What changes whenever a file's content can have: undefined when there is no file (or it cannot be read). */
+function statStamp(path: string): string | undefined {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
@@ -41,6 +51,8 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  */
 export class FileSpecSource implements SpecSource {
   private watcher?: FSWatcher;
+  /** The document last read, and the file's stamp when it was. */
+  private last?: { stamp: string; document: SpecDocument };
   private polling = false;
   readonly where: Record<string, string>;
 
@@ -52,9 +64,16 @@ export class FileSpecSource implements SpecSource {
   }
 
   read(): SpecDocument | undefined {
+    // A spec of 100,000 NatMappings is megabytes: read again only when the file's inode, size or times
+    // changed (the controller renames a new file over it; an edit in place changes its times).
+    const stamp = statStamp(this.path);
+    if (stamp !== undefined && stamp === this.last?.stamp) return this.last.document;
+    this.last = undefined;
     const text = readTextFile(this.path);
     if (text === undefined) return undefined;
-    return { version: text, parse: () => parseJsonDocument(text, this.path) };
+    const document = { version: text, parse: () => parseJsonDocument(text, this.path) };
+    if (stamp !== undefined) this.last = { stamp, document };
+    return document;
   }
 
   watch(onChange: () => void): void {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs every suite but e2e and cni (or those named on the command line), prints a table
+ * `npm run bench`: runs every suite but e2e, cni and idle (or those named on the command line), prints a table
  * and writes bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,10 +16,11 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   kubernetes: () => import('./kubernetes.bench'),
   cni: () => import('./cni.bench'),
   e2e: () => import('./e2e.bench'),
+  idle: () => import('./idle.bench'),
 };
 
 /** Suites that take minutes (e2e brings up labs, and no other lab may be up): run only when named. */
-const onlyWhenNamed = new Set(['e2e', 'cni']);
+const onlyWhenNamed = new Set(['e2e', 'cni', 'idle']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

@@ -8,6 +8,7 @@ import type { BpfMap, Codec } from '../bpf';
 import type { DatapathMaps } from './layout';
 import { maps as layoutMaps } from './layout';
 import { MapMirror, type SyncResult, idMap } from './map-sync';
+import { U32Table } from './u32-table';
 
 export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters', SyncResult>;
 
@@ -21,12 +22,13 @@ export class AppliedMaps {
 
   constructor(private readonly maps: DatapathMaps) {
     const mirror = <I, W>(map: { fd: number }, ids: { key: Codec<I>; value: Codec<W> }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids));
+    const u32Mirror = (map: { fd: number }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, tableIds.natmap), () => new U32Table());
     this.mirrors = {
       config: mirror(maps.config, tableIds.config),
       peers: mirror(maps.peers, tableIds.peers),
       routes: mirror(maps.routes, tableIds.routes),
-      natmap: mirror(maps.natmap, tableIds.natmap),
-      natmapRev: mirror(maps.natmapRev, tableIds.natmapRev),
+      natmap: u32Mirror(maps.natmap),
+      natmapRev: u32Mirror(maps.natmapRev),
       nodes: mirror(maps.nodes, tableIds.nodes),
     };
   }

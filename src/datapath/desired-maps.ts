@@ -11,6 +11,7 @@ import { peeringVni, tunnelMac } from '../nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
 import { type Table, be32Ids, hexIds, tableOf } from './map-sync';
+import { U32Table } from './u32-table';
 import { CONFIG_KEY, Flags, PrefixKind, type cidr, type config, type lpmV4Key, maps, type node, type peer, type route } from './layout';
 
 type Entry<K, V> = readonly [K, V];
@@ -104,8 +105,8 @@ export function tablesOf(desired: DesiredMaps): DesiredTables {
 
 /** The same as `tablesOf(desiredMaps(...))`, at a fraction of the cost: no address is formatted or encoded. */
 export function desiredTables(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number): DesiredTables {
-  const natmap = new Map<number, number>();
-  const natmapRev = new Map<number, number>();
+  const natmap = new U32Table(spec.natMappings.length);
+  const natmapRev = new U32Table(spec.natMappings.length);
   // IPv4 only (requireIpv4): the value is the `__be32` as a number. Later mappings win, as in desiredMaps.
   for (const m of spec.natMappings) {
     const ext = Number(m.externalAddress.value);

@@ -9,8 +9,18 @@
  */
 import { BpfMap, type Codec, MapType } from '../bpf';
 
-/** A map's contents by id: entry id → value id. */
-export type Table<I, W> = ReadonlyMap<I, W>;
+/** A map's contents by id: entry id → value id (a Map, or a U32Table for the NAT maps). */
+export interface Table<I, W> {
+  readonly size: number;
+  get(id: I): W | undefined;
+  has(id: I): boolean;
+  forEach(fn: (value: W, id: I) => void): void;
+}
+
+export interface MutableTable<I, W> extends Table<I, W> {
+  set(id: I, value: W): unknown;
+  delete(id: I): boolean;
+}
 
 export interface TableDiff<I, W> {
   /** Entries to write (new or changed). */
@@ -24,23 +34,19 @@ export function diffTables<I, W>(current: Table<I, W>, desired: Table<I, W>): Ta
   const upserts: [I, W][] = [];
   const deletes: I[] = [];
   let kept = 0;
-  for (const [id, value] of desired) {
+  desired.forEach((value, id) => {
     const have = current.get(id);
     if (have === undefined) upserts.push([id, value]);
     else {
       kept++;
       if (have !== value) upserts.push([id, value]);
     }
-  }
-  // The current entries not kept are the ones to delete: look only until all of them are found.
+  });
+  // The current entries not kept are the ones to delete: none, or look until all of them are found.
   const gone = current.size - kept;
-  if (gone > 0) {
-    for (const id of current.keys()) {
-      if (desired.has(id)) continue;
-      deletes.push(id);
-      if (deletes.length === gone) break;
-    }
-  }
+  if (gone > 0) current.forEach((_, id) => {
+    if (deletes.length < gone && !desired.has(id)) deletes.push(id);
+  });
   return { upserts, deletes };
 }
 
@@ -116,9 +122,13 @@ export interface MapPlan {
 /** One map as our last writes left it: the kernel's contents, as far as this process knows. */
 export class MapMirror<I, W> {
   /** Undefined: unknown (never read, or a write failed, after which what the kernel holds is unsure). */
-  private known?: Map<I, W>;
+  private known?: MutableTable<I, W>;
 
-  constructor(private readonly map: IdMap<I, W>) {}
+  /** `empty`: a new table of the kind this map's ids suit. */
+  constructor(
+    private readonly map: IdMap<I, W>,
+    private readonly empty: () => MutableTable<I, W> = () => new Map<I, W>(),
+  ) {}
 
   /** Whether the next plan reads the map (memory unknown). */
   get unknown(): boolean {
@@ -152,8 +162,8 @@ export class MapMirror<I, W> {
     return { written: plan.upsert(), deleted: plan.delete() };
   }
 
-  private readTable(): Map<I, W> {
-    const out = new Map<I, W>();
+  private readTable(): MutableTable<I, W> {
+    const out = this.empty();
     for (const [k, v] of this.map.read()) out.set(k, v);
     return out;
   }

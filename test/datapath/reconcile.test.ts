@@ -3,12 +3,20 @@ import fc from 'fast-check';
 import { BpfObject } from '../../src/bpf';
 import { applyDesiredMaps, changedAnything } from '../../src/datapath/apply-maps';
 import { desiredMaps, desiredTables, tablesOf } from '../../src/datapath/desired-maps';
+import type { Table } from '../../src/datapath/map-sync';
 import * as layout from '../../src/datapath/layout';
 import { planKernelRouting } from '../../src/fallback/routing-plan';
 import { recordMapWrites } from '../support/map-writes';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
 import { hubSpec, hubSpecWith } from './hub-spec';
+
+/** A table's entries, sorted by id. */
+function entriesOf<I>(table: Table<I, I>): [I, I][] {
+  const out: [I, I][] = [];
+  table.forEach((value, id) => out.push([id, value]));
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
 
 describe('desired maps (pure)', () => {
   it('derives every map element from the spec, with the four prefixes in their places', () => {
@@ -33,15 +41,17 @@ describe('desired maps (pure)', () => {
 
   it('builds the tables straight from the spec as the typed entries encode, without formatting an address', () => {
     const tables = desiredTables(hubSpec(), 42, 1450);
-    assert.deepEqual(tables.natmap, new Map([[0x0a320001, 0x0a020005]]), '10.50.0.1 -> 10.2.0.5 as __be32 numbers');
-    assert.deepEqual(tables.natmapRev, new Map([[0x0a020005, 0x0a320001]]));
+    assert.deepEqual(entriesOf(tables.natmap), [[0x0a320001, 0x0a020005]], '10.50.0.1 -> 10.2.0.5 as __be32 numbers');
+    assert.deepEqual(entriesOf(tables.natmapRev), [[0x0a020005, 0x0a320001]]);
     // The reader refuses a repeated address on either side.
     const pairs = fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 253 }), fc.integer({ min: 1, max: 254 })), { selector: ([ext]) => ext, maxLength: 12 })
       .map((ps) => ps.filter(([, real], i) => ps.findIndex(([, r]) => r === real) === i));
     fc.assert(fc.property(pairs, (ps) => {
       const natMappings = ps.map(([ext, real]) => ({ externalAddress: `10.50.0.${ext}`, endpointAddress: `10.2.${real}.5` }));
       const spec = hubSpecWith((s) => { s.natMappings = natMappings; });
-      assert.deepEqual(desiredTables(spec, 42, 1450), tablesOf(desiredMaps(spec, 42, 1450)));
+      const fast = desiredTables(spec, 42, 1450);
+      const typed = tablesOf(desiredMaps(spec, 42, 1450));
+      for (const name of ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes'] as const) assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
     }));
   });
 

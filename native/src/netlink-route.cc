@@ -144,6 +144,17 @@ Napi::Value RouteDump(const Napi::CallbackInfo& info) {
   NetnsGuard guard(env, netns);
   Napi::Array out = Napi::Array::New(env);
   uint32_t count = 0;
+  // A table can hold 100,000 routes: the property names are made once, not once per route.
+  Napi::String kDst = Napi::String::New(env, "dst"), kType = Napi::String::New(env, "type"),
+               kProtocol = Napi::String::New(env, "protocol"), kTable = Napi::String::New(env, "table"),
+               kMetric = Napi::String::New(env, "metric"), kOnlink = Napi::String::New(env, "onlink"),
+               kDev = Napi::String::New(env, "dev"), kGateway = Napi::String::New(env, "gateway");
+  std::vector<std::string> names;  // by ifindex: one if_indextoname per device, not per route
+  auto name = [&](uint32_t index) -> const std::string& {
+    if (index >= names.size()) names.resize(index + 1);
+    if (names[index].empty()) names[index] = IfName(index);
+    return names[index];
+  };
   Dump(env, "dump routes", [](nlmsghdr* req) {
     req->nlmsg_type = RTM_GETROUTE;
     auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(req, sizeof(rtmsg)));
@@ -156,14 +167,14 @@ Napi::Value RouteDump(const Napi::CallbackInfo& info) {
     uint32_t t = a.tb[RTA_TABLE] ? mnl_attr_get_u32(a.tb[RTA_TABLE]) : rtm->rtm_table;
     if (t != table) return;
     Napi::Object r = Napi::Object::New(env);
-    r.Set("dst", Prefix(AF_INET, a.tb[RTA_DST], rtm->rtm_dst_len));
-    r.Set("type", rtm->rtm_type);
-    r.Set("protocol", rtm->rtm_protocol);
-    r.Set("table", t);
-    r.Set("metric", a.tb[RTA_PRIORITY] ? mnl_attr_get_u32(a.tb[RTA_PRIORITY]) : 0);
-    r.Set("onlink", (rtm->rtm_flags & RTNH_F_ONLINK) != 0);
-    if (a.tb[RTA_OIF]) r.Set("dev", IfName(mnl_attr_get_u32(a.tb[RTA_OIF])));
-    if (a.tb[RTA_GATEWAY]) r.Set("gateway", FormatAddress(AF_INET, mnl_attr_get_payload(a.tb[RTA_GATEWAY])));
+    r.Set(kDst, Prefix(AF_INET, a.tb[RTA_DST], rtm->rtm_dst_len));
+    r.Set(kType, Napi::Number::New(env, rtm->rtm_type));
+    r.Set(kProtocol, Napi::Number::New(env, rtm->rtm_protocol));
+    r.Set(kTable, Napi::Number::New(env, t));
+    r.Set(kMetric, Napi::Number::New(env, a.tb[RTA_PRIORITY] ? mnl_attr_get_u32(a.tb[RTA_PRIORITY]) : 0));
+    r.Set(kOnlink, Napi::Boolean::New(env, (rtm->rtm_flags & RTNH_F_ONLINK) != 0));
+    if (a.tb[RTA_OIF]) r.Set(kDev, name(mnl_attr_get_u32(a.tb[RTA_OIF])));
+    if (a.tb[RTA_GATEWAY]) r.Set(kGateway, FormatAddress(AF_INET, mnl_attr_get_payload(a.tb[RTA_GATEWAY])));
     out[count++] = r;
   });
   return out;

@@ -137,6 +137,7 @@ export interface NativeBinding {
   rtnlRuleDump(netns: string | null): NativeRule[];
   rtnlNeighbourDump(netns: string | null, dev: string, bridge: boolean): NativeNeighbour[];
   rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
+  nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
 }
 

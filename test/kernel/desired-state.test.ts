@@ -75,6 +75,14 @@ describe('desired-state diffs (pure)', () => {
     );
   });
 
+  it('rules: a kernel rule with an action, inversion, tos, oif or selector the model lacks reads as unmodelled, so it is rewritten', () => {
+    const base: NativeRule = { priority: 18952, table: 18952, action: 1, flags: 0, tos: 0, other: [] };
+    const read = rulesFromKernel([base, { ...base, flags: 2 }, { ...base, action: 7, table: 0 }, { ...base, tos: 4 }, { ...base, oif: 'eth9' }, { ...base, other: [22, 23] }]);
+    assert.deepEqual(read.map((r) => r.unmodelled), [undefined, ['not'], ['action 7'], ['tos'], ['oif'], ['attribute 22', 'attribute 23']]);
+    assert.equal(read[2]!.table, 0, 'a rule that looks up no table deletes as any table');
+    assert.deepEqual(diffRules(read, [{ priority: 18952, table: 18952 }]).change.map((c) => c.from.length), [6]);
+  });
+
   it('fdb: learned entries and entries without a destination never come out of the kernel listing', () => {
     const listed: NativeNeighbour[] = [
       { lladdr: '02:00:00:00:00:01', address: '192.0.2.1', state: 0x80, flags: 2 }, // permanent

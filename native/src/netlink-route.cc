@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <linux/fib_rules.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -266,6 +267,65 @@ Napi::Value NeighbourDump(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// Attributes nested in `attr` (IFLA_LINKINFO, IFLA_INFO_DATA).
+Attrs ParseNested(const nlattr* attr) {
+  Attrs a;
+  mnl_attr_parse_nested(attr, [](const nlattr* inner, void* data) -> int {
+    uint16_t type = mnl_attr_get_type(inner);
+    if (type < 64) static_cast<Attrs*>(data)->tb[type] = inner;
+    return MNL_CB_OK;
+  }, &a);
+  return a;
+}
+
+// linkDump(netns) -> [{ ifname, up, mtu, address?, kind?, vxlan?: { id, port, local?, remote?, learning,
+// external }, xfrmIfId? }]: the links of a namespace, with what the tunnel reconciler compares.
+Napi::Value LinkDump(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
+  NetnsGuard guard(env, netns);
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t count = 0;
+  Dump(env, "dump links", [](nlmsghdr* req) {
+    req->nlmsg_type = RTM_GETLINK;
+    auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(req, sizeof(ifinfomsg)));
+    ifi->ifi_family = AF_UNSPEC;
+  }, [&](const nlmsghdr* nlh) {
+    if (nlh->nlmsg_type != RTM_NEWLINK) return;
+    auto* ifi = static_cast<const ifinfomsg*>(mnl_nlmsg_get_payload(nlh));
+    Attrs a = ParseAttrs(nlh, sizeof(ifinfomsg));
+    if (!a.tb[IFLA_IFNAME]) return;
+    Napi::Object l = Napi::Object::New(env);
+    l.Set("ifname", mnl_attr_get_str(a.tb[IFLA_IFNAME]));
+    l.Set("up", (ifi->ifi_flags & IFF_UP) != 0);
+    l.Set("mtu", a.tb[IFLA_MTU] ? mnl_attr_get_u32(a.tb[IFLA_MTU]) : 0);
+    if (a.tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(a.tb[IFLA_ADDRESS]) == 6)
+      l.Set("address", FormatMac(static_cast<const uint8_t*>(mnl_attr_get_payload(a.tb[IFLA_ADDRESS]))));
+    if (a.tb[IFLA_LINKINFO]) {
+      Attrs li = ParseNested(a.tb[IFLA_LINKINFO]);
+      std::string kind = li.tb[IFLA_INFO_KIND] ? mnl_attr_get_str(li.tb[IFLA_INFO_KIND]) : "";
+      if (!kind.empty()) l.Set("kind", kind);
+      if (li.tb[IFLA_INFO_DATA] && kind == "vxlan") {
+        Attrs d = ParseNested(li.tb[IFLA_INFO_DATA]);
+        Napi::Object v = Napi::Object::New(env);
+        v.Set("id", d.tb[IFLA_VXLAN_ID] ? mnl_attr_get_u32(d.tb[IFLA_VXLAN_ID]) : 0);
+        v.Set("port", d.tb[IFLA_VXLAN_PORT] ? ntohs(mnl_attr_get_u16(d.tb[IFLA_VXLAN_PORT])) : 0);
+        if (d.tb[IFLA_VXLAN_LOCAL]) v.Set("local", FormatAddress(AF_INET, mnl_attr_get_payload(d.tb[IFLA_VXLAN_LOCAL])));
+        if (d.tb[IFLA_VXLAN_GROUP]) v.Set("remote", FormatAddress(AF_INET, mnl_attr_get_payload(d.tb[IFLA_VXLAN_GROUP])));
+        v.Set("learning", d.tb[IFLA_VXLAN_LEARNING] && mnl_attr_get_u8(d.tb[IFLA_VXLAN_LEARNING]) != 0);
+        v.Set("external", d.tb[IFLA_VXLAN_COLLECT_METADATA] && mnl_attr_get_u8(d.tb[IFLA_VXLAN_COLLECT_METADATA]) != 0);
+        l.Set("vxlan", v);
+      }
+      if (li.tb[IFLA_INFO_DATA] && kind == "xfrm") {
+        Attrs d = ParseNested(li.tb[IFLA_INFO_DATA]);
+        l.Set("xfrmIfId", d.tb[IFLA_XFRM_IF_ID] ? mnl_attr_get_u32(d.tb[IFLA_XFRM_IF_ID]) : 0);
+      }
+    }
+    out[count++] = l;
+  });
+  return out;
+}
+
 // ---- changes ----
 
 // One change to send, or the reason it was never sent.
@@ -437,6 +497,58 @@ void BuildNeighbour(const Napi::Object& c, const std::string& kind, const std::s
   if (hasMac && (fdb || !del)) mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
 }
 
+// { kind: 'link', op: 'add', name, type: 'vxlan'|'xfrm', mtu?, address?, vni?, local?, remote?, port?,
+//   external?, ifId? } | { kind: 'link', op: 'set', name, mtu?, up? } | { kind: 'link', op: 'del', name }
+void BuildLink(const Napi::Object& c, const std::string& op, Pending& p) {
+  std::string name = Str(c, "name");
+  p.operation = "link " + op + " " + name;
+  if (name.empty() || name.size() >= IF_NAMESIZE) return Refuse(p, "name " + name);
+  if (op == "add" && !Has(c, "type")) return Refuse(p, "a new link needs a type");
+  if (op != "add" && op != "set" && op != "del") return Refuse(p, "unknown operation");
+  nlmsghdr* nlh = Header(p, op == "del" ? RTM_DELLINK : RTM_NEWLINK, op == "add" ? NLM_F_CREATE | NLM_F_EXCL : 0);
+  auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
+  ifi->ifi_family = AF_UNSPEC;
+  if (c.Get("up").ToBoolean()) {
+    ifi->ifi_flags = IFF_UP;
+    ifi->ifi_change = IFF_UP;
+  }
+  // By name, resolved by the kernel when it handles the message: a link added earlier in the same batch
+  // is found (ENODEV when there is none).
+  mnl_attr_put_strz(nlh, IFLA_IFNAME, name.c_str());
+  if (op == "del") return;
+  if (Has(c, "mtu")) mnl_attr_put_u32(nlh, IFLA_MTU, U32(c, "mtu", 0));
+  if (Has(c, "address")) {
+    uint8_t mac[6];
+    if (!ParseMac(Str(c, "address"), mac)) return Refuse(p, "address " + Str(c, "address"));
+    mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+  }
+  if (op != "add") return;
+  std::string type = Str(c, "type");
+  nlattr* linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+  mnl_attr_put_strz(nlh, IFLA_INFO_KIND, type.c_str());
+  nlattr* data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+  if (type == "vxlan") {
+    bool external = c.Get("external").ToBoolean();
+    if (external) mnl_attr_put_u8(nlh, IFLA_VXLAN_COLLECT_METADATA, 1);
+    else mnl_attr_put_u32(nlh, IFLA_VXLAN_ID, U32(c, "vni", 0));
+    for (auto [key, attr] : {std::pair{"local", IFLA_VXLAN_LOCAL}, std::pair{"remote", IFLA_VXLAN_GROUP}}) {
+      if (!Has(c, key)) continue;
+      Address a;
+      if (!ParseAddress(Str(c, key), false, a) || a.family != AF_INET) return Refuse(p, std::string(key) + " " + Str(c, key));
+      mnl_attr_put(nlh, attr, 4, a.bytes);
+    }
+    mnl_attr_put_u16(nlh, IFLA_VXLAN_PORT, htons(static_cast<uint16_t>(U32(c, "port", 4789))));
+    // As `ip link add ... nolearning` and `external` (which turns learning off too).
+    mnl_attr_put_u8(nlh, IFLA_VXLAN_LEARNING, 0);
+  } else if (type == "xfrm") {
+    mnl_attr_put_u32(nlh, IFLA_XFRM_IF_ID, U32(c, "ifId", 0));
+  } else {
+    return Refuse(p, "type " + type);
+  }
+  mnl_attr_nest_end(nlh, data);
+  mnl_attr_nest_end(nlh, linkinfo);
+}
+
 // The kernel's error text from an extended ACK, if it sent one.
 std::string AckMessage(const nlmsghdr* nlh) {
   if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS)) return "";
@@ -464,7 +576,8 @@ Napi::Value Apply(const Napi::CallbackInfo& info) {
     if (kind == "route") BuildRoute(c, op, pending[i]);
     else if (kind == "rule") BuildRule(c, op, pending[i]);
     else if (kind == "neighbour" || kind == "fdb") BuildNeighbour(c, kind, op, pending[i]);
-    else throw Napi::TypeError::New(env, "change.kind must be route, rule, neighbour or fdb");
+    else if (kind == "link") BuildLink(c, op, pending[i]);
+    else throw Napi::TypeError::New(env, "change.kind must be route, rule, neighbour, fdb or link");
   }
 
   Socket nl = OpenSocket(env);
@@ -519,6 +632,7 @@ void InitNetlinkRoute(Napi::Env env, Napi::Object exports) {
   exports.Set("rtnlRouteDump", Napi::Function::New(env, RouteDump));
   exports.Set("rtnlRuleDump", Napi::Function::New(env, RuleDump));
   exports.Set("rtnlNeighbourDump", Napi::Function::New(env, NeighbourDump));
+  exports.Set("rtnlLinkDump", Napi::Function::New(env, LinkDump));
   exports.Set("rtnlApply", Napi::Function::New(env, Apply));
 }
 

@@ -5,12 +5,12 @@
  * naming the operation) when it was refused, so one failed change never stops the others.
  */
 import type { BpfError } from '../bpf/error';
-import { type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../bpf/native';
+import { type NativeLink, type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../bpf/native';
 import { netnsPath } from './netns';
 
 export type NetlinkChange = NativeNetlinkChange;
 export type NetlinkResult = { ok: true } | { ok: false; error: BpfError };
-export type { NativeNeighbour, NativeRoute, NativeRule };
+export type { NativeLink, NativeNeighbour, NativeRoute, NativeRule };
 
 const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns));
 
@@ -31,6 +31,9 @@ export const dumpNeighbours = (dev: string, netns?: string): NativeNeighbour[] =
 
 /** The bridge FDB entries of a device (a VXLAN device's remotes among them). */
 export const dumpFdb = (dev: string, netns?: string): NativeNeighbour[] => native().rtnlNeighbourDump(path(netns), dev, true);
+
+/** The links of the namespace. */
+export const dumpLinks = (netns?: string): NativeLink[] => native().rtnlLinkDump(path(netns));
 
 /** Neighbour states (NUD_*) the reconcilers tell apart. */
 export const nud = { noarp: 0x40, permanent: 0x80 } as const;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { isBpfError } from '../../src/bpf/error';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpFdb, dumpNeighbours, dumpRoutes, dumpRules } from '../../src/kernel/rtnetlink';
+import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpFdb, dumpLinks, dumpNeighbours, dumpRoutes, dumpRules } from '../../src/kernel/rtnetlink';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 /** A result as comparable data: ok, or the error's errno, code, operation and message. */
@@ -144,6 +144,30 @@ describe('rtnetlink through the native addon (real kernel)', function () {
     ]);
     assert.deepEqual(applyNetlink([{ kind: 'fdb', op: 'del', dev: 'strait.vxlan', mac: zero, dst: '192.0.2.2' }], ns).map(outcome), ['ok']);
     assert.deepEqual(fdb(), ['00:00:00:00:00:00 dst 192.0.2.3 self permanent', '02:00:00:00:00:09 dst 192.0.2.3 self permanent']);
+  });
+
+  it('adds, changes and deletes links by name in one batch (a link added earlier in it is found), and dumps their VXLAN settings', () => {
+    assert.deepEqual(applyNetlink([
+      { kind: 'link', op: 'add', name: 'vx0', type: 'vxlan', address: '02:00:00:00:00:a1', mtu: 1400, vni: 7, local: '10.213.0.1', remote: '192.0.2.2', port: 4790 },
+      { kind: 'link', op: 'set', name: 'vx0', up: true, mtu: 1300 },
+      { kind: 'link', op: 'add', name: 'ext0', type: 'vxlan', address: '02:00:00:00:00:e1', external: true, port: 4789, up: true },
+      { kind: 'link', op: 'add', name: 'vx1', type: 'vxlan', vni: 7, local: '10.213.0.1', port: 4790 }, // the VNI and port of vx0
+      { kind: 'link', op: 'del', name: 'nope0' },
+    ], ns).map(outcome), [
+      'ok',
+      'ok',
+      'ok',
+      { errno: 17, code: 'EEXIST', operation: 'link add vx1', message: 'link add vx1 failed: EEXIST (File exists): A VXLAN device with the specified VNI already exists' },
+      { errno: 19, code: 'ENODEV', operation: 'link del nope0', message: 'link del nope0 failed: ENODEV (No such device)' },
+    ]);
+    assert.deepEqual(dumpLinks(ns).filter((l) => l.kind === 'vxlan'), [
+      { ifname: 'vx0', up: true, mtu: 1300, address: '02:00:00:00:00:a1', kind: 'vxlan', vxlan: { id: 7, port: 4790, local: '10.213.0.1', remote: '192.0.2.2', learning: false, external: false } },
+      { ifname: 'ext0', up: true, mtu: 1500, address: '02:00:00:00:00:e1', kind: 'vxlan', vxlan: { id: 0, port: 4789, learning: false, external: true } },
+    ]);
+    assert.match(ip(['-d', 'link', 'show', 'vx0'], ns), /vxlan id 7 remote 192\.0\.2\.2 local 10\.213\.0\.1 .*dstport 4790 nolearning/);
+    assert.match(ip(['-d', 'link', 'show', 'ext0'], ns), /vxlan external .*dstport 4789 nolearning/);
+    assert.deepEqual(applyNetlink([{ kind: 'link', op: 'del', name: 'vx0' }], ns).map(outcome), ['ok']);
+    assert.deepEqual(dumpLinks(ns).map((l) => l.ifname).sort(), ['ext0', 'lo', 'veth0', 'veth1']);
   });
 
   it('refuses a namespace that does not exist with ENOENT, naming it', () => {

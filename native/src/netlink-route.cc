@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <linux/fib_rules.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
@@ -326,6 +327,33 @@ Napi::Value LinkDump(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// addressDump(netns) -> [{ dev, address }]: every IPv4 and IPv6 address of the namespace, by device (the
+// local address, as `ip addr` shows it: IFA_LOCAL, else IFA_ADDRESS).
+Napi::Value AddressDump(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
+  NetnsGuard guard(env, netns);
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t count = 0;
+  Dump(env, "dump addresses", [](nlmsghdr* req) {
+    req->nlmsg_type = RTM_GETADDR;
+    auto* ifa = static_cast<ifaddrmsg*>(mnl_nlmsg_put_extra_header(req, sizeof(ifaddrmsg)));
+    ifa->ifa_family = AF_UNSPEC;
+  }, [&](const nlmsghdr* nlh) {
+    if (nlh->nlmsg_type != RTM_NEWADDR) return;
+    auto* ifa = static_cast<const ifaddrmsg*>(mnl_nlmsg_get_payload(nlh));
+    if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) return;
+    Attrs a = ParseAttrs(nlh, sizeof(ifaddrmsg));
+    const nlattr* local = a.tb[IFA_LOCAL] ? a.tb[IFA_LOCAL] : a.tb[IFA_ADDRESS];
+    if (!local) return;
+    Napi::Object e = Napi::Object::New(env);
+    e.Set("dev", IfName(ifa->ifa_index));
+    e.Set("address", FormatAddress(ifa->ifa_family, mnl_attr_get_payload(local)));
+    out[count++] = e;
+  });
+  return out;
+}
+
 // ---- changes ----
 
 // One change to send, or the reason it was never sent.
@@ -633,6 +661,7 @@ void InitNetlinkRoute(Napi::Env env, Napi::Object exports) {
   exports.Set("rtnlRuleDump", Napi::Function::New(env, RuleDump));
   exports.Set("rtnlNeighbourDump", Napi::Function::New(env, NeighbourDump));
   exports.Set("rtnlLinkDump", Napi::Function::New(env, LinkDump));
+  exports.Set("rtnlAddressDump", Napi::Function::New(env, AddressDump));
   exports.Set("rtnlApply", Napi::Function::New(env, Apply));
 }
 

@@ -151,6 +151,7 @@ export interface NativeBinding {
   rtnlRuleDump(netns: string | null): NativeRule[];
   rtnlNeighbourDump(netns: string | null, dev: string, bridge: boolean): NativeNeighbour[];
   rtnlLinkDump(netns: string | null): NativeLink[];
+  rtnlAddressDump(netns: string | null): { dev: string; address: string }[];
   rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
   nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;

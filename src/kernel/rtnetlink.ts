@@ -35,5 +35,8 @@ export const dumpFdb = (dev: string, netns?: string): NativeNeighbour[] => nativ
 /** The links of the namespace. */
 export const dumpLinks = (netns?: string): NativeLink[] => native().rtnlLinkDump(path(netns));
 
+/** The IPv4 and IPv6 addresses of the namespace, by device. */
+export const dumpAddresses = (netns?: string): { dev: string; address: string }[] => native().rtnlAddressDump(path(netns));
+
 /** Neighbour states (NUD_*) the reconcilers tell apart. */
 export const nud = { noarp: 0x40, permanent: 0x80 } as const;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <algorithm>
 #include <ctime>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -101,15 +102,27 @@ void Dump(Napi::Env env, const char* operation, const std::function<void(nlmsghd
     build(req);
     uint32_t seq = req->nlmsg_seq, portid = mnl_socket_get_portid(nl.get());
     if (mnl_socket_sendto(nl.get(), req, req->nlmsg_len) < 0) ThrowBpfError(env, operation, errno);
+    // A C++ exception must not unwind through libmnl's C frames: it is carried out and thrown here.
+    struct Run {
+      const std::function<void(const nlmsghdr*)>* each;
+      std::exception_ptr error;
+    } run{&each, nullptr};
     auto callback = [](const nlmsghdr* nlh, void* data) -> int {
-      (*static_cast<const std::function<void(const nlmsghdr*)>*>(data))(nlh);
+      auto* r = static_cast<Run*>(data);
+      try {
+        (*r->each)(nlh);
+      } catch (...) {
+        r->error = std::current_exception();
+        return MNL_CB_STOP;
+      }
       return MNL_CB_OK;
     };
     int rc;
     do {
       ssize_t n = mnl_socket_recvfrom(nl.get(), buf.data(), buf.size());
       if (n < 0) ThrowBpfError(env, operation, errno);
-      rc = mnl_cb_run(buf.data(), n, seq, portid, callback, const_cast<std::function<void(const nlmsghdr*)>*>(&each));
+      rc = mnl_cb_run(buf.data(), n, seq, portid, callback, &run);
+      if (run.error) std::rethrow_exception(run.error);
     } while (rc > MNL_CB_STOP);
     if (rc == MNL_CB_STOP) return;
     if (errno != EINTR || attempt >= 3) ThrowBpfError(env, operation, errno);

@@ -10,6 +10,8 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitBtf(env, exports);
   strait::InitNetns(env, exports);
   strait::InitProbe(env, exports);
+  strait::InitNetlinkRoute(env, exports);
+  strait::InitNftables(env, exports);
   return exports;
 }
 

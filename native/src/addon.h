@@ -51,5 +51,7 @@ void InitTc(Napi::Env env, Napi::Object exports);
 void InitBtf(Napi::Env env, Napi::Object exports);
 void InitNetns(Napi::Env env, Napi::Object exports);
 void InitProbe(Napi::Env env, Napi::Object exports);
+void InitNetlinkRoute(Napi::Env env, Napi::Object exports);
+void InitNftables(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

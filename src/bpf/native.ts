@@ -49,6 +49,62 @@ export interface NativeLinkInfo {
   attachType: number;
 }
 
+/** An IPv4 route as rtnetlink reports it (type and protocol by number, the device by name). */
+export interface NativeRoute {
+  dst: string;
+  type: number;
+  protocol: number;
+  table: number;
+  metric: number;
+  onlink: boolean;
+  dev?: string;
+  gateway?: string;
+}
+
+/** An IPv4 policy rule; `other` holds the attribute types of selectors not decoded. */
+export interface NativeRule {
+  priority: number;
+  table: number;
+  action: number;
+  flags: number;
+  tos: number;
+  src?: string;
+  dst?: string;
+  iif?: string;
+  oif?: string;
+  fwmark?: number;
+  fwmask?: number;
+  other: number[];
+}
+
+/** A neighbour (`address` its IP) or an FDB entry (`address` its remote, when it has one). */
+export interface NativeNeighbour {
+  address?: string;
+  lladdr?: string;
+  state: number;
+  flags: number;
+}
+
+/** A link, with what the tunnel reconciler compares of a VXLAN or xfrm interface. */
+export interface NativeLink {
+  ifname: string;
+  up: boolean;
+  mtu: number;
+  address?: string;
+  kind?: string;
+  vxlan?: { id: number; port: number; local?: string; remote?: string; learning: boolean; external: boolean };
+  xfrmIfId?: number;
+}
+
+export type NativeNetlinkChange =
+  | { kind: 'route'; op: 'add' | 'replace' | 'del'; dst: string; table: number; protocol?: number; metric?: number; type?: 'unreachable'; dev?: string; via?: string; onlink?: boolean }
+  | { kind: 'rule'; op: 'add' | 'del'; priority: number; table?: number; src?: string; dst?: string; iif?: string; fwmark?: number; fwmask?: number }
+  | { kind: 'neighbour'; op: 'replace' | 'del'; dev: string; address: string; lladdr?: string }
+  | { kind: 'fdb'; op: 'append' | 'del'; dev: string; mac: string; dst: string }
+  | { kind: 'link'; op: 'add'; name: string; type: 'vxlan' | 'xfrm'; up?: boolean; mtu?: number; address?: string; vni?: number; local?: string; remote?: string; port?: number; external?: boolean; ifId?: number }
+  | { kind: 'link'; op: 'set'; name: string; up?: boolean; mtu?: number }
+  | { kind: 'link'; op: 'del'; name: string };
+
 export interface NativeBinding {
   setErrorClass(ctor: new (message: string) => Error): void;
   objectOpen(path: string, pinRoot: string | null): number;
@@ -91,6 +147,13 @@ export interface NativeBinding {
   ifNameToIndex(name: string, netns: string | null): number;
   interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;
+  rtnlRouteDump(netns: string | null, table: number): NativeRoute[];
+  rtnlRuleDump(netns: string | null): NativeRule[];
+  rtnlNeighbourDump(netns: string | null, dev: string, bridge: boolean): NativeNeighbour[];
+  rtnlLinkDump(netns: string | null): NativeLink[];
+  rtnlAddressDump(netns: string | null): { dev: string; address: string }[];
+  rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
+  nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
 }
 

@@ -172,8 +172,8 @@ export interface ApplyResult {
 }
 
 /**
- * Not `runIpBatch` (src/kernel/ip-batch.ts): its InputError for a refused line quotes the line, which here
- * may hold a key, and its per-line results add nothing because ip stops at the first failed xfrm command.
+ * One `ip -batch` without per-line results: they would add nothing because ip stops at the first failed
+ * xfrm command, and a refused line may hold a key, so it is never quoted.
  */
 function batch(lines: string[], netns?: string): void {
   if (lines.length > 0) run(['ip', ...(netns ? ['-n', netns] : []), '-batch', '-', '-force'], lines.join('\n') + '\n');

@@ -121,7 +121,7 @@ export class KernelDatapath {
     const routes = reconcileRoutes(plan.routes.map(kernelRoute), { table: routingTable }, this.netns);
     const rules = reconcileRules(plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })), this.netns);
     const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice, overlay: overlayDevice }, mtus), this.netns);
-    const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) => c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error}`));
+    const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) => c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error.message}`));
     return {
       devices,
       fdb: count(fdb),

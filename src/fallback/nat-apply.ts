@@ -1,12 +1,12 @@
 /**
  * Installs the script of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together in
- * one `nft -f` transaction, so the kernel never runs a half-written NAT. Reconciling: the live tables are
+ * one nftables transaction (libnftables in this process: src/kernel/nftables.ts), so the kernel never runs a half-written NAT. Reconciling: the live tables are
  * compared with what the kernel listed right after this process installed the same script, and nothing
  * is written when they are equal; a rule or element changed or deleted by hand makes them differ, and the
  * next apply restores it. No other table is read for a decision or written.
  */
 import { InputError } from '../errors';
-import { nft, run } from '../kernel/command';
+import { listRuleset, runNft } from '../kernel/nftables';
 import { FILTER_TABLE, NAT_TABLE } from './nat-ruleset';
 
 const ownedTables = [NAT_TABLE, FILTER_TABLE];
@@ -30,7 +30,7 @@ let installed: { script: string; state: OwnedState } | undefined;
 export function applyNat(script: string, netns?: string): { changed: boolean } {
   checkOnlyOwnedTables(script);
   if (installed?.script === script && sameState(liveState(netns), installed.state)) return { changed: false };
-  nft(dropOwnedTables + script, netns);
+  runNft(dropOwnedTables + script, netns);
   installed = { script, state: liveState(netns) };
   return { changed: true };
 }
@@ -38,7 +38,7 @@ export function applyNat(script: string, netns?: string): { changed: boolean } {
 /** Deletes Strait's tables (both, in one transaction) and nothing else. */
 export function removeNat(netns?: string): { changed: boolean } {
   if (liveState(netns).size === 0) return { changed: false };
-  nft(dropOwnedTables, netns);
+  runNft(dropOwnedTables, netns);
   return { changed: true };
 }
 
@@ -63,9 +63,7 @@ interface ListedObject {
 }
 
 function liveState(netns?: string): OwnedState {
-  const listing = JSON.parse(run([...(netns ? ['ip', 'netns', 'exec', netns] : []), 'nft', '-j', 'list', 'ruleset'])) as {
-    nftables: Record<string, ListedObject>[];
-  };
+  const listing = listRuleset(netns) as { nftables: Record<string, ListedObject>[] };
   const state: OwnedState = new Map();
   for (const item of listing.nftables) {
     const [kind, object] = Object.entries(item)[0]!;

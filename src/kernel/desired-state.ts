@@ -1,12 +1,13 @@
 /**
  * The shape every kernel-state reconciler shares (routes, rules, FDB, neighbours): read what is in the
- * reconciler's scope, diff it with the desired entries by identity, and apply the difference as one batch.
- * Each entry has an identity (a route's destination and metric, a rule's priority); a desired entry whose
+ * reconciler's scope, diff it with the desired entries by identity, and apply the difference as one batch
+ * of rtnetlink changes. Each entry has an identity (a route's destination and metric, a rule's priority); a desired entry whose
  * identity is missing is added, one whose current entries differ is changed, and current entries whose
  * identity is not desired are deleted.
  */
 import { InputError } from '../errors';
-import type { BatchResult } from './ip-batch';
+import type { BpfError } from '../bpf/error';
+import type { NetlinkChange, NetlinkResult } from './rtnetlink';
 
 export interface Diff<T> {
   add: T[];
@@ -19,7 +20,8 @@ export interface Changes<T> {
   added: T[];
   changed: T[];
   deleted: T[];
-  failed: { item: T; error: string }[];
+  /** The kernel's refusal: errno, code and the operation (e.g. `route add 10.1.0.0/24`). */
+  failed: { item: T; error: BpfError }[];
 }
 
 export interface Identity<T> {
@@ -51,31 +53,31 @@ export function diffByIdentity<T>(current: readonly T[], desired: readonly T[], 
   return diff;
 }
 
-/** How one reconciler writes its entries: the batch lines for each kind of change. */
+/** How one reconciler writes its entries: the netlink changes for each kind of change. */
 export interface Writer<T> {
-  add: (entry: T) => string[];
-  change: (from: T[], to: T) => string[];
-  remove: (entry: T) => string[];
-  run: (lines: string[]) => BatchResult[];
+  add: (entry: T) => NetlinkChange[];
+  change: (from: T[], to: T) => NetlinkChange[];
+  remove: (entry: T) => NetlinkChange[];
+  run: (changes: NetlinkChange[]) => NetlinkResult[];
 }
 
 /**
  * Applies a diff in one batch, deletions first (a MAC moving to another VTEP is never sent to both).
- * An entry whose lines all succeeded is reported as done, otherwise as failed with the first error.
+ * An entry whose changes all succeeded is reported as done, otherwise as failed with the first error.
  */
 export function applyDiff<T>(diff: Diff<T>, writer: Writer<T>): Changes<T> {
-  const items: { kind: 'deleted' | 'changed' | 'added'; item: T; lines: string[] }[] = [
-    ...diff.remove.map((item) => ({ kind: 'deleted' as const, item, lines: writer.remove(item) })),
-    ...diff.change.map(({ from, to }) => ({ kind: 'changed' as const, item: to, lines: writer.change(from, to) })),
-    ...diff.add.map((item) => ({ kind: 'added' as const, item, lines: writer.add(item) })),
+  const items: { kind: 'deleted' | 'changed' | 'added'; item: T; steps: NetlinkChange[] }[] = [
+    ...diff.remove.map((item) => ({ kind: 'deleted' as const, item, steps: writer.remove(item) })),
+    ...diff.change.map(({ from, to }) => ({ kind: 'changed' as const, item: to, steps: writer.change(from, to) })),
+    ...diff.add.map((item) => ({ kind: 'added' as const, item, steps: writer.add(item) })),
   ];
-  const results = writer.run(items.flatMap((i) => i.lines));
+  const results = writer.run(items.flatMap((i) => i.steps));
   const changes: Changes<T> = { added: [], changed: [], deleted: [], failed: [] };
   let next = 0;
-  for (const { kind, item, lines } of items) {
-    const own = results.slice(next, next + lines.length);
-    next += lines.length;
-    const failure = own.find((r): r is { ok: false; error: string } => !r.ok);
+  for (const { kind, item, steps } of items) {
+    const own = results.slice(next, next + steps.length);
+    next += steps.length;
+    const failure = own.find((r): r is { ok: false; error: BpfError } => !r.ok);
     if (failure) changes.failed.push({ item, error: failure.error });
     else changes[kind].push(item);
   }

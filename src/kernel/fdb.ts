@@ -4,10 +4,9 @@
  * devices are never changed. An entry's identity is its MAC and destination: the all-zeros MAC has one
  * entry per remote (head-end replication), so moving a MAC to another destination is a delete plus an add.
  */
-import { run } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { runBridgeBatch } from './ip-batch';
 import { ipAddress, linkName, macAddress } from './kernel-values';
+import { type NativeNeighbour, applyNetlink, dumpFdb, nud } from './rtnetlink';
 
 export interface FdbEntry {
   mac: string;
@@ -24,23 +23,16 @@ export const fdbIdentity: Identity<FdbEntry> = {
   same: () => true,
 };
 
-export interface KernelFdbEntry {
-  mac: string;
-  dst?: string;
-  state?: string;
-}
-
-/** Pure: the static entries with a destination among `bridge -j fdb show` output; learned ones are left out. */
-export function fdbFromKernel(entries: readonly KernelFdbEntry[]): FdbEntry[] {
+/** Pure: the static (permanent or noarp) entries with a destination among the kernel's; learned ones are left out. */
+export function fdbFromKernel(entries: readonly NativeNeighbour[]): FdbEntry[] {
   return entries
-    .filter((e): e is KernelFdbEntry & { dst: string } => e.dst !== undefined && (e.state === 'permanent' || e.state === 'static'))
-    .map((e) => ({ mac: e.mac.toLowerCase(), dst: e.dst }));
+    .filter((e): e is NativeNeighbour & { address: string; lladdr: string } => e.address !== undefined && e.lladdr !== undefined && (e.state & (nud.permanent | nud.noarp)) !== 0)
+    .map((e) => ({ mac: e.lladdr, dst: e.address }));
 }
 
 /** The static entries with a destination on `device`. */
 export function readFdb(device: string, netns?: string): FdbEntry[] {
-  const dev = linkName('device', device);
-  return fdbFromKernel(JSON.parse(run(['bridge', ...(netns ? ['-n', netns] : []), '-j', 'fdb', 'show', 'dev', dev])) as KernelFdbEntry[]);
+  return fdbFromKernel(dumpFdb(linkName('device', device), netns));
 }
 
 /** Pure: the changes that make the static FDB entries of a device exactly `desired` (validated). */
@@ -48,14 +40,14 @@ export function diffFdb(current: readonly FdbEntry[], desired: readonly FdbEntry
   return diffByIdentity(current, desired.map((e, i) => fdbEntry(e, `desired[${i}]`)), fdbIdentity);
 }
 
-/** Makes the static FDB entries with a destination on `device` exactly `desired`, in one `bridge -batch`. */
+/** Makes the static FDB entries with a destination on `device` exactly `desired`, in one batch of rtnetlink changes. */
 export function reconcileFdb(desired: readonly FdbEntry[], device: string, netns?: string): Changes<FdbEntry> {
   const diff = diffFdb(readFdb(device, netns), desired);
   return applyDiff(diff, {
     // append, not add: another destination for the same MAC (the all-zeros one above all) is another entry.
-    add: (e) => [`fdb append ${e.mac} dev ${device} dst ${e.dst} self permanent`],
+    add: (e) => [{ kind: 'fdb', op: 'append', dev: device, ...e }],
     change: () => [], // never called: an entry is all identity, so it is never changed
-    remove: (e) => [`fdb del ${e.mac} dev ${device} dst ${e.dst} self`],
-    run: (lines) => runBridgeBatch(lines, netns),
+    remove: (e) => [{ kind: 'fdb', op: 'del', dev: device, ...e }],
+    run: (changes) => applyNetlink(changes, netns),
   });
 }

@@ -1,6 +1,6 @@
 /**
- * Validation of the values reconcilers put into `ip`/`bridge` batch lines. Each value is checked against
- * what the kernel accepts, so a line is always one command with the intended arguments.
+ * Validation of the values reconcilers put into rtnetlink changes: each value is checked against what the
+ * kernel accepts, so a bad one is an InputError naming its field rather than a kernel refusal.
  */
 import { InputError } from '../errors';
 import { formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
@@ -36,9 +36,6 @@ export function ipv4Prefix(field: string, value: unknown): string {
   if (cidr.family !== 4) throw new InputError(field, value, 'expected an IPv4 network');
   return formatCidr(cidr);
 }
-
-/** `ip -j` shows a host prefix without its /32 and the default route as "default". */
-export const kernelIpv4Prefix = (dst: string): string => (dst === 'default' ? '0.0.0.0/0' : dst.includes('/') ? dst : `${dst}/32`);
 
 /** A MAC address, lower case. */
 export function macAddress(field: string, value: unknown): string {

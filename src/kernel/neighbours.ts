@@ -2,10 +2,9 @@
  * Permanent neighbour entries on one device as desired state. Only permanent entries on that device are
  * read, so learned entries and other devices are never deleted; an entry's identity is its address.
  */
-import { ip } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { runIpBatch } from './ip-batch';
 import { ipAddress, linkName, macAddress } from './kernel-values';
+import { applyNetlink, dumpNeighbours, nud } from './rtnetlink';
 
 export interface Neighbour {
   address: string;
@@ -24,8 +23,9 @@ export const neighbourIdentity: Identity<Neighbour> = {
 /** The permanent entries on `device`. */
 export function readNeighbours(device: string, netns?: string): Neighbour[] {
   const dev = linkName('device', device);
-  const entries = JSON.parse(ip(['-j', 'neigh', 'show', 'dev', dev, 'nud', 'permanent'], netns)) as { dst: string; lladdr?: string }[];
-  return entries.map((e) => ({ address: e.dst, lladdr: (e.lladdr ?? '').toLowerCase() }));
+  return dumpNeighbours(dev, netns)
+    .filter((e): e is typeof e & { address: string } => (e.state & nud.permanent) !== 0 && e.address !== undefined)
+    .map((e) => ({ address: e.address, lladdr: e.lladdr ?? '' }));
 }
 
 /** Pure: the changes that make the permanent entries of a device exactly `desired` (validated). */
@@ -33,15 +33,14 @@ export function diffNeighbours(current: readonly Neighbour[], desired: readonly 
   return diffByIdentity(current, desired.map((n, i) => neighbour(n, `desired[${i}]`)), neighbourIdentity);
 }
 
-/** Makes the permanent neighbour entries on `device` exactly `desired`, in one `ip -batch`. */
+/** Makes the permanent neighbour entries on `device` exactly `desired`, in one batch of rtnetlink changes. */
 export function reconcileNeighbours(desired: readonly Neighbour[], device: string, netns?: string): Changes<Neighbour> {
   const diff = diffNeighbours(readNeighbours(device, netns), desired);
   // replace, also for a new entry: a learned (not permanent) entry for the address is ours to overwrite.
-  const replaceLine = (n: Neighbour) => `neigh replace ${n.address} lladdr ${n.lladdr} dev ${device} nud permanent`;
   return applyDiff(diff, {
-    add: (n) => [replaceLine(n)],
-    change: (_from, to) => [replaceLine(to)],
-    remove: (n) => [`neigh del ${n.address} dev ${device}`],
-    run: (lines) => runIpBatch(lines, netns),
+    add: (n) => [{ kind: 'neighbour', op: 'replace', dev: device, ...n }],
+    change: (_from, to) => [{ kind: 'neighbour', op: 'replace', dev: device, ...to }],
+    remove: (n) => [{ kind: 'neighbour', op: 'del', dev: device, address: n.address }],
+    run: (changes) => applyNetlink(changes, netns),
   });
 }

@@ -4,10 +4,9 @@
  * nothing outside it is changed. A route's identity is its destination and metric, as in the kernel.
  */
 import { InputError } from '../errors';
-import { CommandError, ip } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { runIpBatch } from './ip-batch';
-import { integer, ipv4Address, ipv4Prefix, kernelIpv4Prefix, linkName } from './kernel-values';
+import { integer, ipv4Address, ipv4Prefix, linkName } from './kernel-values';
+import { type NativeRoute, type NetlinkChange, applyNetlink, dumpRoutes } from './rtnetlink';
 
 export const straitRouteProtocol = 252;
 
@@ -67,41 +66,32 @@ export const routeIdentity: Identity<Route> = {
     (desired.type !== undefined || (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev)),
 };
 
-interface KernelRoute {
-  dst: string;
-  flags?: string[];
-  dev?: string;
-  gateway?: string;
-  metric?: number;
-  type?: string;
-}
+// rtnetlink's route types (RTN_*) the model knows.
+const rtnUnicast = 1;
+const rtnUnreachable = 7;
+const mainTable = 254;
 
-const scopeArgs = (scope: RouteScope) => ('table' in scope ? ['table', String(scope.table)] : ['table', 'main', 'proto', String(straitRouteProtocol)]);
+const scopeTable = (scope: RouteScope) => ('table' in scope ? scope.table : mainTable);
+
+/** Pure: the model of a route as rtnetlink reports it; a route of another type (blackhole...) has only dst and metric. */
+export function routeFromKernel(r: NativeRoute): Route {
+  const read: Route = { dst: r.dst };
+  if (r.type === rtnUnicast) {
+    if (r.dev) read.dev = r.dev;
+    if (r.gateway) read.via = r.gateway;
+    if (r.onlink) read.onlink = true;
+  } else if (r.type === rtnUnreachable) {
+    read.type = 'unreachable';
+  }
+  if (r.metric) read.metric = r.metric;
+  return read;
+}
 
 /** The IPv4 routes in `scope`. */
 export function readRoutes(scope: RouteScope, netns?: string): Route[] {
   checkScope(scope);
-  let listing: string;
-  try {
-    listing = ip(['-4', '-j', 'route', 'show', ...scopeArgs(scope)], netns);
-  } catch (err) {
-    // The kernel creates a table with its first route, and refuses to list one that has none yet.
-    if (err instanceof CommandError && err.stderr.includes('FIB table does not exist')) return [];
-    throw err;
-  }
-  const routes = JSON.parse(listing) as KernelRoute[];
-  return routes.map((r) => {
-    const read: Route = { dst: kernelIpv4Prefix(r.dst) };
-    if (!r.type || r.type === 'unicast') {
-      if (r.dev) read.dev = r.dev;
-      if (r.gateway) read.via = r.gateway;
-      if (r.flags?.includes('onlink')) read.onlink = true;
-    } else if (r.type === 'unreachable') {
-      read.type = 'unreachable';
-    }
-    if (r.metric) read.metric = r.metric;
-    return read;
-  });
+  const routes = dumpRoutes(scopeTable(scope), netns);
+  return ('table' in scope ? routes : routes.filter((r) => r.protocol === straitRouteProtocol)).map(routeFromKernel);
 }
 
 /**
@@ -110,9 +100,9 @@ export function readRoutes(scope: RouteScope, netns?: string): Route[] {
  */
 export function routedElsewhere(prefixes: readonly string[], netns?: string): string[] {
   if (prefixes.length === 0) return [];
-  const foreign = new Set((JSON.parse(ip(['-4', '-j', 'route', 'show', 'table', 'main'], netns)) as (KernelRoute & { protocol?: string })[])
-    .filter((r) => r.protocol !== String(straitRouteProtocol) && !r.metric && r.dst !== 'default')
-    .map((r) => kernelIpv4Prefix(r.dst)));
+  const foreign = new Set(dumpRoutes(mainTable, netns)
+    .filter((r) => r.protocol !== straitRouteProtocol && !r.metric && r.dst !== '0.0.0.0/0')
+    .map((r) => r.dst));
   return prefixes.map((p, i) => ipv4Prefix(`prefixes[${i}]`, p)).filter((p) => foreign.has(p));
 }
 
@@ -121,28 +111,23 @@ export function diffRoutes(current: readonly Route[], desired: readonly Route[])
   return diffByIdentity(current, desired.map((r, i) => route(r, `desired[${i}]`)), routeIdentity);
 }
 
-function routeLine(verb: 'add' | 'replace', r: Route, scope: RouteScope): string {
-  const words = ['route', verb, ...(r.type ? [r.type] : []), r.dst];
-  if (r.via) words.push('via', r.via);
-  if (r.dev) words.push('dev', r.dev);
-  if (r.onlink) words.push('onlink');
-  words.push('metric', String(r.metric ?? 0), 'table', 'table' in scope ? String(scope.table) : 'main', 'proto', String(straitRouteProtocol));
-  return words.join(' ');
+function routeChange(op: 'add' | 'replace', r: Route, scope: RouteScope): NetlinkChange {
+  return { kind: 'route', op, ...r, metric: r.metric ?? 0, table: scopeTable(scope), protocol: straitRouteProtocol };
 }
 
 /**
- * Makes the routes in `scope` exactly `desired`, in one `ip -batch`. New routes use `add`, so in the main
- * table a foreign route with the same destination and metric makes the add fail instead of being taken over.
+ * Makes the routes in `scope` exactly `desired`, in one batch of rtnetlink changes. New routes use `add`,
+ * so in the main table a foreign route with the same destination and metric makes the add fail (EEXIST)
+ * instead of being taken over.
  */
 export function reconcileRoutes(desired: readonly Route[], scope: RouteScope, netns?: string): Changes<Route> {
   checkScope(scope);
   const diff = diffRoutes(readRoutes(scope, netns), desired);
-  const table = 'table' in scope ? String(scope.table) : 'main';
   return applyDiff(diff, {
-    add: (r) => [routeLine('add', r, scope)],
-    change: (_from, to) => [routeLine('replace', to, scope)],
+    add: (r) => [routeChange('add', r, scope)],
+    change: (_from, to) => [routeChange('replace', to, scope)],
     // In the main table the protocol restricts the delete to our own route.
-    remove: (r) => [['route', 'del', r.dst, 'metric', String(r.metric ?? 0), 'table', table, ...('table' in scope ? [] : ['proto', String(straitRouteProtocol)])].join(' ')],
-    run: (lines) => runIpBatch(lines, netns),
+    remove: (r) => [{ kind: 'route', op: 'del', dst: r.dst, metric: r.metric ?? 0, table: scopeTable(scope), ...('table' in scope ? {} : { protocol: straitRouteProtocol }) }],
+    run: (changes) => applyNetlink(changes, netns),
   });
 }

@@ -5,10 +5,9 @@
  * is deleted and added again in the same batch.
  */
 import { InputError } from '../errors';
-import { ip } from './command';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { runIpBatch } from './ip-batch';
-import { integer, ipv4Prefix, kernelIpv4Prefix, linkName } from './kernel-values';
+import { integer, ipv4Prefix, linkName } from './kernel-values';
+import { type NativeRule, type NetlinkChange, applyNetlink, dumpRules } from './rtnetlink';
 
 export const straitRulePriorities = { first: 18952, last: 18959 } as const;
 
@@ -63,60 +62,62 @@ export const ruleIdentity: Identity<KernelRule> = {
   same: (a, b) => !a.unmodelled?.length && a.table === b.table,
 };
 
-export interface KernelRuleJson {
-  priority: number;
-  src?: string;
-  srclen?: number;
-  dst?: string;
-  dstlen?: number;
-  iif?: string;
-  fwmark?: string;
-  fwmask?: string;
-  table?: string;
-  [other: string]: unknown;
-}
+// FR_ACT_TO_TBL: the action of a rule that looks up a table; FIB_RULE_INVERT: a `not` rule.
+const actionToTable = 1;
+const invertFlag = 0x2;
 
-const namedTables: Record<string, number> = { default: 253, main: 254, local: 255 };
-const modelled = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'iif', 'fwmark', 'fwmask', 'table', 'flags']);
-const prefixOf = (address: string, length: number | undefined) => kernelIpv4Prefix(length === undefined ? address : `${address}/${length}`);
-
-/** Pure: the rules at Strait's priorities among `ip -j rule show` output; every other rule is left out. */
-export function rulesFromKernel(rules: readonly KernelRuleJson[]): KernelRule[] {
+/** Pure: the rules at Strait's priorities among the kernel's rules; every other rule is left out. */
+export function rulesFromKernel(rules: readonly NativeRule[]): KernelRule[] {
   return rules
     .filter((r) => r.priority >= straitRulePriorities.first && r.priority <= straitRulePriorities.last)
     .map((r) => {
-      // A table by a name from rt_tables, or none (an `unreachable` rule), reads as 0: any table, on delete.
-      const table = namedTables[r.table ?? ''] ?? (/^\d+$/.test(r.table ?? '') ? Number(r.table) : 0);
+      // A rule of another action (unreachable) has table 0: on delete, any table.
+      const table = r.action === actionToTable ? r.table : 0;
       const read: KernelRule = { priority: r.priority, table };
-      if (r.src && r.src !== 'all') read.from = prefixOf(r.src, r.srclen);
-      if (r.dst && r.dst !== 'all') read.to = prefixOf(r.dst, r.dstlen);
+      if (r.src && r.src !== '0.0.0.0/0') read.from = r.src;
+      if (r.dst && r.dst !== '0.0.0.0/0') read.to = r.dst;
       if (r.iif) read.iif = r.iif;
-      if (r.fwmark !== undefined) read.fwmark = Number(r.fwmark);
-      if (r.fwmask !== undefined && Number(r.fwmask) !== 0xffffffff) read.fwmask = Number(r.fwmask);
-      const unmodelled = Object.keys(r).filter((k) => !modelled.has(k) || (k === 'table' && !table));
+      if (r.fwmark !== undefined) read.fwmark = r.fwmark;
+      if (r.fwmask !== undefined && r.fwmask !== 0xffffffff) read.fwmask = r.fwmask;
+      const unmodelled = [
+        ...(r.action === actionToTable ? [] : [`action ${r.action}`]),
+        ...(r.flags & invertFlag ? ['not'] : []),
+        ...(r.tos ? ['tos'] : []),
+        ...(r.oif ? ['oif'] : []),
+        ...r.other.map((type) => `attribute ${type}`),
+      ];
       if (unmodelled.length) read.unmodelled = unmodelled;
       return read;
     });
 }
 
 /** The IPv4 rules at Strait's priorities. */
-export const readRules = (netns?: string): KernelRule[] => rulesFromKernel(JSON.parse(ip(['-4', '-j', 'rule', 'show'], netns)) as KernelRuleJson[]);
+export const readRules = (netns?: string): KernelRule[] => rulesFromKernel(dumpRules(netns));
 
 /** Pure: the changes that make the rules at Strait's priorities exactly `desired` (validated). */
 export function diffRules(current: readonly KernelRule[], desired: readonly Rule[]): Diff<KernelRule> {
   return diffByIdentity(current, desired.map((r, i) => rule(r, `desired[${i}]`)), ruleIdentity);
 }
 
-const addLine = (r: Rule) => ['rule', 'add', ...selectors(r), 'table', r.table].join(' ');
-const deleteLine = (r: Rule) => ['rule', 'del', ...selectors(r), ...(r.table ? ['table', r.table] : [])].join(' ');
+const ruleChange = (op: 'add' | 'del', r: Rule): NetlinkChange => ({
+  kind: 'rule',
+  op,
+  priority: r.priority,
+  ...(r.from ? { src: r.from } : {}),
+  ...(r.to ? { dst: r.to } : {}),
+  ...(r.iif ? { iif: r.iif } : {}),
+  ...(r.fwmark === undefined ? {} : { fwmark: r.fwmark }),
+  ...(r.fwmask === undefined ? {} : { fwmask: r.fwmask }),
+  ...(r.table ? { table: r.table } : {}),
+});
 
-/** Makes the rules at priorities 18952..18959 exactly `desired`, in one `ip -batch`. */
+/** Makes the rules at priorities 18952..18959 exactly `desired`, in one batch of rtnetlink changes. */
 export function reconcileRules(desired: readonly Rule[], netns?: string): Changes<KernelRule> {
   const diff = diffRules(readRules(netns), desired);
   return applyDiff(diff, {
-    add: (r) => [addLine(r)],
-    change: (from, to) => [...from.map(deleteLine), addLine(to)],
-    remove: (r) => [deleteLine(r)],
-    run: (lines) => runIpBatch(lines, netns),
+    add: (r) => [ruleChange('add', r)],
+    change: (from, to) => [...from.map((r) => ruleChange('del', r)), ruleChange('add', to)],
+    remove: (r) => [ruleChange('del', r)],
+    run: (changes) => applyNetlink(changes, netns),
   });
 }

@@ -5,7 +5,7 @@
  * or anyone else's. A peer tunnel that changes kind (VXLAN to IPsec) keeps its name and is recreated; a
  * VXLAN device whose MTU alone differs gets the new one in place, without losing a packet.
  */
-import { ip } from './command';
+import { type NativeLink, type NetlinkChange, applyNetlink, dumpLinks } from './rtnetlink';
 
 interface VxlanCommon {
   name: string;
@@ -41,36 +41,22 @@ export interface XfrmDevice {
 
 export type TunnelDevice = VxlanDevice | XfrmDevice;
 
-interface LinkJson {
-  ifname: string;
-  address?: string;
-  flags?: string[];
-  mtu?: number;
-  linkinfo?: {
-    info_kind?: string;
-    // ip prints an xfrm if_id as a hex string ("0x2a").
-    info_data?: { id?: number; port?: number; local?: string; remote?: string; learning?: boolean; external?: boolean; if_id?: string | number };
-  };
-}
-
 const isXfrm = (want: TunnelDevice): want is XfrmDevice => 'ifId' in want;
 
 /** Whether `link` is the device `want` describes, its MTU aside for VXLAN (set in place, see `reconcileTunnelDevices`). */
-function matches(link: LinkJson, want: TunnelDevice): boolean {
-  const d = link.linkinfo?.info_data;
-  if (isXfrm(want)) return link.linkinfo?.info_kind === 'xfrm' && Number(d?.if_id) === want.ifId && link.mtu === want.mtu;
-  if (link.linkinfo?.info_kind !== 'vxlan' || d?.port !== want.port || link.address !== want.mac) return false;
-  if ('external' in want) return d.external === true;
-  return d.external !== true && d.id === want.vni && d.learning === false && d.local === want.local && d.remote === want.remote;
+function matches(link: NativeLink, want: TunnelDevice): boolean {
+  if (isXfrm(want)) return link.kind === 'xfrm' && link.xfrmIfId === want.ifId && link.mtu === want.mtu;
+  const d = link.vxlan;
+  if (link.kind !== 'vxlan' || d?.port !== want.port || link.address !== want.mac) return false;
+  if ('external' in want) return d.external;
+  return !d.external && d.id === want.vni && !d.learning && d.local === want.local && d.remote === want.remote;
 }
 
-function addArgs(want: TunnelDevice): string[] {
-  if (isXfrm(want)) return ['link', 'add', want.name, 'mtu', String(want.mtu), 'type', 'xfrm', 'if_id', String(want.ifId)];
-  const mtu = want.mtu !== undefined ? ['mtu', String(want.mtu)] : [];
-  const mode = 'external' in want
-    ? ['external']
-    : ['id', String(want.vni), ...(want.local ? ['local', want.local] : []), ...(want.remote ? ['remote', want.remote] : [])];
-  return ['link', 'add', want.name, 'address', want.mac, ...mtu, 'type', 'vxlan', ...mode, 'dstport', String(want.port), ...('external' in want ? [] : ['nolearning'])];
+/** A new device, up: learning off for VXLAN (the FDB is Strait's), as `ip link add ... nolearning`. */
+function addChange(want: TunnelDevice): NetlinkChange {
+  if (isXfrm(want)) return { kind: 'link', op: 'add', name: want.name, type: 'xfrm', mtu: want.mtu, ifId: want.ifId, up: true };
+  const mode = 'external' in want ? { external: true } : { vni: want.vni, ...(want.local ? { local: want.local } : {}), ...(want.remote ? { remote: want.remote } : {}) };
+  return { kind: 'link', op: 'add', name: want.name, type: 'vxlan', address: want.mac, ...(want.mtu !== undefined ? { mtu: want.mtu } : {}), ...mode, port: want.port, up: true };
 }
 
 export interface DeviceChanges {
@@ -81,29 +67,33 @@ export interface DeviceChanges {
   mtuChanged: string[];
 }
 
-/** `ns`: a namespace by name, as for `ip -n`; default: ours. `owned`: which device names are the caller's. */
+/**
+ * `ns`: a namespace by name (/run/netns/NAME); default: ours. `owned`: which device names are the
+ * caller's. All the changes go in one rtnetlink batch; if the kernel refuses any, the first refusal is
+ * thrown (a BpfError naming the link), after the others were applied.
+ */
 export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
-  const links = (JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as LinkJson[]).filter((l) => owned(l.ifname));
+  const links = dumpLinks(ns).filter((l) => owned(l.ifname));
   const changes: DeviceChanges = { created: [], recreated: [], deleted: [], mtuChanged: [] };
+  const batch: NetlinkChange[] = [];
   for (const link of links) {
     if (wanted.some((w) => w.name === link.ifname)) continue;
-    ip(['link', 'del', link.ifname], ns);
+    batch.push({ kind: 'link', op: 'del', name: link.ifname });
     changes.deleted.push(link.ifname);
   }
   for (const want of wanted) {
     const existing = links.find((l) => l.ifname === want.name);
     if (existing && matches(existing, want)) {
-      if (want.mtu !== undefined && existing.mtu !== want.mtu) {
-        ip(['link', 'set', want.name, 'mtu', String(want.mtu)], ns);
-        changes.mtuChanged.push(want.name);
-      }
-      if (!existing.flags?.includes('UP')) ip(['link', 'set', want.name, 'up'], ns);
+      const mtu = want.mtu !== undefined && existing.mtu !== want.mtu ? want.mtu : undefined;
+      if (mtu !== undefined) changes.mtuChanged.push(want.name);
+      if (mtu !== undefined || !existing.up) batch.push({ kind: 'link', op: 'set', name: want.name, up: true, ...(mtu === undefined ? {} : { mtu }) });
       continue;
     }
-    if (existing) ip(['link', 'del', want.name], ns);
-    ip(addArgs(want), ns);
-    ip(['link', 'set', want.name, 'up'], ns);
+    if (existing) batch.push({ kind: 'link', op: 'del', name: want.name });
+    batch.push(addChange(want));
     (existing ? changes.recreated : changes.created).push(want.name);
   }
+  const refused = applyNetlink(batch, ns).find((r) => !r.ok);
+  if (refused && !refused.ok) throw refused.error;
   return changes;
 }

@@ -6,18 +6,13 @@
 import { formatIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
-import { ip } from './command';
-
-interface AddrJson {
-  ifname: string;
-  mtu: number;
-  addr_info?: { local?: string }[];
-}
+import { dumpAddresses, dumpLinks } from './rtnetlink';
 
 /** The smallest MTU among the devices holding one of `addresses`; undefined when none holds any. */
 export function deviceMtuOf(addresses: readonly string[], ns?: string): number | undefined {
-  const links = JSON.parse(ip(['-j', 'addr', 'show'], ns)) as AddrJson[];
-  const mtus = links.filter((l) => l.addr_info?.some((a) => a.local !== undefined && addresses.includes(a.local))).map((l) => l.mtu);
+  const holders = new Set(dumpAddresses(ns).filter((a) => addresses.includes(a.address)).map((a) => a.dev));
+  if (holders.size === 0) return undefined;
+  const mtus = dumpLinks(ns).filter((l) => holders.has(l.ifname)).map((l) => l.mtu);
   return mtus.length > 0 ? Math.min(...mtus) : undefined;
 }
 

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError } from '../../src/errors';
 import { type Diff, type Identity, diffByIdentity } from '../../src/kernel/desired-state';
-import { type FdbEntry, type KernelFdbEntry, diffFdb, fdbEntry, fdbFromKernel, fdbIdentity } from '../../src/kernel/fdb';
+import { type FdbEntry, diffFdb, fdbEntry, fdbFromKernel, fdbIdentity } from '../../src/kernel/fdb';
 import { type Neighbour, diffNeighbours, neighbour, neighbourIdentity } from '../../src/kernel/neighbours';
 import { type Route, diffRoutes, route, routeIdentity } from '../../src/kernel/routes';
-import { type KernelRule, type KernelRuleJson, type Rule, diffRules, rule, ruleIdentity, rulesFromKernel } from '../../src/kernel/rules';
+import { type KernelRule, type Rule, diffRules, rule, ruleIdentity, rulesFromKernel } from '../../src/kernel/rules';
+import type { NativeNeighbour, NativeRule } from '../../src/kernel/rtnetlink';
 
 /** The state after applying `diff` to `current`, as a reconcile's batch does; `written`: what the kernel stores for an entry. */
 function applied<T>(current: readonly T[], diff: Diff<T>, written: (entry: T) => T): T[] {
@@ -63,10 +64,10 @@ describe('desired-state diffs (pure)', () => {
   });
 
   it('rules: only priorities 18952..18959 come out of the kernel listing, so no other rule is ever in a diff', () => {
-    const kernelRule = fc.record({ priority: fc.integer({ min: 0, max: 40000 }), table: fc.constantFrom('main', '18952', 'local'), src: fc.constantFrom('all', '10.0.0.0') });
+    const kernelRule = fc.record({ priority: fc.integer({ min: 0, max: 40000 }), table: fc.constantFrom(254, 18952, 255), src: fc.constantFrom(undefined, '10.0.0.0/8') });
     fc.assert(
       fc.property(fc.array(kernelRule, { maxLength: 20 }), (listing) => {
-        const json: KernelRuleJson[] = listing.map((r) => ({ ...r, ...(r.src === 'all' ? {} : { srclen: 8 }) }));
+        const json: NativeRule[] = listing.map(({ src, ...r }) => ({ ...r, action: 1, flags: 0, tos: 0, other: [], ...(src ? { src } : {}) }));
         const diff = diffRules(rulesFromKernel(json), []);
         for (const r of [...diff.remove, ...diff.change.flatMap((c) => c.from)]) assert.ok(r.priority >= 18952 && r.priority <= 18959);
         assert.equal(diff.remove.length, json.filter((r) => r.priority >= 18952 && r.priority <= 18959).length);
@@ -74,12 +75,20 @@ describe('desired-state diffs (pure)', () => {
     );
   });
 
+  it('rules: a kernel rule with an action, inversion, tos, oif or selector the model lacks reads as unmodelled, so it is rewritten', () => {
+    const base: NativeRule = { priority: 18952, table: 18952, action: 1, flags: 0, tos: 0, other: [] };
+    const read = rulesFromKernel([base, { ...base, flags: 2 }, { ...base, action: 7, table: 0 }, { ...base, tos: 4 }, { ...base, oif: 'eth9' }, { ...base, other: [22, 23] }]);
+    assert.deepEqual(read.map((r) => r.unmodelled), [undefined, ['not'], ['action 7'], ['tos'], ['oif'], ['attribute 22', 'attribute 23']]);
+    assert.equal(read[2]!.table, 0, 'a rule that looks up no table deletes as any table');
+    assert.deepEqual(diffRules(read, [{ priority: 18952, table: 18952 }]).change.map((c) => c.from.length), [6]);
+  });
+
   it('fdb: learned entries and entries without a destination never come out of the kernel listing', () => {
-    const listed: KernelFdbEntry[] = [
-      { mac: '02:00:00:00:00:01', dst: '192.0.2.1', state: 'permanent' },
-      { mac: '02:00:00:00:00:02', dst: '192.0.2.2' }, // learned: no state
-      { mac: '02:00:00:00:00:03', state: 'permanent' }, // a bridge port's own address: no dst
-      { mac: '02:00:00:00:00:04', dst: '192.0.2.4', state: 'static' },
+    const listed: NativeNeighbour[] = [
+      { lladdr: '02:00:00:00:00:01', address: '192.0.2.1', state: 0x80, flags: 2 }, // permanent
+      { lladdr: '02:00:00:00:00:02', address: '192.0.2.2', state: 0x02, flags: 2 }, // learned: reachable
+      { lladdr: '02:00:00:00:00:03', state: 0x80, flags: 2 }, // a bridge port's own address: no dst
+      { lladdr: '02:00:00:00:00:04', address: '192.0.2.4', state: 0x40, flags: 2 }, // static (noarp)
     ];
     assert.deepEqual(fdbFromKernel(listed), [{ mac: '02:00:00:00:00:01', dst: '192.0.2.1' }, { mac: '02:00:00:00:00:04', dst: '192.0.2.4' }]);
   });

@@ -76,7 +76,9 @@ describe('kernel-state reconcilers (real kernel)', function () {
       const mainWanted = wanted.filter((r) => r.dst !== 'default');
 
       const first = reconcileRoutes(mainWanted, { protocol: 252 }, ns);
-      assert.deepEqual(first.failed, [{ item: { dst: '10.1.0.0/24', dev: 'veth0' }, error: 'RTNETLINK answers: File exists' }]);
+      assert.deepEqual(first.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })), [
+        { item: { dst: '10.1.0.0/24', dev: 'veth0' }, errno: 17, code: 'EEXIST', operation: 'route add 10.1.0.0/24' },
+      ]);
       assert.deepEqual(first.deleted, [{ dst: '10.9.0.0/24', dev: 'veth1' }]);
       assert.deepEqual(routes('table', 'main'), [
         '10.1.0.0/24 dev veth1 proto static scope link',
@@ -89,6 +91,15 @@ describe('kernel-state reconcilers (real kernel)', function () {
       const again = reconcileRoutes(mainWanted, { protocol: 252 }, ns);
       assert.deepEqual({ ...again, failed: [] }, nothing, 'only the conflict is left');
       assert.equal(again.failed.length, 1);
+    });
+
+    it('a route on a missing device fails alone, with ENODEV and the operation named; the others are applied', () => {
+      const changes = reconcileRoutes([...wanted, { dst: '10.5.0.0/24', dev: 'gone0' }], { table: 18952 }, ns);
+      assert.deepEqual(changes.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })), [
+        { item: { dst: '10.5.0.0/24', dev: 'gone0' }, errno: 19, code: 'ENODEV', operation: 'route add 10.5.0.0/24' },
+      ]);
+      assert.equal(changes.added.length, 4);
+      assert.equal(routes('table', '18952').length, 4);
     });
 
     it('fills a table that does not exist yet (the kernel creates it with its first route)', () => {

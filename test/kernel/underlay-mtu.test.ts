@@ -1,0 +1,31 @@
+/**
+ * The underlay MTU read from the kernel (addresses and links through rtnetlink), in a throwaway
+ * namespace: the MTU of the device holding an address, the smallest when several do.
+ */
+import assert from 'node:assert/strict';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import { deviceMtuOf } from '../../src/kernel/underlay-mtu';
+import { requireRoot, uniqueName } from '../support/kernel';
+
+describe('underlay MTU (real kernel)', function () {
+  requireRoot(this);
+  let ns: string;
+  beforeEach(() => {
+    ns = uniqueName('strait-test-mtu');
+    createNetns(ns);
+    ip(['link', 'add', 'veth0', 'mtu', '1400', 'type', 'veth', 'peer', 'name', 'veth1', 'mtu', '1300'], ns);
+    ip(['addr', 'add', '10.213.0.1/24', 'dev', 'veth0'], ns);
+    ip(['addr', 'add', '10.213.1.1/24', 'dev', 'veth1'], ns);
+    ip(['addr', 'add', 'fd00::1/64', 'dev', 'veth1', 'nodad'], ns);
+  });
+  afterEach(() => deleteNetns(ns));
+
+  it('is the MTU of the device holding the address, the smallest of several, and undefined when none holds it', () => {
+    assert.equal(deviceMtuOf(['10.213.0.1'], ns), 1400);
+    assert.equal(deviceMtuOf(['10.213.0.1', '10.213.1.1'], ns), 1300);
+    assert.equal(deviceMtuOf(['fd00::1'], ns), 1300);
+    assert.equal(deviceMtuOf(['10.9.9.9'], ns), undefined);
+    assert.equal(deviceMtuOf(['10.213.0.2'], ns), undefined, 'an address of the subnet is not the device address');
+  });
+});

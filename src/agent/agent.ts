@@ -303,6 +303,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       const unavailable = describeMissing(encryptionRequirements, report).join(', ');
       // The spec is read (the API server's first list) while the datapath loads.
       sourceReady = control.ports.source.ready();
+      // Awaited once the datapath is loaded; until then a rejection must not count as unhandled.
       sourceReady.catch(() => {});
       dataplane = await openDataplane(kind, {
         ...options,

@@ -15,6 +15,7 @@ import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type Dataplane, type ProbeReport, chooseDataplane, describeMissing, encryptionRequirements, missingFor } from '../probe/features';
 import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
+import { type CachedProbe, cachedProbe } from '../probe/probe-cache';
 import { type NodeDataplane, openDataplane } from './dataplanes';
 import { reconcileOverlayRoutes } from './routes';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
@@ -44,6 +45,8 @@ export interface AgentOptions {
   ipsecSecrets?: string;
   /** Where to serve /metrics, /healthz and /readyz; none: no server. */
   metrics?: MetricsListen;
+  /** Where the probe's report is kept for the rest of the boot (probe-cache.ts); none: probe at every start. */
+  probeCache?: string;
 }
 
 /** The kernel refused this process (a capability missing) rather than lacking the feature. */
@@ -265,6 +268,21 @@ async function serveMetrics(listen: MetricsListen, source: AgentMetricsSource, l
   return { metrics, server: await startMetricsServer(listen, metrics.registry, () => source.notReady(), log) };
 }
 
+/** The kernel's features: from the cache when it holds this boot's report, else probed (and kept). */
+async function probeOnce(options: AgentOptions): Promise<CachedProbe> {
+  // In the node's namespace, the one the agent may change (making another needs CAP_SYS_ADMIN).
+  if (options.probeCache === undefined) return { report: await probeKernel(options.netns), source: 'probed' };
+  return cachedProbe(options.probeCache, options.netns);
+}
+
+/** Both results, or the first error once both have settled; `release` undoes the first when only the second failed. */
+async function openBoth<A, B>(a: Promise<A>, b: Promise<B>, release: (a: A) => Promise<void>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'fulfilled' && second.status === 'fulfilled') return [first.value, second.value];
+  if (first.status === 'fulfilled') await release(first.value);
+  throw first.status === 'rejected' ? first.reason : (second as PromiseRejectedResult).reason;
+}
+
 /**
  * Runs the agent until SIGTERM/SIGINT. Throws (before changing anything) when no dataplane can run, the
  * control plane cannot be reached as configured (a bad kubeconfig) or the metrics port is taken.
@@ -276,17 +294,30 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   let phase = 'starting: the datapath is not loaded yet';
   const served = options.metrics === undefined ? undefined : await serveMetrics(options.metrics, { notReady: () => (running ? running.notReady : phase), state: () => running?.metricsState() }, log);
   try {
-    const control = await openControlPlane(options.controlPlane, log);
-    // In the node's namespace, the one the agent may change (making another needs CAP_SYS_ADMIN).
-    const report = await probeKernel(options.netns);
-    const kind = selectDataplane(options.dataplane, report);
-    const unavailable = describeMissing(encryptionRequirements, report).join(', ');
-    const dataplane = await openDataplane(kind, {
-      ...options,
-      ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
-    });
+    // Neither changes the node: the control plane is opened (a bad kubeconfig throws) while the kernel is
+    // probed, or its report read from the cache.
+    const [control, probe] = await openBoth(openControlPlane(options.controlPlane, log), probeOnce(options), (c) => c.close());
+    let dataplane: NodeDataplane;
+    let sourceReady: Promise<unknown>;
     try {
-      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+      const { report } = probe;
+      const kind = selectDataplane(options.dataplane, report);
+      const unavailable = describeMissing(encryptionRequirements, report).join(', ');
+      // The spec is read (the API server's first list) while the datapath loads.
+      sourceReady = control.ports.source.ready();
+      // Awaited once the datapath is loaded; until then a rejection must not count as unhandled.
+      sourceReady.catch(() => {});
+      dataplane = await openDataplane(kind, {
+        ...options,
+        ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
+      });
+      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, probe: probe.source, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
+      if (probe.writeError !== undefined) log.warn({ probeCache: options.probeCache, error: probe.writeError }, 'cannot keep the probe report; the next start probes again');
+    } catch (err) {
+      await control.close();
+      throw err;
+    }
+    try {
       if (dataplane.replacedMaps) log.warn({ maps: dataplane.replacedMaps }, 'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply');
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();
@@ -304,7 +335,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       source.watch(onChange);
       // Until the source can answer (the informer's first list) nothing is applied nor reported: the
       // datapath a previous agent left stays as it is.
-      await Promise.race([source.ready(), stop.stopped]);
+      await Promise.race([sourceReady, stop.stopped]);
       let timer: NodeJS.Timeout | undefined;
       if (!stop.isStopped()) {
         agent.tick();

@@ -15,6 +15,7 @@ import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { defaultIpamSocket } from '../poolipam/protocol';
+import { defaultProbeCachePath } from '../probe/probe-cache';
 import { type MetricsFlags, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
 import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
@@ -33,6 +34,7 @@ export interface AgentFlags extends MetricsFlags {
   resyncInterval: string;
   netns?: string;
   ipsecSecrets?: string;
+  probeCache?: string;
   cleanup?: boolean;
   /** The NodeDataplane from the API server instead of --spec; the status to it instead of --status. */
   kubernetes?: boolean;
@@ -148,6 +150,14 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
   };
 }
 
+/** --probe-cache: an absolute file path, or none (probe at every start). */
+function checkProbeCache(value: string | undefined): string | undefined {
+  if (value === undefined) return defaultProbeCachePath;
+  if (value === 'none') return undefined;
+  if (!isAbsolute(value)) throw new InputError('--probe-cache', value, `must be an absolute file path, like ${defaultProbeCachePath}, or none`);
+  return value;
+}
+
 /** What --flags-file may say, and how (flags-file.ts). */
 export const agentFlagsFileRules = { paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets'], commandLineOnly: ['cleanup'] } as const;
 
@@ -155,6 +165,7 @@ export const agentFlagsFileRules = { paths: ['spec', 'config', 'status', 'kubeco
 export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = process.env): AgentOptions & { cleanup: boolean } {
   const cleanup = flags.cleanup === true;
   const metrics = parseMetricsListen(flags, env, defaultMetricsPort.agent);
+  const probeCache = checkProbeCache(flags.probeCache);
   return {
     cleanup,
     controlPlane: flags.kubernetes ? kubernetesControlPlane(flags, env) : fileControlPlane(flags, cleanup),
@@ -166,6 +177,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
     resyncMs: parseSeconds('--resync-interval', flags.resyncInterval),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
+    ...(probeCache === undefined ? {} : { probeCache }),
     ...(metrics === undefined || cleanup ? {} : { metrics }),
   };
 }
@@ -193,6 +205,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--resync-interval <seconds>', 'seconds between full reads of the node\'s kernel state (maps, devices, routes), which repair changes made by hand that no kernel event reports (a map entry); between them a reconcile writes only what changed', '60')
     .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
     .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
+    .option('--probe-cache <file>', `where the kernel probe's report is kept for the rest of the boot, so a restart does not probe again (none: probe at every start; default ${defaultProbeCachePath})`)
     .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
     .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.agent})`)
     .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit')

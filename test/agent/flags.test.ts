@@ -24,7 +24,7 @@ describe('strait agent flags', () => {
   it('takes the defaults of docs/lab.md', () => {
     assert.deepEqual(parseAgentFlags(flags(), {}), {
       cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000, resyncMs: 60_000,
-      metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
+      probeCache: '/run/strait/probe-cache.json', metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
     });
     const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }), {});
     assert.equal(all.intervalMs, 200);
@@ -32,6 +32,12 @@ describe('strait agent flags', () => {
     assert.deepEqual(all.controlPlane, { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json', statusPath: '/s.json', nodeName: 'n1' });
     assert.equal(all.attachMode, 'clsact');
     assert.ok(all.podInterfaces.test('veth-1') && !all.podInterfaces.test('eth0'));
+  });
+
+  it('keeps the probe report in --probe-cache (absolute), or nowhere with none', () => {
+    assert.equal(parseAgentFlags(flags({ probeCache: '/var/run/probe.json' }), {}).probeCache, '/var/run/probe.json');
+    assert.equal('probeCache' in parseAgentFlags(flags({ probeCache: 'none' }), {}), false);
+    rejects({ probeCache: 'probe.json' }, '--probe-cache', 'probe.json');
   });
 
   it('needs --spec except for --cleanup', () => {

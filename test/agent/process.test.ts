@@ -55,8 +55,8 @@ describe('strait agent (real process, real kernel)', function () {
    * Starts the agent on the spec file; resolves with its exit code once its whole log is read. By
    * default every reconcile is a resync (reads everything), so a change by hand is repaired at the next.
    */
-  const startAgent = (intervalSeconds: string, resyncSeconds = '0.001'): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const startAgent = (intervalSeconds: string, resyncSeconds = '0.001', extra: string[] = []): Promise<number | null> => {
+    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -121,6 +121,23 @@ describe('strait agent (real process, real kernel)', function () {
     assert.deepEqual(findAttachments(pinRoot, netnsPath(node)), []);
     assert.equal(existsSync(pinRoot), false);
     assert.deepEqual(readMainRoutes(node), []);
+  });
+
+  it('probes the kernel at its first start of the boot, and at the next start reads the report it kept (--probe-cache)', async () => {
+    mkdirSync(join(dir, 'nodes'));
+    writeSpec(nodeSpecDocument([peerB]));
+    const cache = join(dir, 'run', 'probe-cache.json');
+    /** One agent start: how it got the kernel's features, from its start line; stopped once ready. */
+    const probeOfOneStart = async () => {
+      stderr = '';
+      const exited = startAgent('0.2', '0.001', ['--probe-cache', cache]);
+      await waitFor('the first apply', () => stderr.includes('"msg":"spec applied"'), 10_000, logOf);
+      child!.kill('SIGTERM');
+      assert.equal(await exitCode(exited), 0, logOf());
+      return (JSON.parse(stderr.split('\n').find((l) => l.includes('"msg":"agent started"'))!) as { probe: string }).probe;
+    };
+    assert.deepEqual([await probeOfOneStart(), await probeOfOneStart()], ['probed', 'cached']);
+    assert.equal(JSON.parse(readFileSync(cache, 'utf8')).report.features.bpf, true);
   });
 
   it('applies a change of the spec file at once through the watcher, long before the next poll', async () => {

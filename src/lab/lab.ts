@@ -156,6 +156,8 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
     '--node', node,
     ...settings,
     '--pin-root', nodePinRoot(node),
+    // The lab's own, so \`lab down\` takes it with the run directory.
+    '--probe-cache', join(runDir, 'probe-cache.json'),
     '--netns', nodeNetns(node),
     '--ipsec-secrets', secretsDir(runDir, cluster.id),
     ...metricsServer(topology, `agent-${node}`),

@@ -4,6 +4,7 @@
  * on a node namespace the test built: it gets ready on either dataplane with the datapath programmed,
  * and without any one of those capabilities it stops, saying why, on the dataplane that needs it.
  */
+import { noProbeCache } from '../support/agent-flags';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -88,7 +89,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   /** Starts the agent as the container would run it, with `capabilities` only; resolves with its exit code. */
   const startAgent = (dataplane: Dataplane, capabilities: readonly string[]): Promise<number | null> => {
     const { node, pinRoot, dir } = agentNode;
-    const agent = [process.execPath, cliPath, 'agent', '--dataplane', dataplane, '--spec', join(dir, 'nodes', 'n1.json'), '--status', statusPath(), '--pin-root', pinRoot, '--interval', '0.2', '--resync-interval', '0.001'];
+    const agent = [process.execPath, cliPath, 'agent', '--dataplane', dataplane, '--spec', join(dir, 'nodes', 'n1.json'), '--status', statusPath(), '--pin-root', pinRoot, '--interval', '0.2', '--resync-interval', '0.001', ...noProbeCache];
     const [command, ...args] = containerCommand(node, capabilities, agent);
     child = spawn(command!, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));

@@ -9,6 +9,7 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { ipsecHubDocument } from '../fallback/ipsec-hub';
 import { specFileText } from './fixture';
 import { kernelFeatures, requireKernel, requireRoot, uniqueName } from '../support/kernel';
+import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
@@ -57,7 +58,7 @@ describe('strait agent --dataplane kernel, an encrypted peer on a kernel without
     const statusPath = join(dir, 'status', 'b-gw.json');
     child = spawn(process.execPath, [
       cliPath, 'agent', '--dataplane', 'kernel', '--spec', join(dir, 'nodes', 'b-gw.json'), '--status', statusPath, '--node', 'b-gw',
-      '--netns', ns, '--pin-root', pinRoot, '--ipsec-secrets', join(dir, 'secrets'), '--interval', '0.2', ...noMetricsServer,
+      '--netns', ns, '--pin-root', pinRoot, '--ipsec-secrets', join(dir, 'secrets'), '--interval', '0.2', ...noMetricsServer, ...noProbeCache,
     ], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child!.on('exit', (code, signal) => resolve({ code, signal })));

@@ -5,6 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
+import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';
 import { registerNode } from '../../src/lab/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
@@ -94,7 +95,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   /** Starts the agent (as the admin unless `as` says); resolves with its exit code once its whole log is read. */
   const startAgent = (args: string[], as = { kubeconfig: join(dir, 'kubeconfig'), namespace }): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', as.kubeconfig, '--node', 'n1', '--namespace', as.namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', as.kubeconfig, '--node', 'n1', '--namespace', as.namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...noProbeCache, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -269,7 +270,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   });
 
   it('refuses --spec with --kubernetes before touching the node', async () => {
-    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot, ...noMetricsServer, ...noProbeCache], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     run.stderr!.on('data', (chunk) => { err += String(chunk); });
     const code = await new Promise((resolve) => run.on('close', resolve));

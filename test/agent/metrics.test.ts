@@ -2,6 +2,7 @@
  * `strait agent`'s metrics and health server (docs/metrics.md): a real process on a netns node, scraped
  * over HTTP while real packets go through the node's datapath.
  */
+import { noProbeCache } from '../support/agent-flags';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
@@ -53,7 +54,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
   const startAgent = (...extra: string[]): Promise<number | null> => {
     child = spawn(process.execPath, [
       cliPath, 'agent', '--spec', specPath(), '--status', statusPath(), '--pin-root', pinRoot, '--netns', node, '--interval', '0.2',
-      '--metrics-address', '127.0.0.1', '--metrics-port', String(port), ...extra,
+      '--metrics-address', '127.0.0.1', '--metrics-port', String(port), ...noProbeCache, ...extra,
     ], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));

@@ -12,6 +12,7 @@ import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot } from '../support/kernel';
+import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
@@ -56,7 +57,7 @@ describe('strait agent (real process, real kernel)', function () {
    * default every reconcile is a resync (reads everything), so a change by hand is repaired at the next.
    */
   const startAgent = (intervalSeconds: string, resyncSeconds = '0.001', extra: string[] = []): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer, ...noProbeCache, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };

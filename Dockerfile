@@ -5,7 +5,7 @@
 # cannot require() the ES module @kubernetes/client-node), the BPF toolchain and the addon's compilers.
 FROM node:20-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config make g++ python3 \
+ && apt-get install -y --no-install-recommends clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev pkg-config make g++ python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # node-gyp compiles against the headers this image ships rather than downloading them.

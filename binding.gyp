@@ -11,12 +11,13 @@
         "native/src/tc.cc",
         "native/src/btf.cc",
         "native/src/netns.cc",
-        "native/src/probe.cc"
+        "native/src/probe.cc",
+        "native/src/netlink-monitor.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf)"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf libmnl)"],
       "cflags_cc!": ["-fno-exceptions"],
-      "libraries": ["<!@(pkg-config --libs libbpf)", "-lelf", "-lz"],
+      "libraries": ["<!@(pkg-config --libs libbpf libmnl)", "-lelf", "-lz"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"]
     }
   ]

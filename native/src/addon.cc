@@ -10,6 +10,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitBtf(env, exports);
   strait::InitNetns(env, exports);
   strait::InitProbe(env, exports);
+  strait::InitNetlinkMonitor(env, exports);
   return exports;
 }
 

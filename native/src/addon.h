@@ -51,5 +51,6 @@ void InitTc(Napi::Env env, Napi::Object exports);
 void InitBtf(Napi::Env env, Napi::Object exports);
 void InitNetns(Napi::Env env, Napi::Object exports);
 void InitProbe(Napi::Env env, Napi::Object exports);
+void InitNetlinkMonitor(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

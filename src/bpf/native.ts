@@ -3,6 +3,7 @@
  * the typed classes of this folder, which check sizes and own the fds.
  */
 import { join } from 'node:path';
+import type { NetlinkEvent } from '../kernel/netlink-monitor';
 import { BpfError } from './error';
 
 export interface NativeMapSpec {
@@ -92,6 +93,8 @@ export interface NativeBinding {
   interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
+  netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
+  netlinkMonitorClose(id: number): boolean;
 }
 
 let binding: NativeBinding | undefined;

@@ -150,7 +150,8 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
     assert.match(natMappings(), /elements = \{ 10\.50\.0\.10 : 10\.0\.0\.5 \}/, 'the NAT table back');
     // The change monitor is the agent's own netlink sockets (an agent refused them would not have started),
     // no process of its own. (Its other children come and go: the commands of a reconcile.)
-    const monitors = lines(run(['ps', '--ppid', String(child!.pid), '-o', 'args='])).filter((l) => l.includes('monitor'));
+    const children = lines(run(['ps', '-e', '-o', 'ppid=,args='])).map((l) => /^\s*(\d+)\s+(.*)$/.exec(l)!).filter((m) => m[1] === String(child!.pid));
+    const monitors = children.map((m) => m[2]!).filter((args) => args.includes('monitor'));
     assert.deepEqual(monitors, []);
   };
 

@@ -281,6 +281,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     const unavailable = describeMissing(encryptionRequirements, report).join(', ');
     const dataplane = await openDataplane(kind, {
       ...options,
+      log,
       ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
     });
     try {

@@ -8,6 +8,8 @@ import { type DatapathCounters, readCounters } from '../datapath/inspect';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
+import type { Logger } from '../log';
+import { watchPodInterfaces } from '../datapath/pod-interface-watch';
 import { KernelChangeMonitor } from '../kernel/change-monitor';
 import type { TcMode } from '../bpf';
 import { netnsPath } from '../kernel/netns';
@@ -118,6 +120,8 @@ export interface DataplaneOptions {
   netns?: string;
   /** The kernel fallback's IPsec peerings: their secrets, and why this kernel cannot run them. */
   ipsec?: IpsecSetup;
+  /** With a logger, the eBPF datapath programs each new pod interface on its netlink event (logged). */
+  log?: Logger;
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
@@ -130,5 +134,8 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
-  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps));
+  const dataplane = ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps));
+  if (options.log === undefined) return dataplane;
+  const pods = watchPodInterfaces(datapath, options.log, path);
+  return { ...dataplane, close: () => (pods.close(), dataplane.close()) };
 }

@@ -79,6 +79,9 @@ export interface NodeApplyResult {
 }
 
 export class NodeDatapath {
+  /** Whether apply has written the maps once: before, a replaced map is still empty. */
+  private applied = false;
+
   private constructor(
     private readonly obj: BpfObject,
     readonly maps: DatapathMaps,
@@ -119,7 +122,20 @@ export class NodeDatapath {
     const mtu = nodeTunnelMtus(spec, netnsNameOf(netns)).vxlan;
     const overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
     const maps = applyDesiredMaps(this.maps, desiredMaps(spec, ifIndex(this.device, netns), mtu));
-    return { overlayDeviceChanged, maps, attachments: this.reconcileAttachments() };
+    const attachments = this.reconcileAttachments();
+    this.applied = true;
+    return { overlayDeviceChanged, maps, attachments };
+  }
+
+  /**
+   * Attaches the pod program to one interface now, as the kernel announces it (its netlink link event),
+   * rather than at the next apply, which stays the safety net. Undefined when `ifname` is not a pod
+   * interface, or before the first apply (whose maps the program reads; that apply attaches every pod
+   * interface anyway).
+   */
+  attachPodInterface(ifname: string): AttachmentChange | undefined {
+    if (!this.applied || !this.options.podInterfaces.test(ifname)) return undefined;
+    return this.attach(ifname, Program.FromPod);
   }
 
   /** Which program belongs on each interface's ingress now. */
@@ -133,26 +149,27 @@ export class NodeDatapath {
     const { pinRoot, netns } = this.options;
     const changes: AttachmentChange[] = [];
     const wanted = this.desiredAttachments();
-    for (const [ifname, program] of wanted) {
-      const prog = this.obj.program(program);
-      const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
-      const pinPath = linkPin(pinRoot, ifname);
-      // A pinned link counts only while attached to this interface (see attachTc).
-      const link = queryTcx(pinPath);
-      const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
-      if (before === prog.info().id) {
-        changes.push({ interface: ifname, program, change: 'unchanged' });
-        continue;
-      }
-      const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
-      changes.push({ interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind });
-    }
+    for (const [ifname, program] of wanted) changes.push(this.attach(ifname, program));
     for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
       detachAttachment(pinRoot, netns, stale);
       changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
     }
     this.unpinUnusedPrograms();
     return changes;
+  }
+
+  /** Makes `program` the one on `ifname`'s ingress, unless it is already. */
+  private attach(ifname: string, program: string): AttachmentChange {
+    const { pinRoot, netns } = this.options;
+    const prog = this.obj.program(program);
+    const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
+    const pinPath = linkPin(pinRoot, ifname);
+    // A pinned link counts only while attached to this interface (see attachTc).
+    const link = queryTcx(pinPath);
+    const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
+    if (before === prog.info().id) return { interface: ifname, program, change: 'unchanged' };
+    const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
+    return { interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind };
   }
 
   /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */

@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   reconcile: () => import('./reconcile.bench'),
   datapath: () => import('./datapath.bench'),
   netlink: () => import('./netlink.bench'),
+  podattach: () => import('./pod-attach.bench'),
   kubernetes: () => import('./kubernetes.bench'),
   cni: () => import('./cni.bench'),
   e2e: () => import('./e2e.bench'),

@@ -208,23 +208,23 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
   Napi::Env env(m->env);
   Napi::HandleScope scope(env);
   Napi::Array events = Napi::Array::New(env);
-  if (status < 0) {
-    Napi::Object e = Event(env, "overflow", "new");
-    e.Set("code", uv_err_name(status));
-    events[events.Length()] = e;
-  }
+  // libuv reports a pending socket error (EPOLLERR: netlink's ENOBUFS) as UV_EBADF and stops the
+  // handle. The error itself is what recv returns next: poll again, and read on.
+  if (status < 0) uv_poll_start(&s->poll, UV_READABLE, OnReadable);
   static char buf[1 << 16];
-  for (int i = 0; status >= 0 && i < kReadsPerWakeup; i++) {
+  for (int i = 0; i < kReadsPerWakeup; i++) {
     ssize_t n = recv(mnl_socket_get_fd(s->nl), buf, sizeof(buf), MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      // ENOBUFS: the kernel dropped events; the socket carries on with the next ones.
       Napi::Object e = Event(env, "overflow", "new");
       e.Set("code", ErrnoName(errno));
       events[events.Length()] = e;
-      if (errno != ENOBUFS) break;
-      continue;
+      // ENOBUFS: the kernel dropped events; the socket carries on with the next ones.
+      if (errno == ENOBUFS) continue;
+      // Anything else would come back at every wakeup: this socket is done (and said so).
+      uv_poll_stop(&s->poll);
+      break;
     }
     ParseBatch(env, s->bus, buf, static_cast<size_t>(n), events);
   }

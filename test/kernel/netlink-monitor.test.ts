@@ -121,6 +121,22 @@ describe('netlink change monitor (real kernel)', function () {
     assert.deepEqual([...new Set(r.events.map((e) => e.kind))], ['route']);
   });
 
+  it('reports events the kernel dropped, from a receive buffer that filled while the event loop was busy, as an overflow, and goes on', async () => {
+    const r = record(['route']);
+    // 40,000 route notifications (several MiB of socket buffer each ~1 KiB) while this thread waits for `ip`.
+    const routes = Array.from({ length: 40_000 }, (_, i) => `route add 10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32 dev veth0 table 18952`);
+    run(['ip', '-n', ns, '-batch', '-'], `${routes.join('\n')}\n`);
+    await r.next({ kind: 'overflow' });
+    assert.deepEqual(r.events.find((e) => e.kind === 'overflow'), { kind: 'overflow', action: 'new', code: 'ENOBUFS' });
+    // ...and it still hears what comes next, once it has read what the full buffer held.
+    for (let heard = -1; heard !== r.events.length;) {
+      heard = r.events.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    ip(['route', 'add', '10.99.0.0/24', 'dev', 'veth0', 'table', '18953'], ns);
+    await r.next({ kind: 'route', action: 'new', table: 18953 });
+  });
+
   it('stops reporting and gives back its sockets at close(), and 200 open/close cycles leak no descriptor', async () => {
     const closed = record(['link', 'route', 'xfrm', 'nft']);
     const witness = record(['link']);

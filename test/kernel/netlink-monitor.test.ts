@@ -5,6 +5,7 @@
  * returns, so a last change whose event has arrived proves every earlier one had its chance.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { BpfError } from '../../src/bpf';
 import { ip, run } from '../../src/kernel/command';
@@ -148,6 +149,12 @@ describe('netlink change monitor (real kernel)', function () {
     const before = openFds();
     for (let i = 0; i < 200; i++) new NetlinkMonitor(['link', 'addr', 'route', 'rule', 'neigh', 'xfrm', 'nft'], () => {}, netnsPath(ns)).close();
     assert.equal(openFds(), before);
+  });
+
+  it('never keeps a process alive: one that opened a monitor and forgot it exits when its work is done', () => {
+    const script = `new (require(${JSON.stringify(require.resolve('../../src/kernel/netlink-monitor'))}).NetlinkMonitor)(['link', 'xfrm', 'nft'], () => {}, ${JSON.stringify(netnsPath(ns))}); console.log('opened')`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
+    assert.deepEqual({ status: child.status, signal: child.signal, stdout: child.stdout }, { status: 0, signal: null, stdout: 'opened\n' }, child.stderr);
   });
 
   it('fails with the errno, its code and the operation when it cannot open', () => {

@@ -217,7 +217,8 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      Napi::Object e = Event(env, "overflow", "new");
+      Napi::Object e = Napi::Object::New(env);
+      e.Set("kind", "overflow");
       e.Set("code", ErrnoName(errno));
       events[events.Length()] = e;
       // ENOBUFS: the kernel dropped events; the socket carries on with the next ones.

@@ -215,14 +215,15 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
   for (int i = 0; i < kReadsPerWakeup; i++) {
     ssize_t n = recv(mnl_socket_get_fd(s->nl), buf, sizeof(buf), MSG_DONTWAIT);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) break;
       Napi::Object e = Napi::Object::New(env);
       e.Set("kind", "overflow");
-      e.Set("code", ErrnoName(errno));
+      e.Set("code", ErrnoName(err));
       events[events.Length()] = e;
       // ENOBUFS: the kernel dropped events; the socket carries on with the next ones.
-      if (errno == ENOBUFS) continue;
+      if (err == ENOBUFS) continue;
       // Anything else would come back at every wakeup: this socket is done (and said so).
       uv_poll_stop(&s->poll);
       break;
@@ -244,12 +245,14 @@ void OnClosed(uv_handle_t* handle) {
 void CloseMonitor(Monitor* m) {
   m->callback.Reset();
   for (Socket* s : m->sockets) {
-    mnl_socket_close(s->nl);
     if (!s->polling) {
+      mnl_socket_close(s->nl);
       delete s;
       continue;
     }
+    // Out of epoll (and this loop iteration's pending events) before the fd goes.
     uv_poll_stop(&s->poll);
+    mnl_socket_close(s->nl);
     m->pendingCloses++;
     uv_close(reinterpret_cast<uv_handle_t*>(&s->poll), OnClosed);
   }

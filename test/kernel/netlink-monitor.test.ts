@@ -81,11 +81,11 @@ describe('netlink change monitor (real kernel)', function () {
     await r.next({ kind: 'link', action: 'del', ifname: 'pod0' });
     ip(['link', 'del', 'elsewhere0'], other);
     // A last change here, heard after the one there: had the monitor heard the other namespace, it would have by now.
-    ip(['link', 'set', 'veth1', 'down'], ns);
+    ip(['link', 'set', 'veth1', 'mtu', '1400'], ns);
     await r.next({ kind: 'link', action: 'new', ifname: 'veth1' });
-    const names = new Set(r.events.map((e) => (e.kind === 'link' ? e.ifname : e.kind)));
-    // (veth0 too: its peer went down, so did its carrier)
-    assert.deepEqual([...names].sort(), ['pod0', 'pod1', 'veth0', 'veth1']);
+    // (veth0 and veth1 may also announce their carrier, which the kernel reports up to a second late)
+    const ours = ['pod0', 'pod1', 'veth0', 'veth1'];
+    assert.deepEqual(r.events.filter((e) => e.kind !== 'link' || !ours.includes(e.ifname!)), []);
   });
 
   it('reports route, rule, neighbour, FDB, address, xfrm policy and nftables changes, each as its kind', async () => {

@@ -13,7 +13,8 @@
         "native/src/netns.cc",
         "native/src/probe.cc",
         "native/src/netlink-route.cc",
-        "native/src/nftables.cc"
+        "native/src/nftables.cc",
+        "native/src/netlink-monitor.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf libmnl libnftables)"],

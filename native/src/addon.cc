@@ -12,6 +12,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitProbe(env, exports);
   strait::InitNetlinkRoute(env, exports);
   strait::InitNftables(env, exports);
+  strait::InitNetlinkMonitor(env, exports);
   return exports;
 }
 

@@ -53,5 +53,6 @@ void InitNetns(Napi::Env env, Napi::Object exports);
 void InitProbe(Napi::Env env, Napi::Object exports);
 void InitNetlinkRoute(Napi::Env env, Napi::Object exports);
 void InitNftables(Napi::Env env, Napi::Object exports);
+void InitNetlinkMonitor(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

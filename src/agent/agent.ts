@@ -309,6 +309,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       sourceReady.catch(() => {});
       dataplane = await openDataplane(kind, {
         ...options,
+        log,
         ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
       });
       log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, probe: probe.source, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');

@@ -8,7 +8,10 @@ import { type DatapathCounters, readCounters } from '../datapath/inspect';
 import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
+import type { Logger } from '../log';
+import { watchPodInterfaces } from '../datapath/pod-interface-watch';
 import { KernelChangeMonitor } from '../kernel/change-monitor';
+import type { NetlinkGroup } from '../kernel/netlink-monitor';
 import type { TcMode } from '../bpf';
 import { netnsPath } from '../kernel/netns';
 import { requireIpv4 } from '../nodespec/ip-family';
@@ -143,6 +146,12 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
   };
 }
 
+/**
+ * What the eBPF datapath's kernel objects can be changed by: links (the overlay device, pod interfaces),
+ * addresses (the underlay MTU) and routes. Neighbours and nftables churn on a busy node and are not its own.
+ */
+const ebpfKernelEvents: NetlinkGroup[] = ['link', 'addr', 'route'];
+
 export interface DataplaneOptions {
   pinRoot: string;
   podInterfaces: RegExp;
@@ -152,6 +161,8 @@ export interface DataplaneOptions {
   ipsec?: IpsecSetup;
   /** How often the whole kernel state is read even without a change event (`--resync-interval`). */
   resyncMs?: number;
+  /** With a logger, the eBPF datapath programs each new pod interface on its netlink event (logged). */
+  log?: Logger;
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
@@ -164,5 +175,8 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
-  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns), options.resyncMs);
+  const dataplane = ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns, ebpfKernelEvents), options.resyncMs);
+  if (options.log === undefined) return dataplane;
+  const pods = watchPodInterfaces(datapath, options.log, path);
+  return { ...dataplane, close: () => (pods.close(), dataplane.close()) };
 }

@@ -3,6 +3,7 @@
  * the typed classes of this folder, which check sizes and own the fds.
  */
 import { join } from 'node:path';
+import type { NetlinkEvent } from '../kernel/netlink-monitor';
 import { BpfError } from './error';
 
 export interface NativeMapSpec {
@@ -155,6 +156,8 @@ export interface NativeBinding {
   rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
   nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
+  netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
+  netlinkMonitorClose(id: number): boolean;
 }
 
 let binding: NativeBinding | undefined;

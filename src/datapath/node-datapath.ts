@@ -170,6 +170,17 @@ export class NodeDatapath {
     return { overlayDeviceChanged, maps, attachments };
   }
 
+  /**
+   * Attaches the pod program to one interface now, as the kernel announces it (its netlink link event),
+   * rather than at the next apply, which stays the safety net. Undefined when `ifname` is not a pod
+   * interface, or while the maps hold no spec's entries (before the first apply, or after a failed one;
+   * the program reads them): the apply that writes them attaches every pod interface anyway.
+   */
+  attachPodInterface(ifname: string): AttachmentChange | undefined {
+    if (this.mapped === undefined || !this.options.podInterfaces.test(ifname)) return undefined;
+    return this.attach(ifname, Program.FromPod);
+  }
+
   /** Which program belongs on each interface's ingress now. */
   private desiredAttachments(): Map<string, string> {
     const wanted = new Map<string, string>([[this.device, Program.FromOverlay]]);
@@ -181,26 +192,27 @@ export class NodeDatapath {
     const { pinRoot, netns } = this.options;
     const changes: AttachmentChange[] = [];
     const wanted = this.desiredAttachments();
-    for (const [ifname, program] of wanted) {
-      const prog = this.obj.program(program);
-      const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
-      const pinPath = linkPin(pinRoot, ifname);
-      // A pinned link counts only while attached to this interface (see attachTc).
-      const link = queryTcx(pinPath);
-      const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
-      if (before === prog.info().id) {
-        changes.push({ interface: ifname, program, change: 'unchanged' });
-        continue;
-      }
-      const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
-      changes.push({ interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind });
-    }
+    for (const [ifname, program] of wanted) changes.push(this.attach(ifname, program));
     for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
       detachAttachment(pinRoot, netns, stale);
       changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
     }
     this.unpinUnusedPrograms();
     return changes;
+  }
+
+  /** Makes `program` the one on `ifname`'s ingress, unless it is already. */
+  private attach(ifname: string, program: string): AttachmentChange {
+    const { pinRoot, netns } = this.options;
+    const prog = this.obj.program(program);
+    const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
+    const pinPath = linkPin(pinRoot, ifname);
+    // A pinned link counts only while attached to this interface (see attachTc).
+    const link = queryTcx(pinPath);
+    const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
+    if (before === prog.info().id) return { interface: ifname, program, change: 'unchanged' };
+    const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
+    return { interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind };
   }
 
   /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */

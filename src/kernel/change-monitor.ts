@@ -1,53 +1,52 @@
 /**
  * Tells a reconciler whether the kernel state it owns may have changed since it last looked, from the
- * kernel's own change events rather than by reading everything again: `ip monitor` (links, addresses,
- * routes, rules, neighbours), `bridge monitor fdb`, `ip xfrm monitor` and `nft monitor`, each a child
- * process in the node's namespace printing a line per change. Reading the whole state costs several
- * processes; most reconciles find nothing to do, so they can be skipped while nothing was printed.
+ * kernel's own change events rather than by reading everything again: the netlink multicast groups of
+ * links, addresses, routes, rules, neighbours and FDB entries, xfrm states and policies, and nftables,
+ * heard in the node's namespace (kernel/netlink-monitor.ts). Reading the whole state costs a dump of
+ * every table it owns; most reconciles find nothing to do, so they can be skipped while no event came.
  *
- * Our own writes are printed too: the reconcile after a change runs again, finds nothing, and writes
- * nothing, after which it is quiet. A monitor that fails or exits makes every call say "changed", so
- * the caller falls back to reading every time.
+ * Our own writes are events too: the reconcile after a change runs again, finds nothing, and writes
+ * nothing, after which it is quiet. Events the kernel dropped (a full receive buffer) count as a change.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { BpfError } from '../bpf/error';
+import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
+import { netnsPath } from './netns';
+
+/** What the kernel fallback owns: every kind of state it writes, xfrm included. */
+export const fallbackKernelEvents: readonly NetlinkGroup[] = ['link', 'addr', 'route', 'rule', 'neigh', 'nft', 'xfrm'];
 
 export class KernelChangeMonitor {
-  private readonly children: ChildProcess[] = [];
+  private readonly monitors: NetlinkMonitor[] = [];
   private changed = true;
-  private broken = false;
 
-  /** `netns`: a namespace by name, as for `ip -n`; default: ours. */
-  constructor(netns?: string) {
-    const inNetns = (argv: string[]) => (netns === undefined ? argv : ['ip', 'netns', 'exec', netns, ...argv]);
-    const ns = netns === undefined ? [] : ['-n', netns];
-    for (const argv of [['ip', ...ns, 'monitor', 'all'], ['ip', ...ns, 'xfrm', 'monitor'], inNetns(['bridge', 'monitor', 'fdb']), inNetns(['nft', 'monitor'])]) {
-      // The parent-death signal ends the monitor with the agent, even when the agent is killed: an
-      // orphan would hold the node's namespace alive after `ip netns del`.
-      const child = spawn('setpriv', ['--pdeathsig', 'KILL', ...argv], { stdio: ['ignore', 'pipe', 'ignore'] });
-      child.stdout!.on('data', () => {
-        this.changed = true;
-      });
-      child.on('error', () => {
-        this.broken = true;
-      });
-      child.on('exit', () => {
-        this.broken = true;
-      });
-      this.children.push(child);
+  /** `netns`: a namespace by name, as for `ip -n`; default: ours. Throws a BpfError when a socket cannot be opened. */
+  constructor(netns?: string, groups: readonly NetlinkGroup[] = fallbackKernelEvents) {
+    const path = netns === undefined ? undefined : netnsPath(netns);
+    const onEvents = () => {
+      this.changed = true;
+    };
+    const rtnetlink = groups.filter((g) => g !== 'xfrm');
+    if (rtnetlink.length > 0) this.monitors.push(new NetlinkMonitor(rtnetlink, onEvents, path));
+    if (!groups.includes('xfrm')) return;
+    try {
+      this.monitors.push(new NetlinkMonitor(['xfrm'], onEvents, path));
+    } catch (err) {
+      // A kernel without xfrm netlink (no xfrm_user) runs the fallback without IPsec: no xfrm state to watch.
+      if ((err as BpfError).code !== 'EPROTONOSUPPORT') {
+        this.close();
+        throw err;
+      }
     }
   }
 
   /** Whether anything may have changed since the last call (true the first time). */
   takeChanged(): boolean {
-    const changed = this.changed || this.broken;
+    const changed = this.changed;
     this.changed = false;
     return changed;
   }
 
   close(): void {
-    for (const child of this.children) {
-      child.removeAllListeners('exit');
-      child.kill();
-    }
+    for (const monitor of this.monitors) monitor.close();
   }
 }

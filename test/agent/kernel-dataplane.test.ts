@@ -68,7 +68,6 @@ describe('kernel dataplane with the kernel change monitor (real kernel)', functi
     const dataplane = kernelDataplane({ apply: (s) => (applies++, datapath.apply(s)), inputsVersion: (s) => datapath.inputsVersion(s) }, monitor);
     const spec = hubSpec(); // one object, as the agent hands over until its spec file changes
     try {
-      await sleep(300); // the monitors subscribe
       // (an apply, then ticks every 150 ms as in the lab)
       const tickFor = async (ms: number) => {
         for (const end = Date.now() + ms; Date.now() < end;) {

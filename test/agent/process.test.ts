@@ -167,6 +167,28 @@ describe('strait agent (real process, real kernel)', function () {
     assert.equal(await exitCode(exited), 0, logOf());
   });
 
+  it('programs a new pod interface on its netlink link event, with no reconcile in between, and leaves other new links alone', async () => {
+    mkdirSync(join(dir, 'nodes'));
+    writeSpec(nodeSpecDocument([peerB]));
+    // A minute between reconciles: within this test only the link event can attach anything.
+    const exited = startAgent('60');
+    await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
+    await waitFor('both attachments', () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay', 10_000, logOf);
+    const { time } = heartbeat();
+    ip(['link', 'add', 'p-y', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+    // Created under another name, then renamed: the rename is the event that makes it a pod interface.
+    ip(['link', 'add', 'tmp-z', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
+    ip(['link', 'set', 'tmp-z', 'name', 'p-z'], node);
+    ip(['link', 'add', 'q-0', 'type', 'veth', 'peer', 'name', 'eth3', 'netns', pod], node);
+    await waitFor('p-y and p-z attached', () => liveAttachments().join() === 'p-x:strait_from_pod,p-y:strait_from_pod,p-z:strait_from_pod,strait0:strait_from_overlay', 10_000, logOf);
+    assert.equal(heartbeat().time, time, 'no reconcile ran: the heartbeat is the one written at start');
+    await waitFor('the log lines', () => (stderr.match(/pod interface programmed/g) ?? []).length === 2, 10_000, logOf);
+    const programmed = stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; interface?: string; change?: string }).filter((l) => l.msg === 'pod interface programmed');
+    assert.deepEqual(programmed.map((l) => `${l.interface}:${l.change}`), ['p-y:attached', 'p-z:attached']);
+    child!.kill('SIGTERM');
+    assert.equal(await exitCode(exited), 0, logOf());
+  });
+
   it('puts back at the next reconcile the tcx attachments detached by hand, and strait0 deleted by hand with its program', async () => {
     mkdirSync(join(dir, 'nodes'));
     writeSpec(nodeSpecDocument([peerB]));

@@ -47,7 +47,7 @@ async function kernelTick(): Promise<BenchFigure[]> {
       datapath.apply(spec);
       const full: number[] = [];
       for (let i = 0; i < 20; i++) full.push(timeMs(() => datapath.apply(spec)));
-      // Let the devices settle (IPv6 link-local addresses) and the monitor drain what the applies printed.
+      // Let the devices settle (IPv6 link-local addresses) and the monitor take the events of the applies.
       for (let i = 0; i < 30; i++) {
         dataplane.apply(spec);
         await new Promise((r) => setTimeout(r, 150));

@@ -14,6 +14,7 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   datapath: () => import('./datapath.bench'),
   netlink: () => import('./netlink.bench'),
   start: () => import('./start.bench'),
+  podattach: () => import('./pod-attach.bench'),
   kubernetes: () => import('./kubernetes.bench'),
   cni: () => import('./cni.bench'),
   e2e: () => import('./e2e.bench'),

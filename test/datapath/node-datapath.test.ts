@@ -90,6 +90,23 @@ describe('NodeDatapath (real kernel)', function () {
     }
   });
 
+  it('attaches the pod program to one new pod interface on demand, only after the first apply and only to pod interfaces', async () => {
+    const datapath = await NodeDatapath.load(options);
+    try {
+      ip(['link', 'add', 'pod-b', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+      assert.equal(datapath.attachPodInterface('pod-b'), undefined, 'before the first apply: its maps may not be filled yet');
+      assert.equal(queryTcx(join(pinRoot, 'links', 'ingress_pod-b')), undefined);
+      datapath.apply(spec('worker'));
+      ip(['link', 'add', 'pod-c', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'attached', kind: 'tcx' });
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'unchanged' });
+      assert.equal(datapath.attachPodInterface('uplink'), undefined);
+      assert.deepEqual(findAttachments(pinRoot, netnsPath(node)).map((a) => `${a.interface}:${a.program}`).sort(), ['pod-a:strait_from_pod', 'pod-b:strait_from_pod', 'pod-c:strait_from_pod', 'strait0:strait_from_overlay']);
+    } finally {
+      datapath.close();
+    }
+  });
+
   it('falls back to clsact when told, finds those attachments again, and cleanup removes everything it owns', async () => {
     const dp = await NodeDatapath.load({ ...options, attachMode: 'clsact' });
     try {

@@ -185,11 +185,11 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(second.name), 'link', 'set', link, 'down']);
     const died = await pingFor('b-w1-p', podOn(first), 600);
     assert.equal(gatewayOf(runDir, 'cluster-a'), first.name, `A elected ${first.name} again`);
-    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 3 s)\n`);
-    // The node's last heartbeat is at most 0.25 s old when it dies, and it is not Ready until 3 s after it
-    // (the lab's heartbeat timeout); then the controller's next round (0.2 s) and the agents' apply.
-    // Bounds: 2.5 s (earlier, and a slow agent restart would fail a gateway over) to 3.5 s.
-    assert.ok(died.longestGapMs >= 2500 && died.longestGapMs <= 3500, `the dead gateway cost 2.5 to 3.5 s without replies; it cost ${died.longestGapMs} ms`);
+    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 1.5 s)\n`);
+    // The node's last heartbeat is at most 0.25 s old when it dies, and it is not Ready until 1.5 s after
+    // it (the lab's heartbeat timeout); then the controller's next round (0.2 s) and the agents' apply.
+    // Bounds: 1 s (earlier, and a slow agent restart would fail a gateway over) to 2 s.
+    assert.ok(died.longestGapMs >= 1000 && died.longestGapMs <= 2000, `the dead gateway cost 1 to 2 s without replies; it cost ${died.longestGapMs} ms`);
     const recovered = await pingFor('b-w1-p', podOn(first), 50);
     assert.equal(recovered.received, recovered.transmitted, 'traffic flows through the surviving gateway');
     assert.ok(knownProcesses(runDir).includes('controller-cluster-a'));

@@ -51,7 +51,7 @@ function writeSecret(path: string, base64: string): void {
  * same 3 s for an answer).
  */
 const slowMachine = { heartbeatTimeout: 30, convergeTimeoutMs: 300_000 };
-const slowPace: LabPace = { convergeTimeoutMs: slowMachine.convergeTimeoutMs, probeStartTimeoutMs: 60_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
+const slowPace: LabPace = { convergeTimeoutMs: slowMachine.convergeTimeoutMs, probeStartTimeoutMs: 60_000, echoWaitMs: 3000, concurrency: 2, scrapeTimeoutMs: 60_000 };
 
 /** The heartbeat a node's agent writes after each reconcile. */
 const heartbeatTime = (cluster: string, node: string) =>

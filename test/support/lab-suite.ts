@@ -60,7 +60,7 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
  * a second instead of four or five: at the host's pace the nine of them at rest took 0.85 of the VM's two
  * CPUs, and a probe process then needed 5 s to start instead of 0.4 s.
  */
-export const emulatedLab = { heartbeatTimeout: 60, convergeTimeoutMs: 300_000, controllerInterval: 1, agentInterval: 1 } satisfies Partial<LabOptions>;
+export const emulatedLab = { heartbeatTimeout: 120, convergeTimeoutMs: 300_000, controllerInterval: 1, agentInterval: 1 } satisfies Partial<LabOptions>;
 export const emulatedPace: LabPace = { convergeTimeoutMs: emulatedLab.convergeTimeoutMs, probeStartTimeoutMs: 60_000, echoWaitMs: 10_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
 
 /** A node's last heartbeat (its agent writes one after each reconcile). */

@@ -73,8 +73,9 @@ export const heartbeatOf = (runDir: string, cluster: string, node: string) =>
  */
 export async function restartAgent(runDir: string, topology: LabTopology, node: string, dataplane: LabDataplane, options: { interval?: number; timeoutMs?: number } = {}): Promise<void> {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!.id;
-  const restarted = Date.now();
   await stopProcess(runDir, `agent-${node}`);
+  // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
+  const restarted = Date.now();
   startAgent(topology, runDir, node, dataplane, options.interval);
   const readyAfterRestart = () => {
     try {

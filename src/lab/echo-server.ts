@@ -7,9 +7,12 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 
 export function startEchoServer(port: number): { close: () => void } {
-  const tcp = createServer((socket) => socket.pipe(socket)).listen(port, '0.0.0.0');
+  // A client that gave up before its echo came back (on a loaded machine) resets the connection, and the
+  // echo then fails to send: that is the client's loss. Unhandled, the 'error' would end this server and
+  // fail every later check to the pod.
+  const tcp = createServer((socket) => socket.on('error', () => socket.destroy()).pipe(socket)).listen(port, '0.0.0.0');
   const udp = createSocket('udp4');
-  udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
+  udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address, () => {}));
   udp.bind(port, '0.0.0.0');
   return { close: () => { tcp.close(); udp.close(); } };
 }

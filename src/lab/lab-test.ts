@@ -38,18 +38,22 @@ export function failureSummary(outcome: LabTestOutcome): string {
 
 /**
  * How long the lab may take, for machines slower than a host (an emulated VM starts a node process in
- * seconds): convergence, the start of each probe process, how many probes run at once, and how long an
- * agent's metrics server may take to answer a scrape. The probes' own wait for an answer does not
- * change: a path must answer as fast everywhere.
+ * seconds): convergence, the start of each probe process, how long an echo probe waits for its answer,
+ * how many probes run at once, and how long an agent's metrics server may take to answer a scrape. The
+ * echo's answer comes from the echo server, a node process in the pod: in an emulated VM on a loaded
+ * machine it can wait seconds for a CPU, which the path itself (in the kernel) has no part in. ICMP
+ * probes, answered by the kernel, wait the same everywhere.
  */
 export interface LabPace {
   convergeTimeoutMs: number;
   probeStartTimeoutMs: number;
+  /** How long a tcp, udp, frag or unreach probe waits for its answer (the bulk `pmtu-tcp` echo: 15 s). */
+  echoWaitMs: number;
   concurrency: number;
   scrapeTimeoutMs: number;
 }
 
-export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, concurrency: 4, scrapeTimeoutMs: 5_000 };
+export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, echoWaitMs: 3000, concurrency: 4, scrapeTimeoutMs: 5_000 };
 
 export interface LabTestOutcome {
   results: CheckResult[];

@@ -42,6 +42,13 @@ export interface LabOptions {
    */
   heartbeatTimeout?: number;
   convergeTimeoutMs?: number;
+  /**
+   * Seconds between a controller's rounds (default 0.2; on Kubernetes 0.1) and between an agent's
+   * reconciles (default 0.25). An emulated VM wants them longer: there each round costs ten times the
+   * CPU, and nine processes at rest would take most of the two CPUs the traffic checks need.
+   */
+  controllerInterval?: number;
+  agentInterval?: number;
 }
 
 /**
@@ -83,10 +90,10 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
   }
 }
 
-/** Seconds between an agent's reconciles and heartbeats in the lab. */
-const agentInterval = 0.25;
+/** Seconds between an agent's reconciles and heartbeats in the lab, by default. */
+const defaultAgentInterval = 0.25;
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, onKubernetes: boolean): ControllerConfigDocument {
+function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>, onKubernetes: boolean): ControllerConfigDocument {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
     .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' as const } : peer));
   return {
@@ -102,8 +109,8 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
     // On Kubernetes the nodes are the Node objects (kubernetes-control-plane.ts).
     ...(onKubernetes ? {} : { nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })) }),
     // defaultHeartbeatTimeout says why these values.
-    heartbeatTimeout,
-    interval: onKubernetes ? 0.1 : 0.2,
+    heartbeatTimeout: options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology),
+    interval: options.controllerInterval ?? (onKubernetes ? 0.1 : 0.2),
   };
 }
 
@@ -142,7 +149,7 @@ const metricsServer = (topology: LabTopology, name: string) => ['--metrics-addre
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
  */
-export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane): void {
+export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval = defaultAgentInterval): void {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)
@@ -151,7 +158,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
       '--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node),
       '--pod-interfaces', podInterfacePattern,
       '--dataplane', agentDataplane(topology, cluster.id, dataplane),
-      '--interval', String(agentInterval),
+      '--interval', String(interval),
     ];
   startProcess(runDir, `agent-${node}`, [
     process.execPath, cli, 'agent',
@@ -237,10 +244,10 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
       await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, cli);
     }
     for (const cluster of topology.clusters) {
-      await startController(topology, cluster, runDir, options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology), options.dataplane);
+      await startController(topology, cluster, runDir, options);
       for (const node of cluster.nodes) {
         for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
-        startAgent(topology, runDir, node.name, options.dataplane);
+        startAgent(topology, runDir, node.name, options.dataplane, options.agentInterval);
       }
     }
     say('controllers and agents started; waiting for the peerings');
@@ -269,7 +276,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
-    await startController(changed, cluster, runDir, defaultHeartbeatTimeout(runDir, changed), runsOnKubernetes(runDir, changed) ? (installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto');
+    await startController(changed, cluster, runDir, { dataplane: runsOnKubernetes(runDir, changed) ? (installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto' });
   }
 }
 
@@ -277,12 +284,14 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
 export const controllerProcesses = (runDir: string, topology: LabTopology, cluster: string) =>
   runsOnKubernetes(runDir, topology) ? [`controller-${cluster}-0`, `controller-${cluster}-1`] : [`controller-${cluster}`];
 
-async function startController(topology: LabTopology, cluster: LabCluster, runDir: string, heartbeatTimeout: number, dataplane: LabDataplane): Promise<void> {
+type ControllerOptions = Pick<LabOptions, 'dataplane' | 'heartbeatTimeout' | 'controllerInterval' | 'agentInterval'>;
+
+async function startController(topology: LabTopology, cluster: LabCluster, runDir: string, options: ControllerOptions): Promise<void> {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
   const onKubernetes = runsOnKubernetes(runDir, topology);
-  const config = controllerConfig(topology, cluster, runDir, heartbeatTimeout, onKubernetes);
+  const config = controllerConfig(topology, cluster, runDir, options, onKubernetes);
   if (onKubernetes) {
-    const settings = { config, dataplane: agentDataplane(topology, cluster.id, dataplane), agentInterval, podInterfaces: podInterfacePattern, encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)) };
+    const settings = { config, dataplane: agentDataplane(topology, cluster.id, options.dataplane), agentInterval: options.agentInterval ?? defaultAgentInterval, podInterfaces: podInterfacePattern, encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)) };
     const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
       startProcess(runDir, name, [

@@ -20,8 +20,7 @@ const echoClient = join(__dirname, 'echo-client.js');
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
 export const pingCount = 3;
 
-/** How long an echo waits for its answer; the bulk echo of `pmtu-tcp` moves megabytes, so longer. */
-const echoWaitMs = 3000;
+/** How long the bulk echo of `pmtu-tcp` waits for its answer: it moves megabytes (see LabPace.echoWaitMs). */
 const bulkWaitMs = 15_000;
 
 /** Runs a probe process; `timeoutMs` bounds its start and its run (the probe's own wait is shorter). */
@@ -35,7 +34,7 @@ function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout
 }
 
 /** Whether the check's traffic got through, and what was seen; throws when the probe itself failed. */
-async function probe(check: TrafficCheck, timeoutMs: number): Promise<{ reached: boolean; detail: string }> {
+async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number): Promise<{ reached: boolean; detail: string }> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   if (check.probe === 'icmp') {
     const r = await exec([...inPod, 'ping', '-c', String(pingCount), '-i', '0.2', '-W', '1', '-q', check.address], timeoutMs);
@@ -65,11 +64,11 @@ async function probe(check: TrafficCheck, timeoutMs: number): Promise<{ reached:
   return { reached, detail: out.error ?? answered };
 }
 
-async function runOne(check: TrafficCheck, timeoutMs: number): Promise<CheckResult> {
+async function runOne(check: TrafficCheck, timeoutMs: number, echoWaitMs: number): Promise<CheckResult> {
   const started = Date.now();
   let outcome: { reached: boolean; detail: string };
   try {
-    outcome = await probe(check, timeoutMs);
+    outcome = await probe(check, timeoutMs, echoWaitMs);
   } catch (err) {
     // The probe could not say whether the path works: a failure whatever was expected.
     return { ...check, ok: false, detail: (err as Error).message, ms: Date.now() - started };
@@ -77,14 +76,14 @@ async function runOne(check: TrafficCheck, timeoutMs: number): Promise<CheckResu
   return { ...check, ok: outcome.reached === (check.expect === 'reach'), detail: outcome.detail, ms: Date.now() - started };
 }
 
-export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, pace: { probeStartTimeoutMs: number; concurrency: number }): Promise<CheckResult[]> {
+export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, pace: { probeStartTimeoutMs: number; echoWaitMs: number; concurrency: number }): Promise<CheckResult[]> {
   const results: CheckResult[] = new Array(checks.length);
   let next = 0;
   let done = 0;
   const worker = async () => {
     while (next < checks.length) {
       const i = next++;
-      results[i] = await runOne(checks[i]!, pace.probeStartTimeoutMs);
+      results[i] = await runOne(checks[i]!, pace.probeStartTimeoutMs, pace.echoWaitMs);
       onResult(results[i]!, ++done);
     }
   };

@@ -4,7 +4,7 @@
  * Figures (lost packets, failover window) are printed for BENCHMARKS.md, never asserted as timings.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { inspectNode } from '../../src/datapath/inspect';
@@ -17,7 +17,7 @@ import { echoPort, nodeNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
-import { checksByKind, gatewayOf, inPod, labSuiteHooks, nonStrictReversePath, peersProgrammed, pingFor } from '../support/lab-suite';
+import { checksByKind, gatewayOf, heartbeatOf, inPod, labSuiteHooks, nonStrictReversePath, peersProgrammed, pingFor, restartAgent } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
@@ -36,7 +36,6 @@ async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Pro
   return Date.now() - started;
 }
 
-const heartbeat = (cluster: string, node: string) => JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { ready: boolean; time: string };
 
 for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (real kernel, ${dataplane} dataplane)`, function () {
   requireRoot(this);
@@ -136,12 +135,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     const ping = pingFor('a-w1-p', target, 600);
     const stream = inPod('a-w1-p', [process.execPath, join(__dirname, '..', '..', 'src', 'lab', 'echo-client.js'), 'stream', target, String(echoPort), '5000']);
     await sleep(500);
-    for (const [cluster, node] of [['cluster-a', 'a-w1'], ['cluster-a', 'a-gw'], ['cluster-b', 'b-gw'], ['cluster-b', 'b-w1']] as const) {
-      const restarted = Date.now();
-      await stopProcess(runDir, `agent-${node}`);
-      startAgent(topology, runDir, node, dataplane);
-      await waitFor(`${node}'s new agent`, () => { try { const h = heartbeat(cluster, node); return h.ready && Date.parse(h.time) > restarted; } catch { return false; } });
-    }
+    for (const node of ['a-w1', 'a-gw', 'b-gw', 'b-w1']) await restartAgent(runDir, topology, node, dataplane);
     const pinged = await ping;
     const streamed = JSON.parse(await stream) as { ok: boolean; sent: number; echoed: number; error?: string };
     process.stdout.write(`      agent restarts: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms); TCP stream ${streamed.echoed}/${streamed.sent} bytes echoed\n`);
@@ -180,7 +174,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     // 3. The new gateway's node dies: its agent is killed and its links go down at once; nobody reports
     //    it, its heartbeat ages out. The first node (its agent back) takes over.
     startAgent(topology, runDir, first.name, dataplane);
-    await waitFor(`${first.name}'s agent`, () => heartbeat('cluster-a', first.name).ready);
+    await waitFor(`${first.name}'s agent`, () => heartbeatOf(runDir, 'cluster-a', first.name).ready);
     await stopProcess(runDir, `agent-${second.name}`, 0);
     for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(second.name), 'link', 'set', link, 'down']);
     const died = await pingFor('b-w1-p', podOn(first), 600);

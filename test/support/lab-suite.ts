@@ -8,7 +8,10 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type Say, labDown, nodePinRoot } from '../../src/lab/lab';
+import { type LabDataplane, type LabOptions, type Say, labDown, nodePinRoot, nodeStatusPath, startAgent } from '../../src/lab/lab';
+import { type LabPace, type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
+import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../src/lab/processes';
+import type { LabTopology } from '../../src/lab/topology';
 import { inspectNode } from '../../src/datapath/inspect';
 import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
@@ -30,7 +33,13 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
     hostBefore = hostState();
   });
   afterEach(async function (this: Mocha.Context) {
-    if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
+    if (this.currentTest?.state === 'failed') {
+      process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
+      // A lab process that died (an agent, an echo server) explains many failures at once; its log goes with the run dir.
+      for (const name of knownProcesses(runDir).filter((n) => !isAlive(processPid(runDir, n) ?? 0))) {
+        process.stdout.write(`${name} died; its log ends:\n${readFileSync(join(logsDir(runDir), `${name}.log`), 'utf8').slice(-2000)}\n`);
+      }
+    }
     lines.length = 0;
     await labDown(runDir, say);
   });
@@ -40,6 +49,45 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
     assert.equal(existsSync(runDir), false);
     assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
   });
+}
+
+/**
+ * A lab in the VM of `npm run test:vm` when it is emulated (qemu TCG: this project's CI machine has no
+ * usable hardware KVM for Debian's kernel), where a node process starts ten times slower and each round
+ * of an idle agent or controller costs ten times the CPU. Heartbeats must not age out while agents start
+ * or restart; convergence, the start of each probe process and the echo server's answer get time, and
+ * two probes run at once instead of four. Agents and controllers take a round
+ * a second instead of four or five: at the host's pace the nine of them at rest took 0.85 of the VM's two
+ * CPUs, and a probe process then needed 5 s to start instead of 0.4 s.
+ */
+export const emulatedLab = { heartbeatTimeout: 120, convergeTimeoutMs: 300_000, controllerInterval: 1, agentInterval: 1 } satisfies Partial<LabOptions>;
+export const emulatedPace: LabPace = { convergeTimeoutMs: emulatedLab.convergeTimeoutMs, probeStartTimeoutMs: 60_000, echoWaitMs: 10_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
+
+/** A node's last heartbeat (its agent writes one after each reconcile). */
+export const heartbeatOf = (runDir: string, cluster: string, node: string) =>
+  JSON.parse(readFileSync(nodeStatusPath(runDir, cluster, node), 'utf8')) as { ready: boolean; time: string };
+
+/**
+ * Stops a node's agent (SIGTERM: it leaves the datapath in place) and starts a new one; resolves once the
+ * new agent has written a Ready heartbeat, i.e. applied the spec. `interval`: the lab's agent interval.
+ */
+export async function restartAgent(runDir: string, topology: LabTopology, node: string, dataplane: LabDataplane, options: { interval?: number; timeoutMs?: number } = {}): Promise<void> {
+  const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!.id;
+  await stopProcess(runDir, `agent-${node}`);
+  // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
+  const restarted = Date.now();
+  startAgent(topology, runDir, node, dataplane, options.interval);
+  const readyAfterRestart = () => {
+    try {
+      const h = heartbeatOf(runDir, cluster, node);
+      return h.ready && Date.parse(h.time) > restarted;
+    } catch {
+      return false; // not written yet, or mid-write
+    }
+  };
+  for (const deadline = restarted + (options.timeoutMs ?? 20_000); !readyAfterRestart(); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${node}'s new agent to be Ready`);
+  }
 }
 
 /** The gateway a cluster's controller elected last (its controller.json in the run directory). */
@@ -95,4 +143,22 @@ export function nonStrictReversePath(nodes: string[]): string[] {
     const all = values.get('all');
     return [...values].filter(([dev, v]) => dev !== 'default' && Math.max(all ?? 0, v) !== 1).map(([dev, v]) => `${nodeNetns(node)} ${dev}=${v} (all=${all})`);
   });
+}
+
+/**
+ * What the mixed topology (src/lab/topologies/mixed.yaml) must show once its checks ran: each cluster on
+ * its pinned dataplane, both peerings right on the wire, and each eBPF gateway having translated traffic
+ * both ways with the fallback hub (its frames were accepted).
+ */
+export async function assertMixedLab(runDir: string, outcome: LabTestOutcome): Promise<void> {
+  assert.ok(outcome.results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
+  assert.deepEqual(outcome.wire.map((w) => [w.peering.join('-'), w.ok]), [['cluster-a-cluster-b', true], ['cluster-b-cluster-c', true]]);
+  const status = await labStatus(runDir);
+  const dataplanes = Object.fromEntries(status.clusters.map((c) => [c.id, [...new Set(c.nodes.map((n) => n.dataplane))]]));
+  assert.deepEqual(dataplanes, { 'cluster-a': ['ebpf'], 'cluster-b': ['kernel'], 'cluster-c': ['ebpf'] }, 'each cluster runs its pinned dataplane');
+  for (const id of ['cluster-a', 'cluster-c']) {
+    const c = status.clusters.find((x) => x.id === id)!;
+    const gateway = c.nodes.find((n) => n.name === c.gateway)!;
+    assert.ok(gateway.peers.length === 1 && gateway.peers[0]!.txPackets > 0 && gateway.peers[0]!.rxPackets > 0, `${id}'s eBPF gateway counted traffic both ways: ${JSON.stringify(gateway.peers)}`);
+  }
 }

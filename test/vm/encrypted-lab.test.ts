@@ -14,13 +14,13 @@ import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys'
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';
-import { type LabPace, clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
+import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { encryptionRequirements } from '../../src/probe/features';
 import { cannotRunHere, requireKernel, requireRoot } from '../support/kernel';
-import { gatewayOf, pingFor } from '../support/lab-suite';
+import { emulatedLab, emulatedPace, gatewayOf, heartbeatOf, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-vm-${process.pid}`;
 const topologyPath = join(defaultTopologyPath, '..', 'encrypted.yaml');
@@ -44,18 +44,7 @@ function writeSecret(path: string, base64: string): void {
   renameSync(`${path}.new`, path);
 }
 
-/**
- * Under emulation (this project's CI VM has no usable hardware KVM for Debian's kernel) node processes
- * start ten times slower: heartbeats must not age out while the agents start; convergence and the start of
- * each probe process get time, and two probes run at once instead of four (the probes still wait the
- * same 3 s for an answer).
- */
-const slowMachine = { heartbeatTimeout: 30, convergeTimeoutMs: 300_000 };
-const slowPace: LabPace = { convergeTimeoutMs: slowMachine.convergeTimeoutMs, probeStartTimeoutMs: 60_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
-
-/** The heartbeat a node's agent writes after each reconcile. */
-const heartbeatTime = (cluster: string, node: string) =>
-  Date.parse((JSON.parse(readFileSync(join(runDir, cluster, 'status', `${node}.json`), 'utf8')) as { time: string }).time);
+const heartbeatTime = (cluster: string, node: string) => Date.parse(heartbeatOf(runDir, cluster, node).time);
 
 /**
  * Waits until a node's agent has run a whole reconcile that began after `since`: the second heartbeat
@@ -100,8 +89,8 @@ describe('encrypted lab (IPsec between gateways)', function () {
   it('carries every check with only ESP between the encrypted gateways, and no secret reaches a log @esp', async function (this: Mocha.Context) {
     await requireKernel(this, { has: [...encryptionRequirements] });
     up = true;
-    await labUp(topologyPath, { runDir, dataplane: 'auto', say, ...slowMachine });
-    const outcome = await labTest(runDir, say, slowPace);
+    await labUp(topologyPath, { runDir, dataplane: 'auto', say, ...emulatedLab });
+    const outcome = await labTest(runDir, say, emulatedPace);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
     const [ab, bc] = outcome.wire;
     assert.ok(ab!.encrypted && ab!.esp > 0 && ab!.clear === 0, `A-B on the wire: ${ab!.esp} ESP, ${ab!.clear} others`);

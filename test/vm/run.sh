@@ -2,14 +2,14 @@
 # Boot Debian bookworm's own kernel (it has ESP, xfrm interfaces...) under qemu with this machine's root
 # filesystem shared read-only over 9p, and run a command inside from the repo directory.
 #   bash test/vm/run.sh [command...]     default: the VM test suite (see README.md)
-# Exits with the command's exit code. Env: STRAIT_VM_TIMEOUT (seconds, default 600).
+# Exits with the command's exit code. Env: STRAIT_VM_TIMEOUT (seconds, default 2400: the eBPF lab takes most of it).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=$repo/build/vm
 # The VM mounts a fresh /run over the host's: a repo there would vanish inside.
 case $repo/ in /run/*) echo "strait-vm: the repo ($repo) must not be under /run, which the VM replaces" >&2; exit 1 ;; esac
-timeout_s=${STRAIT_VM_TIMEOUT:-600}
+timeout_s=${STRAIT_VM_TIMEOUT:-2400}
 say() { echo "strait-vm: $*" >&2; }
 fail() { say "error: $*"; exit 1; }
 

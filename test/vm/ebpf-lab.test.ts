@@ -51,7 +51,7 @@ function assertClsactOnly(nodes: string[]): void {
   }
 }
 
-describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel', function () {
+describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @vm-lab', function () {
   requireRoot(this);
   // Measured under a loaded host: 15 min for the default topology, 6.5 for the mixed one.
   this.timeout(1_800_000);

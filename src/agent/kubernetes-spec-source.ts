@@ -13,7 +13,7 @@
  * no reconcile.
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import { type ClusterNodeDocument, nodeDataplaneResource } from '../api/node-dataplane';
+import { type ClusterNodeDocument, nodeDataplanePlural } from '../api/node-dataplane';
 import { Informer } from '../k8s/informer';
 import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
 import { straitInformer } from '../k8s/strait-informer';
@@ -46,7 +46,7 @@ export class KubernetesSpecSource implements SpecSource {
   constructor(private readonly options: KubernetesSpecSourceOptions) {
     const { kubeConfig, nodeName, log } = options;
     const fieldSelector = `metadata.name=${nodeName}`;
-    const { plural } = nodeDataplaneResource;
+    const plural = nodeDataplanePlural;
     this.where = { nodeDataplane: `${plural}/${nodeName}`, nodeList: 'nodes' };
     this.dataplanes = straitInformer<KubernetesObject>(kubeConfig, plural, { fieldSelector, log });
     // The agent's own status writes come back as changes of its object: only another object or a new

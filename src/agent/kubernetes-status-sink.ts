@@ -9,7 +9,7 @@
  * one waiting. A failed write is logged once (until it succeeds again) and retried with the next report.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { nodeDataplaneResource, type NodeDataplaneStatus } from '../api/node-dataplane';
+import { type NodeDataplaneStatus, nodeDataplanePlural } from '../api/node-dataplane';
 import { group, version } from '../api/resource';
 import { apiErrorText } from '../k8s/api-errors';
 import type { Logger } from '../log';
@@ -39,7 +39,7 @@ export class KubernetesStatusSink implements StatusSink {
   private readonly now: () => number;
 
   constructor(private readonly options: KubernetesStatusSinkOptions) {
-    this.where = { status: `${nodeDataplaneResource.plural}/${options.nodeName}/status` };
+    this.where = { status: `${nodeDataplanePlural}/${options.nodeName}/status` };
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -63,7 +63,7 @@ export class KubernetesStatusSink implements StatusSink {
     // A merge patch keeps what it does not name: fields the agent no longer reports are deleted by null.
     const body = { status: { appliedSpec: null, error: null, ...status } };
     this.inFlight = this.options.api
-      .patchClusterCustomObjectStatus({ group, version, plural: nodeDataplaneResource.plural, name: this.options.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+      .patchClusterCustomObjectStatus({ group, version, plural: nodeDataplanePlural, name: this.options.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
       .then(
         () => {
           if (this.lastError !== undefined) this.options.log.info({ ...this.where, after: this.lastError }, 'status written again');

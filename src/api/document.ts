@@ -5,8 +5,11 @@
  * schema of its resource.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
 import { InputError } from '../errors';
+
+/** The YAML parser, loaded at the first YAML document: not at an agent's start, which reads JSON only. */
+const parseYaml = (text: string): unknown => (require('yaml') as typeof Yaml).parse(text);
 
 /** The file's text, or undefined while it does not exist. */
 export function readTextFile(path: string): string | undefined {

@@ -2,113 +2,27 @@
  * NodeDataplane: what one node must program (spec, written by the controller) and how its agent is
  * doing (status, the agent's heartbeat). One object per node, named after it. Both dataplanes take the
  * typed form (src/nodespec/spec.ts), made here once from a checked document and turned back into one
- * for writing.
+ * for writing. The schemas are in node-dataplane-resource.ts; the documents are checked here by the
+ * validators the build compiled from them, so the agent loads neither TypeBox nor ajv's compiler.
  */
 import { createHash } from 'node:crypto';
-import { type Static, Type } from '@sinclair/typebox';
 import { InputError } from '../errors';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
-import { type ClusterNodeSpec, type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
-import { dataplanes } from '../probe/features';
-import { type ResourceDefinition, makeObject, objectSchema } from './resource';
-import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
-import { checkDocument } from './validate';
+import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
+import { compiledValidator } from './compiled-validators';
+import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
+import { checkWith } from './schema-errors';
 
-const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
+export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 
-const Peer = Strict({
-  clusterId: ClusterIdText(),
-  peerId: Uint32(1, { description: 'A stable number naming the peer in BPF maps and counters; 0 never names one.' }),
-  remotePodCIDR: CidrText({ description: "The peer's PodCIDR as seen here." }),
-  remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
-  localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
-  localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
-  endpoint: Endpoint,
-  transport: StringEnum([...peerTransports], { description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).' }),
-});
-
-const NatMapping = Strict({
-  externalAddress: IpText({ description: 'The address of our ExternalCIDR that peers dial.' }),
-  endpointAddress: IpText({ description: 'The endpoint it stands for, as we see it (a local pod, or a pod of another peer).' }),
-});
-
-const ClusterNode = Strict({
-  name: NodeNameText(),
-  underlayAddress: IpText(),
-  podCIDRs: List(CidrText(), { description: 'The pod networks the node hosts.' }),
-});
-
-export const NodeDataplaneSpecSchema = Strict(
-  {
-    clusterId: ClusterIdText(),
-    podCIDR: CidrText(),
-    externalCIDR: CidrText(),
-    transitAddress: IpText({ description: "The hub's source for transit traffic: an ExternalCIDR address the IPAM never hands out." }),
-    node: Strict({
-      name: NodeNameText(),
-      role: StringEnum(['gateway', 'worker']),
-      underlayAddress: IpText(),
-      publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
-      gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' })),
-    }),
-    activeGateway: Strict({ name: NodeNameText(), underlayAddress: IpText() }),
-    overlay: Strict({
-      vni: Type.Integer({ minimum: 0, maximum: 0xffffff, description: 'VNI of the intra-cluster overlay (never a peering VNI).' }),
-      port: Port({ description: 'UDP port of every VXLAN device.' }),
-      mac: MacText({ description: 'MAC address of every eBPF overlay device (unicast).' }),
-    }),
-    peers: List(Peer, { description: 'Sorted by clusterId.' }),
-    natMappings: List(NatMapping, { description: 'Sorted by externalAddress.' }),
-    tunnelMTU: Type.Optional(TunnelMtu()),
-    nodes: Type.Optional(List(ClusterNode, {
-      description: "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
-    })),
-  },
-  { description: 'What one node must program.' },
-);
-
-export const NodeDataplaneStatusSchema = Strict(
-  {
-    ready: Type.Boolean({ description: 'The datapath is loaded and the last reconcile succeeded.' }),
-    time: Type.String({ format: 'date-time', description: 'When the agent wrote this (its heartbeat).' }),
-    dataplane: StringEnum([...dataplanes]),
-    specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
-    appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
-    error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
-    conditions: Type.Optional(Conditions()),
-  },
-  { description: "The node's agent: written after every reconcile." },
-);
+/** The resource's plural name (its API path), here for the agent, which does not load the resource's schemas. */
+export const nodeDataplanePlural = 'nodedataplanes';
 
 /**
  * `status.appliedSpec`: a short digest of the spec's canonical text (`canonicalSpecText`; not a secret: it names a version). The same whether the spec came from
  * a file or the API server, and whatever the formatting or key order of the document.
  */
 export const specDigest = (canonicalText: string) => createHash('sha256').update(canonicalText).digest('hex').slice(0, 16);
-
-export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
-export type ClusterNodeDocument = Static<typeof ClusterNode>;
-export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
-
-export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
-  kind: 'NodeDataplane',
-  plural: 'nodedataplanes',
-  shortNames: ['sdp'],
-  description: 'What one node must program, and how its agent is doing. One per node, named after it.',
-  spec: NodeDataplaneSpecSchema,
-  status: NodeDataplaneStatusSchema,
-  columns: [
-    { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterId' },
-    { name: 'Role', type: 'string', jsonPath: '.spec.node.role' },
-    { name: 'Gateway', type: 'string', jsonPath: '.spec.activeGateway.name' },
-    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
-    { name: 'Dataplane', type: 'string', jsonPath: '.status.dataplane' },
-    { name: 'Error', type: 'string', jsonPath: '.status.error', priority: 1 },
-    { name: 'Heartbeat', type: 'date', jsonPath: '.status.time' },
-  ],
-};
-
-export const NodeDataplaneObjectSchema = objectSchema(nodeDataplaneResource);
 
 function unique<T>(items: readonly T[], key: (item: T) => string | number | bigint, field: (i: number) => string): void {
   const seen = new Set<string | number | bigint>();
@@ -148,7 +62,7 @@ function disjointNetworks(spec: NodeDataplaneSpec, at: (field: string) => string
  * peers, mappings and nodes). The first problem throws.
  */
 export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDataplaneSpec {
-  const doc = checkDocument(NodeDataplaneSpecSchema, value, root);
+  const doc = checkWith<NodeDataplaneSpecDocument>(compiledValidator('nodeDataplaneSpec'), value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
   // A spec file lists the nodes; on Kubernetes the agent adds them from the Node objects before reading.
   if (doc.nodes === undefined) throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
@@ -262,14 +176,11 @@ export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(wri
 
 /** A whole NodeDataplane object (as a file holds it, or the API server serves it): the typed spec, and the status as it is. */
 export function readNodeDataplane(value: unknown): { name: string; spec: NodeDataplaneSpec; status?: NodeDataplaneStatus } {
-  const object = checkDocument(NodeDataplaneObjectSchema, value) as { metadata: { name: string }; spec: unknown; status?: NodeDataplaneStatus };
+  const object = checkWith<{ metadata: { name: string }; spec: unknown; status?: NodeDataplaneStatus }>(compiledValidator('nodeDataplaneObject'), value, '');
   const spec = readNodeDataplaneSpec(object.spec, 'spec');
   if (spec.node.name !== object.metadata.name) throw new InputError('spec.node.name', spec.node.name, `must be the object's name ${object.metadata.name}: one NodeDataplane per node, named after it`);
   return { name: object.metadata.name, spec, ...(object.status ? { status: object.status } : {}) };
 }
 
-/** The object for a typed spec, named after its node. */
-export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneResource, spec.node.name, writeNodeDataplaneSpec(spec));
-
 /** A status document (the heartbeat file), checked. */
-export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus => checkDocument(NodeDataplaneStatusSchema, value, root);
+export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus => checkWith(compiledValidator('nodeDataplaneStatus'), value, root);

@@ -3,7 +3,7 @@ import { clusterNetworksResource, natMappingResource, peerNetworksResource } fro
 import { ipClaimResource } from './ip-claim';
 import { ipPoolResource } from './ip-pool';
 import { networkConfigResource } from './network-config';
-import { nodeDataplaneResource } from './node-dataplane';
+import { nodeDataplaneResource } from './node-dataplane-resource';
 import { endpointResource } from './pool-endpoint';
 import { reservedIpResource } from './reserved-ip';
 import { subnetResource } from './subnet';

@@ -1,95 +1,17 @@
 /**
- * Checking a document against its schema, with ajv: the first problem becomes an InputError naming the
- * field path (`peers[0].endpoint.address`) and the value, in the words of Strait's own parsers for the
- * formats (a CIDR with host bits set says which network was meant).
+ * Checking a document against its schema, with ajv compiling the schema at its first use; the first
+ * problem becomes an InputError (schema-errors.ts). The agent's own documents are checked by validators
+ * compiled at build time instead (compiled-validators.ts).
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import { InputError } from '../errors';
-import { type ApiFormatName, apiFormats, formatProblem } from './formats';
+import Ajv, { type ValidateFunction } from 'ajv';
+import { checkWith } from './schema-errors';
+import { validatorFormats } from './validator-formats';
 
-const ajv = new Ajv({ allErrors: false, verbose: true, strict: true });
-addFormats(ajv, ['date-time']);
-for (const name of Object.keys(apiFormats) as ApiFormatName[]) {
-  ajv.addFormat(name, { type: 'string', validate: (value: string) => formatProblem(name, value) === undefined });
-}
+/** `verbose`: the messages (schema-errors.ts) read the failing schema and value from each error. */
+const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, formats: validatorFormats });
 
 const compiled = new WeakMap<TSchema, ValidateFunction>();
-
-/** `/peers/0/endpoint` → `peers[0].endpoint`, under `root`. */
-function fieldPath(root: string, pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (child !== undefined) parts.push(child);
-  return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`), root);
-}
-
-type Schema = {
-  type?: string;
-  format?: string;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minItems?: number;
-  properties?: Record<string, unknown>;
-};
-
-/** "a whole number from 1 to 65535", "a number greater than 0 and at most 3600". */
-function range(schema: Schema): string {
-  const what = schema.type === 'integer' ? 'a whole number' : 'a number';
-  if (schema.minimum !== undefined && schema.maximum !== undefined) return `expected ${what} from ${schema.minimum} to ${schema.maximum}`;
-  const bounds = [
-    schema.exclusiveMinimum !== undefined ? `greater than ${schema.exclusiveMinimum}` : schema.minimum !== undefined ? `at least ${schema.minimum}` : undefined,
-    schema.exclusiveMaximum !== undefined ? `less than ${schema.exclusiveMaximum}` : schema.maximum !== undefined ? `at most ${schema.maximum}` : undefined,
-  ].filter((b) => b !== undefined);
-  return `expected ${what} ${bounds.join(' and ')}`;
-}
-
-/**
- * The error to report: ajv lists a failed `anyOf`'s branches before the anyOf itself; the branch that
- * got furthest into the value (a wrong field of an object, rather than "not a string") says most.
- */
-function reported(errors: ErrorObject[]): ErrorObject {
-  const branches = errors.filter((e) => e.keyword !== 'anyOf');
-  if (branches.length === errors.length) return errors[0]!;
-  const depth = (e: ErrorObject) => e.instancePath.split('/').length * 2 + (e.keyword === 'type' ? 0 : 1);
-  return branches.reduce((best, e) => (depth(e) > depth(best) ? e : best));
-}
-
-function problem(root: string, error: ErrorObject): InputError {
-  const schema = (error.parentSchema ?? {}) as Schema;
-  const field = fieldPath(root, error.instancePath);
-  switch (error.keyword) {
-    case 'required': {
-      const missing = (error.params as { missingProperty: string }).missingProperty;
-      return new InputError(fieldPath(root, error.instancePath, missing), undefined, 'is missing');
-    }
-    case 'additionalProperties': {
-      const key = (error.params as { additionalProperty: string }).additionalProperty;
-      const known = Object.keys(schema.properties ?? {});
-      return new InputError(fieldPath(root, error.instancePath, key), (error.data as Record<string, unknown>)[key], `unknown field (known: ${known.join(', ')})`);
-    }
-    case 'type':
-      return new InputError(field, error.data, `expected ${schema.type === 'object' ? 'an object' : schema.type === 'array' ? 'a list' : schema.type === 'integer' ? 'a whole number' : `a ${schema.type}`}`);
-    case 'enum':
-      return new InputError(field, error.data, `must be one of ${(schema.enum ?? []).join(', ')}`);
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-    case 'exclusiveMaximum':
-      return new InputError(field, error.data, range(schema));
-    case 'minItems':
-      return new InputError(field, error.data, `expected at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
-    case 'format':
-    case 'pattern':
-      if (schema.format !== undefined && schema.format in apiFormats) {
-        return new InputError(field, error.data, formatProblem(schema.format as ApiFormatName, error.data) ?? `must be a ${schema.format}`);
-      }
-  }
-  return new InputError(field, error.data, error.message ?? `fails ${error.keyword}`);
-}
 
 /**
  * `value` checked against `schema`: the same value, now typed by it. Throws an InputError naming the
@@ -101,6 +23,5 @@ export function checkDocument<T extends TSchema>(schema: T, value: unknown, root
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
   }
-  if (!validate(value)) throw problem(root, reported(validate.errors!));
-  return value as Static<T>;
+  return checkWith<Static<T>>(validate, value, root);
 }

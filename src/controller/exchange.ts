@@ -10,7 +10,8 @@ import { type NetworkConfigSpec, type NetworkConfigStatus, readNetworkConfigSpec
 import { runDirPaths } from '../api/run-dir';
 import { InputError } from '../errors';
 import { writeFileAtomic } from '../store/atomic-file';
-import { nodeDataplaneObject, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { readNodeDataplaneStatus } from '../api/node-dataplane';
+import { nodeDataplaneObject } from '../api/node-dataplane-resource';
 import type { ReconcileResult } from './reconcile';
 import type { Heartbeat } from './election';
 

@@ -8,7 +8,7 @@
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { Reflection } from '../api/controller-status';
 import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
-import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { type NodeDataplaneStatus, nodeDataplanePlural, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
 import { group, version } from '../api/resource';
 import { withNodeListFrom } from '../k8s/node-list';
 import { tunnelEndpointResource } from '../api/tunnel-endpoint';
@@ -65,7 +65,7 @@ export class KubernetesLabState implements LabState {
 
   async read(cluster: LabCluster): Promise<ClusterState> {
     const [dataplanes, tunnels, natMappings, clusterNodes] = await Promise.all([
-      this.list(cluster.id, nodeDataplaneResource.plural),
+      this.list(cluster.id, nodeDataplanePlural),
       this.list(cluster.id, tunnelEndpointResource.plural),
       this.list(cluster.id, natMappingResource.plural),
       this.api(cluster.id).core.listNode().then((l): V1Node[] => l.items),

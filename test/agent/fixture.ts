@@ -1,5 +1,6 @@
 /** Specs for the agent tests: home 10.0.0.0/16 with peers of the same and of other prefix lengths. */
-import { type NodeDataplaneSpecDocument, nodeDataplaneResource, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { nodeDataplaneResource } from '../../src/api/node-dataplane-resource';
 import { makeObject } from '../../src/api/resource';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 

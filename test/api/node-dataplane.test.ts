@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../../src/api/document';
-import { canonicalSpecText, readNodeDataplane, readNodeDataplaneSpec, specDigest, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { canonicalSpecText, readNodeDataplane, readNodeDataplaneSpec, readNodeDataplaneStatus, specDigest, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { InputError } from '../../src/errors';
 import { nodeSpecDocument, peerB, peerC, specFileText } from '../agent/fixture';
 
@@ -97,6 +97,62 @@ describe('NodeDataplane documents', () => {
   });
 
   it('refuses a top level that is not an object', () => rejects([], 'spec', []));
+
+  // The agent checks these documents with validators compiled at build time (src/api/write-validators.ts):
+  // each kind of problem, in the spec, the object around it and the heartbeat, in the words it always had.
+  it('says what is wrong in the same words for every kind of problem: spec, object and heartbeat', () => {
+    const refusal = (read: () => unknown): string => {
+      try {
+        read();
+      } catch (err) {
+        assert.ok(err instanceof InputError, `an InputError, got ${String(err)}`);
+        return err.message;
+      }
+      return 'accepted';
+    };
+    const spec = (edit: (s: Mutable) => void) => refusal(() => readNodeDataplaneSpec(edited(edit)));
+    const object = (edit: (o: Mutable) => void) => refusal(() => {
+      const o = JSON.parse(specFileText(nodeSpecDocument())) as Mutable;
+      edit(o);
+      return readNodeDataplane(o);
+    });
+    const heartbeat = (edit: (h: Mutable) => void) => refusal(() => {
+      const h: Mutable = { ready: true, time: '2026-11-23T21:00:00Z', dataplane: 'ebpf', specGeneration: 1 };
+      edit(h);
+      return readNodeDataplaneStatus(h);
+    });
+    const condition = (fields: Mutable) => [{ type: 'Ready', status: 'True', reason: 'Applied', message: '', lastTransitionTime: '2026-11-23T21:00:00Z', ...fields }];
+    assert.deepEqual([
+      spec((s) => { delete s.overlay; }),
+      spec((s) => { s.overlay.colour = 'blue'; }),
+      spec((s) => { s.node.gatewayCandidate = 'yes'; }),
+      spec((s) => { s.node.role = 'hub'; }),
+      spec((s) => { s.peers[0].endpoint.port = 0; }),
+      spec((s) => { s.overlay.mac = '02:53:54:00:00'; }),
+      spec((s) => { s.clusterId = 'East'; }),
+      object((o) => { o.kind = 'NetworkConfig'; }),
+      object((o) => { o.metadata.labels = { app: 1 }; }),
+      heartbeat((h) => { h.time = 'yesterday'; }),
+      heartbeat((h) => { h.specGeneration = -1; }),
+      heartbeat((h) => { h.appliedSpec = 'xyz'; }),
+      // Lengths count characters, not UTF-16 units: 32768 emoji are 65536 units and within the bound.
+      heartbeat((h) => { h.conditions = condition({ message: '\u{1F600}'.repeat(32768) }); }),
+    ], [
+      'spec.overlay: is missing (got undefined)',
+      'spec.overlay.colour: unknown field (known: vni, port, mac) (got "blue")',
+      'spec.node.gatewayCandidate: expected a boolean (got "yes")',
+      'spec.node.role: must be one of gateway, worker (got "hub")',
+      'spec.peers[0].endpoint.port: expected a whole number from 1 to 65535 (got 0)',
+      'spec.overlay.mac: expected a MAC address like 02:53:54:00:00:01 (got "02:53:54:00:00")',
+      'spec.clusterId: a cluster id is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit (got "East")',
+      'kind: must be equal to constant (got "NetworkConfig")',
+      'metadata.labels.app: expected a string (got 1)',
+      'status.time: must match format "date-time" (got "yesterday")',
+      'status.specGeneration: expected a whole number at least 0 (got -1)',
+      'status.appliedSpec: must match pattern "^[0-9a-f]{16}$" (got "xyz")',
+      'accepted',
+    ]);
+  });
 
   it('refuses an object of another kind, or named after another node', () => {
     const object = JSON.parse(specFileText(nodeSpecDocument())) as Mutable;

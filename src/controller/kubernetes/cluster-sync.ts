@@ -13,7 +13,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Lease, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
-import { type NodeDataplaneStatus, nodeDataplaneResource, readNodeDataplaneStatus } from '../../api/node-dataplane';
+import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
+import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
 import { networkConfigResource } from '../../api/network-config';
 import { tunnelEndpointResource } from '../../api/tunnel-endpoint';
 import { parseHomeNetworks } from '../../ipam/home-networks';

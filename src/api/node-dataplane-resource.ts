@@ -1,0 +1,105 @@
+/**
+ * The NodeDataplane resource: its spec and status schemas (TypeBox), their types, its CRD's names and
+ * columns. The agent checks NodeDataplane documents with validators compiled from these schemas at build
+ * time (compiled-validators.ts), so it does not load this module; node-dataplane.ts reads and writes the
+ * documents.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
+import { dataplanes } from '../probe/features';
+import { nodeDataplanePlural, writeNodeDataplaneSpec } from './node-dataplane';
+import { type ResourceDefinition, makeObject, objectSchema } from './resource';
+import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
+
+const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
+
+const Peer = Strict({
+  clusterId: ClusterIdText(),
+  peerId: Uint32(1, { description: 'A stable number naming the peer in BPF maps and counters; 0 never names one.' }),
+  remotePodCIDR: CidrText({ description: "The peer's PodCIDR as seen here." }),
+  remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
+  localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
+  localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
+  endpoint: Endpoint,
+  transport: StringEnum([...peerTransports], { description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).' }),
+});
+
+const NatMapping = Strict({
+  externalAddress: IpText({ description: 'The address of our ExternalCIDR that peers dial.' }),
+  endpointAddress: IpText({ description: 'The endpoint it stands for, as we see it (a local pod, or a pod of another peer).' }),
+});
+
+const ClusterNode = Strict({
+  name: NodeNameText(),
+  underlayAddress: IpText(),
+  podCIDRs: List(CidrText(), { description: 'The pod networks the node hosts.' }),
+});
+
+export const NodeDataplaneSpecSchema = Strict(
+  {
+    clusterId: ClusterIdText(),
+    podCIDR: CidrText(),
+    externalCIDR: CidrText(),
+    transitAddress: IpText({ description: "The hub's source for transit traffic: an ExternalCIDR address the IPAM never hands out." }),
+    node: Strict({
+      name: NodeNameText(),
+      role: StringEnum(['gateway', 'worker']),
+      underlayAddress: IpText(),
+      publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
+      gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' })),
+    }),
+    activeGateway: Strict({ name: NodeNameText(), underlayAddress: IpText() }),
+    overlay: Strict({
+      vni: Type.Integer({ minimum: 0, maximum: 0xffffff, description: 'VNI of the intra-cluster overlay (never a peering VNI).' }),
+      port: Port({ description: 'UDP port of every VXLAN device.' }),
+      mac: MacText({ description: 'MAC address of every eBPF overlay device (unicast).' }),
+    }),
+    peers: List(Peer, { description: 'Sorted by clusterId.' }),
+    natMappings: List(NatMapping, { description: 'Sorted by externalAddress.' }),
+    tunnelMTU: Type.Optional(TunnelMtu()),
+    nodes: Type.Optional(List(ClusterNode, {
+      description: "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
+    })),
+  },
+  { description: 'What one node must program.' },
+);
+
+export const NodeDataplaneStatusSchema = Strict(
+  {
+    ready: Type.Boolean({ description: 'The datapath is loaded and the last reconcile succeeded.' }),
+    time: Type.String({ format: 'date-time', description: 'When the agent wrote this (its heartbeat).' }),
+    dataplane: StringEnum([...dataplanes]),
+    specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
+    appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
+    error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
+    conditions: Type.Optional(Conditions()),
+  },
+  { description: "The node's agent: written after every reconcile." },
+);
+
+export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
+export type ClusterNodeDocument = Static<typeof ClusterNode>;
+export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
+
+export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
+  kind: 'NodeDataplane',
+  plural: nodeDataplanePlural,
+  shortNames: ['sdp'],
+  description: 'What one node must program, and how its agent is doing. One per node, named after it.',
+  spec: NodeDataplaneSpecSchema,
+  status: NodeDataplaneStatusSchema,
+  columns: [
+    { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterId' },
+    { name: 'Role', type: 'string', jsonPath: '.spec.node.role' },
+    { name: 'Gateway', type: 'string', jsonPath: '.spec.activeGateway.name' },
+    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+    { name: 'Dataplane', type: 'string', jsonPath: '.status.dataplane' },
+    { name: 'Error', type: 'string', jsonPath: '.status.error', priority: 1 },
+    { name: 'Heartbeat', type: 'date', jsonPath: '.status.time' },
+  ],
+};
+
+export const NodeDataplaneObjectSchema = objectSchema(nodeDataplaneResource);
+
+/** The object for a typed spec, named after its node. */
+export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneResource, spec.node.name, writeNodeDataplaneSpec(spec));

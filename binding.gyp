@@ -13,6 +13,7 @@
         "native/src/netns.cc",
         "native/src/probe.cc",
         "native/src/netlink-route.cc",
+        "native/src/netlink-xfrm.cc",
         "native/src/nftables.cc",
         "native/src/netlink-monitor.cc"
       ],

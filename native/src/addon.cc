@@ -11,6 +11,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitNetns(env, exports);
   strait::InitProbe(env, exports);
   strait::InitNetlinkRoute(env, exports);
+  strait::InitNetlinkXfrm(env, exports);
   strait::InitNftables(env, exports);
   strait::InitNetlinkMonitor(env, exports);
   return exports;

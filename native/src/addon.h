@@ -52,6 +52,7 @@ void InitBtf(Napi::Env env, Napi::Object exports);
 void InitNetns(Napi::Env env, Napi::Object exports);
 void InitProbe(Napi::Env env, Napi::Object exports);
 void InitNetlinkRoute(Napi::Env env, Napi::Object exports);
+void InitNetlinkXfrm(Napi::Env env, Napi::Object exports);
 void InitNftables(Napi::Env env, Napi::Object exports);
 void InitNetlinkMonitor(Napi::Env env, Napi::Object exports);
 

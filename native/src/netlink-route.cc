@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "addon.h"
+#include "netlink.h"
 
 namespace strait {
 namespace {
@@ -44,14 +45,16 @@ struct SocketCloser {
 };
 using Socket = std::unique_ptr<mnl_socket, SocketCloser>;
 
-// An rtnetlink socket in the current namespace (the caller holds a NetnsGuard), asking for the kernel's
-// error text (extended ACK) without the echoed request. The kernel answers within the send (rtnetlink
-// handles a request in the sender's context), so a read that waits seconds means an answer was lost:
-// it fails with EAGAIN instead of blocking the process.
-Socket OpenSocket(Napi::Env env) {
-  Socket nl(mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC));
-  if (!nl) ThrowBpfError(env, "open rtnetlink socket", errno);
-  if (mnl_socket_bind(nl.get(), 0, MNL_SOCKET_AUTOPID) < 0) ThrowBpfError(env, "bind rtnetlink socket", errno);
+const char* ProtocolName(int protocol) { return protocol == NETLINK_XFRM ? "xfrm netlink" : "rtnetlink"; }
+
+// A socket of `protocol` in the current namespace (the caller holds a NetnsGuard), asking for the
+// kernel's error text (extended ACK) without the echoed request. The kernel answers within the send
+// (rtnetlink and xfrm handle a request in the sender's context), so a read that waits seconds means an
+// answer was lost: it fails with EAGAIN instead of blocking the process.
+Socket OpenSocket(Napi::Env env, int protocol) {
+  Socket nl(mnl_socket_open2(protocol, SOCK_CLOEXEC));
+  if (!nl) ThrowBpfError(env, std::string("open ") + ProtocolName(protocol) + " socket", errno);
+  if (mnl_socket_bind(nl.get(), 0, MNL_SOCKET_AUTOPID) < 0) ThrowBpfError(env, std::string("bind ") + ProtocolName(protocol) + " socket", errno);
   int on = 1;
   mnl_socket_setsockopt(nl.get(), NETLINK_EXT_ACK, &on, sizeof(on));
   mnl_socket_setsockopt(nl.get(), NETLINK_CAP_ACK, &on, sizeof(on));
@@ -89,13 +92,13 @@ std::string IfName(uint32_t index) {
   return if_indextoname(index, name) ? name : "if" + std::to_string(index);
 }
 
-// Runs a dump request and calls `each` for every message; a dump interrupted by a concurrent change
-// (NLM_F_DUMP_INTR) is run again, as iproute2 does not but a reconciler must see a consistent table.
-void Dump(Napi::Env env, const char* operation, const std::function<void(nlmsghdr*)>& build,
-          const std::function<void(const nlmsghdr*)>& each) {
+}  // namespace
+
+void NetlinkDump(Napi::Env env, int protocol, const char* operation, const std::function<void(nlmsghdr*)>& build,
+                 const std::function<void(const nlmsghdr*)>& each) {
   std::vector<char> buf(kReceiveBuffer);
   for (int attempt = 0;; attempt++) {
-    Socket nl = OpenSocket(env);
+    Socket nl = OpenSocket(env, protocol);
     nlmsghdr* req = mnl_nlmsg_put_header(buf.data());
     req->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
     req->nlmsg_seq = static_cast<uint32_t>(time(nullptr));
@@ -127,6 +130,13 @@ void Dump(Napi::Env env, const char* operation, const std::function<void(nlmsghd
     if (rc == MNL_CB_STOP) return;
     if (errno != EINTR || attempt >= 3) ThrowBpfError(env, operation, errno);
   }
+}
+
+namespace {
+
+void Dump(Napi::Env env, const char* operation, const std::function<void(nlmsghdr*)>& build,
+          const std::function<void(const nlmsghdr*)>& each) {
+  NetlinkDump(env, NETLINK_ROUTE, operation, build, each);
 }
 
 // ---- decoding ----
@@ -369,14 +379,7 @@ Napi::Value AddressDump(const Napi::CallbackInfo& info) {
 
 // ---- changes ----
 
-// One change to send, or the reason it was never sent.
-struct Pending {
-  std::string operation;
-  std::vector<char> message;
-  int err = 0;  // set before sending: refused here (no such device, bad address)
-  std::string detail;
-  bool answered = false;
-};
+using Pending = NetlinkChange;
 
 std::string Str(const Napi::Object& o, const char* key) {
   Napi::Value v = o.Get(key);
@@ -621,17 +624,23 @@ Napi::Value Apply(const Napi::CallbackInfo& info) {
     else throw Napi::TypeError::New(env, "change.kind must be route, rule, neighbour, fdb or link");
   }
 
-  Socket nl = OpenSocket(env);
+  return NetlinkSend(env, NETLINK_ROUTE, pending);
+}
+
+}  // namespace
+
+Napi::Value NetlinkSend(Napi::Env env, int protocol, std::vector<NetlinkChange>& changes) {
+  Socket nl = OpenSocket(env, protocol);
   uint32_t portid = mnl_socket_get_portid(nl.get());
   size_t perSend = AcksPerSend(nl.get());
   uint32_t base = static_cast<uint32_t>(time(nullptr)) << 8;
   std::vector<char> out(kSendChunk + 1024), in(kReceiveBuffer);
   size_t next = 0;
-  while (next < pending.size()) {
+  while (next < changes.size()) {
     // Fill one chunk with the next messages, then read until every one of them is answered.
     size_t used = 0, first = next, waiting = 0;
-    for (; next < pending.size(); next++) {
-      Pending& p = pending[next];
+    for (; next < changes.size(); next++) {
+      NetlinkChange& p = changes[next];
       if (p.err) continue;
       auto* nlh = reinterpret_cast<nlmsghdr*>(p.message.data());
       if (used > 0 && (used + nlh->nlmsg_len > kSendChunk || waiting == perSend)) break;
@@ -641,33 +650,31 @@ Napi::Value Apply(const Napi::CallbackInfo& info) {
       waiting++;
     }
     if (used == 0) break;
-    if (mnl_socket_sendto(nl.get(), out.data(), used) < 0) ThrowBpfError(env, "send rtnetlink changes", errno);
+    if (mnl_socket_sendto(nl.get(), out.data(), used) < 0) ThrowBpfError(env, std::string("send ") + ProtocolName(protocol) + " changes", errno);
     while (waiting > 0) {
       ssize_t n = mnl_socket_recvfrom(nl.get(), in.data(), in.size());
-      if (n < 0) ThrowBpfError(env, "receive rtnetlink acknowledgements", errno, std::to_string(waiting) + " unanswered");
+      if (n < 0) ThrowBpfError(env, std::string("receive ") + ProtocolName(protocol) + " acknowledgements", errno, std::to_string(waiting) + " unanswered");
       int len = static_cast<int>(n);
       for (auto* nlh = reinterpret_cast<const nlmsghdr*>(in.data()); mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
         if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_pid != portid) continue;
         size_t index = nlh->nlmsg_seq - base;
-        if (index < first || index >= next || pending[index].answered || pending[index].err) continue;
+        if (index < first || index >= next || changes[index].answered || changes[index].err) continue;
         auto* e = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(nlh));
-        pending[index].answered = true;
-        pending[index].err = -e->error;
-        if (e->error) pending[index].detail = AckMessage(nlh);
+        changes[index].answered = true;
+        changes[index].err = -e->error;
+        if (e->error) changes[index].detail = AckMessage(nlh);
         waiting--;
       }
     }
   }
 
-  Napi::Array results = Napi::Array::New(env, pending.size());
-  for (size_t i = 0; i < pending.size(); i++) {
-    const Pending& p = pending[i];
+  Napi::Array results = Napi::Array::New(env, changes.size());
+  for (size_t i = 0; i < changes.size(); i++) {
+    const NetlinkChange& p = changes[i];
     results[i] = p.err ? Napi::Value(MakeBpfError(env, p.operation, p.err, p.detail, "")) : env.Null();
   }
   return results;
 }
-
-}  // namespace
 
 void InitNetlinkRoute(Napi::Env env, Napi::Object exports) {
   exports.Set("rtnlRouteDump", Napi::Function::New(env, RouteDump));

@@ -106,6 +106,41 @@ export type NativeNetlinkChange =
   | { kind: 'link'; op: 'set'; name: string; up?: boolean; mtu?: number }
   | { kind: 'link'; op: 'del'; name: string };
 
+/** An xfrm state as the kernel holds it; `aead.key` is key material, to be digested and wiped at once. */
+export interface NativeXfrmState {
+  src: string;
+  dst: string;
+  proto: number;
+  spi: number;
+  reqid: number;
+  mode: number;
+  ifId: number;
+  aead?: { name: string; icvBits: number; key: Buffer };
+}
+
+/** An xfrm policy; `dir` as the kernel numbers it (a socket's policy adds 3), ports in host order. */
+export interface NativeXfrmPolicy {
+  dir: number;
+  index: number;
+  priority: number;
+  src: string;
+  dst: string;
+  proto: number;
+  sport: number;
+  dport: number;
+  ifindex: number;
+  ifId: number;
+  mark?: { value: number; mask: number };
+  tmpls: { src: string; dst: string; proto: number; reqid: number; mode: number }[];
+}
+
+/** Strait's xfrm changes: ESP states in tunnel mode, policies with one ESP template; a policy is deleted by its index. */
+export type NativeXfrmChange =
+  | { kind: 'state'; op: 'add'; src: string; dst: string; spi: number; reqid: number; ifId: number; aead: string; icvBits: number; key: Buffer }
+  | { kind: 'state'; op: 'del'; src: string; dst: string; spi: number }
+  | { kind: 'policy'; op: 'add' | 'update'; dir: number; src: string; dst: string; ifId: number; tmplSrc: string; tmplDst: string; reqid: number }
+  | { kind: 'policy'; op: 'del'; dir: number; index: number; ifId: number; mark?: { value: number; mask: number } };
+
 export interface NativeBinding {
   setErrorClass(ctor: new (message: string) => Error): void;
   objectOpen(path: string, pinRoot: string | null): number;
@@ -154,6 +189,9 @@ export interface NativeBinding {
   rtnlLinkDump(netns: string | null): NativeLink[];
   rtnlAddressDump(netns: string | null): { dev: string; address: string }[];
   rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
+  xfrmStateDump(netns: string | null): NativeXfrmState[];
+  xfrmPolicyDump(netns: string | null): NativeXfrmPolicy[];
+  xfrmApply(netns: string | null, changes: readonly NativeXfrmChange[]): (BpfError | null)[];
   nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
   netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;

@@ -1,144 +1,64 @@
 /**
- * Installs an IPsec plan (ipsec-plan.ts) by reconciling: read `ip xfrm state` and `ip xfrm policy`, keep
- * only Strait's entries (reqid 0x5354xxxx), diff with the plan and apply the difference through
- * `ip -batch -`, so keys travel on stdin and never in a process argument or a CommandError.
+ * Installs an IPsec plan (ipsec-plan.ts) by reconciling: read the xfrm states and policies through xfrm
+ * netlink (kernel/xfrm.ts), keep only Strait's entries (reqid 0x5354xxxx), diff with the plan and apply
+ * the difference as batches of changes with one result per change. Keys travel only inside the netlink
+ * messages: no process is started, and a state read back carries only a digest of its key.
  *
- * `ip` exits at the first xfrm command that fails, even with -force, having applied the lines before it;
- * so every step reads the kernel back to learn what it changed. Order: states, then policies, then
- * removals (policies before their states), so a policy never exists without its states; a failure undoes
- * what this run added.
+ * Order: states, then policies, then removals (policies before their states), so a policy never exists
+ * without its states; a failure undoes what this run added.
  */
-import { createHash } from 'node:crypto';
 import type { Logger } from '../log';
-import { CommandError, run } from '../kernel/command';
+import { isBpfError } from '../bpf/error';
 import { StateError } from '../errors';
+import { type XfrmChange, type XfrmPolicy, type XfrmResult, type XfrmState, applyXfrm, dumpXfrmPolicies, dumpXfrmStates, keyDigest, xfrmDir, xfrmMode, xfrmProto } from '../kernel/xfrm';
 import { aeadAlgorithm, aeadIcvBits } from './ipsec-keys';
 import { type IpsecPlan, type XfrmPolicySpec, type XfrmStateSpec, isStraitReqid } from './ipsec-plan';
 
-/** A state as read from the kernel. The key is kept only as a digest, so a dump cannot leak it onwards. */
-export interface KernelState {
-  src: string;
-  dst: string;
-  proto: string;
-  spi: number;
-  reqid: number;
-  mode: string;
-  /** 0 for none. */
-  ifId: number;
-  /** `algorithm icv` of the AEAD, or '' for none. */
-  aead: string;
-  keyDigest: string;
+interface XfrmTables {
+  states: XfrmState[];
+  policies: XfrmPolicy[];
 }
 
-export interface KernelPolicy {
-  dir: string;
-  /** The selector as printed (`src A dst B` and any ports, protocol or device), and any mark. */
-  selector: string[];
-  mark: string[];
-  /** 0 for none; part of the policy's identity, like the selector. */
-  ifId: number;
-  /** One entry per template: `src dst proto reqid mode`. */
-  tmpls: { src: string; dst: string; proto: string; reqid: number; mode: string }[];
-}
+/** Strait's policies: in, out or fwd (not a socket's) with a template of a Strait reqid. */
+const policyIsStrait = (p: XfrmPolicy) => p.dir <= xfrmDir.fwd && p.tmpls.some((t) => isStraitReqid(t.reqid));
 
-export interface XfrmTables {
-  states: KernelState[];
-  policies: KernelPolicy[];
-}
-
-const digest = (hex: string) => createHash('sha256').update(hex.toLowerCase()).digest('hex');
-
-/** Entries start at an unindented line; indented lines continue them. */
-function entries(text: string): string[][] {
-  const out: string[][] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    if (!/^\s/.test(line) || out.length === 0) out.push([]);
-    out[out.length - 1]!.push(line);
-  }
-  return out;
-}
-
-const after = (tokens: string[], word: string, from = 0) => {
-  const i = tokens.indexOf(word, from);
-  return i < 0 ? undefined : tokens[i + 1];
-};
-
-/** `if_id` is printed in hex on a line of its own or after other attributes, depending on the entry. */
-const ifIdOf = (lines: string[]) => Number(/\bif_id (0x[0-9a-f]+|\d+)/i.exec(lines.join(' '))?.[1] ?? 0);
-
-export function parseStates(text: string): KernelState[] {
-  return entries(text).map((lines) => {
-    const head = lines[0]!.trim().split(/\s+/);
-    const body = lines.slice(1).join(' ').trim().split(/\s+/);
-    const aeadAt = body.indexOf('aead');
-    return {
-      src: after(head, 'src') ?? '',
-      dst: after(head, 'dst') ?? '',
-      proto: after(body, 'proto') ?? '',
-      spi: Number(after(body, 'spi') ?? 0),
-      reqid: Number(after(body, 'reqid') ?? 0),
-      mode: after(body, 'mode') ?? '',
-      ifId: ifIdOf(lines),
-      aead: aeadAt < 0 ? '' : `${body[aeadAt + 1]} ${body[aeadAt + 3]}`,
-      // ip prints the key as 0x<hex>; the plan's key is digested as bare hex (stateMatches).
-      keyDigest: aeadAt < 0 ? '' : digest((body[aeadAt + 2] ?? '').replace(/^0x/i, '')),
-    };
-  });
-}
-
-export function parsePolicies(text: string): KernelPolicy[] {
-  return entries(text).map((lines) => {
-    const second = lines[1]?.trim().split(/\s+/) ?? [];
-    const mark = lines.map((l) => /^\s*mark (\d+)\/(0x[0-9a-f]+)/.exec(l)).find((m) => m);
-    const tmpls: KernelPolicy['tmpls'] = [];
-    lines.forEach((line, i) => {
-      const t = line.trim().split(/\s+/);
-      if (t[0] !== 'tmpl') return;
-      const next = lines[i + 1]?.trim().split(/\s+/) ?? [];
-      tmpls.push({ src: after(t, 'src') ?? '', dst: after(t, 'dst') ?? '', proto: after(next, 'proto') ?? '', reqid: Number(after(next, 'reqid') ?? 0), mode: after(next, 'mode') ?? '' });
-    });
-    return {
-      // `socket in` policies belong to sockets, not to anyone's configuration; the direction word follows.
-      dir: second[0] === 'dir' || second[0] === 'socket' ? `${second[0] === 'socket' ? 'socket ' : ''}${second[1]}` : '',
-      selector: lines[0]!.trim().split(/\s+/),
-      mark: mark ? ['mark', mark[1]!, 'mask', mark[2]!] : [],
-      ifId: ifIdOf(lines),
-      tmpls,
-    };
-  });
-}
-
-export const policyIsStrait = (p: KernelPolicy) => ['in', 'out', 'fwd'].includes(p.dir) && p.tmpls.some((t) => isStraitReqid(t.reqid));
-
-export function readXfrm(netns?: string): XfrmTables {
-  const ns = netns ? ['-n', netns] : [];
-  // The state dump carries keys: it is parsed here and never logged or put in an error.
-  return { states: parseStates(run(['ip', ...ns, 'xfrm', 'state'])), policies: parsePolicies(run(['ip', ...ns, 'xfrm', 'policy'])) };
-}
+const readXfrm = (netns?: string): XfrmTables => ({ states: dumpXfrmStates(netns), policies: dumpXfrmPolicies(netns) });
 
 const hex32 = (n: number) => `0x${n.toString(16).padStart(8, '0')}`;
-const stateId = (s: { dst: string; spi: number }) => `${s.dst} esp ${hex32(s.spi)}`;
-const policyKey = (dir: string, selector: string[], mark: string[], ifId: number) => [dir, ...selector, ...mark, ...ifIdArgs(ifId)].join(' ');
-const wantedKey = (p: XfrmPolicySpec) => policyKey(p.dir, ['src', p.src, 'dst', p.dst], [], p.ifId);
-const actualKey = (p: KernelPolicy) => policyKey(p.dir, p.selector, p.mark, p.ifId);
-const ifIdArgs = (ifId: number) => (ifId === 0 ? [] : ['if_id', hex32(ifId)]);
+const stateId = (s: { dst: string; proto: number; spi: number }) => `${s.dst} ${s.proto} ${hex32(s.spi)}`;
+const wantedStateId = (s: XfrmStateSpec) => stateId({ ...s, proto: xfrmProto.esp });
+/** A policy's identity: direction, the whole selector, mark and if_id. */
+const actualKey = (p: XfrmPolicy) =>
+  [p.dir, p.src, p.dst, p.proto, p.sport, p.dport, p.ifindex, p.mark?.value ?? 0, p.mark?.mask ?? 0, p.ifId].join(' ');
+const wantedKey = (p: XfrmPolicySpec) => [xfrmDir[p.dir], p.src, p.dst, 0, 0, 0, 0, 0, 0, p.ifId].join(' ');
 
-const stateMatches = (want: XfrmStateSpec, have: KernelState) =>
-  have.src === want.src && have.proto === 'esp' && have.reqid === want.reqid && have.mode === 'tunnel' && have.ifId === want.ifId &&
-  have.aead === `${aeadAlgorithm} ${aeadIcvBits}` && have.keyDigest === digest(want.key.reveal().toString('hex'));
+const stateMatches = (want: XfrmStateSpec, have: XfrmState) =>
+  have.src === want.src && have.proto === xfrmProto.esp && have.reqid === want.reqid && have.mode === xfrmMode.tunnel && have.ifId === want.ifId &&
+  have.aead?.name === aeadAlgorithm && have.aead.icvBits === aeadIcvBits && have.keyDigest === keyDigest(want.key.reveal());
 
-const policyMatches = (want: XfrmPolicySpec, have: KernelPolicy) =>
+const policyMatches = (want: XfrmPolicySpec, have: XfrmPolicy) =>
   have.tmpls.length === 1 && have.tmpls[0]!.src === want.tmplSrc && have.tmpls[0]!.dst === want.tmplDst &&
-  have.tmpls[0]!.proto === 'esp' && have.tmpls[0]!.reqid === want.reqid && have.tmpls[0]!.mode === 'tunnel';
+  have.tmpls[0]!.proto === xfrmProto.esp && have.tmpls[0]!.reqid === want.reqid && have.tmpls[0]!.mode === xfrmMode.tunnel;
 
-const stateAdd = (s: XfrmStateSpec) =>
-  `xfrm state add src ${s.src} dst ${s.dst} proto esp spi ${hex32(s.spi)} reqid ${hex32(s.reqid)} mode tunnel ` +
-  `if_id ${hex32(s.ifId)} aead ${aeadAlgorithm} 0x${s.key.reveal().toString('hex')} ${aeadIcvBits}`;
-const stateDelete = (s: { src: string; dst: string; spi: number }) => `xfrm state delete src ${s.src} dst ${s.dst} proto esp spi ${hex32(s.spi)}`;
-const policyLine = (verb: 'add' | 'update', p: { dir: string; src: string; dst: string; tmplSrc: string; tmplDst: string; reqid: number; ifId: number }) =>
-  [`xfrm policy ${verb} src ${p.src} dst ${p.dst} dir ${p.dir}`, ...ifIdArgs(p.ifId), `tmpl src ${p.tmplSrc} dst ${p.tmplDst} proto esp reqid ${hex32(p.reqid)} mode tunnel`].join(' ');
-const policyDelete = (p: KernelPolicy) => `xfrm policy delete dir ${p.dir} ${[...p.selector, ...p.mark, ...ifIdArgs(p.ifId)].join(' ')}`;
+const stateAdd = (s: XfrmStateSpec): XfrmChange =>
+  ({ kind: 'state', op: 'add', src: s.src, dst: s.dst, spi: s.spi, reqid: s.reqid, ifId: s.ifId, aead: aeadAlgorithm, icvBits: aeadIcvBits, key: s.key.reveal() });
+const stateDelete = (s: { src: string; dst: string; spi: number }): XfrmChange => ({ kind: 'state', op: 'del', src: s.src, dst: s.dst, spi: s.spi });
+const policyChange = (op: 'add' | 'update', p: XfrmPolicySpec): XfrmChange =>
+  ({ kind: 'policy', op, dir: xfrmDir[p.dir], src: p.src, dst: p.dst, ifId: p.ifId, tmplSrc: p.tmplSrc, tmplDst: p.tmplDst, reqid: p.reqid });
+/** Puts back a policy of Strait's shape (a plain selector, one template) as it was read. */
+const policyRestore = (p: XfrmPolicy): XfrmChange =>
+  ({ kind: 'policy', op: 'update', dir: p.dir, src: p.src, dst: p.dst, ifId: p.ifId, tmplSrc: p.tmpls[0]!.src, tmplDst: p.tmpls[0]!.dst, reqid: p.tmpls[0]!.reqid });
+const policyDelete = (p: XfrmPolicy): XfrmChange =>
+  ({ kind: 'policy', op: 'del', dir: p.dir, index: p.index, ifId: p.ifId, ...(p.mark ? { mark: p.mark } : {}) });
+
+/** Applies a batch; the key copies the state changes hold are wiped once the kernel has them. */
+function apply(changes: XfrmChange[], netns?: string): XfrmResult[] {
+  try {
+    return applyXfrm(changes, netns);
+  } finally {
+    for (const c of changes) if (c.kind === 'state' && c.op === 'add') c.key.fill(0);
+  }
+}
 
 /** Applying failed; the message names the peer and the entry, never key material. */
 export class IpsecError extends Error {
@@ -146,19 +66,19 @@ export class IpsecError extends Error {
   constructor(
     readonly peer: string,
     message: string,
+    /** The kernel's refusal (a BpfError with its errno and code), when there was one. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 
-/** ip's own message, with anything that looks like key material masked in case a future ip echoes it. */
-function kernelReason(err: unknown): string {
-  const text = err instanceof CommandError ? err.stderr : err instanceof Error ? err.message : String(err);
-  const lines = text.split('\n').map((l) => l.trim().replace(/^Error:\s*/, '').replace(/\.$/, '')).filter((l) => l !== '');
-  return lines.join('; ').replace(/0x[0-9a-f]{16,}/gi, '0x[redacted]') || 'no message';
-}
+/** The kernel's reason for a refused change: its errno and message, never key material (the operation names none). */
+const kernelReason = (err: unknown): string =>
+  isBpfError(err) ? err.message.replace(`${err.operation} failed: `, '') : err instanceof Error ? err.message : String(err);
 
-const lacksEsp = (reason: string) => /AEAD algorithm not found|type not found|Protocol not supported/i.test(reason);
+/** No xfrm ESP or no AES-GCM: the kernel knows no such protocol or algorithm. */
+const lacksEsp = (err: unknown) => isBpfError(err, 'ENOSYS') || isBpfError(err, 'EPROTONOSUPPORT');
 
 export interface ApplyOptions {
   netns?: string;
@@ -171,40 +91,27 @@ export interface ApplyResult {
   removed: number;
 }
 
-/**
- * One `ip -batch` without per-line results: they would add nothing because ip stops at the first failed
- * xfrm command, and a refused line may hold a key, so it is never quoted.
- */
-function batch(lines: string[], netns?: string): void {
-  if (lines.length > 0) run(['ip', ...(netns ? ['-n', netns] : []), '-batch', '-', '-force'], lines.join('\n') + '\n');
+/** The first refused change of a batch, with the index of its change. */
+function firstFailure(results: XfrmResult[]): { index: number; error: unknown } | undefined {
+  const index = results.findIndex((r) => !r.ok);
+  const r = results[index];
+  return r && !r.ok ? { index, error: r.error } : undefined;
 }
 
 /**
  * Removes the states and policies this run added and restores the policies it updated. Returns what to
  * add to the error if that failed too, so the first failure is still the one reported.
  */
-function undo(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: KernelPolicy[]): string {
+function undo(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: XfrmPolicy[]): string {
   try {
-    undoOrThrow(netns, addedStates, addedPolicies, updated);
-    return '';
+    // A policy is deleted by the index the kernel gave it: read them back.
+    const added = new Set(addedPolicies.map(wantedKey));
+    const policies = addedPolicies.length === 0 ? [] : dumpXfrmPolicies(netns).filter((p) => added.has(actualKey(p)));
+    const failed = firstFailure(apply([...updated.map(policyRestore), ...policies.map(policyDelete), ...addedStates.map(stateDelete)], netns));
+    return failed ? `; undoing this run's changes failed too (${kernelReason(failed.error)}), the next reconcile retries` : '';
   } catch (err) {
     return `; undoing this run's changes failed too (${kernelReason(err)}), the next reconcile retries`;
   }
-}
-
-function undoOrThrow(netns: string | undefined, addedStates: XfrmStateSpec[], addedPolicies: XfrmPolicySpec[], updated: KernelPolicy[]): void {
-  const now = readXfrm(netns);
-  const presentPolicies = new Set(now.policies.map(actualKey));
-  const presentStates = new Set(now.states.map(stateId));
-  const lines = [
-    ...updated.flatMap((p) => {
-      const t = p.tmpls[0]!;
-      return [policyLine('update', { dir: p.dir, src: p.selector[1]!, dst: p.selector[3]!, tmplSrc: t.src, tmplDst: t.dst, reqid: t.reqid, ifId: p.ifId })];
-    }),
-    ...addedPolicies.filter((p) => presentPolicies.has(wantedKey(p))).map((p) => [`xfrm policy delete dir ${p.dir} src ${p.src} dst ${p.dst}`, ...ifIdArgs(p.ifId)].join(' ')),
-    ...addedStates.filter((s) => presentStates.has(stateId(s))).map(stateDelete),
-  ];
-  batch(lines, netns);
 }
 
 export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyResult {
@@ -217,7 +124,7 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   const byStateId = new Map(before.states.map((s) => [stateId(s), s]));
   const byPolicyKey = new Map(before.policies.map((p) => [actualKey(p), p]));
   for (const s of plan.states) {
-    const have = byStateId.get(stateId(s));
+    const have = byStateId.get(wantedStateId(s));
     if (have && !isStraitReqid(have.reqid)) {
       throw new StateError(`IPsec for peer ${s.peer}: an xfrm state dst ${s.dst} spi ${hex32(s.spi)} exists and is not Strait's (reqid ${hex32(have.reqid)}); remove it`);
     }
@@ -230,46 +137,47 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   }
 
   const newStates = plan.states.filter((s) => {
-    const have = byStateId.get(stateId(s));
+    const have = byStateId.get(wantedStateId(s));
     return !have || !stateMatches(s, have);
   });
-  const replacedStates = newStates.flatMap((s) => byStateId.get(stateId(s)) ?? []);
+  const replacedStates = newStates.flatMap((s) => byStateId.get(wantedStateId(s)) ?? []);
   const newPolicies = plan.policies.filter((p) => !byPolicyKey.has(wantedKey(p)));
   const changedPolicies = plan.policies.filter((p) => {
     const have = byPolicyKey.get(wantedKey(p));
     return have !== undefined && !policyMatches(p, have);
   });
-  const wantedStates = new Set(plan.states.map(stateId));
+  const wantedStates = new Set(plan.states.map(wantedStateId));
   const wantedPolicies = new Set(plan.policies.map(wantedKey));
   const staleStates = oursStates.filter((s) => !wantedStates.has(stateId(s)));
   const stalePolicies = oursPolicies.filter((p) => !wantedPolicies.has(actualKey(p)));
 
-  try {
-    // A state whose key changed under the same SPI (only by hand) is replaced; its old key cannot be restored.
-    batch([...replacedStates.map(stateDelete), ...newStates.map(stateAdd)], netns);
-  } catch (err) {
-    const present = new Set(readXfrm(netns).states.map(stateId));
-    const failed = newStates.find((s) => !present.has(stateId(s))) ?? newStates[0]!;
-    const undone = undo(netns, newStates, [], []);
-    const reason = kernelReason(err);
-    const hint = lacksEsp(reason) ? '; this kernel lacks ESP (xfrm ESP with AES-GCM), see `strait probe --reasons`' : '';
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${reason}${hint}${undone}`);
+  // A state whose key changed under the same SPI (only by hand) is replaced: the kernel cannot change a
+  // state's key in place (XFRM_MSG_UPDSA keeps it), and the old key cannot be restored.
+  const stateResults = apply([...replacedStates.map(stateDelete), ...newStates.map(stateAdd)], netns);
+  const addResults = stateResults.slice(replacedStates.length);
+  const stateFailed = firstFailure(addResults);
+  if (stateFailed) {
+    const failed = newStates[stateFailed.index]!;
+    const undone = undo(netns, newStates.filter((_, i) => addResults[i]!.ok), [], []);
+    const hint = lacksEsp(stateFailed.error) ? '; this kernel lacks ESP (xfrm ESP with AES-GCM), see `strait probe --reasons`' : '';
+    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${kernelReason(stateFailed.error)}${hint}${undone}`, stateFailed.error);
   }
 
-  try {
-    batch([...changedPolicies.map((p) => policyLine('update', p)), ...newPolicies.map((p) => policyLine('add', p))], netns);
-  } catch (err) {
-    const present = new Set(readXfrm(netns).policies.map(actualKey));
-    const failed = newPolicies.find((p) => !present.has(wantedKey(p))) ?? changedPolicies[0] ?? newPolicies[0]!;
-    const undone = undo(netns, newStates, newPolicies, changedPolicies.map((p) => byPolicyKey.get(wantedKey(p))!));
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(err)}${undone}`);
+  const policies = [...changedPolicies, ...newPolicies];
+  const policyResults = apply([...changedPolicies.map((p) => policyChange('update', p)), ...newPolicies.map((p) => policyChange('add', p))], netns);
+  const policyFailed = firstFailure(policyResults);
+  if (policyFailed) {
+    const failed = policies[policyFailed.index]!;
+    const updated = changedPolicies.filter((_, i) => policyResults[i]!.ok).map((p) => byPolicyKey.get(wantedKey(p))!);
+    const added = newPolicies.filter((_, i) => policyResults[changedPolicies.length + i]!.ok);
+    const undone = undo(netns, newStates, added, updated);
+    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(policyFailed.error)}${undone}`, policyFailed.error);
   }
 
-  try {
-    batch([...stalePolicies.map(policyDelete), ...staleStates.map(stateDelete)], netns);
-  } catch (err) {
+  const removeFailed = firstFailure(apply([...stalePolicies.map(policyDelete), ...staleStates.map(stateDelete)], netns));
+  if (removeFailed) {
     // What is left is Strait's and goes at the next reconcile; policies went first, so none lacks its state.
-    throw new IpsecError('', `IPsec: cannot remove stale xfrm entries: ${kernelReason(err)}`);
+    throw new IpsecError('', `IPsec: cannot remove stale xfrm entries: ${kernelReason(removeFailed.error)}`, removeFailed.error);
   }
 
   const result = { added: newStates.length - replacedStates.length + newPolicies.length, updated: replacedStates.length + changedPolicies.length, removed: staleStates.length + stalePolicies.length };
@@ -279,13 +187,13 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
 
 /**
  * Removes every Strait xfrm entry (encryption off, a worker, cleanup): how many went. A kernel without
- * xfrm at all (ip cannot even list) holds none of them.
+ * xfrm netlink at all (no such protocol) holds none of them.
  */
 export function removeIpsec(options: ApplyOptions = {}): number {
   try {
     return applyIpsec({ states: [], policies: [] }, options).removed;
   } catch (err) {
-    if (err instanceof CommandError) return 0;
+    if (isBpfError(err, 'EPROTONOSUPPORT')) return 0;
     throw err;
   }
 }

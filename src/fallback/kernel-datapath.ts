@@ -92,7 +92,7 @@ export class KernelDatapath {
     const plan = planIpsec(spec, secrets);
     const options = this.netns === undefined ? {} : { netns: this.netns };
     if (plan.states.length + plan.policies.length === 0) {
-      // Most nodes never encrypt: reading xfrm at every reconcile would cost two processes for nothing.
+      // Most nodes never encrypt: reading xfrm at every reconcile would cost two dumps for nothing.
       if (!this.xfrmMayHoldOurs) return { result: noIpsecChange, failed: [] };
       const removed = removeIpsec(options);
       this.xfrmMayHoldOurs = false;

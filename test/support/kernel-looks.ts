@@ -1,12 +1,12 @@
 /**
- * What an action asked of the kernel besides BPF map operations: the binding's rtnetlink, nftables,
+ * What an action asked of the kernel besides BPF map operations: the binding's rtnetlink, xfrm, nftables,
  * interface and tc calls by name, and the processes it started (by argv[0]). How a test shows that a
  * reconcile looked at nothing, now that looking costs no process.
  */
 import { native } from '../../src/bpf/native';
 import { recordChildProcesses } from './child-processes';
 
-const kernelCalls = ['rtnlRouteDump', 'rtnlRuleDump', 'rtnlNeighbourDump', 'rtnlLinkDump', 'rtnlAddressDump', 'rtnlApply', 'nftRun', 'interfaces', 'ifNameToIndex', 'tcQuery'] as const;
+const kernelCalls = ['rtnlRouteDump', 'rtnlRuleDump', 'rtnlNeighbourDump', 'rtnlLinkDump', 'rtnlAddressDump', 'rtnlApply', 'xfrmStateDump', 'xfrmPolicyDump', 'xfrmApply', 'nftRun', 'interfaces', 'ifNameToIndex', 'tcQuery'] as const;
 
 export function recordKernelLooks(action: () => void): string[] {
   const binding = native() as unknown as Record<string, (...args: unknown[]) => unknown>;

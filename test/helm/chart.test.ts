@@ -159,6 +159,15 @@ describe('the Helm chart', function () {
     assert.equal(policy.spec.matchConditions[0].expression, 'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"');
   });
 
+  it('keeps the kernel probe\'s report for the pod\'s life in a memory emptyDir, where the agent\'s --probe-cache points (its root is read-only)', () => {
+    const objects = get('defaults');
+    const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, configData(objects)['agent.yaml']!);
+    assert.equal(parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' }).probeCache, '/var/cache/strait/probe-cache.json');
+    const pod = one(objects, 'DaemonSet').spec.template.spec;
+    assert.deepEqual(pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'probe-cache'), { name: 'probe-cache', mountPath: '/var/cache/strait' });
+    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'probe-cache'), { name: 'probe-cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
+  });
+
   describe('with poolIpam.enabled', () => {
     const enabled = render('defaults', ['--set', 'poolIpam.enabled=true']);
     const pod = (objects: Obj[]) => one(objects, 'DaemonSet').spec.template.spec;
@@ -198,7 +207,7 @@ describe('the Helm chart', function () {
         'strait-ipam-runtime': { path: '/var/lib/strait/strait-ipam', type: 'DirectoryOrCreate' },
       });
       assert.deepEqual(Object.keys(hostPaths(get('defaults'))), ['bpf-maps']);
-      assert.deepEqual(pod(get('defaults')).containers[0].volumeMounts.map((m: Obj) => m.name), ['config', 'bpf-maps']);
+      assert.deepEqual(pod(get('defaults')).containers[0].volumeMounts.map((m: Obj) => m.name), ['config', 'bpf-maps', 'probe-cache']);
     });
 
     it('installs strait-ipam from an unprivileged init container: the runtime directory at the host\'s own path, the plugin directory anywhere', () => {

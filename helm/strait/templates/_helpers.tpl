@@ -61,6 +61,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-config" (include "strait.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/*
+Where the agent keeps the kernel probe's report (--probe-cache): a memory emptyDir, which lives as long as
+the pod. A restarted container (a crash, a failed liveness probe) starts without probing again; a new pod
+(an upgrade: another build, so another cache key anyway) probes once.
+*/}}
+{{- define "strait.probeCacheDir" -}}/var/cache/strait{{- end }}
+
 {{/* Where the ConfigMap is mounted in both containers. */}}
 {{- define "strait.configDir" -}}/etc/strait{{- end }}
 

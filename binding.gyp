@@ -12,6 +12,7 @@
         "native/src/btf.cc",
         "native/src/netns.cc",
         "native/src/probe.cc",
+        "native/src/netlink.cc",
         "native/src/netlink-route.cc",
         "native/src/netlink-xfrm.cc",
         "native/src/nftables.cc",

@@ -9,6 +9,9 @@
 
 namespace strait {
 
+// The errno's symbolic name (ENOENT), as a BpfError's `code`; E<number> for one glibc does not name.
+std::string ErrnoName(int err);
+
 // Throws a BpfError (the class registered by the TypeScript layer) carrying errno, its name as `code`,
 // the operation and what libbpf printed while the operation ran. `err` may be negative (libbpf style).
 [[noreturn]] void ThrowBpfError(Napi::Env env, const std::string& operation, int err,

@@ -37,7 +37,7 @@ std::string TakeLibbpfLog() {
   return out;
 }
 
-static std::string ErrnoName(int err) {
+std::string ErrnoName(int err) {
   const char* name = strerrorname_np(err);
   return name ? name : "E" + std::to_string(err);
 }

@@ -63,11 +63,6 @@ constexpr int kReceiveBuffer = 8 << 20;
 // Reads per wakeup: a socket flooded with events still lets the event loop run (poll is level-triggered).
 constexpr int kReadsPerWakeup = 64;
 
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : "E" + std::to_string(err);
-}
-
 const char* Action(bool isNew) { return isNew ? "new" : "del"; }
 
 Napi::Object Event(Napi::Env env, const char* kind, const char* action) {

@@ -147,50 +147,19 @@ Napi::Value PolicyDump(const Napi::CallbackInfo& info) {
 
 // ---- changes ----
 
-std::string Str(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsString()) throw Napi::TypeError::New(o.Env(), std::string("change.") + key + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-uint32_t U32(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (IsAbsent(v)) return 0;
-  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("change.") + key + " must be a number");
-  return v.As<Napi::Number>().Uint32Value();
-}
-
-// An IPv4 address, or a network with /len; false when it is neither.
+// An IPv4 address, or a network with /len (its length in `length`); false when it is neither.
 bool ParseIPv4(const std::string& text, bool prefix, xfrm_address_t& out, uint8_t* length = nullptr) {
-  std::string addr = text;
+  Address parsed;
   memset(&out, 0, sizeof(out));
-  if (prefix) {
-    size_t slash = text.find('/');
-    if (slash == std::string::npos) return false;
-    addr = text.substr(0, slash);
-    int len = atoi(text.c_str() + slash + 1);
-    if (len < 0 || len > 32) return false;
-    *length = static_cast<uint8_t>(len);
-  }
-  return inet_pton(AF_INET, addr.c_str(), &out.a4) == 1;
-}
-
-nlmsghdr* Header(NetlinkChange& c, uint16_t type, uint16_t flags) {
-  c.message.assign(2048, 0);
-  nlmsghdr* nlh = mnl_nlmsg_put_header(c.message.data());
-  nlh->nlmsg_type = type;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-  return nlh;
+  if (!ParseAddress(text, prefix, parsed) || parsed.family != AF_INET) return false;
+  memcpy(&out.a4, parsed.bytes, 4);
+  if (prefix) *length = static_cast<uint8_t>(parsed.length);
+  return true;
 }
 
 std::string DirName(uint32_t dir) {
   static const char* names[] = {"in", "out", "fwd"};
   return dir <= XFRM_POLICY_FWD ? names[dir] : std::to_string(dir);
-}
-
-void Refuse(NetlinkChange& c, const std::string& what) {
-  c.err = EINVAL;
-  c.detail = what;
 }
 
 // { kind: 'state', op: 'add', src, dst, spi, reqid, ifId, aead, icvBits, key: Buffer } (an ESP state in
@@ -202,7 +171,7 @@ void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) 
   xfrm_address_t saddr, daddr;
   if (!ParseIPv4(src, false, saddr) || !ParseIPv4(dst, false, daddr)) return Refuse(c, "an address is not IPv4");
   if (op == "del") {
-    nlmsghdr* nlh = Header(c, XFRM_MSG_DELSA, 0);
+    nlmsghdr* nlh = Header(c, XFRM_MSG_DELSA, 0, 2048);
     auto* id = static_cast<xfrm_usersa_id*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_usersa_id)));
     id->daddr = daddr;
     id->spi = htonl(spi);
@@ -217,7 +186,7 @@ void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) 
   auto bytes = key.As<Napi::Buffer<uint8_t>>();
   std::string aead = Str(o, "aead");
   if (aead.size() >= sizeof(xfrm_algo_aead::alg_name) || bytes.Length() > 512) return Refuse(c, "AEAD algorithm name or key too long");
-  nlmsghdr* nlh = Header(c, XFRM_MSG_NEWSA, NLM_F_CREATE | NLM_F_EXCL);
+  nlmsghdr* nlh = Header(c, XFRM_MSG_NEWSA, NLM_F_CREATE | NLM_F_EXCL, 2048);
   auto* sa = static_cast<xfrm_usersa_info*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_usersa_info)));
   sa->id.daddr = daddr;
   sa->id.spi = htonl(spi);
@@ -246,7 +215,7 @@ void BuildPolicy(const Napi::Object& o, const std::string& op, NetlinkChange& c)
   if (op == "del") {
     uint32_t index = U32(o, "index");
     c.operation = "xfrm policy del dir " + DirName(dir) + " index " + std::to_string(index);
-    nlmsghdr* nlh = Header(c, XFRM_MSG_DELPOLICY, 0);
+    nlmsghdr* nlh = Header(c, XFRM_MSG_DELPOLICY, 0, 2048);
     auto* id = static_cast<xfrm_userpolicy_id*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_userpolicy_id)));
     id->index = index;
     id->dir = static_cast<uint8_t>(dir);
@@ -262,7 +231,7 @@ void BuildPolicy(const Napi::Object& o, const std::string& op, NetlinkChange& c)
   c.operation = "xfrm policy " + op + " dir " + DirName(dir) + " src " + src + " dst " + dst;
   if (op != "add" && op != "update") return Refuse(c, "unknown operation");
   if (dir > XFRM_POLICY_FWD) return Refuse(c, "dir must be in, out or fwd");
-  nlmsghdr* nlh = Header(c, op == "add" ? XFRM_MSG_NEWPOLICY : XFRM_MSG_UPDPOLICY, op == "add" ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE);
+  nlmsghdr* nlh = Header(c, op == "add" ? XFRM_MSG_NEWPOLICY : XFRM_MSG_UPDPOLICY, op == "add" ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE, 2048);
   auto* pol = static_cast<xfrm_userpolicy_info*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_userpolicy_info)));
   if (!ParseIPv4(src, true, pol->sel.saddr, &pol->sel.prefixlen_s) || !ParseIPv4(dst, true, pol->sel.daddr, &pol->sel.prefixlen_d))
     return Refuse(c, "a selector is not an IPv4 network");
@@ -283,31 +252,14 @@ void BuildPolicy(const Napi::Object& o, const std::string& op, NetlinkChange& c)
   if (ifId) mnl_attr_put_u32(nlh, XFRMA_IF_ID, ifId);
 }
 
-// xfrmApply(netns, changes) -> (BpfError | null)[]: one result per change, in order.
+// xfrmApply(netns, changes) -> (BpfError | null)[]: one result per change, in order. The messages hold
+// keys: wiped however the call ends.
 Napi::Value Apply(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
-  if (!info[1].IsArray()) throw Napi::TypeError::New(env, "argument 'changes' must be an array");
-  Napi::Array list = info[1].As<Napi::Array>();
-  NetnsGuard guard(env, netns);
-  std::vector<NetlinkChange> changes(list.Length());
-  // Messages hold keys: they are wiped however this call ends.
-  struct Wipe {
-    std::vector<NetlinkChange>& changes;
-    ~Wipe() {
-      for (auto& c : changes) explicit_bzero(c.message.data(), c.message.size());
-    }
-  } wipe{changes};
-  for (uint32_t i = 0; i < list.Length(); i++) {
-    Napi::Value v = list[i];
-    if (!v.IsObject()) throw Napi::TypeError::New(env, "every change must be an object");
-    Napi::Object c = v.As<Napi::Object>();
-    std::string kind = Str(c, "kind"), op = Str(c, "op");
-    if (kind == "state") BuildState(c, op, changes[i]);
-    else if (kind == "policy") BuildPolicy(c, op, changes[i]);
-    else throw Napi::TypeError::New(env, "change.kind must be state or policy");
-  }
-  return NetlinkSend(env, NETLINK_XFRM, changes);
+  return ApplyChanges(info, NETLINK_XFRM, [&](const Napi::Object& c, const std::string& kind, const std::string& op, NetlinkChange& change) {
+    if (kind == "state") BuildState(c, op, change);
+    else if (kind == "policy") BuildPolicy(c, op, change);
+    else throw Napi::TypeError::New(info.Env(), "change.kind must be state or policy");
+  }, true);
 }
 
 }  // namespace

@@ -32,4 +32,30 @@ struct NetlinkChange {
 // per change ((BpfError | null)[]), so a failed one stops nothing else.
 Napi::Value NetlinkSend(Napi::Env env, int protocol, std::vector<NetlinkChange>& changes);
 
+// Builds one change's message from its JS object (kind and op already read), or refuses it.
+using ChangeBuilder = std::function<void(const Napi::Object& change, const std::string& kind, const std::string& op, NetlinkChange& out)>;
+
+// apply(netns, changes) -> (BpfError | null)[]: builds every change in the namespace, then NetlinkSend.
+// `wipe`: the messages hold key material, zeroed however the call ends.
+Napi::Value ApplyChanges(const Napi::CallbackInfo& info, int protocol, const ChangeBuilder& build, bool wipe = false);
+
+// change[key] as a string or number; a wrong type throws a TypeError naming `change.key`.
+std::string Str(const Napi::Object& o, const char* key);
+uint32_t U32(const Napi::Object& o, const char* key, uint32_t fallback = 0);
+
+struct Address {
+  int family = 0;
+  uint8_t bytes[16] = {};
+  unsigned length = 0;  // prefix length for a network
+  size_t size() const { return family == AF_INET6 ? 16 : 4; }
+};
+
+// An address, or a network with /len; false when it is neither.
+bool ParseAddress(const std::string& text, bool prefix, Address& out);
+
+// Starts `change`'s message (room bytes, a request asking for an ACK); fills `change.err` instead with
+// Refuse, so the change is reported without being sent.
+nlmsghdr* Header(NetlinkChange& change, uint16_t type, uint16_t flags, size_t room = 1024);
+void Refuse(NetlinkChange& change, const std::string& what);
+
 }  // namespace strait

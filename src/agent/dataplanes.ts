@@ -9,7 +9,7 @@ import { type NodeApplyResult, NodeDatapath, cleanupNode, defaultOverlayDevice }
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../fallback/kernel-datapath';
 import { InputError } from '../errors';
 import type { Logger } from '../log';
-import { watchPodInterfaces } from '../datapath/pod-interface-watch';
+import { podInterfaceListener } from '../datapath/pod-interface-watch';
 import { KernelChangeMonitor } from '../kernel/change-monitor';
 import type { NetlinkGroup } from '../kernel/netlink-monitor';
 import type { TcMode } from '../bpf';
@@ -175,8 +175,7 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
   }
   cleanupKernelNode(options.netns);
   const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
-  const dataplane = ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns, ebpfKernelEvents), options.resyncMs);
-  if (options.log === undefined) return dataplane;
-  const pods = watchPodInterfaces(datapath, options.log, path);
-  return { ...dataplane, close: () => (pods.close(), dataplane.close()) };
+  // One monitor for both: the kernel objects around the maps, and each new pod interface at once.
+  const pods = options.log === undefined ? undefined : podInterfaceListener(datapath, options.log);
+  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns, ebpfKernelEvents, pods), options.resyncMs);
 }

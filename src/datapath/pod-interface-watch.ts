@@ -3,13 +3,13 @@
  * namespace (a veth created, moved in or renamed) attaches the pod program at once, rather than at the
  * agent's next reconcile, which stays the safety net for an event lost or an attach that failed.
  */
-import { type NetlinkEvent, NetlinkMonitor } from '../kernel/netlink-monitor';
+import type { NetlinkEvent } from '../kernel/netlink-monitor';
 import type { Logger } from '../log';
 import type { NodeDatapath } from './node-datapath';
 
-/** `netns`: the node's namespace by path; default: ours. Close it before the datapath. */
-export function watchPodInterfaces(datapath: Pick<NodeDatapath, 'attachPodInterface'>, log: Logger, netns?: string): NetlinkMonitor {
-  return new NetlinkMonitor(['link'], (events: NetlinkEvent[]) => {
+/** What to do with the link events of the node's namespace (the eBPF dataplane's change monitor hears them). */
+export function podInterfaceListener(datapath: Pick<NodeDatapath, 'attachPodInterface'>, log: Logger): (events: NetlinkEvent[]) => void {
+  return (events) => {
     // A batch may announce one link many times (created, then up): one attempt each.
     const names = new Set(events.flatMap((e) => (e.kind === 'link' && e.action === 'new' && e.ifname !== undefined ? [e.ifname] : [])));
     for (const ifname of names) {
@@ -21,5 +21,5 @@ export function watchPodInterfaces(datapath: Pick<NodeDatapath, 'attachPodInterf
         log.warn({ interface: ifname, error: (err as Error).message }, 'cannot program a new pod interface; the next reconcile will try again');
       }
     }
-  }, netns);
+  };
 }

@@ -9,7 +9,7 @@
  * nothing, after which it is quiet. Events the kernel dropped (a full receive buffer) count as a change.
  */
 import type { BpfError } from '../bpf/error';
-import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
+import { type NetlinkEvent, type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
 import { netnsPath } from './netns';
 
 /** What the kernel fallback owns: every kind of state it writes, xfrm included. */
@@ -19,11 +19,15 @@ export class KernelChangeMonitor {
   private readonly monitors: NetlinkMonitor[] = [];
   private changed = true;
 
-  /** `netns`: a namespace by name, as for `ip -n`; default: ours. Throws a BpfError when a socket cannot be opened. */
-  constructor(netns?: string, groups: readonly NetlinkGroup[] = fallbackKernelEvents) {
+  /**
+   * `netns`: a namespace by name, as for `ip -n`; default: ours. `listener` also hears every event (the
+   * eBPF agent's new pod interfaces), on the same sockets. Throws a BpfError when a socket cannot be opened.
+   */
+  constructor(netns?: string, groups: readonly NetlinkGroup[] = fallbackKernelEvents, listener?: (events: NetlinkEvent[]) => void) {
     const path = netns === undefined ? undefined : netnsPath(netns);
-    const onEvents = () => {
+    const onEvents = (events: NetlinkEvent[]) => {
       this.changed = true;
+      listener?.(events);
     };
     const rtnetlink = groups.filter((g) => g !== 'xfrm');
     if (rtnetlink.length > 0) this.monitors.push(new NetlinkMonitor(rtnetlink, onEvents, path));

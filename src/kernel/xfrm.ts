@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BpfError } from '../bpf/error';
-import { type NativeXfrmChange, type NativeXfrmPolicy, native } from '../bpf/native';
+import { type NativeXfrmChange, type NativeXfrmPolicy, type NativeXfrmState, native } from '../bpf/native';
 import { netnsPath } from './netns';
 
 export type XfrmChange = NativeXfrmChange;
@@ -13,20 +13,12 @@ export type XfrmResult = { ok: true } | { ok: false; error: BpfError };
 export type XfrmPolicy = NativeXfrmPolicy;
 
 /** A state as read from the kernel, its AEAD key only as a digest (keyDigest), so a dump cannot leak it onwards. */
-export interface XfrmState {
-  src: string;
-  dst: string;
-  proto: number;
-  spi: number;
-  reqid: number;
-  mode: number;
-  /** 0 for none. */
-  ifId: number;
+export type XfrmState = Omit<NativeXfrmState, 'aead'> & {
   /** The AEAD's algorithm and ICV length in bits, absent for none. */
-  aead?: { name: string; icvBits: number };
+  aead?: Omit<NonNullable<NativeXfrmState['aead']>, 'key'>;
   /** sha256 of the AEAD key (salt included), '' for none. */
   keyDigest: string;
-}
+};
 
 /** The numbers the kernel uses for what Strait installs. */
 export const xfrmProto = { esp: 50 } as const;

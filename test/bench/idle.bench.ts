@@ -32,8 +32,9 @@ function tree(pid: number): number[] {
   const children = (p: number) => {
     try {
       return readdirSync(`/proc/${p}/task`).flatMap((t) => readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-    } catch {
-      return []; // gone meanwhile
+    } catch (err) {
+      if (gone(err)) return []; // exited meanwhile
+      throw err;
     }
   };
   const all = [pid];
@@ -41,18 +42,26 @@ function tree(pid: number): number[] {
   return all;
 }
 
+/** A /proc read that failed because the process exited between listing and reading. */
+const gone = (err: unknown) => ['ENOENT', 'ESRCH'].includes((err as NodeJS.ErrnoException).code ?? '');
+
 /** CPU seconds of a process: its own, and its reaped children's (utime, stime, cutime, cstime). */
 function cpuSeconds(pid: number): number {
-  try {
-    // The fields after the command (which may hold spaces) start at field 3.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / clockTicks;
-  } catch {
-    return 0;
-  }
+  // The fields after the command (which may hold spaces) start at field 3.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / clockTicks;
 }
 
-const treeCpuSeconds = (pid: number) => tree(pid).reduce((sum, p) => sum + cpuSeconds(p), 0);
+/** The agent's CPU and its descendants'; a descendant that exited meanwhile counts in its parent's (reaped). */
+const treeCpuSeconds = (pid: number) =>
+  cpuSeconds(pid) + tree(pid).slice(1).reduce((sum, p) => {
+    try {
+      return sum + cpuSeconds(p);
+    } catch (err) {
+      if (gone(err)) return sum;
+      throw err;
+    }
+  }, 0);
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function idleAgent(intervalSeconds: string): Promise<{ cpuPercent: number; rss: number }> {

@@ -17,6 +17,7 @@ import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { type PingCount, pingOutcome } from '../../src/lab/ping';
 import { cannotRunHere } from './kernel';
+import { waitFor } from './wait';
 
 const hostState = () => ({
   links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
@@ -77,17 +78,11 @@ export async function restartAgent(runDir: string, topology: LabTopology, node: 
   // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
   const restarted = Date.now();
   startAgent(topology, runDir, node, dataplane, options.interval);
-  const readyAfterRestart = () => {
-    try {
-      const h = heartbeatOf(runDir, cluster, node);
-      return h.ready && Date.parse(h.time) > restarted;
-    } catch {
-      return false; // not written yet, or mid-write
-    }
-  };
-  for (const deadline = restarted + (options.timeoutMs ?? 20_000); !readyAfterRestart(); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${node}'s new agent to be Ready`);
-  }
+  // The heartbeat file is there from the old agent: what counts is a Ready one written after it exited.
+  await waitFor(`${node}'s new agent to be Ready`, () => {
+    const h = heartbeatOf(runDir, cluster, node);
+    return h.ready && Date.parse(h.time) > restarted;
+  }, options.timeoutMs ?? 20_000);
 }
 
 /** The gateway a cluster's controller elected last (its controller.json in the run directory). */

@@ -19,12 +19,13 @@ dataplane=${STRAIT_DATAPLANE:-auto}
 pace=${STRAIT_PACE:-host}
 
 lab() { node "$repo/dist/src/cli/main.js" lab --run-dir "$run_dir" "$@"; }
-node_name() { echo "${STRAIT_NODE:?is required: the name of this machine in the topology ($usage)}"; }
+case $verb in
+  up | test | down) node=${STRAIT_NODE:?is required: the name of this machine in the topology ($usage)} ;;
+esac
 
 case $verb in
-  up) lab up --node "$(node_name)" --topology "$topology" --dataplane "$dataplane" --pace "$pace" ;;
+  up) lab up --node "$node" --topology "$topology" --dataplane "$dataplane" --pace "$pace" ;;
   test)
-    node=$(node_name)
     rc=0
     lab test --node "$node" --pace "$pace" || rc=$?
     # The report even when this machine's checks failed: it shows every machine's rows.
@@ -32,6 +33,6 @@ case $verb in
     exit "$rc"
     ;;
   report) lab report --pace "$pace" ;;
-  down) lab down --node "$(node_name)" ;;
+  down) lab down --node "$node" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac

@@ -13,6 +13,7 @@ import { type FakeCommands, fakeCommands } from '../support/fake-commands';
 const repo = join(__dirname, '..', '..', '..');
 const installSh = join(repo, 'vagrant', 'provision', 'install.sh');
 const labSh = join(repo, 'vagrant', 'provision', 'lab.sh');
+const cliPath = join(repo, 'dist', 'src', 'cli', 'main.js');
 
 const run = (script: string, args: string[], fakes: FakeCommands, env: Record<string, string> = {}) => {
   const out = spawnSync('bash', [script, ...args], { encoding: 'utf8', timeout: 30_000, env: { PATH: fakes.path, ...env } });
@@ -82,7 +83,7 @@ describe('vagrant/provision/lab.sh', () => {
     fakes = fakeCommands({ node: 'case " $* " in *" test "*) [ -z "$FAKE_TEST_FAILS" ] ;; *" report "*) [ -z "$FAKE_REPORT_FAILS" ] ;; esac' });
   });
   afterEach(() => fakes.cleanup());
-  const cli = `node ${join(repo, 'dist', 'src', 'cli', 'main.js')} lab`;
+  const cli = `node ${cliPath} lab`;
 
   it('runs this machine\'s lab verb with the node, run dir, topology, dataplane and pace from the environment', () => {
     assert.equal(run(labSh, ['up'], fakes, { STRAIT_NODE: 'b-w1' }).status, 0);
@@ -92,14 +93,31 @@ describe('vagrant/provision/lab.sh', () => {
       `${cli} --run-dir /run/strait-mvm up --node b-w1 --topology ${repo}/src/lab/topologies/default.yaml --dataplane auto --pace host`,
       `${cli} --run-dir /srv/run up --node c-gw --topology /t/mixed.yaml --dataplane kernel --pace emulated`,
       `${cli} --run-dir /srv/run test --node c-gw --pace emulated`,
-      `${cli} --run-dir /srv/run report --pace emulated`,
+      `${cli} --run-dir /srv/run report`,
       `${cli} --run-dir /srv/run down --node c-gw`,
     ]);
   });
 
+  it('passes only options the real CLI has, for each verb', () => {
+    const env = { STRAIT_NODE: 'c-gw', STRAIT_REPORT: '1' };
+    for (const verb of ['up', 'test', 'report', 'down']) assert.equal(run(labSh, [verb], fakes, env).status, 0, verb);
+    const help = (args: string[]) => {
+      const out = spawnSync(process.execPath, [cliPath, ...args, '--help'], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(out.status, 0, out.stderr);
+      return new Set([...out.stdout.matchAll(/^\s+(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]));
+    };
+    const groupOptions = help(['lab']);
+    for (const call of fakes.calls()) {
+      const [, group, verb, rest] = /^node \S+ lab (.*?) (up|test|report|down)\b(.*)$/.exec(call) ?? assert.fail(`not a lab call: ${call}`);
+      const verbOptions = help(['lab', verb!]);
+      for (const option of group!.match(/--[\w-]+/g) ?? []) assert.ok(groupOptions.has(option), `strait lab has no ${option} (${call})`);
+      for (const option of rest!.match(/--[\w-]+/g) ?? []) assert.ok(verbOptions.has(option), `strait lab ${verb} has no ${option} (${call})`);
+    }
+  });
+
   it('with STRAIT_REPORT=1, reports after a failed test, and fails when either failed', () => {
     const test = `${cli} --run-dir /run/strait-mvm test --node a-gw --pace host`;
-    const report = `${cli} --run-dir /run/strait-mvm report --pace host`;
+    const report = `${cli} --run-dir /run/strait-mvm report`;
     const env = { STRAIT_NODE: 'a-gw', STRAIT_REPORT: '1' };
     assert.equal(run(labSh, ['test'], fakes, { ...env, FAKE_TEST_FAILS: '1' }).status, 1);
     assert.equal(run(labSh, ['test'], fakes, { ...env, FAKE_REPORT_FAILS: '1' }).status, 1);

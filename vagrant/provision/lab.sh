@@ -29,10 +29,10 @@ case $verb in
     rc=0
     lab test --node "$node" --pace "$pace" || rc=$?
     # The report even when this machine's checks failed: it shows every machine's rows.
-    if [[ ${STRAIT_REPORT:-0} == 1 ]]; then lab report --pace "$pace" || rc=$((rc ? rc : $?)); fi
+    if [[ ${STRAIT_REPORT:-0} == 1 ]]; then lab report || rc=$((rc ? rc : $?)); fi
     exit "$rc"
     ;;
-  report) lab report --pace "$pace" ;;
+  report) lab report ;;
   down) lab down --node "$node" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac

@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 
 const repo = join(__dirname, '..', '..', '..');
 const topologies = join(repo, 'src', 'lab', 'topologies');
+const cliPath = join(repo, 'dist', 'src', 'cli', 'main.js');
 
 /** `ruby vagrant/plan.rb FILE`: the exit status, the parsed JSON when it printed some, and stderr. */
 function rubyPlan(file: string) {
@@ -85,6 +86,20 @@ describe('vagrant/plan.rb', () => {
       ['k3-n1', false, '52:54:00:5a:0b:00', '52:54:00:5a:0b:01', '203.0.113.42/24'],
       ['k3-n2', false, '52:54:00:5a:0c:00', '52:54:00:5a:0c:01', '203.0.113.43/24'],
     ]);
+  });
+
+  it('equals `strait lab plan` for every topology of the repository', () => {
+    const files = readdirSync(topologies).filter((f) => f.endsWith('.yaml')).sort();
+    // Not an empty loop: the six topologies there are when this was written, at least.
+    assert.ok(files.length >= 6 && files.includes('default.yaml') && files.includes('two-clusters.yaml'), files.join(', '));
+    for (const f of files) {
+      const file = join(topologies, f);
+      const cli = spawnSync(process.execPath, [cliPath, 'lab', 'plan', '--topology', file], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(cli.status, 0, `strait lab plan --topology ${f}: ${cli.stderr}`);
+      const ruby = rubyPlan(file);
+      assert.equal(ruby.status, 0, `plan.rb ${f}: ${ruby.stderr}`);
+      assert.deepEqual(ruby.plan, JSON.parse(cli.stdout), f);
+    }
   });
 
   it('refuses a bad topology, naming the field and the value', () => {

@@ -5,6 +5,8 @@
 # N failed". Exit status: the report's (1 when a check failed or a machine's results are missing).
 # Environment: STRAIT_TOPOLOGY and STRAIT_PACE as for `vagrant up`.
 set -euo pipefail
+# A relative STRAIT_TOPOLOGY is the caller's; the Vagrantfile, loaded by vagrant ssh, must see the same file.
+if [[ -n ${STRAIT_TOPOLOGY:-} ]]; then STRAIT_TOPOLOGY=$(realpath "$STRAIT_TOPOLOGY"); export STRAIT_TOPOLOGY; fi
 cd "$(dirname "$0")"
 # Where the Vagrantfile puts the repository in every VM.
 guest_repo=/strait

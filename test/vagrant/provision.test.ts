@@ -136,3 +136,34 @@ describe('vagrant/provision/lab.sh', () => {
     assert.deepEqual(fakes.calls(), []);
   });
 });
+
+describe('vagrant/test.sh', () => {
+  let fakes: FakeCommands;
+  // `vagrant ssh M -c CMD` stand-in: the checks fail on a-w1 when FAKE_FAILS_ON=a-w1, the report when
+  // FAKE_REPORT_FAILS is set.
+  beforeEach(() => {
+    fakes = fakeCommands({
+      vagrant: 'case "$4" in *" test") [ "$2" != "$FAKE_FAILS_ON" ] ;; *" report") [ -z "$FAKE_REPORT_FAILS" ] ;; esac',
+    });
+  });
+  afterEach(() => fakes.cleanup());
+  const testSh = join(repo, 'vagrant', 'test.sh');
+  const inVm = (machine: string, verb: string, pace = 'host') => `vagrant ssh ${machine} -c sudo env STRAIT_NODE=${machine} STRAIT_PACE=${pace} bash /strait/vagrant/provision/lab.sh ${verb}`;
+
+  it('tests on every machine of the topology, even after one failed, then reports on the first: its status is the report\'s', () => {
+    const twoClusters = { STRAIT_TOPOLOGY: join(repo, 'src', 'lab', 'topologies', 'two-clusters.yaml'), STRAIT_PACE: 'emulated' };
+    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: tmpdir(), env: { PATH: fakes.path, ...twoClusters, FAKE_FAILS_ON: 'a-w1' } });
+    assert.equal(out.status, 0, out.stderr);
+    assert.deepEqual(fakes.calls(), [...['a-gw', 'a-w1', 'b-gw'].map((m) => inVm(m, 'test', 'emulated')), inVm('a-gw', 'report', 'emulated')]);
+    assert.match(out.stdout, /--- a-w1: some checks failed/);
+    const failed = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, env: { PATH: fakes.path, FAKE_REPORT_FAILS: '1' } });
+    assert.equal(failed.status, 1, failed.stderr);
+    assert.equal(fakes.calls().filter((c) => c.endsWith(' test')).length, 3 + 6, 'the default topology has six machines');
+  });
+
+  it('reads a relative STRAIT_TOPOLOGY from the caller\'s directory', () => {
+    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: repo, env: { PATH: fakes.path, STRAIT_TOPOLOGY: 'src/lab/topologies/jumbo.yaml' } });
+    assert.equal(out.status, 0, out.stderr);
+    assert.deepEqual(fakes.calls().map((c) => c.split(' ')[2]), ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'a-gw']);
+  });
+});

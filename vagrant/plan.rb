@@ -7,7 +7,7 @@
 # (clusters, then their nodes), numbered i = 1, 2, ... over all machines; MAC 52:54:00:5a:<i>:00 for ul0
 # (the cluster's underlay) and :01 for pub0 (the public network); the underlay address is host (node index
 # in its cluster + 1), the public one host 10 x (cluster index + 1) + node index + 1; the first node of a
-# cluster runs its controller.
+# cluster runs its controller; a cluster has at most 9 nodes (its decade of public addresses).
 #
 # Only what the plan reads is checked here (public, mtu, the clusters' id and underlay, the nodes' names);
 # `strait lab up` parses the whole topology on every machine. Ruby's standard library only.
@@ -35,6 +35,8 @@ module StraitPlan
   LAB_NAME = /\A[a-z][a-z0-9-]{0,10}\z/.freeze
   # The MAC's fifth byte numbers the machine.
   MAX_MACHINES = 255
+  # A cluster's public addresses are a decade of their own: 11-19 for the first cluster, 21-29...
+  MAX_NODES = 9
 
   module_function
 
@@ -77,6 +79,9 @@ module StraitPlan
       networks << { 'name' => network, 'cidr' => format_cidr(underlay) }
       nodes = list("#{f}.nodes", c['nodes'])
       raise Error.new("#{f}.nodes", nodes, 'expected at least 1 item') if nodes.empty?
+      if nodes.size > MAX_NODES
+        raise Error.new("#{f}.nodes", nodes.size, "expected at most #{MAX_NODES} items: each cluster numbers its nodes' public addresses in a decade of its own")
+      end
 
       nodes.each_with_index do |n, ni|
         nf = "#{f}.nodes[#{ni}]"

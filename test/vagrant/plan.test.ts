@@ -120,7 +120,10 @@ describe('vagrant/plan.rb', () => {
     assert.match(bad((d) => { d.clusters[0].id = 'K0'; }), /clusters\[0\]\.id: a cluster id is .* \(got "K0"\)/);
     assert.match(bad((d) => { d.clusters[1].nodes = []; }), /clusters\[1\]\.nodes: expected at least 1 item \(got \[\]\)/);
     assert.match(bad((d) => { d.mtu = 576; }), /mtu: must be an integer from 1280 to 9000 \(got 576\)/);
-    // The MAC's fifth byte numbers the machines: 256 do not fit.
-    assert.match(bad((d) => { Object.assign(d, generated(16, 16)); d.public = '10.0.0.0/16'; }), /clusters\[15\]\.nodes\[15\]: is machine 256: a plan has at most 255/);
+    // A cluster's public addresses are a decade of their own (11-19 for the first): the tenth node's
+    // would be the next cluster's first.
+    assert.match(bad((d) => { d.clusters[0].nodes = generated(1, 10).clusters[0]!.nodes; }), /clusters\[0\]\.nodes: expected at most 9 items: .* \(got 10\)/);
+    // The MAC's fifth byte numbers the machines: 256 do not fit (29 clusters of 9 are 261).
+    assert.match(bad((d) => { Object.assign(d, generated(29, 9)); d.public = '10.0.0.0/16'; }), /clusters\[28\]\.nodes\[3\]: is machine 256: a plan has at most 255/);
   });
 });

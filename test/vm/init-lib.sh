@@ -29,8 +29,10 @@ vm_stage1() {
     die "cannot mount the overlay root"
 
   cd /newroot || die "no /newroot"
+  # /dev/fd and friends are udev's on a full system; bash's <(...) needs them.
   mount -t proc proc proc && mount -t sysfs sys sys && mount -t devtmpfs dev dev &&
     mkdir -p dev/pts dev/shm && mount -t devpts devpts dev/pts && mount -t tmpfs shm dev/shm &&
+    ln -sfn /proc/self/fd dev/fd && ln -sfn fd/0 dev/stdin && ln -sfn fd/1 dev/stdout && ln -sfn fd/2 dev/stderr &&
     mount -t bpf bpf sys/fs/bpf &&
     mount -t tmpfs -o mode=755 run run || die "cannot mount the API filesystems"
   # A fresh tmpfs on /run: the host's (seen through 9p) holds its netns names, pid files, lab state...

@@ -92,7 +92,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         await timed(`${dataplane} up`, () => onEvery(lab('up'), minutes(5), runDir));
         await timed(`${dataplane} test`, () => onEvery(lab('test'), minutes(6), runDir));
 
-        const report = spawnSync('node', [cli, 'lab', '--run-dir', runDir, 'report', '--pace', 'emulated'], { encoding: 'utf8' });
+        const report = spawnSync('node', [cli, 'lab', '--run-dir', runDir, 'report'], { encoding: 'utf8' });
         const text = `${report.stdout}${report.stderr}`;
         process.stdout.write(`${text.replace(/^/gm, '        ')}\n`);
         assert.equal(report.status, 0, `lab report exited ${report.status}:\n${text}`);

@@ -48,7 +48,14 @@ export interface Machines {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ipIn = (netns: string, ...args: string[]) => execFileSync('ip', ['-n', netns, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+/** Whether a process runs (a zombie does not: nothing reaps while stop() waits synchronously). */
+function alive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false; // gone, or reaped while we looked
+  }
+}
 
 /** The qemu processes whose command line names this namespace (each runs with -name <netns>-<machine>). */
 export function qemuProcessesOf(netns: string): number[] {
@@ -146,7 +153,8 @@ export function startMachines(plan: Plan, options: MachinesOptions): Machines {
         return ['-netdev', `tap,id=n${n},ifname=${tap},script=no,downscript=no`, '-device', `virtio-net-pci,netdev=n${n},mac=${nic.mac}`];
       });
       const qemuLog = openSync(join(options.logDir, `${machine.name}.qemu.log`), 'w');
-      const child = spawn('ip', ['netns', 'exec', netns, 'qemu-system-x86_64', ...files.accel.split(' '),
+      // Under timeout: even a runner killed with SIGKILL (no exit handler) leaves its VMs for an hour at most.
+      const child = spawn('ip', ['netns', 'exec', netns, 'timeout', '-k', '10', '3600', 'qemu-system-x86_64', ...files.accel.split(' '),
         '-name', `${netns}-${machine.name}`, '-m', String(options.memoryMiB ?? 1536), '-smp', '1',
         '-display', 'none', '-vga', 'none', '-nodefaults', '-bios', 'qboot.rom', '-no-reboot',
         '-serial', `file:${consolePath(machine.name)}`,

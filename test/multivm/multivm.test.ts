@@ -68,14 +68,17 @@ describe('the multi-VM lab on local VMs @multivm', function () {
 
   after(function () {
     this.timeout(minutes(1));
-    if (machines) {
-      machines.stop();
-      assert.deepEqual(qemuProcessesOf(machines.netns), [], 'qemu processes left');
-      const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-      assert.ok(!netns.split('\n').some((l) => l.split(' ')[0] === machines!.netns), `${machines.netns} left:\n${netns}`);
-    }
-    if (hostRunDir) rmSync(hostRunDir, { recursive: true, force: true });
     process.stdout.write(`      phases (wall time):\n${phases.map((p) => `        ${p}\n`).join('')}`);
+    try {
+      if (machines) {
+        machines.stop();
+        assert.deepEqual(qemuProcessesOf(machines.netns), [], 'qemu processes left');
+        const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+        assert.ok(!netns.split('\n').some((l) => l.split(' ')[0] === machines!.netns), `${machines.netns} left:\n${netns}`);
+      }
+    } finally {
+      if (hostRunDir) rmSync(hostRunDir, { recursive: true, force: true });
+    }
   });
 
   for (const dataplane of ['ebpf', 'kernel']) {

@@ -35,6 +35,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
   requireRoot(this);
   let plan: Plan;
   let machines: Machines | undefined;
+  let workDir: string | undefined;
   let hostRunDir: string;
   const phases: string[] = [];
   const timed = async <T>(phase: string, action: () => Promise<T>): Promise<T> => {
@@ -57,9 +58,10 @@ describe('the multi-VM lab on local VMs @multivm', function () {
     this.timeout(minutes(5));
     plan = JSON.parse(execFileSync('node', [cli, 'lab', 'plan', '--topology', topology], { encoding: 'utf8' })) as Plan;
     assert.deepEqual(plan.machines.map((m) => m.name), ['a-gw', 'a-w1', 'b-gw']);
-    hostRunDir = mkdtempSync('/tmp/strait-mvm-run-');
-    const started = startMachines(plan, { repo, runDir: hostRunDir, logDir: join(hostRunDir, 'consoles') });
-    machines = started;
+    // The run directory the VMs share, and beside it (not shared) their consoles.
+    workDir = mkdtempSync('/tmp/strait-mvm-test-');
+    hostRunDir = join(workDir, 'run');
+    machines = startMachines(plan, { repo, runDir: hostRunDir, logDir: join(workDir, 'consoles') });
     await timed('boot', () => onEvery(() => 'true', minutes(3)));
     const installed = await timed('install', () => onEvery(() => `bash vagrant/provision/install.sh ${repo}`, minutes(2)));
     // The image has every package, node and bpffs: install.sh must find nothing to do (and no network).
@@ -77,7 +79,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         assert.ok(!netns.split('\n').some((l) => l.split(' ')[0] === machines!.netns), `${machines.netns} left:\n${netns}`);
       }
     } finally {
-      if (hostRunDir) rmSync(hostRunDir, { recursive: true, force: true });
+      if (workDir) rmSync(workDir, { recursive: true, force: true });
     }
   });
 

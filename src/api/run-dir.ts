@@ -28,5 +28,9 @@ export const runDirPaths = {
   apiServerToken: (cluster: string) => `${cluster}/token`,
   secrets: (cluster: string) => `secrets/${cluster}`,
   logs: 'logs',
+  /** A lab across machines: one machine's own pid files, logs and probe report (only it may read its pids). */
+  machine: (node: string) => `machines/${node}`,
+  /** What `strait lab test --node` found from that machine's pods, for `strait lab report`. */
+  results: (node: string) => `results/${node}.json`,
   pids: 'pids',
 };

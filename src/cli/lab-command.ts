@@ -6,7 +6,9 @@ import type { ControlPlane } from '../lab/control-plane';
 import { type LabDataplane, labDown, labUp } from '../lab/lab';
 import { labStatus, labTest } from '../lab/lab-test';
 import { defaultRunDir } from '../lab/names';
-import { defaultTopologyPath } from '../lab/topology';
+import { machinePlan } from '../lab/machine-plan';
+import { type LabPaceName, labPaces } from '../lab/pace';
+import { defaultTopologyPath, loadTopology } from '../lab/topology';
 import { jsonAction } from './output';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -15,6 +17,14 @@ function dataplaneOption(value: string): LabDataplane {
   if (value !== 'ebpf' && value !== 'kernel' && value !== 'auto') throw new InputError('--dataplane', value, "must be 'auto', 'ebpf' or 'kernel'");
   return value;
 }
+
+function paceOption(value: string): LabPaceName {
+  if (value !== 'host' && value !== 'emulated') throw new InputError('--pace', value, "must be 'host' or 'emulated'");
+  return value;
+}
+
+const nodeHelp = 'a lab across machines: this machine is the node NAME of the topology (docs/lab.md, "A lab across machines"; vagrant/)';
+const paceHelp = "host, or emulated: an emulated VM's timeouts (heartbeats 120 s, rounds of 1 s, convergence 300 s, 2 probes at once)";
 
 function controlPlaneOption(value: string): ControlPlane {
   if (value !== 'files' && value !== 'kubernetes') throw new InputError('--control-plane', value, "must be 'files' or 'kubernetes'");
@@ -34,25 +44,54 @@ export function registerLabCommands(program: Command): void {
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
     .option('--dataplane <name>', 'auto (as the probe decides per node; the kernel fallback for clusters with encrypted peerings), ebpf, or kernel (the fallback: VXLAN or IPsec, policy routing, nftables)', 'auto')
     .option('--control-plane <name>', 'files (the run directory, docs/lab.md) or kubernetes (an API server per cluster, two controller replicas each, agents with --kubernetes; docs/kubernetes.md)', 'files')
-    .action(jsonAction(async (opts: { topology: string; dataplane: string; controlPlane: string }) => {
-      await labUp(opts.topology, { runDir: runDir(), dataplane: dataplaneOption(opts.dataplane), controlPlane: controlPlaneOption(opts.controlPlane), say });
+    .option('--node <name>', `${nodeHelp}: its NICs (by the plan's MACs), pods, agent, and its cluster's controller when it is the cluster's first node; the run directory is shared by every machine`)
+    .option('--pace <name>', paceHelp, 'host')
+    .action(jsonAction(async (opts: { topology: string; dataplane: string; controlPlane: string; node?: string; pace: string }) => {
+      const dataplane = dataplaneOption(opts.dataplane);
+      if (opts.node !== undefined) {
+        if (controlPlaneOption(opts.controlPlane) !== 'files') throw new InputError('--control-plane', opts.controlPlane, 'a lab across machines runs on files (the shared run directory) only');
+        await (await import('../lab/machine')).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
+        return undefined;
+      }
+      await labUp(opts.topology, { runDir: runDir(), dataplane, controlPlane: controlPlaneOption(opts.controlPlane), say, ...labPaces[paceOption(opts.pace)].lab });
       return undefined;
     }));
 
   lab
     .command('test')
     .description('ping, TCP, UDP, fragmented UDP and ICMP errors between every peered pair both ways and between pods on different nodes of a cluster, the hub path, and that unpeered clusters cannot talk; the path MTU of each peering (no fragments on the wire); each probe once; exits 1 on any failure')
-    .action(jsonAction(async () => {
-      const { failed } = await labTest(runDir(), say);
+    .option('--node <name>', `${nodeHelp}: the checks from its pods, written for 'lab report'`)
+    .option('--pace <name>', paceHelp, 'host')
+    .action(jsonAction(async (opts: { node?: string; pace: string }) => {
+      const pace = paceOption(opts.pace);
+      const failed = opts.node !== undefined
+        ? await (await import('../lab/machine')).machineTest(runDir(), opts.node, pace, say)
+        : (await labTest(runDir(), say, labPaces[pace].test)).failed;
       if (failed > 0) process.exitCode = 1;
       return undefined;
     }));
 
   lab
+    .command('report')
+    .description("a lab across machines: every machine's 'lab test --node' results in one table; exits 1 when a machine has none or anything failed")
+    .action(jsonAction(async () => {
+      if (await (await import('../lab/machine')).labReport(runDir(), say) > 0) process.exitCode = 1;
+      return undefined;
+    }));
+
+  lab
+    .command('plan')
+    .description('a lab across machines: the machine per node of the topology, its NICs (name, network, MAC, address) and whether it runs its cluster\'s controller, as JSON (what vagrant/ and the local VMs build)')
+    .option('--topology <file>', 'YAML topology', defaultTopologyPath)
+    .action(jsonAction((opts: { topology: string }) => machinePlan(loadTopology(opts.topology))));
+
+  lab
     .command('down')
     .description('stop every lab process and remove every namespace, pin and file of the lab (also after a crash; safe to run twice)')
-    .action(jsonAction(async () => {
-      await labDown(runDir(), say);
+    .option('--node <name>', `${nodeHelp}: its processes, datapath, pods, pins and files (NICs stay)`)
+    .action(jsonAction(async (opts: { node?: string }) => {
+      if (opts.node !== undefined) await (await import('../lab/machine')).machineDown(runDir(), opts.node, say);
+      else await labDown(runDir(), say);
       return undefined;
     }));
 

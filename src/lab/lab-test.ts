@@ -1,7 +1,7 @@
 /** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
 import { inspectNode } from '../datapath/inspect';
 import { StateError } from '../errors';
-import { type ClusterView, planChecks } from './checks';
+import { type ClusterView, type TrafficCheck, planChecks } from './checks';
 import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence } from './lab';
 import { openLabState } from './lab-state';
@@ -64,37 +64,53 @@ export interface LabTestOutcome {
   failed: number;
 }
 
-export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<LabTestOutcome> {
-  const topology = savedTopology(runDir);
-  await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
-  const checks = planChecks(topology, await clusterViews(topology, runDir));
+/**
+ * Runs planned checks with a progress line each: the bulk echoes last and on their own, so that wire
+ * counters read around them (`beforeBulk`, then the caller after) count only their traffic (the `frag`
+ * probes fragment on purpose).
+ */
+export async function runPlannedChecks(checks: TrafficCheck[], say: Say, pace: LabPace, beforeBulk: () => void = () => {}): Promise<CheckResult[]> {
   say(`running ${checks.length} checks`);
   const progress = (offset: number) => (r: CheckResult, done: number) => {
     say(`[${String(offset + done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(9)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
   };
-  // The bulk echoes last and on their own: the fragment counters read around them count only their
-  // traffic (the `frag` probes fragment on purpose).
   const bulk = checks.filter((c) => c.probe === 'pmtu-tcp');
   const others = checks.filter((c) => c.probe !== 'pmtu-tcp');
   const results = await runChecks(others, progress(0), pace);
-  const before = bulk.length > 0 ? readFragments(topology) : [];
+  if (bulk.length > 0) beforeBulk();
   results.push(...await runChecks(bulk, progress(others.length), pace));
-  const fragments = bulk.length > 0 ? fragmentResult(before, readFragments(topology)) : undefined;
+  return results;
+}
+
+/** The result table, then a line per other finding, then the count; returns how many failed. */
+export function reportOutcome(say: Say, results: CheckResult[], findings: { ok: boolean; line: string }[]): number {
+  const failed = results.filter((r) => !r.ok).length + findings.filter((f) => !f.ok).length;
+  say('');
+  say(resultTable(results));
+  say('');
+  for (const f of findings) say(f.line);
+  say('');
+  say(`${results.length + findings.length - failed} passed, ${failed} failed`);
+  return failed;
+}
+
+export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace): Promise<LabTestOutcome> {
+  const topology = savedTopology(runDir);
+  await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
+  const checks = planChecks(topology, await clusterViews(topology, runDir));
+  let before: ReturnType<typeof readFragments> | undefined;
+  const results = await runPlannedChecks(checks, say, pace, () => { before = readFragments(topology); });
+  const fragments = before ? fragmentResult(before, readFragments(topology)) : undefined;
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
   // And every agent's /metrics against inspect of the same node.
   const state = await openLabState(runDir, topology);
   const metrics = await checkAgentMetrics(topology, await readLabState(topology, state), pace.scrapeTimeoutMs).finally(() => state.close());
-  const lines = results.length + wire.length + (fragments ? 1 : 0) + metrics.length;
-  const failed = results.filter((r) => !r.ok).length + wire.filter((w) => !w.ok).length + (fragments && !fragments.ok ? 1 : 0) + metrics.filter((m) => !m.ok).length;
-  say('');
-  say(resultTable(results));
-  say('');
-  for (const w of wire) say(wireLine(w));
-  if (fragments) say(fragmentLine(fragments));
-  for (const m of metrics) say(metricsLine(m));
-  say('');
-  say(`${lines - failed} passed, ${failed} failed`);
+  const failed = reportOutcome(say, results, [
+    ...wire.map((w) => ({ ok: w.ok, line: wireLine(w) })),
+    ...(fragments ? [{ ok: fragments.ok, line: fragmentLine(fragments) }] : []),
+    ...metrics.map((m) => ({ ok: m.ok, line: metricsLine(m) })),
+  ]);
   return { results, wire, ...(fragments ? { fragments } : {}), metrics, failed };
 }
 

@@ -20,7 +20,7 @@ import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
 import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
 import { knownProcesses, startProcess, stopProcess } from './processes';
-import { type LabCluster, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
+import { type LabCluster, type LabNode, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
 
 const cli = join(__dirname, '..', 'cli', 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
@@ -145,11 +145,29 @@ export function labMetricsPort(topology: LabTopology, name: string): number {
 const metricsServer = (topology: LabTopology, name: string) => ['--metrics-address', '127.0.0.1', '--metrics-port', String(labMetricsPort(topology, name))];
 
 /**
+ * Where a node's agent and its pods' echo servers run and keep their pid files, logs and probe report:
+ * in the node's namespace of this machine with the lab's files, or, in a lab across machines, on the
+ * machine that is the node, with its files under machines/<node> of the shared run directory (pids are
+ * only meaningful on the machine that wrote them).
+ */
+export interface NodeHost {
+  netns?: string;
+  processDir: string;
+}
+export const netnsHost = (runDir: string, node: string): NodeHost => ({ netns: nodeNetns(node), processDir: runDir });
+export const machineHost = (runDir: string, node: string): NodeHost => ({ processDir: join(runDir, runDirPaths.machine(node)) });
+
+/**
  * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
  */
-export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval = defaultAgentInterval): void {
+export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval = defaultAgentInterval, host = netnsHost(runDir, node)): void {
+  startProcess(host.processDir, `agent-${node}`, [process.execPath, cli, 'agent', ...agentFlags(topology, runDir, node, dataplane, interval, host)]);
+}
+
+/** What a node's agent is given (also `--cleanup`, which must find what the agent made). */
+export function agentFlags(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval: number, host: NodeHost): string[] {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)
@@ -160,17 +178,21 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
       '--dataplane', agentDataplane(topology, cluster.id, dataplane),
       '--interval', String(interval),
     ];
-  startProcess(runDir, `agent-${node}`, [
-    process.execPath, cli, 'agent',
+  return [
     '--node', node,
     ...settings,
     '--pin-root', nodePinRoot(node),
     // The lab's own, so \`lab down\` takes it with the run directory.
-    '--probe-cache', join(runDir, 'probe-cache.json'),
-    '--netns', nodeNetns(node),
+    '--probe-cache', join(host.processDir, 'probe-cache.json'),
+    ...(host.netns ? ['--netns', host.netns] : []),
     '--ipsec-secrets', secretsDir(runDir, cluster.id),
     ...metricsServer(topology, `agent-${node}`),
-  ]);
+  ];
+}
+
+/** Starts the echo servers of a node's pods, each in its pod's namespace. */
+export function startEchoServers(node: LabNode, host: NodeHost): void {
+  for (const pod of node.pods) startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -246,7 +268,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     for (const cluster of topology.clusters) {
       await startController(topology, cluster, runDir, options);
       for (const node of cluster.nodes) {
-        for (const pod of node.pods) startProcess(runDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
+        startEchoServers(node, netnsHost(runDir, node.name));
         startAgent(topology, runDir, node.name, options.dataplane, options.agentInterval);
       }
     }
@@ -305,11 +327,16 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
   startStandaloneController(topology, runDir, cluster.id, config);
 }
 
-function startStandaloneController(topology: LabTopology, runDir: string, clusterId: string, config: ControllerConfigDocument): void {
+/** The standalone controller of a cluster, with its pid file and log in `processDir` (the lab's, or its machine's). */
+export function startStandaloneController(topology: LabTopology, runDir: string, clusterId: string, config: ControllerConfigDocument, processDir = runDir): void {
   const path = join(runDir, runDirPaths.controllerConfig(clusterId));
   writeFileSync(path, JSON.stringify(config, null, 2));
-  startProcess(runDir, `controller-${clusterId}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${clusterId}`)]);
+  startProcess(processDir, `controller-${clusterId}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${clusterId}`)]);
 }
+
+/** A standalone controller's configuration in a lab (files, not Kubernetes). */
+export const standaloneControllerConfig = (topology: LabTopology, cluster: LabCluster, runDir: string, options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>) =>
+  controllerConfig(topology, cluster, runDir, options, false);
 
 /**
  * Restarts a standalone lab's controller of `clusterId` with its configuration changed by `edit` (the e2e

@@ -36,11 +36,14 @@ function scraped(text: string, names: ReadonlyMap<number, string>): string {
   return [...names.values()].map((peer) => `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`).sort().join('; ');
 }
 
-/** `timeoutMs`: how long one scrape may take (LabPace.scrapeTimeoutMs). */
-export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>, timeoutMs: number): Promise<MetricsResult[]> {
+/**
+ * `timeoutMs`: how long one scrape may take (LabPace.scrapeTimeoutMs). `only`: the node whose agent runs
+ * on this machine, in a lab across machines (each scrapes its own: the metrics servers are on loopback).
+ */
+export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>, timeoutMs: number, only?: string): Promise<MetricsResult[]> {
   const results: MetricsResult[] = [];
   for (const cluster of topology.clusters) {
-    for (const node of cluster.nodes) {
+    for (const node of cluster.nodes.filter((n) => only === undefined || n.name === only)) {
       const state = states.get(cluster.id)!.nodes.get(node.name);
       const port = labMetricsPort(topology, `agent-${node.name}`);
       const dataplane = state?.status?.dataplane ?? 'unknown';

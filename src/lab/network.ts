@@ -8,19 +8,24 @@ import { createNetns, deleteNetns } from '../kernel/netns';
 import { labPrefix, nodeNetns, podGateway, podNetns, podVeth, publicNetns, switchNetns } from './names';
 import type { LabCluster, LabNode, LabTopology } from './topology';
 
-function batch(netns: string, lines: string[]): void {
-  run(['ip', '-n', netns, '-batch', '-'], `${lines.join('\n')}\n`);
+/** Where a node's links are: a namespace of this machine, or (a lab across machines) this machine itself. */
+export type NodePlace = { netns: string } | 'this machine';
+
+const inPlace = (place: NodePlace, argv: string[]) => (place === 'this machine' ? argv : ['ip', 'netns', 'exec', place.netns, ...argv]);
+
+export function batch(place: NodePlace, lines: string[]): void {
+  run(['ip', ...(place === 'this machine' ? [] : ['-n', place.netns]), '-batch', '-'], `${lines.join('\n')}\n`);
 }
 
-function sysctl(netns: string, settings: string[]): void {
-  run(['ip', 'netns', 'exec', netns, 'sysctl', '-q', '-w', ...settings]);
+export function sysctl(place: NodePlace, settings: string[]): void {
+  run(inPlace(place, ['sysctl', '-q', '-w', ...settings]));
 }
 
 const prefixLength = (cidr: string) => cidr.split('/')[1]!;
 
 function bridge(netns: string, mtu: number): void {
   createNetns(netns);
-  batch(netns, ['link set lo up', `link add br0 mtu ${mtu} type bridge`, 'link set br0 up']);
+  batch({ netns }, ['link set lo up', `link add br0 mtu ${mtu} type bridge`, 'link set br0 up']);
 }
 
 /**
@@ -29,7 +34,7 @@ function bridge(netns: string, mtu: number): void {
  * later all start from `default` (a namespace's `default` comes from the host's, which may be loose:
  * the kernel applies max(all, device), so one loose device would stay loose whatever `all` says).
  */
-const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.conf.default.rp_filter=1'];
+export const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.conf.default.rp_filter=1'];
 
 /**
  * Every node routes each other node's pod prefix via that node's underlay address, as a CNI without
@@ -38,8 +43,28 @@ const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.conf.defau
  * traffic for another node's pod to the kernel would send it over the underlay, and that node would drop
  * it (its route back to the peer's prefix is Strait's, not ul0): docs/lab.md, "Routing inside a cluster".
  */
-function podRoutes(cluster: LabCluster, node: LabNode): string[] {
-  return cluster.nodes.filter((n) => n !== node).map((n) => `route add ${n.podCIDR} via ${n.underlayAddress} dev ul0`);
+export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 'del' = 'replace'): string[] {
+  return cluster.nodes.filter((n) => n.name !== node.name).map((n) => `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`);
+}
+
+/** The node's pods: a namespace each, a veth to the node, the address and the routes both ways. */
+export function buildPods(place: NodePlace, node: LabNode, mtu: number): void {
+  for (const pod of node.pods) {
+    createNetns(podNetns(pod.name));
+    batch(place, [
+      `link add ${podVeth(pod.name)} mtu ${mtu} type veth peer name eth0 mtu ${mtu} netns ${podNetns(pod.name)}`,
+      `addr add ${podGateway}/32 dev ${podVeth(pod.name)}`,
+      `link set ${podVeth(pod.name)} up`,
+      `route add ${pod.ip}/32 dev ${podVeth(pod.name)}`,
+    ]);
+    batch({ netns: podNetns(pod.name) }, [
+      'link set lo up',
+      `addr add ${pod.ip}/32 dev eth0`,
+      'link set eth0 up',
+      `route add ${podGateway} dev eth0 scope link`,
+      `route add default via ${podGateway} dev eth0`,
+    ]);
+  }
 }
 
 export function buildNetworks(topology: LabTopology): void {
@@ -50,8 +75,8 @@ export function buildNetworks(topology: LabTopology): void {
     for (const node of cluster.nodes) {
       const ns = nodeNetns(node.name);
       createNetns(ns);
-      sysctl(ns, ['net.ipv4.ip_forward=1', ...strictReversePath]);
-      batch(ns, [
+      sysctl({ netns: ns }, ['net.ipv4.ip_forward=1', ...strictReversePath]);
+      batch({ netns: ns }, [
         'link set lo up',
         `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,
         `link add pub0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${publicNetns}`,
@@ -61,24 +86,9 @@ export function buildNetworks(topology: LabTopology): void {
         'link set pub0 up',
         ...podRoutes(cluster, node),
       ]);
-      batch(switchNetns(cluster.id), [`link set ${node.name} master br0`, `link set ${node.name} up`]);
-      batch(publicNetns, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
-      for (const pod of node.pods) {
-        createNetns(podNetns(pod.name));
-        batch(ns, [
-          `link add ${podVeth(pod.name)} mtu ${mtu} type veth peer name eth0 mtu ${mtu} netns ${podNetns(pod.name)}`,
-          `addr add ${podGateway}/32 dev ${podVeth(pod.name)}`,
-          `link set ${podVeth(pod.name)} up`,
-          `route add ${pod.ip}/32 dev ${podVeth(pod.name)}`,
-        ]);
-        batch(podNetns(pod.name), [
-          'link set lo up',
-          `addr add ${pod.ip}/32 dev eth0`,
-          'link set eth0 up',
-          `route add ${podGateway} dev eth0 scope link`,
-          `route add default via ${podGateway} dev eth0`,
-        ]);
-      }
+      batch({ netns: switchNetns(cluster.id) }, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
+      batch({ netns: publicNetns }, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
+      buildPods({ netns: ns }, node, mtu);
     }
   }
 }

@@ -78,7 +78,7 @@ export const LabTopologySchema = Strict({
     externalCIDR: CidrText(),
     underlay: CidrText({ description: "The cluster's node network." }),
     dataplane: Type.Optional(StringEnum(['ebpf', 'kernel'])),
-    nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), { minItems: 1 }),
+    nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), { minItems: 1, maxItems: 9, description: 'At most 9: each cluster numbers its nodes\' public addresses in a decade of its own (11-19 for the first).' }),
   })),
   peerings: Type.Optional(List(Type.Union([Pair(), Strict({ between: Pair(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]))),
   reflections: Type.Optional(List(Strict({ hub: ClusterIdText(), to: ClusterIdText(), pod: LabName() }))),

@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type LabDataplane, type LabOptions, type Say, labDown, nodePinRoot, nodeStatusPath, startAgent } from '../../src/lab/lab';
-import { type LabPace, type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
+import { type LabDataplane, type Say, labDown, nodePinRoot, nodeStatusPath, startAgent } from '../../src/lab/lab';
+import { type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
 import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../src/lab/processes';
 import type { LabTopology } from '../../src/lab/topology';
 import { inspectNode } from '../../src/datapath/inspect';
@@ -52,17 +52,7 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
   });
 }
 
-/**
- * A lab in the VM of `npm run test:vm` when it is emulated (qemu TCG: this project's CI machine has no
- * usable hardware KVM for Debian's kernel), where a node process starts ten times slower and each round
- * of an idle agent or controller costs ten times the CPU. Heartbeats must not age out while agents start
- * or restart; convergence, the start of each probe process and the echo server's answer get time, and
- * two probes run at once instead of four. Agents and controllers take a round
- * a second instead of four or five: at the host's pace the nine of them at rest took 0.85 of the VM's two
- * CPUs, and a probe process then needed 5 s to start instead of 0.4 s.
- */
-export const emulatedLab = { heartbeatTimeout: 120, convergeTimeoutMs: 300_000, controllerInterval: 1, agentInterval: 1 } satisfies Partial<LabOptions>;
-export const emulatedPace: LabPace = { convergeTimeoutMs: emulatedLab.convergeTimeoutMs, probeStartTimeoutMs: 60_000, echoWaitMs: 10_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
+export { emulatedLab, emulatedPace } from '../../src/lab/pace';
 
 /** A node's last heartbeat (its agent writes one after each reconcile). */
 export const heartbeatOf = (runDir: string, cluster: string, node: string) =>

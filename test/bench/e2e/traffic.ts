@@ -8,11 +8,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { podNetns } from '../../../src/lab/names';
 
-const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
+export const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
 /** Seconds each tool runs: long enough for a stable figure, short enough for 30-odd measurements. */
 export const toolSeconds = 4;
 /** The connect/close loop's processes: at most 2 on a 2-core machine, where the lab's pods share the cores. */
-const crrParallel = 2;
+export const crrParallel = 2;
 
 /**
  * sockperf's client and server share one CPU: the round trip is then the path's own cost, without the
@@ -21,7 +21,7 @@ const crrParallel = 2;
 const sameCpu = ['taskset', '-c', '0'];
 
 const crrSource = join(__dirname, '..', '..', '..', '..', 'test', 'bench', 'tools', 'tcp-crr.c');
-const crrBinary = join(__dirname, '..', 'tools', 'tcp-crr');
+export const crrBinary = join(__dirname, '..', 'tools', 'tcp-crr');
 
 /** Compiles tcp-crr into dist/ (Debian has no TCP_CRR tool); cc is on every machine that builds Strait. */
 export function buildCrr(): void {

@@ -13,23 +13,19 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$repo/build/image
 archive=$out/strait-oci.tar
-sources=/etc/apt/sources.list.d/debian.sources
 
 fail() { echo "image/build.sh: $*" >&2; exit 1; }
+# shellcheck source=image/debian.sh
+source "$repo/image/debian.sh"
 [[ $(id -u) == 0 ]] || fail "needs root (mmdebstrap installs packages into a root it owns)"
-for tool in mmdebstrap umoci node npm git; do
+for tool in umoci npm git; do
   command -v "$tool" >/dev/null || fail "$tool is missing (sudo bash .ci/setup installs what this needs)"
 done
-[[ -f $sources ]] || fail "$sources is missing: the image's packages come from this machine's apt sources"
 for built in dist/src/cli/main.js dist/bpf/strait.o build/Release/strait.node node_modules/.package-lock.json; do
   [[ -e $repo/$built ]] || fail "$built is missing: run npm ci && npm run build first"
 done
 
-# Node.js is this machine's own binary: Debian bookworm's nodejs (18) cannot require() the ES module
-# @kubernetes/client-node 1.x, which `strait agent --kubernetes` loads (README, "Image").
-node=$(readlink -f "$(command -v node)")
-[[ $("$node" -p 'process.features.require_module === true') == true ]] ||
-  fail "$node ($("$node" --version)) cannot require() ES modules: Strait needs Node.js 20.19 or later"
+host_node
 
 version=$(cd "$repo" && node -p 'require("./package.json").version')
 description=$(cd "$repo" && node -p 'require("./package.json").description')
@@ -38,30 +34,19 @@ revision=$(git -C "$repo" rev-parse HEAD)
 [[ -z $(git -C "$repo" status --porcelain) ]] || revision+=-dirty
 created=$(date -u -d "@$(git -C "$repo" log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)
 arch=$(dpkg --print-architecture)
-packages=$(sed 's/#.*//' "$repo/image/runtime-packages" | xargs | tr ' ' ',')
+packages=$(debian_packages "$repo/image/runtime-packages")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/strait-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out/cache"
 
-# The Debian layer: Essential packages (no apt: the image installs nothing at run time) and ours, without
-# manuals, docs (copyright files kept) and translations. /usr is merged as debootstrap does it (with
-# usr-is-merged; apt would otherwise pick usrmerge, which pulls in all of perl). The runtime mounts its
-# own resolv.conf and hostname over empty files; mmdebstrap would leave this machine's.
-base_args=(--mode=root --variant=essential --architectures="$arch" --format=tar --include="$packages"
-  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
-  --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*'
-  --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*'
-  --dpkgopt='path-exclude=/usr/share/info/*'
-  --customize-hook='for f in resolv.conf hostname; do install -m 644 /dev/null "$1/etc/$f"; done')
-base_key=$({ printf '%s\n' "${base_args[@]}"; cat "$sources"; } | sha256sum | cut -c1-16)
-base=$out/cache/debian-bookworm-$base_key.tar
+# The Debian layer (image/debian.sh).
+debian_args tar "$packages"
+base=$out/cache/debian-bookworm-$debian_key.tar
 if [[ ! -f $base ]]; then
   rm -f "$out"/cache/debian-bookworm-*.tar
   echo "--- Debian layer: mmdebstrap bookworm with $packages"
-  # Its hooks talk on stdout and stderr: shown only when it fails.
-  mmdebstrap --quiet "${base_args[@]}" bookworm "$work/base.tar" "$sources" >"$work/mmdebstrap.log" 2>&1 ||
-    { cat "$work/mmdebstrap.log" >&2; fail "mmdebstrap failed"; }
+  debian_bootstrap "$work/base.tar" "$work/mmdebstrap.log"
   mv "$work/base.tar" "$base"
 fi
 

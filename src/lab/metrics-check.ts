@@ -56,12 +56,19 @@ export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyM
       let detail = `${dataplane}, ready`;
       if (dataplane === 'ebpf') {
         const names = new Map((state?.spec?.peers ?? []).map((p) => [p.peerId, p.clusterId]));
+        // In a lab across machines the other machines' checks may still cross this node (a gateway) while
+        // it checks: read again until the counters stand still, for as long as a scrape may take.
+        const until = Date.now() + timeoutMs;
         let agreed = false;
-        for (let attempt = 0; attempt < 5 && !agreed; attempt++) {
+        for (let attempt = 0; !agreed && (attempt < 5 || Date.now() < until); attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
           const before = inspected(node.name, names);
           const metrics = scraped((await get(port, '/metrics', timeoutMs)).text, names);
           const after = inspected(node.name, names);
-          if (before !== after) continue;
+          if (before !== after) {
+            detail = `counters still moving: inspect said ${before}, then ${after}`;
+            continue;
+          }
           agreed = metrics === before;
           detail = agreed ? `ebpf, /metrics = inspect: ${before}` : `/metrics says ${metrics}; inspect says ${before}`;
         }

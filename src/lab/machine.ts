@@ -127,7 +127,8 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   say(`${node.name}: agent (${dataplane}) started; waiting for it to be Ready`);
   for (;;) {
     const heartbeat = readHeartbeat(runDir, cluster.id, node.name);
-    if (heartbeat?.ready && Date.parse(heartbeat.time) >= started - 1000) break;
+    // The agent runs here: its heartbeat's time is this machine's clock.
+    if (heartbeat?.ready && Date.parse(heartbeat.time) >= started) break;
     if (Date.now() - started > test.convergeTimeoutMs) {
       throw new StateError(`${node.name}'s agent was not Ready in ${test.convergeTimeoutMs / 1000} s${heartbeat?.error ? `: ${heartbeat.error}` : ''}; see ${join(host.processDir, 'logs')}`);
     }

@@ -9,6 +9,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { requireRoot } from '../support/kernel';
+import { buildCrr } from '../bench/e2e/traffic';
+import { crossVmFigures, figuresLine } from './figures';
 import { type Machines, type Plan, qemuProcessesOf, startMachines } from './machines';
 
 const repo = resolve(__dirname, '..', '..', '..');
@@ -38,6 +40,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
   let workDir: string | undefined;
   let hostRunDir: string;
   const phases: string[] = [];
+  const figures: string[] = [];
   const timed = async <T>(phase: string, action: () => Promise<T>): Promise<T> => {
     const started = Date.now();
     const result = await action();
@@ -56,6 +59,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
 
   before(async function () {
     this.timeout(minutes(5));
+    buildCrr();
     plan = JSON.parse(execFileSync('node', [cli, 'lab', 'plan', '--topology', topology], { encoding: 'utf8' })) as Plan;
     assert.deepEqual(plan.machines.map((m) => m.name), ['a-gw', 'a-w1', 'b-gw']);
     // The run directory the VMs share, and beside it (not shared) their consoles.
@@ -71,6 +75,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
   after(function () {
     this.timeout(minutes(1));
     process.stdout.write(`      phases (wall time):\n${phases.map((p) => `        ${p}\n`).join('')}`);
+    process.stdout.write(`      across VMs (TCG: relative figures; ratios against the plain route in the same run):\n${figures.map((f) => `        ${f}\n`).join('')}`);
     try {
       if (machines) {
         machines.stop();
@@ -111,6 +116,10 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         assert.deepEqual(pathMtu.sort(), [`peered ${podA} -> b-gw-p: ok ok`, `peered b-gw-p -> ${podA}: ok ok`].sort());
         assert.ok(['a-gw-p', 'a-w1-p'].includes(podA), pathMtu.join('\n'));
         assert.match(text, /\b0 failed\b/);
+
+        // The e2e bench's figures that make sense across VMs (figures.ts), printed: measured, not asserted.
+        const measured = await timed(`${dataplane} figures`, () => crossVmFigures((machine, script, timeoutMs) => machines!.exec(machine, script, timeoutMs)));
+        figures.push(...measured.map((f) => `${dataplane.padEnd(6)} ${figuresLine(f, measured[0]!)}`));
 
         await timed(`${dataplane} down`, () => onEvery(lab('down'), minutes(3), runDir));
         down = true;

@@ -35,7 +35,7 @@ describe('vagrant/provision/install.sh', () => {
     const out = run(installSh, [repo], fakes);
     assert.deepEqual(fakes.calls(), [], `it ran commands that change the machine: ${out.stdout}${out.stderr}`);
     assert.equal(out.status, 0, out.stderr);
-    assert.equal(out.stdout, `install.sh: nothing to do: 10 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`);
+    assert.equal(out.stdout, `install.sh: nothing to do: 11 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`);
   });
 
   it('installs only the packages that are missing, and builds as the README does when an artefact is missing', () => {

@@ -6,11 +6,14 @@
  * machine. `strait lab up|test|down --node` run on the machine itself; `strait lab report` anywhere
  * that sees the run directory.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupAgentNode } from '../agent/agent';
 import { runDirPaths } from '../api/run-dir';
 import { InputError, StateError } from '../errors';
+import { describeMissing, encryptionRequirements } from '../probe/features';
+import { probeKernel } from '../probe/probe';
 import { run } from '../kernel/command';
 import { deleteNetns } from '../kernel/netns';
 import { writeFileAtomic } from '../store/atomic-file';
@@ -74,6 +77,22 @@ function configureNics(nics: readonly MachineNic[], mtu: number): void {
   }
 }
 
+/**
+ * The secret of each encrypted peering, written once for the lab by one machine: the controller machine
+ * of the cluster named first in the peering, which writes it for both clusters (0600); the other
+ * cluster's agents find it there when it appears (the agent reads its secrets at each apply). A secret
+ * already there (this lab brought up before) is kept, so both sides keep agreeing.
+ */
+function writeMachineSecrets(topology: LabTopology, runDir: string, clusterId: string, writer: string): void {
+  for (const [a, b] of topology.encryptedPeerings.filter(([first]) => first === clusterId)) {
+    mkdirSync(secretsDir(runDir, b), { recursive: true, mode: 0o700 });
+    const mine = join(secretsDir(runDir, a), b);
+    const theirs = join(secretsDir(runDir, b), a);
+    if (!existsSync(mine)) writeFileAtomic(mine, randomBytes(32).toString('base64'), 0o600, writer);
+    if (!existsSync(theirs)) writeFileAtomic(theirs, readFileSync(mine, 'utf8'), 0o600, writer);
+  }
+}
+
 export interface MachineOptions {
   runDir: string;
   node: string;
@@ -95,8 +114,9 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   const topology = loadTopology(topologyPath);
   const { cluster, node } = findNode(topology, options.node);
   const dataplane = agentDataplane(topology, cluster.id, options.dataplane);
-  if (topology.encryptedPeerings.length > 0) {
-    throw new InputError('--topology', topologyPath, 'encrypted peerings are not run across machines yet (their secrets need a single writer); the netns lab and npm run test:vm run them');
+  if (topology.encryptedPeerings.some((p) => p.includes(cluster.id))) {
+    const lacks = describeMissing(encryptionRequirements, await probeKernel());
+    if (lacks.length > 0) throw new StateError(`${cluster.id} has encrypted peerings and this machine's kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe)`);
   }
   const planned = machinePlan(topology).machines.find((m) => m.name === node.name)!;
   const host = machineHost(runDir, node.name);
@@ -108,6 +128,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   publishTopology(runDir, topology, node.name);
   mkdirSync(host.processDir, { recursive: true });
   mkdirSync(secretsDir(runDir, cluster.id), { recursive: true, mode: 0o700 });
+  if (planned.controller) writeMachineSecrets(topology, runDir, cluster.id, node.name);
   say(`${node.name}: NICs ${planned.nics.map((n) => `${n.name} ${n.address}`).join(', ')}; ${node.pods.length} pods`);
   // The agents' and controllers' metrics servers listen on loopback (up on any machine but a bare namespace).
   batch('this machine', ['link set lo up']);

@@ -81,6 +81,16 @@ describe('lab across machines (real kernel, machines as network namespaces shari
   });
   labSuiteHooks(runDir, lines, say);
 
+  it('refuses an encrypted peering on a kernel without ESP before changing anything @no-esp', async () => {
+    const encrypted = join(defaultTopologyPath, '..', 'two-clusters-encrypted.yaml');
+    const before = machineState('a-gw');
+    const r = await onMachine('a-gw', ['up', '--node', 'a-gw', '--topology', encrypted]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /cluster-a has encrypted peerings and this machine's kernel cannot run them: it lacks esp/);
+    assert.deepEqual(machineState('a-gw'), before);
+    assert.equal(existsSync(join(runDir, 'topology.json')), false);
+  });
+
   for (const dataplane of ['ebpf', 'kernel']) {
     it(`${dataplane}: two clusters with the same PodCIDR on three machines pass every check, reported in one table; down leaves each machine as it found it`, async () => {
       const up = await onEvery(plan, (node) => ['up', '--node', node, '--topology', topologyPath, '--dataplane', dataplane]);

@@ -16,6 +16,19 @@ import { type Machines, type Plan, qemuProcessesOf, startMachines } from './mach
 const repo = resolve(__dirname, '..', '..', '..');
 const cli = join(repo, 'dist/src/cli/main.js');
 const topology = join(repo, 'src/lab/topologies/two-clusters.yaml');
+
+/**
+ * The runs, each on the same three VMs after the one before was taken down: the eBPF datapath, the
+ * kernel fallback (VXLAN), and the fallback with the peering encrypted (IPsec: Debian's kernel has ESP).
+ */
+const runs = [
+  { name: 'ebpf', dataplane: 'ebpf', topology },
+  { name: 'kernel', dataplane: 'kernel', topology },
+  { name: 'ipsec', dataplane: 'kernel', topology: join(repo, 'src/lab/topologies/two-clusters-encrypted.yaml') },
+];
+
+/** Packets each of a machine's ESP states carried (`ip -s xfrm state`: "N(bytes), M(packets)" under "lifetime current"). */
+const saPackets = (xfrmState: string) => [...xfrmState.matchAll(/lifetime current:\s*\n\s*\d+\(bytes\), (\d+)\(packets\)/g)].map((m) => Number(m[1]));
 const minutes = (n: number) => n * 60_000;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
@@ -57,6 +70,30 @@ describe('the multi-VM lab on local VMs @multivm', function () {
     return Object.fromEntries(results.map((r) => [r.name, r.output]));
   }
 
+  /**
+   * The peering ran over ESP: each cluster's gateway holds one state each way and both carried traffic;
+   * and no secret reached a log of any machine.
+   */
+  async function assertEncrypted(runDir: string): Promise<void> {
+    for (const cluster of ['cluster-a', 'cluster-b']) {
+      const { gateway } = JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string };
+      const { code, output } = await machines!.exec(gateway, 'ip -s xfrm state', 30_000);
+      assert.equal(code, 0, output);
+      const counts = saPackets(output);
+      assert.equal(counts.length, 2, `${cluster}'s gateway ${gateway} has one ESP state each way:\n${output.replace(/0x[0-9a-f]+/g, '(key)')}`);
+      assert.ok(counts.every((n) => n > 0), `${cluster}'s states carried traffic both ways: ${counts.join(', ')}`);
+    }
+    const secret = readFileSync(join(runDir, 'secrets', 'cluster-a', 'cluster-b'), 'utf8');
+    assert.equal(readFileSync(join(runDir, 'secrets', 'cluster-b', 'cluster-a'), 'utf8'), secret, 'both clusters hold the same secret');
+    for (const machine of plan.machines.map((m) => m.name)) {
+      const dir = join(runDir, 'machines', machine, 'logs');
+      for (const f of readdirSync(dir)) {
+        const log = readFileSync(join(dir, f), 'utf8').toLowerCase();
+        for (const form of [secret, Buffer.from(secret, 'base64').toString('hex')]) assert.ok(!log.includes(form.toLowerCase()), `the secret reached ${machine}'s ${f}`);
+      }
+    }
+  }
+
   before(async function () {
     this.timeout(minutes(5));
     buildCrr();
@@ -88,13 +125,13 @@ describe('the multi-VM lab on local VMs @multivm', function () {
     }
   });
 
-  for (const dataplane of ['ebpf', 'kernel']) {
+  for (const { name: dataplane, dataplane: requested, topology } of runs) {
     it(`brings up two clusters with one PodCIDR on three VMs, passes every check across them and leaves nothing, on ${dataplane} @multivm`, async function () {
       this.timeout(minutes(12));
-      const runDir = join(hostRunDir, dataplane); // /run/strait-mvm/<dataplane> in the VMs
+      const runDir = join(hostRunDir, dataplane); // /run/strait-mvm/<run> in the VMs
       const lab = (verb: string) => (machine: string) => [
         `export STRAIT_NODE=${machine} STRAIT_TOPOLOGY=${topology} STRAIT_RUN_DIR=/run/strait-mvm/${dataplane}`,
-        `export STRAIT_DATAPLANE=${dataplane} STRAIT_PACE=emulated`,
+        `export STRAIT_DATAPLANE=${requested} STRAIT_PACE=emulated`,
         `bash vagrant/provision/lab.sh ${verb}`,
       ].join('\n');
       let down = false;
@@ -116,6 +153,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         assert.deepEqual(pathMtu.sort(), [`peered ${podA} -> b-gw-p: ok ok`, `peered b-gw-p -> ${podA}: ok ok`].sort());
         assert.ok(['a-gw-p', 'a-w1-p'].includes(podA), pathMtu.join('\n'));
         assert.match(text, /\b0 failed\b/);
+        if (dataplane === 'ipsec') await assertEncrypted(runDir);
 
         // The e2e bench's figures that make sense across VMs (figures.ts), printed: measured, not asserted.
         const measured = await timed(`${dataplane} figures`, () => crossVmFigures((machine, script, timeoutMs) => machines!.exec(machine, script, timeoutMs)));

@@ -210,7 +210,16 @@ export class Agent {
     return this.ready && this.applied?.spec.node.gatewayCandidate === true;
   }
 
-  beat(ready: boolean): void {
+  /**
+   * The last heartbeat of an agent stopping for a restart: as Ready as the agent was (its datapath stays),
+   * valid for `seconds`, so the controller does not fail the gateway over while the next agent starts.
+   * A node whose agent does not come back stops being Ready when that runs out.
+   */
+  beatStopping(seconds: number): void {
+    if (this.ready) this.beat(true, seconds);
+  }
+
+  beat(ready: boolean, validFor?: number): void {
     const { sink } = this.ports;
     if (sink === undefined) return;
     const time = new Date().toISOString();
@@ -219,6 +228,7 @@ export class Agent {
       time,
       dataplane: this.dataplane.kind,
       specGeneration: this.generation,
+      ...(validFor === undefined ? {} : { validFor }),
     };
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) status.error = error;
@@ -243,6 +253,14 @@ export class Agent {
     }
   }
 }
+
+/**
+ * How long a stopping agent's last heartbeat keeps its node Ready (standalone): a start with the probe
+ * cached takes 0.2-0.3 s (BENCHMARKS.md, "Agent start"), 2.5 s under a loaded machine's full test suite
+ * when every start probed; 5 s covers a restart with room, and delays the failover of a gateway whose
+ * agent is stopped for good by as much.
+ */
+const restartGraceSeconds = 5;
 
 /** Resolves on the first SIGTERM or SIGINT (handlers installed at once, so a signal during startup counts). */
 function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => boolean } {
@@ -347,10 +365,13 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
         }, options.intervalMs);
         await stop.stopped;
       }
-      // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. The node
-      // stops being Ready when its heartbeat ages out, which is what a stopped agent means.
+      // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. Standalone,
+      // where the heartbeat is the node's readiness, the last one says how long a restart may take; the
+      // node stops being Ready when it ages out, which is what a stopped agent means. (On Kubernetes the
+      // gateway candidates' Leases decide, and a restart moves the gateway: docs/kubernetes.md.)
       clearInterval(timer);
       clearTimeout(pending);
+      if (options.controlPlane.kind === 'files') agent.beatStopping(restartGraceSeconds);
       await control.close();
     } finally {
       running = undefined;

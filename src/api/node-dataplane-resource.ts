@@ -72,6 +72,7 @@ export const NodeDataplaneStatusSchema = Strict(
     specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
     appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
     error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
+    validFor: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, description: "Written by an agent stopping on SIGTERM (a restart, an upgrade): seconds this last heartbeat keeps the node Ready when that is longer than the controller's heartbeat timeout, so that its successor's start does not fail the gateway over. A running agent's heartbeats have none." })),
     conditions: Type.Optional(Conditions()),
   },
   { description: "The node's agent: written after every reconcile." },

@@ -8,7 +8,7 @@ import type { NodeDataplaneStatus } from '../api/node-dataplane';
 import type { Ip } from '../net/cidr';
 
 /** What decides a node's readiness in the status its agent writes (its heartbeat). */
-export type Heartbeat = Pick<NodeDataplaneStatus, 'ready' | 'time'>;
+export type Heartbeat = Pick<NodeDataplaneStatus, 'ready' | 'time' | 'validFor'>;
 
 export interface Candidate {
   name: string;
@@ -30,12 +30,15 @@ export interface Election {
   reason: ElectionReason;
 }
 
-/** Ready: a heartbeat saying ready, no older than `timeoutSeconds` at `now` (ms since the epoch). */
+/**
+ * Ready: a heartbeat saying ready, no older than `timeoutSeconds` at `now` (ms since the epoch), or than
+ * its own `validFor` when that is longer (the last heartbeat of an agent stopping for a restart).
+ */
 export function isReady(heartbeat: Heartbeat | undefined, now: number, timeoutSeconds: number): boolean {
   if (!heartbeat || heartbeat.ready !== true) return false;
   const age = now - Date.parse(heartbeat.time);
   // NaN (unparsable time) compares false: not Ready.
-  return age <= timeoutSeconds * 1000;
+  return age <= Math.max(timeoutSeconds, heartbeat.validFor ?? 0) * 1000;
 }
 
 /** The nodes whose heartbeat is Ready, in the order given. */

@@ -37,7 +37,7 @@ export interface LabOptions {
   controlPlane?: ControlPlane;
   say: Say;
   /**
-   * Seconds without a heartbeat before a node is not Ready (default 1.5), and how long `up` waits for the
+   * Seconds without a heartbeat before a node is not Ready (default 0.75), and how long `up` waits for the
    * lab to converge (default 30 s): longer on a slow machine, such as an emulated VM.
    */
   heartbeatTimeout?: number;
@@ -53,14 +53,14 @@ export interface LabOptions {
 
 /**
  * Seconds without a heartbeat before a node is not Ready. Standalone, agents write a heartbeat file every
- * 0.25 s, and 1.5 s lets an agent restart pass for alive (process start to the first apply ~0.4 s with
- * the probe report kept for the boot: BENCHMARKS.md, "Agent start"; it was 3 s while every start probed
- * the kernel and read it through processes). On Kubernetes a gateway candidate's agent renews its Lease
- * every 0.2 s and the controller reconciles every 0.1 s: 0.6 s fails a dead gateway over in under a
- * second; an agent restart then moves the gateway (the old datapath stays in place meanwhile, so that
- * costs the move, not the restart).
+ * 0.25 s, and a dead node's gateway fails over 0.75 s after its last one: about a second of traffic in
+ * all (BENCHMARKS.md, "Lab"). An agent restart does not count as a death: a stopping agent's last
+ * heartbeat keeps its node Ready for 5 s (`validFor`), the time its successor may take. On Kubernetes a
+ * gateway candidate's agent renews its Lease every 0.2 s and the controller reconciles every 0.1 s: 0.6 s
+ * fails a dead gateway over in under a second; an agent restart there moves the gateway (the old datapath
+ * stays in place meanwhile, so that costs the move, not the restart).
  */
-const defaultHeartbeatTimeout = (runDir: string, topology: LabTopology) => (runsOnKubernetes(runDir, topology) ? 0.6 : 1.5);
+const defaultHeartbeatTimeout = (runDir: string, topology: LabTopology) => (runsOnKubernetes(runDir, topology) ? 0.6 : 0.75);
 
 export function savedTopology(runDir: string): LabTopology {
   try {

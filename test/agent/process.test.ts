@@ -44,7 +44,7 @@ describe('strait agent (real process, real kernel)', function () {
     writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), text);
     renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
   };
-  const heartbeat = () => JSON.parse(readFileSync(statusPath(), 'utf8')) as { node: string; ready: boolean; time: string; dataplane: string; specGeneration: number };
+  const heartbeat = () => JSON.parse(readFileSync(statusPath(), 'utf8')) as { node: string; ready: boolean; time: string; dataplane: string; specGeneration: number; validFor?: number };
   const attachments = () => attachmentsOf(pinRoot, node);
   const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withPeersOf(pinRoot, use);
   const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(pinRoot, layout.maps.config, use);
@@ -109,6 +109,8 @@ describe('strait agent (real process, real kernel)', function () {
     assert.deepEqual(peerIds(), [5, 7]);
     const last = heartbeat();
     assert.equal(last.ready, true, 'a stop is not a NotReady report: the heartbeat ages out instead');
+    assert.equal(last.validFor, 5, 'the last heartbeat holds the node Ready for 5 s, the time a restart may take');
+    assert.ok(Date.parse(last.time) > Date.parse(first.time));
     await sleep(600);
     assert.equal(heartbeat().time, last.time, 'no heartbeat after the stop');
     for (const line of stderr.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `a pino line: ${line}`);

@@ -17,6 +17,15 @@ describe('controller gateway election', () => {
     assert.equal(isReady(undefined, now, 1.5), false);
   });
 
+  it('a stopping agent\'s last heartbeat stays Ready for its validFor when that is longer than the timeout, never shorter', () => {
+    assert.equal(isReady({ ready: true, time: at(4.9), validFor: 5 }, now, 0.75), true);
+    assert.equal(isReady({ ready: true, time: at(5), validFor: 5 }, now, 0.75), true);
+    assert.equal(isReady({ ready: true, time: at(5.1), validFor: 5 }, now, 0.75), false);
+    // A validFor shorter than the timeout does not shorten it (an emulated lab's timeout is 120 s).
+    assert.equal(isReady({ ready: true, time: at(60), validFor: 5 }, now, 120), true);
+    assert.equal(isReady({ ready: false, time: at(0), validFor: 5 }, now, 0.75), false);
+  });
+
   it('lists the Ready nodes among the configured ones', () => {
     const heartbeats = new Map([
       ['a', { ready: true, time: at(0.1) }],

@@ -37,14 +37,14 @@ export interface LabOptions {
   controlPlane?: ControlPlane;
   say: Say;
   /**
-   * Seconds without a heartbeat before a node is not Ready (default 0.75), and how long `up` waits for the
+   * Seconds without a heartbeat before a node is not Ready (default 0.6), and how long `up` waits for the
    * lab to converge (default 30 s): longer on a slow machine, such as an emulated VM.
    */
   heartbeatTimeout?: number;
   convergeTimeoutMs?: number;
   /**
    * Seconds between a controller's rounds (default 0.2; on Kubernetes 0.1) and between an agent's
-   * reconciles (default 0.25). An emulated VM wants them longer: there each round costs ten times the
+   * reconciles (default 0.2). An emulated VM wants them longer: there each round costs ten times the
    * CPU, and nine processes at rest would take most of the two CPUs the traffic checks need.
    */
   controllerInterval?: number;
@@ -52,15 +52,14 @@ export interface LabOptions {
 }
 
 /**
- * Seconds without a heartbeat before a node is not Ready. Standalone, agents write a heartbeat file every
- * 0.25 s, and a dead node's gateway fails over 0.75 s after its last one: about a second of traffic in
- * all (BENCHMARKS.md, "Lab"). An agent restart does not count as a death: a stopping agent's last
- * heartbeat keeps its node Ready for 5 s (`validFor`), the time its successor may take. On Kubernetes a
- * gateway candidate's agent renews its Lease every 0.2 s and the controller reconciles every 0.1 s: 0.6 s
- * fails a dead gateway over in under a second; an agent restart there moves the gateway (the old datapath
- * stays in place meanwhile, so that costs the move, not the restart).
+ * Seconds without a heartbeat before a node is not Ready: 0.6 s, three of the agents' heartbeats (every
+ * 0.2 s), as on Kubernetes, where a gateway candidate's agent renews its Lease every 0.2 s. A dead node's
+ * gateway then fails over in under a second of traffic (BENCHMARKS.md, "Lab"). Standalone, an agent
+ * restart does not count as a death: a stopping agent's last heartbeat keeps its node Ready for 5 s
+ * (`validFor`), the time its successor may take; on Kubernetes a restart moves the gateway (the old
+ * datapath stays in place meanwhile, so that costs the move, not the restart).
  */
-const defaultHeartbeatTimeout = (runDir: string, topology: LabTopology) => (runsOnKubernetes(runDir, topology) ? 0.6 : 0.75);
+const defaultHeartbeatTimeout = 0.6;
 
 export function savedTopology(runDir: string): LabTopology {
   try {
@@ -91,7 +90,7 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
 }
 
 /** Seconds between an agent's reconciles and heartbeats in the lab, by default. */
-const defaultAgentInterval = 0.25;
+const defaultAgentInterval = 0.2;
 
 function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>, onKubernetes: boolean): ControllerConfigDocument {
   const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
@@ -109,7 +108,7 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
     // On Kubernetes the nodes are the Node objects (kubernetes-control-plane.ts).
     ...(onKubernetes ? {} : { nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })) }),
     // defaultHeartbeatTimeout says why these values.
-    heartbeatTimeout: options.heartbeatTimeout ?? defaultHeartbeatTimeout(runDir, topology),
+    heartbeatTimeout: options.heartbeatTimeout ?? defaultHeartbeatTimeout,
     interval: options.controllerInterval ?? (onKubernetes ? 0.1 : 0.2),
   };
 }

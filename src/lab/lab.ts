@@ -165,8 +165,8 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
   startProcess(host.processDir, `agent-${node}`, [process.execPath, cli, 'agent', ...agentFlags(topology, runDir, node, dataplane, interval, host)]);
 }
 
-/** What a node's agent is given (also `--cleanup`, which must find what the agent made). */
-export function agentFlags(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval: number, host: NodeHost): string[] {
+/** What a node's agent is given. */
+function agentFlags(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval: number, host: NodeHost): string[] {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)

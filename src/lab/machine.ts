@@ -62,17 +62,25 @@ function interfaceWithMac(mac: string): string | undefined {
 const interfaceNamed = (name: string) => (JSON.parse(run(['ip', '-j', 'link', 'show'])) as { ifname: string }[]).some((l) => l.ifname === name);
 
 /**
- * The plan's NICs, found by MAC: renamed to ul0 and pub0 (so the agents and checks see the names of the
- * netns lab), given the lab's MTU and their address. Idempotent: a second run finds them named already.
+ * This machine's interface for each of the plan's NICs, found by MAC; throws naming the first that is
+ * missing, or a name already taken by another interface.
  */
-function configureNics(nics: readonly MachineNic[], mtu: number): void {
-  for (const nic of nics) {
+function findNics(nics: readonly MachineNic[]): { nic: MachineNic; dev: string }[] {
+  return nics.map((nic) => {
     const dev = interfaceWithMac(nic.mac);
     if (dev === undefined) throw new StateError(`no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait lab plan)?`);
-    if (dev !== nic.name) {
-      if (interfaceNamed(nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
-      batch('this machine', [`link set dev ${dev} down`, `link set dev ${dev} name ${nic.name}`]);
-    }
+    if (dev !== nic.name && interfaceNamed(nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
+    return { nic, dev };
+  });
+}
+
+/**
+ * The NICs renamed to ul0 and pub0 (so the agents and checks see the names of the netns lab), given the
+ * lab's MTU and their address. Idempotent: a second run finds them named already.
+ */
+function configureNics(found: readonly { nic: MachineNic; dev: string }[], mtu: number): void {
+  for (const { nic, dev } of found) {
+    if (dev !== nic.name) batch('this machine', [`link set dev ${dev} down`, `link set dev ${dev} name ${nic.name}`]);
     batch('this machine', [`link set dev ${nic.name} mtu ${mtu}`, `addr replace ${nic.address} dev ${nic.name}`, `link set dev ${nic.name} up`]);
   }
 }
@@ -123,6 +131,8 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   if (existsSync(host.processDir) || existsSync(nodePinRoot(node.name))) {
     throw new StateError(`${node.name} is already up on this machine (${host.processDir} or ${nodePinRoot(node.name)} exists); 'strait lab down --node ${node.name}' first`);
   }
+  // Checked before anything is written: a machine that is not the node changes nothing.
+  const nics = findNics(planned.nics);
   const { lab, test } = labPaces[options.pace];
   mkdirSync(runDir, { recursive: true });
   publishTopology(runDir, topology, node.name);
@@ -132,7 +142,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   say(`${node.name}: NICs ${planned.nics.map((n) => `${n.name} ${n.address}`).join(', ')}; ${node.pods.length} pods`);
   // The agents' and controllers' metrics servers listen on loopback (up on any machine but a bare namespace).
   batch('this machine', ['link set lo up']);
-  configureNics(planned.nics, topology.mtu);
+  configureNics(nics, topology.mtu);
   // The NICs existed before `default` was strict (and a distribution may make them loose): each is set too.
   sysctl('this machine', ['net.ipv4.ip_forward=1', ...strictReversePath, ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`)]);
   batch('this machine', podRoutes(cluster, node));

@@ -81,6 +81,16 @@ describe('lab across machines (real kernel, machines as network namespaces shari
   });
   labSuiteHooks(runDir, lines, say);
 
+  it('refuses to be a node whose NICs the machine does not have, naming the MAC, and writes nothing', async () => {
+    const before = machineState('a-gw');
+    const r = await onMachine('a-gw', ['up', '--node', 'b-gw', '--topology', topologyPath]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /no interface of this machine has the MAC 52:54:00:5a:03:00 that the plan gives ul0 \(network underlay-cluster-b\)/);
+    assert.deepEqual(machineState('a-gw'), before);
+    assert.equal(existsSync(join(runDir, 'topology.json')), false);
+    assert.equal(existsSync(join(runDir, 'machines')), false);
+  });
+
   it('refuses an encrypted peering on a kernel without ESP before changing anything @no-esp', async () => {
     const encrypted = join(defaultTopologyPath, '..', 'two-clusters-encrypted.yaml');
     const before = machineState('a-gw');

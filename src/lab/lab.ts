@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
-import { canonicalSpecText, specDigest } from '../api/node-dataplane';
+import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
@@ -20,7 +20,7 @@ import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
 import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
 import { knownProcesses, startProcess, stopProcess } from './processes';
-import { type LabCluster, type LabNode, type LabTopology, findPod, isEncrypted, loadTopology } from './topology';
+import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isEncrypted, loadTopology } from './topology';
 
 const cli = join(__dirname, '..', 'cli', 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
@@ -72,6 +72,15 @@ export function savedTopology(runDir: string): LabTopology {
 export const nodePinRoot = (node: string) => join(labPinRoot, node);
 export const nodeSpecPath = (runDir: string, cluster: string, node: string) => join(runDir, runDirPaths.nodeSpec(cluster, node));
 export const nodeStatusPath = (runDir: string, cluster: string, node: string) => join(runDir, runDirPaths.heartbeat(cluster, node));
+
+/** A node's last heartbeat (its agent writes one after each reconcile), or undefined before the first. */
+export function readHeartbeat(runDir: string, cluster: string, node: string): NodeDataplaneStatus | undefined {
+  try {
+    return JSON.parse(readFileSync(nodeStatusPath(runDir, cluster, node), 'utf8')) as NodeDataplaneStatus;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The IPsec secrets of a cluster's encrypted peerings: a file per peer, as `strait agent --ipsec-secrets` reads. */
 export const secretsDir = (runDir: string, cluster: string) => join(runDir, runDirPaths.secrets(cluster));
@@ -167,7 +176,7 @@ export function startAgent(topology: LabTopology, runDir: string, node: string, 
 
 /** What a node's agent is given. */
 function agentFlags(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval: number, host: NodeHost): string[] {
-  const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!;
+  const { cluster } = findNode(topology, node, 'node');
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)
     ? ['--flags-file', join(labConfigDir(runDir, cluster.id), 'agent.yaml'), '--kubeconfig', identityKubeconfigPath(runDir, cluster.id, 'agent'), '--namespace', defaultNamespace]

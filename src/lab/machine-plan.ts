@@ -36,7 +36,8 @@ export const publicNetwork = 'public';
  * Locally administered addresses would do, but 52:54:00 is the prefix qemu and libvirt give their NICs,
  * which some tools expect; 5a marks Strait's, then the machine's number (from 1) and the NIC's.
  */
-const mac = (machine: number, nic: number) => ['52', '54', '00', '5a', machine, nic].map((b) => (typeof b === 'number' ? b.toString(16).padStart(2, '0') : b)).join(':');
+const hexByte = (n: number) => n.toString(16).padStart(2, '0');
+const mac = (machine: number, nic: number) => `52:54:00:5a:${hexByte(machine)}:${hexByte(nic)}`;
 
 const withPrefix = (address: string, cidr: string) => `${address}/${cidr.split('/')[1]}`;
 

@@ -11,15 +11,16 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync } f
 import { join } from 'node:path';
 import { cleanupAgentNode } from '../agent/agent';
 import { runDirPaths } from '../api/run-dir';
-import { InputError, StateError } from '../errors';
+import { StateError } from '../errors';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { run } from '../kernel/command';
+import { dumpLinks } from '../kernel/rtnetlink';
 import { deleteNetns } from '../kernel/netns';
 import { writeFileAtomic } from '../store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
 import {
-  type LabDataplane, type Say, agentDataplane, machineHost, nodePinRoot, nodeStatusPath, readLabState, savedTopology, secretsDir,
+  type LabDataplane, type Say, agentDataplane, machineHost, nodePinRoot, readHeartbeat, readLabState, savedTopology, secretsDir,
   standaloneControllerConfig, startAgent, startEchoServers, startStandaloneController, waitForConvergence,
 } from './lab';
 import { clusterViews, reportOutcome, runPlannedChecks } from './lab-test';
@@ -31,15 +32,10 @@ import { batch, buildPods, podRoutes, strictReversePath, sysctl } from './networ
 import { type LabPaceName, labPaces } from './pace';
 import { knownProcesses, stopProcess } from './processes';
 import type { CheckResult } from './run-checks';
-import { type LabCluster, type LabNode, type LabTopology, loadTopology } from './topology';
+import { type LabTopology, findNode, loadTopology } from './topology';
 
 const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 const resultsFile = (runDir: string, node: string) => join(runDir, runDirPaths.results(node));
-
-function findNode(topology: LabTopology, name: string): { cluster: LabCluster; node: LabNode } {
-  for (const cluster of topology.clusters) for (const node of cluster.nodes) if (node.name === name) return { cluster, node };
-  throw new InputError('--node', name, `is not a node of the topology (${topology.clusters.flatMap((c) => c.nodes.map((n) => n.name)).join(', ')})`);
-}
 
 /**
  * Every machine writes the same topology.json (atomically: a reader never sees half of it); one that
@@ -53,23 +49,16 @@ function publishTopology(runDir: string, topology: LabTopology, node: string): v
   writeFileAtomic(topologyFile(runDir), text, 0o644, node);
 }
 
-/** This machine's interface of a MAC address (lower case), or undefined (read over netlink: /sys may be another namespace's). */
-function interfaceWithMac(mac: string): string | undefined {
-  const links = JSON.parse(run(['ip', '-j', 'link', 'show'])) as { ifname: string; address?: string }[];
-  return links.find((l) => l.address?.toLowerCase() === mac)?.ifname;
-}
-
-const interfaceNamed = (name: string) => (JSON.parse(run(['ip', '-j', 'link', 'show'])) as { ifname: string }[]).some((l) => l.ifname === name);
-
 /**
- * This machine's interface for each of the plan's NICs, found by MAC; throws naming the first that is
- * missing, or a name already taken by another interface.
+ * This machine's interface for each of the plan's NICs, found by MAC in one link dump (rtnetlink); throws
+ * naming the first that is missing, or a name already taken by another interface.
  */
 function findNics(nics: readonly MachineNic[]): { nic: MachineNic; dev: string }[] {
+  const links = dumpLinks();
   return nics.map((nic) => {
-    const dev = interfaceWithMac(nic.mac);
+    const dev = links.find((l) => l.address?.toLowerCase() === nic.mac)?.ifname;
     if (dev === undefined) throw new StateError(`no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait lab plan)?`);
-    if (dev !== nic.name && interfaceNamed(nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
+    if (dev !== nic.name && links.some((l) => l.ifname === nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
     return { nic, dev };
   });
 }
@@ -166,14 +155,6 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
     await sleep(200);
   }
   say(`${node.name} is up`);
-}
-
-function readHeartbeat(runDir: string, cluster: string, node: string): { ready: boolean; time: string; error?: string } | undefined {
-  try {
-    return JSON.parse(readFileSync(nodeStatusPath(runDir, cluster, node), 'utf8')) as { ready: boolean; time: string; error?: string };
-  } catch {
-    return undefined;
-  }
 }
 
 /** What `strait lab test --node` leaves for `strait lab report`. */

@@ -153,3 +153,9 @@ export function findPod(topology: LabTopology, pod: string): { cluster: LabClust
   for (const cluster of topology.clusters) for (const node of cluster.nodes) for (const p of node.pods) if (p.name === pod) return { cluster, node, pod: p };
   throw new InputError('pod', pod, 'is not a pod of the topology');
 }
+
+/** Where a node is; `field` names the option or field that gave its name, for the error. */
+export function findNode(topology: LabTopology, name: string, field = '--node'): { cluster: LabCluster; node: LabNode } {
+  for (const cluster of topology.clusters) for (const node of cluster.nodes) if (node.name === name) return { cluster, node };
+  throw new InputError(field, name, `is not a node of the topology (${topology.clusters.flatMap((c) => c.nodes.map((n) => n.name)).join(', ')})`);
+}

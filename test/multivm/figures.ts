@@ -5,7 +5,7 @@
  * these emulated wires), measured in the same run. Request/response latency is left out: under TCG it
  * measures the emulator's scheduling, not the path.
  */
-import { crrBinary, crrParallel, parseCrr, parseIperf3, ports, toolSeconds } from '../bench/e2e/traffic';
+import { parseCrr, parseIperf3, toolCommands, toolSeconds } from '../bench/e2e/traffic';
 import { podNetns } from '../../src/lab/names';
 
 export interface CrossFigures {
@@ -22,14 +22,14 @@ async function must(exec: Exec, machine: string, script: string): Promise<string
   return r.output;
 }
 
-const inNetns = (netns: string | undefined, argv: string) => (netns ? `ip netns exec ${netns} ${argv}` : argv);
+/** A command line for the machine's shell, in `netns` when given. */
+const inNetns = (netns: string | undefined, argv: readonly string[]) => [...(netns ? ['ip', 'netns', 'exec', netns] : []), ...argv].join(' ');
 
-/** The servers where `to` is (a pod namespace, or the machine itself), each in the background. */
+/** The bench's two servers where `to` is (a pod namespace, or the machine itself), in the background, both listening. */
 const serve = (netns: string | undefined) => [
-  `${inNetns(netns, `setsid ${crrBinary} serve ${ports.crr}`)} </dev/null >/dev/null 2>&1 &`,
-  `${inNetns(netns, `iperf3 --server --daemon --port ${ports.iperf3}`)} </dev/null >/dev/null 2>&1`,
-  // Both listening before the client starts.
-  `for i in $(seq 100); do ${inNetns(netns, 'ss -Htln')} | grep -q ':${ports.crr} ' && ${inNetns(netns, 'ss -Htln')} | grep -q ':${ports.iperf3} ' && exit 0; sleep 0.1; done; exit 1`,
+  `${inNetns(netns, ['setsid', ...toolCommands.crrServer])} </dev/null >/dev/null 2>&1 &`,
+  `${inNetns(netns, [...toolCommands.iperf3Server, '--daemon'])} </dev/null >/dev/null 2>&1`,
+  `for i in $(seq 100); do ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.crrServer.at(-1)} ' && ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.iperf3Server.at(-1)} ' && exit 0; sleep 0.1; done; exit 1`,
 ].join('\n');
 
 /**
@@ -41,8 +41,8 @@ async function measure(exec: Exec, path: string, from: { machine: string; pod?: 
   const fromNetns = from.pod ? podNetns(from.pod) : undefined;
   await must(exec, to.machine, serve(toNetns));
   try {
-    const crr = await must(exec, from.machine, inNetns(fromNetns, `${crrBinary} run ${address} ${ports.crr} ${toolSeconds} ${crrParallel}`));
-    const iperf = await must(exec, from.machine, inNetns(fromNetns, `iperf3 --client ${address} --port ${ports.iperf3} --time ${toolSeconds} --json`));
+    const crr = await must(exec, from.machine, inNetns(fromNetns, toolCommands.crrClient(address)));
+    const iperf = await must(exec, from.machine, inNetns(fromNetns, toolCommands.iperf3Client(address)));
     return { path, connectionsPerSecond: parseCrr(lastJson(crr)).perSecond, streamMbps: parseIperf3(iperf.slice(iperf.indexOf('{'))) * 1000 };
   } finally {
     await exec(to.machine, 'pkill -x iperf3; pkill -f "tcp-crr serve"; true', 30_000);

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { join, resolve } from 'node:path';
 import { requireRoot } from '../support/kernel';
 import { buildCrr } from '../bench/e2e/traffic';
+import { saPacketCounts } from '../support/xfrm-state';
 import { crossVmFigures, figuresLine } from './figures';
 import { type Machines, type Plan, qemuProcessesOf, startMachines } from './machines';
 
@@ -27,8 +28,6 @@ const runs = [
   { name: 'ipsec', dataplane: 'kernel', topology: join(repo, 'src/lab/topologies/two-clusters-encrypted.yaml') },
 ];
 
-/** Packets each of a machine's ESP states carried (`ip -s xfrm state`: "N(bytes), M(packets)" under "lifetime current"). */
-const saPackets = (xfrmState: string) => [...xfrmState.matchAll(/lifetime current:\s*\n\s*\d+\(bytes\), (\d+)\(packets\)/g)].map((m) => Number(m[1]));
 const minutes = (n: number) => n * 60_000;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
@@ -79,7 +78,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
       const { gateway } = JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string };
       const { code, output } = await machines!.exec(gateway, 'ip -s xfrm state', 30_000);
       assert.equal(code, 0, output);
-      const counts = saPackets(output);
+      const counts = saPacketCounts(output);
       assert.equal(counts.length, 2, `${cluster}'s gateway ${gateway} has one ESP state each way:\n${output.replace(/0x[0-9a-f]+/g, '(key)')}`);
       assert.ok(counts.every((n) => n > 0), `${cluster}'s states carried traffic both ways: ${counts.join(', ')}`);
     }

@@ -8,7 +8,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type LabDataplane, type Say, labDown, nodePinRoot, nodeStatusPath, startAgent } from '../../src/lab/lab';
+import { type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../src/lab/lab';
+import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
 import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../src/lab/processes';
 import type { LabTopology } from '../../src/lab/topology';
@@ -54,9 +55,12 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
 
 export { emulatedLab, emulatedPace } from '../../src/lab/pace';
 
-/** A node's last heartbeat (its agent writes one after each reconcile). */
-export const heartbeatOf = (runDir: string, cluster: string, node: string) =>
-  JSON.parse(readFileSync(nodeStatusPath(runDir, cluster, node), 'utf8')) as { ready: boolean; time: string };
+/** A node's last heartbeat (its agent writes one after each reconcile); fails when there is none. */
+export function heartbeatOf(runDir: string, cluster: string, node: string): NodeDataplaneStatus {
+  const heartbeat = readHeartbeat(runDir, cluster, node);
+  assert.ok(heartbeat, `${node} has written no heartbeat`);
+  return heartbeat;
+}
 
 /**
  * Stops a node's agent (SIGTERM: it leaves the datapath in place) and starts a new one; resolves once the

@@ -20,6 +20,7 @@ import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { encryptionRequirements } from '../../src/probe/features';
 import { cannotRunHere, requireKernel, requireRoot } from '../support/kernel';
+import { saPacketCounts } from '../support/xfrm-state';
 import { emulatedLab, emulatedPace, gatewayOf, heartbeatOf, pingFor } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-vm-${process.pid}`;
@@ -32,11 +33,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pings = async (pod: string, address: string, count: number) => (await pingFor(pod, address, count, 0.2)).received;
 
 
-/** Packets the gateway's Strait SAs have carried (`ip -s xfrm state`: "N(bytes), M(packets)" under "lifetime current"). */
-function saPackets(node: string): number[] {
-  const text = run(['ip', '-n', nodeNetns(node), '-s', 'xfrm', 'state']);
-  return [...text.matchAll(/lifetime current:\s*\n\s*\d+\(bytes\), (\d+)\(packets\)/g)].map((m) => Number(m[1]));
-}
+/** Packets the gateway's Strait SAs have carried. */
+const saPackets = (node: string) => saPacketCounts(run(['ip', '-n', nodeNetns(node), '-s', 'xfrm', 'state']));
 
 /** Replaces a secret file the way a Secret volume is updated: a new file renamed over the old one. */
 function writeSecret(path: string, base64: string): void {

@@ -8,11 +8,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { podNetns } from '../../../src/lab/names';
 
-export const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
+const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
 /** Seconds each tool runs: long enough for a stable figure, short enough for 30-odd measurements. */
 export const toolSeconds = 4;
 /** The connect/close loop's processes: at most 2 on a 2-core machine, where the lab's pods share the cores. */
-export const crrParallel = 2;
+const crrParallel = 2;
 
 /**
  * sockperf's client and server share one CPU: the round trip is then the path's own cost, without the
@@ -21,7 +21,7 @@ export const crrParallel = 2;
 const sameCpu = ['taskset', '-c', '0'];
 
 const crrSource = join(__dirname, '..', '..', '..', '..', 'test', 'bench', 'tools', 'tcp-crr.c');
-export const crrBinary = join(__dirname, '..', 'tools', 'tcp-crr');
+const crrBinary = join(__dirname, '..', 'tools', 'tcp-crr');
 
 /** Compiles tcp-crr into dist/ (Debian has no TCP_CRR tool); cc is on every machine that builds Strait. */
 export function buildCrr(): void {
@@ -36,12 +36,20 @@ function inPod(pod: string, argv: string[], withStderr = false): string {
   return withStderr ? `${r.stdout}${r.stderr}` : r.stdout;
 }
 
+/** The command lines of the tools, for a pod here or a machine of a lab across VMs (test/multivm/figures.ts). */
+export const toolCommands = {
+  crrServer: [crrBinary, 'serve', String(ports.crr)],
+  iperf3Server: ['iperf3', '--server', '--port', String(ports.iperf3)],
+  crrClient: (address: string) => [crrBinary, 'run', address, String(ports.crr), String(toolSeconds), String(crrParallel)],
+  iperf3Client: (address: string) => ['iperf3', '--client', address, '--port', String(ports.iperf3), '--time', String(toolSeconds), '--json'],
+};
+
 /** The three servers in one pod, on every address of it; `stop` ends their process groups. */
 export function startServers(pod: string): { stop: () => void } {
   const commands = [
-    [crrBinary, 'serve', String(ports.crr)],
+    toolCommands.crrServer,
     [...sameCpu, 'sockperf', 'server', '--tcp', '-p', String(ports.sockperf)],
-    ['iperf3', '--server', '--port', String(ports.iperf3)],
+    toolCommands.iperf3Server,
   ];
   const children: ChildProcess[] = commands.map((argv) => spawn('ip', ['netns', 'exec', podNetns(pod), ...argv], { detached: true, stdio: 'ignore' }));
   return {
@@ -91,11 +99,9 @@ export function parseIperf3(output: string): number {
   return r.end.sum_received.bits_per_second / 1e9;
 }
 
-export const connectionsPerSecond = (client: string, address: string) =>
-  parseCrr(inPod(client, [crrBinary, 'run', address, String(ports.crr), String(toolSeconds), String(crrParallel)]));
+export const connectionsPerSecond = (client: string, address: string) => parseCrr(inPod(client, toolCommands.crrClient(address)));
 
 export const requestResponse = (client: string, address: string) =>
   parseSockperf(inPod(client, [...sameCpu, 'sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)], true));
 
-export const stream = (client: string, address: string) =>
-  parseIperf3(inPod(client, ['iperf3', '--client', address, '--port', String(ports.iperf3), '--time', String(toolSeconds), '--json']));
+export const stream = (client: string, address: string) => parseIperf3(inPod(client, toolCommands.iperf3Client(address)));

@@ -41,13 +41,14 @@ export function failureSummary(outcome: LabTestOutcome): string {
  * seconds): convergence, the start of each probe process, how long an echo probe waits for its answer,
  * how many probes run at once, and how long an agent's metrics server may take to answer a scrape. The
  * echo's answer comes from the echo server, a node process in the pod: in an emulated VM on a loaded
- * machine it can wait seconds for a CPU, which the path itself (in the kernel) has no part in. ICMP
- * probes, answered by the kernel, wait the same everywhere.
+ * machine it can wait seconds for a CPU, which the path itself (in the kernel) has no part in. An ICMP
+ * reply comes from the kernel, but there too a loaded emulated VM's kernel can leave it hundreds of ms
+ * late: ping gets the same wait.
  */
 export interface LabPace {
   convergeTimeoutMs: number;
   probeStartTimeoutMs: number;
-  /** How long a tcp, udp, frag or unreach probe waits for its answer (the bulk `pmtu-tcp` echo: 15 s). */
+  /** How long a probe waits for its answer: each ping reply, a tcp, udp, frag or unreach echo (the bulk `pmtu-tcp` echo: 15 s). */
   echoWaitMs: number;
   concurrency: number;
   scrapeTimeoutMs: number;

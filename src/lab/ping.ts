@@ -21,6 +21,56 @@ export function pingOutcome(exitCode: number, stdout: string, stderr: string): P
   throw new Error(`ping did not give an answer (exit ${exitCode}): ${(stderr || stdout).trim() || 'no output'}`);
 }
 
+/** `count` echo requests `intervalS` apart, each given at least `waitS` to be answered. */
+export interface EchoRequests {
+  count: number;
+  intervalS: number;
+  waitS: number;
+}
+
+/**
+ * ping's command line for a probe of `requests`, replies printed one per line. A deadline (`-w`), not a
+ * reply timeout (`-W`): with `-c` alone, once any reply came ping stops waiting max(twice its slowest
+ * reply, the interval) after its last request, so a reply 200 ms late under load counted as lost. With a
+ * deadline ping waits until `count` replies came, sending on meanwhile (which is why echoOutcome reads
+ * which requests were answered, not how many replies came), but stops at the first ICMP error: right
+ * for a probe, where an error is a failure anyway.
+ */
+export function pingArgv(address: string, requests: EchoRequests): string[] {
+  const deadlineS = Math.ceil((requests.count - 1) * requests.intervalS + requests.waitS);
+  return ['ping', '-n', '-c', String(requests.count), '-i', String(requests.intervalS), '-w', String(deadlineS), address];
+}
+
+export interface EchoOutcome extends PingCount {
+  /** The sequence numbers (1..count) of the requests sent and never answered. */
+  unanswered: number[];
+  /** The time of each reply (ms since the epoch), in the order they came; with ping's `-D` only. */
+  replyTimesMs: number[];
+}
+
+// "[1700000000.123456] 64 bytes from 10.0.1.10: icmp_seq=3 ttl=62 time=0.101 ms", a duplicate ending "(DUP!)".
+const replyLine = /^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_seq=(\d+) .*time=[\d.]+ ms$/gm;
+
+/**
+ * Which of the first `count` requests of a ping (pingArgv's, or one sending more) were answered:
+ * `transmitted` counts those of them that went out (all, unless ping stopped first: at its deadline, or
+ * at an ICMP error under one), `received` those answered. Requests sent after them are not judged, nor
+ * are duplicate replies.
+ */
+export function echoOutcome(exitCode: number, stdout: string, stderr: string, count: number): EchoOutcome {
+  const counts = pingOutcome(exitCode, stdout, stderr);
+  const answered = new Set<number>();
+  const replyTimesMs: number[] = [];
+  for (const m of stdout.matchAll(replyLine)) {
+    const seq = Number(m[2]);
+    if (m[1] !== undefined) replyTimesMs.push(Number(m[1]) * 1000);
+    if (seq <= count) answered.add(seq);
+  }
+  const transmitted = Math.min(count, counts.transmitted);
+  const unanswered = Array.from({ length: transmitted }, (_, i) => i + 1).filter((seq) => !answered.has(seq));
+  return { transmitted, received: transmitted - unanswered.length, unanswered, replyTimesMs };
+}
+
 /**
  * What one ping of the pod's MTU with DF set (`ping -M do -s MTU-28 -c 1`) says about the path: it must
  * be refused with an ICMP "fragmentation needed" naming an MTU below the pod's, either now ("From X

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Probe, TrafficCheck } from './checks';
 import { bulkSize } from './echo-client';
 import { closedPort, echoPort, podNetns } from './names';
-import { pathMtuVerdict, pingOutcome } from './ping';
+import { echoOutcome, pathMtuVerdict, pingArgv } from './ping';
 
 export interface CheckResult extends TrafficCheck {
   ok: boolean;
@@ -37,9 +37,12 @@ function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout
 async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number): Promise<{ reached: boolean; detail: string }> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   if (check.probe === 'icmp') {
-    const r = await exec([...inPod, 'ping', '-c', String(pingCount), '-i', '0.2', '-W', '1', '-q', check.address], timeoutMs);
-    const { transmitted, received } = pingOutcome(r.code, r.stdout, r.stderr);
-    return { reached: received === pingCount, detail: `${received}/${transmitted} answered` };
+    const r = await exec([...inPod, ...pingArgv(check.address, { count: pingCount, intervalS: 0.2, waitS: echoWaitMs / 1000 })], timeoutMs);
+    const { transmitted, received, unanswered } = echoOutcome(r.code, r.stdout, r.stderr, pingCount);
+    // Blocked: no request answered; otherwise every one.
+    const reached = check.expect === 'blocked' ? received > 0 : received === pingCount;
+    const missing = unanswered.length ? ` (no reply to icmp_seq ${unanswered.join(', ')})` : '';
+    return { reached, detail: `${received}/${transmitted} answered${missing}` };
   }
   if (check.probe === 'pmtu-icmp') {
     // ICMP echo: 8 bytes of header and 20 of IPv4 under the payload make a packet of the pod's MTU.

@@ -7,7 +7,7 @@ import { CommandError, ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, withThrowawayNetns } from '../../src/kernel/netns';
 import type { Feature, ProbeReport } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
-import { type PingCount, pingOutcome } from '../../src/lab/ping';
+import { type EchoOutcome, type PingCount, echoOutcome, pingArgv } from '../../src/lab/ping';
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -99,15 +99,18 @@ export function vethPair(): { left: string; right: string; cleanup: () => void }
 }
 
 /**
- * `count` pings from `ns` to `address`, 0.2 s apart, each waiting up to 1 s for its reply: how many went
- * out and came back. Throws when ping gives no answer about the path (a missing namespace, a bad address,
- * a send error): a "dropped" check must see ping's own "no reply", nothing else.
+ * `count` pings from `ns` to `address`, 0.2 s apart, each given at least 1 s for its reply: how many of
+ * them went out and were answered (see echoOutcome). Throws when ping gives no answer about the path (a
+ * missing namespace, a bad address, a send error): a "dropped" check must see ping's own "no reply".
  */
 export function ping(ns: string, address: string, count = 3): PingCount {
+  const argv = ['ip', 'netns', 'exec', ns, ...pingArgv(address, { count, intervalS: 0.2, waitS: 1 })];
+  let outcome: EchoOutcome;
   try {
-    return pingOutcome(0, run(['ip', 'netns', 'exec', ns, 'ping', '-c', String(count), '-i', '0.2', '-W', '1', '-q', address]), '');
+    outcome = echoOutcome(0, run(argv), '', count);
   } catch (err) {
     if (!(err instanceof CommandError)) throw err;
-    return pingOutcome(err.status ?? -1, err.stdout, err.stderr);
+    outcome = echoOutcome(err.status ?? -1, err.stdout, err.stderr, count);
   }
+  return { transmitted: outcome.transmitted, received: outcome.received };
 }

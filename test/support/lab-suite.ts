@@ -16,7 +16,7 @@ import type { LabTopology } from '../../src/lab/topology';
 import { inspectNode } from '../../src/datapath/inspect';
 import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
-import { type PingCount, pingOutcome } from '../../src/lab/ping';
+import { type PingCount, echoOutcome } from '../../src/lab/ping';
 import { cannotRunHere } from './kernel';
 import { waitFor } from './wait';
 
@@ -96,19 +96,23 @@ export interface PingRun extends PingCount {
   longestGapMs: number;
 }
 
-/** `count` pings `intervalS` apart (1 s deadline each) from a lab pod: how many were sent and answered, and the longest gap. */
+/**
+ * `count` pings `intervalS` apart from a lab pod: how many of them went out and were answered (see
+ * echoOutcome), and the longest gap. Not pingArgv's deadline: with one, ping stops at the first ICMP
+ * error, which a failover may well bring. Instead ping sends a second's worth of requests more, not
+ * judged, so that each judged request has at least a second for its reply before ping stops.
+ */
 export async function pingFor(pod: string, address: string, count: number, intervalS = 0.01): Promise<PingRun> {
+  const argv = ['ping', '-n', '-D', '-i', String(intervalS), '-c', String(count + Math.ceil(1 / intervalS)), '-W', '1', address];
   const started = Date.now();
   const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-    execFile('ip', ['netns', 'exec', podNetns(pod), 'ping', '-D', '-i', String(intervalS), '-c', String(count), '-W', '1', address], { timeout: 120_000, maxBuffer: 16 << 20 }, (err, out, errOut) =>
+    execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 300_000, maxBuffer: 16 << 20 }, (err, out, errOut) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: out, stderr: errOut })));
   const ended = Date.now();
-  const counts = pingOutcome(code, stdout, stderr);
-  // Replies: "[1700000000.123456] 64 bytes from ...: icmp_seq=..."
-  const replies = [...stdout.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
-  const marks = [started, ...replies, ended];
+  const { transmitted, received, replyTimesMs } = echoOutcome(code, stdout, stderr, count);
+  const marks = [started, ...replyTimesMs, ended];
   const longestGapMs = Math.round(Math.max(...marks.slice(1).map((t, i) => t - marks[i]!)));
-  return { ...counts, longestGapMs };
+  return { transmitted, received, longestGapMs };
 }
 
 /** How many peers a node has programmed, read from the kernel: map entries, or tunnel rules and routes. */

@@ -28,14 +28,20 @@ const noAnswer = `PING 10.219.0.9 (10.219.0.9) 56(84) bytes of data.
 --- 10.219.0.9 ping statistics ---
 10 packets transmitted, 0 received, 100% packet loss, time 1835ms
 `;
-// A duplicate reply as ping prints one (this text written by hand in its format).
+// A duplicate reply, and an ICMP error that stops a ping with a deadline, as ping prints them (written by hand).
 const duplicated = `PING 10.219.0.2 (10.219.0.2) 56(84) bytes of data.
 64 bytes from 10.219.0.2: icmp_seq=1 ttl=64 time=0.041 ms
 64 bytes from 10.219.0.2: icmp_seq=1 ttl=64 time=0.052 ms (DUP!)
 64 bytes from 10.219.0.2: icmp_seq=3 ttl=64 time=0.061 ms
 
 --- 10.219.0.2 ping statistics ---
-2 packets transmitted, 2 received, +1 duplicates, 0% packet loss, time 1400ms
+3 packets transmitted, 2 received, +1 duplicates, 33.3333% packet loss, time 400ms
+`;
+const stoppedByError = `PING 10.219.0.9 (10.219.0.9) 56(84) bytes of data.
+From 10.219.0.1 icmp_seq=1 Destination Net Unreachable
+
+--- 10.219.0.9 ping statistics ---
+1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms
 `;
 
 describe('lab ping probe: which requests were answered', () => {
@@ -53,7 +59,8 @@ describe('lab ping probe: which requests were answered', () => {
   });
 
   it('judges only the requests sent, ignores duplicates, and says nothing came back when nothing did', () => {
-    assert.deepEqual(echoOutcome(1, duplicated, '', 3), { transmitted: 2, received: 1, unanswered: [2], replyTimesMs: [] });
+    assert.deepEqual(echoOutcome(1, duplicated, '', 3), { transmitted: 3, received: 2, unanswered: [2], replyTimesMs: [] });
+    assert.deepEqual(echoOutcome(1, stoppedByError, '', 3), { transmitted: 1, received: 0, unanswered: [1], replyTimesMs: [] });
     assert.deepEqual(echoOutcome(1, noAnswer, '', 3), { transmitted: 3, received: 0, unanswered: [1, 2, 3], replyTimesMs: [] });
   });
 

@@ -16,8 +16,11 @@ const ownedKeys = new Set(ownedTables.map((t) => tableKey(t.family, t.name)));
 /** `table X {}` creates the table when absent, so the `delete` that follows never fails. */
 const dropOwnedTables = ownedTables.map((t) => `table ${t.family} ${t.name} {}\ndelete table ${t.family} ${t.name}\n`).join('');
 
-/** Normalised listing of Strait's tables, by table: what the kernel holds, kernel handles left out. */
-type OwnedState = Map<string, string>;
+/**
+ * Normalised listing of Strait's tables, by table (`family name`): what the kernel holds, one JSON object
+ * per line, kernel handles left out.
+ */
+export type OwnedState = Map<string, string>;
 
 /**
  * The last script installed and what the kernel listed just after: the state to keep. Only the kernel
@@ -62,7 +65,8 @@ interface ListedObject {
   name?: string;
 }
 
-function liveState(netns?: string): OwnedState {
+/** What the kernel holds now of Strait's tables, normalised: two listings are equal when the state is. */
+export function liveState(netns?: string): OwnedState {
   const listing = listRuleset(netns) as { nftables: Record<string, ListedObject>[] };
   const state: OwnedState = new Map();
   for (const item of listing.nftables) {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InputError } from '../../src/errors';
-import { applyNat, removeNat } from '../../src/fallback/nat-apply';
+import { applyNat, liveState, removeNat } from '../../src/fallback/nat-apply';
 import { natRuleset } from '../../src/fallback/nat-ruleset';
 import { ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
@@ -529,6 +531,44 @@ describe('fallback: nftables NAT (real kernel)', function () {
       assert.equal(map.elem.length, 10_000);
       assert.ok(map.elem.some(([k, v]) => k === '10.50.40.15' && v === '10.0.39.15'));
     });
+  });
+
+  /*
+   * Known answers: the tables as the kernel listed them (normalised as applyNat compares them) after the
+   * fallback installed them as an nft-syntax script, before it wrote nft's JSON instead. The document
+   * natRuleset writes now must make exactly that state.
+   */
+  describe('the kernel state of the ruleset', () => {
+    const listings = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'test', 'fallback', 'nat-ruleset.listing.json'), 'utf8')) as Record<string, unknown>;
+    let netns: string;
+    beforeEach(() => {
+      netns = uniqueName('strait-nat');
+      createNetns(netns);
+    });
+    afterEach(() => deleteNetns(netns));
+
+    const ownedListing = () => Object.fromEntries([...liveState(netns)].map(([table, lines]) => [table, lines.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)]));
+    const worker = () => {
+      const s = spec();
+      s.node.role = 'worker';
+      return s;
+    };
+    const ipsecToA = () => {
+      const s = spec();
+      s.peers[0]!.transport = 'ipsec';
+      return s;
+    };
+    const cases = [
+      { name: 'gateway', spec, mtus: undefined },
+      { name: 'worker', spec: worker, mtus: undefined },
+      { name: 'gateway, IPsec to A, 9000-byte underlay', spec: ipsecToA, mtus: { vxlan: 8950, ipsec: 8920 } },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: the tables the kernel lists are the known answer`, () => {
+        applyNat(natRuleset(c.spec(), devices, c.mtus), netns);
+        assert.deepEqual(ownedListing(), listings[c.name]);
+      });
+    }
   });
 
   describe('input checking', () => {

@@ -596,6 +596,14 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
 
     describe("refuses a document with a command outside Strait's tables, naming the command and the table", () => {
+      // In a namespace of its own: were the guard broken, the document would be written there, not here.
+      let netns: string;
+      beforeEach(() => {
+        netns = uniqueName('strait-nat');
+        createNetns(netns);
+      });
+      afterEach(() => deleteNetns(netns));
+
       const owned = natRuleset(spec(), devices).nftables;
       const refused: { what: string; command: unknown; value: string }[] = [
         { what: 'another table', command: { add: { table: { family: 'ip', name: 'filter' } } }, value: 'add table ip filter' },
@@ -616,9 +624,10 @@ describe('fallback: nftables NAT (real kernel)', function () {
         it(r.what, () => {
           const ruleset = { nftables: [...owned, r.command] } as NftDocument;
           assert.throws(
-            () => applyNat(ruleset),
+            () => applyNat(ruleset, netns),
             (err: unknown) => err instanceof InputError && err.field === `ruleset.nftables[${owned.length}]` && err.value === r.value,
           );
+          assert.equal(liveState(netns).size, 0, 'nothing of the document was written');
         });
       }
     });

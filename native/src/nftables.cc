@@ -1,5 +1,5 @@
-// nftables in-process through libnftables, instead of an `nft` process per call: a script (nft syntax, or
-// JSON commands) run as one transaction in a namespace, with the output and errors nft would print
+// nftables in-process through libnftables, instead of an `nft` process per call: commands (nft syntax, or
+// nft's JSON document) run as one transaction in a namespace, with the output and errors nft would print
 // captured. The context, and the netlink socket it opens, live only for the call, inside NetnsGuard.
 #include <nftables/libnftables.h>
 
@@ -16,6 +16,9 @@ struct ContextFree {
   void operator()(nft_ctx* ctx) const { nft_ctx_free(ctx); }
 };
 
+// What nft prints before an error of JSON input: the input has no lines to point at.
+constexpr char kJsonLocation[] = "internal:0:0-0: ";
+
 // nft reports an errno only as its text on the error stream, with the offending line: "Error: Could not
 // process rule: <strerror>" from the kernel, "Error: <strerror>; did you mean ..." from its own cache
 // checks. Anything else (a syntax error) is EINVAL; errno itself is whatever a library call left.
@@ -29,8 +32,9 @@ int ErrnoOf(const std::string& text) {
   return EINVAL;
 }
 
-// nftRun(netns, commands, json, check) -> what nft printed (with `json`, the JSON output: a listing).
-// `check` validates the commands with the kernel without applying them (nft --check).
+// nftRun(netns, commands, json, check) -> what nft printed. With `json`, commands that parse as JSON are
+// nft's JSON document (anything else is nft syntax, as libnftables falls back) and the output is JSON (a
+// listing). `check` validates the commands with the kernel without applying them (nft --check).
 Napi::Value NftRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
@@ -45,6 +49,7 @@ Napi::Value NftRun(const Napi::CallbackInfo& info) {
   errno = 0;
   if (nft_run_cmd_from_buffer(ctx.get(), commands.c_str()) != 0) {
     std::string text = nft_ctx_get_error_buffer(ctx.get());
+    for (size_t at; (at = text.find(kJsonLocation)) != std::string::npos;) text.erase(at, sizeof kJsonLocation - 1);
     int err = ErrnoOf(text);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     ThrowBpfError(env, check ? "nft check" : "nft", err, text);

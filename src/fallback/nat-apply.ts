@@ -1,11 +1,13 @@
 /**
- * Installs the script of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together in
- * one nftables transaction (libnftables in this process: src/kernel/nftables.ts), so the kernel never runs a half-written NAT. Reconciling: the live tables are
- * compared with what the kernel listed right after this process installed the same script, and nothing
- * is written when they are equal; a rule or element changed or deleted by hand makes them differ, and the
- * next apply restores it. No other table is read for a decision or written.
+ * Installs the document of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together
+ * in one nftables transaction (libnftables in this process: src/kernel/nftables.ts), so the kernel never
+ * runs a half-written NAT. Reconciling: the live tables are compared with what the kernel listed right
+ * after this process installed the same document, and nothing is written when they are equal; a rule or
+ * element changed or deleted by hand makes them differ, and the next apply restores it. No other table is
+ * read for a decision or written.
  */
 import { InputError } from '../errors';
+import type { NftCommand, NftDocument } from '../kernel/nft-json';
 import { listRuleset, runNft } from '../kernel/nftables';
 import { FILTER_TABLE, NAT_TABLE } from './nat-ruleset';
 
@@ -13,48 +15,70 @@ const ownedTables = [NAT_TABLE, FILTER_TABLE];
 const tableKey = (family: string, name: string) => `${family} ${name}`;
 const ownedKeys = new Set(ownedTables.map((t) => tableKey(t.family, t.name)));
 
-/** `table X {}` creates the table when absent, so the `delete` that follows never fails. */
-const dropOwnedTables = ownedTables.map((t) => `table ${t.family} ${t.name} {}\ndelete table ${t.family} ${t.name}\n`).join('');
-
-/** Normalised listing of Strait's tables, by table: what the kernel holds, kernel handles left out. */
-type OwnedState = Map<string, string>;
+/** `add table` creates the table when absent, so the `delete` that follows never fails. */
+const dropOwnedTables: NftCommand[] = ownedTables.flatMap((t) => [{ add: { table: { ...t } } }, { delete: { table: { ...t } } }]);
 
 /**
- * The last script installed and what the kernel listed just after: the state to keep. Only the kernel
- * knows how it lists a script (elements reordered, expressions normalised), so the listing is taken
- * from the install itself; trying the script in a scratch namespace instead would need CAP_SYS_ADMIN,
- * which the agent's container does not have (docs/helm.md). A new process installs once.
+ * Normalised listing of Strait's tables, by table (`family name`): what the kernel holds, one JSON object
+ * per line, kernel handles left out.
  */
-let installed: { script: string; state: OwnedState } | undefined;
+export type OwnedState = Map<string, string>;
 
-export function applyNat(script: string, netns?: string): { changed: boolean } {
-  checkOnlyOwnedTables(script);
-  if (installed?.script === script && sameState(liveState(netns), installed.state)) return { changed: false };
-  runNft(dropOwnedTables + script, netns);
-  installed = { script, state: liveState(netns) };
+/**
+ * The last document installed (serialised) and what the kernel listed just after: the state to keep. Only
+ * the kernel knows how it lists a document (elements reordered, expressions normalised), so the listing is
+ * taken from the install itself; trying the document in a scratch namespace instead would need
+ * CAP_SYS_ADMIN, which the agent's container does not have (docs/helm.md). A new process installs once.
+ */
+let installed: { ruleset: string; state: OwnedState } | undefined;
+
+export function applyNat(ruleset: NftDocument, netns?: string): { changed: boolean } {
+  checkOnlyOwnedTables(ruleset);
+  const serialised = JSON.stringify(ruleset);
+  if (installed?.ruleset === serialised && sameState(liveState(netns), installed.state)) return { changed: false };
+  runNft({ nftables: [...dropOwnedTables, ...ruleset.nftables] }, netns);
+  installed = { ruleset: serialised, state: liveState(netns) };
   return { changed: true };
 }
 
 /** Deletes Strait's tables (both, in one transaction) and nothing else. */
 export function removeNat(netns?: string): { changed: boolean } {
   if (liveState(netns).size === 0) return { changed: false };
-  runNft(dropOwnedTables, netns);
+  runNft({ nftables: dropOwnedTables }, netns);
   return { changed: true };
 }
 
 /**
- * The atomic replace deletes only the owned tables, but a script defining another table would still
- * write it; natRuleset's scripts have only `table <owned> {`, `}` and indented lines at the top level.
+ * The atomic replace deletes only the owned tables, but a command naming another table would still write
+ * it: every command must be one verb on one object (a table, or a set, map, element, chain or rule in a
+ * table) whose family and table are Strait's.
  */
-function checkOnlyOwnedTables(script: string): void {
-  for (const line of script.split('\n')) {
-    if (line === '' || line === '}' || /^\s/.test(line)) continue;
-    const match = /^table (\S+) (\S+) \{$/.exec(line);
-    if (!match || !ownedKeys.has(tableKey(match[1]!, match[2]!))) {
-      throw new InputError('script', line, `top-level lines must open one of Strait's tables (${[...ownedKeys].join(', ')})`);
+function checkOnlyOwnedTables(ruleset: NftDocument): void {
+  ruleset.nftables.forEach((command, index) => {
+    const [, object] = onlyEntry(command);
+    const [kind, fields] = onlyEntry(object);
+    const { family, name, table } = (fields ?? {}) as { family?: unknown; name?: unknown; table?: unknown };
+    const tableName = kind === 'table' ? name : table;
+    const named = typeof family === 'string' && typeof tableName === 'string' ? tableKey(family, tableName) : undefined;
+    if (named === undefined || !ownedKeys.has(named)) {
+      throw new InputError(
+        `ruleset.nftables[${index}]`,
+        `${keys(command)} ${keys(object)} ${named ?? '(no table)'}`,
+        `each command must name one object in one of Strait's tables (${[...ownedKeys].join(', ')})`,
+      );
     }
-  }
+  });
 }
+
+/** The one [key, value] of an object; [] when it is not an object of exactly one key. */
+function onlyEntry(value: unknown): [string, unknown] | [] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  const entries = Object.entries(value);
+  return entries.length === 1 ? entries[0]! : [];
+}
+
+/** An object's keys, as a command names its verb or object kind ('add', 'rule'). */
+const keys = (value: unknown) => (value !== null && typeof value === 'object' ? Object.keys(value).join('+') : '');
 
 interface ListedObject {
   family?: string;
@@ -62,7 +86,8 @@ interface ListedObject {
   name?: string;
 }
 
-function liveState(netns?: string): OwnedState {
+/** What the kernel holds now of Strait's tables, normalised: two listings are equal when the state is. */
+export function liveState(netns?: string): OwnedState {
   const listing = listRuleset(netns) as { nftables: Record<string, ListedObject>[] };
   const state: OwnedState = new Map();
   for (const item of listing.nftables) {

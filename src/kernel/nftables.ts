@@ -1,17 +1,19 @@
 /**
  * nftables through libnftables in the agent's own process (the native addon), in a namespace by name
- * (/run/netns/NAME) or the current one: a script runs as one transaction and a listing comes back as
- * nft's JSON, without starting an `nft` process. A refusal is a BpfError: errno (EINVAL for a script
- * nft's parser refused) and nft's message with the offending line.
+ * (/run/netns/NAME) or the current one: nft's JSON document runs as one transaction and a listing comes
+ * back as nft's JSON, without starting an `nft` process. A refusal is a BpfError: errno (EINVAL for a
+ * document nft's parser refused) and nft's message.
  */
 import { native } from '../bpf/native';
+import type { NftDocument } from './nft-json';
 import { netnsPath } from './netns';
 
 const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns));
 
-/** Runs an nft script (nft syntax) as one transaction. */
-export function runNft(script: string, netns?: string): void {
-  native().nftRun(path(netns), script, false, false);
+/** Runs nft's JSON command document as one transaction. */
+export function runNft(document: NftDocument, netns?: string): void {
+  // Serialised, it always parses as JSON: libnftables never falls back to reading it as nft syntax.
+  native().nftRun(path(netns), JSON.stringify(document), true, false);
 }
 
 /** `nft -j list ruleset`: the whole ruleset as nft's JSON document. */

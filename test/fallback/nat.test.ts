@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InputError } from '../../src/errors';
-import { applyNat, removeNat } from '../../src/fallback/nat-apply';
+import { applyNat, liveState, removeNat } from '../../src/fallback/nat-apply';
 import { natRuleset } from '../../src/fallback/nat-ruleset';
+import type { NftDocument } from '../../src/kernel/nft-json';
 import { ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
@@ -531,6 +534,44 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
   });
 
+  /*
+   * Known answers: the tables as the kernel listed them (normalised as applyNat compares them) after the
+   * fallback installed them as an nft-syntax script, before it wrote nft's JSON instead. The document
+   * natRuleset writes now must make exactly that state.
+   */
+  describe('the kernel state of the ruleset', () => {
+    const listings = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'test', 'fallback', 'nat-ruleset.listing.json'), 'utf8')) as Record<string, unknown>;
+    let netns: string;
+    beforeEach(() => {
+      netns = uniqueName('strait-nat');
+      createNetns(netns);
+    });
+    afterEach(() => deleteNetns(netns));
+
+    const ownedListing = () => Object.fromEntries([...liveState(netns)].map(([table, lines]) => [table, lines.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)]));
+    const worker = () => {
+      const s = spec();
+      s.node.role = 'worker';
+      return s;
+    };
+    const ipsecToA = () => {
+      const s = spec();
+      s.peers[0]!.transport = 'ipsec';
+      return s;
+    };
+    const cases = [
+      { name: 'gateway', spec, mtus: undefined },
+      { name: 'worker', spec: worker, mtus: undefined },
+      { name: 'gateway, IPsec to A, 9000-byte underlay', spec: ipsecToA, mtus: { vxlan: 8950, ipsec: 8920 } },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: the tables the kernel lists are the known answer`, () => {
+        applyNat(natRuleset(c.spec(), devices, c.mtus), netns);
+        assert.deepEqual(ownedListing(), listings[c.name]);
+      });
+    }
+  });
+
   describe('input checking', () => {
     it('takes values only from a spec its reader checked: what could reach nft is refused there, naming the field', () => {
       const rejects = (change: (s: NodeDataplaneSpecDocument) => void, field: string) => {
@@ -549,71 +590,106 @@ describe('fallback: nftables NAT (real kernel)', function () {
       rejects((s) => (s.node.role = 'router' as 'gateway'), 'spec.node.role');
     });
 
-    it('refuses a tunnel interface name that could break out of a rule', () => {
+    it('refuses a tunnel interface name no interface can have', () => {
       const peerInterface = (id: number) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id));
       assert.throws(() => natRuleset(spec(), { ...devices, peerInterface }), (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)');
     });
 
-    it('refuses a script that would write another table', () => {
-      assert.throws(() => applyNat('table ip filter {\n}\n'), (err: unknown) => err instanceof InputError && err.field === 'script');
+    describe("refuses a document with a command outside Strait's tables, naming the command and the table", () => {
+      // In a namespace of its own: were the guard broken, the document would be written there, not here.
+      let netns: string;
+      beforeEach(() => {
+        netns = uniqueName('strait-nat');
+        createNetns(netns);
+      });
+      afterEach(() => deleteNetns(netns));
+
+      const owned = natRuleset(spec(), devices).nftables;
+      const refused: { what: string; command: unknown; value: string }[] = [
+        { what: 'another table', command: { add: { table: { family: 'ip', name: 'filter' } } }, value: 'add table ip filter' },
+        { what: "Strait's table name in another family", command: { add: { table: { family: 'inet', name: 'strait' } } }, value: 'add table inet strait' },
+        {
+          what: 'a rule in a chain of another table',
+          command: { add: { rule: { family: 'ip', table: 'nat', chain: 'POSTROUTING', expr: [{ masquerade: null }] } } },
+          value: 'add rule ip nat',
+        },
+        { what: 'a flush of the whole ruleset', command: { flush: { ruleset: null } }, value: 'flush ruleset (no table)' },
+        {
+          what: 'one command naming two objects',
+          command: { add: { table: { family: 'ip', name: 'strait' }, chain: { family: 'ip', table: 'filter', name: 'c' } } },
+          value: 'add table+chain (no table)',
+        },
+      ];
+      for (const r of refused) {
+        it(r.what, () => {
+          const ruleset = { nftables: [...owned, r.command] } as NftDocument;
+          assert.throws(
+            () => applyNat(ruleset, netns),
+            (err: unknown) => err instanceof InputError && err.field === `ruleset.nftables[${owned.length}]` && err.value === r.value,
+          );
+          assert.equal(liveState(netns).size, 0, 'nothing of the document was written');
+        });
+      }
     });
   });
 });
 
 describe('fallback: nftables NAT ruleset', () => {
-  const postroutingNatChains = (script: string) =>
-    [...script.matchAll(/chain (\w+) \{\n\t\ttype nat hook postrouting priority srcnat - (\d+);/g)].map(([, name, offset]) => ({ name, priority: 100 - Number(offset) }));
+  const chainsOf = (ruleset: NftDocument) => ruleset.nftables.flatMap((c) => ('add' in c && 'chain' in c.add ? [c.add.chain] : []));
+  const rulesOf = (ruleset: NftDocument, chain: string) => ruleset.nftables.flatMap((c) => ('add' in c && 'rule' in c.add && c.add.rule.chain === chain ? [c.add.rule.expr] : []));
+  const syn = { match: { op: '==', left: { '&': [{ payload: { protocol: 'tcp', field: 'flags' } }, ['syn', 'rst']] }, right: 'syn' } };
+  const setMss = (value: unknown) => ({ mangle: { key: { 'tcp option': { name: 'maxseg', field: 'size' } }, value } });
+  const iifname = (right: unknown) => ({ match: { op: '==', left: { meta: { key: 'iifname' } }, right } });
+  const oifname = (right: unknown) => ({ match: { op: '==', left: { meta: { key: 'oifname' } }, right } });
+  const prefix = (addr: string, len: number) => ({ prefix: { addr, len } });
 
   it('a worker: the remote prefixes and the identity SNAT to them, before a CNI at srcnat', () => {
     const worker = spec();
     worker.node.role = 'worker';
-    assert.equal(
-      natRuleset(worker, devices),
-      [
-        'table inet strait_filter {',
-        '\tset remote_prefixes {',
-        '\t\ttype ipv4_addr',
-        '\t\tflags interval',
-        '\t\telements = { 10.1.0.0/16, 10.2.0.0/20, 10.60.0.0/24, 10.70.0.0/24 }',
-        '\t}',
-        '\tchain avoid_masquerade {',
-        '\t\ttype nat hook postrouting priority srcnat - 5; policy accept;',
-        '\t\tip daddr @remote_prefixes snat ip to ip saddr',
-        '\t}',
-        '\tchain clamp_mss {',
-        '\t\ttype filter hook forward priority mangle; policy accept;',
-        '\t\toifname { "strait.vxlan" } tcp flags syn / syn,rst tcp option maxseg size set rt mtu',
-        '\t\tiifname "strait.vxlan" tcp flags syn / syn,rst tcp option maxseg size set 1410',
-        '\t}',
-        '}',
-        '',
-      ].join('\n'),
-    );
+    const at = { family: 'inet', table: 'strait_filter' };
+    assert.deepEqual(natRuleset(worker, devices), {
+      nftables: [
+        { add: { table: { family: 'inet', name: 'strait_filter' } } },
+        { add: { set: { ...at, name: 'remote_prefixes', type: 'ipv4_addr', flags: ['interval'] } } },
+        { add: { element: { ...at, name: 'remote_prefixes', elem: [prefix('10.1.0.0', 16), prefix('10.2.0.0', 20), prefix('10.60.0.0', 24), prefix('10.70.0.0', 24)] } } },
+        // srcnat - 5
+        { add: { chain: { ...at, name: 'avoid_masquerade', type: 'nat', hook: 'postrouting', prio: 95, policy: 'accept' } } },
+        {
+          add: {
+            rule: {
+              ...at,
+              chain: 'avoid_masquerade',
+              expr: [
+                { match: { op: '==', left: { payload: { protocol: 'ip', field: 'daddr' } }, right: '@remote_prefixes' } },
+                { snat: { family: 'ip', addr: { payload: { protocol: 'ip', field: 'saddr' } } } },
+              ],
+            },
+          },
+        },
+        // mangle
+        { add: { chain: { ...at, name: 'clamp_mss', type: 'filter', hook: 'forward', prio: -150, policy: 'accept' } } },
+        { add: { rule: { ...at, chain: 'clamp_mss', expr: [oifname({ set: ['strait.vxlan'] }), syn, setMss({ rt: { key: 'mtu' } })] } } },
+        { add: { rule: { ...at, chain: 'clamp_mss', expr: [iifname('strait.vxlan'), syn, setMss(1410)] } } },
+      ],
+    });
   });
 
   it('a gateway clamps the MSS through every tunnel: to the route MTU leaving, to the tunnel MTU less 40 arriving (IPsec: less)', () => {
     const gateway = spec();
     gateway.peers[0]!.transport = 'ipsec';
-    const clamp = (mtus: { vxlan: number; ipsec: number }) => {
-      const lines = natRuleset(gateway, devices, mtus).split('\n');
-      const start = lines.indexOf('\tchain clamp_mss {');
-      return lines.slice(start + 1, lines.indexOf('\t}', start));
-    };
-    const syn = 'tcp flags syn / syn,rst tcp option maxseg size set';
-    assert.deepEqual(clamp({ vxlan: 8950, ipsec: 8920 }), [
-      '\t\ttype filter hook forward priority mangle; policy accept;',
-      `\t\toifname { "strait.vxlan", "stp0000002a", "stp00000009" } ${syn} rt mtu`,
-      `\t\tiifname "strait.vxlan" ${syn} 8910`,
-      `\t\tiifname "stp0000002a" ${syn} 8880`,
-      `\t\tiifname "stp00000009" ${syn} 8910`,
+    assert.deepEqual(rulesOf(natRuleset(gateway, devices, { vxlan: 8950, ipsec: 8920 }), 'clamp_mss'), [
+      [oifname({ set: ['strait.vxlan', 'stp0000002a', 'stp00000009'] }), syn, setMss({ rt: { key: 'mtu' } })],
+      [iifname('strait.vxlan'), syn, setMss(8910)],
+      [iifname('stp0000002a'), syn, setMss(8880)],
+      [iifname('stp00000009'), syn, setMss(8910)],
     ]);
     assert.equal(gateway.peers[0]!.peerId, 42, 'the encrypted peering is stp0000002a');
   });
 
-  it("a gateway: Strait's own SNAT (to_peers) runs before the identity SNAT, both before srcnat", () => {
-    const chains = postroutingNatChains(natRuleset(spec(), devices));
+  it("a gateway: Strait's own SNAT (to_peers) runs before the identity SNAT, both before srcnat (100)", () => {
+    const chains = chainsOf(natRuleset(spec(), devices)).filter((c) => c.type === 'nat' && c.hook === 'postrouting');
     assert.deepEqual(chains.map((c) => c.name).sort(), ['avoid_masquerade', 'to_peers']);
-    const [toPeers, avoid] = ['to_peers', 'avoid_masquerade'].map((name) => chains.find((c) => c.name === name)!.priority);
+    const [toPeers, avoid] = ['to_peers', 'avoid_masquerade'].map((name) => chains.find((c) => c.name === name)!.prio);
     assert.ok(toPeers! < avoid! && avoid! < 100, `to_peers ${toPeers}, avoid_masquerade ${avoid}`);
   });
 });

@@ -1,11 +1,13 @@
 /**
- * nftables through libnftables in-process, in a throwaway namespace: a script applies there (and only
- * there) as one transaction, the listing is nft's JSON, and a refusal names errno and nft's message.
+ * nftables through libnftables in-process, in a throwaway namespace: nft's JSON document applies there
+ * (and only there) as one transaction, the listing is nft's JSON, and a refusal names errno and nft's
+ * message.
  */
 import assert from 'node:assert/strict';
 import { isBpfError } from '../../src/bpf/error';
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
+import type { NftCommand, NftDocument } from '../../src/kernel/nft-json';
 import { listRuleset, runNft } from '../../src/kernel/nftables';
 import { requireRoot, uniqueName } from '../support/kernel';
 
@@ -22,8 +24,15 @@ describe('nftables through libnftables (real kernel)', function () {
   const tablesIn = (listing: { nftables: Record<string, unknown>[] }) =>
     listing.nftables.flatMap((item) => ('table' in item ? [`${(item.table as { family: string }).family} ${(item.table as { name: string }).name}`] : []));
 
-  it('applies a script in the namespace only, and lists it as nft -j does', () => {
-    runNft(`table inet ${table} {\n  map m { type ipv4_addr : ipv4_addr; elements = { 10.0.0.1 : 10.1.0.1 } }\n}\n`, ns);
+  /** `inet <table>` with map m holding 10.0.0.1 : 10.1.0.1. */
+  const tableWithMap: NftCommand[] = [
+    { add: { table: { family: 'inet', name: table } } },
+    { add: { map: { family: 'inet', table, name: 'm', type: 'ipv4_addr', map: 'ipv4_addr' } } },
+    { add: { element: { family: 'inet', table, name: 'm', elem: [['10.0.0.1', '10.1.0.1']] } } },
+  ];
+
+  it('applies a document in the namespace only, and lists it as nft -j does', () => {
+    runNft({ nftables: tableWithMap }, ns);
     const listing = listRuleset(ns);
     assert.deepEqual(tablesIn(listing), [`inet ${table}`]);
     assert.deepEqual(
@@ -34,19 +43,28 @@ describe('nftables through libnftables (real kernel)', function () {
     assert.ok(!tablesIn(listRuleset()).includes(`inet ${table}`), 'not in the current namespace');
   });
 
-  it('runs a script as one transaction: a command the kernel refuses (EEXIST) leaves nothing of the script', () => {
+  it('runs a document as one transaction: a command the kernel refuses (EEXIST) leaves nothing of it', () => {
+    const conflicting: NftCommand = { add: { element: { family: 'inet', table, name: 'm', elem: [['10.0.0.1', '10.1.0.2']] } } };
     assert.throws(
-      () => runNft(`table inet ${table} {\n  map m { type ipv4_addr : ipv4_addr; elements = { 10.0.0.1 : 10.1.0.1 } }\n}\ncreate element inet ${table} m { 10.0.0.1 : 10.1.0.2 }\n`, ns),
-      (err: unknown) => isBpfError(err, 'EEXIST') && err.errno === 17 && err.operation === 'nft' && err.message.includes('Could not process rule: File exists'),
+      () => runNft({ nftables: [...tableWithMap, conflicting] }, ns),
+      (err: unknown) => isBpfError(err, 'EEXIST') && err.errno === 17 && err.operation === 'nft' && err.message.includes('Error: Could not process rule: File exists'),
     );
     assert.deepEqual(tablesIn(listRuleset(ns)), [], 'the commands before it were not applied either');
   });
 
-  it("a missing object nft's own checks find is ENOENT too", () => {
-    assert.throws(() => runNft('delete table inet strait_test_missing\n', ns), (err: unknown) => isBpfError(err, 'ENOENT') && err.errno === 2);
+  it('a missing object is ENOENT', () => {
+    assert.throws(
+      () => runNft({ nftables: [{ delete: { table: { family: 'inet', name: 'strait_test_missing' } } }] }, ns),
+      (err: unknown) => isBpfError(err, 'ENOENT') && err.errno === 2 && err.message.includes('Error: Could not process rule: No such file or directory'),
+    );
   });
 
-  it("a script nft's parser refuses is EINVAL with nft's message", () => {
-    assert.throws(() => runNft('bogus\n', ns), (err: unknown) => isBpfError(err, 'EINVAL') && /syntax error/.test(err.message));
+  it("a document nft's parser refuses is EINVAL with nft's message, naming the command", () => {
+    // A table without a name: the types forbid it, nft's parser is what refuses it here.
+    const nameless = JSON.parse('{"nftables":[{"add":{"table":{"family":"inet"}}}]}') as NftDocument;
+    assert.throws(
+      () => runNft(nameless, ns),
+      (err: unknown) => isBpfError(err, 'EINVAL') && err.message.includes('Object item not found: name') && err.message.includes('Parsing command array at index 0 failed'),
+    );
   });
 });

@@ -2,13 +2,15 @@
  * Time to apply 10,000 NatMapping changes to a hub holding 100,000, three ways, on the same specs
  * (reconcile.bench.ts's hubSpec: 5,000 removed, 5,000 added): Strait's batched map writes
  * (applyDesiredMaps), the incumbent's rule list rewritten with iptables-restore, and the kernel
- * fallback's nftables map, replaced with nft -f. The kernel parts run in throwaway namespaces; no lab.
+ * fallback's nftables map, replaced with nft -j -f (its JSON document). The kernel parts run in
+ * throwaway namespaces; no lab.
  */
 import { run } from '../../../src/kernel/command';
 import { withThrowawayNetns } from '../../../src/kernel/netns';
 import { applyNat } from '../../../src/fallback/nat-apply';
-import { natRuleset } from '../../../src/fallback/nat-ruleset';
+import { FILTER_TABLE, NAT_TABLE, natRuleset } from '../../../src/fallback/nat-ruleset';
 import { overlayDevice, tunnelDevice } from '../../../src/fallback/identities';
+import type { NftDocument } from '../../../src/kernel/nft-json';
 import { hubSpec, mapApplySamples, timeMs } from '../reconcile.bench';
 import { type BenchFigure, median } from '../result';
 import { mappingRules, ruleListRestore } from './incumbent';
@@ -30,15 +32,16 @@ function iptablesRestoreMs(): Promise<number> {
 
 const devices = { peerInterface: tunnelDevice, overlay: overlayDevice };
 
-/** The fallback's own apply (nft -f of its two tables, then the listing it keeps to compare with). */
+/** The fallback's own apply (its two tables replaced in one transaction, then the listing it keeps to compare with). */
 function fallbackApplyMs(): Promise<{ nft: number; applyNat: number }> {
   const before = natRuleset(initial(), devices);
   const after = natRuleset(changed(), devices);
   return withThrowawayNetns('strait-bench-nft', (ns) => {
     applyNat(before, ns);
     const applyNatMs = timeMs(() => applyNat(after, ns));
-    // The same replacement without the listing: nft -f alone.
-    const replace = (script: string) => run(['ip', 'netns', 'exec', ns, 'nft', '-f', '-'], `table ip strait {}\ndelete table ip strait\ntable inet strait_filter {}\ndelete table inet strait_filter\n${script}`);
+    // The same replacement without the listing: nft -j -f alone.
+    const drop = [NAT_TABLE, FILTER_TABLE].flatMap((table) => [{ add: { table } }, { delete: { table } }]);
+    const replace = (ruleset: NftDocument) => run(['ip', 'netns', 'exec', ns, 'nft', '-j', '-f', '-'], JSON.stringify({ nftables: [...drop, ...ruleset.nftables] }));
     replace(before);
     return { nft: timeMs(() => replace(after)), applyNat: applyNatMs };
   });

@@ -84,8 +84,9 @@ export class Agent {
   private lastVersion: string | undefined | null = null;
   /** metadata.generation of the document last read, when its source has one. */
   private newestGeneration?: number;
-  private good?: { spec: NodeDataplaneSpec; key: string; digest: string; generation?: number };
-  private appliedKey?: string;
+  private good?: { spec: NodeDataplaneSpec; digest: string; generation?: number };
+  /** The digest of the spec last applied: a new one counts a new generation. */
+  private appliedDigest?: string;
   /** The spec last applied in full, its digest (status `appliedSpec`) and generation. */
   private applied?: { spec: NodeDataplaneSpec; digest: string; generation?: number };
   private conditions: Condition[] = [];
@@ -167,8 +168,8 @@ export class Agent {
       if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
-      const key = canonicalSpecText(spec);
-      this.good = { spec, key, digest: specDigest(key), ...(document.generation === undefined ? {} : { generation: document.generation }) };
+      // Its digest, not its canonical text: megabytes at 100,000 NatMappings, held as long as the spec.
+      this.good = { spec, digest: specDigest(canonicalSpecText(spec)), ...(document.generation === undefined ? {} : { generation: document.generation }) };
       this.rejection = undefined;
     } catch (err) {
       this.rejection = `spec rejected: ${message(err)}`;
@@ -177,12 +178,12 @@ export class Agent {
     }
   }
 
-  private apply({ spec, key, digest, generation }: NonNullable<Agent['good']>): void {
+  private apply({ spec, digest, generation }: NonNullable<Agent['good']>): void {
     try {
       const { changes, conflicts: routeConflicts } = this.dataplane.apply(spec);
-      if (key !== this.appliedKey) {
+      if (digest !== this.appliedDigest) {
         this.generation += 1;
-        this.appliedKey = key;
+        this.appliedDigest = digest;
         this.log.info({ specGeneration: this.generation, role: spec.node.role, peers: spec.peers.length, natMappings: spec.natMappings.length, nodes: spec.nodes.length, changes: changes ?? {} }, 'spec applied');
       } else if (changes) {
         this.log.info({ specGeneration: this.generation, changes }, 'node changed since the last apply (a new pod interface, or a change by hand); reconciled');

@@ -6,6 +6,7 @@
  * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
  */
 import type { TcMode } from '../bpf';
+import { native } from '../bpf/native';
 import { cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
 import { cleanupKernelNode } from '../fallback/kernel-datapath';
 import { InputError, StateError } from '../errors';
@@ -98,16 +99,24 @@ export class Agent {
   /** Why the newest spec is not the one in force. */
   private rejection?: string;
   private lastBeatError?: string;
+  /** A document was parsed since memory was last released. */
+  private parsedSinceRelease = false;
 
+  /**
+   * `releaseMemory`: hands back to the kernel the heap that parsing and applying a spec grew (V8 keeps
+   * it otherwise: an idle agent at 100,000 NatMappings held 170 MiB instead of 90); called once the
+   * specs stop changing, so a burst of changes costs one.
+   */
   constructor(
     private readonly ports: AgentPorts,
     private readonly dataplane: NodeDataplane,
     private readonly log: Logger,
     private readonly metrics?: AgentMetrics,
+    private readonly releaseMemory: () => void = () => {},
   ) {}
 
   tick(): void {
-    this.readSpec();
+    const parsed = this.readSpec();
     if (this.good) {
       const started = performance.now();
       this.apply(this.good);
@@ -117,6 +126,11 @@ export class Agent {
       this.ready = true;
     }
     this.beat(this.ready);
+    if (parsed) this.parsedSinceRelease = true;
+    else if (this.parsedSinceRelease) {
+      this.parsedSinceRelease = false;
+      this.releaseMemory();
+    }
   }
 
   /**
@@ -139,7 +153,8 @@ export class Agent {
     };
   }
 
-  private readSpec(): void {
+  /** Whether a new document was parsed (whether or not its spec was good). */
+  private readSpec(): boolean {
     const { source } = this.ports;
     const keeping = this.good ? 'last good spec' : 'nothing applied yet';
     let document: ReturnType<SpecSource['read']>;
@@ -149,16 +164,16 @@ export class Agent {
       // The last good spec stays applied, so the node stays ready; logged once per distinct error.
       if (message(err) !== this.lastReadError) this.log.error({ ...source.where, error: message(err), keeping }, 'cannot read the spec');
       this.lastReadError = message(err);
-      return;
+      return false;
     }
     this.lastReadError = undefined;
-    if (document?.version === this.lastVersion) return;
+    if (document?.version === this.lastVersion) return false;
     const first = this.lastVersion === null;
     this.lastVersion = document?.version;
     this.newestGeneration = document?.generation;
     if (document === undefined) {
       this.log.warn({ ...source.where, keeping }, 'no spec');
-      return;
+      return false;
     }
     try {
       const { spec, status } = readNodeDataplane(document.parse());
@@ -176,6 +191,7 @@ export class Agent {
       const detail = err instanceof InputError ? { field: err.field, value: err.value } : {};
       this.log.error({ ...source.where, error: message(err), ...detail, keeping }, 'spec rejected');
     }
+    return true;
   }
 
   private apply({ spec, digest, generation }: NonNullable<Agent['good']>): void {
@@ -342,7 +358,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();
       const { source } = control.ports;
-      const agent = new Agent(control.ports, dataplane, log, served?.metrics);
+      const agent = new Agent(control.ports, dataplane, log, served?.metrics, () => native().releaseMemory());
       running = agent;
       // A burst of notices for one write (create, write, rename) becomes one reconcile.
       let pending: NodeJS.Timeout | undefined;

@@ -233,4 +233,25 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(lines.at(-1)!.field, 'spec.node.name');
     assert.equal(heartbeat().specGeneration, 0);
   });
+
+  it('hands back the memory parsing grew once the specs stop changing: at the first tick that parses none, once', () => {
+    let released = 0;
+    agent = new Agent(ports(), ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log(), undefined, () => released++);
+    agent.tick();
+    assert.equal(released, 0, 'no spec: nothing parsed');
+    writeSpec(specFileText(nodeSpecDocument([peerB])));
+    agent.tick();
+    writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
+    agent.tick();
+    assert.equal(released, 0, 'not while the specs change');
+    agent.tick();
+    assert.equal(released, 1, 'the first tick that finds no newer spec');
+    agent.tick();
+    agent.tick();
+    assert.equal(released, 1, 'not again while nothing changes');
+    writeSpec(specFileText(nodeSpecDocument([peerB])).slice(0, 120));
+    agent.tick();
+    agent.tick();
+    assert.equal(released, 2, 'a document that was parsed and rejected grew the heap too');
+  });
 });

@@ -14,6 +14,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitNetlinkXfrm(env, exports);
   strait::InitNftables(env, exports);
   strait::InitNetlinkMonitor(env, exports);
+  strait::InitMemory(env, exports);
   return exports;
 }
 

@@ -58,5 +58,6 @@ void InitNetlinkRoute(Napi::Env env, Napi::Object exports);
 void InitNetlinkXfrm(Napi::Env env, Napi::Object exports);
 void InitNftables(Napi::Env env, Napi::Object exports);
 void InitNetlinkMonitor(Napi::Env env, Napi::Object exports);
+void InitMemory(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

@@ -23,8 +23,12 @@ export interface NodeDataplane {
   readonly kind: Dataplane;
   /** Throws (InputError naming the field) for a spec this dataplane cannot take; changes nothing. */
   validate(spec: NodeDataplaneSpec): void;
-  /** Makes the node match `spec`: what changed (undefined: nothing), and prefixes routed by someone else. */
-  apply(spec: NodeDataplaneSpec): { changes?: Record<string, unknown>; conflicts: string[] };
+  /**
+   * Makes the node match `spec`: what changed (undefined: nothing), prefixes routed by someone else, and
+   * `readAll` when it read the node's whole state (the first apply, a resync): megabytes of garbage at
+   * 100,000 NatMappings, which the agent then releases.
+   */
+  apply(spec: NodeDataplaneSpec): { changes?: Record<string, unknown>; conflicts: string[]; readAll?: true };
   /** Packets and bytes per peer and drops per reason, as counted now; absent where nothing counts them (the kernel fallback). */
   counters?(): DatapathCounters;
   /** Maps pinned by an earlier build with another layout, replaced when this one loaded (logged at start). */
@@ -107,7 +111,7 @@ export function ebpfDataplane(
       last = { spec, routes: prefixes.join(), conflicts: routes.conflicts };
       if (resync) readAt = started;
       const summary = summarizeChanges(result, routes);
-      return { ...(summary ? { changes: summary } : {}), conflicts: routes.conflicts };
+      return { ...(summary ? { changes: summary } : {}), conflicts: routes.conflicts, ...(resync ? { readAll: true as const } : {}) };
     },
     close: () => {
       changes?.close();
@@ -140,7 +144,8 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
       const problems = [...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []), ...result.blocked.map((b) => `blocked ${b}`)];
       if (problems.length > 0) throw new Error(problems.join('; '));
       lastGood = { spec, inputs, at: now() };
-      return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [] };
+      // Every apply that is not skipped reads the node's whole state.
+      return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [], readAll: true };
     },
     close: () => changes?.close(),
   };

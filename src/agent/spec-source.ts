@@ -3,6 +3,7 @@
  * lab, below) and the API server (kubernetes-spec-source.ts). The agent asks for the newest document
  * at every reconcile and is told when it may have changed; an unchanged version is not parsed again.
  */
+import { createHash } from 'node:crypto';
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../api/document';
@@ -45,6 +46,23 @@ function statStamp(path: string): string | undefined {
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
+ * The document of a file's text. Its version is the text's sha256, not the text: a spec of 100,000
+ * NatMappings is megabytes, which an idle agent would hold twice (here and as the version it last read).
+ * The text itself is held only until parsed; a later parse reads the file again.
+ */
+function fileDocument(path: string, text: string): SpecDocument {
+  let unparsed: string | undefined = text;
+  return {
+    version: createHash('sha256').update(text).digest('hex'),
+    parse: () => {
+      const now = unparsed ?? readTextFile(path) ?? '';
+      unparsed = undefined;
+      return parseJsonDocument(now, path);
+    },
+  };
+}
+
+/**
  * The spec file, written by the standalone controller (temp file + rename). fs.watch is on its
  * directory: a rename over the file would lose a watch on the old inode. The directory may appear only
  * after the agent starts, and a failed watch is dropped: `watch` re-establishes it from the timer.
@@ -71,7 +89,7 @@ export class FileSpecSource implements SpecSource {
     this.last = undefined;
     const text = readTextFile(this.path);
     if (text === undefined) return undefined;
-    const document = { version: text, parse: () => parseJsonDocument(text, this.path) };
+    const document = fileDocument(this.path, text);
     if (stamp !== undefined) this.last = { stamp, document };
     return document;
   }

@@ -180,6 +180,7 @@ export interface NativeBinding {
   linkDetach(fd: number): void;
   btfStruct(path: string, name: string): { size: number; members: { name: string; offset: number; size: number }[] };
   probeKernelBtf(): boolean;
+  releaseMemory(): void;
   ifNameToIndex(name: string, netns: string | null): number;
   interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;

@@ -233,4 +233,32 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(lines.at(-1)!.field, 'spec.node.name');
     assert.equal(heartbeat().specGeneration, 0);
   });
+
+  it('hands back the memory that parsing or a full read grew, at the first tick that did neither, once', () => {
+    let released = 0;
+    let clock = 0;
+    const dataplane = ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns, undefined, undefined, 60_000, () => clock);
+    agent = new Agent(ports(), dataplane, log(), undefined, () => released++);
+    agent.tick();
+    assert.equal(released, 0, 'no spec: nothing parsed');
+    writeSpec(specFileText(nodeSpecDocument([peerB])));
+    agent.tick();
+    writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
+    agent.tick();
+    assert.equal(released, 0, 'not while the specs change');
+    agent.tick();
+    assert.equal(released, 1, 'the first tick that finds no newer spec');
+    agent.tick();
+    agent.tick();
+    assert.equal(released, 1, 'not again while nothing changes');
+    clock += 60_000;
+    agent.tick();
+    assert.equal(released, 1, 'not at the tick of a resync (the node read in full)');
+    agent.tick();
+    assert.equal(released, 2, 'but at the next');
+    writeSpec(specFileText(nodeSpecDocument([peerB])).slice(0, 120));
+    agent.tick();
+    agent.tick();
+    assert.equal(released, 3, 'a document that was parsed and rejected grew the heap too');
+  });
 });

@@ -72,16 +72,19 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     assert.deepEqual(overlayRoutes(), ['10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/24'], 'no route looked at');
 
     changes.changed = true;
-    const onEvent = recordKernelLooks(() => dataplane.apply(spec));
+    let onEventResult: ReturnType<typeof dataplane.apply> | undefined;
+    const onEvent = recordKernelLooks(() => (onEventResult = dataplane.apply(spec)));
     assert.ok(['rtnlLinkDump', 'rtnlRouteDump', 'interfaces'].every((call) => onEvent.includes(call)), `an event: the links, routes and interfaces are read (${onEvent.join()})`);
     assert.deepEqual(liveAttachments(pinRoot, node), both, 'an event: the attachments are looked at');
     assert.deepEqual(overlayRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/24'], 'and the routes');
     assert.equal(natmapEntry('10.50.0.1'), '10.9.9.9', 'but the maps are not read: no event tells of their changes');
+    assert.equal(onEventResult?.readAll, undefined, 'nor is the apply said to have read everything');
 
     clock += 1;
     const resync = dataplane.apply(spec);
     assert.equal(natmapEntry('10.50.0.1'), '10.2.0.5', 'the resync repaired the map');
     assert.deepEqual((resync.changes as { maps: unknown }).maps, { natmap: { written: 1, deleted: 0 } });
+    assert.equal(resync.readAll, true, 'the resync read everything');
   });
 
   it('writes only what a new spec changes, without reading the maps or looking at anything else', async () => {

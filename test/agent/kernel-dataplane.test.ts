@@ -26,8 +26,8 @@ describe('kernel dataplane: reconciles only when something may have changed', ()
     );
     const spec = hubSpec();
     const tick = (s: NodeDataplaneSpec = spec) => dataplane.apply(s);
-    tick();
-    tick();
+    assert.equal(tick().readAll, true, "an apply reads the node's whole state");
+    assert.equal(tick().readAll, undefined, 'a skipped one nothing');
     assert.equal(applies, 1, 'nothing changed: skipped');
     changed = true;
     tick();

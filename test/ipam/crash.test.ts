@@ -81,16 +81,18 @@ async function exited(child: ChildProcess): Promise<{ code: number | null; signa
 }
 
 describe('strait ipam under SIGKILL', function () {
-  // 40 kills take about 25 s on an idle 2-core machine; the limit is for a machine doing other work.
-  this.timeout(300_000);
+  // 40 kills take about 25 s on an idle 2-core machine; the limit is for a machine doing other work,
+  // and for the kills past 40 when none has landed yet between the commit point and the exit.
+  this.timeout(600_000);
   const wantedKills = 40;
+  const maxKills = 160;
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'strait-crash-'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('never leaves a half-written state, a double allocation or a blocking lock (40 kills)', async () => {
+  it('never leaves a half-written state, a double allocation or a blocking lock (40 kills or more)', async () => {
     const seed = Number(process.env.STRAIT_CRASH_SEED ?? Date.now() % 2 ** 31);
     const rand = prng(seed);
     const path = join(dir, 'ipam.json');
@@ -119,14 +121,18 @@ describe('strait ipam under SIGKILL', function () {
       lifetimes.push((await run(op)).ms);
       current = expected;
     }
-    const lifetime = lifetimes.sort((a, b) => a - b)[1]!;
+    // The median of the latest commands that ran to the end: the machine's load changes while the test runs.
+    const lifetime = () => [...lifetimes.slice(-9)].sort((a, b) => a - b)[Math.floor(Math.min(lifetimes.length, 9) / 2)]!;
     // Some kills anywhere in a command's life, most near its end, where the rename happens.
-    const killMoment = () => (rand() < 0.4 ? rand() * lifetime : lifetime * (0.75 + rand() * 0.35));
+    const killMoment = () => (rand() < 0.4 ? rand() * lifetime() : lifetime() * (0.75 + rand() * 0.35));
 
-    // A count of kills, not a time budget: a loaded machine makes the test slower, never weaker.
+    // A count of kills, not a time budget: a loaded machine makes the test slower, never weaker. The few
+    // ms between the rename and the exit are a small target: past the wanted count, kills go on (up to
+    // maxKills) until one has landed there and one before it.
     const outcomes = { kills: 0, old: 0, new: 0, completed: 0, staleLocks: 0 };
+    const bothSeen = () => outcomes.old > 0 && outcomes.new > 0;
     try {
-      while (outcomes.kills < wantedKills) {
+      while (outcomes.kills < wantedKills || (!bothSeen() && outcomes.kills < maxKills)) {
         const op = randomOp(rand);
         const before = toDocument(current);
         const after = toDocument(expectedAfter(current, op));
@@ -147,6 +153,7 @@ describe('strait ipam under SIGKILL', function () {
           if (existsSync(`${path}.lock`)) outcomes.staleLocks++;
         } else {
           outcomes.completed++;
+          lifetimes.push(end.ms);
           doc = toDocument((await store.load())!);
           assert.deepEqual(doc, after, `"${op.args.join(' ')}" ran to the end`);
         }
@@ -156,7 +163,7 @@ describe('strait ipam under SIGKILL', function () {
     } catch (err) {
       throw new Error(`STRAIT_CRASH_SEED=${seed}: ${(err as Error).message}`);
     }
-    process.stderr.write(`      crash test seed ${seed}, command lifetime ${lifetime.toFixed(0)} ms: ${JSON.stringify(outcomes)}\n`);
-    assert.ok(outcomes.old > 0 && outcomes.new > 0, 'kills landed both before and after the commit point');
+    process.stderr.write(`      crash test seed ${seed}, command lifetime ${lifetime().toFixed(0)} ms at the end: ${JSON.stringify(outcomes)}\n`);
+    assert.ok(bothSeen(), `kills landed both before and after the commit point within ${maxKills} kills`);
   });
 });

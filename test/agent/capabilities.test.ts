@@ -41,7 +41,7 @@ const withoutOne: { capability: string; dataplane: Dataplane; error: string | Re
   {
     capability: 'NET_ADMIN',
     dataplane: 'kernel',
-    error: `--dataplane: ${notPermitted('kernel fallback')}: vxlan (EPERM (Operation not permitted)), nftables (nft check failed: EINVAL (Invalid argument): netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")`,
+    error: `--dataplane: ${notPermitted('kernel fallback')}: vxlan (EPERM (Operation not permitted)), nftables (nft check failed: EPERM (Operation not permitted): netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")`,
   },
   {
     capability: 'BPF',

@@ -21,14 +21,20 @@ constexpr char kJsonLocation[] = "internal:0:0-0: ";
 
 // nft reports an errno only as its text on the error stream, with the offending line: "Error: Could not
 // process rule: <strerror>" from the kernel, "Error: <strerror>; did you mean ..." from its own cache
-// checks. Anything else (a syntax error) is EINVAL; errno itself is whatever a library call left.
+// checks, "netlink: Error: cache initialization failed: <strerror>" when the kernel refuses its first
+// dump: the strerror is one of the first line's ": "-separated parts. Anything else (a syntax error) is
+// EINVAL; errno itself is whatever a library call left.
 int ErrnoOf(const std::string& text) {
   std::string first = text.substr(0, text.find('\n'));
-  for (const char* prefix : {"Error: ", "Could not process rule: "})
-    if (first.rfind(prefix, 0) == 0) first.erase(0, strlen(prefix));
   first = first.substr(0, first.find(';'));
-  for (int err = 1; err < 134; err++)
-    if (first == strerror(err)) return err;
+  for (size_t start = 0; start <= first.size();) {
+    size_t end = first.find(": ", start);
+    std::string part = first.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    for (int err = 1; err < 134; err++)
+      if (part == strerror(err)) return err;
+    if (end == std::string::npos) break;
+    start = end + 2;
+  }
   return EINVAL;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Running external tools where they are the interface (ip and nft for the kernel; helm and kubectl in the
- * lab): throw-away namespaces, the probe, the chart install. Failures carry the command and its stderr.
+ * lab): throw-away namespaces, the lab's wiring, the chart install. Failures carry the command and its stderr.
  */
 import { execFileSync } from 'node:child_process';
 

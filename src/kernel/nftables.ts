@@ -1,7 +1,8 @@
 /**
  * nftables through libnftables in the agent's own process (the native addon), in a namespace by name
  * (/run/netns/NAME) or the current one: nft's JSON document runs as one transaction and a listing comes
- * back as nft's JSON, without starting an `nft` process. A refusal is a BpfError: errno (EINVAL for a
+ * back as nft's JSON, without starting an `nft` process; a document can also only be checked (`nft --check`:
+ * the kernel validates it and throws it away). A refusal is a BpfError: errno (EINVAL for a
  * document nft's parser refused) and nft's message.
  */
 import { native } from '../bpf/native';
@@ -14,6 +15,11 @@ const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns))
 export function runNft(document: NftDocument, netns?: string): void {
   // Serialised, it always parses as JSON: libnftables never falls back to reading it as nft syntax.
   native().nftRun(path(netns), JSON.stringify(document), true, false);
+}
+
+/** Validates nft's JSON command document with the kernel without applying it (`nft --check`). */
+export function checkNft(document: NftDocument, netns?: string): void {
+  native().nftRun(path(netns), JSON.stringify(document), true, true);
 }
 
 /** `nft -j list ruleset`: the whole ruleset as nft's JSON document. */

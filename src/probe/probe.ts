@@ -4,23 +4,40 @@
  * the agent does (NET_ADMIN, BPF: docs/helm.md): no throw-away namespace, which would need CAP_SYS_ADMIN.
  * So it changes nothing there that carries traffic: the devices it makes have unique names and VNIs,
  * stay down and are deleted at once; rules and xfrm policies are only listed, the nftables ruleset only
- * checked (`nft --check`: the kernel validates it and throws it away).
+ * checked (`nft --check`: the kernel validates it and throws it away). It talks to the kernel in
+ * process (BPF syscalls, rtnetlink, xfrm netlink, libnftables), starting no `ip` or `nft`.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../bpf';
 import { BPF_LINK_TYPE_TCX } from '../bpf/tc';
+import type { BpfError } from '../bpf/error';
 import { native } from '../bpf/native';
-import { CommandError, ip, nft } from '../kernel/command';
 import { netnsPath } from '../kernel/netns';
+import { checkNft } from '../kernel/nftables';
+import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpRules } from '../kernel/rtnetlink';
+import { type XfrmResult, applyXfrm, dumpXfrmPolicies } from '../kernel/xfrm';
 import { type Feature, type ProbeReport, featureNames } from './features';
 
 /** `r0 = 0; exit`: the smallest valid TC program (TC_ACT_OK). */
 const returnZero = Buffer.from('b700000000000000' + '9500000000000000', 'hex');
 
-/** The kernel's own words: a failed command's stderr rather than the whole command line. */
-function reason(err: unknown): string {
-  if (err instanceof CommandError && err.stderr.trim() !== '') return err.stderr.trim().replace(/^Error:\s*/, '').replace(/\.$/, '');
-  return err instanceof Error ? err.message : String(err);
+/**
+ * A change of the probe's that the kernel refused, in the kernel's words: errno and message ("EOPNOTSUPP
+ * (Operation not supported): Unknown device type"), without the operation, which names the probe's
+ * random device or SPI.
+ */
+class Refused extends Error {
+  readonly code: string;
+  constructor(error: BpfError) {
+    const operation = `${error.operation} failed: `;
+    super(error.message.startsWith(operation) ? error.message.slice(operation.length) : error.message);
+    this.code = error.code;
+  }
+}
+
+/** Throws the first change of a batch the kernel refused. */
+function throwRefused(results: readonly (NetlinkResult | XfrmResult)[]): void {
+  for (const result of results) if (!result.ok) throw new Refused(result.error);
 }
 
 type Check = () => void | Promise<void>;
@@ -31,7 +48,7 @@ async function tryFeature(report: ProbeReport, feature: Feature, check: Check): 
     report.features[feature] = true;
   } catch (err) {
     report.features[feature] = false;
-    report.reasons[feature] = reason(err);
+    report.reasons[feature] = err instanceof Error ? err.message : String(err);
   }
 }
 
@@ -68,16 +85,19 @@ async function probeBpf(report: ProbeReport): Promise<void> {
 /** A device name no other has (15 characters, the kernel's limit). */
 const probeDevice = () => `strait-pr-${randomBytes(2).toString('hex')}`;
 /** A VXLAN network id no real device uses, so the probe's never conflicts with one. */
-const probeVni = () => String(randomInt(1, 0xffffff));
+const probeVni = () => randomInt(1, 0xffffff);
+
+/** A probe device: a new link but its name, which withProbeDevice gives. */
+type ProbeLink = Omit<Extract<NetlinkChange, { op: 'add'; kind: 'link' }>, 'kind' | 'op' | 'name' | 'up'>;
 
 /** Makes a device (down: it carries nothing), hands it to `use`, and deletes it, also when `use` throws. */
-async function withProbeDevice(args: string[], netns: string | undefined, use: (name: string) => void | Promise<void> = () => {}): Promise<void> {
+async function withProbeDevice(link: ProbeLink, netns: string | undefined, use: (name: string) => void | Promise<void> = () => {}): Promise<void> {
   const name = probeDevice();
-  ip(['link', 'add', name, ...args], netns);
+  throwRefused(applyNetlink([{ kind: 'link', op: 'add', name, ...link }], netns));
   try {
     await use(name);
   } finally {
-    ip(['link', 'del', name], netns);
+    throwRefused(applyNetlink([{ kind: 'link', op: 'del', name }], netns));
   }
 }
 
@@ -106,7 +126,8 @@ async function probeTc(report: ProbeReport, device: string, netns: string | unde
 async function probeNetworking(report: ProbeReport, netns: string | undefined): Promise<void> {
   let tcTried = false;
   await tryFeature(report, 'vxlan', () =>
-    withProbeDevice(['type', 'vxlan', 'id', probeVni(), 'dstport', '4789', 'local', '127.0.0.1', 'nolearning'], netns, async (device) => {
+    // Without learning, as the addon makes every VXLAN device.
+    withProbeDevice({ type: 'vxlan', vni: probeVni(), port: 4789, local: '127.0.0.1' }, netns, async (device) => {
       tcTried = true;
       await probeTc(report, device, netns);
     }));
@@ -115,23 +136,34 @@ async function probeNetworking(report: ProbeReport, netns: string | undefined): 
   }
   await tryFeature(report, 'vxlanCollectMd', async () => {
     try {
-      await withProbeDevice(['type', 'vxlan', 'dstport', '4790', 'external'], netns);
+      await withProbeDevice({ type: 'vxlan', external: true, port: 4790 }, netns);
     } catch (err) {
-      // Another collect_md device on this port (one per port): the kernel has the mode.
-      if (!(err instanceof CommandError && /A VXLAN device with the specified VNI already exists/.test(err.stderr))) throw err;
+      // Another collect_md device on this port (one per port; the probe's name is unique): the kernel has the mode.
+      if (!(err instanceof Refused && err.code === 'EEXIST')) throw err;
     }
   });
-  await tryFeature(report, 'policyRouting', () => void ip(['-4', 'rule', 'list'], netns));
-  await tryFeature(report, 'nftables', () =>
-    void nft('table inet strait_probe {\n map m { type ipv4_addr : ipv4_addr; elements = { 10.0.0.1 : 10.1.0.1 } }\n}\n', netns, { check: true }));
-  await tryFeature(report, 'xfrm', () => void ip(['xfrm', 'policy', 'list'], netns));
+  await tryFeature(report, 'policyRouting', () => void dumpRules(netns));
+  await tryFeature(report, 'nftables', () => {
+    const table = { family: 'inet', table: 'strait_probe' } as const;
+    checkNft({
+      nftables: [
+        { add: { table: { family: table.family, name: table.table } } },
+        { add: { map: { ...table, name: 'm', type: 'ipv4_addr', map: 'ipv4_addr' } } },
+        { add: { element: { ...table, name: 'm', elem: [['10.0.0.1', '10.1.0.1']] } } },
+      ],
+    }, netns);
+  });
+  await tryFeature(report, 'xfrm', () => void dumpXfrmPolicies(netns));
   await tryFeature(report, 'esp', () => {
     // An SA without a policy sends nothing; between documentation addresses it receives nothing either.
-    const id = ['src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'spi', `0x${randomBytes(4).toString('hex')}`];
-    ip(['xfrm', 'state', 'add', ...id, 'reqid', String(randomInt(1, 2 ** 31)), 'mode', 'tunnel', 'aead', 'rfc4106(gcm(aes))', `0x${'11'.repeat(20)}`, '128'], netns);
-    ip(['xfrm', 'state', 'delete', ...id], netns);
+    // Added and deleted in one batch: the delete runs also when the add is refused (then ESRCH, not reported).
+    const id = { src: '192.0.2.1', dst: '192.0.2.2', spi: randomInt(256, 2 ** 32) };
+    throwRefused(applyXfrm([
+      { kind: 'state', op: 'add', ...id, reqid: randomInt(1, 2 ** 31), ifId: 0, aead: 'rfc4106(gcm(aes))', icvBits: 128, key: Buffer.alloc(20, 0x11) },
+      { kind: 'state', op: 'del', ...id },
+    ], netns));
   });
-  await tryFeature(report, 'xfrmInterface', () => withProbeDevice(['type', 'xfrm', 'if_id', String(randomInt(1, 2 ** 31))], netns));
+  await tryFeature(report, 'xfrmInterface', () => withProbeDevice({ type: 'xfrm', ifId: randomInt(1, 2 ** 31) }, netns));
 }
 
 /** Probes in the namespace `netns` (by name), or in the current one. */

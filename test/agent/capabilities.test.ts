@@ -36,12 +36,12 @@ const withoutOne: { capability: string; dataplane: Dataplane; error: string | Re
   {
     capability: 'NET_ADMIN',
     dataplane: 'ebpf',
-    error: `--dataplane: ${notPermitted('eBPF dataplane')}: vxlanCollectMd (RTNETLINK answers: Operation not permitted), clsact (no VXLAN device to try it on: RTNETLINK answers: Operation not permitted) (got "ebpf")`,
+    error: `--dataplane: ${notPermitted('eBPF dataplane')}: vxlanCollectMd (EPERM (Operation not permitted)), clsact (no VXLAN device to try it on: EPERM (Operation not permitted)) (got "ebpf")`,
   },
   {
     capability: 'NET_ADMIN',
     dataplane: 'kernel',
-    error: `--dataplane: ${notPermitted('kernel fallback')}: vxlan (RTNETLINK answers: Operation not permitted), nftables (netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")`,
+    error: `--dataplane: ${notPermitted('kernel fallback')}: vxlan (EPERM (Operation not permitted)), nftables (nft check failed: EPERM (Operation not permitted): netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")`,
   },
   {
     capability: 'BPF',

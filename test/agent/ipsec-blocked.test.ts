@@ -48,7 +48,8 @@ describe('strait agent --dataplane kernel, an encrypted peer on a kernel without
     await requireKernel(this, { lacks: ['esp'] });
     // The kernel's two reasons, as `strait probe --reasons` words them on Linux 6.x; the second only where
     // xfrm interfaces are missing too (this machine's kernel).
-    const reasons = ['esp (Requested AEAD algorithm not found)', ...((await kernelFeatures()).features.xfrmInterface ? [] : ['xfrmInterface (Unknown device type)'])];
+    const reasons = ['esp (ENOSYS (Function not implemented): Requested AEAD algorithm not found)',
+      ...((await kernelFeatures()).features.xfrmInterface ? [] : ['xfrmInterface (EOPNOTSUPP (Operation not supported): Unknown device type)'])];
 
     // Hub B's gateway: A encrypted, C plain VXLAN. A secret is there, so the kernel is the only obstacle.
     mkdirSync(join(dir, 'nodes'));

@@ -15,7 +15,7 @@ import { StateError } from '../errors';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { run } from '../kernel/command';
-import { dumpLinks } from '../kernel/rtnetlink';
+import { applyNetlink, dumpLinks } from '../kernel/rtnetlink';
 import { deleteNetns } from '../kernel/netns';
 import { writeFileAtomic } from '../store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
@@ -27,7 +27,7 @@ import { clusterViews, reportOutcome, runPlannedChecks } from './lab-test';
 import { openLabState } from './lab-state';
 import { type MachineNic, machinePlan } from './machine-plan';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
-import { labPinRoot, podNetns } from './names';
+import { labPinRoot, podNetns, podVeth } from './names';
 import { batch, buildPods, podRoutes, strictReversePath, sysctl } from './network';
 import { type LabPaceName, labPaces } from './pace';
 import { knownProcesses, stopProcess } from './processes';
@@ -230,7 +230,13 @@ export async function machineDown(runDir: string, nodeName: string, say: Say): P
   let pods = 0;
   if (existsSync(topologyFile(runDir))) {
     const { cluster, node } = findNode(savedTopology(runDir), nodeName);
-    for (const pod of node.pods) if (deleteNetns(podNetns(pod.name))) pods++;
+    for (const pod of node.pods) {
+      // Its veth first: deleting the pod's namespace removes it too, but later (the kernel tears a
+      // namespace down in the background), so a check right after down could still find it.
+      const [veth] = applyNetlink([{ kind: 'link', op: 'del', name: podVeth(pod.name) }]);
+      if (!veth!.ok && veth!.error.code !== 'ENODEV') throw veth!.error;
+      if (deleteNetns(podNetns(pod.name))) pods++;
+    }
     for (const route of podRoutes(cluster, node, 'del')) {
       try {
         run(['ip', ...route.split(' ')]);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../api/document';
+import { StateError } from '../errors';
 import type { Logger } from '../log';
 
 export interface SpecDocument {
@@ -51,12 +52,19 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  * The text itself is held only until parsed; a later parse reads the file again.
  */
 function fileDocument(path: string, text: string): SpecDocument {
+  const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
+  const version = sha256(text);
   let unparsed: string | undefined = text;
   return {
-    version: createHash('sha256').update(text).digest('hex'),
+    version,
     parse: () => {
-      const now = unparsed ?? readTextFile(path) ?? '';
+      let now = unparsed;
       unparsed = undefined;
+      if (now === undefined) {
+        // Read again, the file must still be this version: a newer one is the next read's document.
+        now = readTextFile(path) ?? '';
+        if (sha256(now) !== version) throw new StateError(`${path} changed since it was read; the next read takes the new one`);
+      }
       return parseJsonDocument(now, path);
     },
   };

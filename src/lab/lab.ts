@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
 import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
+import { writeFileAtomic } from '../store/atomic-file';
 import { describeMissing, encryptionRequirements } from '../probe/features';
 import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
@@ -86,16 +87,22 @@ export function readHeartbeat(runDir: string, cluster: string, node: string): No
 export const secretsDir = (runDir: string, cluster: string) => join(runDir, runDirPaths.secrets(cluster));
 
 /**
- * One random secret per encrypted peering, written for both clusters (owner-only, like a mounted
- * Kubernetes Secret with defaultMode 0400). Every cluster gets a directory, empty without encryption.
+ * The random secret of the encrypted peering [a, b], written for both clusters (owner-only, like a mounted
+ * Kubernetes Secret with defaultMode 0400), atomically under the name of `writer`. A secret already there
+ * (a lab across machines brought up before) is kept, so both sides keep agreeing.
  */
+export function writePeeringSecret(runDir: string, [a, b]: readonly [string, string], writer: string): void {
+  for (const cluster of [a, b]) mkdirSync(secretsDir(runDir, cluster), { recursive: true, mode: 0o700 });
+  const mine = join(secretsDir(runDir, a), b);
+  const theirs = join(secretsDir(runDir, b), a);
+  if (!existsSync(mine)) writeFileAtomic(mine, randomBytes(32).toString('base64'), 0o600, writer);
+  if (!existsSync(theirs)) writeFileAtomic(theirs, readFileSync(mine, 'utf8'), 0o600, writer);
+}
+
+/** Every encrypted peering's secret; every cluster gets a directory, empty without encryption. */
 function writePeeringSecrets(topology: LabTopology, runDir: string): void {
   for (const cluster of topology.clusters) mkdirSync(secretsDir(runDir, cluster.id), { recursive: true, mode: 0o700 });
-  for (const [a, b] of topology.encryptedPeerings) {
-    const secret = randomBytes(32).toString('base64');
-    writeFileSync(join(secretsDir(runDir, a), b), secret, { mode: 0o600 });
-    writeFileSync(join(secretsDir(runDir, b), a), secret, { mode: 0o600 });
-  }
+  for (const peering of topology.encryptedPeerings) writePeeringSecret(runDir, peering, 'lab');
 }
 
 /** Seconds between an agent's reconciles and heartbeats in the lab, by default. */

@@ -6,7 +6,6 @@
  * machine. `strait lab up|test|down --node` run on the machine itself; `strait lab report` anywhere
  * that sees the run directory.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupAgentNode } from '../agent/agent';
@@ -21,7 +20,7 @@ import { writeFileAtomic } from '../store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
 import {
   type LabDataplane, type Say, agentDataplane, machineHost, nodePinRoot, readHeartbeat, readLabState, savedTopology, secretsDir,
-  standaloneControllerConfig, startAgent, startEchoServers, startStandaloneController, waitForConvergence,
+  standaloneControllerConfig, startAgent, startEchoServers, startStandaloneController, waitForConvergence, writePeeringSecret,
 } from './lab';
 import { clusterViews, reportOutcome, runPlannedChecks } from './lab-test';
 import { openLabState } from './lab-state';
@@ -76,18 +75,11 @@ function configureNics(found: readonly { nic: MachineNic; dev: string }[], mtu: 
 
 /**
  * The secret of each encrypted peering, written once for the lab by one machine: the controller machine
- * of the cluster named first in the peering, which writes it for both clusters (0600); the other
- * cluster's agents find it there when it appears (the agent reads its secrets at each apply). A secret
- * already there (this lab brought up before) is kept, so both sides keep agreeing.
+ * of the cluster named first in the peering, which writes it for both clusters; the other cluster's
+ * agents find it there when it appears (the agent reads its secrets at each apply).
  */
 function writeMachineSecrets(topology: LabTopology, runDir: string, clusterId: string, writer: string): void {
-  for (const [a, b] of topology.encryptedPeerings.filter(([first]) => first === clusterId)) {
-    mkdirSync(secretsDir(runDir, b), { recursive: true, mode: 0o700 });
-    const mine = join(secretsDir(runDir, a), b);
-    const theirs = join(secretsDir(runDir, b), a);
-    if (!existsSync(mine)) writeFileAtomic(mine, randomBytes(32).toString('base64'), 0o600, writer);
-    if (!existsSync(theirs)) writeFileAtomic(theirs, readFileSync(mine, 'utf8'), 0o600, writer);
-  }
+  for (const peering of topology.encryptedPeerings.filter(([first]) => first === clusterId)) writePeeringSecret(runDir, peering, writer);
 }
 
 export interface MachineOptions {

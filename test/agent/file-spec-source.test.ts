@@ -37,4 +37,13 @@ describe('spec file source', () => {
     assert.deepEqual(document.parse(), { a: 1 });
     assert.deepEqual(document.parse(), { a: 1 });
   });
+
+  it('never parses another version than the one it read: the file changed since, a parse again refuses', () => {
+    const path = join(dir, 'n1.json');
+    writeFileSync(path, '{"a":1}');
+    const document = new FileSpecSource(path, captureLog().log).read()!;
+    writeFileSync(path, '{"a":2}');
+    assert.deepEqual(document.parse(), { a: 1 }, 'the text read, held until parsed');
+    assert.throws(() => document.parse(), /n1\.json changed since it was read; the next read takes the new one/);
+  });
 });

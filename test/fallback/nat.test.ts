@@ -11,7 +11,7 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { hubSpecDocument } from '../datapath/hub-spec';
-import { requireRoot, uniqueName } from '../support/kernel';
+import { netnsPerTest, requireRoot, uniqueName } from '../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../support/packet';
 import { waitFor } from '../support/wait';
 import { Capture, sendDatagram } from '../support/wire';
@@ -437,49 +437,44 @@ describe('fallback: nftables NAT (real kernel)', function () {
   });
 
   describe('reconciling', () => {
-    let netns: string;
-    beforeEach(() => {
-      netns = uniqueName('strait-nat');
-      createNetns(netns);
-    });
-    afterEach(() => deleteNetns(netns));
+    const netns = netnsPerTest('strait-nat');
 
-    const listOwned = () => run(['ip', 'netns', 'exec', netns, 'nft', 'list', 'ruleset']);
+    const listOwned = () => run(['ip', 'netns', 'exec', netns(), 'nft', 'list', 'ruleset']);
 
     it('applying twice changes nothing the second time', () => {
-      const script = natRuleset(spec(), devices);
-      assert.deepEqual(applyNat(script, netns), { changed: true });
+      const ruleset = natRuleset(spec(), devices);
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       const first = listOwned();
-      assert.deepEqual(applyNat(script, netns), { changed: false });
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
       assert.equal(listOwned(), first);
     });
 
     it('restores a rule, a NatMapping element and the identity SNAT deleted by hand', () => {
-      const script = natRuleset(spec(), devices);
-      applyNat(script, netns);
+      const ruleset = natRuleset(spec(), devices);
+      applyNat(ruleset, netns());
       const wanted = listOwned();
-      const listing = run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'chain', 'ip', 'strait', 'to_peers']);
+      const listing = run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'chain', 'ip', 'strait', 'to_peers']);
       const handle = /oifname "stp00000009" snat ip prefix .* # handle (\d+)/.exec(listing)?.[1];
       assert.ok(handle, listing);
-      nft(`delete rule ip strait to_peers handle ${handle}\n`, netns);
-      assert.deepEqual(applyNat(script, netns), { changed: true });
+      nft(`delete rule ip strait to_peers handle ${handle}\n`, netns());
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       assert.equal(listOwned(), wanted);
 
-      nft('delete element ip strait natmappings { 10.50.0.1 }\n', netns);
-      assert.deepEqual(applyNat(script, netns), { changed: true });
+      nft('delete element ip strait natmappings { 10.50.0.1 }\n', netns());
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       assert.equal(listOwned(), wanted);
 
-      nft('flush chain inet strait_filter avoid_masquerade\n', netns);
-      assert.deepEqual(applyNat(script, netns), { changed: true });
+      nft('flush chain inet strait_filter avoid_masquerade\n', netns());
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       assert.equal(listOwned(), wanted);
-      assert.deepEqual(applyNat(script, netns), { changed: false });
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
     });
 
     it('replaces the NAT table when the spec changes, and a worker keeps only the avoid-masquerade set and chain', () => {
-      applyNat(natRuleset(spec(), devices), netns);
+      applyNat(natRuleset(spec(), devices), netns());
       const worker = spec();
       worker.node.role = 'worker';
-      assert.deepEqual(applyNat(natRuleset(worker, devices), netns), { changed: true });
+      assert.deepEqual(applyNat(natRuleset(worker, devices), netns()), { changed: true });
       const listing = listOwned();
       assert.doesNotMatch(listing, /table ip strait/);
       assert.match(
@@ -499,15 +494,15 @@ describe('fallback: nftables NAT (real kernel)', function () {
           'table inet strait_other { chain c { type filter hook forward priority 0; policy accept; counter; }; }',
           '',
         ].join('\n'),
-        netns,
+        netns(),
       );
-      const foreign = () => run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'ruleset']).replace(/table ip strait \{[\s\S]*?\n\}\n|table inet strait_filter \{[\s\S]*?\n\}\n/g, '');
+      const foreign = () => run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'ruleset']).replace(/table ip strait \{[\s\S]*?\n\}\n|table inet strait_filter \{[\s\S]*?\n\}\n/g, '');
       const before = foreign();
-      applyNat(natRuleset(spec(), devices), netns);
+      applyNat(natRuleset(spec(), devices), netns());
       assert.equal(foreign(), before);
-      assert.deepEqual(removeNat(netns), { changed: true });
-      assert.equal(run(['ip', 'netns', 'exec', netns, 'nft', '-a', 'list', 'ruleset']), before);
-      assert.deepEqual(removeNat(netns), { changed: false });
+      assert.deepEqual(removeNat(netns()), { changed: true });
+      assert.equal(run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'ruleset']), before);
+      assert.deepEqual(removeNat(netns()), { changed: false });
     });
 
     it('applies 10,000 NatMappings as one map in one transaction', () => {
@@ -519,15 +514,15 @@ describe('fallback: nftables NAT (real kernel)', function () {
         externalAddress: `10.50.${1 + (i >> 8)}.${i & 0xff}`,
         endpointAddress: `10.0.${i >> 8}.${i & 0xff}`,
       }));
-      const script = natRuleset(readNodeDataplaneSpec(big), devices);
+      const ruleset = natRuleset(readNodeDataplaneSpec(big), devices);
       const started = process.hrtime.bigint();
-      assert.deepEqual(applyNat(script, netns), { changed: true });
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       const applyMs = Number(process.hrtime.bigint() - started) / 1e6;
       const again = process.hrtime.bigint();
-      assert.deepEqual(applyNat(script, netns), { changed: false });
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
       const checkMs = Number(process.hrtime.bigint() - again) / 1e6;
       console.log(`      10,000 NatMappings: apply ${applyMs.toFixed(0)} ms, unchanged check ${checkMs.toFixed(0)} ms`);
-      const listing = run(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'map', 'ip', 'strait', 'natmappings']);
+      const listing = run(['ip', 'netns', 'exec', netns(), 'nft', '-j', 'list', 'map', 'ip', 'strait', 'natmappings']);
       const map = (JSON.parse(listing) as { nftables: { map?: { elem: [string, string][] } }[] }).nftables.find((o) => o.map)!.map!;
       assert.equal(map.elem.length, 10_000);
       assert.ok(map.elem.some(([k, v]) => k === '10.50.40.15' && v === '10.0.39.15'));
@@ -536,19 +531,14 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
   /*
    * Known answers: the tables as the kernel listed them (normalised as applyNat compares them) after the
-   * fallback installed them as an nft-syntax script, before it wrote nft's JSON instead. The document
+   * fallback installed them as an nft-syntax ruleset, before it wrote nft's JSON instead. The document
    * natRuleset writes now must make exactly that state.
    */
   describe('the kernel state of the ruleset', () => {
     const listings = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'test', 'fallback', 'nat-ruleset.listing.json'), 'utf8')) as Record<string, unknown>;
-    let netns: string;
-    beforeEach(() => {
-      netns = uniqueName('strait-nat');
-      createNetns(netns);
-    });
-    afterEach(() => deleteNetns(netns));
+    const netns = netnsPerTest('strait-nat');
 
-    const ownedListing = () => Object.fromEntries([...liveState(netns)].map(([table, lines]) => [table, lines.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)]));
+    const ownedListing = () => Object.fromEntries([...liveState(netns())].map(([table, lines]) => [table, lines.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)]));
     const worker = () => {
       const s = spec();
       s.node.role = 'worker';
@@ -566,7 +556,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
     ];
     for (const c of cases) {
       it(`${c.name}: the tables the kernel lists are the known answer`, () => {
-        applyNat(natRuleset(c.spec(), devices, c.mtus), netns);
+        applyNat(natRuleset(c.spec(), devices, c.mtus), netns());
         assert.deepEqual(ownedListing(), listings[c.name]);
       });
     }
@@ -597,12 +587,7 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
     describe("refuses a document with a command outside Strait's tables, naming the command and the table", () => {
       // In a namespace of its own: were the guard broken, the document would be written there, not here.
-      let netns: string;
-      beforeEach(() => {
-        netns = uniqueName('strait-nat');
-        createNetns(netns);
-      });
-      afterEach(() => deleteNetns(netns));
+      const netns = netnsPerTest('strait-nat');
 
       const owned = natRuleset(spec(), devices).nftables;
       const refused: { what: string; command: unknown; value: string }[] = [
@@ -624,10 +609,10 @@ describe('fallback: nftables NAT (real kernel)', function () {
         it(r.what, () => {
           const ruleset = { nftables: [...owned, r.command] } as NftDocument;
           assert.throws(
-            () => applyNat(ruleset, netns),
+            () => applyNat(ruleset, netns()),
             (err: unknown) => err instanceof InputError && err.field === `ruleset.nftables[${owned.length}]` && err.value === r.value,
           );
-          assert.equal(liveState(netns).size, 0, 'nothing of the document was written');
+          assert.equal(liveState(netns()).size, 0, 'nothing of the document was written');
         });
       }
     });

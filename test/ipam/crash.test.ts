@@ -122,7 +122,7 @@ describe('strait ipam under SIGKILL', function () {
       current = expected;
     }
     // The median of the latest commands that ran to the end: the machine's load changes while the test runs.
-    const lifetime = () => [...lifetimes.slice(-9)].sort((a, b) => a - b)[Math.floor(Math.min(lifetimes.length, 9) / 2)]!;
+    const lifetime = () => lifetimes.slice(-9).sort((a, b) => a - b)[Math.floor(Math.min(lifetimes.length, 9) / 2)]!;
     // Some kills anywhere in a command's life, most near its end, where the rename happens.
     const killMoment = () => (rand() < 0.4 ? rand() * lifetime() : lifetime() * (0.75 + rand() * 0.35));
 

@@ -68,6 +68,20 @@ export const testObject = (name: string) => join(__dirname, '..', '..', 'bpf', '
 
 export const uniqueName = (prefix: string) => `${prefix}-${process.pid}-${randomBytes(3).toString('hex')}`;
 
+/**
+ * A fresh namespace for each test of the suite it is called in, deleted after the test (also when it
+ * fails); the getter gives the current test's.
+ */
+export function netnsPerTest(prefix: string): () => string {
+  let netns = '';
+  beforeEach(() => {
+    netns = uniqueName(prefix);
+    createNetns(netns);
+  });
+  afterEach(() => deleteNetns(netns));
+  return () => netns;
+}
+
 /** A fresh directory on bpffs for one test's pins; removed by the returned cleanup. */
 export function tempPinDir(): { dir: string; cleanup: () => void } {
   ensureBpffs();

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
+import { temporaryPathFor } from '../../src/store/atomic-file';
 import { parseIp } from '../../src/net/cidr';
 import { cliPath } from '../ipam/cli-runner';
 import { noMetricsServer } from '../support/metrics';
@@ -172,8 +173,10 @@ describe('strait controller processes', () => {
     const { path, runDir, clusterDir } = configA('a.json');
     const first = await startController(path, clusterDir);
     const lockPath = join(clusterDir, 'ipam.json.lock');
-    // controller.json is the first controller's own heartbeat, rewritten every round.
-    const unchanged = () => snapshot(runDir, (p) => p.endsWith('/controller.json'));
+    // controller.json is the first controller's own heartbeat, rewritten every round through its
+    // temporary (a CI run listed .controller.json.tmp between its write and its rename).
+    const heartbeat = join(clusterDir, 'controller.json');
+    const unchanged = () => snapshot(runDir, (p) => p === heartbeat || p === temporaryPathFor(heartbeat));
     const firstRound = [
       'cluster-a/ipam.json', 'cluster-a/ipam.json.lock', 'cluster-a/nodes/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/status/a-gw.json',
       'exchange/cluster-a/cluster-b.spec.json',

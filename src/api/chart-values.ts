@@ -9,14 +9,13 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { dataplanes } from '../probe/features';
 import { ControllerConfigSchema } from './controller-config';
 import { apiFormats, type ApiFormatName } from './formats';
-import { List, Port, StringEnum, Strict } from './schema';
+import { List, Port, Seconds, StringEnum, Strict } from './schema';
 
 const config = ControllerConfigSchema.properties;
 const Free = (description: string) => Type.Object({}, { description });
 const FreeList = (description: string) => List(Type.Object({}), { description });
 /** A setting that may be left empty (""). */
 const OrEmpty = (schema: TSchema) => Type.Union([Type.Literal(''), schema]);
-const Seconds = (description: string) => Type.Number({ exclusiveMinimum: 0, maximum: 3600, description });
 const Probe = Strict({
   failureThreshold: Type.Integer({ minimum: 1 }),
   periodSeconds: Type.Integer({ minimum: 1 }),

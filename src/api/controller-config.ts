@@ -6,12 +6,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { InputError } from '../errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from '../ipam/home-networks';
-import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
+import { carriedCidr, carriedIp } from '../net/carried';
+import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
+import { RangeIndex } from '../net/range-index';
 import { loadYamlFile } from './document';
-import { CidrText, ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict, TunnelMtu } from './schema';
+import { CidrText, ClusterIdText, IpText, List, NodeNameText, Seconds, StringEnum, Strict, TunnelMtu } from './schema';
 import { checkDocument } from './validate';
 
-const Seconds = (description: string) => Type.Number({ exclusiveMinimum: 0, maximum: 3600, description });
 
 export const ControllerConfigSchema = Strict({
   clusterId: ClusterIdText(),
@@ -122,7 +123,9 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     ...(doc.reserved !== undefined ? { reserved: doc.reserved } : {}),
     ...(doc.pools !== undefined ? { pools: doc.pools } : {}),
   };
-  // The IPAM checks the same again on start; checking here refuses the file before anything runs.
+  // Every node's spec carries these: a family or block the dataplanes cannot carry would have every
+  // agent refuse its spec. The IPAM checks the rest again on start; here the file is refused before anything runs.
+  for (const field of ['podCIDR', 'externalCIDR', 'serviceCIDR'] as const) if (doc[field] !== undefined) carriedCidr(field, doc[field]);
   const clusterPods = parseHomeNetworks(home).podCIDR;
 
   const peerList = doc.peers ?? [];
@@ -139,14 +142,14 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
       if (!peers.includes(r[key])) throw new InputError(`reflections[${i}].${key}`, r[key], `is not one of our peers (${peers.join(', ') || 'none'}); only a hub peered with both reflects`);
     }
     if (r.to === r.fromPeer) throw new InputError(`reflections[${i}].to`, r.to, 'equals fromPeer; a peer reaches its own pods directly');
-    return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(parseIp(`reflections[${i}].podIP`, r.podIP)) };
+    return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(carriedIp(`reflections[${i}].podIP`, r.podIP)) };
   });
   const sameReflection = repeated(reflections, (r) => `${r.to} ${r.fromPeer} ${r.podIP}`);
   if (sameReflection) throw new InputError(`reflections[${sameReflection[0]}]`, doc.reflections![sameReflection[0]], `repeats reflections[${sameReflection[1]}]`);
 
   const nodes: NodeConfig[] = (doc.nodes ?? []).map((n, i) => ({
     name: n.name,
-    underlayAddress: parseIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
+    underlayAddress: carriedIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
     podCIDRs: (n.podCIDRs ?? []).map((text, j) => {
       const cidr = parseCidr(`nodes[${i}].podCIDRs[${j}]`, text);
       // A node's pods outside the cluster PodCIDR would be neither translated nor routed.
@@ -155,17 +158,24 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
       }
       return cidr;
     }),
-    ...(n.publicAddress !== undefined ? { publicAddress: parseIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
+    ...(n.publicAddress !== undefined ? { publicAddress: carriedIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
     gatewayCandidate: n.gatewayCandidate ?? true,
   }));
   if (nodeSource === 'file' && !nodes.some((n) => n.gatewayCandidate)) throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
   const sameName = repeated(nodes, (n) => n.name);
   if (sameName) throw new InputError(`nodes[${sameName[0]}].name`, nodes[sameName[0]]!.name, `repeats nodes[${sameName[1]}].name`);
-  const podCIDRs = nodes.flatMap((node, i) => node.podCIDRs.map((cidr, j) => ({ field: `nodes[${i}].podCIDRs[${j}]`, cidr })));
-  for (const [i, a] of podCIDRs.entries()) {
-    const b = podCIDRs.slice(0, i).find((other) => cidrsOverlap(a.cidr, other.cidr));
-    if (b) throw new InputError(a.field, formatCidr(a.cidr), `overlaps ${b.field} ${formatCidr(b.cidr)}; a pod lives on one node`);
-  }
+  // Tunnels and routes to a node go to its underlay address: two nodes on one would get each other's traffic.
+  const sameUnderlay = repeated(nodes, (n) => String(n.underlayAddress.value));
+  if (sameUnderlay) throw new InputError(`nodes[${sameUnderlay[0]}].underlayAddress`, doc.nodes![sameUnderlay[0]]!.underlayAddress, `is also nodes[${sameUnderlay[1]}].underlayAddress`);
+  const podCIDRs = new RangeIndex<string>();
+  nodes.forEach((node, i) =>
+    node.podCIDRs.forEach((cidr, j) => {
+      const field = `nodes[${i}].podCIDRs[${j}]`;
+      const other = podCIDRs.overlapping(cidr)[0];
+      if (other !== undefined) throw new InputError(field, formatCidr(cidr), `overlaps ${other}; a pod lives on one node`);
+      podCIDRs.add(cidr, `${field} ${formatCidr(cidr)}`);
+    }),
+  );
 
   return {
     clusterId: doc.clusterId,

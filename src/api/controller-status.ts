@@ -8,12 +8,16 @@ import { ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict } from '.
 import { checkDocument } from './validate';
 
 /** A peering's state (src/netmgr/network-manager.ts). */
-export const peerStates = ['waiting-for-peer', 'remapped', 'ready'] as const;
+export const peerStates = ['waiting-for-peer', 'refused', 'remapped', 'ready'] as const;
 
 export const ControllerStatusSchema = Strict({
   clusterId: ClusterIdText(),
   gateway: NodeNameText({ description: 'The elected gateway.' }),
-  peers: List(Strict({ clusterId: ClusterIdText(), state: StringEnum([...peerStates]) })),
+  peers: List(Strict({
+    clusterId: ClusterIdText(),
+    state: StringEnum([...peerStates]),
+    reason: Type.Optional(Type.String({ description: "Why the peering is refused, or why the peer's answer cannot be used." })),
+  })),
   readyNodes: List(NodeNameText()),
   time: Type.String({ format: 'date-time' }),
 });

@@ -17,6 +17,7 @@ import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles
 import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
 import { parseJsonDocument } from '../api/document';
 import { type ReconcileResult, reconcile } from './reconcile';
+import { type Sighting, heartbeatsAsSeen, observeRenewals } from './sightings';
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 
 export interface RunOptions {
@@ -63,7 +64,7 @@ function logChanges(log: Logger, before: ReconcileResult | undefined, after: Rec
   }
   for (const peer of after.status.peers) {
     const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
-    if (previous !== peer.state) log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null }, `peer ${peer.state}`);
+    if (previous !== peer.state) log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) }, `peer ${peer.state}`);
   }
   for (const peer of after.removedPeers) log.info({ peer }, 'peer removed');
   for (const path of written) {
@@ -89,22 +90,20 @@ export async function runController(config: ControllerConfig, options: RunOption
     const startedAt = Date.now();
     let last: ReconcileResult | undefined;
     let lastError: string | undefined;
+    let sightings = new Map<string, Sighting>();
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
     while (!options.signal?.aborted) {
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
       const gatewayBefore = previousGateway;
       try {
+        const now = Date.now();
         const exchange = readExchange(files, config.clusterId);
-        const result = reconcile({
-          config,
-          ipam,
-          exchange,
-          heartbeats: readHeartbeats(files, config.clusterId, config.nodes.map((n) => n.name)),
-          previousGateway,
-          now: Date.now(),
-          startedAt,
-        });
+        const stamped = readHeartbeats(files, config.clusterId, config.nodes.map((n) => n.name));
+        sightings = observeRenewals(sightings, new Map([...stamped].map(([node, h]) => [node, h.time])), now);
+        const seen = heartbeatsAsSeen(stamped, sightings, now);
+        exchange.problems.push(...seen.problems);
+        const result = reconcile({ config, ipam, exchange, heartbeats: seen.heartbeats, previousGateway, now, startedAt });
         if (result.ipam !== ipam) await store.save(result.ipam);
         ipam = result.ipam;
         previousGateway = result.election.gateway;

@@ -30,6 +30,8 @@ export interface RunDirFiles {
 export interface ExchangeView {
   /** NetworkConfig specs addressed to us, by owner. */
   specsForUs: Map<string, NetworkConfigSpec>;
+  /** Why a NetworkConfig addressed to us cannot be read, by owner (also in `problems`). */
+  unreadableSpecs: Map<string, string>;
   /** The peers' statuses on our specs, by peer. */
   statusesOfOurs: Map<string, NetworkConfigStatus>;
   /** Files this controller wrote before (exchange files and node specs), to delete what is no longer wanted. */
@@ -38,10 +40,14 @@ export interface ExchangeView {
   problems: string[];
 }
 
+/** An exchange with nothing in it yet, for a reader to fill. */
+export const emptyExchange = (): ExchangeView => ({ specsForUs: new Map(), unreadableSpecs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] });
+
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** The file's document; undefined when it is missing, or (with a problem) not JSON. */
 function readJson(files: RunDirFiles, path: string, problems: string[]): unknown {
   const text = files.read(path);
   if (text === undefined) return undefined;
@@ -75,7 +81,7 @@ const statusSuffix = '.status.json';
 
 /** What the other controllers have replicated to us, and what we wrote before. */
 export function readExchange(files: RunDirFiles, clusterId: string): ExchangeView {
-  const view: ExchangeView = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+  const view = emptyExchange();
   const use = <T>(path: string, parsed: T | string, keep: (value: T) => void): void => {
     if (typeof parsed === 'string') view.problems.push(`${path}: ${parsed}`);
     else keep(parsed);
@@ -83,8 +89,10 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
   for (const owner of files.list('exchange')) {
     if (owner === clusterId) continue;
     const specPath = runDirPaths.spec(owner, clusterId);
+    const problems = view.problems.length;
     const spec = readJson(files, specPath, view.problems);
     if (spec !== undefined) use(specPath, checked(() => specFrom(spec, owner, clusterId)), (s) => view.specsForUs.set(owner, s));
+    if (view.problems.length > problems) view.unreadableSpecs.set(owner, view.problems.at(-1)!);
     if (files.read(runDirPaths.status(owner, clusterId)) !== undefined) view.written.push(runDirPaths.status(owner, clusterId));
   }
   for (const name of files.list(`exchange/${clusterId}`)) {

@@ -82,14 +82,14 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const ourNetworkConfigs = new Map<string, NetworkConfigSpec>();
   const answers = new Map<string, NetworkConfigStatus>();
   for (const peer of config.peers) {
-    const step = reconcilePeering({ ipam, clusterId: us, peer, endpoint, theirs: exchange.specsForUs.get(peer), theirAnswer: exchange.statusesOfOurs.get(peer) });
+    const step = reconcilePeering({ ipam, clusterId: us, peer, endpoint, theirs: exchange.specsForUs.get(peer), theirsUnreadable: exchange.unreadableSpecs.get(peer), theirAnswer: exchange.statusesOfOurs.get(peer) });
     ipam = step.ipam;
     problems.push(...step.problems);
     const { peering } = step;
     ourNetworkConfigs.set(peer, peering.ours);
-    if (peering.state !== 'waiting-for-peer') answers.set(peer, peering.answer);
+    if ('answer' in peering) answers.set(peer, peering.answer);
     if (peering.state === 'ready') tunnels.push(peering.tunnel);
-    peerStates.push({ clusterId: peer, state: peering.state });
+    peerStates.push({ clusterId: peer, state: peering.state, ...('reason' in peering && peering.reason !== undefined ? { reason: peering.reason } : {}) });
   }
 
   const reflected = reflect(ipam, config.reflections, new Set(tunnels.map((t) => t.clusterId)), problems);

@@ -2,7 +2,8 @@
  * Core v1 Node objects as the cluster's nodes (the NodeConfig the controller's file configuration gives
  * today), pure. What Strait reads from a Node:
  * - name: metadata.name
- * - underlayAddress: the first InternalIP of status.addresses (the kubelet lists its primary node IP first)
+ * - underlayAddress: the first InternalIP of status.addresses of the cluster PodCIDR's family (the kubelet
+ *   lists its primary node IP first), a unicast address
  * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of the cluster PodCIDR's family; a
  *   dual-stack node's other family is not Strait's to route
  * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
@@ -19,7 +20,9 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
 import { InputError } from '../errors';
-import { type Cidr, cidrLast, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
+import { carriedIp } from '../net/carried';
+import { type Cidr, containsIp, formatCidr, parseCidr } from '../net/cidr';
+import { RangeIndex } from '../net/range-index';
 
 export const publicAddressAnnotation = 'strait.io/public-address';
 export const gatewayCandidateLabel = Object.keys(defaultGatewayNodeSelector)[0]!;
@@ -47,58 +50,32 @@ export interface ClusterNodes {
 }
 
 /**
- * The pod CIDRs of the nodes read so far (all of the cluster's family), as disjoint address ranges
- * sorted by address: the nodes a new CIDR overlaps are found by a binary search, not by a scan of every
- * node. The controller and, on Kubernetes, every agent read all Nodes again when one changes: a
- * thousand nodes must not cost a million comparisons each time.
+ * The pod CIDRs of the nodes read so far (all of the cluster's family), owned by the node and its place
+ * in name order. The controller and, on Kubernetes, every agent read all Nodes again when one changes:
+ * a thousand nodes must not cost a million comparisons each time.
  */
 class TakenPodCIDRs {
-  /** `order`: the node's place in name order. */
-  private readonly ranges: { first: bigint; last: bigint; node: string; order: number }[] = [];
-
-  /** Index of the first range that ends at or after `address`. */
-  private firstEndingFrom(address: bigint): number {
-    let lo = 0;
-    let hi = this.ranges.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.ranges[mid]!.last < address) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  private readonly index = new RangeIndex<{ node: string; order: number }>();
 
   /** The first node in name order whose pod CIDRs overlap `cidr`, if any. */
   overlapping(cidr: Cidr): string | undefined {
-    const last = cidrLast(cidr);
-    let found: TakenPodCIDRs['ranges'][number] | undefined;
-    for (let i = this.firstEndingFrom(cidr.base); i < this.ranges.length && this.ranges[i]!.first <= last; i++) {
-      if (found === undefined || this.ranges[i]!.order < found.order) found = this.ranges[i];
-    }
-    return found?.node;
+    const owners = this.index.overlapping(cidr);
+    return owners.length === 0 ? undefined : owners.reduce((a, b) => (b.order < a.order ? b : a)).node;
   }
 
   /** The CIDRs of a node read whole. They overlap no other node's; two of its own may nest: one range for both. */
   add(cidrs: readonly Cidr[], node: string, order: number): void {
-    for (const cidr of cidrs) {
-      let first = cidr.base;
-      let last = cidrLast(cidr);
-      const at = this.firstEndingFrom(first);
-      let end = at;
-      for (; end < this.ranges.length && this.ranges[end]!.first <= last; end++) {
-        if (this.ranges[end]!.first < first) first = this.ranges[end]!.first;
-        if (this.ranges[end]!.last > last) last = this.ranges[end]!.last;
-      }
-      this.ranges.splice(at, end - at, { first, last, node, order });
-    }
+    for (const cidr of cidrs) this.index.add(cidr, { node, order });
   }
 }
 
 function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Readonly<Record<string, string>>, taken: TakenPodCIDRs): ClusterNode {
+  // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's family carries the tunnels.
   const addresses = node.status?.addresses ?? [];
-  const internal = addresses.find((a) => a.type === 'InternalIP');
-  if (!internal) throw new InputError('status.addresses', addresses, 'no InternalIP');
-  const underlayAddress = parseIp('status.addresses[InternalIP]', internal.address);
+  const internal = addresses.filter((a) => a.type === 'InternalIP');
+  const ofFamily = internal.find((a) => (a.address.includes(':') ? 6 : 4) === clusterPodCIDR.family);
+  if (!ofFamily) throw new InputError('status.addresses', addresses, `no InternalIP of the cluster podCIDR's family (IPv${clusterPodCIDR.family})`);
+  const underlayAddress = carriedIp(`status.addresses[InternalIP]`, ofFamily.address);
 
   const listed = node.spec?.podCIDRs?.length ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text })) : node.spec?.podCIDR ? [{ field: 'spec.podCIDR', text: node.spec.podCIDR }] : [];
   const podCIDRs = listed.flatMap(({ field, text }) => {
@@ -115,7 +92,7 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Re
   });
 
   const annotation = node.metadata?.annotations?.[publicAddressAnnotation];
-  const publicAddress = annotation === undefined ? undefined : parseIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
+  const publicAddress = annotation === undefined ? undefined : carriedIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
 
   const label = node.metadata?.labels?.[gatewayCandidateLabel];
   if (label !== undefined && label !== 'true' && label !== 'false') throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');

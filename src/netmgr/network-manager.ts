@@ -8,16 +8,20 @@ import { type GatewayEndpoint, type NetworkConfigSpec, type NetworkConfigStatus,
 import { InputError } from '../errors';
 import { addPeer, setRemoteView } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
-import { cidrsEqual, formatCidr, parseCidr } from '../net/cidr';
+import { carriedCidr, carriedIp } from '../net/carried';
+import { cidrsEqual, formatCidr } from '../net/cidr';
 import { type TunnelEndpoint, tunnelEndpoint } from './tunnel-endpoint';
 
 /**
- * waiting-for-peer: no NetworkConfig of the peer placed yet; remapped: its networks are placed and our
- * answer is written, but it has not answered ours; ready: both directions are known, the TunnelEndpoint exists.
+ * waiting-for-peer: no NetworkConfig of the peer yet; refused: the peer's NetworkConfig cannot be used
+ * (`reason` says why: a network or gateway our dataplanes cannot carry, no free network to remap it to);
+ * remapped: its networks are placed and our answer is written, but it has not answered ours (or its
+ * answer cannot be used: `reason`); ready: both directions are known, the TunnelEndpoint exists.
  */
 export type Peering =
   | { state: 'waiting-for-peer'; clusterId: string; ours: NetworkConfigSpec }
-  | { state: 'remapped'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus }
+  | { state: 'refused'; clusterId: string; ours: NetworkConfigSpec; reason: string }
+  | { state: 'remapped'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus; reason?: string }
   | { state: 'ready'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus; tunnel: TunnelEndpoint };
 
 export type PeerState = Peering['state'];
@@ -31,6 +35,8 @@ export interface PeeringInput {
   endpoint: GatewayEndpoint;
   /** The peer's NetworkConfig for us, as replicated here (checked by its schema). */
   theirs?: NetworkConfigSpec;
+  /** Why the peer's NetworkConfig, which is there, cannot be read (not JSON, against its schema); absent `theirs` only. */
+  theirsUnreadable?: string;
   /** The peer's status on our NetworkConfig (checked by its schema). */
   theirAnswer?: NetworkConfigStatus;
 }
@@ -51,10 +57,17 @@ function ourNetworkConfig(ipam: IpamState, clusterId: string, peer: string, endp
   return { clusterId, remoteClusterId: peer, podCIDR: formatCidr(ipam.home.podCIDR), externalCIDR: formatCidr(ipam.home.externalCIDR), endpoint };
 }
 
-/** The peer's NetworkConfig: its networks placed in our IPAM (kept, or remapped when they collide), and our answer. */
+/**
+ * The peer's NetworkConfig: its networks placed in our IPAM (kept, or remapped when they collide), and our
+ * answer. Every node's spec would carry its networks and its gateway, and an agent refuses a spec whole:
+ * what our dataplanes cannot carry is refused here, for this peer alone.
+ */
 function placeTheirNetworks(ipam: IpamState, clusterId: string, theirs: NetworkConfigSpec): { ipam: IpamState; answer: NetworkConfigStatus } {
   if (theirs.remoteClusterId !== clusterId) throw new InputError('spec.remoteClusterId', theirs.remoteClusterId, `this NetworkConfig is not for us (${clusterId})`);
   if (theirs.clusterId === clusterId) throw new InputError('spec.clusterId', theirs.clusterId, 'a cluster does not peer with itself');
+  carriedCidr('spec.podCIDR', theirs.podCIDR);
+  carriedCidr('spec.externalCIDR', theirs.externalCIDR);
+  carriedIp('spec.endpoint.address', theirs.endpoint.address);
   const { state, result } = addPeer(ipam, { clusterId: theirs.clusterId, podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR });
   return {
     ipam: state,
@@ -74,8 +87,9 @@ function placeTheirNetworks(ipam: IpamState, clusterId: string, theirs: NetworkC
  */
 function recordTheirView(ipam: IpamState, ours: NetworkConfigSpec, theirAnswer: NetworkConfigStatus): IpamState | undefined {
   if (!theirAnswer.processed || theirAnswer.observed.podCIDR !== ours.podCIDR || theirAnswer.observed.externalCIDR !== ours.externalCIDR) return undefined;
-  const pod = parseCidr('status.remappedPodCIDR', theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR);
-  const external = parseCidr('status.remappedExternalCIDR', theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR);
+  // Our pods' sources leaving for the peer are translated into these: they must be unicast space.
+  const pod = carriedCidr('status.remappedPodCIDR', theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR);
+  const external = carriedCidr('status.remappedExternalCIDR', theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR);
   const record = ipam.peers.get(ours.remoteClusterId);
   if (record?.localNATPodCIDR && record.localNATExternalCIDR && cidrsEqual(record.localNATPodCIDR, pod) && cidrsEqual(record.localNATExternalCIDR, external)) return ipam;
   return setRemoteView(ipam, { clusterId: ours.remoteClusterId, localNATPodCIDR: formatCidr(pod), localNATExternalCIDR: formatCidr(external) }).state;
@@ -87,12 +101,16 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
   let { ipam } = input;
   const problems: string[] = [];
   const ours = ourNetworkConfig(ipam, clusterId, peer, input.endpoint);
-  if (!input.theirs) return { ipam, peering: { state: 'waiting-for-peer', clusterId: peer, ours }, problems };
+  if (!input.theirs) {
+    const peering: Peering = input.theirsUnreadable === undefined ? { state: 'waiting-for-peer', clusterId: peer, ours } : { state: 'refused', clusterId: peer, ours, reason: input.theirsUnreadable };
+    return { ipam, peering, problems };
+  }
   let answer: NetworkConfigStatus;
   try {
     ({ ipam, answer } = placeTheirNetworks(ipam, clusterId, input.theirs));
   } catch (err) {
-    return { ipam, peering: { state: 'waiting-for-peer', clusterId: peer, ours }, problems: [`NetworkConfig from ${peer}: ${message(err)}`] };
+    const reason = `NetworkConfig from ${peer}: ${message(err)}`;
+    return { ipam, peering: { state: 'refused', clusterId: peer, ours, reason }, problems: [reason] };
   }
   const remapped: Peering = { state: 'remapped', clusterId: peer, ours, answer };
   if (!input.theirAnswer) return { ipam, peering: remapped, problems };
@@ -101,7 +119,8 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
     if (!recorded) return { ipam, peering: remapped, problems };
     ipam = recorded;
   } catch (err) {
-    return { ipam, peering: remapped, problems: [`status from ${peer} on our NetworkConfig: ${message(err)}`] };
+    const reason = `status from ${peer} on our NetworkConfig: ${message(err)}`;
+    return { ipam, peering: { ...remapped, reason }, problems: [reason] };
   }
   const tunnel = tunnelEndpoint(ipam, peer, input.theirs.endpoint);
   return { ipam, peering: tunnel ? { ...remapped, state: 'ready', tunnel } : remapped, problems };

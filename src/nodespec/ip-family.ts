@@ -1,7 +1,8 @@
 /**
  * Which IP family a node spec uses, checked once per dataplane: the eBPF datapath and the kernel
  * fallback translate IPv4 only, so a spec with an IPv6 network or address is refused by `validate`,
- * naming the first such field, before anything is programmed.
+ * naming the first such field, before anything is programmed. The controller never plans a spec that
+ * this refuses: it takes every address and network through src/net/carried.ts where it enters.
  */
 import { InputError } from '../errors';
 import { type Cidr, type Ip, formatCidr, formatIp } from '../net/cidr';

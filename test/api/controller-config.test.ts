@@ -136,12 +136,28 @@ describe('controller configuration', () => {
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.publicAddress = 'example.com'), 'nodes[1].publicAddress', 'not an IPv4');
     refused((d) => (d.nodes as Record<string, unknown>[]).forEach((n) => (n.gatewayCandidate = false)), 'nodes[*].gatewayCandidate', 'at least one must be a candidate');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.gatewayCandidate = 'yes'), 'nodes[1].gatewayCandidate', 'expected a boolean');
-    refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'greater than 0');
+    refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'from 0.05 to 3600');
     refused((d) => (d.interval = '1s'), 'interval', 'expected a number');
-    refused((d) => (d.interval = 7200), 'interval', 'expected a number greater than 0 and at most 3600');
+    refused((d) => (d.interval = 7200), 'interval', 'from 0.05 to 3600');
+    // Issue 24: a controller at interval 1e-9 took 40% of a core.
+    refused((d) => (d.interval = 1e-9), 'interval', 'from 0.05 to 3600');
     refused((d) => (d.tunnelMTU = 1279), 'tunnelMTU', 'from 1280 to 65535');
     refused((d) => (d.tunnelMTU = 65536), 'tunnelMTU', 'from 1280 to 65535');
     refused((d) => (d.tunnelMTU = 1400.5), 'tunnelMTU', 'a whole number');
+  });
+
+  it('refuses what every agent would refuse in its spec: another family, a special block, a shared underlay address (issue 24)', () => {
+    const node = (i: number) => (d: Record<string, unknown>) => (d.nodes as Record<string, unknown>[])[i]!;
+    refused((d) => (d.externalCIDR = 'fd00::/120'), 'externalCIDR', "is IPv6: Strait's dataplanes carry IPv4 only");
+    refused((d) => (d.podCIDR = 'fd00::/48'), 'podCIDR', 'is IPv6');
+    refused((d) => (d.serviceCIDR = 'fd00:1::/112'), 'serviceCIDR', 'is IPv6');
+    refused((d) => (node(1)(d).underlayAddress = '0.0.0.0'), 'nodes[1].underlayAddress', 'is in 0.0.0.0/8, "this network"');
+    refused((d) => (node(1)(d).underlayAddress = 'fd00::2'), 'nodes[1].underlayAddress', 'is IPv6');
+    refused((d) => (node(1)(d).underlayAddress = '192.168.2.1'), 'nodes[1].underlayAddress', 'is also nodes[0].underlayAddress');
+    refused((d) => (node(0)(d).publicAddress = '255.255.255.255'), 'nodes[0].publicAddress', 'the limited broadcast address');
+    refused((d) => (node(0)(d).publicAddress = '224.0.0.1'), 'nodes[0].publicAddress', 'multicast');
+    refused((d) => ((d.reflections as Record<string, unknown>[])[0]!.podIP = 'fd00::10'), 'reflections[0].podIP', 'is IPv6');
+    refused((d) => (d.podCIDR = '127.0.0.0/16'), 'podCIDR', 'overlaps 127.0.0.0/8, loopback');
   });
 
   it('reads the tunnel MTU override, and leaves it unset when absent (each node derives its own)', () => {

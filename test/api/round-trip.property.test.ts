@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { readTunnelEndpoint, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { type Cidr, type Ip, formatIp } from '../../src/net/cidr';
+import { type Cidr, type Ip, cidrsOverlap, containsIp, formatIp } from '../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const v4 = (a: number, b: number, c: number, d: number): bigint => BigInt(((a << 24) >>> 0) + (b << 16) + (c << 8) + d);
@@ -63,7 +63,11 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
       nodes: r.nodes.map((n, i) => ({ name: n.name, underlayAddress: n.underlay, podCIDRs: n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)) })),
     };
   })
-  .filter((s) => s.nodes.every((n) => n.podCIDRs.every((c) => c.prefix >= s.podCIDR.prefix)));
+  // The reader's rules for the node list: pod CIDRs inside the cluster's and disjoint across nodes.
+  .filter((s) => {
+    const all = s.nodes.flatMap((n) => n.podCIDRs.map((c) => ({ node: n.name, c })));
+    return all.every(({ node, c }) => c.prefix >= s.podCIDR.prefix && containsIp(s.podCIDR, { family: 4, value: c.base }) && all.every((o) => o.node === node || !cidrsOverlap(o.c, c)));
+  });
 
 /** The same document with IPv6 addresses spelled out in full and upper case, and the MAC in upper case. */
 function respelled(doc: ReturnType<typeof writeNodeDataplaneSpec>): unknown {

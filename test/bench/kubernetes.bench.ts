@@ -13,6 +13,7 @@ import { readControllerConfig } from '../../src/api/controller-config';
 import { runKubernetesController } from '../../src/controller/kubernetes/controller';
 import { localObjects } from '../../src/controller/kubernetes/objects';
 import { reconcile } from '../../src/controller/reconcile';
+import { emptyExchange } from '../../src/controller/exchange';
 import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';
@@ -73,7 +74,7 @@ async function ipamFigures(figure: (name: string, value: number, unit: string, n
 function planningFigures(figure: (name: string, value: number, unit: string, note?: string) => void): void {
   const nodes = Array.from({ length: 1000 }, (_, k) => ({ name: `n${k + 1}`, underlayAddress: `192.168.${(k + 1) >> 8}.${(k + 1) & 0xff}`, podCIDRs: [`10.${(k + 1) >> 8}.${(k + 1) & 0xff}.0/24`] }));
   const config = readControllerConfig({ clusterId: 'bench', podCIDR: '10.0.0.0/8', externalCIDR: '100.64.0.0/10', nodes });
-  const exchange = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+  const exchange = emptyExchange();
   const samples = { reconcile: [] as number[], objects: [] as number[] };
   let size = 0;
   for (let round = 0; round < 3; round++) {

@@ -91,7 +91,7 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     const port = await freePort();
     const hub = start(clusters[1]!, ['--metrics-address', '127.0.0.1', '--metrics-port', String(port)]);
     await waitFor('/readyz 200', async () => (await get(port, '/readyz')).status === 200, 10_000, logOf);
-    assert.deepEqual(series(await scrape(port), 'strait_controller_peers'), ['state=ready 0', 'state=remapped 0', 'state=waiting-for-peer 2'], 'no peer has sent its NetworkConfig');
+    assert.deepEqual(series(await scrape(port), 'strait_controller_peers'), ['state=ready 0', 'state=refused 0', 'state=remapped 0', 'state=waiting-for-peer 2'], 'no peer has sent its NetworkConfig');
     start(clusters[0]!, noMetricsServer);
     start(clusters[2]!, noMetricsServer);
     await waitFor('both of B\'s peers ready', () => controllerStatus().peers.every((p) => p.state === 'ready'), 10_000, logOf);
@@ -99,7 +99,7 @@ describe('strait controller: metrics and health (standalone, real processes)', (
     await waitFor('the reflected endpoint\'s address', () => JSON.parse(readFileSync(join(runDir, 'cluster-b', 'reflections.json'), 'utf8')).length === 1, 10_000, logOf);
     const samples = await scrape(port);
     assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_in_use'), ['1']);
-    assert.deepEqual(series(samples, 'strait_controller_peers'), ['state=ready 2', 'state=remapped 0', 'state=waiting-for-peer 0']);
+    assert.deepEqual(series(samples, 'strait_controller_peers'), ['state=ready 2', 'state=refused 0', 'state=remapped 0', 'state=waiting-for-peer 0']);
     assert.deepEqual(series(samples, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 2', 'kind=external remapped=true 0', 'kind=pod remapped=false 0', 'kind=pod remapped=true 2']);
     assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_usable'), ['253'], '10.200.0.0/24 less network, broadcast and transit');
     assert.deepEqual(series(samples, 'strait_controller_gateway_changes_total'), ['0'], 'a first election is no change');

@@ -220,6 +220,35 @@ describe('strait controller processes', () => {
     assert.equal(existsSync(lockPath), false);
   });
 
+  it('a node whose heartbeat is stamped an hour ahead is not Ready once it stops changing: the gateway moves (issue 24)', async () => {
+    const { path, clusterDir } = configA('a.json', {
+      peers: [],
+      nodes: [
+        { name: 'a-1', underlayAddress: '192.168.1.1', podCIDRs: ['10.0.0.0/24'], publicAddress: '203.0.113.1' },
+        { name: 'a-2', underlayAddress: '192.168.1.2', podCIDRs: ['10.0.1.0/24'] },
+      ],
+      heartbeatTimeout: 0.5, interval: 0.05,
+    });
+    mkdirSync(join(clusterDir, 'status'), { recursive: true });
+    const beat = (node: string, time: number) => writeFileSync(join(clusterDir, 'status', `${node}.json`), JSON.stringify({ ready: true, time: new Date(time).toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
+    // a-1's clock is an hour ahead, and its agent writes once, then dies; a-2's agent goes on.
+    beat('a-1', Date.now() + 3_600_000);
+    const a2 = setInterval(() => beat('a-2', Date.now()), 50);
+    try {
+      beat('a-2', Date.now());
+      const child = spawn(process.execPath, [cliPath, 'controller', '--config', path, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+      children.push(child);
+      let log = '';
+      child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+      const status = () => JSON.parse(readFileSync(join(clusterDir, 'controller.json'), 'utf8')) as { gateway: string; readyNodes: string[] };
+      await waitFor('the controller to elect a-1 (public address) while its heartbeat is new', () => status().gateway === 'a-1', 10_000, () => log);
+      await waitFor('a-1 not Ready a timeout after its heartbeat stopped changing, and a-2 the gateway', () => status().gateway === 'a-2' && status().readyNodes.join() === 'a-2', 5_000, () => log);
+      assert.match(log, /node a-1: heartbeat stamped 3\d{3}\.\d s ahead of this controller's clock/);
+    } finally {
+      clearInterval(a2);
+    }
+  });
+
   it('stops on SIGINT like on SIGTERM: logs "controller stopped", releases the lock and exits 0', async () => {
     const { path, clusterDir } = configA('a.json');
     const { child, log } = await startController(path, clusterDir);

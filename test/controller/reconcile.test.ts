@@ -3,10 +3,11 @@ import { type ControllerConfig, readControllerConfig } from '../../src/api/contr
 import { runDirPaths } from '../../src/api/run-dir';
 import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
+import { emptyExchange, readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamState } from '../../src/ipam/state';
+import { requireIpv4 } from '../../src/nodespec/ip-family';
 import { MemoryRunDir } from './memory-run-dir';
 
 /**
@@ -249,7 +250,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     const beat = (ready: boolean) => ({ ready, time: new Date(now).toISOString() });
     const step = (heartbeats: [string, boolean][], previousGateway?: string) =>
-      reconcile({ config, ipam: undefined, exchange: { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] }, heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previousGateway, now }).election;
+      reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previousGateway, now }).election;
     assert.deepEqual(step([['a-edge', true], ['a-gw', true]]), { gateway: 'a-gw', reason: 'elected' });
     assert.deepEqual(step([['a-edge', true], ['a-gw', false]], 'a-gw'), { gateway: 'a-gw', reason: 'no-ready-node' });
   });
@@ -330,7 +331,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assertConsistent(lab, 'cluster-a', 'cluster-b');
   });
 
-  it('reports a peer as remapped while it has not answered, and a half-written file as a problem read again later', () => {
+  it('reports a peer as remapped while it has not answered, and a half-written file as refused, read again later', () => {
     const lab = new Lab();
     lab.heartbeatAll();
     lab.step('cluster-a');
@@ -344,11 +345,48 @@ describe('controller reconcile (three clusters, in memory)', () => {
     lab.disk.write(path, '{"clusterId": "cluster-c", "remoteCl');
     lab.step('cluster-b');
     assert.ok(lab.result('cluster-b').problems.some((p) => p.startsWith(path)), 'the truncated spec is reported');
-    assert.equal(lab.result('cluster-b').status.peers[1]!.state, 'waiting-for-peer');
+    assert.deepEqual(lab.result('cluster-b').status.peers[1], { clusterId: 'cluster-c', state: 'refused', reason: `${path}: not valid JSON; read again next round` });
     lab.disk.remove(path);
     lab.converge();
     assert.deepEqual(lab.result('cluster-b').problems, []);
     assertConsistent(lab, 'cluster-b', 'cluster-c');
+  });
+
+  it("refuses a peer's NetworkConfig that the dataplanes cannot carry for that peer alone, and plans only specs every agent takes (issue 24)", () => {
+    for (const [change, field, value] of [
+      [{ podCIDR: 'fd00::/48' }, 'spec.podCIDR', 'fd00::/48'],
+      [{ externalCIDR: 'fd00:1::/64' }, 'spec.externalCIDR', 'fd00:1::/64'],
+      [{ endpoint: { address: '2001:db8::1', port: 4789 } }, 'spec.endpoint.address', '2001:db8::1'],
+      [{ endpoint: { address: '0.0.0.0', port: 4789 } }, 'spec.endpoint.address', '0.0.0.0'],
+      [{ endpoint: { address: '127.0.0.1', port: 4789 } }, 'spec.endpoint.address', '127.0.0.1'],
+      [{ podCIDR: '224.0.0.0/4' }, 'spec.podCIDR', '224.0.0.0/4'],
+    ] as const) {
+      const lab = converged();
+      const path = runDirPaths.spec('cluster-c', 'cluster-b');
+      lab.disk.write(path, JSON.stringify({ ...lab.disk.json(path) as object, ...change }));
+      lab.step('cluster-b');
+      const b = lab.result('cluster-b');
+      const refused = b.status.peers.find((p) => p.clusterId === 'cluster-c')!;
+      assert.equal(refused.state, 'refused', `${field} ${value}`);
+      assert.ok(refused.reason?.includes(`${field}: `) && refused.reason.includes(JSON.stringify(value)), `the reason names ${field} and ${value}: ${refused.reason}`);
+      assert.deepEqual(b.status.peers.find((p) => p.clusterId === 'cluster-a'), { clusterId: 'cluster-a', state: 'ready' }, 'the other peering goes on');
+      assert.equal(lab.disk.read(runDirPaths.status('cluster-c', 'cluster-b')), undefined, 'no answer on a refused NetworkConfig');
+      for (const node of ['b-gw', 'b-w1']) {
+        const spec = readNodeDataplane(lab.disk.json(runDirPaths.nodeSpec('cluster-b', node))).spec;
+        requireIpv4(spec, 'the eBPF datapath');
+        assert.deepEqual(spec.peers.map((p) => p.clusterId), ['cluster-a'], `${node} carries the ready peering only`);
+      }
+    }
+  });
+
+  it("refuses a peer's answer that remaps our networks out of unicast space, keeping the peering unready with the reason", () => {
+    const lab = converged();
+    const path = runDirPaths.status('cluster-b', 'cluster-c');
+    lab.disk.write(path, JSON.stringify({ ...lab.disk.json(path) as object, remappedPodCIDR: '127.0.0.0/16' }));
+    lab.step('cluster-b');
+    const peer = lab.result('cluster-b').status.peers.find((p) => p.clusterId === 'cluster-c')!;
+    assert.equal(peer.state, 'remapped');
+    assert.match(peer.reason ?? '', /status\.remappedPodCIDR: overlaps 127\.0\.0\.0\/8, loopback.*\(got "127\.0\.0\.0\/16"\)/);
   });
 
   it('ignores a status that answers networks the cluster no longer has', () => {

@@ -7,7 +7,8 @@ import { cidrsOverlap, formatCidr, formatIp, parseCidr } from '../../src/net/cid
 const clusterPods = parseCidr('test', '10.244.0.0/16');
 
 interface NodeInput {
-  internalIP?: string;
+  /** One InternalIP, or several (a dual-stack node lists one per family). */
+  internalIP?: string | string[];
   externalIP?: string;
   podCIDRs?: string[];
   podCIDR?: string;
@@ -20,7 +21,7 @@ function node(name: string, input: NodeInput): V1Node {
   const addresses = [
     ...(input.externalIP ? [{ type: 'ExternalIP', address: input.externalIP }] : []),
     { type: 'Hostname', address: name },
-    ...(input.internalIP ? [{ type: 'InternalIP', address: input.internalIP }] : []),
+    ...[input.internalIP ?? []].flat().map((address) => ({ type: 'InternalIP', address })),
   ];
   return {
     metadata: {
@@ -55,13 +56,13 @@ describe('Kubernetes Nodes as cluster nodes', () => {
       node('n2', { internalIP: '192.168.1.2', externalIP: '198.51.100.9', podCIDRs: ['10.244.2.0/24'], ready: 'False' }),
       node('n1', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24', 'fd00:10:244:1::/64'], publicAddress: '203.0.113.1', candidate: 'true', ready: 'True' }),
       node('n3', { internalIP: '192.168.1.3', podCIDR: '10.244.3.0/24', candidate: 'false', ready: 'Unknown' }),
-      node('n4', { internalIP: 'fd00::4', candidate: 'true' }),
+      node('n4', { internalIP: ['fd00::4', '192.168.1.4'], candidate: 'true' }),
     ]), {
       nodes: [
         'n1 192.168.1.1 10.244.1.0/24 203.0.113.1 ready candidate',
         'n2 192.168.1.2 10.244.2.0/24 - not-ready -',
         'n3 192.168.1.3 10.244.3.0/24 - not-ready -',
-        'n4 fd00::4  - not-ready candidate',
+        'n4 192.168.1.4  - not-ready candidate',
       ],
       problems: [],
     });
@@ -74,7 +75,11 @@ describe('Kubernetes Nodes as cluster nodes', () => {
   it('leaves out a Node with bad input, naming the node, field and value, and keeps the others', () => {
     const good = node('good', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24'], ready: 'True' });
     const cases: [V1Node, string][] = [
-      [node('no-ip', { externalIP: '198.51.100.1' }), 'Node no-ip: status.addresses: no InternalIP (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])'],
+      [node('no-ip', { externalIP: '198.51.100.1' }), 'Node no-ip: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])'],
+      // Issue 24: every agent refuses a spec whose node list has an address its dataplane cannot carry.
+      [node('v6-only', { internalIP: 'fd00::4' }), 'Node v6-only: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])'],
+      [node('zero-ip', { internalIP: '0.0.0.0' }), 'Node zero-ip: status.addresses[InternalIP]: is in 0.0.0.0/8, "this network" (RFC 1122): not unicast space a node or pod can be in (got "0.0.0.0")'],
+      [node('v6-public', { internalIP: '192.168.1.2', publicAddress: '2001:db8::1' }), 'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s dataplanes carry IPv4 only (IPv6 clusters are not supported yet) (got "2001:db8::1")'],
       [node('bad-ip', { internalIP: '192.168.1.300' }), 'Node bad-ip: status.addresses[InternalIP]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "192.168.1.300")'],
       [node('bad-cidr', { internalIP: '192.168.1.2', podCIDRs: ['10.244.2.0/24', '10.244.3.1/24'] }), 'Node bad-cidr: spec.podCIDRs[1]: host bits are set; did you mean 10.244.3.0/24? (got "10.244.3.1/24")'],
       [node('old-cidr', { internalIP: '192.168.1.2', podCIDR: 'ten' }), 'Node old-cidr: spec.podCIDR: expected a CIDR like 10.0.0.0/16 or fd00::/64 (got "ten")'],
@@ -87,7 +92,7 @@ describe('Kubernetes Nodes as cluster nodes', () => {
     for (const [bad, message] of cases) {
       assert.deepEqual(summary([good, bad]), { nodes: ['good 192.168.1.1 10.244.1.0/24 - ready -'], problems: [message] }, bad.metadata!.name);
     }
-    const [problem] = clusterNodes([good, cases[8]![0]], clusterPods).problems;
+    const [problem] = clusterNodes([good, cases.find(([n]) => n.metadata!.name === 'bad-label')![0]], clusterPods).problems;
     assert.deepEqual(problem, {
       node: 'bad-label',
       field: 'metadata.labels["strait.io/gateway-candidate"]',

@@ -33,7 +33,7 @@ function step(x: Cluster, y: Cluster, theirs?: NetworkConfigSpec, theirAnswer?: 
   return out.peering;
 }
 
-const answerOf = (p: Peering) => (p.state === 'waiting-for-peer' ? undefined : p.answer);
+const answerOf = (p: Peering) => ('answer' in p ? p.answer : undefined);
 
 /** Plays the replication between x and y until both peerings are ready (three rounds: specs, answers, views). */
 function peer(x: Cluster, y: Cluster): { xy: Peering; yx: Peering } {
@@ -172,7 +172,7 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
     assert.deepEqual(tunnel(step(a, b, ab.yx.ours, answerOf(ab.yx))), tunnel(ab.xy));
   });
 
-  it('refuses NetworkConfigs not meant for us or from ourselves, saying so, and keeps waiting', () => {
+  it('refuses NetworkConfigs not meant for us or from ourselves, saying so', () => {
     const a = cluster('cluster-a', '10.0.0.0/16', '10.201.0.0/16', '203.0.113.1');
     const b = cluster('cluster-b', '10.0.0.0/20', '10.200.0.0/24', '203.0.113.2');
     const fromB = step(b, a).ours;
@@ -181,7 +181,8 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
       [{ ...fromB, clusterId: 'cluster-a' }, /spec\.clusterId: a cluster does not peer with itself/],
     ] as const) {
       const out = reconcilePeering({ ipam: a.ipam, clusterId: 'cluster-a', peer: 'cluster-b', endpoint: a.endpoint, theirs });
-      assert.equal(out.peering.state, 'waiting-for-peer');
+      assert.equal(out.peering.state, 'refused');
+      assert.equal((out.peering as { reason: string }).reason, out.problems[0]);
       assert.equal(out.ipam, a.ipam, 'nothing placed');
       assert.equal(out.problems.length, 1);
       assert.match(out.problems[0]!, problem);

@@ -9,7 +9,7 @@ describe('IP family of a node spec', () => {
     const cases: [string, Parameters<typeof hubSpecWith>[0], string][] = [
       ['a NatMapping to an IPv6 endpoint', (s) => { s.natMappings[0]!.endpointAddress = 'fd00::5'; }, 'spec.natMappings[0].endpointAddress'],
       ['an IPv6 public address', (s) => { s.node.publicAddress = '2001:db8::1'; }, 'spec.node.publicAddress'],
-      ['an IPv6 node network', (s) => { s.nodes![1]!.podCIDRs.push('fd00::/64'); }, 'spec.nodes[1].podCIDRs[1]'],
+      ['an IPv6 node address', (s) => { s.nodes![1]!.underlayAddress = 'fd00::12'; }, 'spec.nodes[1].underlayAddress'],
       ['an IPv6 peer gateway', (s) => { s.peers[1]!.endpoint.address = '2001:db8::3'; }, 'spec.peers[1].endpoint.address'],
     ];
     for (const [what, edit, field] of cases) {

@@ -31,7 +31,8 @@ import type { ApiIpamStore } from '../../k8s/ipam-store';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder } from './events';
 import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
-import { type LeaseSighting, nodeHeartbeats, observeLeases } from './heartbeats';
+import { nodeHeartbeats } from './heartbeats';
+import { type Sighting, observeRenewals } from '../sightings';
 import { type KubeObject, type OursInPeer, answerStatuses, exchangeFromObjects, localObjects, networkConfigName, objectWrites, peerNetworkConfigs } from './objects';
 import { StraitObjects } from './object-client';
 import { UnseenWrites } from './unseen-writes';
@@ -76,7 +77,7 @@ export class ClusterSync {
   private readonly unseen = new UnseenWrites(unseenWritesTimeoutMs);
   private timer: NodeJS.Timeout | undefined;
   private ipam: IpamState | undefined;
-  private sightings = new Map<string, LeaseSighting>();
+  private sightings = new Map<string, Sighting>();
   private last: ReconcileResult | undefined;
   private startedAt = Date.now();
   private stopped = false;
@@ -234,7 +235,7 @@ export class ClusterSync {
       const name = lease.metadata?.name ?? '';
       if (name.startsWith(leasePrefix)) leases.set(name.slice(leasePrefix.length), lease.metadata?.resourceVersion ?? '');
     }
-    this.sightings = observeLeases(this.sightings, leases, now);
+    this.sightings = observeRenewals(this.sightings, leases, now);
     const statuses = new Map<string, NodeDataplaneStatus | undefined>();
     for (const object of this.nodeDataplanes.list()) {
       try {
@@ -318,8 +319,9 @@ export class ClusterSync {
     for (const peer of result.status.peers) {
       const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
       if (previous === peer.state) continue;
-      log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null }, `peer ${peer.state}`);
+      log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) }, `peer ${peer.state}`);
       if (peer.state === 'ready') events.record({ kind: tunnelEndpointResource.kind, name: peer.clusterId }, 'Normal', 'PeerReady', `peering with ${peer.clusterId} is ready`);
+      if (peer.state === 'refused') events.record({ kind: networkConfigResource.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) }, 'Warning', 'PeerRefused', peer.reason ?? '');
     }
     for (const problem of [...result.problems, ...conflicts]) {
       if (!before?.problems.includes(problem)) log.warn({ problem }, 'input not usable yet');

@@ -5,32 +5,12 @@
  * datapath is applied and ready; a worker's agent writes its NodeDataplane status only when it changes.
  * So a 1,000-node cluster costs a few Lease writes per second per candidate, not one write per node per
  * second. A candidate's freshness is judged by when this controller *saw* a renewal (a new
- * resourceVersion), never by comparing the renewTime written by another machine's clock with ours: the
- * same rule as the kube-controller-manager's node lifecycle controller.
+ * resourceVersion: src/controller/sightings.ts), never by comparing the renewTime written by another
+ * machine's clock with ours: the same rule as the kube-controller-manager's node lifecycle controller.
  */
 import type { NodeDataplaneStatus } from '../../api/node-dataplane';
 import type { Heartbeat } from '../election';
-
-/** When the controller last saw a Lease change. */
-export interface LeaseSighting {
-  resourceVersion: string;
-  /** Milliseconds since the epoch, on the controller's clock. */
-  seenAt: number;
-}
-
-/**
- * The sightings after reading the Leases at `now`: a new resourceVersion is a renewal seen now; an
- * unchanged one keeps its time; a Lease that is gone is forgotten. The first sight of a Lease (this
- * controller just started) counts as a renewal: it gets one timeout to show it is alive.
- */
-export function observeLeases(previous: ReadonlyMap<string, LeaseSighting>, leases: ReadonlyMap<string, string>, now: number): Map<string, LeaseSighting> {
-  const seen = new Map<string, LeaseSighting>();
-  for (const [node, resourceVersion] of leases) {
-    const before = previous.get(node);
-    seen.set(node, before?.resourceVersion === resourceVersion ? before : { resourceVersion, seenAt: now });
-  }
-  return seen;
-}
+import type { Sighting } from '../sightings';
 
 export interface NodeReadiness {
   name: string;
@@ -47,7 +27,7 @@ export interface NodeReadiness {
  */
 export function nodeHeartbeats(
   nodes: readonly NodeReadiness[],
-  sightings: ReadonlyMap<string, LeaseSighting>,
+  sightings: ReadonlyMap<string, Sighting>,
   statuses: ReadonlyMap<string, NodeDataplaneStatus | undefined>,
   now: number,
 ): Map<string, Heartbeat> {

@@ -18,7 +18,7 @@ import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
 import { apiVersion } from '../../api/resource';
 import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
-import type { ExchangeView } from '../exchange';
+import { type ExchangeView, emptyExchange } from '../exchange';
 import type { ReconcileResult } from '../reconcile';
 
 /** The label on every object a Strait controller owns (the standard label, with the writer's name). */
@@ -149,7 +149,7 @@ export type OursInPeer = KubeObject | undefined | 'unread';
  * the answer our IPAM recorded stands. An object whose name does not match its spec is a problem, not an offer.
  */
 export function exchangeFromObjects(local: readonly KubeObject[], ours: ReadonlyMap<string, OursInPeer>, clusterId: string, ipam: IpamState | undefined): ExchangeView {
-  const view: ExchangeView = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+  const view = emptyExchange();
   for (const object of local) {
     const where = `NetworkConfig ${object.metadata.name}`;
     const spec = checked(() => readNetworkConfigSpec(object.spec), view.problems, where);

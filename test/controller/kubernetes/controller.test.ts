@@ -90,7 +90,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     await waitFor('the leader\'s peer ready', async () => series(await scrape(port(leader)), 'strait_controller_peers').includes('state=ready 1'), 10_000);
     const led = await scrape(port(leader));
     assert.deepEqual(series(led, 'strait_controller_leader'), ['1']);
-    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=remapped 0', 'state=waiting-for-peer 0']);
+    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=refused 0', 'state=remapped 0', 'state=waiting-for-peer 0']);
     // B numbers its pods and ExternalCIDR as A does: both remapped here (10.1.0.0/16, 10.2.0.0/24).
     assert.deepEqual(series(led, 'strait_controller_ipam_peer_networks'), ['kind=external remapped=false 0', 'kind=external remapped=true 1', 'kind=pod remapped=false 0', 'kind=pod remapped=true 1']);
     assert.deepEqual(series(led, 'strait_controller_ipam_external_addresses_in_use'), ['0']);
@@ -123,7 +123,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.deepEqual((await list('cluster-b', 'networkconfigs')).map((o) => o.metadata.resourceVersion), theirs, 'nor our NetworkConfig in cluster-b');
     const led = await scrape(replicas.get(standby)!.metrics.port);
     assert.deepEqual(series(led, 'strait_controller_leader'), ['1'], 'the new leader says so');
-    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=remapped 0', 'state=waiting-for-peer 0']);
+    assert.deepEqual(series(led, 'strait_controller_peers'), ['state=ready 1', 'state=refused 0', 'state=remapped 0', 'state=waiting-for-peer 0']);
     assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0'], 'it adopted the gateway: no move');
     const former = await scrape(replicas.get(leader!)!.metrics.port);
     assert.deepEqual(series(former, 'strait_controller_leader'), ['0']);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { NodeDataplaneStatus } from '../../../src/api/node-dataplane';
 import { isReady } from '../../../src/controller/election';
-import { type LeaseSighting, nodeHeartbeats, observeLeases } from '../../../src/controller/kubernetes/heartbeats';
+import { nodeHeartbeats } from '../../../src/controller/kubernetes/heartbeats';
+import type { Sighting } from '../../../src/controller/sightings';
 import { nodeLeaseName } from '../../../src/k8s/names';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -10,14 +11,6 @@ const status = (ready: boolean): NodeDataplaneStatus => ({ ready, time: '2025-01
 describe('node heartbeats on Kubernetes (pure)', () => {
   it('names the Lease after the node', () => {
     assert.equal(nodeLeaseName('b-gw'), 'strait-node-b-gw');
-  });
-
-  it('takes a new resourceVersion as a renewal seen now, keeps the time of an unchanged one, forgets a deleted Lease', () => {
-    const first = observeLeases(new Map(), new Map([['gw1', '10'], ['gw2', '11']]), t0);
-    assert.deepEqual([...first], [['gw1', { resourceVersion: '10', seenAt: t0 }], ['gw2', { resourceVersion: '11', seenAt: t0 }]]);
-    const second = observeLeases(first, new Map([['gw1', '12'], ['gw2', '11']]), t0 + 700);
-    assert.deepEqual([...second], [['gw1', { resourceVersion: '12', seenAt: t0 + 700 }], ['gw2', { resourceVersion: '11', seenAt: t0 }]]);
-    assert.deepEqual([...observeLeases(second, new Map([['gw2', '11']]), t0 + 900)], [['gw2', { resourceVersion: '11', seenAt: t0 }]]);
   });
 
   it('makes a candidate Ready only with its Node Ready, its agent not saying otherwise, and a Lease renewal seen; it ages out by the sighting, not by the clock of the node', () => {
@@ -33,10 +26,10 @@ describe('node heartbeats on Kubernetes (pure)', () => {
       { name: 'w-node-down', gatewayCandidate: false, nodeReady: false },
     ];
     const now = t0 + 10_000;
-    const sightings = new Map<string, LeaseSighting>(
-      ['gw-fresh', 'gw-node-down', 'gw-agent-failing', 'gw-no-status'].map((n) => [n, { resourceVersion: '1', seenAt: now - 200 }]),
+    const sightings = new Map<string, Sighting>(
+      ['gw-fresh', 'gw-node-down', 'gw-agent-failing', 'gw-no-status'].map((n) => [n, { version: '1', seenAt: now - 200 }]),
     );
-    sightings.set('gw-stale', { resourceVersion: '1', seenAt: now - 1_600 });
+    sightings.set('gw-stale', { version: '1', seenAt: now - 1_600 });
     const statuses = new Map<string, NodeDataplaneStatus | undefined>([
       ['gw-fresh', status(true)],
       ['gw-stale', status(true)],

@@ -13,6 +13,7 @@ import {
   peerNetworkConfigs,
 } from '../../../src/controller/kubernetes/objects';
 import { reconcile } from '../../../src/controller/reconcile';
+import { emptyExchange } from '../../../src/controller/exchange';
 
 const labels = (cluster: string) => ({ 'app.kubernetes.io/managed-by': 'strait-controller', 'strait.io/cluster-id': cluster });
 const want = (name: string, spec: unknown): WantedObject => ({ apiVersion: 'strait.io/v1alpha1', kind: 'TunnelEndpoint', metadata: { name, labels: labels('cluster-a') }, spec });
@@ -43,7 +44,7 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
   it('writes for a Node added, changed or removed only the NodeDataplanes whose own content changed: none lists the nodes', () => {
     type NodeInput = { name: string; underlayAddress: string; podCIDRs: string[]; gatewayCandidate: boolean };
     const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`): NodeInput => ({ name: `n${i}`, underlayAddress, podCIDRs: [podCIDR], gatewayCandidate: i === 1 });
-    const exchange = { specsForUs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] };
+    const exchange = emptyExchange();
     const server = new Map<string, KubeObject>();
     let ipam: IpamState | undefined;
     let gateway: string | undefined;

@@ -8,8 +8,21 @@ import { readFileSync } from 'node:fs';
 import type * as Yaml from 'yaml';
 import { InputError } from '../errors';
 
-/** The YAML parser, loaded at the first YAML document: not at an agent's start, which reads JSON only. */
-const parseYaml = (text: string): unknown => (require('yaml') as typeof Yaml).parse(text);
+/**
+ * The YAML parser, loaded at the first YAML document: not at an agent's start, which reads JSON only.
+ * It recurses per level of nesting: a document nested thousands deep overflows the stack, which is a
+ * refusal in words a person can act on, not a RangeError's.
+ */
+function parseYaml(text: string): unknown {
+  try {
+    // Warnings (an unknown tag) would go to stderr as text, among the JSON log lines: the schema checks the values anyway.
+    return (require('yaml') as typeof Yaml).parse(text, { logLevel: 'error' });
+  } catch (err) {
+    // The parser reports its own stack overflow as RESOURCE_EXHAUSTION, with the RangeError's words.
+    if (err instanceof RangeError || (err as { code?: unknown }).code === 'RESOURCE_EXHAUSTION') throw new Error('nested too deeply to read');
+    throw err;
+  }
+}
 
 /** The file's text, or undefined while it does not exist. */
 export function readTextFile(path: string): string | undefined {

@@ -9,11 +9,14 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { InputError } from '../errors';
 import { type ApiFormatName, apiFormats, formatProblem } from './formats';
 
+/** The field of a document whose root is unnamed (`root` ''), when the document itself is wrong (not an object). */
+export const topLevelField = 'document';
+
 /** `/peers/0/endpoint` → `peers[0].endpoint`, under `root`. */
 function fieldPath(root: string, pointer: string, child?: string): string {
   const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
-  return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`), root);
+  return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`), root) || topLevelField;
 }
 
 type Schema = {

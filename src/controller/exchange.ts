@@ -34,6 +34,8 @@ export interface ExchangeView {
   unreadableSpecs: Map<string, string>;
   /** The peers' statuses on our specs, by peer. */
   statusesOfOurs: Map<string, NetworkConfigStatus>;
+  /** Why a peer's status on our spec cannot be read, by peer (also in `problems`). */
+  unreadableStatuses: Map<string, string>;
   /** Files this controller wrote before (exchange files and node specs), to delete what is no longer wanted. */
   written: string[];
   /** Files that are there but could not be used, and why. */
@@ -41,7 +43,7 @@ export interface ExchangeView {
 }
 
 /** An exchange with nothing in it yet, for a reader to fill. */
-export const emptyExchange = (): ExchangeView => ({ specsForUs: new Map(), unreadableSpecs: new Map(), statusesOfOurs: new Map(), written: [], problems: [] });
+export const emptyExchange = (): ExchangeView => ({ specsForUs: new Map(), unreadableSpecs: new Map(), statusesOfOurs: new Map(), unreadableStatuses: new Map(), written: [], problems: [] });
 
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -100,8 +102,10 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
     if (name.endsWith(specSuffix)) view.written.push(path);
     if (!name.endsWith(statusSuffix)) continue;
     const peer = name.slice(0, -statusSuffix.length);
+    const problems = view.problems.length;
     const status = readJson(files, path, view.problems);
     if (status !== undefined) use(path, checked(() => readNetworkConfigStatus(status)), (s) => view.statusesOfOurs.set(peer, s));
+    if (view.problems.length > problems) view.unreadableStatuses.set(peer, view.problems.at(-1)!);
   }
   for (const name of files.list(`${clusterId}/nodes`)) {
     if (name.endsWith('.json')) view.written.push(`${clusterId}/nodes/${name}`);

@@ -39,6 +39,8 @@ export interface PeeringInput {
   theirsUnreadable?: string;
   /** The peer's status on our NetworkConfig (checked by its schema). */
   theirAnswer?: NetworkConfigStatus;
+  /** Why the peer's status on ours, which is there, cannot be read; absent `theirAnswer` only. */
+  theirAnswerUnreadable?: string;
 }
 
 export interface PeeringStep {
@@ -113,7 +115,7 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
     return { ipam, peering: { state: 'refused', clusterId: peer, ours, reason }, problems: [reason] };
   }
   const remapped: Peering = { state: 'remapped', clusterId: peer, ours, answer };
-  if (!input.theirAnswer) return { ipam, peering: remapped, problems };
+  if (!input.theirAnswer) return { ipam, peering: input.theirAnswerUnreadable === undefined ? remapped : { ...remapped, reason: input.theirAnswerUnreadable }, problems };
   try {
     const recorded = recordTheirView(ipam, ours, input.theirAnswer);
     if (!recorded) return { ipam, peering: remapped, problems };

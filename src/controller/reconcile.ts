@@ -82,7 +82,16 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const ourNetworkConfigs = new Map<string, NetworkConfigSpec>();
   const answers = new Map<string, NetworkConfigStatus>();
   for (const peer of config.peers) {
-    const step = reconcilePeering({ ipam, clusterId: us, peer, endpoint, theirs: exchange.specsForUs.get(peer), theirsUnreadable: exchange.unreadableSpecs.get(peer), theirAnswer: exchange.statusesOfOurs.get(peer), theirAnswerUnreadable: exchange.unreadableStatuses.get(peer) });
+    const step = reconcilePeering({
+      ipam,
+      clusterId: us,
+      peer,
+      endpoint,
+      theirs: exchange.specsForUs.get(peer),
+      theirsUnreadable: exchange.unreadableSpecs.get(peer),
+      theirAnswer: exchange.statusesOfOurs.get(peer),
+      theirAnswerUnreadable: exchange.unreadableStatuses.get(peer),
+    });
     ipam = step.ipam;
     problems.push(...step.problems);
     const { peering } = step;

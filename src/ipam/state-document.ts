@@ -8,7 +8,7 @@ import type { Codec } from '../store/store';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../api/ipam-state';
 import { checkDocument } from '../api/validate';
-import { natMappingsOf } from './endpoints';
+import { natMappingsOf, parseEndpointAddress } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
 import { peerView } from './peers';
@@ -113,7 +113,7 @@ export class StateRestorer {
     const state = this.current;
     const peer = state.peers.get(clusterId);
     if (!peer) throw new StateError(`${at}: no peer ${clusterId}`);
-    const endpoint = parseIp(`${at}.endpointIP`, mapping.endpointIP);
+    const endpoint = parseEndpointAddress(`${at}.endpointIP`, mapping.endpointIP);
     const address = parseIp(`${at}.externalIP`, mapping.externalIP);
     const key = formatIp(endpoint);
     checkMapping(at, state, endpoint, address);

@@ -3,7 +3,7 @@
  * one pure IPAM operation inside a FileStore transaction, print JSON. A refused operation saves nothing.
  */
 import type { Command } from 'commander';
-import { StateError } from '../errors';
+import { InputError, StateError } from '../errors';
 import { formatCidr } from '../net/cidr';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
 import { defaultPools, homeNetworksSpec } from '../ipam/home-networks';
@@ -15,22 +15,42 @@ import { FileStore } from '../store/file-store';
 import { transact } from '../store/store';
 import { jsonAction } from './output';
 
+/** --state: a path the file system can take, of a file (a directory is not a state). */
+function statePath(text: string): string {
+  if (text === '') throw new InputError('--state', text, 'must name a file');
+  if (text.includes('\0')) throw new InputError('--state', text, 'must not contain a NUL character');
+  if (text.endsWith('/')) throw new InputError('--state', text, 'must name a file, not a directory (it ends with /)');
+  return text;
+}
+
 function storeAt(path: string): FileStore<IpamState> {
   return new FileStore(path, ipamStateCodec);
 }
 
 function required(path: string, state: IpamState | undefined): IpamState {
-  if (!state) throw new StateError(`no IPAM state at ${path}; create it with \`strait ipam init --state ${path} ...\``);
+  if (!state) throw new InputError('--state', path, `no IPAM state there; create it with \`strait ipam init --state ${path} ...\``);
   return state;
+}
+
+/** An operation on the state of `path`; what it refuses because of that state names the file (an operator may keep several). */
+function onState<R>(path: string, operation: () => R): R {
+  try {
+    return operation();
+  } catch (err) {
+    if (err instanceof StateError) throw new StateError(`${path}: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Runs one operation on the saved state under the writer lock; saves only if the state changed. */
 function change<R>(path: string, operation: (state: IpamState) => Outcome<R>): Promise<R> {
-  return transact(storeAt(path), (current) => operation(required(path, current)));
+  return transact(storeAt(path), (current) => onState(path, () => operation(required(path, current))));
 }
 
-async function read(path: string): Promise<IpamState> {
-  return required(path, await storeAt(path).load());
+/** Runs one operation on the saved state, without the lock: a reader always sees a whole file. */
+async function read<R>(path: string, operation: (state: IpamState) => R): Promise<R> {
+  const state = required(path, await storeAt(path).load());
+  return onState(path, () => operation(state));
 }
 
 function list(text: string): string[] {
@@ -51,7 +71,7 @@ export function registerIpamCommands(program: Command): void {
   const ipam = program
     .command('ipam')
     .description('IPAM of networks: peers kept or remapped, pod and endpoint address translation, NatMappings (state in a file, output JSON)');
-  const stateOption = ['--state <file>', 'IPAM state file (written atomically; a lock file beside it admits one writer)'] as const;
+  const stateOption = ['--state <file>', 'IPAM state file (written atomically; a lock file beside it admits one writer)', statePath] as const;
 
   ipam
     .command('init')
@@ -65,7 +85,7 @@ export function registerIpamCommands(program: Command): void {
     .option('--force', 'start over: forget every peer and mapping (also replaces a state file that can no longer be loaded)')
     .action(
       jsonAction((o: StateOption & { podCidr: string; externalCidr: string; serviceCidr?: string; reserved: string; pools: string; force?: boolean }) =>
-        transact(storeAt(o.state), (current) => {
+        transact(storeAt(o.state), (current) => onState(o.state, () => {
           const spec = {
             podCIDR: o.podCidr,
             externalCIDR: o.externalCidr,
@@ -75,7 +95,7 @@ export function registerIpamCommands(program: Command): void {
           };
           const { state, result } = initializeIpam(current, spec, o.force === true);
           return { state, result: { ...result, home: homeNetworksSpec(state.home), peers: state.peers.size } };
-        }, { replace: o.force === true }),
+        }), { replace: o.force === true }),
       ),
     );
 
@@ -118,7 +138,7 @@ export function registerIpamCommands(program: Command): void {
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer running the pod')
     .requiredOption('--ip <ip>', "the pod's IP in the peer")
-    .action(jsonAction(async (o: IpOption) => ({ ip: homePodIp(await read(o.state), o.cluster, o.ip) })));
+    .action(jsonAction((o: IpOption) => read(o.state, (state) => ({ ip: homePodIp(state, o.cluster, o.ip) }))));
 
   ipam
     .command('map-endpoint')
@@ -144,21 +164,22 @@ export function registerIpamCommands(program: Command): void {
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .action(
-      jsonAction(async (o: ClusterOption) => {
-        const state = await read(o.state);
-        const record = findPeer(state, o.cluster);
-        return {
-          clusterId: record.clusterId,
-          externalCIDR: formatCidr(state.home.externalCIDR),
-          localNATExternalCIDR: peerView(record).localNATExternalCIDR,
-          mappings: natMappingsOf(record, state.home.externalCIDR.family),
-        };
-      }),
+      jsonAction((o: ClusterOption) =>
+        read(o.state, (state) => {
+          const record = findPeer(state, o.cluster);
+          return {
+            clusterId: record.clusterId,
+            externalCIDR: formatCidr(state.home.externalCIDR),
+            localNATExternalCIDR: peerView(record).localNATExternalCIDR,
+            mappings: natMappingsOf(record, state.home.externalCIDR.family),
+          };
+        }),
+      ),
     );
 
   ipam
     .command('show')
     .description('print the whole state (the versioned document stored in the file), checked on load')
     .requiredOption(...stateOption)
-    .action(jsonAction(async (o: StateOption) => toDocument(await read(o.state))));
+    .action(jsonAction((o: StateOption) => read(o.state, toDocument)));
 }

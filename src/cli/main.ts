@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
+import { type Command, CommanderError } from 'commander';
+import { describeError } from './output';
+import { StraitCommand } from './usage-error';
 type Register = (program: Command) => void;
 
 /**
@@ -17,20 +19,46 @@ const commands: [names: string[], load: () => Register][] = [
   [['lab'], () => (require('./lab-command') as typeof import('./lab-command')).registerLabCommands],
 ];
 
+/** Where a run of the CLI writes: the process's stdout and stderr, or a caller's (in-process runs). */
+export interface CliOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processOutput: CliOutput = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
+
 /** The CLI with every command, or only `command`'s when it names one (help and errors then list only it). */
-export function buildCli(command?: string): Command {
-  const program = new Command('strait')
+export function buildCli(command?: string, output: CliOutput = processOutput): Command {
+  // Set before the commands are added: each subcommand copies them when it is made.
+  const program = new StraitCommand('strait')
     .description('eBPF-accelerated dataplane agent connecting Kubernetes clusters pod-to-pod, also with overlapping PodCIDRs')
     .version(require('../../../package.json').version)
-    .showHelpAfterError();
+    .configureOutput({ writeOut: output.out, writeErr: output.err })
+    .exitOverride();
   const named = commands.filter(([names]) => command !== undefined && names.includes(command));
   for (const [, load] of named.length > 0 ? named : commands) load()(program);
   return program;
 }
 
+/**
+ * Runs one command line (`argv` as process.argv: node, script, arguments) and returns its exit code.
+ * Every error, a usage error too, is one JSON document on stderr (`{"error", "field"?, "value"?}`).
+ */
+export async function runCli(argv: readonly string[], output: CliOutput = processOutput): Promise<number> {
+  try {
+    await buildCli(argv[2], output).parseAsync([...argv]);
+    return 0;
+  } catch (err) {
+    // --help and --version: printed, and commander's exit is turned into this error (exitOverride).
+    if (err instanceof CommanderError) return err.exitCode;
+    output.err(`${JSON.stringify(describeError(err))}\n`);
+    return 1;
+  }
+}
+
 if (require.main === module) {
-  buildCli(process.argv[2]).parseAsync(process.argv).catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+  void runCli(process.argv).then((code) => {
+    // A command may have set its own exit code (lab test: failed checks) and still returned.
+    if (code !== 0) process.exitCode = code;
   });
 }

@@ -1,9 +1,5 @@
+import type { Command } from 'commander';
 import { InputError } from '../errors';
-
-/** Every command prints exactly one JSON document on stdout. */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
 
 /** Error shape on stderr: machine-readable, with the offending field and value when known. */
 export function describeError(err: unknown): Record<string, unknown> {
@@ -19,17 +15,18 @@ export function describeError(err: unknown): Record<string, unknown> {
   return { error: String(err) };
 }
 
-/** Runs a command action: its result is printed as JSON; an error goes to stderr and exits 1. */
+/**
+ * A command action whose result is printed as one JSON document on stdout (the command's output, so a
+ * caller running the CLI in-process reads it). An error is not caught here: the CLI's runner prints
+ * every error, a usage error too, the same way (src/cli/main.ts).
+ */
 export function jsonAction<A extends unknown[]>(
   action: (...args: A) => unknown | Promise<unknown>,
 ): (...args: A) => Promise<void> {
   return async (...args: A) => {
-    try {
-      const result = await action(...args);
-      if (result !== undefined) printJson(result);
-    } catch (err) {
-      process.stderr.write(`${JSON.stringify(describeError(err))}\n`);
-      process.exitCode = 1;
-    }
+    const result = await action(...args);
+    // Commander passes the command itself last.
+    const command = args[args.length - 1] as Command;
+    if (result !== undefined) command.configureOutput().writeOut!(`${JSON.stringify(result, null, 2)}\n`);
   };
 }

@@ -12,9 +12,11 @@
  * removed (a call of the old plugin may still be running from that one).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError, StateError } from '../errors';
+import { writeFileAtomic, writeNewFile } from '../store/atomic-file';
+import { readRegularFile } from '../store/regular-file';
 
 export const pluginName = 'strait-ipam';
 /** Each install's directory in the runtime directory: `strait-ipam-XXXXXX`. */
@@ -73,8 +75,9 @@ export function launcherText(runtime: string, loader: string | undefined): strin
 
 /** The runtime directory an installed launcher runs, if it is one of ours. */
 function runtimeOf(launcher: string): string | undefined {
-  if (!existsSync(launcher)) return undefined;
-  const match = /'([^']+)\/dist\/src\/cni\/main\.js'/.exec(readFileSync(launcher, 'utf8'));
+  const text = readRegularFile(launcher);
+  if (text === undefined) return undefined;
+  const match = /'([^']+)\/dist\/src\/cni\/main\.js'/.exec(text);
   return match?.[1];
 }
 
@@ -116,7 +119,7 @@ export function installPlugin(options: InstallOptions): PluginInstall {
     const text = launcherText(runtime, loader);
     // The copy must answer before any runtime is pointed at it.
     const staged = join(runtime, pluginName);
-    writeFileSync(staged, text, { mode: 0o755 });
+    writeNewFile(staged, text, 0o755);
     const version = spawnSync(staged, [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.1.0"}', encoding: 'utf8', timeout: 30_000 });
     if (version.status !== 0 || !/"supportedVersions"/.test(version.stdout)) {
       throw new StateError(`the copied plugin does not run (exit ${version.status}${version.error ? `, ${version.error.message}` : ''}): ${(version.stderr || version.stdout).trim()}`);
@@ -124,10 +127,7 @@ export function installPlugin(options: InstallOptions): PluginInstall {
     rmSync(staged);
     const plugin = join(cniBinDir, pluginName);
     const previous = runtimeOf(plugin);
-    const temporary = join(cniBinDir, `.${pluginName}.${process.pid}.tmp`);
-    writeFileSync(temporary, text, { mode: 0o755 });
-    chmodSync(temporary, 0o755);
-    renameSync(temporary, plugin);
+    writeFileAtomic(plugin, text, 0o755, String(process.pid));
     const keep = new Set([runtime, previous]);
     const removed = readdirSync(runtimeDir).filter((n) => n.startsWith(runtimePrefix)).map((n) => join(runtimeDir, n)).filter((d) => !keep.has(d)).sort();
     for (const dir of removed) rmSync(dir, { recursive: true, force: true });

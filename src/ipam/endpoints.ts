@@ -3,8 +3,9 @@
  * translated into the peer's view of our PodCIDR; any other endpoint is given an ExternalCIDR address
  * (shared by every peer it is reflected to) and translated into the peer's view of our ExternalCIDR.
  */
-import { InputError, StateError } from '../errors';
+import { InputError } from '../errors';
 import { type Ip, containsIp, formatCidr, formatIp, parseIp, translateIp } from '../net/cidr';
+import { requireUnicast } from '../net/special-blocks';
 import { acquireExternalAddress, releaseExternalAddress } from './external-addresses';
 import { findPeer } from './peers';
 import type { IpamState, Outcome, PeerRecord } from './state';
@@ -18,12 +19,25 @@ export interface NatMapping {
 function requireLocalNAT<K extends 'localNATPodCIDR' | 'localNATExternalCIDR'>(peer: PeerRecord, key: K): NonNullable<PeerRecord[K]> {
   const view = peer[key];
   if (!view) {
-    throw new StateError(
-      `peer ${peer.clusterId} has not told how it sees our networks yet (${key} unknown), so no address valid in it can be given; ` +
+    throw new InputError(
+      'cluster',
+      peer.clusterId,
+      `this peer has not told how it sees our networks yet (${key} unknown), so no address valid in it can be given; ` +
         'record its NetworkConfig status first (strait ipam peer remote-view)',
     );
   }
   return view as NonNullable<PeerRecord[K]>;
+}
+
+/**
+ * An endpoint's address, from a command or a stored NatMapping: one a pod can have. An unspecified,
+ * loopback, multicast or broadcast address names no pod; a NatMapping to it would take an ExternalCIDR
+ * address for nothing and point the peer's traffic at this gateway's own stack or a whole segment.
+ */
+export function parseEndpointAddress(field: string, text: unknown): Ip {
+  const ip = parseIp(field, text);
+  requireUnicast(field, text as string, ip);
+  return ip;
 }
 
 /** A non-local endpoint, checked and keyed by its canonical text. */
@@ -41,7 +55,7 @@ function externalEndpoint(state: IpamState, endpoint: Ip, given: unknown): strin
 /** The address of an endpoint as `clusterId` must see it; a non-local endpoint is recorded as a NatMapping. */
 export function mapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): Outcome<{ ip: string }> {
   const peer = findPeer(state, clusterId);
-  const endpoint = parseIp('ip', ip);
+  const endpoint = parseEndpointAddress('ip', ip);
   if (containsIp(state.home.podCIDR, endpoint)) {
     return { state, result: { ip: formatIp(translateIp(endpoint, state.home.podCIDR, requireLocalNAT(peer, 'localNATPodCIDR'))) } };
   }
@@ -62,7 +76,7 @@ export function mapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): 
  */
 export function unmapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): Outcome<{ removed: boolean; freedExternalIP: string | null }> {
   const peer = findPeer(state, clusterId);
-  const key = formatIp(parseIp('ip', ip));
+  const key = formatIp(parseEndpointAddress('ip', ip));
   if (!peer.natMappings.has(key)) return { state, result: { removed: false, freedExternalIP: null } };
   const { ext, freed } = releaseExternalAddress(state.external, key);
   const updated: PeerRecord = { ...peer, natMappings: peer.natMappings.delete(key) };

@@ -8,7 +8,7 @@ import type { Codec } from '../store/store';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../api/ipam-state';
 import { checkDocument } from '../api/validate';
-import { natMappingsOf } from './endpoints';
+import { natMappingsOf, parseEndpointAddress } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
 import { peerView } from './peers';
@@ -113,7 +113,7 @@ export class StateRestorer {
     const state = this.current;
     const peer = state.peers.get(clusterId);
     if (!peer) throw new StateError(`${at}: no peer ${clusterId}`);
-    const endpoint = parseIp(`${at}.endpointIP`, mapping.endpointIP);
+    const endpoint = parseEndpointAddress(`${at}.endpointIP`, mapping.endpointIP);
     const address = parseIp(`${at}.externalIP`, mapping.externalIP);
     const key = formatIp(endpoint);
     checkMapping(at, state, endpoint, address);
@@ -155,6 +155,13 @@ function countReflection(ext: ExternalAddresses, endpoint: string, address: bigi
   };
 }
 
+/** Where a text stops being JSON, in words (the parser's own message is about tokens, not the file). */
+function whereJsonBreaks(err: Error, text: string): string {
+  const position = /at position (\d+)/.exec(err.message)?.[1];
+  if (/end of JSON input/.test(err.message) || Number(position) >= text.length) return `cut short after ${text.length} characters`;
+  return position === undefined ? `${text.length} characters` : `at character ${position} of ${text.length}`;
+}
+
 /** The IPAM state as stored by a Store: compact JSON of the versioned document. */
 export const ipamStateCodec: Codec<IpamState> = {
   encode: (state) => JSON.stringify(toDocument(state)),
@@ -163,7 +170,7 @@ export const ipamStateCodec: Codec<IpamState> = {
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      throw new StateError(`not valid JSON (${(err as Error).message}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
+      throw new StateError(`not valid JSON (${whereJsonBreaks(err as Error, text)}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
     }
     return fromDocument(doc);
   },

@@ -7,12 +7,13 @@
  * (lab.ts starts them with --kubernetes).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
+import { writeFileAtomic } from '../store/atomic-file';
 import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
 import { loadKubeConfig } from '../k8s/kubeconfig';
@@ -44,7 +45,7 @@ function writeUsers(topology: LabTopology, runDir: string, cluster: string): Map
     const { user, groups } = serviceAccountUser(a);
     return `${tokens.get(a)},${user},${randomBytes(8).toString('hex')},"${groups.join(',')}"`;
   });
-  writeFileSync(join(runDir, runDirPaths.apiServerUsers(cluster)), `${lines.join('\n')}\n`, { mode: 0o600 });
+  writeFileAtomic(join(runDir, runDirPaths.apiServerUsers(cluster)), `${lines.join('\n')}\n`, 0o600);
   return tokens;
 }
 
@@ -59,7 +60,7 @@ async function startApiServers(topology: LabTopology, runDir: string, cli: strin
   const users = new Map<string, Map<string, string>>();
   for (const cluster of topology.clusters) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
-    writeFileSync(tokenPath(runDir, cluster.id), `${newToken()}\n`, { mode: 0o600 });
+    writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
     users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
     startProcess(runDir, `apiserver-${cluster.id}`, [
       process.execPath, cli, 'lab', 'apiserver',
@@ -145,8 +146,7 @@ async function writeConfigFromApi(kubeConfig: KubeConfig, runDir: string, cluste
   const dir = labConfigDir(runDir, cluster);
   mkdirSync(dir, { recursive: true });
   for (const [key, text] of Object.entries(configMap.data ?? {})) {
-    writeFileSync(join(dir, `${key}.tmp`), text);
-    renameSync(join(dir, `${key}.tmp`), join(dir, key));
+    writeFileAtomic(join(dir, key), text);
   }
   return dir;
 }

@@ -4,7 +4,7 @@
  * docs/lab.md), and traffic across it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../errors';
 import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../api/node-dataplane';
@@ -270,7 +270,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait lab down' first`);
   }
   mkdirSync(runDir, { recursive: true });
-  writeFileSync(topologyFile(runDir), JSON.stringify(topology, null, 2));
+  writeFileAtomic(topologyFile(runDir), JSON.stringify(topology, null, 2));
   writePeeringSecrets(topology, runDir);
   try {
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
@@ -310,7 +310,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
     encryptedPeerings: topology.encryptedPeerings.filter(([a, b]) => keep(a, b)),
     reflections: topology.reflections.filter((r) => keep(r.hub, r.to) && keep(r.hub, findPod(topology, r.pod).cluster.id)),
   };
-  writeFileSync(topologyFile(runDir), JSON.stringify(changed, null, 2));
+  writeFileAtomic(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
     await startController(changed, cluster, runDir, { dataplane: runsOnKubernetes(runDir, changed) ? (installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto' });
@@ -345,7 +345,7 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
 /** The standalone controller of a cluster, with its pid file and log in `processDir` (the lab's, or its machine's). */
 export function startStandaloneController(topology: LabTopology, runDir: string, clusterId: string, config: ControllerConfigDocument, processDir = runDir): void {
   const path = join(runDir, runDirPaths.controllerConfig(clusterId));
-  writeFileSync(path, JSON.stringify(config, null, 2));
+  writeFileAtomic(path, JSON.stringify(config, null, 2));
   startProcess(processDir, `controller-${clusterId}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${clusterId}`)]);
 }
 

@@ -4,9 +4,11 @@
  * them is gone.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, readdirSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, closeSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDirPaths } from '../api/run-dir';
+import { writeFileAtomic } from '../store/atomic-file';
+import { openRegularFileForAppend } from '../store/regular-file';
 
 const pidsDir = (runDir: string) => join(runDir, runDirPaths.pids);
 export const logsDir = (runDir: string) => join(runDir, runDirPaths.logs);
@@ -15,13 +17,13 @@ export const logsDir = (runDir: string) => join(runDir, runDirPaths.logs);
 export function startProcess(runDir: string, name: string, command: string[], netns?: string): number {
   mkdirSync(pidsDir(runDir), { recursive: true });
   mkdirSync(logsDir(runDir), { recursive: true });
-  const log = openSync(join(logsDir(runDir), `${name}.log`), 'a');
+  const log = openRegularFileForAppend(join(logsDir(runDir), `${name}.log`), 0o644);
   const argv = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
   const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', log, log] });
   closeSync(log);
   child.unref();
   if (child.pid === undefined) throw new Error(`cannot start ${name}: ${argv.join(' ')}`);
-  writeFileSync(join(pidsDir(runDir), `${name}.pid`), `${child.pid}\n`);
+  writeFileAtomic(join(pidsDir(runDir), `${name}.pid`), `${child.pid}\n`);
   return child.pid;
 }
 

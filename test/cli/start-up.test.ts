@@ -33,7 +33,7 @@ describe('strait start-up', () => {
     const agent = (name: string) => spawnSync(process.execPath, ['-e', `
       process.on('exit', () => process.stderr.write('\\n' + String(Object.keys(require.cache).some((k) => k.includes(${JSON.stringify(name)})))));
       const argv = [process.argv[0], ${JSON.stringify(cliPath)}, 'agent', '--spec', '/nowhere.json', '--pin-root', 'not/absolute'];
-      require(${JSON.stringify(cliPath)}).buildCli(argv[2]).parseAsync(argv);
+      require(${JSON.stringify(cliPath)}).runCli(argv);
     `], { encoding: 'utf8' }).stderr.split('\n').at(-1);
     assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/lab-command', 'cli/ipam-command', 'src/controller/', 'src/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false', 'false']);
   });

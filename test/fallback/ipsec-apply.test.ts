@@ -9,7 +9,7 @@ import { type Secret, peeringSecret } from '../../src/fallback/ipsec-keys';
 import { type IpsecPlan, planIpsec } from '../../src/fallback/ipsec-plan';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { redactedPaths } from '../../src/log';
+import { loggerOptions } from '../../src/log';
 import { ipsecHub } from './ipsec-hub';
 import { recordChildProcesses } from '../support/child-processes';
 import { requireKernel, requireRoot, uniqueName } from '../support/kernel';
@@ -53,7 +53,7 @@ const foreignDump = 'src 10.9.0.0/16 dst 10.8.0.0/16 | dir out priority 0 ptype 
 /** A logger like createLogger's, writing every line into `lines`. */
 function capturingLogger(lines: string[]) {
   const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
-  return pino({ name: 'test', level: 'trace', redact: { paths: redactedPaths, censor: '[redacted]' } }, stream);
+  return pino({ ...loggerOptions, name: 'test', level: 'trace' }, stream);
 }
 
 describe('IPsec apply (real kernel)', function () {

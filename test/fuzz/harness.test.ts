@@ -32,6 +32,13 @@ describe('fuzz harness', () => {
     await assert.rejects(checkInput(surface(() => new Promise(() => {})), 'x'), /no answer within 200 ms \(a hang\)/);
   });
 
+  it('prepares each input before the state is read, so what the input finds is not taken for its change', async () => {
+    const calls: string[] = [];
+    const prepared = surface(async () => { calls.push('feed'); return refused('spec.x: no (got 1)'); }, { prepare: (input) => void calls.push(`prepare ${input}`), state: () => void calls.push('state') });
+    await checkInput(prepared, 'x');
+    assert.deepEqual(calls, ['prepare x', 'state', 'feed', 'state']);
+  });
+
   it('mutates every field of a document, and texts include cut-short and prototype-keyed ones', () => {
     const valid = { a: { b: [1, 2] }, c: 'x' };
     assert.deepEqual(pathsOf(valid), [[], ['a'], ['a', 'b'], ['a', 'b', 0], ['a', 'b', 1], ['c']]);

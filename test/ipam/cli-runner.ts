@@ -10,8 +10,9 @@ export interface CliRun {
   stderr: string;
 }
 
-export function runCli(args: string[]): CliRun {
-  const run = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8' });
+/** Runs the CLI; one that has not answered in `timeoutMs` is killed (code null): a hang fails, it does not block. */
+export function runCli(args: string[], timeoutMs = 30_000): CliRun {
+  const run = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: timeoutMs });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileLock } from '../../src/store/file-lock';
@@ -105,6 +106,87 @@ describe('strait ipam CLI', function () {
     } finally {
       await lock.release();
     }
+  });
+
+  /** A refusal: exit 1, nothing on stdout, one JSON document on stderr (returned). */
+  const refusal = (args: string[]): { error: string; field?: string; value?: unknown } => {
+    const run = runCli(args, 10_000);
+    assert.equal(run.code, 1, `strait ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    return JSON.parse(run.stderr) as { error: string; field?: string; value?: unknown };
+  };
+
+  it('refuses to map an endpoint address no pod can have, naming the field and the value, state untouched', () => {
+    ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
+    ipam('peer', 'add', '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.202.0.0/16');
+    ipam('peer', 'remote-view', '--cluster', 'b', '--local-nat-pod-cidr', '10.0.0.0/16', '--local-nat-external-cidr', '10.201.0.0/16');
+    const before = readFileSync(state, 'utf8');
+    for (const ip of ['0.0.0.0', '255.255.255.255', '224.0.0.1', '127.0.0.1']) {
+      const err = refusal(['ipam', 'map-endpoint', '--state', state, '--cluster', 'b', '--ip', ip]);
+      assert.deepEqual([err.field, err.value], ['ip', ip]);
+      assert.match(err.error, /^ip: is in .*: not unicast space a node or pod can be in/);
+    }
+    assert.equal(readFileSync(state, 'utf8'), before);
+  });
+
+  it('refuses at once a state path that is not a regular file (a fifo, a directory, a symlink), naming it, for readers and writers', () => {
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const directory = join(dir, 'directory');
+    mkdirSync(directory);
+    const link = join(dir, 'link');
+    ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
+    symlinkSync(state, link);
+    const before = readFileSync(state, 'utf8');
+    for (const [path, kind] of [[fifo, 'a fifo'], [directory, 'a directory'], [link, 'a symbolic link']] as const) {
+      for (const args of [['show'], ['peer', 'remove', '--cluster', 'b'], ['init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force']]) {
+        const started = Date.now();
+        const err = refusal(['ipam', ...args, '--state', path]);
+        assert.ok(err.error.startsWith(`${path}: is ${kind}, not a regular file`), err.error);
+        assert.ok(Date.now() - started < 5000, 'refused at once');
+      }
+    }
+    assert.ok(lstatSync(fifo).isFIFO() && lstatSync(directory).isDirectory() && lstatSync(link).isSymbolicLink());
+    assert.equal(readFileSync(state, 'utf8'), before);
+    assert.deepEqual(readdirSync(dir).sort(), ['directory', 'fifo', 'ipam.json', 'link']);
+  });
+
+  it('takes over a corrupt lock file (empty, not a pid, 0, -1) and refuses a lock that is a fifo at once', () => {
+    ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
+    for (const text of ['', 'garbage\n', '0\n', '-1\n']) {
+      writeFileSync(`${state}.lock`, text);
+      assert.deepEqual(ipam('peer', 'remove', '--cluster', 'b'), { removed: false }, JSON.stringify(text));
+      assert.deepEqual(readdirSync(dir), ['ipam.json']);
+    }
+    execFileSync('mkfifo', [`${state}.lock`]);
+    const err = refusal(['ipam', 'peer', 'remove', '--state', state, '--cluster', 'b']);
+    assert.ok(err.error.startsWith(`${state}.lock: is a fifo, not a regular file`), err.error);
+  });
+
+  it('reports usage errors as JSON naming the option or argument and the value; --help still prints help', () => {
+    const cases: [string[], string, unknown][] = [
+      [['ipam', 'show'], '--state', null],
+      [['ipam', 'show', '--state'], '--state', null],
+      [['ipam', 'show', '--state', state, '--stat', 'x'], '--stat', '--stat'],
+      [['ipam', 'show', '--state', state, '--bogus=1'], '--bogus', '--bogus=1'],
+      [['ipam', 'show', '--state', state, 'extra'], 'arguments', ['extra']],
+      [['ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16'], '--external-cidr', null],
+      [['ipam', 'nope'], 'command', 'nope'],
+      [['ipam'], 'command', null],
+      [['ipam', 'peer'], 'command', null],
+      [['ipam', 'show', '--state', ''], '--state', ''],
+      [['ipam', 'show', '--state', 'a\u0001/'], '--state', 'a\u0001/'],
+    ];
+    for (const [args, field, value] of cases) {
+      const err = refusal(args);
+      assert.deepEqual([err.field, err.value], [field, value], args.join(' '));
+      assert.ok(err.error.startsWith(`${field}: `), err.error);
+      assert.doesNotMatch(err.error, /Usage:/);
+    }
+    const help = runCli(['ipam', 'show', '--help']);
+    assert.deepEqual([help.code, help.stderr], [0, '']);
+    assert.match(help.stdout, /^Usage: strait ipam show \[options\]/);
   });
 
   it('documents every command in --help', () => {

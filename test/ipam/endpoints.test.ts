@@ -80,14 +80,15 @@ describe('IPAM endpoints: reflection', () => {
     assert.equal(mapOk(state, 'c', '10.1.0.1').ip, '10.56.0.1');
   });
 
-  it('fails clearly before the peer has told how it sees us', () => {
+  it('fails clearly before the peer has told how it sees us, naming the peer', () => {
     const state = addPeer(emptyIpamState(parseHomeNetworks({ podCIDR: '10.0.0.0/24', externalCIDR: '192.168.0.0/24' })), {
       clusterId: 'a',
       podCIDR: '10.0.0.0/24',
       externalCIDR: '10.200.0.0/24',
     }).state;
-    assert.throws(() => mapEndpoint(state, 'a', '10.1.0.5'), (err: unknown) => err instanceof StateError && /localNATExternalCIDR unknown/.test(err.message));
-    assert.throws(() => mapEndpoint(state, 'a', '10.0.0.5'), (err: unknown) => err instanceof StateError && /localNATPodCIDR unknown/.test(err.message));
+    const naming = (key: string) => (err: unknown) => err instanceof InputError && err.field === 'cluster' && err.value === 'a' && new RegExp(`${key} unknown`).test(err.message);
+    assert.throws(() => mapEndpoint(state, 'a', '10.1.0.5'), naming('localNATExternalCIDR'));
+    assert.throws(() => mapEndpoint(state, 'a', '10.0.0.5'), naming('localNATPodCIDR'));
   });
 
   it('refuses ExternalCIDR addresses and endpoints of the other family as endpoints', () => {
@@ -95,6 +96,26 @@ describe('IPAM endpoints: reflection', () => {
     assert.throws(() => mapEndpoint(state, 'a', '192.168.0.7'), (err: unknown) => err instanceof InputError && err.field === 'ip' && /map the real endpoint address/.test(err.message));
     assert.throws(() => mapEndpoint(state, 'a', 'fd00::7'), (err: unknown) => err instanceof InputError && /needs an IPv4 address/.test(err.message));
     assert.throws(() => mapEndpoint(state, 'a', '10.1.0.256'), (err: unknown) => err instanceof InputError && err.value === '10.1.0.256');
+  });
+
+  it('refuses, naming the field and the value, an endpoint address no pod can have: unspecified, broadcast, multicast, loopback', () => {
+    const state = clusterB();
+    const special = ['0.0.0.0', '0.1.2.3', '255.255.255.255', '224.0.0.1', '239.255.255.250', '127.0.0.1'];
+    for (const ip of special) {
+      for (const operation of [mapEndpoint, unmapEndpoint]) {
+        assert.throws(() => operation(state, 'a', ip), (err: unknown) => err instanceof InputError && err.field === 'ip' && err.value === ip && /not unicast space a node or pod can be in/.test(err.message), `${operation.name} ${ip}`);
+      }
+    }
+    let v6 = emptyIpamState(parseHomeNetworks({ podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64' }));
+    v6 = addPeer(v6, { clusterId: 'a', podCIDR: 'fd20::/64', externalCIDR: 'fd21::/64' }).state;
+    v6 = setRemoteView(v6, { clusterId: 'a', localNATPodCIDR: 'fd10::/64', localNATExternalCIDR: 'fd11::/64' }).state;
+    for (const ip of ['::', '::1', 'ff02::1']) {
+      assert.throws(() => mapEndpoint(v6, 'a', ip), (err: unknown) => err instanceof InputError && err.field === 'ip' && err.value === ip, ip);
+    }
+    // The edges of those blocks are ordinary addresses.
+    assert.equal(mapOk(state, 'a', '1.0.0.0').ip, '192.168.0.1');
+    assert.equal(mapOk(state, 'a', '223.255.255.255').ip, '192.168.0.1');
+    assert.equal(mapOk(v6, 'a', 'fd30::1').ip, 'fd11::');
   });
 
   for (const [externalCIDR, usable] of [['192.168.0.0/29', ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5']], ['192.168.0.0/30', ['192.168.0.1']], ['192.168.0.0/31', ['192.168.0.0']], ['192.168.0.7/32', []], ['fd99::/126', ['fd99::', 'fd99::1', 'fd99::2']]] as const) {

@@ -48,5 +48,6 @@ describe('IPAM state document', () => {
     refused((d) => (d.peers[0]!.remotePodCIDR = '10.0.8.0/23'), /remotePodCIDR 10\.0\.8\.0\/23 is not the size/);
     refused((d) => (d.home.reserved = ['10.0.0.0/8']), /overlaps podCIDR/);
     refused((d) => (d.peers[1]!.clusterId = 'a'), /listed twice/);
+    refused((d) => (d.peers[0]!.natMappings[0]!.endpointIP = '224.0.0.1'), /peers\[0\]\.natMappings\[0\]\.endpointIP: is in 224\.0\.0\.0\/4, multicast.*\(got "224\.0\.0\.1"\)/);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateError } from '../../src/errors';
@@ -53,6 +53,22 @@ describe('FileStore', () => {
   it('refuses a state it cannot decode, naming the file', async () => {
     writeFileSync(path, '{"m": 1}');
     await assert.rejects(new FileStore(path, jsonCodec).load(), (err: unknown) => err instanceof StateError && err.message === `${path}: n is missing`);
+  });
+
+  it('refuses a state path that holds a symlink or a directory, naming it, on load and on save, and leaves it', async () => {
+    const target = join(dir, 'target.json');
+    writeFileSync(target, '{"n": 1}');
+    symlinkSync(target, path);
+    const store = new FileStore(path, jsonCodec);
+    const naming = (kind: string) => (err: unknown) => err instanceof StateError && err.message.startsWith(`${path}: is ${kind}, not a regular file`);
+    await assert.rejects(store.load(), naming('a symbolic link'));
+    await assert.rejects(store.save({ n: 2 }), naming('a symbolic link'));
+    assert.equal(readFileSync(target, 'utf8'), '{"n": 1}');
+    rmSync(path);
+    mkdirSync(path);
+    await assert.rejects(store.load(), naming('a directory'));
+    await assert.rejects(store.save({ n: 2 }), naming('a directory'));
+    assert.deepEqual(readdirSync(dir).sort(), ['state.json', 'target.json']);
   });
 
   it('refuses a second writer while the first holds the lock, then lets it in', async () => {

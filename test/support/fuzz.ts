@@ -28,6 +28,11 @@ export interface FuzzSurface<I> {
   inputs: fc.Arbitrary<I>;
   /** Hand-made inputs (the defects found by hand), fed before the generated ones in every run. */
   cases?: readonly I[];
+  /**
+   * Sets up what one input brings besides itself (the files a command line runs on), before `state` is
+   * read: what the input finds is part of it, what it leaves is checked.
+   */
+  prepare?(input: I): void | Promise<void>;
   /** Feeds one input. A throw is a defect of the surface (a crash), not a refusal. */
   feed(input: I): Promise<Verdict>;
   /** What a refusal must leave as it was (files, objects, kernel state); read before and after each input. */
@@ -93,6 +98,7 @@ const describeInput = (input: unknown): string => {
 
 /** Feeds one input and checks the rules; returns the verdict (for counts). */
 export async function checkInput<I>(surface: FuzzSurface<I>, input: I): Promise<Verdict> {
+  await surface.prepare?.(input);
   const before = surface.state ? await surface.state() : undefined;
   const what = describeInput(input);
   const verdict = await within(surface.timeoutMs ?? 5000, what, surface.feed(input));

@@ -1,7 +1,7 @@
 /** A pino Logger whose lines a test reads (what a component warned about, what it never logged). */
 import pino from 'pino';
 import type { Logger } from '../../src/log';
-import { redactedPaths } from '../../src/log';
+import { loggerOptions } from '../../src/log';
 
 export interface CapturedLog {
   log: Logger;
@@ -14,7 +14,7 @@ export interface CapturedLog {
 export function captureLog(level = 'debug'): CapturedLog {
   const raw: string[] = [];
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ level, redact: { paths: redactedPaths, censor: '[redacted]' } }, {
+  const log = pino({ ...loggerOptions, level }, {
     write(line: string) {
       raw.push(line);
       lines.push(JSON.parse(line) as Record<string, unknown>);

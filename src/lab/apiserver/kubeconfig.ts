@@ -1,11 +1,11 @@
 /**
  * Kubeconfig files for the lab's API servers: per cluster its server URL, its CA (the server's
  * self-signed certificate), a user with its bearer token and a context named after the cluster, so
- * `kubectl --context <cluster>` and client-node's loadFromFile reach it. Written atomically (temp file
- * and rename, mode 0600: it holds tokens), so a reader never sees half a file.
+ * `kubectl --context <cluster>` and client-node's loadFromFile reach it. Written atomically (mode 0600:
+ * it holds tokens), so a reader never sees half a file.
  */
-import { renameSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
+import { writeFileAtomic } from '../../store/atomic-file';
 
 export interface KubeconfigCluster {
   /** The cluster's name, also its context's and user's. */
@@ -29,7 +29,5 @@ export function kubeconfigText(clusters: KubeconfigCluster[], currentContext = c
 }
 
 export function writeKubeconfig(path: string, clusters: KubeconfigCluster[], currentContext?: string): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, kubeconfigText(clusters, currentContext), { mode: 0o600 });
-  renameSync(temp, path);
+  writeFileAtomic(path, kubeconfigText(clusters, currentContext), 0o600);
 }

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { runCli } from '../../src/cli/main';
+
+const cliPath = join(__dirname, '../../src/cli/main.js');
+
+/** A command line run in this process: its exit code and what it wrote. */
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'strait', ...args], { out: (text) => void (out += text), err: (text) => void (err += text) });
+  return { code, out, err };
+}
+
+describe('strait usage errors', () => {
+  // Every command speaks JSON (README: an error prints {"error", "field"?, "value"?} on stderr and exits 1),
+  // a usage error too: a script reading stderr gets the option and the value, not a help page.
+  const cases: [args: string[], field: string, value: unknown][] = [
+    [['ipam', 'show'], '--state', null],
+    [['ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
+    [['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'], '--no-such-flag', '--no-such-flag'],
+    [['lab', 'status', 'extra'], 'arguments', ['extra']],
+    [['lab', 'nope'], 'command', 'nope'],
+    [['inspect', '--pin-root', '/sys/fs/bpf/nowhere', '--bogus'], '--bogus', '--bogus'],
+    [['probe', '--json', 'x'], 'arguments', ['x']],
+    [['controller', '--config'], '--config', null],
+    [['agent', '--whatever'], '--whatever', '--whatever'],
+    [['nope'], 'command', 'nope'],
+    [[], 'command', null],
+  ];
+  for (const [args, field, value] of cases) {
+    it(`strait ${args.join(' ') || '(nothing)'}: {"error", "field": ${JSON.stringify(field)}, "value": ${JSON.stringify(value)}} on stderr, exit 1`, async () => {
+      const { code, out, err } = await run(...args);
+      assert.equal(code, 1);
+      assert.equal(out, '');
+      assert.equal(err.trim().split('\n').length, 1, err);
+      const error = JSON.parse(err) as { error: string; field: string; value: unknown };
+      assert.deepEqual([error.field, error.value], [field, value]);
+      assert.ok(error.error.startsWith(`${field}: `), error.error);
+      assert.match(error.error, /see `strait[a-z -]* --help`/);
+    });
+  }
+
+  it('keeps --help, help <command> and --version: printed on stdout, exit 0', async () => {
+    for (const args of [['--help'], ['ipam', '--help'], ['ipam', 'help', 'show'], ['pool-ipam', 'install-plugin', '--help']]) {
+      const { code, out, err } = await run(...args);
+      assert.deepEqual([code, err], [0, ''], args.join(' '));
+      assert.match(out, /^Usage: strait/, args.join(' '));
+    }
+    assert.deepEqual(await run('--version'), { code: 0, out: `${require('../../../package.json').version}\n`, err: '' });
+  });
+
+  it('prints the same JSON from the process: stderr, exit 1', () => {
+    const child = spawnSync(process.execPath, [cliPath, 'ipam', 'show', '--stat', 'x'], { encoding: 'utf8', timeout: 30_000 });
+    assert.deepEqual([child.status, child.stdout], [1, '']);
+    assert.deepEqual(JSON.parse(child.stderr).field, '--state');
+  });
+});

@@ -9,6 +9,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { crdFiles } from '../../src/api/write-crds';
@@ -73,6 +75,33 @@ export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>
   writeKubeconfig(kubeconfigPath, [{ name: 'test', server: test.server.url, ca: test.server.ca, token }]);
   test.kubeConfig = loadKubeConfig({ file: kubeconfigPath });
   return test;
+}
+
+/** An answer as the server wrote it. */
+export interface RawAnswer {
+  code: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * One HTTPS request sent as given (the path not encoded again, any method, headers and body), for what
+ * no client sends: the admin's token unless `token` says whose (null: none).
+ */
+export function rawRequest(t: TestApiServer, method: string, path: string, options: { token?: string | null; headers?: OutgoingHttpHeaders; body?: string | Buffer } = {}): Promise<RawAnswer> {
+  const token = options.token === undefined ? t.token : options.token;
+  const headers = { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...options.headers };
+  return new Promise((resolve, reject) => {
+    // Options, not a URL: a URL would be normalized (`..` resolved, characters escaped) before it is sent.
+    const req = request({ host: '127.0.0.1', port: t.server.port, path, method, ca: t.server.ca, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ code: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }
 
 /** The Status of a failed client-node call: its HTTP code and the parsed body. */

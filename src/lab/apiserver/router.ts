@@ -15,6 +15,7 @@ import { patchTypes } from './patch';
 import type { RbacAuthorizer } from './rbac';
 import { type FieldValidation, type Registry, type WriteOptions } from './registry';
 import { watchRequested } from './request-info';
+import { type RequestTarget, pathSegments } from './request-target';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
 import { badRequest, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
@@ -53,8 +54,8 @@ function wantsTable(accept: string | undefined): boolean {
   });
 }
 
-/** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` to a resource (and object); undefined for discovery paths. */
-function target(types: ResourceType[], group: string, version: string, rest: string[]): Target {
+/** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` (past the version) to a resource (and object), or 404. */
+function resolve(types: ResourceType[], group: string, version: string, rest: string[]): Target {
   const watchPath = rest[0] === 'watch' && rest.length >= 2;
   if (watchPath) rest = rest.slice(1);
   let namespace: string | undefined;
@@ -122,8 +123,8 @@ export class Router {
   constructor(private readonly routes: Routes) {}
 
   /** Answers one request of `user`; a watch writes to `res` itself (and the answer is undefined). */
-  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, user: UserInfo): Answer | undefined {
-    const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  route(req: IncomingMessage, res: ServerResponse, target: RequestTarget, body: unknown, user: UserInfo): Answer | undefined {
+    const segments = pathSegments(target.path);
     const method = req.method ?? 'GET';
     const { types } = this.routes;
     const get = (answer: () => unknown): Answer => {
@@ -154,7 +155,7 @@ export class Router {
       if (!list) throw noSuchPath();
       return get(() => list);
     }
-    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body, user);
+    return this.resource(req, res, target.query, resolve(types, group, version!, rest), body, user);
   }
 
   private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown, user: UserInfo): Answer | undefined {

@@ -162,6 +162,9 @@ export class Router {
     const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
+    // A /watch/ path is a route for GET only (installer.go registers it with ws.GET): any other method is
+    // go-restful's 405, after authorization allowed the verb `watch` (requestinfo.go takes the verb from the path).
+    if (at.watchPath && method !== 'GET') throw methodNotAllowed();
     const table = wantsTable(req.headers.accept);
     if (type.readOnly && method !== 'GET') throw methodNotAllowed();
     if (type.createOnly) {

@@ -24,7 +24,7 @@ import { Registry } from './registry';
 import { type RequestInfo, requestInfo } from './request-info';
 import { requestTarget } from './request-target';
 import { builtInTypes, customResourceType, parseCrds } from './resource-types';
-import { Router, parseBody } from './router';
+import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
 import { Watches } from './watch';
@@ -62,7 +62,7 @@ export interface ApiServer {
 /** Bodies larger than this are refused, as etcd's request limit makes the real server do. */
 const maxBodyBytes = 3 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -71,7 +71,7 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > maxBodyBytes) reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'));
       else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -137,8 +137,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     authorized = { user: user.name, verb: request.verb, ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}) };
     readBody(req)
-      .then((text) => {
-        const result = router.route(req, res, target, parseBody(text), user);
+      .then((body) => {
+        const result = router.route(req, res, target, body, user);
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
         done(result?.code ?? 200);
       })

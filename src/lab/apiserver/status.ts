@@ -100,6 +100,3 @@ export function forbidden(user: string, request: RequestInfo, reason: string): A
 
 /** go-restful's 405 as kube-apiserver writes it (server/handler.go serviceErrorHandler → NewGenericServerResponse: empty details). */
 export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
-
-export const unsupportedMediaType = (type: string) =>
-  new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${type}) - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);

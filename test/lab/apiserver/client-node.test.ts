@@ -204,6 +204,9 @@ describe('lab API server with @kubernetes/client-node', () => {
     const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1', { colour: 'blue' }) })) as Obj;
     assert.equal(pruned.spec!.colour, undefined);
     assert.equal(pruned.spec!.clusterId, 'east');
+    // A field named like a member of Object.prototype is as unknown as any other (the schema's own properties only).
+    const named = await apiFailure(custom.createClusterCustomObject({ ...strait, fieldValidation: 'Strict', body: nodeDataplaneObject('n2', { constructor: 'x', toString: 'y' }) }));
+    assert.equal(named.status.message, 'NodeDataplane in version "v1alpha1" cannot be handled as a NodeDataplane: strict decoding error: unknown field "spec.constructor", unknown field "spec.toString"');
   });
 
   it('applies a strategic merge patch without directives as a merge patch, and refuses one with any directive (422 naming it and where it is)', async () => {
@@ -356,6 +359,11 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.match(badLabel.status.message, /env in prod/);
     const badField = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'spec.colour=blue' }));
     assert.deepEqual([badField.code, badField.status.message], [400, 'field label not supported: spec.colour']);
+    // Labels and fields named like members of Object.prototype are no labels and no fields.
+    assert.deepEqual(await names('constructor'), []);
+    assert.deepEqual(await names('!toString'), ['a', 'b', 'c', 'd']);
+    const prototypeField = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'constructor=x' }));
+    assert.deepEqual([prototypeField.code, prototypeField.status.message], [400, 'field label not supported: constructor']);
 
     // A watch with a selector: an object leaving the selection is DELETED for it, one entering ADDED.
     const events: string[] = [];

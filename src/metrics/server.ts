@@ -5,7 +5,8 @@
  * `GET /readyz` (200, or 503 with one line saying why not); HEAD of each answers the same without the
  * body. Any other method or path (the path as sent, before any `?`) is 404 naming what is served, a
  * CONNECT too. A request node:http cannot read (a malformed request line, header or body framing, an
- * Upgrade) is its own 400, headers past its limit 431, and the connection closed. It starts before the
+ * Upgrade) is its own 400, headers past its limit 431, the connection closed; an Expect other than
+ * 100-continue its 417. It starts before the
  * process touches anything, so a port in use fails the start-up with the flag to change, not the
  * process later.
  */
@@ -79,9 +80,10 @@ export async function startMetricsServer(listen: MetricsListen, registry: Regist
   const bound = (server.address() as AddressInfo).port;
   server.on('error', (err) => log.error({ error: err.message }, 'metrics server error'));
   // node:http hands a CONNECT to this event, and closes the connection unanswered when nothing listens.
+  // The socket is then no connection of the server's (close() would wait for it): answered, then gone.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(notFound)}\r\nconnection: close\r\n\r\n${notFound}`);
+    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(notFound)}\r\nconnection: close\r\n\r\n${notFound}`, () => socket.destroy());
   });
   log.info({ endpoint: hostPort(address, bound), paths: ['/metrics', '/healthz', '/readyz'] }, 'serving metrics and health');
   let closed: Promise<void> | undefined;

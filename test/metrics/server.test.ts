@@ -63,13 +63,16 @@ describe('metrics and health server', () => {
       // An absolute URL that WHATWG's URL cannot parse (it threw: a 500 with the TypeError's message, logged as an error).
       assert.deepEqual(await first('GET http://[/metrics HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
       assert.deepEqual(await first('GET * HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
-      // node:http closed a CONNECT unanswered.
+      // node:http closed a CONNECT unanswered; answered, its socket must not outlive the answer (close() waits for it).
       assert.deepEqual(await first('CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
+      assert.deepEqual(await first(`CONNECT /metrics HTTP/1.1\r\nHost: x\r\n\r\n${'x'.repeat(100_000)}`), notFound);
       assert.deepEqual(await first('GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef'), { status: 400, body: '' });
       assert.deepEqual(await first('GET /healthz?x=%zz HTTP/1.1\r\nHost: x\r\n\r\n'), { status: 200, body: 'ok\n' });
       assert.deepEqual(captured.lines.filter((l) => Number(l.level) >= 50), []);
     } finally {
-      await logged.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([logged.close(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('close() still waits for a connection after 2 s')), 2000)))]);
+      clearTimeout(timer);
     }
   });
 

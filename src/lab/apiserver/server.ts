@@ -76,6 +76,13 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** The body its handler reads: none of a GET or HEAD (kube-apiserver's get, list and watch handlers read none), drained. */
+function bodyOf(req: IncomingMessage): Promise<Buffer> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return readBody(req);
+  req.resume();
+  return Promise.resolve(Buffer.alloc(0));
+}
+
 function answer(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
   const text = typeof body === 'string' && !contentType.startsWith('application/json') ? body : JSON.stringify(body);
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' };
@@ -136,7 +143,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const decision = authorize(user, request);
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     authorized = { user: user.name, verb: request.verb, ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}) };
-    readBody(req)
+    bodyOf(req)
       .then((body) => {
         const result = router.route(req, res, target, body, user);
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);

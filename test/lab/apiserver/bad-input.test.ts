@@ -54,8 +54,9 @@ describe('lab API server: bad input refused as kube-apiserver refuses it', funct
     // patch.go: a PATCH's type is its Content-Type, checked first; a custom resource takes no strategic merge patch.
     const patched = await rawRequest(t, 'PATCH', '/api/v1/namespaces/default/configmaps/cm', { body: '{"data":{"k":"w"}}', headers: { 'Content-Type': 'application/apply-patch+yaml' } });
     assert.deepEqual(answered(patched), failure(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json'));
-    // A GET's body is never read (get.go reads none): a list with a body that is no JSON is a list.
+    // A GET's body is never read (get.go reads none): a list with a body that is no JSON, or past the size limit, is a list.
     assert.equal((await rawRequest(t, 'GET', '/api/v1/namespaces/default/configmaps', { body: '{' })).code, 200);
+    assert.equal((await rawRequest(t, 'GET', '/api/v1/namespaces/default/configmaps', { body: 'x'.repeat(3 * 1024 * 1024 + 1) })).code, 200);
     assert.equal(await stored(), before);
   });
 

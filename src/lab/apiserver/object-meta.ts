@@ -1,15 +1,14 @@
 /**
- * An object's metadata checked against ObjectMeta's Go types, as kube-apiserver's JSON decoder checks it
- * before anything else looks at the object: a field of the wrong JSON type is the decoder's error,
- * `json: cannot unmarshal array into Go struct field ObjectMeta.metadata.name of type string` (null is
- * any field's zero value, as is a field left out). The server reads names, labels, finalizers and versions from here on, so
- * nothing after this meets a name that is not a string or labels that are not strings. So are apiVersion
- * and kind, read before the rest.
+ * An object's apiVersion, kind and metadata checked against their Go types, as kube-apiserver's JSON
+ * decoder checks them before anything else looks at the object: a field of the wrong JSON type is the
+ * decoder's error, `json: cannot unmarshal array into Go struct field ObjectMeta.metadata.name of type
+ * string` (null is any field's zero value, as is a field left out). The server reads names, labels,
+ * finalizers and versions from here on: nothing after this meets a name that is not a string.
  */
 import { jsonKind } from './go-json';
 import { isRecord } from './kube-object';
 
-type GoType = { go: 'string' | 'int64' | 'bool' } | { go: 'time' } | { map: GoType } | { slice: GoType; name: string } | { struct: string; fields: Record<string, GoType> };
+type GoType = { go: 'string' | 'int64' | 'bool' | 'time' } | { map: GoType } | { slice: GoType; name: string } | { struct: string; fields: Record<string, GoType> };
 
 const string: GoType = { go: 'string' };
 const int64: GoType = { go: 'int64' };

@@ -169,7 +169,7 @@ const requests: fc.Arbitrary<ApiRequest> = fc
   .record({ type: fc.constantFrom(...types), method: fc.oneof({ weight: 10, arbitrary: fc.constantFrom('GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'PATCH', 'DELETE') }, { weight: 1, arbitrary: fc.constantFrom('HEAD', 'OPTIONS', 'TRACE', 'PROPFIND') }), name: fc.constantFrom('fz', 'seed') })
   .chain(({ type, method, name }) =>
     fc.record({
-      identity: fc.constantFrom<Identity>('admin', 'admin', 'admin', 'reader', 'nobody', 'anonymous', 'unknown'),
+      identity: fc.constantFrom<Identity>('admin', 'admin', 'admin', 'admin', 'admin', 'reader', 'reader', 'nobody', 'anonymous', 'unknown'),
       method: fc.constant(method),
       path: paths(type, method, name).map(sendable),
       query: queries,

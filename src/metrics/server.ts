@@ -1,12 +1,18 @@
 /**
  * The metrics and health server of one strait process, on node:http: `GET /metrics` (the registry in
- * Prometheus text format), `GET /healthz` (200 while the server runs: it opens before the process's
- * loop starts and closes when the loop stops) and `GET /readyz` (200, or 503 with one line saying why
- * not). Anything else is 404. It starts before the process touches anything, so a port in use fails the
- * start-up with the flag to change, not the process later.
+ * Prometheus text format; 500 with the collector's error when one fails), `GET /healthz` (200 while the
+ * server runs: it opens before the process's loop starts and closes when the loop stops) and
+ * `GET /readyz` (200, or 503 with one line saying why not); HEAD of each answers the same without the
+ * body. Any other method or path (the path as sent, before any `?`) is 404 naming what is served, a
+ * CONNECT too. A request node:http cannot read (a malformed request line, header or body framing, an
+ * Upgrade) is its own 400, headers past its limit 431, the connection closed; an Expect other than
+ * 100-continue its 417. It starts before the
+ * process touches anything, so a port in use fails the start-up with the flag to change, not the
+ * process later.
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import { InputError } from '../errors';
 import type { Logger } from '../log';
@@ -29,10 +35,13 @@ function reply(res: ServerResponse, status: number, body: string, contentType = 
   res.end(body);
 }
 
+const notFound = 'not found: GET /metrics, /healthz or /readyz\n';
+
 async function handle(req: IncomingMessage, res: ServerResponse, registry: Registry, readiness: Readiness): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://strait').pathname;
+  // The path as sent: a target that is no path (`*`, an absolute URL) is no path served, not an error.
+  const path = (req.url ?? '/').split('?')[0];
   const known = path === '/metrics' || path === '/healthz' || path === '/readyz';
-  if (!known || (req.method !== 'GET' && req.method !== 'HEAD')) return reply(res, 404, 'not found: GET /metrics, /healthz or /readyz\n');
+  if (!known || (req.method !== 'GET' && req.method !== 'HEAD')) return reply(res, 404, notFound);
   if (path === '/healthz') return reply(res, 200, 'ok\n');
   if (path === '/readyz') {
     const why = readiness();
@@ -70,6 +79,12 @@ export async function startMetricsServer(listen: MetricsListen, registry: Regist
   }
   const bound = (server.address() as AddressInfo).port;
   server.on('error', (err) => log.error({ error: err.message }, 'metrics server error'));
+  // node:http hands a CONNECT to this event, and closes the connection unanswered when nothing listens.
+  // The socket is then no connection of the server's (close() would wait for it): answered, then gone.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(notFound)}\r\nconnection: close\r\n\r\n${notFound}`, () => socket.destroy());
+  });
   log.info({ endpoint: hostPort(address, bound), paths: ['/metrics', '/healthz', '/readyz'] }, 'serving metrics and health');
   let closed: Promise<void> | undefined;
   return {

@@ -159,6 +159,20 @@ describe('the Helm chart', function () {
     assert.equal(policy.spec.matchConditions[0].expression, 'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"');
   });
 
+  // test/helm/controller-rbac.test.ts: the controller, run under this role, reads its peers' Secrets and is refused any other.
+  it("lets the controller list and watch its peers' Secrets by name, and no other Secret (none without peers)", () => {
+    const secretRules = (objects: Obj[]) => (one(objects, 'Role', 'strait-controller').rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets'));
+    assert.deepEqual(secretRules(get('defaults')), [], 'no peers: a rule without resourceNames would grant every Secret');
+    assert.deepEqual(secretRules(render('defaults', ['--set-json', 'peers=["cluster-b",{"clusterId":"cluster-c","encryption":"ipsec"}]'])), [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['strait-peer-cluster-b', 'strait-peer-cluster-c'], verbs: ['list', 'watch'] },
+    ]);
+    for (const set of valueSets) {
+      for (const role of get(set).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
+        for (const rule of (role.rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets'))) assert.ok((rule.resourceNames ?? []).length > 0, `${set}: ${role.kind}/${role.metadata.name} reads every Secret`);
+      }
+    }
+  });
+
   it('keeps the kernel probe\'s report for the pod\'s life in a memory emptyDir, where the agent\'s --probe-cache points (its root is read-only)', () => {
     const objects = get('defaults');
     const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, configData(objects)['agent.yaml']!);

@@ -3,7 +3,9 @@ import { Gauge, Registry } from 'prom-client';
 import { InputError } from '../../src/errors';
 import { createLogger } from '../../src/log';
 import { type MetricsServer, startMetricsServer } from '../../src/metrics/server';
+import { captureLog } from '../support/log-capture';
 import { get, parseSamples } from '../support/metrics';
+import { firstResponse, rawExchange } from '../support/raw-http';
 
 const log = createLogger('test', 'silent');
 const onLoopback = (port: number) => ({ address: '127.0.0.1', port, addressFrom: '--metrics-address' as const });
@@ -47,6 +49,31 @@ describe('metrics and health server', () => {
     const posted = await fetch(`http://127.0.0.1:${server.port}/metrics`, { method: 'POST' });
     assert.equal(posted.status, 404);
     assert.equal((await get(server.port, '/metrics?name[]=x')).status, 200, 'a query string does not change the path');
+  });
+
+  it('answers a target that is no path 404 and a CONNECT 404, never a 500, logging nothing; node:http answers what it cannot read 400', async () => {
+    const captured = captureLog('debug');
+    const logged = await startMetricsServer(onLoopback(0), registry, () => notReady, captured.log);
+    try {
+      const first = async (request: string, head = false) => {
+        const answer = firstResponse(await rawExchange(logged.port, request), head);
+        return answer && { status: answer.status, body: answer.body };
+      };
+      const notFound = { status: 404, body: 'not found: GET /metrics, /healthz or /readyz\n' };
+      // An absolute URL that WHATWG's URL cannot parse (it threw: a 500 with the TypeError's message, logged as an error).
+      assert.deepEqual(await first('GET http://[/metrics HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
+      assert.deepEqual(await first('GET * HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
+      // node:http closed a CONNECT unanswered; answered, its socket must not outlive the answer (close() waits for it).
+      assert.deepEqual(await first('CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
+      assert.deepEqual(await first(`CONNECT /metrics HTTP/1.1\r\nHost: x\r\n\r\n${'x'.repeat(100_000)}`), notFound);
+      assert.deepEqual(await first('GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef'), { status: 400, body: '' });
+      assert.deepEqual(await first('GET /healthz?x=%zz HTTP/1.1\r\nHost: x\r\n\r\n'), { status: 200, body: 'ok\n' });
+      assert.deepEqual(captured.lines.filter((l) => Number(l.level) >= 50), []);
+    } finally {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([logged.close(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('close() still waits for a connection after 2 s')), 2000)))]);
+      clearTimeout(timer);
+    }
   });
 
   it('answers 500 when a collector fails, and goes on serving', async () => {

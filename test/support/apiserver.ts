@@ -9,6 +9,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { crdFiles } from '../../src/api/write-crds';
@@ -73,6 +75,51 @@ export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>
   writeKubeconfig(kubeconfigPath, [{ name: 'test', server: test.server.url, ca: test.server.ca, token }]);
   test.kubeConfig = loadKubeConfig({ file: kubeconfigPath });
   return test;
+}
+
+/** An answer as the server wrote it. */
+export interface RawAnswer {
+  code: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** False when `streamMs` cut a streaming answer (a watch) short. */
+  ended: boolean;
+}
+
+/**
+ * One HTTPS request sent as given (the path not encoded again, any method, headers and body), for what
+ * no client sends: the admin's token unless `token` says whose (null: none). With `streamMs`, an answer
+ * still coming that long after its headers (a watch) is read so far and the connection closed.
+ */
+export function rawRequest(
+  t: TestApiServer,
+  method: string,
+  path: string,
+  options: { token?: string | null; headers?: OutgoingHttpHeaders; body?: string | Buffer; streamMs?: number } = {},
+): Promise<RawAnswer> {
+  const token = options.token === undefined ? t.token : options.token;
+  // Content-Length given: Node's client sends a DELETE's body without one (nor chunked), which no server can read.
+  const length = options.body === undefined ? {} : { 'Content-Length': Buffer.byteLength(options.body) };
+  const headers = { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...length, ...options.headers };
+  return new Promise((resolve, reject) => {
+    // Options, not a URL: a URL would be normalized (`..` resolved, characters escaped) before it is sent.
+    const req = request({ host: '127.0.0.1', port: t.server.port, path, method, ca: t.server.ca, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      const answer = (ended: boolean) => resolve({ code: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ended });
+      const cut = options.streamMs === undefined ? undefined : setTimeout(() => {
+        answer(false);
+        req.destroy();
+      }, options.streamMs);
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        clearTimeout(cut);
+        answer(true);
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }
 
 /** The Status of a failed client-node call: its HTTP code and the parsed body. */

@@ -18,13 +18,16 @@ export function renderChart(args: string[] = []): ChartObject[] {
   return parseAllDocuments(text).map((d) => d.toJS() as ChartObject).filter((o) => o !== null);
 }
 
-/** The user the chart's agent ServiceAccount authenticates as, with `token` (for startTestApiServer's `users`). */
-export const chartAgentUser = (token: string): TokenUser => ({
+/** The user a ServiceAccount of the chart's namespace authenticates as, with `token` (for startTestApiServer's `users`). */
+export const chartServiceAccountUser = (account: string, token: string): TokenUser => ({
   token,
-  name: `system:serviceaccount:${chartNamespace}:strait-agent`,
-  uid: 'uid-strait-agent',
+  name: `system:serviceaccount:${chartNamespace}:${account}`,
+  uid: `uid-${account}`,
   groups: ['system:serviceaccounts', `system:serviceaccounts:${chartNamespace}`],
 });
+
+/** The user the chart's agent ServiceAccount authenticates as. */
+export const chartAgentUser = (token: string): TokenUser => chartServiceAccountUser('strait-agent', token);
 
 /**
  * Puts the chart's RBAC objects as rendered with `args` (ClusterRoles, Roles and their bindings) into

@@ -1,7 +1,7 @@
 /**
  * The leader's work on Kubernetes, the imperative shell around reconcile(): informers on what it reads
  * (Nodes, the node Leases, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
- * NetworkConfig in each peer's API server, the Secrets holding the peers' kubeconfigs), one work-queue
+ * NetworkConfig in each peer's API server, each peer's Secret holding its kubeconfig), one work-queue
  * key for the whole cluster (a reconcile is cheap and never races itself), and the writes: the IPAM
  * objects first (an allocation is durable before anything names it), then NodeDataplanes and
  * TunnelEndpoints, our NetworkConfigs into the peers, our answers as their status here.
@@ -67,7 +67,8 @@ export interface ClusterSyncOptions {
 export class ClusterSync {
   private readonly nodes: Informer<V1Node>;
   private readonly leases: Informer<V1Lease>;
-  private readonly secrets: Informer<V1Secret>;
+  /** Each configured peer's Secret, by peer: read by name, as the chart's Role grants (no other Secret). */
+  private readonly secrets: Map<string, Informer<V1Secret>>;
   private readonly nodeDataplanes: Informer<KubeObject & KubernetesObject>;
   private readonly tunnelEndpoints: Informer<KubeObject & KubernetesObject>;
   private readonly networkConfigs: Informer<KubeObject & KubernetesObject>;
@@ -90,7 +91,10 @@ export class ClusterSync {
     const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
     this.leases = new Informer<V1Lease>({ kubeConfig, path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, list: () => coordination.listNamespacedLease({ namespace }), log });
-    this.secrets = new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, list: () => core.listNamespacedSecret({ namespace }), log });
+    this.secrets = new Map(options.config.peers.map((peer) => {
+      const fieldSelector = `metadata.name=${peerSecretName(peer)}`;
+      return [peer, new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, fieldSelector, list: () => core.listNamespacedSecret({ namespace, fieldSelector }), log })];
+    }));
     this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneResource.plural, { log });
     this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointResource.plural, { log });
     this.networkConfigs = straitObjects(kubeConfig, networkConfigResource.plural, { log });
@@ -109,7 +113,7 @@ export class ClusterSync {
   }
 
   private get local(): Informer<KubernetesObject>[] {
-    return [this.nodes, this.leases, this.secrets, this.nodeDataplanes, this.tunnelEndpoints, this.networkConfigs] as Informer<KubernetesObject>[];
+    return [this.nodes, this.leases, ...this.secrets.values(), this.nodeDataplanes, this.tunnelEndpoints, this.networkConfigs] as Informer<KubernetesObject>[];
   }
 
   /** Fills the caches and the IPAM state, adopts the gateway the NodeDataplanes name, then reconciles on every change. */
@@ -155,16 +159,14 @@ export class ClusterSync {
   }
 
   /**
-   * Our link to each peer's API server, from its Secret: every configured peer (one without a Secret
-   * waits, a problem says why), and every former peer whose Secret is still there, so our NetworkConfig
-   * in its API server can be deleted.
+   * Our link to each configured peer's API server, from its Secret (one without a Secret waits, a problem
+   * says why). A former peer's is not read: the peer deletes our offer in its API server when it ends
+   * the peering too, as we delete its offer here.
    */
   private async linkPeers(problems: string[]): Promise<void> {
     const { config, namespace, log } = this.options;
-    const prefix = peerSecretName('');
-    const former = this.secrets.list().map((s) => s.metadata?.name ?? '').filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)).filter((p) => !config.peers.includes(p));
-    for (const peer of [...config.peers, ...former]) {
-      const secret = this.secrets.get(`${namespace}/${peerSecretName(peer)}`);
+    for (const peer of config.peers) {
+      const secret = this.secrets.get(peer)?.get(`${namespace}/${peerSecretName(peer)}`);
       const encoded = secret?.data?.[peerKubeconfigKey];
       const kubeconfig = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
       const link = this.peers.get(peer);
@@ -188,11 +190,6 @@ export class ClusterSync {
       ours.onChange(() => this.queue.add(clusterKey));
       void ours.start();
       this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigResource.plural) });
-    }
-    for (const [peer, link] of this.peers) {
-      if (config.peers.includes(peer) || former.includes(peer)) continue;
-      await link.ours.stop();
-      this.peers.delete(peer);
     }
   }
 
@@ -282,7 +279,7 @@ export class ClusterSync {
     const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
     await this.writers.nodeDataplanes.apply(nd.writes, (w, rv) => this.unseen.wrote(this.nodeDataplanes, w, rv));
     await this.writers.tunnelEndpoints.apply(te.writes, (w, rv) => this.unseen.wrote(this.tunnelEndpoints, w, rv));
-    // Our NetworkConfig into each peer's API server; out of a former peer's.
+    // Our NetworkConfig into each peer's API server.
     const offers = peerNetworkConfigs(result, config.clusterId);
     for (const [peer, link] of this.peers) {
       if (!link.ours.synced) continue;

@@ -10,9 +10,26 @@
 import { type UserInfo, authenticatedGroup } from './authentication';
 import type { Decision } from './rbac';
 import type { RequestInfo } from './request-info';
-import { ApiError, forbidden } from './status';
+import { type ApiError, badRequest, forbidden } from './status';
 
 const serviceAccountUser = /^system:serviceaccount:([^:]+):([^:]+)$/;
+
+/** Go's %v of a v1.ObjectReference: its seven fields, in order, between braces. */
+const reference = (kind: string, name: string, apiVersion = '', fieldPath = '') => `{${[kind, '', name, '', apiVersion, '', fieldPath].join(' ')}}`;
+
+/**
+ * Groups, extras or a uid without a user: a 400 naming what was asked, in the order asked
+ * (impersonation.go buildImpersonationRequests since Kubernetes 1.35; a bare 500 before it).
+ */
+function withoutUser(groups: string[], extras: [string, string[] | undefined][], uid: string): ApiError {
+  const authentication = 'authentication.k8s.io/v1';
+  const requested = [
+    ...groups.map((g) => reference('Group', g)),
+    ...extras.flatMap(([header, values]) => (values ?? []).map((v) => reference('UserExtra', v, authentication, header.slice('impersonate-extra-'.length)))),
+    ...(uid === '' ? [] : [reference('UID', uid, authentication)]),
+  ];
+  return badRequest(`requested [${requested.join(' ')}] without impersonating a user`);
+}
 
 /** What `requestor` acts as for this request (`requestor` itself without impersonation headers), or the 403 that refuses it. */
 export function impersonated(requestor: UserInfo, headers: NodeJS.Dict<string[]>, authorize: (user: UserInfo, request: RequestInfo) => Decision): UserInfo {
@@ -21,7 +38,7 @@ export function impersonated(requestor: UserInfo, headers: NodeJS.Dict<string[]>
   const uid = headers['impersonate-uid']?.[0] ?? '';
   const extras = Object.entries(headers).filter(([header]) => header.startsWith('impersonate-extra-'));
   if (name === '') {
-    if (groups.length > 0 || uid !== '' || extras.length > 0) throw new ApiError(500, 'InternalError', 'Internal error occurred: requested impersonation of groups, a uid or extras without impersonating a user');
+    if (groups.length > 0 || uid !== '' || extras.length > 0) throw withoutUser(groups, extras, uid);
     return requestor;
   }
   const check = (resource: string, objectName: string, options: { group?: string; namespace?: string; subresource?: string } = {}) => {

@@ -7,23 +7,21 @@
  * kubectl writes such a change with directives (`$setElementOrder/containers`, `$patch: delete`...),
  * and a patch carrying one is refused rather than misapplied as a merge patch would.
  */
+import { jsonKind } from './go-json';
 import { isRecord } from './kube-object';
 import { ApiError, badRequest } from './status';
 
 export type PatchType = 'merge' | 'json' | 'strategic';
 
-export const patchTypes: Record<string, PatchType> = {
-  'application/merge-patch+json': 'merge',
-  'application/json-patch+json': 'json',
-  'application/strategic-merge-patch+json': 'strategic',
-};
+/** Sets a key as JSON has it, own, whatever its name: `__proto__` is a key like any other, not the prototype. */
+const setOwn = (object: Record<string, unknown>, key: string, value: unknown) => Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isRecord(patch)) return patch;
   const result: Record<string, unknown> = isRecord(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    else setOwn(result, key, mergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value));
   }
   return result;
 }
@@ -67,7 +65,7 @@ const unprocessable = (message: string) => new ApiError(422, 'Invalid', message)
 function locate(doc: unknown, parts: string[]): [Record<string, unknown> | unknown[], string] {
   let at = doc;
   for (const part of parts.slice(0, -1)) {
-    at = Array.isArray(at) ? at[Number(part)] : isRecord(at) ? at[part] : undefined;
+    at = Array.isArray(at) ? at[Number(part)] : isRecord(at) && Object.hasOwn(at, part) ? at[part] : undefined;
     if (at === undefined) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
   }
   if (!Array.isArray(at) && !isRecord(at)) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
@@ -76,7 +74,7 @@ function locate(doc: unknown, parts: string[]): [Record<string, unknown> | unkno
 
 function read(doc: unknown, path: string): unknown {
   const [container, last] = locate(doc, pointer(path));
-  const value = Array.isArray(container) ? container[Number(last)] : container[last];
+  const value = Array.isArray(container) ? container[Number(last)] : Object.hasOwn(container, last) ? container[last] : undefined;
   if (value === undefined) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing key: ${path}`);
   return value;
 }
@@ -98,15 +96,26 @@ function add(doc: unknown, path: string, value: unknown, replace: boolean): unkn
     if (!Number.isInteger(index) || index < 0 || index > container.length) throw unprocessable(`the server rejected our request due to an error in our request: index out of bounds: ${path}`);
     container.splice(index, replace ? 1 : 0, value);
   } else {
-    container[last] = value;
+    setOwn(container, last, value);
   }
   return doc;
+}
+
+/** An operation as json-patch decodes it: an object (else the decoder's 400; null is no operation, 422), its op, path and from strings (else 422). */
+function operation(value: unknown): Operation {
+  if (value === null) throw unprocessable('the server rejected our request due to an error in our request: Unexpected kind: unknown');
+  if (!isRecord(value)) throw badRequest(`json: cannot unmarshal ${jsonKind(value)} into Go value of type jsonpatch.Operation`);
+  for (const field of ['op', 'path', 'from'] as const) {
+    if (value[field] !== undefined && typeof value[field] !== 'string') throw unprocessable(`the server rejected our request due to an error in our request: ${field} of an operation is not a string`);
+  }
+  if (value.path === undefined) throw unprocessable(`the server rejected our request due to an error in our request: ${String(value.op ?? 'an')} operation missing path`);
+  return value as unknown as Operation;
 }
 
 /** `doc` (a copy the caller owns) after the RFC 6902 operations of `patch`. */
 export function jsonPatch(doc: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw badRequest('the server rejected our request due to an error in our request: a JSON patch is a list of operations');
-  for (const op of patch as Operation[]) {
+  for (const op of patch.map(operation)) {
     switch (op.op) {
       case 'add':
         doc = add(doc, op.path, structuredClone(op.value), false);

@@ -11,6 +11,7 @@ import { type ResourceType, apiVersionOf, groupResource } from './resource-types
 import type { Selector } from './selectors';
 import { ApiError, type Named, type StatusCause, alreadyExists, badRequest, conflict, invalid, notFound, staleResourceVersion } from './status';
 import type { Store } from './store';
+import { objectMetaError, typeMetaError } from './object-meta';
 import { validateName } from './validation';
 
 /** How unknown fields are handled (`?fieldValidation=`): dropped, dropped with a warning (the default), or refused. */
@@ -64,6 +65,20 @@ interface ContinueToken {
   after: string;
 }
 
+/** A continue token this server wrote, or the 400 kube-apiserver answers another with (etcd3 store decodeContinue). */
+function continueFrom(token: string): ContinueToken {
+  let from: unknown;
+  try {
+    from = JSON.parse(Buffer.from(token, 'base64url').toString());
+  } catch {
+    from = undefined; // not JSON: refused below
+  }
+  if (!isRecord(from) || typeof from.rv !== 'string' || !/^\d+$/.test(from.rv) || typeof from.after !== 'string') {
+    throw badRequest(`invalid continue token: continue key is not valid: ${JSON.stringify(token)} is not a continue token of this server`);
+  }
+  return { rv: from.rv, after: from.after };
+}
+
 export class Registry {
   constructor(readonly store: Store) {
     for (const name of initialNamespaces) {
@@ -78,14 +93,7 @@ export class Registry {
   }
 
   list(type: ResourceType, namespace: string | undefined, matches: Selector, limit?: number, continueToken?: string): ListPage {
-    let from: ContinueToken | undefined;
-    if (continueToken) {
-      try {
-        from = JSON.parse(Buffer.from(continueToken, 'base64url').toString()) as ContinueToken;
-      } catch {
-        throw badRequest('continue key is not valid: illegal base64 data');
-      }
-    }
+    const from = continueToken ? continueFrom(continueToken) : undefined;
     const all = this.store.list(groupResource(type), namespace).filter(matches);
     const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
     const rest = from ? all.filter((o) => keyOf(o) > from.after) : all;
@@ -167,9 +175,6 @@ export class Registry {
   }
 
   patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
-    if (patchType === 'strategic' && type.schema) {
-      throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
-    }
     const found = patchType === 'strategic' ? strategicDirective(patch) : undefined;
     if (found) {
       const why = `strategic merge patch directive ${JSON.stringify(found.key)} is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: `
@@ -232,9 +237,13 @@ export class Registry {
     if (!isRecord(body)) throw badRequest(`the body of the request is not a ${type.kind} object`);
     const object = copy(body) as KubeObject;
     const apiVersion = apiVersionOf(type);
+    const typeError = typeMetaError(object);
+    if (typeError) throw badRequest(`the object provided is unrecognized (must be of type ${type.kind}): ${typeError}`);
     if ((object.apiVersion !== undefined && object.apiVersion !== apiVersion) || (object.kind !== undefined && object.kind !== type.kind)) {
       throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`);
     }
+    const metaError = objectMetaError(type.kind, object.metadata);
+    if (metaError) throw badRequest(`${type.kind} in version ${JSON.stringify(type.version)} cannot be handled as a ${type.kind}: ${metaError}`);
     object.apiVersion = apiVersion;
     object.kind = type.kind;
     if (!isRecord(object.metadata)) object.metadata = { name: '' };

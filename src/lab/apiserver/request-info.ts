@@ -7,6 +7,7 @@
  * field selector `metadata.name=<name>` names that object. Anything else is a non-resource request
  * (`/version`, `/apis`) with the method, lowercased, as its verb.
  */
+import { pathSegments } from './request-target';
 
 export type RequestInfo =
   | {
@@ -42,18 +43,10 @@ function selectedName(fieldSelector: string | null): string | undefined {
   return undefined;
 }
 
-export function requestInfo(method: string, url: URL): RequestInfo {
-  const path = url.pathname;
+/** The request's verb and resource from its method and its target's path (unescaped: request-target.ts) and query. */
+export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const nonResource: RequestInfo = { resourceRequest: false, verb: method.toLowerCase(), path };
-  // A malformed escape stays as sent (the router answers it); it must not throw before a request is answered.
-  const decode = (segment: string) => {
-    try {
-      return decodeURIComponent(segment);
-    } catch {
-      return segment;
-    }
-  };
-  let parts = path.split('/').filter((s) => s !== '').map(decode);
+  let parts = pathSegments(path);
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return nonResource;
   let group = '';
   if (parts[0] === 'apis') {
@@ -81,8 +74,8 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   const [resource = '', name = '', subresource = ''] = parts;
   let named = name;
   if (named === '' && verb === 'get') {
-    verb = watchRequested(url.searchParams) ? 'watch' : 'list';
-    named = selectedName(url.searchParams.get('fieldSelector')) ?? '';
+    verb = watchRequested(query) ? 'watch' : 'list';
+    named = selectedName(query.get('fieldSelector')) ?? '';
   }
   if (named === '' && verb === 'delete') verb = 'deletecollection';
   return { resourceRequest: true, verb, group, version, namespace, resource, subresource, name: named, path };

@@ -11,13 +11,15 @@ import type { UserInfo } from './authentication';
 import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
 import { type KubeObject, isRecord } from './kube-object';
 import { openApiDocument, openApiRoot } from './openapi';
-import { patchTypes } from './patch';
+import type { PatchType } from './patch';
 import type { RbacAuthorizer } from './rbac';
 import { type FieldValidation, type Registry, type WriteOptions } from './registry';
 import { watchRequested } from './request-info';
+import { type RequestTarget, pathSegments } from './request-target';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
-import { badRequest, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
+import { decodeDeleteOptions, decodeObject, decodePatch, patchTypeOf, requireJson } from './request-body';
+import { badRequest, methodNotAllowed, noSuchPath } from './status';
 import { type IncludeObject, toTable } from './table';
 import type { Watches } from './watch';
 
@@ -45,6 +47,10 @@ interface Target {
   watchPath: boolean;
 }
 
+/** The patch types served: a custom resource takes no strategic merge patch (it has no Go type to merge by). */
+const builtInPatches: PatchType[] = ['json', 'merge', 'strategic'];
+const customResourcePatches: PatchType[] = ['json', 'merge'];
+
 /** Whether the Accept header asks for a meta.k8s.io Table (kubectl get's server-side printing). */
 function wantsTable(accept: string | undefined): boolean {
   return (accept ?? '').split(',').some((range) => {
@@ -53,8 +59,8 @@ function wantsTable(accept: string | undefined): boolean {
   });
 }
 
-/** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` to a resource (and object); undefined for discovery paths. */
-function target(types: ResourceType[], group: string, version: string, rest: string[]): Target {
+/** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` (past the version) to a resource (and object), or 404. */
+function resolve(types: ResourceType[], group: string, version: string, rest: string[]): Target {
   const watchPath = rest[0] === 'watch' && rest.length >= 2;
   if (watchPath) rest = rest.slice(1);
   let namespace: string | undefined;
@@ -122,8 +128,8 @@ export class Router {
   constructor(private readonly routes: Routes) {}
 
   /** Answers one request of `user`; a watch writes to `res` itself (and the answer is undefined). */
-  route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, user: UserInfo): Answer | undefined {
-    const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  route(req: IncomingMessage, res: ServerResponse, target: RequestTarget, body: Buffer, user: UserInfo): Answer | undefined {
+    const segments = pathSegments(target.path);
     const method = req.method ?? 'GET';
     const { types } = this.routes;
     const get = (answer: () => unknown): Answer => {
@@ -154,18 +160,23 @@ export class Router {
       if (!list) throw noSuchPath();
       return get(() => list);
     }
-    return this.resource(req, res, url.searchParams, target(types, group, version!, rest), body, user);
+    return this.resource(req, res, target.query, resolve(types, group, version!, rest), body, user);
   }
 
-  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: unknown, user: UserInfo): Answer | undefined {
+  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: Buffer, user: UserInfo): Answer | undefined {
     const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
+    // A /watch/ path is a route for GET only (installer.go registers it with ws.GET): any other method is
+    // go-restful's 405, after authorization allowed the verb `watch` (requestinfo.go takes the verb from the path).
+    if (at.watchPath && method !== 'GET') throw methodNotAllowed();
     const table = wantsTable(req.headers.accept);
+    const contentType = req.headers['content-type'];
     if (type.readOnly && method !== 'GET') throw methodNotAllowed();
     if (type.createOnly) {
       if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
-      return { code: 201, body: selfSubjectAccessReview(body, user, (u, request) => authorizer.authorize(u, request)) };
+      requireJson(contentType);
+      return { code: 201, body: selfSubjectAccessReview(decodeObject(body, type.kind), user, (u, request) => authorizer.authorize(u, request)) };
     }
     const matches = (): Selector => {
       const labels = labelSelector(query.get('labelSelector'));
@@ -198,13 +209,19 @@ export class Router {
         }
         case 'POST': {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
-          const written = registry.create(type, namespace, body, writeOptions(query));
+          requireJson(contentType);
+          const options = writeOptions(query);
+          const written = registry.create(type, namespace, decodeObject(body, type.kind), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
         }
         case 'DELETE': {
           // deletecollection: every object the selectors match, answered as a list of what was deleted.
+          const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
           const options = writeOptions(query);
-          const items = registry.list(type, namespace, matches()).items.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, body, options).object);
+          const doomed = registry.list(type, namespace, matches()).items;
+          // All or nothing: each is checked (its preconditions, a namespace that may not go) before any goes.
+          for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { dryRun: true });
+          const items = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options).object);
           return { code: 200, body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(registry.store.resourceVersion) }, items } };
         }
         default:
@@ -218,33 +235,25 @@ export class Router {
         return { code: 200, body: table ? toTable(type.columns, [object], { resourceVersion: object.metadata.resourceVersion }, includeObject(query)) : object };
       }
       case 'PUT': {
-        const written = registry.update(type, namespace, name, body, subresource, writeOptions(query));
+        requireJson(contentType);
+        const options = writeOptions(query);
+        const written = registry.update(type, namespace, name, decodeObject(body, type.kind), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'PATCH': {
-        const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-        const patchType = patchTypes[contentType];
-        if (!patchType) throw unsupportedMediaType(contentType);
-        const written = registry.patch(type, namespace, name, patchType, body, subresource, writeOptions(query));
+        const patchType = patchTypeOf(contentType, type.schema ? customResourcePatches : builtInPatches);
+        const options = writeOptions(query);
+        const written = registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'DELETE': {
         if (subresource) throw methodNotAllowed();
-        const { object, code } = registry.delete(type, namespace, name, deleteOptionsOf(body, query), writeOptions(query));
+        const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
+        const { object, code } = registry.delete(type, namespace, name, deleteOptions, writeOptions(query));
         return { code, body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object) };
       }
       default:
         throw methodNotAllowed();
     }
-  }
-}
-
-/** Parses a request body: JSON (kubectl and client-node send JSON), or 400 as the real decoder says. */
-export function parseBody(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
   }
 }

@@ -19,23 +19,28 @@ function requirements(text: string): string[] {
 const key = '[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?';
 const value = '[-A-Za-z0-9_.]*';
 
+/** An object's label `k`, undefined when it has none (its own labels only: `constructor` is no label). */
+const label = (o: KubeObject, k: string): string | undefined => {
+  const labels = o.metadata.labels ?? {};
+  return Object.hasOwn(labels, k) ? labels[k] : undefined;
+};
+
 function labelRequirement(text: string): Selector {
-  const labels = (o: KubeObject) => o.metadata.labels ?? {};
   let m = new RegExp(`^(!?)\\s*(${key})$`).exec(text);
   if (m) {
     const [, not, k] = m;
-    return not ? (o) => !(k! in labels(o)) : (o) => k! in labels(o);
+    return not ? (o) => label(o, k!) === undefined : (o) => label(o, k!) !== undefined;
   }
   m = new RegExp(`^(${key})\\s*(==|=|!=)\\s*(${value})$`).exec(text);
   if (m) {
     const [, k, , op, v] = m;
-    return op === '!=' ? (o) => labels(o)[k!] !== v : (o) => labels(o)[k!] === v;
+    return op === '!=' ? (o) => label(o, k!) !== v : (o) => label(o, k!) === v;
   }
   m = new RegExp(`^(${key})\\s+(in|notin)\\s*\\(([^)]*)\\)$`).exec(text);
   if (m) {
     const [, k, , op, list] = m;
     const values = new Set(list!.split(',').map((v) => v.trim()));
-    return op === 'in' ? (o) => values.has(labels(o)[k!] ?? '\0absent') && k! in labels(o) : (o) => !(k! in labels(o)) || !values.has(labels(o)[k!]!);
+    return op === 'in' ? (o) => values.has(label(o, k!) ?? '\0absent') : (o) => !values.has(label(o, k!) ?? '\0absent');
   }
   throw badRequest(`unable to parse requirement: ${JSON.stringify(text)}`);
 }
@@ -58,7 +63,7 @@ export function fieldSelector(text: string | null, extra: Record<string, (o: Kub
     const m = /^([A-Za-z0-9.]+)\s*(==|=|!=)\s*(.*)$/.exec(requirement);
     if (!m) throw badRequest(`invalid selector: ${JSON.stringify(requirement)}; can't understand ${JSON.stringify(requirement)}`);
     const [, field, op, v] = m;
-    const read = fields[field!] ?? extra[field!];
+    const read = Object.hasOwn(fields, field!) ? fields[field!] : Object.hasOwn(extra, field!) ? extra[field!] : undefined;
     if (!read) throw badRequest(`field label not supported: ${field}`);
     return op === '!=' ? (o) => read(o) !== v : (o) => read(o) === v;
   });

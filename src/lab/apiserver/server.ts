@@ -22,8 +22,9 @@ import { RbacAuthorizer } from './rbac';
 import { storeRbacDefaults } from './rbac-defaults';
 import { Registry } from './registry';
 import { type RequestInfo, requestInfo } from './request-info';
+import { requestTarget } from './request-target';
 import { builtInTypes, customResourceType, parseCrds } from './resource-types';
-import { Router, parseBody } from './router';
+import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
 import { Watches } from './watch';
@@ -61,7 +62,7 @@ export interface ApiServer {
 /** Bodies larger than this are refused, as etcd's request limit makes the real server do. */
 const maxBodyBytes = 3 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -70,9 +71,16 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > maxBodyBytes) reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'));
       else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** The body its handler reads: none of a GET or HEAD (kube-apiserver's get, list and watch handlers read none), drained. */
+function bodyOf(req: IncomingMessage): Promise<Buffer> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return readBody(req);
+  req.resume();
+  return Promise.resolve(Buffer.alloc(0));
 }
 
 function answer(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
@@ -103,10 +111,17 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://apiserver');
+    const target = requestTarget(req.url ?? '/');
     // Once authorized, the line says who asked for what, in RBAC's terms, as an audit log would.
     let authorized: Record<string, string> = {};
-    const done = (code: number) => log?.debug({ method: req.method, path: url.pathname, query: url.search, code, ...authorized }, 'request');
+    const done = (code: number) => log?.debug({ method: req.method, path: target?.path ?? req.url, query: target?.query.toString(), code, ...authorized }, 'request');
+    if (!target) {
+      // Go's HTTP server refuses the request line itself: its bare 400, before authentication or any handler.
+      req.resume();
+      res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+      res.end('400 Bad Request');
+      return done(400);
+    }
     const refuse = (error: ApiError, user?: UserInfo, request?: RequestInfo) => {
       // A refusal is logged whole, so a rule a role lacks is found in the log: who, what, where, and the message.
       if (error.code === 403) log?.warn({ user: user?.name, groups: user?.groups, ...request }, error.message);
@@ -124,19 +139,19 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       if (err instanceof ApiError) return refuse(err, authenticated);
       throw err;
     }
-    const request = requestInfo(req.method ?? 'GET', url);
+    const request = requestInfo(req.method ?? 'GET', target.path, target.query);
     const decision = authorize(user, request);
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
     authorized = { user: user.name, verb: request.verb, ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}) };
-    readBody(req)
-      .then((text) => {
-        const result = router.route(req, res, url, parseBody(text), user);
+    bodyOf(req)
+      .then((body) => {
+        const result = router.route(req, res, target, body, user);
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
         done(result?.code ?? 200);
       })
       .catch((err: unknown) => {
         const error = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
-        if (!(err instanceof ApiError)) log?.error({ err, method: req.method, path: url.pathname }, 'internal error');
+        if (!(err instanceof ApiError)) log?.error({ err, method: req.method, path: target.path }, 'internal error');
         if (res.headersSent) res.end();
         else answer(res, error.code, error.status());
         done(error.code);

@@ -58,6 +58,7 @@ export const badRequest = (message: string) => new ApiError(400, 'BadRequest', m
 export const notFound = (what: Named) =>
   new ApiError(404, 'NotFound', `${what.groupResource} "${what.name}" not found`, { name: what.name, group: what.group, kind: what.plural });
 
+/** go-restful's 404 for a path no route has, as kube-apiserver writes it (empty details). */
 export const noSuchPath = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const alreadyExists = (what: Named) =>
@@ -97,7 +98,5 @@ export function forbidden(user: string, request: RequestInfo, reason: string): A
   return new ApiError(403, 'Forbidden', `${what} is forbidden: ${cannot}${why}`, { ...(name ? { name } : {}), ...(group ? { group } : {}), kind: resource });
 }
 
-export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
-
-export const unsupportedMediaType = (type: string) =>
-  new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${type}) - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
+/** go-restful's 405 as kube-apiserver writes it (server/handler.go serviceErrorHandler → NewGenericServerResponse: empty details). */
+export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});

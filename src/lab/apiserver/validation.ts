@@ -57,7 +57,8 @@ function prune(value: unknown, schema: Schema, path: string, removed: string[]):
   if (!isRecord(value)) return;
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
   for (const key of Object.keys(value)) {
-    const child = properties?.[key] ?? (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
+    // Own properties only: a key named `constructor` or `__proto__` is as unknown as any other.
+    const child = (properties && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
     if (child) prune(value[key], child as Schema, join(path, key), removed);
     else if (schema['x-kubernetes-preserve-unknown-fields'] !== true && schema.additionalProperties !== true) {
       removed.push(join(path, key));

@@ -4,7 +4,6 @@
  * informers across a 410, bookmarks, selectors, auth), each checked against literal expected answers.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
 import {
   AppsV1Api,
   CoordinationV1Api,
@@ -18,7 +17,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { kubeconfigText } from '../../../src/lab/apiserver/kubeconfig';
-import { type TestApiServer, apiFailure, nodeDataplaneObject, startTestApiServer } from '../../support/apiserver';
+import { type RawAnswer, type TestApiServer, apiFailure, nodeDataplaneObject, rawRequest, startTestApiServer } from '../../support/apiserver';
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; [k: string]: unknown };
 
@@ -205,6 +204,9 @@ describe('lab API server with @kubernetes/client-node', () => {
     const pruned = (await custom.createClusterCustomObject({ ...strait, body: nodeDataplaneObject('n1', { colour: 'blue' }) })) as Obj;
     assert.equal(pruned.spec!.colour, undefined);
     assert.equal(pruned.spec!.clusterId, 'east');
+    // A field named like a member of Object.prototype is as unknown as any other (the schema's own properties only).
+    const named = await apiFailure(custom.createClusterCustomObject({ ...strait, fieldValidation: 'Strict', body: nodeDataplaneObject('n2', { constructor: 'x', toString: 'y' }) }));
+    assert.equal(named.status.message, 'NodeDataplane in version "v1alpha1" cannot be handled as a NodeDataplane: strict decoding error: unknown field "spec.constructor", unknown field "spec.toString"');
   });
 
   it('applies a strategic merge patch without directives as a merge patch, and refuses one with any directive (422 naming it and where it is)', async () => {
@@ -357,6 +359,11 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.match(badLabel.status.message, /env in prod/);
     const badField = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'spec.colour=blue' }));
     assert.deepEqual([badField.code, badField.status.message], [400, 'field label not supported: spec.colour']);
+    // Labels and fields named like members of Object.prototype are no labels and no fields.
+    assert.deepEqual(await names('constructor'), []);
+    assert.deepEqual(await names('!toString'), ['a', 'b', 'c', 'd']);
+    const prototypeField = await apiFailure(core.listNamespacedConfigMap({ namespace: 'default', fieldSelector: 'constructor=x' }));
+    assert.deepEqual([prototypeField.code, prototypeField.status.message], [400, 'field label not supported: constructor']);
 
     // A watch with a selector: an object leaving the selection is DELETED for it, one entering ADDED.
     const events: string[] = [];
@@ -380,27 +387,26 @@ describe('lab API server with @kubernetes/client-node', () => {
     assert.deepEqual(events, ['ADDED a', 'ADDED c', 'DELETED a', 'ADDED d']);
   });
 
-  it('answers a path with a malformed escape with a Status and keeps serving', async () => {
-    const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
-      request(`${t.server.url}/api/v1/namespaces/%E0%A4%A/configmaps`, { ca: t.server.ca, headers: { Authorization: `Bearer ${t.token}` } }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ code: res.statusCode!, body }));
-      }).on('error', reject).end();
-    });
-    assert.deepEqual({ code: raw.code, message: (JSON.parse(raw.body) as { message: string }).message }, { code: 500, message: 'Internal error occurred: URI malformed' });
+  it("answers a path with a malformed escape as Go's HTTP server does: its bare 400, before authentication, and keeps serving", async () => {
+    // net/http readRequest → url.ParseRequestURI → URL.setPath → unescape(path, encodePath) fails on a `%`
+    // not followed by two hex digits (net/url url.go), and conn.serve writes "HTTP/1.1 400 Bad Request"
+    // with Content-Type text/plain and Connection: close, body "400 Bad Request" (net/http server.go):
+    // kube-apiserver's handlers (and so a Status) never see it.
+    const goBadRequest = { code: 400, contentType: 'text/plain; charset=utf-8', connection: 'close', body: '400 Bad Request' };
+    const seen = (a: RawAnswer) => ({ code: a.code, contentType: a.headers['content-type'], connection: a.headers.connection, body: a.body });
+    for (const path of ['/api/v1/namespaces/%E0%A4%A/configmaps', '/api/v1/namespaces/default/configmaps/%zz', '/api/v1/nodes/x%', '/%']) {
+      assert.deepEqual(seen(await rawRequest(t, 'GET', path)), goBadRequest, path);
+      assert.deepEqual(seen(await rawRequest(t, 'DELETE', path, { token: null })), goBadRequest, `${path} without a token`);
+    }
+    // Escapes that are well formed are unescaped whole, as Go does: %2F separates segments; a bad escape in the query drops that pair (URL.Query()).
+    assert.equal((await rawRequest(t, 'GET', '/api/v1/namespaces%2Fdefault%2Fconfigmaps')).code, 200);
+    assert.equal((await rawRequest(t, 'GET', '/api/v1/namespaces?labelSelector=%zz')).code, 200);
     assert.ok((await core.listNamespace()).items.length > 0);
   });
 
   it('answers 401 Unauthorized without a token and with a wrong one', async () => {
     const unauthorized = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
-    const raw = await new Promise<{ code: number; body: string }>((resolve, reject) => {
-      request(`${t.server.url}/api/v1/namespaces`, { ca: t.server.ca }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ code: res.statusCode!, body }));
-      }).on('error', reject).end();
-    });
+    const raw = await rawRequest(t, 'GET', '/api/v1/namespaces', { token: null });
     assert.deepEqual({ code: raw.code, status: JSON.parse(raw.body) }, { code: 401, status: unauthorized });
     const wrong = new KubeConfig();
     wrong.loadFromString(kubeconfigText([{ name: 'test', server: t.server.url, ca: t.server.ca, token: 'wrong' }]));

@@ -72,7 +72,8 @@ export function parseNetworkConfig(raw: Json, cniVersion: string): NetworkConfig
   const ipam = raw.ipam;
   if (!isObject(ipam)) invalid('ipam', ipam, 'must be an object');
   for (const [key, value] of Object.entries(ipam)) {
-    const check = ipamKeys[key];
+    // Own keys only: "constructor" or "__proto__" from the input must not find Object.prototype's members.
+    const check = Object.hasOwn(ipamKeys, key) ? ipamKeys[key] : undefined;
     if (!check) throw new IpamError(cniErrorCodes.unsupportedField, `ipam.${key}: unsupported field (got ${JSON.stringify(value)}); strait-ipam knows ${Object.keys(ipamKeys).join(', ')}`);
     check(value, `ipam.${key}`);
   }

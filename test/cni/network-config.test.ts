@@ -53,6 +53,19 @@ describe('strait-ipam network configuration', () => {
     });
   });
 
+  // Issue 24: "constructor" and "toString" passed, "__proto__" and "valueOf" failed with code 5 ("check is not a function").
+  for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+    it(`refuses an ipam key named like a prototype member (${key}) with code 2, as any unknown key`, async () => {
+      // As text: an object literal's __proto__ would set the prototype, not a key.
+      const config = JSON.stringify(network({})).replace('"ipam":{', `"ipam":{"${key}":true,`);
+      assert.deepEqual(cniError(await runStraitIpam(env, config)), {
+        cniVersion: '1.0.0',
+        code: 2,
+        msg: `ipam.${key}: unsupported field (got true); strait-ipam knows type, socket, default_ipv4_ippool, default_ipv6_ippool, detect_ip_conflict, detect_gateway`,
+      });
+    });
+  }
+
   it('refuses a configuration that is not a JSON object with code 6', async () => {
     const notJson = cniError(await runStraitIpam(env, '{"cniVersion": "1.0.0",')) as { code: number; msg: string };
     // The rest is V8's parser's message, which changes with Node's version.

@@ -46,6 +46,22 @@ export function decodeNetworkConfig(stdin: string): { raw: Json; cniVersion: str
   return { raw, cniVersion };
 }
 
+/**
+ * VERSION's answer (spec "VERSION": `cniVersion` is the input's): in the version stdin asks in when it is
+ * one strait-ipam speaks, else in the latest. It never fails: it is how a runtime of any version learns
+ * which versions the plugin speaks.
+ */
+export function versionResult(stdin: string): { cniVersion: string; supportedVersions: string[] } {
+  let asked: unknown;
+  try {
+    asked = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
+  } catch {
+    asked = undefined;
+  }
+  const cniVersion = typeof asked === 'string' && supportedCniVersions.includes(asked) ? asked : latestCniVersion;
+  return { cniVersion, supportedVersions: supportedCniVersions };
+}
+
 const ipamKeys: Record<string, (value: unknown, field: string) => void> = {
   type: (value, field) => (typeof value === 'string' && value !== '') || invalid(field, value, 'must be the plugin\'s name'),
   socket: (value, field) => {

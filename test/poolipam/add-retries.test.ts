@@ -1,7 +1,8 @@
 /**
  * ADDs as runtimes really send them (issue 24): one whose probe cannot be sent, one retried after the
- * service died between its claim and its Endpoint. Each ends with every given address claimed once,
- * probed and recorded in the pod's Endpoint, and a failed ADD leaves nothing.
+ * service died between its claim and its Endpoint, the same ADD four times at once, and a DEL that
+ * comes while its ADD still runs. Each ends with every given address claimed once, probed and recorded
+ * in the pod's Endpoint, and a failed ADD leaves nothing.
  */
 import assert from 'node:assert/strict';
 import { apiVersion, group, version } from '../../src/api/resource';
@@ -85,5 +86,37 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     const second = await f.node.runIpam('ADD', config, pod);
     assert.deepEqual([first.code, second.code, second.json], [0, 0, first.json]);
     assert.equal((await f.claims()).length, 1);
+  });
+
+  // Issue 24: 2-4 claims in 9 of 10 containers, once two IPv4 addresses for one interface.
+  it('4 identical ADDs at once for each of 10 containers: one claim each, the same answer to all four, every Endpoint written', async () => {
+    await f.pool('pool-par', { subnet: '10.6.9.0/24', ips: ['10.6.9.10-10.6.9.100'] });
+    const config = f.config('macvlan', { default_ipv4_ippool: ['pool-par'], detect_gateway: false, detect_ip_conflict: false });
+    const pods = await Promise.all(Array.from({ length: 10 }, (_, i) => f.pod(`web-p${i}`)));
+    const answers = await Promise.all(pods.map((pod) => Promise.all(Array.from({ length: 4 }, () => f.node.runIpam('ADD', config, pod)))));
+    const given = answers.map((four, i) => {
+      assert.deepEqual(four.map((a) => a.code), [0, 0, 0, 0], four.map((a) => a.stdout).join(''));
+      assert.deepEqual(new Set(four.map((a) => a.stdout)).size, 1, `container ${pods[i]!.containerId} got different answers: ${four.map((a) => a.stdout).join('')}`);
+      return (four[0]!.json!.ips as { address: string }[]).map((x) => x.address.split('/')[0]!);
+    });
+    const claims = await f.claims();
+    assert.deepEqual(claims.map((c) => [c.spec.containerID, c.name]).sort(), pods.map((p, i) => [p.containerId, ...given[i]!]).sort());
+    for (const [i, pod] of pods.entries()) assert.deepEqual(await recorded(pod.name), [[pod.containerId, given[i]]]);
+    assert.equal(f.service!.allocator.attachments.size, 0, 'an attachment is still queued after every call answered');
+  });
+
+  it('a DEL that comes while its ADD still probes waits for it, then releases what it gave: no claim, no Endpoint', async () => {
+    await f.pool('pool-del', { subnet: '10.6.10.0/24', ips: ['10.6.10.10-10.6.10.20'] });
+    const config = f.config('macvlan', { default_ipv4_ippool: ['pool-del'], detect_gateway: false });
+    const pod = await f.pod('web-r4');
+    // An interface nobody answers on: each probe of the ADD waits 3 x 100 ms.
+    ip(['-n', pod.netnsName, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0-peer']);
+    const adding = f.node.runIpam('ADD', config, pod);
+    await waitFor('the ADD\'s claim', async () => (await f.claims()).length === 1, 10_000, undefined, 5);
+    const deleted = await f.node.runIpam('DEL', config, pod);
+    const added = await adding;
+    assert.deepEqual([added.code, deleted.code], [0, 0], added.stdout + deleted.stdout);
+    assert.deepEqual(await f.claims(), []);
+    assert.equal(await recorded('web-r4'), undefined);
   });
 });

@@ -8,7 +8,7 @@
  * node's start position is claimed (an IPClaim named after it: a 409 means another node was first, and
  * the next is tried), then probed (a conflicting one is marked and the next tried), after the pool's
  * gateway answered. The Endpoint records what was given; if anything fails, every claim the ADD made is
- * released before the error.
+ * released before the error. Calls for one attachment run one at a time.
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1OwnerReference, type V1Pod } from '@kubernetes/client-node';
 import { InputError } from '../../errors';
@@ -32,6 +32,7 @@ import { ClaimIndex } from './claim-index';
 import { type ClaimFields, ClaimWriter, fieldsOf } from './claim-writer';
 import type { PoolIpamView } from './cluster-view';
 import { EndpointWriter } from './endpoint-writer';
+import { PerKeySerializer } from './per-key-serializer';
 import { probeFailure } from './probe-failure';
 
 /** Sends the ARP/NDP probes (src/poolipam/address-probe.ts); a parameter so the service can run without the native addon in pure tests. */
@@ -48,6 +49,8 @@ export interface AllocatorOptions {
 
 const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
 
+const attachmentKey = (a: Attachment & { network: string }) => JSON.stringify([a.network, a.containerId, a.ifname]);
+
 /** The pod's controller as claims and Endpoints record it (its namespace is the pod's). */
 const ownerOf = (pod: PodContext) => (pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {});
 
@@ -60,6 +63,8 @@ export class Allocator {
   private readonly apps: AppsV1Api;
   /** Addresses being claimed by an ADD in flight here, by family: not picked by another. */
   private readonly pending = new Map<string, Ip>();
+  /** ADD, CHECK and DEL of one attachment, in turn. */
+  readonly attachments = new PerKeySerializer();
   private readonly now: () => number;
 
   constructor(private readonly options: AllocatorOptions) {
@@ -73,7 +78,20 @@ export class Allocator {
     this.now = options.now ?? Date.now;
   }
 
-  async add(req: AddRequest): Promise<AddResponse> {
+  add(req: AddRequest): Promise<AddResponse> {
+    return this.attachments.run(attachmentKey(req), () => this.addAttachment(req));
+  }
+
+  check(req: CheckRequest): Promise<void> {
+    return this.attachments.run(attachmentKey(req), () => this.checkAttachment(req));
+  }
+
+  /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
+  del(req: DelRequest): Promise<string[]> {
+    return this.attachments.run(attachmentKey(req), () => this.delAttachment(req));
+  }
+
+  private async addAttachment(req: AddRequest): Promise<AddResponse> {
     const again = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (again.length > 0) {
       const record = await this.record(again);
@@ -121,7 +139,7 @@ export class Allocator {
     return this.response(given);
   }
 
-  async check(req: CheckRequest): Promise<void> {
+  private async checkAttachment(req: CheckRequest): Promise<void> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (held.length === 0) throw new IpamError(cniErrorCodes.allocationMismatch, `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`);
     const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
@@ -135,8 +153,7 @@ export class Allocator {
     }
   }
 
-  /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
-  async del(req: DelRequest): Promise<string[]> {
+  private async delAttachment(req: DelRequest): Promise<string[]> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (held.length === 0 && req.podNamespace !== undefined && req.podName !== undefined) {
       // A DEL again after one that released the addresses but stopped before the Endpoint (a crash).

@@ -23,10 +23,10 @@ describe('strait-ipam versions', () => {
   it('refuses a configuration of a CNI version it does not speak with code 1, naming the version', async () => {
     const env = { CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'net1' };
     assert.deepEqual(cniError(await runStraitIpam(env, { cniVersion: '0.4.0', ...network })), {
-      cniVersion: '1.1.0', code: 1, msg: 'CNI version 0.4.0 is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+      cniVersion: '1.1.0', code: 1, msg: 'cniVersion: strait-ipam speaks 1.0.0 and 1.1.0 (got "0.4.0")',
     });
     assert.deepEqual(cniError(await runStraitIpam(env, network)), {
-      cniVersion: '1.1.0', code: 1, msg: 'a network configuration without cniVersion (CNI 0.1.0) is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+      cniVersion: '1.1.0', code: 1, msg: 'cniVersion: missing, which CNI reads as 0.1.0; strait-ipam speaks 1.0.0 and 1.1.0',
     });
   });
 

@@ -149,7 +149,7 @@ export class Allocator {
     const given = held.map((c) => formatIp(c.address)).sort();
     const holds = req.prevResultAddresses.map((a) => a.split('/')[0]!).sort();
     if (given.join() !== holds.join()) {
-      throw new IpamError(cniErrorCodes.allocationMismatch, `container ${req.containerId} interface ${req.ifname} holds ${holds.join(', ') || 'nothing'} (prevResult), but ${given.join(', ')} is given to it`);
+      throw new IpamError(cniErrorCodes.allocationMismatch, `prevResult.ips: ${holds.join(', ') || 'nothing'}, but container ${req.containerId} interface ${req.ifname} is given ${given.join(', ')}`);
     }
   }
 

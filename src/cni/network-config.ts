@@ -4,7 +4,8 @@
  * strictly, so a typo in a pool list fails the pod's ADD instead of silently using the cluster default.
  */
 import { IpamError } from '../poolipam/ipam-error';
-import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, isContainerId, isInterfaceName, isPoolName } from '../poolipam/protocol';
+import { parseJsonText, quoted } from '../poolipam/json-text';
+import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, isAbsolutePath, isContainerId, isInterfaceName, isNetworkName, isObjectName } from '../poolipam/protocol';
 
 export const supportedCniVersions = ['1.0.0', '1.1.0'];
 export const latestCniVersion = '1.1.0';
@@ -24,32 +25,45 @@ export interface NetworkConfig {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function invalid(field: string, value: unknown, reason: string): never {
-  throw new IpamError(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${JSON.stringify(value)})`);
+  throw new IpamError(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${quoted(value)})`);
 }
 
 /** The configuration as JSON, and its cniVersion if it is one the plugin speaks (code 6, code 1). */
 export function decodeNetworkConfig(stdin: string): { raw: Json; cniVersion: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(stdin);
-  } catch (err) {
-    throw new IpamError(cniErrorCodes.decodeFailure, `the network configuration on stdin is not JSON: ${(err as Error).message}`);
-  }
-  if (!isObject(raw)) throw new IpamError(cniErrorCodes.decodeFailure, `the network configuration on stdin is not a JSON object (got ${JSON.stringify(raw)})`);
+  const parsed = parseJsonText(stdin);
+  if ('problem' in parsed) throw new IpamError(cniErrorCodes.decodeFailure, `stdin: the network configuration is not JSON: ${parsed.problem} (got ${quoted(stdin)})`);
+  const raw = parsed.value;
+  if (!isObject(raw)) throw new IpamError(cniErrorCodes.decodeFailure, `stdin: the network configuration must be a JSON object (got ${quoted(raw)})`);
   // libcni reads a configuration without cniVersion as 0.1.0.
-  const cniVersion = raw.cniVersion ?? '0.1.0';
+  if (raw.cniVersion === undefined) throw new IpamError(cniErrorCodes.incompatibleVersion, `cniVersion: missing, which CNI reads as 0.1.0; strait-ipam speaks ${supportedCniVersions.join(' and ')}`);
+  const { cniVersion } = raw;
   if (typeof cniVersion !== 'string') invalid('cniVersion', cniVersion, 'must be a string');
   if (!supportedCniVersions.includes(cniVersion)) {
-    const given = raw.cniVersion === undefined ? 'a network configuration without cniVersion (CNI 0.1.0)' : `CNI version ${cniVersion}`;
-    throw new IpamError(cniErrorCodes.incompatibleVersion, `${given} is not supported: strait-ipam speaks ${supportedCniVersions.join(' and ')}`);
+    throw new IpamError(cniErrorCodes.incompatibleVersion, `cniVersion: strait-ipam speaks ${supportedCniVersions.join(' and ')} (got ${quoted(cniVersion)})`);
   }
   return { raw, cniVersion };
+}
+
+/**
+ * VERSION's answer (spec "VERSION": `cniVersion` is the input's): in the version stdin asks in when it is
+ * one strait-ipam speaks, else in the latest. It never fails: it is how a runtime of any version learns
+ * which versions the plugin speaks.
+ */
+export function versionResult(stdin: string): { cniVersion: string; supportedVersions: string[] } {
+  let asked: unknown;
+  try {
+    asked = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
+  } catch {
+    asked = undefined;
+  }
+  const cniVersion = typeof asked === 'string' && supportedCniVersions.includes(asked) ? asked : latestCniVersion;
+  return { cniVersion, supportedVersions: supportedCniVersions };
 }
 
 const ipamKeys: Record<string, (value: unknown, field: string) => void> = {
   type: (value, field) => (typeof value === 'string' && value !== '') || invalid(field, value, 'must be the plugin\'s name'),
   socket: (value, field) => {
-    if (typeof value !== 'string' || !value.startsWith('/')) invalid(field, value, 'must be an absolute path');
+    if (typeof value !== 'string' || !isAbsolutePath(value)) invalid(field, value, 'must be an absolute path');
     // sun_path holds 108 bytes with the terminating NUL.
     if (Buffer.byteLength(value) > 107) invalid(field, value, 'is longer than the 107 bytes a unix socket path can have');
   },
@@ -61,19 +75,20 @@ const ipamKeys: Record<string, (value: unknown, field: string) => void> = {
 
 function poolList(value: unknown, field: string): void {
   if (!Array.isArray(value)) invalid(field, value, 'must be a list of pool names');
-  value.forEach((name, i) => (typeof name === 'string' && isPoolName(name)) || invalid(`${field}[${i}]`, name, 'must be a pool name (a DNS-1123 subdomain)'));
+  value.forEach((name, i) => (typeof name === 'string' && isObjectName(name)) || invalid(`${field}[${i}]`, name, 'must be a pool name (a DNS-1123 subdomain)'));
 }
 
 /** The rest of the configuration: `name` and the `ipam` object (code 7 for a bad value, 2 for a key we do not know). */
 export function parseNetworkConfig(raw: Json, cniVersion: string): NetworkConfig {
-  if (typeof raw.name !== 'string' || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(raw.name)) {
+  if (typeof raw.name !== 'string' || !isNetworkName(raw.name)) {
     invalid('name', raw.name, 'must be a network name (letters, digits, "_", "." and "-", starting with a letter or digit)');
   }
   const ipam = raw.ipam;
   if (!isObject(ipam)) invalid('ipam', ipam, 'must be an object');
   for (const [key, value] of Object.entries(ipam)) {
-    const check = ipamKeys[key];
-    if (!check) throw new IpamError(cniErrorCodes.unsupportedField, `ipam.${key}: unsupported field (got ${JSON.stringify(value)}); strait-ipam knows ${Object.keys(ipamKeys).join(', ')}`);
+    // Own keys only: "constructor" or "__proto__" from the input must not find Object.prototype's members.
+    const check = Object.hasOwn(ipamKeys, key) ? ipamKeys[key] : undefined;
+    if (!check) throw new IpamError(cniErrorCodes.unsupportedField, `ipam.${key}: unsupported field (got ${quoted(value)}); strait-ipam knows ${Object.keys(ipamKeys).join(', ')}`);
     check(value, `ipam.${key}`);
   }
   return {

@@ -6,7 +6,7 @@
 import { IpamError } from '../poolipam/ipam-error';
 import { type AddResponse, type CniErrorCode, cniErrorCodes, ipamPaths } from '../poolipam/protocol';
 import { type CniCommand, attachmentEnvironment, cniCommand, podArguments } from './environment';
-import { type NetworkConfig, decodeNetworkConfig, latestCniVersion, parseNetworkConfig, prevResultAddresses, supportedCniVersions, validAttachments } from './network-config';
+import { type NetworkConfig, decodeNetworkConfig, latestCniVersion, parseNetworkConfig, prevResultAddresses, validAttachments, versionResult } from './network-config';
 import { callService } from './service-client';
 
 export interface PluginOutcome {
@@ -71,7 +71,7 @@ export async function runPlugin(env: NodeJS.ProcessEnv, readStdin: () => Promise
   let cniVersion = latestCniVersion;
   try {
     const command = cniCommand(env);
-    if (command === 'VERSION') return { stdout: `${JSON.stringify({ cniVersion: latestCniVersion, supportedVersions: supportedCniVersions })}\n`, exitCode: 0 };
+    if (command === 'VERSION') return { stdout: `${JSON.stringify(versionResult(await readStdin()))}\n`, exitCode: 0 };
     const decoded = decodeNetworkConfig(await readStdin());
     cniVersion = decoded.cniVersion;
     const result = await call(command, env, parseNetworkConfig(decoded.raw, cniVersion));

@@ -1,4 +1,5 @@
 /** The plugin end of the plugin/service protocol: one HTTP request over the service's unix socket. */
+import { type Stats, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { IpamError } from '../poolipam/ipam-error';
 import { type CniErrorCode, cniErrorCodes, ipamRequestTimeoutMs } from '../poolipam/protocol';
@@ -15,8 +16,27 @@ export interface ServiceCall {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const kindOf = (stats: Stats) =>
+  stats.isFile() ? 'a regular file' : stats.isDirectory() ? 'a directory' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : stats.isFIFO() ? 'a FIFO' : 'not a socket';
+
+/**
+ * What is at the socket path when it is something other than a socket: connecting to a file answers
+ * ECONNREFUSED as a dead service's socket does, but no waiting will make a file serve.
+ */
+function notASocket(socket: string): string | undefined {
+  try {
+    const stats = statSync(socket);
+    return stats.isSocket() ? undefined : kindOf(stats);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why the socket could not be used, for the operator; and whether waiting can help. */
 function connectionFailure(err: NodeJS.ErrnoException, socket: string, unavailableCode: CniErrorCode): IpamError {
+  if (err.code === 'ENOTDIR') return new IpamError(cniErrorCodes.invalidNetworkConfig, `ipam.socket: a directory of the path is a file, so no service can listen there (ENOTDIR) (got ${JSON.stringify(socket)})`);
+  const kind = err.code === 'ENOENT' ? undefined : notASocket(socket);
+  if (kind) return new IpamError(cniErrorCodes.invalidNetworkConfig, `ipam.socket: ${kind}, not the pool IPAM service's unix socket (got ${JSON.stringify(socket)})`);
   switch (err.code) {
     case 'ENOENT':
       return new IpamError(unavailableCode, `the pool IPAM service is not running: there is no socket ${socket} (ENOENT); try again later`);

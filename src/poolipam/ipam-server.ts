@@ -1,19 +1,21 @@
 /**
  * The service end of the plugin/service protocol (protocol.ts): HTTP over a unix socket that only root can
  * open, each request checked field by field before the handler sees it, each handler failure answered as
- * a CNI error. Requests are served concurrently; the handler serializes what it must.
+ * a CNI error; bytes that are no HTTP request, or one not received whole in time, are answered and logged
+ * like any refusal. Requests are served concurrently; the handler serializes what it must.
  */
 import { chmod, lstat, mkdir, mkdtemp, rename, rm, unlink } from 'node:fs/promises';
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse, createServer } from 'node:http';
 import { connect } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { StateError } from '../errors';
 import type { Logger } from '../log';
 import { IpamError } from './ipam-error';
+import { parseJsonText, quoted } from './json-text';
 import {
   type AddRequest, type AddResponse, type Attachment, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest,
-  type GcResponse, type IpamNetworkOptions, type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, isContainerId,
-  isInterfaceName, isPoolName,
+  type GcResponse, type IpamNetworkOptions, type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, isAbsolutePath,
+  isContainerId, isInterfaceName, isNamespaceName, isNetworkName, isObjectName,
 } from './protocol';
 
 export interface IpamHandler {
@@ -34,6 +36,12 @@ export interface IpamServer {
 /** GC lists every attachment of a network on the node: a few hundred of ~100 bytes, far below this. */
 const maxBodyBytes = 1 << 20;
 
+/**
+ * The plugin writes its whole request at once: one still arriving after this is a client that stalled
+ * or hung, answered 408 and closed so it holds no connection.
+ */
+const defaultRequestArrivalMs = 10_000;
+
 type Json = Record<string, unknown>;
 
 /** A request the service will not pass to its handler: code 6 (not JSON) or 7 (a field), answered 400. */
@@ -44,7 +52,7 @@ class BadRequest extends Error {
 }
 
 function invalid(field: string, value: unknown, reason: string): never {
-  throw new BadRequest(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${JSON.stringify(value)})`);
+  throw new BadRequest(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${quoted(value)})`);
 }
 
 function object(value: unknown, field: string): Json {
@@ -58,7 +66,11 @@ function text(o: Json, key: string, prefix: string, check?: (value: string) => b
   return value;
 }
 
-const optionalText = (o: Json, key: string, prefix: string) => (o[key] === undefined ? undefined : text(o, key, prefix));
+const optionalText = (o: Json, key: string, prefix: string, check?: (value: string) => boolean, what?: string) => (o[key] === undefined ? undefined : text(o, key, prefix, check, what));
+
+const networkName = [isNetworkName, 'a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit)'] as const;
+const namespaceName = [isNamespaceName, 'a namespace name (a DNS-1123 label)'] as const;
+const podName = [isObjectName, 'a pod name (a DNS-1123 subdomain)'] as const;
 
 function flag(o: Json, key: string, prefix: string): boolean {
   if (typeof o[key] !== 'boolean') invalid(prefix + key, o[key], 'must be true or false');
@@ -72,7 +84,7 @@ function list<T>(o: Json, key: string, prefix: string, item: (value: unknown, fi
 }
 
 function poolName(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !isPoolName(value)) invalid(field, value, 'must be a pool name (a DNS-1123 subdomain)');
+  if (typeof value !== 'string' || !isObjectName(value)) invalid(field, value, 'must be a pool name (a DNS-1123 subdomain)');
   return value;
 }
 
@@ -99,10 +111,10 @@ function addRequest(o: Json): AddRequest {
   const podUid = optionalText(o, 'podUid', '');
   return {
     ...attachment(o),
-    network: text(o, 'network', ''),
-    netns: text(o, 'netns', '', (v) => v.startsWith('/'), 'an absolute path'),
-    podNamespace: text(o, 'podNamespace', ''),
-    podName: text(o, 'podName', ''),
+    network: text(o, 'network', '', ...networkName),
+    netns: text(o, 'netns', '', isAbsolutePath, 'an absolute path'),
+    podNamespace: text(o, 'podNamespace', '', ...namespaceName),
+    podName: text(o, 'podName', '', ...podName),
     ...(podUid === undefined ? {} : { podUid }),
     options: options(o.options),
   };
@@ -115,19 +127,19 @@ function checkRequest(o: Json): CheckRequest {
 }
 
 function delRequest(o: Json): DelRequest {
-  const podNamespace = optionalText(o, 'podNamespace', '');
-  const podName = optionalText(o, 'podName', '');
+  const podNamespace = optionalText(o, 'podNamespace', '', ...namespaceName);
+  const pod = optionalText(o, 'podName', '', ...podName);
   return {
     ...attachment(o),
-    network: text(o, 'network', ''),
+    network: text(o, 'network', '', ...networkName),
     ...(podNamespace === undefined ? {} : { podNamespace }),
-    ...(podName === undefined ? {} : { podName }),
+    ...(pod === undefined ? {} : { podName: pod }),
   };
 }
 
 function gcRequest(o: Json): GcRequest {
   return {
-    network: text(o, 'network', ''),
+    network: text(o, 'network', '', ...networkName),
     validAttachments: list(o, 'validAttachments', '', (v, field) => attachment(object(v, field), `${field}.`)),
   };
 }
@@ -147,23 +159,48 @@ const routes: Record<string, Route> = {
   [ipamPaths.status]: { method: 'GET', command: 'STATUS', call: (h) => h.status() },
 };
 
-async function readBody(req: IncomingMessage): Promise<Json> {
+async function readBody(req: IncomingMessage, timedOut: WeakSet<object>): Promise<Json> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBodyBytes) throw new BadRequest(cniErrorCodes.decodeFailure, `request body larger than ${maxBodyBytes} bytes`, 413);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBodyBytes) throw new BadRequest(cniErrorCodes.decodeFailure, `body: larger than ${maxBodyBytes} bytes`, 413);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof BadRequest) throw err;
+    // The connection closed mid-body: by the client, or by the server's arrival timeout (clientError below).
+    const declared = req.headers['content-length'] === undefined ? '' : ` of the ${req.headers['content-length']} it declared`;
+    const why = timedOut.has(req.socket) ? 'not received whole in time' : 'the client closed the connection';
+    throw new BadRequest(cniErrorCodes.decodeFailure, `body: ${why} after ${size} bytes${declared}`);
   }
   if (req.method === 'GET') return {};
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (err) {
-    throw new BadRequest(cniErrorCodes.decodeFailure, `request body is not JSON: ${(err as Error).message}`);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest(cniErrorCodes.decodeFailure, 'request body is not a JSON object');
+  const text = Buffer.concat(chunks).toString('utf8');
+  const parsed = parseJsonText(text);
+  if ('problem' in parsed) throw new BadRequest(cniErrorCodes.decodeFailure, `body: not JSON: ${parsed.problem} (got ${quoted(text)})`);
+  const body = parsed.value;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest(cniErrorCodes.decodeFailure, `body: must be a JSON object (got ${quoted(body)})`);
   return body as Json;
+}
+
+/**
+ * Why Node's HTTP parser gave up on a connection before any handler saw a request (not HTTP, headers
+ * too large, closed mid-request, not received whole in time): the status and message to answer.
+ */
+function clientProblem(err: NodeJS.ErrnoException, requestArrivalMs: number): { status: number; msg: string } {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, msg: `request: not received whole within ${requestArrivalMs} ms` };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, msg: 'request: headers larger than the 16 KiB the service reads' };
+    case 'HPE_INVALID_EOF_STATE':
+      return { status: 400, msg: 'request: the connection ended before the request was whole' };
+    case 'ECONNRESET':
+      return { status: 400, msg: 'request: the client reset the connection mid-request' };
+    default:
+      return { status: 400, msg: `request: not an HTTP/1.1 request the service can read (${err.code ?? 'no code'}: ${err.message})` };
+  }
 }
 
 function reply(res: ServerResponse, status: number, body: object): void {
@@ -179,10 +216,11 @@ function errorResponse(err: unknown): { status: number; body: ErrorResponse } {
   return { status: 500, body: { code: cniErrorCodes.ioFailure, msg: err instanceof Error ? err.message : String(err) } };
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handler: IpamHandler, log: Logger): Promise<void> {
+async function serve(req: IncomingMessage, res: ServerResponse, handler: IpamHandler, log: Logger, timedOut: WeakSet<object>): Promise<void> {
   const started = performance.now();
-  const path = new URL(req.url ?? '/', 'http://ipam').pathname;
-  const route = routes[path];
+  // Not new URL(): a request target it cannot parse ("//[") would throw before any answer.
+  const path = (req.url ?? '/').split('?')[0]!;
+  const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
   if (!route || route.method !== req.method) {
     req.resume();
     const msg = `the pool IPAM service has no ${req.method} ${path}: the plugin and the service are of different versions`;
@@ -193,7 +231,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: IpamHan
   let status = 200;
   let answer: object;
   try {
-    body = await readBody(req);
+    body = await readBody(req, timedOut);
     answer = await route.call(handler, body);
   } catch (err) {
     ({ status, body: answer } = errorResponse(err));
@@ -251,18 +289,37 @@ async function checkTakeOver(socket: string): Promise<void> {
  * enter, set to mode 0600 there and then renamed into place, so it is never reachable with a wider mode
  * (and a stale socket file of a dead service is replaced atomically).
  */
-export async function serveIpam(options: { socket: string; handler: IpamHandler; log: Logger }): Promise<IpamServer> {
-  const { handler, log } = options;
+export async function serveIpam(options: { socket: string; handler: IpamHandler; log: Logger; requestArrivalMs?: number }): Promise<IpamServer> {
+  const { handler, log, requestArrivalMs = defaultRequestArrivalMs } = options;
   const socket = resolve(options.socket);
   const dir = dirname(socket);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await checkTakeOver(socket);
 
-  const server = createServer((req, res) => {
-    serve(req, res, handler, log).catch((err: unknown) => {
+  // Node checks these timeouts every connectionsCheckingInterval (30 s by default).
+  const timeouts = { requestTimeout: requestArrivalMs, headersTimeout: requestArrivalMs, connectionsCheckingInterval: Math.min(1000, requestArrivalMs / 2) };
+  /** Sockets the arrival timeout closed, so a body cut short by it is not blamed on the client. */
+  const timedOut = new WeakSet<object>();
+  /** Sockets with a request being served: its own answer and log line say how it ended. */
+  const serving = new WeakSet<object>();
+  const server = createServer(timeouts, (req, res) => {
+    serving.add(req.socket);
+    res.once('close', () => serving.delete(req.socket));
+    serve(req, res, handler, log, timedOut).catch((err: unknown) => {
       log.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot answer a pool IPAM request');
       res.destroy();
     });
+  });
+  // Instead of Node's default (a bare 400 and close): the same ErrorResponse as every refusal, and a log line.
+  server.on('clientError', (err: NodeJS.ErrnoException, connection) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') timedOut.add(connection);
+    // Bytes after a request, or its body cut: written now, an answer would interleave with the request's own.
+    if (serving.has(connection)) return connection.destroy();
+    const { status, msg } = clientProblem(err, requestArrivalMs);
+    log.warn({ outcome: `error ${cniErrorCodes.decodeFailure}`, error: msg }, 'pool IPAM request refused');
+    if (!connection.writable || err.code === 'ECONNRESET') return connection.destroy();
+    const text = JSON.stringify({ code: cniErrorCodes.decodeFailure, msg } satisfies ErrorResponse);
+    connection.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
   });
   const privateDir = await mkdtemp(join(dir, `.${basename(socket)}-`));
   try {

@@ -19,8 +19,22 @@ export const ipamPaths = { add: '/v1/add', check: '/v1/check', del: '/v1/del', g
  */
 export const ipamRequestTimeoutMs = 30_000;
 
-/** A pool's name: a Kubernetes object name (DNS-1123 subdomain). */
-export const isPoolName = (name: string) => name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+/*
+ * The checks of what the plugin and the service read from outside, shared by both ends: the plugin checks
+ * the runtime's input with them, the service checks every request again (anything can write the socket).
+ */
+
+/** A Kubernetes object name (DNS-1123 subdomain): a pool's, a pod's. */
+export const isObjectName = (name: string) => name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+
+/** A namespace's name (DNS-1123 label). */
+export const isNamespaceName = (name: string) => name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name);
+
+/** A CNI network's name, as the spec allows it. */
+export const isNetworkName = (name: string) => /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name);
+
+/** A path to open: absolute, without NUL (the kernel would open the shorter path before it). */
+export const isAbsolutePath = (path: string) => path.startsWith('/') && !path.includes('\u0000');
 
 /** CNI_CONTAINERID as the spec allows it (and libcni's skel checks it). */
 export const isContainerId = (id: string) => /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(id);

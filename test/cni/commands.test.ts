@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log';
 import { IpamError } from '../../src/poolipam/ipam-error';
@@ -173,6 +174,25 @@ describe('strait-ipam commands through the pool IPAM service', () => {
         assert.deepEqual(cniError(await runStraitIpam(env, config)), { cniVersion: '1.1.0', code: 11, msg: absent }, env.CNI_COMMAND);
       }
       assert.deepEqual(cniError(await runStraitIpam({ CNI_COMMAND: 'STATUS' }, config)), { cniVersion: '1.1.0', code: 50, msg: absent });
+    });
+
+    // Issue 24: a file at the socket path answered code 11, which a runtime retries for ever.
+    it('fails with code 7 naming ipam.socket when the path is a file, a directory or under a file: no retry makes it serve', async () => {
+      await server.close();
+      const file = join(dir.dir, 'a-file');
+      writeFileSync(file, 'not a socket');
+      const refusals: [string, string][] = [
+        [file, `ipam.socket: a regular file, not the pool IPAM service's unix socket (got ${JSON.stringify(file)})`],
+        [dir.dir, `ipam.socket: a directory, not the pool IPAM service's unix socket (got ${JSON.stringify(dir.dir)})`],
+        ['/dev/null', 'ipam.socket: a character device, not the pool IPAM service\'s unix socket (got "/dev/null")'],
+        [join(file, 'ipam.sock'), `ipam.socket: a directory of the path is a file, so no service can listen there (ENOTDIR) (got ${JSON.stringify(join(file, 'ipam.sock'))})`],
+      ];
+      for (const [path, msg] of refusals) {
+        const config = network('1.1.0', { socket: path }, { 'cni.dev/valid-attachments': [] });
+        for (const env of [add, { ...add, CNI_COMMAND: 'DEL' }, { CNI_COMMAND: 'GC' }, { CNI_COMMAND: 'STATUS' }]) {
+          assert.deepEqual(cniError(await runStraitIpam(env, config)), { cniVersion: '1.1.0', code: 7, msg }, `${env.CNI_COMMAND} ${path}`);
+        }
+      }
     });
 
     it('fails with code 11 when the socket is left by a service that died (ECONNREFUSED)', async () => {

@@ -15,6 +15,9 @@ const invalid: [string, Record<string, string>, string][] = [
   ['an interface name longer than Linux allows', { ...add, CNI_IFNAME: 'net0123456789abc' }, 'CNI_IFNAME: an interface name is 1-15 bytes, not "." or "..", without "/", ":" or white space (got "net0123456789abc")'],
   ['a container id with a "/"', { ...add, CNI_CONTAINERID: 'c1/../c2' }, 'CNI_CONTAINERID: letters, digits, "_", "." and "-", starting with a letter or digit (got "c1/../c2")'],
   ['a relative CNI_NETNS', { ...add, CNI_NETNS: 'netns/pod' }, 'CNI_NETNS: must be an absolute path (got "netns/pod")'],
+  // The service reads the pod by these names: a name no API server can hold is the runtime's error, not a failed lookup.
+  ['a K8S_POD_NAME that is no pod name', { ...add, CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=Web_0' }, 'CNI_ARGS: K8S_POD_NAME must be a pod name (a DNS-1123 subdomain) (got "Web_0")'],
+  ['a K8S_POD_NAMESPACE with a path in it', { ...add, CNI_ARGS: 'K8S_POD_NAMESPACE=../..;K8S_POD_NAME=web-0' }, 'CNI_ARGS: K8S_POD_NAMESPACE must be a namespace name (a DNS-1123 label) (got "../..")'],
 ];
 
 describe('strait-ipam environment', () => {

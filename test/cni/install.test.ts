@@ -45,7 +45,7 @@ describe('strait pool-ipam install-plugin', function () {
     { input: '{"cniVersion":"1.0.0"}', encoding: 'utf8' });
     assert.notEqual(hidden([process.execPath, '--version']).status, 0, 'the host\'s node cannot run there');
     const run = hidden([done.plugin]);
-    assert.deepEqual({ status: run.status, stdout: run.stdout, stderr: run.stderr }, { status: 0, stdout: '{"cniVersion":"1.1.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
+    assert.deepEqual({ status: run.status, stdout: run.stdout, stderr: run.stderr }, { status: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
     const text = readFileSync(done.plugin, 'utf8');
     assert.equal(text.split('\n').at(-2), `exec '${done.runtime}/lib/ld-linux-x86-64.so.2' --library-path '${done.runtime}/lib' '${done.runtime}/node' '${done.runtime}/dist/src/cni/main.js' "$@"`);
   });

@@ -9,8 +9,10 @@ import { IpamError } from '../../src/poolipam/ipam-error';
 import { type IpamServer, serveIpam } from '../../src/poolipam/ipam-server';
 import type { AddRequest, AddResponse } from '../../src/poolipam/protocol';
 import { captureLog } from '../support/log-capture';
+import { exchange, frame } from './raw-http';
 import { RecordingHandler } from './recording-handler';
 import { socketDir, staleSocket } from './socket-files';
+import { waitFor } from '../support/wait';
 
 const log = createLogger('test', 'silent');
 
@@ -137,7 +139,17 @@ describe('pool IPAM service socket', () => {
     beforeEach(() => serve());
 
     const malformed: [string, string, string, { code: number; msg: string }][] = [
-      ['a body that is not a JSON object', '/v1/add', '[1]', { code: 6, msg: 'request body is not a JSON object' }],
+      ['a body that is not a JSON object', '/v1/add', '[1]', { code: 6, msg: 'body: must be a JSON object (got [1])' }],
+      ['a body that is not JSON', '/v1/add', '{"containerId":', { code: 6, msg: 'body: not JSON: cut short: it ends inside a value, after 15 characters (got "{\\"containerId\\":")' }],
+      // Checked as the plugin checks them: the service reads the pod by these names, and opens netns.
+      ['a network name CNI does not allow', '/v1/add', JSON.stringify({ ...addRequest, network: 'under lay' }),
+        { code: 7, msg: 'network: must be a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit) (got "under lay")' }],
+      ['a namespace name that is not a DNS-1123 label', '/v1/add', JSON.stringify({ ...addRequest, podNamespace: '../..' }),
+        { code: 7, msg: 'podNamespace: must be a namespace name (a DNS-1123 label) (got "../..")' }],
+      ['a pod name that is not a DNS-1123 subdomain', '/v1/del', JSON.stringify({ containerId: 'c1', ifname: 'net1', network: 'underlay', podName: 'Web_0' }),
+        { code: 7, msg: 'podName: must be a pod name (a DNS-1123 subdomain) (got "Web_0")' }],
+      ['a netns with a NUL, which the kernel would read shorter', '/v1/add', JSON.stringify({ ...addRequest, netns: '/var/run/netns/cni-1\u0000x' }),
+        { code: 7, msg: 'netns: must be an absolute path (got "/var/run/netns/cni-1\\u0000x")' }],
       ['a pool name that is not one', '/v1/add', JSON.stringify({ ...addRequest, options: { ...addRequest.options, defaultIpv4Pools: ['v4-a', 'V4_B'] } }),
         { code: 7, msg: 'options.defaultIpv4Pools[1]: must be a pool name (a DNS-1123 subdomain) (got "V4_B")' }],
       ['a switch that is not a boolean', '/v1/check', JSON.stringify({ ...addRequest, options: { ...addRequest.options, detectGateway: 'no' } }),
@@ -157,14 +169,9 @@ describe('pool IPAM service socket', () => {
       });
     }
 
-    it('answers a body that is not JSON with 400 and code 6', async () => {
-      const { status, body } = await ask(socket, 'POST', '/v1/add', '{"containerId":');
-      assert.deepEqual({ status, code: (body as { code: number }).code, start: (body as { msg: string }).msg.slice(0, 26) }, { status: 400, code: 6, start: 'request body is not JSON: ' });
-    });
-
     it('answers a body over 1 MiB with 413 and code 6', async () => {
       const huge = JSON.stringify({ network: 'underlay', validAttachments: Array.from({ length: 30_000 }, (_, i) => ({ containerId: `container-${i}`, ifname: 'net1' })) });
-      assert.deepEqual(await ask(socket, 'POST', '/v1/gc', huge), { status: 413, body: { code: 6, msg: 'request body larger than 1048576 bytes' } });
+      assert.deepEqual(await ask(socket, 'POST', '/v1/gc', huge), { status: 413, body: { code: 6, msg: 'body: larger than 1048576 bytes' } });
     });
 
     it('answers an unknown path or method with code 1: the plugin and the service differ in version', async () => {
@@ -202,6 +209,57 @@ describe('pool IPAM service socket', () => {
       const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${inFlight} of 50 ADDs reached the handler at once`)), 10_000).unref());
       const addresses = ((await Promise.race([answers, stuck])) as { body: AddResponse }[]).map((a) => a.body.ips[0]!.address);
       assert.deepEqual(addresses, Array.from({ length: 50 }, (_, i) => `10.6.0.${i + 10}/24`));
+    });
+  });
+
+  // Node's default answers these with a bare 400 and no log line; a request target new URL() cannot parse threw before any answer.
+  describe('connections the HTTP parser gives up on', () => {
+    const requestArrivalMs = 300;
+    let captured: ReturnType<typeof captureLog>;
+    beforeEach(async () => {
+      captured = captureLog();
+      await serve({ log: captured.log, requestArrivalMs });
+    });
+    const refusals = () => captured.lines.filter((l) => l.msg === 'pool IPAM request refused' || l.msg === 'pool IPAM request failed').map((l) => l.error);
+    const answered = async (bytes: string, after: 'wait' | 'end' = 'wait') => {
+      const answer = await exchange(socket, bytes, 'latin1', after, 3000);
+      return answer && { status: answer.status, body: JSON.parse(answer.body) as unknown };
+    };
+
+    it('answers bytes that are not HTTP, headers over 16 KiB and a request cut short with an ErrorResponse naming the request, and logs each', async () => {
+      assert.deepEqual(await answered('\u0000\u0001hello\r\n\r\n'), { status: 400, body: { code: 6, msg: 'request: not an HTTP/1.1 request the service can read (HPE_INVALID_METHOD: Parse Error: Invalid method encountered)' } });
+      assert.deepEqual(await answered(frame('GET', '/v1/status', undefined, [`x-pad: ${'a'.repeat(20_000)}`])), { status: 431, body: { code: 6, msg: 'request: headers larger than the 16 KiB the service reads' } });
+      assert.deepEqual(await answered('POST /v1/add HTTP/1.1\r\nhost: ipam\r\ncontent-le', 'end'), { status: 400, body: { code: 6, msg: 'request: the connection ended before the request was whole' } });
+      assert.deepEqual(await answered(frame('GET', '//[')), { status: 404, body: { code: 1, msg: 'the pool IPAM service has no GET //[: the plugin and the service are of different versions' } });
+      assert.deepEqual(refusals(), [
+        'request: not an HTTP/1.1 request the service can read (HPE_INVALID_METHOD: Parse Error: Invalid method encountered)',
+        'request: headers larger than the 16 KiB the service reads',
+        'request: the connection ended before the request was whole',
+      ]);
+      assert.deepEqual(handler.calls, []);
+    });
+
+    it('answers a client that sends nothing, or stops mid-body, with 408 once the arrival time is over, holding no connection', async () => {
+      const started = Date.now();
+      assert.deepEqual(await answered(''), { status: 408, body: { code: 6, msg: `request: not received whole within ${requestArrivalMs} ms` } });
+      assert.ok(Date.now() - started < requestArrivalMs + 1500, `answered after ${Date.now() - started} ms`);
+      const body = JSON.stringify(addRequest);
+      const cut = frame('POST', '/v1/add', body).slice(0, -10);
+      const answer = await answered(cut);
+      // The body is being read: no answer may interleave with the request's own; its log line says why it ended.
+      assert.equal(answer, undefined);
+      await waitFor('the cut body logged', () => refusals().length === 2);
+      assert.deepEqual(refusals()[1], `body: not received whole in time after ${Buffer.byteLength(body) - 10} bytes of the ${Buffer.byteLength(body)} it declared`);
+      assert.deepEqual(handler.calls, []);
+    });
+
+    it('logs a client that hangs up mid-body, and answers the next request', async () => {
+      const body = JSON.stringify(addRequest);
+      assert.equal(await exchange(socket, frame('POST', '/v1/add', body).slice(0, -10), 'utf8', 'destroy', 1000), undefined);
+      await waitFor('the hang-up logged', () => refusals().length === 1);
+      assert.deepEqual(refusals(), [`body: the client closed the connection after ${Buffer.byteLength(body) - 10} bytes of the ${Buffer.byteLength(body)} it declared`]);
+      assert.deepEqual(await ask(socket, 'GET', '/v1/status'), { status: 200, body: { ready: true } });
+      assert.deepEqual(handler.calls, [{ command: 'STATUS' }]);
     });
   });
 

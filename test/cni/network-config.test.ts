@@ -53,10 +53,38 @@ describe('strait-ipam network configuration', () => {
     });
   });
 
-  it('refuses a configuration that is not a JSON object with code 6', async () => {
-    const notJson = cniError(await runStraitIpam(env, '{"cniVersion": "1.0.0",')) as { code: number; msg: string };
-    // The rest is V8's parser's message, which changes with Node's version.
-    assert.deepEqual({ code: notJson.code, start: notJson.msg.slice(0, 48) }, { code: 6, start: 'the network configuration on stdin is not JSON: ' });
-    assert.deepEqual(cniError(await runStraitIpam(env, '[1]')), { cniVersion: '1.1.0', code: 6, msg: 'the network configuration on stdin is not a JSON object (got [1])' });
+  // Issue 24: "constructor" and "toString" passed, "__proto__" and "valueOf" failed with code 5 ("check is not a function").
+  for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+    it(`refuses an ipam key named like a prototype member (${key}) with code 2, as any unknown key`, async () => {
+      // As text: an object literal's __proto__ would set the prototype, not a key.
+      const config = JSON.stringify(network({})).replace('"ipam":{', `"ipam":{"${key}":true,`);
+      assert.deepEqual(cniError(await runStraitIpam(env, config)), {
+        cniVersion: '1.0.0',
+        code: 2,
+        msg: `ipam.${key}: unsupported field (got true); strait-ipam knows type, socket, default_ipv4_ippool, default_ipv6_ippool, detect_ip_conflict, detect_gateway`,
+      });
+    });
+  }
+
+  // In its own words: V8's parser messages ("Unexpected token") read as a crash, and quote the input whole.
+  it('refuses a configuration that is not a JSON object with code 6, saying where it breaks', async () => {
+    const refusals: [string, string][] = [
+      ['{"cniVersion":', 'stdin: the network configuration is not JSON: cut short: it ends inside a value, after 14 characters (got "{\\"cniVersion\\":")'],
+      ['cniVersion=1.0.0', 'stdin: the network configuration is not JSON: "c" where no JSON value can have it (got "cniVersion=1.0.0")'],
+      ['', 'stdin: the network configuration is not JSON: empty (got "")'],
+      ['[1]', 'stdin: the network configuration must be a JSON object (got [1])'],
+    ];
+    for (const [stdin, msg] of refusals) assert.deepEqual(cniError(await runStraitIpam(env, stdin)), { cniVersion: '1.1.0', code: 6, msg });
+  });
+
+  // A value quoted whole in a message: 100,000 nested lists overflowed JSON.stringify's stack (code 5), 10 kB of text made a 10 kB message.
+  it('quotes a value too deep to print, or too long, in a line', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    assert.deepEqual(cniError(await runStraitIpam(env, JSON.stringify(network({})).replace('"ipam":{', `"ipam":{"detect_gateway":${deep},`))), {
+      cniVersion: '1.0.0', code: 7, msg: 'ipam.detect_gateway: must be true or false (got a value nested too deep to print)',
+    });
+    assert.deepEqual(cniError(await runStraitIpam(env, network({ default_ipv4_ippool: ['x'.repeat(10_000)] }))), {
+      cniVersion: '1.0.0', code: 7, msg: `ipam.default_ipv4_ippool[0]: must be a pool name (a DNS-1123 subdomain) (got "${'x'.repeat(199)}... (10002 characters))`,
+    });
   });
 });

@@ -6,18 +6,27 @@ import { cniError, pluginPath, runStraitIpam } from './plugin-process';
 const network = { name: 'underlay', type: 'macvlan', master: 'eth0', ipam: { type: 'strait-ipam', socket: '/nonexistent/strait-test/ipam.sock' } };
 
 describe('strait-ipam versions', () => {
-  it('answers VERSION with the spec versions it speaks, without reading stdin', async () => {
-    const run = await runStraitIpam({ CNI_COMMAND: 'VERSION' }, 'not a configuration');
-    assert.deepEqual({ status: run.status, stdout: JSON.parse(run.stdout) }, { status: 0, stdout: { cniVersion: '1.1.0', supportedVersions: ['1.0.0', '1.1.0'] } });
+  // Spec "VERSION": the output's cniVersion is the input's (issue 24: it was 1.1.0 whatever was asked).
+  it('answers VERSION in the version stdin asks in when it speaks it, else in its latest, never failing', async () => {
+    const asked = async (stdin: string) => {
+      const run = await runStraitIpam({ CNI_COMMAND: 'VERSION' }, stdin);
+      assert.equal(run.status, 0, run.stdout);
+      assert.deepEqual(JSON.parse(run.stdout).supportedVersions, ['1.0.0', '1.1.0']);
+      return JSON.parse(run.stdout).cniVersion as string;
+    };
+    assert.deepEqual(
+      [await asked('{"cniVersion":"1.0.0"}'), await asked('{"cniVersion":"1.1.0"}'), await asked('{"cniVersion":"0.4.0"}'), await asked('{"cniVersion":"1.2.0"}'), await asked('not a configuration'), await asked('')],
+      ['1.0.0', '1.1.0', '1.1.0', '1.1.0', '1.1.0', '1.1.0'],
+    );
   });
 
   it('refuses a configuration of a CNI version it does not speak with code 1, naming the version', async () => {
     const env = { CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'net1' };
     assert.deepEqual(cniError(await runStraitIpam(env, { cniVersion: '0.4.0', ...network })), {
-      cniVersion: '1.1.0', code: 1, msg: 'CNI version 0.4.0 is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+      cniVersion: '1.1.0', code: 1, msg: 'cniVersion: strait-ipam speaks 1.0.0 and 1.1.0 (got "0.4.0")',
     });
     assert.deepEqual(cniError(await runStraitIpam(env, network)), {
-      cniVersion: '1.1.0', code: 1, msg: 'a network configuration without cniVersion (CNI 0.1.0) is not supported: strait-ipam speaks 1.0.0 and 1.1.0',
+      cniVersion: '1.1.0', code: 1, msg: 'cniVersion: missing, which CNI reads as 0.1.0; strait-ipam speaks 1.0.0 and 1.1.0',
     });
   });
 

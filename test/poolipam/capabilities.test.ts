@@ -66,15 +66,17 @@ describe('the pool IPAM service with the capabilities the Helm chart gives the a
     assert.equal(out.json!.ips[0].address, '10.6.9.10/24');
   });
 
+  // Code 5, not 4: the node's service lacks a capability; CNI_NETNS and CNI_IFNAME are fine.
   for (const [missing, error] of [
-    ['SYS_ADMIN', /^enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sipam-/],
-    ['NET_RAW', /^open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sipam-/],
+    ['SYS_ADMIN', /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sipam-/],
+    ['NET_RAW', /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sipam-/],
   ] as const) {
     it(`cannot probe without ${missing}, and ADD fails saying why`, async () => {
       await f!.pool('pool-probe', { subnet: '10.6.9.0/24', ips: ['10.6.9.10'] });
       await serve(chartCapabilities.filter((c) => c !== missing));
       const out = await add();
       assert.notEqual(out.code, 0, out.stdout);
+      assert.equal(out.json?.code, 5, out.stdout);
       assert.match(String(out.json?.msg), error, out.stdout + log);
     });
   }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../../src/api/resource';
 import type { GcSettings } from '../../src/poolipam/gc-plan';
-import { createLogger } from '../../src/log';
+import { type Logger, createLogger } from '../../src/log';
 import { type PoolIpamService, startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CniNode, type PodAttachment, cniNode } from '../support/cni';
@@ -45,6 +45,10 @@ export interface PoolIpamFixtureOptions {
   serviceKubeConfig?: (api: TestApiServer) => Promise<KubeConfig>;
   /** The in-process service's garbage collection settings, over the defaults (its periodic scan is an hour: tests collect themselves). */
   gc?: Partial<GcSettings>;
+  /** The in-process service's log (default: silent). */
+  log?: Logger;
+  /** How long the in-process service's socket waits for a request to arrive (default: the service's). */
+  requestArrivalMs?: number;
 }
 
 export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Promise<PoolIpamFixture> {
@@ -67,7 +71,10 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
   if (options.inProcess !== false) {
     try {
       const kubeConfig = options.serviceKubeConfig ? await options.serviceKubeConfig(api) : api.kubeConfig;
-      service = await startPoolIpamService({ kubeConfig, node: 'node-a', socket, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000, ...(options.gc ? { gc: options.gc } : {}) });
+      service = await startPoolIpamService({
+        kubeConfig, node: 'node-a', socket, log: options.log ?? createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000,
+        ...(options.gc ? { gc: options.gc } : {}), ...(options.requestArrivalMs !== undefined ? { requestArrivalMs: options.requestArrivalMs } : {}),
+      });
       // An informer the server refuses retries for ever: bounded here, so the test fails saying so.
       let synced = false;
       void service.synced.then(() => (synced = true));

@@ -1,12 +1,14 @@
 /**
  * The pool IPAM of one node: CNI ADD, CHECK, DEL and GC as the source document describes them.
  *
- * ADD: an attachment that has addresses already gets them again (a retried ADD); a StatefulSet pod gets
- * the addresses its earlier incarnation held (on any node); otherwise candidates → filter → sort per
- * family, and in the first usable pool the first free address from this node's start position is
- * claimed (an IPClaim named after it: a 409 means another node was first, and the next is tried), then
- * probed (a conflicting one is marked and the next tried), after the pool's gateway answered. The
- * Endpoint records what was given; if anything fails, what was claimed is released before the error.
+ * ADD: an attachment that has addresses already gets them again (a retried ADD), once its Endpoint
+ * records them (claims it does not record are an ADD that never finished: released, and the ADD is done
+ * anew); a StatefulSet pod gets the addresses its earlier incarnation held (on any node); otherwise
+ * candidates → filter → sort per family, and in the first usable pool the first free address from this
+ * node's start position is claimed (an IPClaim named after it: a 409 means another node was first, and
+ * the next is tried), then probed (a conflicting one is marked and the next tried), after the pool's
+ * gateway answered. The Endpoint records what was given; if anything fails, every claim the ADD made is
+ * released before the error. Calls for one attachment run one at a time.
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1OwnerReference, type V1Pod } from '@kubernetes/client-node';
 import { InputError } from '../../errors';
@@ -30,6 +32,8 @@ import { ClaimIndex } from './claim-index';
 import { type ClaimFields, ClaimWriter, fieldsOf } from './claim-writer';
 import type { PoolIpamView } from './cluster-view';
 import { EndpointWriter } from './endpoint-writer';
+import { PerKeySerializer } from './per-key-serializer';
+import { probeFailure } from './probe-failure';
 
 /** Sends the ARP/NDP probes (src/poolipam/address-probe.ts); a parameter so the service can run without the native addon in pure tests. */
 export type AddressProber = (probe: { netns: string; ifname: string; address: Ip }) => Promise<{ answered: boolean; mac?: string }>;
@@ -45,6 +49,8 @@ export interface AllocatorOptions {
 
 const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
 
+const attachmentKey = (a: Attachment & { network: string }) => JSON.stringify([a.network, a.containerId, a.ifname]);
+
 /** The pod's controller as claims and Endpoints record it (its namespace is the pod's). */
 const ownerOf = (pod: PodContext) => (pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {});
 
@@ -57,6 +63,8 @@ export class Allocator {
   private readonly apps: AppsV1Api;
   /** Addresses being claimed by an ADD in flight here, by family: not picked by another. */
   private readonly pending = new Map<string, Ip>();
+  /** ADD, CHECK and DEL of one attachment, in turn. */
+  readonly attachments = new PerKeySerializer();
   private readonly now: () => number;
 
   constructor(private readonly options: AllocatorOptions) {
@@ -70,9 +78,32 @@ export class Allocator {
     this.now = options.now ?? Date.now;
   }
 
-  async add(req: AddRequest): Promise<AddResponse> {
+  add(req: AddRequest): Promise<AddResponse> {
+    return this.attachments.run(attachmentKey(req), () => this.addAttachment(req));
+  }
+
+  check(req: CheckRequest): Promise<void> {
+    return this.attachments.run(attachmentKey(req), () => this.checkAttachment(req));
+  }
+
+  /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
+  del(req: DelRequest): Promise<string[]> {
+    return this.attachments.run(attachmentKey(req), () => this.delAttachment(req));
+  }
+
+  private async addAttachment(req: AddRequest): Promise<AddResponse> {
     const again = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
-    if (again.length > 0) return this.response(again);
+    if (again.length > 0) {
+      const record = await this.record(again);
+      if (record.recorded && record.containerID === req.containerId) return this.response(again);
+      // Recorded for an earlier container: a StatefulSet pod's takeover that stopped before its Endpoint (taken over again below).
+      if (!record.recorded) {
+        // Never given: an ADD stopped between its claims and its Endpoint (the service killed, a release
+        // that failed), maybe before its probes. Released, and this ADD starts anew.
+        this.options.log.warn({ containerId: req.containerId, ifname: req.ifname, network: req.network, addresses: again.map((c) => formatIp(c.address)) }, 'claims of an ADD that did not finish (no Endpoint records them): released, allocating anew');
+        for (const claim of again) await this.claimWriter.release(claim);
+      }
+    }
     const pod = await this.podContext(req);
     if (pod.owner?.kind === 'StatefulSet') {
       const held = this.claims.ofPod(pod.namespace, pod.name, req.ifname, req.network);
@@ -93,20 +124,22 @@ export class Allocator {
       );
     }
     const given: Claim[] = [];
+    /** Every claim this ADD made and holds (not those it marked conflicting): what a failure releases. */
+    const made: Claim[] = [];
     try {
       for (const family of [4, 6] as const) {
         const names = candidates[familyKey(family)];
-        if (names.length > 0) given.push(await this.allocateFamily(family, names, pod, req, candidates.source));
+        if (names.length > 0) given.push(await this.allocateFamily(family, names, pod, req, candidates.source, made));
       }
       await this.endpoints.attach(this.holder(pod), this.attachmentRecord(req, given));
     } catch (err) {
-      await Promise.allSettled(given.map((c) => this.claimWriter.release(c)));
+      await Promise.allSettled(made.map((c) => this.claimWriter.release(c)));
       throw err;
     }
     return this.response(given);
   }
 
-  async check(req: CheckRequest): Promise<void> {
+  private async checkAttachment(req: CheckRequest): Promise<void> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (held.length === 0) throw new IpamError(cniErrorCodes.allocationMismatch, `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`);
     const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
@@ -116,12 +149,11 @@ export class Allocator {
     const given = held.map((c) => formatIp(c.address)).sort();
     const holds = req.prevResultAddresses.map((a) => a.split('/')[0]!).sort();
     if (given.join() !== holds.join()) {
-      throw new IpamError(cniErrorCodes.allocationMismatch, `container ${req.containerId} interface ${req.ifname} holds ${holds.join(', ') || 'nothing'} (prevResult), but ${given.join(', ')} is given to it`);
+      throw new IpamError(cniErrorCodes.allocationMismatch, `prevResult.ips: ${holds.join(', ') || 'nothing'}, but container ${req.containerId} interface ${req.ifname} is given ${given.join(', ')}`);
     }
   }
 
-  /** Releases the attachment's addresses (a StatefulSet pod's are kept for its next incarnation while its set wants it); nothing held is success. */
-  async del(req: DelRequest): Promise<string[]> {
+  private async delAttachment(req: DelRequest): Promise<string[]> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (held.length === 0 && req.podNamespace !== undefined && req.podName !== undefined) {
       // A DEL again after one that released the addresses but stopped before the Endpoint (a crash).
@@ -182,7 +214,9 @@ export class Allocator {
     const released: string[] = [];
     const first = held[0];
     if (!first) return released;
-    const keep = first.owner?.kind === 'StatefulSet' && statefulSetGone(await this.statefulSets([`${first.podNamespace}/${first.owner.name}`]), first.podNamespace, first.owner.name, first.podName) === undefined;
+    // Kept only once given: claims no Endpoint records (an ADD that never finished) were maybe never probed.
+    const keep = first.owner?.kind === 'StatefulSet' && statefulSetGone(await this.statefulSets([`${first.podNamespace}/${first.owner.name}`]), first.podNamespace, first.owner.name, first.podName) === undefined
+      && (await this.record(held)).recorded;
     for (const claim of held) {
       if (keep) {
         const { containerID: _gone, ...rest } = fieldsOf(claim);
@@ -220,7 +254,26 @@ export class Allocator {
     return this.response(taken);
   }
 
-  private async allocateFamily(family: IpFamily, names: readonly string[], pod: PodContext, req: AddRequest, source: string): Promise<Claim> {
+  /** Whether the Endpoint of the claims' pod records their addresses on their interface, and for which container. */
+  private async record(claims: Claim[]): Promise<{ recorded: boolean; containerID?: string }> {
+    const { podNamespace, podName, network, ifname } = claims[0]!;
+    const attachment = await this.endpoints.attachment(podNamespace, podName, network, ifname);
+    const addresses = (list: string[]) => [...list].sort().join();
+    const recorded = attachment !== undefined && addresses(attachment.ips.map((ip) => ip.address)) === addresses(claims.map((c) => formatIp(c.address)));
+    return recorded && attachment.containerID !== undefined ? { recorded, containerID: attachment.containerID } : { recorded };
+  }
+
+  /** ARP/NDP from the pod's interface; a probe that cannot be sent fails the ADD saying whose input was wrong. */
+  private async probe(req: AddRequest, address: Ip) {
+    const target = { netns: req.netns, ifname: req.ifname, address };
+    try {
+      return await this.options.probe(target);
+    } catch (err) {
+      throw probeFailure(err, target);
+    }
+  }
+
+  private async allocateFamily(family: IpFamily, names: readonly string[], pod: PodContext, req: AddRequest, source: string, made: Claim[]): Promise<Claim> {
     const { valid, invalid } = this.pools();
     const byName = new Map(valid.map((p) => [p.name, p]));
     const reserved = readReservedIps(this.options.view.reserved.list());
@@ -228,7 +281,7 @@ export class Allocator {
     const { usable, rejected } = filterPools(family, names, byName, pod, use);
     const why = [...rejected.map((r) => `${r.pool}: ${invalid.get(r.pool) ?? r.reason}`)];
     for (const pool of sortPools(usable)) {
-      const claim = await this.allocateFromPool(pool, pod, req, reserved, why);
+      const claim = await this.allocateFromPool(pool, pod, req, reserved, why, made);
       if (claim) return claim;
     }
     // Exhausted: some pool was usable but ran out while picking, or every rejection was for having no free address.
@@ -248,11 +301,11 @@ export class Allocator {
     };
   }
 
-  /** A claimed, probed address of the pool, or undefined when it has none left (`why` says so). */
-  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, reserved: IpRange[], why: string[]): Promise<Claim | undefined> {
+  /** A claimed, probed address of the pool (also in `made` from its creation), or undefined when it has none left (`why` says so). */
+  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, reserved: IpRange[], why: string[], made: Claim[]): Promise<Claim | undefined> {
     const probeGateway = pool.detectGateway ?? req.options.detectGateway;
     if (probeGateway && pool.gateway) {
-      const answer = await this.options.probe({ netns: req.netns, ifname: req.ifname, address: pool.gateway });
+      const answer = await this.probe(req, pool.gateway);
       if (!answer.answered) {
         throw new IpamError(cniErrorCodes.gatewayUnreachable, `gateway ${formatIp(pool.gateway)} of IPPool ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`);
       }
@@ -275,11 +328,14 @@ export class Allocator {
           skipped.push(address);
           continue;
         }
+        made.push(claim);
         if (!probeAddress) return claim;
-        const answer = await this.options.probe({ netns: req.netns, ifname: req.ifname, address });
+        const answer = await this.probe(req, address);
         if (!answer.answered) return claim;
         conflicts++;
         await this.claimWriter.update(claim, fieldsOf(claim, { conflict: { ...(answer.mac ? { mac: answer.mac } : {}), detectedAt: this.now() } }));
+        // Held for nobody now, on purpose: garbage collection frees it, not this ADD's failure.
+        made.splice(made.indexOf(claim), 1);
         this.options.log.warn({ pool: pool.name, address: formatIp(address), mac: answer.mac, pod: `${pod.namespace}/${pod.name}` }, 'another host answered for the address: marked as conflicting, trying the next');
       } finally {
         this.pending.delete(key);

@@ -55,6 +55,12 @@ export class EndpointWriter {
     }
   }
 
+  /** The pod's record of the attachment on `network` and `ifname`, read from the API server (not a cache that may lag a write). */
+  async attachment(namespace: string, name: string, network: string, ifname: string): Promise<Attachment | undefined> {
+    const current = await this.read(namespace, name);
+    return current?.spec.attachments.find((a) => a.network === network && a.ifname === ifname);
+  }
+
   /** Records the attachment's addresses (replacing what the pod's earlier incarnation had on this interface). */
   attach(holder: EndpointHolder, attachment: Attachment): Promise<void> {
     return this.modify(holder.namespace, holder.name, (current) => {

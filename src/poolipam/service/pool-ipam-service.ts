@@ -24,6 +24,8 @@ export interface PoolIpamServiceOptions {
   gcIntervalMs?: number;
   gc?: Partial<GcSettings>;
   probe?: AddressProber;
+  /** How long the socket waits for a request to arrive whole (ipam-server.ts). */
+  requestArrivalMs?: number;
 }
 
 export interface PoolIpamService {
@@ -47,6 +49,7 @@ export async function startPoolIpamService(options: PoolIpamServiceOptions): Pro
   const server = await serveIpam({
     socket: options.socket,
     log,
+    ...(options.requestArrivalMs !== undefined ? { requestArrivalMs: options.requestArrivalMs } : {}),
     handler: {
       add: async (req) => (ready(), allocator.add(req)),
       check: async (req) => (ready(), allocator.check(req)),

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type * as Yaml from 'yaml';
 import { InputError } from '../errors';
+import { parseJsonText } from '../json-text';
 
 /**
  * The YAML parser, loaded at the first YAML document: not at an agent's start, which reads JSON only.
@@ -38,11 +39,9 @@ const excerpt = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` 
 
 /** JSON from a program; a half-written file is refused here too. */
 export function parseJsonDocument(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new InputError(source, excerpt(text), `not valid JSON: ${(err as Error).message}`);
-  }
+  const parsed = parseJsonText(text);
+  if ('problem' in parsed) throw new InputError(source, excerpt(text), `not valid JSON: ${parsed.problem}`);
+  return parsed.value;
 }
 
 /** YAML 1.2 or JSON from a person. */

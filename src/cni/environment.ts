@@ -1,6 +1,6 @@
 /** What the runtime tells the plugin in its environment (CNI spec "Parameters"), checked. */
 import { IpamError } from '../poolipam/ipam-error';
-import { quoted } from '../poolipam/json-text';
+import { quoted } from '../json-text';
 import { cniErrorCodes, isAbsolutePath, isContainerId, isInterfaceName, isNamespaceName, isObjectName } from '../poolipam/protocol';
 
 export const cniCommands = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'] as const;

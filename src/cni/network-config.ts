@@ -4,7 +4,7 @@
  * strictly, so a typo in a pool list fails the pod's ADD instead of silently using the cluster default.
  */
 import { IpamError } from '../poolipam/ipam-error';
-import { parseJsonText, quoted } from '../poolipam/json-text';
+import { parseJsonText, quoted } from '../json-text';
 import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, isAbsolutePath, isContainerId, isInterfaceName, isNetworkName, isObjectName } from '../poolipam/protocol';
 
 export const supportedCniVersions = ['1.0.0', '1.1.0'];

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { type NetworkConfigSpec, type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
 import { runDirPaths } from '../api/run-dir';
 import { InputError } from '../errors';
+import { parseJsonText } from '../json-text';
 import { writeFileAtomic } from '../store/atomic-file';
 import { readNodeDataplaneStatus } from '../api/node-dataplane';
 import { nodeDataplaneObject } from '../api/node-dataplane-resource';
@@ -53,12 +54,9 @@ export function jsonText(value: unknown): string {
 function readJson(files: RunDirFiles, path: string, problems: string[]): unknown {
   const text = files.read(path);
   if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    problems.push(`${path}: not valid JSON; read again next round`);
-    return undefined;
-  }
+  const parsed = parseJsonText(text);
+  if ('problem' in parsed) problems.push(`${path}: not valid JSON (${parsed.problem}); read again next round`);
+  return 'value' in parsed ? parsed.value : undefined;
 }
 
 /** A replicated document, checked by its schema; why it cannot be used as a string. */

@@ -4,6 +4,7 @@
  * The ExternalCIDR allocation table is not stored: it is exactly the union of the peers' NatMappings.
  */
 import { InputError, StateError } from '../errors';
+import { parseJsonText } from '../json-text';
 import type { Codec } from '../store/store';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../api/ipam-state';
@@ -155,23 +156,12 @@ function countReflection(ext: ExternalAddresses, endpoint: string, address: bigi
   };
 }
 
-/** Where a text stops being JSON, in words (the parser's own message is about tokens, not the file). */
-function whereJsonBreaks(err: Error, text: string): string {
-  const position = /at position (\d+)/.exec(err.message)?.[1];
-  if (/end of JSON input/.test(err.message) || Number(position) >= text.length) return `cut short after ${text.length} characters`;
-  return position === undefined ? `${text.length} characters` : `at character ${position} of ${text.length}`;
-}
-
 /** The IPAM state as stored by a Store: compact JSON of the versioned document. */
 export const ipamStateCodec: Codec<IpamState> = {
   encode: (state) => JSON.stringify(toDocument(state)),
   decode: (text) => {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch (err) {
-      throw new StateError(`not valid JSON (${whereJsonBreaks(err as Error, text)}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
-    }
-    return fromDocument(doc);
+    const parsed = parseJsonText(text);
+    if ('problem' in parsed) throw new StateError(`not valid JSON (${parsed.problem}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
+    return fromDocument(parsed.value);
   },
 };

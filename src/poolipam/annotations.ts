@@ -4,6 +4,7 @@
  * annotation and its text (the service answers CNI code 105), never silently a lower-priority rule.
  */
 import { InputError } from '../errors';
+import { parseJsonText } from '../json-text';
 import type { IpNumber } from './model';
 
 export const podAnnotations = {
@@ -43,11 +44,9 @@ const interfaceName = /^[^/:\s]{1,15}$/;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseJson(key: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new InputError(key, text, 'not valid JSON');
-  }
+  const parsed = parseJsonText(text);
+  if ('problem' in parsed) throw new InputError(key, text, `not valid JSON: ${parsed.problem}`);
+  return parsed.value;
 }
 
 /** A list of object names; `what` names the list in the error ("ipv4", "item 1: ipv6"). */

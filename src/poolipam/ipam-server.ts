@@ -11,7 +11,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { StateError } from '../errors';
 import type { Logger } from '../log';
 import { IpamError } from './ipam-error';
-import { parseJsonText, quoted } from './json-text';
+import { parseJsonText, quoted } from '../json-text';
 import {
   type AddRequest, type AddResponse, type Attachment, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest,
   type GcResponse, type IpamNetworkOptions, type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, isAbsolutePath,

@@ -1,7 +1,8 @@
 /**
- * JSON text from outside (the plugin's stdin, a request body on the service's socket): parsed, or why it
- * is not JSON in words of our own (V8's parser messages quote the input as "Unexpected token"); and a
- * value as an error message quotes it, however long or deep. Loaded by the plugin: no packages.
+ * JSON text from outside (a file another process or a peer wrote, the CNI plugin's stdin, a request body
+ * on the pool IPAM's socket): parsed, or why it is not JSON in words of our own (V8's parser messages
+ * quote the input as "Unexpected token"); and a value as an error message quotes it, however long or
+ * deep. Loaded by the CNI plugin: no packages.
  */
 
 /** The parsed value, or why `text` is not JSON. */

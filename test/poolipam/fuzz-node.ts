@@ -14,7 +14,7 @@ import { group, version } from '../../src/api/resource';
 import { ip } from '../../src/kernel/command';
 import type { AddRequest } from '../../src/poolipam/protocol';
 import { cniErrorCodes } from '../../src/poolipam/protocol';
-import { assertClearMessage } from '../support/fuzz';
+import { assertClearMessage, assertNamesField } from '../support/fuzz';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { type PoolIpamFixture, poolIpamFixture } from './fixture';
 
@@ -145,4 +145,9 @@ export function namesChange(message: string, names: readonly string[], values: r
   // A value of a character or two counts only as a word of its own ("interface W on"), not inside another.
   const quotes = (v: string) => (v.length > 2 ? message.includes(v) : new RegExp(`(^|[\\s"'(/])${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[\\s"',)/:])`).test(message));
   return words.some((w) => message.includes(w)) || values.filter((v) => v.trim() !== '').some((v) => quotes(v) || quotes(JSON.stringify(v).slice(1, -1)));
+}
+
+/** A refusal's message is clear when it names what the input changed, or else a field as any refusal does. */
+export function assertNamesChange(message: string, input: { changed: readonly string[]; values: readonly string[] }): void {
+  if (!namesChange(message, input.changed, input.values)) assertNamesField(message);
 }

@@ -1,3 +1,5 @@
+import { quoted } from './json-text';
+
 /**
  * Bad input: names the field and the value so an operator can fix it without reading code.
  * Thrown before anything is changed; callers must not catch it half-way through a write.
@@ -10,7 +12,8 @@ export class InputError extends Error {
     /** What is wrong, without the field and value (the message has all three). */
     readonly reason: string,
   ) {
-    super(`${field}: ${reason} (got ${JSON.stringify(value)})`);
+    // Quoted short: a peer's value can be megabytes, or nested too deep for JSON.stringify.
+    super(`${field}: ${reason} (got ${quoted(value)})`);
   }
 }
 

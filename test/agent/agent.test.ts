@@ -172,12 +172,12 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.match(String(lines.at(-1)!.error), /--dataplane kernel/);
     assert.ok(applied.every((s) => s.peers.every((p) => p.transport === 'vxlan')));
 
-    // An IPv6 prefix is valid in a spec but not for the eBPF datapath: refused before anything is applied.
-    writeSpec(specFileText({ ...nodeSpecDocument([peerB]), nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['fd00::/64'] }] }));
+    // An IPv6 address is valid in a spec but not for the eBPF datapath: refused before anything is applied.
+    writeSpec(specFileText({ ...nodeSpecDocument([peerB]), natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: 'fd00::5' }] }));
     agent.tick();
-    assert.equal(lines.at(-1)!.field, 'spec.nodes[0].podCIDRs[0]');
+    assert.equal(lines.at(-1)!.field, 'spec.natMappings[0].endpointAddress');
     assert.match(String(lines.at(-1)!.error), /the eBPF datapath carries IPv4 only/);
-    assert.ok(applied.every((s) => s.nodes[0]!.podCIDRs[0]!.family === 4));
+    assert.ok(applied.every((s) => s.natMappings.every((m) => m.endpointAddress.family === 4)));
 
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
     agent.tick();

@@ -311,7 +311,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
     lab.disk.write(path, '{"clusterId": "cluster-c", "remoteCl');
     lab.step('cluster-b');
     assert.ok(lab.result('cluster-b').problems.some((p) => p.startsWith(path)), 'the truncated spec is reported');
-    assert.deepEqual(lab.result('cluster-b').status.peers[1], { clusterId: 'cluster-c', state: 'refused', reason: `${path}: not valid JSON (cut short: it ends inside a value, after 34 characters); read again next round` });
+    assert.deepEqual(lab.result('cluster-b').status.peers[1], { clusterId: 'cluster-c', state: 'refused', reason: `${path}: not valid JSON (unterminated string at character 37); read again next round` });
     lab.disk.remove(path);
     lab.converge();
     assert.deepEqual(lab.result('cluster-b').problems, []);

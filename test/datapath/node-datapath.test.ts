@@ -20,7 +20,7 @@ const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => readNodeDataplan
   overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
   peers: [{ clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan' }],
   natMappings: [],
-  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
+  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }, { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }],
 }, 'spec');
 
 describe('NodeDatapath (real kernel)', function () {

@@ -339,7 +339,7 @@ describe('the Helm chart', function () {
     refused(['--set', 'cluster.podCIDR=10.0.0.0'], /cluster\.podCIDR: Does not match pattern/);
     refused(['--set', 'dataplane=xdp'], /dataplane: dataplane must be one of the following: "auto", "ebpf", "kernel"/);
     refused(['--set', 'cluster.id=Cluster_A'], /cluster\.id: Does not match pattern/);
-    refused(['--set', 'agent.interval=0'], /agent\.interval: Must be greater than 0/);
+    refused(['--set', 'agent.interval=0'], /agent\.interval: Must be greater than or equal to 0\.05/);
     refused(['--set', 'cluster.tunnelMTU=1000'], /cluster\.tunnelMTU/);
     refused(['--set', 'agent.unknownKey=1'], /agent: Additional property unknownKey is not allowed/);
     refused(['--set', 'poolIpam.socket=ipam.sock'], /poolIpam\.socket: Does not match pattern/);

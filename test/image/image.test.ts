@@ -111,7 +111,7 @@ describe('the container image', function () {
 
       // On the host, outside the image: its Node.js, loader and libraries from the runtime directory.
       const version = spawnSync(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.0.0"}', encoding: 'utf8' });
-      assert.deepEqual({ status: version.status, stdout: version.stdout, stderr: version.stderr }, { status: 0, stdout: '{"cniVersion":"1.1.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
+      assert.deepEqual({ status: version.status, stdout: version.stdout, stderr: version.stderr }, { status: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
       assert.equal(readFileSync(join(runtime, 'node')).equals(readFileSync(join(unpacked().rootfs, 'usr/local/bin/node'))), true, 'the image\'s Node.js');
       // And it reaches a service over its socket: STATUS of a ready one succeeds silently.
       const socket = join(host, 'run', 'strait', 'ipam.sock');

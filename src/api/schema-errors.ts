@@ -12,11 +12,19 @@ import { type ApiFormatName, apiFormats, formatProblem } from './formats';
 /** The field of a document whose root is unnamed (`root` ''), when the document itself is wrong (not an object). */
 export const topLevelField = 'document';
 
-/** `/peers/0/endpoint` → `peers[0].endpoint`, under `root`. */
+/** A key that reads as itself in a dotted path; any other (`a b`, `x.y/z`, '') is quoted in brackets. */
+const plainKey = /^[A-Za-z_$][\w$-]*$/;
+
+/** `/peers/0/endpoint` → `peers[0].endpoint`, under `root`; an unusual key as `spec["a b"]`. */
 function fieldPath(root: string, pointer: string, child?: string): string {
   const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
-  return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`), root) || topLevelField;
+  const step = (path: string, part: string) => {
+    if (/^\d+$/.test(part)) return `${path}[${part}]`;
+    if (!plainKey.test(part)) return `${path}[${JSON.stringify(part)}]`;
+    return path === '' ? part : `${path}.${part}`;
+  };
+  return parts.reduce(step, root) || topLevelField;
 }
 
 type Schema = {

@@ -20,7 +20,8 @@ import { installedDataplane, labConfigDir } from './lab-chart';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
 import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
-import { knownProcesses, startProcess, stopProcess } from './processes';
+import { knownProcesses, logsDir, startProcess, stopProcess } from './processes';
+import { SpecsSeen, controllerDecisions } from './convergence-story';
 import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isEncrypted, loadTopology } from './topology';
 
 const cli = join(__dirname, '..', 'cli', 'main.js');
@@ -242,14 +243,21 @@ export async function waitForConvergence(topology: LabTopology, runDir: string, 
   const started = Date.now();
   let last = '';
   const state = await openLabState(runDir, topology);
+  const seen = new SpecsSeen();
   try {
     for (;;) {
-      const gaps = convergenceGaps(topology, await readLabState(topology, state));
+      const states = await readLabState(topology, state);
+      for (const cluster of states.values()) for (const [node, { spec }] of cluster.nodes) if (spec) seen.saw(node, specDigest(canonicalSpecText(spec)));
+      const gaps = convergenceGaps(topology, states);
       if (gaps.length === 0) return;
       const line = `waiting: ${gaps.slice(0, 3).join('; ')}${gaps.length > 3 ? ` (+${gaps.length - 3})` : ''}`;
       if (line !== last) say(line);
       last = line;
-      if (Date.now() - started > timeoutMs) throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}; see the logs in ${join(runDir, 'logs')}`);
+      if (Date.now() - started > timeoutMs) {
+        const changes = seen.changes();
+        for (const decision of controllerDecisions(logsDir(runDir))) say(`  ${decision}`);
+        throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}${changes ? `; specs given while waiting: ${changes}` : ''}; see the logs in ${join(runDir, 'logs')}`);
+      }
       await sleep(200);
     }
   } finally {

@@ -65,9 +65,12 @@ export function assertClearMessage(message: string): void {
   for (const pattern of internals) assert.doesNotMatch(message, pattern, `a refusal that leaks internals: ${message}`);
 }
 
+/** A field as refusals name it: `spec.peers[0].endpoint`, `metadata.labels["a b"]`, a file's path. */
+export const fieldPattern = String.raw`(?:[^\s:"[\]]|\[(?:\d+|\*)\]|\["(?:[^"\\]|\\.)*"\])+`;
+
 /** The default `clear`: an InputError-like message, `<field>: <reason>` with the value in it. */
 export function assertNamesField(message: string): void {
-  assert.match(message, /^\S+: \S/, `a refusal that names no field (\`field: reason (got value)\`): ${message}`);
+  assert.match(message, new RegExp(`^${fieldPattern}: \\S`), `a refusal that names no field (\`field: reason (got value)\`): ${message}`);
 }
 
 const defaultRuns = () => Number(process.env.FUZZ_RUNS ?? 100);

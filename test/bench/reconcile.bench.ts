@@ -73,9 +73,36 @@ export async function mapApplySamples(rounds: number): Promise<{ full: number[];
   return samples;
 }
 
+/** The hub's spec with `peers` peers, each with its two networks in 11.0.0.0/8 and its two views of us (issue 24: checked pairwise, 4,000 took seconds). */
+function manyPeersDocument(peers: number): NodeDataplaneSpecDocument {
+  const doc = hubSpecDocument(0, 0);
+  const peer = doc.peers[0]!;
+  return {
+    ...doc,
+    externalCIDR: '10.2.0.0/16',
+    transitAddress: '10.2.255.254',
+    peers: Array.from({ length: peers }, (_, i) => ({
+      ...peer,
+      clusterId: `p${i}`,
+      peerId: i + 1,
+      remotePodCIDR: `11.${(i >> 7) & 255}.${(i & 127) * 2}.0/24`,
+      remoteExternalCIDR: `11.${(i >> 7) & 255}.${(i & 127) * 2 + 1}.0/24`,
+      localNATExternalCIDR: '12.0.0.0/16',
+    })),
+  };
+}
+
 export const run: BenchSuite = async () => {
+  const reads = { peers: [] as number[], mappings: [] as number[] };
+  const [manyPeers, manyMappings] = [manyPeersDocument(4_000), hubSpecDocument(100_000, 0)];
+  for (let round = 0; round < 5; round++) {
+    reads.peers.push(timeMs(() => readNodeDataplaneSpec(manyPeers)));
+    reads.mappings.push(timeMs(() => readNodeDataplaneSpec(manyMappings)));
+  }
   const samples = await mapApplySamples(3);
   const figures: BenchFigure[] = [
+    { suite: 'reconcile', name: 'read and check a spec of 4,000 peers', value: Math.round(median(reads.peers)), unit: 'ms', note: 'readNodeDataplaneSpec: schema, then overlaps by binary search (was pairwise)' },
+    { suite: 'reconcile', name: 'read and check a spec of 100,000 NatMappings', value: Math.round(median(reads.mappings)), unit: 'ms', note: 'readNodeDataplaneSpec of the parsed document' },
     { suite: 'reconcile', name: 'apply 100,000 NatMappings to empty maps', value: Math.round(median(samples.full)), unit: 'ms', note: 'natmap + natmap_rev, batched' },
     { suite: 'reconcile', name: 'apply 10,000 NatMapping changes to a node holding 100,000', value: Math.round(median(samples.change)), unit: 'ms', note: '5,000 removed + 5,000 added; includes reading and diffing 100,000' },
     { suite: 'reconcile', name: 'apply the same spec again (no change)', value: Math.round(median(samples.noop)), unit: 'ms', note: 'read + diff only: the cost of a resync' },

@@ -91,6 +91,7 @@ export async function runController(config: ControllerConfig, options: RunOption
     let last: ReconcileResult | undefined;
     let lastError: string | undefined;
     let sightings = new Map<string, Sighting>();
+    let gatewayElectedAt: number | undefined;
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
     while (!options.signal?.aborted) {
       const started = performance.now();
@@ -103,12 +104,13 @@ export async function runController(config: ControllerConfig, options: RunOption
         sightings = observeRenewals(sightings, new Map([...stamped].map(([node, h]) => [node, h.time])), now);
         const seen = heartbeatsAsSeen(stamped, sightings, now);
         exchange.problems.push(...seen.problems);
-        const result = reconcile({ config, ipam, exchange, heartbeats: seen.heartbeats, previousGateway, now, startedAt });
+        const result = reconcile({ config, ipam, exchange, heartbeats: seen.heartbeats, previousGateway, now, startedAt, gatewayElectedAt });
         if (result.ipam !== ipam) await store.save(result.ipam);
         ipam = result.ipam;
         previousGateway = result.election.gateway;
         const wanted = runDirFiles(result, config.clusterId, exchange.written);
         const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
+        if (previousGateway !== gatewayBefore) gatewayElectedAt = now;
         logChanges(log, last, result, written, deleted);
         options.metrics?.reconciled(result, gatewayBefore, seconds());
         last = result;

@@ -20,6 +20,8 @@ export type ElectionReason =
   | 'kept'
   /** The previous gateway has not reported since this controller started, which is recent: it gets time. */
   | 'awaiting-first-heartbeat'
+  /** The previous gateway was elected less than one heartbeat timeout ago and last said ready: it gets time. */
+  | 'settling'
   /** A Ready node was chosen (first election, or the previous one is not Ready). */
   | 'elected'
   /** No node is Ready: the previous gateway stays (or, on a first start, the preferred node). */
@@ -57,11 +59,16 @@ function preferred(candidates: readonly Candidate[]): Candidate | undefined {
  * `nodes` must not be empty (the configuration guarantees it). `awaiting`: nodes that have not reported
  * yet while the controller is starting; a previous gateway among them is kept rather than replaced by
  * whichever node's agent happened to start first (a move, and new specs everywhere, for nothing).
+ * `settling`: the previous gateway was elected less than one heartbeat timeout ago and its last
+ * heartbeat said ready, however old; it is kept. A move costs every node an apply, and under load the
+ * new gateway's next renewal can lag the move itself: judged by age alone, two nodes hand the role back
+ * and forth (the Kubernetes lab did, on two cores, with a 0.6 s timeout).
  */
-export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined, awaiting: readonly string[] = []): Election {
+export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined, awaiting: readonly string[] = [], settling = false): Election {
   const known = previous !== undefined && nodes.some((n) => n.name === previous);
   if (known && ready.includes(previous)) return { gateway: previous, reason: 'kept' };
   if (known && awaiting.includes(previous)) return { gateway: previous, reason: 'awaiting-first-heartbeat' };
+  if (known && settling) return { gateway: previous, reason: 'settling' };
   const best = preferred(nodes.filter((n) => ready.includes(n.name)));
   if (best) return { gateway: best.name, reason: 'elected' };
   // Agents heartbeat only once they have a node spec, so a first start must name a gateway before any is Ready.

@@ -32,6 +32,12 @@ export interface ReconcileInput {
    * reported at all yet is kept (start-up grace). Absent: no grace.
    */
   startedAt?: number;
+  /**
+   * When this controller elected `previousGateway` (ms since the epoch): for one heartbeat timeout after
+   * it, that gateway is kept while its last heartbeat said ready, however old (electGateway's
+   * `settling`). Absent: no such grace.
+   */
+  gatewayElectedAt?: number;
 }
 
 export interface ReconcileResult {
@@ -70,10 +76,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   }
 
   const ready = readyNodes(config.nodes, input.heartbeats, input.now, config.heartbeatTimeout);
-  const starting = input.startedAt !== undefined && input.now - input.startedAt < config.heartbeatTimeout * 1000;
+  const within = (since: number | undefined) => since !== undefined && input.now - since < config.heartbeatTimeout * 1000;
   const candidates = config.nodes.filter((n) => n.gatewayCandidate);
-  const awaiting = starting ? candidates.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
-  const election = electGateway(candidates, ready, input.previousGateway, awaiting);
+  const awaiting = within(input.startedAt) ? candidates.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
+  const settling = within(input.gatewayElectedAt) && input.previousGateway !== undefined && input.heartbeats.get(input.previousGateway)?.ready === true;
+  const election = electGateway(candidates, ready, input.previousGateway, awaiting, settling);
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
   const endpoint = { address: formatIp(gatewayAddress(gatewayNode)), port: defaultTunnelPort };
 

@@ -15,7 +15,7 @@ import { probeKernel } from '../probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
-import type { ControllerConfigDocument } from '../api/controller-config';
+import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../api/controller-config';
 import { installedDataplane, labConfigDir } from './lab-chart';
 import { type ClusterState, type LabState, openLabState } from './lab-state';
 import { defaultNamespace } from '../k8s/names';
@@ -54,14 +54,17 @@ export interface LabOptions {
 }
 
 /**
- * Seconds without a heartbeat before a node is not Ready: 0.6 s, three of the agents' heartbeats (every
- * 0.2 s), as on Kubernetes, where a gateway candidate's agent renews its Lease every 0.2 s. A dead node's
- * gateway then fails over in under a second of traffic (BENCHMARKS.md, "Lab"). Standalone, an agent
- * restart does not count as a death: a stopping agent's last heartbeat keeps its node Ready for 5 s
- * (`validFor`), the time its successor may take; on Kubernetes a restart moves the gateway (the old
- * datapath stays in place meanwhile, so that costs the move, not the restart).
+ * Seconds without a heartbeat before a node is not Ready, standalone: 0.6 s, three of the agents'
+ * heartbeats (every 0.2 s). A dead node's gateway then fails over in under a second of traffic
+ * (BENCHMARKS.md, "Lab"). A restart does not count as a death: a stopping agent's last heartbeat keeps
+ * its node Ready for 5 s (`validFor`), the time its successor may take.
+ *
+ * On Kubernetes the product's default, 1.5 s: a renewal there is a request to the cluster's API server,
+ * and with three API servers, six controllers and six agents on two cores the lab's start-up load made
+ * renewals take up to 1.3 s (event loops late by up to 0.9 s); at 0.6 s gateways moved back and forth
+ * for as long as the load lasted, and a CI run lost packets in every check.
  */
-const defaultHeartbeatTimeout = 0.6;
+const standaloneHeartbeatTimeout = 0.6;
 
 export function savedTopology(runDir: string): LabTopology {
   try {
@@ -124,8 +127,8 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
     }),
     // On Kubernetes the nodes are the Node objects (kubernetes-control-plane.ts).
     ...(onKubernetes ? {} : { nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })) }),
-    // defaultHeartbeatTimeout says why these values.
-    heartbeatTimeout: options.heartbeatTimeout ?? defaultHeartbeatTimeout,
+    // standaloneHeartbeatTimeout says why these values.
+    heartbeatTimeout: options.heartbeatTimeout ?? (onKubernetes ? defaultHeartbeatTimeout : standaloneHeartbeatTimeout),
     interval: options.controllerInterval ?? (onKubernetes ? 0.1 : 0.2),
   };
 }

@@ -54,6 +54,14 @@ describe('controller gateway election', () => {
     assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n2', ['n2']), { gateway: 'n2', reason: 'kept' });
   });
 
+  it('keeps a gateway just elected (settling) rather than the Ready nodes; a start-up grace and Readiness come first', () => {
+    assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n3', [], true), { gateway: 'n3', reason: 'settling' });
+    assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n3', [], false), { gateway: 'n2', reason: 'elected' });
+    assert.deepEqual(electGateway(nodes, ['n3'], 'n3', [], true), { gateway: 'n3', reason: 'kept' });
+    assert.deepEqual(electGateway(nodes, ['n1'], 'n3', ['n3'], true), { gateway: 'n3', reason: 'awaiting-first-heartbeat' });
+    assert.deepEqual(electGateway(nodes, ['n1'], 'removed-node', [], true), { gateway: 'n1', reason: 'elected' }, 'a gateway no longer configured is not kept');
+  });
+
   it('keeps the last gateway when no node is Ready; on a first start names the preferred node', () => {
     assert.deepEqual(electGateway(nodes, [], 'n3'), { gateway: 'n3', reason: 'no-ready-node' });
     assert.deepEqual(electGateway(nodes, [], undefined), { gateway: 'n2', reason: 'no-ready-node' });

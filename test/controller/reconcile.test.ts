@@ -21,6 +21,8 @@ interface Controller {
   gateway: string | undefined;
   /** When the controller started (start-up grace); undefined: none. */
   startedAt?: number;
+  /** When this controller last named a new gateway, as controller.ts keeps it. */
+  electedAt?: number;
   last?: ReconcileResult;
 }
 
@@ -54,10 +56,12 @@ class Lab {
       previousGateway: c.gateway,
       now: this.now,
       ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}),
+      ...(c.electedAt !== undefined ? { gatewayElectedAt: c.electedAt } : {}),
     });
     const wanted = runDirFiles(result, id, exchange.written);
     const { written, deleted } = syncFiles(this.disk, wanted.files, wanted.deletes);
     const changed = written.length > 0 || deleted.length > 0 || result.ipam !== c.ipam;
+    if (result.election.gateway !== c.gateway) c.electedAt = this.now;
     c.ipam = result.ipam;
     c.gateway = result.election.gateway;
     c.last = result;
@@ -255,6 +259,35 @@ describe('controller reconcile (three clusters, in memory)', () => {
     lab.converge();
     assert.equal(lab.result('cluster-b').election.reason, 'no-ready-node');
     assert.equal(lab.result('cluster-b').status.gateway, 'b-w1');
+  });
+
+  it('keeps a gateway just elected for one heartbeat timeout while its last heartbeat said ready: no handing the role back and forth', () => {
+    const lab = converged();
+    const t = lab.now;
+    lab.now = t + 2000;
+    lab.heartbeat('cluster-b', 'b-w1');
+    lab.now = t + 3000; // b-gw's beat is 3 s old, b-w1's 1 s: b-w1 takes over
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
+
+    // 0.8 s later b-w1's renewals lag its move (its beat is 1.8 s old) while b-gw is back: b-w1 keeps the role.
+    lab.now = t + 3800;
+    lab.heartbeat('cluster-b', 'b-gw');
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'settling' });
+    assert.deepEqual(lab.result('cluster-b').status.readyNodes, ['b-gw']);
+
+    // One heartbeat timeout after its election, a b-w1 still silent is replaced.
+    lab.now = t + 4600;
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'elected' });
+
+    // A gateway just elected that says it is not ready is replaced at once.
+    lab.now = t + 4700;
+    lab.heartbeat('cluster-b', 'b-w1');
+    lab.heartbeat('cluster-b', 'b-gw', false);
+    lab.step('cluster-b');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
   });
 
   it('at start-up, keeps the named gateway until it has had one heartbeat timeout to report', () => {

@@ -87,7 +87,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
   });
 
-  it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over in under a second', async () => {
+  it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over within its heartbeat timeout and a second', async () => {
     const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
     const views = await clusterViews(topology, runDir);
 
@@ -108,7 +108,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     assert.equal(pinged.received, pinged.transmitted, 'no packet lost while the controller changed leader');
 
     // 2. A's gateway node dies: its agent is killed and its links go down at once. Its Lease stops being
-    //    renewed; after the heartbeat timeout (0.6 s) the controller elects the other node.
+    //    renewed; after the heartbeat timeout (1.5 s, src/lab/lab.ts says why) the controller elects the other node.
     const nodesOfA = topology.clusters[0]!.nodes;
     const first = nodesOfA.find((n) => n.name === (views['cluster-a']!.spec.activeGateway.name))!;
     const second = nodesOfA.find((n) => n !== first)!;
@@ -119,9 +119,9 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(first.name), 'link', 'set', link, 'down']);
     const died = await during;
     assert.equal(await gatewayOf('cluster-a'), second.name, `A elected ${second.name}`);
-    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 0.6 s)\n`);
-    // The Lease was renewed at most 0.2 s before the node died; not Ready 0.6 s after that renewal, seen
+    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 1.5 s)\n`);
+    // The Lease was renewed at most 0.2 s before the node died; not Ready 1.5 s after that renewal, seen
     // by the controller's next reconcile (0.1 s); then both clusters' specs and the agents' applies.
-    assert.ok(died.longestGapMs <= 1000, `a dead gateway cost at most 1 s without replies; it cost ${died.longestGapMs} ms`);
+    assert.ok(died.longestGapMs <= 2500, `a dead gateway cost at most 2.5 s without replies; it cost ${died.longestGapMs} ms`);
   });
 });

@@ -79,6 +79,8 @@ export class ClusterSync {
   private timer: NodeJS.Timeout | undefined;
   private ipam: IpamState | undefined;
   private sightings = new Map<string, Sighting>();
+  /** When this controller's election last named a new gateway, written to the NodeDataplanes. */
+  private gatewayElectedAt: number | undefined;
   private last: ReconcileResult | undefined;
   private startedAt = Date.now();
   private stopped = false;
@@ -260,6 +262,7 @@ export class ClusterSync {
       previousGateway,
       now,
       startedAt: this.startedAt,
+      gatewayElectedAt: this.gatewayElectedAt,
     });
 
     // The allocation is durable before any object names it. A write refused on a stale read (another
@@ -300,6 +303,7 @@ export class ClusterSync {
       if (current && !isDeepStrictEqual(current.status, status)) await this.writers.networkConfigs.patchStatus(name, status);
     }
     this.report(result, [...nd.conflicts, ...te.conflicts]);
+    if (result.election.gateway !== previousGateway) this.gatewayElectedAt = now;
     this.last = result;
     return { result, previousGateway };
   }

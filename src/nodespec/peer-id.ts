@@ -13,12 +13,15 @@ function fnv1a32(text: string): number {
   return hash;
 }
 
-/** Ids for a set of cluster ids; 0 is never used, so an all-zero map value never names a peer. */
-export function assignPeerIds(clusterIds: readonly string[]): Map<string, number> {
+/**
+ * Ids for a set of cluster ids; 0 is never used, so an all-zero map value never names a peer. `hash`
+ * is FNV-1a; a test gives its own to reach the collisions and the wrap past 2^32 - 1.
+ */
+export function assignPeerIds(clusterIds: readonly string[], hash: (clusterId: string) => number = fnv1a32): Map<string, number> {
   const ids = new Map<string, number>();
   const taken = new Set<number>();
   for (const clusterId of [...new Set(clusterIds)].sort()) {
-    let id = fnv1a32(clusterId) || 1;
+    let id = hash(clusterId) || 1;
     while (taken.has(id)) id = (id + 1) >>> 0 || 1;
     taken.add(id);
     ids.set(clusterId, id);

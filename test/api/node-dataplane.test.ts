@@ -89,6 +89,7 @@ describe('NodeDataplane documents', () => {
     // Issue 24: the node list the routes and the gateway come from must be one cluster's.
     ['a node pod network outside the PodCIDR', (s) => { s.nodes[0].podCIDRs = ['10.9.0.0/24']; }, 'spec.nodes[0].podCIDRs[0]', '10.9.0.0/24'],
     ['a node pod network wider than the PodCIDR', (s) => { s.nodes[0].podCIDRs = ['10.0.0.0/15']; }, 'spec.nodes[0].podCIDRs[0]', '10.0.0.0/15'],
+    ['a node listed twice', (s) => { s.nodes.push({ name: 'n1', underlayAddress: '192.0.2.99', podCIDRs: ['10.0.9.0/24'] }); }, 'spec.nodes[1].name', 'n1'],
     ["two nodes' pod networks overlapping", (s) => { s.nodes.push({ name: 'n9', underlayAddress: '192.0.2.99', podCIDRs: ['10.0.0.128/25'] }); }, 'spec.nodes[1].podCIDRs[0]', '10.0.0.128/25'],
     ['an active gateway that is not a node', (s) => { s.activeGateway.name = 'elsewhere'; }, 'spec.activeGateway.name', 'elsewhere'],
     ["an active gateway away from its node's address", (s) => { s.activeGateway.underlayAddress = '192.0.2.250'; }, 'spec.activeGateway.underlayAddress', '192.0.2.250'],

@@ -48,6 +48,8 @@ describe('IPAM state document', () => {
     refused((d) => (d.peers[0]!.remotePodCIDR = '10.0.8.0/23'), /remotePodCIDR 10\.0\.8\.0\/23 is not the size/);
     refused((d) => (d.home.reserved = ['10.0.0.0/8']), /overlaps podCIDR/);
     refused((d) => (d.peers[1]!.clusterId = 'a'), /listed twice/);
+    refused((d) => (d.peers[0]!.remoteExternalCIDR = d.peers[0]!.remotePodCIDR), /peer a podCIDR and externalCIDR overlap as seen here/);
+    refused((d) => d.peers[1]!.natMappings.push({ ...d.peers[1]!.natMappings[0]! }), /endpoint 10\.1\.0\.5 is mapped twice for peer c/);
     refused((d) => (d.peers[0]!.natMappings[0]!.endpointIP = '224.0.0.1'), /peers\[0\]\.natMappings\[0\]\.endpointIP: is in 224\.0\.0\.0\/4, multicast.*\(got "224\.0\.0\.1"\)/);
   });
 });

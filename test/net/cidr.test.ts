@@ -39,6 +39,9 @@ describe('cidr: parsing and formatting', () => {
     for (const bad of ['10.0.0.0/0', '10.0.0.0/33', '::/129', '10.0.0.0/024', '10.0.0.0', '10.0.0/8', '010.0.0.0/8', 'fe80::%eth0/64', 'x/8', '']) {
       assert.throws(() => parseCidr('externalCIDR', bad), (err: unknown) => err instanceof InputError && err.field === 'externalCIDR' && err.value === bad, bad);
     }
+    // /0 is refused for its length, not only for its host bits (0.0.0.0/0 has none: every address).
+    assert.throws(() => parseCidr('externalCIDR', '0.0.0.0/0'), refusedWith('externalCIDR', /prefix length must be 1 to 32 for IPv4/));
+    assert.throws(() => parseCidr('externalCIDR', '::/0'), refusedWith('externalCIDR', /prefix length must be 1 to 128 for IPv6/));
     assert.throws(() => parseCidr('podCIDR', 42), refusedWith('podCIDR', /expected a CIDR string/));
     assert.throws(() => parseIp('ip', '1.2.3.256'), refusedWith('ip', /not an IPv4 address/));
   });

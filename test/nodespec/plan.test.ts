@@ -130,4 +130,9 @@ describe('node dataplane planner', () => {
     }));
     assert.equal(assignPeerIds(['cluster-a']).get('cluster-a'), assignPeerIds(['cluster-z', 'cluster-a']).get('cluster-a'));
   });
+
+  it('never gives 0: a hash of 0 is 1, and probing past 2^32 - 1 wraps to 1', () => {
+    assert.deepEqual([...assignPeerIds(['a', 'b'], () => 0)], [['a', 1], ['b', 2]]);
+    assert.deepEqual([...assignPeerIds(['a', 'b', 'c'], () => 0xffffffff)], [['a', 0xffffffff], ['b', 1], ['c', 2]]);
+  });
 });

@@ -213,6 +213,12 @@ describe('pool IPAM garbage collection plan: the document\'s rules', () => {
     assert.deepEqual(plan({ ...cluster, settings: { cleanOutdatedEndpoints: false } }), nothing);
   });
 
+  it("deletes a fresh Endpoint at once when its pod was seen deleted (a watch event), not only once it is old", () => {
+    const fresh = { endpoints: [endpoint('gone', { created: now - 1_000, podUID: 'uid-7' })] };
+    assert.deepEqual(plan({ ...fresh, deletedPods: ['uid-7'] }).deleteEndpoints, [['shop/gone', 'no address is given to pod shop/gone any more']]);
+    assert.deepEqual(plan({ ...fresh, deletedPods: ['uid-9'] }), nothing, 'another pod deleted: the fresh Endpoint stays');
+  });
+
   it('deletes in the same plan the Endpoint of a pod whose claims it all releases; keeps it while one is kept', () => {
     const dualStack = [claim('10.6.0.10'), claim('fd00::10')];
     assert.deepEqual(plan({ claims: dualStack, endpoints: [endpoint('web-0')] }), {

@@ -14,11 +14,10 @@ say() { echo "strait-vm: $*" >&2; }
 fail() { say "error: $*"; exit 1; }
 
 if [ $# -eq 0 ]; then
-  # Globs are expanded by mocha itself. Strict (CI=true, --forbid-pending): a test that would skip, such
-  # as one needing ESP on a kernel without it, fails; the tests for a kernel without ESP are left out. The
-  # eBPF lab (@vm-lab, about 6 minutes of it; `npm run test:vm:lab` runs it alone) is in.
-  set -- env CI=true node node_modules/.bin/mocha --no-config --reporter dist/test/support/reporter.js --timeout 60000 \
-    --forbid-pending --grep @no-esp --invert 'dist/test/fallback/ipsec*.test.js' 'dist/test/vm/*.test.js'
+  # The VM suite (test/suites.js: the tests tagged @esp or @vm-kernel, from every test file), strict:
+  # a test that would skip, such as one needing ESP on a kernel without it, fails. The eBPF lab (@vm-lab,
+  # about 6 minutes of it; `npm run test:vm:lab` runs it alone) is in.
+  set -- env CI=true node node_modules/.bin/mocha --config test/vm/mocharc.js
 fi
 
 # shellcheck source=test/vm/lib.sh

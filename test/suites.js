@@ -1,0 +1,36 @@
+// Which suite runs a test: the tags in its full title (its describe blocks' titles included), nothing
+// else; every suite loads every test file. test/suites.test.ts checks with mocha dry runs that each test
+// is in exactly one suite.
+//   host     `npm test`: this machine's kernel; everything not tagged for another suite. `@no-esp`: needs
+//            a kernel without ESP, as this one is.
+//   vm       `npm run test:vm` (test/vm/run.sh): Debian's 6.1 kernel under qemu. `@esp` needs ESP in the
+//            kernel, `@vm-kernel` a module this kernel lacks (ipvlan) or its older version (no tcx).
+//   multivm  `npm run test:multivm`: three local qemu VMs, booted by the test itself.
+// A strict run (CI=true, and always in the VMs) fails on a skipped test, one that would pass while
+// testing nothing, and on an `it.only`, which would run one test and call the suite green.
+'use strict';
+
+const files = ['dist/test/**/*.test.js'];
+const tags = { vm: '@esp|@vm-kernel', multivm: '@multivm' };
+const strict = ['true', '1'].includes(process.env.CI ?? '');
+
+const common = { spec: files, recursive: true, reporter: 'dist/test/support/reporter.js', 'enable-source-maps': true };
+
+/** The mocha configuration of one suite. */
+function mochaConfig(suite) {
+  switch (suite) {
+    case 'host':
+      return { ...common, grep: `${tags.vm}|${tags.multivm}`, invert: true, timeout: 60000, 'forbid-pending': strict, 'forbid-only': strict };
+    case 'vm':
+      return { ...common, grep: tags.vm, timeout: 60000, 'forbid-pending': true, 'forbid-only': true };
+    case 'multivm':
+      return { ...common, grep: tags.multivm, timeout: 1800000, 'forbid-pending': true, 'forbid-only': true };
+    default:
+      throw new Error(`no test suite ${suite} (host, vm, multivm)`);
+  }
+}
+
+/** Where each suite's configuration is, for `mocha --config`. */
+const configFiles = { host: '.mocharc.js', vm: 'test/vm/mocharc.js', multivm: 'test/multivm/mocharc.js' };
+
+module.exports = { mochaConfig, configFiles };

@@ -14,7 +14,8 @@ const files = ['dist/test/**/*.test.js'];
 const tags = { vm: '@esp|@vm-kernel', multivm: '@multivm' };
 const strict = ['true', '1'].includes(process.env.CI ?? '');
 
-const common = { spec: files, recursive: true, reporter: 'dist/test/support/reporter.js', 'enable-source-maps': true };
+// property-seed: FC_SEED / FC_PATH replay a failed fast-check property (the fuzz suites: FUZZ_SEED).
+const common = { spec: files, recursive: true, require: ['dist/test/support/property-seed.js'], reporter: 'dist/test/support/reporter.js', 'enable-source-maps': true };
 
 /** The mocha configuration of one suite. */
 function mochaConfig(suite) {

@@ -21,9 +21,9 @@ import { type NodeDataplane, openDataplane } from './dataplanes';
 import { reconcileOverlayRoutes } from './routes';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
 import { type Condition, agentConditions, setConditions } from './conditions';
-import { type ControlPlaneOptions, openControlPlane } from './control-plane';
+import { openControlPlane } from './control-plane';
+import type { AgentPorts, ControlPlaneOptions } from './control-plane-port';
 import type { SpecSource } from './spec-source';
-import type { StatusSink } from './status-sink';
 import type { MetricsListen } from '../metrics/listen';
 import type { AgentMetrics, AgentMetricsSource, AgentState } from '../metrics/agent-metrics';
 import { type MetricsServer, startMetricsServer } from '../metrics/server';
@@ -70,14 +70,6 @@ export function selectDataplane(requested: DataplaneRequest, report: ProbeReport
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/** What the agent needs besides its datapath: the node it runs, where its spec comes from and its status goes. */
-export interface AgentPorts {
-  /** The node this agent runs; a spec for another node is refused. Default: the spec's node. */
-  nodeName?: string;
-  source: SpecSource;
-  sink?: StatusSink;
-}
 
 /** The reconcile state of one agent process; `tick` is one reconcile, run from the timer and the source's change notices. */
 export class Agent {

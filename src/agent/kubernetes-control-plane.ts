@@ -6,7 +6,7 @@ import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
 import type { Logger } from '../log';
 import { type PoolIpamService, startPoolIpamService } from '../poolipam/service/pool-ipam-service';
-import type { ControlPlane, KubernetesControlPlane } from './control-plane';
+import type { ControlPlane, KubernetesControlPlane } from './control-plane-port';
 import { KubernetesSpecSource } from './kubernetes-spec-source';
 import { KubernetesStatusSink } from './kubernetes-status-sink';
 import { NodeLease } from './node-lease';

@@ -13,7 +13,8 @@
  * no reconcile.
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import { type ClusterNodeDocument, nodeDataplanePlural } from '../api/node-dataplane';
+import type { ClusterNodeDocument } from '../api/node-dataplane';
+import { nodeDataplanePlural } from '../api/node-dataplane-resource';
 import { Informer } from '../k8s/informer';
 import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
 import { straitInformer } from '../k8s/strait-informer';

@@ -9,7 +9,8 @@
  * one waiting. A failed write is logged once (until it succeeds again) and retried with the next report.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { type NodeDataplaneStatus, nodeDataplanePlural } from '../api/node-dataplane';
+import type { NodeDataplaneStatus } from '../api/node-dataplane';
+import { nodeDataplanePlural } from '../api/node-dataplane-resource';
 import { group, version } from '../api/resource';
 import { apiErrorText } from '../k8s/api-errors';
 import type { Logger } from '../log';

@@ -5,10 +5,9 @@
  * documents.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { type NodeDataplaneSpec, peerTransports } from '../nodespec/spec';
+import { peerTransports } from '../nodespec/spec';
 import { dataplanes } from '../probe/features';
-import { nodeDataplanePlural, writeNodeDataplaneSpec } from './node-dataplane';
-import { type ResourceDefinition, makeObject, objectSchema } from './resource';
+import { type ResourceDefinition, objectSchema } from './resource';
 import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
 
 const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
@@ -82,6 +81,8 @@ export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
 export type ClusterNodeDocument = Static<typeof ClusterNode>;
 export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
 
+export const nodeDataplanePlural = 'nodedataplanes';
+
 export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
   kind: 'NodeDataplane',
   plural: nodeDataplanePlural,
@@ -102,5 +103,3 @@ export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecS
 
 export const NodeDataplaneObjectSchema = objectSchema(nodeDataplaneResource);
 
-/** The object for a typed spec, named after its node. */
-export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneResource, spec.node.name, writeNodeDataplaneSpec(spec));

@@ -11,14 +11,13 @@ import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr, parseI
 import { RangeIndex } from '../net/range-index';
 import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
 import { compiledValidator } from './compiled-validators';
-import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
+import { type ClusterNodeDocument, type NodeDataplaneSpecDocument, type NodeDataplaneStatus, nodeDataplaneResource } from './node-dataplane-resource';
+import { makeObject } from './resource';
 import { checkWith } from './schema-errors';
 
 export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 
 /** The resource's plural name (its API path), here for the agent, which does not load the resource's schemas. */
-export const nodeDataplanePlural = 'nodedataplanes';
-
 /**
  * `status.appliedSpec`: a short digest of the spec's canonical text (`canonicalSpecText`; not a secret: it names a version). The same whether the spec came from
  * a file or the API server, and whatever the formatting or key order of the document.
@@ -198,6 +197,9 @@ export const writeClusterNodes = (nodes: readonly ClusterNodeSpec[]): ClusterNod
 export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument & { nodes: ClusterNodeDocument[] } {
   return { ...writeNodeDataplaneSpecWithoutNodes(spec), nodes: writeClusterNodes(spec.nodes) };
 }
+
+/** The object for a typed spec, named after its node. */
+export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneResource, spec.node.name, writeNodeDataplaneSpec(spec));
 
 /** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */
 export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(writeNodeDataplaneSpec(spec));

@@ -3,8 +3,23 @@
  * the typed classes of this folder, which check sizes and own the fds.
  */
 import { join } from 'node:path';
-import type { NetlinkEvent } from '../kernel/netlink-monitor';
 import { BpfError } from './error';
+
+type NetlinkAction = 'new' | 'del';
+
+/** What a netlink monitor (native/src/netlink-monitor.cc) tells its listener, in batches. */
+export type NetlinkEvent =
+  /** `new` also for a change to an existing link (up, renamed, moved here). */
+  | { kind: 'link'; action: NetlinkAction; ifindex: number; ifname?: string; family: number }
+  | { kind: 'addr'; action: NetlinkAction; family: number; ifindex: number }
+  | { kind: 'route'; action: NetlinkAction; family: number; table: number }
+  | { kind: 'rule'; action: NetlinkAction; family: number }
+  /** Group `neigh`: neighbours, and FDB entries (bridge family). */
+  | { kind: 'neigh' | 'fdb'; action: NetlinkAction; family: number; ifindex: number }
+  | { kind: 'xfrm'; action: NetlinkAction; object: 'state' | 'policy' }
+  | { kind: 'nft'; action: NetlinkAction; object: 'table' | 'chain' | 'rule' | 'set' | 'setelem' | 'other' }
+  /** The kernel dropped events (its receive buffer was full, ENOBUFS): anything may have changed. */
+  | { kind: 'overflow'; code: string };
 
 export interface NativeMapSpec {
   name: string;

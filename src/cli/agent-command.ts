@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentOptions, type DataplaneRequest, cleanupAgentNode, runAgent } from '../agent/agent';
 import type { TcMode } from '../bpf';
-import type { ControlPlaneOptions, PoolIpamOptions } from '../agent/control-plane';
+import type { ControlPlaneOptions, PoolIpamOptions } from '../agent/control-plane-port';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';

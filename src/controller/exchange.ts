@@ -6,13 +6,13 @@
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type NetworkConfigSpec, type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
+import { type NetworkConfigSpec, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
 import { runDirPaths } from '../api/run-dir';
 import { InputError } from '../errors';
 import { parseJsonText } from '../json-text';
 import { writeFileAtomic } from '../store/atomic-file';
-import { readNodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplaneObject } from '../api/node-dataplane-resource';
+import { nodeDataplaneObject, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { type ExchangeView, emptyExchange } from './exchange-view';
 import type { ReconcileResult } from './reconcile';
 import type { Heartbeat } from './election';
 
@@ -27,24 +27,6 @@ export interface RunDirFiles {
   /** No error when it is already gone. */
   remove(path: string): void;
 }
-
-export interface ExchangeView {
-  /** NetworkConfig specs addressed to us, by owner. */
-  specsForUs: Map<string, NetworkConfigSpec>;
-  /** Why a NetworkConfig addressed to us cannot be read, by owner (also in `problems`). */
-  unreadableSpecs: Map<string, string>;
-  /** The peers' statuses on our specs, by peer. */
-  statusesOfOurs: Map<string, NetworkConfigStatus>;
-  /** Why a peer's status on our spec cannot be read, by peer (also in `problems`). */
-  unreadableStatuses: Map<string, string>;
-  /** Files this controller wrote before (exchange files and node specs), to delete what is no longer wanted. */
-  written: string[];
-  /** Files that are there but could not be used, and why. */
-  problems: string[];
-}
-
-/** An exchange with nothing in it yet, for a reader to fill. */
-export const emptyExchange = (): ExchangeView => ({ specsForUs: new Map(), unreadableSpecs: new Map(), statusesOfOurs: new Map(), unreadableStatuses: new Map(), written: [], problems: [] });
 
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

@@ -5,7 +5,7 @@
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
 import { type Election, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
-import type { ExchangeView } from './exchange';
+import type { ExchangeView } from './exchange-view';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
 import { formatIp } from '../net/cidr';

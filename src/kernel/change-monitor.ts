@@ -9,7 +9,8 @@
  * nothing, after which it is quiet. Events the kernel dropped (a full receive buffer) count as a change.
  */
 import type { BpfError } from '../bpf/error';
-import { type NetlinkEvent, type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
+import type { NetlinkEvent } from '../bpf/native';
+import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
 import { netnsPath } from './netns';
 
 /** What the kernel fallback owns: every kind of state it writes, xfrm included. */

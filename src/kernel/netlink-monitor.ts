@@ -4,24 +4,9 @@
  * Events arrive on the event loop, in batches, as the kernel sends them; a monitor opened in a namespace
  * hears that namespace only. It holds kernel sockets until close(), and never keeps the process alive.
  */
-import { native } from '../bpf/native';
+import { type NetlinkEvent, native } from '../bpf/native';
 
 export type NetlinkGroup = 'link' | 'addr' | 'route' | 'rule' | 'neigh' | 'xfrm' | 'nft';
-
-type Action = 'new' | 'del';
-
-export type NetlinkEvent =
-  /** `new` also for a change to an existing link (up, renamed, moved here). */
-  | { kind: 'link'; action: Action; ifindex: number; ifname?: string; family: number }
-  | { kind: 'addr'; action: Action; family: number; ifindex: number }
-  | { kind: 'route'; action: Action; family: number; table: number }
-  | { kind: 'rule'; action: Action; family: number }
-  /** Group `neigh`: neighbours, and FDB entries (bridge family). */
-  | { kind: 'neigh' | 'fdb'; action: Action; family: number; ifindex: number }
-  | { kind: 'xfrm'; action: Action; object: 'state' | 'policy' }
-  | { kind: 'nft'; action: Action; object: 'table' | 'chain' | 'rule' | 'set' | 'setelem' | 'other' }
-  /** The kernel dropped events (its receive buffer was full, ENOBUFS): anything may have changed. */
-  | { kind: 'overflow'; code: string };
 
 export class NetlinkMonitor {
   private id: number | undefined;

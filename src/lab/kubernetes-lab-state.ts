@@ -8,14 +8,15 @@
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { Reflection } from '../api/controller-status';
 import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
-import { type NodeDataplaneStatus, nodeDataplanePlural, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { nodeDataplanePlural } from '../api/node-dataplane-resource';
 import { group, version } from '../api/resource';
 import { withNodeListFrom } from '../k8s/node-list';
 import { tunnelEndpointResource } from '../api/tunnel-endpoint';
 import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { clusterKubeConfig } from './kubernetes-control-plane';
-import type { ClusterState, LabState, NodeState } from './lab-state';
+import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';
 
 interface Listed {

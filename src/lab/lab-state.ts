@@ -5,35 +5,13 @@
  * on Kubernetes (kubernetes-lab-state.ts).
  */
 import { join } from 'node:path';
-import { type Reflection, readControllerStatus, readReflections } from '../api/controller-status';
+import { readControllerStatus, readReflections } from '../api/controller-status';
 import { pollDocumentFile } from '../api/document';
-import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
+import { readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
 import { runDirPaths } from '../api/run-dir';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { runsOnKubernetes } from './control-plane';
+import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';
-
-export interface NodeState {
-  /** Undefined until the controller wrote it (or while it is half-written). */
-  spec?: NodeDataplaneSpec;
-  /** Undefined until the agent reported. */
-  status?: NodeDataplaneStatus;
-}
-
-export interface ClusterState {
-  /** By node name: every node of the topology's cluster. */
-  nodes: Map<string, NodeState>;
-  /** The endpoints this cluster reflects as a hub, with the address each peer dials. */
-  reflections: Reflection[];
-  gateway: string | null;
-  /** The controller's view of each peering ('waiting-for-peer', 'remapped', 'ready'). */
-  peers: { clusterId: string; state: string }[];
-}
-
-export interface LabState {
-  read(cluster: LabCluster): Promise<ClusterState>;
-  close(): Promise<void>;
-}
 
 /** The standalone lab: the files the controllers and agents write in the run directory. */
 export class RunDirLabState implements LabState {

@@ -7,7 +7,7 @@
  */
 import { inspectNode } from '../datapath/inspect';
 import { parseSamples, sampleValue } from '../metrics/exposition';
-import type { ClusterState } from './lab-state';
+import type { ClusterState } from './lab-state-port';
 import { labMetricsPort, nodePinRoot } from './lab';
 import type { LabTopology } from './topology';
 

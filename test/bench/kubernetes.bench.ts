@@ -13,7 +13,7 @@ import { readControllerConfig } from '../../src/api/controller-config';
 import { runKubernetesController } from '../../src/controller/kubernetes/controller';
 import { localObjects } from '../../src/controller/kubernetes/objects';
 import { reconcile } from '../../src/controller/reconcile';
-import { emptyExchange } from '../../src/controller/exchange';
+import { emptyExchange } from '../../src/controller/exchange-view';
 import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';

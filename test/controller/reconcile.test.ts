@@ -3,7 +3,8 @@ import { type ControllerConfig, readControllerConfig } from '../../src/api/contr
 import { runDirPaths } from '../../src/api/run-dir';
 import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { emptyExchange, readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
+import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
+import { emptyExchange } from '../../src/controller/exchange-view';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamState } from '../../src/ipam/state';

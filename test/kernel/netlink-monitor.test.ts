@@ -10,7 +10,8 @@ import { readdirSync } from 'node:fs';
 import { BpfError } from '../../src/bpf';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
-import { type NetlinkEvent, type NetlinkGroup, NetlinkMonitor } from '../../src/kernel/netlink-monitor';
+import type { NetlinkEvent } from '../../src/bpf/native';
+import { type NetlinkGroup, NetlinkMonitor } from '../../src/kernel/netlink-monitor';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 const openFds = () => readdirSync('/proc/self/fd').length;

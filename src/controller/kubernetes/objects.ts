@@ -18,7 +18,7 @@ import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
 import { apiVersion } from '../../api/resource';
 import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
-import { type ExchangeView, emptyExchange } from '../exchange';
+import { type ExchangeView, emptyExchange } from '../exchange-view';
 import type { ReconcileResult } from '../reconcile';
 
 /** The label on every object a Strait controller owns (the standard label, with the writer's name). */

@@ -13,7 +13,7 @@ import {
   peerNetworkConfigs,
 } from '../../../src/controller/kubernetes/objects';
 import { reconcile } from '../../../src/controller/reconcile';
-import { emptyExchange } from '../../../src/controller/exchange';
+import { emptyExchange } from '../../../src/controller/exchange-view';
 
 const labels = (cluster: string) => ({ 'app.kubernetes.io/managed-by': 'strait-controller', 'strait.io/cluster-id': cluster });
 const want = (name: string, spec: unknown): WantedObject => ({ apiVersion: 'strait.io/v1alpha1', kind: 'TunnelEndpoint', metadata: { name, labels: labels('cluster-a') }, spec });

@@ -1,0 +1,30 @@
+/**
+ * What the lab reads back from a running lab, whichever control plane runs it (the port; its adapters:
+ * lab-state.ts for the run directory, kubernetes-lab-state.ts for the API servers).
+ */
+import type { Reflection } from '../api/controller-status';
+import type { NodeDataplaneStatus } from '../api/node-dataplane';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { LabCluster } from './topology';
+
+export interface NodeState {
+  /** Undefined until the controller wrote it (or while it is half-written). */
+  spec?: NodeDataplaneSpec;
+  /** Undefined until the agent reported. */
+  status?: NodeDataplaneStatus;
+}
+
+export interface ClusterState {
+  /** By node name: every node of the topology's cluster. */
+  nodes: Map<string, NodeState>;
+  /** The endpoints this cluster reflects as a hub, with the address each peer dials. */
+  reflections: Reflection[];
+  gateway: string | null;
+  /** The controller's view of each peering ('waiting-for-peer', 'remapped', 'ready'). */
+  peers: { clusterId: string; state: string }[];
+}
+
+export interface LabState {
+  read(cluster: LabCluster): Promise<ClusterState>;
+  close(): Promise<void>;
+}

@@ -16,7 +16,7 @@ import type { TcMode } from '../bpf';
 import { netnsPath } from '../kernel/netns';
 import { requireIpv4 } from '../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import type { Dataplane } from '../probe/features';
+import type { Dataplane } from '../api/dataplane';
 import { type RouteChanges, desiredRoutes, reconcileOverlayRoutes } from './routes';
 
 export interface NodeDataplane {

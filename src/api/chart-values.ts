@@ -6,7 +6,7 @@
  * blocks (resources, affinity, tolerations, probes) are checked by the API server, not here.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { dataplanes } from '../probe/features';
+import { dataplanes } from './dataplane';
 import { ControllerConfigSchema } from './controller-config';
 import { apiFormats, type ApiFormatName } from './formats';
 import { List, Port, Seconds, StringEnum, Strict } from './schema';

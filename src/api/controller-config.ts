@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { InputError } from '../errors';
-import { type HomeNetworksSpec, parseHomeNetworks } from '../ipam/home-networks';
+import { type HomeNetworksSpec, parseHomeNetworks } from './home-networks';
 import { carriedCidr, carriedIp } from '../net/carried';
 import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { peerTransports } from '../nodespec/spec';
-import { dataplanes } from '../probe/features';
+import { dataplanes } from './dataplane';
 import { type ResourceDefinition, objectSchema } from './resource';
 import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
 

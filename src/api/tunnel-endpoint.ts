@@ -4,11 +4,23 @@
  * controller, named after the peer.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { type Cidr, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
-import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
+import { type Cidr, type Ip, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
 import type { ResourceDefinition } from './resource';
 import { CidrText, ClusterIdText, Conditions, IpText, Port, Strict } from './schema';
 import { checkDocument } from './validate';
+
+/** A TunnelEndpoint's spec, typed (readTunnelEndpoint, writeTunnelEndpoint). */
+export interface TunnelEndpoint {
+  clusterId: string;
+  /** The peer's networks as seen here. */
+  remotePodCIDR: Cidr;
+  remoteExternalCIDR: Cidr;
+  /** Our networks as seen by the peer. */
+  localNATPodCIDR: Cidr;
+  localNATExternalCIDR: Cidr;
+  /** The peer's gateway (no port: the default VXLAN port). */
+  endpoint: { address: Ip; port?: number };
+}
 
 export const TunnelEndpointSpecSchema = Strict({
   clusterId: ClusterIdText({ description: 'The peer.' }),

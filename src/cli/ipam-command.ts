@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { InputError, StateError } from '../errors';
 import { formatCidr } from '../net/cidr';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
-import { defaultPools, homeNetworksSpec } from '../ipam/home-networks';
+import { defaultPools, homeNetworksSpec } from '../api/home-networks';
 import { initializeIpam } from '../ipam/initialize';
 import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../ipam/peers';
 import type { IpamState, Outcome } from '../ipam/state';

@@ -14,7 +14,7 @@ import { initializeIpam } from '../ipam/initialize';
 import { homePodIp, removePeer } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
 import { reconcilePeering } from '../netmgr/network-manager';
-import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
+import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { clusterNodeSpecs, defaultTunnelPort, planNodeSpec } from '../nodespec/plan';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 

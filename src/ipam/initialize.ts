@@ -7,7 +7,7 @@
 import { StateError } from '../errors';
 import { cidrsEqual, cidrsOverlap, containsIp, formatCidr, parseIp } from '../net/cidr';
 import { emptyExternalAddresses } from './external-addresses';
-import { type HomeNetworks, type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
+import { type HomeNetworks, type HomeNetworksSpec, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from '../api/home-networks';
 import { type IpamState, type Outcome, type PeerRecord, emptyIpamState } from './state';
 
 export interface InitializeResult {

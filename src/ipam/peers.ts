@@ -6,7 +6,7 @@ import { InputError, StateError } from '../errors';
 import { type Cidr, cidrsEqual, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape, translateIp } from '../net/cidr';
 import { parseClusterId } from './cluster-id';
 import { releaseExternalAddress } from './external-addresses';
-import { namedHomeNetworks } from './home-networks';
+import { namedHomeNetworks } from '../api/home-networks';
 import { lowestFreeNetwork } from '../net/network-allocation';
 import { PersistentMap } from './persistent-map';
 import type { IpamState, Outcome, PeerRecord } from './state';

@@ -11,7 +11,7 @@ import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../ap
 import { checkDocument } from '../api/validate';
 import { natMappingsOf, parseEndpointAddress } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
-import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from './home-networks';
+import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from '../api/home-networks';
 import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';

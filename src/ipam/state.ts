@@ -4,7 +4,7 @@
  */
 import type { Cidr } from '../net/cidr';
 import { type ExternalAddresses, emptyExternalAddresses } from './external-addresses';
-import type { HomeNetworks } from './home-networks';
+import type { HomeNetworks } from '../api/home-networks';
 import { PersistentMap } from './persistent-map';
 
 export interface PeerRecord {

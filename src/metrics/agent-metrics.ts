@@ -6,7 +6,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DatapathCounters } from '../datapath/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import type { Dataplane } from '../probe/features';
+import type { Dataplane } from '../api/dataplane';
 import { reconcileBuckets } from './buckets';
 
 /** What the scrape reads from the running agent. */

@@ -10,7 +10,8 @@ import { addPeer, setRemoteView } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';
 import { carriedCidr, carriedIp } from '../net/carried';
 import { cidrsEqual, formatCidr } from '../net/cidr';
-import { type TunnelEndpoint, tunnelEndpoint } from './tunnel-endpoint';
+import type { TunnelEndpoint } from '../api/tunnel-endpoint';
+import { tunnelEndpoint } from './tunnel-endpoint';
 
 /**
  * waiting-for-peer: no NetworkConfig of the peer yet; refused: the peer's NetworkConfig cannot be used

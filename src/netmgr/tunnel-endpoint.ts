@@ -4,20 +4,9 @@
  * NetworkConfig exchange are done, so a dataplane never translates with a prefix it has guessed.
  */
 import type { GatewayEndpoint } from '../api/network-config';
+import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import type { IpamState } from '../ipam/state';
-import { type Cidr, type Ip, parseIp } from '../net/cidr';
-
-export interface TunnelEndpoint {
-  clusterId: string;
-  /** The peer's networks as seen here. */
-  remotePodCIDR: Cidr;
-  remoteExternalCIDR: Cidr;
-  /** Our networks as seen by the peer. */
-  localNATPodCIDR: Cidr;
-  localNATExternalCIDR: Cidr;
-  /** The peer's gateway (no port: the default VXLAN port). */
-  endpoint: { address: Ip; port?: number };
-}
+import { parseIp } from '../net/cidr';
 
 /** The TunnelEndpoint toward `peer`, whose gateway is `endpoint`, or undefined while its view of us is unknown. */
 export function tunnelEndpoint(ipam: IpamState, peer: string, endpoint: GatewayEndpoint): TunnelEndpoint | undefined {

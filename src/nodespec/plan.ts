@@ -7,7 +7,7 @@ import { InputError } from '../errors';
 import { transitOffset } from '../ipam/external-addresses';
 import type { IpamState } from '../ipam/state';
 import { type Cidr, type Ip, parseIp } from '../net/cidr';
-import type { TunnelEndpoint } from '../netmgr/tunnel-endpoint';
+import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { assignPeerIds } from './peer-id';
 import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from './spec';
 

@@ -1,4 +1,5 @@
 /** What `strait probe` reports, and what each dataplane needs of it. */
+import type { Dataplane } from '../api/dataplane';
 
 export const featureNames = [
   'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie',
@@ -29,8 +30,6 @@ export interface ProbeReport {
   reasons: Partial<Record<Feature, string>>;
 }
 
-export const dataplanes = ['ebpf', 'kernel'] as const;
-export type Dataplane = (typeof dataplanes)[number];
 
 /** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
 export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd'];

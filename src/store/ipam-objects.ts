@@ -15,7 +15,7 @@
  */
 import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../api/ipam-objects';
 import { InputError, StateError } from '../errors';
-import { homeNetworksSpec, parseHomeNetworks } from '../ipam/home-networks';
+import { homeNetworksSpec, parseHomeNetworks } from '../api/home-networks';
 import type { IpamState } from '../ipam/state';
 import { StateRestorer } from '../ipam/state-document';
 import { peerView } from '../ipam/peers';

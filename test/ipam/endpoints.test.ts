@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../../src/ipam/endpoints';
-import { parseHomeNetworks } from '../../src/ipam/home-networks';
+import { parseHomeNetworks } from '../../src/api/home-networks';
 import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
 import { type IpamState, emptyIpamState } from '../../src/ipam/state';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
 import { mapEndpoint } from '../../src/ipam/endpoints';
-import type { HomeNetworksSpec } from '../../src/ipam/home-networks';
+import type { HomeNetworksSpec } from '../../src/api/home-networks';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';

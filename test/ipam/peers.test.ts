@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
-import { type HomeNetworksSpec, parseHomeNetworks } from '../../src/ipam/home-networks';
+import { type HomeNetworksSpec, parseHomeNetworks } from '../../src/api/home-networks';
 import { formatIp } from '../../src/net/cidr';
 import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';
 import { type IpamState, emptyIpamState } from '../../src/ipam/state';

@@ -13,7 +13,7 @@ import { homePodIp, removePeer } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
 import { containsIp, formatIp, parseIp, translateIp } from '../../src/net/cidr';
 import { type Peering, reconcilePeering } from '../../src/netmgr/network-manager';
-import type { TunnelEndpoint } from '../../src/netmgr/tunnel-endpoint';
+import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';
 
 interface Cluster {
   id: string;

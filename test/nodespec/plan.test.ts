@@ -6,7 +6,7 @@ import { mapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
-import type { TunnelEndpoint } from '../../src/netmgr/tunnel-endpoint';
+import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { assignPeerIds } from '../../src/nodespec/peer-id';
 import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
 

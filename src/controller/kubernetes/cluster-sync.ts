@@ -17,7 +17,7 @@ import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/nod
 import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
 import { networkConfigResource } from '../../api/network-config';
 import { tunnelEndpointResource } from '../../api/tunnel-endpoint';
-import { parseHomeNetworks } from '../../ipam/home-networks';
+import { parseHomeNetworks } from '../../api/home-networks';
 import type { IpamState } from '../../ipam/state';
 import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';

@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 const root = join(__dirname, '..', '..');
 const mocha = join(root, 'node_modules', '.bin', 'mocha');
 // test/suites.js is plain CommonJS: the configurations load it before anything is built.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { configFiles } = require(join(root, 'test', 'suites.js')) as { configFiles: Record<string, string> };
 
 /** The tests a mocha run would run, as `file: full title`, without running any. */

@@ -44,15 +44,6 @@ export function parseJsonDocument(text: string, source: string): unknown {
   return parsed.value;
 }
 
-/** YAML 1.2 or JSON from a person. */
-export function parseYamlDocument(text: string, source: string): unknown {
-  try {
-    return parseYaml(text);
-  } catch (err) {
-    throw new InputError(source, excerpt(text), `not valid YAML or JSON: ${(err as Error).message}`);
-  }
-}
-
 /** A YAML or JSON file a person wrote, parsed; an unreadable file is an InputError naming it. */
 export function loadYamlFile(path: string, field: string): unknown {
   let text: string;

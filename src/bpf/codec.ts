@@ -104,6 +104,8 @@ export interface StructCodec<T> extends Codec<T> {
   readonly fields: readonly FieldLayout[];
 }
 
+// any: codecs of different value types side by side (a Codec is invariant in its value).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Fields = Record<string, Codec<any>>;
 type StructValue<F extends Fields> = { [K in keyof F]: CodecValue<F[K]> };
 

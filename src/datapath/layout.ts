@@ -34,6 +34,7 @@ export const DROP_REASON_COUNT = 8;
 type WithoutPad<T> = { [K in keyof T as K extends `_pad${string}` ? never : K]: T[K] };
 
 /** struct() whose values leave out the `_pad` fields (they are written as zero and never read). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- codecs of different value types, as bpf/codec.ts's Fields
 function cstruct<F extends Record<string, Codec<any>>>(fields: F): StructCodec<WithoutPad<CodecValue<ReturnType<typeof struct<F>>>>> {
   return struct(fields) as StructCodec<never>;
 }

@@ -25,8 +25,6 @@ export type Peering =
   | { state: 'remapped'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus; reason?: string }
   | { state: 'ready'; clusterId: string; ours: NetworkConfigSpec; answer: NetworkConfigStatus; tunnel: TunnelEndpoint };
 
-export type PeerState = Peering['state'];
-
 export interface PeeringInput {
   ipam: IpamState;
   /** This cluster. */

@@ -35,11 +35,17 @@ function memoryMap() {
         data.set(entries[0]![0], entries[0]![1]);
         throw new Error('E2BIG, after one entry');
       }
-      for (const [k, v] of entries) (data.set(k, v), log.upserts.push([k, v]));
+      for (const [k, v] of entries) {
+        data.set(k, v);
+        log.upserts.push([k, v]);
+      }
       return entries.length;
     },
     delete(keys) {
-      for (const k of keys) (data.delete(k), log.deletes.push(k));
+      for (const k of keys) {
+        data.delete(k);
+        log.deletes.push(k);
+      }
       return keys.length;
     },
   };
@@ -77,7 +83,11 @@ describe('map mirror (pure)', () => {
       mirror.sync(new Map(), true);
       let edited = new Set<string>();
       for (const { edits, desired, read } of steps) {
-        for (const { key, value } of edits) (value === null ? data.delete(key) : data.set(key, value), edited.add(key));
+        for (const { key, value } of edits) {
+          if (value === null) data.delete(key);
+          else data.set(key, value);
+          edited.add(key);
+        }
         mirror.sync(desired, read);
         if (read) edited = new Set();
         for (const key of new Set([...desired.keys(), ...data.keys()])) if (!edited.has(key)) assert.equal(data.get(key), desired.get(key), `entry ${key}`);

@@ -12,7 +12,10 @@ describe('U32Table (pure)', () => {
       const model = new Map<number, number>();
       for (const { del, key: k, value } of ops) {
         if (del) assert.equal(table.delete(k), model.delete(k));
-        else (table.set(k, value), model.set(k, value));
+        else {
+          table.set(k, value);
+          model.set(k, value);
+        }
         assert.equal(table.size, model.size);
         assert.equal(table.get(k), model.get(k));
       }

@@ -7,7 +7,7 @@ import type { TokenUser } from '../../src/lab/apiserver/authentication';
 import { apiStatus } from '../../src/k8s/api-errors';
 import { k8sTool } from '../../src/lab/k8s-tools';
 
-export type ChartObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type ChartObject = Record<string, any>;
 
 /** The namespace renderChart installs into. */
 export const chartNamespace = 'strait-system';
@@ -37,7 +37,7 @@ export const chartAgentUser = (token: string): TokenUser => chartServiceAccountU
 export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Promise<void> {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   // The rendered objects as the client's types (helm rendered them from the chart's own templates).
-  type Body = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  type Body = any;
   const writes: Record<string, { create: (o: Body) => Promise<unknown>; replace: (o: Body) => Promise<unknown> }> = {
     ClusterRole: { create: (body) => rbac.createClusterRole({ body }), replace: (body) => rbac.replaceClusterRole({ name: body.metadata.name, body }) },
     ClusterRoleBinding: { create: (body) => rbac.createClusterRoleBinding({ body }), replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }) },

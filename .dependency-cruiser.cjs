@@ -1,0 +1,27 @@
+// `npm run lint` (depcruise): the shape of src/. Type-only imports count: a cycle of types is still two
+// modules that cannot be understood, or moved, one without the other.
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'modules that import each other, directly or around a circle', from: {}, to: { circular: true } },
+    {
+      name: 'product-not-lab',
+      severity: 'error',
+      comment: "the lab is a test bed, not the product: the agent, the controller and the plugin never import it (the CLI's `strait lab` wiring is the one exception until the lab is its own package)",
+      from: { path: '^src/', pathNot: ['^src/lab/', '^src/cli/lab-command\\.ts$'] },
+      to: { path: '^src/lab/' },
+    },
+    {
+      name: 'api-is-a-floor',
+      severity: 'error',
+      comment: 'src/api (the documents and their readers) sits under the cores and the adapters: it imports only net, the node spec types and MTU arithmetic (nodespec/spec, nodespec/tunnel-mtu, both leaves), json-text and errors',
+      from: { path: '^src/api/' },
+      to: { path: '^src/', pathNot: ['^src/api/', '^src/net/', '^src/nodespec/(spec|tunnel-mtu)\\.ts$', '^src/errors\\.ts$', '^src/json-text\\.ts$'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(dist|node_modules)/' },
+  },
+};

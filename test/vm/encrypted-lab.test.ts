@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { type Dirent, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../../src/errors';
 import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys';
@@ -16,6 +16,7 @@ import { addressSeenFrom } from '../../src/lab/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
 import { nodeNetns } from '../../src/lab/names';
+import { knownProcesses, processPid } from '../../src/lab/processes';
 import { labNamespaces } from '../../src/lab/network';
 import { defaultTopologyPath } from '../../src/lab/topology';
 import { encryptionRequirements } from '../../src/probe/features';
@@ -106,6 +107,17 @@ describe('encrypted lab (IPsec between gateways)', function () {
     const forbidden = [secret, Buffer.from(secret, 'base64').toString('hex'), keys.forward.key.reveal().toString('hex'), keys.reverse.key.reveal().toString('hex')];
     const logs = readdirSync(join(runDir, 'logs')).map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n').toLowerCase();
     for (const text of forbidden) assert.ok(!logs.includes(text.toLowerCase()), 'a secret or key reached a log');
+    // Nor any process's argv (every user of the machine can read it), nor a document of the run directory
+    // besides the secrets' own files (node specs, exchanged NetworkConfigs, heartbeats, statuses).
+    const argv = knownProcesses(runDir).map((name) => processPid(runDir, name)).map((pid) => (pid !== undefined && existsSync(`/proc/${pid}`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '')).join('\n');
+    const documents = (readdirSync(runDir, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((e) => e.isFile() && !e.parentPath.startsWith(join(runDir, 'logs')) && !savedTopology(runDir).clusters.some((c) => e.parentPath.startsWith(secretsDir(runDir, c.id))))
+      .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'));
+    assert.ok(documents.length > 10, `the run directory's documents were read (${documents.length})`);
+    for (const text of forbidden) {
+      assert.ok(!argv.toLowerCase().includes(text.toLowerCase()), 'a secret or key reached a process argv');
+      assert.ok(!documents.some((d) => d.toLowerCase().includes(text.toLowerCase())), 'a secret or key reached a document of the run directory');
+    }
   });
 
   it('takes a changed secret at the next reconcile: A-B stops, and only it, while the sides differ, and heals when it is put back @esp', async function (this: Mocha.Context) {

@@ -9,17 +9,31 @@
 
 namespace strait {
 
-// The errno's symbolic name (ENOENT), as a BpfError's `code`; E<number> for one glibc does not name.
+// The errno's symbolic name (ENOENT), as a native error's `code`; E<number> for one glibc does not name.
 std::string ErrnoName(int err);
 
-// Throws a BpfError (the class registered by the TypeScript layer) carrying errno, its name as `code`,
-// the operation and what libbpf printed while the operation ran. `err` may be negative (libbpf style).
-[[noreturn]] void ThrowBpfError(Napi::Env env, const std::string& operation, int err,
-                                const std::string& detail = "");
+// What failed: it names the error's class on the TypeScript side (src/bpf/error.ts), each carrying
+// errno, its name as `code`, the operation and what libbpf printed while the operation ran.
+enum class NativeErrorKind {
+  kBpf,       // the bpf(2) syscall, libbpf, BTF, bpffs, TC attachments: BpfError
+  kNetlink,   // rtnetlink and xfrm over netlink, the netlink monitor, interfaces: NetlinkError
+  kNftables,  // libnftables: NftablesError
+  kNetns,     // opening or entering a network namespace: NetnsError
+  kSocket,    // the address probe's packet sockets: SocketError
+};
 
-// Builds the same error without throwing (for promise rejections).
-Napi::Object MakeBpfError(Napi::Env env, const std::string& operation, int err, const std::string& detail,
-                          const std::string& libbpfLog);
+// Throws the error of `kind`. `err` may be negative (libbpf style).
+[[noreturn]] void ThrowNativeError(Napi::Env env, NativeErrorKind kind, const std::string& operation, int err,
+                                   const std::string& detail = "");
+
+// Builds the same error without throwing (for promise rejections and per-change results).
+Napi::Object MakeNativeError(Napi::Env env, NativeErrorKind kind, const std::string& operation, int err,
+                             const std::string& detail, const std::string& libbpfLog);
+
+[[noreturn]] inline void ThrowBpfError(Napi::Env env, const std::string& operation, int err,
+                                       const std::string& detail = "") {
+  ThrowNativeError(env, NativeErrorKind::kBpf, operation, err, detail);
+}
 
 // libbpf's messages are captured per thread: the log of the current operation is attached to its error.
 void ClearLibbpfLog();

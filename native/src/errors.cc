@@ -4,13 +4,16 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <iterator>
 
 #include "addon.h"
 
 namespace strait {
 
 static thread_local std::string libbpfLog;
-static Napi::FunctionReference* errorClass = nullptr;
+// The error classes registered by the TypeScript layer, by NativeErrorKind.
+static constexpr const char* kindNames[] = {"bpf", "netlink", "nftables", "netns", "socket"};
+static Napi::FunctionReference* errorClasses[std::size(kindNames)] = {};
 
 static int CaptureLibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
@@ -81,8 +84,8 @@ static std::string LastLibbpfLine(const std::string& log) {
   return "";
 }
 
-Napi::Object MakeBpfError(Napi::Env env, const std::string& operation, int err, const std::string& detail,
-                          const std::string& log) {
+Napi::Object MakeNativeError(Napi::Env env, NativeErrorKind kind, const std::string& operation, int err,
+                             const std::string& detail, const std::string& log) {
   if (err < 0) err = -err;
   std::string message = operation + " failed: " + ErrnoName(err) + " (" + strerror(err) + ")";
   if (!detail.empty()) message += ": " + detail;
@@ -92,6 +95,7 @@ Napi::Object MakeBpfError(Napi::Env env, const std::string& operation, int err, 
   std::string reason = VerifierReason(verifier);
   if (!reason.empty()) message += "; verifier: " + reason;
   Napi::Object error;
+  Napi::FunctionReference* errorClass = errorClasses[static_cast<size_t>(kind)];
   if (errorClass != nullptr) {
     error = errorClass->New({Napi::String::New(env, message)});
   } else {
@@ -105,8 +109,9 @@ Napi::Object MakeBpfError(Napi::Env env, const std::string& operation, int err, 
   return error;
 }
 
-void ThrowBpfError(Napi::Env env, const std::string& operation, int err, const std::string& detail) {
-  throw Napi::Error(env, MakeBpfError(env, operation, err, detail, TakeLibbpfLog()));
+void ThrowNativeError(Napi::Env env, NativeErrorKind kind, const std::string& operation, int err,
+                      const std::string& detail) {
+  throw Napi::Error(env, MakeNativeError(env, kind, operation, err, detail, TakeLibbpfLog()));
 }
 
 bool IsAbsent(const Napi::Value& v) { return v.IsUndefined() || v.IsNull(); }
@@ -141,14 +146,20 @@ Napi::Buffer<uint8_t> ArgBuffer(const Napi::CallbackInfo& info, size_t i, const 
   return info[i].As<Napi::Buffer<uint8_t>>();
 }
 
-static void SetErrorClass(const Napi::CallbackInfo& info) {
-  if (!info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), "argument 'errorClass' must be a constructor");
-  delete errorClass;
-  errorClass = new Napi::FunctionReference(Napi::Persistent(info[0].As<Napi::Function>()));
+// setErrorClasses({bpf, netlink, nftables, netns, socket}): a constructor for each kind of failure.
+static void SetErrorClasses(const Napi::CallbackInfo& info) {
+  if (!info[0].IsObject()) throw Napi::TypeError::New(info.Env(), "argument 'errorClasses' must be an object");
+  Napi::Object classes = info[0].As<Napi::Object>();
+  for (size_t i = 0; i < std::size(kindNames); i++) {
+    Napi::Value c = classes.Get(kindNames[i]);
+    if (!c.IsFunction()) throw Napi::TypeError::New(info.Env(), std::string("errorClasses.") + kindNames[i] + " must be a constructor");
+    delete errorClasses[i];
+    errorClasses[i] = new Napi::FunctionReference(Napi::Persistent(c.As<Napi::Function>()));
+  }
 }
 
 void InitErrors(Napi::Env env, Napi::Object exports) {
-  exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass));
+  exports.Set("setErrorClasses", Napi::Function::New(env, SetErrorClasses));
 }
 
 }  // namespace strait

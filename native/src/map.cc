@@ -56,7 +56,7 @@ Napi::Value MapGetNextKey(const Napi::CallbackInfo& info) {
 
 // Errors of batch operations carry how many elements were processed before the failure.
 [[noreturn]] void ThrowBatchError(Napi::Env env, const char* operation, int err, uint32_t count) {
-  Napi::Object error = MakeBpfError(env, operation, err, std::to_string(count) + " elements processed", TakeLibbpfLog());
+  Napi::Object error = MakeNativeError(env, NativeErrorKind::kBpf, operation, err, std::to_string(count) + " elements processed", TakeLibbpfLog());
   error.Set("count", count);
   throw Napi::Error(env, error);
 }

@@ -259,27 +259,27 @@ void CloseMonitor(Monitor* m) {
 void OpenSocket(Napi::Env env, Monitor* m, int bus, const std::vector<unsigned>& groups) {
   const char* operation = bus == NETLINK_ROUTE ? "open rtnetlink monitor" : bus == NETLINK_XFRM ? "open xfrm netlink monitor" : "open nftables netlink monitor";
   struct mnl_socket* nl = mnl_socket_open2(bus, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (nl == nullptr) ThrowBpfError(env, operation, errno);
+  if (nl == nullptr) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno);
   // Owned by the monitor from here, so a failure below closes it with the rest.
   auto* s = new Socket{m, bus, nl, {}, false};
   m->sockets.push_back(s);
   int fd = mnl_socket_get_fd(nl);
   int size = kReceiveBuffer;
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) != 0) ThrowBpfError(env, operation, errno, "bind");
+  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) != 0) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno, "bind");
   for (unsigned group : groups) {
     if (mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) != 0)
-      ThrowBpfError(env, operation, errno, "join group " + std::to_string(group));
+      ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno, "join group " + std::to_string(group));
   }
   uv_loop_t* loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok) ThrowBpfError(env, operation, EINVAL, "no event loop");
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, EINVAL, "no event loop");
   int rc = uv_poll_init(loop, &s->poll, fd);
-  if (rc != 0) ThrowBpfError(env, operation, -rc, "uv_poll_init");
+  if (rc != 0) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, -rc, "uv_poll_init");
   s->poll.data = s;
   s->polling = true;
   uv_unref(reinterpret_cast<uv_handle_t*>(&s->poll));
   rc = uv_poll_start(&s->poll, UV_READABLE, OnReadable);
-  if (rc != 0) ThrowBpfError(env, operation, -rc, "uv_poll_start");
+  if (rc != 0) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, -rc, "uv_poll_start");
 }
 
 // netlinkMonitorOpen(netns | null, groups: string[], callback(events)) -> id

@@ -177,7 +177,7 @@ Napi::Value NeighbourDump(const Napi::CallbackInfo& info) {
   bool bridge = info[2].ToBoolean();
   NetnsGuard guard(env, netns);
   unsigned ifindex = if_nametoindex(dev.c_str());
-  if (ifindex == 0) ThrowBpfError(env, "find interface", errno, dev + (netns.empty() ? "" : " in " + netns));
+  if (ifindex == 0) ThrowNativeError(env, NativeErrorKind::kNetlink, "find interface", errno, dev + (netns.empty() ? "" : " in " + netns));
   Napi::Array out = Napi::Array::New(env);
   uint32_t count = 0;
   Dump(env, bridge ? "dump fdb" : "dump neighbours", [&](nlmsghdr* req) {

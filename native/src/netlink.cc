@@ -38,8 +38,8 @@ const char* ProtocolName(int protocol) { return protocol == NETLINK_XFRM ? "xfrm
 // answer was lost: it fails with EAGAIN instead of blocking the process.
 Socket OpenSocket(Napi::Env env, int protocol) {
   Socket nl(mnl_socket_open2(protocol, SOCK_CLOEXEC));
-  if (!nl) ThrowBpfError(env, std::string("open ") + ProtocolName(protocol) + " socket", errno);
-  if (mnl_socket_bind(nl.get(), 0, MNL_SOCKET_AUTOPID) < 0) ThrowBpfError(env, std::string("bind ") + ProtocolName(protocol) + " socket", errno);
+  if (!nl) ThrowNativeError(env, NativeErrorKind::kNetlink, std::string("open ") + ProtocolName(protocol) + " socket", errno);
+  if (mnl_socket_bind(nl.get(), 0, MNL_SOCKET_AUTOPID) < 0) ThrowNativeError(env, NativeErrorKind::kNetlink, std::string("bind ") + ProtocolName(protocol) + " socket", errno);
   int on = 1;
   mnl_socket_setsockopt(nl.get(), NETLINK_EXT_ACK, &on, sizeof(on));
   mnl_socket_setsockopt(nl.get(), NETLINK_CAP_ACK, &on, sizeof(on));
@@ -73,7 +73,7 @@ void NetlinkDump(Napi::Env env, int protocol, const char* operation, const std::
     req->nlmsg_seq = static_cast<uint32_t>(time(nullptr));
     build(req);
     uint32_t seq = req->nlmsg_seq, portid = mnl_socket_get_portid(nl.get());
-    if (mnl_socket_sendto(nl.get(), req, req->nlmsg_len) < 0) ThrowBpfError(env, operation, errno);
+    if (mnl_socket_sendto(nl.get(), req, req->nlmsg_len) < 0) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno);
     // A C++ exception must not unwind through libmnl's C frames: it is carried out and thrown here.
     struct Run {
       const std::function<void(const nlmsghdr*)>* each;
@@ -92,12 +92,12 @@ void NetlinkDump(Napi::Env env, int protocol, const char* operation, const std::
     int rc;
     do {
       ssize_t n = mnl_socket_recvfrom(nl.get(), buf.data(), buf.size());
-      if (n < 0) ThrowBpfError(env, operation, errno);
+      if (n < 0) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno);
       rc = mnl_cb_run(buf.data(), n, seq, portid, callback, &run);
       if (run.error) std::rethrow_exception(run.error);
     } while (rc > MNL_CB_STOP);
     if (rc == MNL_CB_STOP) return;
-    if (errno != EINTR || attempt >= 3) ThrowBpfError(env, operation, errno);
+    if (errno != EINTR || attempt >= 3) ThrowNativeError(env, NativeErrorKind::kNetlink, operation, errno);
   }
 }
 
@@ -183,10 +183,10 @@ Napi::Value NetlinkSend(Napi::Env env, int protocol, std::vector<NetlinkChange>&
       waiting++;
     }
     if (used == 0) break;
-    if (mnl_socket_sendto(nl.get(), out.data(), used) < 0) ThrowBpfError(env, std::string("send ") + ProtocolName(protocol) + " changes", errno);
+    if (mnl_socket_sendto(nl.get(), out.data(), used) < 0) ThrowNativeError(env, NativeErrorKind::kNetlink, std::string("send ") + ProtocolName(protocol) + " changes", errno);
     while (waiting > 0) {
       ssize_t n = mnl_socket_recvfrom(nl.get(), in.data(), in.size());
-      if (n < 0) ThrowBpfError(env, std::string("receive ") + ProtocolName(protocol) + " acknowledgements", errno, std::to_string(waiting) + " unanswered");
+      if (n < 0) ThrowNativeError(env, NativeErrorKind::kNetlink, std::string("receive ") + ProtocolName(protocol) + " acknowledgements", errno, std::to_string(waiting) + " unanswered");
       int len = static_cast<int>(n);
       for (auto* nlh = reinterpret_cast<const nlmsghdr*>(in.data()); mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
         if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_pid != portid) continue;
@@ -204,7 +204,7 @@ Napi::Value NetlinkSend(Napi::Env env, int protocol, std::vector<NetlinkChange>&
   Napi::Array results = Napi::Array::New(env, changes.size());
   for (size_t i = 0; i < changes.size(); i++) {
     const NetlinkChange& p = changes[i];
-    results[i] = p.err ? Napi::Value(MakeBpfError(env, p.operation, p.err, p.detail, "")) : env.Null();
+    results[i] = p.err ? Napi::Value(MakeNativeError(env, NativeErrorKind::kNetlink, p.operation, p.err, p.detail, "")) : env.Null();
   }
   return results;
 }

@@ -15,12 +15,12 @@ namespace strait {
 NetnsGuard::NetnsGuard(Napi::Env env, const std::string& path) {
   if (path.empty()) return;
   int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (target < 0) ThrowBpfError(env, "open network namespace", errno, path);
+  if (target < 0) ThrowNativeError(env, NativeErrorKind::kNetns, "open network namespace", errno, path);
   original_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   if (original_ < 0) {
     int err = errno;
     close(target);
-    ThrowBpfError(env, "open current network namespace", err);
+    ThrowNativeError(env, NativeErrorKind::kNetns, "open current network namespace", err);
   }
   int rc = setns(target, CLONE_NEWNET);
   int err = errno;
@@ -28,7 +28,7 @@ NetnsGuard::NetnsGuard(Napi::Env env, const std::string& path) {
   if (rc != 0) {
     close(original_);
     original_ = -1;
-    ThrowBpfError(env, "enter network namespace", err, path);
+    ThrowNativeError(env, NativeErrorKind::kNetns, "enter network namespace", err, path);
   }
 }
 
@@ -47,7 +47,7 @@ Napi::Value IfNameToIndex(const Napi::CallbackInfo& info) {
   std::string netns = IsAbsent(info[1]) ? "" : ArgString(info, 1, "netns");
   NetnsGuard guard(info.Env(), netns);
   unsigned index = if_nametoindex(name.c_str());
-  if (index == 0) ThrowBpfError(info.Env(), "find interface", errno, name + (netns.empty() ? "" : " in " + netns));
+  if (index == 0) ThrowNativeError(info.Env(), NativeErrorKind::kNetlink, "find interface", errno, name + (netns.empty() ? "" : " in " + netns));
   return Napi::Number::New(info.Env(), index);
 }
 
@@ -57,7 +57,7 @@ Napi::Value Interfaces(const Napi::CallbackInfo& info) {
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
   NetnsGuard guard(env, netns);
   struct if_nameindex* list = if_nameindex();
-  if (list == nullptr) ThrowBpfError(env, "list interfaces", errno, netns);
+  if (list == nullptr) ThrowNativeError(env, NativeErrorKind::kNetlink, "list interfaces", errno, netns);
   Napi::Array out = Napi::Array::New(env);
   uint32_t i = 0;
   for (struct if_nameindex* it = list; it->if_index != 0; it++) {

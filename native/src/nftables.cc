@@ -48,8 +48,8 @@ Napi::Value NftRun(const Napi::CallbackInfo& info) {
   bool json = info[2].ToBoolean(), check = info[3].ToBoolean();
   NetnsGuard guard(env, netns);
   std::unique_ptr<nft_ctx, ContextFree> ctx(nft_ctx_new(NFT_CTX_DEFAULT));
-  if (!ctx) ThrowBpfError(env, "nft context", ENOMEM);
-  if (nft_ctx_buffer_output(ctx.get()) != 0 || nft_ctx_buffer_error(ctx.get()) != 0) ThrowBpfError(env, "nft context", ENOMEM);
+  if (!ctx) ThrowNativeError(env, NativeErrorKind::kNftables, "nft context", ENOMEM);
+  if (nft_ctx_buffer_output(ctx.get()) != 0 || nft_ctx_buffer_error(ctx.get()) != 0) ThrowNativeError(env, NativeErrorKind::kNftables, "nft context", ENOMEM);
   if (json) nft_ctx_output_set_flags(ctx.get(), nft_ctx_output_get_flags(ctx.get()) | NFT_CTX_OUTPUT_JSON);
   nft_ctx_set_dry_run(ctx.get(), check);
   errno = 0;
@@ -58,7 +58,7 @@ Napi::Value NftRun(const Napi::CallbackInfo& info) {
     for (size_t at; (at = text.find(kJsonLocation)) != std::string::npos;) text.erase(at, sizeof kJsonLocation - 1);
     int err = ErrnoOf(text);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    ThrowBpfError(env, check ? "nft check" : "nft", err, text);
+    ThrowNativeError(env, NativeErrorKind::kNftables, check ? "nft check" : "nft", err, text);
   }
   return Napi::String::New(env, nft_ctx_get_output_buffer(ctx.get()));
 }

@@ -247,7 +247,7 @@ class LoadWorker : public Napi::AsyncWorker {
     if (err_ == 0) {
       deferred_.Resolve(Env().Undefined());
     } else {
-      deferred_.Reject(MakeBpfError(Env(), "load object", err_, detail_, log_));
+      deferred_.Reject(MakeNativeError(Env(), NativeErrorKind::kBpf, "load object", err_, detail_, log_));
     }
   }
 

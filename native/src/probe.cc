@@ -53,6 +53,13 @@ struct Failure {
   throw Failure{err, operation, detail};
 }
 
+// What a failed step of the probe was about: its namespace, its interface, or its packet socket.
+NativeErrorKind KindOf(const std::string& operation) {
+  if (operation.find("network namespace") != std::string::npos) return NativeErrorKind::kNetns;
+  if (operation.find("interface") != std::string::npos) return NativeErrorKind::kNetlink;
+  return NativeErrorKind::kSocket;
+}
+
 struct Fd {
   int fd;
   explicit Fd(int f) : fd(f) {}
@@ -287,7 +294,7 @@ void Settle(Napi::Env env, Napi::Function, ProbeCall* call, void*) {
   if (env == nullptr) return;  // the environment is going away: nobody waits for the promise
   const Outcome& o = call->outcome;
   if (o.err != 0) {
-    call->deferred.Reject(MakeBpfError(env, o.operation, o.err, o.detail, ""));
+    call->deferred.Reject(MakeNativeError(env, KindOf(o.operation), o.operation, o.err, o.detail, ""));
     return;
   }
   Napi::Object result = Napi::Object::New(env);
@@ -335,7 +342,7 @@ Napi::Value ProbeAddress(const Napi::CallbackInfo& info) {
     }).detach();
   } catch (const std::system_error& e) {
     done.Release();  // its finalizer deletes the call
-    ThrowBpfError(env, "start probe thread", e.code().value(), p.ifname + " in " + p.netns);
+    ThrowNativeError(env, NativeErrorKind::kSocket, "start probe thread", e.code().value(), p.ifname + " in " + p.netns);
   }
   return promise;
 }

@@ -3,7 +3,7 @@
  * the typed classes of this folder, which check sizes and own the fds.
  */
 import { join } from 'node:path';
-import { BpfError } from './error';
+import { type NetlinkError, nativeErrorClasses } from './error';
 
 type NetlinkAction = 'new' | 'del';
 
@@ -157,7 +157,7 @@ export type NativeXfrmChange =
   | { kind: 'policy'; op: 'del'; dir: number; index: number; ifId: number; mark?: { value: number; mask: number } };
 
 export interface NativeBinding {
-  setErrorClass(ctor: new (message: string) => Error): void;
+  setErrorClasses(classes: typeof nativeErrorClasses): void;
   objectOpen(path: string, pinRoot: string | null): number;
   objectMaps(id: number): NativeMapSpec[];
   objectPrograms(id: number): { name: string; section: string; type: number; fd: number }[];
@@ -204,10 +204,10 @@ export interface NativeBinding {
   rtnlNeighbourDump(netns: string | null, dev: string, bridge: boolean): NativeNeighbour[];
   rtnlLinkDump(netns: string | null): NativeLink[];
   rtnlAddressDump(netns: string | null): { dev: string; address: string }[];
-  rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (BpfError | null)[];
+  rtnlApply(netns: string | null, changes: readonly NativeNetlinkChange[]): (NetlinkError | null)[];
   xfrmStateDump(netns: string | null): NativeXfrmState[];
   xfrmPolicyDump(netns: string | null): NativeXfrmPolicy[];
-  xfrmApply(netns: string | null, changes: readonly NativeXfrmChange[]): (BpfError | null)[];
+  xfrmApply(netns: string | null, changes: readonly NativeXfrmChange[]): (NetlinkError | null)[];
   nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
   probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
   netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
@@ -226,6 +226,6 @@ export function native(): NativeBinding {
   } catch (err) {
     throw new Error(`the native addon ${path} cannot be loaded (${(err as Error).message}); build it with 'npm ci' or 'npm run build:native'`);
   }
-  binding.setErrorClass(BpfError);
+  binding.setErrorClasses(nativeErrorClasses);
   return binding;
 }

@@ -8,7 +8,7 @@
  * without its states; a failure undoes what this run added.
  */
 import type { Logger } from '../log';
-import { isBpfError } from '../bpf/error';
+import { NetlinkError, isNativeError } from '../bpf/error';
 import { StateError } from '../errors';
 import { type XfrmChange, type XfrmPolicy, type XfrmResult, type XfrmState, applyXfrm, dumpXfrmPolicies, dumpXfrmStates, keyDigest, xfrmDir, xfrmMode, xfrmProto } from '../kernel/xfrm';
 import { aeadAlgorithm, aeadIcvBits } from './ipsec-keys';
@@ -66,7 +66,7 @@ export class IpsecError extends Error {
   constructor(
     readonly peer: string,
     message: string,
-    /** The kernel's refusal (a BpfError with its errno and code), when there was one. */
+    /** The kernel's refusal (a NetlinkError with its errno and code), when there was one. */
     cause?: unknown,
   ) {
     super(message, cause === undefined ? undefined : { cause });
@@ -75,10 +75,10 @@ export class IpsecError extends Error {
 
 /** The kernel's reason for a refused change: its errno and message, never key material (the operation names none). */
 const kernelReason = (err: unknown): string =>
-  isBpfError(err) ? err.message.replace(`${err.operation} failed: `, '') : err instanceof Error ? err.message : String(err);
+  isNativeError(err) ? err.message.replace(`${err.operation} failed: `, '') : err instanceof Error ? err.message : String(err);
 
 /** No xfrm ESP or no AES-GCM: the kernel knows no such protocol or algorithm. */
-const lacksEsp = (err: unknown) => isBpfError(err, 'ENOSYS') || isBpfError(err, 'EPROTONOSUPPORT');
+const lacksEsp = (err: unknown) => err instanceof NetlinkError && (err.code === 'ENOSYS' || err.code === 'EPROTONOSUPPORT');
 
 export interface ApplyOptions {
   netns?: string;
@@ -193,7 +193,7 @@ export function removeIpsec(options: ApplyOptions = {}): number {
   try {
     return applyIpsec({ states: [], policies: [] }, options).removed;
   } catch (err) {
-    if (isBpfError(err, 'EPROTONOSUPPORT')) return 0;
+    if (err instanceof NetlinkError && err.code === 'EPROTONOSUPPORT') return 0;
     throw err;
   }
 }

@@ -8,7 +8,7 @@
  * Our own writes are events too: the reconcile after a change runs again, finds nothing, and writes
  * nothing, after which it is quiet. Events the kernel dropped (a full receive buffer) count as a change.
  */
-import type { BpfError } from '../bpf/error';
+import type { NativeError } from '../bpf/error';
 import type { NetlinkEvent } from '../bpf/native';
 import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
 import { netnsPath } from './netns';
@@ -22,7 +22,7 @@ export class KernelChangeMonitor {
 
   /**
    * `netns`: a namespace by name, as for `ip -n`; default: ours. `listener` also hears every event (the
-   * eBPF agent's new pod interfaces), on the same sockets. Throws a BpfError when a socket cannot be opened.
+   * eBPF agent's new pod interfaces), on the same sockets. Throws a NetlinkError when a socket cannot be opened.
    */
   constructor(netns?: string, groups: readonly NetlinkGroup[] = fallbackKernelEvents, listener?: (events: NetlinkEvent[]) => void) {
     const path = netns === undefined ? undefined : netnsPath(netns);
@@ -37,7 +37,7 @@ export class KernelChangeMonitor {
       this.monitors.push(new NetlinkMonitor(['xfrm'], onEvents, path));
     } catch (err) {
       // A kernel without xfrm netlink (no xfrm_user) runs the fallback without IPsec: no xfrm state to watch.
-      if ((err as BpfError).code !== 'EPROTONOSUPPORT') {
+      if ((err as NativeError).code !== 'EPROTONOSUPPORT') {
         this.close();
         throw err;
       }

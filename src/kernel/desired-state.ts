@@ -6,7 +6,7 @@
  * identity is not desired are deleted.
  */
 import { InputError } from '../errors';
-import type { BpfError } from '../bpf/error';
+import type { NetlinkError } from '../bpf/error';
 import type { NetlinkChange, NetlinkResult } from './rtnetlink';
 
 export interface Diff<T> {
@@ -21,7 +21,7 @@ export interface Changes<T> {
   changed: T[];
   deleted: T[];
   /** The kernel's refusal: errno, code and the operation (e.g. `route add 10.1.0.0/24`). */
-  failed: { item: T; error: BpfError }[];
+  failed: { item: T; error: NetlinkError }[];
 }
 
 export interface Identity<T> {
@@ -77,7 +77,7 @@ export function applyDiff<T>(diff: Diff<T>, writer: Writer<T>): Changes<T> {
   for (const { kind, item, steps } of items) {
     const own = results.slice(next, next + steps.length);
     next += steps.length;
-    const failure = own.find((r): r is { ok: false; error: BpfError } => !r.ok);
+    const failure = own.find((r): r is { ok: false; error: NetlinkError } => !r.ok);
     if (failure) changes.failed.push({ item, error: failure.error });
     else changes[kind].push(item);
   }

@@ -11,7 +11,7 @@ export type NetlinkGroup = 'link' | 'addr' | 'route' | 'rule' | 'neigh' | 'xfrm'
 export class NetlinkMonitor {
   private id: number | undefined;
 
-  /** Throws a BpfError (errno, code, operation) when a socket cannot be opened or joined. `netns`: a path (/run/netns/NAME); default: ours. */
+  /** Throws a NetlinkError (errno, code, operation) when a socket cannot be opened or joined. `netns`: a path (/run/netns/NAME); default: ours. */
   constructor(groups: readonly NetlinkGroup[], onEvents: (events: NetlinkEvent[]) => void, netns?: string) {
     this.id = native().netlinkMonitorOpen(netns ?? null, [...groups], onEvents);
   }

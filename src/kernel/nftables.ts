@@ -2,7 +2,7 @@
  * nftables through libnftables in the agent's own process (the native addon), in a namespace by name
  * (/run/netns/NAME) or the current one: nft's JSON document runs as one transaction and a listing comes
  * back as nft's JSON, without starting an `nft` process; a document can also only be checked (`nft --check`:
- * the kernel validates it and throws it away). A refusal is a BpfError: errno (EINVAL for a
+ * the kernel validates it and throws it away). A refusal is an NftablesError: errno (EINVAL for a
  * document nft's parser refused) and nft's message.
  */
 import { native } from '../bpf/native';

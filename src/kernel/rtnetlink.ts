@@ -1,15 +1,15 @@
 /**
  * The reconcilers' way to the kernel: rtnetlink dumps and changes through the native addon, in a
  * namespace by name (/run/netns/NAME) or the current one. A batch of changes is one call that sends them
- * all and collects every acknowledgement: one result per change, carrying the kernel's errno (a BpfError
+ * all and collects every acknowledgement: one result per change, carrying the kernel's errno (a NetlinkError
  * naming the operation) when it was refused, so one failed change never stops the others.
  */
-import type { BpfError } from '../bpf/error';
+import type { NetlinkError } from '../bpf/error';
 import { type NativeLink, type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../bpf/native';
 import { netnsPath } from './netns';
 
 export type NetlinkChange = NativeNetlinkChange;
-export type NetlinkResult = { ok: true } | { ok: false; error: BpfError };
+export type NetlinkResult = { ok: true } | { ok: false; error: NetlinkError };
 export type { NativeLink, NativeNeighbour, NativeRoute, NativeRule };
 
 const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns));

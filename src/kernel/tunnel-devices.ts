@@ -70,7 +70,7 @@ export interface DeviceChanges {
 /**
  * `ns`: a namespace by name (/run/netns/NAME); default: ours. `owned`: which device names are the
  * caller's. All the changes go in one rtnetlink batch; if the kernel refuses any, the first refusal is
- * thrown (a BpfError naming the link), after the others were applied.
+ * thrown (a NetlinkError naming the link), after the others were applied.
  */
 export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (name: string) => boolean, ns?: string): DeviceChanges {
   const links = dumpLinks(ns).filter((l) => owned(l.ifname));

@@ -4,12 +4,12 @@
  * comes out of the kernel only here, and only as a SHA-256 digest: the bytes are digested and wiped.
  */
 import { createHash } from 'node:crypto';
-import type { BpfError } from '../bpf/error';
+import type { NetlinkError } from '../bpf/error';
 import { type NativeXfrmChange, type NativeXfrmPolicy, type NativeXfrmState, native } from '../bpf/native';
 import { netnsPath } from './netns';
 
 export type XfrmChange = NativeXfrmChange;
-export type XfrmResult = { ok: true } | { ok: false; error: BpfError };
+export type XfrmResult = { ok: true } | { ok: false; error: NetlinkError };
 export type XfrmPolicy = NativeXfrmPolicy;
 
 /** A state as read from the kernel, its AEAD key only as a digest (keyDigest), so a dump cannot leak it onwards. */

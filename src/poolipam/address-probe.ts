@@ -39,7 +39,7 @@ function checkInteger(field: string, value: unknown, max: number): number {
 /**
  * Sends up to `tries` probes for `address` on `ifname` in `netns`, each waiting `timeoutMs` for an answer.
  * Resolves with whether any host answered (and its MAC); a send that fails is retried, and when no probe
- * could be sent at all it rejects with a BpfError carrying the last errno. A missing namespace rejects
+ * could be sent at all it rejects with a SocketError carrying the last errno. A missing namespace rejects
  * with ENOENT, a missing interface with ENODEV.
  */
 export function probeAddress(probe: AddressProbe): Promise<ProbeAnswer> {

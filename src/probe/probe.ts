@@ -10,7 +10,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../bpf';
 import { BPF_LINK_TYPE_TCX } from '../bpf/tc';
-import type { BpfError } from '../bpf/error';
+import type { NativeError } from '../bpf/error';
 import { native } from '../bpf/native';
 import { netnsPath } from '../kernel/netns';
 import { checkNft } from '../kernel/nftables';
@@ -28,7 +28,7 @@ const returnZero = Buffer.from('b700000000000000' + '9500000000000000', 'hex');
  */
 class Refused extends Error {
   readonly code: string;
-  constructor(error: BpfError) {
+  constructor(error: NativeError) {
     const operation = `${error.operation} failed: `;
     super(error.message.startsWith(operation) ? error.message.slice(operation.length) : error.message);
     this.code = error.code;

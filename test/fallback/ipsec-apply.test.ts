@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import pino from 'pino';
-import { isBpfError } from '../../src/bpf/error';
+import { NetlinkError } from '../../src/bpf/error';
 import { StateError } from '../../src/errors';
 import { IpsecError, applyIpsec } from '../../src/fallback/ipsec-apply';
 import { type Secret, peeringSecret } from '../../src/fallback/ipsec-keys';
@@ -183,7 +183,7 @@ describe('IPsec apply (real kernel)', function () {
     assert.equal(error.peer, 'cluster-a');
     assert.match(error.message, /peer cluster-a.*ESP state 198\.51\.100\.11 -> 203\.0\.113\.1.*kernel lacks ESP.*strait probe --reasons/);
     // The kernel's refusal, typed: no AEAD algorithm (ENOSYS) for the first state sent.
-    assert.ok(isBpfError(error.cause, 'ENOSYS'), inspect(error.cause));
+    assert.ok(error.cause instanceof NetlinkError && error.cause.code === 'ENOSYS', inspect(error.cause));
     assert.equal(error.cause.errno, 38);
     assert.deepEqual(policyDump(ns), [], 'no policy without its states');
     assert.equal(ip(['xfrm', 'state'], ns).trim(), '');

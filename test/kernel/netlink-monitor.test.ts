@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { BpfError } from '../../src/bpf';
+import { NetnsError } from '../../src/bpf';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import type { NetlinkEvent } from '../../src/bpf/native';
@@ -160,7 +160,7 @@ describe('netlink change monitor (real kernel)', function () {
 
   it('fails with the errno, its code and the operation when it cannot open', () => {
     assert.throws(() => new NetlinkMonitor(['link'], () => {}, '/run/netns/strait-test-no-such-namespace'), (err: unknown) => {
-      assert.ok(err instanceof BpfError);
+      assert.ok(err instanceof NetnsError, `a NetnsError: ${String(err)}`);
       assert.equal(err.code, 'ENOENT');
       assert.equal(err.errno, 2);
       assert.equal(err.operation, 'open network namespace');

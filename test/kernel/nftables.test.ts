@@ -4,7 +4,7 @@
  * message.
  */
 import assert from 'node:assert/strict';
-import { isBpfError } from '../../src/bpf/error';
+import { NftablesError } from '../../src/bpf/error';
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NftCommand, NftDocument } from '../../src/kernel/nft-json';
@@ -47,7 +47,7 @@ describe('nftables through libnftables (real kernel)', function () {
     const conflicting: NftCommand = { add: { element: { family: 'inet', table, name: 'm', elem: [['10.0.0.1', '10.1.0.2']] } } };
     assert.throws(
       () => runNft({ nftables: [...tableWithMap, conflicting] }, ns),
-      (err: unknown) => isBpfError(err, 'EEXIST') && err.errno === 17 && err.operation === 'nft' && err.message.includes('Error: Could not process rule: File exists'),
+      (err: unknown) => err instanceof NftablesError && err.code === 'EEXIST' && err.errno === 17 && err.operation === 'nft' && err.message.includes('Error: Could not process rule: File exists'),
     );
     assert.deepEqual(tablesIn(listRuleset(ns)), [], 'the commands before it were not applied either');
   });
@@ -55,7 +55,7 @@ describe('nftables through libnftables (real kernel)', function () {
   it('a missing object is ENOENT', () => {
     assert.throws(
       () => runNft({ nftables: [{ delete: { table: { family: 'inet', name: 'strait_test_missing' } } }] }, ns),
-      (err: unknown) => isBpfError(err, 'ENOENT') && err.errno === 2 && err.message.includes('Error: Could not process rule: No such file or directory'),
+      (err: unknown) => err instanceof NftablesError && err.code === 'ENOENT' && err.errno === 2 && err.message.includes('Error: Could not process rule: No such file or directory'),
     );
   });
 
@@ -64,7 +64,7 @@ describe('nftables through libnftables (real kernel)', function () {
     const nameless = JSON.parse('{"nftables":[{"add":{"table":{"family":"inet"}}}]}') as NftDocument;
     assert.throws(
       () => runNft(nameless, ns),
-      (err: unknown) => isBpfError(err, 'EINVAL') && err.message.includes('Object item not found: name') && err.message.includes('Parsing command array at index 0 failed'),
+      (err: unknown) => err instanceof NftablesError && err.code === 'EINVAL' && err.message.includes('Object item not found: name') && err.message.includes('Parsing command array at index 0 failed'),
     );
   });
 });

@@ -4,7 +4,7 @@
  * stopping the ones after it, and the dumps decode what `ip` set up.
  */
 import assert from 'node:assert/strict';
-import { isBpfError } from '../../src/bpf/error';
+import { NetlinkError, NetnsError } from '../../src/bpf/error';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpFdb, dumpLinks, dumpNeighbours, dumpRoutes, dumpRules } from '../../src/kernel/rtnetlink';
@@ -43,7 +43,7 @@ describe('rtnetlink through the native addon (real kernel)', function () {
       { errno: 101, code: 'ENETUNREACH', operation: 'route add 10.4.0.0/24', message: 'route add 10.4.0.0/24 failed: ENETUNREACH (Network is unreachable): Nexthop has invalid gateway' },
       'ok',
     ]);
-    assert.ok(results.every((r) => r.ok || isBpfError(r.error)), 'every refusal is a BpfError');
+    assert.ok(results.every((r) => r.ok || r.error instanceof NetlinkError), 'every refusal is a NetlinkError');
     assert.deepEqual(table(18952), ['10.1.0.0/24 dev veth0 scope link', '10.3.0.0/24 via 10.213.0.2 dev veth0 metric 5']);
   });
 
@@ -121,7 +121,7 @@ describe('rtnetlink through the native addon (real kernel)', function () {
       { address: '10.213.0.8', lladdr: '02:00:00:00:00:08', state: 0x04, flags: 0 },
       { address: 'fd00::2', lladdr: '02:00:00:00:00:06', state: 0x80, flags: 0 },
     ]);
-    assert.throws(() => dumpNeighbours('nope', ns), (err: unknown) => isBpfError(err, 'ENODEV') && err.operation === 'find interface');
+    assert.throws(() => dumpNeighbours('nope', ns), (err: unknown) => err instanceof NetlinkError && err.code === 'ENODEV' && err.operation === 'find interface');
   });
 
   it("appends and deletes a VXLAN device's FDB entries (one per remote for the all-zeros MAC)", () => {
@@ -173,6 +173,6 @@ describe('rtnetlink through the native addon (real kernel)', function () {
   });
 
   it('refuses a namespace that does not exist with ENOENT, naming it', () => {
-    assert.throws(() => applyNetlink([route('10.1.0.0/24')], `${ns}-missing`), (err: unknown) => isBpfError(err, 'ENOENT') && err.operation === 'open network namespace' && err.message.includes(`/run/netns/${ns}-missing`));
+    assert.throws(() => applyNetlink([route('10.1.0.0/24')], `${ns}-missing`), (err: unknown) => err instanceof NetnsError && err.code === 'ENOENT' && err.operation === 'open network namespace' && err.message.includes(`/run/netns/${ns}-missing`));
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readlinkSync } from 'node:fs';
-import { type BpfError } from '../../src/bpf';
+import type { NativeError } from '../../src/bpf';
 import { InputError } from '../../src/errors';
 import { CommandError, ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
@@ -180,8 +180,8 @@ describe('address probes from a pod namespace (real namespaces)', function () {
     it('retries a failed send, and rejects with the last errno when no try could send; eth0 is put back down', async () => {
       const { prober } = link();
       const sent = countArpSent(prober, true);
-      await assert.rejects(probe(prober, '10.213.0.2'), (e: BpfError) => {
-        assert.equal(e.name, 'BpfError');
+      await assert.rejects(probe(prober, '10.213.0.2'), (e: NativeError) => {
+        assert.equal(e.name, 'SocketError');
         assert.deepEqual([e.code, e.operation], ['ENOBUFS', 'send probe']);
         assert.match(e.message, /eth0 in \/run\/netns\/strait-probe-pod-/);
         return true;
@@ -192,12 +192,12 @@ describe('address probes from a pod namespace (real namespaces)', function () {
 
     it('rejects a missing interface with ENODEV and a missing namespace with ENOENT, naming the operation', async () => {
       const { prober } = link();
-      await assert.rejects(probe(prober, '10.213.0.2', { ifname: 'eth9' }), (e: BpfError) => {
-        assert.deepEqual([e.name, e.code, e.operation], ['BpfError', 'ENODEV', 'find interface']);
+      await assert.rejects(probe(prober, '10.213.0.2', { ifname: 'eth9' }), (e: NativeError) => {
+        assert.deepEqual([e.name, e.code, e.operation], ['NetlinkError', 'ENODEV', 'find interface']);
         return true;
       });
-      await assert.rejects(probe(`${prober}-gone`, '10.213.0.2'), (e: BpfError) => {
-        assert.deepEqual([e.name, e.code, e.operation], ['BpfError', 'ENOENT', 'open network namespace']);
+      await assert.rejects(probe(`${prober}-gone`, '10.213.0.2'), (e: NativeError) => {
+        assert.deepEqual([e.name, e.code, e.operation], ['NetnsError', 'ENOENT', 'open network namespace']);
         return true;
       });
     });

@@ -14,7 +14,7 @@
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import type { ClusterNodeDocument } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-resource';
+import { nodeDataplanePlural } from '../api/node-dataplane-name';
 import { Informer } from '../k8s/informer';
 import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
 import { straitInformer } from '../k8s/strait-informer';

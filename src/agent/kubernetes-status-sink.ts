@@ -10,7 +10,7 @@
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-resource';
+import { nodeDataplanePlural } from '../api/node-dataplane-name';
 import { group, version } from '../api/resource';
 import { apiErrorText } from '../k8s/api-errors';
 import type { Logger } from '../log';

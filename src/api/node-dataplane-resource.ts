@@ -7,6 +7,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { peerTransports } from '../nodespec/spec';
 import { dataplanes } from './dataplane';
+import { nodeDataplanePlural } from './node-dataplane-name';
 import { type ResourceDefinition, objectSchema } from './resource';
 import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
 
@@ -80,8 +81,6 @@ export const NodeDataplaneStatusSchema = Strict(
 export type NodeDataplaneSpecDocument = Static<typeof NodeDataplaneSpecSchema>;
 export type ClusterNodeDocument = Static<typeof ClusterNode>;
 export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
-
-export const nodeDataplanePlural = 'nodedataplanes';
 
 export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
   kind: 'NodeDataplane',

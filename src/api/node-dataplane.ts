@@ -11,8 +11,7 @@ import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr, parseI
 import { RangeIndex } from '../net/range-index';
 import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
 import { compiledValidator } from './compiled-validators';
-import { type ClusterNodeDocument, type NodeDataplaneSpecDocument, type NodeDataplaneStatus, nodeDataplaneResource } from './node-dataplane-resource';
-import { makeObject } from './resource';
+import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 import { checkWith } from './schema-errors';
 
 export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
@@ -197,9 +196,6 @@ export const writeClusterNodes = (nodes: readonly ClusterNodeSpec[]): ClusterNod
 export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument & { nodes: ClusterNodeDocument[] } {
   return { ...writeNodeDataplaneSpecWithoutNodes(spec), nodes: writeClusterNodes(spec.nodes) };
 }
-
-/** The object for a typed spec, named after its node. */
-export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneResource, spec.node.name, writeNodeDataplaneSpec(spec));
 
 /** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */
 export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(writeNodeDataplaneSpec(spec));

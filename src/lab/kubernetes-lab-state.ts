@@ -9,7 +9,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-nod
 import type { Reflection } from '../api/controller-status';
 import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
 import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-resource';
+import { nodeDataplanePlural } from '../api/node-dataplane-name';
 import { group, version } from '../api/resource';
 import { withNodeListFrom } from '../k8s/node-list';
 import { tunnelEndpointResource } from '../api/tunnel-endpoint';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { loadControllerConfig } from '../../src/api/controller-config';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
-import { nodeDataplaneObject } from '../../src/api/node-dataplane';
+import { nodeDataplaneObject } from '../../src/api/node-dataplane-object';
 import { InputError, StateError } from '../../src/errors';
 import { emptyExchange } from '../../src/controller/exchange-view';
 import { reconcile } from '../../src/controller/reconcile';

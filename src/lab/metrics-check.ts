@@ -17,9 +17,20 @@ export interface MetricsResult {
   detail: string;
 }
 
+/**
+ * One GET on a connection of its own: between scrapes this process blocks on synchronous map reads, long
+ * enough on an emulated VM for the server to close a kept-alive connection the client would then reuse
+ * ("fetch failed", UND_ERR_SOCKET). A failure names the URL and the socket's error.
+ */
 async function get(port: number, path: string, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
-  return { status: response.status, text: await response.text() };
+  const url = `http://127.0.0.1:${port}${path}`;
+  try {
+    const response = await fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await response.text() };
+  } catch (err) {
+    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`GET ${url}: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
+  }
 }
 
 /** Per peer cluster id: tx/rx packets and bytes, as inspect reads them. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs every suite but e2e, cni and idle (or those named on the command line), prints a table
+ * `npm run bench`: runs every suite but e2e, cni, idle and multivm (or those named on the command line), prints a table
  * and writes bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,10 +19,11 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   cni: () => import('./cni.bench'),
   e2e: () => import('./e2e.bench'),
   idle: () => import('./idle.bench'),
+  multivm: () => import('./multivm.bench'),
 };
 
-/** Suites that take minutes (e2e brings up labs, and no other lab may be up): run only when named. */
-const onlyWhenNamed = new Set(['e2e', 'cni', 'idle']);
+/** Suites that take minutes (e2e brings up labs, and no other lab may be up; multivm boots VMs): run only when named. */
+const onlyWhenNamed = new Set(['e2e', 'cni', 'idle', 'multivm']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

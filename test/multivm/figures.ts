@@ -61,6 +61,3 @@ export async function crossVmFigures(exec: Exec): Promise<CrossFigures[]> {
     await measure(exec, 'peered a-gw-p -> b-gw-p (10.1.0.10)', { machine: 'a-gw', pod: 'a-gw-p' }, { machine: 'b-gw', pod: 'b-gw-p' }, '10.1.0.10'),
   ];
 }
-
-export const figuresLine = (f: CrossFigures, plain: CrossFigures) =>
-  `${f.path.padEnd(44)} ${f.connectionsPerSecond.toFixed(0).padStart(6)} conn/s (${(f.connectionsPerSecond / plain.connectionsPerSecond).toFixed(2)}×)  ${f.streamMbps.toFixed(0).padStart(6)} Mbit/s (${(f.streamMbps / plain.streamMbps).toFixed(2)}×)`;

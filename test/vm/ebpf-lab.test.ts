@@ -1,9 +1,10 @@
 /**
  * The eBPF lab on a kernel without tcx: Debian's 6.1 in the VM of `npm run test:vm` (@vm-kernel; tcx came
- * in 6.6), where the datapath's programs go on clsact with cls_bpf filters. The default topology with
- * `--dataplane ebpf` and the mixed one (eBPF gateways peered with a fallback hub) must pass every check of
- * `lab test`, as on the host with tcx, and a restarted agent must swap its programs in on clsact (a filter
- * replaced in place) without losing a ping.
+ * in 6.6), where the datapath's programs go on clsact with cls_bpf filters. The mixed topology (the
+ * default one's clusters, checks and reflection, with A and C on eBPF peered through a hub B on the kernel
+ * fallback) must pass every check of `lab test`, as on the host with tcx, and a restarted agent must swap
+ * its programs in on clsact (a filter replaced in place) without losing a ping. One lab, not two: each
+ * costs minutes under TCG, and eBPF peered with eBPF on 6.1 is the multi-VM lab's (test/multivm).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -53,20 +54,22 @@ function assertClsactOnly(nodes: string[]): void {
 
 describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @vm-lab', function () {
   requireRoot(this);
-  // Measured under a loaded host: 15 min for the default topology, 6.5 for the mixed one.
+  // Measured under a loaded host: 6.5 min for the mixed topology without the restart.
   this.timeout(1_800_000);
   labSuiteHooks(runDir, lines, say);
   before(async function (this: Mocha.Context) {
     await requireKernel(this, { has: ['clsact'], lacks: ['tcx'] });
   });
 
-  it('default topology, --dataplane ebpf: attached through clsact, every check passes the first time, and an agent restart under a continuous ping loses none', async () => {
-    const topology = await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', say, ...emulatedLab });
-    assertClsactOnly(['a-gw', 'a-w1', 'b-gw', 'b-w1', 'c-gw', 'c-w1']);
+  it('mixed topology: A and C on eBPF through clsact, the hub B on the kernel fallback, every check passes the first time, and an agent restart under a continuous ping loses none', async () => {
+    const topology = await labUp(mixedTopology, { runDir, dataplane: 'ebpf', say, ...emulatedLab });
+    assertClsactOnly(['a-gw', 'a-w1', 'c-gw', 'c-w1']);
     const outcome = await labTest(runDir, say, emulatedPace);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
-    // The host's count (test/lab/lab.e2e.test.ts): a check that silently drops out shows.
+    // The host's count (test/lab/lab.e2e.test.ts): a check that silently drops out shows. mixed.yaml only
+    // pins each cluster's dataplane: the default topology's checks.
     assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
+    await assertMixedLab(runDir, outcome);
 
     // Restart A's gateway agent while a ping crosses it (one restart: a node process takes up to 40 s to
     // start in the emulated VM on a loaded host): the new agent loads its own programs and, finding clsact
@@ -96,15 +99,5 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
       assert.deepEqual(now.map((a) => a.kind), ['clsact', 'clsact'], `${node}'s programs are still on clsact`);
       assert.ok(now.every((a, i) => a.progId !== before[node]![i]), `${node} runs the new agent's programs: ${JSON.stringify(before[node])} -> ${JSON.stringify(now.map((a) => a.progId))}`);
     }
-  });
-
-  it('mixed topology: A and C on eBPF through clsact, the hub B on the kernel fallback, every check passes the first time', async () => {
-    await labUp(mixedTopology, { runDir, dataplane: 'ebpf', say, ...emulatedLab });
-    assertClsactOnly(['a-gw', 'a-w1', 'c-gw', 'c-w1']);
-    const outcome = await labTest(runDir, say, emulatedPace);
-    assert.equal(outcome.failed, 0, failureSummary(outcome));
-    // The default topology's checks: mixed.yaml only pins each cluster's dataplane.
-    assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
-    await assertMixedLab(runDir, outcome);
   });
 });

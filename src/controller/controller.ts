@@ -16,6 +16,7 @@ import { runDirPaths } from '../api/run-dir';
 import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles, syncFiles } from './exchange';
 import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
 import { parseJsonDocument } from '../api/document';
+import type { GatewayTenure } from './election';
 import { type ReconcileResult, reconcile } from './reconcile';
 import { type Sighting, heartbeatsAsSeen, observeRenewals } from './sightings';
 import type { ControllerMetrics } from '../metrics/controller-metrics';
@@ -31,12 +32,12 @@ export interface RunOptions {
 }
 
 /** The gateway in our last status, so a restart keeps a gateway that is still Ready. */
-function lastGateway(files: RunDirFiles, config: ControllerConfig): string | undefined {
+function lastGateway(files: RunDirFiles, config: ControllerConfig): GatewayTenure | undefined {
   const text = files.read(runDirPaths.controllerStatus(config.clusterId));
   if (text === undefined) return undefined;
   try {
     const { gateway } = readControllerStatus(parseJsonDocument(text, runDirPaths.controllerStatus(config.clusterId)));
-    return config.nodes.some((n) => n.name === gateway) ? gateway : undefined;
+    return config.nodes.some((n) => n.name === gateway) ? { gateway } : undefined;
   } catch {
     return undefined; // unreadable: elect afresh
   }
@@ -86,17 +87,16 @@ export async function runController(config: ControllerConfig, options: RunOption
   const lock = await store.lock();
   try {
     let ipam = await store.load();
-    let previousGateway = lastGateway(files, config);
+    let previous = lastGateway(files, config);
     const startedAt = Date.now();
     let last: ReconcileResult | undefined;
     let lastError: string | undefined;
     let sightings = new Map<string, Sighting>();
-    let gatewayElectedAt: number | undefined;
     log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
     while (!options.signal?.aborted) {
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
-      const gatewayBefore = previousGateway;
+      const gatewayBefore = previous?.gateway;
       try {
         const now = Date.now();
         const exchange = readExchange(files, config.clusterId);
@@ -104,13 +104,12 @@ export async function runController(config: ControllerConfig, options: RunOption
         sightings = observeRenewals(sightings, new Map([...stamped].map(([node, h]) => [node, h.time])), now);
         const seen = heartbeatsAsSeen(stamped, sightings, now);
         exchange.problems.push(...seen.problems);
-        const result = reconcile({ config, ipam, exchange, heartbeats: seen.heartbeats, previousGateway, now, startedAt, gatewayElectedAt });
+        const result = reconcile({ config, ipam, exchange, heartbeats: seen.heartbeats, previous, now, startedAt });
         if (result.ipam !== ipam) await store.save(result.ipam);
         ipam = result.ipam;
-        previousGateway = result.election.gateway;
+        previous = result.election;
         const wanted = runDirFiles(result, config.clusterId, exchange.written);
         const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
-        if (previousGateway !== gatewayBefore) gatewayElectedAt = now;
         logChanges(log, last, result, written, deleted);
         options.metrics?.reconciled(result, gatewayBefore, seconds());
         last = result;

@@ -32,6 +32,13 @@ export interface Election {
   reason: ElectionReason;
 }
 
+/** The gateway a controller last elected, carried to its next reconcile. */
+export interface GatewayTenure {
+  gateway: string;
+  /** When it was elected (ms since the epoch); absent when adopted from a former run's status. */
+  since?: number;
+}
+
 /**
  * Ready: a heartbeat saying ready, no older than `timeoutSeconds` at `now` (ms since the epoch), or than
  * its own `validFor` when that is longer (the last heartbeat of an agent stopping for a restart).

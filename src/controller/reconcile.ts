@@ -4,7 +4,7 @@
  * adapter publishes them: to the run directory (exchange.ts, `runDirFiles`) or to API servers.
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
-import { type Election, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
+import { type Election, type GatewayTenure, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
 import type { ExchangeView } from './exchange-view';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
@@ -24,7 +24,12 @@ export interface ReconcileInput {
   ipam: IpamState | undefined;
   exchange: ExchangeView;
   heartbeats: ReadonlyMap<string, Heartbeat>;
-  previousGateway: string | undefined;
+  /**
+   * The last reconcile's `election` (or a gateway adopted from a former run): for one heartbeat timeout
+   * after `since`, that gateway is kept while its last heartbeat said ready, however old (electGateway's
+   * `settling`).
+   */
+  previous: GatewayTenure | undefined;
   /** Milliseconds since the epoch. */
   now: number;
   /**
@@ -32,18 +37,13 @@ export interface ReconcileInput {
    * reported at all yet is kept (start-up grace). Absent: no grace.
    */
   startedAt?: number;
-  /**
-   * When this controller elected `previousGateway` (ms since the epoch): for one heartbeat timeout after
-   * it, that gateway is kept while its last heartbeat said ready, however old (electGateway's
-   * `settling`). Absent: no such grace.
-   */
-  gatewayElectedAt?: number;
 }
 
 export interface ReconcileResult {
   /** The same object as the input when nothing changed, so the caller saves only real changes. */
   ipam: IpamState;
-  election: Election;
+  /** With `since`: now when the gateway changed, else the previous tenure's. Pass it as the next `previous`. */
+  election: Election & GatewayTenure;
   tunnels: TunnelEndpoint[];
   nodeSpecs: Map<string, NodeDataplaneSpec>;
   reflections: Reflection[];
@@ -79,8 +79,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const within = (since: number | undefined) => since !== undefined && input.now - since < config.heartbeatTimeout * 1000;
   const candidates = config.nodes.filter((n) => n.gatewayCandidate);
   const awaiting = within(input.startedAt) ? candidates.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
-  const settling = within(input.gatewayElectedAt) && input.previousGateway !== undefined && input.heartbeats.get(input.previousGateway)?.ready === true;
-  const election = electGateway(candidates, ready, input.previousGateway, awaiting, settling);
+  const { previous } = input;
+  const settling = previous !== undefined && within(previous.since) && input.heartbeats.get(previous.gateway)?.ready === true;
+  const elected = electGateway(candidates, ready, previous?.gateway, awaiting, settling);
+  const since = elected.gateway === previous?.gateway ? previous.since : input.now;
+  const election = { ...elected, ...(since !== undefined ? { since } : {}) };
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
   const endpoint = { address: formatIp(gatewayAddress(gatewayNode)), port: defaultTunnelPort };
 

@@ -63,18 +63,25 @@ function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, ti
   else sock.send(payload, port, to);
 }
 
-/** One connection: `payload` written in writes of `writeSize`, settles once as many bytes came back. */
+/**
+ * One connection: `payload` written in writes of `writeSize`, settles once as many bytes came back. It
+ * fails when no byte came back for `timeoutMs`: a path MTU black hole stalls a stream for good, while a
+ * slow path (an emulated VM on a loaded machine, ESP in emulated instructions) only makes it long; the
+ * caller bounds the whole run.
+ */
 function tcpProbe(payload: Buffer, writeSize: number, to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
   const socket = connect({ host: to, port });
   const chunks: Buffer[] = [];
   let received = 0;
-  const timer = setTimeout(() => { socket.destroy(); done({ ok: false, error: `timeout (${received} of ${payload.length} bytes echoed)` }); }, timeoutMs);
+  const stalled = () => { socket.destroy(); done({ ok: false, error: `timeout: nothing for ${timeoutMs} ms (${received} of ${payload.length} bytes echoed)` }); };
+  const timer = setTimeout(stalled, timeoutMs);
   socket.on('connect', () => {
     for (let at = 0; at < payload.length; at += writeSize) socket.write(payload.subarray(at, at + writeSize));
   });
   socket.on('data', (d) => {
     chunks.push(d);
     received += d.length;
+    timer.refresh();
     if (received < payload.length) return;
     clearTimeout(timer);
     const from = socket.remoteAddress;

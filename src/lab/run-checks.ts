@@ -20,7 +20,10 @@ const echoClient = join(__dirname, 'echo-client.js');
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
 export const pingCount = 3;
 
-/** How long the bulk echo of `pmtu-tcp` waits for its answer: it moves megabytes (see LabPace.echoWaitMs). */
+/**
+ * How long the bulk echo of `pmtu-tcp` waits for the next echoed byte (a stalled stream fails; see
+ * LabPace.echoWaitMs); the probe's whole run is bounded by the check's timeout on top of it.
+ */
 const bulkWaitMs = 15_000;
 
 /** Runs a probe process; `timeoutMs` bounds its start and its run (the probe's own wait is shorter). */

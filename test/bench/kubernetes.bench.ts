@@ -79,7 +79,7 @@ function planningFigures(figure: (name: string, value: number, unit: string, not
   let size = 0;
   for (let round = 0; round < 3; round++) {
     let started = process.hrtime.bigint();
-    const result = reconcile({ config, ipam: undefined, exchange, heartbeats: new Map(), previousGateway: undefined, now: Date.now() });
+    const result = reconcile({ config, ipam: undefined, exchange, heartbeats: new Map(), previous: undefined, now: Date.now() });
     samples.reconcile.push(Number(process.hrtime.bigint() - started) / 1e6);
     started = process.hrtime.bigint();
     const { nodeDataplanes } = localObjects(result, 'bench');

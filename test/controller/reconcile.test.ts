@@ -5,6 +5,7 @@ import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
 import { emptyExchange } from '../../src/controller/exchange-view';
+import type { GatewayTenure } from '../../src/controller/election';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamState } from '../../src/ipam/state';
@@ -19,11 +20,10 @@ import { threeClusters as configs } from './three-clusters';
 interface Controller {
   config: ControllerConfig;
   ipam: IpamState | undefined;
-  gateway: string | undefined;
+  /** The last election, carried to the next step as controller.ts does. */
+  previous?: GatewayTenure;
   /** When the controller started (start-up grace); undefined: none. */
   startedAt?: number;
-  /** When this controller last named a new gateway, as controller.ts keeps it. */
-  electedAt?: number;
   last?: ReconcileResult;
 }
 
@@ -33,7 +33,7 @@ class Lab {
   now = Date.parse('2026-01-01T00:00:00.000Z');
 
   constructor() {
-    for (const [id, doc] of Object.entries(configs)) this.controllers.set(id, { config: readControllerConfig(doc), ipam: undefined, gateway: undefined });
+    for (const [id, doc] of Object.entries(configs)) this.controllers.set(id, { config: readControllerConfig(doc), ipam: undefined });
   }
 
   heartbeat(cluster: string, node: string, ready = true): void {
@@ -54,17 +54,15 @@ class Lab {
       ipam: c.ipam,
       exchange,
       heartbeats: readHeartbeats(this.disk, id, c.config.nodes.map((n) => n.name)),
-      previousGateway: c.gateway,
+      previous: c.previous,
       now: this.now,
       ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}),
-      ...(c.electedAt !== undefined ? { gatewayElectedAt: c.electedAt } : {}),
     });
     const wanted = runDirFiles(result, id, exchange.written);
     const { written, deleted } = syncFiles(this.disk, wanted.files, wanted.deletes);
     const changed = written.length > 0 || deleted.length > 0 || result.ipam !== c.ipam;
-    if (result.election.gateway !== c.gateway) c.electedAt = this.now;
     c.ipam = result.ipam;
-    c.gateway = result.election.gateway;
+    c.previous = result.election;
     c.last = result;
     return changed;
   }
@@ -220,10 +218,11 @@ describe('controller reconcile (three clusters, in memory)', () => {
     });
     const now = Date.parse('2026-01-01T00:00:00Z');
     const beat = (ready: boolean) => ({ ready, time: new Date(now).toISOString() });
-    const step = (heartbeats: [string, boolean][], previousGateway?: string) =>
-      reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previousGateway, now }).election;
-    assert.deepEqual(step([['a-edge', true], ['a-gw', true]]), { gateway: 'a-gw', reason: 'elected' });
-    assert.deepEqual(step([['a-edge', true], ['a-gw', false]], 'a-gw'), { gateway: 'a-gw', reason: 'no-ready-node' });
+    const step = (heartbeats: [string, boolean][], previous?: GatewayTenure) =>
+      reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previous, now }).election;
+    assert.deepEqual(step([['a-edge', true], ['a-gw', true]]), { gateway: 'a-gw', reason: 'elected', since: now });
+    // Adopted from a former run: kept, with no tenure start known.
+    assert.deepEqual(step([['a-edge', true], ['a-gw', false]], { gateway: 'a-gw' }), { gateway: 'a-gw', reason: 'no-ready-node' });
   });
 
   it('writes nothing more once converged', () => {
@@ -269,40 +268,41 @@ describe('controller reconcile (three clusters, in memory)', () => {
     lab.heartbeat('cluster-b', 'b-w1');
     lab.now = t + 3000; // b-gw's beat is 3 s old, b-w1's 1 s: b-w1 takes over
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected', since: t + 3000 });
 
     // 0.8 s later b-w1's renewals lag its move (its beat is 1.8 s old) while b-gw is back: b-w1 keeps the role.
     lab.now = t + 3800;
     lab.heartbeat('cluster-b', 'b-gw');
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'settling' });
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'settling', since: t + 3000 });
     assert.deepEqual(lab.result('cluster-b').status.readyNodes, ['b-gw']);
 
     // One heartbeat timeout after its election, a b-w1 still silent is replaced.
     lab.now = t + 4600;
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'elected' });
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'elected', since: t + 4600 });
 
     // A gateway just elected that says it is not ready is replaced at once.
     lab.now = t + 4700;
     lab.heartbeat('cluster-b', 'b-w1');
     lab.heartbeat('cluster-b', 'b-gw', false);
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected', since: t + 4700 });
   });
 
   it('at start-up, keeps the named gateway until it has had one heartbeat timeout to report', () => {
     const lab = new Lab();
-    for (const c of lab.controllers.values()) c.startedAt = lab.now;
+    const start = lab.now;
+    for (const c of lab.controllers.values()) c.startedAt = start;
     lab.step('cluster-b');
     assert.equal(lab.result('cluster-b').status.gateway, 'b-gw', 'no node has reported: the preferred one is named');
     lab.heartbeat('cluster-b', 'b-w1');
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'awaiting-first-heartbeat' }, 'b-w1 reported first, b-gw keeps the role');
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'awaiting-first-heartbeat', since: start }, 'b-w1 reported first, b-gw keeps the role');
     lab.now += 2000; // past the 1.5 s timeout: b-gw never reported
     lab.heartbeat('cluster-b', 'b-w1');
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected' });
+    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-w1', reason: 'elected', since: start + 2000 });
   });
 
   it('removing a peer cleans both sides: files, IPAM, node specs, reflections', () => {

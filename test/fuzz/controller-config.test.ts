@@ -61,7 +61,7 @@ describe('fuzz: the controller configuration', function () {
   /** Every node spec the configuration plans on its first round must be taken by the agents. */
   function assertCarried(path: string): void {
     const config = loadControllerConfig(path);
-    const result = reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(), previousGateway: undefined, now: Date.now() });
+    const result = reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(), previous: undefined, now: Date.now() });
     for (const spec of result.nodeSpecs.values()) {
       const read = readNodeDataplane(JSON.parse(JSON.stringify(nodeDataplaneObject(spec)))).spec;
       requireIpv4(read, 'the eBPF datapath');

@@ -28,6 +28,7 @@ import { WorkQueue } from '../../k8s/workqueue';
 import type { Logger } from '../../log';
 import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import type { ApiIpamStore } from '../../k8s/ipam-store';
+import type { GatewayTenure } from '../election';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder } from './events';
 import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
@@ -80,7 +81,6 @@ export class ClusterSync {
   private ipam: IpamState | undefined;
   private sightings = new Map<string, Sighting>();
   /** When this controller's election last named a new gateway, written to the NodeDataplanes. */
-  private gatewayElectedAt: number | undefined;
   private last: ReconcileResult | undefined;
   private startedAt = Date.now();
   private stopped = false;
@@ -152,10 +152,10 @@ export class ClusterSync {
   }
 
   /** The gateway the controller before us chose (the active gateway of the NodeDataplanes), kept while it is Ready. */
-  private adoptedGateway(): string | undefined {
+  private adoptedGateway(): GatewayTenure | undefined {
     for (const object of this.nodeDataplanes.list()) {
       const name = (object.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
-      if (typeof name === 'string') return name;
+      if (typeof name === 'string') return { gateway: name };
     }
     return undefined;
   }
@@ -253,16 +253,15 @@ export class ClusterSync {
     const exchange = exchangeFromObjects(this.networkConfigs.list(), ours, config.clusterId, this.ipam);
     exchange.problems.push(...problems);
 
-    const previousGateway = this.last?.election.gateway ?? this.adoptedGateway();
+    const previous = this.last?.election ?? this.adoptedGateway();
     const result = reconcile({
       config: { ...config, nodes },
       ipam: this.ipam,
       exchange,
       heartbeats,
-      previousGateway,
+      previous,
       now,
       startedAt: this.startedAt,
-      gatewayElectedAt: this.gatewayElectedAt,
     });
 
     // The allocation is durable before any object names it. A write refused on a stale read (another
@@ -303,9 +302,8 @@ export class ClusterSync {
       if (current && !isDeepStrictEqual(current.status, status)) await this.writers.networkConfigs.patchStatus(name, status);
     }
     this.report(result, [...nd.conflicts, ...te.conflicts]);
-    if (result.election.gateway !== previousGateway) this.gatewayElectedAt = now;
     this.last = result;
-    return { result, previousGateway };
+    return { result, previousGateway: previous?.gateway };
   }
 
   /** Events and log lines for what changed since the last reconcile. */

@@ -12,6 +12,7 @@ import {
   objectWrites,
   peerNetworkConfigs,
 } from '../../../src/controller/kubernetes/objects';
+import type { GatewayTenure } from '../../../src/controller/election';
 import { reconcile } from '../../../src/controller/reconcile';
 import { emptyExchange } from '../../../src/controller/exchange-view';
 
@@ -47,14 +48,14 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     const exchange = emptyExchange();
     const server = new Map<string, KubeObject>();
     let ipam: IpamState | undefined;
-    let gateway: string | undefined;
+    let previous: GatewayTenure | undefined;
     let rv = 0;
     /** One reconcile of the cluster with these nodes, its writes applied to `server`, each as "op name". */
     const step = (nodes: NodeInput[]): string[] => {
       const config = readControllerConfig({ clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', nodes });
-      const result = reconcile({ config, ipam, exchange, heartbeats: new Map(), previousGateway: gateway, now: Date.parse('2026-01-01T00:00:00Z') });
+      const result = reconcile({ config, ipam, exchange, heartbeats: new Map(), previous, now: Date.parse('2026-01-01T00:00:00Z') });
       ipam = result.ipam;
-      gateway = result.election.gateway;
+      previous = result.election;
       const { writes } = objectWrites(localObjects(result, 'cluster-a').nodeDataplanes, [...server.values()], 'cluster-a');
       for (const w of writes) {
         if (w.op === 'delete') server.delete(w.name);
@@ -136,7 +137,7 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       const own = servers.get(id)!;
       const ours = new Map(config.peers.map((p) => [p, servers.get(p)!.get('NetworkConfig')!.get(`${id}.${p}`)]));
       const now = Date.parse('2026-01-01T00:00:00Z');
-      const result = reconcile({ config, ipam: ipam.get(id), exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id, ipam.get(id)), heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]), previousGateway: undefined, now });
+      const result = reconcile({ config, ipam: ipam.get(id), exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id, ipam.get(id)), heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]), previous: undefined, now });
       ipam.set(id, result.ipam);
       const local = localObjects(result, id);
       apply(own, 'NodeDataplane', objectWrites(local.nodeDataplanes, [...own.get('NodeDataplane')!.values()], id).writes, id);

@@ -14,7 +14,7 @@
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import type { ClusterNodeDocument } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-name';
+import { nodeDataplaneNames } from '../api/resource-names';
 import { Informer } from '../k8s/informer';
 import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
 import { straitInformer } from '../k8s/strait-informer';
@@ -47,7 +47,7 @@ export class KubernetesSpecSource implements SpecSource {
   constructor(private readonly options: KubernetesSpecSourceOptions) {
     const { kubeConfig, nodeName, log } = options;
     const fieldSelector = `metadata.name=${nodeName}`;
-    const plural = nodeDataplanePlural;
+    const plural = nodeDataplaneNames.plural;
     this.where = { nodeDataplane: `${plural}/${nodeName}`, nodeList: 'nodes' };
     this.dataplanes = straitInformer<KubernetesObject>(kubeConfig, plural, { fieldSelector, log });
     // The agent's own status writes come back as changes of its object: only another object or a new

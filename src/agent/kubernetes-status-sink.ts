@@ -10,8 +10,7 @@
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-name';
-import { group, version } from '../api/resource';
+import { group, nodeDataplaneNames, version } from '../api/resource-names';
 import { apiErrorText } from '../k8s/api-errors';
 import type { Logger } from '../log';
 import type { StatusSink } from './status-sink';
@@ -40,7 +39,7 @@ export class KubernetesStatusSink implements StatusSink {
   private readonly now: () => number;
 
   constructor(private readonly options: KubernetesStatusSinkOptions) {
-    this.where = { status: `${nodeDataplanePlural}/${options.nodeName}/status` };
+    this.where = { status: `${nodeDataplaneNames.plural}/${options.nodeName}/status` };
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -64,7 +63,7 @@ export class KubernetesStatusSink implements StatusSink {
     // A merge patch keeps what it does not name: fields the agent no longer reports are deleted by null.
     const body = { status: { appliedSpec: null, error: null, ...status } };
     this.inFlight = this.options.api
-      .patchClusterCustomObjectStatus({ group, version, plural: nodeDataplanePlural, name: this.options.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+      .patchClusterCustomObjectStatus({ group, version, plural: nodeDataplaneNames.plural, name: this.options.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
       .then(
         () => {
           if (this.lastError !== undefined) this.options.log.info({ ...this.where, after: this.lastError }, 'status written again');

@@ -7,7 +7,7 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { dataplanes } from './dataplane';
-import { ControllerConfigSchema } from './controller-config';
+import { ControllerConfigSchema } from './controller-config-schema';
 import { apiFormats, type ApiFormatName } from './formats';
 import { List, Port, Seconds, StringEnum, Strict } from './schema';
 

@@ -1,20 +1,52 @@
 /**
- * The validators of the NodeDataplane documents, compiled from their schemas (node-dataplane-resource.ts)
- * at build time: `npm run build:ts` runs write-validators.ts, which writes them as ajv standalone code to
- * generated-validators.js next to this module. So the agent checks its spec without loading TypeBox or
- * ajv's compiler (about 100 ms of its start).
+ * The validators of the strait.io documents, compiled from their schemas (the *-schema.ts modules and
+ * the resources' definitions) at build time: `npm run build:ts` runs write-validators.ts, which writes
+ * them as ajv standalone code to generated-validators/ next to this module, a module each. So no process
+ * loads TypeBox or ajv's compiler to check a document: in an emulated VM the two took seconds of every
+ * start.
  */
 import type { ValidateFunction } from 'ajv';
+import type { ControllerConfigDocument } from './controller-config-schema';
+import type { ControllerStatus, Reflection } from './controller-status-schema';
+import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from './ipam-objects';
+import type { IpamStateDocument } from './ipam-state';
+import type { NetworkConfigSpec, NetworkConfigStatus } from './network-config-schema';
+import type { NodeDataplaneObjectDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
+import { checkWith } from './schema-errors';
+import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
-export type CompiledValidatorName = 'nodeDataplaneSpec' | 'nodeDataplaneObject' | 'nodeDataplaneStatus';
+/** Each validator by name, with the type of the documents it accepts (its schema's static type). */
+export interface ValidatorTypes {
+  nodeDataplaneSpec: NodeDataplaneSpecDocument;
+  nodeDataplaneObject: NodeDataplaneObjectDocument;
+  nodeDataplaneStatus: NodeDataplaneStatus;
+  networkConfigSpec: NetworkConfigSpec;
+  networkConfigStatus: NetworkConfigStatus;
+  tunnelEndpointSpec: TunnelEndpointSpecDocument;
+  controllerConfig: ControllerConfigDocument;
+  controllerStatus: ControllerStatus;
+  reflections: Reflection[];
+  ipamState: IpamStateDocument;
+  clusterNetworksSpec: ClusterNetworksSpec;
+  peerNetworksSpec: PeerNetworksSpec;
+  natMappingSpec: NatMappingSpec;
+}
 
-let validators: Record<CompiledValidatorName, ValidateFunction> | undefined;
+export type CompiledValidatorName = keyof ValidatorTypes;
 
 /**
- * The validator named. Loaded at the first use, with a plain require: the file is not TypeScript, and
- * the build step that writes it loads the modules that use it.
+ * Checks by the validators the build generated, each loaded by `load` (a plain require: the files are not
+ * TypeScript, and the build step that writes them loads the modules using them) at its first check. A
+ * check returns `value` typed as its validator's documents, or throws an InputError naming the first
+ * problem (its field under `root`) and changes nothing.
  */
-export function compiledValidator(name: CompiledValidatorName): ValidateFunction {
-  validators ??= require('./generated-validators.js') as Record<CompiledValidatorName, ValidateFunction>;
-  return validators[name];
+export function compiledChecker<Types>(load: (name: keyof Types & string) => ValidateFunction) {
+  const validators = new Map<keyof Types, ValidateFunction>();
+  return <N extends keyof Types & string>(name: N, value: unknown, root = ''): Types[N] => {
+    let validate = validators.get(name);
+    if (validate === undefined) validators.set(name, (validate = load(name)));
+    return checkWith<Types[N]>(validate, value, root);
+  };
 }
+
+export const checkCompiled = compiledChecker<ValidatorTypes>((name) => require(`./generated-validators/${name}.js`));

@@ -1,55 +1,18 @@
 /**
  * The controller's configuration (docs/lab.md, "Controller"): one YAML or JSON file a person writes,
  * checked whole before anything runs, so a typo is an InputError naming the field and value rather than
- * a controller that peers with the wrong networks.
+ * a controller that peers with the wrong networks. The schema is controller-config-schema.ts; the build
+ * compiles the validator this module checks with.
  */
-import { type Static, Type } from '@sinclair/typebox';
 import { InputError } from '../errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from './home-networks';
 import { carriedCidr, carriedIp } from '../net/carried';
 import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
+import { checkCompiled } from './compiled-validators';
 import { loadYamlFile } from './document';
-import { CidrText, ClusterIdText, IpText, List, NodeNameText, Seconds, StringEnum, Strict, TunnelMtu } from './schema';
-import { checkDocument } from './validate';
 
-
-export const ControllerConfigSchema = Strict({
-  clusterId: ClusterIdText(),
-  runDir: Type.Optional(Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' })),
-  podCIDR: CidrText(),
-  externalCIDR: CidrText(),
-  serviceCIDR: Type.Optional(CidrText()),
-  reserved: Type.Optional(List(CidrText(), { description: 'Networks in use here that peers must not be given.' })),
-  pools: Type.Optional(List(CidrText(), { description: 'Where remapped peer networks are taken from, in order.' })),
-  peers: Type.Optional(List(Type.Union([ClusterIdText(), Strict({ clusterId: ClusterIdText(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]), {
-    description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
-  })),
-  reflections: Type.Optional(List(Strict({ to: ClusterIdText(), fromPeer: ClusterIdText(), podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }) }))),
-  nodes: Type.Optional(List(Strict({
-    name: NodeNameText(),
-    underlayAddress: IpText(),
-    podCIDRs: Type.Optional(List(CidrText())),
-    publicAddress: Type.Optional(IpText()),
-    gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway (default true).' })),
-  }), {
-    minItems: 1,
-    description: 'The nodes of the cluster (at least one gateway candidate). Standalone only: on Kubernetes they are the Node objects.',
-  })),
-  gatewayNodeSelector: Type.Optional(Type.Record(
-    Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$' }),
-    Type.String({ pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', maxLength: 63 }),
-    {
-      minProperties: 1,
-      description: `Kubernetes only: the Nodes whose labels match all of these may be elected the gateway (default {"${'strait.io/gateway-candidate'}": "true"}).`,
-    },
-  )),
-  heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
-  interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
-  tunnelMTU: Type.Optional(TunnelMtu()),
-});
-
-export type ControllerConfigDocument = Static<typeof ControllerConfigSchema>;
+export type { ControllerConfigDocument } from './controller-config-schema';
 
 export interface NodeConfig {
   name: string;
@@ -112,7 +75,7 @@ export type NodeSource = 'file' | 'kubernetes';
 
 /** Checks a parsed document (the YAML or JSON file's content): the schema, then what it cannot say. */
 export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'file'): ControllerConfig {
-  const doc = checkDocument(ControllerConfigSchema, value);
+  const doc = checkCompiled('controllerConfig', value);
   if (nodeSource === 'file' && doc.nodes === undefined) throw new InputError('nodes', undefined, 'is required: the standalone controller has no Node objects to read');
   if (nodeSource === 'kubernetes' && doc.nodes !== undefined) throw new InputError('nodes', `${doc.nodes.length} nodes`, "come from the cluster's Node objects on Kubernetes; remove them");
   if (nodeSource === 'file' && doc.gatewayNodeSelector !== undefined) throw new InputError('gatewayNodeSelector', doc.gatewayNodeSelector, 'selects Node objects on Kubernetes; the standalone controller takes nodes[*].gatewayCandidate');

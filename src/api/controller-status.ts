@@ -1,39 +1,13 @@
 /**
  * What a cluster's controller reports each round (the run directory's `controller.json`): the gateway it
  * elected, each peering's state, the Ready nodes; and the endpoints it reflects as a hub
- * (`reflections.json`), with the address a pod of the receiving peer dials.
+ * (`reflections.json`), with the address a pod of the receiving peer dials. Checked by the validators
+ * the build compiled from controller-status-schema.ts.
  */
-import { type Static, Type } from '@sinclair/typebox';
-import { ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict } from './schema';
-import { checkDocument } from './validate';
+import { checkCompiled } from './compiled-validators';
+import type { ControllerStatus, Reflection } from './controller-status-schema';
 
-/** A peering's state (src/netmgr/network-manager.ts). */
-export const peerStates = ['waiting-for-peer', 'refused', 'remapped', 'ready'] as const;
+export type { ControllerStatus, Reflection } from './controller-status-schema';
 
-export const ControllerStatusSchema = Strict({
-  clusterId: ClusterIdText(),
-  gateway: NodeNameText({ description: 'The elected gateway.' }),
-  peers: List(Strict({
-    clusterId: ClusterIdText(),
-    state: StringEnum([...peerStates]),
-    reason: Type.Optional(Type.String({ description: "Why the peering is refused, or why the peer's answer cannot be used." })),
-  })),
-  readyNodes: List(NodeNameText()),
-  time: Type.String({ format: 'date-time' }),
-});
-
-export const ReflectionSchema = Strict({
-  to: ClusterIdText({ description: 'The peer the endpoint is reflected to.' }),
-  fromPeer: ClusterIdText({ description: 'The peer the endpoint belongs to.' }),
-  podIP: IpText({ description: "The endpoint in fromPeer's own view." }),
-  endpoint: IpText({ description: 'The endpoint as this (hub) cluster sees it.' }),
-  address: IpText({ description: 'What a pod in `to` dials to reach it.' }),
-});
-
-export const ReflectionListSchema = List(ReflectionSchema);
-
-export type ControllerStatus = Static<typeof ControllerStatusSchema>;
-export type Reflection = Static<typeof ReflectionSchema>;
-
-export const readControllerStatus = (value: unknown): ControllerStatus => checkDocument(ControllerStatusSchema, value);
-export const readReflections = (value: unknown): Reflection[] => checkDocument(ReflectionListSchema, value);
+export const readControllerStatus = (value: unknown): ControllerStatus => checkCompiled('controllerStatus', value);
+export const readReflections = (value: unknown): Reflection[] => checkCompiled('reflections', value);

@@ -6,7 +6,8 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { type ApiFormat, type ApiFormatName, apiFormats } from './formats';
-import { type ResourceDefinition, group, version } from './resource';
+import type { ResourceDefinition } from './resource';
+import { group, version } from './resource-names';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { ipClaimNames } from './resource-names';
 import { IpText, MacText, NodeNameText, Strict } from './schema';
 import { ObjectName, OwnerRef } from './pool-ipam-schema';
 
@@ -32,8 +33,7 @@ export const IPClaimSpecSchema = Strict({
 export type IPClaimSpecDocument = Static<typeof IPClaimSpecSchema>;
 
 export const ipClaimResource: ResourceDefinition<typeof IPClaimSpecSchema, undefined> = {
-  kind: 'IPClaim',
-  plural: 'ipclaims',
+  ...ipClaimNames,
   shortNames: ['sipclaim'],
   description: 'One address given to a pod, named after the address: the API server refuses a second claim of it.',
   spec: IPClaimSpecSchema,

@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { ipPoolNames } from './resource-names';
 import { CidrText, IpText, List, NodeNameText, Strict } from './schema';
 import { IpList, LabelSelector, ObjectName, PoolRoutes, Vlan } from './pool-ipam-schema';
 
@@ -36,8 +37,7 @@ export type IPPoolSpecDocument = Static<typeof IPPoolSpecSchema>;
 export type IPPoolStatusDocument = Static<typeof IPPoolStatusSchema>;
 
 export const ipPoolResource: ResourceDefinition<typeof IPPoolSpecSchema, typeof IPPoolStatusSchema> = {
-  kind: 'IPPool',
-  plural: 'ippools',
+  ...ipPoolNames,
   shortNames: ['sippool'],
   description: 'Underlay addresses pods may be given, and which pods may take them.',
   spec: IPPoolSpecSchema,

@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { clusterNetworksNames, natMappingNames, peerNetworksNames } from './resource-names';
 import { CidrText, ClusterIdText, IpText, List, Strict } from './schema';
 
 export const ClusterNetworksSpecSchema = Strict({
@@ -39,8 +40,7 @@ export type PeerNetworksSpec = Static<typeof PeerNetworksSpecSchema>;
 export type NatMappingSpec = Static<typeof NatMappingSpecSchema>;
 
 export const clusterNetworksResource: ResourceDefinition<typeof ClusterNetworksSpecSchema, undefined> = {
-  kind: 'ClusterNetworks',
-  plural: 'clusternetworks',
+  ...clusterNetworksNames,
   shortNames: ['scn'],
   description: "This cluster's networks as its IPAM keeps them (one object, named after the cluster id).",
   spec: ClusterNetworksSpecSchema,
@@ -54,8 +54,7 @@ export const clusterNetworksResource: ResourceDefinition<typeof ClusterNetworksS
 };
 
 export const peerNetworksResource: ResourceDefinition<typeof PeerNetworksSpecSchema, undefined> = {
-  kind: 'PeerNetworks',
-  plural: 'peernetworks',
+  ...peerNetworksNames,
   shortNames: ['spn'],
   description: "A peer's networks: as it numbers them, where they sit here, and how it sees ours (one per peer, named after it).",
   spec: PeerNetworksSpecSchema,
@@ -72,8 +71,7 @@ export const peerNetworksResource: ResourceDefinition<typeof PeerNetworksSpecSch
 };
 
 export const natMappingResource: ResourceDefinition<typeof NatMappingSpecSchema, undefined> = {
-  kind: 'NatMapping',
-  plural: 'natmappings',
+  ...natMappingNames,
   shortNames: ['snm'],
   description: 'An address of our ExternalCIDR given to an endpoint reflected to peers (one per address, named after it).',
   spec: NatMappingSpecSchema,

@@ -1,12 +1,12 @@
 /**
  * The IPAM state as the file store keeps it (a versioned JSON document): the home networks and, per
- * peer, where its networks sit here, how it sees ours, and the NatMappings toward it. Its invariants
- * (no overlaps, sizes, one address per endpoint) are checked when it is loaded (src/ipam/state-document.ts).
+ * peer, where its networks sit here, how it sees ours, and the NatMappings toward it: its schema. A
+ * loaded state is checked by the validator the build compiled from it, then its invariants (no overlaps,
+ * sizes, one address per endpoint) by src/ipam/state-document.ts.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { ipamStateVersion } from './ipam-state-version';
 import { CidrText, ClusterIdText, IpText, List, Strict } from './schema';
-
-export const ipamStateVersion = 1;
 
 const CidrOrNull = (description: string) => Type.Union([CidrText(), Type.Null()], { description });
 

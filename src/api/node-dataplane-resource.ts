@@ -1,14 +1,13 @@
 /**
- * The NodeDataplane resource: its spec and status schemas (TypeBox), their types, its CRD's names and
- * columns. The agent checks NodeDataplane documents with validators compiled from these schemas at build
- * time (compiled-validators.ts), so it does not load this module; node-dataplane.ts reads and writes the
- * documents.
+ * The NodeDataplane resource: its spec and status schemas (TypeBox), their types, its CRD's columns.
+ * Loaded by the build only: the processes check NodeDataplane documents with the validators compiled from
+ * these schemas (compiled-validators.ts); node-dataplane.ts reads and writes the documents.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { peerTransports } from '../nodespec/spec';
 import { dataplanes } from './dataplane';
-import { nodeDataplanePlural } from './node-dataplane-name';
 import { type ResourceDefinition, objectSchema } from './resource';
+import { nodeDataplaneNames } from './resource-names';
 import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
 
 const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
@@ -83,8 +82,7 @@ export type ClusterNodeDocument = Static<typeof ClusterNode>;
 export type NodeDataplaneStatus = Static<typeof NodeDataplaneStatusSchema>;
 
 export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecSchema, typeof NodeDataplaneStatusSchema> = {
-  kind: 'NodeDataplane',
-  plural: nodeDataplanePlural,
+  ...nodeDataplaneNames,
   shortNames: ['sdp'],
   description: 'What one node must program, and how its agent is doing. One per node, named after it.',
   spec: NodeDataplaneSpecSchema,
@@ -102,3 +100,4 @@ export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecS
 
 export const NodeDataplaneObjectSchema = objectSchema(nodeDataplaneResource);
 
+export type NodeDataplaneObjectDocument = Static<typeof NodeDataplaneObjectSchema>;

@@ -10,13 +10,11 @@ import { InputError } from '../errors';
 import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
 import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
-import { compiledValidator } from './compiled-validators';
+import { checkCompiled } from './compiled-validators';
 import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
-import { checkWith } from './schema-errors';
 
 export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 
-/** The resource's plural name (its API path), here for the agent, which does not load the resource's schemas. */
 /**
  * `status.appliedSpec`: a short digest of the spec's canonical text (`canonicalSpecText`; not a secret: it names a version). The same whether the spec came from
  * a file or the API server, and whatever the formatting or key order of the document.
@@ -87,7 +85,7 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
  * peers, mappings and nodes). The first problem throws.
  */
 export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDataplaneSpec {
-  const doc = checkWith<NodeDataplaneSpecDocument>(compiledValidator('nodeDataplaneSpec'), value, root);
+  const doc = checkCompiled('nodeDataplaneSpec', value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
   // A spec file lists the nodes; on Kubernetes the agent adds them from the Node objects before reading.
   if (doc.nodes === undefined) throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
@@ -202,11 +200,11 @@ export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(wri
 
 /** A whole NodeDataplane object (as a file holds it, or the API server serves it): the typed spec, and the status as it is. */
 export function readNodeDataplane(value: unknown): { name: string; spec: NodeDataplaneSpec; status?: NodeDataplaneStatus } {
-  const object = checkWith<{ metadata: { name: string }; spec: unknown; status?: NodeDataplaneStatus }>(compiledValidator('nodeDataplaneObject'), value, '');
+  const object = checkCompiled('nodeDataplaneObject', value);
   const spec = readNodeDataplaneSpec(object.spec, 'spec');
   if (spec.node.name !== object.metadata.name) throw new InputError('spec.node.name', spec.node.name, `must be the object's name ${object.metadata.name}: one NodeDataplane per node, named after it`);
   return { name: object.metadata.name, spec, ...(object.status ? { status: object.status } : {}) };
 }
 
 /** A status document (the heartbeat file), checked. */
-export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus => checkWith(compiledValidator('nodeDataplaneStatus'), value, root);
+export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus => checkCompiled('nodeDataplaneStatus', value, root);

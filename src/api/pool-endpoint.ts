@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { endpointNames } from './resource-names';
 import { IpText, List, NodeNameText, Strict } from './schema';
 import { ObjectName, OwnerRef, Vlan } from './pool-ipam-schema';
 
@@ -34,8 +35,7 @@ export const EndpointSpecSchema = Strict({
 export type EndpointSpecDocument = Static<typeof EndpointSpecSchema>;
 
 export const endpointResource: ResourceDefinition<typeof EndpointSpecSchema, undefined> = {
-  kind: 'Endpoint',
-  plural: 'endpoints',
+  ...endpointNames,
   shortNames: ['sep'],
   description: "The pool IPAM's record of a pod: its addresses, pools, node, controller and uid.",
   scope: 'Namespaced',

@@ -1,6 +1,7 @@
 /** ReservedIP: addresses no pool gives, whatever the pool says (a router, a VIP, a host outside the cluster). */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { reservedIpNames } from './resource-names';
 import { Strict } from './schema';
 import { IpList } from './pool-ipam-schema';
 
@@ -12,8 +13,7 @@ export const ReservedIPSpecSchema = Strict({
 export type ReservedIPSpecDocument = Static<typeof ReservedIPSpecSchema>;
 
 export const reservedIpResource: ResourceDefinition<typeof ReservedIPSpecSchema, undefined> = {
-  kind: 'ReservedIP',
-  plural: 'reservedips',
+  ...reservedIpNames,
   shortNames: ['sreservedip'],
   description: 'Addresses no IPPool gives to a pod.',
   spec: ReservedIPSpecSchema,

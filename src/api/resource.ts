@@ -1,13 +1,12 @@
 /**
- * A strait.io resource: one definition (its spec and status schemas, its names and the columns of
- * `kubectl get`) from which come its TypeScript types, its validator and its CustomResourceDefinition
- * (crd.ts). The object envelope is Kubernetes': apiVersion, kind, metadata, spec, status.
+ * A strait.io resource: one definition (its names, its spec and status schemas and the columns of
+ * `kubectl get`) from which come its TypeScript types, its validators (compiled at build time:
+ * write-validators.ts) and its CustomResourceDefinition (crd.ts). The object envelope is Kubernetes':
+ * apiVersion, kind, metadata, spec, status. Only the build loads the definitions; the processes name
+ * objects with resource-names.ts.
  */
-import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
-
-export const group = 'strait.io';
-export const version = 'v1alpha1';
-export const apiVersion = `${group}/${version}` as const;
+import { type TSchema, Type } from '@sinclair/typebox';
+import { type ResourceNames, apiVersion } from './resource-names';
 
 /** A column of `kubectl get` (additionalPrinterColumns). */
 export interface PrinterColumn {
@@ -19,9 +18,7 @@ export interface PrinterColumn {
   priority?: number;
 }
 
-export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema | undefined> {
-  kind: string;
-  plural: string;
+export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema | undefined> extends ResourceNames {
   shortNames: string[];
   description: string;
   /** Cluster-scoped unless said (a pool IPAM Endpoint lives in its pod's namespace). */
@@ -43,32 +40,15 @@ export const ObjectMeta = Type.Object(
 );
 
 /** The schema of a whole object of the resource, as read from a file or the API server. */
-export function objectSchema<Spec extends TSchema, Status extends TSchema | undefined>(definition: ResourceDefinition<Spec, Status>) {
+export function objectSchema<Spec extends TSchema, Status extends TSchema>(definition: ResourceDefinition<Spec, Status>) {
   return Type.Object(
     {
       apiVersion: Type.Literal(apiVersion),
       kind: Type.Literal(definition.kind),
       metadata: ObjectMeta,
       spec: definition.spec,
-      ...(definition.status ? { status: Type.Optional(definition.status as TSchema) } : {}),
+      status: Type.Optional(definition.status),
     },
     { additionalProperties: false },
-  ) as TObject;
-}
-
-export type ObjectOf<Spec extends TSchema, Status extends TSchema | undefined = undefined> = {
-  apiVersion: typeof apiVersion;
-  kind: string;
-  metadata: Static<typeof ObjectMeta>;
-  spec: Static<Spec>;
-} & (Status extends TSchema ? { status?: Static<Status> } : object);
-
-/** An object of the resource named `name` with `spec` (and `status`). */
-export function makeObject<Spec extends TSchema, Status extends TSchema | undefined>(
-  definition: ResourceDefinition<Spec, Status>,
-  name: string,
-  spec: Static<Spec>,
-  status?: Status extends TSchema ? Static<Status> : never,
-): ObjectOf<Spec, Status> {
-  return { apiVersion, kind: definition.kind, metadata: { name }, spec, ...(status === undefined ? {} : { status }) } as ObjectOf<Spec, Status>;
+  );
 }

@@ -2,12 +2,12 @@
 import { clusterNetworksResource, natMappingResource, peerNetworksResource } from './ipam-objects';
 import { ipClaimResource } from './ip-claim';
 import { ipPoolResource } from './ip-pool';
-import { networkConfigResource } from './network-config';
+import { networkConfigResource } from './network-config-schema';
 import { nodeDataplaneResource } from './node-dataplane-resource';
 import { endpointResource } from './pool-endpoint';
 import { reservedIpResource } from './reserved-ip';
 import { subnetResource } from './subnet';
-import { tunnelEndpointResource } from './tunnel-endpoint';
+import { tunnelEndpointResource } from './tunnel-endpoint-schema';
 
 export const resources = [
   networkConfigResource,

@@ -1,9 +1,8 @@
 /**
- * A document checked by an ajv validator (compiled at run time by validate.ts, or at build time:
- * compiled-validators.ts): the first problem becomes an InputError naming the field path
- * (`peers[0].endpoint.address`) and the value, in the words of Strait's own parsers for the formats (a
- * CIDR with host bits set says which network was meant). Loads no ajv: the agent checks its spec with
- * the build's validators alone.
+ * A document checked by an ajv validator (compiled at build time: compiled-validators.ts): the first
+ * problem becomes an InputError naming the field path (`peers[0].endpoint.address`) and the value, in
+ * the words of Strait's own parsers for the formats (a CIDR with host bits set says which network was
+ * meant). Loads no ajv: the processes check documents with the build's validators alone.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { InputError } from '../errors';

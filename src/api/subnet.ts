@@ -6,6 +6,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
+import { subnetNames } from './resource-names';
 import { CidrText, IpText, List, Strict } from './schema';
 import { IpList, ObjectName, PoolRoutes, Vlan } from './pool-ipam-schema';
 
@@ -28,8 +29,7 @@ export type SubnetSpecDocument = Static<typeof SubnetSpecSchema>;
 export type SubnetStatusDocument = Static<typeof SubnetStatusSchema>;
 
 export const subnetResource: ResourceDefinition<typeof SubnetSpecSchema, typeof SubnetStatusSchema> = {
-  kind: 'Subnet',
-  plural: 'subnets',
+  ...subnetNames,
   shortNames: ['ssubnet'],
   description: 'Underlay addresses from which applications get their own IPPool on demand.',
   spec: SubnetSpecSchema,

@@ -1,7 +1,7 @@
 /**
  * The formats ajv checks strings against, as ajv format definitions: Strait's (src/api/formats.ts, each
- * by its own parser) and RFC 3339 date-time (ajv-formats'). The run-time compiler (validate.ts) and the
- * validators compiled at build time (compiled-validators.ts) both take them from here.
+ * by its own parser) and RFC 3339 date-time (ajv-formats'). The build compiles the validators with them
+ * (write-validators.ts), and the validators it writes require them from here at run time.
  */
 import type { Format } from 'ajv';
 import { fullFormats } from 'ajv-formats/dist/formats';

@@ -7,13 +7,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { chartValuesJsonSchema } from './chart-values';
+import { crdDirectory, valuesSchemaPath } from './chart-paths';
 import { customResourceDefinition } from './crd';
-import { group } from './resource';
+import { group } from './resource-names';
 import { resources } from './resources';
-
-export const chartDirectory = join(__dirname, '..', '..', '..', 'helm', 'strait');
-export const crdDirectory = join(chartDirectory, 'crds');
-export const valuesSchemaPath = join(chartDirectory, 'values.schema.json');
 
 export const valuesSchemaText = () => `${JSON.stringify(chartValuesJsonSchema(), null, 2)}\n`;
 

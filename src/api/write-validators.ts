@@ -1,35 +1,75 @@
 /**
- * The build step after tsc (`npm run build:ts`): compiles the NodeDataplane schemas with ajv into
- * standalone code, dist/src/api/generated-validators.js, which compiled-validators.ts loads. Same options
- * and formats as the run-time compiler (validate.ts), so a document is refused with the same error.
+ * The build step after tsc (`npm run build:ts`): compiles the schemas of the strait.io documents with ajv
+ * into standalone code, a module per validator in dist/src/api/generated-validators/, which
+ * compiled-validators.ts loads. The lab compiles its own schemas the same way (src/lab/write-validators.ts).
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import Ajv, { _ } from 'ajv';
+import Ajv, { _, type Options } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import type { CompiledValidatorName } from './compiled-validators';
+import { ControllerConfigSchema } from './controller-config-schema';
+import { ControllerStatusSchema, ReflectionListSchema } from './controller-status-schema';
+import { ClusterNetworksSpecSchema, NatMappingSpecSchema, PeerNetworksSpecSchema } from './ipam-objects';
+import { IpamStateSchema } from './ipam-state';
+import { NetworkConfigSpecSchema, NetworkConfigStatusSchema } from './network-config-schema';
 import { NodeDataplaneObjectSchema, NodeDataplaneSpecSchema, NodeDataplaneStatusSchema } from './node-dataplane-resource';
+import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
 import { validatorFormats } from './validator-formats';
 
-const schemas: Record<CompiledValidatorName, TSchema> = {
+/**
+ * How every document is checked (and how a test compiles a schema to compare): the first problem only,
+ * with `verbose`, as the messages (schema-errors.ts) read the failing schema and value from each error.
+ */
+export const documentValidatorOptions: Options = { allErrors: false, verbose: true, strict: true, formats: validatorFormats };
+
+export const documentSchemas: Record<CompiledValidatorName, TSchema> = {
   nodeDataplaneSpec: NodeDataplaneSpecSchema,
   nodeDataplaneObject: NodeDataplaneObjectSchema,
   nodeDataplaneStatus: NodeDataplaneStatusSchema,
+  networkConfigSpec: NetworkConfigSpecSchema,
+  networkConfigStatus: NetworkConfigStatusSchema,
+  tunnelEndpointSpec: TunnelEndpointSpecSchema,
+  controllerConfig: ControllerConfigSchema,
+  controllerStatus: ControllerStatusSchema,
+  reflections: ReflectionListSchema,
+  ipamState: IpamStateSchema,
+  clusterNetworksSpec: ClusterNetworksSpecSchema,
+  peerNetworksSpec: PeerNetworksSpecSchema,
+  natMappingSpec: NatMappingSpecSchema,
 };
 
-/** The module's text: one exported validator per schema; the formats' code is required from validator-formats.js. */
-export function generatedValidators(): string {
-  const ajv = new Ajv({
-    allErrors: false,
-    verbose: true,
-    strict: true,
-    formats: validatorFormats,
-    code: { source: true, formats: _`require("./validator-formats").validatorFormats` },
-  });
-  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(schema, name);
-  const header = '// Generated from src/api/node-dataplane-resource.ts by src/api/write-validators.ts (npm run build:ts): do not edit.\n';
-  return header + standaloneCode(ajv, Object.fromEntries(Object.keys(schemas).map((name) => [name, name])));
+/** The formats' definitions as generated code finds them: `require(module)[name]`, `module` relative to that code. */
+export interface FormatsExport {
+  module: string;
+  name: string;
 }
 
-if (require.main === module) writeFileSync(join(__dirname, 'generated-validators.js'), generatedValidators());
+const standaloneAjv = (options: Options, formats: FormatsExport) => new Ajv({ ...options, code: { source: true, formats: _`require(${formats.module})[${formats.name}]` } });
+
+const header = (source: string) => `// Generated from ${source} by \`npm run build:ts\`: do not edit.\n`;
+
+/** The text of one module exporting a validator per schema, by name: for a process that checks with all of them. */
+export function validatorsModule(options: Options, formats: FormatsExport, schemas: Record<string, object>, source: string): string {
+  const ajv = standaloneAjv(options, formats);
+  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(schema, name);
+  return header(source) + standaloneCode(ajv, Object.fromEntries(Object.keys(schemas).map((name) => [name, name])));
+}
+
+/**
+ * Writes `directory` anew: a module per schema, `<name>.js`, exporting its validator, so that a process
+ * loads only the validators it checks with (an agent the NodeDataplane's, not all the documents').
+ */
+export function writeValidatorModules(directory: string, options: Options, formats: FormatsExport, schemas: Record<string, object>, source: string): void {
+  rmSync(directory, { recursive: true, force: true });
+  mkdirSync(directory);
+  for (const [name, schema] of Object.entries(schemas)) {
+    const ajv = standaloneAjv(options, formats);
+    writeFileSync(join(directory, `${name}.js`), header(source) + standaloneCode(ajv, ajv.compile(schema)));
+  }
+}
+
+if (require.main === module) {
+  writeValidatorModules(join(__dirname, 'generated-validators'), documentValidatorOptions, { module: '../validator-formats', name: 'validatorFormats' }, documentSchemas, 'the schemas of src/api (src/api/write-validators.ts)');
+}

@@ -1,14 +1,14 @@
+/**
+ * `strait lab ...`: each verb loads its modules in its action, as main.ts loads the commands, so a verb
+ * pays only for what it runs (`lab down --node` none of the lab on Kubernetes, its API server or charts).
+ */
 import type { Command } from 'commander';
 import { InputError } from '../errors';
-import { crdDirectory } from '../api/write-crds';
-import { runApiServerProcess } from '../lab/apiserver/process';
+import { crdDirectory } from '../api/chart-paths';
 import type { ControlPlane } from '../lab/control-plane';
-import { type LabDataplane, labDown, labUp } from '../lab/lab';
-import { labStatus, labTest } from '../lab/lab-test';
-import { defaultRunDir } from '../lab/names';
-import { machinePlan } from '../lab/machine-plan';
-import { type LabPaceName, labPaces } from '../lab/pace';
-import { defaultTopologyPath, loadTopology } from '../lab/topology';
+import type { LabDataplane } from '../lab/lab';
+import { defaultRunDir, defaultTopologyPath } from '../lab/names';
+import type { LabPaceName } from '../lab/pace';
 import { jsonAction } from './output';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -53,7 +53,8 @@ export function registerLabCommands(program: Command): void {
         await (await import('../lab/machine')).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
         return undefined;
       }
-      await labUp(opts.topology, { runDir: runDir(), dataplane, controlPlane: controlPlaneOption(opts.controlPlane), say, ...labPaces[paceOption(opts.pace)].lab });
+      const { labPaces } = await import('../lab/pace');
+      await (await import('../lab/lab')).labUp(opts.topology, { runDir: runDir(), dataplane, controlPlane: controlPlaneOption(opts.controlPlane), say, ...labPaces[paceOption(opts.pace)].lab });
       return undefined;
     }));
 
@@ -66,7 +67,7 @@ export function registerLabCommands(program: Command): void {
       const pace = paceOption(opts.pace);
       const failed = opts.node !== undefined
         ? await (await import('../lab/machine')).machineTest(runDir(), opts.node, pace, say)
-        : (await labTest(runDir(), say, labPaces[pace].test)).failed;
+        : (await (await import('../lab/lab-test')).labTest(runDir(), say, (await import('../lab/pace')).labPaces[pace].test)).failed;
       if (failed > 0) process.exitCode = 1;
       return undefined;
     }));
@@ -83,7 +84,7 @@ export function registerLabCommands(program: Command): void {
     .command('plan')
     .description('a lab across machines: the machine per node of the topology, its NICs (name, network, MAC, address) and whether it runs its cluster\'s controller, as JSON (what vagrant/ and the local VMs build)')
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
-    .action(jsonAction((opts: { topology: string }) => machinePlan(loadTopology(opts.topology))));
+    .action(jsonAction(async (opts: { topology: string }) => (await import('../lab/machine-plan')).machinePlan((await import('../lab/topology')).loadTopology(opts.topology))));
 
   lab
     .command('down')
@@ -91,7 +92,7 @@ export function registerLabCommands(program: Command): void {
     .option('--node <name>', `${nodeHelp}: its processes, datapath, pods, pins and files (NICs stay)`)
     .action(jsonAction(async (opts: { node?: string }) => {
       if (opts.node !== undefined) await (await import('../lab/machine')).machineDown(runDir(), opts.node, say);
-      else await labDown(runDir(), say);
+      else await (await import('../lab/lab')).labDown(runDir(), say);
       return undefined;
     }));
 
@@ -113,12 +114,12 @@ export function registerLabCommands(program: Command): void {
       const kubeconfig = opts.kubeconfig ?? opts.kubeconfigOut;
       if (kubeconfig === undefined) throw new InputError('--kubeconfig-out', kubeconfig, 'where to write the kubeconfig is required');
       const { kubeconfigOut: _out, ...rest } = opts;
-      await runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
+      await (await import('../lab/apiserver/process')).runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
       return undefined;
     }));
 
   lab
     .command('status')
     .description('clusters, gateways, peerings, nodes and their per-peer counters, as JSON')
-    .action(jsonAction(() => labStatus(runDir())));
+    .action(jsonAction(async () => (await import('../lab/lab-test')).labStatus(runDir())));
 }

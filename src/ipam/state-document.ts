@@ -7,8 +7,9 @@ import { InputError, StateError } from '../errors';
 import { parseJsonText } from '../json-text';
 import type { Codec } from '../store/store';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
-import { IpamStateSchema, type IpamStateDocument, ipamStateVersion } from '../api/ipam-state';
-import { checkDocument } from '../api/validate';
+import { checkCompiled } from '../api/compiled-validators';
+import type { IpamStateDocument } from '../api/ipam-state';
+import { ipamStateVersion } from '../api/ipam-state-version';
 import { natMappingsOf, parseEndpointAddress } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from '../api/home-networks';
@@ -47,7 +48,7 @@ function decode(value: unknown): IpamState {
   if (version !== stateVersion) {
     throw new StateError(`state version ${JSON.stringify(version)} is not supported (this strait reads version ${stateVersion})`);
   }
-  const doc = checkDocument(IpamStateSchema, value, 'state');
+  const doc = checkCompiled('ipamState', value, 'state');
   const restorer = new StateRestorer(parseHomeNetworks(doc.home));
   for (const [i, p] of doc.peers.entries()) {
     restorer.addPeer(p, `peers[${i}]`);

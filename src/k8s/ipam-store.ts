@@ -14,10 +14,9 @@
  * completes it.
  */
 import { type CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
-import type { TSchema } from '@sinclair/typebox';
-import { clusterNetworksResource, natMappingResource, peerNetworksResource } from '../api/ipam-objects';
-import { type ResourceDefinition, group, makeObject, version } from '../api/resource';
-import { checkDocument } from '../api/validate';
+import { type CompiledValidatorName, checkCompiled } from '../api/compiled-validators';
+import { makeObject } from '../api/object';
+import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../api/resource-names';
 import { InputError, StateError } from '../errors';
 import type { IpamState } from '../ipam/state';
 import type { Logger } from '../log';
@@ -25,11 +24,12 @@ import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects,
 import type { Store, StoreLock } from '../store/store';
 import { apiErrorText, apiStatus } from './api-errors';
 
-const definitions: Record<IpamObjectKind, ResourceDefinition<TSchema, undefined>> = {
-  ClusterNetworks: clusterNetworksResource,
-  PeerNetworks: peerNetworksResource,
-  NatMapping: natMappingResource,
-};
+/** Each kind's names and the validator of its spec. */
+const kinds = {
+  ClusterNetworks: { names: clusterNetworksNames, spec: 'clusterNetworksSpec' },
+  PeerNetworks: { names: peerNetworksNames, spec: 'peerNetworksSpec' },
+  NatMapping: { names: natMappingNames, spec: 'natMappingSpec' },
+} as const satisfies Record<IpamObjectKind, { names: ResourceNames; spec: CompiledValidatorName }>;
 
 export interface ApiIpamStoreOptions {
   api: CustomObjectsApi;
@@ -63,7 +63,7 @@ export class ApiIpamStore implements Store<IpamState> {
     const dropped: string[] = [];
     this.versions.clear();
     for (const kind of ['ClusterNetworks', 'PeerNetworks', 'NatMapping'] as const) {
-      const list = (await this.options.api.listClusterCustomObject({ group, version, plural: definitions[kind].plural })) as { items: (KubernetesObject & { spec?: unknown })[] };
+      const list = (await this.options.api.listClusterCustomObject({ group, version, plural: kinds[kind].names.plural })) as { items: (KubernetesObject & { spec?: unknown })[] };
       for (const object of list.items) {
         const name = object.metadata?.name ?? '';
         this.versions.set(`${kind}/${name}`, object.metadata?.resourceVersion ?? '');
@@ -71,7 +71,7 @@ export class ApiIpamStore implements Store<IpamState> {
         if (kind === 'ClusterNetworks' && name !== this.options.clusterId) continue;
         let spec;
         try {
-          spec = checkDocument(definitions[kind].spec, object.spec, 'spec');
+          spec = checkCompiled(kinds[kind].spec, object.spec, 'spec');
         } catch (err) {
           if (!(err instanceof InputError)) throw err;
           dropped.push(`${kind} ${name}: ${err.message}`);
@@ -97,12 +97,12 @@ export class ApiIpamStore implements Store<IpamState> {
 
   private async apply(write: IpamWrite): Promise<void> {
     const id = `${write.kind}/${write.name}`;
-    const plural = definitions[write.kind].plural;
+    const plural = kinds[write.kind].names.plural;
     const resourceVersion = this.versions.get(id);
     const { api } = this.options;
     try {
       if (write.op === 'put') {
-        const body = makeObject(definitions[write.kind], write.name, write.spec);
+        const body = makeObject(kinds[write.kind].names, write.name, write.spec);
         if (resourceVersion !== undefined) body.metadata.resourceVersion = resourceVersion;
         const stored = (resourceVersion === undefined
           ? await api.createClusterCustomObject({ group, version, plural, body })

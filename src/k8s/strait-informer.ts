@@ -1,6 +1,6 @@
 /** An Informer on a cluster-scoped strait.io collection (all of it, or what a field selector picks). */
 import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { group, version } from '../api/resource';
+import { group, version } from '../api/resource-names';
 import type { Logger } from '../log';
 import { Informer } from './informer';
 

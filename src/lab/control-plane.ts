@@ -20,5 +20,8 @@ export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, 
 export type LabIdentity = 'agent' | 'controller';
 export const identityKubeconfigPath = (runDir: string, cluster: string, identity: LabIdentity) => join(runDir, runDirPaths.identityKubeconfig(cluster, identity));
 
+/** Where a cluster's processes on Kubernetes find the chart's ConfigMap: its keys as a Pod's volume would show them. */
+export const labConfigDir = (runDir: string, cluster: string) => join(runDir, cluster, 'config');
+
 /** Whether the lab in `runDir` runs on Kubernetes (its clusters have kubeconfigs). */
 export const runsOnKubernetes = (runDir: string, topology: LabTopology) => existsSync(kubeconfigPath(runDir, topology.clusters[0]!.id));

@@ -7,12 +7,10 @@
  */
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { Reflection } from '../api/controller-status';
-import { type NatMappingSpec, natMappingResource } from '../api/ipam-objects';
+import type { NatMappingSpec } from '../api/ipam-objects';
 import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplanePlural } from '../api/node-dataplane-name';
-import { group, version } from '../api/resource';
+import { group, natMappingNames, nodeDataplaneNames, tunnelEndpointNames, version } from '../api/resource-names';
 import { withNodeListFrom } from '../k8s/node-list';
-import { tunnelEndpointResource } from '../api/tunnel-endpoint';
 import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { clusterKubeConfig } from './kubernetes-control-plane';
@@ -66,9 +64,9 @@ export class KubernetesLabState implements LabState {
 
   async read(cluster: LabCluster): Promise<ClusterState> {
     const [dataplanes, tunnels, natMappings, clusterNodes] = await Promise.all([
-      this.list(cluster.id, nodeDataplanePlural),
-      this.list(cluster.id, tunnelEndpointResource.plural),
-      this.list(cluster.id, natMappingResource.plural),
+      this.list(cluster.id, nodeDataplaneNames.plural),
+      this.list(cluster.id, tunnelEndpointNames.plural),
+      this.list(cluster.id, natMappingNames.plural),
       this.api(cluster.id).core.listNode().then((l): V1Node[] => l.items),
     ]);
     const nodes = new Map<string, NodeState>();

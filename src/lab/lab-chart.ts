@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { chartDirectory } from '../api/write-crds';
+import { chartDirectory } from '../api/chart-paths';
 import type { ControllerConfigDocument } from '../api/controller-config';
 import { run } from '../kernel/command';
 import { defaultNamespace } from '../k8s/names';
@@ -19,8 +19,6 @@ import { k8sTool } from './k8s-tools';
 /** The chart's release in every lab cluster: its objects are named `strait-*`. */
 export const labRelease = 'strait';
 export const labConfigMap = `${labRelease}-config`;
-
-export const labConfigDir = (runDir: string, cluster: string) => join(runDir, cluster, 'config');
 
 /** What the lab sets in the chart's values (helm/strait/values.yaml), from its controller configuration. */
 export interface LabChartSettings {

@@ -16,11 +16,10 @@ import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from '
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
 import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../api/controller-config';
-import { installedDataplane, labConfigDir } from './lab-chart';
 import { openLabState } from './lab-state';
 import type { ClusterState, LabState } from './lab-state-port';
 import { defaultNamespace } from '../k8s/names';
-import { type ControlPlane, identityKubeconfigPath, runsOnKubernetes } from './control-plane';
+import { type ControlPlane, identityKubeconfigPath, labConfigDir, runsOnKubernetes } from './control-plane';
 import { knownProcesses, logsDir, startProcess, stopProcess } from './processes';
 import { SpecsSeen, controllerDecisions } from './convergence-story';
 import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isEncrypted, loadTopology } from './topology';
@@ -325,7 +324,9 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   writeFileAtomic(topologyFile(runDir), JSON.stringify(changed, null, 2));
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
-    await startController(changed, cluster, runDir, { dataplane: runsOnKubernetes(runDir, changed) ? (installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto' });
+    // The chart's values say which dataplane a lab on Kubernetes was installed with (lab-chart.ts, loaded for such a lab only).
+    const dataplane = runsOnKubernetes(runDir, changed) ? ((await import('./lab-chart')).installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto';
+    await startController(changed, cluster, runDir, { dataplane });
   }
 }
 

@@ -1,4 +1,9 @@
-/** Names of the lab's namespaces and interfaces: one place, so `down` finds everything `up` made. */
+/**
+ * Names of the lab's namespaces and interfaces (one place, so `down` finds everything `up` made), and the
+ * places of its state and topology unless told otherwise.
+ */
+import { join } from 'node:path';
+
 export const labPrefix = 'sl-';
 export const nodeNetns = (node: string) => `${labPrefix}${node}`;
 export const podNetns = (pod: string) => `${labPrefix}${pod}`;
@@ -9,6 +14,7 @@ export const podInterfacePattern = '^p-';
 /** The pods' default gateway: an address on every pod veth of the node, as Calico does. */
 export const podGateway = '169.254.1.1';
 export const defaultRunDir = '/run/strait/lab';
+export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'src', 'lab', 'topologies', 'default.yaml');
 export const labPinRoot = '/sys/fs/bpf/strait-lab';
 export const echoPort = 7007;
 /** A port nothing listens on in any pod: datagrams to it get an ICMP port unreachable. */

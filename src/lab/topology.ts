@@ -1,15 +1,22 @@
 /**
  * The lab topology: clusters of nodes and pods, peerings and reflections, read from YAML. Addresses that
  * a person would only have to compute by hand (pod IPs, underlay and public addresses) are derived, so a
- * topology file states only what a scenario is about.
+ * topology file states only what a scenario is about. The file is checked by the validator the build
+ * compiled from topology-schema.ts (src/lab/write-validators.ts), then for what a schema cannot say.
  */
-import { join } from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { compiledChecker } from '../api/compiled-validators';
 import { loadYamlFile } from '../api/document';
-import { CidrText, ClusterIdText, List, StringEnum, Strict } from '../api/schema';
-import { checkDocument } from '../api/validate';
 import { InputError } from '../errors';
 import { type Cidr, cidrSize, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
+import { defaultMtu } from './link-mtu';
+import type { LabTopologyDocument } from './topology-schema';
+
+/** The lab's validators (one: the topology's), loaded at the first check. */
+export interface LabValidatorTypes {
+  labTopology: LabTopologyDocument;
+}
+
+const checkLabDocument = compiledChecker<LabValidatorTypes>((name) => require(`./generated-validators/${name}.js`));
 
 export interface LabPod {
   name: string;
@@ -58,32 +65,6 @@ export interface LabTopology {
 export const isEncrypted = (topology: LabTopology, a: string, b: string) =>
   topology.encryptedPeerings.some(([x, y]) => (x === a && y === b) || (x === b && y === a));
 
-export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'src', 'lab', 'topologies', 'default.yaml');
-
-/** From IPv6's minimum link MTU (1280) to jumbo frames (9000). */
-const minimumMtu = 1280;
-const maximumMtu = 9000;
-export const defaultMtu = 1500;
-
-const LabName = () => Type.String({ format: 'lab-name' });
-const Pair = () => List(ClusterIdText(), { minItems: 2, maxItems: 2 });
-
-/** The topology file's shape; what it cannot say (names used once, pods inside nodes...) is checked below. */
-export const LabTopologySchema = Strict({
-  public: CidrText({ description: "The public network between the clusters' gateways." }),
-  mtu: Type.Optional(Type.Integer({ minimum: minimumMtu, maximum: maximumMtu, description: `The MTU of the underlays, the public network and the pods (default ${defaultMtu}).` })),
-  clusters: List(Strict({
-    id: ClusterIdText(),
-    podCIDR: CidrText(),
-    externalCIDR: CidrText(),
-    underlay: CidrText({ description: "The cluster's node network." }),
-    dataplane: Type.Optional(StringEnum(['ebpf', 'kernel'])),
-    nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), { minItems: 1, maxItems: 9, description: 'At most 9: each cluster numbers its nodes\' public addresses in a decade of its own (11-19 for the first).' }),
-  })),
-  peerings: Type.Optional(List(Type.Union([Pair(), Strict({ between: Pair(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]))),
-  reflections: Type.Optional(List(Strict({ hub: ClusterIdText(), to: ClusterIdText(), pod: LabName() }))),
-});
-
 /** The n-th host of a network (n from 1), refused when it does not fit. */
 function host(field: string, cidr: Cidr, n: number): string {
   if (BigInt(n) >= cidrSize(cidr) - 1n) throw new InputError(field, formatCidr(cidr), `is too small for ${n} hosts`);
@@ -91,7 +72,7 @@ function host(field: string, cidr: Cidr, n: number): string {
 }
 
 export function parseTopology(value: unknown): LabTopology {
-  const doc = checkDocument(LabTopologySchema, value);
+  const doc = checkLabDocument('labTopology', value);
   const publicNet = parseCidr('public', doc.public);
   const seen = new Set<string>();
   const unique = (field: string, n: string) => {

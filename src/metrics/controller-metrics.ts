@@ -9,7 +9,7 @@
  * has seen a leader on the Lease.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { peerStates } from '../api/controller-status';
+import { peerStates } from '../api/peer-states';
 import type { ReconcileResult } from '../controller/reconcile';
 import { unusableOffsets } from '../ipam/external-addresses';
 import { cidrSize, formatCidr } from '../net/cidr';

@@ -4,7 +4,8 @@
  * peer has answered ours too, the TunnelEndpoint. The controller runs one step per peer each round with
  * what replication brought; the step changes the IPAM and says what to replicate, and never sends.
  */
-import { type GatewayEndpoint, type NetworkConfigSpec, type NetworkConfigStatus, notRemapped } from '../api/network-config';
+import type { GatewayEndpoint, NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
+import { notRemapped } from '../api/not-remapped';
 import { InputError } from '../errors';
 import { addPeer, setRemoteView } from '../ipam/peers';
 import type { IpamState } from '../ipam/state';

@@ -1,7 +1,7 @@
 /** Specs for the agent tests: home 10.0.0.0/16 with peers of the same and of other prefix lengths. */
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
-import { nodeDataplaneResource } from '../../src/api/node-dataplane-resource';
-import { makeObject } from '../../src/api/resource';
+import { makeObject } from '../../src/api/object';
+import { nodeDataplaneNames } from '../../src/api/resource-names';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
@@ -34,7 +34,7 @@ export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): NodeDataplane
 export const nodeSpec = (peers?: PeerDocument[]): NodeDataplaneSpec => readNodeDataplaneSpec(nodeSpecDocument(peers));
 
 /** A NodeDataplane object holding `doc`, named after its node (what the API server is given). */
-export const nodeObject = (doc: NodeDataplaneSpecDocument) => makeObject(nodeDataplaneResource, doc.node.name, doc);
+export const nodeObject = (doc: NodeDataplaneSpecDocument) => makeObject(nodeDataplaneNames, doc.node.name, doc);
 
 /** The text of a spec file holding `doc`. */
 export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(nodeObject(doc));

@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { crdDirectory, crdFiles } from '../../src/api/write-crds';
+import { crdDirectory } from '../../src/api/chart-paths';
+import { crdFiles } from '../../src/api/write-crds';
 import { k8sTool } from '../../src/lab/k8s-tools';
 
 type Node = Record<string, unknown>;

@@ -12,7 +12,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, 
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { group, version } from '../../src/api/resource';
+import { group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
 import { type PoolIpamFixture, poolIpamFixture } from '../poolipam/fixture';
 import { type CniOutcome, type PodAttachment, addressesIn } from '../support/cni';

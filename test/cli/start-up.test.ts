@@ -1,9 +1,31 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultTopologyPath } from '../../src/lab/names';
 import { nodeSpecDocument, specFileText } from '../agent/fixture';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
+const distSrc = join(__dirname, '../../src');
+
+/** TypeBox and ajv's compiler: for the build (src/api/write-validators.ts) and tests only. */
+const schemaModules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compile/'];
+
+/**
+ * Runs `script` (JavaScript, in which `run(...args)` runs a strait command line in the process as main.js
+ * does, setting the exit code) in a fresh process: which of `schemaModules` it had loaded when it exited,
+ * its exit code and what else it wrote to stderr.
+ */
+function schemaModulesLoaded(script: string, options: { input?: string; env?: NodeJS.ProcessEnv } = {}): { loaded: string[]; status: number | null; stderr: string } {
+  const { stderr, status } = spawnSync(process.execPath, ['-e', `
+    process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(${JSON.stringify(schemaModules)}.filter((name) => Object.keys(require.cache).some((k) => k.includes(name))))));
+    const run = (...args) => require(${JSON.stringify(cliPath)}).runCli([process.argv[0], ${JSON.stringify(cliPath)}, ...args]).then((code) => { process.exitCode = code; });
+    ${script}
+  `], { encoding: 'utf8', ...options });
+  const lines = stderr.split('\n');
+  return { loaded: JSON.parse(lines.at(-1)!) as string[], status, stderr: lines.slice(0, -1).join('\n') };
+}
 
 /** Runs `strait --version` in a fresh process: whether it loaded a module whose path contains `name`. */
 function loadedByVersion(name: string): { status: number | null; stderr: string } {
@@ -42,7 +64,7 @@ describe('strait start-up', () => {
   // agent checks its spec with the validators the build compiled (src/api/write-validators.ts).
   it("checks an agent's spec with the build's validators: no TypeBox, no ajv compiler, no YAML parser", () => {
     const bad = JSON.parse(specFileText({ ...nodeSpecDocument(), overlay: { vni: 1 << 24, port: 4789, mac: '02:53:54:00:00:01' } })) as unknown;
-    const modules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compile/', '/node_modules/yaml/', 'src/api/generated-validators.js'];
+    const modules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compile/', '/node_modules/yaml/', 'src/api/generated-validators/'];
     const { stdout, stderr, status } = spawnSync(process.execPath, ['-e', `
       require(${JSON.stringify(join(__dirname, '../../src/cli/agent-command.js'))});
       require(${JSON.stringify(join(__dirname, '../../src/agent/agent.js'))});
@@ -56,6 +78,72 @@ describe('strait start-up', () => {
     assert.deepEqual(JSON.parse(stdout), {
       refusal: 'spec.overlay.vni: expected a whole number from 0 to 16777215 (got 16777216)',
       loaded: [false, false, false, false, true],
+    });
+  });
+
+  describe('loads no TypeBox and no ajv compiler: documents are checked by the validators the build compiled', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'strait-start-up-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('the controller, standalone (one reconcile) and on Kubernetes (refused a kubeconfig that does not parse)', () => {
+      writeFileSync(join(dir, 'controller.yaml'), `clusterId: a\nrunDir: ${join(dir, 'run')}\npodCIDR: 10.0.0.0/16\nexternalCIDR: 10.50.0.0/24\nnodes: [{name: n1, underlayAddress: 192.0.2.11}]\n`);
+      const standalone = schemaModulesLoaded(`run('controller', '--config', ${JSON.stringify(join(dir, 'controller.yaml'))}, '--once')`);
+      assert.deepEqual([standalone.status, standalone.loaded], [0, []], standalone.stderr);
+      writeFileSync(join(dir, 'kubernetes.yaml'), 'clusterId: a\npodCIDR: 10.0.0.0/16\nexternalCIDR: 10.50.0.0/24\n');
+      writeFileSync(join(dir, 'kubeconfig'), '{');
+      const onKubernetes = schemaModulesLoaded(`run('controller', '--kubernetes', '--config', ${JSON.stringify(join(dir, 'kubernetes.yaml'))}, '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))})`);
+      assert.deepEqual([onKubernetes.status, onKubernetes.loaded], [1, []], onKubernetes.stderr);
+    });
+
+    it('the IPAM on a state file (init, then a peer added to the state read back)', () => {
+      const state = JSON.stringify(join(dir, 'state.json'));
+      const ipam = schemaModulesLoaded(`
+        run('ipam', 'init', '--state', ${state}, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.50.0.0/24')
+          .then(() => run('ipam', 'peer', 'add', '--state', ${state}, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.60.0.0/24'));
+      `);
+      assert.deepEqual([ipam.status, ipam.loaded], [0, []], ipam.stderr);
+    });
+
+    it("the pool IPAM's service (refused a kubeconfig that does not parse), inspect, and the strait-ipam plugin", () => {
+      writeFileSync(join(dir, 'kubeconfig'), '{');
+      const service = schemaModulesLoaded(`run('pool-ipam', 'serve', '--node', 'n1', '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))}, '--socket', ${JSON.stringify(join(dir, 'ipam.sock'))})`);
+      assert.deepEqual([service.status, service.loaded], [1, []], service.stderr);
+      const inspect = schemaModulesLoaded(`run('inspect', '--pin-root', ${JSON.stringify(join(dir, 'no-pins'))})`);
+      assert.deepEqual([inspect.status, inspect.loaded], [1, []], inspect.stderr);
+      // An ADD whose socket nobody serves: the plugin's whole path, to its error result.
+      const network = { cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket: join(dir, 'ipam.sock') } };
+      const env = { ...process.env, CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: '/var/run/netns/cni-1', CNI_IFNAME: 'net1', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=p', CNI_PATH: '/opt/cni/bin' };
+      const plugin = schemaModulesLoaded(`require(${JSON.stringify(join(distSrc, 'cni', 'main.js'))})`, { input: JSON.stringify(network), env });
+      assert.deepEqual([plugin.status, plugin.loaded], [1, []], plugin.stderr);
+    });
+
+    it('the lab: plan, up (refused a topology that does not exist), test, report, status, and the modules of a lab on Kubernetes', () => {
+      const runDir = JSON.stringify(join(dir, 'lab'));
+      const lab = schemaModulesLoaded(`
+        (async () => {
+          await run('lab', 'plan', '--topology', ${JSON.stringify(defaultTopologyPath)});
+          await run('lab', '--run-dir', ${runDir}, 'up', '--topology', ${JSON.stringify(join(dir, 'none.yaml'))});
+          for (const verb of [['test'], ['test', '--node', 'n1'], ['report'], ['status']]) await run('lab', '--run-dir', ${runDir}, ...verb);
+          for (const lazy of ['kubernetes-control-plane', 'kubernetes-lab-state', 'lab-chart']) require(${JSON.stringify(join(distSrc, 'lab'))} + '/' + lazy + '.js');
+        })();
+      `);
+      assert.deepEqual(lab.loaded, [], lab.stderr);
+    });
+
+    it("the lab's API server, serving the chart's CRDs until SIGTERM", () => {
+      const kubeconfig = JSON.stringify(join(dir, 'kubeconfig'));
+      const server = schemaModulesLoaded(`
+        run('lab', 'apiserver', '--kubeconfig', ${kubeconfig});
+        const served = setInterval(() => {
+          if (!require('node:fs').existsSync(${kubeconfig})) return;
+          clearInterval(served);
+          process.emit('SIGTERM');
+        }, 20);
+      `);
+      assert.deepEqual([server.status, server.loaded], [0, []], server.stderr);
     });
   });
 });

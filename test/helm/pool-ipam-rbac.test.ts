@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { group, version } from '../../src/api/resource';
+import { group, version } from '../../src/api/resource-names';
 import { addCheckDel } from '../poolipam/add-check-del';
 import { type PoolIpamFixture, poolIpamFixture } from '../poolipam/fixture';
 import { type ChartObject, applyChartRbac, chartAgentUser, chartNamespace, renderChart } from '../support/chart';

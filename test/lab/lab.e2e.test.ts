@@ -13,9 +13,8 @@ import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labUp, nodePinRoot, removePeering, startAgent } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
-import { echoPort, nodeNetns } from '../../src/lab/names';
+import { defaultTopologyPath, echoPort, nodeNetns } from '../../src/lab/names';
 import { knownProcesses, stopProcess } from '../../src/lab/processes';
-import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
 import { checksByKind, gatewayOf, heartbeatOf, inPod, labSuiteHooks, nonStrictReversePath, peersProgrammed, pingFor, restartAgent } from '../support/lab-suite';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { InputError } from '../../src/errors';
 import { machinePlan } from '../../src/lab/machine-plan';
-import { defaultTopologyPath, loadTopology, parseTopology } from '../../src/lab/topology';
+import { defaultTopologyPath } from '../../src/lab/names';
+import { loadTopology, parseTopology } from '../../src/lab/topology';
 
 describe('lab machine plan', () => {
   it('gives the two-clusters topology three machines: MACs by machine and NIC, addresses as the netns lab derives them, a controller on each first node', () => {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type MachinePlan, machinePlan } from '../../src/lab/machine-plan';
-import { defaultTopologyPath, loadTopology } from '../../src/lab/topology';
+import { defaultTopologyPath } from '../../src/lab/names';
+import { loadTopology } from '../../src/lab/topology';
 import { requireRoot } from '../support/kernel';
 import { labSuiteHooks } from '../support/lab-suite';
 

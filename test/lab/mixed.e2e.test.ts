@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { labUp } from '../../src/lab/lab';
 import { failureSummary, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath } from '../../src/lab/topology';
+import { defaultTopologyPath } from '../../src/lab/names';
 import { requireRoot } from '../support/kernel';
 import { assertMixedLab, labSuiteHooks } from '../support/lab-suite';
 

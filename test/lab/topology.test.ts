@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { InputError } from '../../src/errors';
 import { type ClusterView, planChecks } from '../../src/lab/checks';
 import { agentDataplane } from '../../src/lab/lab';
-import { defaultTopologyPath, isEncrypted, loadTopology, parseTopology } from '../../src/lab/topology';
+import { defaultTopologyPath } from '../../src/lab/names';
+import { isEncrypted, loadTopology, parseTopology } from '../../src/lab/topology';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;

@@ -3,7 +3,7 @@
  * the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds.
  */
 import assert from 'node:assert/strict';
-import { group, version } from '../../src/api/resource';
+import { group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
 import { addressesIn } from '../support/cni';
 import { waitFor } from '../support/wait';

@@ -5,7 +5,7 @@
  * in the pod's Endpoint, and a failed ADD leaves nothing.
  */
 import assert from 'node:assert/strict';
-import { apiVersion, group, version } from '../../src/api/resource';
+import { apiVersion, group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { waitFor } from '../support/wait';

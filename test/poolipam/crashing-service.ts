@@ -16,7 +16,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../src/api/resource';
+import { apiVersion, group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../src/api/resource';
+import { apiVersion, group, version } from '../../src/api/resource-names';
 import type { GcSettings } from '../../src/poolipam/gc-plan';
 import { type Logger, createLogger } from '../../src/log';
 import { type PoolIpamService, startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';

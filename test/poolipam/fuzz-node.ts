@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { group, version } from '../../src/api/resource';
+import { group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
 import type { AddRequest } from '../../src/poolipam/protocol';
 import { cniErrorCodes } from '../../src/poolipam/protocol';

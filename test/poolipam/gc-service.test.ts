@@ -5,7 +5,7 @@
  * pass; its timer is an hour here) as the document's rules say, and never a live StatefulSet pod's.
  */
 import assert from 'node:assert/strict';
-import { group, version } from '../../src/api/resource';
+import { group, version } from '../../src/api/resource-names';
 import type { GcPlan, GcSettings } from '../../src/poolipam/gc-plan';
 import { requireRoot } from '../support/kernel';
 import { waitFor } from '../support/wait';

@@ -3,7 +3,7 @@
  * API objects; the address comes through Debian's macvlan plugin. Each case's expected pool is literal.
  */
 import assert from 'node:assert/strict';
-import { apiVersion, group, version } from '../../src/api/resource';
+import { apiVersion, group, version } from '../../src/api/resource-names';
 import { requireRoot } from '../support/kernel';
 import { waitFor } from '../support/wait';
 import { type PoolIpamFixture, poolIpamFixture } from './fixture';

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { chartDirectory } from '../../src/api/write-crds';
+import { chartDirectory } from '../../src/api/chart-paths';
 import type { TokenUser } from '../../src/lab/apiserver/authentication';
 import { apiStatus } from '../../src/k8s/api-errors';
 import { k8sTool } from '../../src/lab/k8s-tools';

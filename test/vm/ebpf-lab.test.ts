@@ -14,9 +14,8 @@ import { netnsPath } from '../../src/kernel/netns';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labUp, nodePinRoot } from '../../src/lab/lab';
 import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
-import { nodeNetns } from '../../src/lab/names';
+import { defaultTopologyPath, nodeNetns } from '../../src/lab/names';
 import { logsDir } from '../../src/lab/processes';
-import { defaultTopologyPath } from '../../src/lab/topology';
 import { requireKernel, requireRoot } from '../support/kernel';
 import { assertMixedLab, checksByKind, emulatedLab, emulatedPace, gatewayOf, labSuiteHooks, pingFor, restartAgent } from '../support/lab-suite';
 

@@ -14,9 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Lease, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
-import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
-import { networkConfigResource } from '../../api/network-config';
-import { tunnelEndpointResource } from '../../api/tunnel-endpoint';
+import { networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
 import { parseHomeNetworks } from '../../api/home-networks';
 import type { IpamState } from '../../ipam/state';
 import type { Cidr } from '../../net/cidr';
@@ -97,14 +95,14 @@ export class ClusterSync {
       const fieldSelector = `metadata.name=${peerSecretName(peer)}`;
       return [peer, new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, fieldSelector, list: () => core.listNamespacedSecret({ namespace, fieldSelector }), log })];
     }));
-    this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneResource.plural, { log });
-    this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointResource.plural, { log });
-    this.networkConfigs = straitObjects(kubeConfig, networkConfigResource.plural, { log });
+    this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneNames.plural, { log });
+    this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointNames.plural, { log });
+    this.networkConfigs = straitObjects(kubeConfig, networkConfigNames.plural, { log });
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.writers = {
-      nodeDataplanes: new StraitObjects(custom, nodeDataplaneResource.plural),
-      tunnelEndpoints: new StraitObjects(custom, tunnelEndpointResource.plural),
-      networkConfigs: new StraitObjects(custom, networkConfigResource.plural),
+      nodeDataplanes: new StraitObjects(custom, nodeDataplaneNames.plural),
+      tunnelEndpoints: new StraitObjects(custom, tunnelEndpointNames.plural),
+      networkConfigs: new StraitObjects(custom, networkConfigNames.plural),
     };
     this.queue = new WorkQueue(() => this.timedSync(), {
       maxDelay: 5_000,
@@ -188,10 +186,10 @@ export class ClusterSync {
         problems.push(`peer ${peer}: Secret ${namespace}/${peerSecretName(peer)}: ${(err as Error).message}`);
         continue;
       }
-      const ours = straitObjects(peerConfig, networkConfigResource.plural, { fieldSelector: `metadata.name=${networkConfigName(config.clusterId, peer)}`, log: log.child({ peer }) });
+      const ours = straitObjects(peerConfig, networkConfigNames.plural, { fieldSelector: `metadata.name=${networkConfigName(config.clusterId, peer)}`, log: log.child({ peer }) });
       ours.onChange(() => this.queue.add(clusterKey));
       void ours.start();
-      this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigResource.plural) });
+      this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames.plural) });
     }
   }
 
@@ -313,14 +311,14 @@ export class ClusterSync {
     const { gateway, reason } = result.election;
     if (before?.election.gateway !== gateway) {
       log.info({ gateway, previous: before?.election.gateway ?? null, reason, readyNodes: result.status.readyNodes }, before ? 'gateway changed' : 'gateway elected');
-      events.record({ kind: nodeDataplaneResource.kind, name: gateway }, 'Normal', before ? 'GatewayMoved' : 'GatewayElected', `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`);
+      events.record({ kind: nodeDataplaneNames.kind, name: gateway }, 'Normal', before ? 'GatewayMoved' : 'GatewayElected', `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`);
     }
     for (const peer of result.status.peers) {
       const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
       if (previous === peer.state) continue;
       log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) }, `peer ${peer.state}`);
-      if (peer.state === 'ready') events.record({ kind: tunnelEndpointResource.kind, name: peer.clusterId }, 'Normal', 'PeerReady', `peering with ${peer.clusterId} is ready`);
-      if (peer.state === 'refused') events.record({ kind: networkConfigResource.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) }, 'Warning', 'PeerRefused', peer.reason ?? '');
+      if (peer.state === 'ready') events.record({ kind: tunnelEndpointNames.kind, name: peer.clusterId }, 'Normal', 'PeerReady', `peering with ${peer.clusterId} is ready`);
+      if (peer.state === 'refused') events.record({ kind: networkConfigNames.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) }, 'Warning', 'PeerRefused', peer.reason ?? '');
     }
     for (const problem of [...result.problems, ...conflicts]) {
       if (!before?.problems.includes(problem)) log.warn({ problem }, 'input not usable yet');

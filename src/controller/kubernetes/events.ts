@@ -5,7 +5,7 @@
  */
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
-import { apiVersion as straitApiVersion } from '../../api/resource';
+import { apiVersion as straitApiVersion } from '../../api/resource-names';
 
 export interface EventSubject {
   kind: string;

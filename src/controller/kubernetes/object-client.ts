@@ -5,7 +5,7 @@
  * undoing someone else's change; the caller reads again and plans again.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { group, version } from '../../api/resource';
+import { group, version } from '../../api/resource-names';
 import type { ObjectWrite } from './objects';
 
 export class StraitObjects {

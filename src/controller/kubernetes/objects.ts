@@ -10,13 +10,13 @@
  * wants is found and deleted, and nothing it did not write is ever touched.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { type NetworkConfigStatus, networkConfigResource, notRemapped, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import { type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import type { IpamState } from '../../ipam/state';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
 import { writeNodeDataplaneSpecWithoutNodes } from '../../api/node-dataplane';
-import { nodeDataplaneResource } from '../../api/node-dataplane-resource';
-import { apiVersion } from '../../api/resource';
-import { tunnelEndpointResource, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
+import { notRemapped } from '../../api/not-remapped';
+import { apiVersion, networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
+import { writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
 import { type ExchangeView, emptyExchange } from '../exchange-view';
 import type { ReconcileResult } from '../reconcile';
@@ -95,15 +95,15 @@ export function objectWrites(wantedObjects: readonly WantedObject[], existing: r
  */
 export function localObjects(result: ReconcileResult, clusterId: string): { nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
   return {
-    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) => wanted(nodeDataplaneResource.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec))),
-    tunnelEndpoints: result.tunnels.map((t) => wanted(tunnelEndpointResource.kind, t.clusterId, clusterId, writeTunnelEndpoint(t))),
+    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) => wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec))),
+    tunnelEndpoints: result.tunnels.map((t) => wanted(tunnelEndpointNames.kind, t.clusterId, clusterId, writeTunnelEndpoint(t))),
   };
 }
 
 /** Our NetworkConfig for each peer, to be written into that peer's API server. */
 export function peerNetworkConfigs(result: ReconcileResult, clusterId: string): Map<string, WantedObject> {
   const objects = new Map<string, WantedObject>();
-  for (const [peer, spec] of result.ourNetworkConfigs) objects.set(peer, wanted(networkConfigResource.kind, networkConfigName(clusterId, peer), clusterId, spec));
+  for (const [peer, spec] of result.ourNetworkConfigs) objects.set(peer, wanted(networkConfigNames.kind, networkConfigName(clusterId, peer), clusterId, spec));
   return objects;
 }
 

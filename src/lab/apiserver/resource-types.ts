@@ -192,12 +192,20 @@ interface CrdSpec {
   }[];
 }
 
-/** The resource a CustomResourceDefinition defines, served at its storage version (one version per CRD here). */
-export function customResourceType(crd: KubeObject): ResourceType {
-  const spec = crd.spec as CrdSpec;
-  const served = spec.versions.find((v) => v.storage && v.served);
+type CrdVersion = CrdSpec['versions'][number] & { schema: { openAPIV3Schema: Record<string, unknown> } };
+
+/** The version a CustomResourceDefinition's resource is served at: its storage version (one version per CRD here). */
+export function servedVersion(crd: KubeObject): CrdVersion {
+  const served = (crd.spec as CrdSpec).versions.find((v) => v.storage && v.served);
   if (!served) throw new Error(`CRD ${crd.metadata.name}: no served storage version`);
   if (!served.schema?.openAPIV3Schema) throw new Error(`CRD ${crd.metadata.name}: no openAPIV3Schema`);
+  return served as CrdVersion;
+}
+
+/** The resource a CustomResourceDefinition defines, served at its storage version. */
+export function customResourceType(crd: KubeObject): ResourceType {
+  const spec = crd.spec as CrdSpec;
+  const served = servedVersion(crd);
   const printed = served.additionalPrinterColumns;
   return {
     group: spec.group,

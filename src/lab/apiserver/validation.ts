@@ -4,15 +4,16 @@
  * cause of a 422 Invalid in kube-openapi's words (`spec.podCIDR in body must be of type cidr: "..."`),
  * with the field path (`spec.peers[0].endpoint.port`) the client can show.
  */
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { addKubernetesFormats, kubernetesFormats } from './formats';
+import { createHash } from 'node:crypto';
+import type { default as Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import { kubernetesFormats } from './formats';
 import { type KubeObject, isRecord } from './kube-object';
 import type { StatusCause } from './status';
 
 type Schema = Record<string, unknown>;
 
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-addKubernetesFormats(ajv);
+/** Every violation (each is a cause of the 422), with the failing schema and value (`verbose`), whatever keywords a CRD holds. */
+export const crdValidatorOptions: Options = { allErrors: true, strict: false, verbose: true, formats: kubernetesFormats };
 
 /** The fields of ObjectMeta: `metadata` is pruned to these, whatever the CRD says. */
 const objectMetaFields = new Set([
@@ -21,7 +22,7 @@ const objectMetaFields = new Set([
 ]);
 
 /** The OpenAPI 3.0 schema of a CRD as a JSON Schema ajv compiles (nullable, boolean exclusive bounds, known formats). */
-function toJsonSchema(schema: Schema): Schema {
+export function toJsonSchema(schema: Schema): Schema {
   const out: Schema = {};
   const type = schema['x-kubernetes-int-or-string'] ? ['integer', 'string'] : schema.type;
   if (type !== undefined) out.type = schema.nullable && typeof type === 'string' ? [type, 'null'] : type;
@@ -34,7 +35,7 @@ function toJsonSchema(schema: Schema): Schema {
       delete out[bound];
     }
   }
-  if (typeof schema.format === 'string' && kubernetesFormats.includes(schema.format)) out.format = schema.format;
+  if (typeof schema.format === 'string' && Object.hasOwn(kubernetesFormats, schema.format)) out.format = schema.format;
   if (isRecord(schema.properties)) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toJsonSchema(v as Schema)]));
   if (isRecord(schema.items)) out.items = toJsonSchema(schema.items);
   if (isRecord(schema.additionalProperties)) out.additionalProperties = toJsonSchema(schema.additionalProperties);
@@ -138,9 +139,27 @@ export interface SchemaChecker {
   validate(object: KubeObject): StatusCause[];
 }
 
+/** A JSON Schema's key among the validators the build compiled: sha256 of its JSON text, 16 hex digits. */
+export const schemaDigest = (schema: Schema) => createHash('sha256').update(JSON.stringify(schema)).digest('hex').slice(0, 16);
+
+let compiledAtBuild: Record<string, ValidateFunction> | undefined;
+let compiler: Ajv | undefined;
+
+/**
+ * The validator of a JSON Schema (toJsonSchema's): the build compiled those of the chart's CRDs
+ * (src/lab/write-validators.ts), so a lab's API server loads no ajv compiler; another CRD's is compiled here.
+ */
+function validatorOf(schema: Schema): ValidateFunction {
+  compiledAtBuild ??= require('./generated-crd-validators.js') as Record<string, ValidateFunction>;
+  const built = compiledAtBuild[schemaDigest(schema)];
+  if (built) return built;
+  compiler ??= new (require('ajv') as typeof import('ajv')).default(crdValidatorOptions);
+  return compiler.compile(schema);
+}
+
 /** The checker of one CRD version's openAPIV3Schema. */
 export function schemaChecker(openAPIV3Schema: Schema): SchemaChecker {
-  const validate: ValidateFunction = ajv.compile(toJsonSchema(openAPIV3Schema));
+  const validate = validatorOf(toJsonSchema(openAPIV3Schema));
   // apiVersion, kind and metadata are always kept (metadata is pruned to ObjectMeta's fields above).
   const properties = { ...(openAPIV3Schema.properties as Schema), apiVersion: {}, kind: {}, metadata: { 'x-kubernetes-preserve-unknown-fields': true } };
   const root: Schema = { ...openAPIV3Schema, properties };

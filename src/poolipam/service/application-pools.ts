@@ -6,7 +6,7 @@
  * the application; the record is found and reused).
  */
 import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../api/resource';
+import { apiVersion, group, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
 import type { IpFamily } from '../../net/cidr';

@@ -4,7 +4,7 @@
  * with the claim's uid as precondition, so a claim someone made again since is never deleted).
  */
 import { type CustomObjectsApi } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../api/resource';
+import { apiVersion, group, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import { type Claim, claimName, readClaim, writeClaimSpec } from '../claim';
 import type { ClaimIndex } from './claim-index';

@@ -8,7 +8,7 @@ import type { IPClaimSpecDocument } from '../../api/ip-claim';
 import type { IPPoolSpecDocument, IPPoolStatusDocument } from '../../api/ip-pool';
 import type { EndpointSpecDocument } from '../../api/pool-endpoint';
 import type { ReservedIPSpecDocument } from '../../api/reserved-ip';
-import { group, version } from '../../api/resource';
+import { group, version } from '../../api/resource-names';
 import type { SubnetSpecDocument, SubnetStatusDocument } from '../../api/subnet';
 import { Informer } from '../../k8s/informer';
 import { straitInformer } from '../../k8s/strait-informer';

@@ -4,7 +4,7 @@
  */
 import { type CustomObjectsApi } from '@kubernetes/client-node';
 import type { EndpointSpecDocument } from '../../api/pool-endpoint';
-import { apiVersion, group, version } from '../../api/resource';
+import { apiVersion, group, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import type { EndpointObject } from './cluster-view';
 

@@ -4,7 +4,7 @@
  * agree, since each counts the same claims.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { group, version } from '../../api/resource';
+import { group, version } from '../../api/resource-names';
 import { apiErrorText } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
 import { poolSize } from '../pick-address';

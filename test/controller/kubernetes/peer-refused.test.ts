@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../../src/api/controller-config';
-import { apiVersion, group, version } from '../../../src/api/resource';
+import { apiVersion, group, version } from '../../../src/api/resource-names';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace } from '../../../src/k8s/names';
 import { seedCluster } from '../../../src/lab/kubernetes-control-plane';

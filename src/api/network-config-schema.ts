@@ -1,0 +1,53 @@
+/** The NetworkConfig resource (network-config.ts): its spec and status schemas, their types, its CRD's columns. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { ResourceDefinition } from './resource';
+import { networkConfigNames } from './resource-names';
+import { notRemapped } from './not-remapped';
+import { CidrText, ClusterIdText, IpText, Port, Strict } from './schema';
+
+const CidrOrNone = (description: string) =>
+  Type.Union([CidrText(), Type.Literal(notRemapped)], { description: `${description} "${notRemapped}": kept as the owner numbers it.` });
+
+export const GatewayEndpointSchema = Strict(
+  { address: IpText(), port: Type.Optional(Port({ description: 'The VXLAN port (default 4789).' })) },
+  { description: "The owner's gateway: where the peer's gateway sends tunnel traffic." },
+);
+
+export const NetworkConfigSpecSchema = Strict({
+  clusterId: ClusterIdText({ description: 'The owner of the networks.' }),
+  remoteClusterId: ClusterIdText({ description: 'The cluster this NetworkConfig is for.' }),
+  podCIDR: CidrText(),
+  externalCIDR: CidrText(),
+  endpoint: GatewayEndpointSchema,
+});
+
+export const NetworkConfigStatusSchema = Strict({
+  processed: Type.Boolean({ description: 'The receiver has placed the networks.' }),
+  remappedPodCIDR: CidrOrNone("Where the receiver placed the owner's PodCIDR."),
+  remappedExternalCIDR: CidrOrNone("Where the receiver placed the owner's ExternalCIDR."),
+  observed: Strict(
+    { podCIDR: CidrText(), externalCIDR: CidrText() },
+    { description: 'The spec networks this status answers: a status about networks the owner no longer has is never taken as the answer.' },
+  ),
+});
+
+export type GatewayEndpoint = Static<typeof GatewayEndpointSchema>;
+export type NetworkConfigSpec = Static<typeof NetworkConfigSpecSchema>;
+export type NetworkConfigStatus = Static<typeof NetworkConfigStatusSchema>;
+
+export const networkConfigResource: ResourceDefinition<typeof NetworkConfigSpecSchema, typeof NetworkConfigStatusSchema> = {
+  ...networkConfigNames,
+  shortNames: ['snc'],
+  description: "A cluster's networks offered to one peer (spec, by the owner) and where the peer placed them (status, by the receiver).",
+  spec: NetworkConfigSpecSchema,
+  status: NetworkConfigStatusSchema,
+  columns: [
+    { name: 'Owner', type: 'string', jsonPath: '.spec.clusterId' },
+    { name: 'For', type: 'string', jsonPath: '.spec.remoteClusterId' },
+    { name: 'PodCIDR', type: 'string', jsonPath: '.spec.podCIDR' },
+    { name: 'ExternalCIDR', type: 'string', jsonPath: '.spec.externalCIDR' },
+    { name: 'Processed', type: 'boolean', jsonPath: '.status.processed' },
+    { name: 'Remapped Pod', type: 'string', jsonPath: '.status.remappedPodCIDR' },
+    { name: 'Remapped External', type: 'string', jsonPath: '.status.remappedExternalCIDR', priority: 1 },
+  ],
+};

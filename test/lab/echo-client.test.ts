@@ -23,6 +23,7 @@ async function slowEcho(slice: number, everyMs: number, stopAfter = Infinity): P
       socket.write(out);
     }, everyMs);
     socket.on('close', () => { clearInterval(timer); sockets.delete(socket); });
+    // The client resets a stalled connection: the server side's ECONNRESET is expected, the verdict is the client's.
     socket.on('error', () => undefined);
   });
   server.on('close', () => { for (const s of sockets) s.destroy(); });

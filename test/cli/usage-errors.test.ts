@@ -14,7 +14,7 @@ async function run(...args: string[]): Promise<{ code: number; out: string; err:
 }
 
 describe('strait usage errors', () => {
-  // Every command speaks JSON (README: an error prints {"error", "field"?, "value"?} on stderr and exits 1),
+  // Every command speaks JSON (docs/cli.md: an error prints {"error", "field"?, "value"?} on stderr and exits 1),
   // a usage error too: a script reading stderr gets the option and the value, not a help page.
   const cases: [args: string[], field: string, value: unknown][] = [
     [['ipam', 'show'], '--state', null],

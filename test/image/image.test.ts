@@ -1,5 +1,5 @@
 /**
- * Strait's container image as image/build.sh builds it (README, "Image"): from Debian packages and this
+ * Strait's container image as image/build.sh builds it (docs/image.md): from Debian packages and this
  * build's artefacts, read back by skopeo, unpacked by umoci, and the CLI run from its root filesystem.
  */
 import assert from 'node:assert/strict';

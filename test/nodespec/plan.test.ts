@@ -52,7 +52,7 @@ describe('node dataplane planner', () => {
       transitAddress: '10.50.0.254',
       node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11', gatewayCandidate: true },
       activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
-      overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (README: `strait inspect`)
+      overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (docs/cli.md: `strait inspect`)
       peers: [
         { clusterId: 'cluster-a', peerId: 0xb20a3a53, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4790 }, transport: 'vxlan' },
         { clusterId: 'cluster-c', peerId: 0xb40a3d79, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },

@@ -17,7 +17,7 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { type ProbeReport, featureNames } from '../../src/probe/features';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
+import { nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 
 const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => ({
   features: Object.fromEntries(featureNames.map((f) => [f, !(f in missing)])) as ProbeReport['features'],

@@ -19,7 +19,7 @@ import { requireRoot } from '../support/kernel';
 import { mainRoutes } from '../support/routes';
 import { waitFor } from '../support/wait';
 import { type AgentNode, createAgentNode, removeAgentNode } from './agent-node';
-import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
+import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 import { liveAttachments, peerIds, withMap, withPeers } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');

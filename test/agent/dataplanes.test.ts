@@ -7,7 +7,7 @@ import { findAttachments } from '../../src/datapath/node-datapath';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { cleanupAgentNode } from '../../src/agent/agent';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 describe('switching a node between dataplanes (real kernel)', function () {

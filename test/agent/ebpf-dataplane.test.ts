@@ -7,7 +7,7 @@ import * as layout from '../../src/datapath/layout';
 import { NodeDatapath, cleanupNode } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
-import { hubSpec, hubSpecWith } from '../datapath/hub-spec';
+import { hubSpec, hubSpecWith } from '../support/node-specs';
 import { requireRoot, uniqueName } from '../support/kernel';
 import { recordKernelLooks } from '../support/kernel-looks';
 import { recordMapWrites } from '../support/map-writes';

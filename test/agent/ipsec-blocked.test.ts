@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { ipsecHubDocument } from '../fallback/ipsec-hub';
-import { specFileText } from './fixture';
+import { specFileText } from '../support/node-specs';
 import { kernelFeatures, requireKernel, requireRoot, uniqueName } from '../support/kernel';
 import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';

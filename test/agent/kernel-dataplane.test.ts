@@ -5,7 +5,7 @@ import { ip } from '../../src/kernel/command';
 import { KernelChangeMonitor } from '../../src/kernel/change-monitor';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 const quiet: KernelApplyResult = { devices: { created: [], recreated: [], deleted: [], mtuChanged: [] }, fdb: 0, neighbours: 0, routes: 0, rules: 0, natChanged: false, ipsec: { added: 0, updated: 0, removed: 0 }, blocked: [], failed: [] };

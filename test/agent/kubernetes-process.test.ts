@@ -17,7 +17,7 @@ import { nodeStatusHeartbeat } from '../support/kubelet';
 import { applyChartRbac, chartAgentUser, chartNamespace } from '../support/chart';
 import { runStraitIpam } from '../cni/plugin-process';
 import { createAgentNode, removeAgentNode } from './agent-node';
-import { nodeObject, nodeSpecDocument, peerB, peerC } from './fixture';
+import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
 import { attachments, nodeRoutes, peerIds, withPeers } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');

@@ -14,7 +14,7 @@ import { formatCidr, formatIp } from '../../src/net/cidr';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { nodeStatusHeartbeat } from '../support/kubelet';
 import { waitFor } from '../support/wait';
-import { nodeObject, nodeSpecDocument, peerB } from './fixture';
+import { nodeObject, nodeSpecDocument, peerB } from '../support/node-specs';
 
 const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
 

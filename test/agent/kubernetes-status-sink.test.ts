@@ -5,7 +5,7 @@ import { KubernetesStatusSink } from '../../src/agent/kubernetes-status-sink';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';
-import { nodeObject, nodeSpecDocument } from './fixture';
+import { nodeObject, nodeSpecDocument } from '../support/node-specs';
 
 const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
 

@@ -18,7 +18,7 @@ import { Proto, datagram, ipv4Header } from '../support/packet';
 import { waitFor } from '../support/wait';
 import { sendDatagram } from '../support/wire';
 import { createAgentNode, removeAgentNode } from './agent-node';
-import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
+import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const podAddress = '10.0.0.5';

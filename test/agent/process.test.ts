@@ -16,7 +16,7 @@ import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
-import { nodeSpecDocument, peerB, peerC, specFileText } from './fixture';
+import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 import { attachments as attachmentsOf, liveAttachments as liveAttachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');

@@ -4,7 +4,7 @@ import { mainRoutes as readMainRoutes } from '../support/routes';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { nodeSpec, peerB, peerC } from './fixture';
+import { nodeSpec, peerB, peerC } from '../support/node-specs';
 
 describe('agent routes (pure)', () => {
   it('wants both remote prefixes of every peer, canonical and sorted', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseJsonDocument, readTextFile } from '../../src/api/document';
 import { canonicalSpecText, readNodeDataplane, readNodeDataplaneSpec, readNodeDataplaneStatus, specDigest, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { InputError } from '../../src/errors';
-import { nodeSpecDocument, peerB, peerC, specFileText } from '../agent/fixture';
+import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 
 type Mutable = Record<string, any>;
 

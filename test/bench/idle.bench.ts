@@ -16,7 +16,7 @@ import { runDirPaths } from '../../src/api/run-dir';
 import { labDown, labUp } from '../../src/lab/lab';
 import { defaultRunDir, defaultTopologyPath } from '../../src/lab/names';
 import { createAgentNode, removeAgentNode } from '../agent/agent-node';
-import { specFileText } from '../agent/fixture';
+import { specFileText } from '../support/node-specs';
 import { hubSpecDocument } from './reconcile.bench';
 import type { BenchFigure, BenchSuite } from './result';
 

@@ -13,7 +13,7 @@ import { type Route, reconcileRoutes } from '../../src/kernel/routes';
 import { kernelDataplane } from '../../src/agent/dataplanes';
 import { KernelDatapath } from '../../src/fallback/kernel-datapath';
 import { KernelChangeMonitor } from '../../src/kernel/change-monitor';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { median, type BenchFigure, type BenchSuite } from './result';
 
 const routeCount = 10_000;
@@ -32,7 +32,7 @@ function timeMs(fn: () => void): number {
 const routesPerSecond = (routes: number, ms: number) => Math.round((routes / ms) * 1000);
 
 /**
- * One agent tick of the kernel fallback on the hub gateway of test/datapath/hub-spec.ts with nothing to
+ * One agent tick of the kernel fallback on the hub gateway of test/support/node-specs.ts with nothing to
  * change: reading everything (devices, FDB, neighbours, routes, rules, nftables: several processes)
  * against a tick the change monitor lets skip (no kernel event since the last apply).
  */

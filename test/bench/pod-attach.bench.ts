@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { ip } from '../../src/kernel/command';
 import { withThrowawayNetns } from '../../src/kernel/netns';
 import { createAgentNode, removeAgentNode } from '../agent/agent-node';
-import { nodeSpecDocument, specFileText } from '../agent/fixture';
+import { nodeSpecDocument, specFileText } from '../support/node-specs';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { type BenchFigure, type BenchSuite, median, percentile } from './result';

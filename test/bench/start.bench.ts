@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { type AgentNode, createAgentNode, removeAgentNode } from '../agent/agent-node';
-import { nodeSpecDocument, specFileText } from '../agent/fixture';
+import { nodeSpecDocument, specFileText } from '../support/node-specs';
 import { ip } from '../../src/kernel/command';
 import { noMetricsServer } from '../support/metrics';
 import { type BenchFigure, type BenchSuite, median, percentile } from './result';

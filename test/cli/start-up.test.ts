@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultTopologyPath } from '../../src/lab/names';
-import { nodeSpecDocument, specFileText } from '../agent/fixture';
+import { nodeSpecDocument, specFileText } from '../support/node-specs';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const distSrc = join(__dirname, '../../src');

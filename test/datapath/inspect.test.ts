@@ -11,7 +11,7 @@ import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { runCli } from '../ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../support/kernel';
 import { frame, parseIpv4 } from '../support/packet';
-import { hubSpec, hubSpecWith } from './hub-spec';
+import { hubSpec, hubSpecWith } from '../support/node-specs';
 
 const TC_ACT_SHOT = 2;
 const TC_ACT_REDIRECT = 7;

@@ -6,22 +6,17 @@ import * as layout from '../../src/datapath/layout';
 import { NodeDatapath, cleanupNode, findAttachments, straitSlot } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
-import { readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { requireRoot, uniqueName } from '../support/kernel';
+import { nodeSpecDocument, specWith } from '../support/node-specs';
 
-const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => readNodeDataplaneSpec({
-  clusterId: 'a',
-  podCIDR: '10.0.0.0/16',
-  externalCIDR: '10.50.0.0/24',
-  transitAddress: '10.50.0.254',
-  node: { name: 'n1', role, underlayAddress: '192.0.2.11' },
-  activeGateway: role === 'gateway' ? { name: 'n1', underlayAddress: '192.0.2.11' } : { name: 'n2', underlayAddress: '192.0.2.12' },
-  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
-  peers: [{ clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan' }],
-  natMappings: [],
-  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }, { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }],
-}, 'spec');
+/** Node n1 of the shared fixture, with one peer, no NatMapping and a second node, n2, as gateway or worker. */
+const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => specWith(nodeSpecDocument(), (d) => {
+  d.node.role = role;
+  if (role === 'worker') d.activeGateway = { name: 'n2', underlayAddress: '192.0.2.12' };
+  d.natMappings = [];
+  d.nodes = [...(d.nodes ?? []), { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
+});
 
 describe('NodeDatapath (real kernel)', function () {
   requireRoot(this);

@@ -6,7 +6,7 @@ import { NodeDatapath, cleanupNode } from '../../src/datapath/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { hubSpecWith } from './hub-spec';
+import { hubSpecWith } from '../support/node-specs';
 
 /** B's worker, its underlay address 192.0.2.11 on its `uplink`; peer A's pods are 10.1.0.0/16 in B's view. */
 const workerSpec = () => hubSpecWith((d) => {

@@ -9,7 +9,7 @@ import { planKernelRouting } from '../../src/fallback/routing-plan';
 import { recordMapWrites } from '../support/map-writes';
 import { frame, parseIpv4 } from '../support/packet';
 import { requireRoot, tempPinDir } from '../support/kernel';
-import { hubSpec, hubSpecWith } from './hub-spec';
+import { hubSpec, hubSpecWith } from '../support/node-specs';
 
 /** A table's entries, sorted by id. */
 function entriesOf<I>(table: Table<I, I>): [I, I][] {

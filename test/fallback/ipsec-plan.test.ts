@@ -3,7 +3,7 @@ import { parseIp } from '../../src/net/cidr';
 import { InputError } from '../../src/errors';
 import { peeringSecret } from '../../src/fallback/ipsec-keys';
 import { isStraitReqid, planIpsec } from '../../src/fallback/ipsec-plan';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
 const secretA = peeringSecret('secret', Buffer.alloc(32, 0xa5));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../../src/fallback/kernel-datapath';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 import { requireRoot, uniqueName } from '../support/kernel';
 

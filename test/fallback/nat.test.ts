@@ -10,7 +10,7 @@ import { ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
-import { hubSpecDocument } from '../datapath/hub-spec';
+import { hubSpecDocument } from '../support/node-specs';
 import { netnsPerTest, requireRoot, uniqueName } from '../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../support/packet';
 import { waitFor } from '../support/wait';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { overlayMac, tunnelDevice } from '../../src/fallback/identities';
 import { peeringVni, tunnelMac } from '../../src/nodespec/peer-tunnel';
 import { type RoutePlan, planKernelRouting } from '../../src/fallback/routing-plan';
-import { hubSpec } from '../datapath/hub-spec';
+import { hubSpec } from '../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
 const show = (r: RoutePlan) => (r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`);

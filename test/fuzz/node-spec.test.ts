@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { inspectNode } from '../../src/datapath/inspect';
 import { createAgentNode, removeAgentNode, type AgentNode } from '../agent/agent-node';
-import { nodeObject, nodeSpecDocument, peerB, peerC } from '../agent/fixture';
+import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
 import { attachments } from '../agent/node-view';
 import { noProbeCache } from '../support/agent-flags';
 import { type Verdict, accepted, documentTexts, fuzzSurface, refused, trickyStrings } from '../support/fuzz';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../src/errors';
 import { requireIpv4 } from '../../src/nodespec/ip-family';
-import { hubSpec, hubSpecWith } from '../datapath/hub-spec';
+import { hubSpec, hubSpecWith } from '../support/node-specs';
 
 describe('IP family of a node spec', () => {
   it('passes an IPv4 spec, and refuses the first IPv6 value with its field and the dataplane that cannot carry it', () => {

@@ -1,0 +1,76 @@
+/**
+ * The NodeDataplane specs the tests program, one set for every suite: node n1 of cluster a (home
+ * 10.0.0.0/16 with peers of the same and of other prefix lengths), and hub B as the planner plans it.
+ * Each comes as a document (what a file or the API server holds) and typed through the document's reader.
+ */
+import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { makeObject } from '../../src/api/object';
+import { nodeDataplaneNames } from '../../src/api/resource-names';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+
+type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
+
+export const peerB: PeerDocument = {
+  clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24',
+  localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan',
+};
+
+export const peerC: PeerDocument = {
+  clusterId: 'c', peerId: 7, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/26',
+  localNATPodCIDR: '172.18.0.0/16', localNATExternalCIDR: '172.19.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan',
+};
+
+/** The spec of node n1 as a document (what a file or the API server holds). */
+export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): NodeDataplaneSpecDocument => ({
+  clusterId: 'a',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.50.0.0/24',
+  transitAddress: '10.50.0.254',
+  node: { name: 'n1', role: 'gateway', underlayAddress: '192.0.2.11' },
+  activeGateway: { name: 'n1', underlayAddress: '192.0.2.11' },
+  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
+  peers,
+  natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: '10.0.0.5' }],
+  nodes: [{ name: 'n1', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }],
+});
+
+/** The same, typed (through the document's own reader). */
+export const nodeSpec = (peers?: PeerDocument[]): NodeDataplaneSpec => readNodeDataplaneSpec(nodeSpecDocument(peers));
+
+/** A NodeDataplane object holding `doc`, named after its node (what the API server is given). */
+export const nodeObject = (doc: NodeDataplaneSpecDocument) => makeObject(nodeDataplaneNames, doc.node.name, doc);
+
+/** The text of a spec file holding `doc`. */
+export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(nodeObject(doc));
+
+/** Hub B as the planner plans it (test/nodespec/plan.test.ts): A remapped, C remapped, one NatMapping. */
+export const hubSpecDocument = (): NodeDataplaneSpecDocument => ({
+  clusterId: 'cluster-b',
+  podCIDR: '10.0.0.0/16',
+  externalCIDR: '10.50.0.0/24',
+  transitAddress: '10.50.0.254',
+  node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11' },
+  activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
+  overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
+  peers: [
+    { clusterId: 'cluster-a', peerId: 7, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' },
+    { clusterId: 'cluster-c', peerId: 9, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
+  ],
+  natMappings: [{ externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' }],
+  nodes: [
+    { name: 'b-gw', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] },
+    { name: 'b-worker', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] },
+  ],
+});
+
+/** The same, typed (through the document's own reader). */
+export const hubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(hubSpecDocument());
+
+/** `doc` with `edit` made to it, typed through the reader. */
+export function specWith(doc: NodeDataplaneSpecDocument, edit: (doc: NodeDataplaneSpecDocument) => void): NodeDataplaneSpec {
+  edit(doc);
+  return readNodeDataplaneSpec(doc);
+}
+
+/** The hub's spec with `edit` made to its document, typed through the reader. */
+export const hubSpecWith = (edit: (doc: NodeDataplaneSpecDocument) => void): NodeDataplaneSpec => specWith(hubSpecDocument(), edit);

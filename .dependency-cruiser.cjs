@@ -11,6 +11,20 @@ module.exports = {
       to: { path: '^src/lab/' },
     },
     {
+      name: 'agent-sees-the-port',
+      severity: 'error',
+      comment: 'the agent drives a dataplane through its port (src/dataplane/port.ts) and opens or cleans one through src/dataplane/open.ts; what is inside each is not its business',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/dataplane/', pathNot: ['^src/dataplane/(port|open)\\.ts$'] },
+    },
+    {
+      name: 'dataplanes-apart',
+      severity: 'error',
+      comment: 'the eBPF datapath and the kernel fallback share only the port and the kernel adapters (src/kernel), never each other',
+      from: { path: '^src/dataplane/(ebpf|kernel)/' },
+      to: { path: '^src/dataplane/(ebpf|kernel)/', pathNot: ['^src/dataplane/$1/'] },
+    },
+    {
       name: 'api-is-a-floor',
       severity: 'error',
       comment: 'src/api (the documents and their readers) sits under the cores and the adapters: it imports only net, the node spec types and MTU arithmetic (nodespec/spec, nodespec/tunnel-mtu, both leaves), json-text and errors',

@@ -7,19 +7,15 @@
  */
 import type { TcMode } from '../bpf';
 import { native } from '../bpf/native';
-import { cleanupNode, defaultOverlayDevice } from '../datapath/node-datapath';
-import { cleanupKernelNode } from '../fallback/kernel-datapath';
 import { InputError, StateError } from '../errors';
-import { netnsPath } from '../kernel/netns';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../api/dataplane';
 import { type ProbeReport, chooseDataplane, describeMissing, encryptionRequirements, missingFor } from '../probe/features';
-import { secretsDirectory } from '../fallback/ipsec-secrets';
 import { probeKernel } from '../probe/probe';
 import { type CachedProbe, cachedProbe } from '../probe/probe-cache';
-import { type NodeDataplane, openDataplane } from './dataplanes';
-import { reconcileOverlayRoutes } from './routes';
+import type { NodeDataplane } from '../dataplane/port';
+import { openDataplane } from '../dataplane/open';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
 import { type Condition, agentConditions, setConditions } from './conditions';
 import { openControlPlane } from './control-plane';
@@ -341,7 +337,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       dataplane = await openDataplane(kind, {
         ...options,
         log,
-        ipsec: { ...(options.ipsecSecrets !== undefined ? { secrets: secretsDirectory(options.ipsecSecrets) } : {}), ...(unavailable ? { unavailable } : {}) },
+        ...(unavailable ? { ipsecUnavailable: unavailable } : {}),
       });
       log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, probe: probe.source, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
       if (probe.writeError !== undefined) log.warn({ probeCache: options.probeCache, error: probe.writeError }, 'cannot keep the probe report; the next start probes again');
@@ -394,19 +390,4 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   } finally {
     await served?.server.close();
   }
-}
-
-export interface CleanupSummary {
-  pinRoot: string;
-  detached: { interface: string; program: string; kind: string }[];
-  overlayDeviceRemoved: boolean;
-  routesRemoved: string[];
-  kernel: ReturnType<typeof cleanupKernelNode>;
-}
-
-/** `--cleanup`: removes everything either dataplane put on the node (routes, attachments, devices, pins, NAT). */
-export function cleanupAgentNode(pinRoot: string, netns?: string): CleanupSummary {
-  const routes = reconcileOverlayRoutes([], defaultOverlayDevice, netns);
-  const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) });
-  return { pinRoot, detached, overlayDeviceRemoved, routesRemoved: routes.removed, kernel: cleanupKernelNode(netns) };
 }

@@ -6,7 +6,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
-import { type AgentOptions, type DataplaneRequest, cleanupAgentNode, runAgent } from '../agent/agent';
+import { type AgentOptions, type DataplaneRequest, runAgent } from '../agent/agent';
+import { cleanupNodeDataplanes } from '../dataplane/open';
 import type { TcMode } from '../bpf';
 import type { ControlPlaneOptions, PoolIpamOptions } from '../agent/control-plane-port';
 import { checkFormat } from '../api/formats';
@@ -212,7 +213,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
     .action(jsonAction(async (_: AgentFlags, command: Command) => {
       const options = parseAgentFlags(optionsWithFlagsFile<AgentFlags>(command, agentFlagsFileRules));
-      if (options.cleanup) return cleanupAgentNode(options.pinRoot, options.netns);
+      if (options.cleanup) return cleanupNodeDataplanes(options.pinRoot, options.netns);
       await runAgent(options, createLogger('agent'));
       return undefined;
     }));

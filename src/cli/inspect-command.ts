@@ -4,8 +4,8 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../errors';
-import { DEFAULT_SNAT_LIMIT, type InspectReport, type InspectSection, inspectNode, inspectSections, sectionFields } from '../datapath/inspect';
-import { formatInspectReport } from '../datapath/inspect-format';
+import { DEFAULT_SNAT_LIMIT, type InspectReport, type InspectSection, inspectNode, inspectSections, sectionFields } from '../dataplane/ebpf/inspect';
+import { formatInspectReport } from '../dataplane/ebpf/inspect-format';
 import { jsonAction } from './output';
 
 interface InspectOptions {

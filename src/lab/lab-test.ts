@@ -1,5 +1,5 @@
 /** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
-import { inspectNode } from '../datapath/inspect';
+import { inspectNode } from '../dataplane/ebpf/inspect';
 import { StateError } from '../errors';
 import { type ClusterView, type TrafficCheck, planChecks } from './checks';
 import type { LabTopology } from './topology';

@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupAgentNode } from '../agent/agent';
+import { cleanupNodeDataplanes } from '../dataplane/open';
 import { runDirPaths } from '../api/run-dir';
 import { StateError } from '../errors';
 import { describeMissing, encryptionRequirements } from '../probe/features';
@@ -218,7 +218,7 @@ export async function machineDown(runDir: string, nodeName: string, say: Say): P
   const names = knownProcesses(host.processDir);
   let stopped = 0;
   for (const name of [...names.filter((n) => n.startsWith('agent-')), ...names.filter((n) => !n.startsWith('agent-'))]) if (await stopProcess(host.processDir, name)) stopped++;
-  const summary = cleanupAgentNode(nodePinRoot(nodeName));
+  const summary = cleanupNodeDataplanes(nodePinRoot(nodeName));
   let pods = 0;
   if (existsSync(topologyFile(runDir))) {
     const { cluster, node } = findNode(savedTopology(runDir), nodeName);

@@ -4,7 +4,7 @@
  * reconcile loop does no extra work; only the reconcile histogram and error counter are fed by the loop.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DatapathCounters } from '../datapath/inspect';
+import type { DatapathCounters } from '../dataplane/ebpf/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../api/dataplane';
 import { reconcileBuckets } from './buckets';

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanupAgentNode } from '../../src/agent/agent';
+import { cleanupNodeDataplanes } from '../../src/dataplane/open';
 import { ensureBpffs } from '../../src/bpf';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
@@ -37,7 +37,7 @@ export function createAgentNode(dirPrefix: string): AgentNode {
 export function removeAgentNode({ node, pod, pinRoot, dir }: AgentNode, agent: ChildProcess | undefined): void {
   try {
     if (agent && agent.exitCode === null && agent.signalCode === null) agent.kill('SIGKILL');
-    cleanupAgentNode(pinRoot, node);
+    cleanupNodeDataplanes(pinRoot, node);
   } finally {
     rmSync(pinRoot, { recursive: true, force: true });
     deleteNetns(node);

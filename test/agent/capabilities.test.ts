@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as layout from '../../src/datapath/layout';
+import * as layout from '../../src/dataplane/ebpf/layout';
 import { ip, run } from '../../src/kernel/command';
 import { renderChart } from '../support/chart';
 import { containerCommand, processPrivileges, requireContainerTools } from '../support/container';

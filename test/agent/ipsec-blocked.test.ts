@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { ipsecHubDocument } from '../fallback/ipsec-hub';
+import { ipsecHubDocument } from '../dataplane/kernel/ipsec-hub';
 import { specFileText } from '../support/node-specs';
 import { kernelFeatures, requireKernel, requireRoot, uniqueName } from '../support/kernel';
 import { noProbeCache } from '../support/agent-flags';

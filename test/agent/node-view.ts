@@ -1,8 +1,8 @@
 /** What an agent left on a test node: its attachments, the peers in its pinned strait_peers map and the node routes in strait_nodes. */
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
-import * as layout from '../../src/datapath/layout';
-import { findAttachments } from '../../src/datapath/node-datapath';
+import * as layout from '../../src/dataplane/ebpf/layout';
+import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';
 
 /** Runs `use` on a pinned map of the node, closing it after. */

@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { mainRoutes as readMainRoutes } from '../support/routes';
 import { type BpfMap, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
-import * as layout from '../../src/datapath/layout';
-import { findAttachments } from '../../src/datapath/node-datapath';
+import * as layout from '../../src/dataplane/ebpf/layout';
+import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { ip } from '../../src/kernel/command';
 import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';

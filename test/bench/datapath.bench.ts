@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram } from '../../src/bpf';
-import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../datapath/fixture';
+import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
 import { frame } from '../support/packet';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';
 import { type BenchFigure, type BenchSuite, median } from './result';

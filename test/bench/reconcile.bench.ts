@@ -2,12 +2,12 @@
  * The map reconciler at scale: a node holding 100,000 NatMappings gets 10,000 of them changed (5,000
  * removed, 5,000 added). Two ways: with a full read of the maps (diffed with the spec's encoded entries),
  * what the agent does at start and at every resync; and incrementally (the spec's tables diffed against
- * what the agent last wrote, src/datapath/map-sync.ts), what it does on every spec change in between.
+ * what the agent last wrote, src/dataplane/ebpf/map-sync.ts), what it does on every spec change in between.
  */
 import { BpfObject } from '../../src/bpf';
-import { AppliedMaps, applyDesiredMaps } from '../../src/datapath/apply-maps';
-import { desiredMaps, desiredTables } from '../../src/datapath/desired-maps';
-import { datapathObjectPath, openMaps } from '../../src/datapath/layout';
+import { AppliedMaps, applyDesiredMaps } from '../../src/dataplane/ebpf/apply-maps';
+import { desiredMaps, desiredTables } from '../../src/dataplane/ebpf/desired-maps';
+import { datapathObjectPath, openMaps } from '../../src/dataplane/ebpf/layout';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { tempPinDir } from '../support/kernel';

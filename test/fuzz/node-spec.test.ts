@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { inspectNode } from '../../src/datapath/inspect';
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { createAgentNode, removeAgentNode, type AgentNode } from '../agent/agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
 import { attachments } from '../agent/node-view';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { isFallbackDevice } from '../../src/fallback/identities';
+import { isFallbackDevice } from '../../src/dataplane/kernel/identities';
 import { type UnicastVxlanDevice, reconcileTunnelDevices } from '../../src/kernel/tunnel-devices';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { inspectNode } from '../../src/datapath/inspect';
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { defaultNamespace } from '../../src/k8s/names';

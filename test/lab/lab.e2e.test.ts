@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
-import { inspectNode } from '../../src/datapath/inspect';
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { formatIp } from '../../src/net/cidr';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';

@@ -13,7 +13,7 @@ import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
 import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../src/lab/processes';
 import type { LabTopology } from '../../src/lab/topology';
-import { inspectNode } from '../../src/datapath/inspect';
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
 import { labNamespaces } from '../../src/lab/network';
 import { type PingCount, echoOutcome } from '../../src/lab/ping';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findAttachments } from '../../src/datapath/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labUp, nodePinRoot } from '../../src/lab/lab';

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Dirent, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../../src/errors';
-import { derivePeeringKeys, peeringSecret } from '../../src/fallback/ipsec-keys';
+import { derivePeeringKeys, peeringSecret } from '../../src/dataplane/kernel/ipsec-keys';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../src/lab/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';

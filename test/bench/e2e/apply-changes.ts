@@ -7,9 +7,9 @@
  */
 import { run } from '../../../src/kernel/command';
 import { withThrowawayNetns } from '../../../src/kernel/netns';
-import { applyNat } from '../../../src/fallback/nat-apply';
-import { FILTER_TABLE, NAT_TABLE, natRuleset } from '../../../src/fallback/nat-ruleset';
-import { overlayDevice, tunnelDevice } from '../../../src/fallback/identities';
+import { applyNat } from '../../../src/dataplane/kernel/nat-apply';
+import { FILTER_TABLE, NAT_TABLE, natRuleset } from '../../../src/dataplane/kernel/nat-ruleset';
+import { overlayDevice, tunnelDevice } from '../../../src/dataplane/kernel/identities';
 import type { NftDocument } from '../../../src/kernel/nft-json';
 import { hubSpec, mapApplySamples, timeMs } from '../reconcile.bench';
 import { type BenchFigure, median } from '../result';

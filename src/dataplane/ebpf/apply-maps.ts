@@ -1,0 +1,69 @@
+/**
+ * Brings a node's datapath maps to a desired state, in an order where no intermediate state misroutes:
+ * a peer is written before the routes that name it and deleted after them; a changed prefix gets its
+ * new route before the old one goes; each element update is atomic in the kernel.
+ */
+import { type DesiredMaps, type DesiredTables, tableIds, tablesOf } from './desired-maps';
+import type { BpfMap, Codec } from '../../bpf';
+import type { DatapathMaps } from './layout';
+import { maps as layoutMaps } from './layout';
+import { MapMirror, type SyncResult, idMap } from './map-sync';
+import { U32Table } from './u32-table';
+
+export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters', SyncResult>;
+
+/**
+ * The node's maps as this process last wrote them (map-sync.ts): an apply writes only what differs from
+ * the last one; `read` (or a map whose last write failed) diffs against the kernel instead, repairing
+ * any change made by hand.
+ */
+export class AppliedMaps {
+  private readonly mirrors;
+
+  constructor(private readonly maps: DatapathMaps) {
+    const mirror = <I, W>(map: { fd: number }, ids: { key: Codec<I>; value: Codec<W> }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids));
+    const u32Mirror = (map: { fd: number }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, tableIds.natmap), () => new U32Table());
+    this.mirrors = {
+      config: mirror(maps.config, tableIds.config),
+      peers: mirror(maps.peers, tableIds.peers),
+      routes: mirror(maps.routes, tableIds.routes),
+      natmap: u32Mirror(maps.natmap),
+      natmapRev: u32Mirror(maps.natmapRev),
+      nodes: mirror(maps.nodes, tableIds.nodes),
+    };
+  }
+
+  apply(desired: DesiredTables, read: boolean): ApplyResult {
+    const m = this.mirrors;
+    const readPeers = read || m.peers.unknown;
+    const config = m.config.sync(desired.config, read);
+    const peers = m.peers.plan(desired.peers, read);
+    const peersWritten = peers.upsert();
+    const routes = m.routes.sync(desired.routes, read);
+    const peersDeleted = peers.delete();
+    const natmap = m.natmap.sync(desired.natmap, read);
+    const natmapRev = m.natmapRev.sync(desired.natmapRev, read);
+    const nodes = m.nodes.sync(desired.nodes, read);
+    // Counters of peers that are gone; the others keep counting. Looked at when peers went, and on a read.
+    let stale: number[] = [];
+    if (readPeers || peersDeleted > 0) {
+      const key = Buffer.alloc(layoutMaps.peers.key.size);
+      stale = [...this.maps.peerCounters.keys()].filter((id) => {
+        layoutMaps.peers.key.encode(id, key, 0);
+        return !desired.peers.has(tableIds.peers.key.decode(key, 0));
+      });
+    }
+    const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };
+    return { config, peers: { written: peersWritten, deleted: peersDeleted }, routes, natmap, natmapRev, nodes, peerCounters };
+  }
+}
+
+/** Makes the maps hold `desired`, reading every map first. */
+export function applyDesiredMaps(maps: DatapathMaps, desired: DesiredMaps): ApplyResult {
+  return new AppliedMaps(maps).apply(tablesOf(desired), true);
+}
+
+/** Whether applying wrote or deleted anything. */
+export function changedAnything(result: ApplyResult): boolean {
+  return Object.values(result).some((r) => r.written > 0 || r.deleted > 0);
+}

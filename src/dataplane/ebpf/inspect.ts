@@ -1,0 +1,307 @@
+/**
+ * `strait inspect`: decodes the pinned datapath maps of a node into one report (the maps of
+ * docs/datapath.md, in the home cluster's view). It only reads, so it is safe on a live node (the binding
+ * opens pins without BPF_F_RDONLY, so that is this module's promise, not the kernel's); each map is read
+ * once, so the figures are a snapshot per map.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../../bpf';
+import { StateError } from '../../errors';
+import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, configProgrammed, maps } from './layout';
+
+export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
+export type InspectSection = (typeof inspectSections)[number];
+
+export interface ConfigReport {
+  role: 'gateway' | 'worker';
+  podCIDR: string;
+  externalCIDR: string;
+  nodeAddress: string;
+  activeGatewayAddress: string;
+  transitAddress: string;
+  overlayIfindex: number;
+  overlayVni: number;
+  overlayMac: string;
+  tunnelMtu: number;
+}
+
+/** Counters summed over CPUs. Numbers, not bigints, so JSON carries them (exact up to 2^53). */
+export interface PeerCountersReport {
+  txPackets: number;
+  txBytes: number;
+  rxPackets: number;
+  rxBytes: number;
+}
+
+export interface PeerReport {
+  peerId: number;
+  /** Normally one each; two while the reconciler replaces a changed prefix. */
+  remotePodCIDRs: string[];
+  remoteExternalCIDRs: string[];
+  localNATPodCIDR: string;
+  localNATExternalCIDR: string;
+  endpoint: string;
+  vni: number;
+  /** The inner Ethernet addresses of frames toward the peer: ours toward it (source), its toward us. */
+  srcMac: string;
+  dstMac: string;
+  counters: PeerCountersReport;
+}
+
+/** A strait_routes entry the datapath cannot use (it drops packets matching it as NoPeer). */
+export interface StrayRoute {
+  prefix: string;
+  peerId: number;
+  kind: number;
+  problem: string;
+}
+
+export interface NatMappingReport {
+  externalAddress: string;
+  endpointAddress: string;
+  /** Set when strait_natmap_rev does not lead back: replies from the endpoint would leave unmapped. */
+  problem?: string;
+}
+
+/** A strait_natmap_rev entry whose forward mapping is absent or points elsewhere. */
+export interface StrayReverseMapping {
+  endpointAddress: string;
+  externalAddress: string;
+  problem: string;
+}
+
+export interface NodeRouteReport {
+  prefix: string;
+  underlay: string;
+}
+
+/**
+ * One half of a transit flow on the hub: `forward` (from a peer, source becomes `to`) or `reply` (back
+ * to the transit address, destination becomes `to`); `unknown` when the node has no config to tell.
+ */
+export interface SnatFlowReport {
+  direction: 'forward' | 'reply' | 'unknown';
+  proto: string;
+  src: string;
+  sport: number;
+  dst: string;
+  dport: number;
+  to: { addr: string; port: number };
+}
+
+export interface SnatReport {
+  total: number;
+  limit: number;
+  flows: SnatFlowReport[];
+}
+
+export type DropsReport = Record<keyof typeof DropReason, number>;
+
+export interface InspectReport {
+  pinRoot: string;
+  /** null: the node's maps exist but the agent has not programmed it yet. */
+  config: ConfigReport | null;
+  peers: PeerReport[];
+  strayRoutes: StrayRoute[];
+  natMappings: NatMappingReport[];
+  strayReverseMappings: StrayReverseMapping[];
+  nodes: NodeRouteReport[];
+  snat: SnatReport;
+  drops: DropsReport;
+}
+
+/** Which report fields each section fills; `pinRoot` is always there. */
+export const sectionFields: Record<InspectSection, readonly (keyof InspectReport)[]> = {
+  config: ['config'],
+  peers: ['peers', 'strayRoutes'],
+  nat: ['natMappings', 'strayReverseMappings'],
+  nodes: ['nodes'],
+  snat: ['snat'],
+  drops: ['drops'],
+};
+
+export const DEFAULT_SNAT_LIMIT = 100;
+
+type Cidr = CodecValue<typeof cidr>;
+const cidrText = (c: Cidr) => `${c.addr}/${c.prefixLen}`;
+const addressNumber = (a: string) => a.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+const byAddress = (a: string, b: string) => addressNumber(a) - addressNumber(b);
+const byPrefix = (a: Cidr, b: Cidr) => byAddress(a.addr, b.addr) || a.prefixLen - b.prefixLen;
+const protoNames: Record<number, string> = { 1: 'icmp', 6: 'tcp', 17: 'udp' };
+
+function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]): DatapathMaps {
+  const open = <K, V>(name: string, key: Codec<K>, value: Codec<V>): BpfMap<K, V> => {
+    const path = join(pinRoot, name);
+    let map: BpfMap<K, V>;
+    try {
+      map = BpfMap.openPinned(path, key, value);
+    } catch (err) {
+      if (isBpfError(err, 'EPERM') || isBpfError(err, 'EACCES')) throw new StateError(`${path}: permission denied; reading pinned BPF maps needs root (CAP_BPF and CAP_SYS_ADMIN)`);
+      // A size mismatch: the pins were made by a build with another layout of common.h.
+      if (err instanceof TypeError) throw new StateError(`${path}: ${err.message}; the pins come from a different Strait build, inspect them with the matching strait`);
+      throw err;
+    }
+    opened.push(map as BpfMap<unknown, unknown>);
+    return map;
+  };
+  const m = maps;
+  return {
+    config: open(m.config.name, m.config.key, m.config.value),
+    routes: open(m.routes.name, m.routes.key, m.routes.value),
+    peers: open(m.peers.name, m.peers.key, m.peers.value),
+    natmap: open(m.natmap.name, m.natmap.key, m.natmap.value),
+    natmapRev: open(m.natmapRev.name, m.natmapRev.key, m.natmapRev.value),
+    nodes: open(m.nodes.name, m.nodes.key, m.nodes.value),
+    snat: open(m.snat.name, m.snat.key, m.snat.value),
+    peerCounters: open(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
+    drops: open(m.drops.name, m.drops.key, perCpu(m.drops.value)),
+  };
+}
+
+/** Refuses, before opening anything, a pin root that is absent or is not a node's (all maps pinned). */
+function checkPinRoot(pinRoot: string): void {
+  const expected = Object.values(maps).map((m) => m.name);
+  let present: Set<string>;
+  try {
+    if (!statSync(pinRoot).isDirectory()) throw new StateError(`pin root ${pinRoot} is not a directory; pass --pin-root the directory the node's agent pins the datapath maps in`);
+    present = new Set(readdirSync(pinRoot));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StateError(`pin root ${pinRoot} does not exist; pass --pin-root the directory the node's agent pins the datapath maps in (is the agent running on this node?)`);
+    throw err;
+  }
+  const missing = expected.filter((name) => !present.has(name));
+  if (missing.length === expected.length) throw new StateError(`pin root ${pinRoot} holds no Strait maps (expected ${expected.join(', ')}); pass the pin root of a node whose datapath is loaded`);
+  if (missing.length > 0) throw new StateError(`pin root ${pinRoot} lacks ${missing.join(', ')}; the pins are incomplete or from another Strait version: restart the node's agent to load the datapath again`);
+}
+
+/** Reads every pinned map under `pinRoot` into a report; `snatLimit` caps the transit flows listed. */
+export function inspectNode(pinRoot: string, snatLimit = DEFAULT_SNAT_LIMIT): InspectReport {
+  checkPinRoot(pinRoot);
+  const opened: BpfMap<unknown, unknown>[] = [];
+  try {
+    const m = openPinnedMaps(pinRoot, opened);
+    const config = readConfig(m);
+    return { pinRoot, config, ...readPeers(m), ...readNatMappings(m), nodes: readNodes(m), snat: readSnat(m, config, snatLimit), drops: readDrops(m) };
+  } finally {
+    for (const map of opened) map.close();
+  }
+}
+
+/** The counters of a node's datapath: per peer (those in strait_peers), and drops per reason. */
+export interface DatapathCounters {
+  peers: { peerId: number; counters: PeerCountersReport }[];
+  drops: DropsReport;
+}
+
+/**
+ * The counters alone, through the readers of inspectNode, from maps the caller holds open (the agent's
+ * own, for its metrics at every scrape): the same figures `strait inspect` prints.
+ */
+export function readCounters(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'drops'>): DatapathCounters {
+  return { peers: readPeers(m).peers.map(({ peerId, counters }) => ({ peerId, counters })), drops: readDrops(m) };
+}
+
+function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
+  const c = m.config.lookup(CONFIG_KEY);
+  if (c === undefined || !configProgrammed(c)) return null;
+  return {
+    role: c.flags & Flags.Gateway ? 'gateway' : 'worker',
+    podCIDR: cidrText(c.podCidr),
+    externalCIDR: cidrText(c.externalCidr),
+    nodeAddress: c.nodeAddr,
+    activeGatewayAddress: c.gatewayAddr,
+    transitAddress: c.transitAddr,
+    overlayIfindex: c.overlayIfindex,
+    overlayVni: c.overlayVni,
+    overlayMac: c.overlayMac,
+    tunnelMtu: c.tunnelMtu,
+  };
+}
+
+function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
+  const peers = new Map<number, PeerReport>();
+  for (const [peerId, p] of m.peers.entries()) {
+    peers.set(peerId, {
+      peerId,
+      remotePodCIDRs: [],
+      remoteExternalCIDRs: [],
+      localNATPodCIDR: cidrText(p.localNatPod),
+      localNATExternalCIDR: cidrText(p.localNatExternal),
+      endpoint: p.endpoint,
+      vni: p.vni,
+      srcMac: p.srcMac,
+      dstMac: p.dstMac,
+      counters: { txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 },
+    });
+  }
+  const strayRoutes: StrayRoute[] = [];
+  const routes = [...m.routes.entries()].sort(([a], [b]) => byPrefix(a, b));
+  for (const [prefix, route] of routes) {
+    const peer = peers.get(route.peerId);
+    const stray = (problem: string) => strayRoutes.push({ prefix: cidrText(prefix), peerId: route.peerId, kind: route.kind, problem });
+    if (peer === undefined) stray(`peer ${route.peerId} is not in strait_peers`);
+    else if (route.kind === PrefixKind.Pod) peer.remotePodCIDRs.push(cidrText(prefix));
+    else if (route.kind === PrefixKind.External) peer.remoteExternalCIDRs.push(cidrText(prefix));
+    else stray(`unknown prefix kind ${route.kind}`);
+  }
+  for (const [peerId, perCpuCounters] of m.peerCounters.entries()) {
+    const peer = peers.get(peerId);
+    if (peer === undefined) continue; // the reconciler deletes a gone peer's counters right after it
+    for (const c of perCpuCounters) {
+      peer.counters.txPackets += Number(c.txPackets);
+      peer.counters.txBytes += Number(c.txBytes);
+      peer.counters.rxPackets += Number(c.rxPackets);
+      peer.counters.rxBytes += Number(c.rxBytes);
+    }
+  }
+  return { peers: [...peers.values()].sort((a, b) => a.peerId - b.peerId), strayRoutes };
+}
+
+function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): { natMappings: NatMappingReport[]; strayReverseMappings: StrayReverseMapping[] } {
+  const forward = new Map(m.natmap.lookupBatch());
+  const reverse = new Map(m.natmapRev.lookupBatch());
+  const natMappings = [...forward]
+    .sort(([a], [b]) => byAddress(a, b))
+    .map(([externalAddress, endpointAddress]): NatMappingReport => {
+      const back = reverse.get(endpointAddress);
+      if (back === externalAddress) return { externalAddress, endpointAddress };
+      const problem = back === undefined ? `strait_natmap_rev has no entry for ${endpointAddress}` : `strait_natmap_rev maps ${endpointAddress} to ${back}`;
+      return { externalAddress, endpointAddress, problem };
+    });
+  const strayReverseMappings = [...reverse]
+    .filter(([endpointAddress, externalAddress]) => forward.get(externalAddress) !== endpointAddress)
+    .sort(([a], [b]) => byAddress(a, b))
+    .map(([endpointAddress, externalAddress]) => {
+      const there = forward.get(externalAddress);
+      const problem = there === undefined ? `strait_natmap has no entry for ${externalAddress}` : `strait_natmap maps ${externalAddress} to ${there}`;
+      return { endpointAddress, externalAddress, problem };
+    });
+  return { natMappings, strayReverseMappings };
+}
+
+function readNodes(m: Pick<DatapathMaps, 'nodes'>): NodeRouteReport[] {
+  return [...m.nodes.entries()].sort(([a], [b]) => byPrefix(a, b)).map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
+}
+
+function readSnat(m: Pick<DatapathMaps, 'snat'>, config: ConfigReport | null, limit: number): SnatReport {
+  // A reply entry is keyed by its destination, the transit address (bpf/lib/snat.h).
+  const direction = (daddr: string): SnatFlowReport['direction'] => (config === null ? 'unknown' : daddr === config.transitAddress ? 'reply' : 'forward');
+  const flows = m.snat.lookupBatch().map(([k, v]): SnatFlowReport => ({
+    direction: direction(k.daddr),
+    proto: protoNames[k.proto] ?? String(k.proto),
+    src: k.saddr,
+    sport: k.sport,
+    dst: k.daddr,
+    dport: k.dport,
+    to: { addr: v.addr, port: v.port },
+  }));
+  const order = (a: SnatFlowReport, b: SnatFlowReport) =>
+    a.direction.localeCompare(b.direction) || a.proto.localeCompare(b.proto) || byAddress(a.src, b.src) || a.sport - b.sport || byAddress(a.dst, b.dst) || a.dport - b.dport;
+  return { total: flows.length, limit, flows: flows.sort(order).slice(0, limit) };
+}
+
+function readDrops(m: Pick<DatapathMaps, 'drops'>): DropsReport {
+  const packets = (reason: number) => Number((m.drops.lookup(reason) ?? []).reduce((sum, n) => sum + n, 0n));
+  return Object.fromEntries(Array.from({ length: DROP_REASON_COUNT }, (_, reason) => [DropReason[reason], packets(reason)])) as DropsReport;
+}

@@ -1,0 +1,41 @@
+/**
+ * Opens the dataplane the agent chose, after removing what the other one left on the node, so a node
+ * switched from one to the other keeps nothing of the first; and cleans a node of both (`--cleanup`).
+ */
+import type { Dataplane } from '../api/dataplane';
+import type { NodeDataplane } from './port';
+import { type EbpfDataplaneOptions, cleanupEbpfNode, openEbpfDataplane } from './ebpf/dataplane';
+import { cleanupKernelNode } from './kernel/kernel-datapath';
+import { secretsDirectory } from './kernel/ipsec-secrets';
+import { openKernelDataplane } from './kernel/dataplane';
+
+export interface DataplaneOptions extends EbpfDataplaneOptions {
+  /** The kernel fallback's IPsec peerings: the directory of their secrets (`--ipsec-secrets`). */
+  ipsecSecrets?: string;
+  /** Why this kernel cannot run IPsec peerings (`strait probe`), when it cannot. */
+  ipsecUnavailable?: string;
+}
+
+/** Opens the chosen dataplane after removing what the other one left on the node. */
+export async function openDataplane(kind: Dataplane, options: DataplaneOptions): Promise<NodeDataplane> {
+  if (kind === 'kernel') {
+    cleanupEbpfNode(options.pinRoot, options.netns);
+    const ipsec = {
+      ...(options.ipsecSecrets === undefined ? {} : { secrets: secretsDirectory(options.ipsecSecrets) }),
+      ...(options.ipsecUnavailable === undefined ? {} : { unavailable: options.ipsecUnavailable }),
+    };
+    return openKernelDataplane(options.netns, ipsec, options.resyncMs);
+  }
+  cleanupKernelNode(options.netns);
+  return openEbpfDataplane(options);
+}
+
+export interface CleanupSummary extends ReturnType<typeof cleanupEbpfNode> {
+  pinRoot: string;
+  kernel: ReturnType<typeof cleanupKernelNode>;
+}
+
+/** `--cleanup`: removes everything either dataplane put on the node (routes, attachments, devices, pins, NAT). */
+export function cleanupNodeDataplanes(pinRoot: string, netns?: string): CleanupSummary {
+  return { pinRoot, ...cleanupEbpfNode(pinRoot, netns), kernel: cleanupKernelNode(netns) };
+}

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { BpfMap, BpfProgram, MapType, ProgType, attachClsact, u32, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../../src/bpf';
+import * as layout from '../../../src/dataplane/ebpf/layout';
+import { NodeDatapath, cleanupNode, findAttachments, straitSlot } from '../../../src/dataplane/ebpf/node-datapath';
+import { ip } from '../../../src/kernel/command';
+import { createNetns, deleteNetns, netnsPath } from '../../../src/kernel/netns';
+import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
+import { requireRoot, uniqueName } from '../../support/kernel';
+import { nodeSpecDocument, specWith } from '../../support/node-specs';
+
+/** Node n1 of the shared fixture, with one peer, no NatMapping and a second node, n2, as gateway or worker. */
+const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => specWith(nodeSpecDocument(), (d) => {
+  d.node.role = role;
+  if (role === 'worker') d.activeGateway = { name: 'n2', underlayAddress: '192.0.2.12' };
+  d.natMappings = [];
+  d.nodes = [...(d.nodes ?? []), { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
+});
+
+describe('NodeDatapath (real kernel)', function () {
+  requireRoot(this);
+  let node: string;
+  let pod: string;
+  let pinRoot: string;
+  let options: { pinRoot: string; netns: string; podInterfaces: RegExp };
+  beforeEach(() => {
+    ensureBpffs();
+    node = uniqueName('strait-test-node');
+    pod = uniqueName('strait-test-pod');
+    pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
+    options = { pinRoot, netns: netnsPath(node), podInterfaces: /^pod-/ };
+    createNetns(node);
+    createNetns(pod);
+    ip(['link', 'add', 'pod-a', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], node);
+    ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink-peer'], node);
+  });
+  afterEach(() => {
+    try {
+      cleanupNode(options);
+    } finally {
+      deleteNetns(node);
+      deleteNetns(pod);
+    }
+  });
+
+  const summary = (r: { attachments: { interface: string; program: string; change: string }[] }) =>
+    r.attachments.map((a) => `${a.interface}:${a.program}:${a.change}`).sort();
+
+  it('programs a node, changes nothing the second time, and a restart adopts maps and attachments', async () => {
+    const first = await NodeDatapath.load(options);
+    const applied = first.apply(spec('gateway'));
+    assert.equal(applied.overlayDeviceChanged, true);
+    assert.deepEqual(summary(applied), ['pod-a:strait_from_pod:attached', 'strait0:strait_from_overlay:attached']);
+    assert.ok(applied.attachments.every((a) => 'kind' in a && a.kind === 'tcx'));
+    assert.equal(first.maps.config.lookup(layout.CONFIG_KEY)?.overlayIfindex, Number(JSON.parse(ip(['-j', 'link', 'show', 'strait0'], node))[0].ifindex));
+    assert.ok(!findAttachments(pinRoot, options.netns).some((a) => a.interface === 'uplink'), 'other interfaces are left alone');
+
+    const again = first.apply(spec('gateway'));
+    assert.equal(again.overlayDeviceChanged, false);
+    assert.deepEqual(summary(again), ['pod-a:strait_from_pod:unchanged', 'strait0:strait_from_overlay:unchanged']);
+    assert.ok(Object.values(again.maps).every((m) => m.written === 0 && m.deleted === 0));
+    const linkBefore = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
+    first.close();
+
+    // A new agent: the maps it finds pinned hold the last run's state before it writes anything.
+    const second = await NodeDatapath.load(options);
+    try {
+      assert.equal(second.maps.peers.lookup(5)?.endpoint, '203.0.113.2');
+      const restarted = second.apply(spec('gateway'));
+      assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
+      assert.ok(Object.values(restarted.maps).every((m) => m.written === 0 && m.deleted === 0), 'the adopted maps needed no write');
+      const linkAfter = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
+      assert.equal(linkAfter.id, linkBefore.id, 'the same link: the program was swapped in place');
+      assert.notEqual(linkAfter.progId, linkBefore.progId);
+
+      // A role change is a map update; a pod that is gone loses its attachment.
+      ip(['link', 'del', 'pod-a'], node);
+      const after = second.apply(spec('worker'));
+      assert.deepEqual(summary(after), ['pod-a:strait_from_pod:detached', 'strait0:strait_from_overlay:unchanged']);
+      assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.flags, 0);
+      assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.gatewayAddr, '192.0.2.12');
+    } finally {
+      second.close();
+    }
+  });
+
+  it('attaches the pod program to one new pod interface on demand, only after the first apply and only to pod interfaces', async () => {
+    const datapath = await NodeDatapath.load(options);
+    try {
+      ip(['link', 'add', 'pod-b', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+      assert.equal(datapath.attachPodInterface('pod-b'), undefined, 'before the first apply: its maps may not be filled yet');
+      assert.equal(queryTcx(join(pinRoot, 'links', 'ingress_pod-b')), undefined);
+      datapath.apply(spec('worker'));
+      ip(['link', 'add', 'pod-c', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'attached', kind: 'tcx' });
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'unchanged' });
+      assert.equal(datapath.attachPodInterface('uplink'), undefined);
+      assert.deepEqual(findAttachments(pinRoot, netnsPath(node)).map((a) => `${a.interface}:${a.program}`).sort(), ['pod-a:strait_from_pod', 'pod-b:strait_from_pod', 'pod-c:strait_from_pod', 'strait0:strait_from_overlay']);
+    } finally {
+      datapath.close();
+    }
+  });
+
+  it('falls back to clsact when told, finds those attachments again, and cleanup removes everything it owns', async () => {
+    const dp = await NodeDatapath.load({ ...options, attachMode: 'clsact' });
+    try {
+      const applied = dp.apply(spec('worker'));
+      assert.ok(applied.attachments.every((a) => a.kind === 'clsact'));
+    } finally {
+      dp.close();
+    }
+    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.program}:${a.kind}`).sort(), ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact']);
+    const cleaned = cleanupNode(options);
+    assert.equal(cleaned.detached.length, 2);
+    assert.equal(cleaned.overlayDeviceRemoved, true);
+    assert.deepEqual(findAttachments(pinRoot, options.netns), []);
+    assert.equal(existsSync(pinRoot), false);
+    assert.deepEqual(JSON.parse(ip(['-j', 'link', 'show'], node)).map((l: { ifname: string }) => l.ifname).sort(), ['lo', 'pod-a', 'uplink', 'uplink-peer']);
+    assert.deepEqual(cleanupNode(options), { detached: [], overlayDeviceRemoved: false });
+  });
+
+  it('pins the programs it loads by name and id, and unpins those of an earlier load once no attachment runs them', async () => {
+    const pinnedPrograms = () => readdirSync(join(pinRoot, 'programs')).sort();
+    const first = await NodeDatapath.load(options);
+    first.apply(spec('gateway'));
+    const firstPins = pinnedPrograms();
+    assert.deepEqual(firstPins.map((p) => p.replace(/@\d+$/, '')), ['strait_from_overlay', 'strait_from_pod']);
+    first.close();
+
+    const second = await NodeDatapath.load(options);
+    try {
+      assert.equal(pinnedPrograms().length, 4, "the first load's programs still run, so they stay pinned");
+      second.apply(spec('gateway'));
+      const secondPins = pinnedPrograms();
+      assert.equal(secondPins.length, 2);
+      assert.deepEqual(secondPins.filter((p) => firstPins.includes(p)), [], 'only the second load is pinned');
+      // The attachments are named from the pins: the program each runs, by its id.
+      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.program}@${a.progId}`).sort(), secondPins);
+    } finally {
+      second.close();
+    }
+  });
+
+  it('an upgrade over an earlier layout: strait_config pinned as a 1-entry hash is replaced by the array, and the node is programmed', async () => {
+    const old = BpfMap.create({ type: MapType.Hash, name: 'strait_config', key: u32, value: layout.config, maxEntries: 1 });
+    const peers = BpfMap.create({ type: MapType.Hash, name: 'strait_peers', key: u32, value: layout.peer, maxEntries: 256 });
+    try {
+      old.pin(join(pinRoot, 'strait_config'));
+      peers.pin(join(pinRoot, 'strait_peers'));
+    } finally {
+      old.close();
+      peers.close();
+    }
+    const dp = await NodeDatapath.load(options);
+    try {
+      assert.deepEqual(dp.replacedMaps, ['strait_config'], 'only the map of another layout');
+      assert.equal(dp.maps.config.type, MapType.Array);
+      assert.equal(dp.maps.peers.info.name, 'strait_peers');
+      dp.apply(spec('gateway'));
+      assert.equal(dp.maps.config.lookup(layout.CONFIG_KEY)?.transitAddr, '10.50.0.254');
+      const pinned = BpfMap.openPinned(join(pinRoot, 'strait_config'), u32, layout.config);
+      try {
+        assert.equal(pinned.type, MapType.Array, 'the pin is the new map');
+        assert.equal(pinned.lookup(layout.CONFIG_KEY)?.transitAddr, '10.50.0.254');
+      } finally {
+        pinned.close();
+      }
+    } finally {
+      dp.close();
+    }
+  });
+
+  it('leaves alone a clsact filter at its slot that runs a program it did not load', async () => {
+    const foreign = BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('b700000000000000' + '9500000000000000', 'hex'));
+    const target = { ifindex: ifIndex('uplink', options.netns), direction: 'ingress' as const, netns: options.netns };
+    try {
+      attachClsact(target, foreign, straitSlot);
+      const dp = await NodeDatapath.load({ ...options, attachMode: 'clsact' });
+      try {
+        dp.apply(spec('worker'));
+      } finally {
+        dp.close();
+      }
+      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => a.interface).sort(), ['pod-a', 'strait0']);
+      cleanupNode(options);
+      assert.equal(queryClsact(target, straitSlot), foreign.info().id, 'still attached after the cleanup');
+    } finally {
+      foreign.close();
+    }
+  });
+
+  it('pins links of interfaces whose names bpffs would refuse (a dot) under an escaped name', async () => {
+    ip(['link', 'add', 'pod-b.5', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
+    const dp = await NodeDatapath.load(options);
+    try {
+      dp.apply(spec('worker'));
+    } finally {
+      dp.close();
+    }
+    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.kind}`).sort(), ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx']);
+  });
+});

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { parseIp } from '../../../src/net/cidr';
+import fc from 'fast-check';
+import { overlayMac, tunnelDevice } from '../../../src/dataplane/kernel/identities';
+import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
+import { type RoutePlan, planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
+import { hubSpec } from '../../support/node-specs';
+import { ipsecHub } from './ipsec-hub';
+
+const show = (r: RoutePlan) => (r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`);
+// The backstops' metric is the largest there is (docs/kernel-fallback.md), so any real route wins.
+const backstops = ['10.1.0.0/16', '10.60.0.0/24', '10.2.0.0/20', '10.70.0.0/24'].map((p) => `unreachable ${p} metric 4294967295`);
+
+describe('fallback routing plan (pure)', () => {
+  it('derives the same tunnel VNI and MACs at both ends of a peering, never the overlay VNI', () => {
+    fc.assert(fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
+      const vni = peeringVni(a, b, overlay);
+      assert.equal(vni, peeringVni(b, a, overlay));
+      assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
+    }));
+    assert.notEqual(tunnelMac('a', 'b'), tunnelMac('b', 'a'), 'each end has its own MAC');
+    assert.match(overlayMac('c', 'n1'), /^02(:[0-9a-f]{2}){5}$/);
+    assert.equal(tunnelDevice(7), 'stp00000007');
+  });
+
+  it('plans the hub gateway: overlay with FDB, one tunnel per peer, remote prefixes through it, symmetric routes', () => {
+    const plan = planKernelRouting(hubSpec());
+    // MACs are sha256('overlay\0cluster\0node') or sha256('tunnel\0owner\0peer') behind 02, VNIs
+    // sha256('peering\0x\0y') (src/nodespec/peer-tunnel.ts), computed here once outside the code.
+    assert.deepEqual(plan.devices, [
+      { name: 'strait.vxlan', vni: 18952, port: 4789, mac: '02:70:e0:03:d3:59', local: '192.0.2.11', mtu: 1450 },
+      { name: 'stp00000007', vni: 1829182, port: 4789, mac: '02:93:55:a1:01:47', remote: '203.0.113.1', mtu: 1450 },
+      { name: 'stp00000009', vni: 8387962, port: 4789, mac: '02:d1:97:a8:06:b1', remote: '203.0.113.3', mtu: 1450 },
+    ]);
+    assert.deepEqual(plan.fdb, [
+      { device: 'strait.vxlan', mac: '02:e2:47:dd:e9:77', dst: '192.0.2.12' },
+      { device: 'strait.vxlan', mac: '00:00:00:00:00:00', dst: '192.0.2.12' },
+    ]);
+    assert.deepEqual(plan.neighbours, [
+      { device: 'strait.vxlan', address: '192.0.2.12', mac: '02:e2:47:dd:e9:77' },
+      { device: 'stp00000007', address: '203.0.113.1', mac: '02:c3:8b:16:94:d6' },
+      { device: 'stp00000009', address: '203.0.113.3', mac: '02:a0:0a:81:2a:63' },
+    ]);
+    assert.ok(plan.routes.every((r) => r.table === 18952));
+    assert.deepEqual(plan.routes.map(show), [
+      ...backstops,
+      '10.1.0.0/16 via 203.0.113.1 dev stp00000007',
+      '10.60.0.0/24 via 203.0.113.1 dev stp00000007',
+      '10.2.0.0/20 via 203.0.113.3 dev stp00000009',
+      '10.70.0.0/24 via 203.0.113.3 dev stp00000009',
+      '10.0.1.0/24 via 192.0.2.12 dev strait.vxlan',
+    ]);
+    assert.deepEqual(plan.rules, [
+      { priority: 18952, table: 18952, to: '10.1.0.0/16' },
+      { priority: 18952, table: 18952, to: '10.60.0.0/24' },
+      { priority: 18952, table: 18952, to: '10.2.0.0/20' },
+      { priority: 18952, table: 18952, to: '10.70.0.0/24' },
+      { priority: 18953, table: 18952, iif: 'stp00000007' },
+      { priority: 18953, table: 18952, iif: 'stp00000009' },
+    ]);
+  });
+
+  it('plans a worker: remote prefixes via the active gateway through the overlay, and a new gateway is only new next hops', () => {
+    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false } };
+    const plan = planKernelRouting(worker);
+    assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
+    assert.deepEqual(plan.routes.map(show), [
+      ...backstops,
+      '10.1.0.0/16 via 192.0.2.11 dev strait.vxlan',
+      '10.60.0.0/24 via 192.0.2.11 dev strait.vxlan',
+      '10.2.0.0/20 via 192.0.2.11 dev strait.vxlan',
+      '10.70.0.0/24 via 192.0.2.11 dev strait.vxlan',
+    ]);
+    assert.equal(plan.rules.every((r) => r.priority === 18952 && r.to !== undefined), true);
+    const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: parseIp('a', '192.0.2.13') } });
+    assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
+    assert.ok(failover.routes.every((r) => r.unreachable || r.via === '192.0.2.13'));
+  });
+
+  it('plans an encrypted peering through an xfrm interface, and blocks one that cannot be set up', () => {
+    const plan = planKernelRouting(ipsecHub(['cluster-a']));
+    // 1500 less tunnel-mode ESP with AES-GCM over IPv4, with room for UDP encapsulation (docs/kernel-fallback.md).
+    assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: 1420 });
+    const jumbo = planKernelRouting(ipsecHub(['cluster-a']), new Set(), { vxlan: 8950, ipsec: 8920 });
+    assert.deepEqual(jumbo.devices.map((d) => [d.name, d.mtu]), [['strait.vxlan', 8950], ['stp00000007', 8920], ['stp00000009', 8950]], 'every tunnel device gets the MTU of its kind');
+    assert.deepEqual(plan.neighbours.map((n) => n.device), ['strait.vxlan', 'stp00000009'], 'no neighbour on an xfrm interface');
+    assert.deepEqual(plan.routes.map(show).slice(4, 6), ['10.1.0.0/16 dev stp00000007', '10.60.0.0/24 dev stp00000007']);
+    assert.ok(plan.rules.some((r) => r.iif === 'stp00000007'));
+
+    const blocked = planKernelRouting(ipsecHub(['cluster-a']), new Set(['cluster-a']));
+    assert.deepEqual(blocked.devices.map((d) => d.name), ['strait.vxlan', 'stp00000009']);
+    // Only the backstop matches A's prefixes: rejected, never sent in the clear or by the main table.
+    assert.deepEqual(blocked.routes.filter((r) => ['10.1.0.0/16', '10.60.0.0/24'].includes(r.prefix)).map(show), backstops.slice(0, 2));
+    assert.ok(!blocked.rules.some((r) => r.iif === 'stp00000007'));
+    assert.deepEqual(blocked.rules.filter((r) => r.to).length, 4, 'traffic to A still looks up table 18952');
+  });
+});

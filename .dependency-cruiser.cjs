@@ -25,6 +25,20 @@ module.exports = {
       to: { path: '^src/dataplane/(ebpf|kernel)/', pathNot: ['^src/dataplane/$1/'] },
     },
     {
+      name: 'control-plane-adapters-apart',
+      severity: 'error',
+      comment: 'the agent and the controller each have a files adapter (files/) and a Kubernetes adapter (kubernetes/) of one core; an adapter never imports the other',
+      from: { path: '^src/(agent|controller)/(files|kubernetes)/' },
+      to: { path: '^src/$1/(files|kubernetes)/', pathNot: ['^src/$1/$2/'] },
+    },
+    {
+      name: 'core-below-its-adapters',
+      severity: 'error',
+      comment: "the agent's loop and the controller's pure core (the files at the top of src/agent, src/controller) know their ports, not the adapters; src/agent/control-plane.ts, which opens one, is the exception",
+      from: { path: '^src/(agent|controller)/[^/]+$', pathNot: ['^src/agent/control-plane\\.ts$'] },
+      to: { path: '^src/$1/(files|kubernetes)/' },
+    },
+    {
       name: 'api-is-a-floor',
       severity: 'error',
       comment: 'src/api (the documents and their readers) sits under the cores and the adapters: it imports only net, the node spec types and MTU arithmetic (nodespec/spec, nodespec/tunnel-mtu, both leaves), json-text and errors',

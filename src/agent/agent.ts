@@ -19,8 +19,7 @@ import { openDataplane } from '../dataplane/open';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
 import { type Condition, agentConditions, setConditions } from './conditions';
 import { openControlPlane } from './control-plane';
-import type { AgentPorts, ControlPlaneOptions } from './control-plane-port';
-import type { SpecSource } from './spec-source';
+import type { AgentPorts, ControlPlaneOptions, SpecSource } from './control-plane-port';
 import type { MetricsListen } from '../metrics/listen';
 import type { AgentMetrics, AgentMetricsSource, AgentState } from '../metrics/agent-metrics';
 import { type MetricsServer, startMetricsServer } from '../metrics/server';
@@ -212,7 +211,7 @@ export class Agent {
   }
 
   /**
-   * A gateway candidate whose datapath is applied and ready renews its fast heartbeat (node-lease.ts);
+   * A gateway candidate whose datapath is applied and ready renews its fast heartbeat (kubernetes/node-lease.ts);
    * one that is not stops, so the controller fails the gateway over.
    */
   get readyGatewayCandidate(): boolean {

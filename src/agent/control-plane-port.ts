@@ -1,10 +1,49 @@
 /**
  * The agent's ports: what its reconcile loop (agent.ts) needs besides its datapath, and what each control
- * plane (files: control-plane.ts; the API server: kubernetes-control-plane.ts) gives it. Types only, so
+ * plane (files/control-plane.ts; the API server: kubernetes/control-plane.ts) gives it. Types only, so
  * the loop and the adapters depend on them and not on each other.
  */
-import type { SpecSource } from './spec-source';
-import type { StatusSink } from './status-sink';
+import type { NodeDataplaneStatus } from '../api/node-dataplane';
+
+/**
+ * Where the agent's NodeDataplane comes from (files/spec-source.ts, kubernetes/spec-source.ts). The agent
+ * asks for the newest document at every reconcile and is told when it may have changed; an unchanged
+ * version is not parsed again.
+ */
+export interface SpecDocument {
+  /** The NodeDataplane object as JSON; throws when the document is not JSON (the agent rejects it). */
+  parse(): unknown;
+  /** Changes whenever the document does (the file's text, the object's uid and resourceVersion). */
+  version: string;
+  /** metadata.generation, when the source counts them (the API server does; a file does not). */
+  generation?: number;
+}
+
+export interface SpecSource {
+  /** For logs: where the spec is read from. */
+  readonly where: Record<string, string>;
+  /**
+   * The newest document; undefined when there is none. Throws when it cannot be read this time (the
+   * agent keeps the last good spec).
+   */
+  read(): SpecDocument | undefined;
+  /** Calls `onChange` when the document may have changed; again from every tick (re-establishes a lost watch). */
+  watch(onChange: () => void): void;
+  /** Resolves once `read` can answer: at once for a file, after the first list for the API server. */
+  ready(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Where the agent reports its NodeDataplane status (files/status-sink.ts, kubernetes/status-sink.ts),
+ * after every reconcile; a sink may write less often when nothing but the time changed.
+ */
+export interface StatusSink {
+  /** For logs: where the status goes. */
+  readonly where: Record<string, string>;
+  /** Throws when it cannot be written (the agent logs it once and tries again next tick). */
+  write(status: NodeDataplaneStatus): void;
+}
 
 /** What the agent needs besides its datapath: the node it runs, where its spec comes from and its status goes. */
 export interface AgentPorts {

@@ -5,30 +5,14 @@
  * loop (agent.ts) is the same for both.
  */
 import type { Logger } from '../log';
-import type { ControlPlane, ControlPlaneOptions, FileControlPlane } from './control-plane-port';
-import { FileSpecSource } from './spec-source';
-import { FileStatusSink } from './status-sink';
-
-function files(options: FileControlPlane, log: Logger): ControlPlane {
-  const source = new FileSpecSource(options.specPath, log);
-  return {
-    ports: {
-      source,
-      ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
-      ...(options.statusPath === undefined ? {} : { sink: new FileStatusSink(options.statusPath) }),
-    },
-    where: { specFile: options.specPath, statusFile: options.statusPath ?? null },
-    serve: async () => {},
-    start: () => {},
-    close: async () => source.close(),
-  };
-}
+import type { ControlPlane, ControlPlaneOptions } from './control-plane-port';
+import { fileControlPlane } from './files/control-plane';
 
 /**
  * The control plane of the mode asked for. The Kubernetes one is loaded only then: the client library
  * takes a quarter of a second to load, which an agent on files must not pay at every start.
  */
 export async function openControlPlane(options: ControlPlaneOptions, log: Logger): Promise<ControlPlane> {
-  if (options.kind === 'files') return files(options, log);
-  return (await import('./kubernetes-control-plane')).kubernetesControlPlane(options, log);
+  if (options.kind === 'files') return fileControlPlane(options, log);
+  return (await import('./kubernetes/control-plane')).kubernetesControlPlane(options, log);
 }

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { loadControllerConfig } from '../api/controller-config';
-import { runController, runUntilSignalled } from '../controller/controller';
+import { runController, runUntilSignalled } from '../controller/files/controller';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';

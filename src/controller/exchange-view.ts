@@ -1,6 +1,6 @@
 /**
  * The NetworkConfig exchange as the pure core (reconcile.ts) reads it: what each control plane's adapter
- * (the run directory: exchange.ts; the API servers: kubernetes/objects.ts) fills in from its own store.
+ * (the run directory: files/exchange.ts; the API servers: kubernetes/objects.ts) fills in from its own store.
  */
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
 

@@ -1,7 +1,7 @@
 /**
  * One reconcile of a cluster's controller, with no I/O: what replication brought and the nodes' heartbeats
  * go in; the new IPAM state and every document the controller wants published come out, typed. An
- * adapter publishes them: to the run directory (exchange.ts, `runDirFiles`) or to API servers.
+ * adapter publishes them: to the run directory (files/exchange.ts, `runDirFiles`) or to API servers.
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
 import { type Election, type GatewayTenure, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';

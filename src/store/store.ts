@@ -1,6 +1,6 @@
 /**
  * Where a state lives between runs. The standalone controller and the CLI use FileStore; in Kubernetes the
- * IPAM lives in the API server as small objects (src/k8s/ipam-store.ts), behind the same interface, so the
+ * IPAM lives in the API server as small objects (src/controller/kubernetes/ipam-store.ts), behind the same interface, so the
  * IPAM and the Network Manager do not change.
  */
 
@@ -22,7 +22,7 @@ export interface Store<T> {
   load(): Promise<T | undefined>;
   /**
    * FileStore: all or nothing, after a crash at any point load() returns either the old or the new state.
-   * The API store: the old state with a part of the change, valid (src/store/ipam-objects.ts), which
+   * The API store: the old state with a part of the change, valid (src/controller/kubernetes/ipam-objects.ts), which
    * the next save completes.
    */
   save(value: T): Promise<void>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileSpecSource } from '../../src/agent/spec-source';
+import { FileSpecSource } from '../../src/agent/files/spec-source';
 import { captureLog } from '../support/log-capture';
 
 describe('spec file source', () => {

@@ -1,7 +1,7 @@
 /** The agent's status on the lab API server through the real client: when it writes, and what. */
 import assert from 'node:assert/strict';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { KubernetesStatusSink } from '../../src/agent/kubernetes-status-sink';
+import { KubernetesStatusSink } from '../../src/agent/kubernetes/status-sink';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';

@@ -1,7 +1,7 @@
 /** The gateway candidate's fast heartbeat on the lab API server through the real client. */
 import assert from 'node:assert/strict';
 import { CoordinationV1Api, CoreV1Api, type V1Lease } from '@kubernetes/client-node';
-import { NodeLease } from '../../src/agent/node-lease';
+import { NodeLease } from '../../src/agent/kubernetes/node-lease';
 import { apiStatus } from '../../src/k8s/api-errors';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileStatusSink } from '../../src/agent/status-sink';
+import { FileStatusSink } from '../../src/agent/files/status-sink';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 
 describe('agent status sink: the heartbeat file', () => {

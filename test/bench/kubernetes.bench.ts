@@ -18,7 +18,7 @@ import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
 import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
-import { ApiIpamStore } from '../../src/k8s/ipam-store';
+import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
 import { defaultNamespace } from '../../src/k8s/names';
 import { registerNode, seedCluster } from '../../src/lab/kubernetes-control-plane';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDirPaths } from '../../src/api/run-dir';
-import { diskRunDir, readExchange, readHeartbeats, syncFiles } from '../../src/controller/exchange';
+import { diskRunDir, readExchange, readHeartbeats, syncFiles } from '../../src/controller/files/exchange';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { MemoryRunDir } from './memory-run-dir';
 

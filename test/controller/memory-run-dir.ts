@@ -1,4 +1,4 @@
-import type { RunDirFiles } from '../../src/controller/exchange';
+import type { RunDirFiles } from '../../src/controller/files/exchange';
 
 /** A run directory in a Map (path relative to the run dir → content), for controller steps without files. */
 export class MemoryRunDir implements RunDirFiles {

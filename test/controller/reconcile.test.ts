@@ -3,7 +3,7 @@ import { type ControllerConfig, readControllerConfig } from '../../src/api/contr
 import { runDirPaths } from '../../src/api/run-dir';
 import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/exchange';
+import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/files/exchange';
 import { emptyExchange } from '../../src/controller/exchange-view';
 import type { GatewayTenure } from '../../src/controller/election';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';

@@ -16,7 +16,7 @@ import { readControllerConfig } from '../../src/api/controller-config';
 import { readControllerStatus } from '../../src/api/controller-status';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
 import { runDirPaths } from '../../src/api/run-dir';
-import { runController } from '../../src/controller/controller';
+import { runController } from '../../src/controller/files/controller';
 import { requireIpv4 } from '../../src/nodespec/ip-family';
 import { threeClusters } from '../controller/three-clusters';
 import { type Verdict, accepted, documentTexts, fieldPattern, fuzzSurface, refused, trickyStrings } from '../support/fuzz';

@@ -12,7 +12,7 @@ import { initializeIpam } from '../../src/ipam/initialize';
 import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
 import { toDocument } from '../../src/ipam/state-document';
-import { ApiIpamStore } from '../../src/k8s/ipam-store';
+import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
 import { formatIp } from '../../src/net/cidr';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver';
 

@@ -14,7 +14,7 @@ import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
 import type { IpamState } from '../../src/ipam/state';
 import { toDocument } from '../../src/ipam/state-document';
 import { cidrsEqual, parseIp } from '../../src/net/cidr';
-import { type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites, natMappingName } from '../../src/store/ipam-objects';
+import { type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites, natMappingName } from '../../src/controller/kubernetes/ipam-objects';
 
 const home = { podCIDR: '10.0.0.0/24', externalCIDR: '10.0.2.0/29', pools: ['10.0.4.0/22', '172.16.0.0/23'] };
 const ops = fc.oneof(

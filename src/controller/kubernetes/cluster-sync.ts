@@ -25,7 +25,7 @@ import { kubeConfigFromText } from '../../k8s/kubeconfig';
 import { WorkQueue } from '../../k8s/workqueue';
 import type { Logger } from '../../log';
 import type { ControllerMetrics } from '../../metrics/controller-metrics';
-import type { ApiIpamStore } from '../../k8s/ipam-store';
+import type { ApiIpamStore } from './ipam-store';
 import type { GatewayTenure } from '../election';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder } from './events';

@@ -7,7 +7,7 @@
  */
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
-import { ApiIpamStore } from '../../k8s/ipam-store';
+import { ApiIpamStore } from './ipam-store';
 import { describeKubeConfig } from '../../k8s/kubeconfig';
 import { LeaderElector } from '../../k8s/leader-elector';
 import { controllerLeaseName } from '../../k8s/names';

@@ -2,7 +2,7 @@
  * The Kubernetes side of a reconcile, pure: the strait.io objects a controller wants in its own API
  * server and in each peer's, the ExchangeView read back from the NetworkConfigs there, and the writes
  * that turn what a cache holds into what is wanted. The controller's Kubernetes adapter runs these
- * writes; exchange.ts is the same for the run directory.
+ * writes; ../files/exchange.ts is the same for the run directory.
  *
  * Who writes what (docs/kubernetes.md): a NetworkConfig `<owner>.<recipient>` lives in the recipient's
  * API server; its spec is written by the owner's controller, its status by the recipient's. Everything

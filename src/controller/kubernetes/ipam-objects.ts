@@ -13,13 +13,13 @@
  * invariant record by record (StateRestorer) and drops what would break one, naming it; the next save
  * writes over or deletes it.
  */
-import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../api/ipam-objects';
-import { InputError, StateError } from '../errors';
-import { homeNetworksSpec, parseHomeNetworks } from '../api/home-networks';
-import type { IpamState } from '../ipam/state';
-import { StateRestorer } from '../ipam/state-document';
-import { peerView } from '../ipam/peers';
-import { type Ip, formatIp, parseIp } from '../net/cidr';
+import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../../api/ipam-objects';
+import { InputError, StateError } from '../../errors';
+import { homeNetworksSpec, parseHomeNetworks } from '../../api/home-networks';
+import type { IpamState } from '../../ipam/state';
+import { StateRestorer } from '../../ipam/state-document';
+import { peerView } from '../../ipam/peers';
+import { type Ip, formatIp, parseIp } from '../../net/cidr';
 
 export interface IpamObjects {
   /** Named after the cluster id; absent before the first save. */

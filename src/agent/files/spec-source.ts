@@ -1,38 +1,14 @@
 /**
- * Where an agent's NodeDataplane comes from: a port with two adapters, the spec file (the standalone
- * lab, below) and the API server (kubernetes-spec-source.ts). The agent asks for the newest document
- * at every reconcile and is told when it may have changed; an unchanged version is not parsed again.
+ * The spec source of the files control plane (the standalone lab): the spec file the controller writes.
+ * The port it implements, SpecSource, is the agent's (../control-plane-port.ts).
  */
 import { createHash } from 'node:crypto';
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { parseJsonDocument, readTextFile } from '../api/document';
-import { StateError } from '../errors';
-import type { Logger } from '../log';
-
-export interface SpecDocument {
-  /** The NodeDataplane object as JSON; throws when the document is not JSON (the agent rejects it). */
-  parse(): unknown;
-  /** Changes whenever the document does (the file's text, the object's uid and resourceVersion). */
-  version: string;
-  /** metadata.generation, when the source counts them (the API server does; a file does not). */
-  generation?: number;
-}
-
-export interface SpecSource {
-  /** For logs: where the spec is read from. */
-  readonly where: Record<string, string>;
-  /**
-   * The newest document; undefined when there is none. Throws when it cannot be read this time (the
-   * agent keeps the last good spec).
-   */
-  read(): SpecDocument | undefined;
-  /** Calls `onChange` when the document may have changed; again from every tick (re-establishes a lost watch). */
-  watch(onChange: () => void): void;
-  /** Resolves once `read` can answer: at once for a file, after the first list for the API server. */
-  ready(): Promise<void>;
-  close(): void;
-}
+import { parseJsonDocument, readTextFile } from '../../api/document';
+import { StateError } from '../../errors';
+import type { Logger } from '../../log';
+import type { SpecDocument, SpecSource } from '../control-plane-port';
 
 /** What changes whenever a file's content can have: undefined when there is no file (or it cannot be read). */
 function statStamp(path: string): string | undefined {

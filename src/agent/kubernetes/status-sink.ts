@@ -9,11 +9,11 @@
  * one waiting. A failed write is logged once (until it succeeds again) and retried with the next report.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { NodeDataplaneStatus } from '../api/node-dataplane';
-import { group, nodeDataplaneNames, version } from '../api/resource-names';
-import { apiErrorText } from '../k8s/api-errors';
-import type { Logger } from '../log';
-import type { StatusSink } from './status-sink';
+import type { NodeDataplaneStatus } from '../../api/node-dataplane';
+import { group, nodeDataplaneNames, version } from '../../api/resource-names';
+import { apiErrorText } from '../../k8s/api-errors';
+import type { Logger } from '../../log';
+import type { StatusSink } from '../control-plane-port';
 
 export interface KubernetesStatusSinkOptions {
   api: CustomObjectsApi;

@@ -13,13 +13,13 @@
  * no reconcile.
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import type { ClusterNodeDocument } from '../api/node-dataplane';
-import { nodeDataplaneNames } from '../api/resource-names';
-import { Informer } from '../k8s/informer';
-import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../k8s/node-list';
-import { straitInformer } from '../k8s/strait-informer';
-import type { Logger } from '../log';
-import type { SpecDocument, SpecSource } from './spec-source';
+import type { ClusterNodeDocument } from '../../api/node-dataplane';
+import { nodeDataplaneNames } from '../../api/resource-names';
+import { Informer } from '../../k8s/informer';
+import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../../k8s/node-list';
+import { straitInformer } from '../../k8s/strait-informer';
+import type { Logger } from '../../log';
+import type { SpecDocument, SpecSource } from '../control-plane-port';
 
 export interface KubernetesSpecSourceOptions {
   kubeConfig: KubeConfig;

@@ -6,16 +6,16 @@
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type NetworkConfigSpec, readNetworkConfigSpec, readNetworkConfigStatus } from '../api/network-config';
-import { runDirPaths } from '../api/run-dir';
-import { InputError } from '../errors';
-import { parseJsonText } from '../json-text';
-import { writeFileAtomic } from '../store/atomic-file';
-import { readNodeDataplaneStatus } from '../api/node-dataplane';
-import { nodeDataplaneObject } from '../api/node-dataplane-object';
-import { type ExchangeView, emptyExchange } from './exchange-view';
-import type { ReconcileResult } from './reconcile';
-import type { Heartbeat } from './election';
+import { type NetworkConfigSpec, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import { runDirPaths } from '../../api/run-dir';
+import { InputError } from '../../errors';
+import { parseJsonText } from '../../json-text';
+import { writeFileAtomic } from '../../store/atomic-file';
+import { readNodeDataplaneStatus } from '../../api/node-dataplane';
+import { nodeDataplaneObject } from '../../api/node-dataplane-object';
+import { type ExchangeView, emptyExchange } from '../exchange-view';
+import type { ReconcileResult } from '../reconcile';
+import type { Heartbeat } from '../election';
 
 /** The run directory as the controller sees it; the tests use an in-memory one. */
 export interface RunDirFiles {

@@ -3,12 +3,12 @@
  * the status subresource, the node Lease, and with --pool-ipam-socket the node's pool IPAM service.
  */
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { describeKubeConfig, loadKubeConfig } from '../k8s/kubeconfig';
-import type { Logger } from '../log';
-import { type PoolIpamService, startPoolIpamService } from '../poolipam/service/pool-ipam-service';
-import type { ControlPlane, KubernetesControlPlane } from './control-plane-port';
-import { KubernetesSpecSource } from './kubernetes-spec-source';
-import { KubernetesStatusSink } from './kubernetes-status-sink';
+import { describeKubeConfig, loadKubeConfig } from '../../k8s/kubeconfig';
+import type { Logger } from '../../log';
+import { type PoolIpamService, startPoolIpamService } from '../../poolipam/service/pool-ipam-service';
+import type { ControlPlane, KubernetesControlPlane } from '../control-plane-port';
+import { KubernetesSpecSource } from './spec-source';
+import { KubernetesStatusSink } from './status-sink';
 import { NodeLease } from './node-lease';
 
 /** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */

@@ -1,7 +1,7 @@
 /**
  * The IPAM state in the API server (the Store port of src/store/store.ts, for the controller on
  * Kubernetes; here rather than in src/store/ because it speaks the API): one ClusterNetworks, one
- * PeerNetworks per peer, one NatMapping per address (src/store/ipam-objects.ts says why, and why the
+ * PeerNetworks per peer, one NatMapping per address (src/controller/kubernetes/ipam-objects.ts says why, and why the
  * order of the writes keeps every invariant when they stop half-way).
  *
  * Every write carries a precondition on what was read: a create must find no object (a NatMapping is
@@ -14,15 +14,15 @@
  * completes it.
  */
 import { type CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
-import { type CompiledValidatorName, checkCompiled } from '../api/compiled-validators';
-import { makeObject } from '../api/object';
-import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../api/resource-names';
-import { InputError, StateError } from '../errors';
-import type { IpamState } from '../ipam/state';
-import type { Logger } from '../log';
-import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites } from '../store/ipam-objects';
-import type { Store, StoreLock } from '../store/store';
-import { apiErrorText, apiStatus } from './api-errors';
+import { type CompiledValidatorName, checkCompiled } from '../../api/compiled-validators';
+import { makeObject } from '../../api/object';
+import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../../api/resource-names';
+import { InputError, StateError } from '../../errors';
+import type { IpamState } from '../../ipam/state';
+import type { Logger } from '../../log';
+import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites } from './ipam-objects';
+import type { Store, StoreLock } from '../../store/store';
+import { apiErrorText, apiStatus } from '../../k8s/api-errors';
 
 /** Each kind's names and the validator of its spec. */
 const kinds = {

@@ -11,9 +11,9 @@
  * more than the lease lasts.
  */
 import { type CoordinationV1Api, PatchStrategy, V1MicroTime, setHeaderOptions } from '@kubernetes/client-node';
-import { apiErrorText, apiStatus } from '../k8s/api-errors';
-import { nodeLeaseName } from '../k8s/names';
-import type { Logger } from '../log';
+import { apiErrorText, apiStatus } from '../../k8s/api-errors';
+import { nodeLeaseName } from '../../k8s/names';
+import type { Logger } from '../../log';
 
 /** The label naming the node on its Lease, so the controller can watch them all with one selector. */
 export const nodeLeaseLabel = 'strait.io/node';

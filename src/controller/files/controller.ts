@@ -6,20 +6,20 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { InputError, StateError } from '../errors';
-import { ipamStateCodec } from '../ipam/state-document';
-import type { IpamState } from '../ipam/state';
-import { type Logger, createLogger } from '../log';
-import { FileStore } from '../store/file-store';
-import type { ControllerConfig } from '../api/controller-config';
-import { runDirPaths } from '../api/run-dir';
+import { InputError, StateError } from '../../errors';
+import { ipamStateCodec } from '../../ipam/state-document';
+import type { IpamState } from '../../ipam/state';
+import { type Logger, createLogger } from '../../log';
+import { FileStore } from '../../store/file-store';
+import type { ControllerConfig } from '../../api/controller-config';
+import { runDirPaths } from '../../api/run-dir';
 import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles, syncFiles } from './exchange';
-import { type ControllerStatus, readControllerStatus } from '../api/controller-status';
-import { parseJsonDocument } from '../api/document';
-import type { GatewayTenure } from './election';
-import { type ReconcileResult, reconcile } from './reconcile';
-import { type Sighting, heartbeatsAsSeen, observeRenewals } from './sightings';
-import type { ControllerMetrics } from '../metrics/controller-metrics';
+import { type ControllerStatus, readControllerStatus } from '../../api/controller-status';
+import { parseJsonDocument } from '../../api/document';
+import type { GatewayTenure } from '../election';
+import { type ReconcileResult, reconcile } from '../reconcile';
+import { type Sighting, heartbeatsAsSeen, observeRenewals } from '../sightings';
+import type { ControllerMetrics } from '../../metrics/controller-metrics';
 
 export interface RunOptions {
   /** One reconcile, then return. */

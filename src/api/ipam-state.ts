@@ -2,7 +2,7 @@
  * The IPAM state as the file store keeps it (a versioned JSON document): the home networks and, per
  * peer, where its networks sit here, how it sees ours, and the NatMappings toward it: its schema. A
  * loaded state is checked by the validator the build compiled from it, then its invariants (no overlaps,
- * sizes, one address per endpoint) by src/ipam/state-document.ts.
+ * sizes, one address per endpoint) by src/network-ipam/state-document.ts.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { ipamStateVersion } from './ipam-state-version';

@@ -11,13 +11,16 @@ type Register = (program: Command) => void;
  */
 const commands: [names: string[], load: () => Register][] = [
   [['probe'], () => (require('./probe-command') as typeof import('./probe-command')).registerProbeCommand],
-  [['ipam'], () => (require('./ipam-command') as typeof import('./ipam-command')).registerIpamCommands],
+  [['network-ipam', 'ipam'], () => (require('./network-ipam-command') as typeof import('./network-ipam-command')).registerNetworkIpamCommands],
   [['inspect'], () => (require('./inspect-command') as typeof import('./inspect-command')).registerInspectCommand],
   [['controller'], () => (require('./controller-command') as typeof import('./controller-command')).registerControllerCommand],
   [['agent'], () => (require('./agent-command') as typeof import('./agent-command')).registerAgentCommand],
   [['pool-ipam'], () => (require('./pool-ipam-command') as typeof import('./pool-ipam-command')).registerPoolIpamCommands],
   [['lab'], () => (require('./lab-command') as typeof import('./lab-command')).registerLabCommands],
 ];
+
+/** Commands renamed, by their old name: still run under it for one release, with a warning. */
+const renamed: Record<string, string> = { ipam: 'network-ipam' };
 
 /** Where a run of the CLI writes: the process's stdout and stderr, or a caller's (in-process runs). */
 export interface CliOutput {
@@ -46,6 +49,8 @@ export function buildCli(command?: string, output: CliOutput = processOutput): C
  */
 export async function runCli(argv: readonly string[], output: CliOutput = processOutput): Promise<number> {
   try {
+    const now = renamed[argv[2] ?? ''];
+    if (now !== undefined) output.err(`${JSON.stringify({ warning: `\`strait ${argv[2]}\` is \`strait ${now}\` now; the old name goes in the next release` })}\n`);
     await buildCli(argv[2], output).parseAsync([...argv]);
     return 0;
   } catch (err) {

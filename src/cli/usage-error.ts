@@ -7,7 +7,7 @@
 import { Command, type HelpContext } from 'commander';
 import { InputError } from '../errors';
 
-/** `strait ipam peer add`, for messages. */
+/** `strait network-ipam peer add`, for messages. */
 const commandLine = (command: Command): string => {
   const names: string[] = [];
   for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());

@@ -11,7 +11,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { peerStates } from '../api/peer-states';
 import type { ReconcileResult } from '../controller/reconcile';
-import { unusableOffsets } from '../ipam/external-addresses';
+import { unusableOffsets } from '../network-ipam/external-addresses';
 import { cidrSize, formatCidr } from '../net/cidr';
 import { reconcileBuckets } from './buckets';
 

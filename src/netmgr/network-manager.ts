@@ -7,8 +7,8 @@
 import type { GatewayEndpoint, NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
 import { notRemapped } from '../api/not-remapped';
 import { InputError } from '../errors';
-import { addPeer, setRemoteView } from '../ipam/peers';
-import type { IpamState } from '../ipam/state';
+import { addPeer, setRemoteView } from '../network-ipam/peers';
+import type { IpamState } from '../network-ipam/state';
 import { carriedCidr, carriedIp } from '../net/carried';
 import { cidrsEqual, formatCidr } from '../net/cidr';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';

@@ -5,7 +5,7 @@
  */
 import type { GatewayEndpoint } from '../api/network-config';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
-import type { IpamState } from '../ipam/state';
+import type { IpamState } from '../network-ipam/state';
 import { parseIp } from '../net/cidr';
 
 /** The TunnelEndpoint toward `peer`, whose gateway is `endpoint`, or undefined while its view of us is unknown. */

@@ -4,8 +4,8 @@
  */
 import type { NodeConfig } from '../api/controller-config';
 import { InputError } from '../errors';
-import { transitOffset } from '../ipam/external-addresses';
-import type { IpamState } from '../ipam/state';
+import { transitOffset } from '../network-ipam/external-addresses';
+import type { IpamState } from '../network-ipam/state';
 import { type Cidr, type Ip, parseIp } from '../net/cidr';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { assignPeerIds } from './peer-id';

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ip } from '../../src/kernel/command';
-import { cliJson } from '../ipam/cli-runner';
+import { cliJson } from '../network-ipam/cli-runner';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot } from '../support/kernel';
 import { freePort, get, metricNames, scrape, series } from '../support/metrics';

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { mapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
-import { ipamStateCodec } from '../../src/ipam/state-document';
+import { mapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
+import { ipamStateCodec } from '../../src/network-ipam/state-document';
 import { FileStore } from '../../src/store/file-store';
 import { type BenchFigure, type BenchSuite, median } from './result';
 
@@ -121,15 +121,15 @@ export const run: BenchSuite = async () => {
     t0 = nowMs();
     await store.save(state);
     figure('save @100,000 mappings', nowMs() - t0, 'ms', `encode, write, fsync, rename; ${statSync(join(dir, 'ipam.json')).size} bytes`);
-    // What an operator waits for: one `strait ipam` command on that state, a process that loads, checks,
+    // What an operator waits for: one `strait network-ipam` command on that state, a process that loads, checks,
     // changes and saves the whole file (the CLI is O(n) per command).
-    const command = (i: number) => ['ipam', 'map-endpoint', `--state=${join(dir, 'ipam.json')}`, '--cluster', 'peer-a', '--ip', `21.0.0.${i + 1}`];
+    const command = (i: number) => ['network-ipam', 'map-endpoint', `--state=${join(dir, 'ipam.json')}`, '--cluster', 'peer-a', '--ip', `21.0.0.${i + 1}`];
     const cliMs = Array.from({ length: repeats }, (_, i) => {
       const t = nowMs();
       execFileSync(process.execPath, [cli, ...command(i)], { stdio: 'ignore' });
       return nowMs() - t;
     });
-    figure('strait ipam map-endpoint @100,000 mappings', median(cliMs), 'ms', 'the whole process: start, load + check, map, save');
+    figure('strait network-ipam map-endpoint @100,000 mappings', median(cliMs), 'ms', 'the whole process: start, load + check, map, save');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

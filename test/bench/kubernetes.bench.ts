@@ -14,10 +14,10 @@ import { runKubernetesController } from '../../src/controller/kubernetes/control
 import { localObjects } from '../../src/controller/kubernetes/objects';
 import { reconcile } from '../../src/controller/reconcile';
 import { emptyExchange } from '../../src/controller/exchange-view';
-import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
+import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
 import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
 import { defaultNamespace } from '../../src/k8s/names';
 import { registerNode, seedCluster } from '../../src/lab/kubernetes-control-plane';

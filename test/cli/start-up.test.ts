@@ -57,7 +57,7 @@ describe('strait start-up', () => {
       const argv = [process.argv[0], ${JSON.stringify(cliPath)}, 'agent', '--spec', '/nowhere.json', '--pin-root', 'not/absolute'];
       require(${JSON.stringify(cliPath)}).runCli(argv);
     `], { encoding: 'utf8' }).stderr.split('\n').at(-1);
-    assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/lab-command', 'cli/ipam-command', 'src/controller/', 'src/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false', 'false']);
+    assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/lab-command', 'cli/network-ipam-command', 'src/controller/', 'src/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false', 'false']);
   });
 
   // TypeBox and ajv's compiler took about 100 ms of each agent start, the YAML parser 15 to 30 ms: the
@@ -101,8 +101,8 @@ describe('strait start-up', () => {
     it('the IPAM on a state file (init, then a peer added to the state read back)', () => {
       const state = JSON.stringify(join(dir, 'state.json'));
       const ipam = schemaModulesLoaded(`
-        run('ipam', 'init', '--state', ${state}, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.50.0.0/24')
-          .then(() => run('ipam', 'peer', 'add', '--state', ${state}, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.60.0.0/24'));
+        run('network-ipam', 'init', '--state', ${state}, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.50.0.0/24')
+          .then(() => run('network-ipam', 'peer', 'add', '--state', ${state}, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.60.0.0/24'));
       `);
       assert.deepEqual([ipam.status, ipam.loaded], [0, []], ipam.stderr);
     });

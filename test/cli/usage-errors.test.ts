@@ -17,8 +17,8 @@ describe('strait usage errors', () => {
   // Every command speaks JSON (docs/cli.md: an error prints {"error", "field"?, "value"?} on stderr and exits 1),
   // a usage error too: a script reading stderr gets the option and the value, not a help page.
   const cases: [args: string[], field: string, value: unknown][] = [
-    [['ipam', 'show'], '--state', null],
-    [['ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
+    [['network-ipam', 'show'], '--state', null],
+    [['network-ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
     [['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'], '--no-such-flag', '--no-such-flag'],
     [['lab', 'status', 'extra'], 'arguments', ['extra']],
     [['lab', 'nope'], 'command', 'nope'],
@@ -43,7 +43,7 @@ describe('strait usage errors', () => {
   }
 
   it('keeps --help, help <command> and --version: printed on stdout, exit 0', async () => {
-    for (const args of [['--help'], ['ipam', '--help'], ['ipam', 'help', 'show'], ['pool-ipam', 'install-plugin', '--help']]) {
+    for (const args of [['--help'], ['network-ipam', '--help'], ['network-ipam', 'help', 'show'], ['pool-ipam', 'install-plugin', '--help']]) {
       const { code, out, err } = await run(...args);
       assert.deepEqual([code, err], [0, ''], args.join(' '));
       assert.match(out, /^Usage: strait/, args.join(' '));
@@ -52,8 +52,16 @@ describe('strait usage errors', () => {
   });
 
   it('prints the same JSON from the process: stderr, exit 1', () => {
-    const child = spawnSync(process.execPath, [cliPath, 'ipam', 'show', '--stat', 'x'], { encoding: 'utf8', timeout: 30_000 });
+    const child = spawnSync(process.execPath, [cliPath, 'network-ipam', 'show', '--stat', 'x'], { encoding: 'utf8', timeout: 30_000 });
     assert.deepEqual([child.status, child.stdout], [1, '']);
     assert.deepEqual(JSON.parse(child.stderr).field, '--state');
+  });
+
+  it('runs a renamed command under its old name for one release, with a warning first (strait ipam: network-ipam)', async () => {
+    const old = await run('ipam', 'show', '--stat', 'x');
+    const now = await run('network-ipam', 'show', '--stat', 'x');
+    const [warning, ...rest] = old.err.trimEnd().split('\n');
+    assert.deepEqual(JSON.parse(warning!), { warning: '`strait ipam` is `strait network-ipam` now; the old name goes in the next release' });
+    assert.deepEqual({ code: old.code, out: old.out, err: `${rest.join('\n')}\n` }, now);
   });
 });

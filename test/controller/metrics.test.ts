@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cliPath } from '../ipam/cli-runner';
+import { cliPath } from '../network-ipam/cli-runner';
 import { freePort, get, metricNames, noMetricsServer, scrape, series } from '../support/metrics';
 import { waitFor } from '../support/wait';
 

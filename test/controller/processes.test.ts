@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
 import { temporaryPathFor } from '../../src/store/atomic-file';
 import { parseIp } from '../../src/net/cidr';
-import { cliPath } from '../ipam/cli-runner';
+import { cliPath } from '../network-ipam/cli-runner';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 

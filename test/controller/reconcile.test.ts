@@ -8,7 +8,7 @@ import { emptyExchange } from '../../src/controller/exchange-view';
 import type { GatewayTenure } from '../../src/controller/election';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
-import type { IpamState } from '../../src/ipam/state';
+import type { IpamState } from '../../src/network-ipam/state';
 import { requireIpv4 } from '../../src/nodespec/ip-family';
 import { MemoryRunDir } from './memory-run-dir';
 import { threeClusters as configs } from './three-clusters';

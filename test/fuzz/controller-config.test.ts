@@ -17,7 +17,7 @@ import { InputError, StateError } from '../../src/errors';
 import { emptyExchange } from '../../src/controller/exchange-view';
 import { reconcile } from '../../src/controller/reconcile';
 import { requireIpv4 } from '../../src/nodespec/ip-family';
-import { cliPath } from '../ipam/cli-runner';
+import { cliPath } from '../network-ipam/cli-runner';
 import { type Verdict, accepted, documentTexts, fuzzSurface, refused } from '../support/fuzz';
 import { noMetricsServer } from '../support/metrics';
 

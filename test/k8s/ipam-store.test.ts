@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import { StateError } from '../../src/errors';
-import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
-import { toDocument } from '../../src/ipam/state-document';
+import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
+import { toDocument } from '../../src/network-ipam/state-document';
 import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
 import { formatIp } from '../../src/net/cidr';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver';

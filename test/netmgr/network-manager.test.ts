@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../../src/api/network-config';
 import { writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
-import { mapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { homePodIp, removePeer } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
+import { mapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { homePodIp, removePeer } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
 import { containsIp, formatIp, parseIp, translateIp } from '../../src/net/cidr';
 import { type Peering, reconcilePeering } from '../../src/netmgr/network-manager';
 import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';

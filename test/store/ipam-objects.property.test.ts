@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError, StateError } from '../../src/errors';
-import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
-import { toDocument } from '../../src/ipam/state-document';
+import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
+import { toDocument } from '../../src/network-ipam/state-document';
 import { cidrsEqual, parseIp } from '../../src/net/cidr';
 import { type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites, natMappingName } from '../../src/controller/kubernetes/ipam-objects';
 

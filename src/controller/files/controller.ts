@@ -7,8 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InputError, StateError } from '../../errors';
-import { ipamStateCodec } from '../../ipam/state-document';
-import type { IpamState } from '../../ipam/state';
+import { ipamStateCodec } from '../../network-ipam/state-document';
+import type { IpamState } from '../../network-ipam/state';
 import { type Logger, createLogger } from '../../log';
 import { FileStore } from '../../store/file-store';
 import type { ControllerConfig } from '../../api/controller-config';

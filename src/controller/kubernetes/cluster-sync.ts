@@ -16,7 +16,7 @@ import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
 import { networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
 import { parseHomeNetworks } from '../../api/home-networks';
-import type { IpamState } from '../../ipam/state';
+import type { IpamState } from '../../network-ipam/state';
 import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';
 import { Informer } from '../../k8s/informer';

@@ -16,9 +16,9 @@
 import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../../api/ipam-objects';
 import { InputError, StateError } from '../../errors';
 import { homeNetworksSpec, parseHomeNetworks } from '../../api/home-networks';
-import type { IpamState } from '../../ipam/state';
-import { StateRestorer } from '../../ipam/state-document';
-import { peerView } from '../../ipam/peers';
+import type { IpamState } from '../../network-ipam/state';
+import { StateRestorer } from '../../network-ipam/state-document';
+import { peerView } from '../../network-ipam/peers';
 import { type Ip, formatIp, parseIp } from '../../net/cidr';
 
 export interface IpamObjects {

@@ -18,7 +18,7 @@ import { type CompiledValidatorName, checkCompiled } from '../../api/compiled-va
 import { makeObject } from '../../api/object';
 import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../../api/resource-names';
 import { InputError, StateError } from '../../errors';
-import type { IpamState } from '../../ipam/state';
+import type { IpamState } from '../../network-ipam/state';
 import type { Logger } from '../../log';
 import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites } from './ipam-objects';
 import type { Store, StoreLock } from '../../store/store';

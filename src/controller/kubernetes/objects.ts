@@ -11,7 +11,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
-import type { IpamState } from '../../ipam/state';
+import type { IpamState } from '../../network-ipam/state';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
 import { writeNodeDataplaneSpecWithoutNodes } from '../../api/node-dataplane';
 import { notRemapped } from '../../api/not-remapped';

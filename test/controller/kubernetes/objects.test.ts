@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ControllerConfig, readControllerConfig } from '../../../src/api/controller-config';
-import type { IpamState } from '../../../src/ipam/state';
+import type { IpamState } from '../../../src/network-ipam/state';
 import {
   type KubeObject,
   type ObjectWrite,

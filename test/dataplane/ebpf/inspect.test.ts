@@ -8,7 +8,7 @@ import { desiredMaps } from '../../../src/dataplane/ebpf/desired-maps';
 import { type InspectReport, inspectNode } from '../../../src/dataplane/ebpf/inspect';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
-import { runCli } from '../../ipam/cli-runner';
+import { runCli } from '../../network-ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../../support/kernel';
 import { frame, parseIpv4 } from '../../support/packet';
 import { hubSpec, hubSpecWith } from '../../support/node-specs';

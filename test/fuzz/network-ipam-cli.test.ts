@@ -1,5 +1,5 @@
 /**
- * The IPAM CLI (`strait ipam ...`) as an input surface: every subcommand's options and arguments, and the
+ * The IPAM CLI (`strait network-ipam ...`) as an input surface: every subcommand's options and arguments, and the
  * files it runs on (the state file, its lock, a temporary left beside it) corrupted in every way. Each
  * input runs one command line on a fresh directory holding those files; most run in this process through
  * the CLI's runner (runCli), one in twenty (and every input with a fifo, which a regression would block
@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli } from '../../src/cli/main';
-import { mapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/ipam/peers';
-import { ipamStateCodec, toDocument } from '../../src/ipam/state-document';
+import { mapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
+import { ipamStateCodec, toDocument } from '../../src/network-ipam/state-document';
 import { temporaryPathFor } from '../../src/store/atomic-file';
 import { accepted, documentTexts, fuzzSurface, refused, trickyStrings } from '../support/fuzz';
 
@@ -251,14 +251,14 @@ async function runInProcess(argv: string[], cwd: string): Promise<Run> {
   }
 }
 
-describe('fuzz: strait ipam (arguments, options, state and lock files)', function () {
+describe('fuzz: strait network-ipam (arguments, options, state and lock files)', function () {
   const root = mkdtempSync(join(tmpdir(), 'strait-fuzz-ipam-'));
   let scene: Scene;
   let count = 0;
   after(() => rmSync(root, { recursive: true, force: true }));
 
   fuzzSurface<Input>(() => ({
-    name: 'strait ipam',
+    name: 'strait network-ipam',
     inputs,
     cases,
     timeoutMs: 10_000,
@@ -277,7 +277,7 @@ describe('fuzz: strait ipam (arguments, options, state and lock files)', functio
     // A refusal names the option or argument (`field: reason (got value)`), or the file it is about.
     clear: (message) => assert.ok(/^\S+: \S/.test(message) || message.startsWith(scene.dir), `a refusal naming neither a field nor a file: ${message}`),
     async feed(input) {
-      const argv = ['ipam', ...input.args.map((a) => a.replaceAll('{state}', scene.state).replaceAll('{dir}', scene.dir))];
+      const argv = ['network-ipam', ...input.args.map((a) => a.replaceAll('{state}', scene.state).replaceAll('{dir}', scene.dir))];
       const lockBefore = snapshot(scene.dir, new Set())[`${scene.state}.lock`];
       const stateBefore = snapshot(scene.dir, new Set())[scene.state];
       const fifo = [input.state, input.lock, input.temporary].some((e) => e.kind === 'fifo');
@@ -298,7 +298,7 @@ describe('fuzz: strait ipam (arguments, options, state and lock files)', functio
 
       if (run.code === 0) {
         assert.equal(run.stderr, '', `accepted with something on stderr: ${run.stderr}`);
-        if (argv.includes('--help')) assert.match(run.stdout, /^Usage: strait ipam/);
+        if (argv.includes('--help')) assert.match(run.stdout, /^Usage: strait network-ipam/);
         else JSON.parse(run.stdout);
         const stateAfter = after[scene.state];
         if (stateAfter !== stateBefore && stateAfter !== undefined) {

@@ -37,7 +37,7 @@ export function fromDocument(doc: unknown): IpamState {
     return decode(doc);
   } catch (err) {
     if (err instanceof InputError || err instanceof StateError) {
-      throw new StateError(`invalid IPAM state: ${err.message}; restore the state from a backup or re-create it with \`strait ipam init --force\``);
+      throw new StateError(`invalid IPAM state: ${err.message}; restore the state from a backup or re-create it with \`strait network-ipam init --force\``);
     }
     throw err;
   }
@@ -162,7 +162,7 @@ export const ipamStateCodec: Codec<IpamState> = {
   encode: (state) => JSON.stringify(toDocument(state)),
   decode: (text) => {
     const parsed = parseJsonText(text);
-    if ('problem' in parsed) throw new StateError(`not valid JSON (${parsed.problem}); restore the state from a backup or re-create it with \`strait ipam init --force\``);
+    if ('problem' in parsed) throw new StateError(`not valid JSON (${parsed.problem}); restore the state from a backup or re-create it with \`strait network-ipam init --force\``);
     return fromDocument(parsed.value);
   },
 };

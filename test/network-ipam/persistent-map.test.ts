@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { PersistentMap } from '../../src/ipam/persistent-map';
+import { PersistentMap } from '../../src/network-ipam/persistent-map';
 
 describe('PersistentMap', () => {
   it('behaves like a Map for random operation sequences, and old versions never change', () => {

@@ -30,8 +30,8 @@ export function initializeIpam(existing: IpamState | undefined, spec: HomeNetwor
   if (conflicts.length > 0) {
     throw new StateError(
       `the new home configuration (${migrated.join(', ')} changed) conflicts with the state: ${conflicts.join('; ')}. ` +
-        'Remove those peers or mappings first (strait ipam peer remove / unmap-endpoint), then run init again; ' +
-        'or keep the old configuration; or start over with `strait ipam init --force`, which forgets every peer and mapping',
+        'Remove those peers or mappings first (strait network-ipam peer remove / unmap-endpoint), then run init again; ' +
+        'or keep the old configuration; or start over with `strait network-ipam init --force`, which forgets every peer and mapping',
     );
   }
   const podChanged = !cidrsEqual(existing.home.podCIDR, home.podCIDR);

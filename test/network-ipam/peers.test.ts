@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
 import { type HomeNetworksSpec, parseHomeNetworks } from '../../src/api/home-networks';
 import { formatIp } from '../../src/net/cidr';
-import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';
-import { type IpamState, emptyIpamState } from '../../src/ipam/state';
+import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import { type IpamState, emptyIpamState } from '../../src/network-ipam/state';
 
 function fresh(spec: Partial<HomeNetworksSpec> = {}): IpamState {
   return emptyIpamState(parseHomeNetworks({ podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR: '10.201.0.0/16', ...spec }));

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
-import { mapEndpoint } from '../../src/ipam/endpoints';
+import { mapEndpoint } from '../../src/network-ipam/endpoints';
 import type { HomeNetworksSpec } from '../../src/api/home-networks';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
-import { toDocument } from '../../src/ipam/state-document';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
+import { toDocument } from '../../src/network-ipam/state-document';
 
 const spec: HomeNetworksSpec = { podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR: '10.201.0.0/16', reserved: ['10.5.0.0/16'] };
 
@@ -49,7 +49,7 @@ describe('IPAM initialize: restart and migration', () => {
       (err: unknown) =>
         err instanceof StateError &&
         err.message.includes('peer b podCIDR is seen as 10.1.0.0/16, which overlaps the new reserved[1] 10.1.0.0/20') &&
-        err.message.includes('strait ipam peer remove') &&
+        err.message.includes('strait network-ipam peer remove') &&
         err.message.includes('--force'),
     );
   });

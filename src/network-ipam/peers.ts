@@ -50,7 +50,7 @@ export function networksInUse(state: IpamState, exceptPeer?: string): { name: st
 export function findPeer(state: IpamState, clusterId: unknown): PeerRecord {
   const id = parseClusterId('cluster', clusterId);
   const peer = state.peers.get(id);
-  if (!peer) throw new InputError('cluster', id, 'no such peer; add it first with `strait ipam peer add`');
+  if (!peer) throw new InputError('cluster', id, 'no such peer; add it first with `strait network-ipam peer add`');
   return peer;
 }
 
@@ -61,7 +61,7 @@ function homeViewOf(state: IpamState, field: string, own: Cidr, used: readonly C
   if (!remapped) {
     throw new StateError(
       `${field} ${formatCidr(own)} overlaps a network in use and no free /${own.prefix} IPv${own.family} network is left in the pools ` +
-        `${state.home.pools.map(formatCidr).join(', ')}; add a pool (strait ipam init --pools) or remove peers`,
+        `${state.home.pools.map(formatCidr).join(', ')}; add a pool (strait network-ipam init --pools) or remove peers`,
     );
   }
   return remapped;

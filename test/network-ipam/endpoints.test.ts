@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { InputError, StateError } from '../../src/errors';
-import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../../src/ipam/endpoints';
+import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../../src/network-ipam/endpoints';
 import { parseHomeNetworks } from '../../src/api/home-networks';
-import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
-import { type IpamState, emptyIpamState } from '../../src/ipam/state';
+import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import { type IpamState, emptyIpamState } from '../../src/network-ipam/state';
 
-/** Cluster B of the docs/ipam.md example: PodCIDR 10.0.0.0/24, ExternalCIDR 192.168.0.0/24, peered with A and C. */
+/** Cluster B of the docs/network-ipam.md example: PodCIDR 10.0.0.0/24, ExternalCIDR 192.168.0.0/24, peered with A and C. */
 function clusterB(): IpamState {
   let state = emptyIpamState(parseHomeNetworks({ podCIDR: '10.0.0.0/24', externalCIDR: '192.168.0.0/24', pools: ['10.0.0.0/8'] }));
   state = addPeer(state, { clusterId: 'a', podCIDR: '10.0.0.0/24', externalCIDR: '10.200.0.0/24' }).state;
@@ -22,7 +22,7 @@ function mapOk(state: IpamState, cluster: string, ip: string): { state: IpamStat
 }
 
 describe('IPAM endpoints: reflection', () => {
-  it('the docs/ipam.md example: C\'s pod 10.1.0.5 reflected into A gets 192.168.0.45 after 44 other endpoints', () => {
+  it('the docs/network-ipam.md example: C\'s pod 10.1.0.5 reflected into A gets 192.168.0.45 after 44 other endpoints', () => {
     let state = clusterB();
     for (let i = 1; i <= 44; i++) state = mapOk(state, 'a', `10.1.0.${100 + i}`).state;
     const got = mapOk(state, 'a', '10.1.0.5');

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError, StateError } from '../../src/errors';
 import { type Cidr, cidrLast, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
-import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
-import { fromDocument, toDocument } from '../../src/ipam/state-document';
+import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, homePodIp, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
+import { fromDocument, toDocument } from '../../src/network-ipam/state-document';
 import { assertDocumentInvariants } from './invariants';
 
 const home = { podCIDR: '10.0.0.0/24', serviceCIDR: '10.0.1.0/24', externalCIDR: '10.0.2.0/29', reserved: ['10.0.3.0/24'], pools: ['10.0.4.0/22', '172.16.0.0/23'] };

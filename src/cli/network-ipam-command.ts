@@ -1,16 +1,16 @@
 /**
- * `strait ipam ...`: the IPAM on a state file, one operation per run. A thin shell: parse options, run
+ * `strait network-ipam ...`: the IPAM on a state file, one operation per run. A thin shell: parse options, run
  * one pure IPAM operation inside a FileStore transaction, print JSON. A refused operation saves nothing.
  */
 import type { Command } from 'commander';
 import { InputError, StateError } from '../errors';
 import { formatCidr } from '../net/cidr';
-import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../ipam/endpoints';
+import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../network-ipam/endpoints';
 import { defaultPools, homeNetworksSpec } from '../api/home-networks';
-import { initializeIpam } from '../ipam/initialize';
-import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../ipam/peers';
-import type { IpamState, Outcome } from '../ipam/state';
-import { ipamStateCodec, toDocument } from '../ipam/state-document';
+import { initializeIpam } from '../network-ipam/initialize';
+import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../network-ipam/peers';
+import type { IpamState, Outcome } from '../network-ipam/state';
+import { ipamStateCodec, toDocument } from '../network-ipam/state-document';
 import { FileStore } from '../store/file-store';
 import { transact } from '../store/store';
 import { jsonAction } from './output';
@@ -28,7 +28,7 @@ function storeAt(path: string): FileStore<IpamState> {
 }
 
 function required(path: string, state: IpamState | undefined): IpamState {
-  if (!state) throw new InputError('--state', path, `no IPAM state there; create it with \`strait ipam init --state ${path} ...\``);
+  if (!state) throw new InputError('--state', path, `no IPAM state there; create it with \`strait network-ipam init --state ${path} ...\``);
   return state;
 }
 
@@ -67,9 +67,10 @@ interface IpOption extends ClusterOption {
   ip: string;
 }
 
-export function registerIpamCommands(program: Command): void {
+export function registerNetworkIpamCommands(program: Command): void {
   const ipam = program
-    .command('ipam')
+    .command('network-ipam')
+    .alias('ipam')
     .description('IPAM of networks: peers kept or remapped, pod and endpoint address translation, NatMappings (state in a file, output JSON)');
   const stateOption = ['--state <file>', 'IPAM state file (written atomically; a lock file beside it admits one writer)', statePath] as const;
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { FileLock } from '../../src/store/file-lock';
 import { cliJson, runCli } from './cli-runner';
 
-describe('strait ipam CLI', function () {
+describe('strait network-ipam CLI', function () {
   this.timeout(60_000);
   let dir: string;
   let state: string;
@@ -16,9 +16,9 @@ describe('strait ipam CLI', function () {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const ipam = (...args: string[]) => cliJson(['ipam', ...args, '--state', state]);
+  const ipam = (...args: string[]) => cliJson(['network-ipam', ...args, '--state', state]);
 
-  it('runs the docs/ipam.md scenario on cluster B end to end, printing JSON', () => {
+  it('runs the docs/network-ipam.md scenario on cluster B end to end, printing JSON', () => {
     assert.deepEqual(ipam('init', '--pod-cidr', '10.0.0.0/24', '--external-cidr', '192.168.0.0/24', '--pools', '172.16.0.0/12', '--reserved', '172.16.0.0/24'), {
       created: true,
       migrated: [],
@@ -57,7 +57,7 @@ describe('strait ipam CLI', function () {
       home: { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/16', reserved: [], pools: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fd00::/8'] },
       peers: 1,
     });
-    const refused = runCli(['ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--reserved', '10.1.0.0/16']);
+    const refused = runCli(['network-ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--reserved', '10.1.0.0/16']);
     assert.equal(refused.code, 1);
     assert.match(JSON.parse(refused.stderr).error, /peer b podCIDR is seen as 10\.1\.0\.0\/16, which overlaps the new reserved\[0\] 10\.1\.0\.0\/16/);
     assert.equal(readFileSync(state, 'utf8'), before);
@@ -73,36 +73,36 @@ describe('strait ipam CLI', function () {
       [['peer', 'remote-view', '--cluster', 'zz', '--local-nat-pod-cidr', '10.0.0.0/16', '--local-nat-external-cidr', '10.201.0.0/16'], 'cluster', 'zz'],
     ];
     for (const [args, field, value] of cases) {
-      const run = runCli(['ipam', ...args, '--state', state]);
+      const run = runCli(['network-ipam', ...args, '--state', state]);
       assert.equal(run.code, 1, args.join(' '));
       assert.equal(run.stdout, '');
       const err = JSON.parse(run.stderr) as { field: string; value: string };
       assert.deepEqual([err.field, err.value], [field, value]);
       assert.equal(readFileSync(state, 'utf8'), before);
     }
-    const overlapping = runCli(['ipam', 'init', '--state', join(dir, 'other.json'), '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.0.128.0/24']);
+    const overlapping = runCli(['network-ipam', 'init', '--state', join(dir, 'other.json'), '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.0.128.0/24']);
     assert.equal(overlapping.code, 1);
     assert.deepEqual(JSON.parse(overlapping.stderr).field, 'externalCIDR');
   });
 
   it('refuses a corrupt state file with what to do, and init --force replaces it', () => {
     writeFileSync(state, '{"version": 1, "home": {');
-    const shown = runCli(['ipam', 'show', '--state', state]);
+    const shown = runCli(['network-ipam', 'show', '--state', state]);
     assert.equal(shown.code, 1);
     assert.match(JSON.parse(shown.stderr).error, /not valid JSON .*init --force/);
-    assert.equal(runCli(['ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16']).code, 1);
+    assert.equal(runCli(['network-ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16']).code, 1);
     assert.deepEqual((ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force') as { created: boolean }).created, true);
-    assert.equal(runCli(['ipam', 'show', '--state', state]).code, 0);
+    assert.equal(runCli(['network-ipam', 'show', '--state', state]).code, 0);
   });
 
   it('refuses a second writer while the lock is held', async () => {
     ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
     const lock = FileLock.acquire(`${state}.lock`);
     try {
-      const run = runCli(['ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.202.0.0/16']);
+      const run = runCli(['network-ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.202.0.0/16']);
       assert.equal(run.code, 1);
       assert.match(JSON.parse(run.stderr).error, new RegExp(`held by process ${process.pid}`));
-      assert.equal(runCli(['ipam', 'show', '--state', state]).code, 0, 'readers are not blocked');
+      assert.equal(runCli(['network-ipam', 'show', '--state', state]).code, 0, 'readers are not blocked');
     } finally {
       await lock.release();
     }
@@ -123,7 +123,7 @@ describe('strait ipam CLI', function () {
     ipam('peer', 'remote-view', '--cluster', 'b', '--local-nat-pod-cidr', '10.0.0.0/16', '--local-nat-external-cidr', '10.201.0.0/16');
     const before = readFileSync(state, 'utf8');
     for (const ip of ['0.0.0.0', '255.255.255.255', '224.0.0.1', '127.0.0.1']) {
-      const err = refusal(['ipam', 'map-endpoint', '--state', state, '--cluster', 'b', '--ip', ip]);
+      const err = refusal(['network-ipam', 'map-endpoint', '--state', state, '--cluster', 'b', '--ip', ip]);
       assert.deepEqual([err.field, err.value], ['ip', ip]);
       assert.match(err.error, /^ip: is in .*: not unicast space a node or pod can be in/);
     }
@@ -142,7 +142,7 @@ describe('strait ipam CLI', function () {
     for (const [path, kind] of [[fifo, 'a fifo'], [directory, 'a directory'], [link, 'a symbolic link']] as const) {
       for (const args of [['show'], ['peer', 'remove', '--cluster', 'b'], ['init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force']]) {
         const started = Date.now();
-        const err = refusal(['ipam', ...args, '--state', path]);
+        const err = refusal(['network-ipam', ...args, '--state', path]);
         assert.ok(err.error.startsWith(`${path}: is ${kind}, not a regular file`), err.error);
         assert.ok(Date.now() - started < 5000, 'refused at once');
       }
@@ -160,23 +160,23 @@ describe('strait ipam CLI', function () {
       assert.deepEqual(readdirSync(dir), ['ipam.json']);
     }
     execFileSync('mkfifo', [`${state}.lock`]);
-    const err = refusal(['ipam', 'peer', 'remove', '--state', state, '--cluster', 'b']);
+    const err = refusal(['network-ipam', 'peer', 'remove', '--state', state, '--cluster', 'b']);
     assert.ok(err.error.startsWith(`${state}.lock: is a fifo, not a regular file`), err.error);
   });
 
   it('reports usage errors as JSON naming the option or argument and the value; --help still prints help', () => {
     const cases: [string[], string, unknown][] = [
-      [['ipam', 'show'], '--state', null],
-      [['ipam', 'show', '--state'], '--state', null],
-      [['ipam', 'show', '--state', state, '--stat', 'x'], '--stat', '--stat'],
-      [['ipam', 'show', '--state', state, '--bogus=1'], '--bogus', '--bogus=1'],
-      [['ipam', 'show', '--state', state, 'extra'], 'arguments', ['extra']],
-      [['ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16'], '--external-cidr', null],
-      [['ipam', 'nope'], 'command', 'nope'],
-      [['ipam'], 'command', null],
-      [['ipam', 'peer'], 'command', null],
-      [['ipam', 'show', '--state', ''], '--state', ''],
-      [['ipam', 'show', '--state', 'a\u0001/'], '--state', 'a\u0001/'],
+      [['network-ipam', 'show'], '--state', null],
+      [['network-ipam', 'show', '--state'], '--state', null],
+      [['network-ipam', 'show', '--state', state, '--stat', 'x'], '--stat', '--stat'],
+      [['network-ipam', 'show', '--state', state, '--bogus=1'], '--bogus', '--bogus=1'],
+      [['network-ipam', 'show', '--state', state, 'extra'], 'arguments', ['extra']],
+      [['network-ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16'], '--external-cidr', null],
+      [['network-ipam', 'nope'], 'command', 'nope'],
+      [['network-ipam'], 'command', null],
+      [['network-ipam', 'peer'], 'command', null],
+      [['network-ipam', 'show', '--state', ''], '--state', ''],
+      [['network-ipam', 'show', '--state', 'a\u0001/'], '--state', 'a\u0001/'],
     ];
     for (const [args, field, value] of cases) {
       const err = refusal(args);
@@ -184,15 +184,15 @@ describe('strait ipam CLI', function () {
       assert.ok(err.error.startsWith(`${field}: `), err.error);
       assert.doesNotMatch(err.error, /Usage:/);
     }
-    const help = runCli(['ipam', 'show', '--help']);
+    const help = runCli(['network-ipam', 'show', '--help']);
     assert.deepEqual([help.code, help.stderr], [0, '']);
-    assert.match(help.stdout, /^Usage: strait ipam show \[options\]/);
+    assert.match(help.stdout, /^Usage: strait network-ipam show \[options\]/);
   });
 
   it('documents every command in --help', () => {
-    const help = runCli(['ipam', '--help']).stdout;
+    const help = runCli(['network-ipam', '--help']).stdout;
     for (const command of ['init', 'peer', 'home-pod-ip', 'map-endpoint', 'unmap-endpoint', 'nat-mappings', 'show']) assert.match(help, new RegExp(`\\n\\s+${command}\\b`));
-    assert.match(runCli(['ipam', 'peer', '--help']).stdout, /remote-view/);
-    assert.match(runCli(['ipam', 'init', '--help']).stdout, /--reserved <cidrs>/);
+    assert.match(runCli(['network-ipam', 'peer', '--help']).stdout, /remote-view/);
+    assert.match(runCli(['network-ipam', 'init', '--help']).stdout, /--reserved <cidrs>/);
   });
 });

@@ -23,7 +23,7 @@ function requireLocalNAT<K extends 'localNATPodCIDR' | 'localNATExternalCIDR'>(p
       'cluster',
       peer.clusterId,
       `this peer has not told how it sees our networks yet (${key} unknown), so no address valid in it can be given; ` +
-        'record its NetworkConfig status first (strait ipam peer remote-view)',
+        'record its NetworkConfig status first (strait network-ipam peer remote-view)',
     );
   }
   return view as NonNullable<PeerRecord[K]>;

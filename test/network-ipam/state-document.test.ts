@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { StateError } from '../../src/errors';
-import { mapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/ipam/peers';
+import { mapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamStateDocument as IpamDocument } from '../../src/api/ipam-state';
-import { fromDocument, toDocument } from '../../src/ipam/state-document';
+import { fromDocument, toDocument } from '../../src/network-ipam/state-document';
 
 function sampleDocument(): IpamDocument {
   let state = initializeIpam(undefined, { podCIDR: '10.0.0.0/24', externalCIDR: '192.168.0.0/24' }).state;

@@ -1,6 +1,6 @@
 /**
- * Crash test: a long random sequence of `strait ipam` commands, most of them killed with SIGKILL at a
- * random moment of their run. After each kill `strait ipam show` must load the state, the invariants
+ * Crash test: a long random sequence of `strait network-ipam` commands, most of them killed with SIGKILL at a
+ * random moment of their run. After each kill `strait network-ipam show` must load the state, the invariants
  * must hold, and the state must be exactly the one before the command or the one after it: never a
  * half-written file, a double allocation, a leak, or a lock that blocks the next command.
  * Kill moments are spread over a command's whole measured lifetime (not only its first 30 ms, which
@@ -13,12 +13,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError, StateError } from '../../src/errors';
-import { mapEndpoint, unmapEndpoint } from '../../src/ipam/endpoints';
-import { initializeIpam } from '../../src/ipam/initialize';
-import { addPeer, removePeer, setRemoteView } from '../../src/ipam/peers';
-import type { IpamState } from '../../src/ipam/state';
+import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
+import { initializeIpam } from '../../src/network-ipam/initialize';
+import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
+import type { IpamState } from '../../src/network-ipam/state';
 import type { IpamStateDocument as IpamDocument } from '../../src/api/ipam-state';
-import { fromDocument, ipamStateCodec, toDocument } from '../../src/ipam/state-document';
+import { fromDocument, ipamStateCodec, toDocument } from '../../src/network-ipam/state-document';
 import { FileStore } from '../../src/store/file-store';
 import { cliPath, runCli } from './cli-runner';
 import { assertDocumentInvariants } from './invariants';
@@ -80,7 +80,7 @@ async function exited(child: ChildProcess): Promise<{ code: number | null; signa
   return { code, signal };
 }
 
-describe('strait ipam under SIGKILL', function () {
+describe('strait network-ipam under SIGKILL', function () {
   // 40 kills take about 25 s on an idle 2-core machine; the limit is for a machine doing other work,
   // and for the kills past 40 when none has landed yet between the commit point and the exit.
   this.timeout(600_000);
@@ -102,7 +102,7 @@ describe('strait ipam under SIGKILL', function () {
 
     const run = async (op: Op, killAfterMs?: number) => {
       const started = process.hrtime.bigint();
-      const child = spawn(process.execPath, [cliPath, 'ipam', ...op.args, '--state', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [cliPath, 'network-ipam', ...op.args, '--state', path], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       if (killAfterMs !== undefined) {
@@ -142,7 +142,7 @@ describe('strait ipam under SIGKILL', function () {
         let doc: IpamDocument;
         if (end.signal === 'SIGKILL') {
           outcomes.kills++;
-          const shown = runCli(['ipam', 'show', '--state', path]);
+          const shown = runCli(['network-ipam', 'show', '--state', path]);
           assert.equal(shown.code, 0, `show after kill: ${shown.stderr}`);
           doc = JSON.parse(shown.stdout) as IpamDocument;
           const isOld = JSON.stringify(doc) === JSON.stringify(before);

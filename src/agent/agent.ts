@@ -5,8 +5,8 @@
  * is missing, half-written or invalid is never applied: the last good spec stays in force.
  * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
  */
-import type { TcMode } from '../bpf';
-import { native } from '../bpf/native';
+import type { TcMode } from '../native';
+import { native } from '../native/binding';
 import { InputError, StateError } from '../errors';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';

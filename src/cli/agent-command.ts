@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentOptions, type DataplaneRequest, runAgent } from '../agent/agent';
 import { cleanupNodeDataplanes } from '../dataplane/open';
-import type { TcMode } from '../bpf';
+import type { TcMode } from '../native';
 import type { ControlPlaneOptions, PoolIpamOptions } from '../agent/control-plane-port';
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';

@@ -8,8 +8,8 @@
  * Our own writes are events too: the reconcile after a change runs again, finds nothing, and writes
  * nothing, after which it is quiet. Events the kernel dropped (a full receive buffer) count as a change.
  */
-import type { NativeError } from '../bpf/error';
-import type { NetlinkEvent } from '../bpf/native';
+import type { NativeError } from '../native/error';
+import type { NetlinkEvent } from '../native/binding';
 import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
 import { netnsPath } from './netns';
 

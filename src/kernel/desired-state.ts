@@ -6,7 +6,7 @@
  * identity is not desired are deleted.
  */
 import { InputError } from '../errors';
-import type { NetlinkError } from '../bpf/error';
+import type { NetlinkError } from '../native/error';
 import type { NetlinkChange, NetlinkResult } from './rtnetlink';
 
 export interface Diff<T> {

@@ -4,7 +4,7 @@
  * Events arrive on the event loop, in batches, as the kernel sends them; a monitor opened in a namespace
  * hears that namespace only. It holds kernel sockets until close(), and never keeps the process alive.
  */
-import { type NetlinkEvent, native } from '../bpf/native';
+import { type NetlinkEvent, native } from '../native/binding';
 
 export type NetlinkGroup = 'link' | 'addr' | 'route' | 'rule' | 'neigh' | 'xfrm' | 'nft';
 

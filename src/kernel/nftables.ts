@@ -5,7 +5,7 @@
  * the kernel validates it and throws it away). A refusal is an NftablesError: errno (EINVAL for a
  * document nft's parser refused) and nft's message.
  */
-import { native } from '../bpf/native';
+import { native } from '../native/binding';
 import type { NftDocument } from './nft-json';
 import { netnsPath } from './netns';
 

@@ -4,8 +4,8 @@
  * all and collects every acknowledgement: one result per change, carrying the kernel's errno (a NetlinkError
  * naming the operation) when it was refused, so one failed change never stops the others.
  */
-import type { NetlinkError } from '../bpf/error';
-import { type NativeLink, type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../bpf/native';
+import type { NetlinkError } from '../native/error';
+import { type NativeLink, type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../native/binding';
 import { netnsPath } from './netns';
 
 export type NetlinkChange = NativeNetlinkChange;

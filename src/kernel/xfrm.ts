@@ -4,8 +4,8 @@
  * comes out of the kernel only here, and only as a SHA-256 digest: the bytes are digested and wiped.
  */
 import { createHash } from 'node:crypto';
-import type { NetlinkError } from '../bpf/error';
-import { type NativeXfrmChange, type NativeXfrmPolicy, type NativeXfrmState, native } from '../bpf/native';
+import type { NetlinkError } from '../native/error';
+import { type NativeXfrmChange, type NativeXfrmPolicy, type NativeXfrmState, native } from '../native/binding';
 import { netnsPath } from './netns';
 
 export type XfrmChange = NativeXfrmChange;

@@ -4,7 +4,7 @@
  * an entry from them; Spiderpool #4475), IPv6 DAD Neighbor Solicitations (RFC 4862: source ::). An answer
  * means the address is in use (a conflict) or, for a gateway, reachable.
  */
-import { native } from '../bpf/native';
+import { native } from '../native/binding';
 import { InputError } from '../errors';
 import { type Ip, addressBits, formatIp } from '../net/cidr';
 

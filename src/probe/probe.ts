@@ -8,10 +8,10 @@
  * process (BPF syscalls, rtnetlink, xfrm netlink, libnftables), starting no `ip` or `nft`.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../bpf';
-import { BPF_LINK_TYPE_TCX } from '../bpf/tc';
-import type { NativeError } from '../bpf/error';
-import { native } from '../bpf/native';
+import { BpfMap, BpfProgram, MapFlags, MapType, ProgType, attachClsact, detachClsact, ifIndex, ipv4, lpmKey, u32 } from '../native';
+import { BPF_LINK_TYPE_TCX } from '../native/tc';
+import type { NativeError } from '../native/error';
+import { native } from '../native/binding';
 import { netnsPath } from '../kernel/netns';
 import { checkNft } from '../kernel/nftables';
 import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpRules } from '../kernel/rtnetlink';

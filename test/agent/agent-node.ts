@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupNodeDataplanes } from '../../src/dataplane/open';
-import { ensureBpffs } from '../../src/bpf';
+import { ensureBpffs } from '../../src/native';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { uniqueName } from '../support/kernel';

@@ -1,6 +1,6 @@
 /** What an agent left on a test node: its attachments, the peers in its pinned strait_peers map and the node routes in strait_nodes. */
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
+import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/native';
 import * as layout from '../../src/dataplane/ebpf/layout';
 import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';

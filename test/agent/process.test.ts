@@ -4,7 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mainRoutes as readMainRoutes } from '../support/routes';
-import { type BpfMap, type CodecValue, ifIndex, queryTcx } from '../../src/bpf';
+import { type BpfMap, type CodecValue, ifIndex, queryTcx } from '../../src/native';
 import * as layout from '../../src/dataplane/ebpf/layout';
 import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { ip } from '../../src/kernel/command';

@@ -5,7 +5,7 @@
  * repeats does the full translation, not a cheap miss after the first. The bench checks the cycle.
  */
 import assert from 'node:assert/strict';
-import { BpfObject, type BpfProgram } from '../../src/bpf';
+import { BpfObject, type BpfProgram } from '../../src/native';
 import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
 import { frame } from '../support/packet';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';

@@ -3,7 +3,7 @@
  * program (the per-packet floor that datapath figures are divided by).
  */
 import { join } from 'node:path';
-import { BpfMap, BpfObject, type BpfProgram, MapType, ipv4, struct, u32, u64 } from '../../src/bpf';
+import { BpfMap, BpfObject, type BpfProgram, MapType, ipv4, struct, u32, u64 } from '../../src/native';
 import { median, type BenchFigure, type BenchSuite } from './result';
 
 const ENTRIES = 100_000;

@@ -4,7 +4,7 @@
  * what the agent does at start and at every resync; and incrementally (the spec's tables diffed against
  * what the agent last wrote, src/dataplane/ebpf/map-sync.ts), what it does on every spec change in between.
  */
-import { BpfObject } from '../../src/bpf';
+import { BpfObject } from '../../src/native';
 import { AppliedMaps, applyDesiredMaps } from '../../src/dataplane/ebpf/apply-maps';
 import { desiredMaps, desiredTables } from '../../src/dataplane/ebpf/desired-maps';
 import { datapathObjectPath, openMaps } from '../../src/dataplane/ebpf/layout';

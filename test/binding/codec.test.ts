@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { array, be16, encode, ipv4, ipv6, mac, struct, u16, u32, u64, u8 } from '../../src/bpf';
+import { array, be16, encode, ipv4, ipv6, mac, struct, u16, u32, u64, u8 } from '../../src/native';
 
 describe('codecs (pure)', () => {
   it('round-trips every IPv4 address in network order and refuses anything else', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { BpfMap, BpfObject, MapType, u32 } from '../../src/bpf';
+import { BpfMap, BpfObject, MapType, u32 } from '../../src/native';
 import { requireRoot, testObject } from '../support/kernel';
 import { testFlowKey, testFlowValue } from './layout';
 

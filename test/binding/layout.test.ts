@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { StructCodec } from '../../src/bpf';
-import { native } from '../../src/bpf/native';
+import type { StructCodec } from '../../src/native';
+import { native } from '../../src/native/binding';
 import { testObject } from '../support/kernel';
 import { testCounter, testFlowKey, testFlowValue } from './layout';
 
@@ -22,7 +22,7 @@ describe('C/TypeScript struct layouts (BTF)', () => {
   });
 
   it('catch a mismatch', async () => {
-    const { struct, u32, u8 } = await import('../../src/bpf');
+    const { struct, u32, u8 } = await import('../../src/native');
     assert.throws(() => assertLayoutMatchesBtf(testObject('binding_test'), 'test_counter', struct({ packets: u32, bytes: u8 })), /TypeScript layout differs/);
     assert.throws(() => native().btfStruct(testObject('binding_test'), 'no_such_struct'), (e: Error & { code?: string }) => e.code === 'ENOENT');
   });

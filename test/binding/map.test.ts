@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { BpfError, BpfMap, BpfObject, MapType, ipv4, lpmKey, perCpu, u32, u64 } from '../../src/bpf';
-import { native } from '../../src/bpf/native';
+import { BpfError, BpfMap, BpfObject, MapType, ipv4, lpmKey, perCpu, u32, u64 } from '../../src/native';
+import { native } from '../../src/native/binding';
 import { requireRoot, testObject } from '../support/kernel';
 import { testCounter, testFlowKey, testFlowValue } from './layout';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfError, BpfObject, u32, u8 } from '../../src/bpf';
+import { BpfError, BpfObject, u32, u8 } from '../../src/native';
 import { requireRoot, tempPinDir, testObject } from '../support/kernel';
 import { testFlowKey, testFlowValue } from './layout';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfError, BpfMap, MapType, ensureBpffs, pinFd, u32, unpin } from '../../src/bpf';
+import { BpfError, BpfMap, MapType, ensureBpffs, pinFd, u32, unpin } from '../../src/native';
 import { requireRoot, tempPinDir } from '../support/kernel';
 
 describe('pinning (real kernel)', function () {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BpfObject, BpfProgram, ProgType } from '../../src/bpf';
+import { BpfObject, BpfProgram, ProgType } from '../../src/native';
 import { requireRoot, testObject } from '../support/kernel';
 
 describe('BpfProgram (real kernel)', function () {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { native } from '../../src/bpf/native';
+import { native } from '../../src/native/binding';
 
 const newSpaceMiB = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size / 2 ** 20;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
   BpfObject, BpfProgram, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, interfaces, queryClsact, queryTcx, removeClsact, replaceTcxProgram, u32,
-} from '../../src/bpf';
+} from '../../src/native';
 import { netnsPath } from '../../src/kernel/netns';
 import { ping, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
 

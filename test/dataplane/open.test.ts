@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupNodeDataplanes, openDataplane } from '../../src/dataplane/open';
-import { ensureBpffs } from '../../src/bpf';
+import { ensureBpffs } from '../../src/native';
 import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { NetnsError } from '../../src/bpf';
+import { NetnsError } from '../../src/native';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
-import type { NetlinkEvent } from '../../src/bpf/native';
+import type { NetlinkEvent } from '../../src/native/binding';
 import { type NetlinkGroup, NetlinkMonitor } from '../../src/kernel/netlink-monitor';
 import { requireRoot, uniqueName } from '../support/kernel';
 

@@ -4,7 +4,7 @@
  * message.
  */
 import assert from 'node:assert/strict';
-import { NftablesError } from '../../src/bpf/error';
+import { NftablesError } from '../../src/native/error';
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NftCommand, NftDocument } from '../../src/kernel/nft-json';

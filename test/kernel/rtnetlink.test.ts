@@ -4,7 +4,7 @@
  * stopping the ones after it, and the dumps decode what `ip` set up.
  */
 import assert from 'node:assert/strict';
-import { NetlinkError, NetnsError } from '../../src/bpf/error';
+import { NetlinkError, NetnsError } from '../../src/native/error';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpFdb, dumpLinks, dumpNeighbours, dumpRoutes, dumpRules } from '../../src/kernel/rtnetlink';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readlinkSync } from 'node:fs';
-import type { NativeError } from '../../src/bpf';
+import type { NativeError } from '../../src/native';
 import { InputError } from '../../src/errors';
 import { CommandError, ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';

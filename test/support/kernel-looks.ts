@@ -3,7 +3,7 @@
  * interface and tc calls by name, and the processes it started (by argv[0]). How a test shows that a
  * reconcile looked at nothing, now that looking costs no process.
  */
-import { native } from '../../src/bpf/native';
+import { native } from '../../src/native/binding';
 import { recordChildProcesses } from './child-processes';
 
 const kernelCalls = ['rtnlRouteDump', 'rtnlRuleDump', 'rtnlNeighbourDump', 'rtnlLinkDump', 'rtnlAddressDump', 'rtnlApply', 'xfrmStateDump', 'xfrmPolicyDump', 'xfrmApply', 'nftRun', 'interfaces', 'ifNameToIndex', 'tcQuery'] as const;

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBpffs } from '../../src/bpf';
+import { ensureBpffs } from '../../src/native';
 import { CommandError, ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, withThrowawayNetns } from '../../src/kernel/netns';
 import type { Feature, ProbeReport } from '../../src/probe/features';

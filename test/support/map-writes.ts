@@ -3,7 +3,7 @@
  * wrapping the native binding's calls: for claims about the order of writes, which no state read
  * afterwards can show.
  */
-import { native } from '../../src/bpf/native';
+import { native } from '../../src/native/binding';
 
 export interface MapWrite {
   /** The map's kernel name (15 characters at most). */

@@ -4,7 +4,7 @@
  * new route before the old one goes; each element update is atomic in the kernel.
  */
 import { type DesiredMaps, type DesiredTables, tableIds, tablesOf } from './desired-maps';
-import type { BpfMap, Codec } from '../../bpf';
+import type { BpfMap, Codec } from '../../native';
 import type { DatapathMaps } from './layout';
 import { maps as layoutMaps } from './layout';
 import { MapMirror, type SyncResult, idMap } from './map-sync';

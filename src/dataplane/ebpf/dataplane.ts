@@ -2,7 +2,7 @@
  * The eBPF datapath behind the dataplane port (../port.ts): programs, pinned maps, and the routes strict
  * reverse-path filtering needs, applied incrementally.
  */
-import type { TcMode } from '../../bpf';
+import type { TcMode } from '../../native';
 import type { Logger } from '../../log';
 import { InputError } from '../../errors';
 import { KernelChangeMonitor } from '../../kernel/change-monitor';

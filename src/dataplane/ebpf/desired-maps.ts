@@ -5,7 +5,7 @@
  * reading), and as the tables the reconciler diffs (map-sync.ts), built without formatting or encoding
  * the 100,000s of NAT addresses.
  */
-import type { CodecValue } from '../../bpf';
+import type { CodecValue } from '../../native';
 import { type Cidr, formatIp } from '../../net/cidr';
 import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';

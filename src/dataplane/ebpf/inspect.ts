@@ -6,7 +6,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../../bpf';
+import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../../native';
 import { StateError } from '../../errors';
 import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, configProgrammed, maps } from './layout';
 

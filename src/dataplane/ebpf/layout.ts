@@ -4,7 +4,7 @@
  * against the BTF of dist/bpf/strait.o, so a field changed on one side only fails the build's tests.
  */
 import { join } from 'node:path';
-import { type BpfObject, type Codec, type CodecValue, type StructCodec, array, be16, ipv4, lpmKey, mac, perCpu, struct, u16, u32, u64, u8 } from '../../bpf';
+import { type BpfObject, type Codec, type CodecValue, type StructCodec, array, be16, ipv4, lpmKey, mac, perCpu, struct, u16, u32, u64, u8 } from '../../native';
 
 /** The compiled datapath object (bpf/strait.c). */
 export const datapathObjectPath = join(__dirname, '..', '..', '..', 'bpf', 'strait.o');
@@ -34,7 +34,7 @@ export const DROP_REASON_COUNT = 8;
 type WithoutPad<T> = { [K in keyof T as K extends `_pad${string}` ? never : K]: T[K] };
 
 /** struct() whose values leave out the `_pad` fields (they are written as zero and never read). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- codecs of different value types, as bpf/codec.ts's Fields
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- codecs of different value types, as native/codec.ts's Fields
 function cstruct<F extends Record<string, Codec<any>>>(fields: F): StructCodec<WithoutPad<CodecValue<ReturnType<typeof struct<F>>>>> {
   return struct(fields) as StructCodec<never>;
 }

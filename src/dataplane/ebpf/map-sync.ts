@@ -7,7 +7,7 @@
  * apply, a periodic resync, and any apply after a failed write) diffs against the kernel instead and
  * repairs whatever was changed by hand. Running either twice writes nothing the second time.
  */
-import { BpfMap, type Codec, MapType } from '../../bpf';
+import { BpfMap, type Codec, MapType } from '../../native';
 
 /** A map's contents by id: entry id → value id (a Map, or a U32Table for the NAT maps). */
 export interface Table<I, W> {

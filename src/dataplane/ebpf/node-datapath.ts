@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BpfObject, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, pinFd, queryClsact, queryTcx, unpin, unpinAll,
-} from '../../bpf';
+} from '../../native';
 import { netnsNameOf } from '../../kernel/netns';
 import { formatIp } from '../../net/cidr';
 import { nodeTunnelMtus } from '../../kernel/underlay-mtu';

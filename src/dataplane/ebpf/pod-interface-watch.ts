@@ -3,7 +3,7 @@
  * namespace (a veth created, moved in or renamed) attaches the pod program at once, rather than at the
  * agent's next reconcile, which stays the safety net for an event lost or an attach that failed.
  */
-import type { NetlinkEvent } from '../../bpf/native';
+import type { NetlinkEvent } from '../../native/binding';
 import type { Logger } from '../../log';
 import type { NodeDatapath } from './node-datapath';
 

@@ -8,7 +8,7 @@
  * without its states; a failure undoes what this run added.
  */
 import type { Logger } from '../../log';
-import { NetlinkError, isNativeError } from '../../bpf/error';
+import { NetlinkError, isNativeError } from '../../native/error';
 import { StateError } from '../../errors';
 import { type XfrmChange, type XfrmPolicy, type XfrmResult, type XfrmState, applyXfrm, dumpXfrmPolicies, dumpXfrmStates, keyDigest, xfrmDir, xfrmMode, xfrmProto } from '../../kernel/xfrm';
 import { aeadAlgorithm, aeadIcvBits } from './ipsec-keys';

@@ -5,7 +5,7 @@
  * anything else, a capability the service lacks (EPERM) among them, is a failure of this node (code 5,
  * saying what was being probed).
  */
-import { type NativeError, NetlinkError, NetnsError } from '../../bpf/error';
+import { type NativeError, NetlinkError, NetnsError } from '../../native/error';
 import { type Ip, formatIp } from '../../net/cidr';
 import { IpamError } from '../ipam-error';
 import { cniErrorCodes } from '../protocol';

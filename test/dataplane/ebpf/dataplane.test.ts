@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ensureBpffs, queryTcx } from '../../../src/bpf';
+import { ensureBpffs, queryTcx } from '../../../src/native';
 import { ebpfDataplane } from '../../../src/dataplane/ebpf/dataplane';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';

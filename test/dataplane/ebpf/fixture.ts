@@ -5,7 +5,7 @@
  * with different prefix lengths, so a rule using the wrong prefix gives a different packet.
  */
 import assert from 'node:assert/strict';
-import { BpfObject, type BpfProgram, type CodecValue, struct, u32 } from '../../../src/bpf';
+import { BpfObject, type BpfProgram, type CodecValue, struct, u32 } from '../../../src/native';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { checksumProblems, type Macs } from '../../support/packet';
 import { tempPinDir, testObject } from '../../support/kernel';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, BpfObject, MapType, u32 } from '../../../src/bpf';
+import { BpfMap, BpfObject, MapType, u32 } from '../../../src/native';
 import { applyDesiredMaps } from '../../../src/dataplane/ebpf/apply-maps';
 import { desiredMaps } from '../../../src/dataplane/ebpf/desired-maps';
 import { type InspectReport, inspectNode } from '../../../src/dataplane/ebpf/inspect';

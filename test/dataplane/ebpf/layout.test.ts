@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StructCodec } from '../../../src/bpf';
-import { native } from '../../../src/bpf/native';
+import type { StructCodec } from '../../../src/native';
+import { native } from '../../../src/native/binding';
 import { DROP_REASON_COUNT, DropReason, Flags, PrefixKind, datapathObjectPath, maps, structs } from '../../../src/dataplane/ebpf/layout';
 import { assertLayoutMatchesBtf } from '../../binding/layout.test';
 import { requireRoot } from '../../support/kernel';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BpfMap, MapFlags, MapType, ipv4, lpmKey, u32 } from '../../../src/bpf';
+import { BpfMap, MapFlags, MapType, ipv4, lpmKey, u32 } from '../../../src/native';
 import { type IdMap, MapMirror, diffTables, syncMap } from '../../../src/dataplane/ebpf/map-sync';
 import { requireRoot } from '../../support/kernel';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, BpfProgram, MapType, ProgType, attachClsact, u32, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../../src/bpf';
+import { BpfMap, BpfProgram, MapType, ProgType, attachClsact, u32, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../../src/native';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { NodeDatapath, cleanupNode, findAttachments, straitSlot } from '../../../src/dataplane/ebpf/node-datapath';
 import { ip } from '../../../src/kernel/command';

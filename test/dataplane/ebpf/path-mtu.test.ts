@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ensureBpffs } from '../../../src/bpf';
+import { ensureBpffs } from '../../../src/native';
 import { NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';
 import { ip } from '../../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../../src/kernel/netns';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BpfObject } from '../../../src/bpf';
+import { BpfObject } from '../../../src/native';
 import { applyDesiredMaps, changedAnything } from '../../../src/dataplane/ebpf/apply-maps';
 import { desiredMaps, desiredTables, tablesOf } from '../../../src/dataplane/ebpf/desired-maps';
 import type { Table } from '../../../src/dataplane/ebpf/map-sync';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import pino from 'pino';
-import { NetlinkError } from '../../../src/bpf/error';
+import { NetlinkError } from '../../../src/native/error';
 import { StateError } from '../../../src/errors';
 import { IpsecError, applyIpsec } from '../../../src/dataplane/kernel/ipsec-apply';
 import { type Secret, peeringSecret } from '../../../src/dataplane/kernel/ipsec-keys';

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Codec, encode, u32 } from './codec';
-import { native, type NativeMapInfo } from './native';
+import { native, type NativeMapInfo } from './binding';
 
 export const MapType = {
   Hash: 1,

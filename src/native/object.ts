@@ -6,7 +6,7 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { type Codec, encode } from './codec';
 import { BpfMap } from './map';
-import { native, type NativeMapSpec } from './native';
+import { native, type NativeMapSpec } from './binding';
 import { BpfProgram } from './program';
 
 export interface OpenOptions {

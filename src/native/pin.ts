@@ -1,7 +1,7 @@
 /** bpffs: mounting it where needed, pinning, unpinning. */
 import { mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { native } from './native';
+import { native } from './binding';
 
 const defaultBpffs = '/sys/fs/bpf';
 

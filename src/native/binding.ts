@@ -219,7 +219,7 @@ let binding: NativeBinding | undefined;
 /** Loads the addon on first use, so commands that need no kernel access work without it. */
 export function native(): NativeBinding {
   if (binding) return binding;
-  // dist/src/bpf -> repository root
+  // dist/src/native -> repository root
   const path = join(__dirname, '..', '..', '..', 'build', 'Release', 'strait.node');
   try {
     binding = require(path) as NativeBinding;

@@ -1,5 +1,5 @@
 /** A loaded BPF program: run it on test packets, read its identity. */
-import { native } from './native';
+import { native } from './binding';
 
 export const ProgType = { SchedCls: 3 } as const;
 

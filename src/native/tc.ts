@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isBpfError } from './error';
-import { native, type NativeLinkInfo, type NativeTcTarget } from './native';
+import { native, type NativeLinkInfo, type NativeTcTarget } from './binding';
 import { pinFd, unpin } from './pin';
 import type { BpfProgram } from './program';
 

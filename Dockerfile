@@ -15,8 +15,12 @@ COPY package.json package-lock.json binding.gyp tsconfig.json ./
 COPY native native
 RUN npm ci --no-audit --no-fund
 COPY src src
+# The lab (lab/, the workspace strait-lab) is compiled with the product (npm run build:ts) but not in the
+# image: dist/lab is not copied below, and its link and bin (prune links the workspace) leave node_modules.
+COPY lab lab
 COPY bpf bpf
-RUN npm run build:ts && make -s -C bpf && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build:ts && make -s -C bpf && npm prune --omit=dev --no-audit --no-fund \
+ && rm -f node_modules/strait-lab node_modules/.bin/strait-lab
 
 # Run: the Debian packages Strait runs on, Node.js from the build stage, Strait laid out as the
 # repository is (the code finds dist/bpf/strait.o and build/Release/strait.node relative to dist/src).

@@ -56,6 +56,9 @@ app=$work/app
 mkdir -p "$app/opt/strait/dist/bpf" "$app/opt/strait/build/Release" "$app/usr/local/bin"
 cp -a "$repo/package.json" "$repo/package-lock.json" "$repo/node_modules" "$app/opt/strait/"
 (cd "$app/opt/strait" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null)
+# The lab (lab/, the workspace strait-lab) is not in the image: prune drops the workspace's link (lab/ is
+# not here) but leaves its bin, dangling.
+rm -f "$app/opt/strait/node_modules/strait-lab" "$app/opt/strait/node_modules/.bin/strait-lab"
 rm "$app/opt/strait/package-lock.json"
 # dist/src whole: the CLI, and the CNI plugin (dist/src/cni/main.js) the chart's install-strait-ipam init
 # container copies to the host with this Node.js and what ldd lists for it (strait pool-ipam install-plugin).

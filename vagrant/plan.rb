@@ -1,16 +1,16 @@
-# The multi-VM lab's plan from a lab topology (src/lab/topologies/*.yaml): the networks, and per machine its
+# The multi-VM lab's plan from a lab topology (lab/src/topologies/*.yaml): the networks, and per machine its
 # cluster, whether it runs the cluster's controller, and its two NICs with their MACs and addresses. It is
-# `strait lab plan` written again in Ruby because the Vagrantfile needs it before any VM (or Node.js) exists;
+# `strait-lab plan` written again in Ruby because the Vagrantfile needs it before any VM (or Node.js) exists;
 # test/vagrant/plan.test.ts checks that the two agree on every topology of the repository.
 #
-# The rules (src/lab/topology.ts parseTopology; vagrant/README.md): machines in topology order
+# The rules (lab/src/topology.ts parseTopology; vagrant/README.md): machines in topology order
 # (clusters, then their nodes), numbered i = 1, 2, ... over all machines; MAC 52:54:00:5a:<i>:00 for ul0
 # (the cluster's underlay) and :01 for pub0 (the public network); the underlay address is host (node index
 # in its cluster + 1), the public one host 10 x (cluster index + 1) + node index + 1; the first node of a
 # cluster runs its controller; a cluster has at most 9 nodes (its decade of public addresses).
 #
 # Only what the plan reads is checked here (public, mtu, the clusters' id and underlay, the nodes' names);
-# `strait lab up` parses the whole topology on every machine. Ruby's standard library only.
+# `strait-lab up` parses the whole topology on every machine. Ruby's standard library only.
 require 'ipaddr'
 require 'json'
 require 'yaml'
@@ -50,7 +50,7 @@ module StraitPlan
     derive(doc)
   end
 
-  # The plan of a topology document (a Hash as YAML gives it), with string keys as `strait lab plan` prints.
+  # The plan of a topology document (a Hash as YAML gives it), with string keys as `strait-lab plan` prints.
   def derive(doc)
     raise Error.new('topology', doc, 'expected a mapping') unless doc.is_a?(Hash)
 

@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 guest_repo=/strait
 pace=${STRAIT_PACE:-host}
 mapfile -t machines < <(ruby -r ./plan -e 'StraitPlan.load(ARGV[0])["machines"].each { |m| puts m["name"] }' \
-  "${STRAIT_TOPOLOGY:-../src/lab/topologies/default.yaml}")
+  "${STRAIT_TOPOLOGY:-../lab/src/topologies/default.yaml}")
 
 in_vm() {
   local machine=$1; shift

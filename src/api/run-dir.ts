@@ -30,7 +30,7 @@ export const runDirPaths = {
   logs: 'logs',
   /** A lab across machines: one machine's own pid files, logs and probe report (only it may read its pids). */
   machine: (node: string) => `machines/${node}`,
-  /** What `strait lab test --node` found from that machine's pods, for `strait lab report`. */
+  /** What `strait-lab test --node` found from that machine's pods, for `strait-lab report`. */
   results: (node: string) => `results/${node}.json`,
   pids: 'pids',
 };

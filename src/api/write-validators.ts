@@ -1,7 +1,7 @@
 /**
  * The build step after tsc (`npm run build:ts`): compiles the schemas of the strait.io documents with ajv
  * into standalone code, a module per validator in dist/src/api/generated-validators/, which
- * compiled-validators.ts loads. The lab compiles its own schemas the same way (src/lab/write-validators.ts).
+ * compiled-validators.ts loads. The lab compiles its own schemas the same way (lab/src/write-validators.ts).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

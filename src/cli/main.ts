@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-import { type Command, CommanderError } from 'commander';
-import { describeError } from './output';
+import type { Command } from 'commander';
+import { type CliOutput, processOutput, runProgram } from './output';
 import { StraitCommand } from './usage-error';
 type Register = (program: Command) => void;
 
 /**
  * Each top-level command's module, in the order help lists them, loaded only when needed: a process runs
- * one command, and loading them all (the controller's, the lab's, the IPAM's schemas and clients) took
+ * one command, and loading them all (the controller's, the IPAM's schemas and clients) took
  * about 0.3 s of every agent start.
  */
 const commands: [names: string[], load: () => Register][] = [
@@ -16,19 +16,10 @@ const commands: [names: string[], load: () => Register][] = [
   [['controller'], () => (require('./controller-command') as typeof import('./controller-command')).registerControllerCommand],
   [['agent'], () => (require('./agent-command') as typeof import('./agent-command')).registerAgentCommand],
   [['pool-ipam'], () => (require('./pool-ipam-command') as typeof import('./pool-ipam-command')).registerPoolIpamCommands],
-  [['lab'], () => (require('./lab-command') as typeof import('./lab-command')).registerLabCommands],
 ];
 
 /** Commands renamed, by their old name: still run under it for one release, with a warning. */
 const renamed: Record<string, string> = { ipam: 'network-ipam' };
-
-/** Where a run of the CLI writes: the process's stdout and stderr, or a caller's (in-process runs). */
-export interface CliOutput {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-const processOutput: CliOutput = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 
 /** The CLI with every command, or only `command`'s when it names one (help and errors then list only it). */
 export function buildCli(command?: string, output: CliOutput = processOutput): Command {
@@ -48,22 +39,13 @@ export function buildCli(command?: string, output: CliOutput = processOutput): C
  * Every error, a usage error too, is one JSON document on stderr (`{"error", "field"?, "value"?}`).
  */
 export async function runCli(argv: readonly string[], output: CliOutput = processOutput): Promise<number> {
-  try {
-    const now = renamed[argv[2] ?? ''];
-    if (now !== undefined) output.err(`${JSON.stringify({ warning: `\`strait ${argv[2]}\` is \`strait ${now}\` now; the old name goes in the next release` })}\n`);
-    await buildCli(argv[2], output).parseAsync([...argv]);
-    return 0;
-  } catch (err) {
-    // --help and --version: printed, and commander's exit is turned into this error (exitOverride).
-    if (err instanceof CommanderError) return err.exitCode;
-    output.err(`${JSON.stringify(describeError(err))}\n`);
-    return 1;
-  }
+  const now = renamed[argv[2] ?? ''];
+  if (now !== undefined) output.err(`${JSON.stringify({ warning: `\`strait ${argv[2]}\` is \`strait ${now}\` now; the old name goes in the next release` })}\n`);
+  return runProgram(() => buildCli(argv[2], output), argv, output);
 }
 
 if (require.main === module) {
   void runCli(process.argv).then((code) => {
-    // A command may have set its own exit code (lab test: failed checks) and still returned.
-    if (code !== 0) process.exitCode = code;
+    process.exitCode = code;
   });
 }

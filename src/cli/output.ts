@@ -1,5 +1,13 @@
-import type { Command } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { InputError } from '../errors';
+
+/** Where a run of the CLI writes: the process's stdout and stderr, or a caller's (in-process runs). */
+export interface CliOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const processOutput: CliOutput = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 
 /** Error shape on stderr: machine-readable, with the offending field and value when known. */
 export function describeError(err: unknown): Record<string, unknown> {
@@ -29,4 +37,21 @@ export function jsonAction<A extends unknown[]>(
     const command = args[args.length - 1] as Command;
     if (result !== undefined) command.configureOutput().writeOut!(`${JSON.stringify(result, null, 2)}\n`);
   };
+}
+
+/**
+ * Runs one command line (`argv` as process.argv: node, script, arguments) on the program `build` makes
+ * (`strait`'s, src/cli/main.ts; the lab's, lab/src/main.ts) and returns its exit code. Every error, a
+ * usage error too, is one JSON document on stderr (`{"error", "field"?, "value"?}`).
+ */
+export async function runProgram(build: () => Command, argv: readonly string[], output: CliOutput): Promise<number> {
+  try {
+    await build().parseAsync([...argv]);
+    return 0;
+  } catch (err) {
+    // --help and --version: printed, and commander's exit is turned into this error (exitOverride).
+    if (err instanceof CommanderError) return err.exitCode;
+    output.err(`${JSON.stringify(describeError(err))}\n`);
+    return 1;
+  }
 }

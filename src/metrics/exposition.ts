@@ -1,6 +1,6 @@
 /**
  * Reading Prometheus' text exposition format back (prom-client writes it, but does not read it): what
- * `strait lab test` and the tests make of a scrape. Label values without escapes, as Strait's are.
+ * `strait-lab test` and the tests make of a scrape. Label values without escapes, as Strait's are.
  */
 export interface Sample {
   name: string;

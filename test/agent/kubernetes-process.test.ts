@@ -7,7 +7,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeade
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { noProbeCache } from '../support/agent-flags';
 import { noMetricsServer } from '../support/metrics';
-import { registerNode } from '../../src/lab/kubernetes-control-plane';
+import { registerNode } from '../../lab/src/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';

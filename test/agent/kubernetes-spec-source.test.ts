@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
 import { KubernetesSpecSource } from '../../src/agent/kubernetes/spec-source';
-import { registerNode } from '../../src/lab/kubernetes-control-plane';
+import { registerNode } from '../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../src/log';
 import { formatCidr, formatIp } from '../../src/net/cidr';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';

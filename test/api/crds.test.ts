@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { crdDirectory } from '../../src/api/chart-paths';
 import { crdFiles } from '../../src/api/write-crds';
-import { k8sTool } from '../../src/lab/k8s-tools';
+import { k8sTool } from '../../lab/src/k8s-tools';
 
 type Node = Record<string, unknown>;
 

@@ -10,11 +10,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { labDown, labUp, type LabDataplane } from '../../src/lab/lab';
-import { addressSeenFrom } from '../../src/lab/checks';
-import { defaultRunDir, nodeNetns } from '../../src/lab/names';
-import { findPod, type LabTopology } from '../../src/lab/topology';
-import { readFragments } from '../../src/lab/wire';
+import { labDown, labUp, type LabDataplane } from '../../lab/src/lab';
+import { addressSeenFrom } from '../../lab/src/checks';
+import { defaultRunDir, nodeNetns } from '../../lab/src/names';
+import { findPod, type LabTopology } from '../../lab/src/topology';
+import { readFragments } from '../../lab/src/wire';
 import { applyChangeFigures } from './e2e/apply-changes';
 import { bpfCost, bpfTotals, enableBpfStats } from './e2e/bpf-stats';
 import { ratioChart } from './e2e/chart';
@@ -26,7 +26,7 @@ import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, 
 import { type BenchFigure, type BenchSuite, benchResultsDir, headCommit } from './result';
 
 const sizes = [1, 1_000, 10_000, 100_000];
-/** The lab's own run directory, so `strait lab down` also cleans up after a bench that was killed. */
+/** The lab's own run directory, so `strait-lab down` also cleans up after a bench that was killed. */
 const runDir = defaultRunDir;
 const say = (line: string) => process.stderr.write(`  ${line}\n`);
 

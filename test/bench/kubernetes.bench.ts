@@ -20,7 +20,7 @@ import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
 import { defaultNamespace } from '../../src/k8s/names';
-import { registerNode, seedCluster } from '../../src/lab/kubernetes-control-plane';
+import { registerNode, seedCluster } from '../../lab/src/kubernetes-control-plane';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
 import { createAgentNode, removeAgentNode } from '../agent/agent-node';
 import { peerIds } from '../agent/node-view';

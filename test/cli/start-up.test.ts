@@ -3,24 +3,27 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultTopologyPath } from '../../src/lab/names';
+import { defaultTopologyPath } from '../../lab/src/names';
 import { nodeSpecDocument, specFileText } from '../support/node-specs';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const distSrc = join(__dirname, '../../src');
+const labMain = join(__dirname, '../../lab/src/main.js');
 
 /** TypeBox and ajv's compiler: for the build (src/api/write-validators.ts) and tests only. */
 const schemaModules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compile/'];
 
 /**
  * Runs `script` (JavaScript, in which `run(...args)` runs a strait command line in the process as main.js
- * does, setting the exit code) in a fresh process: which of `schemaModules` it had loaded when it exited,
- * its exit code and what else it wrote to stderr.
+ * does, setting the exit code, and `lab(...args)` a strait-lab one as the lab's main.js does) in a fresh
+ * process: which of `schemaModules` it had loaded when it exited, its exit code and what else it wrote to
+ * stderr.
  */
 function schemaModulesLoaded(script: string, options: { input?: string; env?: NodeJS.ProcessEnv } = {}): { loaded: string[]; status: number | null; stderr: string } {
   const { stderr, status } = spawnSync(process.execPath, ['-e', `
     process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(${JSON.stringify(schemaModules)}.filter((name) => Object.keys(require.cache).some((k) => k.includes(name))))));
     const run = (...args) => require(${JSON.stringify(cliPath)}).runCli([process.argv[0], ${JSON.stringify(cliPath)}, ...args]).then((code) => { process.exitCode = code; });
+    const lab = (...args) => require(${JSON.stringify(labMain)}).runLabCli([process.argv[0], ${JSON.stringify(labMain)}, ...args]).then((code) => { process.exitCode = code; });
     ${script}
   `], { encoding: 'utf8', ...options });
   const lines = stderr.split('\n');
@@ -57,7 +60,7 @@ describe('strait start-up', () => {
       const argv = [process.argv[0], ${JSON.stringify(cliPath)}, 'agent', '--spec', '/nowhere.json', '--pin-root', 'not/absolute'];
       require(${JSON.stringify(cliPath)}).runCli(argv);
     `], { encoding: 'utf8' }).stderr.split('\n').at(-1);
-    assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/lab-command', 'cli/network-ipam-command', 'src/controller/', 'src/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false', 'false']);
+    assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/network-ipam-command', 'src/controller/', 'dist/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false']);
   });
 
   // TypeBox and ajv's compiler took about 100 ms of each agent start, the YAML parser 15 to 30 ms: the
@@ -101,8 +104,8 @@ describe('strait start-up', () => {
     it('the IPAM on a state file (init, then a peer added to the state read back)', () => {
       const state = JSON.stringify(join(dir, 'state.json'));
       const ipam = schemaModulesLoaded(`
-        run('network-ipam', 'init', '--state', ${state}, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.50.0.0/24')
-          .then(() => run('network-ipam', 'peer', 'add', '--state', ${state}, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.60.0.0/24'));
+        run('ipam', 'init', '--state', ${state}, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.50.0.0/24')
+          .then(() => run('ipam', 'peer', 'add', '--state', ${state}, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.60.0.0/24'));
       `);
       assert.deepEqual([ipam.status, ipam.loaded], [0, []], ipam.stderr);
     });
@@ -124,10 +127,10 @@ describe('strait start-up', () => {
       const runDir = JSON.stringify(join(dir, 'lab'));
       const lab = schemaModulesLoaded(`
         (async () => {
-          await run('lab', 'plan', '--topology', ${JSON.stringify(defaultTopologyPath)});
-          await run('lab', '--run-dir', ${runDir}, 'up', '--topology', ${JSON.stringify(join(dir, 'none.yaml'))});
-          for (const verb of [['test'], ['test', '--node', 'n1'], ['report'], ['status']]) await run('lab', '--run-dir', ${runDir}, ...verb);
-          for (const lazy of ['kubernetes-control-plane', 'kubernetes-lab-state', 'lab-chart']) require(${JSON.stringify(join(distSrc, 'lab'))} + '/' + lazy + '.js');
+          await lab('plan', '--topology', ${JSON.stringify(defaultTopologyPath)});
+          await lab('--run-dir', ${runDir}, 'up', '--topology', ${JSON.stringify(join(dir, 'none.yaml'))});
+          for (const verb of [['test'], ['test', '--node', 'n1'], ['report'], ['status']]) await lab('--run-dir', ${runDir}, ...verb);
+          for (const lazy of ['kubernetes-control-plane', 'kubernetes-lab-state', 'lab-chart']) require(${JSON.stringify(join(labMain, '..'))} + '/' + lazy + '.js');
         })();
       `);
       assert.deepEqual(lab.loaded, [], lab.stderr);
@@ -136,7 +139,7 @@ describe('strait start-up', () => {
     it("the lab's API server, serving the chart's CRDs until SIGTERM", () => {
       const kubeconfig = JSON.stringify(join(dir, 'kubeconfig'));
       const server = schemaModulesLoaded(`
-        run('lab', 'apiserver', '--kubeconfig', ${kubeconfig});
+        lab('apiserver', '--kubeconfig', ${kubeconfig});
         const served = setInterval(() => {
           if (!require('node:fs').existsSync(${kubeconfig})) return;
           clearInterval(served);

@@ -1,37 +1,44 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { runLabCli } from '../../lab/src/main';
 import { runCli } from '../../src/cli/main';
+import type { CliOutput } from '../../src/cli/output';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 
-/** A command line run in this process: its exit code and what it wrote. */
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+type Runner = (argv: readonly string[], output: CliOutput) => Promise<number>;
+
+/** A command line run in this process (strait's, or strait-lab's): its exit code and what it wrote. */
+async function runWith(runner: Runner, name: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli(['node', 'strait', ...args], { out: (text) => void (out += text), err: (text) => void (err += text) });
+  const code = await runner(['node', name, ...args], { out: (text) => void (out += text), err: (text) => void (err += text) });
   return { code, out, err };
 }
+const run = (...args: string[]) => runWith(runCli, 'strait', args);
 
 describe('strait usage errors', () => {
   // Every command speaks JSON (docs/cli.md: an error prints {"error", "field"?, "value"?} on stderr and exits 1),
   // a usage error too: a script reading stderr gets the option and the value, not a help page.
-  const cases: [args: string[], field: string, value: unknown][] = [
-    [['network-ipam', 'show'], '--state', null],
-    [['network-ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
-    [['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'], '--no-such-flag', '--no-such-flag'],
-    [['lab', 'status', 'extra'], 'arguments', ['extra']],
-    [['lab', 'nope'], 'command', 'nope'],
-    [['inspect', '--pin-root', '/sys/fs/bpf/nowhere', '--bogus'], '--bogus', '--bogus'],
-    [['probe', '--json', 'x'], 'arguments', ['x']],
-    [['controller', '--config'], '--config', null],
-    [['agent', '--whatever'], '--whatever', '--whatever'],
-    [['nope'], 'command', 'nope'],
-    [[], 'command', null],
+  const cases: [name: 'strait' | 'strait-lab', args: string[], field: string, value: unknown][] = [
+    ['strait', ['network-ipam', 'show'], '--state', null],
+    ['strait', ['network-ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
+    ['strait', ['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'], '--no-such-flag', '--no-such-flag'],
+    ['strait-lab', ['status', 'extra'], 'arguments', ['extra']],
+    ['strait-lab', ['nope'], 'command', 'nope'],
+    ['strait', ['inspect', '--pin-root', '/sys/fs/bpf/nowhere', '--bogus'], '--bogus', '--bogus'],
+    ['strait', ['probe', '--json', 'x'], 'arguments', ['x']],
+    ['strait', ['controller', '--config'], '--config', null],
+    ['strait', ['agent', '--whatever'], '--whatever', '--whatever'],
+    ['strait', ['nope'], 'command', 'nope'],
+    // The lab is its own package (lab/, strait-lab): the product has no lab command.
+    ['strait', ['lab'], 'command', 'lab'],
+    ['strait', [], 'command', null],
   ];
-  for (const [args, field, value] of cases) {
-    it(`strait ${args.join(' ') || '(nothing)'}: {"error", "field": ${JSON.stringify(field)}, "value": ${JSON.stringify(value)}} on stderr, exit 1`, async () => {
-      const { code, out, err } = await run(...args);
+  for (const [name, args, field, value] of cases) {
+    it(`${name} ${args.join(' ') || '(nothing)'}: {"error", "field": ${JSON.stringify(field)}, "value": ${JSON.stringify(value)}} on stderr, exit 1`, async () => {
+      const { code, out, err } = await runWith(name === 'strait' ? runCli : runLabCli, name, args);
       assert.equal(code, 1);
       assert.equal(out, '');
       assert.equal(err.trim().split('\n').length, 1, err);

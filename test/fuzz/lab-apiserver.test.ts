@@ -1,5 +1,5 @@
 /**
- * The lab's API server (src/lab/apiserver/) fed malformed requests over HTTPS, as sent (no client
+ * The lab's API server (lab/src/apiserver/) fed malformed requests over HTTPS, as sent (no client
  * encodes or checks them): every method on every kind of path (discovery, collections, objects, status,
  * /watch/ paths, of every served kind, Strait's CRDs among them), paths with malformed escapes, dot
  * segments and empty segments, bad query parameters, bodies that are not JSON or are mutated objects of
@@ -15,8 +15,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { crdFiles } from '../../src/api/write-crds';
-import type { TokenUser } from '../../src/lab/apiserver/authentication';
-import { type ResourceType, apiVersionOf, builtInTypes, customResourceType, parseCrds } from '../../src/lab/apiserver/resource-types';
+import type { TokenUser } from '../../lab/src/apiserver/authentication';
+import { type ResourceType, apiVersionOf, builtInTypes, customResourceType, parseCrds } from '../../lab/src/apiserver/resource-types';
 import { type FuzzSurface, accepted, documentTexts, fuzzSurface, mutationsOf, refused, trickyStrings } from '../support/fuzz';
 import { type RawAnswer, type TestApiServer, nodeDataplaneObject, rawRequest, startTestApiServer } from '../support/apiserver';
 import { type CapturedLog, captureLog } from '../support/log-capture';

@@ -20,7 +20,7 @@ import { optionsWithFlagsFile } from '../../src/cli/flags-file';
 import { clusterNodes } from '../../src/k8s/cluster-nodes';
 import { nodeLeaseName } from '../../src/k8s/names';
 import { parseCidr } from '../../src/net/cidr';
-import { k8sTool } from '../../src/lab/k8s-tools';
+import { k8sTool } from '../../lab/src/k8s-tools';
 import { type ChartObject, renderChart } from '../support/chart';
 
 type Obj = ChartObject;

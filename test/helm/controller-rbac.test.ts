@@ -11,8 +11,8 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client
 import { readControllerConfig } from '../../src/api/controller-config';
 import { runKubernetesController } from '../../src/controller/kubernetes/controller';
 import { peerSecretName } from '../../src/k8s/names';
-import { kubeconfigText } from '../../src/lab/apiserver/kubeconfig';
-import { seedCluster } from '../../src/lab/kubernetes-control-plane';
+import { kubeconfigText } from '../../lab/src/apiserver/kubeconfig';
+import { seedCluster } from '../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../src/log';
 import { type TestApiServer, apiFailure, startTestApiServer } from '../support/apiserver';
 import { applyChartRbac, chartNamespace, chartServiceAccountUser } from '../support/chart';

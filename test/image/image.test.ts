@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log';
@@ -58,6 +58,26 @@ describe('the container image', function () {
     assert.deepEqual(given, { ...labels, 'org.opencontainers.image.revision': '${REVISION}' });
     assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/local\/bin\/strait"\]$/m);
     assert.match(dockerfile, /^COPY image\/runtime-packages /m);
+    // The run stage takes dist/src, not the lab the build stage compiled with it.
+    assert.deepEqual(dockerfile.split('\n').filter((l) => l.startsWith('COPY --from=build') && /lab/.test(l)), []);
+  });
+
+  // The lab (lab/, the npm workspace strait-lab) is a test bed, not the product (ARCHITECTURE.md).
+  it('holds no lab: no dist/lab, no strait-lab link or bin in node_modules, no lab command', () => {
+    const strait = join(unpacked().rootfs, 'opt', 'strait');
+    const present = (path: string) => {
+      try {
+        lstatSync(join(strait, path));
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.deepEqual(readdirSync(join(strait, 'dist')).sort(), ['bpf', 'src']);
+    assert.deepEqual(['dist/lab', 'node_modules/strait-lab', 'node_modules/.bin/strait-lab'].filter(present), []);
+    const run = runEntrypoint(unpacked(), ['lab', 'status']);
+    assert.equal(run.status, 1, run.stdout);
+    assert.deepEqual(JSON.parse(run.stderr).value, 'lab');
   });
 
   it('prints the package version with strait --version', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeKubeConfig, kubeConfigFromText, loadKubeConfig } from '../../src/k8s/kubeconfig';
-import { kubeconfigText } from '../../src/lab/apiserver/kubeconfig';
+import { kubeconfigText } from '../../lab/src/apiserver/kubeconfig';
 
 const token = 'secret-token-0123456789';
 const text = kubeconfigText([

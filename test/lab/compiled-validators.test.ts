@@ -1,5 +1,5 @@
 /**
- * The lab's validators compiled at build time (src/lab/write-validators.ts) are their schemas' own: the
+ * The lab's validators compiled at build time (lab/src/write-validators.ts) are their schemas' own: the
  * topology's, and those of the chart's CRDs as the lab's API server checks custom resources against them
  * (every one compiled at build, so the server loads no ajv compiler). Each makes of a document what a
  * run-time compile makes of it, the same errors included; a stale build fails here.
@@ -10,12 +10,12 @@ import { resources } from '../../src/api/resources';
 import { apiVersion } from '../../src/api/resource-names';
 import { crdFiles } from '../../src/api/write-crds';
 import { documentValidatorOptions } from '../../src/api/write-validators';
-import { parseCrds, servedVersion } from '../../src/lab/apiserver/resource-types';
-import { crdValidatorOptions, schemaDigest, toJsonSchema } from '../../src/lab/apiserver/validation';
-import { labSchemas } from '../../src/lab/write-validators';
+import { parseCrds, servedVersion } from '../../lab/src/apiserver/resource-types';
+import { crdValidatorOptions, schemaDigest, toJsonSchema } from '../../lab/src/apiserver/validation';
+import { labSchemas } from '../../lab/src/write-validators';
 import { outcomes, schemaSamples } from '../support/schema-samples';
 
-const builtCrds = require('../../src/lab/apiserver/generated-crd-validators.js') as Record<string, ValidateFunction>;
+const builtCrds = require('../../lab/src/apiserver/generated-crd-validators.js') as Record<string, ValidateFunction>;
 
 describe("the lab's validators compiled at build time", () => {
   for (const [name, schema] of Object.entries(labSchemas)) {
@@ -23,7 +23,7 @@ describe("the lab's validators compiled at build time", () => {
       const samples = schemaSamples(schema);
       const compiled = new Ajv(documentValidatorOptions).compile(schema);
       assert.equal(compiled(samples[0]), true, 'the full sample is valid');
-      assert.deepEqual(outcomes(require(`../../src/lab/generated-validators/${name}.js`) as ValidateFunction, samples), outcomes(compiled, samples));
+      assert.deepEqual(outcomes(require(`../../lab/src/generated-validators/${name}.js`) as ValidateFunction, samples), outcomes(compiled, samples));
     });
   }
 

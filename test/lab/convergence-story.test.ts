@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SpecsSeen, controllerDecisions } from '../../src/lab/convergence-story';
+import { SpecsSeen, controllerDecisions } from '../../lab/src/convergence-story';
 
 describe('why a lab did not converge', () => {
   it('counts the distinct specs each node was given, naming only the nodes given more than one', () => {

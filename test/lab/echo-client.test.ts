@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
-import { echo } from '../../src/lab/echo-client';
+import { echo } from '../../lab/src/echo-client';
 
 /** A loopback echo server that sends back what it got in slices of `slice` bytes every `everyMs`, stopping after `stopAfter` bytes. */
 async function slowEcho(slice: number, everyMs: number, stopAfter = Infinity): Promise<{ server: Server; port: number }> {

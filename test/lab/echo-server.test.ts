@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer } from 'node:net';
-import { startEchoServer } from '../../src/lab/echo-server';
+import { startEchoServer } from '../../lab/src/echo-server';
 
 /** A loopback TCP port free right now. */
 async function freePort(): Promise<number> {

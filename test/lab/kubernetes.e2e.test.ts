@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { run } from '../../src/kernel/command';
-import { addressSeenFrom } from '../../src/lab/checks';
+import { addressSeenFrom } from '../../lab/src/checks';
 import { defaultNamespace } from '../../src/k8s/names';
-import { kubeconfigPath } from '../../src/lab/control-plane';
-import { labUp, nodePinRoot, removePeering, savedTopology } from '../../src/lab/lab';
-import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath, nodeNetns } from '../../src/lab/names';
-import { stopProcess } from '../../src/lab/processes';
-import { k8sTool } from '../../src/lab/k8s-tools';
+import { kubeconfigPath } from '../../lab/src/control-plane';
+import { labUp, nodePinRoot, removePeering, savedTopology } from '../../lab/src/lab';
+import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
+import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
+import { stopProcess } from '../../lab/src/processes';
+import { k8sTool } from '../../lab/src/k8s-tools';
 import { requireRoot } from '../support/kernel';
 import { checksByKind, labSuiteHooks, peersProgrammed, pingFor } from '../support/lab-suite';
 import { waitFor } from '../support/wait';
@@ -109,7 +109,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes
     assert.equal(pinged.received, pinged.transmitted, 'no packet lost while the controller changed leader');
 
     // 2. A's gateway node dies: its agent is killed and its links go down at once. Its Lease stops being
-    //    renewed; after the heartbeat timeout (1.5 s, src/lab/lab.ts says why) the controller elects the other node.
+    //    renewed; after the heartbeat timeout (1.5 s, lab/src/lab.ts says why) the controller elects the other node.
     const nodesOfA = topology.clusters[0]!.nodes;
     const first = nodesOfA.find((n) => n.name === (views['cluster-a']!.spec.activeGateway.name))!;
     const second = nodesOfA.find((n) => n !== first)!;

@@ -1,5 +1,5 @@
 /**
- * `strait lab down` after a crash, and twice: `lab up` killed half-way (its controllers and agents, started
+ * `strait-lab down` after a crash, and twice: `lab up` killed half-way (its controllers and agents, started
  * detached, keep running; one agent has died too and left its pid file) must leave nothing behind once
  * `lab down` has run, and a second `lab down` finds nothing and still exits 0.
  */
@@ -7,26 +7,26 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { labPinRoot } from '../../src/lab/names';
-import { labNamespaces } from '../../src/lab/network';
-import { isAlive, knownProcesses, processPid } from '../../src/lab/processes';
+import { labPinRoot } from '../../lab/src/names';
+import { labNamespaces } from '../../lab/src/network';
+import { isAlive, knownProcesses, processPid } from '../../lab/src/processes';
 import { requireRoot } from '../support/kernel';
 import { labSuiteHooks } from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-test-${process.pid}`;
-const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
+const cli = join(__dirname, '..', '..', 'lab', 'src', 'main.js');
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const labDownCli = () => spawnSync(process.execPath, [cli, 'lab', '--run-dir', runDir, 'down'], { encoding: 'utf8', timeout: 60_000 });
+const labDownCli = () => spawnSync(process.execPath, [cli, '--run-dir', runDir, 'down'], { encoding: 'utf8', timeout: 60_000 });
 
-describe('strait lab down after a crash (real kernel, real processes)', function () {
+describe('strait-lab down after a crash (real kernel, real processes)', function () {
   requireRoot(this);
   this.timeout(120_000);
   labSuiteHooks(runDir, lines, say);
 
   it('removes every process, namespace, pin and file of a lab whose `up` was killed half-way; run again, it finds nothing and exits 0', async () => {
-    const up = spawn(process.execPath, [cli, 'lab', '--run-dir', runDir, 'up', '--dataplane', 'ebpf'], { stdio: 'ignore' });
+    const up = spawn(process.execPath, [cli, '--run-dir', runDir, 'up', '--dataplane', 'ebpf'], { stdio: 'ignore' });
     const exited = new Promise((resolve) => up.on('exit', resolve));
     // Half-way: every agent started and some have pinned their maps, the peerings not programmed yet.
     for (const deadline = Date.now() + 30_000; ; await sleep(20)) {

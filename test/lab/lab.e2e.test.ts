@@ -10,11 +10,11 @@ import { writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { formatIp } from '../../src/net/cidr';
 import { run } from '../../src/kernel/command';
-import { addressSeenFrom } from '../../src/lab/checks';
-import { labUp, nodePinRoot, removePeering, startAgent } from '../../src/lab/lab';
-import { clusterViews, failureSummary, labStatus, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath, echoPort, nodeNetns } from '../../src/lab/names';
-import { knownProcesses, stopProcess } from '../../src/lab/processes';
+import { addressSeenFrom } from '../../lab/src/checks';
+import { labUp, nodePinRoot, removePeering, startAgent } from '../../lab/src/lab';
+import { clusterViews, failureSummary, labStatus, labTest } from '../../lab/src/lab-test';
+import { defaultTopologyPath, echoPort, nodeNetns } from '../../lab/src/names';
+import { knownProcesses, stopProcess } from '../../lab/src/processes';
 import { requireRoot } from '../support/kernel';
 import { checksByKind, gatewayOf, heartbeatOf, inPod, labSuiteHooks, nonStrictReversePath, peersProgrammed, pingFor, restartAgent } from '../support/lab-suite';
 
@@ -135,7 +135,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab end to end (r
     // 1,000 pings 10 ms apart and a stream as long: 10 s, about three times what ten restarts take.
     let trafficEnded = false;
     const ping = pingFor('a-w1-p', target, 1000);
-    const stream = inPod('a-w1-p', [process.execPath, join(__dirname, '..', '..', 'src', 'lab', 'echo-client.js'), 'stream', target, String(echoPort), '10000']);
+    const stream = inPod('a-w1-p', [process.execPath, join(__dirname, '..', '..', 'lab', 'src', 'echo-client.js'), 'stream', target, String(echoPort), '10000']);
     void Promise.race([ping, stream]).then(() => { trafficEnded = true; });
     await sleep(500);
     const restartsStarted = Date.now();

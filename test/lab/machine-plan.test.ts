@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { InputError } from '../../src/errors';
-import { machinePlan } from '../../src/lab/machine-plan';
-import { defaultTopologyPath } from '../../src/lab/names';
-import { loadTopology, parseTopology } from '../../src/lab/topology';
+import { machinePlan } from '../../lab/src/machine-plan';
+import { defaultTopologyPath } from '../../lab/src/names';
+import { loadTopology, parseTopology } from '../../lab/src/topology';
 
 describe('lab machine plan', () => {
   it('gives the two-clusters topology three machines: MACs by machine and NIC, addresses as the netns lab derives them, a controller on each first node', () => {

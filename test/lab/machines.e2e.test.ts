@@ -1,6 +1,6 @@
 /**
- * A lab across machines (src/lab/machine.ts), with network namespaces for machines: each is entered
- * with nsenter (its network only, as a separate machine would be) and runs `strait lab up|test|down
+ * A lab across machines (lab/src/machine.ts), with network namespaces for machines: each is entered
+ * with nsenter (its network only, as a separate machine would be) and runs `strait-lab up|test|down
  * --node` itself; their NICs carry the plan's MACs and sit on a bridge per plan network, as the VMs'
  * NICs do (`npm run test:multivm` runs the same commands on real VMs). The run directory is shared.
  */
@@ -10,9 +10,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { type MachinePlan, machinePlan } from '../../src/lab/machine-plan';
-import { defaultTopologyPath } from '../../src/lab/names';
-import { loadTopology } from '../../src/lab/topology';
+import { type MachinePlan, machinePlan } from '../../lab/src/machine-plan';
+import { defaultTopologyPath } from '../../lab/src/names';
+import { loadTopology } from '../../lab/src/topology';
 import { requireRoot } from '../support/kernel';
 import { labSuiteHooks } from '../support/lab-suite';
 
@@ -20,14 +20,14 @@ const runDir = `/run/strait/lab-machines-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const topologyPath = join(defaultTopologyPath, '..', 'two-clusters.yaml');
-const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
+const cli = join(__dirname, '..', '..', 'lab', 'src', 'main.js');
 const machineNetns = (node: string) => `smt-${process.pid}-${node}`;
 const switchNetns = `smt-${process.pid}-sw`;
 
 /** Runs the CLI on a machine: its exit code and output (never rejects; 5 minutes at most). */
 function onMachine(node: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile('nsenter', [`--net=/run/netns/${machineNetns(node)}`, process.execPath, cli, 'lab', '--run-dir', runDir, ...args], { timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile('nsenter', [`--net=/run/netns/${machineNetns(node)}`, process.execPath, cli, '--run-dir', runDir, ...args], { timeout: 300_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       const out = `${stdout}${stderr}`;
       say(`[${node}] lab ${args.join(' ')}: exit ${code}\n${out}`);
@@ -115,7 +115,7 @@ describe('lab across machines (real kernel, machines as network namespaces shari
 
       const early = await onMachine('a-gw', ['report']);
       assert.equal(early.code, 1, 'a report before any machine tested fails');
-      assert.match(early.out, /FAIL a-gw: no results \(run 'strait lab test --node a-gw' on it\)\nFAIL a-w1: no results .*\nFAIL b-gw: no results .*\n\n0 passed, 3 failed/);
+      assert.match(early.out, /FAIL a-gw: no results \(run 'strait-lab test --node a-gw' on it\)\nFAIL a-w1: no results .*\nFAIL b-gw: no results .*\n\n0 passed, 3 failed/);
 
       const tested = await onEvery(plan, (node) => ['test', '--node', node]);
       assert.deepEqual(tested.map((r) => r.code), [0, 0, 0], lines.join('\n'));

@@ -1,14 +1,14 @@
 /**
- * The lab with mixed dataplanes (src/lab/topologies/mixed.yaml): the hub B on the kernel-route fallback,
+ * The lab with mixed dataplanes (lab/src/topologies/mixed.yaml): the hub B on the kernel-route fallback,
  * A and C on the eBPF datapath, so every peering, and hub transit from C through B into A, joins an eBPF
  * gateway and a fallback gateway. Both speak the peering's wire format (per-peering VNI and tunnel MACs,
  * src/nodespec/peer-tunnel.ts): every check must pass. Same setup and cleanup as lab.e2e.test.ts.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { labUp } from '../../src/lab/lab';
-import { failureSummary, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath } from '../../src/lab/names';
+import { labUp } from '../../lab/src/lab';
+import { failureSummary, labTest } from '../../lab/src/lab-test';
+import { defaultTopologyPath } from '../../lab/src/names';
 import { requireRoot } from '../support/kernel';
 import { assertMixedLab, labSuiteHooks } from '../support/lab-suite';
 

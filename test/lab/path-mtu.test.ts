@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { pathMtuVerdict } from '../../src/lab/ping';
-import { fragmentLine, fragmentResult } from '../../src/lab/wire';
+import { pathMtuVerdict } from '../../lab/src/ping';
+import { fragmentLine, fragmentResult } from '../../lab/src/wire';
 
 // iputils 20221126's words, as printed in namespaces with a 1400-byte link behind a router.
 const fragNeeded = `PING 10.9.2.2 (10.9.2.2) 1472(1500) bytes of data.

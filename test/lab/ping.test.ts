@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { run } from '../../src/kernel/command';
-import { echoOutcome, pingArgv } from '../../src/lab/ping';
+import { echoOutcome, pingArgv } from '../../lab/src/ping';
 import { requireRoot, vethPair } from '../support/kernel';
 
 // iputils 20221126's words, printed by pingArgv's command in namespaces of the real-kernel tests below.

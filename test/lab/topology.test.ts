@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../src/errors';
-import { type ClusterView, planChecks } from '../../src/lab/checks';
-import { agentDataplane } from '../../src/lab/lab';
-import { defaultTopologyPath } from '../../src/lab/names';
-import { isEncrypted, loadTopology, parseTopology } from '../../src/lab/topology';
+import { type ClusterView, planChecks } from '../../lab/src/checks';
+import { agentDataplane } from '../../lab/src/lab';
+import { defaultTopologyPath } from '../../lab/src/names';
+import { isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;

@@ -6,7 +6,7 @@
  * measures the emulator's scheduling, not the path.
  */
 import { parseCrr, parseIperf3, toolCommands, toolSeconds } from '../bench/e2e/traffic';
-import { podNetns } from '../../src/lab/names';
+import { podNetns } from '../../lab/src/names';
 
 export interface CrossFigures {
   path: string;

@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { type Machines, type Plan, startMachines } from './machines';
 
 export const repo = resolve(__dirname, '..', '..', '..');
-export const cli = join(repo, 'dist/src/cli/main.js');
-const topology = join(repo, 'src/lab/topologies/two-clusters.yaml');
+export const labCli = join(repo, 'dist/lab/src/main.js');
+const topology = join(repo, 'lab/src/topologies/two-clusters.yaml');
 
 export interface LabRun {
   /** Also the run's directory under the shared run directory. */
@@ -24,7 +24,7 @@ export interface LabRun {
 export const labRuns = {
   ebpf: { name: 'ebpf', dataplane: 'ebpf', topology },
   kernel: { name: 'kernel', dataplane: 'kernel', topology },
-  ipsec: { name: 'ipsec', dataplane: 'kernel', topology: join(repo, 'src/lab/topologies/two-clusters-encrypted.yaml') },
+  ipsec: { name: 'ipsec', dataplane: 'kernel', topology: join(repo, 'lab/src/topologies/two-clusters-encrypted.yaml') },
 } satisfies Record<string, LabRun>;
 
 export const minutes = (n: number) => n * 60_000;
@@ -57,7 +57,7 @@ function labLogsTail(runDir: string, machine: string): string {
  * everything in the image ("nothing to do": no network). `phase` times each step.
  */
 export async function bootMultiVmLab(phase: <T>(name: string, action: () => Promise<T>) => Promise<T>): Promise<MultiVmLab> {
-  const plan = JSON.parse(execFileSync('node', [cli, 'lab', 'plan', '--topology', topology], { encoding: 'utf8' })) as Plan;
+  const plan = JSON.parse(execFileSync('node', [labCli, 'plan', '--topology', topology], { encoding: 'utf8' })) as Plan;
   assert.deepEqual(plan.machines.map((m) => m.name), ['a-gw', 'a-w1', 'b-gw']);
   // The run directory the VMs share, and beside it (not shared) their consoles.
   const workDir = mkdtempSync('/tmp/strait-mvm-test-');

@@ -1,6 +1,6 @@
 /**
  * The local machines of the multi-VM lab (issue 17; vagrant/local/README.md): one qemu VM per machine of a
- * lab plan (`strait lab plan`), booted from vagrant/local/boot-files.sh (an mmdebstrap root, Debian's
+ * lab plan (`strait-lab plan`), booted from vagrant/local/boot-files.sh (an mmdebstrap root, Debian's
  * kernel), joined by a bridge per plan network inside a throw-away network namespace `smv-*` on this host,
  * where qemu runs with a tap per NIC (the plan's MAC). Each VM shares the repository (read-only, at the same
  * path) and the run directory (at /run/strait-mvm) with this host, and runs the scripts this side drops into
@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, 
 import { join } from 'node:path';
 import { uniqueName } from '../support/kernel';
 
-/** What this runner reads of the plan JSON (`strait lab plan`, the spec's format). */
+/** What this runner reads of the plan JSON (`strait-lab plan`, the spec's format). */
 export interface Plan {
   mtu: number;
   networks: { name: string; cidr: string }[];

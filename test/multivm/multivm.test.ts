@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { requireRoot } from '../support/kernel';
 import { saPacketCounts } from '../support/xfrm-state';
 import { qemuProcessesOf } from './machines';
-import { type LabRun, type MultiVmLab, bootMultiVmLab, cli, labRuns, minutes } from './lab-runs';
+import { type LabRun, type MultiVmLab, bootMultiVmLab, labCli, labRuns, minutes } from './lab-runs';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
@@ -83,7 +83,7 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         await timed(`${run.name} up`, () => lab!.onEvery(lab!.labScript(run, 'up'), minutes(5), run));
         await timed(`${run.name} test`, () => lab!.onEvery(lab!.labScript(run, 'test'), minutes(6), run));
 
-        const report = spawnSync('node', [cli, 'lab', '--run-dir', runDir, 'report'], { encoding: 'utf8' });
+        const report = spawnSync('node', [labCli, '--run-dir', runDir, 'report'], { encoding: 'utf8' });
         const text = `${report.stdout}${report.stderr}`;
         process.stdout.write(`${text.replace(/^/gm, '        ')}\n`);
         assert.equal(report.status, 0, `lab report exited ${report.status}:\n${text}`);

@@ -1,5 +1,5 @@
 /**
- * The lab's in-process API server (src/lab/apiserver/) for a test: a free port, every strait.io CRD, a
+ * The lab's in-process API server (lab/src/apiserver/) for a test: a free port, every strait.io CRD, a
  * random admin token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary
  * directory, and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts); with
  * `users`, a kubeconfig per user for the RBAC tests. `stop` and `start` restart it empty on the same
@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { crdFiles } from '../../src/api/write-crds';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig';
-import { type Certificate, selfSignedCertificate } from '../../src/lab/apiserver/certificate';
-import { writeKubeconfig } from '../../src/lab/apiserver/kubeconfig';
-import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/lab/apiserver/server';
+import { type Certificate, selfSignedCertificate } from '../../lab/src/apiserver/certificate';
+import { writeKubeconfig } from '../../lab/src/apiserver/kubeconfig';
+import { type ApiServer, type ApiServerOptions, startApiServer } from '../../lab/src/apiserver/server';
 
 let certificate: Certificate | undefined;
 

@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { chartDirectory } from '../../src/api/chart-paths';
-import type { TokenUser } from '../../src/lab/apiserver/authentication';
+import type { TokenUser } from '../../lab/src/apiserver/authentication';
 import { apiStatus } from '../../src/k8s/api-errors';
-import { k8sTool } from '../../src/lab/k8s-tools';
+import { k8sTool } from '../../lab/src/k8s-tools';
 
 export type ChartObject = Record<string, any>;
 

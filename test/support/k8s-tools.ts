@@ -1,6 +1,6 @@
-/** kubectl against a test API server (the binaries come from src/lab/k8s-tools.ts, as the lab's). */
+/** kubectl against a test API server (the binaries come from lab/src/k8s-tools.ts, as the lab's). */
 import { execFile } from 'node:child_process';
-import { k8sTool } from '../../src/lab/k8s-tools';
+import { k8sTool } from '../../lab/src/k8s-tools';
 
 export { k8sTool };
 

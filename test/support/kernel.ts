@@ -7,7 +7,7 @@ import { CommandError, ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, withThrowawayNetns } from '../../src/kernel/netns';
 import type { Feature, ProbeReport } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
-import { type EchoOutcome, type PingCount, echoOutcome, pingArgv } from '../../src/lab/ping';
+import { type EchoOutcome, type PingCount, echoOutcome, pingArgv } from '../../lab/src/ping';
 
 export const isRoot = process.getuid?.() === 0;
 

@@ -8,15 +8,15 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../src/lab/lab';
+import { type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../lab/src/lab';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { type LabTestOutcome, labStatus } from '../../src/lab/lab-test';
-import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../src/lab/processes';
-import type { LabTopology } from '../../src/lab/topology';
+import { type LabTestOutcome, labStatus } from '../../lab/src/lab-test';
+import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../lab/src/processes';
+import type { LabTopology } from '../../lab/src/topology';
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
-import { labPinRoot, nodeNetns, podNetns } from '../../src/lab/names';
-import { labNamespaces } from '../../src/lab/network';
-import { type PingCount, echoOutcome } from '../../src/lab/ping';
+import { labPinRoot, nodeNetns, podNetns } from '../../lab/src/names';
+import { labNamespaces } from '../../lab/src/network';
+import { type PingCount, echoOutcome } from '../../lab/src/ping';
 import { cannotRunHere } from './kernel';
 import { waitFor } from './wait';
 
@@ -31,7 +31,7 @@ const hostState = () => ({
 export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
   let hostBefore: ReturnType<typeof hostState>;
   before(function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait lab down' first");
+    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait-lab down' first");
     hostBefore = hostState();
   });
   afterEach(async function (this: Mocha.Context) {
@@ -53,7 +53,7 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
   });
 }
 
-export { emulatedLab, emulatedPace } from '../../src/lab/pace';
+export { emulatedLab, emulatedPace } from '../../lab/src/pace';
 
 /** A node's last heartbeat (its agent writes one after each reconcile); fails when there is none. */
 export function heartbeatOf(runDir: string, cluster: string, node: string): NodeDataplaneStatus {
@@ -139,7 +139,7 @@ export function nonStrictReversePath(nodes: string[]): string[] {
 }
 
 /**
- * What the mixed topology (src/lab/topologies/mixed.yaml) must show once its checks ran: each cluster on
+ * What the mixed topology (lab/src/topologies/mixed.yaml) must show once its checks ran: each cluster on
  * its pinned dataplane, both peerings right on the wire, and each eBPF gateway having translated traffic
  * both ways with the fallback hub (its frames were accepted).
  */

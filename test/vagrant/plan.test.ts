@@ -1,6 +1,6 @@
 /**
  * vagrant/plan.rb: the multi-VM lab's plan in Ruby, which the Vagrantfile reads before any VM exists. It must
- * say what `strait lab plan` says, for the addresses and MACs the VMs get are the ones `lab up --node` looks
+ * say what `strait-lab plan` says, for the addresses and MACs the VMs get are the ones `lab up --node` looks
  * for.
  */
 import assert from 'node:assert/strict';
@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 
 const repo = join(__dirname, '..', '..', '..');
-const topologies = join(repo, 'src', 'lab', 'topologies');
-const cliPath = join(repo, 'dist', 'src', 'cli', 'main.js');
+const topologies = join(repo, 'lab', 'src', 'topologies');
+const labPath = join(repo, 'dist', 'lab', 'src', 'main.js');
 
 /** `ruby vagrant/plan.rb FILE`: the exit status, the parsed JSON when it printed some, and stderr. */
 function rubyPlan(file: string) {
@@ -88,14 +88,14 @@ describe('vagrant/plan.rb', () => {
     ]);
   });
 
-  it('equals `strait lab plan` for every topology of the repository', () => {
+  it('equals `strait-lab plan` for every topology of the repository', () => {
     const files = readdirSync(topologies).filter((f) => f.endsWith('.yaml')).sort();
     // Not an empty loop: the six topologies there are when this was written, at least.
     assert.ok(files.length >= 6 && files.includes('default.yaml') && files.includes('two-clusters.yaml'), files.join(', '));
     for (const f of files) {
       const file = join(topologies, f);
-      const cli = spawnSync(process.execPath, [cliPath, 'lab', 'plan', '--topology', file], { encoding: 'utf8', timeout: 20_000 });
-      assert.equal(cli.status, 0, `strait lab plan --topology ${f}: ${cli.stderr}`);
+      const cli = spawnSync(process.execPath, [labPath, 'plan', '--topology', file], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(cli.status, 0, `strait-lab plan --topology ${f}: ${cli.stderr}`);
       const ruby = rubyPlan(file);
       assert.equal(ruby.status, 0, `plan.rb ${f}: ${ruby.stderr}`);
       assert.deepEqual(ruby.plan, JSON.parse(cli.stdout), f);

@@ -13,7 +13,7 @@ import { type FakeCommands, fakeCommands } from '../support/fake-commands';
 const repo = join(__dirname, '..', '..', '..');
 const installSh = join(repo, 'vagrant', 'provision', 'install.sh');
 const labSh = join(repo, 'vagrant', 'provision', 'lab.sh');
-const cliPath = join(repo, 'dist', 'src', 'cli', 'main.js');
+const labPath = join(repo, 'dist', 'lab', 'src', 'main.js');
 
 const run = (script: string, args: string[], fakes: FakeCommands, env: Record<string, string> = {}) => {
   const out = spawnSync('bash', [script, ...args], { encoding: 'utf8', timeout: 30_000, env: { PATH: fakes.path, ...env } });
@@ -77,20 +77,20 @@ describe('vagrant/provision/install.sh', () => {
 
 describe('vagrant/provision/lab.sh', () => {
   let fakes: FakeCommands;
-  // The CLI stand-in fails `lab test` when FAKE_TEST_FAILS is set (does the report still run?), and
-  // `lab report` when FAKE_REPORT_FAILS is.
+  // The lab's stand-in fails `test` when FAKE_TEST_FAILS is set (does the report still run?), and
+  // `report` when FAKE_REPORT_FAILS is.
   beforeEach(() => {
     fakes = fakeCommands({ node: 'case " $* " in *" test "*) [ -z "$FAKE_TEST_FAILS" ] ;; *" report "*) [ -z "$FAKE_REPORT_FAILS" ] ;; esac' });
   });
   afterEach(() => fakes.cleanup());
-  const cli = `node ${cliPath} lab`;
+  const cli = `node ${labPath}`;
 
   it('runs this machine\'s lab verb with the node, run dir, topology, dataplane and pace from the environment', () => {
     assert.equal(run(labSh, ['up'], fakes, { STRAIT_NODE: 'b-w1' }).status, 0);
     const env = { STRAIT_NODE: 'c-gw', STRAIT_RUN_DIR: '/srv/run', STRAIT_TOPOLOGY: '/t/mixed.yaml', STRAIT_DATAPLANE: 'kernel', STRAIT_PACE: 'emulated' };
     for (const verb of ['up', 'test', 'report', 'down']) assert.equal(run(labSh, [verb], fakes, env).status, 0, verb);
     assert.deepEqual(fakes.calls(), [
-      `${cli} --run-dir /run/strait-mvm up --node b-w1 --topology ${repo}/src/lab/topologies/default.yaml --dataplane auto --pace host`,
+      `${cli} --run-dir /run/strait-mvm up --node b-w1 --topology ${repo}/lab/src/topologies/default.yaml --dataplane auto --pace host`,
       `${cli} --run-dir /srv/run up --node c-gw --topology /t/mixed.yaml --dataplane kernel --pace emulated`,
       `${cli} --run-dir /srv/run test --node c-gw --pace emulated`,
       `${cli} --run-dir /srv/run report`,
@@ -102,16 +102,16 @@ describe('vagrant/provision/lab.sh', () => {
     const env = { STRAIT_NODE: 'c-gw', STRAIT_REPORT: '1' };
     for (const verb of ['up', 'test', 'report', 'down']) assert.equal(run(labSh, [verb], fakes, env).status, 0, verb);
     const help = (args: string[]) => {
-      const out = spawnSync(process.execPath, [cliPath, ...args, '--help'], { encoding: 'utf8', timeout: 20_000 });
+      const out = spawnSync(process.execPath, [labPath, ...args, '--help'], { encoding: 'utf8', timeout: 20_000 });
       assert.equal(out.status, 0, out.stderr);
       return new Set([...out.stdout.matchAll(/^\s+(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]));
     };
-    const groupOptions = help(['lab']);
+    const groupOptions = help([]);
     for (const call of fakes.calls()) {
-      const [, group, verb, rest] = /^node \S+ lab (.*?) (up|test|report|down)\b(.*)$/.exec(call) ?? assert.fail(`not a lab call: ${call}`);
-      const verbOptions = help(['lab', verb!]);
-      for (const option of group!.match(/--[\w-]+/g) ?? []) assert.ok(groupOptions.has(option), `strait lab has no ${option} (${call})`);
-      for (const option of rest!.match(/--[\w-]+/g) ?? []) assert.ok(verbOptions.has(option), `strait lab ${verb} has no ${option} (${call})`);
+      const [, group, verb, rest] = /^node \S+ (.*?) (up|test|report|down)\b(.*)$/.exec(call) ?? assert.fail(`not a lab call: ${call}`);
+      const verbOptions = help([verb!]);
+      for (const option of group!.match(/--[\w-]+/g) ?? []) assert.ok(groupOptions.has(option), `strait-lab has no ${option} (${call})`);
+      for (const option of rest!.match(/--[\w-]+/g) ?? []) assert.ok(verbOptions.has(option), `strait-lab ${verb} has no ${option} (${call})`);
     }
   });
 
@@ -151,7 +151,7 @@ describe('vagrant/test.sh', () => {
   const inVm = (machine: string, verb: string, pace = 'host') => `vagrant ssh ${machine} -c sudo env STRAIT_NODE=${machine} STRAIT_PACE=${pace} bash /strait/vagrant/provision/lab.sh ${verb}`;
 
   it('tests on every machine of the topology, even after one failed, then reports on the first: its status is the report\'s', () => {
-    const twoClusters = { STRAIT_TOPOLOGY: join(repo, 'src', 'lab', 'topologies', 'two-clusters.yaml'), STRAIT_PACE: 'emulated' };
+    const twoClusters = { STRAIT_TOPOLOGY: join(repo, 'lab', 'src', 'topologies', 'two-clusters.yaml'), STRAIT_PACE: 'emulated' };
     const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: tmpdir(), env: { PATH: fakes.path, ...twoClusters, FAKE_FAILS_ON: 'a-w1' } });
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(fakes.calls(), [...['a-gw', 'a-w1', 'b-gw'].map((m) => inVm(m, 'test', 'emulated')), inVm('a-gw', 'report', 'emulated')]);
@@ -162,7 +162,7 @@ describe('vagrant/test.sh', () => {
   });
 
   it('reads a relative STRAIT_TOPOLOGY from the caller\'s directory', () => {
-    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: repo, env: { PATH: fakes.path, STRAIT_TOPOLOGY: 'src/lab/topologies/jumbo.yaml' } });
+    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: repo, env: { PATH: fakes.path, STRAIT_TOPOLOGY: 'lab/src/topologies/jumbo.yaml' } });
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(fakes.calls().map((c) => c.split(' ')[2]), ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'a-gw']);
   });

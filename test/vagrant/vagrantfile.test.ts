@@ -52,7 +52,7 @@ describe('vagrant/Vagrantfile', () => {
 
   it('defines one VM per node of STRAIT_TOPOLOGY, in topology order', () => {
     const machines = (topology: string) => {
-      const out = vagrant(['status', '--machine-readable'], { STRAIT_TOPOLOGY: join(repo, 'src', 'lab', 'topologies', topology) });
+      const out = vagrant(['status', '--machine-readable'], { STRAIT_TOPOLOGY: join(repo, 'lab', 'src', 'topologies', topology) });
       assert.equal(out.status, 0, out.output);
       return [...out.output.matchAll(/^\d+,([^,]+),state,(\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     };

@@ -11,11 +11,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
 import { netnsPath } from '../../src/kernel/netns';
-import { addressSeenFrom } from '../../src/lab/checks';
-import { labUp, nodePinRoot } from '../../src/lab/lab';
-import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath, nodeNetns } from '../../src/lab/names';
-import { logsDir } from '../../src/lab/processes';
+import { addressSeenFrom } from '../../lab/src/checks';
+import { labUp, nodePinRoot } from '../../lab/src/lab';
+import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
+import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
+import { logsDir } from '../../lab/src/processes';
 import { requireKernel, requireRoot } from '../support/kernel';
 import { assertMixedLab, checksByKind, emulatedLab, emulatedPace, gatewayOf, labSuiteHooks, pingFor, restartAgent } from '../support/lab-suite';
 

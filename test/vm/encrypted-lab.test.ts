@@ -1,5 +1,5 @@
 /**
- * The lab with an encrypted peering (src/lab/topologies/encrypted.yaml): A-B over IPsec, B-C over VXLAN,
+ * The lab with an encrypted peering (lab/src/topologies/encrypted.yaml): A-B over IPsec, B-C over VXLAN,
  * hub transit from one into the other. On a kernel with ESP and xfrm interfaces (`npm run test:vm` boots
  * one) every check must pass with only ESP on the wire between A and B, the SAs must count the traffic,
  * a wrong key on one side must stop A-B (and only A-B), and no secret may reach a log. On a kernel
@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { StateError } from '../../src/errors';
 import { derivePeeringKeys, peeringSecret } from '../../src/dataplane/kernel/ipsec-keys';
 import { run } from '../../src/kernel/command';
-import { addressSeenFrom } from '../../src/lab/checks';
-import { labDown, labUp, savedTopology, secretsDir } from '../../src/lab/lab';
-import { clusterViews, failureSummary, labTest } from '../../src/lab/lab-test';
-import { defaultTopologyPath, nodeNetns } from '../../src/lab/names';
-import { knownProcesses, processPid } from '../../src/lab/processes';
-import { labNamespaces } from '../../src/lab/network';
+import { addressSeenFrom } from '../../lab/src/checks';
+import { labDown, labUp, savedTopology, secretsDir } from '../../lab/src/lab';
+import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
+import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
+import { knownProcesses, processPid } from '../../lab/src/processes';
+import { labNamespaces } from '../../lab/src/network';
 import { encryptionRequirements } from '../../src/probe/features';
 import { cannotRunHere, requireKernel, requireRoot } from '../support/kernel';
 import { saPacketCounts } from '../support/xfrm-state';
@@ -67,7 +67,7 @@ describe('encrypted lab (IPsec between gateways)', function () {
   let up = false;
 
   before(function (this: Mocha.Context) {
-    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait lab down' first");
+    if (labNamespaces().length > 0) cannotRunHere(this, "a lab is up (namespaces sl-*): left alone; 'strait-lab down' first");
   });
   afterEach(function (this: Mocha.Context) {
     if (this.currentTest?.state === 'failed') process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);

@@ -79,7 +79,7 @@ fi
 
 # Strait built as the README builds it; only when an artefact is missing (a synced repository without
 # node_modules/, dist/ or build/).
-artefacts=(dist/src/cli/main.js dist/bpf/strait.o build/Release/strait.node)
+artefacts=(dist/src/cli/main.js dist/lab/src/main.js dist/bpf/strait.o build/Release/strait.node)
 built=true
 for a in "${artefacts[@]}"; do [[ -e $repo/$a ]] || built=false; done
 if ! $built; then

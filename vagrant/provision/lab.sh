@@ -14,11 +14,11 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 usage="usage: STRAIT_NODE=NAME $0 up|test|report|down"
 verb=${1:?$usage}
 run_dir=${STRAIT_RUN_DIR:-/run/strait-mvm}
-topology=${STRAIT_TOPOLOGY:-$repo/src/lab/topologies/default.yaml}
+topology=${STRAIT_TOPOLOGY:-$repo/lab/src/topologies/default.yaml}
 dataplane=${STRAIT_DATAPLANE:-auto}
 pace=${STRAIT_PACE:-host}
 
-lab() { node "$repo/dist/src/cli/main.js" lab --run-dir "$run_dir" "$@"; }
+lab() { node "$repo/dist/lab/src/main.js" --run-dir "$run_dir" "$@"; }
 case $verb in
   up | test | down) node=${STRAIT_NODE:?is required: the name of this machine in the topology ($usage)} ;;
 esac

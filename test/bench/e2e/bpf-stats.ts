@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../../src/kernel/command';
-import { nodePinRoot } from '../../../src/lab/lab';
-import type { LabTopology } from '../../../src/lab/topology';
+import { nodePinRoot } from '../../../lab/src/lab';
+import type { LabTopology } from '../../../lab/src/topology';
 
 const sysctlPath = '/proc/sys/kernel/bpf_stats_enabled';
 

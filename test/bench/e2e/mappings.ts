@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import type { ReflectionConfig } from '../../../src/api/controller-config';
-import { type ClusterView } from '../../../src/lab/checks';
-import { convergenceGaps, readLabState, reconfigureController } from '../../../src/lab/lab';
-import { openLabState } from '../../../src/lab/lab-state';
-import { findPod, type LabTopology } from '../../../src/lab/topology';
+import { type ClusterView } from '../../../lab/src/checks';
+import { convergenceGaps, readLabState, reconfigureController } from '../../../lab/src/lab';
+import { openLabState } from '../../../lab/src/lab-state';
+import { findPod, type LabTopology } from '../../../lab/src/topology';
 import { formatIp, parseCidr } from '../../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 

@@ -3,7 +3,7 @@
  * and carries traffic without them, and on 2 cores their reconciles would compete with the traffic.
  * The returned function resumes them (SIGCONT).
  */
-import { knownProcesses, processPid } from '../../../src/lab/processes';
+import { knownProcesses, processPid } from '../../../lab/src/processes';
 
 export function pauseControlPlane(runDir: string): () => void {
   const pids = knownProcesses(runDir)

@@ -6,7 +6,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { podNetns } from '../../../src/lab/names';
+import { podNetns } from '../../../lab/src/names';
 
 const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
 /** Seconds each tool runs: long enough for a stable figure, short enough for 30-odd measurements. */

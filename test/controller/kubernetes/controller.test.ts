@@ -11,7 +11,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/clie
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace } from '../../../src/k8s/names';
-import { seedCluster } from '../../../src/lab/kubernetes-control-plane';
+import { seedCluster } from '../../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../../src/log';
 import { ControllerMetrics } from '../../../src/metrics/controller-metrics';
 import { type MetricsServer, startMetricsServer } from '../../../src/metrics/server';

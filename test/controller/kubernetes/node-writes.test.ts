@@ -9,7 +9,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@k
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace } from '../../../src/k8s/names';
-import { registerNode, seedCluster } from '../../../src/lab/kubernetes-control-plane';
+import { registerNode, seedCluster } from '../../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../../src/log';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { nodeStatusHeartbeat } from '../../support/kubelet';

@@ -10,7 +10,7 @@ import { readControllerConfig } from '../../../src/api/controller-config';
 import { apiVersion, group, version } from '../../../src/api/resource-names';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace } from '../../../src/k8s/names';
-import { seedCluster } from '../../../src/lab/kubernetes-control-plane';
+import { seedCluster } from '../../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../../src/log';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { waitFor } from '../../support/wait';

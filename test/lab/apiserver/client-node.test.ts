@@ -16,7 +16,7 @@ import {
   makeInformer,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { kubeconfigText } from '../../../src/lab/apiserver/kubeconfig';
+import { kubeconfigText } from '../../../lab/src/apiserver/kubeconfig';
 import { type RawAnswer, type TestApiServer, apiFailure, nodeDataplaneObject, rawRequest, startTestApiServer } from '../../support/apiserver';
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; [k: string]: unknown };

@@ -1,5 +1,5 @@
 /**
- * `strait lab apiserver` as the lab runs it: a process that writes a kubeconfig for its cluster, says
+ * `strait-lab apiserver` as the lab runs it: a process that writes a kubeconfig for its cluster, says
  * where it listens, serves the strait.io CRDs to kubectl, keeps its tokens out of its logs, exits 0 on
  * SIGTERM, and with --token-auth-file authenticates more users, whose requests RBAC authorizes.
  */
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { kubectl } from '../../support/k8s-tools';
 
-const main = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.js');
+const main = join(__dirname, '..', '..', '..', 'lab', 'src', 'main.js');
 
-describe('strait lab apiserver (the process)', function () {
+describe('strait-lab apiserver (the process)', function () {
   this.timeout(20_000);
   let dir: string;
   let child: ChildProcess | undefined;
@@ -28,7 +28,7 @@ describe('strait lab apiserver (the process)', function () {
 
   /** Starts the process with `args`; resolves when it said where it listens. */
   async function start(...args: string[]) {
-    child = spawn(process.execPath, [main, 'lab', 'apiserver', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [main, 'apiserver', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const output = { stdout: '', stderr: '' };
     child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { TokenUser } from '../../../src/lab/apiserver/authentication';
+import type { TokenUser } from '../../../lab/src/apiserver/authentication';
 import { type TestApiServer, nodeDataplaneObject, rawRequest, startTestApiServer } from '../../support/apiserver';
 import { kubectl } from '../../support/k8s-tools';
 

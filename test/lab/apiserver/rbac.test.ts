@@ -20,7 +20,7 @@ import {
   Watch,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { TokenUser } from '../../../src/lab/apiserver/authentication';
+import type { TokenUser } from '../../../lab/src/apiserver/authentication';
 import { type TestApiServer, apiFailure, nodeDataplaneObject, startTestApiServer } from '../../support/apiserver';
 import { type CapturedLog, captureLog } from '../../support/log-capture';
 

@@ -4,7 +4,7 @@
  * also in system:authenticated.
  */
 import assert from 'node:assert/strict';
-import { Authenticator, parseTokenAuthFile } from '../../../src/lab/apiserver/authentication';
+import { Authenticator, parseTokenAuthFile } from '../../../lab/src/apiserver/authentication';
 
 describe('the token auth file (--token-auth-file)', () => {
   it('reads token, user, uid and quoted groups; skips blank lines and empty tokens; a repeated token replaces the earlier one (warned, token not shown)', () => {

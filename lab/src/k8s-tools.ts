@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { StateError } from '../errors';
+import { StateError } from '../../src/errors';
 
 const root = join(__dirname, '..', '..', '..');
 const toolsDir = join(root, 'build', 'k8s-tools');

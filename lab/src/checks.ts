@@ -4,9 +4,9 @@
  * every pair of pods on different nodes of a cluster, the hub path, and that clusters that are not
  * peered cannot reach each other. Pure: the runner executes the list.
  */
-import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
-import type { Reflection } from '../api/controller-status';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
+import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
+import type { Reflection } from '../../src/api/controller-status';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import type { EchoMode } from './echo-client';
 import type { LabTopology } from './topology';
 

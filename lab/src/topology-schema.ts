@@ -1,6 +1,6 @@
 /** The schema of a lab topology file (topology.ts reads it). */
 import { type Static, Type } from '@sinclair/typebox';
-import { CidrText, ClusterIdText, List, StringEnum, Strict } from '../api/schema';
+import { CidrText, ClusterIdText, List, StringEnum, Strict } from '../../src/api/schema';
 import { defaultMtu, maximumMtu, minimumMtu } from './link-mtu';
 
 const LabName = () => Type.String({ format: 'lab-name' });

@@ -9,10 +9,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { chartDirectory } from '../api/chart-paths';
-import type { ControllerConfigDocument } from '../api/controller-config';
-import { run } from '../kernel/command';
-import { defaultNamespace } from '../k8s/names';
+import { chartDirectory } from '../../src/api/chart-paths';
+import type { ControllerConfigDocument } from '../../src/api/controller-config';
+import { run } from '../../src/kernel/command';
+import { defaultNamespace } from '../../src/k8s/names';
 import { kubeconfigPath } from './control-plane';
 import { k8sTool } from './k8s-tools';
 

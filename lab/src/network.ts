@@ -3,8 +3,8 @@
  * public network between nodes, a namespace per node and per pod. Each namespace is configured with one
  * `ip -batch` so a lab of dozens of namespaces comes up in about a second.
  */
-import { run } from '../kernel/command';
-import { createNetns, deleteNetns } from '../kernel/netns';
+import { run } from '../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { labPrefix, nodeNetns, podGateway, podNetns, podVeth, publicNetns, switchNetns } from './names';
 import type { LabCluster, LabNode, LabTopology } from './topology';
 

@@ -1,30 +1,32 @@
 /**
- * `strait lab`: clusters of nodes and pods in network namespaces on this machine, a controller per
+ * `strait-lab`: clusters of nodes and pods in network namespaces on this machine, a controller per
  * cluster and an agent per node, the same NetworkConfig exchange as in Kubernetes (through files, see
  * docs/lab.md), and traffic across it.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError, StateError } from '../errors';
-import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../api/node-dataplane';
-import { runDirPaths } from '../api/run-dir';
-import { writeFileAtomic } from '../store/atomic-file';
-import { describeMissing, encryptionRequirements } from '../probe/features';
-import { probeKernel } from '../probe/probe';
+import { InputError, StateError } from '../../src/errors';
+import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../../src/api/node-dataplane';
+import { runDirPaths } from '../../src/api/run-dir';
+import { writeFileAtomic } from '../../src/store/atomic-file';
+import { describeMissing, encryptionRequirements } from '../../src/probe/features';
+import { probeKernel } from '../../src/probe/probe';
 import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
-import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../api/controller-config';
+import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../../src/api/controller-config';
 import { openLabState } from './lab-state';
 import type { ClusterState, LabState } from './lab-state-port';
-import { defaultNamespace } from '../k8s/names';
+import { defaultNamespace } from '../../src/k8s/names';
 import { type ControlPlane, identityKubeconfigPath, labConfigDir, runsOnKubernetes } from './control-plane';
 import { knownProcesses, logsDir, startProcess, stopProcess } from './processes';
 import { SpecsSeen, controllerDecisions } from './convergence-story';
 import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isEncrypted, loadTopology } from './topology';
 
-const cli = join(__dirname, '..', 'cli', 'main.js');
+/** The product's CLI (its controllers and agents), and the lab's own (its API servers). */
+const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
+const labCli = join(__dirname, 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
 const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 
@@ -70,7 +72,7 @@ export function savedTopology(runDir: string): LabTopology {
   try {
     return JSON.parse(readFileSync(topologyFile(runDir), 'utf8')) as LabTopology;
   } catch {
-    throw new StateError(`no lab is up in ${runDir} (no topology.json); run 'strait lab up' first`);
+    throw new StateError(`no lab is up in ${runDir} (no topology.json); run 'strait-lab up' first`);
   }
 }
 
@@ -278,7 +280,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     if (lacks.length > 0) throw new StateError(`this topology has encrypted peerings and this kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe; npm run test:vm runs them in a VM with Debian's kernel)`);
   }
   if (labNamespaces().length > 0 || existsSync(topologyFile(runDir))) {
-    throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait lab down' first`);
+    throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait-lab down' first`);
   }
   mkdirSync(runDir, { recursive: true });
   writeFileAtomic(topologyFile(runDir), JSON.stringify(topology, null, 2));
@@ -289,7 +291,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     installWireCounters(topology);
     if (options.controlPlane === 'kubernetes') {
       say('control plane: an API server per cluster');
-      await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, cli);
+      await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, labCli);
     }
     for (const cluster of topology.clusters) {
       await startController(topology, cluster, runDir, options);
@@ -303,7 +305,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     say('lab is up');
     return topology;
   } catch (err) {
-    say(`lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait lab down' removes it`);
+    say(`lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait-lab down' removes it`);
     throw err;
   }
 }

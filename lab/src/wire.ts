@@ -9,7 +9,7 @@
  * tunnel that wraps a full-size packet in its headers and lets the kernel fragment the result shows
  * there (`ip frag-off & 0x3fff`: a later fragment has an offset, a first or middle one "more fragments").
  */
-import { nft, run } from '../kernel/command';
+import { nft, run } from '../../src/kernel/command';
 import { publicNetns, switchNetns } from './names';
 import { type LabTopology, isEncrypted } from './topology';
 

@@ -5,10 +5,10 @@
  * on Kubernetes (kubernetes-lab-state.ts).
  */
 import { join } from 'node:path';
-import { readControllerStatus, readReflections } from '../api/controller-status';
-import { pollDocumentFile } from '../api/document';
-import { readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
-import { runDirPaths } from '../api/run-dir';
+import { readControllerStatus, readReflections } from '../../src/api/controller-status';
+import { pollDocumentFile } from '../../src/api/document';
+import { readNodeDataplane, readNodeDataplaneStatus } from '../../src/api/node-dataplane';
+import { runDirPaths } from '../../src/api/run-dir';
 import { runsOnKubernetes } from './control-plane';
 import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { runDirPaths } from '../api/run-dir';
+import { runDirPaths } from '../../src/api/run-dir';
 import type { LabTopology } from './topology';
 
 /** Where the desired state goes between controllers and agents: run-directory files, or an API server per cluster. */

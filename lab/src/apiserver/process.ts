@@ -1,5 +1,5 @@
 /**
- * `strait lab apiserver`: one API server as a process, one per lab cluster. It listens, writes a
+ * `strait-lab apiserver`: one API server as a process, one per lab cluster. It listens, writes a
  * kubeconfig for its cluster (atomically, with the admin token), prints where it listens as one JSON
  * line, and serves until SIGTERM or SIGINT, then closes and exits 0. Tokens come from files (the
  * admin's, and optionally a token auth file of more users, kube-apiserver's CSV), never from the command
@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { InputError } from '../../errors';
-import { createLogger } from '../../log';
+import { InputError } from '../../../src/errors';
+import { createLogger } from '../../../src/log';
 import { writeKubeconfig } from './kubeconfig';
 import { parseTokenAuthFile } from './authentication';
 import { readCrdDirectory } from './resource-types';

@@ -5,8 +5,8 @@
  * The kernel fallback has no per-peer counters: its agents must say which dataplane they run and be
  * ready. Counters that move between the two readings (a late packet) are read again.
  */
-import { inspectNode } from '../dataplane/ebpf/inspect';
-import { parseSamples, sampleValue } from '../metrics/exposition';
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
+import { parseSamples, sampleValue } from '../../src/metrics/exposition';
 import type { ClusterState } from './lab-state-port';
 import { labMetricsPort, nodePinRoot } from './lab';
 import type { LabTopology } from './topology';

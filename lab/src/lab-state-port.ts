@@ -2,9 +2,9 @@
  * What the lab reads back from a running lab, whichever control plane runs it (the port; its adapters:
  * lab-state.ts for the run directory, kubernetes-lab-state.ts for the API servers).
  */
-import type { Reflection } from '../api/controller-status';
-import type { NodeDataplaneStatus } from '../api/node-dataplane';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { Reflection } from '../../src/api/controller-status';
+import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import type { LabCluster } from './topology';
 
 export interface NodeState {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../log';
+import type { Logger } from '../../../src/log';
 import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
 import { impersonated } from './impersonation';

@@ -1,15 +1,16 @@
 /**
- * `strait lab ...`: each verb loads its modules in its action, as main.ts loads the commands, so a verb
- * pays only for what it runs (`lab down --node` none of the lab on Kubernetes, its API server or charts).
+ * `strait-lab`'s verbs: each loads its modules in its action, as the product's CLI loads its commands
+ * (src/cli/main.ts), so a verb pays only for what it runs (`down --node` none of the lab on Kubernetes,
+ * its API server or charts).
  */
 import type { Command } from 'commander';
-import { InputError } from '../errors';
-import { crdDirectory } from '../api/chart-paths';
-import type { ControlPlane } from '../lab/control-plane';
-import type { LabDataplane } from '../lab/lab';
-import { defaultRunDir, defaultTopologyPath } from '../lab/names';
-import type { LabPaceName } from '../lab/pace';
-import { jsonAction } from './output';
+import { InputError } from '../../src/errors';
+import { crdDirectory } from '../../src/api/chart-paths';
+import type { ControlPlane } from './control-plane';
+import type { LabDataplane } from './lab';
+import { defaultRunDir, defaultTopologyPath } from './names';
+import type { LabPaceName } from './pace';
+import { jsonAction } from '../../src/cli/output';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -31,9 +32,9 @@ function controlPlaneOption(value: string): ControlPlane {
   return value;
 }
 
-export function registerLabCommands(program: Command): void {
-  const lab = program
-    .command('lab')
+/** The lab's option and verbs on `lab`, the program (main.ts). */
+export function registerLabCommands(lab: Command): void {
+  lab
     .description('a multi-cluster lab in network namespaces on this machine: clusters of nodes and pods, a controller per cluster, an agent per node (root)')
     .option('--run-dir <dir>', 'state, logs and pid files of the lab', defaultRunDir);
   const runDir = () => lab.opts<{ runDir: string }>().runDir;
@@ -50,33 +51,33 @@ export function registerLabCommands(program: Command): void {
       const dataplane = dataplaneOption(opts.dataplane);
       if (opts.node !== undefined) {
         if (controlPlaneOption(opts.controlPlane) !== 'files') throw new InputError('--control-plane', opts.controlPlane, 'a lab across machines runs on files (the shared run directory) only');
-        await (await import('../lab/machine')).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
+        await (await import('./machine')).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
         return undefined;
       }
-      const { labPaces } = await import('../lab/pace');
-      await (await import('../lab/lab')).labUp(opts.topology, { runDir: runDir(), dataplane, controlPlane: controlPlaneOption(opts.controlPlane), say, ...labPaces[paceOption(opts.pace)].lab });
+      const { labPaces } = await import('./pace');
+      await (await import('./lab')).labUp(opts.topology, { runDir: runDir(), dataplane, controlPlane: controlPlaneOption(opts.controlPlane), say, ...labPaces[paceOption(opts.pace)].lab });
       return undefined;
     }));
 
   lab
     .command('test')
     .description('ping, TCP, UDP, fragmented UDP and ICMP errors between every peered pair both ways and between pods on different nodes of a cluster, the hub path, and that unpeered clusters cannot talk; the path MTU of each peering (no fragments on the wire); each probe once; exits 1 on any failure')
-    .option('--node <name>', `${nodeHelp}: the checks from its pods, written for 'lab report'`)
+    .option('--node <name>', `${nodeHelp}: the checks from its pods, written for 'strait-lab report'`)
     .option('--pace <name>', paceHelp, 'host')
     .action(jsonAction(async (opts: { node?: string; pace: string }) => {
       const pace = paceOption(opts.pace);
       const failed = opts.node !== undefined
-        ? await (await import('../lab/machine')).machineTest(runDir(), opts.node, pace, say)
-        : (await (await import('../lab/lab-test')).labTest(runDir(), say, (await import('../lab/pace')).labPaces[pace].test)).failed;
+        ? await (await import('./machine')).machineTest(runDir(), opts.node, pace, say)
+        : (await (await import('./lab-test')).labTest(runDir(), say, (await import('./pace')).labPaces[pace].test)).failed;
       if (failed > 0) process.exitCode = 1;
       return undefined;
     }));
 
   lab
     .command('report')
-    .description("a lab across machines: every machine's 'lab test --node' results in one table; exits 1 when a machine has none or anything failed")
+    .description("a lab across machines: every machine's 'strait-lab test --node' results in one table; exits 1 when a machine has none or anything failed")
     .action(jsonAction(async () => {
-      if (await (await import('../lab/machine')).labReport(runDir(), say) > 0) process.exitCode = 1;
+      if (await (await import('./machine')).labReport(runDir(), say) > 0) process.exitCode = 1;
       return undefined;
     }));
 
@@ -84,15 +85,15 @@ export function registerLabCommands(program: Command): void {
     .command('plan')
     .description('a lab across machines: the machine per node of the topology, its NICs (name, network, MAC, address) and whether it runs its cluster\'s controller, as JSON (what vagrant/ and the local VMs build)')
     .option('--topology <file>', 'YAML topology', defaultTopologyPath)
-    .action(jsonAction(async (opts: { topology: string }) => (await import('../lab/machine-plan')).machinePlan((await import('../lab/topology')).loadTopology(opts.topology))));
+    .action(jsonAction(async (opts: { topology: string }) => (await import('./machine-plan')).machinePlan((await import('./topology')).loadTopology(opts.topology))));
 
   lab
     .command('down')
     .description('stop every lab process and remove every namespace, pin and file of the lab (also after a crash; safe to run twice)')
     .option('--node <name>', `${nodeHelp}: its processes, datapath, pods, pins and files (NICs stay)`)
     .action(jsonAction(async (opts: { node?: string }) => {
-      if (opts.node !== undefined) await (await import('../lab/machine')).machineDown(runDir(), opts.node, say);
-      else await (await import('../lab/lab')).labDown(runDir(), say);
+      if (opts.node !== undefined) await (await import('./machine')).machineDown(runDir(), opts.node, say);
+      else await (await import('./lab')).labDown(runDir(), say);
       return undefined;
     }));
 
@@ -114,12 +115,12 @@ export function registerLabCommands(program: Command): void {
       const kubeconfig = opts.kubeconfig ?? opts.kubeconfigOut;
       if (kubeconfig === undefined) throw new InputError('--kubeconfig-out', kubeconfig, 'where to write the kubeconfig is required');
       const { kubeconfigOut: _out, ...rest } = opts;
-      await (await import('../lab/apiserver/process')).runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
+      await (await import('./apiserver/process')).runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
       return undefined;
     }));
 
   lab
     .command('status')
     .description('clusters, gateways, peerings, nodes and their per-peer counters, as JSON')
-    .action(jsonAction(async () => (await import('../lab/lab-test')).labStatus(runDir())));
+    .action(jsonAction(async () => (await import('./lab-test')).labStatus(runDir())));
 }

@@ -1,6 +1,6 @@
-/** `strait lab test` and `strait lab status`: traffic across a running lab, and what it is made of. */
-import { inspectNode } from '../dataplane/ebpf/inspect';
-import { StateError } from '../errors';
+/** `strait-lab test` and `strait-lab status`: traffic across a running lab, and what it is made of. */
+import { inspectNode } from '../../src/dataplane/ebpf/inspect';
+import { StateError } from '../../src/errors';
 import { type ClusterView, type TrafficCheck, planChecks } from './checks';
 import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence } from './lab';
@@ -17,7 +17,7 @@ export async function clusterViews(topology: LabTopology, runDir: string): Promi
     const views: Record<string, ClusterView> = {};
     for (const c of topology.clusters) {
       const { spec } = states.get(c.id)!.nodes.get(c.nodes[0]!.name) ?? {};
-      if (!spec) throw new StateError(`${c.id}: no node spec of ${c.nodes[0]!.name} yet; is the lab up (strait lab status)?`);
+      if (!spec) throw new StateError(`${c.id}: no node spec of ${c.nodes[0]!.name} yet; is the lab up (strait-lab status)?`);
       views[c.id] = { spec, reflections: states.get(c.id)!.reflections };
     }
     return views;

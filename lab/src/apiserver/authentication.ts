@@ -6,7 +6,7 @@
  * `system:authenticated`, as the real server adds it. An unknown token is no one (401).
  */
 import { createHash } from 'node:crypto';
-import { InputError } from '../../errors';
+import { InputError } from '../../../src/errors';
 
 export interface UserInfo {
   name: string;

@@ -1,15 +1,15 @@
 /**
  * The lab's build step after the product's (`npm run build:ts`): compiles, as ajv standalone code, the
- * lab topology's schema (dist/src/lab/generated-validators/, which topology.ts loads) and the schemas of
+ * lab topology's schema (dist/lab/src/generated-validators/, which topology.ts loads) and the schemas of
  * the chart's CRDs as the lab's API server checks custom resources against them, all in one module as
- * the server checks with every one (dist/src/lab/apiserver/generated-crd-validators.js, which
- * apiserver/validation.ts loads). So no `strait lab` verb loads TypeBox or ajv's compiler.
+ * the server checks with every one (dist/lab/src/apiserver/generated-crd-validators.js, which
+ * apiserver/validation.ts loads). So no `strait-lab` verb loads TypeBox or ajv's compiler.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import { crdFiles } from '../api/write-crds';
-import { documentValidatorOptions, validatorsModule, writeValidatorModules } from '../api/write-validators';
+import { crdFiles } from '../../src/api/write-crds';
+import { documentValidatorOptions, validatorsModule, writeValidatorModules } from '../../src/api/write-validators';
 import { parseCrds, servedVersion } from './apiserver/resource-types';
 import { crdValidatorOptions, schemaDigest, toJsonSchema } from './apiserver/validation';
 import type { LabValidatorTypes } from './topology';
@@ -24,9 +24,9 @@ export function crdSchemas(): Record<string, Record<string, unknown>> {
 }
 
 if (require.main === module) {
-  writeValidatorModules(join(__dirname, 'generated-validators'), documentValidatorOptions, { module: '../../api/validator-formats', name: 'validatorFormats' }, labSchemas, 'src/lab/topology-schema.ts (src/lab/write-validators.ts)');
+  writeValidatorModules(join(__dirname, 'generated-validators'), documentValidatorOptions, { module: '../../../src/api/validator-formats', name: 'validatorFormats' }, labSchemas, 'lab/src/topology-schema.ts (lab/src/write-validators.ts)');
   writeFileSync(
     join(__dirname, 'apiserver', 'generated-crd-validators.js'),
-    validatorsModule(crdValidatorOptions, { module: './formats', name: 'kubernetesFormats' }, crdSchemas(), "the chart's CRDs (src/api/write-crds.ts; src/lab/write-validators.ts)"),
+    validatorsModule(crdValidatorOptions, { module: './formats', name: 'kubernetesFormats' }, crdSchemas(), "the chart's CRDs (src/api/write-crds.ts; lab/src/write-validators.ts)"),
   );
 }

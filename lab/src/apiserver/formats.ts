@@ -6,8 +6,8 @@
  */
 import type { Format } from 'ajv';
 import { fullFormats } from 'ajv-formats/dist/formats';
-import { InputError } from '../../errors';
-import { addressBits, parseIp } from '../../net/cidr';
+import { InputError } from '../../../src/errors';
+import { addressBits, parseIp } from '../../../src/net/cidr';
 
 /** Go's net.ParseIP, which is also Strait's (dotted quads without leading zeros, IPv6 without a zone). */
 function isIp(text: string): boolean {

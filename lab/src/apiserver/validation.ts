@@ -147,7 +147,7 @@ let compiler: Ajv | undefined;
 
 /**
  * The validator of a JSON Schema (toJsonSchema's): the build compiled those of the chart's CRDs
- * (src/lab/write-validators.ts), so a lab's API server loads no ajv compiler; another CRD's is compiled here.
+ * (lab/src/write-validators.ts), so a lab's API server loads no ajv compiler; another CRD's is compiled here.
  */
 function validatorOf(schema: Schema): ValidateFunction {
   compiledAtBuild ??= require('./generated-crd-validators.js') as Record<string, ValidateFunction>;

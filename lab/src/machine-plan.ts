@@ -1,13 +1,13 @@
 /**
  * A lab spread over machines (VMs, or real hosts): one machine per node, its NICs on a network per
  * cluster underlay and on the public network. The plan is the one source of what Vagrant, the local VM
- * runner and `strait lab up --node` must agree on: which NIC is which (by MAC), and its address (pure).
+ * runner and `strait-lab up --node` must agree on: which NIC is which (by MAC), and its address (pure).
  */
-import { InputError } from '../errors';
+import { InputError } from '../../src/errors';
 import type { LabTopology } from './topology';
 
 export interface MachineNic {
-  /** The name `strait lab up --node` gives the interface it finds by `mac`. */
+  /** The name `strait-lab up --node` gives the interface it finds by `mac`. */
   name: 'ul0' | 'pub0';
   network: string;
   mac: string;

@@ -2,12 +2,12 @@
  * The lab topology: clusters of nodes and pods, peerings and reflections, read from YAML. Addresses that
  * a person would only have to compute by hand (pod IPs, underlay and public addresses) are derived, so a
  * topology file states only what a scenario is about. The file is checked by the validator the build
- * compiled from topology-schema.ts (src/lab/write-validators.ts), then for what a schema cannot say.
+ * compiled from topology-schema.ts (lab/src/write-validators.ts), then for what a schema cannot say.
  */
-import { compiledChecker } from '../api/compiled-validators';
-import { loadYamlFile } from '../api/document';
-import { InputError } from '../errors';
-import { type Cidr, cidrSize, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
+import { compiledChecker } from '../../src/api/compiled-validators';
+import { loadYamlFile } from '../../src/api/document';
+import { InputError } from '../../src/errors';
+import { type Cidr, cidrSize, containsIp, formatCidr, formatIp, parseCidr } from '../../src/net/cidr';
 import { defaultMtu } from './link-mtu';
 import type { LabTopologyDocument } from './topology-schema';
 

@@ -6,13 +6,13 @@
  * (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
  */
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
-import type { Reflection } from '../api/controller-status';
-import type { NatMappingSpec } from '../api/ipam-objects';
-import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../api/node-dataplane';
-import { group, natMappingNames, nodeDataplaneNames, tunnelEndpointNames, version } from '../api/resource-names';
-import { withNodeListFrom } from '../k8s/node-list';
-import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../net/cidr';
-import type { NodeDataplaneSpec } from '../nodespec/spec';
+import type { Reflection } from '../../src/api/controller-status';
+import type { NatMappingSpec } from '../../src/api/ipam-objects';
+import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../../src/api/node-dataplane';
+import { group, natMappingNames, nodeDataplaneNames, tunnelEndpointNames, version } from '../../src/api/resource-names';
+import { withNodeListFrom } from '../../src/k8s/node-list';
+import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
+import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { clusterKubeConfig } from './kubernetes-control-plane';
 import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';

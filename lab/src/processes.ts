@@ -6,9 +6,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, closeSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runDirPaths } from '../api/run-dir';
-import { writeFileAtomic } from '../store/atomic-file';
-import { openRegularFileForAppend } from '../store/regular-file';
+import { runDirPaths } from '../../src/api/run-dir';
+import { writeFileAtomic } from '../../src/store/atomic-file';
+import { openRegularFileForAppend } from '../../src/store/regular-file';
 
 const pidsDir = (runDir: string) => join(runDir, runDirPaths.pids);
 export const logsDir = (runDir: string) => join(runDir, runDirPaths.logs);

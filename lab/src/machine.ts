@@ -3,20 +3,20 @@
  * real host — is one node of the topology. Its root network namespace is the node; its pods are
  * namespaces in it, as in the netns lab; its two NICs, found by the MACs of the machine plan, become
  * `ul0` and `pub0`. The run directory, the standalone control plane, is one directory shared by every
- * machine. `strait lab up|test|down --node` run on the machine itself; `strait lab report` anywhere
+ * machine. `strait-lab up|test|down --node` run on the machine itself; `strait-lab report` anywhere
  * that sees the run directory.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupNodeDataplanes } from '../dataplane/open';
-import { runDirPaths } from '../api/run-dir';
-import { StateError } from '../errors';
-import { describeMissing, encryptionRequirements } from '../probe/features';
-import { probeKernel } from '../probe/probe';
-import { run } from '../kernel/command';
-import { applyNetlink, dumpLinks } from '../kernel/rtnetlink';
-import { deleteNetns } from '../kernel/netns';
-import { writeFileAtomic } from '../store/atomic-file';
+import { cleanupNodeDataplanes } from '../../src/dataplane/open';
+import { runDirPaths } from '../../src/api/run-dir';
+import { StateError } from '../../src/errors';
+import { describeMissing, encryptionRequirements } from '../../src/probe/features';
+import { probeKernel } from '../../src/probe/probe';
+import { run } from '../../src/kernel/command';
+import { applyNetlink, dumpLinks } from '../../src/kernel/rtnetlink';
+import { deleteNetns } from '../../src/kernel/netns';
+import { writeFileAtomic } from '../../src/store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
 import {
   type LabDataplane, type Say, agentDataplane, machineHost, nodePinRoot, readHeartbeat, readLabState, savedTopology, secretsDir,
@@ -43,7 +43,7 @@ const resultsFile = (runDir: string, node: string) => join(runDir, runDirPaths.r
 function publishTopology(runDir: string, topology: LabTopology, node: string): void {
   const text = JSON.stringify(topology, null, 2);
   if (existsSync(topologyFile(runDir)) && readFileSync(topologyFile(runDir), 'utf8') !== text) {
-    throw new StateError(`${topologyFile(runDir)} holds another topology: the run directory belongs to another lab ('strait lab down --node' on its machines, or another --run-dir)`);
+    throw new StateError(`${topologyFile(runDir)} holds another topology: the run directory belongs to another lab ('strait-lab down --node' on its machines, or another --run-dir)`);
   }
   writeFileAtomic(topologyFile(runDir), text, 0o644, node);
 }
@@ -56,7 +56,7 @@ function findNics(nics: readonly MachineNic[]): { nic: MachineNic; dev: string }
   const links = dumpLinks();
   return nics.map((nic) => {
     const dev = links.find((l) => l.address?.toLowerCase() === nic.mac)?.ifname;
-    if (dev === undefined) throw new StateError(`no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait lab plan)?`);
+    if (dev === undefined) throw new StateError(`no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait-lab plan)?`);
     if (dev !== nic.name && links.some((l) => l.ifname === nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
     return { nic, dev };
   });
@@ -96,7 +96,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Makes this machine the node `options.node` of the topology: NICs, forwarding and strict reverse-path
  * filtering, the routes to the other nodes' pods, its pods and their echo servers, its cluster's
  * controller when it is the cluster's first node, and its agent; returns once the agent is Ready (the
- * peerings converge as the other machines come up: `strait lab test --node` waits for them).
+ * peerings converge as the other machines come up: `strait-lab test --node` waits for them).
  */
 export async function machineUp(topologyPath: string, options: MachineOptions): Promise<void> {
   const { runDir, say } = options;
@@ -110,7 +110,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   const planned = machinePlan(topology).machines.find((m) => m.name === node.name)!;
   const host = machineHost(runDir, node.name);
   if (existsSync(host.processDir) || existsSync(nodePinRoot(node.name))) {
-    throw new StateError(`${node.name} is already up on this machine (${host.processDir} or ${nodePinRoot(node.name)} exists); 'strait lab down --node ${node.name}' first`);
+    throw new StateError(`${node.name} is already up on this machine (${host.processDir} or ${nodePinRoot(node.name)} exists); 'strait-lab down --node ${node.name}' first`);
   }
   // Checked before anything is written: a machine that is not the node changes nothing.
   const nics = findNics(planned.nics);
@@ -149,7 +149,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   say(`${node.name} is up`);
 }
 
-/** What `strait lab test --node` leaves for `strait lab report`. */
+/** What `strait-lab test --node` leaves for `strait-lab report`. */
 interface MachineResults {
   node: string;
   results: CheckResult[];
@@ -158,7 +158,7 @@ interface MachineResults {
 
 /**
  * Waits for the whole lab, then runs the checks whose source pod is on this machine (each once) and
- * checks this node's agent's /metrics; writes them for `strait lab report`; returns how many failed.
+ * checks this node's agent's /metrics; writes them for `strait-lab report`; returns how many failed.
  */
 export async function machineTest(runDir: string, nodeName: string, paceName: LabPaceName, say: Say): Promise<number> {
   const topology = savedTopology(runDir);
@@ -181,7 +181,7 @@ export async function machineTest(runDir: string, nodeName: string, paceName: La
 const sameCheck = (a: TrafficCheck, b: TrafficCheck) => a.from === b.from && a.to === b.to && a.address === b.address && a.probe === b.probe;
 
 /**
- * Every machine's results in one table, as `strait lab test` prints it. Each planned check must have a
+ * Every machine's results in one table, as `strait-lab test` prints it. Each planned check must have a
  * result from the machine of its source pod: a machine that did not test, or a check it did not run,
  * counts as a failure. Returns how many failed.
  */
@@ -196,7 +196,7 @@ export async function labReport(runDir: string, say: Say): Promise<number> {
     try {
       found = JSON.parse(readFileSync(resultsFile(runDir, node.name), 'utf8')) as MachineResults;
     } catch {
-      findings.push({ ok: false, line: `FAIL ${node.name}: no results (run 'strait lab test --node ${node.name}' on it)` });
+      findings.push({ ok: false, line: `FAIL ${node.name}: no results (run 'strait-lab test --node ${node.name}' on it)` });
       continue;
     }
     results.push(...found.results);

@@ -5,7 +5,7 @@
  * it holds tokens), so a reader never sees half a file.
  */
 import { stringify } from 'yaml';
-import { writeFileAtomic } from '../../store/atomic-file';
+import { writeFileAtomic } from '../../../src/store/atomic-file';
 
 export interface KubeconfigCluster {
   /** The cluster's name, also its context's and user's. */

@@ -1,6 +1,6 @@
 /**
- * The lab on Kubernetes (`strait lab up --control-plane kubernetes`): one API server per cluster
- * (`strait lab apiserver`, loopback, a token of its own), seeded as a cluster would be before Strait is
+ * The lab on Kubernetes (`strait-lab up --control-plane kubernetes`): one API server per cluster
+ * (`strait-lab apiserver`, loopback, a token of its own), seeded as a cluster would be before Strait is
  * installed: the namespace, a Node per lab node (InternalIP, podCIDRs, the Ready condition, the
  * gateway-candidate label and the public-address annotation), and for each peering a Secret holding
  * the peer's kubeconfig, as a person would create it. The controllers and agents then run against it
@@ -11,12 +11,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { runDirPaths } from '../api/run-dir';
-import { StateError } from '../errors';
-import { writeFileAtomic } from '../store/atomic-file';
-import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../k8s/names';
-import { gatewayCandidateLabel, publicAddressAnnotation } from '../k8s/cluster-nodes';
-import { loadKubeConfig } from '../k8s/kubeconfig';
+import { runDirPaths } from '../../src/api/run-dir';
+import { StateError } from '../../src/errors';
+import { writeFileAtomic } from '../../src/store/atomic-file';
+import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../../src/k8s/names';
+import { gatewayCandidateLabel, publicAddressAnnotation } from '../../src/k8s/cluster-nodes';
+import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { identityKubeconfigPath, kubeconfigPath, labConfigDir } from './control-plane';
 import { type LabChartSettings, applyChart, labChartValues, labConfigMap, labRelease } from './lab-chart';
 import { kubeconfigText, writeKubeconfig } from './apiserver/kubeconfig';
@@ -56,14 +56,14 @@ function serverOf(runDir: string, cluster: string): { server: string; ca: string
 }
 
 /** Starts each cluster's API server, waits until every one has written its kubeconfig; returns each cluster's user tokens. */
-async function startApiServers(topology: LabTopology, runDir: string, cli: string): Promise<Map<string, Map<string, string>>> {
+async function startApiServers(topology: LabTopology, runDir: string, labCli: string): Promise<Map<string, Map<string, string>>> {
   const users = new Map<string, Map<string, string>>();
   for (const cluster of topology.clusters) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
     writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
     users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
     startProcess(runDir, `apiserver-${cluster.id}`, [
-      process.execPath, cli, 'lab', 'apiserver',
+      process.execPath, labCli, 'apiserver',
       '--token-file', tokenPath(runDir, cluster.id),
       '--token-auth-file', join(runDir, runDirPaths.apiServerUsers(cluster.id)),
       '--kubeconfig', kubeconfigPath(runDir, cluster.id),
@@ -122,8 +122,8 @@ export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNod
  * started next. The Secret a cluster holds for a peer is a kubeconfig of the peer's API server with the
  * token of `strait-peer-<this cluster>` there, as a person would make it (docs/helm.md, Peers).
  */
-export async function prepareKubernetes(topology: LabTopology, runDir: string, cli: string): Promise<void> {
-  const users = await startApiServers(topology, runDir, cli);
+export async function prepareKubernetes(topology: LabTopology, runDir: string, labCli: string): Promise<void> {
+  const users = await startApiServers(topology, runDir, labCli);
   const kubeconfig = (cluster: string, account: string) => {
     const { server, ca } = serverOf(runDir, cluster);
     return { name: cluster, server, ca, token: users.get(cluster)!.get(account)! };

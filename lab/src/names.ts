@@ -14,7 +14,7 @@ export const podInterfacePattern = '^p-';
 /** The pods' default gateway: an address on every pod veth of the node, as Calico does. */
 export const podGateway = '169.254.1.1';
 export const defaultRunDir = '/run/strait/lab';
-export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'src', 'lab', 'topologies', 'default.yaml');
+export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'lab', 'src', 'topologies', 'default.yaml');
 export const labPinRoot = '/sys/fs/bpf/strait-lab';
 export const echoPort = 7007;
 /** A port nothing listens on in any pod: datagrams to it get an ICMP port unreachable. */

@@ -6,12 +6,14 @@
  * start.
  */
 import type { ValidateFunction } from 'ajv';
+import type { CniNetworkConfigDocument, CniPrevResult, CniValidAttachments } from './cni-network-config-schema';
 import type { ControllerConfigDocument } from './controller-config-schema';
 import type { ControllerStatus, Reflection } from './controller-status-schema';
 import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from './ipam-objects';
 import type { IpamStateDocument } from './ipam-state';
 import type { NetworkConfigSpec, NetworkConfigStatus } from './network-config-schema';
 import type { NodeDataplaneObjectDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
+import type { AddRequest, AddResponse, CheckRequest, DelRequest, ErrorResponse, GcRequest, StatusResponse } from './pool-ipam-protocol-schema';
 import { checkWith } from './schema-errors';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
@@ -30,6 +32,16 @@ export interface ValidatorTypes {
   clusterNetworksSpec: ClusterNetworksSpec;
   peerNetworksSpec: PeerNetworksSpec;
   natMappingSpec: NatMappingSpec;
+  cniNetworkConfig: CniNetworkConfigDocument;
+  cniPrevResult: CniPrevResult;
+  cniValidAttachments: CniValidAttachments;
+  poolIpamAddRequest: AddRequest;
+  poolIpamCheckRequest: CheckRequest;
+  poolIpamDelRequest: DelRequest;
+  poolIpamGcRequest: GcRequest;
+  poolIpamAddResponse: AddResponse;
+  poolIpamStatusResponse: StatusResponse;
+  poolIpamErrorResponse: ErrorResponse;
 }
 
 export type CompiledValidatorName = keyof ValidatorTypes;

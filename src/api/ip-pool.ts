@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { ipPoolNames } from './resource-names';
 import { CidrText, IpText, List, NodeNameText, Strict } from './schema';
-import { IpList, LabelSelector, ObjectName, PoolRoutes, Vlan } from './pool-ipam-schema';
+import { IpList, LabelSelector, ObjectName, PoolRoutes, Vlan, addressColumns, addressCounts } from './pool-ipam-schema';
 
 export const IPPoolSpecSchema = Strict({
   subnet: CidrText({ description: 'The underlay subnet: the prefix length handed to pods.' }),
@@ -28,10 +28,7 @@ export const IPPoolSpecSchema = Strict({
   detectGateway: Type.Optional(Type.Boolean({ description: 'ARP/NDP-probe the gateway before giving an address (default: the CNI config).' })),
 });
 
-export const IPPoolStatusSchema = Strict({
-  allocatedIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
-  totalIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
-});
+export const IPPoolStatusSchema = Strict(addressCounts);
 
 export type IPPoolSpecDocument = Static<typeof IPPoolSpecSchema>;
 export type IPPoolStatusDocument = Static<typeof IPPoolStatusSchema>;
@@ -43,9 +40,7 @@ export const ipPoolResource: ResourceDefinition<typeof IPPoolSpecSchema, typeof 
   spec: IPPoolSpecSchema,
   status: IPPoolStatusSchema,
   columns: [
-    { name: 'Subnet', type: 'string', jsonPath: '.spec.subnet' },
-    { name: 'Allocated', type: 'integer', jsonPath: '.status.allocatedIPCount' },
-    { name: 'Total', type: 'integer', jsonPath: '.status.totalIPCount' },
+    ...addressColumns,
     { name: 'Default', type: 'boolean', jsonPath: '.spec.default' },
     { name: 'Disable', type: 'boolean', jsonPath: '.spec.disable', priority: 1 },
     { name: 'Gateway', type: 'string', jsonPath: '.spec.gateway', priority: 1 },

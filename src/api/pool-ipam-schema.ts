@@ -1,5 +1,6 @@
 /** Schema pieces the pool IPAM's resources share (IPPool, Subnet, ReservedIP, Endpoint, IPClaim). */
 import { Type } from '@sinclair/typebox';
+import type { PrinterColumn } from './resource';
 import { CidrText, IpText, List, Strict, StringEnum } from './schema';
 
 /** An address or an inclusive range of addresses: `10.6.0.2`, `10.6.0.10-10.6.0.20`, `fd00::2-fd00::ff`. */
@@ -42,3 +43,16 @@ export const OwnerRef = () =>
     { apiVersion: Type.String(), kind: Type.String(), name: Type.String(), uid: Type.String() },
     { description: "The pod's controller (a StatefulSet pod keeps its addresses across restarts)." },
   );
+
+/** The status counts of a pool of addresses (an IPPool, a Subnet): written off the allocation path. */
+export const addressCounts = {
+  allocatedIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  totalIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
+};
+
+/** The columns of a pool of addresses in `kubectl get`: its subnet and counts. */
+export const addressColumns: PrinterColumn[] = [
+  { name: 'Subnet', type: 'string', jsonPath: '.spec.subnet' },
+  { name: 'Allocated', type: 'integer', jsonPath: '.status.allocatedIPCount' },
+  { name: 'Total', type: 'integer', jsonPath: '.status.totalIPCount' },
+];

@@ -6,7 +6,28 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { InputError } from '../errors';
-import { type ApiFormatName, apiFormats, formatProblem } from './formats';
+import type { ApiFormatName } from './formats';
+
+/**
+ * The formats' parsers, loaded at the first refusal of a format: a validator with a format has loaded
+ * them already (validator-formats.ts), and one without (the CNI plugin's) must load no package.
+ */
+const formats = () => require('./formats') as typeof import('./formats');
+
+/**
+ * The annotation by which a schema words what its value must be: with `{ mustBe: 'true or false' }`, any
+ * failure of the value itself (its type, pattern, format, length) reads `must be true or false` instead of
+ * the generic `expected a boolean`: the words of the CNI errors, which the plugin and the pool IPAM's
+ * service answer with. Ajv checks nothing by it (write-validators.ts declares it to ajv).
+ */
+export const mustBeKeyword = 'mustBe';
+
+/** A field the schema does not know, with the fields it does: a reader may answer it apart (CNI's code 2). */
+export class UnknownFieldError extends InputError {
+  constructor(field: string, value: unknown, readonly known: string[]) {
+    super(field, value, `unknown field (known: ${known.join(', ')})`);
+  }
+}
 
 /** The field of a document whose root is unnamed (`root` ''), when the document itself is wrong (not an object). */
 export const topLevelField = 'document';
@@ -36,6 +57,7 @@ type Schema = {
   exclusiveMaximum?: number;
   minItems?: number;
   properties?: Record<string, unknown>;
+  [mustBeKeyword]?: string;
 };
 
 /** "a whole number from 1 to 65535", "a number greater than 0 and at most 3600". */
@@ -63,6 +85,10 @@ function reported(errors: ErrorObject[]): ErrorObject {
 function problem(root: string, error: ErrorObject): InputError {
   const schema = (error.parentSchema ?? {}) as Schema;
   const field = fieldPath(root, error.instancePath);
+  // `required` and `additionalProperties` are about a child of the value: its own words are not theirs.
+  if (schema[mustBeKeyword] !== undefined && error.keyword !== 'required' && error.keyword !== 'additionalProperties') {
+    return new InputError(field, error.data, `must be ${schema[mustBeKeyword]}`);
+  }
   switch (error.keyword) {
     case 'required': {
       const missing = (error.params as { missingProperty: string }).missingProperty;
@@ -70,8 +96,7 @@ function problem(root: string, error: ErrorObject): InputError {
     }
     case 'additionalProperties': {
       const key = (error.params as { additionalProperty: string }).additionalProperty;
-      const known = Object.keys(schema.properties ?? {});
-      return new InputError(fieldPath(root, error.instancePath, key), (error.data as Record<string, unknown>)[key], `unknown field (known: ${known.join(', ')})`);
+      return new UnknownFieldError(fieldPath(root, error.instancePath, key), (error.data as Record<string, unknown>)[key], Object.keys(schema.properties ?? {}));
     }
     case 'type':
       return new InputError(field, error.data, `expected ${schema.type === 'object' ? 'an object' : schema.type === 'array' ? 'a list' : schema.type === 'integer' ? 'a whole number' : `a ${schema.type}`}`);
@@ -86,8 +111,8 @@ function problem(root: string, error: ErrorObject): InputError {
       return new InputError(field, error.data, `expected at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
     case 'format':
     case 'pattern':
-      if (schema.format !== undefined && schema.format in apiFormats) {
-        return new InputError(field, error.data, formatProblem(schema.format as ApiFormatName, error.data) ?? `must be a ${schema.format}`);
+      if (schema.format !== undefined && schema.format in formats().apiFormats) {
+        return new InputError(field, error.data, formats().formatProblem(schema.format as ApiFormatName, error.data) ?? `must be a ${schema.format}`);
       }
   }
   return new InputError(field, error.data, error.message ?? `fails ${error.keyword}`);

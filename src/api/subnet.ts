@@ -8,7 +8,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { subnetNames } from './resource-names';
 import { CidrText, IpText, List, Strict } from './schema';
-import { IpList, ObjectName, PoolRoutes, Vlan } from './pool-ipam-schema';
+import { IpList, ObjectName, PoolRoutes, Vlan, addressColumns, addressCounts } from './pool-ipam-schema';
 
 export const SubnetSpecSchema = Strict({
   subnet: CidrText({ description: 'The underlay subnet.' }),
@@ -21,8 +21,7 @@ export const SubnetSpecSchema = Strict({
 
 export const SubnetStatusSchema = Strict({
   allocations: Type.Optional(List(Strict({ pool: ObjectName('An IPPool made from this Subnet.'), ips: IpList('Its addresses.') }), { description: 'Addresses given to application pools.' })),
-  allocatedIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
-  totalIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  ...addressCounts,
 });
 
 export type SubnetSpecDocument = Static<typeof SubnetSpecSchema>;
@@ -34,9 +33,5 @@ export const subnetResource: ResourceDefinition<typeof SubnetSpecSchema, typeof 
   description: 'Underlay addresses from which applications get their own IPPool on demand.',
   spec: SubnetSpecSchema,
   status: SubnetStatusSchema,
-  columns: [
-    { name: 'Subnet', type: 'string', jsonPath: '.spec.subnet' },
-    { name: 'Allocated', type: 'integer', jsonPath: '.status.allocatedIPCount' },
-    { name: 'Total', type: 'integer', jsonPath: '.status.totalIPCount' },
-  ],
+  columns: addressColumns,
 };

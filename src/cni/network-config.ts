@@ -2,10 +2,16 @@
  * The network configuration on the plugin's stdin: the whole configuration of the interface plugin that
  * delegates to us (its own keys are none of our business), of which the `ipam` object is ours and checked
  * strictly, so a typo in a pool list fails the pod's ADD instead of silently using the cluster default.
+ * Checked by the validators the build compiled from src/api/cni-network-config-schema.ts.
  */
+import { checkInterfaceNameBytes } from '../api/cni-names';
+import type { CniNetworkConfigDocument } from '../api/cni-network-config-schema';
+import { type ValidatorTypes, checkCompiled } from '../api/compiled-validators';
+import { UnknownFieldError } from '../api/schema-errors';
+import { InputError } from '../errors';
 import { IpamError } from '../poolipam/ipam-error';
 import { parseJsonText, quoted } from '../json-text';
-import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, isAbsolutePath, isContainerId, isInterfaceName, isNetworkName, isObjectName } from '../poolipam/protocol';
+import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, refusalMessage } from '../poolipam/protocol';
 
 export const supportedCniVersions = ['1.0.0', '1.1.0'];
 export const latestCniVersion = '1.1.0';
@@ -60,46 +66,42 @@ export function versionResult(stdin: string): { cniVersion: string; supportedVer
   return { cniVersion, supportedVersions: supportedCniVersions };
 }
 
-const ipamKeys: Record<string, (value: unknown, field: string) => void> = {
-  type: (value, field) => (typeof value === 'string' && value !== '') || invalid(field, value, 'must be the plugin\'s name'),
-  socket: (value, field) => {
-    if (typeof value !== 'string' || !isAbsolutePath(value)) invalid(field, value, 'must be an absolute path');
-    // sun_path holds 108 bytes with the terminating NUL.
-    if (Buffer.byteLength(value) > 107) invalid(field, value, 'is longer than the 107 bytes a unix socket path can have');
-  },
-  default_ipv4_ippool: poolList,
-  default_ipv6_ippool: poolList,
-  detect_ip_conflict: (value, field) => typeof value === 'boolean' || invalid(field, value, 'must be true or false'),
-  detect_gateway: (value, field) => typeof value === 'boolean' || invalid(field, value, 'must be true or false'),
-};
+/**
+ * `value` checked by the compiled validator `name` (its schema: src/api/cni-network-config-schema.ts), under
+ * `root`, then by `semantic` (what the schema cannot say): a field of the `ipam` object it does not know is
+ * code 2, any other refusal code 7.
+ */
+function checked<N extends 'cniNetworkConfig' | 'cniPrevResult' | 'cniValidAttachments'>(name: N, value: unknown, root = '', semantic?: (document: ValidatorTypes[N]) => void): ValidatorTypes[N] {
+  try {
+    const document = checkCompiled(name, value, root);
+    semantic?.(document);
+    return document;
+  } catch (err) {
+    if (err instanceof UnknownFieldError) {
+      throw new IpamError(cniErrorCodes.unsupportedField, `${err.field}: unsupported field (got ${quoted(err.value)}); strait-ipam knows ${err.known.join(', ')}`);
+    }
+    if (err instanceof InputError) throw new IpamError(cniErrorCodes.invalidNetworkConfig, refusalMessage(err));
+    throw err;
+  }
+}
 
-function poolList(value: unknown, field: string): void {
-  if (!Array.isArray(value)) invalid(field, value, 'must be a list of pool names');
-  value.forEach((name, i) => (typeof name === 'string' && isObjectName(name)) || invalid(`${field}[${i}]`, name, 'must be a pool name (a DNS-1123 subdomain)'));
+/** sun_path holds 108 bytes with the terminating NUL: a longer path (in bytes, which no schema counts) cannot be connected to. */
+function checkSocketPathBytes({ ipam: { socket } }: CniNetworkConfigDocument): void {
+  if (socket !== undefined && Buffer.byteLength(socket) > 107) throw new InputError('ipam.socket', socket, 'is longer than the 107 bytes a unix socket path can have');
 }
 
 /** The rest of the configuration: `name` and the `ipam` object (code 7 for a bad value, 2 for a key we do not know). */
 export function parseNetworkConfig(raw: Json, cniVersion: string): NetworkConfig {
-  if (typeof raw.name !== 'string' || !isNetworkName(raw.name)) {
-    invalid('name', raw.name, 'must be a network name (letters, digits, "_", "." and "-", starting with a letter or digit)');
-  }
-  const ipam = raw.ipam;
-  if (!isObject(ipam)) invalid('ipam', ipam, 'must be an object');
-  for (const [key, value] of Object.entries(ipam)) {
-    // Own keys only: "constructor" or "__proto__" from the input must not find Object.prototype's members.
-    const check = Object.hasOwn(ipamKeys, key) ? ipamKeys[key] : undefined;
-    if (!check) throw new IpamError(cniErrorCodes.unsupportedField, `ipam.${key}: unsupported field (got ${quoted(value)}); strait-ipam knows ${Object.keys(ipamKeys).join(', ')}`);
-    check(value, `ipam.${key}`);
-  }
+  const { name, ipam } = checked('cniNetworkConfig', raw, '', checkSocketPathBytes);
   return {
     cniVersion,
-    name: raw.name,
-    socket: (ipam.socket as string | undefined) ?? defaultIpamSocket,
+    name,
+    socket: ipam.socket ?? defaultIpamSocket,
     options: {
-      defaultIpv4Pools: (ipam.default_ipv4_ippool as string[] | undefined) ?? [],
-      defaultIpv6Pools: (ipam.default_ipv6_ippool as string[] | undefined) ?? [],
-      detectConflict: (ipam.detect_ip_conflict as boolean | undefined) ?? true,
-      detectGateway: (ipam.detect_gateway as boolean | undefined) ?? true,
+      defaultIpv4Pools: ipam.default_ipv4_ippool ?? [],
+      defaultIpv6Pools: ipam.default_ipv6_ippool ?? [],
+      detectConflict: ipam.detect_ip_conflict ?? true,
+      detectGateway: ipam.detect_gateway ?? true,
     },
     raw,
   };
@@ -109,27 +111,13 @@ const validAttachmentsKey = 'cni.dev/valid-attachments';
 
 /** GC's `cni.dev/valid-attachments`; required, since without it every allocation of the network would go. */
 export function validAttachments(raw: Json): Attachment[] {
-  const list = raw[validAttachmentsKey];
-  if (!Array.isArray(list)) invalid(validAttachmentsKey, list, 'must be a list of {containerID, ifname}');
-  return list.map((entry, i) => {
-    const field = `${validAttachmentsKey}[${i}]`;
-    if (!isObject(entry)) invalid(field, entry, 'must be an object {containerID, ifname}');
-    const { containerID, ifname } = entry;
-    if (typeof containerID !== 'string' || !isContainerId(containerID)) invalid(`${field}.containerID`, containerID, 'must be a container id');
-    if (typeof ifname !== 'string' || !isInterfaceName(ifname)) invalid(`${field}.ifname`, ifname, 'must be an interface name');
-    return { containerId: containerID, ifname };
-  });
+  return checked('cniValidAttachments', raw[validAttachmentsKey], validAttachmentsKey, (list) => {
+    list.forEach(({ ifname }, i) => checkInterfaceNameBytes(`${validAttachmentsKey}[${i}].ifname`, ifname));
+  }).map(({ containerID, ifname }) => ({ containerId: containerID, ifname }));
 }
 
 /** CHECK: the addresses of `prevResult.ips`, what the runtime holds from ADD; undefined without prevResult. */
 export function prevResultAddresses(raw: Json): string[] | undefined {
   if (raw.prevResult === undefined) return undefined;
-  if (!isObject(raw.prevResult)) invalid('prevResult', raw.prevResult, 'must be an object');
-  const ips = raw.prevResult.ips ?? [];
-  if (!Array.isArray(ips)) invalid('prevResult.ips', ips, 'must be a list');
-  return ips.map((ip, i) => {
-    const address = isObject(ip) ? ip.address : undefined;
-    if (typeof address !== 'string') invalid(`prevResult.ips[${i}].address`, address, 'must be an address in CIDR notation');
-    return address;
-  });
+  return (checked('cniPrevResult', raw.prevResult, 'prevResult').ips ?? []).map((ip) => ip.address);
 }

@@ -3,8 +3,10 @@
  * network configuration, forwards the call to the node's pool IPAM service and prints its answer as the
  * spec's result or error. Nothing is decided here.
  */
+import { type ValidatorTypes, checkCompiled } from '../api/compiled-validators';
+import { InputError } from '../errors';
 import { IpamError } from '../poolipam/ipam-error';
-import { type AddResponse, type CniErrorCode, cniErrorCodes, ipamPaths } from '../poolipam/protocol';
+import { type CniErrorCode, cniErrorCodes, ipamPaths } from '../poolipam/protocol';
 import { type CniCommand, attachmentEnvironment, cniCommand, podArguments } from './environment';
 import { type NetworkConfig, decodeNetworkConfig, latestCniVersion, parseNetworkConfig, prevResultAddresses, validAttachments, versionResult } from './network-config';
 import { callService } from './service-client';
@@ -15,15 +17,22 @@ export interface PluginOutcome {
   exitCode: 0 | 1;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** `answer` read as the service's answer `name` (its schema: src/api/pool-ipam-protocol-schema.ts), or the problem with it. */
+function answerOf<N extends 'poolIpamAddResponse' | 'poolIpamStatusResponse'>(name: N, answer: unknown): ValidatorTypes[N] | InputError {
+  try {
+    return checkCompiled(name, answer, 'answer');
+  } catch (err) {
+    if (err instanceof InputError) return err;
+    throw err;
+  }
+}
 
 /** ADD's result for an IPAM plugin (spec "Delegated plugins (IPAM)"): no interfaces, no interface index. */
 function addResult(cniVersion: string, answer: unknown, socket: string): object {
-  const answered = answer as AddResponse;
-  const wellFormed = isObject(answer) && Array.isArray(answered.ips) && answered.ips.length > 0 && Array.isArray(answered.routes)
-    && answered.ips.every((ip) => isObject(ip) && typeof ip.address === 'string' && ['string', 'undefined'].includes(typeof ip.gateway))
-    && answered.routes.every((route) => isObject(route) && typeof route.dst === 'string' && ['string', 'undefined'].includes(typeof route.gw));
-  if (!wellFormed) throw new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ADD without a usable result: ${JSON.stringify(answer).slice(0, 300)}`);
+  const answered = answerOf('poolIpamAddResponse', answer);
+  if (answered instanceof InputError) {
+    throw new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ADD without a usable result (${answered.message}): ${JSON.stringify(answer).slice(0, 300)}`);
+  }
   return {
     cniVersion,
     ips: answered.ips.map((ip) => ({ address: ip.address, ...(ip.gateway === undefined ? {} : { gateway: ip.gateway }) })),
@@ -56,9 +65,9 @@ async function call(command: Exclude<CniCommand, 'VERSION'>, env: NodeJS.Process
       await post(ipamPaths.gc, { network, validAttachments: validAttachments(config.raw) });
       return undefined;
     case 'STATUS': {
-      const status = await callService({ socket, method: 'GET', path: ipamPaths.status, unavailableCode });
-      if (!isObject(status) || status.ready !== true) {
-        const why = isObject(status) && typeof status.message === 'string' ? status.message : 'no reason given';
+      const status = answerOf('poolIpamStatusResponse', await callService({ socket, method: 'GET', path: ipamPaths.status, unavailableCode }));
+      if (status instanceof InputError || !status.ready) {
+        const why = status instanceof InputError ? `its answer is no status (${status.message})` : (status.message ?? 'no reason given');
         throw new IpamError(cniErrorCodes.pluginNotAvailable, `the pool IPAM service on ${socket} is not ready: ${why}`);
       }
       return undefined;

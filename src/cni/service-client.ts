@@ -1,8 +1,10 @@
 /** The plugin end of the plugin/service protocol: one HTTP request over the service's unix socket. */
 import { type Stats, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { checkCompiled } from '../api/compiled-validators';
+import { InputError } from '../errors';
 import { IpamError } from '../poolipam/ipam-error';
-import { type CniErrorCode, cniErrorCodes, ipamRequestTimeoutMs } from '../poolipam/protocol';
+import { type CniErrorCode, type ErrorResponse, cniErrorCodes, ipamRequestTimeoutMs } from '../poolipam/protocol';
 
 export interface ServiceCall {
   socket: string;
@@ -14,7 +16,15 @@ export interface ServiceCall {
   timeoutMs?: number;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** `body` as an ErrorResponse (its schema: src/api/pool-ipam-protocol-schema.ts), or undefined when it is none. */
+function errorResponse(body: unknown): ErrorResponse | undefined {
+  try {
+    return checkCompiled('poolIpamErrorResponse', body);
+  } catch (err) {
+    if (err instanceof InputError) return undefined;
+    throw err;
+  }
+}
 
 const kindOf = (stats: Stats) =>
   stats.isFile() ? 'a regular file' : stats.isDirectory() ? 'a directory' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : stats.isFIFO() ? 'a FIFO' : 'not a socket';
@@ -76,9 +86,8 @@ export function callService(call: ServiceCall): Promise<unknown> {
           return reject(new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ${call.method} ${call.path} with HTTP ${res.statusCode} and a body that is not JSON: ${JSON.stringify(text.slice(0, 200))}`));
         }
         if (res.statusCode === 200) return resolve(body);
-        if (isObject(body) && typeof body.code === 'number' && typeof body.msg === 'string') {
-          return reject(new IpamError(body.code as CniErrorCode, body.msg, typeof body.details === 'string' ? body.details : undefined));
-        }
+        const error = errorResponse(body);
+        if (error) return reject(new IpamError(error.code as CniErrorCode, error.msg, error.details));
         reject(new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ${call.method} ${call.path} with HTTP ${res.statusCode} and no error: ${JSON.stringify(text.slice(0, 200))}`));
       });
     });

@@ -1,21 +1,22 @@
 /**
  * The service end of the plugin/service protocol (protocol.ts): HTTP over a unix socket that only root can
- * open, each request checked field by field before the handler sees it, each handler failure answered as
- * a CNI error; bytes that are no HTTP request, or one not received whole in time, are answered and logged
- * like any refusal. Requests are served concurrently; the handler serializes what it must.
+ * open, each request checked by its schema's validator before the handler sees it, each handler failure
+ * answered as a CNI error; bytes that are no HTTP request, or one not received whole in time, are answered
+ * and logged like any refusal. Requests are served concurrently; the handler serializes what it must.
  */
 import { chmod, lstat, mkdir, mkdtemp, rename, rm, unlink } from 'node:fs/promises';
 import { type IncomingMessage, STATUS_CODES, type ServerResponse, createServer } from 'node:http';
 import { connect } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
-import { StateError } from '../errors';
+import { checkInterfaceNameBytes } from '../api/cni-names';
+import { type ValidatorTypes, checkCompiled } from '../api/compiled-validators';
+import { InputError, StateError } from '../errors';
 import type { Logger } from '../log';
 import { IpamError } from './ipam-error';
 import { parseJsonText, quoted } from '../json-text';
 import {
-  type AddRequest, type AddResponse, type Attachment, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest,
-  type GcResponse, type IpamNetworkOptions, type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, isAbsolutePath,
-  isContainerId, isInterfaceName, isNamespaceName, isNetworkName, isObjectName,
+  type AddRequest, type AddResponse, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest, type GcResponse,
+  type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, refusalMessage,
 } from './protocol';
 
 export interface IpamHandler {
@@ -51,97 +52,27 @@ class BadRequest extends Error {
   }
 }
 
-function invalid(field: string, value: unknown, reason: string): never {
-  throw new BadRequest(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${quoted(value)})`);
-}
+/** What each request's schema cannot say: the bytes of its interface names (the schema checks their characters). */
+const interfaceNames: { [N in 'poolIpamAddRequest' | 'poolIpamCheckRequest' | 'poolIpamDelRequest' | 'poolIpamGcRequest']: (req: ValidatorTypes[N]) => [string, string][] } = {
+  poolIpamAddRequest: (req) => [['ifname', req.ifname]],
+  poolIpamCheckRequest: (req) => [['ifname', req.ifname]],
+  poolIpamDelRequest: (req) => [['ifname', req.ifname]],
+  poolIpamGcRequest: (req) => req.validAttachments.map((a, i) => [`validAttachments[${i}].ifname`, a.ifname]),
+};
 
-function object(value: unknown, field: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid(field, value, 'must be an object');
-  return value as Json;
-}
-
-function text(o: Json, key: string, prefix: string, check?: (value: string) => boolean, what = 'a non-empty string'): string {
-  const value = o[key];
-  if (typeof value !== 'string' || value === '' || (check && !check(value))) invalid(prefix + key, value, `must be ${what}`);
-  return value;
-}
-
-const optionalText = (o: Json, key: string, prefix: string, check?: (value: string) => boolean, what?: string) => (o[key] === undefined ? undefined : text(o, key, prefix, check, what));
-
-const networkName = [isNetworkName, 'a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit)'] as const;
-const namespaceName = [isNamespaceName, 'a namespace name (a DNS-1123 label)'] as const;
-const podName = [isObjectName, 'a pod name (a DNS-1123 subdomain)'] as const;
-
-function flag(o: Json, key: string, prefix: string): boolean {
-  if (typeof o[key] !== 'boolean') invalid(prefix + key, o[key], 'must be true or false');
-  return o[key] as boolean;
-}
-
-function list<T>(o: Json, key: string, prefix: string, item: (value: unknown, field: string) => T): T[] {
-  const value = o[key];
-  if (!Array.isArray(value)) invalid(prefix + key, value, 'must be a list');
-  return value.map((v, i) => item(v, `${prefix}${key}[${i}]`));
-}
-
-function poolName(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !isObjectName(value)) invalid(field, value, 'must be a pool name (a DNS-1123 subdomain)');
-  return value;
-}
-
-function attachment(o: Json, prefix = ''): Attachment {
-  return {
-    containerId: text(o, 'containerId', prefix, isContainerId, 'a CNI container id (letters, digits, "_", "." and "-", not starting with one of the last three)'),
-    ifname: text(o, 'ifname', prefix, isInterfaceName, 'an interface name (1-15 bytes, not "." or "..", no "/", ":" or white space)'),
-  };
-}
-
-function options(value: unknown): IpamNetworkOptions {
-  const o = object(value, 'options');
-  return {
-    defaultIpv4Pools: list(o, 'defaultIpv4Pools', 'options.', poolName),
-    defaultIpv6Pools: list(o, 'defaultIpv6Pools', 'options.', poolName),
-    detectConflict: flag(o, 'detectConflict', 'options.'),
-    detectGateway: flag(o, 'detectGateway', 'options.'),
-  };
-}
-
-// Keys a request does not define are ignored, not refused: during a rolling upgrade the plugin in
-// /opt/cni/bin may be a newer build than the service answering it.
-function addRequest(o: Json): AddRequest {
-  const podUid = optionalText(o, 'podUid', '');
-  return {
-    ...attachment(o),
-    network: text(o, 'network', '', ...networkName),
-    netns: text(o, 'netns', '', isAbsolutePath, 'an absolute path'),
-    podNamespace: text(o, 'podNamespace', '', ...namespaceName),
-    podName: text(o, 'podName', '', ...podName),
-    ...(podUid === undefined ? {} : { podUid }),
-    options: options(o.options),
-  };
-}
-
-function checkRequest(o: Json): CheckRequest {
-  const add = addRequest(o);
-  if (o.prevResultAddresses === undefined) return add;
-  return { ...add, prevResultAddresses: list(o, 'prevResultAddresses', '', (v, field) => (typeof v === 'string' ? v : invalid(field, v, 'must be a string'))) };
-}
-
-function delRequest(o: Json): DelRequest {
-  const podNamespace = optionalText(o, 'podNamespace', '', ...namespaceName);
-  const pod = optionalText(o, 'podName', '', ...podName);
-  return {
-    ...attachment(o),
-    network: text(o, 'network', '', ...networkName),
-    ...(podNamespace === undefined ? {} : { podNamespace }),
-    ...(pod === undefined ? {} : { podName: pod }),
-  };
-}
-
-function gcRequest(o: Json): GcRequest {
-  return {
-    network: text(o, 'network', '', ...networkName),
-    validAttachments: list(o, 'validAttachments', '', (v, field) => attachment(object(v, field), `${field}.`)),
-  };
+/**
+ * `body` checked by the request's validator (its schema: src/api/pool-ipam-protocol-schema.ts), which
+ * drops the keys the request does not define; a field it refuses is answered code 7, naming it.
+ */
+function request<N extends keyof typeof interfaceNames>(name: N, body: Json): ValidatorTypes[N] {
+  try {
+    const req = checkCompiled(name, body);
+    for (const [field, ifname] of interfaceNames[name](req)) checkInterfaceNameBytes(field, ifname);
+    return req;
+  } catch (err) {
+    if (err instanceof InputError) throw new BadRequest(cniErrorCodes.invalidNetworkConfig, refusalMessage(err));
+    throw err;
+  }
 }
 
 interface Route {
@@ -152,10 +83,10 @@ interface Route {
 }
 
 const routes: Record<string, Route> = {
-  [ipamPaths.add]: { method: 'POST', command: 'ADD', call: (h, body) => h.add(addRequest(body)) },
-  [ipamPaths.check]: { method: 'POST', command: 'CHECK', call: async (h, body) => (await h.check(checkRequest(body)), {}) },
-  [ipamPaths.del]: { method: 'POST', command: 'DEL', call: async (h, body) => (await h.del(delRequest(body)), {}) },
-  [ipamPaths.gc]: { method: 'POST', command: 'GC', call: (h, body) => h.gc(gcRequest(body)) },
+  [ipamPaths.add]: { method: 'POST', command: 'ADD', call: (h, body) => h.add(request('poolIpamAddRequest', body)) },
+  [ipamPaths.check]: { method: 'POST', command: 'CHECK', call: async (h, body) => (await h.check(request('poolIpamCheckRequest', body)), {}) },
+  [ipamPaths.del]: { method: 'POST', command: 'DEL', call: async (h, body) => (await h.del(request('poolIpamDelRequest', body)), {}) },
+  [ipamPaths.gc]: { method: 'POST', command: 'GC', call: (h, body) => h.gc(request('poolIpamGcRequest', body)) },
   [ipamPaths.status]: { method: 'GET', command: 'STATUS', call: (h) => h.status() },
 };
 

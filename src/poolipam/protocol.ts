@@ -5,8 +5,9 @@
  * the service's, so a plugin binary never needs an API server credential.
  *
  * A 200 answer carries the call's response type (`{}` for check and del); every other status carries an
- * ErrorResponse. This module is loaded by the plugin at every CNI call: node built-ins at most, no packages.
+ * ErrorResponse. This module is loaded by the plugin at every CNI call: no packages.
  */
+import type { InputError } from '../errors';
 
 export const defaultIpamSocket = '/run/strait/ipam.sock';
 
@@ -20,101 +21,18 @@ export const ipamPaths = { add: '/v1/add', check: '/v1/check', del: '/v1/del', g
 export const ipamRequestTimeoutMs = 30_000;
 
 /*
- * The checks of what the plugin and the service read from outside, shared by both ends: the plugin checks
- * the runtime's input with them, the service checks every request again (anything can write the socket).
+ * The documents both ends read are declared once, as schemas (src/api/pool-ipam-protocol-schema.ts, the
+ * network configuration's in src/api/cni-network-config-schema.ts), and checked by the validators the build
+ * compiled from them: the plugin checks the runtime's input, the service checks every request again
+ * (anything can write the socket). The names' rules: src/api/cni-names.ts.
  */
+export type {
+  AddRequest, AddResponse, AllocatedIp, AllocatedRoute, Attachment, CheckRequest, DelRequest, ErrorResponse, GcRequest, GcResponse,
+  IpamNetworkOptions, StatusResponse,
+} from '../api/pool-ipam-protocol-schema';
 
-/** A Kubernetes object name (DNS-1123 subdomain): a pool's, a pod's. */
-export const isObjectName = (name: string) => name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
-
-/** A namespace's name (DNS-1123 label). */
-export const isNamespaceName = (name: string) => name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name);
-
-/** A CNI network's name, as the spec allows it. */
-export const isNetworkName = (name: string) => /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name);
-
-/** A path to open: absolute, without NUL (the kernel would open the shorter path before it). */
-export const isAbsolutePath = (path: string) => path.startsWith('/') && !path.includes('\u0000');
-
-/** CNI_CONTAINERID as the spec allows it (and libcni's skel checks it). */
-export const isContainerId = (id: string) => /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(id);
-
-/** CNI_IFNAME as Linux allows it: 1-15 bytes, not "." nor "..", no "/", ":" or white space. */
-export const isInterfaceName = (name: string) => Buffer.byteLength(name) <= 15 && name !== '' && name !== '.' && name !== '..' && !/[/:\s]/.test(name);
-
-/** The IPAM section of the network configuration, as the plugin forwards it (checked by both sides). */
-export interface IpamNetworkOptions {
-  /** Pools tried when no annotation names any (rule 4), in order. */
-  defaultIpv4Pools: string[];
-  defaultIpv6Pools: string[];
-  /** ARP/NDP probe for the chosen address before ADD returns; per pool `spec.detectConflict` overrides. */
-  detectConflict: boolean;
-  /** ARP/NDP probe of the pool's gateway before ADD returns; per pool `spec.detectGateway` overrides. */
-  detectGateway: boolean;
-}
-
-/** One attachment: what CNI identifies it by (containerId + ifname, within a network name). */
-export interface Attachment {
-  containerId: string;
-  ifname: string;
-}
-
-export interface AddRequest extends Attachment {
-  /** The network configuration's `name` (a Multus NetworkAttachmentDefinition's too: pools' `multusName`). */
-  network: string;
-  /** CNI_NETNS: where the probes are sent from (the interface `ifname` exists there, maybe down). */
-  netns: string;
-  /** From CNI_ARGS (K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID; the uid may be absent on old runtimes). */
-  podNamespace: string;
-  podName: string;
-  podUid?: string;
-  options: IpamNetworkOptions;
-}
-
-export interface CheckRequest extends AddRequest {
-  /** The `address` of each of `prevResult.ips` (what the runtime holds from ADD); absent without prevResult. */
-  prevResultAddresses?: string[];
-}
-
-export interface DelRequest extends Attachment {
-  network: string;
-  podNamespace?: string;
-  podName?: string;
-}
-
-export interface GcRequest {
-  network: string;
-  /** `cni.dev/valid-attachments`: every allocation of `network` not listed here is released. */
-  validAttachments: Attachment[];
-}
-
-/** One address given to the attachment: `address` with its prefix length (CNI's ipConfig). */
-export interface AllocatedIp {
-  address: string;
-  gateway?: string;
-  pool: string;
-  vlan?: number;
-}
-
-export interface AllocatedRoute {
-  dst: string;
-  gw?: string;
-}
-
-export interface AddResponse {
-  ips: AllocatedIp[];
-  routes: AllocatedRoute[];
-}
-
-export interface GcResponse {
-  released: string[];
-}
-
-export interface StatusResponse {
-  /** False while the informers are not synced: STATUS answers code 50 (the plugin is not available). */
-  ready: boolean;
-  message?: string;
-}
+/** A refused field as both ends word it in a CNI error: `field: missing`, or `field: reason (got value)`. */
+export const refusalMessage = (err: InputError) => (err.value === undefined ? `${err.field}: missing` : err.message);
 
 /**
  * CNI error codes (spec 1.1.0 "Error"): 1-99 are the spec's, 100+ are Strait's. Every error carries a
@@ -149,10 +67,3 @@ export const cniErrorCodes = {
 } as const;
 
 export type CniErrorCode = (typeof cniErrorCodes)[keyof typeof cniErrorCodes];
-
-/** The body of every non-2xx answer of the service; the plugin prints it as the CNI error. */
-export interface ErrorResponse {
-  code: number;
-  msg: string;
-  details?: string;
-}

@@ -21,7 +21,7 @@ const invalid: [string, object, string][] = [
   ['no ipam object', network({}, { ipam: undefined }), 'ipam: missing'],
   ['an ipam that is not an object', network({}, { ipam: ['strait-ipam'] }), 'ipam: must be an object (got ["strait-ipam"])'],
   ['no network name', network({}, { name: undefined }), 'name: missing'],
-  ['a network name with a character CNI does not allow', network({}, { name: 'under lay' }), 'name: must be a network name (letters, digits, "_", "." and "-", starting with a letter or digit) (got "under lay")'],
+  ['a network name with a character CNI does not allow', network({}, { name: 'under lay' }), 'name: must be a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit) (got "under lay")'],
 ];
 
 describe('strait-ipam network configuration', () => {

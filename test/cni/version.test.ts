@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cniError, pluginPath, runStraitIpam } from './plugin-process';
 
 // No service runs: a version the plugin let through would end in code 11, not 1.
@@ -38,5 +40,25 @@ describe('strait-ipam versions', () => {
       require(${JSON.stringify(pluginPath)});
     `], { encoding: 'utf8', env: { CNI_COMMAND: 'VERSION' } });
     assert.deepEqual({ status, loaded: JSON.parse(stderr) }, { status: 0, loaded: [] });
+  });
+
+  // The plugin is copied to hosts without node_modules (src/cni/install.ts): what it checks its input and
+  // the service's answers with (the build's validators, src/api/write-validators.ts) must load no package.
+  it('checks what it reads with validators that load no package either', () => {
+    const config = { cniVersion: '1.1.0', ...network, prevResult: { ips: [{ address: '10.6.0.2/24' }] }, 'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'net1' }] };
+    const attachment = { CNI_CONTAINERID: 'c1', CNI_NETNS: '/var/run/netns/cni-1', CNI_IFNAME: 'net1', CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=web-0' };
+    for (const command of ['ADD', 'CHECK', 'DEL', 'GC', 'STATUS']) {
+      const { status, stderr } = spawnSync(process.execPath, ['-e', `
+        process.on('exit', () => process.stderr.write(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('/node_modules/')))));
+        require(${JSON.stringify(pluginPath)});
+      `], { encoding: 'utf8', env: { CNI_COMMAND: command, ...attachment }, input: JSON.stringify(config) });
+      // No service runs: each command gets as far as connecting, its input checked.
+      assert.deepEqual({ command, status, loaded: JSON.parse(stderr) }, { command, status: 1, loaded: [] });
+    }
+    // And those of the service's answers, which no service answers here: no format, no length keyword.
+    const generated = join(__dirname, '../../src/api/generated-validators');
+    for (const name of ['cniNetworkConfig', 'cniPrevResult', 'cniValidAttachments', 'poolIpamAddResponse', 'poolIpamStatusResponse', 'poolIpamErrorResponse']) {
+      assert.doesNotMatch(readFileSync(join(generated, `${name}.js`), 'utf8'), /require\(/, name);
+    }
   });
 });

@@ -21,6 +21,7 @@ const formatSamples: Record<string, string> = {
 const patternSamples: Record<string, string> = {
   '^[0-9a-f]{16}$': '0123456789abcdef',
   '^[0-9a-fA-F:.]+(-[0-9a-fA-F:.]+)?$': '10.0.0.1-10.0.0.9',
+  '^/[^\\u0000]*$': '/run/strait/ipam.sock',
 };
 
 export function fullDocument(schema: Schema): unknown {

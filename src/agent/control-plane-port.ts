@@ -72,7 +72,7 @@ export interface KubernetesControlPlane {
   leaseIntervalMs: number;
   /** How often an unchanged status is written anyway. */
   statusRefreshMs: number;
-  /** The node's pool IPAM service (src/poolipam/service), with the same kubeconfig and node; none: not served. */
+  /** The node's pool IPAM service (src/pool-ipam/service), with the same kubeconfig and node; none: not served. */
   poolIpam?: PoolIpamOptions;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The documents of the pool IPAM's plugin/service protocol (src/poolipam/protocol.ts): the requests the
+ * The documents of the pool IPAM's plugin/service protocol (src/pool-ipam/protocol.ts): the requests the
  * service reads on its socket, the answers the plugin reads, and the names and switches the plugin takes
  * from the CNI network configuration to forward (cni-network-config-schema.ts). Each field says in its
  * `mustBe` what a refusal of it reads (schema-errors.ts), in the CNI errors' words.

@@ -15,7 +15,7 @@ import { InputError } from '../errors';
 import { netnsPath } from '../kernel/netns';
 import { createLogger } from '../log';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
-import { defaultIpamSocket } from '../poolipam/protocol';
+import { defaultIpamSocket } from '../pool-ipam/protocol';
 import { defaultProbeCachePath } from '../probe/probe-cache';
 import { type MetricsFlags, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
 import { optionsWithFlagsFile } from './flags-file';

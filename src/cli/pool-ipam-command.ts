@@ -10,7 +10,7 @@ import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { installPlugin } from '../cni/install';
 import { createLogger } from '../log';
-import { defaultIpamSocket } from '../poolipam/protocol';
+import { defaultIpamSocket } from '../pool-ipam/protocol';
 import { jsonAction } from './output';
 
 function seconds(field: string, text: string): number {
@@ -40,7 +40,7 @@ export function registerPoolIpamCommands(program: Command): void {
       const additionalGraceDelayMs = seconds('--gc-grace-delay', opts.gcGraceDelay);
       const log = createLogger('pool-ipam');
       // The Kubernetes client is loaded by the command that uses it: every other strait start skips its quarter second.
-      const [{ loadKubeConfig }, { startPoolIpamService }] = await Promise.all([import('../k8s/kubeconfig'), import('../poolipam/service/pool-ipam-service')]);
+      const [{ loadKubeConfig }, { startPoolIpamService }] = await Promise.all([import('../k8s/kubeconfig'), import('../pool-ipam/service/pool-ipam-service')]);
       const service = await startPoolIpamService({ kubeConfig: loadKubeConfig(kubeconfig === undefined ? {} : { file: kubeconfig }), node, socket: opts.socket, log, gcIntervalMs, gc: { additionalGraceDelayMs } });
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', resolve);

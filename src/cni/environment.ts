@@ -1,8 +1,8 @@
 /** What the runtime tells the plugin in its environment (CNI spec "Parameters"), checked. */
 import { isAbsolutePath, isContainerId, isInterfaceName, isNamespaceName, isObjectName } from '../api/cni-names';
-import { IpamError } from '../poolipam/ipam-error';
+import { IpamError } from '../pool-ipam/ipam-error';
 import { quoted } from '../json-text';
-import { cniErrorCodes } from '../poolipam/protocol';
+import { cniErrorCodes } from '../pool-ipam/protocol';
 
 export const cniCommands = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'] as const;
 export type CniCommand = (typeof cniCommands)[number];

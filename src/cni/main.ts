@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `strait-ipam`, the CNI IPAM plugin of Strait's pool IPAM (installed to /opt/cni/bin). It runs once per
- * CNI call, so it loads node built-ins, the small modules of src/cni and src/poolipam/protocol, and the
+ * CNI call, so it loads node built-ins, the small modules of src/cni and src/pool-ipam/protocol, and the
  * validators the build compiled for what it reads (no TypeBox, no ajv compiler: test/cli/start-up.test.ts).
  */
 import { runPlugin } from './plugin';

@@ -9,9 +9,9 @@ import type { CniNetworkConfigDocument } from '../api/cni-network-config-schema'
 import { type ValidatorTypes, checkCompiled } from '../api/compiled-validators';
 import { UnknownFieldError } from '../api/schema-errors';
 import { InputError } from '../errors';
-import { IpamError } from '../poolipam/ipam-error';
+import { IpamError } from '../pool-ipam/ipam-error';
 import { parseJsonText, quoted } from '../json-text';
-import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, refusalMessage } from '../poolipam/protocol';
+import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, refusalMessage } from '../pool-ipam/protocol';
 
 export const supportedCniVersions = ['1.0.0', '1.1.0'];
 export const latestCniVersion = '1.1.0';

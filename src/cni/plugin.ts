@@ -5,8 +5,8 @@
  */
 import { type ValidatorTypes, checkCompiled } from '../api/compiled-validators';
 import { InputError } from '../errors';
-import { IpamError } from '../poolipam/ipam-error';
-import { type CniErrorCode, cniErrorCodes, ipamPaths } from '../poolipam/protocol';
+import { IpamError } from '../pool-ipam/ipam-error';
+import { type CniErrorCode, cniErrorCodes, ipamPaths } from '../pool-ipam/protocol';
 import { type CniCommand, attachmentEnvironment, cniCommand, podArguments } from './environment';
 import { type NetworkConfig, decodeNetworkConfig, latestCniVersion, parseNetworkConfig, prevResultAddresses, validAttachments, versionResult } from './network-config';
 import { callService } from './service-client';

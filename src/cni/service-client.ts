@@ -3,8 +3,8 @@ import { type Stats, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { checkCompiled } from '../api/compiled-validators';
 import { InputError } from '../errors';
-import { IpamError } from '../poolipam/ipam-error';
-import { type CniErrorCode, type ErrorResponse, cniErrorCodes, ipamRequestTimeoutMs } from '../poolipam/protocol';
+import { IpamError } from '../pool-ipam/ipam-error';
+import { type CniErrorCode, type ErrorResponse, cniErrorCodes, ipamRequestTimeoutMs } from '../pool-ipam/protocol';
 
 export interface ServiceCall {
   socket: string;

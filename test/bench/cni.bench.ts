@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { group, version } from '../../src/api/resource-names';
 import { ip } from '../../src/kernel/command';
-import { type PoolIpamFixture, poolIpamFixture } from '../poolipam/fixture';
+import { type PoolIpamFixture, poolIpamFixture } from '../pool-ipam/fixture';
 import { type CniOutcome, type PodAttachment, addressesIn } from '../support/cni';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { waitFor } from '../support/wait';

@@ -1,6 +1,6 @@
 /** A pool IPAM handler for tests of the protocol: records every call and answers what the test set. */
-import type { IpamHandler } from '../../src/poolipam/ipam-server';
-import type { AddRequest, AddResponse, CheckRequest, DelRequest, GcRequest, GcResponse, StatusResponse } from '../../src/poolipam/protocol';
+import type { IpamHandler } from '../../src/pool-ipam/ipam-server';
+import type { AddRequest, AddResponse, CheckRequest, DelRequest, GcRequest, GcResponse, StatusResponse } from '../../src/pool-ipam/protocol';
 
 export type Recorded =
   | { command: 'ADD'; request: AddRequest }

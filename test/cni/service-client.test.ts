@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { type Server, type Socket, createServer } from 'node:net';
 import { join } from 'node:path';
 import { callService } from '../../src/cni/service-client';
-import { IpamError } from '../../src/poolipam/ipam-error';
+import { IpamError } from '../../src/pool-ipam/ipam-error';
 import { socketDir } from './socket-files';
 
 /** A server on the socket that does `onRequest` with each connection once the request is in. */

@@ -2,18 +2,18 @@
  * Fuzz: `strait-ipam`'s input, what a CNI runtime gives it: the environment (CNI_COMMAND,
  * CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME, CNI_ARGS, CNI_PATH) and the network configuration on stdin.
  * Each input runs the built plugin as a process, as a runtime runs it, against the node's pool IPAM
- * service (test/poolipam/fuzz-node.ts). Accepted, or refused with a CNI error whose code is CNI's or
+ * service (test/pool-ipam/fuzz-node.ts). Accepted, or refused with a CNI error whose code is CNI's or
  * Strait's (never 5, an I/O failure) and whose message names the field or value that changed; nothing
  * on stderr, no error or stack in the service's log, and a refusal leaves every IPClaim and Endpoint.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
-import { defaultIpamSocket } from '../../src/poolipam/protocol';
+import { defaultIpamSocket } from '../../src/pool-ipam/protocol';
 import { cannotRunHere, requireRoot, uniqueName } from '../support/kernel';
 import { type FuzzSurface, type Verdict, accepted, documentTexts, fuzzSurface, refused, trickyStrings } from '../support/fuzz';
 import { runStraitIpam } from '../cni/plugin-process';
-import { type Changes, type FuzzNode, assertNamesChange, assertRefusalCode, changesOf, fuzzNode } from '../poolipam/fuzz-node';
+import { type Changes, type FuzzNode, assertNamesChange, assertRefusalCode, changesOf, fuzzNode } from '../pool-ipam/fuzz-node';
 
 /** Changes: the variables and configuration paths that differ from a valid call, and the strings they now hold. */
 interface PluginInput extends Changes {

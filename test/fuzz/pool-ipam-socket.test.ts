@@ -1,9 +1,9 @@
 /**
- * Fuzz: the pool IPAM service's unix socket (src/poolipam/protocol.ts), which anything running as root
+ * Fuzz: the pool IPAM service's unix socket (src/pool-ipam/protocol.ts), which anything running as root
  * on the node can write: requests whose bodies are malformed, of wrong types, cut short or not JSON;
  * unknown paths and methods; frames that are not HTTP, headers too large, bodies longer than declared
  * or than the service reads, chunks that lie; a client that connects and sends nothing, or hangs up
- * mid-request. Raw bytes over the real socket of the node's service (test/poolipam/fuzz-node.ts).
+ * mid-request. Raw bytes over the real socket of the node's service (test/pool-ipam/fuzz-node.ts).
  *
  * Every input is answered (an ErrorResponse with a CNI or Strait code, never 5, whose message names the
  * field or the part of the request) or, when the client hung up, refused in the service's log in the
@@ -12,11 +12,11 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ipamPaths } from '../../src/poolipam/protocol';
+import { ipamPaths } from '../../src/pool-ipam/protocol';
 import { type After, exchange, frame } from '../cni/raw-http';
 import { requireRoot } from '../support/kernel';
 import { type FuzzSurface, type Verdict, accepted, documentTexts, fuzzSurface, refused } from '../support/fuzz';
-import { type Changes, type FuzzNode, assertNamesChange, assertRefusalCode, changesOf, fuzzNode } from '../poolipam/fuzz-node';
+import { type Changes, type FuzzNode, assertNamesChange, assertRefusalCode, changesOf, fuzzNode } from '../pool-ipam/fuzz-node';
 
 /** Changes: the fields that differ from a valid request, and the strings they now hold. */
 interface SocketInput extends Changes {

@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { group, version } from '../../src/api/resource-names';
-import { addCheckDel } from '../poolipam/add-check-del';
-import { type PoolIpamFixture, poolIpamFixture } from '../poolipam/fixture';
+import { addCheckDel } from '../pool-ipam/add-check-del';
+import { type PoolIpamFixture, poolIpamFixture } from '../pool-ipam/fixture';
 import { type ChartObject, applyChartRbac, chartAgentUser, chartNamespace, renderChart } from '../support/chart';
 import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';

@@ -8,7 +8,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log';
-import { serveIpam } from '../../src/poolipam/ipam-server';
+import { serveIpam } from '../../src/pool-ipam/ipam-server';
 import { RecordingHandler } from '../cni/recording-handler';
 import { type ChartObject, renderChart } from '../support/chart';
 import { kernelFeatures, requireCommands, requireRoot, uniqueName } from '../support/kernel';

@@ -2,8 +2,8 @@
  * strait-ipam under Debian's real ipvlan plugin: in the VM (@vm-kernel), since the usual test machine's
  * kernel has no ipvlan (CONFIG_IPVLAN off); the same test as macvlan's and bridge's on the host.
  */
-import { addCheckDel } from '../poolipam/add-check-del';
-import { type PoolIpamFixture, poolIpamFixture } from '../poolipam/fixture';
+import { addCheckDel } from '../pool-ipam/add-check-del';
+import { type PoolIpamFixture, poolIpamFixture } from '../pool-ipam/fixture';
 import { requireRoot } from '../support/kernel';
 
 describe('strait-ipam chained under the real ipvlan plugin @vm-kernel', function () {

@@ -5,7 +5,7 @@
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../../k8s/kubeconfig';
 import type { Logger } from '../../log';
-import { type PoolIpamService, startPoolIpamService } from '../../poolipam/service/pool-ipam-service';
+import { type PoolIpamService, startPoolIpamService } from '../../pool-ipam/service/pool-ipam-service';
 import type { ControlPlane, KubernetesControlPlane } from '../control-plane-port';
 import { KubernetesSpecSource } from './spec-source';
 import { KubernetesStatusSink } from './status-sink';

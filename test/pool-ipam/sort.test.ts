@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { Pool } from '../../src/poolipam/model';
-import { sortPools } from '../../src/poolipam/sort';
+import type { Pool } from '../../src/pool-ipam/model';
+import { sortPools } from '../../src/pool-ipam/sort';
 import { pool } from './fixtures';
 
 const selector = { matchLabels: { any: 'x' } };

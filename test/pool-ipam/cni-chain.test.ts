@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { ip } from '../../src/kernel/command';
 import { createLogger } from '../../src/log';
-import { startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';
+import { startPoolIpamService } from '../../src/pool-ipam/service/pool-ipam-service';
 import { requireRoot } from '../support/kernel';
 import { neighbours } from '../support/cni';
 import { waitFor } from '../support/wait';

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseIp } from '../../src/net/cidr';
-import type { Claim } from '../../src/poolipam/claim';
-import { type GcEndpoint, type GcInput, type GcPod, type GcSettings, planGarbageCollection } from '../../src/poolipam/gc-plan';
+import type { Claim } from '../../src/pool-ipam/claim';
+import { type GcEndpoint, type GcInput, type GcPod, type GcSettings, planGarbageCollection } from '../../src/pool-ipam/gc-plan';
 
 const now = Date.parse('2025-03-01T12:00:00Z');
 const minutesAgo = (m: number) => now - m * 60_000;

@@ -5,7 +5,7 @@ import { InputError } from '../../src/errors';
 import { CommandError, ip, nft, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { parseIp } from '../../src/net/cidr';
-import { probeAddress } from '../../src/poolipam/address-probe';
+import { probeAddress } from '../../src/pool-ipam/address-probe';
 import { requireCommands, requireRoot, uniqueName } from '../support/kernel';
 
 /** Set on the links, so the expected answers are literals. */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { group, version } from '../../src/api/resource-names';
-import type { GcPlan, GcSettings } from '../../src/poolipam/gc-plan';
+import type { GcPlan, GcSettings } from '../../src/pool-ipam/gc-plan';
 import { requireRoot } from '../support/kernel';
 import { waitFor } from '../support/wait';
 import { type PoolIpamFixture, poolIpamFixture } from './fixture';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatIp } from '../../src/net/cidr';
-import { type AddressUse, fnv1a64, pickAddress, poolSize, startOffset } from '../../src/poolipam/pick-address';
+import { type AddressUse, fnv1a64, pickAddress, poolSize, startOffset } from '../../src/pool-ipam/pick-address';
 import { pool, ranges } from './fixtures';
 
 const none: AddressUse = { taken: [], reserved: [], pending: [] };

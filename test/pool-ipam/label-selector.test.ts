@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError } from '../../src/errors';
-import { formatSelector, parseLabelSelector, selectorMatches } from '../../src/poolipam/label-selector';
-import type { LabelSelector } from '../../src/poolipam/model';
+import { formatSelector, parseLabelSelector, selectorMatches } from '../../src/pool-ipam/label-selector';
+import type { LabelSelector } from '../../src/pool-ipam/model';
 
 const node = { zone: 'east', 'topology.kubernetes.io/rack': 'r1', gpu: '' };
 const refusedAt = (field: string, pattern: RegExp) => (err: unknown) => err instanceof InputError && err.field === field && pattern.test(err.message);

@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { AddRequest } from '../../src/poolipam/protocol';
+import type { AddRequest } from '../../src/pool-ipam/protocol';
 import { createLogger } from '../../src/log';
-import { startOffset } from '../../src/poolipam/pick-address';
-import { type PoolIpamService, startPoolIpamService } from '../../src/poolipam/service/pool-ipam-service';
+import { startOffset } from '../../src/pool-ipam/pick-address';
+import { type PoolIpamService, startPoolIpamService } from '../../src/pool-ipam/service/pool-ipam-service';
 import { requireRoot } from '../support/kernel';
 import { captureLog } from '../support/log-capture';
 import { waitFor } from '../support/wait';

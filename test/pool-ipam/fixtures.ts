@@ -1,7 +1,7 @@
 /** Pools and pods written the way an operator writes them (text addresses), for the pool IPAM core's tests. */
 import { parseCidr, parseIp } from '../../src/net/cidr';
-import { normalizeRanges, parseIpRanges } from '../../src/poolipam/ip-ranges';
-import type { IpRange, Pool, PodContext, Subnet } from '../../src/poolipam/model';
+import { normalizeRanges, parseIpRanges } from '../../src/pool-ipam/ip-ranges';
+import type { IpRange, Pool, PodContext, Subnet } from '../../src/pool-ipam/model';
 
 export type PoolText = Partial<Omit<Pool, 'subnet' | 'ips' | 'excludeIps' | 'gateway'>> & { subnet?: string; ips?: string[]; excludeIps?: string[]; gateway?: string };
 

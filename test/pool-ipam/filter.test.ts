@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { type FilterResult, filterPools } from '../../src/poolipam/filter';
-import type { Pool, PodContext } from '../../src/poolipam/model';
-import { type AddressUse, pickAddress } from '../../src/poolipam/pick-address';
+import { type FilterResult, filterPools } from '../../src/pool-ipam/filter';
+import type { Pool, PodContext } from '../../src/pool-ipam/model';
+import { type AddressUse, pickAddress } from '../../src/pool-ipam/pick-address';
 import { type PoolText, pod, pool, ranges } from './fixtures';
 
 const nothingUsed: AddressUse = { taken: [], reserved: [], pending: [] };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applicationPoolName, carvePool } from '../../src/poolipam/application-pool';
-import { formatIpRanges } from '../../src/poolipam/ip-ranges';
+import { applicationPoolName, carvePool } from '../../src/pool-ipam/application-pool';
+import { formatIpRanges } from '../../src/pool-ipam/ip-ranges';
 import { ranges, subnet } from './fixtures';
 
 const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'web', uid: 'uid-sts-web' };

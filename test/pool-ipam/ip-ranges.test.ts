@@ -12,8 +12,8 @@ import {
   rangesContain,
   rangesOfAddresses,
   subtractRanges,
-} from '../../src/poolipam/ip-ranges';
-import type { IpRange } from '../../src/poolipam/model';
+} from '../../src/pool-ipam/ip-ranges';
+import type { IpRange } from '../../src/pool-ipam/model';
 import { ranges } from './fixtures';
 
 const v4 = parseCidr('spec.subnet', '10.6.0.0/24');

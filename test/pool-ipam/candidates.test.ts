@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError } from '../../src/errors';
-import { candidatePools } from '../../src/poolipam/candidates';
-import type { PodContext } from '../../src/poolipam/model';
+import { candidatePools } from '../../src/pool-ipam/candidates';
+import type { PodContext } from '../../src/pool-ipam/model';
 import { pod, pool } from './fixtures';
 
 const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'web', uid: 'uid-sts-web' };

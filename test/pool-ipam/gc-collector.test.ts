@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { createLogger } from '../../src/log';
 import { parseIp } from '../../src/net/cidr';
-import type { Claim } from '../../src/poolipam/claim';
-import { defaultGcSettings } from '../../src/poolipam/gc-plan';
-import type { Allocator } from '../../src/poolipam/service/allocator';
-import type { PoolIpamView } from '../../src/poolipam/service/cluster-view';
-import { GarbageCollector } from '../../src/poolipam/service/garbage-collector';
+import type { Claim } from '../../src/pool-ipam/claim';
+import { defaultGcSettings } from '../../src/pool-ipam/gc-plan';
+import type { Allocator } from '../../src/pool-ipam/service/allocator';
+import type { PoolIpamView } from '../../src/pool-ipam/service/cluster-view';
+import { GarbageCollector } from '../../src/pool-ipam/service/garbage-collector';
 
 /**
  * A collector over one claim of StatefulSet pod shop/db-1 on node-a, and a set db of `replicas`. Each

@@ -35,7 +35,7 @@ import { EndpointWriter } from './endpoint-writer';
 import { PerKeySerializer } from './per-key-serializer';
 import { probeFailure } from './probe-failure';
 
-/** Sends the ARP/NDP probes (src/poolipam/address-probe.ts); a parameter so the service can run without the native addon in pure tests. */
+/** Sends the ARP/NDP probes (src/pool-ipam/address-probe.ts); a parameter so the service can run without the native addon in pure tests. */
 export type AddressProber = (probe: { netns: string; ifname: string; address: Ip }) => Promise<{ answered: boolean; mac?: string }>;
 
 export interface AllocatorOptions {

@@ -26,7 +26,7 @@ function censor(value: unknown): unknown {
  * line as written, so nothing escapes it: a child logger's bindings, a serializer's output, a toJSON.
  * Lines without such a key (nearly all) pass untouched.
  */
-export function redactLine(line: string): string {
+function redactLine(line: string): string {
   if (!secretNameInJson.test(line)) return line;
   return `${JSON.stringify(censor(JSON.parse(line)))}\n`;
 }

@@ -15,11 +15,11 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 
-export const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
+const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
 export type EchoMode = (typeof echoModes)[number];
 
 /** The datagram of `frag`: larger than two 1500-byte frames. */
-export const fragmentedSize = 3000;
+const fragmentedSize = 3000;
 
 /** `pmtu-tcp`: how much, in writes of how much. */
 export const bulkSize = 4 << 20;
@@ -102,7 +102,7 @@ export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number
   });
 }
 
-export interface StreamResult {
+interface StreamResult {
   ok: boolean;
   sent: number;
   echoed: number;
@@ -113,7 +113,7 @@ export interface StreamResult {
  * One TCP connection kept busy for `durationMs`: a 512-byte chunk every 5 ms, every byte must come back
  * and the connection must never break (what an agent restart must not disturb).
  */
-export function stream(to: string, port: number, durationMs: number): Promise<StreamResult> {
+function stream(to: string, port: number, durationMs: number): Promise<StreamResult> {
   return new Promise((resolve) => {
     const socket = connect({ host: to, port });
     let sent = 0;

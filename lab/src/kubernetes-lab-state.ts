@@ -22,7 +22,7 @@ interface Listed {
 }
 
 /** Reflections of a hub from its NatMappings, in the form the standalone controller writes them. */
-export function reflectionsOf(topology: LabTopology, hub: NodeDataplaneSpec, natMappings: readonly NatMappingSpec[]): Reflection[] {
+function reflectionsOf(topology: LabTopology, hub: NodeDataplaneSpec, natMappings: readonly NatMappingSpec[]): Reflection[] {
   const reflections: Reflection[] = [];
   for (const m of natMappings) {
     const endpoint = parseIp('endpointAddress', m.endpointAddress);

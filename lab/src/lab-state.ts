@@ -14,7 +14,7 @@ import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';
 
 /** The standalone lab: the files the controllers and agents write in the run directory. */
-export class RunDirLabState implements LabState {
+class RunDirLabState implements LabState {
   constructor(private readonly runDir: string) {}
 
   async read(cluster: LabCluster): Promise<ClusterState> {

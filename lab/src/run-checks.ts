@@ -18,7 +18,7 @@ export interface CheckResult extends TrafficCheck {
 const echoClient = join(__dirname, 'echo-client.js');
 
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
-export const pingCount = 3;
+const pingCount = 3;
 
 /**
  * How long the bulk echo of `pmtu-tcp` waits for the next echoed byte (a stalled stream fails; see

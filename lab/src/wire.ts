@@ -31,7 +31,7 @@ const publicAddresses = (topology: LabTopology, cluster: string) =>
 const counterName = (kind: 'esp' | 'clear' | 'frag', [a, b]: [string, string]) => `${kind}_${a}_${b}`;
 
 /** The public bridge's counters (pure). */
-export function wireRuleset(topology: LabTopology): string {
+function wireRuleset(topology: LabTopology): string {
   const lines = [`table bridge ${table} {`];
   for (const p of topology.peerings) lines.push(`\tcounter ${counterName('esp', p)} {}`, `\tcounter ${counterName('clear', p)} {}`, `\tcounter ${counterName('frag', p)} {}`);
   lines.push('\tchain forward {', '\t\ttype filter hook forward priority 0; policy accept;');
@@ -50,7 +50,7 @@ export function wireRuleset(topology: LabTopology): string {
 }
 
 /** An underlay bridge's counters (pure): every IPv4 packet, and the fragments among them. */
-export function underlayRuleset(): string {
+function underlayRuleset(): string {
   return [
     `table bridge ${table} {`,
     '\tcounter underlay_ipv4 {}',

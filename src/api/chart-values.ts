@@ -39,7 +39,7 @@ const component = {
   extraEnv: FreeList('Extra environment variables (EnvVar objects).'),
 };
 
-export const ChartValuesSchema = Strict({
+const ChartValuesSchema = Strict({
   nameOverride: Type.String(),
   fullnameOverride: Type.String(),
   commonLabels: Type.Record(Type.String(), Type.String()),

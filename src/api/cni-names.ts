@@ -31,7 +31,6 @@ const matches = (pattern: string) => {
 
 export const isObjectName = matches(objectNamePattern);
 export const isNamespaceName = matches(namespaceNamePattern);
-export const isNetworkName = matches(networkNamePattern);
 export const isContainerId = matches(containerIdPattern);
 export const isAbsolutePath = matches(absolutePathPattern);
 
@@ -40,7 +39,7 @@ export const isAbsolutePath = matches(absolutePathPattern);
  * checks the characters; the bytes, which no pattern counts, checkInterfaceNameBytes.
  */
 export const interfaceNamePattern = '^(?!\\.\\.?$)[^/:\\s]{1,15}$';
-export const maxInterfaceNameBytes = 15;
+const maxInterfaceNameBytes = 15;
 export const interfaceNameWords = 'an interface name (1-15 bytes, not "." or "..", no "/", ":" or white space)';
 
 const interfaceNameCharacters = matches(interfaceNamePattern);

@@ -12,7 +12,7 @@ import { AbsolutePath, ContainerId, Flag, InterfaceName, NetworkName, PoolList, 
 import { List } from './schema';
 
 /** Strict: a key strait-ipam does not know is refused. */
-export const CniIpamSchema = Type.Object(
+const CniIpamSchema = Type.Object(
   {
     // Not empty: no `minLength`, which needs a helper of ajv's the plugin cannot load (cni-names.ts).
     type: Type.Optional(Type.String({ not: { const: '' }, ...mustBe("the plugin's name") })),

@@ -49,9 +49,9 @@ export interface ControllerConfig {
   tunnelMTU?: number;
 }
 
-export const defaultRunDir = '/run/strait/lab';
+const defaultRunDir = '/run/strait/lab';
 export const defaultHeartbeatTimeout = 1.5;
-export const defaultInterval = 0.2;
+const defaultInterval = 0.2;
 /** A person labels the candidates (`kubectl label node n1 strait.io/gateway-candidate=true`). */
 export const defaultGatewayNodeSelector: Readonly<Record<string, string>> = { 'strait.io/gateway-candidate': 'true' };
 

@@ -15,7 +15,7 @@ export const ControllerStatusSchema = Strict({
   time: Type.String({ format: 'date-time' }),
 });
 
-export const ReflectionSchema = Strict({
+const ReflectionSchema = Strict({
   to: ClusterIdText({ description: 'The peer the endpoint is reflected to.' }),
   fromPeer: ClusterIdText({ description: 'The peer the endpoint belongs to.' }),
   podIP: IpText({ description: "The endpoint in fromPeer's own view." }),

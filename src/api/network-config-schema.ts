@@ -8,7 +8,7 @@ import { CidrText, ClusterIdText, IpText, Port, Strict } from './schema';
 const CidrOrNone = (description: string) =>
   Type.Union([CidrText(), Type.Literal(notRemapped)], { description: `${description} "${notRemapped}": kept as the owner numbers it.` });
 
-export const GatewayEndpointSchema = Strict(
+const GatewayEndpointSchema = Strict(
   { address: IpText(), port: Type.Optional(Port({ description: 'The VXLAN port (default 4789).' })) },
   { description: "The owner's gateway: where the peer's gateway sends tunnel traffic." },
 );

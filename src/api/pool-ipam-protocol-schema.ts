@@ -23,9 +23,9 @@ export const mustBe = (words: string) => ({ [mustBeKeyword]: words });
 export const NetworkName = () =>
   Type.String({ pattern: networkNamePattern, ...mustBe('a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit)'), description: "The CNI network's name (a Multus NetworkAttachmentDefinition's too: pools' `multusName`)." });
 
-export const PoolName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pool name (a DNS-1123 subdomain)') });
-export const PodName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pod name (a DNS-1123 subdomain)') });
-export const NamespaceName = () => Type.String({ pattern: namespaceNamePattern, ...mustBe('a namespace name (a DNS-1123 label)') });
+const PoolName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pool name (a DNS-1123 subdomain)') });
+const PodName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pod name (a DNS-1123 subdomain)') });
+const NamespaceName = () => Type.String({ pattern: namespaceNamePattern, ...mustBe('a namespace name (a DNS-1123 label)') });
 export const AbsolutePath = (options: Options = {}) => Type.String({ pattern: absolutePathPattern, ...mustBe('an absolute path'), ...options });
 export const ContainerId = () =>
   Type.String({ pattern: containerIdPattern, ...mustBe('a CNI container id (letters, digits, "_", "." and "-", not starting with one of the last three)') });
@@ -39,7 +39,7 @@ const Request = <T extends TProperties>(properties: T, options: Options = {}) =>
 const RequestList = <T extends TSchema>(items: T, options: Options = {}) => List(items, { ...mustBe('a list'), ...options });
 
 /** The IPAM section of the network configuration, as the plugin forwards it (checked by both sides). */
-export const IpamNetworkOptionsSchema = Request({
+const IpamNetworkOptionsSchema = Request({
   defaultIpv4Pools: RequestList(PoolName(), { description: 'Pools tried when no annotation names any (rule 4), in order.' }),
   defaultIpv6Pools: RequestList(PoolName()),
   detectConflict: Flag("ARP/NDP probe for the chosen address before ADD returns; per pool `spec.detectConflict` overrides."),
@@ -49,7 +49,7 @@ export const IpamNetworkOptionsSchema = Request({
 /** One attachment: what CNI identifies it by (containerId + ifname, within a network name). */
 const attachmentFields = { containerId: ContainerId(), ifname: InterfaceName() };
 
-export const AttachmentSchema = Request(attachmentFields);
+const AttachmentSchema = Request(attachmentFields);
 
 const addFields = {
   ...attachmentFields,
@@ -89,18 +89,16 @@ export const GcRequestSchema = Request({
  */
 
 /** One address given to the attachment: `address` with its prefix length (CNI's ipConfig). */
-export const AllocatedIpSchema = Type.Object({
+const AllocatedIpSchema = Type.Object({
   address: Type.String(),
   gateway: Type.Optional(Type.String()),
   pool: Type.String(),
   vlan: Type.Optional(Type.Integer()),
 });
 
-export const AllocatedRouteSchema = Type.Object({ dst: Type.String(), gw: Type.Optional(Type.String()) });
+const AllocatedRouteSchema = Type.Object({ dst: Type.String(), gw: Type.Optional(Type.String()) });
 
 export const AddResponseSchema = Type.Object({ ips: List(AllocatedIpSchema, { minItems: 1 }), routes: List(AllocatedRouteSchema) });
-
-export const GcResponseSchema = Type.Object({ released: List(Type.String()) });
 
 export const StatusResponseSchema = Type.Object({
   ready: Type.Boolean({ description: 'False while the informers are not synced: STATUS answers code 50 (the plugin is not available).' }),
@@ -116,9 +114,10 @@ export type AddRequest = Static<typeof AddRequestSchema>;
 export type CheckRequest = Static<typeof CheckRequestSchema>;
 export type DelRequest = Static<typeof DelRequestSchema>;
 export type GcRequest = Static<typeof GcRequestSchema>;
-export type AllocatedIp = Static<typeof AllocatedIpSchema>;
-export type AllocatedRoute = Static<typeof AllocatedRouteSchema>;
 export type AddResponse = Static<typeof AddResponseSchema>;
-export type GcResponse = Static<typeof GcResponseSchema>;
+/** GC's answer: the addresses it released (the plugin succeeds silently and reads none of it, so it has no validator). */
+export interface GcResponse {
+  released: string[];
+}
 export type StatusResponse = Static<typeof StatusResponseSchema>;
 export type ErrorResponse = Static<typeof ErrorResponseSchema>;

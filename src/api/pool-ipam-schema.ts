@@ -4,7 +4,7 @@ import type { PrinterColumn } from './resource';
 import { CidrText, IpText, List, Strict, StringEnum } from './schema';
 
 /** An address or an inclusive range of addresses: `10.6.0.2`, `10.6.0.10-10.6.0.20`, `fd00::2-fd00::ff`. */
-export const IpOrRangeText = () =>
+const IpOrRangeText = () =>
   Type.String({
     pattern: '^[0-9a-fA-F:.]+(-[0-9a-fA-F:.]+)?$',
     description: 'An address (10.6.0.2) or an inclusive range of addresses (10.6.0.10-10.6.0.20).',

@@ -30,7 +30,7 @@ export class UnknownFieldError extends InputError {
 }
 
 /** The field of a document whose root is unnamed (`root` ''), when the document itself is wrong (not an object). */
-export const topLevelField = 'document';
+const topLevelField = 'document';
 
 /** A key that reads as itself in a dotted path; any other (`a b`, `x.y/z`, '') is quoted in brackets. */
 const plainKey = /^[A-Za-z_$][\w$-]*$/;

@@ -28,7 +28,7 @@ export const TunnelMtu = () => Type.Integer({
  * The shortest period of a loop a person configures (reconciles, heartbeats, renewals): more often
  * spends a core's share on nothing (a controller at 1e-9 s took 40% of one).
  */
-export const shortestPeriodSeconds = 0.05;
+const shortestPeriodSeconds = 0.05;
 /** A period in seconds, from `shortestPeriodSeconds` to an hour. */
 export const Seconds = (description: string) => Type.Number({ minimum: shortestPeriodSeconds, maximum: 3600, description });
 export const Uint32 = (minimum: number, options: Options = {}) => Type.Integer({ minimum, maximum: 0xffffffff, ...options });

@@ -30,7 +30,7 @@ interface ControllerFlags extends MetricsFlags {
 export const controllerFlagsFileRules = { paths: ['config', 'kubeconfig'], commandLineOnly: ['once'] } as const;
 
 /** The config path, namespace (straitNamespace) and identity (flag, else the Pod's name, else host and pid). */
-export function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { config: string; namespace: string; identity: string } {
+function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { config: string; namespace: string; identity: string } {
   if (flags.config === undefined || flags.config === '') throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
   if (!flags.kubernetes) {
     for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {

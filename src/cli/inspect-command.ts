@@ -36,6 +36,7 @@ function selectSections(report: InspectReport, sections: readonly InspectSection
   return out;
 }
 
+/** @public src/cli/main.ts loads it with require() when its command runs, which knip cannot follow. */
 export function registerInspectCommand(program: Command): void {
   program
     .command('inspect')

@@ -67,6 +67,7 @@ interface IpOption extends ClusterOption {
   ip: string;
 }
 
+/** @public src/cli/main.ts loads it with require() when its command runs, which knip cannot follow. */
 export function registerNetworkIpamCommands(program: Command): void {
   const ipam = program
     .command('network-ipam')

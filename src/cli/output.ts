@@ -10,7 +10,7 @@ export interface CliOutput {
 export const processOutput: CliOutput = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 
 /** Error shape on stderr: machine-readable, with the offending field and value when known. */
-export function describeError(err: unknown): Record<string, unknown> {
+function describeError(err: unknown): Record<string, unknown> {
   if (err instanceof InputError) return { error: err.message, field: err.field, value: err.value };
   if (err instanceof Error) {
     const extra: Record<string, unknown> = {};

@@ -19,6 +19,7 @@ function seconds(field: string, text: string): number {
   return value * 1000;
 }
 
+/** @public src/cli/main.ts loads it with require() when its command runs, which knip cannot follow. */
 export function registerPoolIpamCommands(program: Command): void {
   const poolIpam = program.command('pool-ipam').description('the pool IPAM for underlay pods (IPPools, Subnets; the strait-ipam CNI plugin)');
   poolIpam

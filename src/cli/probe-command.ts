@@ -3,6 +3,7 @@ import { chooseDataplane, describeMissing, encryptionRequirements, featureDescri
 import { probeKernel } from '../probe/probe';
 import { jsonAction } from './output';
 
+/** @public src/cli/main.ts loads it with require() when its command runs, which knip cannot follow. */
 export function registerProbeCommand(program: Command): void {
   program
     .command('probe')

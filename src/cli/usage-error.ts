@@ -25,7 +25,7 @@ const flagIn = (message: string): string => {
  * The InputError for commander's `message` of kind `code`, raised by `command`. Strait's commands take
  * options only (no arguments, no choices): any other kind of usage error keeps commander's words.
  */
-export function usageError(command: Command, code: string, message: string): InputError {
+function usageError(command: Command, code: string, message: string): InputError {
   const line = commandLine(command);
   const seeHelp = `; see \`${line} --help\``;
   const commands = () => command.commands.map((c) => c.name()).join(', ');

@@ -4,7 +4,7 @@ import { IpamError } from '../pool-ipam/ipam-error';
 import { quoted } from '../json-text';
 import { cniErrorCodes } from '../pool-ipam/protocol';
 
-export const cniCommands = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'] as const;
+const cniCommands = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'] as const;
 export type CniCommand = (typeof cniCommands)[number];
 
 const badEnvironment = (msg: string) => new IpamError(cniErrorCodes.invalidEnvironment, msg);

@@ -18,7 +18,7 @@ import { InputError, StateError } from '../errors';
 import { writeFileAtomic, writeNewFile } from '../store/atomic-file';
 import { readRegularFile } from '../store/regular-file';
 
-export const pluginName = 'strait-ipam';
+const pluginName = 'strait-ipam';
 /** Each install's directory in the runtime directory: `strait-ipam-XXXXXX`. */
 const runtimePrefix = `${pluginName}-`;
 
@@ -31,7 +31,7 @@ export interface PluginInstall {
   removed: string[];
 }
 
-export interface SharedObjects {
+interface SharedObjects {
   /** The program interpreter (PT_INTERP), absent for a static executable. */
   loader?: string;
   /** The libraries it loads, by the file each resolves to. */
@@ -39,7 +39,7 @@ export interface SharedObjects {
 }
 
 /** What `ldd` says `executable` loads: `name => /path (0x...)` lines, and the loader's `/path (0x...)`. */
-export function sharedObjects(executable: string): SharedObjects {
+function sharedObjects(executable: string): SharedObjects {
   const run = spawnSync('ldd', [executable], { encoding: 'utf8' });
   if (run.error) throw new StateError(`cannot run ldd to find what ${executable} loads: ${run.error.message}`);
   // A static executable: glibc's ldd says so on stdout and exits 1.
@@ -61,7 +61,7 @@ export function sharedObjects(executable: string): SharedObjects {
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** The launcher's text: runs `runtime`'s Node.js (through its own loader, if it has one) on the plugin. */
-export function launcherText(runtime: string, loader: string | undefined): string {
+function launcherText(runtime: string, loader: string | undefined): string {
   const q = (path: string) => shellQuote(join(runtime, path));
   const node = loader === undefined ? q('node') : `${q(join('lib', basename(loader)))} --library-path ${q('lib')} ${q('node')}`;
   return [

@@ -13,7 +13,7 @@ import { IpamError } from '../pool-ipam/ipam-error';
 import { parseJsonText, quoted } from '../json-text';
 import { type Attachment, type IpamNetworkOptions, cniErrorCodes, defaultIpamSocket, refusalMessage } from '../pool-ipam/protocol';
 
-export const supportedCniVersions = ['1.0.0', '1.1.0'];
+const supportedCniVersions = ['1.0.0', '1.1.0'];
 export const latestCniVersion = '1.1.0';
 
 type Json = Record<string, unknown>;

@@ -15,7 +15,7 @@ export interface Candidate {
   publicAddress?: Ip;
 }
 
-export type ElectionReason =
+type ElectionReason =
   /** The previous gateway is still Ready. */
   | 'kept'
   /** The previous gateway has not reported since this controller started, which is recent: it gets time. */

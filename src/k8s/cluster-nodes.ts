@@ -27,13 +27,13 @@ import { RangeIndex } from '../net/range-index';
 export const publicAddressAnnotation = 'strait.io/public-address';
 export const gatewayCandidateLabel = Object.keys(defaultGatewayNodeSelector)[0]!;
 
-export interface ClusterNode {
+interface ClusterNode {
   config: NodeConfig;
   ready: boolean;
   gatewayCandidate: boolean;
 }
 
-export interface NodeProblem {
+interface NodeProblem {
   node: string;
   field: string;
   value: unknown;

@@ -32,7 +32,7 @@ export interface InformerOptions<T extends KubernetesObject> {
 }
 
 /** The cache key of an object, as client-go's MetaNamespaceKeyFunc: `namespace/name`, or `name` when cluster-scoped. */
-export function objectKey(object: KubernetesObject): string {
+function objectKey(object: KubernetesObject): string {
   const { namespace, name } = object.metadata ?? {};
   return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
 }

@@ -13,7 +13,7 @@ export interface Timers {
   clearTimeout(handle: unknown): void;
 }
 
-export const systemTimers: Timers = {
+const systemTimers: Timers = {
   setTimeout: (run, ms) => setTimeout(run, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };

@@ -14,7 +14,7 @@ import { type NetlinkGroup, NetlinkMonitor } from './netlink-monitor';
 import { netnsPath } from './netns';
 
 /** What the kernel fallback owns: every kind of state it writes, xfrm included. */
-export const fallbackKernelEvents: readonly NetlinkGroup[] = ['link', 'addr', 'route', 'rule', 'neigh', 'nft', 'xfrm'];
+const fallbackKernelEvents: readonly NetlinkGroup[] = ['link', 'addr', 'route', 'rule', 'neigh', 'nft', 'xfrm'];
 
 export class KernelChangeMonitor {
   private readonly monitors: NetlinkMonitor[] = [];

@@ -31,7 +31,7 @@ export function fdbFromKernel(entries: readonly NativeNeighbour[]): FdbEntry[] {
 }
 
 /** The static entries with a destination on `device`. */
-export function readFdb(device: string, netns?: string): FdbEntry[] {
+function readFdb(device: string, netns?: string): FdbEntry[] {
   return fdbFromKernel(dumpFdb(linkName('device', device), netns));
 }
 

@@ -21,7 +21,7 @@ export const neighbourIdentity: Identity<Neighbour> = {
 };
 
 /** The permanent entries on `device`. */
-export function readNeighbours(device: string, netns?: string): Neighbour[] {
+function readNeighbours(device: string, netns?: string): Neighbour[] {
   const dev = linkName('device', device);
   return dumpNeighbours(dev, netns)
     .filter((e): e is typeof e & { address: string } => (e.state & nud.permanent) !== 0 && e.address !== undefined)

@@ -6,13 +6,13 @@
 
 export type NftFamily = 'ip' | 'ip6' | 'inet';
 
-export interface NftTable {
+interface NftTable {
   family: NftFamily;
   name: string;
 }
 
 /** A base chain. nft's JSON takes the priority as a number only, not as a name such as `srcnat`. */
-export interface NftChain {
+interface NftChain {
   family: NftFamily;
   table: string;
   name: string;
@@ -23,7 +23,7 @@ export interface NftChain {
 }
 
 /** A named set of addresses; `interval` lets it hold prefixes. */
-export interface NftSet {
+interface NftSet {
   family: NftFamily;
   table: string;
   name: string;
@@ -32,7 +32,7 @@ export interface NftSet {
 }
 
 /** A named map from address to address. */
-export interface NftMap {
+interface NftMap {
   family: NftFamily;
   table: string;
   name: string;
@@ -41,21 +41,21 @@ export interface NftMap {
 }
 
 /** Elements added to the set or map `name`: keys, or [key, value] pairs. */
-export interface NftElements {
+interface NftElements {
   family: NftFamily;
   table: string;
   name: string;
   elem: NftExpression[] | [NftExpression, NftExpression][];
 }
 
-export interface NftRule {
+interface NftRule {
   family: NftFamily;
   table: string;
   chain: string;
   expr: NftStatement[];
 }
 
-export type NftObject = { table: NftTable } | { chain: NftChain } | { set: NftSet } | { map: NftMap } | { element: NftElements } | { rule: NftRule };
+type NftObject = { table: NftTable } | { chain: NftChain } | { set: NftSet } | { map: NftMap } | { element: NftElements } | { rule: NftRule };
 
 /** `add` creates what is absent (a table that exists is kept, with its contents); `delete` removes. */
 export type NftCommand = { add: NftObject } | { delete: { table: NftTable } };
@@ -90,7 +90,7 @@ export type NftExpression =
  * the host part) with `type_flags: 'prefix'`, as nft lists it; without `netmap` the kernel maps every
  * address into the range instead.
  */
-export interface NftNat {
+interface NftNat {
   family?: 'ip';
   addr: NftExpression;
   flags?: 'netmap';

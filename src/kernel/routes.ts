@@ -74,7 +74,7 @@ const mainTable = 254;
 const scopeTable = (scope: RouteScope) => ('table' in scope ? scope.table : mainTable);
 
 /** Pure: the model of a route as rtnetlink reports it; a route of another type (blackhole...) has only dst and metric. */
-export function routeFromKernel(r: NativeRoute): Route {
+function routeFromKernel(r: NativeRoute): Route {
   const read: Route = { dst: r.dst };
   if (r.type === rtnUnicast) {
     if (r.dev) read.dev = r.dev;
@@ -88,7 +88,7 @@ export function routeFromKernel(r: NativeRoute): Route {
 }
 
 /** The IPv4 routes in `scope`. */
-export function readRoutes(scope: RouteScope, netns?: string): Route[] {
+function readRoutes(scope: RouteScope, netns?: string): Route[] {
   checkScope(scope);
   const routes = dumpRoutes(scopeTable(scope), netns);
   return ('table' in scope ? routes : routes.filter((r) => r.protocol === straitRouteProtocol)).map(routeFromKernel);

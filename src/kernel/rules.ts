@@ -9,7 +9,7 @@ import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } fro
 import { integer, ipv4Prefix, linkName } from './kernel-values';
 import { type NativeRule, type NetlinkChange, applyNetlink, dumpRules } from './rtnetlink';
 
-export const straitRulePriorities = { first: 18952, last: 18959 } as const;
+const straitRulePriorities = { first: 18952, last: 18959 } as const;
 
 export interface Rule {
   priority: number;
@@ -92,7 +92,7 @@ export function rulesFromKernel(rules: readonly NativeRule[]): KernelRule[] {
 }
 
 /** The IPv4 rules at Strait's priorities. */
-export const readRules = (netns?: string): KernelRule[] => rulesFromKernel(dumpRules(netns));
+const readRules = (netns?: string): KernelRule[] => rulesFromKernel(dumpRules(netns));
 
 /** Pure: the changes that make the rules at Strait's priorities exactly `desired` (validated). */
 export function diffRules(current: readonly KernelRule[], desired: readonly Rule[]): Diff<KernelRule> {

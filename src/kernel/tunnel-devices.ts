@@ -16,7 +16,7 @@ interface VxlanCommon {
 }
 
 /** Metadata mode (collect_md): programs set the tunnel key of each packet. */
-export interface ExternalVxlanDevice extends VxlanCommon {
+interface ExternalVxlanDevice extends VxlanCommon {
   external: true;
 }
 
@@ -29,10 +29,10 @@ export interface UnicastVxlanDevice extends VxlanCommon {
   remote?: string;
 }
 
-export type VxlanDevice = ExternalVxlanDevice | UnicastVxlanDevice;
+type VxlanDevice = ExternalVxlanDevice | UnicastVxlanDevice;
 
 /** An xfrm interface: routes into it are encrypted by the xfrm states and policies carrying its if_id. */
-export interface XfrmDevice {
+interface XfrmDevice {
   name: string;
   /** Non-zero; ties the device to its policies and states. */
   ifId: number;

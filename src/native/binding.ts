@@ -52,7 +52,7 @@ export interface NativeTcTarget {
   netns?: string;
 }
 
-export interface NativeTcSlot {
+interface NativeTcSlot {
   priority: number;
   handle: number;
 }

@@ -68,19 +68,6 @@ export const mac: Codec<string> = {
   decode: (buf, offset) => [...buf.subarray(offset, offset + 6)].map((x) => x.toString(16).padStart(2, '0')).join(':'),
 };
 
-/** Opaque bytes (`__u8[n]`). */
-export function bytes(size: number): Codec<Buffer> {
-  return {
-    size,
-    align: 1,
-    encode(value, buf, offset) {
-      if (value.length !== size) throw new TypeError(`expected ${size} bytes, got ${value.length}`);
-      value.copy(buf, offset);
-    },
-    decode: (buf, offset) => Buffer.from(buf.subarray(offset, offset + size)),
-  };
-}
-
 /** A fixed-length C array. */
 export function array<T>(element: Codec<T>, length: number): Codec<T[]> {
   return {
@@ -94,7 +81,7 @@ export function array<T>(element: Codec<T>, length: number): Codec<T[]> {
   };
 }
 
-export interface FieldLayout {
+interface FieldLayout {
   name: string;
   offset: number;
   size: number;

@@ -36,7 +36,7 @@ export class NetnsError extends NativeError {
 }
 
 /** The address probe's packet sockets (ARP and NDP). */
-export class SocketError extends NativeError {
+class SocketError extends NativeError {
   override readonly name = 'SocketError';
 }
 

@@ -10,7 +10,7 @@ import { type Cidr, type Ip, type IpFamily, parseCidr, parseIp } from './cidr';
 import { requireUnicast } from './special-blocks';
 
 /** The families both dataplanes carry (src/nodespec/ip-family.ts checks a spec against them). */
-export const carriedFamilies: readonly IpFamily[] = [4];
+const carriedFamilies: readonly IpFamily[] = [4];
 
 function requireCarried(field: string, text: string, value: Ip | Cidr): void {
   if (!carriedFamilies.includes(value.family)) {

@@ -20,7 +20,7 @@ const blocks: readonly { cidr: Cidr; name: string }[] = [
 const asNetwork = (value: Ip | Cidr): Cidr => ('prefix' in value ? value : { family: value.family, base: value.value, prefix: value.family === 4 ? 32 : 128 });
 
 /** The special block `value` (an address, or any address of a network) is in, if any. */
-export function specialBlockOf(value: Ip | Cidr): { cidr: Cidr; name: string } | undefined {
+function specialBlockOf(value: Ip | Cidr): { cidr: Cidr; name: string } | undefined {
   const network = asNetwork(value);
   return blocks.find((b) => cidrsOverlap(b.cidr, network));
 }

@@ -8,7 +8,7 @@ import { AddressSet } from '../net/address-set';
 import { type Cidr, cidrSize, formatCidr } from '../net/cidr';
 import { PersistentMap } from './persistent-map';
 
-export interface ExternalAllocation {
+interface ExternalAllocation {
   readonly address: bigint;
   /** How many peers the endpoint is reflected to. */
   readonly reflections: number;

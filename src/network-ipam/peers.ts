@@ -37,7 +37,7 @@ export function peerView(peer: PeerRecord): PeerView {
 }
 
 /** Every network in use in the home view, named for error messages; optionally without one peer's. */
-export function networksInUse(state: IpamState, exceptPeer?: string): { name: string; cidr: Cidr }[] {
+function networksInUse(state: IpamState, exceptPeer?: string): { name: string; cidr: Cidr }[] {
   const used = namedHomeNetworks(state.home);
   for (const peer of state.peers.values()) {
     if (peer.clusterId === exceptPeer) continue;

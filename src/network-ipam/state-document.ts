@@ -17,7 +17,7 @@ import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
 
-export const stateVersion = ipamStateVersion;
+const stateVersion = ipamStateVersion;
 
 export function toDocument(state: IpamState): IpamStateDocument {
   const peers = [...state.peers.values()].sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1));

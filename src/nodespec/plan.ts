@@ -14,7 +14,7 @@ import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySetting
 /** A node as configured: `publicAddress` is where peers reach it when it is the gateway. */
 export type PlannedNode = NodeConfig;
 
-export const defaultOverlay: OverlaySettings = { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' };
+const defaultOverlay: OverlaySettings = { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' };
 export const defaultTunnelPort = 4789;
 
 export interface NodePlanInput {

@@ -6,7 +6,7 @@
  */
 import type { Cidr, Ip } from '../net/cidr';
 
-export type NodeRole = 'gateway' | 'worker';
+type NodeRole = 'gateway' | 'worker';
 
 export interface OverlaySettings {
   /**
@@ -24,7 +24,7 @@ export interface OverlaySettings {
 }
 
 export const peerTransports = ['vxlan', 'ipsec'] as const;
-export type PeerTransport = (typeof peerTransports)[number];
+type PeerTransport = (typeof peerTransports)[number];
 
 export interface PeerSpec {
   clusterId: string;

@@ -5,14 +5,14 @@
  */
 
 /** Bytes a VXLAN tunnel over IPv4 adds: outer IP 20, UDP 8, VXLAN 8, the inner Ethernet header 14. */
-export const vxlanOverhead = 50;
+const vxlanOverhead = 50;
 
 /**
  * Bytes an encrypted peering (xfrm interface, tunnel-mode ESP with AES-GCM over IPv4) adds at most: outer
  * IP 20, ESP header 8, IV 8, trailer and padding 2-5, ICV 16, rounded up with room for UDP encapsulation
  * later. 1500 less this is the 1420 such tunnels always had.
  */
-export const ipsecOverhead = 80;
+const ipsecOverhead = 80;
 
 /** The bounds of the cluster-level override (`tunnelMTU`): IPv6's minimum link MTU, and IPv4's largest packet. */
 export const tunnelMtuRange = { minimum: 1280, maximum: 65535 } as const;

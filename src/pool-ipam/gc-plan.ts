@@ -73,7 +73,7 @@ export interface GcPlan {
 }
 
 /** Whether this node collects for `node`: its own, or one that is gone or not Ready. */
-export const collectsFor = (input: Pick<GcInput, 'node' | 'nodes'>, node: string) => node === input.node || input.nodes.get(node) !== true;
+const collectsFor = (input: Pick<GcInput, 'node' | 'nodes'>, node: string) => node === input.node || input.nodes.get(node) !== true;
 
 /** A StatefulSet pod `<set>-<ordinal>`: why its address is no longer kept, or undefined while it is. */
 export function statefulSetGone(statefulSets: ReadonlyMap<string, number>, namespace: string, setName: string, podName: string): string | undefined {
@@ -86,7 +86,7 @@ export function statefulSetGone(statefulSets: ReadonlyMap<string, number>, names
 }
 
 /** Why the claim is released now, or undefined to keep it. */
-export function claimReleaseReason(input: GcInput, claim: Claim): string | undefined {
+function claimReleaseReason(input: GcInput, claim: Claim): string | undefined {
   const { now, settings } = input;
   if (claim.conflict) return now >= claim.conflict.detectedAt + settings.conflictHoldMs ? `the conflict seen ${Math.round((now - claim.conflict.detectedAt) / 1000)} s ago is over its hold` : undefined;
   const key = `${claim.podNamespace}/${claim.podName}`;

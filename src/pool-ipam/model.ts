@@ -23,7 +23,7 @@ export interface Route {
 }
 
 /** The addresses an IPPool or a Subnet holds, and what is handed to pods with them. */
-export interface Addressing {
+interface Addressing {
   name: string;
   family: IpFamily;
   subnet: Cidr;
@@ -85,7 +85,7 @@ export interface PodContext {
 }
 
 /** Which rule gave the candidates (the first that names a pool wins, for both families). */
-export type CandidateSource = 'subnet-annotation' | 'ippool-annotation' | 'namespace-default' | 'cni-default' | 'cluster-default';
+type CandidateSource = 'subnet-annotation' | 'ippool-annotation' | 'namespace-default' | 'cni-default' | 'cluster-default';
 
 /** The candidates of one attachment: pool names per family, in the order the rule gives them. */
 export interface Candidates {

@@ -27,7 +27,7 @@ export const ipamRequestTimeoutMs = 30_000;
  * (anything can write the socket). The names' rules: src/api/cni-names.ts.
  */
 export type {
-  AddRequest, AddResponse, AllocatedIp, AllocatedRoute, Attachment, CheckRequest, DelRequest, ErrorResponse, GcRequest, GcResponse,
+  AddRequest, AddResponse, Attachment, CheckRequest, DelRequest, ErrorResponse, GcRequest, GcResponse,
   IpamNetworkOptions, StatusResponse,
 } from '../api/pool-ipam-protocol-schema';
 

@@ -12,7 +12,7 @@ import type { IpRange } from './model';
  * gateway. A subnet of one or two addresses (IPv4 /31 and /32, RFC 3021; IPv6 /127 and /128, RFC 6164)
  * has no network or broadcast address: both of its addresses are hosts.
  */
-export function networkAddresses(subnet: Cidr, gateway: Ip | undefined): IpRange[] {
+function networkAddresses(subnet: Cidr, gateway: Ip | undefined): IpRange[] {
   const at = (value: bigint): IpRange => ({ family: subnet.family, first: value, last: value });
   const ranges: IpRange[] = [];
   if (cidrSize(subnet) > 2n) {

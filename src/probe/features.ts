@@ -32,8 +32,8 @@ export interface ProbeReport {
 
 
 /** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
-export const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd'];
-export const kernelRequirements: readonly Feature[] = ['vxlan', 'policyRouting', 'nftables'];
+const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd'];
+const kernelRequirements: readonly Feature[] = ['vxlan', 'policyRouting', 'nftables'];
 
 /** Encrypted peerings (IPsec) need the kernel fallback's features and these, on gateways only. */
 export const encryptionRequirements: readonly Feature[] = ['xfrm', 'esp', 'xfrmInterface'];

@@ -47,7 +47,7 @@ const sameKey = (a: ProbeCacheKey, b: unknown): boolean =>
   typeof b === 'object' && b !== null && (Object.keys(a) as (keyof ProbeCacheKey)[]).every((k) => (b as Record<string, unknown>)[k] === a[k]);
 
 /** Pure: the report in a cache file's text when its key is `key` and the report is whole; otherwise undefined. */
-export function readCachedReport(text: string, key: ProbeCacheKey): ProbeReport | undefined {
+function readCachedReport(text: string, key: ProbeCacheKey): ProbeReport | undefined {
   let parsed: { key?: unknown; report?: { features?: Record<string, unknown>; reasons?: Record<string, unknown> } };
   try {
     parsed = JSON.parse(text) as typeof parsed;

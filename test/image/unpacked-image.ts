@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The parts of an OCI image config (image-spec config.md) the tests look at. */
-export interface ImageConfig {
+interface ImageConfig {
   Entrypoint?: string[];
   Cmd?: string[];
   Env?: string[];

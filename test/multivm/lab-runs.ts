@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { join, resolve } from 'node:path';
 import { type Machines, type Plan, startMachines } from './machines';
 
-export const repo = resolve(__dirname, '..', '..', '..');
+const repo = resolve(__dirname, '..', '..', '..');
 export const labCli = join(repo, 'dist/lab/src/main.js');
 const topology = join(repo, 'lab/src/topologies/two-clusters.yaml');
 

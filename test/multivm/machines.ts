@@ -29,7 +29,7 @@ export interface MachinesOptions {
   memoryMiB?: number;
 }
 
-export interface ExecResult {
+interface ExecResult {
   code: number;
   /** stdout and stderr, interleaved as written. */
   output: string;

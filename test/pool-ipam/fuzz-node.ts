@@ -137,7 +137,7 @@ function differences(before: unknown, after: unknown, path: string, root: string
  * Whether a refusal names what changed: one of the `names` (a path, an ancestor or descendant of one, its
  * last key alone) or one of the changed string `values` (a pool, a socket path: the service's own words).
  */
-export function namesChange(message: string, names: readonly string[], values: readonly string[]): boolean {
+function namesChange(message: string, names: readonly string[], values: readonly string[]): boolean {
   const leading = /^([^\s:]+): /.exec(message)?.[1];
   const related = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || a.startsWith(`${b}[`) || b.startsWith(`${a}.`) || b.startsWith(`${a}[`);
   if (leading !== undefined && names.some((n) => related(leading, n))) return true;

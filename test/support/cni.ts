@@ -11,9 +11,9 @@ import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { uniqueName } from './kernel';
 
-export const debianPlugins = '/usr/lib/cni';
+const debianPlugins = '/usr/lib/cni';
 /** The built plugin (npm run build:ts). */
-export const straitIpamPath = resolve(__dirname, '..', '..', 'src', 'cni', 'main.js');
+const straitIpamPath = resolve(__dirname, '..', '..', 'src', 'cni', 'main.js');
 
 export interface CniOutcome {
   code: number;

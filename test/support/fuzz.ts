@@ -75,7 +75,7 @@ export function assertNamesField(message: string): void {
 }
 
 const defaultRuns = () => Number(process.env.FUZZ_RUNS ?? 50);
-export const fixedSeed = 424242;
+const fixedSeed = 424242;
 /** The seed of the random run: FUZZ_SEED when replaying, else a new one per process. */
 const randomSeed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 0x7fffffff);
 
@@ -118,7 +118,7 @@ export async function checkInput<I>(surface: FuzzSurface<I>, input: I): Promise<
 }
 
 /** Counts of one run, so a surface that accepted or refused everything shows it in the log. */
-export interface FuzzCounts {
+interface FuzzCounts {
   accepted: number;
   refused: number;
 }
@@ -210,7 +210,7 @@ export const trickyStrings: readonly string[] = [
 ];
 
 /** Any JSON value, including the numbers JSON cannot write but JS can (NaN becomes null on the way). */
-export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
+const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 2, arbitrary: fc.constantFrom(...trickyStrings) },
   { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, 2 ** 53, -(2 ** 31), 1e-9, 1e308, true, false, null, [], {}) },
@@ -299,5 +299,3 @@ export function documentTexts(valid: unknown, mutations: fc.Arbitrary<unknown> =
   );
 }
 
-/** Whether an object kept a key named like a prototype member as its own (JSON.parse does). */
-export const hasOwnPrototypeKey = (value: object) => ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'].some((k) => Object.hasOwn(value, k));

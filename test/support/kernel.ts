@@ -9,13 +9,13 @@ import type { Feature, ProbeReport } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
 import { type EchoOutcome, type PingCount, echoOutcome, pingArgv } from '../../lab/src/ping';
 
-export const isRoot = process.getuid?.() === 0;
+const isRoot = process.getuid?.() === 0;
 
 /**
  * A strict run (CI=true, as `.ci/run` and the VM suite set) fails a test that cannot run here instead of
  * skipping it: a CI run that skipped the kernel tests would pass while testing nothing.
  */
-export const strictRun = ['true', '1'].includes(process.env.CI ?? '');
+const strictRun = ['true', '1'].includes(process.env.CI ?? '');
 
 /** Skips the running test or suite hook, saying why; in a strict run, fails with the same reason. */
 export function cannotRunHere(ctx: Mocha.Context, reason: string): never {

@@ -54,7 +54,7 @@ export interface Ipv4Fields {
 }
 
 /** The L4 message with its checksum, for addresses `src` → `dst`. */
-export function l4Message(l4: L4, src: string, dst: string): { proto: number; bytes: Buffer } {
+function l4Message(l4: L4, src: string, dst: string): { proto: number; bytes: Buffer } {
   switch (l4.kind) {
     case 'tcp': {
       const payload = l4.payload ?? Buffer.alloc(0);
@@ -138,7 +138,7 @@ export interface Macs {
   dst: string;
   src: string;
 }
-export const defaultMacs: Macs = { dst: '0a:00:00:00:00:02', src: '0a:00:00:00:00:01' };
+const defaultMacs: Macs = { dst: '0a:00:00:00:00:02', src: '0a:00:00:00:00:01' };
 
 const macBytes = (m: string) => Buffer.from(m.split(':').map((x) => parseInt(x, 16)));
 

@@ -24,7 +24,7 @@ const patternSamples: Record<string, string> = {
   '^/[^\\u0000]*$': '/run/strait/ipam.sock',
 };
 
-export function fullDocument(schema: Schema): unknown {
+function fullDocument(schema: Schema): unknown {
   if ('const' in schema) return schema.const;
   if (schema.enum) return schema.enum[0];
   if (schema.anyOf) return fullDocument(schema.anyOf[0]);

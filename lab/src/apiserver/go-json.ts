@@ -15,7 +15,7 @@ export function jsonKind(value: unknown): string {
 }
 
 /** Go's scanner's maxNestingDepth. */
-export const goMaxNestingDepth = 10_000;
+const goMaxNestingDepth = 10_000;
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;

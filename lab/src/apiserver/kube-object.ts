@@ -1,6 +1,6 @@
 /** A Kubernetes object as the API server stores and serves it: apiVersion, kind, metadata, the rest as given. */
 
-export interface ObjectMeta {
+interface ObjectMeta {
   name: string;
   generateName?: string;
   namespace?: string;

@@ -38,7 +38,7 @@ export interface ListPage {
 }
 
 /** Namespaces every cluster has, which cannot be deleted. */
-export const initialNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+const initialNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 const namespaces = 'namespaces';
 

@@ -17,12 +17,12 @@ import { ApiError, badRequest } from './status';
 const json = 'application/json';
 
 /** How deep a body's JSON may nest here (Go's decoder: 10,000). */
-export const maxDepth = 1_000;
+const maxDepth = 1_000;
 
 /** The media type of a Content-Type header, lowercased, without parameters ('' when there is none). */
 const mediaType = (header: string | undefined) => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
-export const unsupportedMediaType = (accepted: readonly string[]) =>
+const unsupportedMediaType = (accepted: readonly string[]) =>
   new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
 
 /** Go's json.Unmarshal of `body`, its syntax error worded by `refuse`. */

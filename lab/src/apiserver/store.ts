@@ -5,7 +5,7 @@
  */
 import { type KubeObject, deepFreeze, objectKey } from './kube-object';
 
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
   type: ChangeType;

@@ -25,7 +25,7 @@ export interface Column {
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** k8s.io/apimachinery's duration.HumanDuration: `45s`, `3m20s`, `2h5m`, `3d4h`, `1y20d`. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
@@ -71,7 +71,7 @@ type Step = { field: string } | { index: number } | { filter: string; equals: st
  * `.spec.node.role`, `.status.conditions[0].type`, `.status.conditions[?(@.type=="Ready")].status`
  * (the first match, as the real server prints it). Anything else is refused when the CRD is loaded.
  */
-export function compileJsonPath(path: string): (object: unknown) => unknown {
+function compileJsonPath(path: string): (object: unknown) => unknown {
   const step = /\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[\?\(@\.([A-Za-z_][A-Za-z0-9_-]*)\s*==\s*(?:"([^"]*)"|'([^']*)')\)\]/gy;
   const steps: Step[] = [];
   let m: RegExpExecArray | null;

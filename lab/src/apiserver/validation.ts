@@ -76,7 +76,7 @@ function fieldPath(pointer: string, child?: string): string {
 }
 
 /** How Go's field.Error prints a bad value: strings quoted, numbers and booleans bare. */
-export function goValue(value: unknown): string {
+function goValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' ? JSON.stringify(value) : String(value);
 }

@@ -28,7 +28,7 @@ export interface WatchRequest {
   encode: (object: KubeObject) => unknown;
 }
 
-export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export class Watches {
   /** Open streams, ended when the server closes. */

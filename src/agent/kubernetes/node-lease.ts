@@ -16,8 +16,8 @@ import { nodeLeaseName } from '../../k8s/names';
 import type { Logger } from '../../log';
 
 /** The label naming the node on its Lease, so the controller can watch them all with one selector. */
-export const nodeLeaseLabel = 'strait.io/node';
-export const nodeLeaseDurationSeconds = 1;
+const nodeLeaseLabel = 'strait.io/node';
+const nodeLeaseDurationSeconds = 1;
 
 export interface NodeLeaseOptions {
   api: CoordinationV1Api;

@@ -29,7 +29,7 @@ export interface RunDirFiles {
   remove(path: string): void;
 }
 
-export function jsonText(value: unknown): string {
+function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 

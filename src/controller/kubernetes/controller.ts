@@ -18,7 +18,7 @@ import { ClusterSync } from './cluster-sync';
 import { EventRecorder } from './events';
 
 /** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
-export const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
+const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
 
 export interface KubernetesControllerOptions {
   config: ControllerConfig;

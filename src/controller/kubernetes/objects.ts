@@ -22,10 +22,10 @@ import { type ExchangeView, emptyExchange } from '../exchange-view';
 import type { ReconcileResult } from '../reconcile';
 
 /** The label on every object a Strait controller owns (the standard label, with the writer's name). */
-export const managedByLabel = 'app.kubernetes.io/managed-by';
-export const managedBy = 'strait-controller';
+const managedByLabel = 'app.kubernetes.io/managed-by';
+const managedBy = 'strait-controller';
 /** The cluster whose controller wrote the object: a peer's controller writes into our API server too. */
-export const clusterLabel = 'strait.io/cluster-id';
+const clusterLabel = 'strait.io/cluster-id';
 
 /** An object as the API server returns it; only what these planners read. */
 export interface KubeObject {
@@ -128,7 +128,7 @@ function checked<T>(read: () => T, problems: string[], where: string): T | undef
  * undefined when it never answered. What to go on while the peer's API server has not been read: a new
  * leader, or a peer whose API server is down, must not tear down a peering that works.
  */
-export function recordedAnswer(ipam: IpamState | undefined, peer: string): NetworkConfigStatus | undefined {
+function recordedAnswer(ipam: IpamState | undefined, peer: string): NetworkConfigStatus | undefined {
   const record = ipam?.peers.get(peer);
   if (!ipam || !record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
   const { podCIDR, externalCIDR } = ipam.home;

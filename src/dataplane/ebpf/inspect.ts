@@ -13,7 +13,7 @@ import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, Pr
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
 export type InspectSection = (typeof inspectSections)[number];
 
-export interface ConfigReport {
+interface ConfigReport {
   role: 'gateway' | 'worker';
   podCIDR: string;
   externalCIDR: string;
@@ -27,14 +27,14 @@ export interface ConfigReport {
 }
 
 /** Counters summed over CPUs. Numbers, not bigints, so JSON carries them (exact up to 2^53). */
-export interface PeerCountersReport {
+interface PeerCountersReport {
   txPackets: number;
   txBytes: number;
   rxPackets: number;
   rxBytes: number;
 }
 
-export interface PeerReport {
+interface PeerReport {
   peerId: number;
   /** Normally one each; two while the reconciler replaces a changed prefix. */
   remotePodCIDRs: string[];
@@ -50,14 +50,14 @@ export interface PeerReport {
 }
 
 /** A strait_routes entry the datapath cannot use (it drops packets matching it as NoPeer). */
-export interface StrayRoute {
+interface StrayRoute {
   prefix: string;
   peerId: number;
   kind: number;
   problem: string;
 }
 
-export interface NatMappingReport {
+interface NatMappingReport {
   externalAddress: string;
   endpointAddress: string;
   /** Set when strait_natmap_rev does not lead back: replies from the endpoint would leave unmapped. */
@@ -65,13 +65,13 @@ export interface NatMappingReport {
 }
 
 /** A strait_natmap_rev entry whose forward mapping is absent or points elsewhere. */
-export interface StrayReverseMapping {
+interface StrayReverseMapping {
   endpointAddress: string;
   externalAddress: string;
   problem: string;
 }
 
-export interface NodeRouteReport {
+interface NodeRouteReport {
   prefix: string;
   underlay: string;
 }
@@ -90,13 +90,13 @@ export interface SnatFlowReport {
   to: { addr: string; port: number };
 }
 
-export interface SnatReport {
+interface SnatReport {
   total: number;
   limit: number;
   flows: SnatFlowReport[];
 }
 
-export type DropsReport = Record<keyof typeof DropReason, number>;
+type DropsReport = Record<keyof typeof DropReason, number>;
 
 export interface InspectReport {
   pinRoot: string;

@@ -60,8 +60,8 @@ export const lpmV4Key = lpmKey(ipv4);
 export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac });
 export const node = cstruct({ underlay: ipv4, _pad: u32 });
 export const peerCounters = struct({ txPackets: u64, txBytes: u64, rxPackets: u64, rxBytes: u64 });
-export const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
-export const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });
+const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
+const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });
 
 /** C struct name → codec, for the BTF layout test and for tools that print raw maps. */
 export const structs = {

@@ -39,7 +39,7 @@ export class Secret {
   }
 }
 
-export const minSecretBytes = 32;
+const minSecretBytes = 32;
 
 /** A per-peering secret, raw or base64 (a Kubernetes Secret's encoding). Errors give its length, never its value. */
 export function peeringSecret(field: string, value: Buffer | string): Secret {
@@ -62,11 +62,11 @@ export function peeringSecret(field: string, value: Buffer | string): Secret {
 
 /** rfc4106(gcm(aes)) with a 128-bit key: 16 key bytes followed by the 4-byte salt, 128-bit ICV. */
 export const aeadAlgorithm = 'rfc4106(gcm(aes))';
-export const aeadKeyBytes = 20;
+const aeadKeyBytes = 20;
 export const aeadIcvBits = 128;
 
 /** SPIs 1..255 are reserved (RFC 4303), 0 means none. */
-export const minSpi = 256;
+const minSpi = 256;
 
 export interface DirectionKeys {
   /** Sending cluster id. */

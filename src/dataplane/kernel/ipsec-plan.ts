@@ -18,8 +18,8 @@ import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
 import { type Secret, derivePeeringKeys } from './ipsec-keys';
 
 /** Strait's xfrm entries carry reqid 0x5354xxxx ("ST"); xxxx is the peer id's low 16 bits. */
-export const reqidPrefix = 0x5354_0000;
-export const reqidMask = 0xffff_0000;
+const reqidPrefix = 0x5354_0000;
+const reqidMask = 0xffff_0000;
 
 export const isStraitReqid = (reqid: number) => ((reqid & reqidMask) >>> 0) === reqidPrefix;
 
@@ -27,7 +27,7 @@ export const isStraitReqid = (reqid: number) => ((reqid & reqidMask) >>> 0) === 
  * Two peers may share the low 16 bits; that is harmless because the kernel matches a policy's template
  * to a state on the addresses as well as the reqid, and peers have different endpoints.
  */
-export const peerReqid = (peerId: number) => (reqidPrefix | (peerId & 0xffff)) >>> 0;
+const peerReqid = (peerId: number) => (reqidPrefix | (peerId & 0xffff)) >>> 0;
 
 export interface XfrmStateSpec {
   /** The peer's cluster id, for messages. */
@@ -41,7 +41,7 @@ export interface XfrmStateSpec {
   key: Secret;
 }
 
-export type PolicyDir = 'out' | 'in' | 'fwd';
+type PolicyDir = 'out' | 'in' | 'fwd';
 
 export interface XfrmPolicySpec {
   peer: string;
@@ -86,7 +86,7 @@ function planPeer(spec: NodeDataplaneSpec, peer: PeerSpec, local: string, secret
 }
 
 /** Where this gateway's ESP packets start and the peers send theirs: the address peers know it by. */
-export const ipsecLocalAddress = (spec: NodeDataplaneSpec) => spec.node.publicAddress ?? spec.node.underlayAddress;
+const ipsecLocalAddress = (spec: NodeDataplaneSpec) => spec.node.publicAddress ?? spec.node.underlayAddress;
 
 /**
  * `secrets` holds the secrets of the encrypted peers (transport ipsec) to set up, by peer cluster id;

@@ -17,14 +17,14 @@ import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../../nodespec/
 import { overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
 
 
-export interface FdbEntryPlan {
+interface FdbEntryPlan {
   device: string;
   mac: string;
   /** The VTEP behind the MAC. */
   dst: string;
 }
 
-export interface NeighbourPlan {
+interface NeighbourPlan {
   device: string;
   address: string;
   mac: string;
@@ -42,9 +42,9 @@ export interface RoutePlan {
 }
 
 /** The backstop routes' metric: the largest, so any real route to the same prefix wins. */
-export const backstopMetric = 0xffff_ffff;
+const backstopMetric = 0xffff_ffff;
 
-export interface RulePlan {
+interface RulePlan {
   priority: number;
   table: number;
   to?: string;

@@ -10,7 +10,7 @@ import { run } from '../../../src/kernel/command';
 import { formatIp, translateIp } from '../../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 
-export const incumbentChain = 'STRAIT-BENCH-NATMAP';
+const incumbentChain = 'STRAIT-BENCH-NATMAP';
 
 export interface DnatRule {
   /** The address the peer dials (in the peer's view of our ExternalCIDR). */

@@ -2,7 +2,13 @@
 // still two modules that cannot be understood, or moved, one without the other.
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'modules that import each other, directly or around a circle', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'modules that import each other, directly or around a circle',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'product-not-lab',
       severity: 'error',
@@ -13,7 +19,8 @@ module.exports = {
     {
       name: 'agent-sees-the-port',
       severity: 'error',
-      comment: 'the agent drives a dataplane through its port (src/dataplane/port.ts) and opens or cleans one through src/dataplane/open.ts; what is inside each is not its business',
+      comment:
+        'the agent drives a dataplane through its port (src/dataplane/port.ts) and opens or cleans one through src/dataplane/open.ts; what is inside each is not its business',
       from: { path: '^src/agent/' },
       to: { path: '^src/dataplane/', pathNot: ['^src/dataplane/(port|open)\\.ts$'] },
     },
@@ -27,23 +34,29 @@ module.exports = {
     {
       name: 'control-plane-adapters-apart',
       severity: 'error',
-      comment: 'the agent and the controller each have a files adapter (files/) and a Kubernetes adapter (kubernetes/) of one core; an adapter never imports the other',
+      comment:
+        'the agent and the controller each have a files adapter (files/) and a Kubernetes adapter (kubernetes/) of one core; an adapter never imports the other',
       from: { path: '^src/(agent|controller)/(files|kubernetes)/' },
       to: { path: '^src/$1/(files|kubernetes)/', pathNot: ['^src/$1/$2/'] },
     },
     {
       name: 'core-below-its-adapters',
       severity: 'error',
-      comment: "the agent's loop and the controller's pure core (the files at the top of src/agent, src/controller) know their ports, not the adapters; src/agent/control-plane.ts, which opens one, is the exception",
+      comment:
+        "the agent's loop and the controller's pure core (the files at the top of src/agent, src/controller) know their ports, not the adapters; src/agent/control-plane.ts, which opens one, is the exception",
       from: { path: '^src/(agent|controller)/[^/]+$', pathNot: ['^src/agent/control-plane\\.ts$'] },
       to: { path: '^src/$1/(files|kubernetes)/' },
     },
     {
       name: 'api-is-a-floor',
       severity: 'error',
-      comment: 'src/api (the documents and their readers) sits under the cores and the adapters: it imports only net, the node spec types and MTU arithmetic (nodespec/spec, nodespec/tunnel-mtu, both leaves), json-text and errors',
+      comment:
+        'src/api (the documents and their readers) sits under the cores and the adapters: it imports only net, the node spec types and MTU arithmetic (nodespec/spec, nodespec/tunnel-mtu, both leaves), json-text and errors',
       from: { path: '^src/api/' },
-      to: { path: '^src/', pathNot: ['^src/api/', '^src/net/', '^src/nodespec/(spec|tunnel-mtu)\\.ts$', '^src/errors\\.ts$', '^src/json-text\\.ts$'] },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/api/', '^src/net/', '^src/nodespec/(spec|tunnel-mtu)\\.ts$', '^src/errors\\.ts$', '^src/json-text\\.ts$'],
+      },
     },
   ],
   options: {

@@ -10,7 +10,10 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'lab/**/*.ts', 'test/**/*.ts'],
     rules: {
       // `_name` is left out on purpose (a property dropped by destructuring, an argument a signature needs).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // require() is how the CLI loads a command's modules only when it runs, and how the binding is found.
       '@typescript-eslint/no-require-imports': 'off',
     },

@@ -21,7 +21,8 @@ function syntaxProblem(text: string, message: string): string {
   if (token) return `${JSON.stringify(token[1])} where no JSON value can have it`;
   // "Expected ':' after property name in JSON at position 5", "Bad control character in string literal in JSON at position 2"...
   const at = /^([^]*?) (in|after) JSON at position (\d+)/.exec(message);
-  if (at) return `${at[1]!.charAt(0).toLowerCase()}${at[1]!.slice(1)}${at[2] === 'after' ? ' after the value' : ''} at character ${Number(at[3]) + 1}`;
+  if (at)
+    return `${at[1]!.charAt(0).toLowerCase()}${at[1]!.slice(1)}${at[2] === 'after' ? ' after the value' : ''} at character ${Number(at[3]) + 1}`;
   return 'not JSON';
 }
 

@@ -15,13 +15,26 @@ const tags = { vm: '@esp|@vm-kernel', multivm: '@multivm' };
 const strict = ['true', '1'].includes(process.env.CI ?? '');
 
 // property-seed: FC_SEED / FC_PATH replay a failed fast-check property (the fuzz suites: FUZZ_SEED).
-const common = { spec: files, recursive: true, require: ['dist/test/support/property-seed.js'], reporter: 'dist/test/support/reporter.js', 'enable-source-maps': true };
+const common = {
+  spec: files,
+  recursive: true,
+  require: ['dist/test/support/property-seed.js'],
+  reporter: 'dist/test/support/reporter.js',
+  'enable-source-maps': true,
+};
 
 /** The mocha configuration of one suite. */
 function mochaConfig(suite) {
   switch (suite) {
     case 'host':
-      return { ...common, grep: `${tags.vm}|${tags.multivm}`, invert: true, timeout: 60000, 'forbid-pending': strict, 'forbid-only': strict };
+      return {
+        ...common,
+        grep: `${tags.vm}|${tags.multivm}`,
+        invert: true,
+        timeout: 60000,
+        'forbid-pending': strict,
+        'forbid-only': strict,
+      };
     case 'vm':
       return { ...common, grep: tags.vm, timeout: 60000, 'forbid-pending': true, 'forbid-only': true };
     case 'multivm':

@@ -17,7 +17,11 @@ const { configFiles } = require(join(root, 'test', 'suites.js')) as { configFile
 async function dryRun(args: string[]): Promise<string[]> {
   // One seed for every run: the fuzz suites name their random seed in their titles.
   const env = { ...process.env, FUZZ_SEED: '1' };
-  const { stdout } = await promisify(execFile)(mocha, ['--dry-run', '--reporter', 'json', ...args], { cwd: root, env, maxBuffer: 64 << 20 });
+  const { stdout } = await promisify(execFile)(mocha, ['--dry-run', '--reporter', 'json', ...args], {
+    cwd: root,
+    env,
+    maxBuffer: 64 << 20,
+  });
   const report = JSON.parse(stdout) as { tests: { file: string; fullTitle: string }[] };
   return report.tests.map((t) => `${t.file.slice(root.length + 1)}: ${t.fullTitle}`);
 }
@@ -26,7 +30,10 @@ describe('test suites', () => {
   it('every test runs in exactly one suite (host, vm, multivm), chosen by the tags in its title', async function () {
     this.timeout(120_000);
     const names = Object.keys(configFiles);
-    const [all, ...selected] = await Promise.all([dryRun(['--no-config', 'dist/test/**/*.test.js']), ...names.map((n) => dryRun(['--config', configFiles[n]!]))]);
+    const [all, ...selected] = await Promise.all([
+      dryRun(['--no-config', 'dist/test/**/*.test.js']),
+      ...names.map((n) => dryRun(['--config', configFiles[n]!])),
+    ]);
     const suitesOf = new Map<string, string[]>(all.map((t) => [t, []]));
     names.forEach((name, i) => {
       for (const test of selected[i]!) {
@@ -35,8 +42,13 @@ describe('test suites', () => {
       }
       assert.ok(selected[i]!.length > 0, `the ${name} suite selects no test`);
     });
-    const misplaced = [...suitesOf].filter(([, suites]) => suites.length !== 1).map(([test, suites]) => `${test} (${suites.length === 0 ? 'no suite' : suites.join(', ')})`);
+    const misplaced = [...suitesOf]
+      .filter(([, suites]) => suites.length !== 1)
+      .map(([test, suites]) => `${test} (${suites.length === 0 ? 'no suite' : suites.join(', ')})`);
     assert.deepEqual(misplaced, [], 'tests not in exactly one suite');
-    assert.ok(suitesOf.get(all.find((t) => t.includes('installs a state and reads it back'))!)?.includes('vm'), "xfrm's @esp test runs in the VM");
+    assert.ok(
+      suitesOf.get(all.find((t) => t.includes('installs a state and reads it back'))!)?.includes('vm'),
+      "xfrm's @esp test runs in the VM",
+    );
   });
 });

@@ -50,7 +50,13 @@ const pathMtuProbes: Probe[] = ['pmtu-tcp', 'pmtu-icmp'];
 const hubProbes: Probe[] = ['icmp', 'tcp', 'udp', 'unreach'];
 
 /** A pod's address as cluster `viewer` sees it: its own PodCIDR's host bits in viewer's remotePodCIDR. */
-export function addressSeenFrom(topology: LabTopology, views: Record<string, ClusterView>, viewer: string, owner: string, podIP: string): string {
+export function addressSeenFrom(
+  topology: LabTopology,
+  views: Record<string, ClusterView>,
+  viewer: string,
+  owner: string,
+  podIP: string,
+): string {
   const peer = views[viewer]!.spec.peers.find((p) => p.clusterId === owner);
   if (!peer) throw new Error(`${viewer} has no peering with ${owner}`);
   const ownPodCIDR = parseCidr('podCIDR', topology.clusters.find((c) => c.id === owner)!.podCIDR);
@@ -60,7 +66,11 @@ export function addressSeenFrom(topology: LabTopology, views: Record<string, Clu
 /** Every network that means something in cluster x: its own and its peers' as x sees them. */
 function knownNetworks(topology: LabTopology, views: Record<string, ClusterView>, x: string): Cidr[] {
   const own = topology.clusters.find((c) => c.id === x)!;
-  return [parseCidr('podCIDR', own.podCIDR), parseCidr('externalCIDR', own.externalCIDR), ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])];
+  return [
+    parseCidr('podCIDR', own.podCIDR),
+    parseCidr('externalCIDR', own.externalCIDR),
+    ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]),
+  ];
 }
 
 /**
@@ -78,41 +88,53 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
   const pods = (id: string) => cluster(id).nodes.flatMap((n) => n.pods);
   const checks: TrafficCheck[] = [];
   for (const [a, b] of topology.peerings) {
-    for (const [src, dst] of [[a, b], [b, a]] as const) {
-      for (const s of pods(src)) for (const t of pods(dst)) {
-        const address = addressSeenFrom(topology, views, src, dst, t.ip);
-        for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
-      }
+    for (const [src, dst] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      for (const s of pods(src))
+        for (const t of pods(dst)) {
+          const address = addressSeenFrom(topology, views, src, dst, t.ip);
+          for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
+        }
       const s = pathMtuPod(topology, views, src);
       const t = pathMtuPod(topology, views, dst);
       if (!s || !t) continue;
       const address = addressSeenFrom(topology, views, src, dst, t.ip);
-      for (const probe of pathMtuProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered', mtu: topology.mtu });
+      for (const probe of pathMtuProbes)
+        checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered', mtu: topology.mtu });
     }
   }
   // Inside a cluster, by the pod's own address: the routes of the CNI (network.ts), no Strait on the path.
   for (const c of topology.clusters) {
-    for (const sn of c.nodes) for (const tn of c.nodes) {
-      if (sn === tn) continue;
-      for (const s of sn.pods) for (const t of tn.pods) for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address: t.ip, probe, expect: 'reach', kind: 'intra' });
-    }
+    for (const sn of c.nodes)
+      for (const tn of c.nodes) {
+        if (sn === tn) continue;
+        for (const s of sn.pods)
+          for (const t of tn.pods)
+            for (const probe of peeredProbes)
+              checks.push({ from: s.name, to: t.name, address: t.ip, probe, expect: 'reach', kind: 'intra' });
+      }
   }
   for (const r of topology.reflections) {
     const target = topology.clusters.flatMap((c) => c.nodes.flatMap((n) => n.pods)).find((p) => p.name === r.pod)!;
     const reflected = views[r.hub]!.reflections.find((x) => x.to === r.to && x.podIP === target.ip);
     if (!reflected) throw new Error(`${r.hub} has not reflected ${r.pod} to ${r.to}`);
-    for (const s of pods(r.to)) for (const probe of hubProbes) checks.push({ from: s.name, to: r.pod, address: reflected.address, probe, expect: 'reach', kind: 'hub' });
+    for (const s of pods(r.to))
+      for (const probe of hubProbes)
+        checks.push({ from: s.name, to: r.pod, address: reflected.address, probe, expect: 'reach', kind: 'hub' });
   }
   const ids = topology.clusters.map((c) => c.id);
   const peered = (x: string, y: string) => topology.peerings.some(([p, q]) => (p === x && q === y) || (p === y && q === x));
-  for (const x of ids) for (const y of ids) {
-    if (x === y || peered(x, y)) continue;
-    // A pod of y dialled by its own address, where that address means nothing in x (with overlapping
-    // clusters it may be a pod of x or of one of x's peers: that pair is skipped).
-    const known = knownNetworks(topology, views, x);
-    const s = pods(x)[0];
-    const t = pods(y).find((p) => !known.some((c) => containsIp(c, parseIp('podIP', p.ip))));
-    if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, probe: 'udp', expect: 'blocked', kind: 'not-peered' });
-  }
+  for (const x of ids)
+    for (const y of ids) {
+      if (x === y || peered(x, y)) continue;
+      // A pod of y dialled by its own address, where that address means nothing in x (with overlapping
+      // clusters it may be a pod of x or of one of x's peers: that pair is skipped).
+      const known = knownNetworks(topology, views, x);
+      const s = pods(x)[0];
+      const t = pods(y).find((p) => !known.some((c) => containsIp(c, parseIp('podIP', p.ip))));
+      if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, probe: 'udp', expect: 'blocked', kind: 'not-peered' });
+    }
   return checks;
 }

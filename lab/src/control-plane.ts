@@ -18,7 +18,8 @@ export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, 
  * `strait`): each process of the lab uses its own, so RBAC is the chart's and a missing rule fails the lab.
  */
 export type LabIdentity = 'agent' | 'controller';
-export const identityKubeconfigPath = (runDir: string, cluster: string, identity: LabIdentity) => join(runDir, runDirPaths.identityKubeconfig(cluster, identity));
+export const identityKubeconfigPath = (runDir: string, cluster: string, identity: LabIdentity) =>
+  join(runDir, runDirPaths.identityKubeconfig(cluster, identity));
 
 /** Where a cluster's processes on Kubernetes find the chart's ConfigMap: its keys as a Pod's volume would show them. */
 export const labConfigDir = (runDir: string, cluster: string) => join(runDir, cluster, 'config');

@@ -19,7 +19,10 @@ export class SpecsSeen {
 
   /** "e-gw 3, h-gw 5" for the nodes given more than one spec; '' when none was. */
   changes(): string {
-    return [...this.digests].filter(([, d]) => d.size > 1).map(([node, d]) => `${node} ${d.size}`).join(', ');
+    return [...this.digests]
+      .filter(([, d]) => d.size > 1)
+      .map(([node, d]) => `${node} ${d.size}`)
+      .join(', ');
   }
 }
 
@@ -29,19 +32,25 @@ const decisions = /gateway|^peer |refused|failed/;
 export function controllerDecisions(logs: string, count = 4): string[] {
   let names: string[];
   try {
-    names = readdirSync(logs).filter((n) => n.startsWith('controller') && n.endsWith('.log')).sort();
+    names = readdirSync(logs)
+      .filter((n) => n.startsWith('controller') && n.endsWith('.log'))
+      .sort();
   } catch {
     return [];
   }
   return names.flatMap((name) => {
-    const lines = readFileSync(join(logs, name), 'utf8').split('\n').flatMap((line) => {
-      try {
-        const { msg, gateway, previous, peer, state, reason } = JSON.parse(line) as Record<string, unknown>;
-        return typeof msg === 'string' && decisions.test(msg) ? [`${name.slice(0, -4)}: ${msg} ${JSON.stringify({ gateway, previous, peer, state, reason })}`] : [];
-      } catch {
-        return [];
-      }
-    });
+    const lines = readFileSync(join(logs, name), 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        try {
+          const { msg, gateway, previous, peer, state, reason } = JSON.parse(line) as Record<string, unknown>;
+          return typeof msg === 'string' && decisions.test(msg)
+            ? [`${name.slice(0, -4)}: ${msg} ${JSON.stringify({ gateway, previous, peer, state, reason })}`]
+            : [];
+        } catch {
+          return [];
+        }
+      });
     return lines.slice(-count);
   });
 }

@@ -35,7 +35,13 @@ export interface EchoResult {
 }
 
 /** One datagram (no retry: a path that loses it fails the probe); settles on the first answer or the timeout. */
-function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
+function udpProbe(
+  mode: 'udp' | 'frag' | 'unreach',
+  to: string,
+  port: number,
+  timeoutMs: number,
+  done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void,
+): void {
   const payload = mode === 'frag' ? Buffer.concat([randomBytes(16), Buffer.alloc(fragmentedSize - 16, 0x5a)]) : randomBytes(16);
   const sock = createSocket('udp4');
   let settled = false;
@@ -51,7 +57,11 @@ function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, ti
     if (mode === 'unreach') return settle({ ok: false, from: rinfo.address, error: 'answered: the port is open' });
     if (!msg.equals(payload)) return;
     const fromDialled = rinfo.address === to;
-    settle({ ok: fromDialled, from: rinfo.address, ...(fromDialled ? {} : { error: `reply came from ${rinfo.address}, not from the address dialled` }) });
+    settle({
+      ok: fromDialled,
+      from: rinfo.address,
+      ...(fromDialled ? {} : { error: `reply came from ${rinfo.address}, not from the address dialled` }),
+    });
   });
   sock.on('error', (err: NodeJS.ErrnoException) => {
     if (mode === 'unreach' && err.code === 'ECONNREFUSED') settle({ ok: true, from: to });
@@ -69,11 +79,21 @@ function udpProbe(mode: 'udp' | 'frag' | 'unreach', to: string, port: number, ti
  * slow path (an emulated VM on a loaded machine, ESP in emulated instructions) only makes it long; the
  * caller bounds the whole run.
  */
-function tcpProbe(payload: Buffer, writeSize: number, to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
+function tcpProbe(
+  payload: Buffer,
+  writeSize: number,
+  to: string,
+  port: number,
+  timeoutMs: number,
+  done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void,
+): void {
   const socket = connect({ host: to, port });
   const chunks: Buffer[] = [];
   let received = 0;
-  const stalled = () => { socket.destroy(); done({ ok: false, error: `timeout: nothing for ${timeoutMs} ms (${received} of ${payload.length} bytes echoed)` }); };
+  const stalled = () => {
+    socket.destroy();
+    done({ ok: false, error: `timeout: nothing for ${timeoutMs} ms (${received} of ${payload.length} bytes echoed)` });
+  };
   const timer = setTimeout(stalled, timeoutMs);
   socket.on('connect', () => {
     for (let at = 0; at < payload.length; at += writeSize) socket.write(payload.subarray(at, at + writeSize));
@@ -87,9 +107,16 @@ function tcpProbe(payload: Buffer, writeSize: number, to: string, port: number, 
     const from = socket.remoteAddress;
     socket.destroy();
     const same = Buffer.concat(chunks).equals(payload);
-    done({ ok: same, ...(from ? { from } : {}), ...(same ? {} : { error: `${received} bytes came back, not the ${payload.length} sent` }) });
+    done({
+      ok: same,
+      ...(from ? { from } : {}),
+      ...(same ? {} : { error: `${received} bytes came back, not the ${payload.length} sent` }),
+    });
   });
-  socket.on('error', (err) => { clearTimeout(timer); done({ ok: false, error: err.message }); });
+  socket.on('error', (err) => {
+    clearTimeout(timer);
+    done({ ok: false, error: err.message });
+  });
 }
 
 export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number): Promise<EchoResult> {
@@ -119,7 +146,11 @@ function stream(to: string, port: number, durationMs: number): Promise<StreamRes
     let sent = 0;
     let echoed = 0;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (r: StreamResult) => { if (timer) clearInterval(timer); socket.destroy(); resolve(r); };
+    const finish = (r: StreamResult) => {
+      if (timer) clearInterval(timer);
+      socket.destroy();
+      resolve(r);
+    };
     socket.on('connect', () => {
       const started = Date.now();
       timer = setInterval(() => {
@@ -127,16 +158,23 @@ function stream(to: string, port: number, durationMs: number): Promise<StreamRes
           clearInterval(timer);
           timer = undefined;
           // Wait for the last echoes, bounded.
-          setTimeout(() => finish({ ok: echoed === sent, sent, echoed, ...(echoed === sent ? {} : { error: 'not every byte came back' }) }), 1500);
+          setTimeout(
+            () => finish({ ok: echoed === sent, sent, echoed, ...(echoed === sent ? {} : { error: 'not every byte came back' }) }),
+            1500,
+          );
           return;
         }
         socket.write(Buffer.alloc(512, sent & 255));
         sent += 512;
       }, 5);
     });
-    socket.on('data', (d) => { echoed += d.length; });
+    socket.on('data', (d) => {
+      echoed += d.length;
+    });
     socket.on('error', (err) => finish({ ok: false, sent, echoed, error: err.message }));
-    socket.on('close', () => { if (timer) finish({ ok: false, sent, echoed, error: 'connection closed' }); });
+    socket.on('close', () => {
+      if (timer) finish({ ok: false, sent, echoed, error: 'connection closed' });
+    });
   });
 }
 

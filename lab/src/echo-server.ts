@@ -14,7 +14,12 @@ export function startEchoServer(port: number): { close: () => void } {
   const udp = createSocket('udp4');
   udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address, () => {}));
   udp.bind(port, '0.0.0.0');
-  return { close: () => { tcp.close(); udp.close(); } };
+  return {
+    close: () => {
+      tcp.close();
+      udp.close();
+    },
+  };
 }
 
 if (require.main === module) {

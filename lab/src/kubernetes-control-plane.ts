@@ -27,11 +27,15 @@ const tokenPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.
 
 export const clusterKubeConfig = (runDir: string, cluster: string): KubeConfig => loadKubeConfig({ file: kubeconfigPath(runDir, cluster) });
 
-const peersOf = (topology: LabTopology, cluster: string) => topology.peerings.filter((p) => p.includes(cluster)).map(([a, b]) => (a === cluster ? b : a));
+const peersOf = (topology: LabTopology, cluster: string) =>
+  topology.peerings.filter((p) => p.includes(cluster)).map(([a, b]) => (a === cluster ? b : a));
 const newToken = () => randomBytes(24).toString('hex');
 
 /** A ServiceAccount's user name and groups, as kube-apiserver authenticates its tokens. */
-const serviceAccountUser = (name: string) => ({ user: `system:serviceaccount:${defaultNamespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${defaultNamespace}`] });
+const serviceAccountUser = (name: string) => ({
+  user: `system:serviceaccount:${defaultNamespace}:${name}`,
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${defaultNamespace}`],
+});
 
 /**
  * The users of a cluster's API server besides its admin (a token auth file, kube-apiserver's format):
@@ -63,17 +67,24 @@ async function startApiServers(topology: LabTopology, runDir: string, labCli: st
     writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
     users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
     startProcess(runDir, `apiserver-${cluster.id}`, [
-      process.execPath, labCli, 'apiserver',
-      '--token-file', tokenPath(runDir, cluster.id),
-      '--token-auth-file', join(runDir, runDirPaths.apiServerUsers(cluster.id)),
-      '--kubeconfig', kubeconfigPath(runDir, cluster.id),
-      '--cluster', cluster.id,
+      process.execPath,
+      labCli,
+      'apiserver',
+      '--token-file',
+      tokenPath(runDir, cluster.id),
+      '--token-auth-file',
+      join(runDir, runDirPaths.apiServerUsers(cluster.id)),
+      '--kubeconfig',
+      kubeconfigPath(runDir, cluster.id),
+      '--cluster',
+      cluster.id,
     ]);
   }
   for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
     const missing = topology.clusters.filter((c) => !existsSync(kubeconfigPath(runDir, c.id))).map((c) => c.id);
     if (missing.length === 0) return users;
-    if (Date.now() > deadline) throw new StateError(`the API servers of ${missing.join(', ')} did not start in 30 s; see ${join(runDir, 'logs')}`);
+    if (Date.now() > deadline)
+      throw new StateError(`the API servers of ${missing.join(', ')} did not start in 30 s; see ${join(runDir, 'logs')}`);
   }
 }
 
@@ -90,8 +101,20 @@ function nodeObject(node: LabNode): V1Node {
     },
     spec: { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
     status: {
-      addresses: [{ type: 'InternalIP', address: node.underlayAddress }, { type: 'Hostname', address: node.name }],
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'the lab node is up', lastTransitionTime: new Date(), lastHeartbeatTime: new Date() }],
+      addresses: [
+        { type: 'InternalIP', address: node.underlayAddress },
+        { type: 'Hostname', address: node.name },
+      ],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          message: 'the lab node is up',
+          lastTransitionTime: new Date(),
+          lastHeartbeatTime: new Date(),
+        },
+      ],
     },
   };
 }
@@ -112,7 +135,11 @@ export async function seedCluster(kubeConfig: KubeConfig, nodes: readonly LabNod
   for (const [peer, kubeconfig] of peers) {
     await core.createNamespacedSecret({
       namespace: defaultNamespace,
-      body: { metadata: { name: peerSecretName(peer) }, type: 'Opaque', data: { [peerKubeconfigKey]: Buffer.from(kubeconfig).toString('base64') } },
+      body: {
+        metadata: { name: peerSecretName(peer) },
+        type: 'Opaque',
+        data: { [peerKubeconfigKey]: Buffer.from(kubeconfig).toString('base64') },
+      },
     });
   }
 }
@@ -132,7 +159,9 @@ export async function prepareKubernetes(topology: LabTopology, runDir: string, l
     for (const identity of ['agent', 'controller'] as const) {
       writeKubeconfig(identityKubeconfigPath(runDir, cluster.id, identity), [kubeconfig(cluster.id, `${labRelease}-${identity}`)]);
     }
-    const peers = peersOf(topology, cluster.id).map((peer) => [peer, kubeconfigText([kubeconfig(peer, peerSecretName(cluster.id))])] as const);
+    const peers = peersOf(topology, cluster.id).map(
+      (peer) => [peer, kubeconfigText([kubeconfig(peer, peerSecretName(cluster.id))])] as const,
+    );
     await seedCluster(clusterKubeConfig(runDir, cluster.id), cluster.nodes, new Map(peers));
   }
 }

@@ -67,7 +67,9 @@ export class KubernetesLabState implements LabState {
       this.list(cluster.id, nodeDataplaneNames.plural),
       this.list(cluster.id, tunnelEndpointNames.plural),
       this.list(cluster.id, natMappingNames.plural),
-      this.api(cluster.id).core.listNode().then((l): V1Node[] => l.items),
+      this.api(cluster.id)
+        .core.listNode()
+        .then((l): V1Node[] => l.items),
     ]);
     const nodes = new Map<string, NodeState>();
     for (const node of cluster.nodes) {
@@ -92,7 +94,13 @@ export class KubernetesLabState implements LabState {
     const peers = this.topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
     return {
       nodes,
-      reflections: anySpec ? reflectionsOf(this.topology, anySpec, natMappings.map((m) => m.spec as NatMappingSpec)) : [],
+      reflections: anySpec
+        ? reflectionsOf(
+            this.topology,
+            anySpec,
+            natMappings.map((m) => m.spec as NatMappingSpec),
+          )
+        : [],
       gateway: anySpec?.activeGateway.name ?? null,
       peers: peers.map((clusterId) => ({ clusterId, state: ready.has(clusterId) ? 'ready' : 'waiting-for-peer' })),
     };

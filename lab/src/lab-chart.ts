@@ -45,7 +45,8 @@ export function labChartValues(s: LabChartSettings): object {
 const valuesPath = (runDir: string, cluster: string) => join(runDir, cluster, 'values.yaml');
 
 /** The dataplane the cluster's chart was installed with (to install it again with a change). */
-export const installedDataplane = (runDir: string, cluster: string): string => (parse(readFileSync(valuesPath(runDir, cluster), 'utf8')) as { dataplane: string }).dataplane;
+export const installedDataplane = (runDir: string, cluster: string): string =>
+  (parse(readFileSync(valuesPath(runDir, cluster), 'utf8')) as { dataplane: string }).dataplane;
 
 /** `helm template` with the lab's values, applied with `kubectl apply` (a re-apply patches what changed). */
 export function applyChart(runDir: string, cluster: string, values: object): void {
@@ -55,4 +56,3 @@ export function applyChart(runDir: string, cluster: string, values: object): voi
   writeFileSync(join(runDir, cluster, 'manifests.yaml'), manifests);
   run([k8sTool('kubectl'), '--kubeconfig', kubeconfigPath(runDir, cluster), 'apply', '-f', '-'], manifests);
 }
-

@@ -54,7 +54,13 @@ export interface LabPace {
   scrapeTimeoutMs: number;
 }
 
-export const hostPace: LabPace = { convergeTimeoutMs: 15_000, probeStartTimeoutMs: 10_000, echoWaitMs: 3000, concurrency: 4, scrapeTimeoutMs: 5_000 };
+export const hostPace: LabPace = {
+  convergeTimeoutMs: 15_000,
+  probeStartTimeoutMs: 10_000,
+  echoWaitMs: 3000,
+  concurrency: 4,
+  scrapeTimeoutMs: 5_000,
+};
 
 export interface LabTestOutcome {
   results: CheckResult[];
@@ -70,16 +76,23 @@ export interface LabTestOutcome {
  * counters read around them (`beforeBulk`, then the caller after) count only their traffic (the `frag`
  * probes fragment on purpose).
  */
-export async function runPlannedChecks(checks: TrafficCheck[], say: Say, pace: LabPace, beforeBulk: () => void = () => {}): Promise<CheckResult[]> {
+export async function runPlannedChecks(
+  checks: TrafficCheck[],
+  say: Say,
+  pace: LabPace,
+  beforeBulk: () => void = () => {},
+): Promise<CheckResult[]> {
   say(`running ${checks.length} checks`);
   const progress = (offset: number) => (r: CheckResult, done: number) => {
-    say(`[${String(offset + done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(9)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`);
+    say(
+      `[${String(offset + done).padStart(3)}/${checks.length}] ${r.ok ? 'ok  ' : 'FAIL'} ${r.kind.padEnd(10)} ${r.probe.padEnd(9)} ${r.from} -> ${r.to} (${r.address}): ${r.expect === 'reach' ? '' : 'expected blocked, '}${r.detail}`,
+    );
   };
   const bulk = checks.filter((c) => c.probe === 'pmtu-tcp');
   const others = checks.filter((c) => c.probe !== 'pmtu-tcp');
   const results = await runChecks(others, progress(0), pace);
   if (bulk.length > 0) beforeBulk();
-  results.push(...await runChecks(bulk, progress(others.length), pace));
+  results.push(...(await runChecks(bulk, progress(others.length), pace)));
   return results;
 }
 
@@ -100,7 +113,9 @@ export async function labTest(runDir: string, say: Say, pace: LabPace = hostPace
   await waitForConvergence(topology, runDir, say, pace.convergeTimeoutMs);
   const checks = planChecks(topology, await clusterViews(topology, runDir));
   let before: ReturnType<typeof readFragments> | undefined;
-  const results = await runPlannedChecks(checks, say, pace, () => { before = readFragments(topology); });
+  const results = await runPlannedChecks(checks, say, pace, () => {
+    before = readFragments(topology);
+  });
   const fragments = before ? fragmentResult(before, readFragments(topology)) : undefined;
   // After the traffic: every peering has carried some, so its counters say how.
   const wire = readWire(topology);
@@ -140,7 +155,11 @@ export async function labStatus(runDir: string): Promise<LabStatus> {
             const status = cluster.nodes.get(n.name)?.status;
             let peers: LabStatus['clusters'][number]['nodes'][number]['peers'] = [];
             try {
-              peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({ peerId: p.peerId, txPackets: p.counters.txPackets, rxPackets: p.counters.rxPackets }));
+              peers = inspectNode(nodePinRoot(n.name)).peers.map((p) => ({
+                peerId: p.peerId,
+                txPackets: p.counters.txPackets,
+                rxPackets: p.counters.rxPackets,
+              }));
             } catch {
               // not programmed yet
             }

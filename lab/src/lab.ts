@@ -114,8 +114,16 @@ function writePeeringSecrets(topology: LabTopology, runDir: string): void {
 /** Seconds between an agent's reconciles and heartbeats in the lab, by default. */
 const defaultAgentInterval = 0.2;
 
-function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: string, options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>, onKubernetes: boolean): ControllerConfigDocument {
-  const peers = topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a))
+function controllerConfig(
+  topology: LabTopology,
+  cluster: LabCluster,
+  runDir: string,
+  options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>,
+  onKubernetes: boolean,
+): ControllerConfigDocument {
+  const peers = topology.peerings
+    .filter((p) => p.includes(cluster.id))
+    .map(([a, b]) => (a === cluster.id ? b : a))
     .map((peer) => (isEncrypted(topology, cluster.id, peer) ? { clusterId: peer, encryption: 'ipsec' as const } : peer));
   return {
     clusterId: cluster.id,
@@ -123,12 +131,23 @@ function controllerConfig(topology: LabTopology, cluster: LabCluster, runDir: st
     podCIDR: cluster.podCIDR,
     externalCIDR: cluster.externalCIDR,
     peers,
-    reflections: topology.reflections.filter((r) => r.hub === cluster.id).map((r) => {
-      const where = findPod(topology, r.pod);
-      return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
-    }),
+    reflections: topology.reflections
+      .filter((r) => r.hub === cluster.id)
+      .map((r) => {
+        const where = findPod(topology, r.pod);
+        return { to: r.to, fromPeer: where.cluster.id, podIP: where.pod.ip };
+      }),
     // On Kubernetes the nodes are the Node objects (kubernetes-control-plane.ts).
-    ...(onKubernetes ? {} : { nodes: cluster.nodes.map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: [n.podCIDR], publicAddress: n.publicAddress })) }),
+    ...(onKubernetes
+      ? {}
+      : {
+          nodes: cluster.nodes.map((n) => ({
+            name: n.name,
+            underlayAddress: n.underlayAddress,
+            podCIDRs: [n.podCIDR],
+            publicAddress: n.publicAddress,
+          })),
+        }),
     // standaloneHeartbeatTimeout says why these values.
     heartbeatTimeout: options.heartbeatTimeout ?? (onKubernetes ? defaultHeartbeatTimeout : standaloneHeartbeatTimeout),
     interval: options.controllerInterval ?? (onKubernetes ? 0.1 : 0.2),
@@ -145,7 +164,11 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
   const pinned = topology.clusters.find((c) => c.id === cluster)?.dataplane;
   const wanted = pinned ?? requested;
   if (encrypts && wanted === 'ebpf') {
-    throw new InputError(pinned ? `${cluster}.dataplane` : '--dataplane', wanted, `${cluster} has encrypted peerings, which the eBPF dataplane does not carry; use kernel or auto`);
+    throw new InputError(
+      pinned ? `${cluster}.dataplane` : '--dataplane',
+      wanted,
+      `${cluster} has encrypted peerings, which the eBPF dataplane does not carry; use kernel or auto`,
+    );
   }
   return encrypts ? 'kernel' : wanted;
 }
@@ -163,7 +186,12 @@ export function labMetricsPort(topology: LabTopology, name: string): number {
   throw new Error(`no lab process ${name}`);
 }
 
-const metricsServer = (topology: LabTopology, name: string) => ['--metrics-address', '127.0.0.1', '--metrics-port', String(labMetricsPort(topology, name))];
+const metricsServer = (topology: LabTopology, name: string) => [
+  '--metrics-address',
+  '127.0.0.1',
+  '--metrics-port',
+  String(labMetricsPort(topology, name)),
+];
 
 /**
  * Where a node's agent and its pods' echo servers run and keep their pid files, logs and probe report:
@@ -183,37 +211,74 @@ export const machineHost = (runDir: string, node: string): NodeHost => ({ proces
  * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
  * inspect, cleanup and the next agent.
  */
-export function startAgent(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval = defaultAgentInterval, host = netnsHost(runDir, node)): void {
-  startProcess(host.processDir, `agent-${node}`, [process.execPath, cli, 'agent', ...agentFlags(topology, runDir, node, dataplane, interval, host)]);
+export function startAgent(
+  topology: LabTopology,
+  runDir: string,
+  node: string,
+  dataplane: LabDataplane,
+  interval = defaultAgentInterval,
+  host = netnsHost(runDir, node),
+): void {
+  startProcess(host.processDir, `agent-${node}`, [
+    process.execPath,
+    cli,
+    'agent',
+    ...agentFlags(topology, runDir, node, dataplane, interval, host),
+  ]);
 }
 
 /** What a node's agent is given. */
-function agentFlags(topology: LabTopology, runDir: string, node: string, dataplane: LabDataplane, interval: number, host: NodeHost): string[] {
+function agentFlags(
+  topology: LabTopology,
+  runDir: string,
+  node: string,
+  dataplane: LabDataplane,
+  interval: number,
+  host: NodeHost,
+): string[] {
   const { cluster } = findNode(topology, node, 'node');
   // On Kubernetes the settings are the chart's ConfigMap (lab-chart.ts); only what differs per process here is given.
   const settings = runsOnKubernetes(runDir, topology)
-    ? ['--flags-file', join(labConfigDir(runDir, cluster.id), 'agent.yaml'), '--kubeconfig', identityKubeconfigPath(runDir, cluster.id, 'agent'), '--namespace', defaultNamespace]
+    ? [
+        '--flags-file',
+        join(labConfigDir(runDir, cluster.id), 'agent.yaml'),
+        '--kubeconfig',
+        identityKubeconfigPath(runDir, cluster.id, 'agent'),
+        '--namespace',
+        defaultNamespace,
+      ]
     : [
-      '--spec', nodeSpecPath(runDir, cluster.id, node), '--status', nodeStatusPath(runDir, cluster.id, node),
-      '--pod-interfaces', podInterfacePattern,
-      '--dataplane', agentDataplane(topology, cluster.id, dataplane),
-      '--interval', String(interval),
-    ];
+        '--spec',
+        nodeSpecPath(runDir, cluster.id, node),
+        '--status',
+        nodeStatusPath(runDir, cluster.id, node),
+        '--pod-interfaces',
+        podInterfacePattern,
+        '--dataplane',
+        agentDataplane(topology, cluster.id, dataplane),
+        '--interval',
+        String(interval),
+      ];
   return [
-    '--node', node,
+    '--node',
+    node,
     ...settings,
-    '--pin-root', nodePinRoot(node),
+    '--pin-root',
+    nodePinRoot(node),
     // The lab's own, so \`lab down\` takes it with the run directory.
-    '--probe-cache', join(host.processDir, 'probe-cache.json'),
+    '--probe-cache',
+    join(host.processDir, 'probe-cache.json'),
     ...(host.netns ? ['--netns', host.netns] : []),
-    '--ipsec-secrets', secretsDir(runDir, cluster.id),
+    '--ipsec-secrets',
+    secretsDir(runDir, cluster.id),
     ...metricsServer(topology, `agent-${node}`),
   ];
 }
 
 /** Starts the echo servers of a node's pods, each in its pod's namespace. */
 export function startEchoServers(node: LabNode, host: NodeHost): void {
-  for (const pod of node.pods) startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
+  for (const pod of node.pods)
+    startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -252,7 +317,8 @@ export async function waitForConvergence(topology: LabTopology, runDir: string, 
   try {
     for (;;) {
       const states = await readLabState(topology, state);
-      for (const cluster of states.values()) for (const [node, { spec }] of cluster.nodes) if (spec) seen.saw(node, specDigest(canonicalSpecText(spec)));
+      for (const cluster of states.values())
+        for (const [node, { spec }] of cluster.nodes) if (spec) seen.saw(node, specDigest(canonicalSpecText(spec)));
       const gaps = convergenceGaps(topology, states);
       if (gaps.length === 0) return;
       const line = `waiting: ${gaps.slice(0, 3).join('; ')}${gaps.length > 3 ? ` (+${gaps.length - 3})` : ''}`;
@@ -261,7 +327,9 @@ export async function waitForConvergence(topology: LabTopology, runDir: string, 
       if (Date.now() - started > timeoutMs) {
         const changes = seen.changes();
         for (const decision of controllerDecisions(logsDir(runDir))) say(`  ${decision}`);
-        throw new StateError(`the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}${changes ? `; specs given while waiting: ${changes}` : ''}; see the logs in ${join(runDir, 'logs')}`);
+        throw new StateError(
+          `the lab did not converge in ${timeoutMs / 1000} s: ${gaps.join('; ')}${changes ? `; specs given while waiting: ${changes}` : ''}; see the logs in ${join(runDir, 'logs')}`,
+        );
       }
       await sleep(200);
     }
@@ -277,7 +345,10 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
   for (const cluster of topology.clusters) agentDataplane(topology, cluster.id, options.dataplane);
   if (topology.encryptedPeerings.length > 0) {
     const lacks = describeMissing(encryptionRequirements, await probeKernel());
-    if (lacks.length > 0) throw new StateError(`this topology has encrypted peerings and this kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe; npm run test:vm runs them in a VM with Debian's kernel)`);
+    if (lacks.length > 0)
+      throw new StateError(
+        `this topology has encrypted peerings and this kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe; npm run test:vm runs them in a VM with Debian's kernel)`,
+      );
   }
   if (labNamespaces().length > 0 || existsSync(topologyFile(runDir))) {
     throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait-lab down' first`);
@@ -305,7 +376,9 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
     say('lab is up');
     return topology;
   } catch (err) {
-    say(`lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait-lab down' removes it`);
+    say(
+      `lab up failed: ${(err as Error).message}; the lab is left as it is for a look (logs in ${join(runDir, 'logs')}); 'strait-lab down' removes it`,
+    );
     throw err;
   }
 }
@@ -327,7 +400,9 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   for (const cluster of changed.clusters.filter((c) => c.id === x || c.id === y)) {
     for (const name of controllerProcesses(runDir, changed, cluster.id)) await stopProcess(runDir, name);
     // The chart's values say which dataplane a lab on Kubernetes was installed with (lab-chart.ts, loaded for such a lab only).
-    const dataplane = runsOnKubernetes(runDir, changed) ? ((await import('./lab-chart')).installedDataplane(runDir, cluster.id) as LabDataplane) : 'auto';
+    const dataplane = runsOnKubernetes(runDir, changed)
+      ? ((await import('./lab-chart')).installedDataplane(runDir, cluster.id) as LabDataplane)
+      : 'auto';
     await startController(changed, cluster, runDir, { dataplane });
   }
 }
@@ -343,12 +418,27 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
   const onKubernetes = runsOnKubernetes(runDir, topology);
   const config = controllerConfig(topology, cluster, runDir, options, onKubernetes);
   if (onKubernetes) {
-    const settings = { config, dataplane: agentDataplane(topology, cluster.id, options.dataplane), agentInterval: options.agentInterval ?? defaultAgentInterval, podInterfaces: podInterfacePattern, encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)) };
+    const settings = {
+      config,
+      dataplane: agentDataplane(topology, cluster.id, options.dataplane),
+      agentInterval: options.agentInterval ?? defaultAgentInterval,
+      podInterfaces: podInterfacePattern,
+      encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)),
+    };
     const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
       startProcess(runDir, name, [
-        process.execPath, cli, 'controller', '--flags-file', join(dir, 'controller.yaml'),
-        '--kubeconfig', identityKubeconfigPath(runDir, cluster.id, 'controller'), '--namespace', defaultNamespace, '--identity', name,
+        process.execPath,
+        cli,
+        'controller',
+        '--flags-file',
+        join(dir, 'controller.yaml'),
+        '--kubeconfig',
+        identityKubeconfigPath(runDir, cluster.id, 'controller'),
+        '--namespace',
+        defaultNamespace,
+        '--identity',
+        name,
         ...metricsServer(topology, name),
       ]);
     }
@@ -358,21 +448,42 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
 }
 
 /** The standalone controller of a cluster, with its pid file and log in `processDir` (the lab's, or its machine's). */
-export function startStandaloneController(topology: LabTopology, runDir: string, clusterId: string, config: ControllerConfigDocument, processDir = runDir): void {
+export function startStandaloneController(
+  topology: LabTopology,
+  runDir: string,
+  clusterId: string,
+  config: ControllerConfigDocument,
+  processDir = runDir,
+): void {
   const path = join(runDir, runDirPaths.controllerConfig(clusterId));
   writeFileAtomic(path, JSON.stringify(config, null, 2));
-  startProcess(processDir, `controller-${clusterId}`, [process.execPath, cli, 'controller', '--config', path, ...metricsServer(topology, `controller-${clusterId}`)]);
+  startProcess(processDir, `controller-${clusterId}`, [
+    process.execPath,
+    cli,
+    'controller',
+    '--config',
+    path,
+    ...metricsServer(topology, `controller-${clusterId}`),
+  ]);
 }
 
 /** A standalone controller's configuration in a lab (files, not Kubernetes). */
-export const standaloneControllerConfig = (topology: LabTopology, cluster: LabCluster, runDir: string, options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>) =>
-  controllerConfig(topology, cluster, runDir, options, false);
+export const standaloneControllerConfig = (
+  topology: LabTopology,
+  cluster: LabCluster,
+  runDir: string,
+  options: Pick<LabOptions, 'heartbeatTimeout' | 'controllerInterval'>,
+) => controllerConfig(topology, cluster, runDir, options, false);
 
 /**
  * Restarts a standalone lab's controller of `clusterId` with its configuration changed by `edit` (the e2e
  * bench gives a hub thousands of reflections this way). Its IPAM state and the datapath stay as they are.
  */
-export async function reconfigureController(runDir: string, clusterId: string, edit: (config: ControllerConfigDocument) => ControllerConfigDocument): Promise<void> {
+export async function reconfigureController(
+  runDir: string,
+  clusterId: string,
+  edit: (config: ControllerConfigDocument) => ControllerConfigDocument,
+): Promise<void> {
   const topology = savedTopology(runDir);
   if (runsOnKubernetes(runDir, topology)) throw new StateError('reconfigureController runs a standalone lab only');
   const config = JSON.parse(readFileSync(join(runDir, runDirPaths.controllerConfig(clusterId)), 'utf8')) as ControllerConfigDocument;

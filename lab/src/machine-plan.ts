@@ -43,16 +43,25 @@ const withPrefix = (address: string, cidr: string) => `${address}/${cidr.split('
 
 export function machinePlan(topology: LabTopology): MachinePlan {
   const machines = topology.clusters.flatMap((cluster) => cluster.nodes.map((node, i) => ({ cluster, node, controller: i === 0 })));
-  if (machines.length > 255) throw new InputError('clusters', `${machines.length} nodes`, 'a machine plan numbers at most 255 machines (one byte of their MACs)');
+  if (machines.length > 255)
+    throw new InputError('clusters', `${machines.length} nodes`, 'a machine plan numbers at most 255 machines (one byte of their MACs)');
   return {
     mtu: topology.mtu,
-    networks: [{ name: publicNetwork, cidr: topology.public }, ...topology.clusters.map((c) => ({ name: underlayNetwork(c.id), cidr: c.underlay }))],
+    networks: [
+      { name: publicNetwork, cidr: topology.public },
+      ...topology.clusters.map((c) => ({ name: underlayNetwork(c.id), cidr: c.underlay })),
+    ],
     machines: machines.map(({ cluster, node, controller }, i) => ({
       name: node.name,
       cluster: cluster.id,
       controller,
       nics: [
-        { name: 'ul0', network: underlayNetwork(cluster.id), mac: mac(i + 1, 0), address: withPrefix(node.underlayAddress, cluster.underlay) },
+        {
+          name: 'ul0',
+          network: underlayNetwork(cluster.id),
+          mac: mac(i + 1, 0),
+          address: withPrefix(node.underlayAddress, cluster.underlay),
+        },
         { name: 'pub0', network: publicNetwork, mac: mac(i + 1, 1), address: withPrefix(node.publicAddress, topology.public) },
       ],
     })),

@@ -19,8 +19,21 @@ import { deleteNetns } from '../../src/kernel/netns';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
 import {
-  type LabDataplane, type Say, agentDataplane, machineHost, nodePinRoot, readHeartbeat, readLabState, savedTopology, secretsDir,
-  standaloneControllerConfig, startAgent, startEchoServers, startStandaloneController, waitForConvergence, writePeeringSecret,
+  type LabDataplane,
+  type Say,
+  agentDataplane,
+  machineHost,
+  nodePinRoot,
+  readHeartbeat,
+  readLabState,
+  savedTopology,
+  secretsDir,
+  standaloneControllerConfig,
+  startAgent,
+  startEchoServers,
+  startStandaloneController,
+  waitForConvergence,
+  writePeeringSecret,
 } from './lab';
 import { clusterViews, reportOutcome, runPlannedChecks } from './lab-test';
 import { openLabState } from './lab-state';
@@ -43,7 +56,9 @@ const resultsFile = (runDir: string, node: string) => join(runDir, runDirPaths.r
 function publishTopology(runDir: string, topology: LabTopology, node: string): void {
   const text = JSON.stringify(topology, null, 2);
   if (existsSync(topologyFile(runDir)) && readFileSync(topologyFile(runDir), 'utf8') !== text) {
-    throw new StateError(`${topologyFile(runDir)} holds another topology: the run directory belongs to another lab ('strait-lab down --node' on its machines, or another --run-dir)`);
+    throw new StateError(
+      `${topologyFile(runDir)} holds another topology: the run directory belongs to another lab ('strait-lab down --node' on its machines, or another --run-dir)`,
+    );
   }
   writeFileAtomic(topologyFile(runDir), text, 0o644, node);
 }
@@ -56,8 +71,12 @@ function findNics(nics: readonly MachineNic[]): { nic: MachineNic; dev: string }
   const links = dumpLinks();
   return nics.map((nic) => {
     const dev = links.find((l) => l.address?.toLowerCase() === nic.mac)?.ifname;
-    if (dev === undefined) throw new StateError(`no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait-lab plan)?`);
-    if (dev !== nic.name && links.some((l) => l.ifname === nic.name)) throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
+    if (dev === undefined)
+      throw new StateError(
+        `no interface of this machine has the MAC ${nic.mac} that the plan gives ${nic.name} (network ${nic.network}): is this machine the node, and its NICs made with the plan's MACs (strait-lab plan)?`,
+      );
+    if (dev !== nic.name && links.some((l) => l.ifname === nic.name))
+      throw new StateError(`${nic.name} exists and is not the interface of MAC ${nic.mac} (${dev}); rename or remove it first`);
     return { nic, dev };
   });
 }
@@ -69,7 +88,11 @@ function findNics(nics: readonly MachineNic[]): { nic: MachineNic; dev: string }
 function configureNics(found: readonly { nic: MachineNic; dev: string }[], mtu: number): void {
   for (const { nic, dev } of found) {
     if (dev !== nic.name) batch('this machine', [`link set dev ${dev} down`, `link set dev ${dev} name ${nic.name}`]);
-    batch('this machine', [`link set dev ${nic.name} mtu ${mtu}`, `addr replace ${nic.address} dev ${nic.name}`, `link set dev ${nic.name} up`]);
+    batch('this machine', [
+      `link set dev ${nic.name} mtu ${mtu}`,
+      `addr replace ${nic.address} dev ${nic.name}`,
+      `link set dev ${nic.name} up`,
+    ]);
   }
 }
 
@@ -105,12 +128,17 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   const dataplane = agentDataplane(topology, cluster.id, options.dataplane);
   if (topology.encryptedPeerings.some((p) => p.includes(cluster.id))) {
     const lacks = describeMissing(encryptionRequirements, await probeKernel());
-    if (lacks.length > 0) throw new StateError(`${cluster.id} has encrypted peerings and this machine's kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe)`);
+    if (lacks.length > 0)
+      throw new StateError(
+        `${cluster.id} has encrypted peerings and this machine's kernel cannot run them: it lacks ${lacks.join(', ')} (see strait probe)`,
+      );
   }
   const planned = machinePlan(topology).machines.find((m) => m.name === node.name)!;
   const host = machineHost(runDir, node.name);
   if (existsSync(host.processDir) || existsSync(nodePinRoot(node.name))) {
-    throw new StateError(`${node.name} is already up on this machine (${host.processDir} or ${nodePinRoot(node.name)} exists); 'strait-lab down --node ${node.name}' first`);
+    throw new StateError(
+      `${node.name} is already up on this machine (${host.processDir} or ${nodePinRoot(node.name)} exists); 'strait-lab down --node ${node.name}' first`,
+    );
   }
   // Checked before anything is written: a machine that is not the node changes nothing.
   const nics = findNics(planned.nics);
@@ -125,7 +153,11 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   batch('this machine', ['link set lo up']);
   configureNics(nics, topology.mtu);
   // The NICs existed before `default` was strict (and a distribution may make them loose): each is set too.
-  sysctl('this machine', ['net.ipv4.ip_forward=1', ...strictReversePath, ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`)]);
+  sysctl('this machine', [
+    'net.ipv4.ip_forward=1',
+    ...strictReversePath,
+    ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`),
+  ]);
   batch('this machine', podRoutes(cluster, node));
   buildPods('this machine', node, topology.mtu);
   if (planned.controller) {
@@ -142,7 +174,9 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
     // The agent runs here: its heartbeat's time is this machine's clock.
     if (heartbeat?.ready && Date.parse(heartbeat.time) >= started) break;
     if (Date.now() - started > test.convergeTimeoutMs) {
-      throw new StateError(`${node.name}'s agent was not Ready in ${test.convergeTimeoutMs / 1000} s${heartbeat?.error ? `: ${heartbeat.error}` : ''}; see ${join(host.processDir, 'logs')}`);
+      throw new StateError(
+        `${node.name}'s agent was not Ready in ${test.convergeTimeoutMs / 1000} s${heartbeat?.error ? `: ${heartbeat.error}` : ''}; see ${join(host.processDir, 'logs')}`,
+      );
     }
     await sleep(200);
   }
@@ -175,10 +209,15 @@ export async function machineTest(runDir: string, nodeName: string, paceName: La
     .finally(() => state.close());
   mkdirSync(join(runDir, 'results'), { recursive: true });
   writeFileAtomic(resultsFile(runDir, node.name), JSON.stringify({ node: node.name, results, metrics } satisfies MachineResults));
-  return reportOutcome(say, results, metrics.map((m) => ({ ok: m.ok, line: metricsLine(m) })));
+  return reportOutcome(
+    say,
+    results,
+    metrics.map((m) => ({ ok: m.ok, line: metricsLine(m) })),
+  );
 }
 
-const sameCheck = (a: TrafficCheck, b: TrafficCheck) => a.from === b.from && a.to === b.to && a.address === b.address && a.probe === b.probe;
+const sameCheck = (a: TrafficCheck, b: TrafficCheck) =>
+  a.from === b.from && a.to === b.to && a.address === b.address && a.probe === b.probe;
 
 /**
  * Every machine's results in one table, as `strait-lab test` prints it. Each planned check must have a
@@ -203,7 +242,11 @@ export async function labReport(runDir: string, say: Say): Promise<number> {
     findings.push(...found.metrics.map((m) => ({ ok: m.ok, line: metricsLine(m) })));
     const own = planned.filter((c) => node.pods.some((p) => p.name === c.from));
     const missing = own.filter((c) => !found.results.some((r) => sameCheck(r, c)));
-    if (missing.length > 0) findings.push({ ok: false, line: `FAIL ${node.name}: ${missing.length} of its ${own.length} checks have no result (${missing.map((c) => `${c.probe} ${c.from} -> ${c.to}`).join(', ')})` });
+    if (missing.length > 0)
+      findings.push({
+        ok: false,
+        line: `FAIL ${node.name}: ${missing.length} of its ${own.length} checks have no result (${missing.map((c) => `${c.probe} ${c.from} -> ${c.to}`).join(', ')})`,
+      });
   }
   return reportOutcome(say, results, findings);
 }
@@ -217,7 +260,8 @@ export async function machineDown(runDir: string, nodeName: string, say: Say): P
   const host = machineHost(runDir, nodeName);
   const names = knownProcesses(host.processDir);
   let stopped = 0;
-  for (const name of [...names.filter((n) => n.startsWith('agent-')), ...names.filter((n) => !n.startsWith('agent-'))]) if (await stopProcess(host.processDir, name)) stopped++;
+  for (const name of [...names.filter((n) => n.startsWith('agent-')), ...names.filter((n) => !n.startsWith('agent-'))])
+    if (await stopProcess(host.processDir, name)) stopped++;
   const summary = cleanupNodeDataplanes(nodePinRoot(nodeName));
   let pods = 0;
   if (existsSync(topologyFile(runDir))) {

@@ -12,9 +12,7 @@ import { registerLabCommands } from './cli';
 /** The lab's program with every verb. */
 export function buildLabCli(output: CliOutput = processOutput): Command {
   // Set before the verbs are added: each subcommand copies them when it is made.
-  const program = new StraitCommand('strait-lab')
-    .configureOutput({ writeOut: output.out, writeErr: output.err })
-    .exitOverride();
+  const program = new StraitCommand('strait-lab').configureOutput({ writeOut: output.out, writeErr: output.err }).exitOverride();
   registerLabCommands(program);
   return program;
 }

@@ -35,23 +35,35 @@ async function get(port: number, path: string, timeoutMs: number): Promise<{ sta
 
 /** Per peer cluster id: tx/rx packets and bytes, as inspect reads them. */
 function inspected(node: string, names: ReadonlyMap<number, string>): string {
-  const rows = inspectNode(nodePinRoot(node)).peers
-    .filter((p) => names.has(p.peerId))
+  const rows = inspectNode(nodePinRoot(node))
+    .peers.filter((p) => names.has(p.peerId))
     .map((p) => `${names.get(p.peerId)} tx ${p.counters.txPackets}/${p.counters.txBytes} rx ${p.counters.rxPackets}/${p.counters.rxBytes}`);
   return rows.sort().join('; ');
 }
 
 function scraped(text: string, names: ReadonlyMap<number, string>): string {
   const samples = parseSamples(text);
-  const value = (unit: 'packets' | 'bytes', peer: string, direction: string) => sampleValue(samples, `strait_agent_peer_${unit}_total`, { peer, direction });
-  return [...names.values()].map((peer) => `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`).sort().join('; ');
+  const value = (unit: 'packets' | 'bytes', peer: string, direction: string) =>
+    sampleValue(samples, `strait_agent_peer_${unit}_total`, { peer, direction });
+  return [...names.values()]
+    .map(
+      (peer) =>
+        `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`,
+    )
+    .sort()
+    .join('; ');
 }
 
 /**
  * `timeoutMs`: how long one scrape may take (LabPace.scrapeTimeoutMs). `only`: the node whose agent runs
  * on this machine, in a lab across machines (each scrapes its own: the metrics servers are on loopback).
  */
-export async function checkAgentMetrics(topology: LabTopology, states: ReadonlyMap<string, ClusterState>, timeoutMs: number, only?: string): Promise<MetricsResult[]> {
+export async function checkAgentMetrics(
+  topology: LabTopology,
+  states: ReadonlyMap<string, ClusterState>,
+  timeoutMs: number,
+  only?: string,
+): Promise<MetricsResult[]> {
   const results: MetricsResult[] = [];
   for (const cluster of topology.clusters) {
     for (const node of cluster.nodes.filter((n) => only === undefined || n.name === only)) {

@@ -95,7 +95,10 @@ export function buildNetworks(topology: LabTopology): void {
 
 /** Every lab namespace on this machine, whichever topology made it (also after a crash). */
 export function labNamespaces(): string[] {
-  return run(['ip', 'netns', 'list']).split('\n').map((l) => l.split(' ')[0]!).filter((n) => n.startsWith(labPrefix));
+  return run(['ip', 'netns', 'list'])
+    .split('\n')
+    .map((l) => l.split(' ')[0]!)
+    .filter((n) => n.startsWith(labPrefix));
 }
 
 /** Deletes every lab namespace (their links, qdiscs and filters go with them); returns how many. */

@@ -11,8 +11,19 @@ import { type LabPace, hostPace } from './lab-test';
  * a second instead of four or five: at the host's pace the nine of them at rest took 0.85 of the VM's two
  * CPUs, and a probe process then needed 5 s to start instead of 0.4 s.
  */
-export const emulatedLab = { heartbeatTimeout: 120, convergeTimeoutMs: 300_000, controllerInterval: 1, agentInterval: 1 } satisfies Partial<LabOptions>;
-export const emulatedPace: LabPace = { convergeTimeoutMs: emulatedLab.convergeTimeoutMs, probeStartTimeoutMs: 60_000, echoWaitMs: 10_000, concurrency: 2, scrapeTimeoutMs: 60_000 };
+export const emulatedLab = {
+  heartbeatTimeout: 120,
+  convergeTimeoutMs: 300_000,
+  controllerInterval: 1,
+  agentInterval: 1,
+} satisfies Partial<LabOptions>;
+export const emulatedPace: LabPace = {
+  convergeTimeoutMs: emulatedLab.convergeTimeoutMs,
+  probeStartTimeoutMs: 60_000,
+  echoWaitMs: 10_000,
+  concurrency: 2,
+  scrapeTimeoutMs: 60_000,
+};
 
 export type LabPaceName = 'host' | 'emulated';
 

@@ -87,6 +87,10 @@ export function pathMtuVerdict(exitCode: number, stdout: string, stderr: string,
     const said = told ? `fragmentation needed from ${told[1]}, mtu ${mtu}` : `the pod already holds path MTU ${mtu} (told earlier)`;
     return mtu < podMtu ? { ok: true, detail: said } : { ok: false, detail: `${said}: not below the pod's MTU ${podMtu}` };
   }
-  if (counts.received > 0) return { ok: false, detail: `a ${podMtu}-byte packet with DF set was answered: nothing told the pod that the tunnel's headers do not fit` };
+  if (counts.received > 0)
+    return {
+      ok: false,
+      detail: `a ${podMtu}-byte packet with DF set was answered: nothing told the pod that the tunnel's headers do not fit`,
+    };
   return { ok: false, detail: `a ${podMtu}-byte packet with DF set was dropped and no fragmentation needed came back (a black hole)` };
 }

@@ -73,7 +73,9 @@ export async function stopProcess(runDir: string, name: string, graceMs = 3000):
 /** Every process with a pid file. */
 export function knownProcesses(runDir: string): string[] {
   try {
-    return readdirSync(pidsDir(runDir)).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -4));
+    return readdirSync(pidsDir(runDir))
+      .filter((f) => f.endsWith('.pid'))
+      .map((f) => f.slice(0, -4));
   } catch {
     return [];
   }

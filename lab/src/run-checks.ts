@@ -57,7 +57,10 @@ async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number)
   const port = check.probe === 'unreach' ? closedPort : echoPort;
   const bulk = check.probe === 'pmtu-tcp';
   const boundMs = bulk ? timeoutMs + bulkWaitMs : timeoutMs;
-  const r = await exec([...inPod, process.execPath, echoClient, check.probe, check.address, String(port), String(bulk ? bulkWaitMs : echoWaitMs)], boundMs);
+  const r = await exec(
+    [...inPod, process.execPath, echoClient, check.probe, check.address, String(port), String(bulk ? bulkWaitMs : echoWaitMs)],
+    boundMs,
+  );
   let out: { error?: string; from?: string };
   try {
     out = JSON.parse(r.stdout) as typeof out;
@@ -66,7 +69,8 @@ async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number)
     throw new Error(`echo client failed (${killed}): ${r.stderr.trim() || 'no output'}`);
   }
   const reached = r.code === 0;
-  const answered = check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
+  const answered =
+    check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
   return { reached, detail: out.error ?? answered };
 }
 
@@ -82,7 +86,11 @@ async function runOne(check: TrafficCheck, timeoutMs: number, echoWaitMs: number
   return { ...check, ok: outcome.reached === (check.expect === 'reach'), detail: outcome.detail, ms: Date.now() - started };
 }
 
-export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResult, done: number) => void, pace: { probeStartTimeoutMs: number; echoWaitMs: number; concurrency: number }): Promise<CheckResult[]> {
+export async function runChecks(
+  checks: TrafficCheck[],
+  onResult: (r: CheckResult, done: number) => void,
+  pace: { probeStartTimeoutMs: number; echoWaitMs: number; concurrency: number },
+): Promise<CheckResult[]> {
   const results: CheckResult[] = new Array(checks.length);
   let next = 0;
   let done = 0;
@@ -97,7 +105,15 @@ export async function runChecks(checks: TrafficCheck[], onResult: (r: CheckResul
   return results;
 }
 
-const columns: [Probe, string][] = [['icmp', 'PING'], ['tcp', 'TCP'], ['udp', 'UDP'], ['frag', 'FRAG'], ['unreach', 'UNREACH'], ['pmtu-tcp', 'PMTU-TCP'], ['pmtu-icmp', 'PMTU-ICMP']];
+const columns: [Probe, string][] = [
+  ['icmp', 'PING'],
+  ['tcp', 'TCP'],
+  ['udp', 'UDP'],
+  ['frag', 'FRAG'],
+  ['unreach', 'UNREACH'],
+  ['pmtu-tcp', 'PMTU-TCP'],
+  ['pmtu-icmp', 'PMTU-ICMP'],
+];
 
 /** The result table: one row per (from, to, address), one column per probe. */
 export function resultTable(results: CheckResult[]): string {
@@ -111,5 +127,12 @@ export function resultTable(results: CheckResult[]): string {
   const lines = [...rows.values()].map((r) => [r.kind, r.from, r.to, r.address, ...columns.map(([probe]) => r.cells[probe] ?? '-')]);
   const header = ['KIND', 'FROM', 'TO', 'ADDRESS DIALLED', ...columns.map(([, title]) => title)];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [header, ...lines].map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [header, ...lines]
+    .map((l) =>
+      l
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -9,16 +9,30 @@ const Pair = () => List(ClusterIdText(), { minItems: 2, maxItems: 2 });
 /** The topology file's shape; what it cannot say (names used once, pods inside nodes...) is checked by its reader. */
 export const LabTopologySchema = Strict({
   public: CidrText({ description: "The public network between the clusters' gateways." }),
-  mtu: Type.Optional(Type.Integer({ minimum: minimumMtu, maximum: maximumMtu, description: `The MTU of the underlays, the public network and the pods (default ${defaultMtu}).` })),
-  clusters: List(Strict({
-    id: ClusterIdText(),
-    podCIDR: CidrText(),
-    externalCIDR: CidrText(),
-    underlay: CidrText({ description: "The cluster's node network." }),
-    dataplane: Type.Optional(StringEnum(['ebpf', 'kernel'])),
-    nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), { minItems: 1, maxItems: 9, description: 'At most 9: each cluster numbers its nodes\' public addresses in a decade of its own (11-19 for the first).' }),
-  })),
-  peerings: Type.Optional(List(Type.Union([Pair(), Strict({ between: Pair(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]))),
+  mtu: Type.Optional(
+    Type.Integer({
+      minimum: minimumMtu,
+      maximum: maximumMtu,
+      description: `The MTU of the underlays, the public network and the pods (default ${defaultMtu}).`,
+    }),
+  ),
+  clusters: List(
+    Strict({
+      id: ClusterIdText(),
+      podCIDR: CidrText(),
+      externalCIDR: CidrText(),
+      underlay: CidrText({ description: "The cluster's node network." }),
+      dataplane: Type.Optional(StringEnum(['ebpf', 'kernel'])),
+      nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), {
+        minItems: 1,
+        maxItems: 9,
+        description: "At most 9: each cluster numbers its nodes' public addresses in a decade of its own (11-19 for the first).",
+      }),
+    }),
+  ),
+  peerings: Type.Optional(
+    List(Type.Union([Pair(), Strict({ between: Pair(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })])),
+  ),
   reflections: Type.Optional(List(Strict({ hub: ClusterIdText(), to: ClusterIdText(), pod: LabName() }))),
 });
 

@@ -88,7 +88,8 @@ export function parseTopology(value: unknown): LabTopology {
     const nodes = c.nodes.map((n, ni): LabNode => {
       const nf = `${f}.nodes[${ni}]`;
       const nodePods = parseCidr(`${nf}.podCIDR`, n.podCIDR);
-      if (!containsIp(podCIDR, { family: nodePods.family, value: nodePods.base })) throw new InputError(`${nf}.podCIDR`, n.podCIDR, `is not inside the cluster's PodCIDR ${formatCidr(podCIDR)}`);
+      if (!containsIp(podCIDR, { family: nodePods.family, value: nodePods.base }))
+        throw new InputError(`${nf}.podCIDR`, n.podCIDR, `is not inside the cluster's PodCIDR ${formatCidr(podCIDR)}`);
       return {
         name: unique(`${nf}.name`, n.name),
         podCIDR: formatCidr(nodePods),
@@ -97,7 +98,14 @@ export function parseTopology(value: unknown): LabTopology {
         pods: (n.pods ?? []).map((p, pi) => ({ name: unique(`${nf}.pods[${pi}]`, p), ip: host(`${nf}.podCIDR`, nodePods, 10 + pi) })),
       };
     });
-    return { id, podCIDR: formatCidr(podCIDR), externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, c.externalCIDR)), underlay: formatCidr(underlay), ...(c.dataplane ? { dataplane: c.dataplane } : {}), nodes };
+    return {
+      id,
+      podCIDR: formatCidr(podCIDR),
+      externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, c.externalCIDR)),
+      underlay: formatCidr(underlay),
+      ...(c.dataplane ? { dataplane: c.dataplane } : {}),
+      nodes,
+    };
   });
   const clusterIds = new Set(clusters.map((c) => c.id));
   const clusterRef = (field: string, v: string) => {
@@ -107,7 +115,9 @@ export function parseTopology(value: unknown): LabTopology {
   const encryptedPeerings: [string, string][] = [];
   // A peering is `[a, b]`, or `{between: [a, b], encryption: ipsec|none}`.
   const peerings = (doc.peerings ?? []).map((p, i): [string, string] => {
-    const [field, pair, encryption] = Array.isArray(p) ? [`peerings[${i}]`, p, 'none'] : [`peerings[${i}].between`, p.between, p.encryption ?? 'none'];
+    const [field, pair, encryption] = Array.isArray(p)
+      ? [`peerings[${i}]`, p, 'none']
+      : [`peerings[${i}].between`, p.between, p.encryption ?? 'none'];
     if (pair[0] === pair[1]) throw new InputError(field, pair, 'must be two different clusters');
     const peering: [string, string] = [clusterRef(`${field}[0]`, pair[0]!), clusterRef(`${field}[1]`, pair[1]!)];
     if (encryption === 'ipsec') encryptedPeerings.push(peering);
@@ -120,8 +130,14 @@ export function parseTopology(value: unknown): LabTopology {
     const to = clusterRef(`reflections[${i}].to`, r.to);
     const from = podCluster.get(r.pod);
     if (!from) throw new InputError(`reflections[${i}].pod`, r.pod, 'is not a pod of the topology');
-    if (to === from || to === hub || from === hub) throw new InputError(`reflections[${i}]`, r, 'the hub, the cluster reflected to and the pod\'s cluster must be three different clusters');
-    if (!peered(hub, to) || !peered(hub, from)) throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
+    if (to === from || to === hub || from === hub)
+      throw new InputError(
+        `reflections[${i}]`,
+        r,
+        "the hub, the cluster reflected to and the pod's cluster must be three different clusters",
+      );
+    if (!peered(hub, to) || !peered(hub, from))
+      throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
     return { hub, to, pod: r.pod };
   });
   return { public: formatCidr(publicNet), mtu: doc.mtu ?? defaultMtu, clusters, peerings, encryptedPeerings, reflections };
@@ -131,12 +147,17 @@ export const loadTopology = (path: string): LabTopology => parseTopology(loadYam
 
 /** Where each pod lives. */
 export function findPod(topology: LabTopology, pod: string): { cluster: LabCluster; node: LabNode; pod: LabPod } {
-  for (const cluster of topology.clusters) for (const node of cluster.nodes) for (const p of node.pods) if (p.name === pod) return { cluster, node, pod: p };
+  for (const cluster of topology.clusters)
+    for (const node of cluster.nodes) for (const p of node.pods) if (p.name === pod) return { cluster, node, pod: p };
   throw new InputError('pod', pod, 'is not a pod of the topology');
 }
 
 /** Where a node is; `field` names the option or field that gave its name, for the error. */
 export function findNode(topology: LabTopology, name: string, field = '--node'): { cluster: LabCluster; node: LabNode } {
   for (const cluster of topology.clusters) for (const node of cluster.nodes) if (node.name === name) return { cluster, node };
-  throw new InputError(field, name, `is not a node of the topology (${topology.clusters.flatMap((c) => c.nodes.map((n) => n.name)).join(', ')})`);
+  throw new InputError(
+    field,
+    name,
+    `is not a node of the topology (${topology.clusters.flatMap((c) => c.nodes.map((n) => n.name)).join(', ')})`,
+  );
 }

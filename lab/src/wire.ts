@@ -25,7 +25,10 @@ export interface WireResult {
 }
 
 const publicAddresses = (topology: LabTopology, cluster: string) =>
-  topology.clusters.find((c) => c.id === cluster)!.nodes.map((n) => n.publicAddress).join(', ');
+  topology.clusters
+    .find((c) => c.id === cluster)!
+    .nodes.map((n) => n.publicAddress)
+    .join(', ');
 
 /** Counter names by cluster pair (cluster ids have no '_'), so a peering removed later keeps its counters. */
 const counterName = (kind: 'esp' | 'clear' | 'frag', [a, b]: [string, string]) => `${kind}_${a}_${b}`;
@@ -33,10 +36,18 @@ const counterName = (kind: 'esp' | 'clear' | 'frag', [a, b]: [string, string]) =
 /** The public bridge's counters (pure). */
 function wireRuleset(topology: LabTopology): string {
   const lines = [`table bridge ${table} {`];
-  for (const p of topology.peerings) lines.push(`\tcounter ${counterName('esp', p)} {}`, `\tcounter ${counterName('clear', p)} {}`, `\tcounter ${counterName('frag', p)} {}`);
+  for (const p of topology.peerings)
+    lines.push(
+      `\tcounter ${counterName('esp', p)} {}`,
+      `\tcounter ${counterName('clear', p)} {}`,
+      `\tcounter ${counterName('frag', p)} {}`,
+    );
   lines.push('\tchain forward {', '\t\ttype filter hook forward priority 0; policy accept;');
   for (const [a, b] of topology.peerings) {
-    for (const [from, to] of [[a, b], [b, a]] as const) {
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const between = `ip saddr { ${publicAddresses(topology, from)} } ip daddr { ${publicAddresses(topology, to)} }`;
       lines.push(
         `\t\t${between} meta l4proto esp counter name ${counterName('esp', [a, b])}`,
@@ -77,7 +88,9 @@ interface CounterJson {
 }
 
 function counters(netns: string): Map<string, number> {
-  const listing = JSON.parse(run(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'counters', 'table', 'bridge', table])) as { nftables: CounterJson[] };
+  const listing = JSON.parse(run(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'counters', 'table', 'bridge', table])) as {
+    nftables: CounterJson[];
+  };
   return new Map(listing.nftables.flatMap((e) => (e.counter ? [[e.counter.name, e.counter.packets] as const] : [])));
 }
 

@@ -24,9 +24,20 @@ export function crdSchemas(): Record<string, Record<string, unknown>> {
 }
 
 if (require.main === module) {
-  writeValidatorModules(join(__dirname, 'generated-validators'), documentValidatorOptions, { module: '../../../src/api/validator-formats', name: 'validatorFormats' }, labSchemas, 'lab/src/topology-schema.ts (lab/src/write-validators.ts)');
+  writeValidatorModules(
+    join(__dirname, 'generated-validators'),
+    documentValidatorOptions,
+    { module: '../../../src/api/validator-formats', name: 'validatorFormats' },
+    labSchemas,
+    'lab/src/topology-schema.ts (lab/src/write-validators.ts)',
+  );
   writeFileSync(
     join(__dirname, 'apiserver', 'generated-crd-validators.js'),
-    validatorsModule(crdValidatorOptions, { module: './formats', name: 'kubernetesFormats' }, crdSchemas(), "the chart's CRDs (src/api/write-crds.ts; lab/src/write-validators.ts)"),
+    validatorsModule(
+      crdValidatorOptions,
+      { module: './formats', name: 'kubernetesFormats' },
+      crdSchemas(),
+      "the chart's CRDs (src/api/write-crds.ts; lab/src/write-validators.ts)",
+    ),
   );
 }

@@ -59,9 +59,16 @@ export function selectDataplane(requested: DataplaneRequest, report: ProbeReport
   if (missingFor(chosen, report).length === 0) return chosen;
   if (requested !== 'auto') {
     const what = `the ${chosen === 'ebpf' ? 'eBPF dataplane' : 'kernel fallback'} needs`;
-    throw new InputError('--dataplane', requested, allRefused([chosen]) ? `${notPermitted} ${what} ${privileges}: ${lacks(chosen)}` : `this kernel lacks what ${what}: ${lacks(chosen)}`);
+    throw new InputError(
+      '--dataplane',
+      requested,
+      allRefused([chosen]) ? `${notPermitted} ${what} ${privileges}: ${lacks(chosen)}` : `this kernel lacks what ${what}: ${lacks(chosen)}`,
+    );
   }
-  if (allRefused(['ebpf', 'kernel'])) throw new StateError(`${notPermitted} either dataplane needs ${privileges}: eBPF: ${lacks('ebpf')}; the kernel fallback: ${lacks('kernel')}`);
+  if (allRefused(['ebpf', 'kernel']))
+    throw new StateError(
+      `${notPermitted} either dataplane needs ${privileges}: eBPF: ${lacks('ebpf')}; the kernel fallback: ${lacks('kernel')}`,
+    );
   throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
 }
 
@@ -168,11 +175,16 @@ export class Agent {
       // A restarted agent carries on the conditions it finds, so their transition times stay true.
       if (first && status?.conditions) this.conditions = status.conditions;
       const { nodeName } = this.ports;
-      if (nodeName !== undefined && spec.node.name !== nodeName) throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
+      if (nodeName !== undefined && spec.node.name !== nodeName)
+        throw new InputError('spec.node.name', spec.node.name, `this agent runs node ${nodeName} (--node)`);
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
       // Its digest, not its canonical text: megabytes at 100,000 NatMappings, held as long as the spec.
-      this.good = { spec, digest: specDigest(canonicalSpecText(spec)), ...(document.generation === undefined ? {} : { generation: document.generation }) };
+      this.good = {
+        spec,
+        digest: specDigest(canonicalSpecText(spec)),
+        ...(document.generation === undefined ? {} : { generation: document.generation }),
+      };
       this.rejection = undefined;
     } catch (err) {
       this.rejection = `spec rejected: ${message(err)}`;
@@ -189,12 +201,29 @@ export class Agent {
       if (digest !== this.appliedDigest) {
         this.generation += 1;
         this.appliedDigest = digest;
-        this.log.info({ specGeneration: this.generation, role: spec.node.role, peers: spec.peers.length, natMappings: spec.natMappings.length, nodes: spec.nodes.length, changes: changes ?? {} }, 'spec applied');
+        this.log.info(
+          {
+            specGeneration: this.generation,
+            role: spec.node.role,
+            peers: spec.peers.length,
+            natMappings: spec.natMappings.length,
+            nodes: spec.nodes.length,
+            changes: changes ?? {},
+          },
+          'spec applied',
+        );
       } else if (changes) {
-        this.log.info({ specGeneration: this.generation, changes }, 'node changed since the last apply (a new pod interface, or a change by hand); reconciled');
+        this.log.info(
+          { specGeneration: this.generation, changes },
+          'node changed since the last apply (a new pod interface, or a change by hand); reconciled',
+        );
       }
       const conflicts = routeConflicts.join(',');
-      if (conflicts !== this.lastConflicts && conflicts !== '') this.log.warn({ prefixes: routeConflicts }, 'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)');
+      if (conflicts !== this.lastConflicts && conflicts !== '')
+        this.log.warn(
+          { prefixes: routeConflicts },
+          'remote prefixes already routed by someone else; their routes are left alone (rp_filter may drop peer traffic)',
+        );
       this.lastConflicts = conflicts;
       if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
       this.lastError = undefined;
@@ -241,16 +270,20 @@ export class Agent {
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) status.error = error;
     if (this.applied !== undefined) status.appliedSpec = this.applied.digest;
-    this.conditions = setConditions(this.conditions, agentConditions({
-      noSpec: this.lastVersion === undefined || this.lastVersion === null,
-      ...(this.rejection === undefined ? {} : { rejection: this.rejection }),
-      ...(this.lastError === undefined ? {} : { applyError: this.lastError }),
-      ready,
-      dataplane: this.dataplane.kind,
-      ...(this.newestGeneration === undefined ? {} : { newestGeneration: this.newestGeneration }),
-      ...(this.applied?.generation === undefined ? {} : { appliedGeneration: this.applied.generation }),
-      ...(this.applied === undefined ? {} : { appliedSpec: this.applied.digest }),
-    }), time);
+    this.conditions = setConditions(
+      this.conditions,
+      agentConditions({
+        noSpec: this.lastVersion === undefined || this.lastVersion === null,
+        ...(this.rejection === undefined ? {} : { rejection: this.rejection }),
+        ...(this.lastError === undefined ? {} : { applyError: this.lastError }),
+        ready,
+        dataplane: this.dataplane.kind,
+        ...(this.newestGeneration === undefined ? {} : { newestGeneration: this.newestGeneration }),
+        ...(this.applied?.generation === undefined ? {} : { appliedGeneration: this.applied.generation }),
+        ...(this.applied === undefined ? {} : { appliedSpec: this.applied.digest }),
+      }),
+      time,
+    );
     status.conditions = this.conditions;
     try {
       sink.write(status);
@@ -288,7 +321,11 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
 }
 
 /** The metrics and health server; prom-client is loaded only by a process that serves it. */
-async function serveMetrics(listen: MetricsListen, source: AgentMetricsSource, log: Logger): Promise<{ metrics: AgentMetrics; server: MetricsServer }> {
+async function serveMetrics(
+  listen: MetricsListen,
+  source: AgentMetricsSource,
+  log: Logger,
+): Promise<{ metrics: AgentMetrics; server: MetricsServer }> {
   const { AgentMetrics } = await import('../metrics/agent-metrics');
   const metrics = new AgentMetrics(source);
   return { metrics, server: await startMetricsServer(listen, metrics.registry, () => source.notReady(), log) };
@@ -318,7 +355,14 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
   // What a scrape sees: no agent while the datapath loads, and none once it is being released.
   let running: Agent | undefined;
   let phase = 'starting: the datapath is not loaded yet';
-  const served = options.metrics === undefined ? undefined : await serveMetrics(options.metrics, { notReady: () => (running ? running.notReady : phase), state: () => running?.metricsState() }, log);
+  const served =
+    options.metrics === undefined
+      ? undefined
+      : await serveMetrics(
+          options.metrics,
+          { notReady: () => (running ? running.notReady : phase), state: () => running?.metricsState() },
+          log,
+        );
   try {
     // Neither changes the node: the control plane is opened (a bad kubeconfig throws) while the kernel is
     // probed, or its report read from the cache.
@@ -338,14 +382,32 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
         log,
         ...(unavailable ? { ipsecUnavailable: unavailable } : {}),
       });
-      log.info({ dataplane: kind, pinRoot: options.pinRoot, ...control.where, intervalMs: options.intervalMs, resyncMs: options.resyncMs, tcx: report.features.tcx, probe: probe.source, ipsec: unavailable ? `unavailable: ${unavailable}` : 'available', ipsecSecrets: options.ipsecSecrets ?? null }, 'agent started');
-      if (probe.writeError !== undefined) log.warn({ probeCache: options.probeCache, error: probe.writeError }, 'cannot keep the probe report; the next start probes again');
+      log.info(
+        {
+          dataplane: kind,
+          pinRoot: options.pinRoot,
+          ...control.where,
+          intervalMs: options.intervalMs,
+          resyncMs: options.resyncMs,
+          tcx: report.features.tcx,
+          probe: probe.source,
+          ipsec: unavailable ? `unavailable: ${unavailable}` : 'available',
+          ipsecSecrets: options.ipsecSecrets ?? null,
+        },
+        'agent started',
+      );
+      if (probe.writeError !== undefined)
+        log.warn({ probeCache: options.probeCache, error: probe.writeError }, 'cannot keep the probe report; the next start probes again');
     } catch (err) {
       await control.close();
       throw err;
     }
     try {
-      if (dataplane.replacedMaps) log.warn({ maps: dataplane.replacedMaps }, 'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply');
+      if (dataplane.replacedMaps)
+        log.warn(
+          { maps: dataplane.replacedMaps },
+          'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply',
+        );
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();
       const { source } = control.ports;

@@ -34,13 +34,37 @@ export function agentConditions(state: AgentState): ConditionValue[] {
   const applied: ConditionValue = state.noSpec
     ? { type: 'Applied', status: 'False', reason: 'NoSpec', message: `no NodeDataplane spec for this node; ${keeping}` }
     : state.rejection !== undefined
-      ? { type: 'Applied', status: 'False', reason: 'SpecRejected', message: `${state.rejection}; ${keeping}`, ...generation(state.newestGeneration) }
+      ? {
+          type: 'Applied',
+          status: 'False',
+          reason: 'SpecRejected',
+          message: `${state.rejection}; ${keeping}`,
+          ...generation(state.newestGeneration),
+        }
       : state.applyError !== undefined
         ? { type: 'Applied', status: 'False', reason: 'ApplyFailed', message: state.applyError, ...generation(state.newestGeneration) }
-        : { type: 'Applied', status: 'True', reason: 'SpecApplied', message: `spec ${state.appliedSpec} applied`, ...generation(state.appliedGeneration) };
+        : {
+            type: 'Applied',
+            status: 'True',
+            reason: 'SpecApplied',
+            message: `spec ${state.appliedSpec} applied`,
+            ...generation(state.appliedGeneration),
+          };
   const ready: ConditionValue = state.ready
-    ? { type: 'Ready', status: 'True', reason: 'DatapathReady', message: `the ${state.dataplane} datapath is loaded and the last reconcile succeeded`, ...generation(state.appliedGeneration) }
-    : { type: 'Ready', status: 'False', reason: 'ApplyFailed', message: state.applyError ?? 'the last reconcile failed', ...generation(state.appliedGeneration) };
+    ? {
+        type: 'Ready',
+        status: 'True',
+        reason: 'DatapathReady',
+        message: `the ${state.dataplane} datapath is loaded and the last reconcile succeeded`,
+        ...generation(state.appliedGeneration),
+      }
+    : {
+        type: 'Ready',
+        status: 'False',
+        reason: 'ApplyFailed',
+        message: state.applyError ?? 'the last reconcile failed',
+        ...generation(state.appliedGeneration),
+      };
   return [applied, ready];
 }
 
@@ -48,6 +72,9 @@ export function agentConditions(state: AgentState): ConditionValue[] {
 export function setConditions(previous: readonly Condition[], wanted: readonly ConditionValue[], now: string): Condition[] {
   return wanted.map((condition) => {
     const before = previous.find((p) => p.type === condition.type);
-    return { ...condition, lastTransitionTime: before !== undefined && before.status === condition.status ? before.lastTransitionTime : now };
+    return {
+      ...condition,
+      lastTransitionTime: before !== undefined && before.status === condition.status ? before.lastTransitionTime : now,
+    };
   });
 }

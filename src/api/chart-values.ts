@@ -69,10 +69,10 @@ const ChartValuesSchema = Strict({
     enabled: Type.Boolean(),
     // Not directly in /: its directory is mounted from the host.
     socket: HostPath('The unix socket strait-ipam calls.', { pattern: '^(/[A-Za-z0-9._-]+){2,}$' }),
-    cniBinDir: HostPath('The host\'s CNI plugin directory.'),
+    cniBinDir: HostPath("The host's CNI plugin directory."),
     // The image keeps its own files in /opt/strait: the init container mounts this at the same path.
-    runtimeDir: HostPath('Where the plugin\'s runtime goes on the host.', { not: { pattern: '^/opt/strait(/|$)' } }),
-    netnsDir: HostPath('The host\'s directory of pod network namespaces.'),
+    runtimeDir: HostPath("Where the plugin's runtime goes on the host.", { not: { pattern: '^/opt/strait(/|$)' } }),
+    netnsDir: HostPath("The host's directory of pod network namespaces."),
     capabilities: List(Capability),
     gcIntervalSeconds: Type.Number({ exclusiveMinimum: 0, maximum: 86_400, description: 'Seconds between garbage collection scans.' }),
   }),
@@ -122,5 +122,9 @@ export function chartValuesJsonSchema(): JsonSchema {
     }
     return out;
   };
-  return { $schema: 'http://json-schema.org/draft-07/schema#', title: 'Strait chart values', ...(plain(JSON.parse(JSON.stringify(ChartValuesSchema))) as JsonSchema) };
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'Strait chart values',
+    ...(plain(JSON.parse(JSON.stringify(ChartValuesSchema))) as JsonSchema),
+  };
 }

@@ -32,12 +32,19 @@ export const CniNetworkConfigSchema = Type.Object({
 
 /** CHECK's `prevResult`: what the runtime holds from ADD. */
 export const CniPrevResultSchema = Type.Object(
-  { ips: Type.Optional(List(Type.Object({ address: Type.String(mustBe('an address in CIDR notation')) }, mustBe('an object')), mustBe('a list'))) },
+  {
+    ips: Type.Optional(
+      List(Type.Object({ address: Type.String(mustBe('an address in CIDR notation')) }, mustBe('an object')), mustBe('a list')),
+    ),
+  },
   mustBe('an object'),
 );
 
 /** GC's `cni.dev/valid-attachments`: every allocation of the network not listed is released. */
-export const CniValidAttachmentsSchema = List(Type.Object({ containerID: ContainerId(), ifname: InterfaceName() }, mustBe('an object {containerID, ifname}')), mustBe('a list of {containerID, ifname}'));
+export const CniValidAttachmentsSchema = List(
+  Type.Object({ containerID: ContainerId(), ifname: InterfaceName() }, mustBe('an object {containerID, ifname}')),
+  mustBe('a list of {containerID, ifname}'),
+);
 
 export type CniNetworkConfigDocument = Static<typeof CniNetworkConfigSchema>;
 export type CniPrevResult = Static<typeof CniPrevResultSchema>;

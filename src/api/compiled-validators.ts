@@ -13,7 +13,15 @@ import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from './ip
 import type { IpamStateDocument } from './ipam-state';
 import type { NetworkConfigSpec, NetworkConfigStatus } from './network-config-schema';
 import type { NodeDataplaneObjectDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
-import type { AddRequest, AddResponse, CheckRequest, DelRequest, ErrorResponse, GcRequest, StatusResponse } from './pool-ipam-protocol-schema';
+import type {
+  AddRequest,
+  AddResponse,
+  CheckRequest,
+  DelRequest,
+  ErrorResponse,
+  GcRequest,
+  StatusResponse,
+} from './pool-ipam-protocol-schema';
 import { checkWith } from './schema-errors';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 

@@ -7,34 +7,55 @@ import { CidrText, ClusterIdText, IpText, List, NodeNameText, Seconds, StringEnu
 
 export const ControllerConfigSchema = Strict({
   clusterId: ClusterIdText(),
-  runDir: Type.Optional(Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' })),
+  runDir: Type.Optional(
+    Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' }),
+  ),
   podCIDR: CidrText(),
   externalCIDR: CidrText(),
   serviceCIDR: Type.Optional(CidrText()),
   reserved: Type.Optional(List(CidrText(), { description: 'Networks in use here that peers must not be given.' })),
   pools: Type.Optional(List(CidrText(), { description: 'Where remapped peer networks are taken from, in order.' })),
-  peers: Type.Optional(List(Type.Union([ClusterIdText(), Strict({ clusterId: ClusterIdText(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]), {
-    description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
-  })),
-  reflections: Type.Optional(List(Strict({ to: ClusterIdText(), fromPeer: ClusterIdText(), podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }) }))),
-  nodes: Type.Optional(List(Strict({
-    name: NodeNameText(),
-    underlayAddress: IpText(),
-    podCIDRs: Type.Optional(List(CidrText())),
-    publicAddress: Type.Optional(IpText()),
-    gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway (default true).' })),
-  }), {
-    minItems: 1,
-    description: 'The nodes of the cluster (at least one gateway candidate). Standalone only: on Kubernetes they are the Node objects.',
-  })),
-  gatewayNodeSelector: Type.Optional(Type.Record(
-    Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$' }),
-    Type.String({ pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', maxLength: 63 }),
-    {
-      minProperties: 1,
-      description: `Kubernetes only: the Nodes whose labels match all of these may be elected the gateway (default {"${'strait.io/gateway-candidate'}": "true"}).`,
-    },
-  )),
+  peers: Type.Optional(
+    List(Type.Union([ClusterIdText(), Strict({ clusterId: ClusterIdText(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })]), {
+      description: 'The clusters to peer with: a cluster id, or {clusterId, encryption: none|ipsec}.',
+    }),
+  ),
+  reflections: Type.Optional(
+    List(
+      Strict({
+        to: ClusterIdText(),
+        fromPeer: ClusterIdText(),
+        podIP: IpText({ description: "In fromPeer's own view (its CNI's address)." }),
+      }),
+    ),
+  ),
+  nodes: Type.Optional(
+    List(
+      Strict({
+        name: NodeNameText(),
+        underlayAddress: IpText(),
+        podCIDRs: Type.Optional(List(CidrText())),
+        publicAddress: Type.Optional(IpText()),
+        gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway (default true).' })),
+      }),
+      {
+        minItems: 1,
+        description: 'The nodes of the cluster (at least one gateway candidate). Standalone only: on Kubernetes they are the Node objects.',
+      },
+    ),
+  ),
+  gatewayNodeSelector: Type.Optional(
+    Type.Record(
+      Type.String({
+        pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+      }),
+      Type.String({ pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$', maxLength: 63 }),
+      {
+        minProperties: 1,
+        description: `Kubernetes only: the Nodes whose labels match all of these may be elected the gateway (default {"${'strait.io/gateway-candidate'}": "true"}).`,
+      },
+    ),
+  ),
   heartbeatTimeout: Type.Optional(Seconds('Seconds without a fresh Ready heartbeat after which a node is not Ready (default 1.5).')),
   interval: Type.Optional(Seconds('Seconds between reconciles (default 0.2).')),
   tunnelMTU: Type.Optional(TunnelMtu()),

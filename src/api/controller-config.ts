@@ -76,9 +76,16 @@ export type NodeSource = 'file' | 'kubernetes';
 /** Checks a parsed document (the YAML or JSON file's content): the schema, then what it cannot say. */
 export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'file'): ControllerConfig {
   const doc = checkCompiled('controllerConfig', value);
-  if (nodeSource === 'file' && doc.nodes === undefined) throw new InputError('nodes', undefined, 'is required: the standalone controller has no Node objects to read');
-  if (nodeSource === 'kubernetes' && doc.nodes !== undefined) throw new InputError('nodes', `${doc.nodes.length} nodes`, "come from the cluster's Node objects on Kubernetes; remove them");
-  if (nodeSource === 'file' && doc.gatewayNodeSelector !== undefined) throw new InputError('gatewayNodeSelector', doc.gatewayNodeSelector, 'selects Node objects on Kubernetes; the standalone controller takes nodes[*].gatewayCandidate');
+  if (nodeSource === 'file' && doc.nodes === undefined)
+    throw new InputError('nodes', undefined, 'is required: the standalone controller has no Node objects to read');
+  if (nodeSource === 'kubernetes' && doc.nodes !== undefined)
+    throw new InputError('nodes', `${doc.nodes.length} nodes`, "come from the cluster's Node objects on Kubernetes; remove them");
+  if (nodeSource === 'file' && doc.gatewayNodeSelector !== undefined)
+    throw new InputError(
+      'gatewayNodeSelector',
+      doc.gatewayNodeSelector,
+      'selects Node objects on Kubernetes; the standalone controller takes nodes[*].gatewayCandidate',
+    );
   const home: HomeNetworksSpec = {
     podCIDR: doc.podCIDR,
     externalCIDR: doc.externalCIDR,
@@ -102,13 +109,23 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
 
   const reflections = (doc.reflections ?? []).map((r, i) => {
     for (const key of ['to', 'fromPeer'] as const) {
-      if (!peers.includes(r[key])) throw new InputError(`reflections[${i}].${key}`, r[key], `is not one of our peers (${peers.join(', ') || 'none'}); only a hub peered with both reflects`);
+      if (!peers.includes(r[key]))
+        throw new InputError(
+          `reflections[${i}].${key}`,
+          r[key],
+          `is not one of our peers (${peers.join(', ') || 'none'}); only a hub peered with both reflects`,
+        );
     }
     if (r.to === r.fromPeer) throw new InputError(`reflections[${i}].to`, r.to, 'equals fromPeer; a peer reaches its own pods directly');
     return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(carriedIp(`reflections[${i}].podIP`, r.podIP)) };
   });
   const sameReflection = repeated(reflections, (r) => `${r.to} ${r.fromPeer} ${r.podIP}`);
-  if (sameReflection) throw new InputError(`reflections[${sameReflection[0]}]`, doc.reflections![sameReflection[0]], `repeats reflections[${sameReflection[1]}]`);
+  if (sameReflection)
+    throw new InputError(
+      `reflections[${sameReflection[0]}]`,
+      doc.reflections![sameReflection[0]],
+      `repeats reflections[${sameReflection[1]}]`,
+    );
 
   const nodes: NodeConfig[] = (doc.nodes ?? []).map((n, i) => ({
     name: n.name,
@@ -124,12 +141,18 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     ...(n.publicAddress !== undefined ? { publicAddress: carriedIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
     gatewayCandidate: n.gatewayCandidate ?? true,
   }));
-  if (nodeSource === 'file' && !nodes.some((n) => n.gatewayCandidate)) throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
+  if (nodeSource === 'file' && !nodes.some((n) => n.gatewayCandidate))
+    throw new InputError('nodes[*].gatewayCandidate', false, 'no node may be the gateway; at least one must be a candidate');
   const sameName = repeated(nodes, (n) => n.name);
   if (sameName) throw new InputError(`nodes[${sameName[0]}].name`, nodes[sameName[0]]!.name, `repeats nodes[${sameName[1]}].name`);
   // Tunnels and routes to a node go to its underlay address: two nodes on one would get each other's traffic.
   const sameUnderlay = repeated(nodes, (n) => String(n.underlayAddress.value));
-  if (sameUnderlay) throw new InputError(`nodes[${sameUnderlay[0]}].underlayAddress`, doc.nodes![sameUnderlay[0]]!.underlayAddress, `is also nodes[${sameUnderlay[1]}].underlayAddress`);
+  if (sameUnderlay)
+    throw new InputError(
+      `nodes[${sameUnderlay[0]}].underlayAddress`,
+      doc.nodes![sameUnderlay[0]]!.underlayAddress,
+      `is also nodes[${sameUnderlay[1]}].underlayAddress`,
+    );
   const podCIDRs = new RangeIndex<string>();
   nodes.forEach((node, i) =>
     node.podCIDRs.forEach((cidr, j) => {
@@ -156,4 +179,5 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
 }
 
 /** Reads FILE as YAML 1.2 (JSON is a subset of it) and checks it. */
-export const loadControllerConfig = (path: string, nodeSource: NodeSource = 'file'): ControllerConfig => readControllerConfig(loadYamlFile(path, 'config'), nodeSource);
+export const loadControllerConfig = (path: string, nodeSource: NodeSource = 'file'): ControllerConfig =>
+  readControllerConfig(loadYamlFile(path, 'config'), nodeSource);

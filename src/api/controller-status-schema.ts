@@ -6,11 +6,13 @@ import { ClusterIdText, IpText, List, NodeNameText, StringEnum, Strict } from '.
 export const ControllerStatusSchema = Strict({
   clusterId: ClusterIdText(),
   gateway: NodeNameText({ description: 'The elected gateway.' }),
-  peers: List(Strict({
-    clusterId: ClusterIdText(),
-    state: StringEnum([...peerStates]),
-    reason: Type.Optional(Type.String({ description: "Why the peering is refused, or why the peer's answer cannot be used." })),
-  })),
+  peers: List(
+    Strict({
+      clusterId: ClusterIdText(),
+      state: StringEnum([...peerStates]),
+      reason: Type.Optional(Type.String({ description: "Why the peering is refused, or why the peer's answer cannot be used." })),
+    }),
+  ),
   readyNodes: List(NodeNameText()),
   time: Type.String({ format: 'date-time' }),
 });

@@ -25,7 +25,8 @@ function structural(schema: JsonSchema): JsonSchema {
       case 'patternProperties': {
         // TypeBox's Record of string keys: a map, which a structural schema spells additionalProperties.
         const patterns = Object.entries(value as Record<string, JsonSchema>);
-        if (patterns.length !== 1 || patterns[0]![0] !== '^(.*)$') throw new Error(`a CRD schema cannot hold patternProperties ${Object.keys(value as object).join(', ')}`);
+        if (patterns.length !== 1 || patterns[0]![0] !== '^(.*)$')
+          throw new Error(`a CRD schema cannot hold patternProperties ${Object.keys(value as object).join(', ')}`);
         out.additionalProperties = structural(patterns[0]![1]);
         break;
       }
@@ -80,7 +81,14 @@ export function customResourceDefinition(resource: ResourceDefinition<TSchema, T
     metadata: { name: `${resource.plural}.${group}`, labels: { 'app.kubernetes.io/part-of': 'strait' } },
     spec: {
       group,
-      names: { kind: resource.kind, listKind: `${resource.kind}List`, plural: resource.plural, singular, shortNames: resource.shortNames, categories: ['strait'] },
+      names: {
+        kind: resource.kind,
+        listKind: `${resource.kind}List`,
+        plural: resource.plural,
+        singular,
+        shortNames: resource.shortNames,
+        categories: ['strait'],
+      },
       scope: resource.scope ?? 'Cluster',
       versions: [
         {

@@ -20,7 +20,8 @@ function parseYaml(text: string): unknown {
     return (require('yaml') as typeof Yaml).parse(text, { logLevel: 'error' });
   } catch (err) {
     // The parser reports its own stack overflow as RESOURCE_EXHAUSTION, with the RangeError's words.
-    if (err instanceof RangeError || (err as { code?: unknown }).code === 'RESOURCE_EXHAUSTION') throw new Error('nested too deeply to read');
+    if (err instanceof RangeError || (err as { code?: unknown }).code === 'RESOURCE_EXHAUSTION')
+      throw new Error('nested too deeply to read');
     throw err;
   }
 }

@@ -47,14 +47,16 @@ export const apiFormats = {
   /** A cluster id: a DNS-1123 label, so Kubernetes object names can be built from it. */
   'cluster-id': {
     check: (value: string) => {
-      if (!labelPattern.test(value)) refuse(value, 'a cluster id is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+      if (!labelPattern.test(value))
+        refuse(value, 'a cluster id is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
     },
     pattern: labelPattern.source,
   },
   /** A Kubernetes node name (a DNS-1123 subdomain); it also names files, so no "/" nor "..". */
   'node-name': {
     check: (value: string) => {
-      if (value.length > 253 || !subdomainPattern.test(value)) refuse(value, 'a node name is lowercase letters, digits, "-" and "." (a DNS-1123 subdomain)');
+      if (value.length > 253 || !subdomainPattern.test(value))
+        refuse(value, 'a node name is lowercase letters, digits, "-" and "." (a DNS-1123 subdomain)');
     },
     pattern: subdomainPattern.source,
   },

@@ -50,7 +50,11 @@ export function parseHomeNetworks(spec: HomeNetworksSpec): HomeNetworks {
       const a = named[i]!;
       const b = named[j]!;
       if (cidrsOverlap(a.cidr, b.cidr)) {
-        throw new InputError(b.name, formatCidr(b.cidr), `overlaps ${a.name} ${formatCidr(a.cidr)}; the home cluster's networks must be disjoint`);
+        throw new InputError(
+          b.name,
+          formatCidr(b.cidr),
+          `overlaps ${a.name} ${formatCidr(a.cidr)}; the home cluster's networks must be disjoint`,
+        );
       }
     }
   }

@@ -16,11 +16,13 @@ export const IPClaimSpecSchema = Strict({
   pool: ObjectName('The IPPool it was given from.'),
   podNamespace: ObjectName("The pod's namespace."),
   podName: ObjectName('The pod.'),
-  podUID: Type.String({ description: 'The pod incarnation it was given to (a StatefulSet pod\'s next incarnation takes it over).' }),
+  podUID: Type.String({ description: "The pod incarnation it was given to (a StatefulSet pod's next incarnation takes it over)." }),
   node: NodeNameText({ description: 'Where the pod was when the address was given.' }),
   network: Type.String({ minLength: 1, description: "The CNI network's name." }),
   ifname: Type.String({ minLength: 1, maxLength: 15, description: "The pod's interface." }),
-  containerID: Type.Optional(Type.String({ description: 'The attachment (CNI_CONTAINERID); absent while a StatefulSet pod is between incarnations.' })),
+  containerID: Type.Optional(
+    Type.String({ description: 'The attachment (CNI_CONTAINERID); absent while a StatefulSet pod is between incarnations.' }),
+  ),
   owner: Type.Optional(OwnerRef()),
   conflict: Type.Optional(
     Strict(

@@ -23,9 +23,15 @@ export const IPPoolSpecSchema = Strict({
   namespaceName: Type.Optional(List(ObjectName('A namespace.'), { description: 'Only pods of these namespaces.' })),
   namespaceAffinity: Type.Optional(LabelSelector('Only pods of namespaces with these labels.')),
   podAffinity: Type.Optional(LabelSelector('Only pods with these labels.')),
-  multusName: Type.Optional(List(Type.String({ minLength: 1 }), { description: 'Only attachments of these networks (the CNI config name or Multus NetworkAttachmentDefinition).' })),
+  multusName: Type.Optional(
+    List(Type.String({ minLength: 1 }), {
+      description: 'Only attachments of these networks (the CNI config name or Multus NetworkAttachmentDefinition).',
+    }),
+  ),
   detectConflict: Type.Optional(Type.Boolean({ description: 'ARP/NDP-probe an address before giving it (default: the CNI config).' })),
-  detectGateway: Type.Optional(Type.Boolean({ description: 'ARP/NDP-probe the gateway before giving an address (default: the CNI config).' })),
+  detectGateway: Type.Optional(
+    Type.Boolean({ description: 'ARP/NDP-probe the gateway before giving an address (default: the CNI config).' }),
+  ),
 });
 
 export const IPPoolStatusSchema = Strict(addressCounts);

@@ -9,4 +9,5 @@ import type { NetworkConfigSpec, NetworkConfigStatus } from './network-config-sc
 export type { GatewayEndpoint, NetworkConfigSpec, NetworkConfigStatus } from './network-config-schema';
 
 export const readNetworkConfigSpec = (value: unknown, root = 'spec'): NetworkConfigSpec => checkCompiled('networkConfigSpec', value, root);
-export const readNetworkConfigStatus = (value: unknown, root = 'status'): NetworkConfigStatus => checkCompiled('networkConfigStatus', value, root);
+export const readNetworkConfigStatus = (value: unknown, root = 'status'): NetworkConfigStatus =>
+  checkCompiled('networkConfigStatus', value, root);

@@ -8,4 +8,5 @@ import { makeObject } from './object';
 import { nodeDataplaneNames } from './resource-names';
 
 /** The object for a typed spec, named after its node. */
-export const nodeDataplaneObject = (spec: NodeDataplaneSpec) => makeObject(nodeDataplaneNames, spec.node.name, writeNodeDataplaneSpec(spec));
+export const nodeDataplaneObject = (spec: NodeDataplaneSpec) =>
+  makeObject(nodeDataplaneNames, spec.node.name, writeNodeDataplaneSpec(spec));

@@ -8,7 +8,20 @@ import { peerTransports } from '../nodespec/spec';
 import { dataplanes } from './dataplane';
 import { type ResourceDefinition, objectSchema } from './resource';
 import { nodeDataplaneNames } from './resource-names';
-import { CidrText, ClusterIdText, Conditions, IpText, List, MacText, NodeNameText, Port, StringEnum, Strict, TunnelMtu, Uint32 } from './schema';
+import {
+  CidrText,
+  ClusterIdText,
+  Conditions,
+  IpText,
+  List,
+  MacText,
+  NodeNameText,
+  Port,
+  StringEnum,
+  Strict,
+  TunnelMtu,
+  Uint32,
+} from './schema';
 
 const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
 
@@ -20,7 +33,9 @@ const Peer = Strict({
   localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
   localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
   endpoint: Endpoint,
-  transport: StringEnum([...peerTransports], { description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).' }),
+  transport: StringEnum([...peerTransports], {
+    description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).',
+  }),
 });
 
 const NatMapping = Strict({
@@ -45,7 +60,9 @@ export const NodeDataplaneSpecSchema = Strict(
       role: StringEnum(['gateway', 'worker']),
       underlayAddress: IpText(),
       publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
-      gatewayCandidate: Type.Optional(Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' })),
+      gatewayCandidate: Type.Optional(
+        Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' }),
+      ),
     }),
     activeGateway: Strict({ name: NodeNameText(), underlayAddress: IpText() }),
     overlay: Strict({
@@ -56,9 +73,12 @@ export const NodeDataplaneSpecSchema = Strict(
     peers: List(Peer, { description: 'Sorted by clusterId.' }),
     natMappings: List(NatMapping, { description: 'Sorted by externalAddress.' }),
     tunnelMTU: Type.Optional(TunnelMtu()),
-    nodes: Type.Optional(List(ClusterNode, {
-      description: "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
-    })),
+    nodes: Type.Optional(
+      List(ClusterNode, {
+        description:
+          "Every node of the cluster, this one included, sorted by name. Absent on Kubernetes: each node's agent reads the Node objects itself, so a Node added rewrites no NodeDataplane.",
+      }),
+    ),
   },
   { description: 'What one node must program.' },
 );
@@ -69,9 +89,21 @@ export const NodeDataplaneStatusSchema = Strict(
     time: Type.String({ format: 'date-time', description: 'When the agent wrote this (its heartbeat).' }),
     dataplane: StringEnum([...dataplanes]),
     specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
-    appliedSpec: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).' })),
+    appliedSpec: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{16}$',
+        description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).',
+      }),
+    ),
     error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),
-    validFor: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, description: "Written by an agent stopping on SIGTERM (a restart, an upgrade): seconds this last heartbeat keeps the node Ready when that is longer than the controller's heartbeat timeout, so that its successor's start does not fail the gateway over. A running agent's heartbeats have none." })),
+    validFor: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 3600,
+        description:
+          "Written by an agent stopping on SIGTERM (a restart, an upgrade): seconds this last heartbeat keeps the node Ready when that is longer than the controller's heartbeat timeout, so that its successor's start does not fail the gateway over. A running agent's heartbeats have none.",
+      }),
+    ),
     conditions: Type.Optional(Conditions()),
   },
   { description: "The node's agent: written after every reconcile." },

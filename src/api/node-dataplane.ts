@@ -73,8 +73,15 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
   );
   const gateway = spec.nodes.find((n) => n.name === spec.activeGateway.name);
   if (!gateway) throw new InputError(at('activeGateway.name'), spec.activeGateway.name, 'is not one of the nodes');
-  if (gateway.underlayAddress.value !== spec.activeGateway.underlayAddress.value || gateway.underlayAddress.family !== spec.activeGateway.underlayAddress.family) {
-    throw new InputError(at('activeGateway.underlayAddress'), formatIp(spec.activeGateway.underlayAddress), `is not node ${gateway.name}'s underlayAddress ${formatIp(gateway.underlayAddress)}`);
+  if (
+    gateway.underlayAddress.value !== spec.activeGateway.underlayAddress.value ||
+    gateway.underlayAddress.family !== spec.activeGateway.underlayAddress.family
+  ) {
+    throw new InputError(
+      at('activeGateway.underlayAddress'),
+      formatIp(spec.activeGateway.underlayAddress),
+      `is not node ${gateway.name}'s underlayAddress ${formatIp(gateway.underlayAddress)}`,
+    );
   }
 }
 
@@ -88,15 +95,18 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   const doc = checkCompiled('nodeDataplaneSpec', value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
   // A spec file lists the nodes; on Kubernetes the agent adds them from the Node objects before reading.
-  if (doc.nodes === undefined) throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
+  if (doc.nodes === undefined)
+    throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
   const cidr = (field: string, text: string): Cidr => parseCidr(at(field), text);
   const ip = (field: string, text: string): Ip => parseIp(at(field), text);
   const podCIDR = cidr('podCIDR', doc.podCIDR);
   const externalCIDR = cidr('externalCIDR', doc.externalCIDR);
   const transitAddress = ip('transitAddress', doc.transitAddress);
-  if (!containsIp(externalCIDR, transitAddress)) throw new InputError(at('transitAddress'), doc.transitAddress, `is not in externalCIDR ${doc.externalCIDR}`);
+  if (!containsIp(externalCIDR, transitAddress))
+    throw new InputError(at('transitAddress'), doc.transitAddress, `is not in externalCIDR ${doc.externalCIDR}`);
   // Inner frames are addressed to it: a group address would be flooded, not delivered.
-  if (parseInt(doc.overlay.mac.slice(0, 2), 16) & 1) throw new InputError(at('overlay.mac'), doc.overlay.mac, 'must be a unicast MAC address (lowest bit of the first octet clear)');
+  if (parseInt(doc.overlay.mac.slice(0, 2), 16) & 1)
+    throw new InputError(at('overlay.mac'), doc.overlay.mac, 'must be a unicast MAC address (lowest bit of the first octet clear)');
   const spec: NodeDataplaneSpec = {
     clusterId: doc.clusterId,
     podCIDR,
@@ -109,7 +119,10 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
       ...(doc.node.publicAddress !== undefined ? { publicAddress: ip('node.publicAddress', doc.node.publicAddress) } : {}),
       gatewayCandidate: doc.node.gatewayCandidate ?? false,
     },
-    activeGateway: { name: doc.activeGateway.name, underlayAddress: ip('activeGateway.underlayAddress', doc.activeGateway.underlayAddress) },
+    activeGateway: {
+      name: doc.activeGateway.name,
+      underlayAddress: ip('activeGateway.underlayAddress', doc.activeGateway.underlayAddress),
+    },
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toLowerCase() },
     peers: doc.peers.map((p, i) => {
       const field = `peers[${i}]`;
@@ -124,13 +137,24 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
         transport: p.transport,
       };
       // The translation swaps network bits only: our networks and their views in the peer share a shape.
-      if (!sameShape(podCIDR, peer.localNATPodCIDR)) throw new InputError(at(`${field}.localNATPodCIDR`), p.localNATPodCIDR, `must have the family and prefix length of podCIDR ${doc.podCIDR}`);
-      if (!sameShape(externalCIDR, peer.localNATExternalCIDR)) throw new InputError(at(`${field}.localNATExternalCIDR`), p.localNATExternalCIDR, `must have the family and prefix length of externalCIDR ${doc.externalCIDR}`);
+      if (!sameShape(podCIDR, peer.localNATPodCIDR))
+        throw new InputError(
+          at(`${field}.localNATPodCIDR`),
+          p.localNATPodCIDR,
+          `must have the family and prefix length of podCIDR ${doc.podCIDR}`,
+        );
+      if (!sameShape(externalCIDR, peer.localNATExternalCIDR))
+        throw new InputError(
+          at(`${field}.localNATExternalCIDR`),
+          p.localNATExternalCIDR,
+          `must have the family and prefix length of externalCIDR ${doc.externalCIDR}`,
+        );
       return peer;
     }),
     natMappings: doc.natMappings.map((m, i) => {
       const externalAddress = ip(`natMappings[${i}].externalAddress`, m.externalAddress);
-      if (!containsIp(externalCIDR, externalAddress)) throw new InputError(at(`natMappings[${i}].externalAddress`), m.externalAddress, `is not in externalCIDR ${doc.externalCIDR}`);
+      if (!containsIp(externalCIDR, externalAddress))
+        throw new InputError(at(`natMappings[${i}].externalAddress`), m.externalAddress, `is not in externalCIDR ${doc.externalCIDR}`);
       return { externalAddress, endpointAddress: ip(`natMappings[${i}].endpointAddress`, m.endpointAddress) };
     }),
     nodes: doc.nodes.map((n, i) => ({
@@ -143,12 +167,33 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   disjointNetworks(spec, at);
   consistentNodes(spec, at);
   spec.natMappings.forEach((m, i) => {
-    if (m.externalAddress.value === transitAddress.value) throw new InputError(at(`natMappings[${i}].externalAddress`), formatIp(m.externalAddress), 'is the transitAddress, which the hub keeps for transit');
+    if (m.externalAddress.value === transitAddress.value)
+      throw new InputError(
+        at(`natMappings[${i}].externalAddress`),
+        formatIp(m.externalAddress),
+        'is the transitAddress, which the hub keeps for transit',
+      );
   });
-  unique(spec.peers, (p) => p.clusterId, (i) => at(`peers[${i}].clusterId`));
-  unique(spec.peers, (p) => p.peerId, (i) => at(`peers[${i}].peerId`));
-  unique(spec.natMappings, (m) => m.externalAddress.value, (i) => at(`natMappings[${i}].externalAddress`));
-  unique(spec.nodes, (n) => n.name, (i) => at(`nodes[${i}].name`));
+  unique(
+    spec.peers,
+    (p) => p.clusterId,
+    (i) => at(`peers[${i}].clusterId`),
+  );
+  unique(
+    spec.peers,
+    (p) => p.peerId,
+    (i) => at(`peers[${i}].peerId`),
+  );
+  unique(
+    spec.natMappings,
+    (m) => m.externalAddress.value,
+    (i) => at(`natMappings[${i}].externalAddress`),
+  );
+  unique(
+    spec.nodes,
+    (n) => n.name,
+    (i) => at(`nodes[${i}].name`),
+  );
   return spec;
 }
 
@@ -181,7 +226,10 @@ export function writeNodeDataplaneSpecWithoutNodes(spec: NodeDataplaneSpec): Omi
       endpoint: { address: formatIp(p.endpoint.address), port: p.endpoint.port },
       transport: p.transport,
     })),
-    natMappings: spec.natMappings.map((m) => ({ externalAddress: formatIp(m.externalAddress), endpointAddress: formatIp(m.endpointAddress) })),
+    natMappings: spec.natMappings.map((m) => ({
+      externalAddress: formatIp(m.externalAddress),
+      endpointAddress: formatIp(m.endpointAddress),
+    })),
     ...(spec.tunnelMTU !== undefined ? { tunnelMTU: spec.tunnelMTU } : {}),
   };
 }
@@ -202,9 +250,15 @@ export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(wri
 export function readNodeDataplane(value: unknown): { name: string; spec: NodeDataplaneSpec; status?: NodeDataplaneStatus } {
   const object = checkCompiled('nodeDataplaneObject', value);
   const spec = readNodeDataplaneSpec(object.spec, 'spec');
-  if (spec.node.name !== object.metadata.name) throw new InputError('spec.node.name', spec.node.name, `must be the object's name ${object.metadata.name}: one NodeDataplane per node, named after it`);
+  if (spec.node.name !== object.metadata.name)
+    throw new InputError(
+      'spec.node.name',
+      spec.node.name,
+      `must be the object's name ${object.metadata.name}: one NodeDataplane per node, named after it`,
+    );
   return { name: object.metadata.name, spec, ...(object.status ? { status: object.status } : {}) };
 }
 
 /** A status document (the heartbeat file), checked. */
-export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus => checkCompiled('nodeDataplaneStatus', value, root);
+export const readNodeDataplaneStatus = (value: unknown, root = 'status'): NodeDataplaneStatus =>
+  checkCompiled('nodeDataplaneStatus', value, root);

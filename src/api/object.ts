@@ -11,4 +11,9 @@ export interface StraitObject<Spec> {
 }
 
 /** The object of the resource named `name` with `spec`. */
-export const makeObject = <Spec>(resource: ResourceNames, name: string, spec: Spec): StraitObject<Spec> => ({ apiVersion, kind: resource.kind, metadata: { name }, spec });
+export const makeObject = <Spec>(resource: ResourceNames, name: string, spec: Spec): StraitObject<Spec> => ({
+  apiVersion,
+  kind: resource.kind,
+  metadata: { name },
+  spec,
+});

@@ -10,7 +10,13 @@
  */
 import { type Static, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import {
-  absolutePathPattern, containerIdPattern, interfaceNamePattern, interfaceNameWords, namespaceNamePattern, networkNamePattern, objectNamePattern,
+  absolutePathPattern,
+  containerIdPattern,
+  interfaceNamePattern,
+  interfaceNameWords,
+  namespaceNamePattern,
+  networkNamePattern,
+  objectNamePattern,
 } from './cni-names';
 import { mustBeKeyword } from './schema-errors';
 import { List, Strict } from './schema';
@@ -21,14 +27,22 @@ type Options = { description?: string };
 export const mustBe = (words: string) => ({ [mustBeKeyword]: words });
 
 export const NetworkName = () =>
-  Type.String({ pattern: networkNamePattern, ...mustBe('a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit)'), description: "The CNI network's name (a Multus NetworkAttachmentDefinition's too: pools' `multusName`)." });
+  Type.String({
+    pattern: networkNamePattern,
+    ...mustBe('a CNI network name (letters, digits, "_", "." and "-", starting with a letter or digit)'),
+    description: "The CNI network's name (a Multus NetworkAttachmentDefinition's too: pools' `multusName`).",
+  });
 
 const PoolName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pool name (a DNS-1123 subdomain)') });
 const PodName = () => Type.String({ pattern: objectNamePattern, ...mustBe('a pod name (a DNS-1123 subdomain)') });
 const NamespaceName = () => Type.String({ pattern: namespaceNamePattern, ...mustBe('a namespace name (a DNS-1123 label)') });
-export const AbsolutePath = (options: Options = {}) => Type.String({ pattern: absolutePathPattern, ...mustBe('an absolute path'), ...options });
+export const AbsolutePath = (options: Options = {}) =>
+  Type.String({ pattern: absolutePathPattern, ...mustBe('an absolute path'), ...options });
 export const ContainerId = () =>
-  Type.String({ pattern: containerIdPattern, ...mustBe('a CNI container id (letters, digits, "_", "." and "-", not starting with one of the last three)') });
+  Type.String({
+    pattern: containerIdPattern,
+    ...mustBe('a CNI container id (letters, digits, "_", "." and "-", not starting with one of the last three)'),
+  });
 /** Its characters: the readers check its 15 bytes, which no pattern counts (checkInterfaceNameBytes). */
 export const InterfaceName = () => Type.String({ pattern: interfaceNamePattern, ...mustBe(interfaceNameWords) });
 export const Flag = (description: string) => Type.Boolean({ ...mustBe('true or false'), description });
@@ -42,7 +56,7 @@ const RequestList = <T extends TSchema>(items: T, options: Options = {}) => List
 const IpamNetworkOptionsSchema = Request({
   defaultIpv4Pools: RequestList(PoolName(), { description: 'Pools tried when no annotation names any (rule 4), in order.' }),
   defaultIpv6Pools: RequestList(PoolName()),
-  detectConflict: Flag("ARP/NDP probe for the chosen address before ADD returns; per pool `spec.detectConflict` overrides."),
+  detectConflict: Flag('ARP/NDP probe for the chosen address before ADD returns; per pool `spec.detectConflict` overrides.'),
   detectGateway: Flag("ARP/NDP probe of the pool's gateway before ADD returns; per pool `spec.detectGateway` overrides."),
 });
 
@@ -66,9 +80,11 @@ export const AddRequestSchema = Request(addFields);
 
 export const CheckRequestSchema = Request({
   ...addFields,
-  prevResultAddresses: Type.Optional(RequestList(Type.String(mustBe('a string')), {
-    description: 'The `address` of each of `prevResult.ips` (what the runtime holds from ADD); absent without prevResult.',
-  })),
+  prevResultAddresses: Type.Optional(
+    RequestList(Type.String(mustBe('a string')), {
+      description: 'The `address` of each of `prevResult.ips` (what the runtime holds from ADD); absent without prevResult.',
+    }),
+  ),
 });
 
 export const DelRequestSchema = Request({
@@ -80,7 +96,9 @@ export const DelRequestSchema = Request({
 
 export const GcRequestSchema = Request({
   network: NetworkName(),
-  validAttachments: RequestList(AttachmentSchema, { description: '`cni.dev/valid-attachments`: every allocation of `network` not listed here is released.' }),
+  validAttachments: RequestList(AttachmentSchema, {
+    description: '`cni.dev/valid-attachments`: every allocation of `network` not listed here is released.',
+  }),
 });
 
 /*

@@ -12,7 +12,8 @@ const IpOrRangeText = () =>
 
 export const IpList = (description: string) => List(IpOrRangeText(), { description });
 
-export const PoolRoutes = () => List(Strict({ dst: CidrText(), gw: Type.Optional(IpText()) }), { description: 'Routes handed to the pod with the address.' });
+export const PoolRoutes = () =>
+  List(Strict({ dst: CidrText(), gw: Type.Optional(IpText()) }), { description: 'Routes handed to the pod with the address.' });
 
 /** metav1.LabelSelector. */
 export const LabelSelector = (description: string) =>
@@ -32,10 +33,12 @@ export const LabelSelector = (description: string) =>
     { description },
   );
 
-export const Vlan = () => Type.Integer({ minimum: 0, maximum: 4094, description: 'The VLAN the pool is on (0: untagged); handed to the pod with the address.' });
+export const Vlan = () =>
+  Type.Integer({ minimum: 0, maximum: 4094, description: 'The VLAN the pool is on (0: untagged); handed to the pod with the address.' });
 
 /** A Kubernetes object name (DNS-1123 subdomain). */
-export const ObjectName = (description: string) => Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', description });
+export const ObjectName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', description });
 
 /** The controller of a pod (its controller ownerReference). */
 export const OwnerRef = () =>

@@ -24,7 +24,11 @@ export const mustBeKeyword = 'mustBe';
 
 /** A field the schema does not know, with the fields it does: a reader may answer it apart (CNI's code 2). */
 export class UnknownFieldError extends InputError {
-  constructor(field: string, value: unknown, readonly known: string[]) {
+  constructor(
+    field: string,
+    value: unknown,
+    readonly known: string[],
+  ) {
     super(field, value, `unknown field (known: ${known.join(', ')})`);
   }
 }
@@ -37,7 +41,10 @@ const plainKey = /^[A-Za-z_$][\w$-]*$/;
 
 /** `/peers/0/endpoint` → `peers[0].endpoint`, under `root`; an unusual key as `spec["a b"]`. */
 function fieldPath(root: string, pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   const step = (path: string, part: string) => {
     if (/^\d+$/.test(part)) return `${path}[${part}]`;
@@ -65,8 +72,16 @@ function range(schema: Schema): string {
   const what = schema.type === 'integer' ? 'a whole number' : 'a number';
   if (schema.minimum !== undefined && schema.maximum !== undefined) return `expected ${what} from ${schema.minimum} to ${schema.maximum}`;
   const bounds = [
-    schema.exclusiveMinimum !== undefined ? `greater than ${schema.exclusiveMinimum}` : schema.minimum !== undefined ? `at least ${schema.minimum}` : undefined,
-    schema.exclusiveMaximum !== undefined ? `less than ${schema.exclusiveMaximum}` : schema.maximum !== undefined ? `at most ${schema.maximum}` : undefined,
+    schema.exclusiveMinimum !== undefined
+      ? `greater than ${schema.exclusiveMinimum}`
+      : schema.minimum !== undefined
+        ? `at least ${schema.minimum}`
+        : undefined,
+    schema.exclusiveMaximum !== undefined
+      ? `less than ${schema.exclusiveMaximum}`
+      : schema.maximum !== undefined
+        ? `at most ${schema.maximum}`
+        : undefined,
   ].filter((b) => b !== undefined);
   return `expected ${what} ${bounds.join(' and ')}`;
 }
@@ -96,10 +111,18 @@ function problem(root: string, error: ErrorObject): InputError {
     }
     case 'additionalProperties': {
       const key = (error.params as { additionalProperty: string }).additionalProperty;
-      return new UnknownFieldError(fieldPath(root, error.instancePath, key), (error.data as Record<string, unknown>)[key], Object.keys(schema.properties ?? {}));
+      return new UnknownFieldError(
+        fieldPath(root, error.instancePath, key),
+        (error.data as Record<string, unknown>)[key],
+        Object.keys(schema.properties ?? {}),
+      );
     }
     case 'type':
-      return new InputError(field, error.data, `expected ${schema.type === 'object' ? 'an object' : schema.type === 'array' ? 'a list' : schema.type === 'integer' ? 'a whole number' : `a ${schema.type}`}`);
+      return new InputError(
+        field,
+        error.data,
+        `expected ${schema.type === 'object' ? 'an object' : schema.type === 'array' ? 'a list' : schema.type === 'integer' ? 'a whole number' : `a ${schema.type}`}`,
+      );
     case 'enum':
       return new InputError(field, error.data, `must be one of ${(schema.enum ?? []).join(', ')}`);
     case 'minimum':
@@ -112,7 +135,11 @@ function problem(root: string, error: ErrorObject): InputError {
     case 'format':
     case 'pattern':
       if (schema.format !== undefined && schema.format in formats().apiFormats) {
-        return new InputError(field, error.data, formats().formatProblem(schema.format as ApiFormatName, error.data) ?? `must be a ${schema.format}`);
+        return new InputError(
+          field,
+          error.data,
+          formats().formatProblem(schema.format as ApiFormatName, error.data) ?? `must be a ${schema.format}`,
+        );
       }
   }
   return new InputError(field, error.data, error.message ?? `fails ${error.keyword}`);

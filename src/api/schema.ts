@@ -8,22 +8,26 @@ import type { ApiFormatName } from './formats';
 
 type Options = { description?: string };
 
-const formatted = (format: ApiFormatName, description: string, options: Options = {}) => Type.String({ format, description: options.description ?? description });
+const formatted = (format: ApiFormatName, description: string, options: Options = {}) =>
+  Type.String({ format, description: options.description ?? description });
 
 /** A network, host bits clear (10.0.0.0/16, fd00::/64). */
-export const CidrText = (options?: Options) => formatted('cidr', 'An IPv4 or IPv6 network with its host bits clear, like 10.0.0.0/16.', options);
+export const CidrText = (options?: Options) =>
+  formatted('cidr', 'An IPv4 or IPv6 network with its host bits clear, like 10.0.0.0/16.', options);
 /** An IPv4 or IPv6 address. */
 export const IpText = (options?: Options) => formatted('ip', 'An IPv4 or IPv6 address.', options);
 export const MacText = (options?: Options) => formatted('mac', 'A MAC address like 02:53:54:00:00:01.', options);
 export const ClusterIdText = (options?: Options) => formatted('cluster-id', 'A cluster id: a DNS-1123 label.', options);
 export const NodeNameText = (options?: Options) => formatted('node-name', 'A Kubernetes node name.', options);
 
-export const Port = (options: Options = {}) => Type.Integer({ minimum: 1, maximum: 65535, description: options.description ?? 'A UDP or TCP port.' });
+export const Port = (options: Options = {}) =>
+  Type.Integer({ minimum: 1, maximum: 65535, description: options.description ?? 'A UDP or TCP port.' });
 /** The cluster's override of the tunnel MTU (src/nodespec/tunnel-mtu.ts): the controller config's `tunnelMTU`, handed on in every NodeDataplane. */
-export const TunnelMtu = () => Type.Integer({
-  ...tunnelMtuRange,
-  description: "MTU of the VXLAN tunnels (encrypted peerings: 30 less). Default: each node's underlay device MTU less 50.",
-});
+export const TunnelMtu = () =>
+  Type.Integer({
+    ...tunnelMtuRange,
+    description: "MTU of the VXLAN tunnels (encrypted peerings: 30 less). Default: each node's underlay device MTU less 50.",
+  });
 /**
  * The shortest period of a loop a person configures (reconciles, heartbeats, renewals): more often
  * spends a core's share on nothing (a controller at 1e-9 s took 40% of one).
@@ -34,10 +38,12 @@ export const Seconds = (description: string) => Type.Number({ minimum: shortestP
 export const Uint32 = (minimum: number, options: Options = {}) => Type.Integer({ minimum, maximum: 0xffffffff, ...options });
 
 /** One of a few strings: `enum` rather than a union of literals, which a structural CRD schema cannot hold. */
-export const StringEnum = <T extends string[]>(values: [...T], options: Options = {}): TUnsafe<T[number]> => Type.Unsafe<T[number]>({ type: 'string', enum: values, ...options });
+export const StringEnum = <T extends string[]>(values: [...T], options: Options = {}): TUnsafe<T[number]> =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: values, ...options });
 
 /** An object with exactly these fields (an unknown field is refused: it would be silently ignored). */
-export const Strict = <T extends TProperties>(properties: T, options: Options = {}) => Type.Object(properties, { additionalProperties: false, ...options });
+export const Strict = <T extends TProperties>(properties: T, options: Options = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
 
 /** A list (order and uniqueness, where they matter, are checked by the typed conversion). */
 export const List = <T extends TSchema>(items: T, options: ArrayOptions = {}) => Type.Array(items, options);

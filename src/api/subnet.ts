@@ -20,7 +20,11 @@ export const SubnetSpecSchema = Strict({
 });
 
 export const SubnetStatusSchema = Strict({
-  allocations: Type.Optional(List(Strict({ pool: ObjectName('An IPPool made from this Subnet.'), ips: IpList('Its addresses.') }), { description: 'Addresses given to application pools.' })),
+  allocations: Type.Optional(
+    List(Strict({ pool: ObjectName('An IPPool made from this Subnet.'), ips: IpList('Its addresses.') }), {
+      description: 'Addresses given to application pools.',
+    }),
+  ),
   ...addressCounts,
 });
 

@@ -25,14 +25,18 @@ export interface TunnelEndpoint {
 
 export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoint {
   const doc = checkCompiled('tunnelEndpointSpec', value, root);
-  const cidr = (name: 'remotePodCIDR' | 'remoteExternalCIDR' | 'localNATPodCIDR' | 'localNATExternalCIDR'): Cidr => parseCidr(`${root}.${name}`, doc[name]);
+  const cidr = (name: 'remotePodCIDR' | 'remoteExternalCIDR' | 'localNATPodCIDR' | 'localNATExternalCIDR'): Cidr =>
+    parseCidr(`${root}.${name}`, doc[name]);
   return {
     clusterId: doc.clusterId,
     remotePodCIDR: cidr('remotePodCIDR'),
     remoteExternalCIDR: cidr('remoteExternalCIDR'),
     localNATPodCIDR: cidr('localNATPodCIDR'),
     localNATExternalCIDR: cidr('localNATExternalCIDR'),
-    endpoint: { address: parseIp(`${root}.endpoint.address`, doc.endpoint.address), ...(doc.endpoint.port !== undefined ? { port: doc.endpoint.port } : {}) },
+    endpoint: {
+      address: parseIp(`${root}.endpoint.address`, doc.endpoint.address),
+      ...(doc.endpoint.port !== undefined ? { port: doc.endpoint.port } : {}),
+    },
   };
 }
 

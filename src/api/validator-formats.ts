@@ -8,7 +8,10 @@ import { fullFormats } from 'ajv-formats/dist/formats';
 import { type ApiFormatName, apiFormats, formatProblem } from './formats';
 
 const strait = Object.fromEntries(
-  (Object.keys(apiFormats) as ApiFormatName[]).map((name) => [name, { type: 'string', validate: (value: string) => formatProblem(name, value) === undefined }]),
+  (Object.keys(apiFormats) as ApiFormatName[]).map((name) => [
+    name,
+    { type: 'string', validate: (value: string) => formatProblem(name, value) === undefined },
+  ]),
 ) as Record<ApiFormatName, Format>;
 
 export const validatorFormats: Record<ApiFormatName | 'date-time', Format> = { ...strait, 'date-time': fullFormats['date-time'] };

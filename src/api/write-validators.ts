@@ -17,7 +17,13 @@ import { IpamStateSchema } from './ipam-state';
 import { NetworkConfigSpecSchema, NetworkConfigStatusSchema } from './network-config-schema';
 import { NodeDataplaneObjectSchema, NodeDataplaneSpecSchema, NodeDataplaneStatusSchema } from './node-dataplane-resource';
 import {
-  AddRequestSchema, AddResponseSchema, CheckRequestSchema, DelRequestSchema, ErrorResponseSchema, GcRequestSchema, StatusResponseSchema,
+  AddRequestSchema,
+  AddResponseSchema,
+  CheckRequestSchema,
+  DelRequestSchema,
+  ErrorResponseSchema,
+  GcRequestSchema,
+  StatusResponseSchema,
 } from './pool-ipam-protocol-schema';
 import { mustBeKeyword } from './schema-errors';
 import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
@@ -28,7 +34,13 @@ import { validatorFormats } from './validator-formats';
  * with `verbose`, as the messages (schema-errors.ts) read the failing schema and value from each error;
  * `mustBe` is the annotation of a schema's own words for a refusal.
  */
-export const documentValidatorOptions: Options = { allErrors: false, verbose: true, strict: true, formats: validatorFormats, keywords: [mustBeKeyword] };
+export const documentValidatorOptions: Options = {
+  allErrors: false,
+  verbose: true,
+  strict: true,
+  formats: validatorFormats,
+  keywords: [mustBeKeyword],
+};
 
 /**
  * How the requests on the pool IPAM's socket are checked: a key their schema does not define is dropped
@@ -79,7 +91,8 @@ export interface FormatsExport {
   name: string;
 }
 
-const standaloneAjv = (options: Options, formats: FormatsExport) => new Ajv({ ...options, code: { source: true, formats: _`require(${formats.module})[${formats.name}]` } });
+const standaloneAjv = (options: Options, formats: FormatsExport) =>
+  new Ajv({ ...options, code: { source: true, formats: _`require(${formats.module})[${formats.name}]` } });
 
 const header = (source: string) => `// Generated from ${source} by \`npm run build:ts\`: do not edit.\n`;
 
@@ -94,7 +107,13 @@ export function validatorsModule(options: Options, formats: FormatsExport, schem
  * Writes `directory` anew: a module per schema, `<name>.js`, exporting its validator, so that a process
  * loads only the validators it checks with (an agent the NodeDataplane's, not all the documents').
  */
-export function writeValidatorModules(directory: string, options: Options | ((name: string) => Options), formats: FormatsExport, schemas: Record<string, object>, source: string): void {
+export function writeValidatorModules(
+  directory: string,
+  options: Options | ((name: string) => Options),
+  formats: FormatsExport,
+  schemas: Record<string, object>,
+  source: string,
+): void {
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory);
   for (const [name, schema] of Object.entries(schemas)) {
@@ -104,5 +123,11 @@ export function writeValidatorModules(directory: string, options: Options | ((na
 }
 
 if (require.main === module) {
-  writeValidatorModules(join(__dirname, 'generated-validators'), (name) => documentValidatorOptionsOf(name as CompiledValidatorName), { module: '../validator-formats', name: 'validatorFormats' }, documentSchemas, 'the schemas of src/api (src/api/write-validators.ts)');
+  writeValidatorModules(
+    join(__dirname, 'generated-validators'),
+    (name) => documentValidatorOptionsOf(name as CompiledValidatorName),
+    { module: '../validator-formats', name: 'validatorFormats' },
+    documentSchemas,
+    'the schemas of src/api (src/api/write-validators.ts)',
+  );
 }

@@ -57,7 +57,6 @@ export interface AgentEnvironment {
   HOST_IP?: string;
 }
 
-
 function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) throw new InputError(flag, value, `must be one of ${allowed.join(', ')}`);
   return value as T;
@@ -78,7 +77,8 @@ function parseSeconds(flag: string, value: string): number {
 }
 
 function checkNetns(value: string): string {
-  if (value === '' || value.includes('/') || !existsSync(netnsPath(value))) throw new InputError('--netns', value, `no such network namespace (${netnsPath(value)}; see ip netns list)`);
+  if (value === '' || value.includes('/') || !existsSync(netnsPath(value)))
+    throw new InputError('--netns', value, `no such network namespace (${netnsPath(value)}; see ip netns list)`);
   return value;
 }
 
@@ -89,25 +89,35 @@ function checkSecretsDir(value: string): string {
 }
 
 function checkPinRoot(value: string | undefined): string {
-  if (value === undefined || value === '') throw new InputError('--pin-root', value, 'required: the directory on bpffs for this node\'s pins, like /sys/fs/bpf/strait (or pin-root: in --flags-file)');
+  if (value === undefined || value === '')
+    throw new InputError(
+      '--pin-root',
+      value,
+      "required: the directory on bpffs for this node's pins, like /sys/fs/bpf/strait (or pin-root: in --flags-file)",
+    );
   if (!isAbsolute(value)) throw new InputError('--pin-root', value, 'must be an absolute path on bpffs, like /sys/fs/bpf/strait/<node>');
   return value;
 }
 
-
 /** The file mode: --spec (or --config), --status. */
 function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOptions {
   const kubernetesOnly = {
-    kubeconfig: '--kubeconfig', namespace: '--namespace', leaseInterval: '--lease-interval', statusRefresh: '--status-refresh',
-    poolIpamSocket: '--pool-ipam-socket', poolIpamGcInterval: '--pool-ipam-gc-interval',
+    kubeconfig: '--kubeconfig',
+    namespace: '--namespace',
+    leaseInterval: '--lease-interval',
+    statusRefresh: '--status-refresh',
+    poolIpamSocket: '--pool-ipam-socket',
+    poolIpamGcInterval: '--pool-ipam-gc-interval',
   } as const;
   for (const [key, flag] of Object.entries(kubernetesOnly)) {
     const value = flags[key as keyof typeof kubernetesOnly];
     if (value !== undefined) throw new InputError(flag, value, 'only with --kubernetes');
   }
-  if (flags.spec !== undefined && flags.config !== undefined) throw new InputError('--config', flags.config, 'give either --spec or --config (they are the same file), not both');
+  if (flags.spec !== undefined && flags.config !== undefined)
+    throw new InputError('--config', flags.config, 'give either --spec or --config (they are the same file), not both');
   const spec = flags.spec ?? flags.config;
-  if (!cleanup && (spec === undefined || spec === '')) throw new InputError('--spec', spec, 'required (the node dataplane spec file, or --config), unless --cleanup or --kubernetes');
+  if (!cleanup && (spec === undefined || spec === ''))
+    throw new InputError('--spec', spec, 'required (the node dataplane spec file, or --config), unless --cleanup or --kubernetes');
   if (flags.node !== undefined && flags.node.trim() === '') throw new InputError('--node', flags.node, 'must not be empty');
   if (flags.status === '') throw new InputError('--status', flags.status, 'must not be empty');
   return {
@@ -125,20 +135,41 @@ function poolIpam(flags: AgentFlags): PoolIpamOptions | undefined {
     if (gcInterval !== undefined) throw new InputError('--pool-ipam-gc-interval', gcInterval, 'only with --pool-ipam-socket');
     return undefined;
   }
-  if (!isAbsolute(socket)) throw new InputError('--pool-ipam-socket', socket, `must be an absolute path (the "socket" of strait-ipam's network configuration), like ${defaultIpamSocket}`);
+  if (!isAbsolute(socket))
+    throw new InputError(
+      '--pool-ipam-socket',
+      socket,
+      `must be an absolute path (the "socket" of strait-ipam's network configuration), like ${defaultIpamSocket}`,
+    );
   return { socket, gcIntervalMs: parseSeconds('--pool-ipam-gc-interval', gcInterval ?? '600') };
 }
 
 /** --kubernetes: the node from --node or NODE_NAME, the kubeconfig from --kubeconfig, KUBECONFIG or the Pod. */
 function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): ControlPlaneOptions {
-  for (const [flag, value] of [['--spec', flags.spec], ['--config', flags.config], ['--status', flags.status]] as const) {
-    if (value !== undefined) throw new InputError(flag, value, 'is the file mode; --kubernetes reads the NodeDataplane from the API server and writes its status there');
+  for (const [flag, value] of [
+    ['--spec', flags.spec],
+    ['--config', flags.config],
+    ['--status', flags.status],
+  ] as const) {
+    if (value !== undefined)
+      throw new InputError(
+        flag,
+        value,
+        'is the file mode; --kubernetes reads the NodeDataplane from the API server and writes its status there',
+      );
   }
   const [nodeField, nodeName] = flags.node !== undefined ? ['--node', flags.node] : ['NODE_NAME', env.NODE_NAME];
-  if (nodeName === undefined || nodeName === '') throw new InputError('--node', nodeName, 'required with --kubernetes: give --node or set NODE_NAME (a DaemonSet sets it from spec.nodeName)');
+  if (nodeName === undefined || nodeName === '')
+    throw new InputError(
+      '--node',
+      nodeName,
+      'required with --kubernetes: give --node or set NODE_NAME (a DaemonSet sets it from spec.nodeName)',
+    );
   const namespace = straitNamespace(flags.namespace, env);
-  const [kubeconfigField, kubeconfig] = flags.kubeconfig !== undefined ? ['--kubeconfig', flags.kubeconfig] : ['KUBECONFIG', env.KUBECONFIG || undefined];
-  if (kubeconfig !== undefined && !(existsSync(kubeconfig) && statSync(kubeconfig).isFile())) throw new InputError(kubeconfigField, kubeconfig, 'no such file (without a kubeconfig the agent uses the Pod\'s service account)');
+  const [kubeconfigField, kubeconfig] =
+    flags.kubeconfig !== undefined ? ['--kubeconfig', flags.kubeconfig] : ['KUBECONFIG', env.KUBECONFIG || undefined];
+  if (kubeconfig !== undefined && !(existsSync(kubeconfig) && statSync(kubeconfig).isFile()))
+    throw new InputError(kubeconfigField, kubeconfig, "no such file (without a kubeconfig the agent uses the Pod's service account)");
   const ipam = poolIpam(flags);
   return {
     kind: 'kubernetes',
@@ -155,12 +186,16 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
 function checkProbeCache(value: string | undefined): string | undefined {
   if (value === undefined) return defaultProbeCachePath;
   if (value === 'none') return undefined;
-  if (!isAbsolute(value)) throw new InputError('--probe-cache', value, `must be an absolute file path, like ${defaultProbeCachePath}, or none`);
+  if (!isAbsolute(value))
+    throw new InputError('--probe-cache', value, `must be an absolute file path, like ${defaultProbeCachePath}, or none`);
   return value;
 }
 
 /** What --flags-file may say, and how (flags-file.ts). */
-export const agentFlagsFileRules = { paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets'], commandLineOnly: ['cleanup'] } as const;
+export const agentFlagsFileRules = {
+  paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets'],
+  commandLineOnly: ['cleanup'],
+} as const;
 
 /** Checks every flag; the spec may be absent only for --cleanup and --kubernetes. */
 export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = process.env): AgentOptions & { cleanup: boolean } {
@@ -186,35 +221,67 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
-    .description("keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place")
+    .description(
+      "keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place",
+    )
     .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup or --kubernetes')
     .option('--config <file>', 'the same, for a spec file written by hand (src/nodespec/spec.ts)')
-    .option('--pin-root <dir>', 'the directory on bpffs for this node\'s pinned maps and links; required')
+    .option('--pin-root <dir>', "the directory on bpffs for this node's pinned maps and links; required")
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
-    .option('--kubernetes', 'watch this node\'s NodeDataplane on the API server and write its status there (instead of --spec and --status)')
-    .option('--kubeconfig <file>', 'with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod\'s service account)')
+    .option('--kubernetes', "watch this node's NodeDataplane on the API server and write its status there (instead of --spec and --status)")
+    .option('--kubeconfig <file>', "with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod's service account)")
     .option('--namespace <ns>', `with --kubernetes: the namespace of this node's Lease (default: POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--lease-interval <seconds>', 'with --kubernetes: how often a ready gateway candidate renews its Lease (default 0.2)')
     .option('--status-refresh <seconds>', 'with --kubernetes: how often an unchanged status is written anyway (default 30)')
-    .option('--pool-ipam-socket <path>', `with --kubernetes: serve the pool IPAM of this node's underlay pods on this unix socket, for the strait-ipam CNI plugin (its configuration's "socket", like ${defaultIpamSocket}); default: none`)
-    .option('--pool-ipam-gc-interval <seconds>', 'with --pool-ipam-socket: seconds between the pool IPAM\'s garbage collection scans (default 600)')
-    .option('--node <name>', 'this node\'s name; a spec for another node is refused (default: the spec\'s node; with --kubernetes: NODE_NAME)')
+    .option(
+      '--pool-ipam-socket <path>',
+      `with --kubernetes: serve the pool IPAM of this node's underlay pods on this unix socket, for the strait-ipam CNI plugin (its configuration's "socket", like ${defaultIpamSocket}); default: none`,
+    )
+    .option(
+      '--pool-ipam-gc-interval <seconds>',
+      "with --pool-ipam-socket: seconds between the pool IPAM's garbage collection scans (default 600)",
+    )
+    .option(
+      '--node <name>',
+      "this node's name; a spec for another node is refused (default: the spec's node; with --kubernetes: NODE_NAME)",
+    )
     .option('--pod-interfaces <regex>', 'pod interfaces (host side of each pod veth) are those whose name matches', '^p-')
     .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')
-    .option('--resync-interval <seconds>', 'seconds between full reads of the node\'s kernel state (maps, devices, routes), which repair changes made by hand that no kernel event reports (a map entry); between them a reconcile writes only what changed', '60')
-    .option('--netns <name>', 'the node\'s network namespace (/run/netns/NAME); default: the agent\'s own')
-    .option('--ipsec-secrets <dir>', 'encrypted peerings: a directory with a file per peer cluster id holding the peering\'s secret (base64, at least 32 bytes, mode 0600)')
-    .option('--probe-cache <file>', `where the kernel probe's report is kept for the rest of the boot, so a restart does not probe again (none: probe at every start; default ${defaultProbeCachePath})`)
-    .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
+    .option(
+      '--resync-interval <seconds>',
+      "seconds between full reads of the node's kernel state (maps, devices, routes), which repair changes made by hand that no kernel event reports (a map entry); between them a reconcile writes only what changed",
+      '60',
+    )
+    .option('--netns <name>', "the node's network namespace (/run/netns/NAME); default: the agent's own")
+    .option(
+      '--ipsec-secrets <dir>',
+      "encrypted peerings: a directory with a file per peer cluster id holding the peering's secret (base64, at least 32 bytes, mode 0600)",
+    )
+    .option(
+      '--probe-cache <file>',
+      `where the kernel probe's report is kept for the rest of the boot, so a restart does not probe again (none: probe at every start; default ${defaultProbeCachePath})`,
+    )
+    .option(
+      '--metrics-address <ip>',
+      `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`,
+    )
     .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.agent})`)
-    .option('--cleanup', 'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit')
-    .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
-    .action(jsonAction(async (_: AgentFlags, command: Command) => {
-      const options = parseAgentFlags(optionsWithFlagsFile<AgentFlags>(command, agentFlagsFileRules));
-      if (options.cleanup) return cleanupNodeDataplanes(options.pinRoot, options.netns);
-      await runAgent(options, createLogger('agent'));
-      return undefined;
-    }));
+    .option(
+      '--cleanup',
+      'remove everything Strait put on the node (routes, attachments, devices, pinned maps, NAT, xfrm), print a summary, exit',
+    )
+    .option(
+      '--flags-file <file>',
+      "these options from a YAML map of option names to values (the Helm chart's ConfigMap); the command line wins",
+    )
+    .action(
+      jsonAction(async (_: AgentFlags, command: Command) => {
+        const options = parseAgentFlags(optionsWithFlagsFile<AgentFlags>(command, agentFlagsFileRules));
+        if (options.cleanup) return cleanupNodeDataplanes(options.pinRoot, options.netns);
+        await runAgent(options, createLogger('agent'));
+        return undefined;
+      }),
+    );
 }

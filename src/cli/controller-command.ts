@@ -30,8 +30,12 @@ interface ControllerFlags extends MetricsFlags {
 export const controllerFlagsFileRules = { paths: ['config', 'kubeconfig'], commandLineOnly: ['once'] } as const;
 
 /** The config path, namespace (straitNamespace) and identity (flag, else the Pod's name, else host and pid). */
-function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = process.env): { config: string; namespace: string; identity: string } {
-  if (flags.config === undefined || flags.config === '') throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
+function kubernetesFlags(
+  flags: ControllerFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): { config: string; namespace: string; identity: string } {
+  if (flags.config === undefined || flags.config === '')
+    throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
   if (!flags.kubernetes) {
     for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {
       if (flags[flag] !== undefined) throw new InputError(`--${flag}`, flags[flag], 'only with --kubernetes');
@@ -45,13 +49,20 @@ function kubernetesFlags(flags: ControllerFlags, env: NodeJS.ProcessEnv = proces
 }
 
 /** Where the metrics server listens (none for --once, which exits after one reconcile). */
-export function controllerMetricsListen(flags: ControllerFlags, env: { HOST_IP?: string | undefined } = process.env): MetricsListen | undefined {
+export function controllerMetricsListen(
+  flags: ControllerFlags,
+  env: { HOST_IP?: string | undefined } = process.env,
+): MetricsListen | undefined {
   const listen = parseMetricsListen(flags, env, defaultMetricsPort.controller);
   return flags.once ? undefined : listen;
 }
 
 /** Runs `run` with the metrics server up, when there is one; prom-client is loaded only then. */
-async function withMetrics(listen: MetricsListen | undefined, mode: 'standalone' | 'kubernetes', run: (metrics?: ControllerMetrics) => Promise<void>): Promise<void> {
+async function withMetrics(
+  listen: MetricsListen | undefined,
+  mode: 'standalone' | 'kubernetes',
+  run: (metrics?: ControllerMetrics) => Promise<void>,
+): Promise<void> {
   if (listen === undefined) return run();
   const { ControllerMetrics } = await import('../metrics/controller-metrics');
   const metrics = new ControllerMetrics(mode);
@@ -63,18 +74,31 @@ async function withMetrics(listen: MetricsListen | undefined, mode: 'standalone'
   }
 }
 
-async function runOnKubernetes(flags: ControllerFlags, configPath: string, namespace: string, identity: string, listen: MetricsListen | undefined): Promise<void> {
+async function runOnKubernetes(
+  flags: ControllerFlags,
+  configPath: string,
+  namespace: string,
+  identity: string,
+  listen: MetricsListen | undefined,
+): Promise<void> {
   const config = loadControllerConfig(configPath, 'kubernetes');
   // The Kubernetes client takes a quarter of a second to load: only a controller on Kubernetes pays it.
   const { loadKubeConfig } = await import('../k8s/kubeconfig');
   const { runKubernetesController } = await import('../controller/kubernetes/controller');
-  const kubeConfig = loadKubeConfig(flags.kubeconfig !== undefined ? { file: flags.kubeconfig } : process.env.KUBECONFIG ? { file: process.env.KUBECONFIG } : {});
+  const kubeConfig = loadKubeConfig(
+    flags.kubeconfig !== undefined ? { file: flags.kubeconfig } : process.env.KUBECONFIG ? { file: process.env.KUBECONFIG } : {},
+  );
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await withMetrics(listen, 'kubernetes', (metrics) => runKubernetesController({ config, kubeConfig, namespace, identity, log: createLogger('controller'), ...(metrics ? { metrics } : {}) }, stop.signal));
+    await withMetrics(listen, 'kubernetes', (metrics) =>
+      runKubernetesController(
+        { config, kubeConfig, namespace, identity, log: createLogger('controller'), ...(metrics ? { metrics } : {}) },
+        stop.signal,
+      ),
+    );
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
@@ -84,16 +108,30 @@ async function runOnKubernetes(flags: ControllerFlags, configPath: string, names
 export function registerControllerCommand(program: Command): void {
   program
     .command('controller')
-    .description('the controller of one cluster: IPAM, NetworkConfig exchange, gateway election, node dataplane specs; standalone through the run directory (docs/lab.md), or on Kubernetes (docs/kubernetes.md)')
-    .option('--config <file>', 'controller configuration, YAML or JSON (clusterId, podCIDR, externalCIDR, peers, reflections; standalone also runDir and nodes); required')
+    .description(
+      'the controller of one cluster: IPAM, NetworkConfig exchange, gateway election, node dataplane specs; standalone through the run directory (docs/lab.md), or on Kubernetes (docs/kubernetes.md)',
+    )
+    .option(
+      '--config <file>',
+      'controller configuration, YAML or JSON (clusterId, podCIDR, externalCIDR, peers, reflections; standalone also runDir and nodes); required',
+    )
     .option('--once', 'standalone: run one reconcile, print the controller status and exit')
     .option('--kubernetes', 'run against an API server: leader election, Node objects in, strait.io objects out')
     .option('--kubeconfig <file>', 'with --kubernetes: the API server (default KUBECONFIG, else in-cluster)')
-    .option('--namespace <ns>', `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`)
+    .option(
+      '--namespace <ns>',
+      `with --kubernetes: where the Leases, Secrets and Events are (default POD_NAMESPACE, else ${defaultNamespace})`,
+    )
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
-    .option('--metrics-address <ip>', `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`)
+    .option(
+      '--metrics-address <ip>',
+      `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`,
+    )
     .option('--metrics-port <port>', `the port of that server; 0: none (default ${defaultMetricsPort.controller}; --once serves nothing)`)
-    .option('--flags-file <file>', 'these options from a YAML map of option names to values (the Helm chart\'s ConfigMap); the command line wins')
+    .option(
+      '--flags-file <file>',
+      "these options from a YAML map of option names to values (the Helm chart's ConfigMap); the command line wins",
+    )
     .action(
       jsonAction(async (_: ControllerFlags, command: Command) => {
         const o = optionsWithFlagsFile<ControllerFlags>(command, controllerFlagsFileRules);

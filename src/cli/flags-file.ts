@@ -47,7 +47,8 @@ export function optionsWithFlagsFile<T extends object>(command: Command, rules: 
   for (const [key, raw] of Object.entries(document)) {
     const field = `${file}: ${key}`;
     const option = known.get(key);
-    if (option === undefined || key === 'flags-file') throw new InputError(field, raw, `not an option of strait ${command.name()} (see strait ${command.name()} --help)`);
+    if (option === undefined || key === 'flags-file')
+      throw new InputError(field, raw, `not an option of strait ${command.name()} (see strait ${command.name()} --help)`);
     if (rules.commandLineOnly.includes(key)) throw new InputError(field, raw, 'only on the command line');
     const attribute = option.attributeName();
     if (command.getOptionValueSource(attribute) === 'cli') continue;

@@ -11,7 +11,10 @@ type Register = (program: Command) => void;
  */
 const commands: [names: string[], load: () => Register][] = [
   [['probe'], () => (require('./probe-command') as typeof import('./probe-command')).registerProbeCommand],
-  [['network-ipam', 'ipam'], () => (require('./network-ipam-command') as typeof import('./network-ipam-command')).registerNetworkIpamCommands],
+  [
+    ['network-ipam', 'ipam'],
+    () => (require('./network-ipam-command') as typeof import('./network-ipam-command')).registerNetworkIpamCommands,
+  ],
   [['inspect'], () => (require('./inspect-command') as typeof import('./inspect-command')).registerInspectCommand],
   [['controller'], () => (require('./controller-command') as typeof import('./controller-command')).registerControllerCommand],
   [['agent'], () => (require('./agent-command') as typeof import('./agent-command')).registerAgentCommand],
@@ -40,7 +43,8 @@ export function buildCli(command?: string, output: CliOutput = processOutput): C
  */
 export async function runCli(argv: readonly string[], output: CliOutput = processOutput): Promise<number> {
   const now = renamed[argv[2] ?? ''];
-  if (now !== undefined) output.err(`${JSON.stringify({ warning: `\`strait ${argv[2]}\` is \`strait ${now}\` now; the old name goes in the next release` })}\n`);
+  if (now !== undefined)
+    output.err(`${JSON.stringify({ warning: `\`strait ${argv[2]}\` is \`strait ${now}\` now; the old name goes in the next release` })}\n`);
   return runProgram(() => buildCli(argv[2], output), argv, output);
 }
 

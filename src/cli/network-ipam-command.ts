@@ -54,7 +54,10 @@ async function read<R>(path: string, operation: (state: IpamState) => R): Promis
 }
 
 function list(text: string): string[] {
-  return text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  return text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }
 
 interface StateOption {
@@ -72,12 +75,20 @@ export function registerNetworkIpamCommands(program: Command): void {
   const ipam = program
     .command('network-ipam')
     .alias('ipam')
-    .description('IPAM of networks: peers kept or remapped, pod and endpoint address translation, NatMappings (state in a file, output JSON)');
-  const stateOption = ['--state <file>', 'IPAM state file (written atomically; a lock file beside it admits one writer)', statePath] as const;
+    .description(
+      'IPAM of networks: peers kept or remapped, pod and endpoint address translation, NatMappings (state in a file, output JSON)',
+    );
+  const stateOption = [
+    '--state <file>',
+    'IPAM state file (written atomically; a lock file beside it admits one writer)',
+    statePath,
+  ] as const;
 
   ipam
     .command('init')
-    .description('create the state, or resume it: the same configuration changes nothing; a changed one is migrated when no peer or mapping is in the way, else refused with what to do')
+    .description(
+      'create the state, or resume it: the same configuration changes nothing; a changed one is migrated when no peer or mapping is in the way, else refused with what to do',
+    )
     .requiredOption(...stateOption)
     .requiredOption('--pod-cidr <cidr>', 'PodCIDR of this cluster')
     .requiredOption('--external-cidr <cidr>', 'ExternalCIDR of this cluster: addresses for reflected non-local endpoints')
@@ -86,50 +97,73 @@ export function registerNetworkIpamCommands(program: Command): void {
     .option('--pools <cidrs>', 'comma-separated pools for remapped peer networks, searched in order', defaultPools.join(','))
     .option('--force', 'start over: forget every peer and mapping (also replaces a state file that can no longer be loaded)')
     .action(
-      jsonAction((o: StateOption & { podCidr: string; externalCidr: string; serviceCidr?: string; reserved: string; pools: string; force?: boolean }) =>
-        transact(storeAt(o.state), (current) => onState(o.state, () => {
-          const spec = {
-            podCIDR: o.podCidr,
-            externalCIDR: o.externalCidr,
-            ...(o.serviceCidr !== undefined ? { serviceCIDR: o.serviceCidr } : {}),
-            reserved: list(o.reserved),
-            pools: list(o.pools),
-          };
-          const { state, result } = initializeIpam(current, spec, o.force === true);
-          return { state, result: { ...result, home: homeNetworksSpec(state.home), peers: state.peers.size } };
-        }), { replace: o.force === true }),
+      jsonAction(
+        (
+          o: StateOption & {
+            podCidr: string;
+            externalCidr: string;
+            serviceCidr?: string;
+            reserved: string;
+            pools: string;
+            force?: boolean;
+          },
+        ) =>
+          transact(
+            storeAt(o.state),
+            (current) =>
+              onState(o.state, () => {
+                const spec = {
+                  podCIDR: o.podCidr,
+                  externalCIDR: o.externalCidr,
+                  ...(o.serviceCidr !== undefined ? { serviceCIDR: o.serviceCidr } : {}),
+                  reserved: list(o.reserved),
+                  pools: list(o.pools),
+                };
+                const { state, result } = initializeIpam(current, spec, o.force === true);
+                return { state, result: { ...result, home: homeNetworksSpec(state.home), peers: state.peers.size } };
+              }),
+            { replace: o.force === true },
+          ),
       ),
     );
 
   const peer = ipam.command('peer').description('peers: add or update, record how they see us, remove');
   peer
     .command('add')
-    .description('add or update a peer: its networks are kept when free, else remapped to the lowest free network of the same size; prints how we see them')
+    .description(
+      'add or update a peer: its networks are kept when free, else remapped to the lowest free network of the same size; prints how we see them',
+    )
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .requiredOption('--pod-cidr <cidr>', "the peer's PodCIDR, as the peer numbers it")
     .requiredOption('--external-cidr <cidr>', "the peer's ExternalCIDR, as the peer numbers it")
     .action(
       jsonAction(async (o: ClusterOption & { podCidr: string; externalCidr: string }) => {
-        const view = await change(o.state, (state) => addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }));
+        const view = await change(o.state, (state) =>
+          addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }),
+        );
         return { remotePodCIDR: view.remotePodCIDR, remoteExternalCIDR: view.remoteExternalCIDR };
       }),
     );
   peer
     .command('remote-view')
-    .description("record how the peer sees our networks (the status it wrote on our NetworkConfig); needed before map-endpoint")
+    .description('record how the peer sees our networks (the status it wrote on our NetworkConfig); needed before map-endpoint')
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .requiredOption('--local-nat-pod-cidr <cidr>', 'our PodCIDR as the peer sees it (our own if it did not remap it)')
     .requiredOption('--local-nat-external-cidr <cidr>', 'our ExternalCIDR as the peer sees it')
     .action(
       jsonAction((o: ClusterOption & { localNatPodCidr: string; localNatExternalCidr: string }) =>
-        change(o.state, (state) => setRemoteView(state, { clusterId: o.cluster, localNATPodCIDR: o.localNatPodCidr, localNATExternalCIDR: o.localNatExternalCidr })),
+        change(o.state, (state) =>
+          setRemoteView(state, { clusterId: o.cluster, localNATPodCIDR: o.localNatPodCidr, localNATExternalCIDR: o.localNatExternalCidr }),
+        ),
       ),
     );
   peer
     .command('remove')
-    .description('remove a peer: its networks and the ExternalCIDR addresses reflected only to it are released ({"removed": false} if unknown)')
+    .description(
+      'remove a peer: its networks and the ExternalCIDR addresses reflected only to it are released ({"removed": false} if unknown)',
+    )
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .action(jsonAction((o: ClusterOption) => change(o.state, (state) => removePeer(state, o.cluster))));
@@ -145,8 +179,8 @@ export function registerNetworkIpamCommands(program: Command): void {
   ipam
     .command('map-endpoint')
     .description(
-      'the address under which a peer reaches an endpoint: a local pod is translated into the peer\'s view of our PodCIDR; ' +
-        'any other endpoint gets an ExternalCIDR address (lowest free, shared by every peer) in the peer\'s view of our ExternalCIDR, recorded as a NatMapping',
+      "the address under which a peer reaches an endpoint: a local pod is translated into the peer's view of our PodCIDR; " +
+        "any other endpoint gets an ExternalCIDR address (lowest free, shared by every peer) in the peer's view of our ExternalCIDR, recorded as a NatMapping",
     )
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer the endpoint is reflected to')

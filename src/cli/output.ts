@@ -28,9 +28,7 @@ function describeError(err: unknown): Record<string, unknown> {
  * caller running the CLI in-process reads it). An error is not caught here: the CLI's runner prints
  * every error, a usage error too, the same way (src/cli/main.ts).
  */
-export function jsonAction<A extends unknown[]>(
-  action: (...args: A) => unknown | Promise<unknown>,
-): (...args: A) => Promise<void> {
+export function jsonAction<A extends unknown[]>(action: (...args: A) => unknown | Promise<unknown>): (...args: A) => Promise<void> {
   return async (...args: A) => {
     const result = await action(...args);
     // Commander passes the command itself last.

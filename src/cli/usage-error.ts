@@ -33,7 +33,11 @@ function usageError(command: Command, code: string, message: string): InputError
     case 'commander.unknownOption': {
       // "error: unknown option '<as given>'", and "\n(Did you mean --x?)" when one is close.
       const [, given = '', suggestion] = /^error: unknown option '([\s\S]*)'(?:\n\(Did you mean (\S+)\?\))?$/.exec(message) ?? [];
-      return new InputError(given.split('=')[0]!, given, `not an option of ${line}${suggestion ? `; did you mean ${suggestion}?` : ''}${seeHelp}`);
+      return new InputError(
+        given.split('=')[0]!,
+        given,
+        `not an option of ${line}${suggestion ? `; did you mean ${suggestion}?` : ''}${seeHelp}`,
+      );
     }
     case 'commander.missingMandatoryOptionValue':
       return new InputError(flagIn(message), null, `required by ${line}, not given${seeHelp}`);

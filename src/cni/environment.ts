@@ -12,7 +12,8 @@ const badEnvironment = (msg: string) => new IpamError(cniErrorCodes.invalidEnvir
 export function cniCommand(env: NodeJS.ProcessEnv): CniCommand {
   const command = env.CNI_COMMAND;
   if (!command) throw badEnvironment('CNI_COMMAND: missing');
-  if (!(cniCommands as readonly string[]).includes(command)) throw badEnvironment(`CNI_COMMAND: not one of ${cniCommands.join(', ')} (got ${quoted(command)})`);
+  if (!(cniCommands as readonly string[]).includes(command))
+    throw badEnvironment(`CNI_COMMAND: not one of ${cniCommands.join(', ')} (got ${quoted(command)})`);
   return command as CniCommand;
 }
 
@@ -31,8 +32,14 @@ export function attachmentEnvironment(env: NodeJS.ProcessEnv, command: 'ADD' | '
   const containerId = env.CNI_CONTAINERID!;
   const ifname = env.CNI_IFNAME!;
   const netns = env.CNI_NETNS || undefined;
-  if (!isContainerId(containerId)) throw badEnvironment(`CNI_CONTAINERID: letters, digits, "_", "." and "-", starting with a letter or digit (got ${quoted(containerId)})`);
-  if (!isInterfaceName(ifname)) throw badEnvironment(`CNI_IFNAME: an interface name is 1-15 bytes, not "." or "..", without "/", ":" or white space (got ${quoted(ifname)})`);
+  if (!isContainerId(containerId))
+    throw badEnvironment(
+      `CNI_CONTAINERID: letters, digits, "_", "." and "-", starting with a letter or digit (got ${quoted(containerId)})`,
+    );
+  if (!isInterfaceName(ifname))
+    throw badEnvironment(
+      `CNI_IFNAME: an interface name is 1-15 bytes, not "." or "..", without "/", ":" or white space (got ${quoted(ifname)})`,
+    );
   if (netns !== undefined && !isAbsolutePath(netns)) throw badEnvironment(`CNI_NETNS: must be an absolute path (got ${quoted(netns)})`);
   return { containerId, ifname, ...(netns === undefined ? {} : { netns }) };
 }
@@ -54,12 +61,17 @@ export function podArguments(env: NodeJS.ProcessEnv, command: 'ADD' | 'CHECK' | 
   }
   if (command !== 'DEL') {
     const missing = ['K8S_POD_NAMESPACE', 'K8S_POD_NAME'].filter((key) => !args.get(key));
-    if (missing.length > 0) throw badEnvironment(`CNI_ARGS: missing ${missing.join(', ')} (required for ${command}; got ${quoted(env.CNI_ARGS ?? '')})`);
+    if (missing.length > 0)
+      throw badEnvironment(`CNI_ARGS: missing ${missing.join(', ')} (required for ${command}; got ${quoted(env.CNI_ARGS ?? '')})`);
   }
   // Read by the service from the API server by these names: refused here, not answered as a lookup that failed.
-  for (const [key, valid, what] of [['K8S_POD_NAMESPACE', isNamespaceName, 'a namespace name (a DNS-1123 label)'], ['K8S_POD_NAME', isObjectName, 'a pod name (a DNS-1123 subdomain)']] as const) {
+  for (const [key, valid, what] of [
+    ['K8S_POD_NAMESPACE', isNamespaceName, 'a namespace name (a DNS-1123 label)'],
+    ['K8S_POD_NAME', isObjectName, 'a pod name (a DNS-1123 subdomain)'],
+  ] as const) {
     const value = args.get(key);
-    if (value !== undefined && value !== '' && !valid(value)) throw badEnvironment(`CNI_ARGS: ${key} must be ${what} (got ${quoted(value)})`);
+    if (value !== undefined && value !== '' && !valid(value))
+      throw badEnvironment(`CNI_ARGS: ${key} must be ${what} (got ${quoted(value)})`);
   }
   const found = { podNamespace: args.get('K8S_POD_NAMESPACE'), podName: args.get('K8S_POD_NAME'), podUid: args.get('K8S_POD_UID') };
   return Object.fromEntries(Object.entries(found).filter(([, value]) => value)) as PodArguments;

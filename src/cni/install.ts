@@ -67,7 +67,7 @@ function launcherText(runtime: string, loader: string | undefined): string {
   return [
     '#!/bin/sh',
     `# ${pluginName}, the CNI IPAM plugin of Strait's pool IPAM, installed by \`strait pool-ipam install-plugin\`:`,
-    '# the Node.js of the agent\'s image with its own loader and libraries, in the runtime directory below.',
+    "# the Node.js of the agent's image with its own loader and libraries, in the runtime directory below.",
     `exec ${node} ${q('dist/src/cni/main.js')} "$@"`,
     '',
   ].join('\n');
@@ -102,7 +102,8 @@ export function installPlugin(options: InstallOptions): PluginInstall {
   const distSrc = options.distSrc ?? resolve(__dirname, '..');
   // The image's own files: a runtime directory among them would be removed with the next install's cleanup.
   const installed = resolve(distSrc, '..', '..');
-  if (!relative(installed, runtimeDir).startsWith('..')) throw new InputError('--runtime-dir', options.runtimeDir, `must be outside ${installed}, where Strait itself is installed`);
+  if (!relative(installed, runtimeDir).startsWith('..'))
+    throw new InputError('--runtime-dir', options.runtimeDir, `must be outside ${installed}, where Strait itself is installed`);
   mkdirSync(cniBinDir, { recursive: true });
   mkdirSync(runtimeDir, { recursive: true });
 
@@ -120,16 +121,27 @@ export function installPlugin(options: InstallOptions): PluginInstall {
     // The copy must answer before any runtime is pointed at it.
     const staged = join(runtime, pluginName);
     writeNewFile(staged, text, 0o755);
-    const version = spawnSync(staged, [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.1.0"}', encoding: 'utf8', timeout: 30_000 });
+    const version = spawnSync(staged, [], {
+      env: { CNI_COMMAND: 'VERSION' },
+      input: '{"cniVersion":"1.1.0"}',
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (version.status !== 0 || !/"supportedVersions"/.test(version.stdout)) {
-      throw new StateError(`the copied plugin does not run (exit ${version.status}${version.error ? `, ${version.error.message}` : ''}): ${(version.stderr || version.stdout).trim()}`);
+      throw new StateError(
+        `the copied plugin does not run (exit ${version.status}${version.error ? `, ${version.error.message}` : ''}): ${(version.stderr || version.stdout).trim()}`,
+      );
     }
     rmSync(staged);
     const plugin = join(cniBinDir, pluginName);
     const previous = runtimeOf(plugin);
     writeFileAtomic(plugin, text, 0o755, String(process.pid));
     const keep = new Set([runtime, previous]);
-    const removed = readdirSync(runtimeDir).filter((n) => n.startsWith(runtimePrefix)).map((n) => join(runtimeDir, n)).filter((d) => !keep.has(d)).sort();
+    const removed = readdirSync(runtimeDir)
+      .filter((n) => n.startsWith(runtimePrefix))
+      .map((n) => join(runtimeDir, n))
+      .filter((d) => !keep.has(d))
+      .sort();
     for (const dir of removed) rmSync(dir, { recursive: true, force: true });
     return { plugin, runtime, removed };
   } catch (err) {
@@ -137,4 +149,3 @@ export function installPlugin(options: InstallOptions): PluginInstall {
     throw err;
   }
 }
-

@@ -31,21 +31,36 @@ export interface NetworkConfig {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function invalid(field: string, value: unknown, reason: string): never {
-  throw new IpamError(cniErrorCodes.invalidNetworkConfig, value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${quoted(value)})`);
+  throw new IpamError(
+    cniErrorCodes.invalidNetworkConfig,
+    value === undefined ? `${field}: missing` : `${field}: ${reason} (got ${quoted(value)})`,
+  );
 }
 
 /** The configuration as JSON, and its cniVersion if it is one the plugin speaks (code 6, code 1). */
 export function decodeNetworkConfig(stdin: string): { raw: Json; cniVersion: string } {
   const parsed = parseJsonText(stdin);
-  if ('problem' in parsed) throw new IpamError(cniErrorCodes.decodeFailure, `stdin: the network configuration is not JSON: ${parsed.problem} (got ${quoted(stdin)})`);
+  if ('problem' in parsed)
+    throw new IpamError(
+      cniErrorCodes.decodeFailure,
+      `stdin: the network configuration is not JSON: ${parsed.problem} (got ${quoted(stdin)})`,
+    );
   const raw = parsed.value;
-  if (!isObject(raw)) throw new IpamError(cniErrorCodes.decodeFailure, `stdin: the network configuration must be a JSON object (got ${quoted(raw)})`);
+  if (!isObject(raw))
+    throw new IpamError(cniErrorCodes.decodeFailure, `stdin: the network configuration must be a JSON object (got ${quoted(raw)})`);
   // libcni reads a configuration without cniVersion as 0.1.0.
-  if (raw.cniVersion === undefined) throw new IpamError(cniErrorCodes.incompatibleVersion, `cniVersion: missing, which CNI reads as 0.1.0; strait-ipam speaks ${supportedCniVersions.join(' and ')}`);
+  if (raw.cniVersion === undefined)
+    throw new IpamError(
+      cniErrorCodes.incompatibleVersion,
+      `cniVersion: missing, which CNI reads as 0.1.0; strait-ipam speaks ${supportedCniVersions.join(' and ')}`,
+    );
   const { cniVersion } = raw;
   if (typeof cniVersion !== 'string') invalid('cniVersion', cniVersion, 'must be a string');
   if (!supportedCniVersions.includes(cniVersion)) {
-    throw new IpamError(cniErrorCodes.incompatibleVersion, `cniVersion: strait-ipam speaks ${supportedCniVersions.join(' and ')} (got ${quoted(cniVersion)})`);
+    throw new IpamError(
+      cniErrorCodes.incompatibleVersion,
+      `cniVersion: strait-ipam speaks ${supportedCniVersions.join(' and ')} (got ${quoted(cniVersion)})`,
+    );
   }
   return { raw, cniVersion };
 }
@@ -71,14 +86,22 @@ export function versionResult(stdin: string): { cniVersion: string; supportedVer
  * `root`, then by `semantic` (what the schema cannot say): a field of the `ipam` object it does not know is
  * code 2, any other refusal code 7.
  */
-function checked<N extends 'cniNetworkConfig' | 'cniPrevResult' | 'cniValidAttachments'>(name: N, value: unknown, root = '', semantic?: (document: ValidatorTypes[N]) => void): ValidatorTypes[N] {
+function checked<N extends 'cniNetworkConfig' | 'cniPrevResult' | 'cniValidAttachments'>(
+  name: N,
+  value: unknown,
+  root = '',
+  semantic?: (document: ValidatorTypes[N]) => void,
+): ValidatorTypes[N] {
   try {
     const document = checkCompiled(name, value, root);
     semantic?.(document);
     return document;
   } catch (err) {
     if (err instanceof UnknownFieldError) {
-      throw new IpamError(cniErrorCodes.unsupportedField, `${err.field}: unsupported field (got ${quoted(err.value)}); strait-ipam knows ${err.known.join(', ')}`);
+      throw new IpamError(
+        cniErrorCodes.unsupportedField,
+        `${err.field}: unsupported field (got ${quoted(err.value)}); strait-ipam knows ${err.known.join(', ')}`,
+      );
     }
     if (err instanceof InputError) throw new IpamError(cniErrorCodes.invalidNetworkConfig, refusalMessage(err));
     throw err;
@@ -87,7 +110,8 @@ function checked<N extends 'cniNetworkConfig' | 'cniPrevResult' | 'cniValidAttac
 
 /** sun_path holds 108 bytes with the terminating NUL: a longer path (in bytes, which no schema counts) cannot be connected to. */
 function checkSocketPathBytes({ ipam: { socket } }: CniNetworkConfigDocument): void {
-  if (socket !== undefined && Buffer.byteLength(socket) > 107) throw new InputError('ipam.socket', socket, 'is longer than the 107 bytes a unix socket path can have');
+  if (socket !== undefined && Buffer.byteLength(socket) > 107)
+    throw new InputError('ipam.socket', socket, 'is longer than the 107 bytes a unix socket path can have');
 }
 
 /** The rest of the configuration: `name` and the `ipam` object (code 7 for a bad value, 2 for a key we do not know). */

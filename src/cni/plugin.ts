@@ -8,7 +8,15 @@ import { InputError } from '../errors';
 import { IpamError } from '../pool-ipam/ipam-error';
 import { type CniErrorCode, cniErrorCodes, ipamPaths } from '../pool-ipam/protocol';
 import { type CniCommand, attachmentEnvironment, cniCommand, podArguments } from './environment';
-import { type NetworkConfig, decodeNetworkConfig, latestCniVersion, parseNetworkConfig, prevResultAddresses, validAttachments, versionResult } from './network-config';
+import {
+  type NetworkConfig,
+  decodeNetworkConfig,
+  latestCniVersion,
+  parseNetworkConfig,
+  prevResultAddresses,
+  validAttachments,
+  versionResult,
+} from './network-config';
 import { callService } from './service-client';
 
 export interface PluginOutcome {
@@ -31,7 +39,10 @@ function answerOf<N extends 'poolIpamAddResponse' | 'poolIpamStatusResponse'>(na
 function addResult(cniVersion: string, answer: unknown, socket: string): object {
   const answered = answerOf('poolIpamAddResponse', answer);
   if (answered instanceof InputError) {
-    throw new IpamError(cniErrorCodes.ioFailure, `the pool IPAM service on ${socket} answered ADD without a usable result (${answered.message}): ${JSON.stringify(answer).slice(0, 300)}`);
+    throw new IpamError(
+      cniErrorCodes.ioFailure,
+      `the pool IPAM service on ${socket} answered ADD without a usable result (${answered.message}): ${JSON.stringify(answer).slice(0, 300)}`,
+    );
   }
   return {
     cniVersion,
@@ -50,7 +61,16 @@ async function call(command: Exclude<CniCommand, 'VERSION'>, env: NodeJS.Process
     case 'CHECK': {
       const { containerId, ifname, netns } = attachmentEnvironment(env, command);
       const pod = podArguments(env, command);
-      const request = { containerId, ifname, network, netns: netns!, podNamespace: pod.podNamespace!, podName: pod.podName!, ...(pod.podUid ? { podUid: pod.podUid } : {}), options };
+      const request = {
+        containerId,
+        ifname,
+        network,
+        netns: netns!,
+        podNamespace: pod.podNamespace!,
+        podName: pod.podName!,
+        ...(pod.podUid ? { podUid: pod.podUid } : {}),
+        options,
+      };
       if (command === 'ADD') return addResult(config.cniVersion, await post(ipamPaths.add, request), socket);
       const addresses = prevResultAddresses(config.raw);
       await post(ipamPaths.check, addresses === undefined ? request : { ...request, prevResultAddresses: addresses });
@@ -65,7 +85,10 @@ async function call(command: Exclude<CniCommand, 'VERSION'>, env: NodeJS.Process
       await post(ipamPaths.gc, { network, validAttachments: validAttachments(config.raw) });
       return undefined;
     case 'STATUS': {
-      const status = answerOf('poolIpamStatusResponse', await callService({ socket, method: 'GET', path: ipamPaths.status, unavailableCode }));
+      const status = answerOf(
+        'poolIpamStatusResponse',
+        await callService({ socket, method: 'GET', path: ipamPaths.status, unavailableCode }),
+      );
       if (status instanceof InputError || !status.ready) {
         const why = status instanceof InputError ? `its answer is no status (${status.message})` : (status.message ?? 'no reason given');
         throw new IpamError(cniErrorCodes.pluginNotAvailable, `the pool IPAM service on ${socket} is not ready: ${why}`);
@@ -86,9 +109,10 @@ export async function runPlugin(env: NodeJS.ProcessEnv, readStdin: () => Promise
     const result = await call(command, env, parseNetworkConfig(decoded.raw, cniVersion));
     return { stdout: result === undefined ? '' : `${JSON.stringify(result)}\n`, exitCode: 0 };
   } catch (err) {
-    const error = err instanceof IpamError
-      ? { code: err.code, msg: err.message, ...(err.details === undefined ? {} : { details: err.details }) }
-      : { code: cniErrorCodes.ioFailure, msg: err instanceof Error ? err.message : String(err) };
+    const error =
+      err instanceof IpamError
+        ? { code: err.code, msg: err.message, ...(err.details === undefined ? {} : { details: err.details }) }
+        : { code: cniErrorCodes.ioFailure, msg: err instanceof Error ? err.message : String(err) };
     return { stdout: `${JSON.stringify({ cniVersion, ...error })}\n`, exitCode: 1 };
   }
 }

@@ -51,7 +51,12 @@ export function isReady(heartbeat: Heartbeat | undefined, now: number, timeoutSe
 }
 
 /** The nodes whose heartbeat is Ready, in the order given. */
-export function readyNodes(nodes: readonly Candidate[], heartbeats: ReadonlyMap<string, Heartbeat>, now: number, timeoutSeconds: number): string[] {
+export function readyNodes(
+  nodes: readonly Candidate[],
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  timeoutSeconds: number,
+): string[] {
   return nodes.filter((n) => isReady(heartbeats.get(n.name), now, timeoutSeconds)).map((n) => n.name);
 }
 
@@ -71,7 +76,13 @@ function preferred(candidates: readonly Candidate[]): Candidate | undefined {
  * new gateway's next renewal can lag the move itself: judged by age alone, two nodes hand the role back
  * and forth (the Kubernetes lab did, on two cores, with a 0.6 s timeout).
  */
-export function electGateway(nodes: readonly Candidate[], ready: readonly string[], previous: string | undefined, awaiting: readonly string[] = [], settling = false): Election {
+export function electGateway(
+  nodes: readonly Candidate[],
+  ready: readonly string[],
+  previous: string | undefined,
+  awaiting: readonly string[] = [],
+  settling = false,
+): Election {
   const known = previous !== undefined && nodes.some((n) => n.name === previous);
   if (known && ready.includes(previous)) return { gateway: previous, reason: 'kept' };
   if (known && awaiting.includes(previous)) return { gateway: previous, reason: 'awaiting-first-heartbeat' };

@@ -20,4 +20,11 @@ export interface ExchangeView {
 }
 
 /** An exchange with nothing in it yet, for a reader to fill. */
-export const emptyExchange = (): ExchangeView => ({ specsForUs: new Map(), unreadableSpecs: new Map(), statusesOfOurs: new Map(), unreadableStatuses: new Map(), written: [], problems: [] });
+export const emptyExchange = (): ExchangeView => ({
+  specsForUs: new Map(),
+  unreadableSpecs: new Map(),
+  statusesOfOurs: new Map(),
+  unreadableStatuses: new Map(),
+  written: [],
+  problems: [],
+});

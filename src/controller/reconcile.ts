@@ -108,7 +108,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     ourNetworkConfigs.set(peer, peering.ours);
     if ('answer' in peering) answers.set(peer, peering.answer);
     if (peering.state === 'ready') tunnels.push(peering.tunnel);
-    peerStates.push({ clusterId: peer, state: peering.state, ...('reason' in peering && peering.reason !== undefined ? { reason: peering.reason } : {}) });
+    peerStates.push({
+      clusterId: peer,
+      state: peering.state,
+      ...('reason' in peering && peering.reason !== undefined ? { reason: peering.reason } : {}),
+    });
   }
 
   const reflected = reflect(ipam, config.reflections, new Set(tunnels.map((t) => t.clusterId)), problems);
@@ -118,10 +122,26 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const nodeList = clusterNodeSpecs(config.nodes);
   const encryptedPeers = new Set(config.encryptedPeers);
   for (const node of config.nodes) {
-    const spec = planNodeSpec({ clusterId: us, ipam, tunnels, nodes: config.nodes, nodeList, nodeName: node.name, gatewayName: election.gateway, encryptedPeers, ...(config.tunnelMTU !== undefined ? { tunnelMTU: config.tunnelMTU } : {}) });
+    const spec = planNodeSpec({
+      clusterId: us,
+      ipam,
+      tunnels,
+      nodes: config.nodes,
+      nodeList,
+      nodeName: node.name,
+      gatewayName: election.gateway,
+      encryptedPeers,
+      ...(config.tunnelMTU !== undefined ? { tunnelMTU: config.tunnelMTU } : {}),
+    });
     nodeSpecs.set(node.name, spec);
   }
-  const status: ControllerStatus = { clusterId: us, gateway: election.gateway, peers: peerStates, readyNodes: ready, time: new Date(input.now).toISOString() };
+  const status: ControllerStatus = {
+    clusterId: us,
+    gateway: election.gateway,
+    peers: peerStates,
+    readyNodes: ready,
+    time: new Date(input.now).toISOString(),
+  };
 
   return {
     ipam,
@@ -141,7 +161,12 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
  * Maps every configured reflection whose two peers are ready, and unmaps the NatMappings no reflection
  * wants any more. A reflection waiting for a peer keeps its mapping, so its address does not move.
  */
-function reflect(ipam: IpamState, wanted: readonly ReflectionConfig[], readyPeers: ReadonlySet<string>, problems: string[]): { ipam: IpamState; reflections: Reflection[] } {
+function reflect(
+  ipam: IpamState,
+  wanted: readonly ReflectionConfig[],
+  readyPeers: ReadonlySet<string>,
+  problems: string[],
+): { ipam: IpamState; reflections: Reflection[] } {
   const reflections: Reflection[] = [];
   const kept = new Set<string>();
   for (const r of wanted) {

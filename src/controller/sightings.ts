@@ -18,7 +18,11 @@ export interface Sighting {
  * one keeps its time; a node no longer listed is forgotten. The first sight (this controller just
  * started) counts as a renewal.
  */
-export function observeRenewals(previous: ReadonlyMap<string, Sighting>, versions: ReadonlyMap<string, string>, now: number): Map<string, Sighting> {
+export function observeRenewals(
+  previous: ReadonlyMap<string, Sighting>,
+  versions: ReadonlyMap<string, string>,
+  now: number,
+): Map<string, Sighting> {
   const seen = new Map<string, Sighting>();
   for (const [node, version] of versions) {
     const before = previous.get(node);
@@ -34,13 +38,20 @@ export function observeRenewals(previous: ReadonlyMap<string, Sighting>, version
  * future is dated when seen, and ages out a timeout after it stops changing. `problems` names the clocks
  * more than a second ahead.
  */
-export function heartbeatsAsSeen(stamped: ReadonlyMap<string, Heartbeat>, sightings: ReadonlyMap<string, Sighting>, now: number): { heartbeats: Map<string, Heartbeat>; problems: string[] } {
+export function heartbeatsAsSeen(
+  stamped: ReadonlyMap<string, Heartbeat>,
+  sightings: ReadonlyMap<string, Sighting>,
+  now: number,
+): { heartbeats: Map<string, Heartbeat>; problems: string[] } {
   const heartbeats = new Map<string, Heartbeat>();
   const problems: string[] = [];
   for (const [node, heartbeat] of stamped) {
     const seenAt = sightings.get(node)?.seenAt ?? now;
     const stamp = Date.parse(heartbeat.time);
-    if (stamp - now > 1000) problems.push(`node ${node}: heartbeat stamped ${((stamp - now) / 1000).toFixed(1)} s ahead of this controller's clock (${heartbeat.time}); judged by when it was seen to change`);
+    if (stamp - now > 1000)
+      problems.push(
+        `node ${node}: heartbeat stamped ${((stamp - now) / 1000).toFixed(1)} s ahead of this controller's clock (${heartbeat.time}); judged by when it was seen to change`,
+      );
     heartbeats.set(node, stamp > seenAt ? { ...heartbeat, time: new Date(seenAt).toISOString() } : heartbeat);
   }
   return { heartbeats, problems };

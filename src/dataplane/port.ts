@@ -33,4 +33,3 @@ export interface ChangeSource {
 
 /** Default of `--resync-interval`: how often either dataplane reads its whole kernel state anyway, to repair a change no event told of. */
 export const defaultResyncMs = 60_000;
-

@@ -69,15 +69,26 @@ class TakenPodCIDRs {
   }
 }
 
-function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Readonly<Record<string, string>>, taken: TakenPodCIDRs): ClusterNode {
+function readNode(
+  node: V1Node,
+  name: string,
+  clusterPodCIDR: Cidr,
+  selector: Readonly<Record<string, string>>,
+  taken: TakenPodCIDRs,
+): ClusterNode {
   // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's family carries the tunnels.
   const addresses = node.status?.addresses ?? [];
   const internal = addresses.filter((a) => a.type === 'InternalIP');
   const ofFamily = internal.find((a) => (a.address.includes(':') ? 6 : 4) === clusterPodCIDR.family);
-  if (!ofFamily) throw new InputError('status.addresses', addresses, `no InternalIP of the cluster podCIDR's family (IPv${clusterPodCIDR.family})`);
+  if (!ofFamily)
+    throw new InputError('status.addresses', addresses, `no InternalIP of the cluster podCIDR's family (IPv${clusterPodCIDR.family})`);
   const underlayAddress = carriedIp(`status.addresses[InternalIP]`, ofFamily.address);
 
-  const listed = node.spec?.podCIDRs?.length ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text })) : node.spec?.podCIDR ? [{ field: 'spec.podCIDR', text: node.spec.podCIDR }] : [];
+  const listed = node.spec?.podCIDRs?.length
+    ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text }))
+    : node.spec?.podCIDR
+      ? [{ field: 'spec.podCIDR', text: node.spec.podCIDR }]
+      : [];
   const podCIDRs = listed.flatMap(({ field, text }) => {
     const cidr = parseCidr(field, text);
     if (cidr.family !== clusterPodCIDR.family) return [];
@@ -95,19 +106,28 @@ function readNode(node: V1Node, name: string, clusterPodCIDR: Cidr, selector: Re
   const publicAddress = annotation === undefined ? undefined : carriedIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
 
   const label = node.metadata?.labels?.[gatewayCandidateLabel];
-  if (label !== undefined && label !== 'true' && label !== 'false') throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');
+  if (label !== undefined && label !== 'true' && label !== 'false')
+    throw new InputError(`metadata.labels["${gatewayCandidateLabel}"]`, label, 'expected "true" or "false"');
 
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   const labels = node.metadata?.labels ?? {};
   const gatewayCandidate = Object.entries(selector).every(([key, value]) => labels[key] === value);
-  return { config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}), gatewayCandidate }, ready, gatewayCandidate };
+  return {
+    config: { name, underlayAddress, podCIDRs, ...(publicAddress ? { publicAddress } : {}), gatewayCandidate },
+    ready,
+    gatewayCandidate,
+  };
 }
 
 /**
  * The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR,
  * `gatewayNodeSelector` the labels of a gateway candidate.
  */
-export function clusterNodes(nodes: readonly V1Node[], clusterPodCIDR: Cidr, gatewayNodeSelector: Readonly<Record<string, string>> = defaultGatewayNodeSelector): ClusterNodes {
+export function clusterNodes(
+  nodes: readonly V1Node[],
+  clusterPodCIDR: Cidr,
+  gatewayNodeSelector: Readonly<Record<string, string>> = defaultGatewayNodeSelector,
+): ClusterNodes {
   const out: ClusterNode[] = [];
   const problems: NodeProblem[] = [];
   const taken = new TakenPodCIDRs();

@@ -46,7 +46,12 @@ class InformerWatch extends Watch {
     super(config);
   }
 
-  override async watch(path: string, queryParams: Record<string, unknown>, callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void, done: (err: unknown) => void): Promise<AbortController> {
+  override async watch(
+    path: string,
+    queryParams: Record<string, unknown>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
     // Between 5 and 10 minutes, as client-go's reflector, so watches do not all end at once.
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
     const controller = await super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds }, callback, done);
@@ -105,7 +110,14 @@ export class Informer<T extends KubernetesObject> {
 
   private connect(): void {
     const { kubeConfig, path, labelSelector, fieldSelector } = this.options;
-    const listWatch: ListWatch<T> = new ListWatch<T>(path, new InformerWatch(kubeConfig, () => this.listWatch === listWatch), () => this.relist(listWatch), false, labelSelector, fieldSelector);
+    const listWatch: ListWatch<T> = new ListWatch<T>(
+      path,
+      new InformerWatch(kubeConfig, () => this.listWatch === listWatch),
+      () => this.relist(listWatch),
+      false,
+      labelSelector,
+      fieldSelector,
+    );
     this.listWatch = listWatch;
     listWatch.on('add', (object) => this.listWatch === listWatch && this.upsert(object));
     listWatch.on('update', (object) => this.listWatch === listWatch && this.upsert(object));
@@ -146,7 +158,8 @@ export class Informer<T extends KubernetesObject> {
     const key = objectKey(object);
     const cached = this.cache.get(key);
     // The uid too: an API server that lost its state (the lab's, restarted) gives versions again.
-    if (cached && cached.metadata?.resourceVersion === object.metadata?.resourceVersion && cached.metadata?.uid === object.metadata?.uid) return;
+    if (cached && cached.metadata?.resourceVersion === object.metadata?.resourceVersion && cached.metadata?.uid === object.metadata?.uid)
+      return;
     this.cache.set(key, object);
     this.tell(key);
   }

@@ -18,7 +18,8 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
   if (source.file !== undefined) {
     config.loadFromFile(source.file);
   } else {
-    if (!process.env.KUBERNETES_SERVICE_HOST) throw new Error('no kubeconfig file given and not running in a Pod (KUBERNETES_SERVICE_HOST is not set)');
+    if (!process.env.KUBERNETES_SERVICE_HOST)
+      throw new Error('no kubeconfig file given and not running in a Pod (KUBERNETES_SERVICE_HOST is not set)');
     config.loadFromCluster();
   }
   return withContext(config, source.context);
@@ -33,7 +34,15 @@ export function kubeConfigFromText(text: string, context?: string): KubeConfig {
 
 function withContext(config: KubeConfig, context: string | undefined): KubeConfig {
   if (context !== undefined) {
-    if (!config.getContextObject(context)) throw new Error(`the kubeconfig has no context ${JSON.stringify(context)} (it has ${config.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    if (!config.getContextObject(context))
+      throw new Error(
+        `the kubeconfig has no context ${JSON.stringify(context)} (it has ${
+          config
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
     config.setCurrentContext(context);
   }
   if (!config.getCurrentCluster()) throw new Error('the kubeconfig names no current cluster');

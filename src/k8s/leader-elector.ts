@@ -12,7 +12,15 @@
 import { type CoordinationV1Api, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { apiErrorText, apiStatus } from './api-errors';
-import { type LeaseRead, type LeaseRecord, type LeaseTimings, type Observation, checkLeaseTimings, decideLease, releasedLease } from './lease-decision';
+import {
+  type LeaseRead,
+  type LeaseRecord,
+  type LeaseTimings,
+  type Observation,
+  checkLeaseTimings,
+  decideLease,
+  releasedLease,
+} from './lease-decision';
 
 export interface LeaderElectorOptions extends LeaseTimings {
   api: CoordinationV1Api;
@@ -90,7 +98,11 @@ export class LeaderElector {
     await this.callbacks;
     const held = this.held!;
     try {
-      await this.options.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: this.body(releasedLease(held.spec, Date.now()), held.resourceVersion) });
+      await this.options.api.replaceNamespacedLease({
+        name: this.options.name,
+        namespace: this.options.namespace,
+        body: this.body(releasedLease(held.spec, Date.now()), held.resourceVersion),
+      });
       this.options.log?.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
       // 409: another elector took it since our last renewal; it is theirs now.
@@ -109,7 +121,11 @@ export class LeaderElector {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: this.options.name, namespace: this.options.namespace, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+      metadata: {
+        name: this.options.name,
+        namespace: this.options.namespace,
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+      },
       spec: { ...spec, acquireTime: micro(spec.acquireTime), renewTime: micro(spec.renewTime) },
     } as V1Lease;
   }
@@ -135,7 +151,11 @@ export class LeaderElector {
         return;
       }
       const body = this.body(decision.write, decision.resourceVersion);
-      const written = leaseRead(decision.resourceVersion === undefined ? await api.createNamespacedLease({ namespace, body }) : await api.replaceNamespacedLease({ name: this.options.name, namespace, body }));
+      const written = leaseRead(
+        decision.resourceVersion === undefined
+          ? await api.createNamespacedLease({ namespace, body })
+          : await api.replaceNamespacedLease({ name: this.options.name, namespace, body }),
+      );
       // Written, so renewed from now on, even when stop() came meanwhile (it releases what we hold).
       this.held = written;
       this.observed = { key: `${written.resourceVersion} ${JSON.stringify(written.spec)}`, at: Date.now() };
@@ -155,7 +175,10 @@ export class LeaderElector {
 
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => this.lose(`not renewed within ${this.options.renewDeadline} s`), this.options.renewDeadline * 1000);
+    this.deadlineTimer = setTimeout(
+      () => this.lose(`not renewed within ${this.options.renewDeadline} s`),
+      this.options.renewDeadline * 1000,
+    );
   }
 
   private seeLeader(holder: string): void {
@@ -173,6 +196,8 @@ export class LeaderElector {
   }
 
   private callback(name: string, run: () => void | Promise<void>): void {
-    this.callbacks = this.callbacks.then(run).catch((err: unknown) => this.options.log?.error({ lease: this.options.name, error: String(err) }, `${name} failed`));
+    this.callbacks = this.callbacks
+      .then(run)
+      .catch((err: unknown) => this.options.log?.error({ lease: this.options.name, error: String(err) }, `${name} failed`));
   }
 }

@@ -51,9 +51,12 @@ export type LeaseDecision =
 
 /** Checks timings as client-go does: leaseDuration > renewDeadline > retryPeriod × 1.2 (its jitter). */
 export function checkLeaseTimings(t: LeaseTimings): void {
-  if (!Number.isInteger(t.leaseDuration) || t.leaseDuration < 1) throw new Error(`leaseDuration ${t.leaseDuration}: a whole number of seconds, at least 1`);
-  if (!(t.renewDeadline < t.leaseDuration)) throw new Error(`renewDeadline ${t.renewDeadline} must be less than leaseDuration ${t.leaseDuration}`);
-  if (!(t.retryPeriod > 0 && t.retryPeriod * 1.2 < t.renewDeadline)) throw new Error(`retryPeriod ${t.retryPeriod} must be positive and 1.2 times it less than renewDeadline ${t.renewDeadline}`);
+  if (!Number.isInteger(t.leaseDuration) || t.leaseDuration < 1)
+    throw new Error(`leaseDuration ${t.leaseDuration}: a whole number of seconds, at least 1`);
+  if (!(t.renewDeadline < t.leaseDuration))
+    throw new Error(`renewDeadline ${t.renewDeadline} must be less than leaseDuration ${t.leaseDuration}`);
+  if (!(t.retryPeriod > 0 && t.retryPeriod * 1.2 < t.renewDeadline))
+    throw new Error(`retryPeriod ${t.retryPeriod} must be positive and 1.2 times it less than renewDeadline ${t.renewDeadline}`);
 }
 
 const keyOf = (lease: LeaseRead) => `${lease.resourceVersion} ${JSON.stringify(lease.spec)}`;
@@ -62,7 +65,13 @@ const keyOf = (lease: LeaseRead) => `${lease.resourceVersion} ${JSON.stringify(l
  * What `identity` does with the Lease as read (undefined: there is none), at `now` (ms, our clock).
  * `observed` is the previous decision's.
  */
-export function decideLease(lease: LeaseRead | undefined, observed: Observation | undefined, now: number, identity: string, timings: LeaseTimings): LeaseDecision {
+export function decideLease(
+  lease: LeaseRead | undefined,
+  observed: Observation | undefined,
+  now: number,
+  identity: string,
+  timings: LeaseTimings,
+): LeaseDecision {
   const taken = (transitions: number): LeaseRecord => ({
     holderIdentity: identity,
     leaseDurationSeconds: timings.leaseDuration,
@@ -78,10 +87,16 @@ export function decideLease(lease: LeaseRead | undefined, observed: Observation 
   const transitions = lease.spec.leaseTransitions ?? 0;
   if (holder === identity) {
     const { acquireTime } = lease.spec;
-    return { action: 'renew', write: { ...taken(transitions), ...(acquireTime ? { acquireTime } : {}) }, resourceVersion: lease.resourceVersion, observed: seen };
+    return {
+      action: 'renew',
+      write: { ...taken(transitions), ...(acquireTime ? { acquireTime } : {}) },
+      resourceVersion: lease.resourceVersion,
+      observed: seen,
+    };
   }
   // The holder's own duration counts (it may be configured differently from us), as in client-go.
-  const duration = lease.spec.leaseDurationSeconds && lease.spec.leaseDurationSeconds > 0 ? lease.spec.leaseDurationSeconds : timings.leaseDuration;
+  const duration =
+    lease.spec.leaseDurationSeconds && lease.spec.leaseDurationSeconds > 0 ? lease.spec.leaseDurationSeconds : timings.leaseDuration;
   const expiresAt = seen.at + duration * 1000;
   if (holder !== '' && now < expiresAt) return { action: seen === observed ? 'wait' : 'follow', holder, expiresAt, observed: seen };
   return { action: 'acquire', write: taken(transitions + 1), resourceVersion: lease.resourceVersion, observed: seen };
@@ -89,5 +104,11 @@ export function decideLease(lease: LeaseRead | undefined, observed: Observation 
 
 /** The record that releases a held Lease on a clean stop (client-go's ReleaseOnCancel): a standby takes it at its next attempt. */
 export function releasedLease(held: LeaseRecord, now: number): LeaseRecord {
-  return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: new Date(now), renewTime: new Date(now), leaseTransitions: held.leaseTransitions ?? 0 };
+  return {
+    holderIdentity: '',
+    leaseDurationSeconds: 1,
+    acquireTime: new Date(now),
+    renewTime: new Date(now),
+    leaseTransitions: held.leaseTransitions ?? 0,
+  };
 }

@@ -21,7 +21,17 @@ const namespacePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Strait's namespace: `--namespace`, else POD_NAMESPACE (the downward API), else the default; checked, naming where it came from. */
 export function straitNamespace(flag: string | undefined, env: { POD_NAMESPACE?: string }): string {
-  const [field, namespace] = flag !== undefined ? ['--namespace', flag] : env.POD_NAMESPACE ? ['POD_NAMESPACE', env.POD_NAMESPACE] : ['--namespace', defaultNamespace];
-  if (!namespacePattern.test(namespace)) throw new InputError(field, namespace, 'a namespace is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+  const [field, namespace] =
+    flag !== undefined
+      ? ['--namespace', flag]
+      : env.POD_NAMESPACE
+        ? ['POD_NAMESPACE', env.POD_NAMESPACE]
+        : ['--namespace', defaultNamespace];
+  if (!namespacePattern.test(namespace))
+    throw new InputError(
+      field,
+      namespace,
+      'a namespace is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit',
+    );
   return namespace;
 }

@@ -4,13 +4,20 @@ import { group, version } from '../api/resource-names';
 import type { Logger } from '../log';
 import { Informer } from './informer';
 
-export function straitInformer<T extends KubernetesObject>(kubeConfig: KubeConfig, plural: string, options: { fieldSelector?: string; log?: Logger } = {}): Informer<T> {
+export function straitInformer<T extends KubernetesObject>(
+  kubeConfig: KubeConfig,
+  plural: string,
+  options: { fieldSelector?: string; log?: Logger } = {},
+): Informer<T> {
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const { fieldSelector, log } = options;
   return new Informer<T>({
     kubeConfig,
     path: `/apis/${group}/${version}/${plural}`,
-    list: () => api.listClusterCustomObject({ group, version, plural, ...(fieldSelector ? { fieldSelector } : {}) }) as Promise<KubernetesListObject<T>>,
+    list: () =>
+      api.listClusterCustomObject({ group, version, plural, ...(fieldSelector ? { fieldSelector } : {}) }) as Promise<
+        KubernetesListObject<T>
+      >,
     ...(fieldSelector ? { fieldSelector } : {}),
     ...(log ? { log } : {}),
   });

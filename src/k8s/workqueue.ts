@@ -112,10 +112,13 @@ export class WorkQueue {
         this.options.onError?.(key, err, failures, delay);
         // Added again meanwhile: it runs again now, no need to wait.
         if (!this.dirty.has(key) && !this.shut) {
-          this.retries.set(key, this.timers.setTimeout(() => {
-            this.retries.delete(key);
-            this.add(key);
-          }, delay));
+          this.retries.set(
+            key,
+            this.timers.setTimeout(() => {
+              this.retries.delete(key);
+              this.add(key);
+            }, delay),
+          );
         }
       } finally {
         this.processing = undefined;

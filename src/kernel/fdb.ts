@@ -26,7 +26,10 @@ export const fdbIdentity: Identity<FdbEntry> = {
 /** Pure: the static (permanent or noarp) entries with a destination among the kernel's; learned ones are left out. */
 export function fdbFromKernel(entries: readonly NativeNeighbour[]): FdbEntry[] {
   return entries
-    .filter((e): e is NativeNeighbour & { address: string; lladdr: string } => e.address !== undefined && e.lladdr !== undefined && (e.state & (nud.permanent | nud.noarp)) !== 0)
+    .filter(
+      (e): e is NativeNeighbour & { address: string; lladdr: string } =>
+        e.address !== undefined && e.lladdr !== undefined && (e.state & (nud.permanent | nud.noarp)) !== 0,
+    )
     .map((e) => ({ mac: e.lladdr, dst: e.address }));
 }
 
@@ -37,7 +40,11 @@ function readFdb(device: string, netns?: string): FdbEntry[] {
 
 /** Pure: the changes that make the static FDB entries of a device exactly `desired` (validated). */
 export function diffFdb(current: readonly FdbEntry[], desired: readonly FdbEntry[]): Diff<FdbEntry> {
-  return diffByIdentity(current, desired.map((e, i) => fdbEntry(e, `desired[${i}]`)), fdbIdentity);
+  return diffByIdentity(
+    current,
+    desired.map((e, i) => fdbEntry(e, `desired[${i}]`)),
+    fdbIdentity,
+  );
 }
 
 /** Makes the static FDB entries with a destination on `device` exactly `desired`, in one batch of rtnetlink changes. */

@@ -30,7 +30,11 @@ function readNeighbours(device: string, netns?: string): Neighbour[] {
 
 /** Pure: the changes that make the permanent entries of a device exactly `desired` (validated). */
 export function diffNeighbours(current: readonly Neighbour[], desired: readonly Neighbour[]): Diff<Neighbour> {
-  return diffByIdentity(current, desired.map((n, i) => neighbour(n, `desired[${i}]`)), neighbourIdentity);
+  return diffByIdentity(
+    current,
+    desired.map((n, i) => neighbour(n, `desired[${i}]`)),
+    neighbourIdentity,
+  );
 }
 
 /** Makes the permanent neighbour entries on `device` exactly `desired`, in one batch of rtnetlink changes. */

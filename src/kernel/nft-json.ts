@@ -55,7 +55,8 @@ interface NftRule {
   expr: NftStatement[];
 }
 
-type NftObject = { table: NftTable } | { chain: NftChain } | { set: NftSet } | { map: NftMap } | { element: NftElements } | { rule: NftRule };
+type NftObject =
+  { table: NftTable } | { chain: NftChain } | { set: NftSet } | { map: NftMap } | { element: NftElements } | { rule: NftRule };
 
 /** `add` creates what is absent (a table that exists is kept, with its contents); `delete` removes. */
 export type NftCommand = { add: NftObject } | { delete: { table: NftTable } };

@@ -29,8 +29,10 @@ export type RouteScope = { table: number } | { protocol: typeof straitRouteProto
 export function route(value: Route, field = 'route'): Route {
   const checked: Route = { dst: ipv4Prefix(`${field}.dst`, value.dst) };
   if (value.type !== undefined) {
-    if (value.type !== 'unreachable') throw new InputError(`${field}.type`, value.type, 'the only route type besides unicast is unreachable');
-    if (value.dev !== undefined || value.via !== undefined || value.onlink) throw new InputError(field, value, 'an unreachable route has no dev, via or onlink');
+    if (value.type !== 'unreachable')
+      throw new InputError(`${field}.type`, value.type, 'the only route type besides unicast is unreachable');
+    if (value.dev !== undefined || value.via !== undefined || value.onlink)
+      throw new InputError(field, value, 'an unreachable route has no dev, via or onlink');
     checked.type = 'unreachable';
     if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
     return checked;
@@ -52,7 +54,12 @@ const sharedTables = new Set([0, 253, 254, 255]);
 function checkScope(scope: RouteScope): void {
   if ('table' in scope) {
     integer('scope.table', scope.table, 1, 2 ** 32 - 1);
-    if (sharedTables.has(scope.table)) throw new InputError('scope.table', scope.table, 'a table shared with the system (main, local, default) is not owned by Strait; use {protocol: 252}');
+    if (sharedTables.has(scope.table))
+      throw new InputError(
+        'scope.table',
+        scope.table,
+        'a table shared with the system (main, local, default) is not owned by Strait; use {protocol: 252}',
+      );
   } else if (scope.protocol !== straitRouteProtocol) {
     throw new InputError('scope.protocol', scope.protocol, `only Strait's protocol ${straitRouteProtocol} is owned`);
   }
@@ -62,7 +69,10 @@ export const routeIdentity: Identity<Route> = {
   key: (r) => `${r.dst} metric ${r.metric ?? 0}`,
   // The kernel picks the device of a route given only a gateway. A route of another type (blackhole,
   // prohibit) reads with neither dev nor via, so it never matches.
-  same: (current, desired) => current.type === desired.type && current.via === desired.via && (current.onlink ?? false) === (desired.onlink ?? false) &&
+  same: (current, desired) =>
+    current.type === desired.type &&
+    current.via === desired.via &&
+    (current.onlink ?? false) === (desired.onlink ?? false) &&
     (desired.type !== undefined || (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev)),
 };
 
@@ -100,15 +110,21 @@ function readRoutes(scope: RouteScope, netns?: string): Route[] {
  */
 export function routedElsewhere(prefixes: readonly string[], netns?: string): string[] {
   if (prefixes.length === 0) return [];
-  const foreign = new Set(dumpRoutes(mainTable, netns)
-    .filter((r) => r.protocol !== straitRouteProtocol && !r.metric && r.dst !== '0.0.0.0/0')
-    .map((r) => r.dst));
+  const foreign = new Set(
+    dumpRoutes(mainTable, netns)
+      .filter((r) => r.protocol !== straitRouteProtocol && !r.metric && r.dst !== '0.0.0.0/0')
+      .map((r) => r.dst),
+  );
   return prefixes.map((p, i) => ipv4Prefix(`prefixes[${i}]`, p)).filter((p) => foreign.has(p));
 }
 
 /** Pure: the changes that make the routes in a scope exactly `desired` (validated). */
 export function diffRoutes(current: readonly Route[], desired: readonly Route[]): Diff<Route> {
-  return diffByIdentity(current, desired.map((r, i) => route(r, `desired[${i}]`)), routeIdentity);
+  return diffByIdentity(
+    current,
+    desired.map((r, i) => route(r, `desired[${i}]`)),
+    routeIdentity,
+  );
 }
 
 function routeChange(op: 'add' | 'replace', r: Route, scope: RouteScope): NetlinkChange {
@@ -127,7 +143,16 @@ export function reconcileRoutes(desired: readonly Route[], scope: RouteScope, ne
     add: (r) => [routeChange('add', r, scope)],
     change: (_from, to) => [routeChange('replace', to, scope)],
     // In the main table the protocol restricts the delete to our own route.
-    remove: (r) => [{ kind: 'route', op: 'del', dst: r.dst, metric: r.metric ?? 0, table: scopeTable(scope), ...('table' in scope ? {} : { protocol: straitRouteProtocol }) }],
+    remove: (r) => [
+      {
+        kind: 'route',
+        op: 'del',
+        dst: r.dst,
+        metric: r.metric ?? 0,
+        table: scopeTable(scope),
+        ...('table' in scope ? {} : { protocol: straitRouteProtocol }),
+      },
+    ],
     run: (changes) => applyNetlink(changes, netns),
   });
 }

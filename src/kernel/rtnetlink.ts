@@ -5,7 +5,14 @@
  * naming the operation) when it was refused, so one failed change never stops the others.
  */
 import type { NetlinkError } from '../native/error';
-import { type NativeLink, type NativeNeighbour, type NativeNetlinkChange, type NativeRoute, type NativeRule, native } from '../native/binding';
+import {
+  type NativeLink,
+  type NativeNeighbour,
+  type NativeNetlinkChange,
+  type NativeRoute,
+  type NativeRule,
+  native,
+} from '../native/binding';
 import { netnsPath } from './netns';
 
 export type NetlinkChange = NativeNetlinkChange;
@@ -17,7 +24,9 @@ const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns))
 /** Applies `changes` in order, in one crossing into the addon; one result per change. */
 export function applyNetlink(changes: readonly NetlinkChange[], netns?: string): NetlinkResult[] {
   if (changes.length === 0) return [];
-  return native().rtnlApply(path(netns), changes).map((error) => (error ? { ok: false, error } : { ok: true }));
+  return native()
+    .rtnlApply(path(netns), changes)
+    .map((error) => (error ? { ok: false, error } : { ok: true }));
 }
 
 /** The IPv4 routes of one table (empty for a table that has no route yet). */

@@ -41,7 +41,8 @@ export function rule(value: Rule, field = 'rule'): Rule {
   if (from && from !== '0.0.0.0/0') checked.from = from;
   if (value.iif !== undefined) checked.iif = linkName(`${field}.iif`, value.iif);
   if (to && to !== '0.0.0.0/0') checked.to = to;
-  if (value.fwmask !== undefined && value.fwmark === undefined) throw new InputError(`${field}.fwmask`, value.fwmask, 'a mask needs a fwmark');
+  if (value.fwmask !== undefined && value.fwmark === undefined)
+    throw new InputError(`${field}.fwmask`, value.fwmask, 'a mask needs a fwmark');
   if (value.fwmark !== undefined) checked.fwmark = integer(`${field}.fwmark`, value.fwmark, 0, 2 ** 32 - 1);
   if (value.fwmask !== undefined && value.fwmask !== 0xffffffff) checked.fwmask = integer(`${field}.fwmask`, value.fwmask, 0, 2 ** 32 - 1);
   return checked;
@@ -52,7 +53,8 @@ const selectors = (r: Rule): string[] => {
   if (r.from) words.push('from', r.from);
   if (r.to) words.push('to', r.to);
   if (r.iif) words.push('iif', r.iif);
-  if (r.fwmark !== undefined) words.push('fwmark', `0x${r.fwmark.toString(16)}${r.fwmask === undefined ? '' : `/0x${r.fwmask.toString(16)}`}`);
+  if (r.fwmark !== undefined)
+    words.push('fwmark', `0x${r.fwmark.toString(16)}${r.fwmask === undefined ? '' : `/0x${r.fwmask.toString(16)}`}`);
   return words;
 };
 
@@ -96,7 +98,11 @@ const readRules = (netns?: string): KernelRule[] => rulesFromKernel(dumpRules(ne
 
 /** Pure: the changes that make the rules at Strait's priorities exactly `desired` (validated). */
 export function diffRules(current: readonly KernelRule[], desired: readonly Rule[]): Diff<KernelRule> {
-  return diffByIdentity(current, desired.map((r, i) => rule(r, `desired[${i}]`)), ruleIdentity);
+  return diffByIdentity(
+    current,
+    desired.map((r, i) => rule(r, `desired[${i}]`)),
+    ruleIdentity,
+  );
 }
 
 const ruleChange = (op: 'add' | 'del', r: Rule): NetlinkChange => ({

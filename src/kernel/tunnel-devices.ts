@@ -55,8 +55,21 @@ function matches(link: NativeLink, want: TunnelDevice): boolean {
 /** A new device, up: learning off for VXLAN (the FDB is Strait's), as `ip link add ... nolearning`. */
 function addChange(want: TunnelDevice): NetlinkChange {
   if (isXfrm(want)) return { kind: 'link', op: 'add', name: want.name, type: 'xfrm', mtu: want.mtu, ifId: want.ifId, up: true };
-  const mode = 'external' in want ? { external: true } : { vni: want.vni, ...(want.local ? { local: want.local } : {}), ...(want.remote ? { remote: want.remote } : {}) };
-  return { kind: 'link', op: 'add', name: want.name, type: 'vxlan', address: want.mac, ...(want.mtu !== undefined ? { mtu: want.mtu } : {}), ...mode, port: want.port, up: true };
+  const mode =
+    'external' in want
+      ? { external: true }
+      : { vni: want.vni, ...(want.local ? { local: want.local } : {}), ...(want.remote ? { remote: want.remote } : {}) };
+  return {
+    kind: 'link',
+    op: 'add',
+    name: want.name,
+    type: 'vxlan',
+    address: want.mac,
+    ...(want.mtu !== undefined ? { mtu: want.mtu } : {}),
+    ...mode,
+    port: want.port,
+    up: true,
+  };
 }
 
 export interface DeviceChanges {
@@ -86,7 +99,8 @@ export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (
     if (existing && matches(existing, want)) {
       const mtu = want.mtu !== undefined && existing.mtu !== want.mtu ? want.mtu : undefined;
       if (mtu !== undefined) changes.mtuChanged.push(want.name);
-      if (mtu !== undefined || !existing.up) batch.push({ kind: 'link', op: 'set', name: want.name, up: true, ...(mtu === undefined ? {} : { mtu }) });
+      if (mtu !== undefined || !existing.up)
+        batch.push({ kind: 'link', op: 'set', name: want.name, up: true, ...(mtu === undefined ? {} : { mtu }) });
       continue;
     }
     if (existing) batch.push({ kind: 'link', op: 'del', name: want.name });

@@ -10,15 +10,24 @@ import { dumpAddresses, dumpLinks } from './rtnetlink';
 
 /** The smallest MTU among the devices holding one of `addresses`; undefined when none holds any. */
 export function deviceMtuOf(addresses: readonly string[], ns?: string): number | undefined {
-  const holders = new Set(dumpAddresses(ns).filter((a) => addresses.includes(a.address)).map((a) => a.dev));
+  const holders = new Set(
+    dumpAddresses(ns)
+      .filter((a) => addresses.includes(a.address))
+      .map((a) => a.dev),
+  );
   if (holders.size === 0) return undefined;
-  const mtus = dumpLinks(ns).filter((l) => holders.has(l.ifname)).map((l) => l.mtu);
+  const mtus = dumpLinks(ns)
+    .filter((l) => holders.has(l.ifname))
+    .map((l) => l.mtu);
   return mtus.length > 0 ? Math.min(...mtus) : undefined;
 }
 
 /** The node's tunnel MTUs: the cluster's override, else derived from its underlay device (`ns`: a namespace by name). */
 export function nodeTunnelMtus(spec: NodeDataplaneSpec, ns?: string): TunnelMtus {
   if (spec.tunnelMTU !== undefined) return tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU);
-  const sources = [spec.node.underlayAddress, ...(spec.node.role === 'gateway' && spec.node.publicAddress ? [spec.node.publicAddress] : [])].map(formatIp);
+  const sources = [
+    spec.node.underlayAddress,
+    ...(spec.node.role === 'gateway' && spec.node.publicAddress ? [spec.node.publicAddress] : []),
+  ].map(formatIp);
   return tunnelMtus(deviceMtuOf(sources, ns) ?? defaultUnderlayMtu);
 }

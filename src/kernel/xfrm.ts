@@ -30,12 +30,14 @@ export const keyDigest = (key: Buffer): string => createHash('sha256').update(ke
 const path = (netns?: string) => (netns === undefined ? null : netnsPath(netns));
 
 export function dumpXfrmStates(netns?: string): XfrmState[] {
-  return native().xfrmStateDump(path(netns)).map(({ aead, ...s }) => {
-    if (!aead) return { ...s, keyDigest: '' };
-    const digest = keyDigest(aead.key);
-    aead.key.fill(0);
-    return { ...s, aead: { name: aead.name, icvBits: aead.icvBits }, keyDigest: digest };
-  });
+  return native()
+    .xfrmStateDump(path(netns))
+    .map(({ aead, ...s }) => {
+      if (!aead) return { ...s, keyDigest: '' };
+      const digest = keyDigest(aead.key);
+      aead.key.fill(0);
+      return { ...s, aead: { name: aead.name, icvBits: aead.icvBits }, keyDigest: digest };
+    });
 }
 
 export const dumpXfrmPolicies = (netns?: string): XfrmPolicy[] => native().xfrmPolicyDump(path(netns));
@@ -43,5 +45,7 @@ export const dumpXfrmPolicies = (netns?: string): XfrmPolicy[] => native().xfrmP
 /** Applies `changes` in order, in one crossing into the addon; one result per change. */
 export function applyXfrm(changes: readonly XfrmChange[], netns?: string): XfrmResult[] {
   if (changes.length === 0) return [];
-  return native().xfrmApply(path(netns), changes).map((error) => (error ? { ok: false, error } : { ok: true }));
+  return native()
+    .xfrmApply(path(netns), changes)
+    .map((error) => (error ? { ok: false, error } : { ok: true }));
 }

@@ -16,18 +16,29 @@ import { cidrSize, formatCidr } from '../net/cidr';
 import { reconcileBuckets } from './buckets';
 
 /** A gauge with its name, which prom-client's types do not expose but its registry is keyed by. */
-const gauge = <T extends string>(name: string, help: string, labelNames: readonly T[] = []) => ({ name, gauge: new Gauge<T>({ name, help, labelNames, registers: [] }) });
+const gauge = <T extends string>(name: string, help: string, labelNames: readonly T[] = []) => ({
+  name,
+  gauge: new Gauge<T>({ name, help, labelNames, registers: [] }),
+});
 
 export class ControllerMetrics {
   readonly registry = new Registry();
-  private readonly peers = gauge('strait_controller_peers', 'Configured peers per peering state (waiting-for-peer, remapped, ready)', ['state']);
+  private readonly peers = gauge('strait_controller_peers', 'Configured peers per peering state (waiting-for-peer, remapped, ready)', [
+    'state',
+  ]);
   private readonly peerNetworks = gauge(
     'strait_controller_ipam_peer_networks',
     "Peers' networks placed in this cluster's view by the IPAM, per kind (pod, external) and whether they were remapped (they overlapped a network in use)",
     ['kind', 'remapped'],
   );
-  private readonly externalInUse = gauge('strait_controller_ipam_external_addresses_in_use', 'ExternalCIDR addresses given to reflected endpoints (NatMappings)');
-  private readonly externalUsable = gauge('strait_controller_ipam_external_addresses_usable', 'ExternalCIDR addresses that can be given out at most (network, broadcast and transit addresses left out)');
+  private readonly externalInUse = gauge(
+    'strait_controller_ipam_external_addresses_in_use',
+    'ExternalCIDR addresses given to reflected endpoints (NatMappings)',
+  );
+  private readonly externalUsable = gauge(
+    'strait_controller_ipam_external_addresses_usable',
+    'ExternalCIDR addresses that can be given out at most (network, broadcast and transit addresses left out)',
+  );
   private readonly outcome = [this.peers, this.peerNetworks, this.externalInUse, this.externalUsable];
   private readonly gatewayChanges: Counter;
   private readonly leader: Gauge | undefined;
@@ -43,10 +54,30 @@ export class ControllerMetrics {
   constructor(private readonly mode: 'standalone' | 'kubernetes') {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.gatewayChanges = new Counter({ name: 'strait_controller_gateway_changes_total', help: 'Times this process moved the gateway to another node (a first election is no change)', registers });
-    this.leader = mode === 'kubernetes' ? new Gauge({ name: 'strait_controller_leader', help: '1 while this replica holds the controller Lease (the leader), else 0', registers }) : undefined;
-    this.reconcileDuration = new Histogram({ name: 'strait_controller_reconcile_duration_seconds', help: 'Time of one reconcile, its writes included', buckets: reconcileBuckets, registers });
-    this.reconcileErrors = new Counter({ name: 'strait_controller_reconcile_errors_total', help: 'Reconciles that failed (each is retried)', registers });
+    this.gatewayChanges = new Counter({
+      name: 'strait_controller_gateway_changes_total',
+      help: 'Times this process moved the gateway to another node (a first election is no change)',
+      registers,
+    });
+    this.leader =
+      mode === 'kubernetes'
+        ? new Gauge({
+            name: 'strait_controller_leader',
+            help: '1 while this replica holds the controller Lease (the leader), else 0',
+            registers,
+          })
+        : undefined;
+    this.reconcileDuration = new Histogram({
+      name: 'strait_controller_reconcile_duration_seconds',
+      help: 'Time of one reconcile, its writes included',
+      buckets: reconcileBuckets,
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: 'strait_controller_reconcile_errors_total',
+      help: 'Reconciles that failed (each is retried)',
+      registers,
+    });
   }
 
   /** A reconcile that succeeded; `previousGateway`: the gateway it started from (a move is counted). */
@@ -102,7 +133,8 @@ export class ControllerMetrics {
   /** Why this process is not ready (one line, what /readyz says); undefined when it is. */
   notReady(): string | undefined {
     const failed = this.lastError === undefined ? '' : ` (the last failed: ${this.lastError})`;
-    if (this.mode === 'standalone' || this.isLeading) return this.reconciledOnce ? undefined : `${this.isLeading ? 'leading: ' : ''}no reconcile done yet${failed}`;
+    if (this.mode === 'standalone' || this.isLeading)
+      return this.reconciledOnce ? undefined : `${this.isLeading ? 'leading: ' : ''}no reconcile done yet${failed}`;
     return this.seenLeader ? undefined : 'standby: no leader seen on the controller Lease yet';
   }
 }

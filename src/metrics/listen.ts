@@ -25,7 +25,8 @@ export const defaultMetricsAddress = '127.0.0.1';
 
 function parsePort(value: string): number {
   const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new InputError('--metrics-port', value, 'must be a TCP port from 1 to 65535, or 0 for no metrics server');
+  if (!(port >= 0 && port <= 65535))
+    throw new InputError('--metrics-port', value, 'must be a TCP port from 1 to 65535, or 0 for no metrics server');
   return port;
 }
 
@@ -34,12 +35,23 @@ function parsePort(value: string): number {
  * scrapes each node's agent on the node's address), else 127.0.0.1; every address (0.0.0.0, ::) only
  * when given. Undefined: port 0, no server.
  */
-export function parseMetricsListen(flags: MetricsFlags, env: { HOST_IP?: string | undefined }, defaultPort: number): MetricsListen | undefined {
+export function parseMetricsListen(
+  flags: MetricsFlags,
+  env: { HOST_IP?: string | undefined },
+  defaultPort: number,
+): MetricsListen | undefined {
   const port = parsePort(flags.metricsPort ?? String(defaultPort));
   const [addressFrom, address] =
-    flags.metricsAddress !== undefined ? (['--metrics-address', flags.metricsAddress] as const)
-    : env.HOST_IP ? (['HOST_IP', env.HOST_IP] as const)
-    : (['default', defaultMetricsAddress] as const);
-  if (isIP(address) === 0) throw new InputError(addressFrom, address, 'must be an IP address to listen on, like 127.0.0.1 or 192.0.2.7 (0.0.0.0 for every address)');
+    flags.metricsAddress !== undefined
+      ? (['--metrics-address', flags.metricsAddress] as const)
+      : env.HOST_IP
+        ? (['HOST_IP', env.HOST_IP] as const)
+        : (['default', defaultMetricsAddress] as const);
+  if (isIP(address) === 0)
+    throw new InputError(
+      addressFrom,
+      address,
+      'must be an IP address to listen on, like 127.0.0.1 or 192.0.2.7 (0.0.0.0 for every address)',
+    );
   return port === 0 ? undefined : { address, port, addressFrom };
 }

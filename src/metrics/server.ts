@@ -51,7 +51,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, registry: Regis
 }
 
 /** Listens on `listen`; a port in use or an address not on this host is an InputError naming the flag. */
-export async function startMetricsServer(listen: MetricsListen, registry: Registry, readiness: Readiness, log: Logger): Promise<MetricsServer> {
+export async function startMetricsServer(
+  listen: MetricsListen,
+  registry: Registry,
+  readiness: Readiness,
+  log: Logger,
+): Promise<MetricsServer> {
   const { address, port } = listen;
   const endpoint = hostPort(address, port);
   const server = createServer((req, res) => {
@@ -73,8 +78,18 @@ export async function startMetricsServer(listen: MetricsListen, registry: Regist
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new InputError('--metrics-port', String(port), `${endpoint} is already in use (EADDRINUSE): another process listens there; give another --metrics-port, or 0 for no metrics server`);
-    if (code === 'EADDRNOTAVAIL') throw new InputError(listen.addressFrom === 'default' ? '--metrics-address' : listen.addressFrom, address, `is not an address of this host (EADDRNOTAVAIL), cannot listen on ${endpoint}`);
+    if (code === 'EADDRINUSE')
+      throw new InputError(
+        '--metrics-port',
+        String(port),
+        `${endpoint} is already in use (EADDRINUSE): another process listens there; give another --metrics-port, or 0 for no metrics server`,
+      );
+    if (code === 'EADDRNOTAVAIL')
+      throw new InputError(
+        listen.addressFrom === 'default' ? '--metrics-address' : listen.addressFrom,
+        address,
+        `is not an address of this host (EADDRNOTAVAIL), cannot listen on ${endpoint}`,
+      );
     throw new Error(`cannot listen on ${endpoint} for metrics (--metrics-address, --metrics-port): ${(err as Error).message}`);
   }
   const bound = (server.address() as AddressInfo).port;
@@ -83,15 +98,19 @@ export async function startMetricsServer(listen: MetricsListen, registry: Regist
   // The socket is then no connection of the server's (close() would wait for it): answered, then gone.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(notFound)}\r\nconnection: close\r\n\r\n${notFound}`, () => socket.destroy());
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(notFound)}\r\nconnection: close\r\n\r\n${notFound}`,
+      () => socket.destroy(),
+    );
   });
   log.info({ endpoint: hostPort(address, bound), paths: ['/metrics', '/healthz', '/readyz'] }, 'serving metrics and health');
   let closed: Promise<void> | undefined;
   return {
     port: bound,
-    close: () => (closed ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    })),
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
   };
 }

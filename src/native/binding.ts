@@ -113,11 +113,46 @@ export interface NativeLink {
 }
 
 export type NativeNetlinkChange =
-  | { kind: 'route'; op: 'add' | 'replace' | 'del'; dst: string; table: number; protocol?: number; metric?: number; type?: 'unreachable'; dev?: string; via?: string; onlink?: boolean }
-  | { kind: 'rule'; op: 'add' | 'del'; priority: number; table?: number; src?: string; dst?: string; iif?: string; fwmark?: number; fwmask?: number }
+  | {
+      kind: 'route';
+      op: 'add' | 'replace' | 'del';
+      dst: string;
+      table: number;
+      protocol?: number;
+      metric?: number;
+      type?: 'unreachable';
+      dev?: string;
+      via?: string;
+      onlink?: boolean;
+    }
+  | {
+      kind: 'rule';
+      op: 'add' | 'del';
+      priority: number;
+      table?: number;
+      src?: string;
+      dst?: string;
+      iif?: string;
+      fwmark?: number;
+      fwmask?: number;
+    }
   | { kind: 'neighbour'; op: 'replace' | 'del'; dev: string; address: string; lladdr?: string }
   | { kind: 'fdb'; op: 'append' | 'del'; dev: string; mac: string; dst: string }
-  | { kind: 'link'; op: 'add'; name: string; type: 'vxlan' | 'xfrm'; up?: boolean; mtu?: number; address?: string; vni?: number; local?: string; remote?: string; port?: number; external?: boolean; ifId?: number }
+  | {
+      kind: 'link';
+      op: 'add';
+      name: string;
+      type: 'vxlan' | 'xfrm';
+      up?: boolean;
+      mtu?: number;
+      address?: string;
+      vni?: number;
+      local?: string;
+      remote?: string;
+      port?: number;
+      external?: boolean;
+      ifId?: number;
+    }
   | { kind: 'link'; op: 'set'; name: string; up?: boolean; mtu?: number }
   | { kind: 'link'; op: 'del'; name: string };
 
@@ -151,9 +186,30 @@ export interface NativeXfrmPolicy {
 
 /** Strait's xfrm changes: ESP states in tunnel mode, policies with one ESP template; a policy is deleted by its index. */
 export type NativeXfrmChange =
-  | { kind: 'state'; op: 'add'; src: string; dst: string; spi: number; reqid: number; ifId: number; aead: string; icvBits: number; key: Buffer }
+  | {
+      kind: 'state';
+      op: 'add';
+      src: string;
+      dst: string;
+      spi: number;
+      reqid: number;
+      ifId: number;
+      aead: string;
+      icvBits: number;
+      key: Buffer;
+    }
   | { kind: 'state'; op: 'del'; src: string; dst: string; spi: number }
-  | { kind: 'policy'; op: 'add' | 'update'; dir: number; src: string; dst: string; ifId: number; tmplSrc: string; tmplDst: string; reqid: number }
+  | {
+      kind: 'policy';
+      op: 'add' | 'update';
+      dir: number;
+      src: string;
+      dst: string;
+      ifId: number;
+      tmplSrc: string;
+      tmplDst: string;
+      reqid: number;
+    }
   | { kind: 'policy'; op: 'del'; dir: number; index: number; ifId: number; mark?: { value: number; mask: number } };
 
 export interface NativeBinding {
@@ -174,11 +230,32 @@ export interface NativeBinding {
   mapGetNextKey(fd: number, key: Buffer | null, keySize: number): Buffer | undefined;
   mapUpdateBatch(fd: number, keys: Buffer, values: Buffer, count: number, flags: number): number;
   mapDeleteBatch(fd: number, keys: Buffer, count: number): number;
-  mapLookupBatch(fd: number, inBatch: Buffer | null, keySize: number, valueSize: number, count: number): { count: number; keys: Buffer; values: Buffer; next?: Buffer };
+  mapLookupBatch(
+    fd: number,
+    inBatch: Buffer | null,
+    keySize: number,
+    valueSize: number,
+    count: number,
+  ): { count: number; keys: Buffer; values: Buffer; next?: Buffer };
   mapInfo(fd: number): NativeMapInfo;
-  mapCreate(type: number, name: string, keySize: number, valueSize: number, maxEntries: number, flags: number, innerMapFd: number | null): number;
+  mapCreate(
+    type: number,
+    name: string,
+    keySize: number,
+    valueSize: number,
+    maxEntries: number,
+    flags: number,
+    innerMapFd: number | null,
+  ): number;
   numPossibleCpus(): number;
-  progTestRun(fd: number, data: Buffer, dataSizeOut: number, repeat: number, ctx: Buffer | null, flags: number): { retval: number; duration: number; data: Buffer };
+  progTestRun(
+    fd: number,
+    data: Buffer,
+    dataSizeOut: number,
+    repeat: number,
+    ctx: Buffer | null,
+    flags: number,
+  ): { retval: number; duration: number; data: Buffer };
   progInfo(fd: number): { id: number; name: string; type: number; tag: string };
   progLoadInsns(type: number, insns: Buffer): number;
   objPin(fd: number, path: string): void;
@@ -209,7 +286,14 @@ export interface NativeBinding {
   xfrmPolicyDump(netns: string | null): NativeXfrmPolicy[];
   xfrmApply(netns: string | null, changes: readonly NativeXfrmChange[]): (NetlinkError | null)[];
   nftRun(netns: string | null, commands: string, json: boolean, check: boolean): string;
-  probeAddress(netns: string, ifname: string, family: 4 | 6, address: string, tries: number, timeoutMs: number): Promise<{ answered: boolean; mac?: string }>;
+  probeAddress(
+    netns: string,
+    ifname: string,
+    family: 4 | 6,
+    address: string,
+    tries: number,
+    timeoutMs: number,
+  ): Promise<{ answered: boolean; mac?: string }>;
   netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
   netlinkMonitorClose(id: number): boolean;
 }
@@ -224,7 +308,9 @@ export function native(): NativeBinding {
   try {
     binding = require(path) as NativeBinding;
   } catch (err) {
-    throw new Error(`the native addon ${path} cannot be loaded (${(err as Error).message}); build it with 'npm ci' or 'npm run build:native'`);
+    throw new Error(
+      `the native addon ${path} cannot be loaded (${(err as Error).message}); build it with 'npm ci' or 'npm run build:native'`,
+    );
   }
   binding.setErrorClasses(nativeErrorClasses);
   return binding;

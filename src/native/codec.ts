@@ -18,14 +18,35 @@ function integer<T>(size: number, write: (b: Buffer, v: T, o: number) => void, r
   return { size, align: size, encode: (v, b, o) => write(b, v, o), decode: (b, o) => read(b, o) };
 }
 
-export const u8 = integer<number>(1, (b, v, o) => b.writeUInt8(v, o), (b, o) => b.readUInt8(o));
-export const u16 = integer<number>(2, (b, v, o) => b.writeUInt16LE(v, o), (b, o) => b.readUInt16LE(o));
-export const u32 = integer<number>(4, (b, v, o) => b.writeUInt32LE(v, o), (b, o) => b.readUInt32LE(o));
-export const u64 = integer<bigint>(8, (b, v, o) => b.writeBigUInt64LE(v, o), (b, o) => b.readBigUInt64LE(o));
+export const u8 = integer<number>(
+  1,
+  (b, v, o) => b.writeUInt8(v, o),
+  (b, o) => b.readUInt8(o),
+);
+export const u16 = integer<number>(
+  2,
+  (b, v, o) => b.writeUInt16LE(v, o),
+  (b, o) => b.readUInt16LE(o),
+);
+export const u32 = integer<number>(
+  4,
+  (b, v, o) => b.writeUInt32LE(v, o),
+  (b, o) => b.readUInt32LE(o),
+);
+export const u64 = integer<bigint>(
+  8,
+  (b, v, o) => b.writeBigUInt64LE(v, o),
+  (b, o) => b.readBigUInt64LE(o),
+);
 /** `__be16` fields (ports in network order). */
-export const be16 = integer<number>(2, (b, v, o) => b.writeUInt16BE(v, o), (b, o) => b.readUInt16BE(o));
+export const be16 = integer<number>(
+  2,
+  (b, v, o) => b.writeUInt16BE(v, o),
+  (b, o) => b.readUInt16BE(o),
+);
 
-const dottedQuad = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+const dottedQuad =
+  /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** An IPv4 address held as `__be32`, shown as dotted quad (the reconciler encodes 100,000s of them). */
 export const ipv4: Codec<string> = {
@@ -62,7 +83,8 @@ export const mac: Codec<string> = {
   align: 1,
   encode(value, buf, offset) {
     const parts = value.split(':');
-    if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{2}$/.test(p))) throw new TypeError(`not a MAC address: ${JSON.stringify(value)}`);
+    if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{2}$/.test(p)))
+      throw new TypeError(`not a MAC address: ${JSON.stringify(value)}`);
     parts.forEach((p, i) => buf.writeUInt8(parseInt(p, 16), offset + i));
   },
   decode: (buf, offset) => [...buf.subarray(offset, offset + 6)].map((x) => x.toString(16).padStart(2, '0')).join(':'),

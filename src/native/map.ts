@@ -74,7 +74,9 @@ export class BpfMap<K, V> {
     const transferSize = perCpuTypes.has(info.type) ? Math.ceil(info.valueSize / 8) * 8 * native().numPossibleCpus() : info.valueSize;
     const fail = (what: string, codecSize: number, mapSize: number) => {
       if (owned) native().closeFd(fd);
-      return new TypeError(`map '${info.name}': the ${what} codec is ${codecSize} bytes but the map's ${what} is ${mapSize} bytes${perCpuTypes.has(info.type) && what === 'value' ? ' (per-CPU map: wrap the codec with perCpu())' : ''}`);
+      return new TypeError(
+        `map '${info.name}': the ${what} codec is ${codecSize} bytes but the map's ${what} is ${mapSize} bytes${perCpuTypes.has(info.type) && what === 'value' ? ' (per-CPU map: wrap the codec with perCpu())' : ''}`,
+      );
     };
     if (key.size !== info.keySize) throw fail('key', key.size, info.keySize);
     if (value.size !== transferSize) throw fail('value', value.size, transferSize);
@@ -87,8 +89,24 @@ export class BpfMap<K, V> {
   }
 
   /** Creates a map outside any object, e.g. an inner map for a map-in-map. */
-  static create<K, V>(spec: { type: number; name: string; key: Codec<K>; value: Codec<V>; maxEntries: number; flags?: number; innerMap?: BpfMap<unknown, unknown> }): BpfMap<K, V> {
-    const fd = native().mapCreate(spec.type, spec.name, spec.key.size, spec.value.size, spec.maxEntries, spec.flags ?? 0, spec.innerMap?.fd ?? null);
+  static create<K, V>(spec: {
+    type: number;
+    name: string;
+    key: Codec<K>;
+    value: Codec<V>;
+    maxEntries: number;
+    flags?: number;
+    innerMap?: BpfMap<unknown, unknown>;
+  }): BpfMap<K, V> {
+    const fd = native().mapCreate(
+      spec.type,
+      spec.name,
+      spec.key.size,
+      spec.value.size,
+      spec.maxEntries,
+      spec.flags ?? 0,
+      spec.innerMap?.fd ?? null,
+    );
     return BpfMap.fromFd(fd, spec.key, spec.value, true);
   }
 
@@ -168,7 +186,8 @@ export class BpfMap<K, V> {
     let cursor: Buffer | undefined;
     for (;;) {
       const step = native().mapLookupBatch(this.fd, cursor ?? null, this.keySize, this.value.size, chunk);
-      for (let i = 0; i < step.count; i++) out.push([this.key.decode(step.keys, i * this.keySize), this.value.decode(step.values, i * this.value.size)]);
+      for (let i = 0; i < step.count; i++)
+        out.push([this.key.decode(step.keys, i * this.keySize), this.value.decode(step.values, i * this.value.size)]);
       if (step.next === undefined) return out;
       cursor = step.next;
     }

@@ -95,8 +95,12 @@ export class BpfObject {
       } finally {
         native().closeFd(fd);
       }
-      const same = pinned.type === spec.type && pinned.keySize === spec.keySize && pinned.valueSize === spec.valueSize &&
-        pinned.maxEntries === spec.maxEntries && pinned.flags === spec.flags;
+      const same =
+        pinned.type === spec.type &&
+        pinned.keySize === spec.keySize &&
+        pinned.valueSize === spec.valueSize &&
+        pinned.maxEntries === spec.maxEntries &&
+        pinned.flags === spec.flags;
       if (same) continue;
       unlinkSync(spec.pinPath);
       unpinned.push(spec.name);
@@ -122,7 +126,12 @@ export class BpfObject {
   map<K, V>(name: string, key: Codec<K>, value: Codec<V>): BpfMap<K, V> {
     this.requireLoaded(`map '${name}'`);
     const spec = this.maps().find((m) => m.name === name);
-    if (!spec) throw new Error(`BPF object ${this.path} has no map '${name}'; it has: ${this.maps().map((m) => m.name).join(', ')}`);
+    if (!spec)
+      throw new Error(
+        `BPF object ${this.path} has no map '${name}'; it has: ${this.maps()
+          .map((m) => m.name)
+          .join(', ')}`,
+      );
     return BpfMap.fromFd(spec.fd, key, value, false);
   }
 
@@ -131,7 +140,12 @@ export class BpfObject {
     const cached = this.programCache.get(name);
     if (cached) return cached;
     const spec = this.programs().find((p) => p.name === name);
-    if (!spec) throw new Error(`BPF object ${this.path} has no program '${name}'; it has: ${this.programs().map((p) => p.name).join(', ')}`);
+    if (!spec)
+      throw new Error(
+        `BPF object ${this.path} has no program '${name}'; it has: ${this.programs()
+          .map((p) => p.name)
+          .join(', ')}`,
+      );
     const prog = new BpfProgram(spec.name, spec.fd, spec.type, false);
     this.programCache.set(name, prog);
     return prog;

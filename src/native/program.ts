@@ -62,7 +62,14 @@ export class BpfProgram {
 
   /** BPF_PROG_TEST_RUN: runs the program on `data` in the kernel. */
   testRun(data: Buffer, options: TestRunOptions = {}): TestRunResult {
-    const r = native().progTestRun(this.fd, data, options.dataSizeOut ?? data.length + 256, options.repeat ?? 1, options.ctx ?? null, options.checksumComplete ? BPF_F_TEST_SKB_CHECKSUM_COMPLETE : 0);
+    const r = native().progTestRun(
+      this.fd,
+      data,
+      options.dataSizeOut ?? data.length + 256,
+      options.repeat ?? 1,
+      options.ctx ?? null,
+      options.checksumComplete ? BPF_F_TEST_SKB_CHECKSUM_COMPLETE : 0,
+    );
     return { retval: r.retval, durationNs: r.duration, data: r.data };
   }
 

@@ -85,18 +85,21 @@ export function queryTcx(pinPath: string): NativeLinkInfo | undefined {
 
 /** Swaps the program of the pinned link atomically; returns false when there is no link. */
 export function replaceTcxProgram(pinPath: string, prog: BpfProgram): boolean {
-  return withPinnedLink(pinPath, (fd) => {
-    native().linkUpdate(fd, prog.fd);
-    return true;
-  }) ?? false;
+  return (
+    withPinnedLink(pinPath, (fd) => {
+      native().linkUpdate(fd, prog.fd);
+      return true;
+    }) ?? false
+  );
 }
 
 /** Detaches the pinned link and removes the pin; returns whether there was one. */
 export function detachTcx(pinPath: string): boolean {
-  const found = withPinnedLink(pinPath, (fd) => {
-    native().linkDetach(fd);
-    return true;
-  }) ?? false;
+  const found =
+    withPinnedLink(pinPath, (fd) => {
+      native().linkDetach(fd);
+      return true;
+    }) ?? false;
   unpin(pinPath);
   return found;
 }

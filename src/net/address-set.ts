@@ -29,7 +29,8 @@ function withOffset(node: TrieNode | undefined, offset: bigint, level: number, u
     return mask === 0 ? undefined : mask >>> 0;
   }
   const slot = Number((offset >> (bitsPerLevel * BigInt(level))) & 31n);
-  const children = node === undefined || typeof node === 'number' ? new Array<TrieNode | undefined>(fanout).fill(undefined) : [...node.children];
+  const children =
+    node === undefined || typeof node === 'number' ? new Array<TrieNode | undefined>(fanout).fill(undefined) : [...node.children];
   children[slot] = withOffset(children[slot], offset, level - 1, used);
   if (children.every((c) => c === undefined)) return undefined;
   return { full: children.every(isFull), children };

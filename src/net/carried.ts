@@ -14,7 +14,11 @@ const carriedFamilies: readonly IpFamily[] = [4];
 
 function requireCarried(field: string, text: string, value: Ip | Cidr): void {
   if (!carriedFamilies.includes(value.family)) {
-    throw new InputError(field, text, `is IPv${value.family}: Strait's dataplanes carry ${carriedFamilies.map((f) => `IPv${f}`).join(' and ')} only (IPv6 clusters are not supported yet)`);
+    throw new InputError(
+      field,
+      text,
+      `is IPv${value.family}: Strait's dataplanes carry ${carriedFamilies.map((f) => `IPv${f}`).join(' and ')} only (IPv6 clusters are not supported yet)`,
+    );
   }
 }
 

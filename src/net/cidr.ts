@@ -106,7 +106,6 @@ export function parseCidr(field: string, text: unknown): Cidr {
   return cidr;
 }
 
-
 export function formatIp(ip: Ip): string {
   if (ip.family === 4) {
     return [24n, 16n, 8n, 0n].map((shift) => String((ip.value >> shift) & 0xffn)).join('.');

@@ -17,7 +17,8 @@ const blocks: readonly { cidr: Cidr; name: string }[] = [
   ['ff00::/8', 'multicast'],
 ].map(([text, name]) => ({ cidr: parseCidr('block', text), name: name! }));
 
-const asNetwork = (value: Ip | Cidr): Cidr => ('prefix' in value ? value : { family: value.family, base: value.value, prefix: value.family === 4 ? 32 : 128 });
+const asNetwork = (value: Ip | Cidr): Cidr =>
+  'prefix' in value ? value : { family: value.family, base: value.value, prefix: value.family === 4 ? 32 : 128 };
 
 /** The special block `value` (an address, or any address of a network) is in, if any. */
 function specialBlockOf(value: Ip | Cidr): { cidr: Cidr; name: string } | undefined {
@@ -28,5 +29,10 @@ function specialBlockOf(value: Ip | Cidr): { cidr: Cidr; name: string } | undefi
 /** Refuses an address, or a network with any address, in a special block; `text` is the value as given. */
 export function requireUnicast(field: string, text: string, value: Ip | Cidr): void {
   const block = specialBlockOf(value);
-  if (block) throw new InputError(field, text, `${'prefix' in value ? 'overlaps' : 'is in'} ${formatCidr(block.cidr)}, ${block.name}: not unicast space a node or pod can be in`);
+  if (block)
+    throw new InputError(
+      field,
+      text,
+      `${'prefix' in value ? 'overlaps' : 'is in'} ${formatCidr(block.cidr)}, ${block.name}: not unicast space a node or pod can be in`,
+    );
 }

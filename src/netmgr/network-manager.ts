@@ -56,7 +56,13 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 /** Our NetworkConfig for the peer: our networks as the IPAM has them. */
 function ourNetworkConfig(ipam: IpamState, clusterId: string, peer: string, endpoint: GatewayEndpoint): NetworkConfigSpec {
   if (clusterId === peer) throw new InputError('remoteClusterId', peer, 'a cluster does not peer with itself');
-  return { clusterId, remoteClusterId: peer, podCIDR: formatCidr(ipam.home.podCIDR), externalCIDR: formatCidr(ipam.home.externalCIDR), endpoint };
+  return {
+    clusterId,
+    remoteClusterId: peer,
+    podCIDR: formatCidr(ipam.home.podCIDR),
+    externalCIDR: formatCidr(ipam.home.externalCIDR),
+    endpoint,
+  };
 }
 
 /**
@@ -64,8 +70,13 @@ function ourNetworkConfig(ipam: IpamState, clusterId: string, peer: string, endp
  * answer. Every node's spec would carry its networks and its gateway, and an agent refuses a spec whole:
  * what our dataplanes cannot carry is refused here, for this peer alone.
  */
-function placeTheirNetworks(ipam: IpamState, clusterId: string, theirs: NetworkConfigSpec): { ipam: IpamState; answer: NetworkConfigStatus } {
-  if (theirs.remoteClusterId !== clusterId) throw new InputError('spec.remoteClusterId', theirs.remoteClusterId, `this NetworkConfig is not for us (${clusterId})`);
+function placeTheirNetworks(
+  ipam: IpamState,
+  clusterId: string,
+  theirs: NetworkConfigSpec,
+): { ipam: IpamState; answer: NetworkConfigStatus } {
+  if (theirs.remoteClusterId !== clusterId)
+    throw new InputError('spec.remoteClusterId', theirs.remoteClusterId, `this NetworkConfig is not for us (${clusterId})`);
   if (theirs.clusterId === clusterId) throw new InputError('spec.clusterId', theirs.clusterId, 'a cluster does not peer with itself');
   carriedCidr('spec.podCIDR', theirs.podCIDR);
   carriedCidr('spec.externalCIDR', theirs.externalCIDR);
@@ -88,13 +99,30 @@ function placeTheirNetworks(ipam: IpamState, clusterId: string, theirs: NetworkC
  * translate into the wrong networks.
  */
 function recordTheirView(ipam: IpamState, ours: NetworkConfigSpec, theirAnswer: NetworkConfigStatus): IpamState | undefined {
-  if (!theirAnswer.processed || theirAnswer.observed.podCIDR !== ours.podCIDR || theirAnswer.observed.externalCIDR !== ours.externalCIDR) return undefined;
+  if (!theirAnswer.processed || theirAnswer.observed.podCIDR !== ours.podCIDR || theirAnswer.observed.externalCIDR !== ours.externalCIDR)
+    return undefined;
   // Our pods' sources leaving for the peer are translated into these: they must be unicast space.
-  const pod = carriedCidr('status.remappedPodCIDR', theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR);
-  const external = carriedCidr('status.remappedExternalCIDR', theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR);
+  const pod = carriedCidr(
+    'status.remappedPodCIDR',
+    theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR,
+  );
+  const external = carriedCidr(
+    'status.remappedExternalCIDR',
+    theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR,
+  );
   const record = ipam.peers.get(ours.remoteClusterId);
-  if (record?.localNATPodCIDR && record.localNATExternalCIDR && cidrsEqual(record.localNATPodCIDR, pod) && cidrsEqual(record.localNATExternalCIDR, external)) return ipam;
-  return setRemoteView(ipam, { clusterId: ours.remoteClusterId, localNATPodCIDR: formatCidr(pod), localNATExternalCIDR: formatCidr(external) }).state;
+  if (
+    record?.localNATPodCIDR &&
+    record.localNATExternalCIDR &&
+    cidrsEqual(record.localNATPodCIDR, pod) &&
+    cidrsEqual(record.localNATExternalCIDR, external)
+  )
+    return ipam;
+  return setRemoteView(ipam, {
+    clusterId: ours.remoteClusterId,
+    localNATPodCIDR: formatCidr(pod),
+    localNATExternalCIDR: formatCidr(external),
+  }).state;
 }
 
 /** One round of one peering with what replication brought. */
@@ -104,7 +132,10 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
   const problems: string[] = [];
   const ours = ourNetworkConfig(ipam, clusterId, peer, input.endpoint);
   if (!input.theirs) {
-    const peering: Peering = input.theirsUnreadable === undefined ? { state: 'waiting-for-peer', clusterId: peer, ours } : { state: 'refused', clusterId: peer, ours, reason: input.theirsUnreadable };
+    const peering: Peering =
+      input.theirsUnreadable === undefined
+        ? { state: 'waiting-for-peer', clusterId: peer, ours }
+        : { state: 'refused', clusterId: peer, ours, reason: input.theirsUnreadable };
     return { ipam, peering, problems };
   }
   let answer: NetworkConfigStatus;
@@ -115,7 +146,12 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
     return { ipam, peering: { state: 'refused', clusterId: peer, ours, reason }, problems: [reason] };
   }
   const remapped: Peering = { state: 'remapped', clusterId: peer, ours, answer };
-  if (!input.theirAnswer) return { ipam, peering: input.theirAnswerUnreadable === undefined ? remapped : { ...remapped, reason: input.theirAnswerUnreadable }, problems };
+  if (!input.theirAnswer)
+    return {
+      ipam,
+      peering: input.theirAnswerUnreadable === undefined ? remapped : { ...remapped, reason: input.theirAnswerUnreadable },
+      problems,
+    };
   try {
     const recorded = recordTheirView(ipam, ours, input.theirAnswer);
     if (!recorded) return { ipam, peering: remapped, problems };

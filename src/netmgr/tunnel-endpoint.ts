@@ -18,6 +18,9 @@ export function tunnelEndpoint(ipam: IpamState, peer: string, endpoint: GatewayE
     remoteExternalCIDR: record.remoteExternalCIDR,
     localNATPodCIDR: record.localNATPodCIDR,
     localNATExternalCIDR: record.localNATExternalCIDR,
-    endpoint: { address: parseIp('spec.endpoint.address', endpoint.address), ...(endpoint.port !== undefined ? { port: endpoint.port } : {}) },
+    endpoint: {
+      address: parseIp('spec.endpoint.address', endpoint.address),
+      ...(endpoint.port !== undefined ? { port: endpoint.port } : {}),
+    },
   };
 }

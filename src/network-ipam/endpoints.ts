@@ -44,7 +44,11 @@ export function parseEndpointAddress(field: string, text: unknown): Ip {
 function externalEndpoint(state: IpamState, endpoint: Ip, given: unknown): string {
   const { externalCIDR } = state.home;
   if (endpoint.family !== externalCIDR.family) {
-    throw new InputError('ip', given, `a non-local endpoint needs an IPv${externalCIDR.family} address like our ExternalCIDR ${formatCidr(externalCIDR)}`);
+    throw new InputError(
+      'ip',
+      given,
+      `a non-local endpoint needs an IPv${externalCIDR.family} address like our ExternalCIDR ${formatCidr(externalCIDR)}`,
+    );
   }
   if (containsIp(externalCIDR, endpoint)) {
     throw new InputError('ip', given, `is an address of our ExternalCIDR ${formatCidr(externalCIDR)}; map the real endpoint address`);
@@ -62,7 +66,8 @@ export function mapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): 
   const key = externalEndpoint(state, endpoint, ip);
   const peerView = requireLocalNAT(peer, 'localNATExternalCIDR');
   const { externalCIDR } = state.home;
-  const inPeerView = (address: bigint): string => formatIp(translateIp({ family: externalCIDR.family, value: address }, externalCIDR, peerView));
+  const inPeerView = (address: bigint): string =>
+    formatIp(translateIp({ family: externalCIDR.family, value: address }, externalCIDR, peerView));
   const already = peer.natMappings.get(key);
   if (already !== undefined) return { state, result: { ip: inPeerView(already) } };
   const { ext, address } = acquireExternalAddress(state.external, key);
@@ -74,7 +79,11 @@ export function mapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): 
  * Stops reflecting an endpoint to a peer. Idempotent: unmapping what is not mapped (or a local pod,
  * which has no mapping) changes nothing. The ExternalCIDR address is freed with the last reflection.
  */
-export function unmapEndpoint(state: IpamState, clusterId: unknown, ip: unknown): Outcome<{ removed: boolean; freedExternalIP: string | null }> {
+export function unmapEndpoint(
+  state: IpamState,
+  clusterId: unknown,
+  ip: unknown,
+): Outcome<{ removed: boolean; freedExternalIP: string | null }> {
   const peer = findPeer(state, clusterId);
   const key = formatIp(parseEndpointAddress('ip', ip));
   if (!peer.natMappings.has(key)) return { state, result: { removed: false, freedExternalIP: null } };
@@ -82,7 +91,10 @@ export function unmapEndpoint(state: IpamState, clusterId: unknown, ip: unknown)
   const updated: PeerRecord = { ...peer, natMappings: peer.natMappings.delete(key) };
   return {
     state: { ...state, external: ext, peers: state.peers.set(peer.clusterId, updated) },
-    result: { removed: true, freedExternalIP: freed === undefined ? null : formatIp({ family: state.home.externalCIDR.family, value: freed }) },
+    result: {
+      removed: true,
+      freedExternalIP: freed === undefined ? null : formatIp({ family: state.home.externalCIDR.family, value: freed }),
+    },
   };
 }
 

@@ -56,18 +56,27 @@ function conflictsWith(state: IpamState, home: HomeNetworks): string[] {
   const conflicts: string[] = [];
   const homeNetworks = namedHomeNetworks(home);
   for (const peer of state.peers.values()) {
-    for (const [name, cidr] of [['podCIDR', peer.remotePodCIDR], ['externalCIDR', peer.remoteExternalCIDR]] as const) {
+    for (const [name, cidr] of [
+      ['podCIDR', peer.remotePodCIDR],
+      ['externalCIDR', peer.remoteExternalCIDR],
+    ] as const) {
       for (const clash of homeNetworks.filter((h) => cidrsOverlap(h.cidr, cidr))) {
-        conflicts.push(`peer ${peer.clusterId} ${name} is seen as ${formatCidr(cidr)}, which overlaps the new ${clash.name} ${formatCidr(clash.cidr)}`);
+        conflicts.push(
+          `peer ${peer.clusterId} ${name} is seen as ${formatCidr(cidr)}, which overlaps the new ${clash.name} ${formatCidr(clash.cidr)}`,
+        );
       }
     }
     if (peer.natMappings.size > 0 && !cidrsEqual(state.home.externalCIDR, home.externalCIDR)) {
-      conflicts.push(`peer ${peer.clusterId} has ${peer.natMappings.size} endpoint mappings on addresses of the old externalCIDR ${formatCidr(state.home.externalCIDR)}`);
+      conflicts.push(
+        `peer ${peer.clusterId} has ${peer.natMappings.size} endpoint mappings on addresses of the old externalCIDR ${formatCidr(state.home.externalCIDR)}`,
+      );
     }
     if (cidrsEqual(state.home.podCIDR, home.podCIDR)) continue;
     for (const [endpoint] of peer.natMappings.entries()) {
       if (containsIp(home.podCIDR, parseIp('endpoint', endpoint))) {
-        conflicts.push(`endpoint ${endpoint} mapped for peer ${peer.clusterId} would be a local pod of the new podCIDR ${formatCidr(home.podCIDR)}`);
+        conflicts.push(
+          `endpoint ${endpoint} mapped for peer ${peer.clusterId} would be a local pod of the new podCIDR ${formatCidr(home.podCIDR)}`,
+        );
       }
     }
   }

@@ -3,7 +3,18 @@
  * else remapped to the lowest free network of the same size), and how the peer sees ours.
  */
 import { InputError, StateError } from '../errors';
-import { type Cidr, cidrsEqual, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape, translateIp } from '../net/cidr';
+import {
+  type Cidr,
+  cidrsEqual,
+  cidrsOverlap,
+  containsIp,
+  formatCidr,
+  formatIp,
+  parseCidr,
+  parseIp,
+  sameShape,
+  translateIp,
+} from '../net/cidr';
 import { parseClusterId } from './cluster-id';
 import { releaseExternalAddress } from './external-addresses';
 import { namedHomeNetworks } from '../api/home-networks';
@@ -108,7 +119,10 @@ export function addPeer(state: IpamState, input: PeerNetworksInput): Outcome<Pee
 }
 
 /** Records how the peer numbers our networks (the status it wrote on our NetworkConfig). */
-export function setRemoteView(state: IpamState, input: { clusterId: unknown; localNATPodCIDR: unknown; localNATExternalCIDR: unknown }): Outcome<PeerView> {
+export function setRemoteView(
+  state: IpamState,
+  input: { clusterId: unknown; localNATPodCIDR: unknown; localNATExternalCIDR: unknown },
+): Outcome<PeerView> {
   const peer = findPeer(state, input.clusterId);
   const localNATPodCIDR = parseCidr('localNATPodCIDR', input.localNATPodCIDR);
   const localNATExternalCIDR = parseCidr('localNATExternalCIDR', input.localNATExternalCIDR);
@@ -116,7 +130,11 @@ export function setRemoteView(state: IpamState, input: { clusterId: unknown; loc
   requireSameShape('localNATExternalCIDR', localNATExternalCIDR, 'externalCIDR', state.home.externalCIDR);
   if (cidrsOverlap(localNATPodCIDR, localNATExternalCIDR)) {
     // Both are networks in use in the peer, so a peer that follows the rules never reports this.
-    throw new InputError('localNATExternalCIDR', formatCidr(localNATExternalCIDR), `overlaps localNATPodCIDR ${formatCidr(localNATPodCIDR)}`);
+    throw new InputError(
+      'localNATExternalCIDR',
+      formatCidr(localNATExternalCIDR),
+      `overlaps localNATPodCIDR ${formatCidr(localNATPodCIDR)}`,
+    );
   }
   const updated: PeerRecord = { ...peer, localNATPodCIDR, localNATExternalCIDR };
   return { state: { ...state, peers: state.peers.set(peer.clusterId, updated) }, result: peerView(updated) };
@@ -125,7 +143,11 @@ export function setRemoteView(state: IpamState, input: { clusterId: unknown; loc
 /** A remap is 1:1, so the peer's view of one of our networks must be exactly as large as ours. */
 function requireSameShape(field: string, view: Cidr, ownName: string, own: Cidr): void {
   if (!sameShape(view, own)) {
-    throw new InputError(field, formatCidr(view), `must be an IPv${own.family} /${own.prefix} network, the size of our ${ownName} ${formatCidr(own)}`);
+    throw new InputError(
+      field,
+      formatCidr(view),
+      `must be an IPv${own.family} /${own.prefix} network, the size of our ${ownName} ${formatCidr(own)}`,
+    );
   }
 }
 

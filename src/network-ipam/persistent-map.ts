@@ -70,7 +70,13 @@ function merge<V>(a: Leaf<V>, b: Leaf<V>, shift: number): Branch<V> {
   return { bitmap: (1 << sa) | (1 << sb), children: sa < sb ? [a, b] : [b, a] };
 }
 
-function setIn<V>(node: TrieNode<V> | undefined, hash: number, key: string, value: V, shift: number): { node: TrieNode<V>; added: boolean } {
+function setIn<V>(
+  node: TrieNode<V> | undefined,
+  hash: number,
+  key: string,
+  value: V,
+  shift: number,
+): { node: TrieNode<V>; added: boolean } {
   if (node === undefined) return { node: { hash, entries: [[key, value]] }, added: true };
   if (isLeaf(node)) {
     if (node.hash !== hash) return { node: merge(node, { hash, entries: [[key, value]] }, shift), added: true };

@@ -37,7 +37,9 @@ export function fromDocument(doc: unknown): IpamState {
     return decode(doc);
   } catch (err) {
     if (err instanceof InputError || err instanceof StateError) {
-      throw new StateError(`invalid IPAM state: ${err.message}; restore the state from a backup or re-create it with \`strait network-ipam init --force\``);
+      throw new StateError(
+        `invalid IPAM state: ${err.message}; restore the state from a backup or re-create it with \`strait network-ipam init --force\``,
+      );
     }
     throw err;
   }
@@ -101,12 +103,19 @@ export class StateRestorer {
     if (peer.localNATPodCIDR && peer.localNATExternalCIDR && cidrsOverlap(peer.localNATPodCIDR, peer.localNATExternalCIDR)) {
       throw new StateError(`peer ${clusterId} localNATPodCIDR and localNATExternalCIDR overlap`);
     }
-    const claimed = [['podCIDR', peer.remotePodCIDR], ['externalCIDR', peer.remoteExternalCIDR]] as const;
+    const claimed = [
+      ['podCIDR', peer.remotePodCIDR],
+      ['externalCIDR', peer.remoteExternalCIDR],
+    ] as const;
     for (const [name, cidr] of claimed) {
       const clash = this.used.find((u) => cidrsOverlap(u.cidr, cidr));
-      if (clash) throw new StateError(`peer ${clusterId} ${name} is seen as ${formatCidr(cidr)}, which overlaps ${clash.name} ${formatCidr(clash.cidr)}`);
+      if (clash)
+        throw new StateError(
+          `peer ${clusterId} ${name} is seen as ${formatCidr(cidr)}, which overlaps ${clash.name} ${formatCidr(clash.cidr)}`,
+        );
     }
-    if (cidrsOverlap(peer.remotePodCIDR, peer.remoteExternalCIDR)) throw new StateError(`peer ${clusterId} podCIDR and externalCIDR overlap as seen here`);
+    if (cidrsOverlap(peer.remotePodCIDR, peer.remoteExternalCIDR))
+      throw new StateError(`peer ${clusterId} podCIDR and externalCIDR overlap as seen here`);
     for (const [name, cidr] of claimed) this.used.push({ name: `peer ${clusterId} ${name}`, cidr });
     this.current = { ...this.current, peers: this.current.peers.set(clusterId, peer) };
   }
@@ -120,10 +129,13 @@ export class StateRestorer {
     const key = formatIp(endpoint);
     checkMapping(at, state, endpoint, address);
     const owner = this.endpointOf.get(address.value);
-    if (owner !== undefined && owner !== key) throw new StateError(`ExternalCIDR address ${formatIp(address)} is given to both ${owner} and ${key}`);
+    if (owner !== undefined && owner !== key)
+      throw new StateError(`ExternalCIDR address ${formatIp(address)} is given to both ${owner} and ${key}`);
     const known = state.external.byEndpoint.get(key);
     if (known && known.address !== address.value) {
-      throw new StateError(`endpoint ${key} has two ExternalCIDR addresses, ${formatIp({ ...address, value: known.address })} and ${formatIp(address)}`);
+      throw new StateError(
+        `endpoint ${key} has two ExternalCIDR addresses, ${formatIp({ ...address, value: known.address })} and ${formatIp(address)}`,
+      );
     }
     if (peer.natMappings.has(key)) throw new StateError(`endpoint ${key} is mapped twice for peer ${clusterId}`);
     this.endpointOf.set(address.value, key);
@@ -162,7 +174,10 @@ export const ipamStateCodec: Codec<IpamState> = {
   encode: (state) => JSON.stringify(toDocument(state)),
   decode: (text) => {
     const parsed = parseJsonText(text);
-    if ('problem' in parsed) throw new StateError(`not valid JSON (${parsed.problem}); restore the state from a backup or re-create it with \`strait network-ipam init --force\``);
+    if ('problem' in parsed)
+      throw new StateError(
+        `not valid JSON (${parsed.problem}); restore the state from a backup or re-create it with \`strait network-ipam init --force\``,
+      );
     return fromDocument(parsed.value);
   },
 };

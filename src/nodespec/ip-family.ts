@@ -39,6 +39,10 @@ function* addressesOf(spec: NodeDataplaneSpec): Generator<[string, Value]> {
 export function requireIpv4(spec: NodeDataplaneSpec, dataplane: string): void {
   for (const [field, value] of addressesOf(spec)) {
     if (value.family === 4) continue;
-    throw new InputError(`spec.${field}`, 'prefix' in value ? formatCidr(value) : formatIp(value), `${dataplane} carries IPv4 only (IPv6 clusters are not supported yet)`);
+    throw new InputError(
+      `spec.${field}`,
+      'prefix' in value ? formatCidr(value) : formatIp(value),
+      `${dataplane} carries IPv4 only (IPv6 clusters are not supported yet)`,
+    );
   }
 }

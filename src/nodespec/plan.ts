@@ -53,7 +53,9 @@ function findNode(nodes: readonly PlannedNode[], field: string, name: string): P
  * when read: names are unique). On Kubernetes each agent makes it from the Node objects (k8s/node-list.ts).
  */
 export const clusterNodeSpecs = (nodes: readonly PlannedNode[]): ClusterNodeSpec[] =>
-  [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
+  [...nodes]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
 
 export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
   const overlay = input.overlay ?? defaultOverlay;
@@ -78,7 +80,10 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
   for (const t of input.tunnels) {
     const record = input.ipam.peers.get(t.clusterId);
     for (const [endpoint, address] of record?.natMappings.entries() ?? []) {
-      natMappings.set(address, { externalAddress: { family: home.externalCIDR.family, value: address }, endpointAddress: parseIp('natMappings', endpoint) });
+      natMappings.set(address, {
+        externalAddress: { family: home.externalCIDR.family, value: address },
+        endpointAddress: parseIp('natMappings', endpoint),
+      });
     }
   }
   return {

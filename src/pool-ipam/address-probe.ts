@@ -44,12 +44,18 @@ function checkInteger(field: string, value: unknown, max: number): number {
  */
 export function probeAddress(probe: AddressProbe): Promise<ProbeAnswer> {
   const { netns, ifname, address, tries = 3, timeoutMs = 100 } = probe;
-  if (typeof netns !== 'string' || !netns.startsWith('/')) throw new InputError('netns', netns, 'must be the absolute path of a network namespace');
+  if (typeof netns !== 'string' || !netns.startsWith('/'))
+    throw new InputError('netns', netns, 'must be the absolute path of a network namespace');
   // What the kernel accepts as a name (dev_valid_name): 1 to 15 bytes, no '/', ':' or white space, not . or ..
   if (typeof ifname !== 'string' || !/^[^/:\s]{1,15}$/.test(ifname) || ifname === '.' || ifname === '..') {
     throw new InputError('ifname', ifname, 'must be an interface name (1 to 15 characters, no "/", ":" or spaces)');
   }
-  if ((address?.family !== 4 && address?.family !== 6) || typeof address.value !== 'bigint' || address.value < 0n || address.value >= 1n << BigInt(addressBits(address.family))) {
+  if (
+    (address?.family !== 4 && address?.family !== 6) ||
+    typeof address.value !== 'bigint' ||
+    address.value < 0n ||
+    address.value >= 1n << BigInt(addressBits(address.family))
+  ) {
     // The value shown as text: InputError's message is JSON, which has no bigints.
     const shown = typeof address === 'object' && address !== null ? { ...address, value: String(address.value) } : address;
     throw new InputError('address', shown, 'must be an IPv4 or IPv6 address (an Ip of src/net/cidr.ts)');

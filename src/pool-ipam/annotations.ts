@@ -68,7 +68,8 @@ function selection(key: string, text: string, value: unknown, where: string, int
   const at = where ? `${where}: ` : '';
   if (!isObject(value)) throw new InputError(key, text, `${at}expected an object {"interface", "ipv4", "ipv6"}`);
   for (const field of Object.keys(value)) {
-    if (!['interface', 'ipv4', 'ipv6'].includes(field)) throw new InputError(key, text, `${at}unknown key "${field}" (expected "interface", "ipv4" and "ipv6")`);
+    if (!['interface', 'ipv4', 'ipv6'].includes(field))
+      throw new InputError(key, text, `${at}unknown key "${field}" (expected "interface", "ipv4" and "ipv6")`);
   }
   const result: InterfaceSelection = { ipv4: names(key, text, `${at}ipv4`, value.ipv4), ipv6: names(key, text, `${at}ipv6`, value.ipv6) };
   if (value.interface !== undefined) {
@@ -90,7 +91,8 @@ export function parseSelection(key: string, text: string): InterfaceSelection {
 /** `ipam.strait.io/ippools` or `ipam.strait.io/subnets`: one selection per interface, each naming it once. */
 export function parseSelections(key: string, text: string): InterfaceSelection[] {
   const value = parseJson(key, text);
-  if (!Array.isArray(value) || value.length === 0) throw new InputError(key, text, 'expected a non-empty list of {"interface", "ipv4", "ipv6"}');
+  if (!Array.isArray(value) || value.length === 0)
+    throw new InputError(key, text, 'expected a non-empty list of {"interface", "ipv4", "ipv6"}');
   const list = value.map((item: unknown, i) => selection(key, text, item, `item ${i}`, true));
   const seen = new Set<string>();
   for (const item of list) {
@@ -104,7 +106,11 @@ export function parseSelections(key: string, text: string): InterfaceSelection[]
 export function checkOneSubnetPerFamily(key: string, text: string, choice: InterfaceSelection): void {
   for (const family of ['ipv4', 'ipv6'] as const) {
     if (choice[family].length > 1) {
-      throw new InputError(key, text, `${choice.interface ? `interface ${choice.interface}: ` : ''}${family} names ${choice[family].length} Subnets; an application pool is made from one`);
+      throw new InputError(
+        key,
+        text,
+        `${choice.interface ? `interface ${choice.interface}: ` : ''}${family} names ${choice[family].length} Subnets; an application pool is made from one`,
+      );
     }
   }
 }

@@ -25,7 +25,10 @@ const maxNameLength = 63;
  */
 export function applicationPoolName(subnet: string, application: ApplicationRef, family: IpFamily, ifname: string): string {
   const { apiVersion, kind, namespace, name, uid } = application;
-  const hash = createHash('sha256').update(JSON.stringify([subnet, apiVersion, kind, namespace, name, uid, family, ifname])).digest('hex').slice(0, 8);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([subnet, apiVersion, kind, namespace, name, uid, family, ifname]))
+    .digest('hex')
+    .slice(0, 8);
   const suffix = `-v${family}-${hash}`;
   const readable = `${kind}-${name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   const room = maxNameLength - 'auto-'.length - suffix.length;

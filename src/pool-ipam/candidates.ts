@@ -27,7 +27,12 @@ import type { Candidates, Pool, PodContext } from './model';
 const namesAny = (s: { ipv4: readonly string[]; ipv6: readonly string[] }): boolean => s.ipv4.length > 0 || s.ipv6.length > 0;
 
 /** The plural annotation's entry for `ifname`, else the singular one if it applies to `ifname`. */
-function annotatedChoice(annotations: Readonly<Record<string, string>>, plural: string, singular: string, ifname: string): { key: string; text: string; choice: InterfaceSelection } | undefined {
+function annotatedChoice(
+  annotations: Readonly<Record<string, string>>,
+  plural: string,
+  singular: string,
+  ifname: string,
+): { key: string; text: string; choice: InterfaceSelection } | undefined {
   const many = annotations[plural];
   if (many !== undefined) {
     const choice = parseSelections(plural, many).find((s) => s.interface === ifname);
@@ -41,7 +46,11 @@ function annotatedChoice(annotations: Readonly<Record<string, string>>, plural: 
   return undefined;
 }
 
-export function candidatePools(pod: PodContext, cniDefaults: { ipv4: readonly string[]; ipv6: readonly string[] }, pools: readonly Pool[]): Candidates {
+export function candidatePools(
+  pod: PodContext,
+  cniDefaults: { ipv4: readonly string[]; ipv6: readonly string[] },
+  pools: readonly Pool[],
+): Candidates {
   const subnet = annotatedChoice(pod.annotations, podAnnotations.subnets, podAnnotations.subnet, pod.ifname);
   if (subnet) {
     checkOneSubnetPerFamily(subnet.key, subnet.text, subnet.choice);
@@ -64,7 +73,10 @@ export function candidatePools(pod: PodContext, cniDefaults: { ipv4: readonly st
     const text = pod.namespaceAnnotations[key];
     return text === undefined ? [] : parseNamespaceDefaultPools(key, text);
   };
-  const namespace = { ipv4: namespaceDefault(namespaceAnnotations.defaultIpv4Ippool), ipv6: namespaceDefault(namespaceAnnotations.defaultIpv6Ippool) };
+  const namespace = {
+    ipv4: namespaceDefault(namespaceAnnotations.defaultIpv4Ippool),
+    ipv6: namespaceDefault(namespaceAnnotations.defaultIpv6Ippool),
+  };
   if (namesAny(namespace)) return { source: 'namespace-default', ...namespace };
 
   if (namesAny(cniDefaults)) return { source: 'cni-default', ipv4: [...cniDefaults.ipv4], ipv6: [...cniDefaults.ipv6] };

@@ -58,7 +58,9 @@ export function readClaim(object: ClaimObject): Claim {
     ifname: spec.ifname,
     ...(spec.containerID !== undefined ? { containerID: spec.containerID } : {}),
     ...(spec.owner !== undefined ? { owner: spec.owner } : {}),
-    ...(spec.conflict !== undefined ? { conflict: { ...(spec.conflict.mac ? { mac: spec.conflict.mac } : {}), detectedAt: new Date(spec.conflict.detectedAt).getTime() } } : {}),
+    ...(spec.conflict !== undefined
+      ? { conflict: { ...(spec.conflict.mac ? { mac: spec.conflict.mac } : {}), detectedAt: new Date(spec.conflict.detectedAt).getTime() } }
+      : {}),
   };
 }
 
@@ -74,6 +76,13 @@ export function writeClaimSpec(claim: Omit<Claim, 'name' | 'uid' | 'resourceVers
     ifname: claim.ifname,
     ...(claim.containerID !== undefined ? { containerID: claim.containerID } : {}),
     ...(claim.owner !== undefined ? { owner: claim.owner } : {}),
-    ...(claim.conflict !== undefined ? { conflict: { ...(claim.conflict.mac ? { mac: claim.conflict.mac } : {}), detectedAt: new Date(claim.conflict.detectedAt).toISOString().replace(/\.\d{3}Z$/, 'Z') } } : {}),
+    ...(claim.conflict !== undefined
+      ? {
+          conflict: {
+            ...(claim.conflict.mac ? { mac: claim.conflict.mac } : {}),
+            detectedAt: new Date(claim.conflict.detectedAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          },
+        }
+      : {}),
   };
 }

@@ -43,32 +43,50 @@ function nameOrSelector(
 function rejection(pool: Pool, family: IpFamily, pod: PodContext, use: AddressUse): string | undefined {
   if (pool.terminating) return 'the pool is terminating (metadata.deletionTimestamp is set)';
   if (pool.disable) return 'spec.disable is true';
-  if (pool.family !== family) return `the pool is IPv${pool.family} (spec.subnet ${formatCidr(pool.subnet)}) but is named as an IPv${family} candidate`;
+  if (pool.family !== family)
+    return `the pool is IPv${pool.family} (spec.subnet ${formatCidr(pool.subnet)}) but is named as an IPv${family} candidate`;
   const node = nameOrSelector('node', pool.nodeName, pool.nodeAffinity, 'node', pod.nodeName, pod.nodeLabels);
   if (node) return node;
-  const namespace = nameOrSelector('namespace', pool.namespaceName, pool.namespaceAffinity, 'namespace', pod.namespace, pod.namespaceLabels);
+  const namespace = nameOrSelector(
+    'namespace',
+    pool.namespaceName,
+    pool.namespaceAffinity,
+    'namespace',
+    pod.namespace,
+    pod.namespaceLabels,
+  );
   if (namespace) return namespace;
   if (pool.podAffinity && !selectorMatches(pool.podAffinity, pod.labels)) {
     return `spec.podAffinity "${formatSelector(pool.podAffinity)}" does not match pod "${pod.namespace}/${pod.name}" (labels ${labelsText(pod.labels)})`;
   }
-  if (pool.multusName.length > 0 && !pool.multusName.includes(pod.network)) return `spec.multusName ${list(pool.multusName)} does not include network "${pod.network}"`;
+  if (pool.multusName.length > 0 && !pool.multusName.includes(pod.network))
+    return `spec.multusName ${list(pool.multusName)} does not include network "${pod.network}"`;
   const notExcluded = subtractRanges(pool.ips, pool.excludeIps);
   if (notExcluded.length === 0) {
-    return pool.ips.length === 0 ? 'spec.ips is empty' : `spec.excludeIPs ${list(formatIpRanges(pool.excludeIps))} exclude every address of spec.ips ${list(formatIpRanges(pool.ips))}`;
+    return pool.ips.length === 0
+      ? 'spec.ips is empty'
+      : `spec.excludeIPs ${list(formatIpRanges(pool.excludeIps))} exclude every address of spec.ips ${list(formatIpRanges(pool.ips))}`;
   }
   if (subtractRanges(notExcluded, use.reserved).length === 0) {
     return `every address of spec.ips outside spec.excludeIPs (${formatIpRanges(notExcluded).join(', ')}) is reserved by a ReservedIP`;
   }
   if (freeAddresses(pool, use).length === 0) {
     const usable = countAddresses(subtractRanges(usableAddresses(pool), use.reserved));
-    if (usable === 0n) return 'no allocatable address: what spec.excludeIPs and ReservedIPs leave of spec.ips is only the network, broadcast or gateway address';
+    if (usable === 0n)
+      return 'no allocatable address: what spec.excludeIPs and ReservedIPs leave of spec.ips is only the network, broadcast or gateway address';
     return `no free address: all ${usable} allocatable addresses (spec.ips minus spec.excludeIPs, ReservedIPs, the network, broadcast and gateway addresses) are allocated or being allocated`;
   }
   return undefined;
 }
 
 /** Filters the candidates `names` of `family` (from candidates.ts) against the pod and the addresses in use. */
-export function filterPools(family: IpFamily, names: readonly string[], pools: ReadonlyMap<string, Pool>, pod: PodContext, use: AddressUse): FilterResult {
+export function filterPools(
+  family: IpFamily,
+  names: readonly string[],
+  pools: ReadonlyMap<string, Pool>,
+  pod: PodContext,
+  use: AddressUse,
+): FilterResult {
   const result: FilterResult = { usable: [], rejected: [] };
   for (const name of names) {
     const pool = pools.get(name);

@@ -76,7 +76,12 @@ export interface GcPlan {
 const collectsFor = (input: Pick<GcInput, 'node' | 'nodes'>, node: string) => node === input.node || input.nodes.get(node) !== true;
 
 /** A StatefulSet pod `<set>-<ordinal>`: why its address is no longer kept, or undefined while it is. */
-export function statefulSetGone(statefulSets: ReadonlyMap<string, number>, namespace: string, setName: string, podName: string): string | undefined {
+export function statefulSetGone(
+  statefulSets: ReadonlyMap<string, number>,
+  namespace: string,
+  setName: string,
+  podName: string,
+): string | undefined {
   const replicas = statefulSets.get(`${namespace}/${setName}`);
   if (replicas === undefined) return `StatefulSet ${namespace}/${setName} is gone`;
   const ordinal = podName.startsWith(`${setName}-`) ? Number(podName.slice(setName.length + 1)) : NaN;
@@ -88,21 +93,31 @@ export function statefulSetGone(statefulSets: ReadonlyMap<string, number>, names
 /** Why the claim is released now, or undefined to keep it. */
 function claimReleaseReason(input: GcInput, claim: Claim): string | undefined {
   const { now, settings } = input;
-  if (claim.conflict) return now >= claim.conflict.detectedAt + settings.conflictHoldMs ? `the conflict seen ${Math.round((now - claim.conflict.detectedAt) / 1000)} s ago is over its hold` : undefined;
+  if (claim.conflict)
+    return now >= claim.conflict.detectedAt + settings.conflictHoldMs
+      ? `the conflict seen ${Math.round((now - claim.conflict.detectedAt) / 1000)} s ago is over its hold`
+      : undefined;
   const key = `${claim.podNamespace}/${claim.podName}`;
   if (claim.owner?.kind === 'StatefulSet') return statefulSetGone(input.statefulSets, claim.podNamespace, claim.owner.name, claim.podName);
   const pod = input.pods.get(key);
   if (!pod) return input.deletedPods?.has(claim.podUID) || now - claim.created >= settings.freshMs ? `pod ${key} is gone` : undefined;
   // A fresh claim of another uid may be the next incarnation's, made while the informer still holds the last.
-  if (pod.uid !== claim.podUID) return now - claim.created >= settings.freshMs ? `pod ${key} is a new incarnation (uid ${pod.uid}, the address was given to ${claim.podUID})` : undefined;
+  if (pod.uid !== claim.podUID)
+    return now - claim.created >= settings.freshMs
+      ? `pod ${key} is a new incarnation (uid ${pod.uid}, the address was given to ${claim.podUID})`
+      : undefined;
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return `pod ${key} has ${pod.phase}`;
   if (pod.deletionTimestamp === undefined) return undefined;
   const ready = input.nodes.get(pod.nodeName) === true;
   if (ready) {
     const due = pod.deletionTimestamp + settings.additionalGraceDelayMs;
-    return settings.terminatingOnReadyNode && now >= due ? `pod ${key} is terminating ${Math.round((now - pod.deletionTimestamp) / 1000)} s past its grace period on Ready node ${pod.nodeName}` : undefined;
+    return settings.terminatingOnReadyNode && now >= due
+      ? `pod ${key} is terminating ${Math.round((now - pod.deletionTimestamp) / 1000)} s past its grace period on Ready node ${pod.nodeName}`
+      : undefined;
   }
-  return settings.terminatingOnNotReadyNode && now >= pod.deletionTimestamp ? `pod ${key} is terminating past its grace period on node ${pod.nodeName}, which is not Ready` : undefined;
+  return settings.terminatingOnNotReadyNode && now >= pod.deletionTimestamp
+    ? `pod ${key} is terminating past its grace period on node ${pod.nodeName}, which is not Ready`
+    : undefined;
 }
 
 export function planGarbageCollection(input: GcInput): GcPlan {

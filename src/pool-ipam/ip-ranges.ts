@@ -57,13 +57,18 @@ export function parseIpRanges(field: string, entries: unknown, subnet: Cidr): Ip
     const end = last ?? first;
     for (const ip of [first, end]) {
       if (ip.family !== subnet.family) {
-        throw new InputError(entryField, entry, `${formatIp(ip)} is IPv${ip.family} but the subnet ${formatCidr(subnet)} is IPv${subnet.family}`);
+        throw new InputError(
+          entryField,
+          entry,
+          `${formatIp(ip)} is IPv${ip.family} but the subnet ${formatCidr(subnet)} is IPv${subnet.family}`,
+        );
       }
       if (ip.value < subnet.base || ip.value > cidrLast(subnet)) {
         throw new InputError(entryField, entry, `${formatIp(ip)} is outside the subnet ${formatCidr(subnet)}`);
       }
     }
-    if (first.value > end.value) throw new InputError(entryField, entry, `the first address ${formatIp(first)} is above the last ${formatIp(end)}`);
+    if (first.value > end.value)
+      throw new InputError(entryField, entry, `the first address ${formatIp(first)} is above the last ${formatIp(end)}`);
     return { family: first.family, first: first.value, last: end.value };
   });
   return normalizeRanges(ranges);

@@ -15,8 +15,18 @@ import type { Logger } from '../log';
 import { IpamError } from './ipam-error';
 import { parseJsonText, quoted } from '../json-text';
 import {
-  type AddRequest, type AddResponse, type CheckRequest, type DelRequest, type ErrorResponse, type GcRequest, type GcResponse,
-  type StatusResponse, cniErrorCodes, ipamPaths, ipamRequestTimeoutMs, refusalMessage,
+  type AddRequest,
+  type AddResponse,
+  type CheckRequest,
+  type DelRequest,
+  type ErrorResponse,
+  type GcRequest,
+  type GcResponse,
+  type StatusResponse,
+  cniErrorCodes,
+  ipamPaths,
+  ipamRequestTimeoutMs,
+  refusalMessage,
 } from './protocol';
 
 export interface IpamHandler {
@@ -47,13 +57,21 @@ type Json = Record<string, unknown>;
 
 /** A request the service will not pass to its handler: code 6 (not JSON) or 7 (a field), answered 400. */
 class BadRequest extends Error {
-  constructor(readonly code: number, message: string, readonly status = 400) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
   }
 }
 
 /** What each request's schema cannot say: the bytes of its interface names (the schema checks their characters). */
-const interfaceNames: { [N in 'poolIpamAddRequest' | 'poolIpamCheckRequest' | 'poolIpamDelRequest' | 'poolIpamGcRequest']: (req: ValidatorTypes[N]) => [string, string][] } = {
+const interfaceNames: {
+  [N in 'poolIpamAddRequest' | 'poolIpamCheckRequest' | 'poolIpamDelRequest' | 'poolIpamGcRequest']: (
+    req: ValidatorTypes[N],
+  ) => [string, string][];
+} = {
   poolIpamAddRequest: (req) => [['ifname', req.ifname]],
   poolIpamCheckRequest: (req) => [['ifname', req.ifname]],
   poolIpamDelRequest: (req) => [['ifname', req.ifname]],
@@ -84,7 +102,11 @@ interface Route {
 
 const routes: Record<string, Route> = {
   [ipamPaths.add]: { method: 'POST', command: 'ADD', call: (h, body) => h.add(request('poolIpamAddRequest', body)) },
-  [ipamPaths.check]: { method: 'POST', command: 'CHECK', call: async (h, body) => (await h.check(request('poolIpamCheckRequest', body)), {}) },
+  [ipamPaths.check]: {
+    method: 'POST',
+    command: 'CHECK',
+    call: async (h, body) => (await h.check(request('poolIpamCheckRequest', body)), {}),
+  },
   [ipamPaths.del]: { method: 'POST', command: 'DEL', call: async (h, body) => (await h.del(request('poolIpamDelRequest', body)), {}) },
   [ipamPaths.gc]: { method: 'POST', command: 'GC', call: (h, body) => h.gc(request('poolIpamGcRequest', body)) },
   [ipamPaths.status]: { method: 'GET', command: 'STATUS', call: (h) => h.status() },
@@ -111,7 +133,8 @@ async function readBody(req: IncomingMessage, timedOut: WeakSet<object>): Promis
   const parsed = parseJsonText(text);
   if ('problem' in parsed) throw new BadRequest(cniErrorCodes.decodeFailure, `body: not JSON: ${parsed.problem} (got ${quoted(text)})`);
   const body = parsed.value;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequest(cniErrorCodes.decodeFailure, `body: must be a JSON object (got ${quoted(body)})`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequest(cniErrorCodes.decodeFailure, `body: must be a JSON object (got ${quoted(body)})`);
   return body as Json;
 }
 
@@ -143,11 +166,18 @@ function reply(res: ServerResponse, status: number, body: object): void {
 /** The answer to what a handler threw: its own code for an IpamError, else an I/O failure with the message. */
 function errorResponse(err: unknown): { status: number; body: ErrorResponse } {
   if (err instanceof BadRequest) return { status: err.status, body: { code: err.code, msg: err.message } };
-  if (err instanceof IpamError) return { status: 500, body: { code: err.code, msg: err.message, ...(err.details === undefined ? {} : { details: err.details }) } };
+  if (err instanceof IpamError)
+    return { status: 500, body: { code: err.code, msg: err.message, ...(err.details === undefined ? {} : { details: err.details }) } };
   return { status: 500, body: { code: cniErrorCodes.ioFailure, msg: err instanceof Error ? err.message : String(err) } };
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handler: IpamHandler, log: Logger, timedOut: WeakSet<object>): Promise<void> {
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handler: IpamHandler,
+  log: Logger,
+  timedOut: WeakSet<object>,
+): Promise<void> {
   const started = performance.now();
   // Not new URL(): a request target it cannot parse ("//[") would throw before any answer.
   const path = (req.url ?? '/').split('?')[0]!;
@@ -211,8 +241,14 @@ async function checkTakeOver(socket: string): Promise<void> {
     throw err;
   });
   if (!existing) return;
-  if (!existing.isSocket()) throw new StateError(`${socket} exists and is not a socket: refusing to replace it; remove it or serve pool IPAM on another socket path`);
-  if (await answers(socket)) throw new StateError(`another pool IPAM service answers on ${socket}: refusing to take it over; stop that one first, or serve on another socket path`);
+  if (!existing.isSocket())
+    throw new StateError(
+      `${socket} exists and is not a socket: refusing to replace it; remove it or serve pool IPAM on another socket path`,
+    );
+  if (await answers(socket))
+    throw new StateError(
+      `another pool IPAM service answers on ${socket}: refusing to take it over; stop that one first, or serve on another socket path`,
+    );
 }
 
 /**
@@ -220,7 +256,12 @@ async function checkTakeOver(socket: string): Promise<void> {
  * enter, set to mode 0600 there and then renamed into place, so it is never reachable with a wider mode
  * (and a stale socket file of a dead service is replaced atomically).
  */
-export async function serveIpam(options: { socket: string; handler: IpamHandler; log: Logger; requestArrivalMs?: number }): Promise<IpamServer> {
+export async function serveIpam(options: {
+  socket: string;
+  handler: IpamHandler;
+  log: Logger;
+  requestArrivalMs?: number;
+}): Promise<IpamServer> {
   const { handler, log, requestArrivalMs = defaultRequestArrivalMs } = options;
   const socket = resolve(options.socket);
   const dir = dirname(socket);
@@ -228,7 +269,11 @@ export async function serveIpam(options: { socket: string; handler: IpamHandler;
   await checkTakeOver(socket);
 
   // Node checks these timeouts every connectionsCheckingInterval (30 s by default).
-  const timeouts = { requestTimeout: requestArrivalMs, headersTimeout: requestArrivalMs, connectionsCheckingInterval: Math.min(1000, requestArrivalMs / 2) };
+  const timeouts = {
+    requestTimeout: requestArrivalMs,
+    headersTimeout: requestArrivalMs,
+    connectionsCheckingInterval: Math.min(1000, requestArrivalMs / 2),
+  };
   /** Sockets the arrival timeout closed, so a body cut short by it is not blamed on the client. */
   const timedOut = new WeakSet<object>();
   /** Sockets with a request being served: its own answer and log line say how it ended. */
@@ -250,7 +295,9 @@ export async function serveIpam(options: { socket: string; handler: IpamHandler;
     log.warn({ outcome: `error ${cniErrorCodes.decodeFailure}`, error: msg }, 'pool IPAM request refused');
     if (!connection.writable || err.code === 'ECONNRESET') return connection.destroy();
     const text = JSON.stringify({ code: cniErrorCodes.decodeFailure, msg } satisfies ErrorResponse);
-    connection.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+    connection.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
   });
   const privateDir = await mkdtemp(join(dir, `.${basename(socket)}-`));
   try {
@@ -277,18 +324,19 @@ export async function serveIpam(options: { socket: string; handler: IpamHandler;
   let closed: Promise<void> | undefined;
   return {
     socket,
-    close: () => (closed ??= (async () => {
-      await new Promise<void>((resolve) => {
-        const grace = setTimeout(() => server.closeAllConnections(), ipamRequestTimeoutMs);
-        server.close(() => {
-          clearTimeout(grace);
-          resolve();
+    close: () =>
+      (closed ??= (async () => {
+        await new Promise<void>((resolve) => {
+          const grace = setTimeout(() => server.closeAllConnections(), ipamRequestTimeoutMs);
+          server.close(() => {
+            clearTimeout(grace);
+            resolve();
+          });
+          server.closeIdleConnections();
         });
-        server.closeIdleConnections();
-      });
-      // Only our own socket file: a successor may already serve on the path.
-      const current = await lstat(socket).catch(() => undefined);
-      if (current?.ino === ino) await unlink(socket).catch(() => undefined);
-    })()),
+        // Only our own socket file: a successor may already serve on the path.
+        const current = await lstat(socket).catch(() => undefined);
+        if (current?.ino === ino) await unlink(socket).catch(() => undefined);
+      })()),
   };
 }

@@ -24,7 +24,10 @@ function holds(req: Requirement, labels: Readonly<Record<string, string>>): bool
 
 export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
   const pairs = Object.entries(selector.matchLabels ?? {});
-  return pairs.every(([key, value]) => Object.hasOwn(labels, key) && labels[key] === value) && (selector.matchExpressions ?? []).every((req) => holds(req, labels));
+  return (
+    pairs.every(([key, value]) => Object.hasOwn(labels, key) && labels[key] === value) &&
+    (selector.matchExpressions ?? []).every((req) => holds(req, labels))
+  );
 }
 
 /** Kubernetes' text form (`kubectl get -l`): "app=web,tier in (a,b),!canary"; "<everything>" when empty. */
@@ -47,14 +50,17 @@ const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-
 function labelKeyProblem(key: string): string | undefined {
   const slash = key.lastIndexOf('/');
   const [prefix, name] = slash < 0 ? [undefined, key] : [key.slice(0, slash), key.slice(slash + 1)];
-  if (prefix !== undefined && (prefix.length > 253 || !dnsSubdomain.test(prefix))) return `the key prefix "${prefix}" is not a DNS subdomain`;
-  if (name.length > 63 || !namePart.test(name)) return `the key name "${name}" must be 1-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`;
+  if (prefix !== undefined && (prefix.length > 253 || !dnsSubdomain.test(prefix)))
+    return `the key prefix "${prefix}" is not a DNS subdomain`;
+  if (name.length > 63 || !namePart.test(name))
+    return `the key name "${name}" must be 1-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`;
   return undefined;
 }
 
 function labelValueProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return 'a label value is a string';
-  if (value !== '' && (value.length > 63 || !namePart.test(value))) return `"${value}" is not a label value (0-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`;
+  if (value !== '' && (value.length > 63 || !namePart.test(value)))
+    return `"${value}" is not a label value (0-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`;
   return undefined;
 }
 
@@ -65,7 +71,8 @@ const operators = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export function parseLabelSelector(field: string, value: unknown): LabelSelector {
   if (!isObject(value)) throw new InputError(field, value, 'expected a label selector object (matchLabels, matchExpressions)');
   for (const key of Object.keys(value)) {
-    if (key !== 'matchLabels' && key !== 'matchExpressions') throw new InputError(`${field}.${key}`, value[key], 'unknown field (a label selector has matchLabels and matchExpressions)');
+    if (key !== 'matchLabels' && key !== 'matchExpressions')
+      throw new InputError(`${field}.${key}`, value[key], 'unknown field (a label selector has matchLabels and matchExpressions)');
   }
   const selector: LabelSelector = {};
   if (value.matchLabels !== undefined) {
@@ -86,10 +93,12 @@ export function parseLabelSelector(field: string, value: unknown): LabelSelector
       const keyProblem = typeof req.key === 'string' ? labelKeyProblem(req.key) : 'expected a label key string';
       if (keyProblem) throw new InputError(`${at}.key`, req.key, keyProblem);
       const operator = req.operator;
-      if (!operators.includes(operator as Requirement['operator'])) throw new InputError(`${at}.operator`, operator, 'expected In, NotIn, Exists or DoesNotExist');
+      if (!operators.includes(operator as Requirement['operator']))
+        throw new InputError(`${at}.operator`, operator, 'expected In, NotIn, Exists or DoesNotExist');
       const op = operator as Requirement['operator'];
       if (op === 'In' || op === 'NotIn') {
-        if (!Array.isArray(req.values) || req.values.length === 0) throw new InputError(`${at}.values`, req.values, `${op} needs a non-empty list of values`);
+        if (!Array.isArray(req.values) || req.values.length === 0)
+          throw new InputError(`${at}.values`, req.values, `${op} needs a non-empty list of values`);
         for (const v of req.values) {
           const problem = labelValueProblem(v);
           if (problem) throw new InputError(`${at}.values`, req.values, problem);

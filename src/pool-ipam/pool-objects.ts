@@ -24,7 +24,8 @@ function addressing(kind: string, name: string, spec: Spec) {
   let gateway: Ip | undefined;
   if (spec.gateway !== undefined) {
     gateway = parseIp(at('gateway'), spec.gateway);
-    if (gateway.family !== subnet.family || !containsIp(subnet, gateway)) throw new InputError(at('gateway'), spec.gateway, `not an address of the subnet ${formatCidr(subnet)}`);
+    if (gateway.family !== subnet.family || !containsIp(subnet, gateway))
+      throw new InputError(at('gateway'), spec.gateway, `not an address of the subnet ${formatCidr(subnet)}`);
   }
   const routes: Route[] = (spec.routes ?? []).map((r, i) => {
     const dst = parseCidr(at(`routes[${i}].dst`), r.dst);
@@ -33,7 +34,15 @@ function addressing(kind: string, name: string, spec: Spec) {
     if (gw && gw.family !== subnet.family) throw new InputError(at(`routes[${i}].gw`), r.gw, `not IPv${subnet.family} like the subnet`);
     return { dst, ...(gw ? { gw } : {}) };
   });
-  return { family: subnet.family, subnet, ips, excludeIps, ...(gateway ? { gateway } : {}), routes, ...(spec.vlan !== undefined ? { vlan: spec.vlan } : {}) };
+  return {
+    family: subnet.family,
+    subnet,
+    ips,
+    excludeIps,
+    ...(gateway ? { gateway } : {}),
+    routes,
+    ...(spec.vlan !== undefined ? { vlan: spec.vlan } : {}),
+  };
 }
 
 export function readPool(object: KubernetesObject & { spec: IPPoolSpecDocument }): Pool {

@@ -27,8 +27,16 @@ export const ipamRequestTimeoutMs = 30_000;
  * (anything can write the socket). The names' rules: src/api/cni-names.ts.
  */
 export type {
-  AddRequest, AddResponse, Attachment, CheckRequest, DelRequest, ErrorResponse, GcRequest, GcResponse,
-  IpamNetworkOptions, StatusResponse,
+  AddRequest,
+  AddResponse,
+  Attachment,
+  CheckRequest,
+  DelRequest,
+  ErrorResponse,
+  GcRequest,
+  GcResponse,
+  IpamNetworkOptions,
+  StatusResponse,
 } from '../api/pool-ipam-protocol-schema';
 
 /** A refused field as both ends word it in a CNI error: `field: missing`, or `field: reason (got value)`. */

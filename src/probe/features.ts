@@ -2,8 +2,19 @@
 import type { Dataplane } from '../api/dataplane';
 
 export const featureNames = [
-  'bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie',
-  'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface',
+  'bpf',
+  'btf',
+  'clsact',
+  'tcx',
+  'testRun',
+  'lpmTrie',
+  'vxlan',
+  'vxlanCollectMd',
+  'policyRouting',
+  'nftables',
+  'xfrm',
+  'esp',
+  'xfrmInterface',
 ] as const;
 
 export type Feature = (typeof featureNames)[number];
@@ -29,7 +40,6 @@ export interface ProbeReport {
   /** Why a feature is missing: the error the kernel gave. */
   reasons: Partial<Record<Feature, string>>;
 }
-
 
 /** The eBPF dataplane needs programs on TC hooks with BTF maps and a collect_md VXLAN device. */
 const ebpfRequirements: readonly Feature[] = ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd'];

@@ -44,7 +44,9 @@ export function probeCacheKey(): ProbeCacheKey {
 }
 
 const sameKey = (a: ProbeCacheKey, b: unknown): boolean =>
-  typeof b === 'object' && b !== null && (Object.keys(a) as (keyof ProbeCacheKey)[]).every((k) => (b as Record<string, unknown>)[k] === a[k]);
+  typeof b === 'object' &&
+  b !== null &&
+  (Object.keys(a) as (keyof ProbeCacheKey)[]).every((k) => (b as Record<string, unknown>)[k] === a[k]);
 
 /** Pure: the report in a cache file's text when its key is `key` and the report is whole; otherwise undefined. */
 function readCachedReport(text: string, key: ProbeCacheKey): ProbeReport | undefined {
@@ -57,8 +59,10 @@ function readCachedReport(text: string, key: ProbeCacheKey): ProbeReport | undef
   if (!sameKey(key, parsed?.key)) return undefined;
   const { features, reasons } = parsed.report ?? {};
   if (typeof features !== 'object' || features === null || typeof reasons !== 'object' || reasons === null) return undefined;
-  if (!featureNames.every((f) => typeof features[f] === 'boolean') || Object.keys(features).length !== featureNames.length) return undefined;
-  if (!Object.entries(reasons).every(([f, why]) => (featureNames as readonly string[]).includes(f) && typeof why === 'string')) return undefined;
+  if (!featureNames.every((f) => typeof features[f] === 'boolean') || Object.keys(features).length !== featureNames.length)
+    return undefined;
+  if (!Object.entries(reasons).every(([f, why]) => (featureNames as readonly string[]).includes(f) && typeof why === 'string'))
+    return undefined;
   return parsed.report as ProbeReport;
 }
 
@@ -71,7 +75,11 @@ export interface CachedProbe {
 }
 
 /** The probe's report from `path` when it holds one for this boot, kernel, build and privileges; else probes in `netns` and stores it. */
-export async function cachedProbe(path: string, netns?: string, probe: (netns?: string) => Promise<ProbeReport> = probeKernel): Promise<CachedProbe> {
+export async function cachedProbe(
+  path: string,
+  netns?: string,
+  probe: (netns?: string) => Promise<ProbeReport> = probeKernel,
+): Promise<CachedProbe> {
   const key = probeCacheKey();
   let text: string | undefined;
   try {

@@ -74,12 +74,14 @@ async function probeBpf(report: ProbeReport): Promise<void> {
   await tryFeature(report, 'bpf', () => withMap({ type: MapType.Array, name: 'strait_probe', key: u32, value: u32, maxEntries: 1 }));
   await tryFeature(report, 'btf', () => void native().probeKernelBtf());
   await tryFeature(report, 'lpmTrie', () =>
-    withMap({ type: MapType.LpmTrie, name: 'strait_probe', key: lpmKey(ipv4), value: u32, maxEntries: 1, flags: MapFlags.NoPrealloc }));
+    withMap({ type: MapType.LpmTrie, name: 'strait_probe', key: lpmKey(ipv4), value: u32, maxEntries: 1, flags: MapFlags.NoPrealloc }),
+  );
   await tryFeature(report, 'testRun', () =>
     withProgram((prog) => {
       const r = prog.testRun(Buffer.alloc(64));
       if (r.retval !== 0) throw new Error(`test run returned ${r.retval}, expected 0`);
-    }));
+    }),
+  );
 }
 
 /** A device name no other has (15 characters, the kernel's limit). */
@@ -91,7 +93,11 @@ const probeVni = () => randomInt(1, 0xffffff);
 type ProbeLink = Omit<Extract<NetlinkChange, { op: 'add'; kind: 'link' }>, 'kind' | 'op' | 'name' | 'up'>;
 
 /** Makes a device (down: it carries nothing), hands it to `use`, and deletes it, also when `use` throws. */
-async function withProbeDevice(link: ProbeLink, netns: string | undefined, use: (name: string) => void | Promise<void> = () => {}): Promise<void> {
+async function withProbeDevice(
+  link: ProbeLink,
+  netns: string | undefined,
+  use: (name: string) => void | Promise<void> = () => {},
+): Promise<void> {
   const name = probeDevice();
   throwRefused(applyNetlink([{ kind: 'link', op: 'add', name, ...link }], netns));
   try {
@@ -109,7 +115,8 @@ async function probeTc(report: ProbeReport, device: string, netns: string | unde
     withProgram((prog) => {
       attachClsact(target, prog, { priority: 1, handle: 1 });
       if (!detachClsact(target, { priority: 1, handle: 1 })) throw new Error('attached filter not found');
-    }));
+    }),
+  );
   await tryFeature(report, 'tcx', () =>
     withProgram((prog) => {
       // Unpinned: the link goes away with its fd (and with the device).
@@ -120,7 +127,8 @@ async function probeTc(report: ProbeReport, device: string, netns: string | unde
       } finally {
         native().closeFd(fd);
       }
-    }));
+    }),
+  );
 }
 
 async function probeNetworking(report: ProbeReport, netns: string | undefined): Promise<void> {
@@ -130,7 +138,8 @@ async function probeNetworking(report: ProbeReport, netns: string | undefined): 
     withProbeDevice({ type: 'vxlan', vni: probeVni(), port: 4789, local: '127.0.0.1' }, netns, async (device) => {
       tcTried = true;
       await probeTc(report, device, netns);
-    }));
+    }),
+  );
   if (!tcTried) {
     for (const f of ['clsact', 'tcx'] as const) report.reasons[f] = `no VXLAN device to try it on: ${report.reasons.vxlan}`;
   }
@@ -145,23 +154,40 @@ async function probeNetworking(report: ProbeReport, netns: string | undefined): 
   await tryFeature(report, 'policyRouting', () => void dumpRules(netns));
   await tryFeature(report, 'nftables', () => {
     const table = { family: 'inet', table: 'strait_probe' } as const;
-    checkNft({
-      nftables: [
-        { add: { table: { family: table.family, name: table.table } } },
-        { add: { map: { ...table, name: 'm', type: 'ipv4_addr', map: 'ipv4_addr' } } },
-        { add: { element: { ...table, name: 'm', elem: [['10.0.0.1', '10.1.0.1']] } } },
-      ],
-    }, netns);
+    checkNft(
+      {
+        nftables: [
+          { add: { table: { family: table.family, name: table.table } } },
+          { add: { map: { ...table, name: 'm', type: 'ipv4_addr', map: 'ipv4_addr' } } },
+          { add: { element: { ...table, name: 'm', elem: [['10.0.0.1', '10.1.0.1']] } } },
+        ],
+      },
+      netns,
+    );
   });
   await tryFeature(report, 'xfrm', () => void dumpXfrmPolicies(netns));
   await tryFeature(report, 'esp', () => {
     // An SA without a policy sends nothing; between documentation addresses it receives nothing either.
     // Added and deleted in one batch: the delete runs also when the add is refused (then ESRCH, not reported).
     const id = { src: '192.0.2.1', dst: '192.0.2.2', spi: randomInt(256, 2 ** 32) };
-    throwRefused(applyXfrm([
-      { kind: 'state', op: 'add', ...id, reqid: randomInt(1, 2 ** 31), ifId: 0, aead: 'rfc4106(gcm(aes))', icvBits: 128, key: Buffer.alloc(20, 0x11) },
-      { kind: 'state', op: 'del', ...id },
-    ], netns));
+    throwRefused(
+      applyXfrm(
+        [
+          {
+            kind: 'state',
+            op: 'add',
+            ...id,
+            reqid: randomInt(1, 2 ** 31),
+            ifId: 0,
+            aead: 'rfc4106(gcm(aes))',
+            icvBits: 128,
+            key: Buffer.alloc(20, 0x11),
+          },
+          { kind: 'state', op: 'del', ...id },
+        ],
+        netns,
+      ),
+    );
   });
   await tryFeature(report, 'xfrmInterface', () => withProbeDevice({ type: 'xfrm', ifId: randomInt(1, 2 ** 31) }, netns));
 }

@@ -16,7 +16,8 @@ import { closeSync, constants, fchmodSync, fsyncSync, mkdirSync, openSync, renam
 import { basename, dirname, join } from 'node:path';
 import { fileError } from './regular-file';
 
-export const temporaryPathFor = (path: string, writer?: string) => join(dirname(path), `.${basename(path)}${writer === undefined ? '' : `.${writer}`}.tmp`);
+export const temporaryPathFor = (path: string, writer?: string) =>
+  join(dirname(path), `.${basename(path)}${writer === undefined ? '' : `.${writer}`}.tmp`);
 
 const exclusiveCreate = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
@@ -49,7 +50,7 @@ export function writeNewFile(path: string, text: string, mode: number): void {
   const fd = createExclusive(path, mode);
   try {
     const bytes = Buffer.from(text, 'utf8');
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);

@@ -18,7 +18,9 @@ function kindOf(stats: Stats): string {
 }
 
 function notRegular(path: string, kind: string): StateError {
-  return new StateError(`${path}: is ${kind}, not a regular file; Strait reads and replaces only the regular files it writes: move it away or give another path`);
+  return new StateError(
+    `${path}: is ${kind}, not a regular file; Strait reads and replaces only the regular files it writes: move it away or give another path`,
+  );
 }
 
 /**

@@ -34,7 +34,11 @@ export interface Store<T> {
  * If `change` throws, nothing is saved. `replace: true` skips loading, so a state that can no longer be
  * loaded (corrupt, or from another version) can still be replaced by a new one.
  */
-export async function transact<T, R>(store: Store<T>, change: (current: T | undefined) => { state: T; result: R }, options: { replace?: boolean } = {}): Promise<R> {
+export async function transact<T, R>(
+  store: Store<T>,
+  change: (current: T | undefined) => { state: T; result: R },
+  options: { replace?: boolean } = {},
+): Promise<R> {
   const lock = await store.lock();
   try {
     const current = options.replace ? undefined : await store.load();

@@ -30,7 +30,9 @@ const specBDigest = 'e6b714edfe2924f1';
 
 const unchanged: NodeApplyResult = {
   overlayDeviceChanged: false,
-  maps: Object.fromEntries(['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }])) as NodeApplyResult['maps'],
+  maps: Object.fromEntries(
+    ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }]),
+  ) as NodeApplyResult['maps'],
   attachments: [{ interface: 'strait0', program: 'strait_from_overlay', change: 'unchanged' }],
 };
 
@@ -42,26 +44,60 @@ describe('agent: dataplane choice', () => {
   });
 
   it('refuses a forced ebpf on a kernel that lacks something, naming what and why', () => {
-    assert.throws(() => selectDataplane('ebpf', report({ btf: 'no /sys/kernel/btf/vmlinux' })), (err: unknown) =>
-      err instanceof InputError && err.field === '--dataplane' && err.value === 'ebpf' && err.message.includes('btf (no /sys/kernel/btf/vmlinux)'));
+    assert.throws(
+      () => selectDataplane('ebpf', report({ btf: 'no /sys/kernel/btf/vmlinux' })),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === '--dataplane' &&
+        err.value === 'ebpf' &&
+        err.message.includes('btf (no /sys/kernel/btf/vmlinux)'),
+    );
     assert.throws(() => selectDataplane('ebpf', report({ tcx: 'x', clsact: 'y' })), /clsact/);
   });
 
   it('runs the kernel fallback when asked or when eBPF cannot run, and refuses when neither can', () => {
     assert.equal(selectDataplane('kernel', report()), 'kernel');
     assert.equal(selectDataplane('auto', report({ lpmTrie: 'EINVAL' })), 'kernel');
-    assert.throws(() => selectDataplane('kernel', report({ nftables: 'no nft' })), (err: unknown) => err instanceof InputError && err.field === '--dataplane' && /kernel fallback needs: nftables \(no nft\)/.test(err.message));
-    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'EINVAL', vxlan: 'ENOTSUP' })), (err: unknown) => err instanceof StateError && /eBPF lacks lpmTrie.*fallback lacks vxlan/.test(err.message));
+    assert.throws(
+      () => selectDataplane('kernel', report({ nftables: 'no nft' })),
+      (err: unknown) =>
+        err instanceof InputError && err.field === '--dataplane' && /kernel fallback needs: nftables \(no nft\)/.test(err.message),
+    );
+    assert.throws(
+      () => selectDataplane('auto', report({ lpmTrie: 'EINVAL', vxlan: 'ENOTSUP' })),
+      (err: unknown) => err instanceof StateError && /eBPF lacks lpmTrie.*fallback lacks vxlan/.test(err.message),
+    );
   });
 
   it('says the process was refused, not that the kernel lacks it, when every reason is a refusal (a capability missing)', () => {
     const eperm = 'RTNETLINK answers: Operation not permitted';
-    assert.throws(() => selectDataplane('kernel', report({ vxlan: eperm, nftables: 'netlink: Error: cache initialization failed: Operation not permitted' })), {
-      message: '--dataplane: this process is not permitted what the kernel fallback needs (a capability missing? docs/helm.md, "The agent\'s privileges"): vxlan (RTNETLINK answers: Operation not permitted), nftables (netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")',
-    });
-    assert.throws(() => selectDataplane('ebpf', report({ bpf: 'map create failed: EPERM (Operation not permitted): strait_probe', btf: 'no /sys/kernel/btf/vmlinux' })), /^InputError: --dataplane: this kernel lacks what the eBPF dataplane needs: bpf \(map create/, 'one reason is not a refusal');
-    assert.throws(() => selectDataplane('auto', report({ lpmTrie: 'map create failed: EPERM (Operation not permitted): strait_probe', vxlan: eperm })), (err: unknown) =>
-      err instanceof StateError && err.message === `this process is not permitted what either dataplane needs (a capability missing? docs/helm.md, "The agent's privileges"): eBPF: lpmTrie (map create failed: EPERM (Operation not permitted): strait_probe); the kernel fallback: vxlan (${eperm})`);
+    assert.throws(
+      () =>
+        selectDataplane(
+          'kernel',
+          report({ vxlan: eperm, nftables: 'netlink: Error: cache initialization failed: Operation not permitted' }),
+        ),
+      {
+        message:
+          '--dataplane: this process is not permitted what the kernel fallback needs (a capability missing? docs/helm.md, "The agent\'s privileges"): vxlan (RTNETLINK answers: Operation not permitted), nftables (netlink: Error: cache initialization failed: Operation not permitted) (got "kernel")',
+      },
+    );
+    assert.throws(
+      () =>
+        selectDataplane(
+          'ebpf',
+          report({ bpf: 'map create failed: EPERM (Operation not permitted): strait_probe', btf: 'no /sys/kernel/btf/vmlinux' }),
+        ),
+      /^InputError: --dataplane: this kernel lacks what the eBPF dataplane needs: bpf \(map create/,
+      'one reason is not a refusal',
+    );
+    assert.throws(
+      () => selectDataplane('auto', report({ lpmTrie: 'map create failed: EPERM (Operation not permitted): strait_probe', vxlan: eperm })),
+      (err: unknown) =>
+        err instanceof StateError &&
+        err.message ===
+          `this process is not permitted what either dataplane needs (a capability missing? docs/helm.md, "The agent's privileges"): eBPF: lpmTrie (map create failed: EPERM (Operation not permitted): strait_probe); the kernel fallback: vxlan (${eperm})`,
+    );
   });
 });
 
@@ -93,7 +129,16 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   let specPath: string;
   let statusPath: string;
 
-  const log = () => pino({ level: 'debug' }, new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
+  const log = () =>
+    pino(
+      { level: 'debug' },
+      new Writable({
+        write(chunk, _enc, done) {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
   const writeSpec = (text: string) => {
     writeFileSync(join(dir, '.spec.tmp'), text);
     renameSync(join(dir, '.spec.tmp'), specPath);
@@ -102,7 +147,8 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   /** The heartbeat without its time and conditions (those are checked by `conditions`). */
   const beatFields = () => ({ ...heartbeat(), time: 0, conditions: 0 });
   /** Each condition as "type status reason". */
-  const conditions = () => (heartbeat().conditions as { type: string; status: string; reason: string }[]).map((c) => `${c.type} ${c.status} ${c.reason}`);
+  const conditions = () =>
+    (heartbeat().conditions as { type: string; status: string; reason: string }[]).map((c) => `${c.type} ${c.status} ${c.reason}`);
   const ports = (): AgentPorts => ({ source: new FileSpecSource(specPath, log()), sink: new FileStatusSink(statusPath) });
   const messages = () => lines.map((l) => l.msg);
 
@@ -142,7 +188,12 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     writeSpec(specFileText(nodeSpecDocument([peerB])));
     agent.tick();
     assert.deepEqual(applied.at(-1), nodeSpec([peerB]));
-    assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.60.0.0/24']);
+    assert.deepEqual(
+      readMainRoutes(ns)
+        .map((r) => r.dst)
+        .sort(),
+      ['10.1.0.0/16', '10.60.0.0/24'],
+    );
     assert.deepEqual(beatFields(), { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest });
     assert.deepEqual(conditions(), ['Applied True SpecApplied', 'Ready True DatapathReady']);
     assert.equal(heartbeat().conditions[1].lastTransitionTime, readySince, 'Ready did not change: its transition time stays');
@@ -164,7 +215,10 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.match(heartbeat().error ?? '', /^spec rejected: spec\.podCIDR/, 'the heartbeat says the newest spec is not in force');
     assert.equal(heartbeat().appliedSpec, specBDigest, 'and names the one that is');
     assert.deepEqual(conditions(), ['Applied False SpecRejected', 'Ready True DatapathReady']);
-    assert.equal(heartbeat().conditions[0].message, 'spec rejected: spec.podCIDR: prefix length must be 1 to 32 for IPv4 (got "10.0.0.0/33"); spec e6b714edfe2924f1 stays applied');
+    assert.equal(
+      heartbeat().conditions[0].message,
+      'spec rejected: spec.podCIDR: prefix length must be 1 to 32 for IPv4 (got "10.0.0.0/33"); spec e6b714edfe2924f1 stays applied',
+    );
 
     // An encrypted peering is the kernel fallback's: the eBPF dataplane refuses it, naming the field.
     writeSpec(specFileText(nodeSpecDocument([{ ...peerB, transport: 'ipsec' }])));
@@ -183,7 +237,12 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
     agent.tick();
     assert.equal(applied.at(-1)!.peers.length, 2);
-    assert.deepEqual(readMainRoutes(ns).map((r) => r.dst).sort(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
+    assert.deepEqual(
+      readMainRoutes(ns)
+        .map((r) => r.dst)
+        .sort(),
+      ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26'],
+    );
     assert.equal(heartbeat().specGeneration, 2);
     assert.equal(heartbeat().error, undefined);
     assert.deepEqual(messages().filter((m) => m === 'spec applied').length, 2);
@@ -210,14 +269,14 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(heartbeat().ready, false);
   });
 
-  it('is a ready gateway candidate (it renews its Lease) only while a candidate\'s spec is applied and ready', () => {
+  it("is a ready gateway candidate (it renews its Lease) only while a candidate's spec is applied and ready", () => {
     const doc = nodeSpecDocument();
     writeSpec(specFileText({ ...doc, node: { ...doc.node, gatewayCandidate: true } }));
     agent.tick();
     assert.equal(agent.readyGatewayCandidate, true);
     failWith = 'bpf_map_update_elem: ENOMEM';
     agent.tick();
-    assert.equal(agent.readyGatewayCandidate, false, 'not while applying fails, though the candidate\'s spec was applied before');
+    assert.equal(agent.readyGatewayCandidate, false, "not while applying fails, though the candidate's spec was applied before");
     failWith = undefined;
     agent.tick();
     assert.equal(agent.readyGatewayCandidate, true);
@@ -227,7 +286,11 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   });
 
   it('refuses a spec written for another node when --node is given', () => {
-    agent = new Agent({ ...ports(), nodeName: 'n2' }, ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns), log());
+    agent = new Agent(
+      { ...ports(), nodeName: 'n2' },
+      ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns),
+      log(),
+    );
     writeSpec(specFileText(nodeSpecDocument()));
     agent.tick();
     assert.equal(applied.length, 0);
@@ -238,7 +301,14 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
   it('hands back the memory that parsing or a full read grew, at the first tick that did neither, once', () => {
     let released = 0;
     let clock = 0;
-    const dataplane = ebpfDataplane({ apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} }, ns, undefined, undefined, 60_000, () => clock);
+    const dataplane = ebpfDataplane(
+      { apply: (s: NodeDataplaneSpec) => (applied.push(s), unchanged), close: () => {} },
+      ns,
+      undefined,
+      undefined,
+      60_000,
+      () => clock,
+    );
     agent = new Agent(ports(), dataplane, log(), undefined, () => released++);
     agent.tick();
     assert.equal(released, 0, 'no spec: nothing parsed');

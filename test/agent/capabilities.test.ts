@@ -31,7 +31,8 @@ type Dataplane = 'ebpf' | 'kernel';
  * with when it does not have it (the "error" of its stderr's last line). One case per capability at
  * least: a capability the chart adds without a case here fails the first test.
  */
-const notPermitted = (what: string) => `this process is not permitted what the ${what} needs (a capability missing? docs/helm.md, "The agent's privileges")`;
+const notPermitted = (what: string) =>
+  `this process is not permitted what the ${what} needs (a capability missing? docs/helm.md, "The agent's privileges")`;
 const withoutOne: { capability: string; dataplane: Dataplane; error: string | RegExp }[] = [
   {
     capability: 'NET_ADMIN',
@@ -52,7 +53,8 @@ const withoutOne: { capability: string; dataplane: Dataplane; error: string | Re
     // The verifier's Spectre v1 hardening: strait_load (bpf/lib/parse.h) adds a variable offset to a packet pointer.
     capability: 'PERFMON',
     dataplane: 'ebpf',
-    error: /^load object failed: EACCES \(Permission denied\); libbpf: failed to load object '[^']*\/strait\.o'; verifier: R\d+ has pointer with unsupported alu operation, pointer arithmetic with it prohibited for !root$/,
+    error:
+      /^load object failed: EACCES \(Permission denied\); libbpf: failed to load object '[^']*\/strait\.o'; verifier: R\d+ has pointer with unsupported alu operation, pointer arithmetic with it prohibited for !root$/,
   },
 ];
 
@@ -89,17 +91,35 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   /** Starts the agent as the container would run it, with `capabilities` only; resolves with its exit code. */
   const startAgent = (dataplane: Dataplane, capabilities: readonly string[]): Promise<number | null> => {
     const { node, pinRoot, dir } = agentNode;
-    const agent = [process.execPath, cliPath, 'agent', '--dataplane', dataplane, '--spec', join(dir, 'nodes', 'n1.json'), '--status', statusPath(), '--pin-root', pinRoot, '--interval', '0.2', '--resync-interval', '0.001', ...noProbeCache];
+    const agent = [
+      process.execPath,
+      cliPath,
+      'agent',
+      '--dataplane',
+      dataplane,
+      '--spec',
+      join(dir, 'nodes', 'n1.json'),
+      '--status',
+      statusPath(),
+      '--pin-root',
+      pinRoot,
+      '--interval',
+      '0.2',
+      '--resync-interval',
+      '0.001',
+      ...noProbeCache,
+    ];
     const [command, ...args] = containerCommand(node, capabilities, agent);
     child = spawn(command!, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
   /** Waits for a ready heartbeat; fails at once, with the log, if the agent exits first. */
-  const readyHeartbeat = (exited: Promise<number | null>) => Promise.race([
-    waitFor('a ready heartbeat', () => heartbeat().ready, 15_000, logOf),
-    exited.then((code) => Promise.reject(new Error(`the agent exited with code ${code} before a ready heartbeat\n${logOf()}`))),
-  ]);
+  const readyHeartbeat = (exited: Promise<number | null>) =>
+    Promise.race([
+      waitFor('a ready heartbeat', () => heartbeat().ready, 15_000, logOf),
+      exited.then((code) => Promise.reject(new Error(`the agent exited with code ${code} before a ready heartbeat\n${logOf()}`))),
+    ]);
   const stop = async (exited: Promise<number | null>) => {
     child!.kill('SIGTERM');
     assert.equal(await exited, 0, logOf());
@@ -109,7 +129,8 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   const checkPrivileges = (capabilities: readonly string[]) => {
     const privileges = processPrivileges(child!.pid!);
     const expected = [...capabilities].sort();
-    for (const set of ['effective', 'permitted', 'inheritable', 'bounding', 'ambient'] as const) assert.deepEqual(privileges[set], expected, `${set} capabilities`);
+    for (const set of ['effective', 'permitted', 'inheritable', 'bounding', 'ambient'] as const)
+      assert.deepEqual(privileges[set], expected, `${set} capabilities`);
     assert.equal(privileges.noNewPrivs, true);
   };
 
@@ -117,10 +138,22 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   const checkEbpfDatapath = async () => {
     const { node, pinRoot } = agentNode;
     assert.deepEqual(peerIds(pinRoot), [5, 7]);
-    assert.equal(withMap(pinRoot, layout.maps.natmap, (m) => m.lookup('10.50.0.10')), '10.0.0.5');
+    assert.equal(
+      withMap(pinRoot, layout.maps.natmap, (m) => m.lookup('10.50.0.10')),
+      '10.0.0.5',
+    );
     assert.deepEqual(liveAttachments(pinRoot, node), ['p-x:strait_from_pod', 'strait0:strait_from_overlay']);
-    assert.deepEqual(mainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => `${r.dst} ${r.protocol}`).sort(), ['10.1.0.0/16 252', '10.2.0.0/20 252', '10.60.0.0/24 252', '10.70.0.0/26 252']);
-    assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
+    assert.deepEqual(
+      mainRoutes(node)
+        .filter((r) => r.dev === 'strait0')
+        .map((r) => `${r.dst} ${r.protocol}`)
+        .sort(),
+      ['10.1.0.0/16 252', '10.2.0.0/20 252', '10.60.0.0/24 252', '10.70.0.0/26 252'],
+    );
+    assert.equal(
+      withPeers(pinRoot, (m) => m.delete(5)),
+      true,
+    );
     await nextReconcile(statusPath(), 10_000, logOf);
     assert.deepEqual(peerIds(pinRoot), [5, 7], 'peer b back in strait_peers');
   };
@@ -129,21 +162,32 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
   const checkKernelDatapath = async () => {
     const { node } = agentNode;
     const lines = (text: string) => text.split('\n').filter((l) => l !== '');
-    assert.deepEqual(lines(ip(['-o', 'link', 'show'], node)).map((l) => l.split(': ')[1]!.replace(/@.*/, '')).sort(), ['lo', 'p-x', 'stp00000005', 'stp00000007', 'strait.vxlan']);
-    assert.deepEqual(lines(ip(['route', 'show', 'table', '18952'], node)).filter((l) => !l.startsWith('unreachable')), [
-      '10.1.0.0/16 via 203.0.113.2 dev stp00000005 proto 252 onlink ',
-      '10.2.0.0/20 via 203.0.113.3 dev stp00000007 proto 252 onlink ',
-      '10.60.0.0/24 via 203.0.113.2 dev stp00000005 proto 252 onlink ',
-      '10.70.0.0/26 via 203.0.113.3 dev stp00000007 proto 252 onlink ',
-    ]);
-    assert.deepEqual(lines(ip(['rule'], node)).filter((l) => /^1895\d:/.test(l)), [
-      '18952:\tfrom all to 10.1.0.0/16 lookup 18952',
-      '18952:\tfrom all to 10.60.0.0/24 lookup 18952',
-      '18952:\tfrom all to 10.2.0.0/20 lookup 18952',
-      '18952:\tfrom all to 10.70.0.0/26 lookup 18952',
-      '18953:\tfrom all iif stp00000005 lookup 18952',
-      '18953:\tfrom all iif stp00000007 lookup 18952',
-    ]);
+    assert.deepEqual(
+      lines(ip(['-o', 'link', 'show'], node))
+        .map((l) => l.split(': ')[1]!.replace(/@.*/, ''))
+        .sort(),
+      ['lo', 'p-x', 'stp00000005', 'stp00000007', 'strait.vxlan'],
+    );
+    assert.deepEqual(
+      lines(ip(['route', 'show', 'table', '18952'], node)).filter((l) => !l.startsWith('unreachable')),
+      [
+        '10.1.0.0/16 via 203.0.113.2 dev stp00000005 proto 252 onlink ',
+        '10.2.0.0/20 via 203.0.113.3 dev stp00000007 proto 252 onlink ',
+        '10.60.0.0/24 via 203.0.113.2 dev stp00000005 proto 252 onlink ',
+        '10.70.0.0/26 via 203.0.113.3 dev stp00000007 proto 252 onlink ',
+      ],
+    );
+    assert.deepEqual(
+      lines(ip(['rule'], node)).filter((l) => /^1895\d:/.test(l)),
+      [
+        '18952:\tfrom all to 10.1.0.0/16 lookup 18952',
+        '18952:\tfrom all to 10.60.0.0/24 lookup 18952',
+        '18952:\tfrom all to 10.2.0.0/20 lookup 18952',
+        '18952:\tfrom all to 10.70.0.0/26 lookup 18952',
+        '18953:\tfrom all iif stp00000005 lookup 18952',
+        '18953:\tfrom all iif stp00000007 lookup 18952',
+      ],
+    );
     const natMappings = () => run(['ip', 'netns', 'exec', node, 'nft', 'list', 'map', 'ip', 'strait', 'natmappings']);
     assert.match(natMappings(), /elements = \{ 10\.50\.0\.10 : 10\.0\.0\.5 \}/);
     run(['ip', 'netns', 'exec', node, 'nft', 'delete', 'table', 'ip', 'strait']);
@@ -151,7 +195,9 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
     assert.match(natMappings(), /elements = \{ 10\.50\.0\.10 : 10\.0\.0\.5 \}/, 'the NAT table back');
     // The change monitor is the agent's own netlink sockets (an agent refused them would not have started),
     // no process of its own. (Its other children come and go: the commands of a reconcile.)
-    const children = lines(run(['ps', '-e', '-o', 'ppid=,args='])).map((l) => /^\s*(\d+)\s+(.*)$/.exec(l)!).filter((m) => m[1] === String(child!.pid));
+    const children = lines(run(['ps', '-e', '-o', 'ppid=,args=']))
+      .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l)!)
+      .filter((m) => m[1] === String(child!.pid));
     const monitors = children.map((m) => m[2]!).filter((args) => args.includes('monitor'));
     assert.deepEqual(monitors, []);
   };
@@ -176,7 +222,10 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
 
   for (const { capability, dataplane, error } of withoutOne) {
     it(`stops on --dataplane ${dataplane} without ${capability}, saying why, before reporting any status`, async () => {
-      const exited = startAgent(dataplane, chart.add.filter((c) => c !== capability));
+      const exited = startAgent(
+        dataplane,
+        chart.add.filter((c) => c !== capability),
+      );
       assert.equal(await Promise.race([exited, sleep(15_000).then(() => 'still running')]), 1, logOf());
       const last = JSON.parse(stderr.trim().split('\n').at(-1)!) as { error: string };
       if (typeof error === 'string') assert.equal(last.error, error);

@@ -6,30 +6,56 @@ import { type AgentEnvironment, type AgentFlags, parseAgentFlags } from '../../s
 import { InputError } from '../../src/errors';
 
 const flags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
-  spec: '/run/strait/lab/a/nodes/n1.json', pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: '^p-', dataplane: 'auto', attach: 'auto', interval: '1', resyncInterval: '60', ...over,
+  spec: '/run/strait/lab/a/nodes/n1.json',
+  pinRoot: '/sys/fs/bpf/strait/n1',
+  podInterfaces: '^p-',
+  dataplane: 'auto',
+  attach: 'auto',
+  interval: '1',
+  resyncInterval: '60',
+  ...over,
 });
 /** --kubernetes, without the file mode's --spec. */
 const kubernetes = (over: Partial<AgentFlags> = {}): Partial<AgentFlags> => ({ spec: undefined, kubernetes: true, ...over });
 
 function rejects(over: Partial<AgentFlags>, flag: string, value: unknown, env: AgentEnvironment = {}, reason?: RegExp): void {
-  assert.throws(() => parseAgentFlags(flags(over), env), (err: unknown) => {
-    assert.ok(err instanceof InputError, String(err));
-    assert.deepEqual({ field: err.field, value: err.value }, { field: flag, value });
-    if (reason) assert.match(err.reason, reason);
-    return true;
-  });
+  assert.throws(
+    () => parseAgentFlags(flags(over), env),
+    (err: unknown) => {
+      assert.ok(err instanceof InputError, String(err));
+      assert.deepEqual({ field: err.field, value: err.value }, { field: flag, value });
+      if (reason) assert.match(err.reason, reason);
+      return true;
+    },
+  );
 }
 
 describe('strait agent flags', () => {
   it('takes the defaults of docs/lab.md', () => {
     assert.deepEqual(parseAgentFlags(flags(), {}), {
-      cleanup: false, controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' }, pinRoot: '/sys/fs/bpf/strait/n1', podInterfaces: /^p-/, dataplane: 'auto', attachMode: 'auto', intervalMs: 1000, resyncMs: 60_000,
-      probeCache: '/run/strait/probe-cache.json', metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
+      cleanup: false,
+      controlPlane: { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json' },
+      pinRoot: '/sys/fs/bpf/strait/n1',
+      podInterfaces: /^p-/,
+      dataplane: 'auto',
+      attachMode: 'auto',
+      intervalMs: 1000,
+      resyncMs: 60_000,
+      probeCache: '/run/strait/probe-cache.json',
+      metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
     });
-    const all = parseAgentFlags(flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }), {});
+    const all = parseAgentFlags(
+      flags({ status: '/s.json', node: 'n1', interval: '0.2', dataplane: 'ebpf', attach: 'clsact', podInterfaces: '^(p|veth)-' }),
+      {},
+    );
     assert.equal(all.intervalMs, 200);
     assert.equal(parseAgentFlags(flags({ resyncInterval: '5' }), {}).resyncMs, 5_000);
-    assert.deepEqual(all.controlPlane, { kind: 'files', specPath: '/run/strait/lab/a/nodes/n1.json', statusPath: '/s.json', nodeName: 'n1' });
+    assert.deepEqual(all.controlPlane, {
+      kind: 'files',
+      specPath: '/run/strait/lab/a/nodes/n1.json',
+      statusPath: '/s.json',
+      nodeName: 'n1',
+    });
     assert.equal(all.attachMode, 'clsact');
     assert.ok(all.podInterfaces.test('veth-1') && !all.podInterfaces.test('eth0'));
   });
@@ -43,7 +69,11 @@ describe('strait agent flags', () => {
   it('needs --spec except for --cleanup', () => {
     rejects({ spec: undefined }, '--spec', undefined);
     assert.equal(parseAgentFlags(flags({ spec: undefined, cleanup: true }), {}).cleanup, true);
-    assert.deepEqual(parseAgentFlags(flags({ spec: undefined, config: '/etc/strait/n1.json' }), {}).controlPlane, { kind: 'files', specPath: '/etc/strait/n1.json' }, '--config is the same file');
+    assert.deepEqual(
+      parseAgentFlags(flags({ spec: undefined, config: '/etc/strait/n1.json' }), {}).controlPlane,
+      { kind: 'files', specPath: '/etc/strait/n1.json' },
+      '--config is the same file',
+    );
     rejects({ config: '/etc/strait/n1.json' }, '--config', '/etc/strait/n1.json');
   });
 
@@ -73,22 +103,42 @@ describe('strait agent flags', () => {
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
     it('takes the node from --node, else NODE_NAME; the namespace from --namespace, else POD_NAMESPACE, else strait-system; a Lease every 0.2 s and a status refresh every 30 s', () => {
-      assert.deepEqual(parseAgentFlags(flags(kubernetes({ node: 'n1' })), {}).controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'strait-system', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
-      assert.deepEqual(parseAgentFlags(flags(kubernetes()), { NODE_NAME: 'worker-2.example', POD_NAMESPACE: 'kube-strait' }).controlPlane, { kind: 'kubernetes', nodeName: 'worker-2.example', namespace: 'kube-strait', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
-      const all = parseAgentFlags(flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, leaseInterval: '0.1', statusRefresh: '5', interval: '2' })), { NODE_NAME: 'n9', POD_NAMESPACE: 'other', KUBECONFIG: '/nowhere' });
-      assert.deepEqual(all.controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'lab', kubeconfig, leaseIntervalMs: 100, statusRefreshMs: 5_000 }, 'flags win over the environment');
+      assert.deepEqual(parseAgentFlags(flags(kubernetes({ node: 'n1' })), {}).controlPlane, {
+        kind: 'kubernetes',
+        nodeName: 'n1',
+        namespace: 'strait-system',
+        leaseIntervalMs: 200,
+        statusRefreshMs: 30_000,
+      });
+      assert.deepEqual(parseAgentFlags(flags(kubernetes()), { NODE_NAME: 'worker-2.example', POD_NAMESPACE: 'kube-strait' }).controlPlane, {
+        kind: 'kubernetes',
+        nodeName: 'worker-2.example',
+        namespace: 'kube-strait',
+        leaseIntervalMs: 200,
+        statusRefreshMs: 30_000,
+      });
+      const all = parseAgentFlags(
+        flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, leaseInterval: '0.1', statusRefresh: '5', interval: '2' })),
+        { NODE_NAME: 'n9', POD_NAMESPACE: 'other', KUBECONFIG: '/nowhere' },
+      );
+      assert.deepEqual(
+        all.controlPlane,
+        { kind: 'kubernetes', nodeName: 'n1', namespace: 'lab', kubeconfig, leaseIntervalMs: 100, statusRefreshMs: 5_000 },
+        'flags win over the environment',
+      );
       assert.equal(all.intervalMs, 2_000);
     });
 
-    it('takes the kubeconfig from --kubeconfig, else KUBECONFIG, else none (the Pod\'s service account)', () => {
-      const controlPlane = (over: Partial<AgentFlags>, env: AgentEnvironment) => parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), env).controlPlane as { kubeconfig?: string };
+    it("takes the kubeconfig from --kubeconfig, else KUBECONFIG, else none (the Pod's service account)", () => {
+      const controlPlane = (over: Partial<AgentFlags>, env: AgentEnvironment) =>
+        parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), env).controlPlane as { kubeconfig?: string };
       assert.equal(controlPlane({ kubeconfig }, {}).kubeconfig, kubeconfig);
       assert.equal(controlPlane({}, { KUBECONFIG: kubeconfig }).kubeconfig, kubeconfig);
       assert.equal(controlPlane({}, {}).kubeconfig, undefined);
       assert.equal(controlPlane({}, { KUBECONFIG: '' }).kubeconfig, undefined, 'an empty KUBECONFIG is none');
     });
 
-    it('refuses the file mode\'s flags, naming them', () => {
+    it("refuses the file mode's flags, naming them", () => {
       const fileMode = /is the file mode; --kubernetes reads the NodeDataplane from the API server/;
       rejects(kubernetes({ node: 'n1', spec: '/n1.json' }), '--spec', '/n1.json', {}, fileMode);
       rejects(kubernetes({ node: 'n1', config: '/n1.json' }), '--config', '/n1.json', {}, fileMode);
@@ -105,11 +155,21 @@ describe('strait agent flags', () => {
     });
 
     it('serves the pool IPAM only with --pool-ipam-socket, an absolute path, scanning for garbage every 600 s unless --pool-ipam-gc-interval says', () => {
-      const poolIpam = (over: Partial<AgentFlags>) => (parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), {}).controlPlane as { poolIpam?: unknown }).poolIpam;
+      const poolIpam = (over: Partial<AgentFlags>) =>
+        (parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), {}).controlPlane as { poolIpam?: unknown }).poolIpam;
       assert.equal(poolIpam({}), undefined);
       assert.deepEqual(poolIpam({ poolIpamSocket: '/run/strait/ipam.sock' }), { socket: '/run/strait/ipam.sock', gcIntervalMs: 600_000 });
-      assert.deepEqual(poolIpam({ poolIpamSocket: '/var/run/x.sock', poolIpamGcInterval: '2.5' }), { socket: '/var/run/x.sock', gcIntervalMs: 2_500 });
-      rejects(kubernetes({ node: 'n1', poolIpamSocket: 'ipam.sock' }), '--pool-ipam-socket', 'ipam.sock', {}, /must be an absolute path .* like \/run\/strait\/ipam\.sock/);
+      assert.deepEqual(poolIpam({ poolIpamSocket: '/var/run/x.sock', poolIpamGcInterval: '2.5' }), {
+        socket: '/var/run/x.sock',
+        gcIntervalMs: 2_500,
+      });
+      rejects(
+        kubernetes({ node: 'n1', poolIpamSocket: 'ipam.sock' }),
+        '--pool-ipam-socket',
+        'ipam.sock',
+        {},
+        /must be an absolute path .* like \/run\/strait\/ipam\.sock/,
+      );
       rejects(kubernetes({ node: 'n1', poolIpamSocket: '' }), '--pool-ipam-socket', '');
       rejects(kubernetes({ node: 'n1', poolIpamSocket: '/run/strait/ipam.sock', poolIpamGcInterval: '0' }), '--pool-ipam-gc-interval', '0');
       rejects(kubernetes({ node: 'n1', poolIpamGcInterval: '60' }), '--pool-ipam-gc-interval', '60', {}, /^only with --pool-ipam-socket$/);

@@ -33,7 +33,9 @@ const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
 /** The chart's agent ServiceAccount, for the tests that run the agent with the chart's RBAC. */
 const agentUser = chartAgentUser('agent-token-5e0c2a');
 
-type Status = NodeDataplaneStatus & { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[] };
+type Status = NodeDataplaneStatus & {
+  conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[];
+};
 
 describe('strait agent --kubernetes (real process, real kernel, lab API server)', function () {
   requireRoot(this);
@@ -80,23 +82,58 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   const token = () => (api.kubeConfig.getCurrentUser() as { token: string }).token;
   const logOf = () => `agent log:\n${stderr}`;
   /** The object as the controller writes it on Kubernetes: without the node list, which the agent makes from the Nodes. */
-  const createObject = ({ nodes: _nodes, ...stored }: NodeDataplaneSpecDocument) => custom.createClusterCustomObject({ ...strait, body: nodeObject(stored) });
-  const patchSpec = (spec: Partial<NodeDataplaneSpecDocument>) => custom.patchClusterCustomObject({ ...strait, name: 'n1', body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-  const object = async () => (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as { metadata: { generation: number }; status?: Status };
+  const createObject = ({ nodes: _nodes, ...stored }: NodeDataplaneSpecDocument) =>
+    custom.createClusterCustomObject({ ...strait, body: nodeObject(stored) });
+  const patchSpec = (spec: Partial<NodeDataplaneSpecDocument>) =>
+    custom.patchClusterCustomObject({ ...strait, name: 'n1', body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  const object = async () =>
+    (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as { metadata: { generation: number }; status?: Status };
   const status = async () => (await object()).status;
   /** Each condition as "type status reason generation". */
-  const conditions = async () => ((await status())?.conditions ?? []).map((c) => `${c.type} ${c.status} ${c.reason} ${c.observedGeneration}`);
+  const conditions = async () =>
+    ((await status())?.conditions ?? []).map((c) => `${c.type} ${c.status} ${c.reason} ${c.observedGeneration}`);
   const hasConditions = (want: string[]) => async () => (await conditions()).join() === want.join();
-  const statusWrites = () => requests.lines.filter((l) => l.msg === 'request' && l.method === 'PATCH' && l.path === '/apis/strait.io/v1alpha1/nodedataplanes/n1/status').length;
-  const leaseRequests = () => requests.lines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/apis/coordination.k8s.io/')).length;
+  const statusWrites = () =>
+    requests.lines.filter(
+      (l) => l.msg === 'request' && l.method === 'PATCH' && l.path === '/apis/strait.io/v1alpha1/nodedataplanes/n1/status',
+    ).length;
+  const leaseRequests = () =>
+    requests.lines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/apis/coordination.k8s.io/')).length;
   const leases = () => api.kubeConfig.makeApiClient(CoordinationV1Api);
   const renewTime = async () => String((await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.renewTime);
-  const tunnelRoutes = () => mainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => r.dst).sort();
+  const tunnelRoutes = () =>
+    mainRoutes(node)
+      .filter((r) => r.dev === 'strait0')
+      .map((r) => r.dst)
+      .sort();
 
   /** Starts the agent (as the admin unless `as` says); resolves with its exit code once its whole log is read. */
   const startAgent = (args: string[], as = { kubeconfig: join(dir, 'kubeconfig'), namespace }): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--kubeconfig', as.kubeconfig, '--node', 'n1', '--namespace', as.namespace, '--pin-root', pinRoot, '--netns', node, ...noMetricsServer, ...noProbeCache, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--kubernetes',
+        '--kubeconfig',
+        as.kubeconfig,
+        '--node',
+        'n1',
+        '--namespace',
+        as.namespace,
+        '--pin-root',
+        pinRoot,
+        '--netns',
+        node,
+        ...noMetricsServer,
+        ...noProbeCache,
+        ...args,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    child.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
   const stopAgent = async (exited: Promise<number | null>) => {
@@ -108,8 +145,17 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await createObject(nodeSpecDocument([peerB]));
     // Reconciles every 30 s: whatever happens sooner comes from the informer's events.
     const exited = startAgent(['--interval', '30']);
-    await waitFor('Applied and Ready, generation 1', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    assert.deepEqual({ ...(await status())!, time: 0, conditions: 0 }, { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest }, logOf());
+    await waitFor(
+      'Applied and Ready, generation 1',
+      hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']),
+      15_000,
+      logOf,
+    );
+    assert.deepEqual(
+      { ...(await status())!, time: 0, conditions: 0 },
+      { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest },
+      logOf(),
+    );
     await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
     assert.deepEqual(peerIds(pinRoot), [5]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
@@ -122,7 +168,12 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
     // Valid for the schema, not for the eBPF datapath (IPv4 only): refused, naming the field and value.
     await patchSpec({ natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: 'fd00::5' }] });
-    await waitFor('Applied False, generation 3', hasConditions(['Applied False SpecRejected 3', 'Ready True DatapathReady 2']), 3_000, logOf);
+    await waitFor(
+      'Applied False, generation 3',
+      hasConditions(['Applied False SpecRejected 3', 'Ready True DatapathReady 2']),
+      3_000,
+      logOf,
+    );
     const applied = (await status())!.conditions[0]!;
     assert.match(applied.message, /^spec rejected: spec\.natMappings\[0\]\.endpointAddress: .*IPv4 only.*"fd00::5"/);
     assert.equal((await status())!.appliedSpec, specBCDigest, 'the last good spec is the one in force');
@@ -148,7 +199,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // Reconciles go on (every 0.2 s) with the cached object: nothing changes, nothing is removed.
     await sleep(2_000);
     assert.equal(child!.exitCode, null, 'the agent keeps running');
-    const failedWrites = () => stderr.split('\n').filter((l) => l.includes('"msg":"cannot write the status; retrying with the next report"')).length;
+    const failedWrites = () =>
+      stderr.split('\n').filter((l) => l.includes('"msg":"cannot write the status; retrying with the next report"')).length;
     assert.equal(failedWrites(), 1, `a failed status write is logged once\n${logOf()}`);
     assert.deepEqual(peerIds(pinRoot), [5]);
     assert.deepEqual(attachments(pinRoot, node), both);
@@ -160,7 +212,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await createObject(nodeSpecDocument([peerB, peerC]));
     await waitFor('peer c in strait_peers', () => peerIds(pinRoot).join() === '5,7', 30_000, logOf);
     // A retried write of the old status may land on the new object first: wait for the new spec's.
-    await waitFor('the new spec\'s status on the new object', async () => (await status())?.appliedSpec === specBCDigest, 10_000, logOf);
+    await waitFor("the new spec's status on the new object", async () => (await status())?.appliedSpec === specBCDigest, 10_000, logOf);
     assert.deepEqual(await conditions(), ['Applied True SpecApplied 1', 'Ready True DatapathReady 1']);
     assert.ok(stderr.includes('"msg":"status written again"'), logOf());
     await stopAgent(exited);
@@ -171,7 +223,10 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     const exited = startAgent(['--interval', '0.2', '--resync-interval', '0.2']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
     const writes = statusWrites();
-    assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
+    assert.equal(
+      withPeers(pinRoot, (m) => m.delete(5)),
+      true,
+    );
     await waitFor('peer b repaired', () => peerIds(pinRoot).join() === '5', 5_000, logOf);
     // Ten more reconciles at --interval 0.2.
     await sleep(2_000);
@@ -179,7 +234,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await stopAgent(exited);
   });
 
-  it('programs the node list it reads from the Node objects: a new Node\'s pod network at once, and nothing for a status heartbeat', async () => {
+  it("programs the node list it reads from the Node objects: a new Node's pod network at once, and nothing for a status heartbeat", async () => {
     await createObject(nodeSpecDocument([peerB]));
     // Reconciles every 30 s: whatever happens sooner comes from the informers' events. Each reconcile
     // reads the whole node, so a change by hand shows whether one ran.
@@ -190,7 +245,10 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
     // A change by hand that only a reconcile repairs: neither a Node's status heartbeat nor the agent's
     // own status write may cause one.
-    assert.equal(withPeers(pinRoot, (m) => m.delete(5)), true);
+    assert.equal(
+      withPeers(pinRoot, (m) => m.delete(5)),
+      true,
+    );
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
     await nodeStatusHeartbeat(core, 'n1');
     await sleep(1_000);
@@ -211,7 +269,12 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await createObject({ ...candidate, node: { ...candidate.node, gatewayCandidate: true } });
     const exited = startAgent(['--interval', '0.2', '--lease-interval', '0.1', '--status-refresh', '1']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    await waitFor('the Lease', async () => (await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.holderIdentity === 'n1', 5_000, logOf);
+    await waitFor(
+      'the Lease',
+      async () => (await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.holderIdentity === 'n1',
+      5_000,
+      logOf,
+    );
     const lease = await leases().readNamespacedLease({ name: 'strait-node-n1', namespace });
     assert.equal(lease.spec?.leaseDurationSeconds, 1);
     const first = await renewTime();
@@ -236,7 +299,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await stopAgent(exited);
   });
 
-  it('serves the pool IPAM on --pool-ipam-socket beside the datapath: the datapath does not wait for it, strait-ipam STATUS answers ready once the chart\'s role lets it read, and SIGTERM removes the socket', async () => {
+  it("serves the pool IPAM on --pool-ipam-socket beside the datapath: the datapath does not wait for it, strait-ipam STATUS answers ready once the chart's role lets it read, and SIGTERM removes the socket", async () => {
     // The agent as the chart's ServiceAccount, with the chart's RBAC without the pool IPAM: it cannot
     // list IPPools, so its pool IPAM never gets ready until the role is the one of poolIpam.enabled.
     const admin = api.kubeConfig;
@@ -245,17 +308,37 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     const kubeconfig = api.kubeconfigFor(agentUser.token).path;
     await createObject(nodeSpecDocument([peerB]));
     const socket = join(dir, 'run', 'ipam.sock');
-    const exited = startAgent(['--interval', '30', '--pool-ipam-socket', socket, '--pool-ipam-gc-interval', '3600'], { kubeconfig, namespace: chartNamespace });
-    const status = () => runStraitIpam({ CNI_COMMAND: 'STATUS' }, { cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } });
+    const exited = startAgent(['--interval', '30', '--pool-ipam-socket', socket, '--pool-ipam-gc-interval', '3600'], {
+      kubeconfig,
+      namespace: chartNamespace,
+    });
+    const status = () =>
+      runStraitIpam(
+        { CNI_COMMAND: 'STATUS' },
+        { cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } },
+      );
 
     await waitFor('Applied and Ready', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
     await waitFor('the socket', () => existsSync(socket), 5_000, logOf);
     const notReady = await status();
-    assert.deepEqual({ status: notReady.status, stdout: JSON.parse(notReady.stdout) }, {
-      status: 1,
-      stdout: { cniVersion: '1.1.0', code: 50, msg: `the pool IPAM service on ${socket} is not ready: the pool IPAM service of node n1 is still reading the API server` },
-    }, logOf());
-    const refused = (resource: string) => requests.lines.some((l) => l.msg === `${resource}.strait.io is forbidden: User "${agentUser.name}" cannot list resource "${resource}" in API group "strait.io" at the cluster scope`);
+    assert.deepEqual(
+      { status: notReady.status, stdout: JSON.parse(notReady.stdout) },
+      {
+        status: 1,
+        stdout: {
+          cniVersion: '1.1.0',
+          code: 50,
+          msg: `the pool IPAM service on ${socket} is not ready: the pool IPAM service of node n1 is still reading the API server`,
+        },
+      },
+      logOf(),
+    );
+    const refused = (resource: string) =>
+      requests.lines.some(
+        (l) =>
+          l.msg ===
+          `${resource}.strait.io is forbidden: User "${agentUser.name}" cannot list resource "${resource}" in API group "strait.io" at the cluster scope`,
+      );
     assert.ok(refused('ippools'), 'IPPools refused by RBAC');
 
     // helm upgrade --set poolIpam.enabled=true: the informers' next relist (at most 30 s apart) succeeds.
@@ -270,9 +353,27 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   });
 
   it('refuses --spec with --kubernetes before touching the node', async () => {
-    const run = spawn(process.execPath, [cliPath, 'agent', '--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot, ...noMetricsServer, ...noProbeCache], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const run = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--kubernetes',
+        '--node',
+        'n1',
+        '--spec',
+        join(dir, 'n1.json'),
+        '--pin-root',
+        pinRoot,
+        ...noMetricsServer,
+        ...noProbeCache,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
-    run.stderr!.on('data', (chunk) => { err += String(chunk); });
+    run.stderr!.on('data', (chunk) => {
+      err += String(chunk);
+    });
     const code = await new Promise((resolve) => run.on('close', resolve));
     assert.equal(code, 1);
     assert.deepEqual(JSON.parse(err), {

@@ -46,7 +46,9 @@ describe("the agent's spec source on Kubernetes (lab API server, real client)", 
   const start = async () => {
     source = new KubernetesSpecSource({ kubeConfig: api.kubeConfig, nodeName: 'n1', log: createLogger('agent', 'silent') });
     let changes = 0;
-    source.watch(() => { changes += 1; });
+    source.watch(() => {
+      changes += 1;
+    });
     await source.ready();
     // The agent's first reconcile; the notices of the first lists are behind it.
     source.read();
@@ -55,7 +57,10 @@ describe("the agent's spec source on Kubernetes (lab API server, real client)", 
     return { source, changes: () => changes - told };
   };
   /** The node list of the typed spec the agent reads, one line per node. */
-  const nodeList = (s: KubernetesSpecSource) => readNodeDataplane(s.read()!.parse()).spec.nodes.map((n) => `${n.name} ${formatIp(n.underlayAddress)} ${n.podCIDRs.map(formatCidr).join(',')}`);
+  const nodeList = (s: KubernetesSpecSource) =>
+    readNodeDataplane(s.read()!.parse()).spec.nodes.map(
+      (n) => `${n.name} ${formatIp(n.underlayAddress)} ${n.podCIDRs.map(formatCidr).join(',')}`,
+    );
   const documentNodes = (s: KubernetesSpecSource) => (s.read()!.parse() as { spec: { nodes: unknown } }).spec.nodes;
 
   it('adds the node list made from the Node objects as the controller reads them, once both caches are filled', async () => {
@@ -82,7 +87,10 @@ describe("the agent's spec source on Kubernetes (lab API server, real client)", 
     assert.notEqual(source.read()!.version, first);
     assert.deepEqual(nodeList(source), ['n1 192.0.2.11 10.0.0.0/24', 'n2 192.0.2.12 10.0.1.0/24', 'n3 192.0.2.13 10.0.2.0/24']);
 
-    await core.patchNodeStatus({ name: 'n3', body: { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.33' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNodeStatus(
+      { name: 'n3', body: { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.33' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await waitFor('the new address of n3', () => changes() === 2);
     assert.deepEqual(nodeList(source), ['n1 192.0.2.11 10.0.0.0/24', 'n2 192.0.2.12 10.0.1.0/24', 'n3 192.0.2.33 10.0.2.0/24']);
 
@@ -109,7 +117,10 @@ describe("the agent's spec source on Kubernetes (lab API server, real client)", 
   it('tells the agent of a new spec of its NodeDataplane, and not of its own status write', async () => {
     const { source, changes } = await start();
     const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    await custom.patchClusterCustomObjectStatus({ ...strait, name: 'n1', body: { status: { ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 } } }, mergePatch);
+    await custom.patchClusterCustomObjectStatus(
+      { ...strait, name: 'n1', body: { status: { ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 } } },
+      mergePatch,
+    );
     await sleep(200);
     // Same watch, in order: once the new spec is read, the status write before it has been seen.
     await custom.patchClusterCustomObject({ ...strait, name: 'n1', body: { spec: { peers: [] } } }, mergePatch);

@@ -30,8 +30,17 @@ describe('agent: status on the API server (KubernetesStatusSink)', function () {
   afterEach(() => api.close());
 
   let second = 0;
-  const beat = (over: Partial<NodeDataplaneStatus> = {}): NodeDataplaneStatus => ({ ready: true, time: `2026-01-01T00:00:${String(second++ % 60).padStart(2, '0')}.000Z`, dataplane: 'ebpf', specGeneration: 1, ...over });
-  const statusWrites = () => requests.lines.filter((l) => l.msg === 'request' && l.method === 'PATCH' && l.path === '/apis/strait.io/v1alpha1/nodedataplanes/n1/status').length;
+  const beat = (over: Partial<NodeDataplaneStatus> = {}): NodeDataplaneStatus => ({
+    ready: true,
+    time: `2026-01-01T00:00:${String(second++ % 60).padStart(2, '0')}.000Z`,
+    dataplane: 'ebpf',
+    specGeneration: 1,
+    ...over,
+  });
+  const statusWrites = () =>
+    requests.lines.filter(
+      (l) => l.msg === 'request' && l.method === 'PATCH' && l.path === '/apis/strait.io/v1alpha1/nodedataplanes/n1/status',
+    ).length;
   const stored = async () => ((await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as { status?: NodeDataplaneStatus }).status;
   const messages = () => sinkLog.lines.map((l) => l.msg);
 

@@ -52,10 +52,30 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
 
   /** Starts the agent on the spec file with its server on `port`; resolves with its exit code. */
   const startAgent = (...extra: string[]): Promise<number | null> => {
-    child = spawn(process.execPath, [
-      cliPath, 'agent', '--spec', specPath(), '--status', statusPath(), '--pin-root', pinRoot, '--netns', node, '--interval', '0.2',
-      '--metrics-address', '127.0.0.1', '--metrics-port', String(port), ...noProbeCache, ...extra,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--spec',
+        specPath(),
+        '--status',
+        statusPath(),
+        '--pin-root',
+        pinRoot,
+        '--netns',
+        node,
+        '--interval',
+        '0.2',
+        '--metrics-address',
+        '127.0.0.1',
+        '--metrics-port',
+        String(port),
+        ...noProbeCache,
+        ...extra,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
@@ -105,37 +125,86 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     // 3 datagrams to a pod of b (10.1.0.0/16), 1 to a pod of c (10.2.0.0/20), each a 142-byte frame at
     // the pod interface (Ethernet 14 + IP 20 + UDP 8 + 100); 2 TCP packets to b cut short in their TCP
     // header, dropped as Malformed.
-    const udp = (dst: string) => datagram({ src: podAddress, dst }, { kind: 'udp', sport: 1000, dport: 2000, payload: Buffer.alloc(100, 7) });
+    const udp = (dst: string) =>
+      datagram({ src: podAddress, dst }, { kind: 'udp', sport: 1000, dport: 2000, payload: Buffer.alloc(100, 7) });
     for (let i = 0; i < 3; i++) sendDatagram(pod, udp('10.1.0.9'));
     sendDatagram(pod, udp('10.2.0.9'));
-    for (let i = 0; i < 2; i++) sendDatagram(pod, Buffer.concat([ipv4Header({ src: podAddress, dst: '10.1.0.9' }, Proto.TCP, 4), Buffer.alloc(4)]));
+    for (let i = 0; i < 2; i++)
+      sendDatagram(pod, Buffer.concat([ipv4Header({ src: podAddress, dst: '10.1.0.9' }, Proto.TCP, 4), Buffer.alloc(4)]));
 
-    interface Inspected { peers: { peerId: number; counters: { txPackets: number; txBytes: number; rxPackets: number; rxBytes: number } }[]; drops: Record<string, number> }
+    interface Inspected {
+      peers: { peerId: number; counters: { txPackets: number; txBytes: number; rxPackets: number; rxBytes: number } }[];
+      drops: Record<string, number>;
+    }
     const inspect = () => cliJson(['inspect', '--pin-root', pinRoot, '--json', '--section', 'peers', 'drops']) as Inspected;
-    await waitFor('the datapath to count all 6 packets', () => {
-      const { peers, drops } = inspect();
-      return peers.reduce((n, p) => n + p.counters.txPackets, 0) === 4 && drops.Malformed === 2;
-    }, 10_000, () => JSON.stringify(inspect()));
+    await waitFor(
+      'the datapath to count all 6 packets',
+      () => {
+        const { peers, drops } = inspect();
+        return peers.reduce((n, p) => n + p.counters.txPackets, 0) === 4 && drops.Malformed === 2;
+      },
+      10_000,
+      () => JSON.stringify(inspect()),
+    );
     const inspected = inspect();
     const samples = await scrape(port);
 
     // What strait inspect reads, as the metrics name it: peer ids 5 and 7 are b and c (the spec's).
-    const byPeer = new Map([[5, 'b'], [7, 'c']]);
-    const fromInspect = (unit: 'Packets' | 'Bytes') => inspected.peers
-      .flatMap((p) => [`direction=rx peer=${byPeer.get(p.peerId)} ${p.counters[`rx${unit}`]}`, `direction=tx peer=${byPeer.get(p.peerId)} ${p.counters[`tx${unit}`]}`]).sort();
+    const byPeer = new Map([
+      [5, 'b'],
+      [7, 'c'],
+    ]);
+    const fromInspect = (unit: 'Packets' | 'Bytes') =>
+      inspected.peers
+        .flatMap((p) => [
+          `direction=rx peer=${byPeer.get(p.peerId)} ${p.counters[`rx${unit}`]}`,
+          `direction=tx peer=${byPeer.get(p.peerId)} ${p.counters[`tx${unit}`]}`,
+        ])
+        .sort();
     assert.deepEqual(series(samples, 'strait_agent_peer_packets_total'), fromInspect('Packets'));
     assert.deepEqual(series(samples, 'strait_agent_peer_bytes_total'), fromInspect('Bytes'));
-    assert.deepEqual(series(samples, 'strait_agent_dropped_packets_total'), Object.entries(inspected.drops).map(([reason, n]) => `reason=${reason} ${n}`).sort());
+    assert.deepEqual(
+      series(samples, 'strait_agent_dropped_packets_total'),
+      Object.entries(inspected.drops)
+        .map(([reason, n]) => `reason=${reason} ${n}`)
+        .sort(),
+    );
     // And the known answers.
-    assert.deepEqual(series(samples, 'strait_agent_peer_packets_total'), ['direction=rx peer=b 0', 'direction=rx peer=c 0', 'direction=tx peer=b 3', 'direction=tx peer=c 1']);
-    assert.deepEqual(series(samples, 'strait_agent_peer_bytes_total'), ['direction=rx peer=b 0', 'direction=rx peer=c 0', 'direction=tx peer=b 426', 'direction=tx peer=c 142']);
+    assert.deepEqual(series(samples, 'strait_agent_peer_packets_total'), [
+      'direction=rx peer=b 0',
+      'direction=rx peer=c 0',
+      'direction=tx peer=b 3',
+      'direction=tx peer=c 1',
+    ]);
+    assert.deepEqual(series(samples, 'strait_agent_peer_bytes_total'), [
+      'direction=rx peer=b 0',
+      'direction=rx peer=c 0',
+      'direction=tx peer=b 426',
+      'direction=tx peer=c 142',
+    ]);
     assert.deepEqual(series(samples, 'strait_agent_dropped_packets_total'), [
-      'reason=Csum 0', 'reason=Malformed 2', 'reason=NoConfig 0', 'reason=NoNatMapping 0', 'reason=NoPeer 0', 'reason=NotOurs 0', 'reason=TransitState 0', 'reason=Tunnel 0',
+      'reason=Csum 0',
+      'reason=Malformed 2',
+      'reason=NoConfig 0',
+      'reason=NoNatMapping 0',
+      'reason=NoPeer 0',
+      'reason=NotOurs 0',
+      'reason=TransitState 0',
+      'reason=Tunnel 0',
     ]);
     assert.deepEqual(series(samples, 'strait_agent_nat_mappings'), ['1']);
     assert.deepEqual(metricNames(samples, 'strait_agent_'), [
-      'strait_agent_dataplane', 'strait_agent_dropped_packets_total', 'strait_agent_nat_mappings', 'strait_agent_peer_bytes_total', 'strait_agent_peer_packets_total', 'strait_agent_ready',
-      'strait_agent_reconcile_duration_seconds_bucket', 'strait_agent_reconcile_duration_seconds_count', 'strait_agent_reconcile_duration_seconds_sum', 'strait_agent_reconcile_errors_total', 'strait_agent_spec_generation',
+      'strait_agent_dataplane',
+      'strait_agent_dropped_packets_total',
+      'strait_agent_nat_mappings',
+      'strait_agent_peer_bytes_total',
+      'strait_agent_peer_packets_total',
+      'strait_agent_ready',
+      'strait_agent_reconcile_duration_seconds_bucket',
+      'strait_agent_reconcile_duration_seconds_count',
+      'strait_agent_reconcile_duration_seconds_sum',
+      'strait_agent_reconcile_errors_total',
+      'strait_agent_spec_generation',
     ]);
   });
 
@@ -173,7 +242,8 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     assert.deepEqual(series(samples, 'strait_agent_dataplane'), ['dataplane=kernel 1']);
     assert.deepEqual(series(samples, 'strait_agent_ready'), ['1']);
     assert.deepEqual(series(samples, 'strait_agent_nat_mappings'), ['1']);
-    for (const name of ['strait_agent_peer_packets_total', 'strait_agent_peer_bytes_total', 'strait_agent_dropped_packets_total']) assert.deepEqual(series(samples, name), [], name);
+    for (const name of ['strait_agent_peer_packets_total', 'strait_agent_peer_bytes_total', 'strait_agent_dropped_packets_total'])
+      assert.deepEqual(series(samples, name), [], name);
   });
 
   it('refuses to start when its metrics port is taken, naming the flag, address and port and EADDRINUSE, before touching the node', async () => {

@@ -58,7 +58,10 @@ describe('agent: the gateway candidate Lease (NodeLease)', function () {
     const stopped = await renewTime();
     await sleep(300);
     assert.equal(await renewTime(), stopped, 'no renewal in 6 intervals after it stopped being ready');
-    assert.deepEqual(leaseLog.lines.map((l) => l.msg), ['renewing the gateway candidate Lease', 'stopped renewing the Lease: not a ready gateway candidate']);
+    assert.deepEqual(
+      leaseLog.lines.map((l) => l.msg),
+      ['renewing the gateway candidate Lease', 'stopped renewing the Lease: not a ready gateway candidate'],
+    );
   });
 
   it('writes renewTime as a MicroTime and creates the Lease again when it was deleted', async () => {

@@ -17,7 +17,13 @@ import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
-import { attachments as attachmentsOf, liveAttachments as liveAttachmentsOf, peerIds as peerIdsOf, withMap, withPeers as withPeersOf } from './node-view';
+import {
+  attachments as attachmentsOf,
+  liveAttachments as liveAttachmentsOf,
+  peerIds as peerIdsOf,
+  withMap,
+  withPeers as withPeersOf,
+} from './node-view';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,10 +50,19 @@ describe('strait agent (real process, real kernel)', function () {
     writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), text);
     renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
   };
-  const heartbeat = () => JSON.parse(readFileSync(statusPath(), 'utf8')) as { node: string; ready: boolean; time: string; dataplane: string; specGeneration: number; validFor?: number };
+  const heartbeat = () =>
+    JSON.parse(readFileSync(statusPath(), 'utf8')) as {
+      node: string;
+      ready: boolean;
+      time: string;
+      dataplane: string;
+      specGeneration: number;
+      validFor?: number;
+    };
   const attachments = () => attachmentsOf(pinRoot, node);
   const withPeers = <T>(use: (peers: BpfMap<number, CodecValue<typeof layout.peer>>) => T): T => withPeersOf(pinRoot, use);
-  const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T => withMap(pinRoot, layout.maps.config, use);
+  const withConfig = <T>(use: (config: BpfMap<number, CodecValue<typeof layout.config>>) => T): T =>
+    withMap(pinRoot, layout.maps.config, use);
   const peerIds = () => peerIdsOf(pinRoot);
   const liveAttachments = () => liveAttachmentsOf(pinRoot, node);
   const logOf = () => `agent log:\n${stderr}`;
@@ -57,8 +72,32 @@ describe('strait agent (real process, real kernel)', function () {
    * default every reconcile is a resync (reads everything), so a change by hand is repaired at the next.
    */
   const startAgent = (intervalSeconds: string, resyncSeconds = '0.001', extra: string[] = []): Promise<number | null> => {
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--status', statusPath(), '--netns', node, '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer, ...noProbeCache, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--spec',
+        specPath(),
+        '--pin-root',
+        pinRoot,
+        '--status',
+        statusPath(),
+        '--netns',
+        node,
+        '--interval',
+        intervalSeconds,
+        '--resync-interval',
+        resyncSeconds,
+        ...noMetricsServer,
+        ...noProbeCache,
+        ...extra,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    child.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
   };
   const exitCode = (exited: Promise<number | null>) => Promise.race([exited, sleep(10_000).then(() => 'still running')]);
@@ -74,7 +113,13 @@ describe('strait agent (real process, real kernel)', function () {
     assert.deepEqual(first, { ...first, dataplane: 'ebpf', specGeneration: 1 });
     await waitFor('a fresh heartbeat every interval', () => heartbeat().time !== first.time, 2_000);
     assert.deepEqual(peerIds(), [5]);
-    assert.deepEqual(readMainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => `${r.dst} ${r.protocol}`).sort(), ['10.1.0.0/16 252', '10.60.0.0/24 252']);
+    assert.deepEqual(
+      readMainRoutes(node)
+        .filter((r) => r.dev === 'strait0')
+        .map((r) => `${r.dst} ${r.protocol}`)
+        .sort(),
+      ['10.1.0.0/16 252', '10.60.0.0/24 252'],
+    );
 
     // A new peer: the watcher (or the poll) applies it.
     writeSpec(nodeSpecDocument([peerB, peerC]));
@@ -84,7 +129,10 @@ describe('strait agent (real process, real kernel)', function () {
     assert.ok(readMainRoutes(node).some((r) => r.dst === '10.2.0.0/20' && r.dev === 'strait0'));
 
     // Drift: an entry deleted by hand is back after the next reconcile.
-    assert.equal(withPeers((m) => m.delete(5)), true);
+    assert.equal(
+      withPeers((m) => m.delete(5)),
+      true,
+    );
     await nextReconcile(statusPath(), 10_000, logOf);
     assert.deepEqual(peerIds(), [5, 7], 'peer b back in strait_peers');
     // The log line reaches us through a pipe, possibly after the heartbeat file.
@@ -105,7 +153,11 @@ describe('strait agent (real process, real kernel)', function () {
 
     child!.kill('SIGTERM');
     assert.equal(await exitCode(exited), 0, logOf());
-    assert.deepEqual(attachments(), ['p-x:strait_from_pod', 'p-y:strait_from_pod', 'strait0:strait_from_overlay'], 'the datapath stays in place');
+    assert.deepEqual(
+      attachments(),
+      ['p-x:strait_from_pod', 'p-y:strait_from_pod', 'strait0:strait_from_overlay'],
+      'the datapath stays in place',
+    );
     assert.deepEqual(peerIds(), [5, 7]);
     const last = heartbeat();
     assert.equal(last.ready, true, 'a stop is not a NotReady report: the heartbeat ages out instead');
@@ -115,7 +167,9 @@ describe('strait agent (real process, real kernel)', function () {
     assert.equal(heartbeat().time, last.time, 'no heartbeat after the stop');
     for (const line of stderr.trim().split('\n')) assert.doesNotThrow(() => JSON.parse(line), `a pino line: ${line}`);
 
-    const cleanup = spawnSync(process.execPath, [cliPath, 'agent', '--cleanup', '--pin-root', pinRoot, '--netns', node], { encoding: 'utf8' });
+    const cleanup = spawnSync(process.execPath, [cliPath, 'agent', '--cleanup', '--pin-root', pinRoot, '--netns', node], {
+      encoding: 'utf8',
+    });
     assert.equal(cleanup.status, 0, cleanup.stderr);
     const summary = JSON.parse(cleanup.stdout);
     assert.equal(summary.detached.length, 3);
@@ -160,7 +214,10 @@ describe('strait agent (real process, real kernel)', function () {
     writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2', '4');
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
-    assert.equal(withPeers((m) => m.delete(5)), true);
+    assert.equal(
+      withPeers((m) => m.delete(5)),
+      true,
+    );
     await nextReconcile(statusPath(), 10_000, logOf);
     await nextReconcile(statusPath(), 10_000, logOf);
     assert.deepEqual(peerIds(), [], 'reconciles with an unchanged spec read no map');
@@ -182,11 +239,23 @@ describe('strait agent (real process, real kernel)', function () {
     ip(['link', 'add', 'tmp-z', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
     ip(['link', 'set', 'tmp-z', 'name', 'p-z'], node);
     ip(['link', 'add', 'q-0', 'type', 'veth', 'peer', 'name', 'eth3', 'netns', pod], node);
-    await waitFor('p-y and p-z attached', () => liveAttachments().join() === 'p-x:strait_from_pod,p-y:strait_from_pod,p-z:strait_from_pod,strait0:strait_from_overlay', 10_000, logOf);
+    await waitFor(
+      'p-y and p-z attached',
+      () => liveAttachments().join() === 'p-x:strait_from_pod,p-y:strait_from_pod,p-z:strait_from_pod,strait0:strait_from_overlay',
+      10_000,
+      logOf,
+    );
     assert.equal(heartbeat().time, time, 'no reconcile ran: the heartbeat is the one written at start');
     await waitFor('the log lines', () => (stderr.match(/pod interface programmed/g) ?? []).length === 2, 10_000, logOf);
-    const programmed = stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; interface?: string; change?: string }).filter((l) => l.msg === 'pod interface programmed');
-    assert.deepEqual(programmed.map((l) => `${l.interface}:${l.change}`), ['p-y:attached', 'p-z:attached']);
+    const programmed = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; interface?: string; change?: string })
+      .filter((l) => l.msg === 'pod interface programmed');
+    assert.deepEqual(
+      programmed.map((l) => `${l.interface}:${l.change}`),
+      ['p-y:attached', 'p-z:attached'],
+    );
     child!.kill('SIGTERM');
     assert.equal(await exitCode(exited), 0, logOf());
   });
@@ -237,9 +306,17 @@ describe('strait agent (real process, real kernel)', function () {
   });
 
   it('refuses to start on a bad flag before touching the node', () => {
-    const run = spawnSync(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--netns', node, '--interval', '-0.5'], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      [cliPath, 'agent', '--spec', specPath(), '--pin-root', pinRoot, '--netns', node, '--interval', '-0.5'],
+      { encoding: 'utf8' },
+    );
     assert.equal(run.status, 1);
-    assert.deepEqual(JSON.parse(run.stderr), { error: '--interval: must be a number of seconds greater than 0, like 1 or 0.2 (got "-0.5")', field: '--interval', value: '-0.5' });
+    assert.deepEqual(JSON.parse(run.stderr), {
+      error: '--interval: must be a number of seconds greater than 0, like 1 or 0.2 (got "-0.5")',
+      field: '--interval',
+      value: '-0.5',
+    });
     assert.equal(existsSync(pinRoot), false);
   });
 });

@@ -7,10 +7,17 @@ import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 
 describe('agent status sink: the heartbeat file', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'strait-heartbeat-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strait-heartbeat-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const beat = (ready: boolean, specGeneration: number): NodeDataplaneStatus => ({ ready, time: new Date(1_700_000_000_000 + specGeneration).toISOString(), dataplane: 'ebpf', specGeneration });
+  const beat = (ready: boolean, specGeneration: number): NodeDataplaneStatus => ({
+    ready,
+    time: new Date(1_700_000_000_000 + specGeneration).toISOString(),
+    dataplane: 'ebpf',
+    specGeneration,
+  });
 
   it('writes the whole heartbeat, creating the status directory, and replaces it leaving no temporary file', () => {
     const path = join(dir, 'cluster-a', 'status', 'a-gw.json');

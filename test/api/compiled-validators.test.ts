@@ -14,7 +14,13 @@ import { outcomes, schemaSamples } from '../support/schema-samples';
 const generated = join(__dirname, '../../src/api/generated-validators');
 
 describe('the validators compiled at build time', () => {
-  it('are one module per schema', () => assert.deepEqual(readdirSync(generated).sort(), Object.keys(documentSchemas).map((name) => `${name}.js`).sort()));
+  it('are one module per schema', () =>
+    assert.deepEqual(
+      readdirSync(generated).sort(),
+      Object.keys(documentSchemas)
+        .map((name) => `${name}.js`)
+        .sort(),
+    ));
 
   for (const [name, schema] of Object.entries(documentSchemas)) {
     it(`${name}: accepts and refuses as its schema compiled now`, () => {
@@ -22,7 +28,10 @@ describe('the validators compiled at build time', () => {
       const compiled = new Ajv(documentValidatorOptionsOf(name as CompiledValidatorName)).compile(schema);
       assert.equal(compiled(structuredClone(samples[0])), true, 'the full sample is valid');
       // Each on its own copies: the requests' validators drop unknown keys from what they check.
-      assert.deepEqual(outcomes(require(join(generated, name)) as ValidateFunction, structuredClone(samples)), outcomes(compiled, structuredClone(samples)));
+      assert.deepEqual(
+        outcomes(require(join(generated, name)) as ValidateFunction, structuredClone(samples)),
+        outcomes(compiled, structuredClone(samples)),
+      );
     });
   }
 });

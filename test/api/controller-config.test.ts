@@ -46,7 +46,7 @@ describe('controller configuration', () => {
         'serviceCIDR: 10.96.0.0/16',
         'peers: [cluster-a, cluster-c]',
         'reflections:',
-        '  - { to: cluster-a, fromPeer: cluster-c, podIP: 10.2.1.10 }   # podIP in fromPeer\'s view',
+        "  - { to: cluster-a, fromPeer: cluster-c, podIP: 10.2.1.10 }   # podIP in fromPeer's view",
         'nodes:',
         '  - { name: b-gw, underlayAddress: 192.168.2.1, podCIDRs: [10.0.0.0/24], publicAddress: 203.0.113.2 }',
         'interval: 0.5',
@@ -59,20 +59,31 @@ describe('controller configuration', () => {
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c']);
     assert.deepEqual(config.encryptedPeers, []);
     assert.deepEqual(config.reflections, [{ to: 'cluster-a', fromPeer: 'cluster-c', podIP: '10.2.1.10' }]);
-    assert.deepEqual(config.nodes, [{ name: 'b-gw', underlayAddress: { family: 4, value: 0xc0a80201n }, podCIDRs: [{ family: 4, base: 0x0a000000n, prefix: 24 }], publicAddress: { family: 4, value: 0xcb007102n }, gatewayCandidate: true }]);
+    assert.deepEqual(config.nodes, [
+      {
+        name: 'b-gw',
+        underlayAddress: { family: 4, value: 0xc0a80201n },
+        podCIDRs: [{ family: 4, base: 0x0a000000n, prefix: 24 }],
+        publicAddress: { family: 4, value: 0xcb007102n },
+        gatewayCandidate: true,
+      },
+    ]);
     assert.equal(config.heartbeatTimeout, 1.5);
     assert.equal(config.interval, 0.5);
   });
 
   it('reads a peer given as {clusterId, encryption}, and which peerings are encrypted', () => {
     const path = join(dir, 'enc.yaml');
-    writeFileSync(path, [
-      'clusterId: cluster-b',
-      'podCIDR: 10.0.0.0/16',
-      'externalCIDR: 10.200.0.0/24',
-      'peers: [{ clusterId: cluster-a, encryption: ipsec }, { clusterId: cluster-c, encryption: none }, cluster-d]',
-      'nodes: [{ name: b-gw, underlayAddress: 192.168.2.1 }]',
-    ].join('\n'));
+    writeFileSync(
+      path,
+      [
+        'clusterId: cluster-b',
+        'podCIDR: 10.0.0.0/16',
+        'externalCIDR: 10.200.0.0/24',
+        'peers: [{ clusterId: cluster-a, encryption: ipsec }, { clusterId: cluster-c, encryption: none }, cluster-d]',
+        'nodes: [{ name: b-gw, underlayAddress: 192.168.2.1 }]',
+      ].join('\n'),
+    );
     const config = loadControllerConfig(path);
     assert.deepEqual(config.peers, ['cluster-a', 'cluster-c', 'cluster-d']);
     assert.deepEqual(config.encryptedPeers, ['cluster-a']);
@@ -88,18 +99,32 @@ describe('controller configuration', () => {
   });
 
   it('refuses a file that is missing or not YAML, naming it', () => {
-    assert.throws(() => loadControllerConfig(join(dir, 'nope.yaml')), (err: unknown) => err instanceof InputError && err.field === 'config');
+    assert.throws(
+      () => loadControllerConfig(join(dir, 'nope.yaml')),
+      (err: unknown) => err instanceof InputError && err.field === 'config',
+    );
     const path = join(dir, 'bad.yaml');
     writeFileSync(path, 'clusterId: [unclosed');
-    assert.throws(() => loadControllerConfig(path), (err: unknown) => err instanceof InputError && err.field === 'config' && err.message.includes('not valid YAML'));
+    assert.throws(
+      () => loadControllerConfig(path),
+      (err: unknown) => err instanceof InputError && err.field === 'config' && err.message.includes('not valid YAML'),
+    );
   });
 
   it('names the field and value of a bad CIDR', () => {
     refused((d) => (d.podCIDR = '10.0.0.1/16'), 'podCIDR', 'did you mean 10.0.0.0/16');
     refused((d) => (d.externalCIDR = '10.0.5.0/24'), 'externalCIDR', 'overlaps podCIDR 10.0.0.0/16');
-    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.1.0/33'], 'nodes[1].podCIDRs[0]', 'prefix length');
-    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.9.0.0/24'], 'nodes[1].podCIDRs[0]', 'not inside the cluster podCIDR');
-    refused((d) => (d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.0.128/25'], 'nodes[1].podCIDRs[0]', 'overlaps nodes[0].podCIDRs[0]');
+    refused((d) => ((d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.1.0/33']), 'nodes[1].podCIDRs[0]', 'prefix length');
+    refused(
+      (d) => ((d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.9.0.0/24']),
+      'nodes[1].podCIDRs[0]',
+      'not inside the cluster podCIDR',
+    );
+    refused(
+      (d) => ((d.nodes as { podCIDRs: string[] }[])[1]!.podCIDRs = ['10.0.0.128/25']),
+      'nodes[1].podCIDRs[0]',
+      'overlaps nodes[0].podCIDRs[0]',
+    );
     refused((d) => (d.pools = ['10.0.0.0/8', 'nonsense']), 'pools[1]', 'expected a CIDR');
   });
 
@@ -110,20 +135,45 @@ describe('controller configuration', () => {
   });
 
   it('takes the nodes from the file standalone, and refuses them on Kubernetes, where the Node objects say', () => {
-    assert.throws(() => readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' }), (err: unknown) =>
-      err instanceof InputError && err.field === 'nodes' && /is required: the standalone controller has no Node objects to read/.test(err.message));
-    const onKubernetes = readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-a'] }, 'kubernetes');
+    assert.throws(
+      () => readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' }),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === 'nodes' &&
+        /is required: the standalone controller has no Node objects to read/.test(err.message),
+    );
+    const onKubernetes = readControllerConfig(
+      { clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-a'] },
+      'kubernetes',
+    );
     assert.deepEqual(onKubernetes.nodes, []);
     assert.deepEqual(onKubernetes.peers, ['cluster-a']);
-    assert.throws(() => readControllerConfig({ clusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', nodes: [{ name: 'n1', underlayAddress: '192.0.2.1' }] }, 'kubernetes'), (err: unknown) =>
-      err instanceof InputError && err.message === 'nodes: come from the cluster\'s Node objects on Kubernetes; remove them (got "1 nodes")');
+    assert.throws(
+      () =>
+        readControllerConfig(
+          {
+            clusterId: 'cluster-b',
+            podCIDR: '10.0.0.0/16',
+            externalCIDR: '10.200.0.0/24',
+            nodes: [{ name: 'n1', underlayAddress: '192.0.2.1' }],
+          },
+          'kubernetes',
+        ),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.message === 'nodes: come from the cluster\'s Node objects on Kubernetes; remove them (got "1 nodes")',
+    );
   });
 
   it('names bad ids, peers, reflections, nodes and durations', () => {
     refused((d) => (d.clusterId = 'Cluster_B'), 'clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a', 'cluster-b']), 'peers[1]', 'does not peer with itself');
     refused((d) => (d.peers = ['cluster-a', 'cluster-c', 'cluster-a']), 'peers[2]', 'listed twice');
-    refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', encryption: 'wireguard' }]), 'peers[1].encryption', 'must be one of none, ipsec');
+    refused(
+      (d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', encryption: 'wireguard' }]),
+      'peers[1].encryption',
+      'must be one of none, ipsec',
+    );
     refused((d) => (d.peers = ['cluster-a', { clusterId: 'cluster-c', key: 'x' }]), 'peers[1].key', 'unknown field');
     refused((d) => (d.peers = ['cluster-a', { clusterId: 'Cluster_C' }]), 'peers[1].clusterId', 'cluster id');
     refused((d) => (d.peers = ['cluster-a']), 'reflections[0].fromPeer', 'not one of our peers');
@@ -134,8 +184,16 @@ describe('controller configuration', () => {
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.name = '../etc'), 'nodes[1].name', 'DNS-1123');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.underlayAddress = '192.168.2'), 'nodes[1].underlayAddress', 'not an IPv4');
     refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.publicAddress = 'example.com'), 'nodes[1].publicAddress', 'not an IPv4');
-    refused((d) => (d.nodes as Record<string, unknown>[]).forEach((n) => (n.gatewayCandidate = false)), 'nodes[*].gatewayCandidate', 'at least one must be a candidate');
-    refused((d) => ((d.nodes as Record<string, unknown>[])[1]!.gatewayCandidate = 'yes'), 'nodes[1].gatewayCandidate', 'expected a boolean');
+    refused(
+      (d) => (d.nodes as Record<string, unknown>[]).forEach((n) => (n.gatewayCandidate = false)),
+      'nodes[*].gatewayCandidate',
+      'at least one must be a candidate',
+    );
+    refused(
+      (d) => ((d.nodes as Record<string, unknown>[])[1]!.gatewayCandidate = 'yes'),
+      'nodes[1].gatewayCandidate',
+      'expected a boolean',
+    );
     refused((d) => (d.heartbeatTimeout = 0), 'heartbeatTimeout', 'from 0.05 to 3600');
     refused((d) => (d.interval = '1s'), 'interval', 'expected a number');
     refused((d) => (d.interval = 7200), 'interval', 'from 0.05 to 3600');

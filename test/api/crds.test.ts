@@ -26,11 +26,15 @@ function structuralProblems(schema: Node, path: string, underJunctor = false): s
     problems.push(`${path}: no type`);
   }
   if ('properties' in schema && 'additionalProperties' in schema) problems.push(`${path}: properties and additionalProperties together`);
-  for (const k of ['exclusiveMinimum', 'exclusiveMaximum']) if (k in schema && typeof schema[k] !== 'boolean') problems.push(`${path}: ${k} must be a boolean in OpenAPI 3.0`);
-  for (const k of ['$ref', '$schema', 'const', 'unevaluatedProperties', 'patternProperties', 'definitions']) if (k in schema) problems.push(`${path}: ${k} is not allowed`);
-  for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, Node>)) problems.push(...structuralProblems(child, `${path}.${name}`, underJunctor));
+  for (const k of ['exclusiveMinimum', 'exclusiveMaximum'])
+    if (k in schema && typeof schema[k] !== 'boolean') problems.push(`${path}: ${k} must be a boolean in OpenAPI 3.0`);
+  for (const k of ['$ref', '$schema', 'const', 'unevaluatedProperties', 'patternProperties', 'definitions'])
+    if (k in schema) problems.push(`${path}: ${k} is not allowed`);
+  for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, Node>))
+    problems.push(...structuralProblems(child, `${path}.${name}`, underJunctor));
   if (schema.items) problems.push(...structuralProblems(schema.items as Node, `${path}[]`, underJunctor));
-  for (const j of ['anyOf', 'allOf', 'oneOf']) for (const [i, b] of ((schema[j] ?? []) as Node[]).entries()) problems.push(...structuralProblems(b, `${path}.${j}[${i}]`, true));
+  for (const j of ['anyOf', 'allOf', 'oneOf'])
+    for (const [i, b] of ((schema[j] ?? []) as Node[]).entries()) problems.push(...structuralProblems(b, `${path}.${j}[${i}]`, true));
   if (keys.length === 0 && !underJunctor) problems.push(`${path}: empty schema`);
   return problems;
 }
@@ -42,10 +46,12 @@ describe('strait.io CustomResourceDefinitions', () => {
     for (const [name, text] of generated) assert.equal(readFileSync(join(crdDirectory, name), 'utf8'), text, `${name} is stale`);
   });
 
-  it('are structural, cluster-scoped (an Endpoint lives in its pod\'s namespace), with the status subresource, printer columns, short names and the category strait', () => {
+  it("are structural, cluster-scoped (an Endpoint lives in its pod's namespace), with the status subresource, printer columns, short names and the category strait", () => {
     const kinds: string[] = [];
     for (const name of readdirSync(crdDirectory)) {
-      const crd = parse(readFileSync(join(crdDirectory, name), 'utf8')) as Node & { spec: Node & { names: Node; versions: (Node & { schema: { openAPIV3Schema: Node } })[] } };
+      const crd = parse(readFileSync(join(crdDirectory, name), 'utf8')) as Node & {
+        spec: Node & { names: Node; versions: (Node & { schema: { openAPIV3Schema: Node } })[] };
+      };
       const { spec } = crd;
       kinds.push(spec.names.kind as string);
       assert.equal(crd.apiVersion, 'apiextensions.k8s.io/v1');
@@ -61,11 +67,25 @@ describe('strait.io CustomResourceDefinitions', () => {
       assert.deepEqual((root.properties as Node).metadata, { type: 'object' });
       if ('status' in (root.properties as Node)) assert.deepEqual(v!.subresources, { status: {} }, name);
     }
-    assert.deepEqual(kinds.sort(), ['ClusterNetworks', 'Endpoint', 'IPClaim', 'IPPool', 'NatMapping', 'NetworkConfig', 'NodeDataplane', 'PeerNetworks', 'ReservedIP', 'Subnet', 'TunnelEndpoint']);
+    assert.deepEqual(kinds.sort(), [
+      'ClusterNetworks',
+      'Endpoint',
+      'IPClaim',
+      'IPPool',
+      'NatMapping',
+      'NetworkConfig',
+      'NodeDataplane',
+      'PeerNetworks',
+      'ReservedIP',
+      'Subnet',
+      'TunnelEndpoint',
+    ]);
   });
 
   it('give CIDRs and addresses a pattern the API server checks (and the formats it knows)', () => {
-    const crd = parse(readFileSync(join(crdDirectory, 'nodedataplanes.strait.io.yaml'), 'utf8')) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, Node> } } } } }[] } };
+    const crd = parse(readFileSync(join(crdDirectory, 'nodedataplanes.strait.io.yaml'), 'utf8')) as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, Node> } } } } }[] };
+    };
     const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties;
     assert.equal(spec.podCIDR!.format, 'cidr');
     assert.match('10.0.0.0/16', new RegExp(spec.podCIDR!.pattern as string));
@@ -81,6 +101,7 @@ describe('strait.io CustomResourceDefinitions', () => {
     const lint = execFileSync(helm, ['lint', '--strict', chart], { encoding: 'utf8' });
     assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
     const rendered = execFileSync(helm, ['template', 'strait', chart, '--include-crds'], { encoding: 'utf8' });
-    for (const plural of ['networkconfigs', 'tunnelendpoints', 'natmappings', 'nodedataplanes']) assert.ok(rendered.includes(`name: ${plural}.strait.io`), plural);
+    for (const plural of ['networkconfigs', 'tunnelendpoints', 'natmappings', 'nodedataplanes'])
+      assert.ok(rendered.includes(`name: ${plural}.strait.io`), plural);
   });
 });

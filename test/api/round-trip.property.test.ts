@@ -16,7 +16,9 @@ const ipv4 = fc.integer({ min: 1, max: 0xdfffffff }).map((n): Ip => ({ family: 4
 const ipv6 = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n }).map((value): Ip => ({ family: 6, value }));
 const anyIp = fc.oneof(ipv4, ipv6);
 const clusterId = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
-const mac = fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 6, maxLength: 6 }).map((b) => [b[0]! & 0xfe, ...b.slice(1)].map((x) => x.toString(16).padStart(2, '0')).join(':'));
+const mac = fc
+  .array(fc.integer({ min: 0, max: 255 }), { minLength: 6, maxLength: 6 })
+  .map((b) => [b[0]! & 0xfe, ...b.slice(1)].map((x) => x.toString(16).padStart(2, '0')).join(':'));
 
 /**
  * A valid spec by construction: our networks in 10.0/8, each peer's remote networks in its own /15 of
@@ -26,9 +28,30 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
   .record({
     podPrefix: fc.integer({ min: 12, max: 24 }),
     extPrefix: fc.integer({ min: 20, max: 28 }),
-    peers: fc.uniqueArray(fc.record({ clusterId, peerId: fc.integer({ min: 1, max: 0xffffffff }), podPrefix: fc.integer({ min: 16, max: 24 }), extPrefix: fc.integer({ min: 16, max: 26 }), address: anyIp, port: fc.integer({ min: 1, max: 65535 }), ipsec: fc.boolean() }), { maxLength: 5, selector: (p) => p.clusterId }),
-    mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: anyIp }), { maxLength: 6, selector: (m) => m.offset }),
-    nodes: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9](\.[a-z][a-z0-9]{0,4})?$/), underlay: anyIp, podCIDRs: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 }) }), { minLength: 1, maxLength: 4, selector: (n) => n.name }),
+    peers: fc.uniqueArray(
+      fc.record({
+        clusterId,
+        peerId: fc.integer({ min: 1, max: 0xffffffff }),
+        podPrefix: fc.integer({ min: 16, max: 24 }),
+        extPrefix: fc.integer({ min: 16, max: 26 }),
+        address: anyIp,
+        port: fc.integer({ min: 1, max: 65535 }),
+        ipsec: fc.boolean(),
+      }),
+      { maxLength: 5, selector: (p) => p.clusterId },
+    ),
+    mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: anyIp }), {
+      maxLength: 6,
+      selector: (m) => m.offset,
+    }),
+    nodes: fc.uniqueArray(
+      fc.record({
+        name: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9](\.[a-z][a-z0-9]{0,4})?$/),
+        underlay: anyIp,
+        podCIDRs: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 3 }),
+      }),
+      { minLength: 1, maxLength: 4, selector: (n) => n.name },
+    ),
     publicAddress: fc.option(anyIp, { nil: undefined }),
     role: fc.constantFrom('gateway' as const, 'worker' as const),
     gatewayCandidate: fc.boolean(),
@@ -46,7 +69,13 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
       podCIDR,
       externalCIDR,
       transitAddress: { family: 4, value: externalCIDR.base + size - 2n },
-      node: { name: self!.name, role: r.role, underlayAddress: self!.underlay, ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}), gatewayCandidate: r.gatewayCandidate },
+      node: {
+        name: self!.name,
+        role: r.role,
+        underlayAddress: self!.underlay,
+        ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}),
+        gatewayCandidate: r.gatewayCandidate,
+      },
       activeGateway: { name: (others[0] ?? self)!.name, underlayAddress: (others[0] ?? self)!.underlay },
       overlay: { vni: r.vni, port: 4789, mac: r.mac },
       peers: r.peers.map((p, i) => ({
@@ -59,14 +88,26 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
         endpoint: { address: p.address, port: p.port },
         transport: p.ipsec ? 'ipsec' : 'vxlan',
       })),
-      natMappings: r.mappings.map((m) => ({ externalAddress: { family: 4, value: externalCIDR.base + BigInt(m.offset) }, endpointAddress: m.endpoint })),
-      nodes: r.nodes.map((n, i) => ({ name: n.name, underlayAddress: n.underlay, podCIDRs: n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)) })),
+      natMappings: r.mappings.map((m) => ({
+        externalAddress: { family: 4, value: externalCIDR.base + BigInt(m.offset) },
+        endpointAddress: m.endpoint,
+      })),
+      nodes: r.nodes.map((n, i) => ({
+        name: n.name,
+        underlayAddress: n.underlay,
+        podCIDRs: n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)),
+      })),
     };
   })
   // The reader's rules for the node list: pod CIDRs inside the cluster's and disjoint across nodes.
   .filter((s) => {
     const all = s.nodes.flatMap((n) => n.podCIDRs.map((c) => ({ node: n.name, c })));
-    return all.every(({ node, c }) => c.prefix >= s.podCIDR.prefix && containsIp(s.podCIDR, { family: 4, value: c.base }) && all.every((o) => o.node === node || !cidrsOverlap(o.c, c)));
+    return all.every(
+      ({ node, c }) =>
+        c.prefix >= s.podCIDR.prefix &&
+        containsIp(s.podCIDR, { family: 4, value: c.base }) &&
+        all.every((o) => o.node === node || !cidrsOverlap(o.c, c)),
+    );
   });
 
 /** The same document with IPv6 addresses spelled out in full and upper case, and the MAC in upper case. */
@@ -90,24 +131,41 @@ function formatIp6Long(text: string): string {
 
 describe('strait.io documents round-trip through their typed form (property)', () => {
   it('NodeDataplane: any valid typed spec writes to a document that reads back to it, in any spelling of its addresses', () => {
-    fc.assert(fc.property(specs, (spec) => {
-      const doc = writeNodeDataplaneSpec(spec);
-      assert.deepEqual(readNodeDataplaneSpec(JSON.parse(JSON.stringify(doc))), spec);
-      assert.deepEqual(readNodeDataplaneSpec(respelled(doc)), spec);
-      assert.deepEqual(writeNodeDataplaneSpec(readNodeDataplaneSpec(respelled(doc))), doc, 'written back canonical');
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(specs, (spec) => {
+        const doc = writeNodeDataplaneSpec(spec);
+        assert.deepEqual(readNodeDataplaneSpec(JSON.parse(JSON.stringify(doc))), spec);
+        assert.deepEqual(readNodeDataplaneSpec(respelled(doc)), spec);
+        assert.deepEqual(writeNodeDataplaneSpec(readNodeDataplaneSpec(respelled(doc))), doc, 'written back canonical');
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('TunnelEndpoint: the same for the four prefixes and the gateway', () => {
-    fc.assert(fc.property(specs.filter((s) => s.peers.length > 0), fc.boolean(), (spec, withPort) => {
-      const p = spec.peers[0]!;
-      const te = { clusterId: p.clusterId, remotePodCIDR: p.remotePodCIDR, remoteExternalCIDR: p.remoteExternalCIDR, localNATPodCIDR: p.localNATPodCIDR, localNATExternalCIDR: p.localNATExternalCIDR, endpoint: { address: p.endpoint.address, ...(withPort ? { port: p.endpoint.port } : {}) } };
-      assert.deepEqual(readTunnelEndpoint(JSON.parse(JSON.stringify(writeTunnelEndpoint(te)))), te);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(
+        specs.filter((s) => s.peers.length > 0),
+        fc.boolean(),
+        (spec, withPort) => {
+          const p = spec.peers[0]!;
+          const te = {
+            clusterId: p.clusterId,
+            remotePodCIDR: p.remotePodCIDR,
+            remoteExternalCIDR: p.remoteExternalCIDR,
+            localNATPodCIDR: p.localNATPodCIDR,
+            localNATExternalCIDR: p.localNATExternalCIDR,
+            endpoint: { address: p.endpoint.address, ...(withPort ? { port: p.endpoint.port } : {}) },
+          };
+          assert.deepEqual(readTunnelEndpoint(JSON.parse(JSON.stringify(writeTunnelEndpoint(te)))), te);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('the canonical spelling is what the writer gives (known answers)', () => {
-    assert.equal(formatIp({ family: 6, value: 0xfd00n << 112n | 5n }), 'fd00::5');
+    assert.equal(formatIp({ family: 6, value: (0xfd00n << 112n) | 5n }), 'fd00::5');
     assert.equal(formatIp6Long('fd00::5'), 'FD00:0000:0000:0000:0000:0000:0000:0005');
   });
 });

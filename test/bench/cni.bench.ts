@@ -81,12 +81,17 @@ async function timed(call: () => Promise<CniOutcome>): Promise<Timed> {
 /** The requests the API server logged since line `from`, by method. */
 function requestsSince(requests: CapturedLog, from: number): Map<string, number> {
   const byMethod = new Map<string, number>();
-  for (const line of requests.lines.slice(from)) if (line.msg === 'request') byMethod.set(String(line.method), (byMethod.get(String(line.method)) ?? 0) + 1);
+  for (const line of requests.lines.slice(from))
+    if (line.msg === 'request') byMethod.set(String(line.method), (byMethod.get(String(line.method)) ?? 0) + 1);
   return byMethod;
 }
 
 const total = (byMethod: Map<string, number>) => [...byMethod.values()].reduce((a, b) => a + b, 0);
-const perCall = (byMethod: Map<string, number>, count: number) => [...byMethod].sort().map(([method, n]) => `${method} ${round2(n / count)}`).join(', ');
+const perCall = (byMethod: Map<string, number>, count: number) =>
+  [...byMethod]
+    .sort()
+    .map(([method, n]) => `${method} ${round2(n / count)}`)
+    .join(', ');
 
 function failIf(what: string, failures: string[]): void {
   if (failures.length > 0) throw new Error(`cni bench: ${what}: ${failures.length} wrong; the first: ${failures.slice(0, 3).join(' | ')}`);
@@ -94,7 +99,9 @@ function failIf(what: string, failures: string[]): void {
 
 /** The service process's CPU time so far (user + system), from /proc. */
 function cpuMs(pid: number, ticksPerSecond: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   // After the command: state is field 3, utime 14, stime 15 (proc(5)).
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
@@ -109,10 +116,20 @@ const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 async function startService(f: PoolIpamFixture, logPath: string): Promise<ChildProcess> {
   const log = openSync(logPath, 'w');
-  const child = spawn(process.execPath, [cli, 'pool-ipam', 'serve', '--kubeconfig', f.api.kubeconfigPath, '--node', 'node-a', '--socket', f.socket], { stdio: ['ignore', log, log] });
+  const child = spawn(
+    process.execPath,
+    [cli, 'pool-ipam', 'serve', '--kubeconfig', f.api.kubeconfigPath, '--node', 'node-a', '--socket', f.socket],
+    { stdio: ['ignore', log, log] },
+  );
   closeSync(log);
   const status = { ...f.config('macvlan'), cniVersion: '1.1.0' };
-  await waitFor('strait pool-ipam serve ready (STATUS)', async () => child.exitCode === null && (await f.node.runIpam('STATUS', status)).code === 0, 60_000, () => readFileSync(logPath, 'utf8').slice(-2000), 200);
+  await waitFor(
+    'strait pool-ipam serve ready (STATUS)',
+    async () => child.exitCode === null && (await f.node.runIpam('STATUS', status)).code === 0,
+    60_000,
+    () => readFileSync(logPath, 'utf8').slice(-2000),
+    200,
+  );
   return child;
 }
 
@@ -130,7 +147,9 @@ function hostLocalHeld(dataDir: string): string[] {
 }
 
 async function straitHeld(f: PoolIpamFixture): Promise<{ claims: { name: string; spec: Record<string, any> }[]; endpoints: number }> {
-  const endpoints = (await f.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as { items: unknown[] };
+  const endpoints = (await f.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as {
+    items: unknown[];
+  };
   return { claims: await f.claims(), endpoints: endpoints.items.length };
 }
 
@@ -159,12 +178,24 @@ function execIn(netns: string, argv: string[]): Promise<void> {
  * One round: `count` pods ADDed (each into a fresh namespace), checked, DELeted, checked, with
  * `concurrency` calls in flight; the namespaces are removed after, also on a failure.
  */
-async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, podObjects: { name: string; uid: string }[], count: number, concurrency: number, tag: string, service: { pid: number; ticks: number } | undefined): Promise<RoundFigures> {
+async function runRound(
+  f: PoolIpamFixture,
+  requests: CapturedLog,
+  ipam: Ipam,
+  podObjects: { name: string; uid: string }[],
+  count: number,
+  concurrency: number,
+  tag: string,
+  service: { pid: number; ticks: number } | undefined,
+): Promise<RoundFigures> {
   const what = `${ipam.label}, ${concurrency === 1 ? 'one at a time' : `${concurrency} in flight`}`;
   try {
     const attachments = podObjects.slice(0, count).map((p, i) => {
       const netns = f.node.podNetns();
-      return { netnsName: netns.name, pod: { namespace: 'default', name: p.name, uid: p.uid, containerId: `${tag}-${i}`, netns: netns.path } satisfies PodAttachment };
+      return {
+        netnsName: netns.name,
+        pod: { namespace: 'default', name: p.name, uid: p.uid, containerId: `${tag}-${i}`, netns: netns.path } satisfies PodAttachment,
+      };
     });
     const execFloorMs = await floorMs(20, () => execIn(f.node.netns, ['true']));
     const cpuBefore = service ? cpuMs(service.pid, service.ticks) : 0;
@@ -174,20 +205,46 @@ async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, p
     const addWallMs = nowMs() - started;
     const addRequests = requestsSince(requests, mark);
 
-    failIf(`${what}: ADD failed`, added.flatMap((a, i) => (a.outcome.code === 0 ? [] : [`pod ${i}: exit ${a.outcome.code}: ${a.outcome.stdout.trim()} ${a.outcome.stderr.trim()}`])));
+    failIf(
+      `${what}: ADD failed`,
+      added.flatMap((a, i) =>
+        a.outcome.code === 0 ? [] : [`pod ${i}: exit ${a.outcome.code}: ${a.outcome.stdout.trim()} ${a.outcome.stderr.trim()}`],
+      ),
+    );
     const addresses = added.map((a) => String(a.outcome.json?.ips?.[0]?.address));
-    failIf(`${what}: an address outside ${pool.subnet}`, addresses.filter((a) => !inPool.test(a)));
-    failIf(`${what}: an address given twice`, addresses.filter((a, i) => addresses.indexOf(a) !== i));
+    failIf(
+      `${what}: an address outside ${pool.subnet}`,
+      addresses.filter((a) => !inPool.test(a)),
+    );
+    failIf(
+      `${what}: an address given twice`,
+      addresses.filter((a, i) => addresses.indexOf(a) !== i),
+    );
     // The pod has it (every 100th pod checked: an `ip` process each).
-    failIf(`${what}: the pod's eth0 does not hold its address`, attachments.flatMap((a, i) => (i % 100 === 0 && addressesIn(a.netnsName).join() !== addresses[i] ? [`${a.netnsName}: ${addressesIn(a.netnsName).join()} (given ${addresses[i]})`] : [])));
+    failIf(
+      `${what}: the pod's eth0 does not hold its address`,
+      attachments.flatMap((a, i) =>
+        i % 100 === 0 && addressesIn(a.netnsName).join() !== addresses[i]
+          ? [`${a.netnsName}: ${addressesIn(a.netnsName).join()} (given ${addresses[i]})`]
+          : [],
+      ),
+    );
     const bare = addresses.map((a) => a.split('/')[0]!).sort();
     if (ipam.strait) {
       const { claims } = await straitHeld(f);
       const names = claims.map((c) => c.name).sort();
-      failIf(`${what}: the IPClaims are not the addresses given`, names.join() === bare.join() && claims.every((c) => !c.spec.conflict && c.spec.node === 'node-a') ? [] : [`${claims.length} claims, ${claims.filter((c) => c.spec.conflict).length} marked conflicting, for ${count} addresses`]);
+      failIf(
+        `${what}: the IPClaims are not the addresses given`,
+        names.join() === bare.join() && claims.every((c) => !c.spec.conflict && c.spec.node === 'node-a')
+          ? []
+          : [`${claims.length} claims, ${claims.filter((c) => c.spec.conflict).length} marked conflicting, for ${count} addresses`],
+      );
     } else {
       const held = hostLocalHeld(String((ipam.config.ipam as { dataDir: string }).dataDir)).sort();
-      failIf(`${what}: host-local's files are not the addresses given`, held.join() === bare.join() ? [] : [`${held.length} files for ${count} addresses`]);
+      failIf(
+        `${what}: host-local's files are not the addresses given`,
+        held.join() === bare.join() ? [] : [`${held.length} files for ${count} addresses`],
+      );
     }
 
     mark = requests.lines.length;
@@ -197,15 +254,38 @@ async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, p
     const delRequests = requestsSince(requests, mark);
     const serviceCpuMs = service ? cpuMs(service.pid, service.ticks) - cpuBefore : undefined;
 
-    failIf(`${what}: DEL failed`, deleted.flatMap((d, i) => (d.outcome.code === 0 ? [] : [`pod ${i}: exit ${d.outcome.code}: ${d.outcome.stdout.trim()} ${d.outcome.stderr.trim()}`])));
-    failIf(`${what}: a pod's eth0 is left after DEL`, attachments.flatMap((a, i) => (i % 100 === 0 && linksIn(a.netnsName).includes('eth0') ? [a.netnsName] : [])));
+    failIf(
+      `${what}: DEL failed`,
+      deleted.flatMap((d, i) =>
+        d.outcome.code === 0 ? [] : [`pod ${i}: exit ${d.outcome.code}: ${d.outcome.stdout.trim()} ${d.outcome.stderr.trim()}`],
+      ),
+    );
+    failIf(
+      `${what}: a pod's eth0 is left after DEL`,
+      attachments.flatMap((a, i) => (i % 100 === 0 && linksIn(a.netnsName).includes('eth0') ? [a.netnsName] : [])),
+    );
     if (ipam.strait) {
       const { claims, endpoints } = await straitHeld(f);
-      failIf(`${what}: held after every DEL returned`, [...claims.map((c) => `IPClaim ${c.name}`), ...(endpoints > 0 ? [`${endpoints} Endpoints`] : [])]);
+      failIf(`${what}: held after every DEL returned`, [
+        ...claims.map((c) => `IPClaim ${c.name}`),
+        ...(endpoints > 0 ? [`${endpoints} Endpoints`] : []),
+      ]);
     } else {
-      failIf(`${what}: host-local holds after every DEL returned`, hostLocalHeld(String((ipam.config.ipam as { dataDir: string }).dataDir)));
+      failIf(
+        `${what}: host-local holds after every DEL returned`,
+        hostLocalHeld(String((ipam.config.ipam as { dataDir: string }).dataDir)),
+      );
     }
-    return { adds: added.map((a) => a.ms), dels: deleted.map((d) => d.ms), addWallMs, delWallMs, addRequests, delRequests, execFloorMs, ...(serviceCpuMs === undefined ? {} : { serviceCpuMs }) };
+    return {
+      adds: added.map((a) => a.ms),
+      dels: deleted.map((d) => d.ms),
+      addWallMs,
+      delWallMs,
+      addRequests,
+      delRequests,
+      execFloorMs,
+      ...(serviceCpuMs === undefined ? {} : { serviceCpuMs }),
+    };
   } finally {
     f.node.removePodNetns();
   }
@@ -213,7 +293,8 @@ async function runRound(f: PoolIpamFixture, requests: CapturedLog, ipam: Ipam, p
 
 export const run: BenchSuite = async () => {
   const figures: BenchFigure[] = [];
-  const figure = (name: string, value: number, unit: string, note?: string) => figures.push({ suite: 'cni', name, value, unit, ...(note ? { note } : {}) });
+  const figure = (name: string, value: number, unit: string, note?: string) =>
+    figures.push({ suite: 'cni', name, value, unit, ...(note ? { note } : {}) });
   const started = Date.now();
   const loadBefore = os.loadavg()[0]!;
   const rounds: Record<string, unknown>[] = [];
@@ -231,7 +312,10 @@ export const run: BenchSuite = async () => {
   try {
     await f.pool('bench', { subnet: pool.subnet, ips: [`${pool.first}-${pool.last}`] });
     const podObjects = await inParallel(pods, 16, async (i) => {
-      const created = await f.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: `bench-${i}` }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } } });
+      const created = await f.core.createNamespacedPod({
+        namespace: 'default',
+        body: { metadata: { name: `bench-${i}` }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } },
+      });
       return { name: `bench-${i}`, uid: created.metadata!.uid! };
     });
     const logPath = join(f.dir, 'pool-ipam.log');
@@ -241,33 +325,94 @@ export const run: BenchSuite = async () => {
     const startFds = openFds(serviceProc.pid);
     const hostLocalDir = join(f.dir, 'host-local');
     mkdirSync(hostLocalDir);
-    const strait = (detect: boolean) => f.config('macvlan', { default_ipv4_ippool: ['bench'], detect_ip_conflict: detect, detect_gateway: false });
+    const strait = (detect: boolean) =>
+      f.config('macvlan', { default_ipv4_ippool: ['bench'], detect_ip_conflict: detect, detect_gateway: false });
     const ipams: Ipam[] = [
-      { label: 'host-local', strait: false, config: { ...f.config('macvlan'), ipam: { type: 'host-local', ranges: [[{ subnet: pool.subnet, rangeStart: pool.first, rangeEnd: pool.last }]], dataDir: hostLocalDir } } },
+      {
+        label: 'host-local',
+        strait: false,
+        config: {
+          ...f.config('macvlan'),
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: pool.subnet, rangeStart: pool.first, rangeEnd: pool.last }]],
+            dataDir: hostLocalDir,
+          },
+        },
+      },
       { label: 'strait-ipam, conflict detection off', strait: true, config: strait(false) },
       { label: 'strait-ipam, conflict detection on', strait: true, config: strait(true) },
     ];
 
-    figure('floor: `ip netns exec <node> true`, p50 of 20', round1(await floorMs(20, () => execIn(f.node.netns, ['true']))), 'ms', 'no pod namespaces yet; in every latency below');
-    figure('floor: `strait-ipam` VERSION (a Node.js process start), p50 of 20', round1(await floorMs(20, () => f.node.runIpam('VERSION', {}))), 'ms', 'through ip netns exec');
-    figure('floor: `host-local` VERSION, p50 of 20', round1(await floorMs(20, () => f.node.run('VERSION', { type: 'host-local' }))), 'ms', 'through ip netns exec');
+    figure(
+      'floor: `ip netns exec <node> true`, p50 of 20',
+      round1(await floorMs(20, () => execIn(f.node.netns, ['true']))),
+      'ms',
+      'no pod namespaces yet; in every latency below',
+    );
+    figure(
+      'floor: `strait-ipam` VERSION (a Node.js process start), p50 of 20',
+      round1(await floorMs(20, () => f.node.runIpam('VERSION', {}))),
+      'ms',
+      'through ip netns exec',
+    );
+    figure(
+      'floor: `host-local` VERSION, p50 of 20',
+      round1(await floorMs(20, () => f.node.run('VERSION', { type: 'host-local' }))),
+      'ms',
+      'through ip netns exec',
+    );
 
-    for (const [mode, count, concurrency] of [['one at a time', sequentialPods, 1], [`${inFlight} in flight`, pods, inFlight]] as const) {
+    for (const [mode, count, concurrency] of [
+      ['one at a time', sequentialPods, 1],
+      [`${inFlight} in flight`, pods, inFlight],
+    ] as const) {
       const byIpam = new Map<string, RoundFigures>();
       for (const [k, ipam] of ipams.entries()) {
         process.stderr.write(`  ${ipam.label}, ${mode}: ${count} ADD + DEL...\n`);
-        const r = await runRound(f, requests, ipam, podObjects, count, concurrency, `${concurrency}-${k}`, ipam.strait ? serviceProc : undefined);
+        const r = await runRound(
+          f,
+          requests,
+          ipam,
+          podObjects,
+          count,
+          concurrency,
+          `${concurrency}-${k}`,
+          ipam.strait ? serviceProc : undefined,
+        );
         byIpam.set(ipam.label, r);
-        rounds.push({ ipam: ipam.label, pods: count, inFlight: concurrency, addWallMs: round1(r.addWallMs), delWallMs: round1(r.delWallMs), execFloorMs: round1(r.execFloorMs), ...(r.serviceCpuMs === undefined ? {} : { serviceCpuMs: Math.round(r.serviceCpuMs) }), addRequests: Object.fromEntries(r.addRequests), delRequests: Object.fromEntries(r.delRequests), addMs: r.adds.map(round1), delMs: r.dels.map(round1) });
+        rounds.push({
+          ipam: ipam.label,
+          pods: count,
+          inFlight: concurrency,
+          addWallMs: round1(r.addWallMs),
+          delWallMs: round1(r.delWallMs),
+          execFloorMs: round1(r.execFloorMs),
+          ...(r.serviceCpuMs === undefined ? {} : { serviceCpuMs: Math.round(r.serviceCpuMs) }),
+          addRequests: Object.fromEntries(r.addRequests),
+          delRequests: Object.fromEntries(r.delRequests),
+          addMs: r.adds.map(round1),
+          delMs: r.dels.map(round1),
+        });
         const name = `${ipam.label}, ${mode}`;
         figure(`${name}: ADDs per second`, round1(count / (r.addWallMs / 1000)), 'ADD/s', `${count} ADDs in ${Math.round(r.addWallMs)} ms`);
         figure(`${name}: ADD p50`, round1(percentile(r.adds, 50)), 'ms');
         figure(`${name}: ADD p99`, round1(percentile(r.adds, 99)), 'ms', `max ${round1(Math.max(...r.adds))}`);
         figure(`${name}: DEL p50`, round1(percentile(r.dels, 50)), 'ms', `${round1(count / (r.delWallMs / 1000))} DEL/s`);
         figure(`${name}: DEL p99`, round1(percentile(r.dels, 99)), 'ms', `max ${round1(Math.max(...r.dels))}`);
-        figure(`${name}: floor, \`ip netns exec <node> true\` with the round's ${count} pod namespaces, p50 of 20`, round1(r.execFloorMs), 'ms', 'one at a time, before the ADDs');
+        figure(
+          `${name}: floor, \`ip netns exec <node> true\` with the round's ${count} pod namespaces, p50 of 20`,
+          round1(r.execFloorMs),
+          'ms',
+          'one at a time, before the ADDs',
+        );
         if (r.serviceCpuMs !== undefined) {
-          figure(`${name}: service CPU per ADD + DEL`, round1(r.serviceCpuMs / count), 'ms', `${Math.round(r.serviceCpuMs)} ms for ${count}`);
+          figure(
+            `${name}: service CPU per ADD + DEL`,
+            round1(r.serviceCpuMs / count),
+            'ms',
+            `${Math.round(r.serviceCpuMs)} ms for ${count}`,
+          );
           figure(`${name}: API requests per ADD`, round2(total(r.addRequests) / count), 'requests', perCall(r.addRequests, count));
           figure(`${name}: API requests per DEL`, round2(total(r.delRequests) / count), 'requests', perCall(r.delRequests, count));
         }
@@ -282,15 +427,33 @@ export const run: BenchSuite = async () => {
       }
     }
     const memory = memoryMiB(serviceProc.pid);
-    figure('strait pool-ipam serve: RSS once ready', round1(startMemory.rss), 'MiB', `informers listed: ${pods} Pods, the IPPool, no claims`);
+    figure(
+      'strait pool-ipam serve: RSS once ready',
+      round1(startMemory.rss),
+      'MiB',
+      `informers listed: ${pods} Pods, the IPPool, no claims`,
+    );
     figure('strait pool-ipam serve: RSS after the run', round1(memory.rss), 'MiB', `peak (VmHWM) ${round1(memory.peak)} MiB`);
-    figure('strait pool-ipam serve: open file descriptors once ready / after the run', startFds, 'fds', `after: ${openFds(serviceProc.pid)}`);
-    figure('load average (1 min) before / after the suite', round2(loadBefore), 'load', `after: ${round2(os.loadavg()[0]!)}; ${os.cpus().length} CPUs, shared`);
+    figure(
+      'strait pool-ipam serve: open file descriptors once ready / after the run',
+      startFds,
+      'fds',
+      `after: ${openFds(serviceProc.pid)}`,
+    );
+    figure(
+      'load average (1 min) before / after the suite',
+      round2(loadBefore),
+      'load',
+      `after: ${round2(os.loadavg()[0]!)}; ${os.cpus().length} CPUs, shared`,
+    );
     const seconds = Math.round((Date.now() - started) / 1000);
     figure('the whole cni run', seconds, 's');
     // Every sample, for a distribution latest.json does not hold.
     mkdirSync(benchResultsDir, { recursive: true });
-    writeFileSync(join(benchResultsDir, 'cni.json'), `${JSON.stringify({ commit: headCommit(), date: new Date().toISOString(), seconds, figures, rounds })}\n`);
+    writeFileSync(
+      join(benchResultsDir, 'cni.json'),
+      `${JSON.stringify({ commit: headCommit(), date: new Date().toISOString(), seconds, figures, rounds })}\n`,
+    );
     return figures;
   } finally {
     process.off('SIGINT', onSignal);

@@ -108,7 +108,10 @@ async function transitFigure(measure: Measure): Promise<Measured> {
     const udp = 17;
     const flow = (saddr: string, daddr: string, sport: number, port: number) => {
       dp.maps.snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
-      dp.maps.snat.update({ saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp }, { addr: saddr, port: sport, flags: 0, closedNs: 0n });
+      dp.maps.snat.update(
+        { saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp },
+        { addr: saddr, port: sport, flags: 0, closedNs: 0n },
+      );
     };
     flow(qTransit, pPod, 40001, 50000);
     flow(pTransit, qPod, 50000, 40001);
@@ -127,16 +130,34 @@ export const run: BenchSuite = async () => {
     const measure: Measure = (prog, f) => ({ floor: nsPerPacket(empty.program('empty'), udpFrame()), ns: nsPerPacket(prog, f) });
     const measured: [string, Measured][] = [];
     for (const count of SIZES) {
-      measured.push([`strait_from_overlay, gateway, UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`, await natMappingFigure(count, measure)]);
+      measured.push([
+        `strait_from_overlay, gateway, UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`,
+        await natMappingFigure(count, measure),
+      ]);
     }
-    measured.push(['strait_from_overlay, hub, UDP of an established transit flow (NatMapping, SNAT, toward the other peer)', await transitFigure(measure)]);
+    measured.push([
+      'strait_from_overlay, hub, UDP of an established transit flow (NatMapping, SNAT, toward the other peer)',
+      await transitFigure(measure),
+    ]);
     measured.push(['strait_from_pod, gateway, UDP toward a peer (source translated, tunnel key, redirect)', await toPeerFigure(measure)]);
     const note = '64-byte frame, median of 5 x 1M';
     return [
-      { suite: 'datapath', name: 'empty TC program (floor, median of the floors measured before each figure)', value: median(measured.map(([, m]) => m.floor)), unit: 'ns/packet', note },
+      {
+        suite: 'datapath',
+        name: 'empty TC program (floor, median of the floors measured before each figure)',
+        value: median(measured.map(([, m]) => m.floor)),
+        unit: 'ns/packet',
+        note,
+      },
       ...measured.flatMap(([name, m]): BenchFigure[] => [
         { suite: 'datapath', name, value: m.ns, unit: 'ns/packet', note },
-        { suite: 'datapath', name: `${name} / floor`, value: Number((m.ns / m.floor).toFixed(2)), unit: 'x', note: `floor ${m.floor} ns, measured just before` },
+        {
+          suite: 'datapath',
+          name: `${name} / floor`,
+          value: Number((m.ns / m.floor).toFixed(2)),
+          unit: 'x',
+          note: `floor ${m.floor} ns, measured just before`,
+        },
       ]),
     ];
   } finally {

@@ -40,7 +40,15 @@ function measure(topology: LabTopology, address: string, withBpf: boolean): Path
   const fragmentsBefore = fragmentsOnTheWire(topology);
   const gbps = stream(roles.client, address);
   const fragments = fragmentsOnTheWire(topology) - fragmentsBefore;
-  return { connPerS: crr.perSecond, connections: crr.connections, p50Us, p99Us, gbps, fragments, ...(bpfBefore ? { bpf: bpfCost(bpfBefore, bpfTotals(topology)) } : {}) };
+  return {
+    connPerS: crr.perSecond,
+    connections: crr.connections,
+    p50Us,
+    p99Us,
+    gbps,
+    fragments,
+    ...(bpfBefore ? { bpf: bpfCost(bpfBefore, bpfTotals(topology)) } : {}),
+  };
 }
 
 async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> {
@@ -65,10 +73,15 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
         const add = (path: string, figures: PathFigures) => {
           measurements.push({ path, mappings: n, figures, limit });
           const r = ratios(measurements.at(-1)!);
-          say(`${path}, ${n} NatMappings: ${Math.round(figures.connPerS)} conn/s (×${r.connPerS}), p99 ${figures.p99Us} µs (×${r.p99}), ${figures.gbps.toFixed(2)} Gbit/s (×${r.gbps}), ${figures.fragments} fragments`);
+          say(
+            `${path}, ${n} NatMappings: ${Math.round(figures.connPerS)} conn/s (×${r.connPerS}), p99 ${figures.p99Us} µs (×${r.p99}), ${figures.gbps.toFixed(2)} Gbit/s (×${r.gbps}), ${figures.fragments} fragments`,
+          );
         };
         add(`limit (${lab} lab)`, limit);
-        add(`${lab} peered`, measure(topology, addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.ip), ebpf));
+        add(
+          `${lab} peered`,
+          measure(topology, addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.ip), ebpf),
+        );
         add(`${lab} hub`, measure(topology, dialled, ebpf));
         if (!ebpf) {
           const rules = dialledLast(mappingRules(hubGatewaySpec, client.cluster.id), dialled);
@@ -77,7 +90,8 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
             const incumbent = measure(topology, dialled, false);
             const matched = lastRulePackets(nodeNetns(roles.hubGateway), rules.length);
             // Every connection's first packet walks the list to the last rule; fewer means Strait carried some.
-            if (matched < incumbent.connections) throw new Error(`the incumbent's last rule matched ${matched} packets for ${incumbent.connections} connections`);
+            if (matched < incumbent.connections)
+              throw new Error(`the incumbent's last rule matched ${matched} packets for ${incumbent.connections} connections`);
             add('incumbent hub (iptables rule list)', incumbent);
           } finally {
             removeIncumbent(nodeNetns(roles.hubGateway));
@@ -105,24 +119,43 @@ function figuresOf(m: Measurement): BenchFigure[] {
     { suite: 'e2e', name: `${name}: connections/s`, value: Math.round(f.connPerS), unit: 'conn/s', note: `× limit ${r.connPerS}` },
     { suite: 'e2e', name: `${name}: TCP request/response p50`, value: f.p50Us, unit: 'µs', note: 'sockperf ping-pong, round trip' },
     { suite: 'e2e', name: `${name}: TCP request/response p99`, value: f.p99Us, unit: 'µs', note: `× limit ${r.p99}` },
-    { suite: 'e2e', name: `${name}: stream`, value: Number(f.gbps.toFixed(2)), unit: 'Gbit/s', note: `× limit ${r.gbps}; ${f.fragments} IPv4 fragments on the wire` },
-    ...Object.entries(f.bpf ?? {}).map(([prog, c]) => ({ suite: 'e2e', name: `${name}: ${prog}`, value: c.nsPerRun, unit: 'ns/run', note: `${c.runs} runs, kernel.bpf_stats_enabled` })),
+    {
+      suite: 'e2e',
+      name: `${name}: stream`,
+      value: Number(f.gbps.toFixed(2)),
+      unit: 'Gbit/s',
+      note: `× limit ${r.gbps}; ${f.fragments} IPv4 fragments on the wire`,
+    },
+    ...Object.entries(f.bpf ?? {}).map(([prog, c]) => ({
+      suite: 'e2e',
+      name: `${name}: ${prog}`,
+      value: c.nsPerRun,
+      unit: 'ns/run',
+      note: `${c.runs} runs, kernel.bpf_stats_enabled`,
+    })),
   ];
 }
 
 export const run: BenchSuite = async () => {
   const started = Date.now();
   buildCrr();
-  const measurements = [...await labMeasurements('ebpf'), ...await labMeasurements('kernel')];
+  const measurements = [...(await labMeasurements('ebpf')), ...(await labMeasurements('kernel'))];
   say('apply 10,000 changes at 100,000 NatMappings');
   const applyFigures = await applyChangeFigures();
   const seconds = Math.round((Date.now() - started) / 1000);
   const commit = headCommit();
   const table = markdownTable(measurements);
-  const applyTable = ['| apply 10,000 changes at 100,000 NatMappings | ms |', '|---|---:|', ...applyFigures.map((f) => `| ${f.name.replace(/^.*100,000: /, '')} | ${f.value.toLocaleString('en')} |`)].join('\n');
+  const applyTable = [
+    '| apply 10,000 changes at 100,000 NatMappings | ms |',
+    '|---|---:|',
+    ...applyFigures.map((f) => `| ${f.name.replace(/^.*100,000: /, '')} | ${f.value.toLocaleString('en')} |`),
+  ].join('\n');
   const markdown = `Commit ${commit}, ${new Date().toISOString()}; ${toolSeconds} s per tool; the whole run took ${seconds} s.\n\n${table}\n${applyTable}\n`;
   mkdirSync(benchResultsDir, { recursive: true });
-  writeFileSync(join(benchResultsDir, 'e2e.json'), `${JSON.stringify({ commit, date: new Date().toISOString(), seconds, toolSeconds, measurements, applyChanges: applyFigures }, null, 2)}\n`);
+  writeFileSync(
+    join(benchResultsDir, 'e2e.json'),
+    `${JSON.stringify({ commit, date: new Date().toISOString(), seconds, toolSeconds, measurements, applyChanges: applyFigures }, null, 2)}\n`,
+  );
   writeFileSync(join(benchResultsDir, 'e2e.md'), markdown);
   writeFileSync(join(benchResultsDir, 'e2e.svg'), ratioChart(measurements));
   process.stdout.write(`\n${markdown}\n`);

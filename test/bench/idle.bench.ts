@@ -30,7 +30,9 @@ const sampleMs = 20_000;
 function tree(pid: number): number[] {
   const children = (p: number) => {
     try {
-      return readdirSync(`/proc/${p}/task`).flatMap((t) => readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+      return readdirSync(`/proc/${p}/task`).flatMap((t) =>
+        readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+      );
     } catch (err) {
       if (gone(err)) return []; // exited meanwhile
       throw err;
@@ -47,20 +49,25 @@ const gone = (err: unknown) => ['ENOENT', 'ESRCH'].includes((err as NodeJS.Errno
 /** CPU seconds of a process: its own, and its reaped children's (utime, stime, cutime, cstime). */
 function cpuSeconds(pid: number): number {
   // The fields after the command (which may hold spaces) start at field 3.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / clockTicks;
 }
 
 /** The agent's CPU and its descendants'; a descendant that exited meanwhile counts in its parent's (reaped). */
 const treeCpuSeconds = (pid: number) =>
-  cpuSeconds(pid) + tree(pid).slice(1).reduce((sum, p) => {
-    try {
-      return sum + cpuSeconds(p);
-    } catch (err) {
-      if (gone(err)) return sum;
-      throw err;
-    }
-  }, 0);
+  cpuSeconds(pid) +
+  tree(pid)
+    .slice(1)
+    .reduce((sum, p) => {
+      try {
+        return sum + cpuSeconds(p);
+      } catch (err) {
+        if (gone(err)) return sum;
+        throw err;
+      }
+    }, 0);
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function idleAgent(intervalSeconds: string): Promise<{ cpuPercent: number; rss: number }> {
@@ -73,9 +80,29 @@ async function idleAgent(intervalSeconds: string): Promise<{ cpuPercent: number;
     mkdirSync(join(dir, 'nodes'));
     writeFileSync(specPath, specFileText(hubSpecDocument(100_000, 0)));
     let stderr = '';
-    child = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath, '--pin-root', pinRoot, '--status', statusPath, '--netns', node, '--interval', intervalSeconds, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--spec',
+        specPath,
+        '--pin-root',
+        pinRoot,
+        '--status',
+        statusPath,
+        '--netns',
+        node,
+        '--interval',
+        intervalSeconds,
+        ...noMetricsServer,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-    const ready = () => existsSync(statusPath) && (JSON.parse(readFileSync(statusPath, 'utf8')) as { ready: boolean; specGeneration: number }).specGeneration === 1;
+    const ready = () =>
+      existsSync(statusPath) &&
+      (JSON.parse(readFileSync(statusPath, 'utf8')) as { ready: boolean; specGeneration: number }).specGeneration === 1;
     await waitFor('the agent ready with the spec applied', ready, 60_000, () => stderr);
     await sleep(settleMs);
     const pid = child.pid!;
@@ -95,10 +122,16 @@ async function idleLabAgents(): Promise<{ node: string; cpuPercent: number; rss:
     await labUp(defaultTopologyPath, { runDir: defaultRunDir, dataplane: 'ebpf', say, convergeTimeoutMs: 120_000 });
     await sleep(settleMs);
     const pidsDir = join(defaultRunDir, runDirPaths.pids);
-    const agents = readdirSync(pidsDir).filter((f) => /^agent-.*\.pid$/.test(f)).map((f) => ({ node: f.slice('agent-'.length, -'.pid'.length), pid: Number(readFileSync(join(pidsDir, f), 'utf8')) }));
+    const agents = readdirSync(pidsDir)
+      .filter((f) => /^agent-.*\.pid$/.test(f))
+      .map((f) => ({ node: f.slice('agent-'.length, -'.pid'.length), pid: Number(readFileSync(join(pidsDir, f), 'utf8')) }));
     const before = agents.map((a) => treeCpuSeconds(a.pid));
     await sleep(sampleMs);
-    return agents.map((a, i) => ({ node: a.node, cpuPercent: ((treeCpuSeconds(a.pid) - before[i]!) / (sampleMs / 1000)) * 100, rss: rssMiB(a.pid) }));
+    return agents.map((a, i) => ({
+      node: a.node,
+      cpuPercent: ((treeCpuSeconds(a.pid) - before[i]!) / (sampleMs / 1000)) * 100,
+      rss: rssMiB(a.pid),
+    }));
   } finally {
     await labDown(defaultRunDir, say);
   }
@@ -107,19 +140,46 @@ async function idleLabAgents(): Promise<{ node: string; cpuPercent: number; rss:
 export const run: BenchSuite = async () => {
   const figures: BenchFigure[] = [];
   const build = process.env.IDLE_AGENT_CLI === undefined ? '' : ` (${process.env.IDLE_AGENT_CLI})`;
-  for (const [interval, which] of [['1', 'the default --interval 1'], ['0.2', "the lab's --interval 0.2"]] as const) {
+  for (const [interval, which] of [
+    ['1', 'the default --interval 1'],
+    ['0.2', "the lab's --interval 0.2"],
+  ] as const) {
     const { cpuPercent, rss } = await idleAgent(interval);
     figures.push(
-      { suite: 'idle', name: `idle agent at 100,000 NatMappings, ${which}: CPU`, value: Math.round(cpuPercent * 100) / 100, unit: '% of a core', note: `over ${sampleMs / 1000} s, ${settleMs / 1000} s after ready; with its children${build}` },
-      { suite: 'idle', name: `idle agent at 100,000 NatMappings, ${which}: RSS`, value: Math.round(rss), unit: 'MiB', note: `the agent process${build}` },
+      {
+        suite: 'idle',
+        name: `idle agent at 100,000 NatMappings, ${which}: CPU`,
+        value: Math.round(cpuPercent * 100) / 100,
+        unit: '% of a core',
+        note: `over ${sampleMs / 1000} s, ${settleMs / 1000} s after ready; with its children${build}`,
+      },
+      {
+        suite: 'idle',
+        name: `idle agent at 100,000 NatMappings, ${which}: RSS`,
+        value: Math.round(rss),
+        unit: 'MiB',
+        note: `the agent process${build}`,
+      },
     );
   }
   if (process.env.IDLE_LAB === '1') {
     const agents = await idleLabAgents();
     const top = agents.reduce((a, b) => (b.cpuPercent > a.cpuPercent ? b : a));
     figures.push(
-      { suite: 'idle', name: 'idle agent in the default lab (eBPF, --interval 0.2): CPU, the busiest agent', value: Math.round(top.cpuPercent * 100) / 100, unit: '% of a core', note: `${top.node}; every agent: ${agents.map((a) => `${a.node} ${a.cpuPercent.toFixed(2)}%`).join(', ')}` },
-      { suite: 'idle', name: 'idle agent in the default lab: RSS, the largest agent', value: Math.round(Math.max(...agents.map((a) => a.rss))), unit: 'MiB', note: agents.map((a) => `${a.node} ${Math.round(a.rss)}`).join(', ') },
+      {
+        suite: 'idle',
+        name: 'idle agent in the default lab (eBPF, --interval 0.2): CPU, the busiest agent',
+        value: Math.round(top.cpuPercent * 100) / 100,
+        unit: '% of a core',
+        note: `${top.node}; every agent: ${agents.map((a) => `${a.node} ${a.cpuPercent.toFixed(2)}%`).join(', ')}`,
+      },
+      {
+        suite: 'idle',
+        name: 'idle agent in the default lab: RSS, the largest agent',
+        value: Math.round(Math.max(...agents.map((a) => a.rss))),
+        unit: 'MiB',
+        note: agents.map((a) => `${a.node} ${Math.round(a.rss)}`).join(', '),
+      },
     );
   }
   return figures;

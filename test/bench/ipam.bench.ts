@@ -61,7 +61,8 @@ const home = { podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR
 
 export const run: BenchSuite = async () => {
   const figures: BenchFigure[] = [];
-  const figure = (name: string, value: number, unit: string, note?: string) => figures.push({ suite: 'ipam', name, value: round(value), unit, ...(note ? { note } : {}) });
+  const figure = (name: string, value: number, unit: string, note?: string) =>
+    figures.push({ suite: 'ipam', name, value: round(value), unit, ...(note ? { note } : {}) });
   const empty = initializeIpam(undefined, home).state;
 
   const stateKiB = (s: IpamState) => ipamStateCodec.encode(s).length / 1024;
@@ -82,7 +83,8 @@ export const run: BenchSuite = async () => {
 
   // Peers: each has PodCIDR 10.0.0.0/20 and ExternalCIDR 100.64.0.0/20, so both collide and are remapped.
   const heapBeforePeers = heapMiB();
-  const addCollidingPeer = (s: IpamState, i: number) => addPeer(s, { clusterId: `peer-${i}`, podCIDR: '10.0.0.0/20', externalCIDR: '100.64.0.0/20' }).state;
+  const addCollidingPeer = (s: IpamState, i: number) =>
+    addPeer(s, { clusterId: `peer-${i}`, podCIDR: '10.0.0.0/20', externalCIDR: '100.64.0.0/20' }).state;
   const peers = medianGrowth(empty, [10, 100, 1000], addCollidingPeer);
   for (const [count, us] of peers.usPerOp) {
     figure(`remap per peer @${count} peers`, us, 'µs', 'PodCIDR and ExternalCIDR both remapped');
@@ -96,13 +98,22 @@ export const run: BenchSuite = async () => {
     for (let i = 0; i < 1000; i++) s = addCollidingPeer(s, i);
     return nowMs() - t;
   };
-  figure('add 1,000 colliding peers, in total', median(Array.from({ length: repeats }, addAll)), 'ms', 'from an empty state; both networks of each remapped');
+  figure(
+    'add 1,000 colliding peers, in total',
+    median(Array.from({ length: repeats }, addAll)),
+    'ms',
+    'from an empty state; both networks of each remapped',
+  );
 
   // Endpoint mappings: 100,000 distinct non-local endpoints (20.x.y.z) reflected to one peer, each a new address.
   let state = addPeer(empty, { clusterId: 'peer-a', podCIDR: '10.1.0.0/16', externalCIDR: '10.202.0.0/16' }).state;
   state = setRemoteView(state, { clusterId: 'peer-a', localNATPodCIDR: '10.0.0.0/16', localNATExternalCIDR: '100.64.0.0/10' }).state;
   const heapBeforeMappings = heapMiB();
-  const mappings = medianGrowth(state, [1000, 10_000, 100_000], (s, i) => mapEndpoint(s, 'peer-a', `20.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}`).state);
+  const mappings = medianGrowth(
+    state,
+    [1000, 10_000, 100_000],
+    (s, i) => mapEndpoint(s, 'peer-a', `20.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}`).state,
+  );
   for (const [count, us] of mappings.usPerOp) {
     figure(`endpoint mapping @${count} mappings`, us, 'µs', 'new ExternalCIDR address + NatMapping');
     figure(`state size @${count} mappings`, stateKiB(mappings.reached.get(count)!), 'KiB');
@@ -123,7 +134,15 @@ export const run: BenchSuite = async () => {
     figure('save @100,000 mappings', nowMs() - t0, 'ms', `encode, write, fsync, rename; ${statSync(join(dir, 'ipam.json')).size} bytes`);
     // What an operator waits for: one `strait network-ipam` command on that state, a process that loads, checks,
     // changes and saves the whole file (the CLI is O(n) per command).
-    const command = (i: number) => ['network-ipam', 'map-endpoint', `--state=${join(dir, 'ipam.json')}`, '--cluster', 'peer-a', '--ip', `21.0.0.${i + 1}`];
+    const command = (i: number) => [
+      'network-ipam',
+      'map-endpoint',
+      `--state=${join(dir, 'ipam.json')}`,
+      '--cluster',
+      'peer-a',
+      '--ip',
+      `21.0.0.${i + 1}`,
+    ];
     const cliMs = Array.from({ length: repeats }, (_, i) => {
       const t = nowMs();
       execFileSync(process.execPath, [cli, ...command(i)], { stdio: 'ignore' });

@@ -10,10 +10,14 @@ const ENTRIES = 100_000;
 const key = struct({ addr: ipv4, peer: u32 });
 const value = struct({ translated: ipv4, flags: u32, packets: u64 });
 
-const entries = Array.from({ length: ENTRIES }, (_, i) => [
-  { addr: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, peer: i % 7 },
-  { translated: `172.16.${(i >> 8) & 255}.${i & 255}`, flags: 1, packets: 0n },
-] as const);
+const entries = Array.from(
+  { length: ENTRIES },
+  (_, i) =>
+    [
+      { addr: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, peer: i % 7 },
+      { translated: `172.16.${(i >> 8) & 255}.${i & 255}`, flags: 1, packets: 0n },
+    ] as const,
+);
 
 function timeMs(fn: () => void): number {
   const start = process.hrtime.bigint();
@@ -21,7 +25,9 @@ function timeMs(fn: () => void): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-function withHashMap(use: (m: BpfMap<{ addr: string; peer: number }, { translated: string; flags: number; packets: bigint }>) => void): void {
+function withHashMap(
+  use: (m: BpfMap<{ addr: string; peer: number }, { translated: string; flags: number; packets: bigint }>) => void,
+): void {
   const m = BpfMap.create({ type: MapType.Hash, name: 'bench_updates', key, value, maxEntries: ENTRIES });
   try {
     use(m);
@@ -55,25 +61,55 @@ export const emptyProgramPath = join(__dirname, '..', '..', 'bpf', 'test', 'empt
 
 export const run: BenchSuite = async () => {
   const figures: BenchFigure[] = [];
-  const one = median(Array.from({ length: 3 }, () => {
-    let ms = 0;
-    withHashMap((m) => { ms = timeMs(() => { for (const [k, v] of entries) m.update(k, v); }); });
-    return ms;
-  }));
-  const batched = median(Array.from({ length: 3 }, () => {
-    let ms = 0;
-    withHashMap((m) => { ms = timeMs(() => { for (let i = 0; i < ENTRIES; i += 10_000) m.updateBatch(entries.slice(i, i + 10_000)); }); });
-    return ms;
-  }));
+  const one = median(
+    Array.from({ length: 3 }, () => {
+      let ms = 0;
+      withHashMap((m) => {
+        ms = timeMs(() => {
+          for (const [k, v] of entries) m.update(k, v);
+        });
+      });
+      return ms;
+    }),
+  );
+  const batched = median(
+    Array.from({ length: 3 }, () => {
+      let ms = 0;
+      withHashMap((m) => {
+        ms = timeMs(() => {
+          for (let i = 0; i < ENTRIES; i += 10_000) m.updateBatch(entries.slice(i, i + 10_000));
+        });
+      });
+      return ms;
+    }),
+  );
   const rate = (ms: number) => Math.round(ENTRIES / (ms / 1000));
   figures.push(
-    { suite: 'maps', name: 'hash map update, one by one (100,000 entries)', value: rate(one), unit: 'entries/s', note: `${one.toFixed(0)} ms` },
-    { suite: 'maps', name: 'hash map update, batches of 10,000 (100,000 entries)', value: rate(batched), unit: 'entries/s', note: `${batched.toFixed(0)} ms` },
+    {
+      suite: 'maps',
+      name: 'hash map update, one by one (100,000 entries)',
+      value: rate(one),
+      unit: 'entries/s',
+      note: `${one.toFixed(0)} ms`,
+    },
+    {
+      suite: 'maps',
+      name: 'hash map update, batches of 10,000 (100,000 entries)',
+      value: rate(batched),
+      unit: 'entries/s',
+      note: `${batched.toFixed(0)} ms`,
+    },
     { suite: 'maps', name: 'batched / one by one', value: Number((one / batched).toFixed(2)), unit: 'x' },
   );
   const empty = await BpfObject.load(emptyProgramPath);
   try {
-    figures.push({ suite: 'maps', name: 'empty TC program, BPF_PROG_TEST_RUN (floor)', value: nsPerPacket(empty.program('empty')), unit: 'ns/packet', note: '64-byte UDP frame, median of 5 x 1M' });
+    figures.push({
+      suite: 'maps',
+      name: 'empty TC program, BPF_PROG_TEST_RUN (floor)',
+      value: nsPerPacket(empty.program('empty')),
+      unit: 'ns/packet',
+      note: '64-byte UDP frame, median of 5 x 1M',
+    });
   } finally {
     empty.close();
   }

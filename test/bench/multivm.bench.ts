@@ -16,8 +16,20 @@ const untimed = <T>(_phase: string, action: () => Promise<T>) => action();
 function figuresOf(run: LabRun, measured: CrossFigures[]): BenchFigure[] {
   const [plain] = measured;
   return measured.flatMap((f) => [
-    { suite: 'multivm', name: `${run.name}: ${f.path}: connections`, value: Math.round(f.connectionsPerSecond), unit: 'conn/s', note: `${(f.connectionsPerSecond / plain!.connectionsPerSecond).toFixed(2)}× the plain route` },
-    { suite: 'multivm', name: `${run.name}: ${f.path}: stream`, value: Math.round(f.streamMbps), unit: 'Mbit/s', note: `${(f.streamMbps / plain!.streamMbps).toFixed(2)}× the plain route` },
+    {
+      suite: 'multivm',
+      name: `${run.name}: ${f.path}: connections`,
+      value: Math.round(f.connectionsPerSecond),
+      unit: 'conn/s',
+      note: `${(f.connectionsPerSecond / plain!.connectionsPerSecond).toFixed(2)}× the plain route`,
+    },
+    {
+      suite: 'multivm',
+      name: `${run.name}: ${f.path}: stream`,
+      value: Math.round(f.streamMbps),
+      unit: 'Mbit/s',
+      note: `${(f.streamMbps / plain!.streamMbps).toFixed(2)}× the plain route`,
+    },
   ]);
 }
 
@@ -30,7 +42,9 @@ export const run: BenchSuite = async () => {
       try {
         await lab.onEvery(lab.labScript(labRun, 'up'), minutes(5), labRun);
         await lab.onEvery(lab.labScript(labRun, 'test'), minutes(6), labRun);
-        figures.push(...figuresOf(labRun, await crossVmFigures((machine, script, timeoutMs) => lab.machines.exec(machine, script, timeoutMs))));
+        figures.push(
+          ...figuresOf(labRun, await crossVmFigures((machine, script, timeoutMs) => lab.machines.exec(machine, script, timeoutMs))),
+        );
       } finally {
         await lab.onEvery(lab.labScript(labRun, 'down'), minutes(3), labRun);
       }

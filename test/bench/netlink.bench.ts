@@ -55,8 +55,20 @@ async function kernelTick(): Promise<BenchFigure[]> {
       const skipped: number[] = [];
       for (let i = 0; i < 20; i++) skipped.push(timeMs(() => dataplane.apply(spec)));
       return [
-        { suite: 'netlink', name: 'kernel fallback tick, hub gateway, nothing to change: full read', value: Math.round(median(full) * 10) / 10, unit: 'ms', note: 'devices, FDB, neighbours, routes, rules, nftables' },
-        { suite: 'netlink', name: 'the same tick with the change monitor and no kernel event', value: Math.round(median(skipped) * 1000) / 1000, unit: 'ms', note: 'skipped: no process' },
+        {
+          suite: 'netlink',
+          name: 'kernel fallback tick, hub gateway, nothing to change: full read',
+          value: Math.round(median(full) * 10) / 10,
+          unit: 'ms',
+          note: 'devices, FDB, neighbours, routes, rules, nftables',
+        },
+        {
+          suite: 'netlink',
+          name: 'the same tick with the change monitor and no kernel event',
+          value: Math.round(median(skipped) * 1000) / 1000,
+          unit: 'ms',
+          note: 'skipped: no process',
+        },
       ];
     } finally {
       dataplane.close();
@@ -72,26 +84,48 @@ const routeFigures = () =>
     for (const dev of ['veth0', 'veth1']) ip(['link', 'set', dev, 'up'], ns);
     const flush = () => reconcileRoutes([], { table }, ns);
     const count = () => (JSON.parse(ip(['-j', 'route', 'show', 'table', String(table)], ns)) as unknown[]).length;
-    const samples = { oneByOne: [] as number[], batch: [] as number[], netlink: [] as number[], reconcileEmpty: [] as number[], reconcileChanged: [] as number[], reconcileSame: [] as number[] };
+    const samples = {
+      oneByOne: [] as number[],
+      batch: [] as number[],
+      netlink: [] as number[],
+      reconcileEmpty: [] as number[],
+      reconcileChanged: [] as number[],
+      reconcileSame: [] as number[],
+    };
     const desired: Route[] = Array.from({ length: routeCount }, (_, i) => ({ dst: prefix(i), dev: 'veth0' }));
     // 1%: every 100th route moves to the other device (a `route replace` each).
     const changed: Route[] = desired.map((r, i) => (i % 100 === 0 ? { ...r, dev: 'veth1' } : r));
 
     for (let round = 0; round < rounds; round++) {
       flush();
-      samples.oneByOne.push(timeMs(() => {
-        for (let i = 0; i < oneByOneCount; i++) ip(['route', 'add', prefix(i), 'dev', 'veth0', 'table', String(table)], ns);
-      }));
+      samples.oneByOne.push(
+        timeMs(() => {
+          for (let i = 0; i < oneByOneCount; i++) ip(['route', 'add', prefix(i), 'dev', 'veth0', 'table', String(table)], ns);
+        }),
+      );
       assert.equal(count(), oneByOneCount);
 
       flush();
       const lines = Array.from({ length: routeCount }, (_, i) => `route add ${prefix(i)} dev veth0 table ${table}`);
       // As the reconcilers ran it: the lines on stdin, results read from stderr (empty when all succeeded).
-      samples.batch.push(timeMs(() => assert.equal(spawnSync('ip', ['-n', ns, '-batch', '-', '-force'], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).stderr, '')));
+      samples.batch.push(
+        timeMs(() =>
+          assert.equal(
+            spawnSync('ip', ['-n', ns, '-batch', '-', '-force'], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).stderr,
+            '',
+          ),
+        ),
+      );
       assert.equal(count(), routeCount);
 
       flush();
-      const changes = Array.from({ length: routeCount }, (_, i) => ({ kind: 'route' as const, op: 'add' as const, dst: prefix(i), dev: 'veth0', table }));
+      const changes = Array.from({ length: routeCount }, (_, i) => ({
+        kind: 'route' as const,
+        op: 'add' as const,
+        dst: prefix(i),
+        dev: 'veth0',
+        table,
+      }));
       samples.netlink.push(timeMs(() => assert.ok(applyNetlink(changes, ns).every((r) => r.ok)))); // checking 10,000 results is part of the cost
       assert.equal(count(), routeCount);
 
@@ -107,14 +141,60 @@ const routeFigures = () =>
     const batchMs = median(samples.batch);
     const netlinkMs = median(samples.netlink);
     const figures: BenchFigure[] = [
-      { suite: 'netlink', name: 'one `ip route add` process per route', value: routesPerSecond(1, perRouteOneByOne), unit: 'routes/s', note: `${perRouteOneByOne.toFixed(2)} ms per route, measured on ${oneByOneCount.toLocaleString('en')}; 10,000 extrapolated: ${Math.round(oneByOneMs).toLocaleString('en')} ms` },
-      { suite: 'netlink', name: 'one `ip -batch` for 10,000 `route add`', value: routesPerSecond(routeCount, batchMs), unit: 'routes/s', note: `${Math.round(batchMs)} ms, stderr checked empty` },
-      { suite: 'netlink', name: 'one process per route / ip -batch (time for 10,000)', value: Math.round((oneByOneMs / batchMs) * 10) / 10, unit: 'x' },
-      { suite: 'netlink', name: 'one rtnetlink batch (native addon) for 10,000 route add', value: routesPerSecond(routeCount, netlinkMs), unit: 'routes/s', note: `${Math.round(netlinkMs)} ms, including the per-change results` },
-      { suite: 'netlink', name: 'ip -batch / rtnetlink batch (time for 10,000)', value: Math.round((batchMs / netlinkMs) * 10) / 10, unit: 'x' },
-      { suite: 'netlink', name: 'reconcile 10,000 desired routes, empty table', value: routesPerSecond(routeCount, median(samples.reconcileEmpty)), unit: 'routes/s', note: `${Math.round(median(samples.reconcileEmpty))} ms: read, diff, one rtnetlink batch` },
-      { suite: 'netlink', name: 'reconcile 10,000 desired routes, full table, 1% changed', value: Math.round(median(samples.reconcileChanged)), unit: 'ms', note: '100 `route replace`; includes reading and diffing 10,000' },
-      { suite: 'netlink', name: 'reconcile 10,000 desired routes, nothing to change', value: Math.round(median(samples.reconcileSame)), unit: 'ms', note: 'read + diff, no batch' },
+      {
+        suite: 'netlink',
+        name: 'one `ip route add` process per route',
+        value: routesPerSecond(1, perRouteOneByOne),
+        unit: 'routes/s',
+        note: `${perRouteOneByOne.toFixed(2)} ms per route, measured on ${oneByOneCount.toLocaleString('en')}; 10,000 extrapolated: ${Math.round(oneByOneMs).toLocaleString('en')} ms`,
+      },
+      {
+        suite: 'netlink',
+        name: 'one `ip -batch` for 10,000 `route add`',
+        value: routesPerSecond(routeCount, batchMs),
+        unit: 'routes/s',
+        note: `${Math.round(batchMs)} ms, stderr checked empty`,
+      },
+      {
+        suite: 'netlink',
+        name: 'one process per route / ip -batch (time for 10,000)',
+        value: Math.round((oneByOneMs / batchMs) * 10) / 10,
+        unit: 'x',
+      },
+      {
+        suite: 'netlink',
+        name: 'one rtnetlink batch (native addon) for 10,000 route add',
+        value: routesPerSecond(routeCount, netlinkMs),
+        unit: 'routes/s',
+        note: `${Math.round(netlinkMs)} ms, including the per-change results`,
+      },
+      {
+        suite: 'netlink',
+        name: 'ip -batch / rtnetlink batch (time for 10,000)',
+        value: Math.round((batchMs / netlinkMs) * 10) / 10,
+        unit: 'x',
+      },
+      {
+        suite: 'netlink',
+        name: 'reconcile 10,000 desired routes, empty table',
+        value: routesPerSecond(routeCount, median(samples.reconcileEmpty)),
+        unit: 'routes/s',
+        note: `${Math.round(median(samples.reconcileEmpty))} ms: read, diff, one rtnetlink batch`,
+      },
+      {
+        suite: 'netlink',
+        name: 'reconcile 10,000 desired routes, full table, 1% changed',
+        value: Math.round(median(samples.reconcileChanged)),
+        unit: 'ms',
+        note: '100 `route replace`; includes reading and diffing 10,000',
+      },
+      {
+        suite: 'netlink',
+        name: 'reconcile 10,000 desired routes, nothing to change',
+        value: Math.round(median(samples.reconcileSame)),
+        unit: 'ms',
+        note: 'read + diff, no batch',
+      },
     ];
     return figures;
   });

@@ -34,7 +34,25 @@ async function podLatency(): Promise<BenchFigure[]> {
     const specPath = join(node.dir, 'nodes', 'n1.json');
     const statusPath = join(node.dir, 'status', 'n1.json');
     writeFileSync(specPath, specFileText(nodeSpecDocument()));
-    agent = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath, '--pin-root', node.pinRoot, '--status', statusPath, '--netns', node.node, '--interval', '60', ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+    agent = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--spec',
+        specPath,
+        '--pin-root',
+        node.pinRoot,
+        '--status',
+        statusPath,
+        '--netns',
+        node.node,
+        '--interval',
+        '60',
+        ...noMetricsServer,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let log = '';
     const programmedAt = new Map<string, number>();
     agent.stderr!.on('data', (chunk) => {
@@ -52,14 +70,31 @@ async function podLatency(): Promise<BenchFigure[]> {
       const name = `p-b${i}`;
       execFileSync('ip', ['-n', node.node, 'link', 'add', name, 'type', 'veth', 'peer', 'name', `pb${i}`, 'netns', node.pod]);
       const created = Date.now();
-      await waitFor(`the agent's line for ${name}`, () => programmedAt.has(name), 10_000, () => log, 1);
+      await waitFor(
+        `the agent's line for ${name}`,
+        () => programmedAt.has(name),
+        10_000,
+        () => log,
+        1,
+      );
       latencies.push(programmedAt.get(name)! - created);
     }
     const agentRss = rssKiB(agent.pid!);
     return [
-      { suite: 'podattach', name: `new pod programmed after its veth appears (link event), median of ${pods}`, value: median(latencies), unit: 'ms', note: 'from `ip link add` returning to the agent\'s log line; before: up to one interval, 1,000 ms by default' },
+      {
+        suite: 'podattach',
+        name: `new pod programmed after its veth appears (link event), median of ${pods}`,
+        value: median(latencies),
+        unit: 'ms',
+        note: "from `ip link add` returning to the agent's log line; before: up to one interval, 1,000 ms by default",
+      },
       { suite: 'podattach', name: `the same, p99 (the slowest of ${pods})`, value: percentile(latencies, 99), unit: 'ms' },
-      { suite: 'podattach', name: 'the eBPF agent\'s resident memory at rest, after those pods', value: Math.round(agentRss / 1024), unit: 'MiB' },
+      {
+        suite: 'podattach',
+        name: "the eBPF agent's resident memory at rest, after those pods",
+        value: Math.round(agentRss / 1024),
+        unit: 'MiB',
+      },
     ];
   } finally {
     removeAgentNode(node, agent);
@@ -70,14 +105,31 @@ async function podLatency(): Promise<BenchFigure[]> {
 const monitorProcesses = () =>
   withThrowawayNetns('strait-bench-monitors', async (ns) => {
     ip(['link', 'set', 'lo', 'up'], ns);
-    const commands = [['ip', '-n', ns, 'monitor', 'all'], ['ip', '-n', ns, 'xfrm', 'monitor'], ['ip', 'netns', 'exec', ns, 'bridge', 'monitor', 'fdb'], ['ip', 'netns', 'exec', ns, 'nft', 'monitor']];
+    const commands = [
+      ['ip', '-n', ns, 'monitor', 'all'],
+      ['ip', '-n', ns, 'xfrm', 'monitor'],
+      ['ip', 'netns', 'exec', ns, 'bridge', 'monitor', 'fdb'],
+      ['ip', 'netns', 'exec', ns, 'nft', 'monitor'],
+    ];
     const children = commands.map(([command, ...args]) => spawn(command!, args, { stdio: 'ignore' }));
     try {
       // Each is subscribed and idle once it has exec'd its tool (ip netns exec execs in place).
-      await waitFor('the monitors to start', () => children.every((c) => /(^|\/)(ip|bridge|nft)\0(?!netns)/.test(readFileSync(`/proc/${c.pid}/cmdline`, 'latin1'))), 10_000);
+      await waitFor(
+        'the monitors to start',
+        () => children.every((c) => /(^|\/)(ip|bridge|nft)\0(?!netns)/.test(readFileSync(`/proc/${c.pid}/cmdline`, 'latin1'))),
+        10_000,
+      );
       await new Promise((r) => setTimeout(r, 500));
       const total = children.reduce((sum, c) => sum + rssKiB(c.pid!), 0);
-      return [{ suite: 'podattach', name: 'resident memory of the four monitor processes per fallback node, before (now: none, 3 netlink sockets in the agent)', value: Math.round(total / 102.4) / 10, unit: 'MiB', note: 'ip monitor all, ip xfrm monitor, bridge monitor fdb, nft monitor' }];
+      return [
+        {
+          suite: 'podattach',
+          name: 'resident memory of the four monitor processes per fallback node, before (now: none, 3 netlink sockets in the agent)',
+          value: Math.round(total / 102.4) / 10,
+          unit: 'MiB',
+          note: 'ip monitor all, ip xfrm monitor, bridge monitor fdb, nft monitor',
+        },
+      ];
     } finally {
       for (const c of children) c.kill('SIGKILL');
     }

@@ -25,8 +25,22 @@ export function hubSpecDocument(mappings: number, offset: number): NodeDataplane
     node: { name: 'gw', role: 'gateway', underlayAddress: '192.0.2.1' },
     activeGateway: { name: 'gw', underlayAddress: '192.0.2.1' },
     overlay: { vni: 1, port: 4789, mac: '02:53:54:00:00:01' },
-    peers: [{ clusterId: 'p', peerId: 1, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.2.0.0/16', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '12.0.0.0/8', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' }],
-    natMappings: Array.from({ length: mappings }, (_, i) => ({ externalAddress: address(11, i + offset + 1), endpointAddress: address(13, i + offset + 1) })),
+    peers: [
+      {
+        clusterId: 'p',
+        peerId: 1,
+        remotePodCIDR: '10.1.0.0/16',
+        remoteExternalCIDR: '10.2.0.0/16',
+        localNATPodCIDR: '172.16.0.0/16',
+        localNATExternalCIDR: '12.0.0.0/8',
+        endpoint: { address: '203.0.113.1', port: 4789 },
+        transport: 'vxlan',
+      },
+    ],
+    natMappings: Array.from({ length: mappings }, (_, i) => ({
+      externalAddress: address(11, i + offset + 1),
+      endpointAddress: address(13, i + offset + 1),
+    })),
     nodes: [{ name: 'gw', underlayAddress: '192.0.2.1', podCIDRs: ['10.0.0.0/24'] }],
   };
 }
@@ -46,8 +60,16 @@ export function timeMs(fn: () => void): number {
  * (from the spec, its tables included: the agent's cost of a changed spec, but for parsing it); milliseconds
  * of each, `rounds` times.
  */
-export async function mapApplySamples(rounds: number): Promise<{ full: number[]; change: number[]; noop: number[]; incrementalChange: number[]; incrementalNoop: number[] }> {
-  const samples = { full: [] as number[], change: [] as number[], noop: [] as number[], incrementalChange: [] as number[], incrementalNoop: [] as number[] };
+export async function mapApplySamples(
+  rounds: number,
+): Promise<{ full: number[]; change: number[]; noop: number[]; incrementalChange: number[]; incrementalNoop: number[] }> {
+  const samples = {
+    full: [] as number[],
+    change: [] as number[],
+    noop: [] as number[],
+    incrementalChange: [] as number[],
+    incrementalNoop: [] as number[],
+  };
   for (let round = 0; round < rounds; round++) {
     const pins = tempPinDir();
     const obj = await BpfObject.load(datapathObjectPath, { pinRoot: pins.dir });
@@ -101,13 +123,55 @@ export const run: BenchSuite = async () => {
   }
   const samples = await mapApplySamples(3);
   const figures: BenchFigure[] = [
-    { suite: 'reconcile', name: 'read and check a spec of 4,000 peers', value: Math.round(median(reads.peers)), unit: 'ms', note: 'readNodeDataplaneSpec: schema, then overlaps by binary search (was pairwise)' },
-    { suite: 'reconcile', name: 'read and check a spec of 100,000 NatMappings', value: Math.round(median(reads.mappings)), unit: 'ms', note: 'readNodeDataplaneSpec of the parsed document' },
-    { suite: 'reconcile', name: 'apply 100,000 NatMappings to empty maps', value: Math.round(median(samples.full)), unit: 'ms', note: 'natmap + natmap_rev, batched' },
-    { suite: 'reconcile', name: 'apply 10,000 NatMapping changes to a node holding 100,000', value: Math.round(median(samples.change)), unit: 'ms', note: '5,000 removed + 5,000 added; includes reading and diffing 100,000' },
-    { suite: 'reconcile', name: 'apply the same spec again (no change)', value: Math.round(median(samples.noop)), unit: 'ms', note: 'read + diff only: the cost of a resync' },
-    { suite: 'reconcile', name: 'apply 10,000 NatMapping changes to a node holding 100,000, incrementally', value: Math.round(median(samples.incrementalChange)), unit: 'ms', note: 'from the spec: its tables, the diff against what was last written, the batched writes; no read' },
-    { suite: 'reconcile', name: 'apply the same spec again, incrementally (a new spec object)', value: Math.round(median(samples.incrementalNoop)), unit: 'ms', note: 'the spec\'s tables and the diff; an agent tick with the same object does nothing' },
+    {
+      suite: 'reconcile',
+      name: 'read and check a spec of 4,000 peers',
+      value: Math.round(median(reads.peers)),
+      unit: 'ms',
+      note: 'readNodeDataplaneSpec: schema, then overlaps by binary search (was pairwise)',
+    },
+    {
+      suite: 'reconcile',
+      name: 'read and check a spec of 100,000 NatMappings',
+      value: Math.round(median(reads.mappings)),
+      unit: 'ms',
+      note: 'readNodeDataplaneSpec of the parsed document',
+    },
+    {
+      suite: 'reconcile',
+      name: 'apply 100,000 NatMappings to empty maps',
+      value: Math.round(median(samples.full)),
+      unit: 'ms',
+      note: 'natmap + natmap_rev, batched',
+    },
+    {
+      suite: 'reconcile',
+      name: 'apply 10,000 NatMapping changes to a node holding 100,000',
+      value: Math.round(median(samples.change)),
+      unit: 'ms',
+      note: '5,000 removed + 5,000 added; includes reading and diffing 100,000',
+    },
+    {
+      suite: 'reconcile',
+      name: 'apply the same spec again (no change)',
+      value: Math.round(median(samples.noop)),
+      unit: 'ms',
+      note: 'read + diff only: the cost of a resync',
+    },
+    {
+      suite: 'reconcile',
+      name: 'apply 10,000 NatMapping changes to a node holding 100,000, incrementally',
+      value: Math.round(median(samples.incrementalChange)),
+      unit: 'ms',
+      note: 'from the spec: its tables, the diff against what was last written, the batched writes; no read',
+    },
+    {
+      suite: 'reconcile',
+      name: 'apply the same spec again, incrementally (a new spec object)',
+      value: Math.round(median(samples.incrementalNoop)),
+      unit: 'ms',
+      note: "the spec's tables and the diff; an agent tick with the same object does nothing",
+    },
   ];
   return figures;
 };

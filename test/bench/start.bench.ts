@@ -18,7 +18,9 @@ const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 
 /** CPU time the process used so far (user + system, its own: not the ip and nft processes it ran), ms. */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
@@ -35,8 +37,27 @@ function startToProgrammed(node: AgentNode, dataplane: string, probeCache: strin
     const started = performance.now();
     let programmed: Start | undefined;
     let log = '';
-    const child: ChildProcess = spawn(process.execPath, [cli, 'agent', '--spec', join(node.dir, 'spec.json'), '--pin-root', node.pinRoot, '--netns', node.node,
-      '--dataplane', dataplane, '--interval', '10', '--probe-cache', probeCache, ...noMetricsServer], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        cli,
+        'agent',
+        '--spec',
+        join(node.dir, 'spec.json'),
+        '--pin-root',
+        node.pinRoot,
+        '--netns',
+        node.node,
+        '--dataplane',
+        dataplane,
+        '--interval',
+        '10',
+        '--probe-cache',
+        probeCache,
+        ...noMetricsServer,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     child.stderr!.on('data', (chunk) => {
       log += String(chunk);
       if (programmed === undefined && log.includes('"msg":"spec applied"')) {
@@ -47,7 +68,9 @@ function startToProgrammed(node: AgentNode, dataplane: string, probeCache: strin
     // An apply that fails is retried only at the next interval: give up instead of waiting for it.
     const timeout = setTimeout(() => child.kill('SIGTERM'), 30_000);
     child.on('close', () => clearTimeout(timeout));
-    child.on('close', () => (programmed === undefined ? reject(new Error(`the agent exited without applying:\n${log}`)) : resolve(programmed)));
+    child.on('close', () =>
+      programmed === undefined ? reject(new Error(`the agent exited without applying:\n${log}`)) : resolve(programmed),
+    );
   });
 }
 
@@ -64,16 +87,29 @@ export const run: BenchSuite = async () => {
       const cache = join(node.dir, 'run', 'probe-cache.json');
       // The node adopted: a first agent programmed it (and kept the probe report).
       await startToProgrammed(node, dataplane, cache);
-      for (const [variant, probeCache] of [['probe report cached', cache], ['probed at every start', 'none']] as const) {
+      for (const [variant, probeCache] of [
+        ['probe report cached', cache],
+        ['probed at every start', 'none'],
+      ] as const) {
         const starts: Start[] = [];
         for (let i = 0; i < rounds; i++) starts.push(await startToProgrammed(node, dataplane, probeCache));
         const wall = starts.map((s) => s.wallMs);
         const cpu = starts.map((s) => s.cpuMs);
         const load = loadavg()[0]!.toFixed(1);
-        figures.push({ suite: 'start', name: `${dataplane}: process start to the first apply on an adopted node, ${variant} (median)`, value: Math.round(median(wall)), unit: 'ms',
-          note: `${rounds} restarts, p90 ${percentile(wall, 90).toFixed(0)} ms, min ${Math.min(...wall).toFixed(0)} ms; load average ${load}` });
-        figures.push({ suite: 'start', name: `${dataplane}: the agent's own CPU time to that apply, ${variant} (median)`, value: Math.round(median(cpu)), unit: 'ms',
-          note: `p90 ${percentile(cpu, 90).toFixed(0)} ms; 10 ms resolution` });
+        figures.push({
+          suite: 'start',
+          name: `${dataplane}: process start to the first apply on an adopted node, ${variant} (median)`,
+          value: Math.round(median(wall)),
+          unit: 'ms',
+          note: `${rounds} restarts, p90 ${percentile(wall, 90).toFixed(0)} ms, min ${Math.min(...wall).toFixed(0)} ms; load average ${load}`,
+        });
+        figures.push({
+          suite: 'start',
+          name: `${dataplane}: the agent's own CPU time to that apply, ${variant} (median)`,
+          value: Math.round(median(cpu)),
+          unit: 'ms',
+          note: `p90 ${percentile(cpu, 90).toFixed(0)} ms; 10 ms resolution`,
+        });
       }
     } finally {
       removeAgentNode(node, undefined);

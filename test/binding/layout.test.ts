@@ -23,7 +23,13 @@ describe('C/TypeScript struct layouts (BTF)', () => {
 
   it('catch a mismatch', async () => {
     const { struct, u32, u8 } = await import('../../src/native');
-    assert.throws(() => assertLayoutMatchesBtf(testObject('binding_test'), 'test_counter', struct({ packets: u32, bytes: u8 })), /TypeScript layout differs/);
-    assert.throws(() => native().btfStruct(testObject('binding_test'), 'no_such_struct'), (e: Error & { code?: string }) => e.code === 'ENOENT');
+    assert.throws(
+      () => assertLayoutMatchesBtf(testObject('binding_test'), 'test_counter', struct({ packets: u32, bytes: u8 })),
+      /TypeScript layout differs/,
+    );
+    assert.throws(
+      () => native().btfStruct(testObject('binding_test'), 'no_such_struct'),
+      (e: Error & { code?: string }) => e.code === 'ENOENT',
+    );
   });
 });

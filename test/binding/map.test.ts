@@ -4,13 +4,22 @@ import { native } from '../../src/native/binding';
 import { requireRoot, testObject } from '../support/kernel';
 import { testCounter, testFlowKey, testFlowValue } from './layout';
 
-const flowKey = (i: number) => ({ saddr: `10.0.${i >> 8}.${i & 255}`, daddr: '192.168.0.1', sport: 1000 + i, dport: 80, proto: 6, _pad: [0, 0, 0] });
+const flowKey = (i: number) => ({
+  saddr: `10.0.${i >> 8}.${i & 255}`,
+  daddr: '192.168.0.1',
+  sport: 1000 + i,
+  dport: 80,
+  proto: 6,
+  _pad: [0, 0, 0],
+});
 const flowValue = (i: number) => ({ packets: BigInt(i) * 3n, flags: i, mac: '02:00:00:00:00:0a' });
 
 describe('BpfMap (real kernel)', function () {
   requireRoot(this);
   let obj: BpfObject;
-  beforeEach(async () => { obj = await BpfObject.load(testObject('binding_test')); });
+  beforeEach(async () => {
+    obj = await BpfObject.load(testObject('binding_test'));
+  });
   afterEach(() => obj.close());
 
   const flows = () => obj.map('test_flows', testFlowKey, testFlowValue);
@@ -28,9 +37,15 @@ describe('BpfMap (real kernel)', function () {
 
   it('honours noexist and exist', () => {
     const m = flows();
-    assert.throws(() => m.update(flowKey(1), flowValue(1), 'exist'), (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.operation === 'map update');
+    assert.throws(
+      () => m.update(flowKey(1), flowValue(1), 'exist'),
+      (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.operation === 'map update',
+    );
     m.update(flowKey(1), flowValue(1), 'noexist');
-    assert.throws(() => m.update(flowKey(1), flowValue(2), 'noexist'), (e: BpfError) => e.code === 'EEXIST');
+    assert.throws(
+      () => m.update(flowKey(1), flowValue(2), 'noexist'),
+      (e: BpfError) => e.code === 'EEXIST',
+    );
     m.update(flowKey(1), flowValue(2), 'exist');
     assert.deepEqual(m.lookup(flowKey(1)), flowValue(2));
   });
@@ -39,7 +54,10 @@ describe('BpfMap (real kernel)', function () {
     const m = flows();
     for (let i = 0; i < 50; i++) m.update(flowKey(i), flowValue(i));
     const keys = [...m.keys()].map((k) => k.sport - 1000).sort((a, b) => a - b);
-    assert.deepEqual(keys, Array.from({ length: 50 }, (_, i) => i));
+    assert.deepEqual(
+      keys,
+      Array.from({ length: 50 }, (_, i) => i),
+    );
     for (const [k, v] of m.entries()) assert.deepEqual(v, flowValue(k.sport - 1000));
   });
 
@@ -58,14 +76,22 @@ describe('BpfMap (real kernel)', function () {
 
   it('reports the partial count when a batch fails', () => {
     const m = flows();
-    m.updateBatch([[flowKey(0), flowValue(0)], [flowKey(1), flowValue(1)]]);
+    m.updateBatch([
+      [flowKey(0), flowValue(0)],
+      [flowKey(1), flowValue(1)],
+    ]);
     // The third key does not exist: two deletions happen, then ENOENT.
-    assert.throws(() => m.deleteBatch([flowKey(0), flowKey(1), flowKey(99), flowKey(2)]), (e: BpfError) =>
-      e instanceof BpfError && e.code === 'ENOENT' && e.count === 2 && e.operation === 'map delete batch');
+    assert.throws(
+      () => m.deleteBatch([flowKey(0), flowKey(1), flowKey(99), flowKey(2)]),
+      (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.count === 2 && e.operation === 'map delete batch',
+    );
     assert.equal([...m.keys()].length, 0);
     // More entries than max_entries (1024): the first 1024 are written, then E2BIG.
     const tooMany = Array.from({ length: 1100 }, (_, i) => [flowKey(i), flowValue(i)] as const);
-    assert.throws(() => m.updateBatch(tooMany), (e: BpfError) => e.code === 'E2BIG' && e.count === 1024);
+    assert.throws(
+      () => m.updateBatch(tooMany),
+      (e: BpfError) => e.code === 'E2BIG' && e.count === 1024,
+    );
     assert.equal([...m.keys()].length, 1024);
   });
 
@@ -79,8 +105,14 @@ describe('BpfMap (real kernel)', function () {
     assert.equal(values.length, cpus);
     const total = values.reduce((a, c) => ({ packets: a.packets + c.packets, bytes: a.bytes + c.bytes }), { packets: 0n, bytes: 0n });
     assert.deepEqual(total, { packets: 4n, bytes: 280n });
-    counters.update(0, Array.from({ length: cpus }, (_, i) => ({ packets: BigInt(i), bytes: 0n })));
-    assert.deepEqual(counters.lookup(0)!.map((c) => c.packets), Array.from({ length: cpus }, (_, i) => BigInt(i)));
+    counters.update(
+      0,
+      Array.from({ length: cpus }, (_, i) => ({ packets: BigInt(i), bytes: 0n })),
+    );
+    assert.deepEqual(
+      counters.lookup(0)!.map((c) => c.packets),
+      Array.from({ length: cpus }, (_, i) => BigInt(i)),
+    );
   });
 
   it('checks codec sizes against the map, naming it', () => {

@@ -11,7 +11,9 @@ const TC_ACT_SHOT = 2;
 describe('BpfObject (real kernel)', function () {
   requireRoot(this);
   let pins: ReturnType<typeof tempPinDir>;
-  beforeEach(() => { pins = tempPinDir(); });
+  beforeEach(() => {
+    pins = tempPinDir();
+  });
   afterEach(() => pins.cleanup());
 
   const load = (configure?: (o: BpfObject) => void) => BpfObject.load(testObject('binding_test'), { pinRoot: pins.dir }, configure);
@@ -21,21 +23,40 @@ describe('BpfObject (real kernel)', function () {
     try {
       const maps = Object.fromEntries(obj.maps().map((m) => [m.name, m]));
       assert.deepEqual(
-        { type: maps.test_flows!.type, keySize: maps.test_flows!.keySize, valueSize: maps.test_flows!.valueSize, maxEntries: maps.test_flows!.maxEntries, pinPath: maps.test_flows!.pinPath, fd: maps.test_flows!.fd },
+        {
+          type: maps.test_flows!.type,
+          keySize: maps.test_flows!.keySize,
+          valueSize: maps.test_flows!.valueSize,
+          maxEntries: maps.test_flows!.maxEntries,
+          pinPath: maps.test_flows!.pinPath,
+          fd: maps.test_flows!.fd,
+        },
         { type: 1, keySize: 16, valueSize: 24, maxEntries: 1024, pinPath: join(pins.dir, 'test_flows'), fd: -1 },
       );
       assert.equal(maps.test_routes!.type, 11);
       assert.equal(maps.test_outer!.type, 12);
-      assert.deepEqual(obj.programs().map((p) => [p.name, p.section, p.type]), [['test_prog', 'tc', 3]]);
-      const globals = obj.globals().map((g) => [g.name, g.size, g.readOnly]).sort();
-      assert.deepEqual(globals, [['test_marker', 1, true], ['test_retval', 4, true]]);
+      assert.deepEqual(
+        obj.programs().map((p) => [p.name, p.section, p.type]),
+        [['test_prog', 'tc', 3]],
+      );
+      const globals = obj
+        .globals()
+        .map((g) => [g.name, g.size, g.readOnly])
+        .sort();
+      assert.deepEqual(globals, [
+        ['test_marker', 1, true],
+        ['test_retval', 4, true],
+      ]);
     } finally {
       obj.close();
     }
   });
 
   it('sets const volatile globals before load, and the program sees them', async () => {
-    const obj = await load((o) => { o.setGlobal('test_retval', u32, TC_ACT_SHOT); o.setGlobal('test_marker', u8, 0xab); });
+    const obj = await load((o) => {
+      o.setGlobal('test_retval', u32, TC_ACT_SHOT);
+      o.setGlobal('test_marker', u8, 0xab);
+    });
     try {
       const r = obj.program('test_prog').testRun(Buffer.alloc(64));
       assert.equal(r.retval, TC_ACT_SHOT);
@@ -57,8 +78,14 @@ describe('BpfObject (real kernel)', function () {
   it('refuses a global of the wrong size or name, naming it', () => {
     const obj = BpfObject.open(testObject('binding_test'));
     try {
-      assert.throws(() => obj.setGlobal('test_retval', u8, 1), (e: BpfError) => e instanceof BpfError && e.code === 'EINVAL' && /test_retval' is 4 bytes, value is 1/.test(e.message));
-      assert.throws(() => obj.setGlobal('nope', u32, 1), (e: BpfError) => e.code === 'ENOENT' && /no global variable named 'nope'/.test(e.message) && e.operation === 'set global');
+      assert.throws(
+        () => obj.setGlobal('test_retval', u8, 1),
+        (e: BpfError) => e instanceof BpfError && e.code === 'EINVAL' && /test_retval' is 4 bytes, value is 1/.test(e.message),
+      );
+      assert.throws(
+        () => obj.setGlobal('nope', u32, 1),
+        (e: BpfError) => e.code === 'ENOENT' && /no global variable named 'nope'/.test(e.message) && e.operation === 'set global',
+      );
     } finally {
       obj.close();
     }
@@ -68,8 +95,14 @@ describe('BpfObject (real kernel)', function () {
     const obj = await load((o) => o.setMaxEntries('test_flows', 77));
     try {
       assert.equal(obj.map('test_flows', testFlowKey, testFlowValue).maxEntries, 77);
-      assert.throws(() => obj.setMaxEntries('test_flows', 5), (e: BpfError) => e.code === 'EALREADY');
-      assert.throws(() => obj.setGlobal('test_retval', u32, 1), (e: BpfError) => e.code === 'EALREADY');
+      assert.throws(
+        () => obj.setMaxEntries('test_flows', 5),
+        (e: BpfError) => e.code === 'EALREADY',
+      );
+      assert.throws(
+        () => obj.setGlobal('test_retval', u32, 1),
+        (e: BpfError) => e.code === 'EALREADY',
+      );
     } finally {
       obj.close();
     }
@@ -94,9 +127,14 @@ describe('BpfObject (real kernel)', function () {
 
   it('refuses an incompatible pinned map with an error naming the field', async () => {
     (await load()).close();
-    await assert.rejects(load((o) => o.setMaxEntries('test_flows', 10)), (e: BpfError) =>
-      e instanceof BpfError && e.code === 'EINVAL' && e.operation === 'load object' &&
-      /map 'test_flows' pinned at .*test_flows has max_entries 1024 but the object declares 10/.test(e.message));
+    await assert.rejects(
+      load((o) => o.setMaxEntries('test_flows', 10)),
+      (e: BpfError) =>
+        e instanceof BpfError &&
+        e.code === 'EINVAL' &&
+        e.operation === 'load object' &&
+        /map 'test_flows' pinned at .*test_flows has max_entries 1024 but the object declares 10/.test(e.message),
+    );
   });
 
   it('moves a pin with setPinPath and reuses a map given by fd', async () => {
@@ -105,7 +143,10 @@ describe('BpfObject (real kernel)', function () {
       assert.ok(existsSync(join(pins.dir, 'elsewhere')));
       assert.ok(!existsSync(join(pins.dir, 'test_flows')));
       const flows = donor.map('test_flows', testFlowKey, testFlowValue);
-      const reuser = await load((o) => { o.setPinPath('test_flows', null); o.reuseMap('test_flows', flows); });
+      const reuser = await load((o) => {
+        o.setPinPath('test_flows', null);
+        o.reuseMap('test_flows', flows);
+      });
       try {
         assert.equal(reuser.map('test_flows', testFlowKey, testFlowValue).info.id, flows.info.id);
       } finally {
@@ -117,10 +158,16 @@ describe('BpfObject (real kernel)', function () {
   });
 
   it('rejects a program the verifier refuses, with the verifier log', async () => {
-    await assert.rejects(BpfObject.load(testObject('rejected')), (e: BpfError) =>
-      e instanceof BpfError && e.code === 'EACCES' && e.operation === 'load object' &&
-      typeof e.verifierLog === 'string' && /invalid access to packet/.test(e.verifierLog) &&
-      /verifier: R1 offset is outside of the packet/.test(e.message));
+    await assert.rejects(
+      BpfObject.load(testObject('rejected')),
+      (e: BpfError) =>
+        e instanceof BpfError &&
+        e.code === 'EACCES' &&
+        e.operation === 'load object' &&
+        typeof e.verifierLog === 'string' &&
+        /invalid access to packet/.test(e.verifierLog) &&
+        /verifier: R1 offset is outside of the packet/.test(e.message),
+    );
   });
 
   it('loads without blocking the event loop', async () => {
@@ -129,7 +176,12 @@ describe('BpfObject (real kernel)', function () {
     // milliseconds of verifier and map work while the loop keeps turning.
     let turns = 0;
     let loading = true;
-    const turn = () => { if (loading) { turns++; setImmediate(turn); } };
+    const turn = () => {
+      if (loading) {
+        turns++;
+        setImmediate(turn);
+      }
+    };
     setImmediate(turn);
     const obj = await load();
     loading = false;
@@ -138,7 +190,10 @@ describe('BpfObject (real kernel)', function () {
   });
 
   it('raises BpfError for a missing file and for use after close', () => {
-    assert.throws(() => BpfObject.open('/nonexistent/x.o'), (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.errno === 2 && e.operation === 'open object');
+    assert.throws(
+      () => BpfObject.open('/nonexistent/x.o'),
+      (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.errno === 2 && e.operation === 'open object',
+    );
     const obj = BpfObject.open(testObject('binding_test'));
     obj.close();
     assert.throws(() => obj.maps(), /is closed/);

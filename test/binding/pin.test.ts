@@ -7,7 +7,9 @@ import { requireRoot, tempPinDir } from '../support/kernel';
 describe('pinning (real kernel)', function () {
   requireRoot(this);
   let pins: ReturnType<typeof tempPinDir>;
-  beforeEach(() => { pins = tempPinDir(); });
+  beforeEach(() => {
+    pins = tempPinDir();
+  });
   afterEach(() => pins.cleanup());
 
   it('knows bpffs is mounted at /sys/fs/bpf and a plain directory is not bpffs', () => {
@@ -30,7 +32,10 @@ describe('pinning (real kernel)', function () {
       } finally {
         again.close();
       }
-      assert.throws(() => pinFd(map.fd, path), (e: BpfError) => e instanceof BpfError && e.code === 'EEXIST' && e.operation === 'pin');
+      assert.throws(
+        () => pinFd(map.fd, path),
+        (e: BpfError) => e instanceof BpfError && e.code === 'EEXIST' && e.operation === 'pin',
+      );
       assert.equal(unpin(path), true);
       assert.equal(existsSync(path), false);
       assert.equal(unpin(path), false);
@@ -40,7 +45,9 @@ describe('pinning (real kernel)', function () {
   });
 
   it('fails clearly when nothing is pinned at a path', () => {
-    assert.throws(() => BpfMap.openPinned(join(pins.dir, 'absent'), u32, u32), (e: BpfError) =>
-      e instanceof BpfError && e.code === 'ENOENT' && e.operation === 'open pinned object' && e.message.includes('absent'));
+    assert.throws(
+      () => BpfMap.openPinned(join(pins.dir, 'absent'), u32, u32),
+      (e: BpfError) => e instanceof BpfError && e.code === 'ENOENT' && e.operation === 'open pinned object' && e.message.includes('absent'),
+    );
   });
 });

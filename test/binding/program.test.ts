@@ -6,7 +6,13 @@ describe('BpfProgram (real kernel)', function () {
   requireRoot(this);
 
   it('test-runs a program: data in and out, repeat and duration', async () => {
-    const obj = await BpfObject.load(testObject('binding_test'), {}, (o) => o.setGlobal('test_marker', { size: 1, align: 1, encode: (v: number, b, off) => b.writeUInt8(v, off), decode: (b, off) => b.readUInt8(off) }, 0x5a));
+    const obj = await BpfObject.load(testObject('binding_test'), {}, (o) =>
+      o.setGlobal(
+        'test_marker',
+        { size: 1, align: 1, encode: (v: number, b, off) => b.writeUInt8(v, off), decode: (b, off) => b.readUInt8(off) },
+        0x5a,
+      ),
+    );
     try {
       const input = Buffer.from(Array.from({ length: 80 }, (_, i) => i));
       const r = obj.program('test_prog').testRun(input, { repeat: 1000 });
@@ -33,6 +39,9 @@ describe('BpfProgram (real kernel)', function () {
     }
     assert.throws(() => prog.fd, /closed/);
     assert.throws(() => BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('95000000000000', 'hex')), /multiple of 8 bytes/);
-    assert.throws(() => BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('9500000000000000', 'hex')), (e: Error & { code?: string }) => e.code === 'EACCES');
+    assert.throws(
+      () => BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('9500000000000000', 'hex')),
+      (e: Error & { code?: string }) => e.code === 'EACCES',
+    );
   });
 });

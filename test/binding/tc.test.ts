@@ -1,7 +1,21 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
-  BpfObject, BpfProgram, attachClsact, attachTc, attachTcx, detachClsact, detachTc, detachTcx, ifIndex, interfaces, queryClsact, queryTcx, removeClsact, replaceTcxProgram, u32,
+  BpfObject,
+  BpfProgram,
+  attachClsact,
+  attachTc,
+  attachTcx,
+  detachClsact,
+  detachTc,
+  detachTcx,
+  ifIndex,
+  interfaces,
+  queryClsact,
+  queryTcx,
+  removeClsact,
+  replaceTcxProgram,
+  u32,
 } from '../../src/native';
 import { netnsPath } from '../../src/kernel/netns';
 import { ping, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
@@ -25,7 +39,10 @@ describe('TC attachments (real kernel, real packets)', function () {
     pins = tempPinDir();
     target = { ifindex: ifIndex('veth1', netnsPath(net.right)), direction: 'ingress', netns: netnsPath(net.right) };
   });
-  afterEach(() => { net.cleanup(); pins.cleanup(); });
+  afterEach(() => {
+    net.cleanup();
+    pins.cleanup();
+  });
 
   it('clsact: attaches, drops real packets, is found after its object is closed, replaces and detaches', async () => {
     assert.deepEqual(ping(net.left, '10.213.0.2'), passed, 'the veth pair works before any program');
@@ -91,7 +108,11 @@ describe('TC attachments (real kernel, real packets)', function () {
 
       const forced = attachTc(target, drop.program('test_prog'), { ...options, mode: 'clsact' });
       assert.equal(forced.kind, 'clsact');
-      assert.equal(attachTc(target, drop.program('test_prog'), { ...options, mode: 'auto' }).kind, 'clsact', 'auto keeps an existing clsact attachment');
+      assert.equal(
+        attachTc(target, drop.program('test_prog'), { ...options, mode: 'auto' }).kind,
+        'clsact',
+        'auto keeps an existing clsact attachment',
+      );
       assert.deepEqual(ping(net.left, '10.213.0.2'), dropped);
       assert.equal(detachTc(target, options), true);
       assert.equal(detachTc(target, options), false);
@@ -104,10 +125,20 @@ describe('TC attachments (real kernel, real packets)', function () {
   it('fails with the errno and the place when the interface does not exist', async () => {
     const prog = await program(0);
     try {
-      assert.throws(() => attachClsact({ ...target, ifindex: 9999 }, prog.program('test_prog'), slot), (e: Error & { code?: string }) =>
-        e.name === 'BpfError' && e.code === 'ENODEV' && /ingress of ifindex 9999/.test(e.message));
-      assert.throws(() => ifIndex('nope0', target.netns), (e: Error & { code?: string }) => e.code === 'ENODEV' && /nope0/.test(e.message));
-      assert.deepEqual(interfaces(target.netns).map((i) => i.name).sort(), ['lo', 'veth1']);
+      assert.throws(
+        () => attachClsact({ ...target, ifindex: 9999 }, prog.program('test_prog'), slot),
+        (e: Error & { code?: string }) => e.name === 'BpfError' && e.code === 'ENODEV' && /ingress of ifindex 9999/.test(e.message),
+      );
+      assert.throws(
+        () => ifIndex('nope0', target.netns),
+        (e: Error & { code?: string }) => e.code === 'ENODEV' && /nope0/.test(e.message),
+      );
+      assert.deepEqual(
+        interfaces(target.netns)
+          .map((i) => i.name)
+          .sort(),
+        ['lo', 'veth1'],
+      );
       assert.equal(interfaces(target.netns).find((i) => i.name === 'veth1')?.index, target.ifindex);
       assert.equal(BpfProgram.infoById(prog.program('test_prog').info().id).name, 'test_prog');
     } finally {

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const serve = (args: string[], env: Record<string, string> = {}) => {
-  const out = spawnSync(process.execPath, [cliPath, 'pool-ipam', 'serve', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 });
+  const out = spawnSync(process.execPath, [cliPath, 'pool-ipam', 'serve', ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 20_000,
+  });
   // A refused command prints {"error": ...} as one JSON line on stderr.
   const line = out.stderr.trim().split('\n').pop() ?? '';
   return { status: out.status, said: line.startsWith('{') ? ((JSON.parse(line) as { error?: string }).error ?? line) : out.stderr };

@@ -19,24 +19,41 @@ const schemaModules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compi
  * process: which of `schemaModules` it had loaded when it exited, its exit code and what else it wrote to
  * stderr.
  */
-function schemaModulesLoaded(script: string, options: { input?: string; env?: NodeJS.ProcessEnv } = {}): { loaded: string[]; status: number | null; stderr: string } {
-  const { stderr, status } = spawnSync(process.execPath, ['-e', `
+function schemaModulesLoaded(
+  script: string,
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): { loaded: string[]; status: number | null; stderr: string } {
+  const { stderr, status } = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `
     process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(${JSON.stringify(schemaModules)}.filter((name) => Object.keys(require.cache).some((k) => k.includes(name))))));
     const run = (...args) => require(${JSON.stringify(cliPath)}).runCli([process.argv[0], ${JSON.stringify(cliPath)}, ...args]).then((code) => { process.exitCode = code; });
     const lab = (...args) => require(${JSON.stringify(labMain)}).runLabCli([process.argv[0], ${JSON.stringify(labMain)}, ...args]).then((code) => { process.exitCode = code; });
     ${script}
-  `], { encoding: 'utf8', ...options });
+  `,
+    ],
+    { encoding: 'utf8', ...options },
+  );
   const lines = stderr.split('\n');
   return { loaded: JSON.parse(lines.at(-1)!) as string[], status, stderr: lines.slice(0, -1).join('\n') };
 }
 
 /** Runs `strait --version` in a fresh process: whether it loaded a module whose path contains `name`. */
 function loadedByVersion(name: string): { status: number | null; stderr: string } {
-  const { stderr, status } = spawnSync(process.execPath, ['-e', `
+  const { stderr, status } = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `
     process.argv = [process.argv[0], ${JSON.stringify(cliPath)}, '--version'];
     require(${JSON.stringify(cliPath)});
     process.on('exit', () => process.stderr.write(String(Object.keys(require.cache).some((k) => k.includes(${JSON.stringify(name)})))));
-  `], { encoding: 'utf8' });
+  `,
+    ],
+    { encoding: 'utf8' },
+  );
   return { status, stderr };
 }
 
@@ -55,20 +72,39 @@ describe('strait start-up', () => {
   // Every module of every command took about 0.3 s of each agent start (issue 16: start to programmed).
   it("loads only the command it runs: an agent loads none of the controller's, lab's or IPAM's code", () => {
     // A flag refused in the action: the process runs the agent command as main.js does, then exits 1.
-    const agent = (name: string) => spawnSync(process.execPath, ['-e', `
+    const agent = (name: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `
       process.on('exit', () => process.stderr.write('\\n' + String(Object.keys(require.cache).some((k) => k.includes(${JSON.stringify(name)})))));
       const argv = [process.argv[0], ${JSON.stringify(cliPath)}, 'agent', '--spec', '/nowhere.json', '--pin-root', 'not/absolute'];
       require(${JSON.stringify(cliPath)}).runCli(argv);
-    `], { encoding: 'utf8' }).stderr.split('\n').at(-1);
-    assert.deepEqual(['cli/agent-command', 'cli/controller-command', 'cli/network-ipam-command', 'src/controller/', 'dist/lab/'].map(agent), ['true', 'false', 'false', 'false', 'false']);
+    `,
+        ],
+        { encoding: 'utf8' },
+      )
+        .stderr.split('\n')
+        .at(-1);
+    assert.deepEqual(
+      ['cli/agent-command', 'cli/controller-command', 'cli/network-ipam-command', 'src/controller/', 'dist/lab/'].map(agent),
+      ['true', 'false', 'false', 'false', 'false'],
+    );
   });
 
   // TypeBox and ajv's compiler took about 100 ms of each agent start, the YAML parser 15 to 30 ms: the
   // agent checks its spec with the validators the build compiled (src/api/write-validators.ts).
   it("checks an agent's spec with the build's validators: no TypeBox, no ajv compiler, no YAML parser", () => {
-    const bad = JSON.parse(specFileText({ ...nodeSpecDocument(), overlay: { vni: 1 << 24, port: 4789, mac: '02:53:54:00:00:01' } })) as unknown;
+    const bad = JSON.parse(
+      specFileText({ ...nodeSpecDocument(), overlay: { vni: 1 << 24, port: 4789, mac: '02:53:54:00:00:01' } }),
+    ) as unknown;
     const modules = ['@sinclair/typebox/', 'ajv/dist/core.js', 'ajv/dist/compile/', '/node_modules/yaml/', 'src/api/generated-validators/'];
-    const { stdout, stderr, status } = spawnSync(process.execPath, ['-e', `
+    const { stdout, stderr, status } = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `
       require(${JSON.stringify(join(__dirname, '../../src/cli/agent-command.js'))});
       require(${JSON.stringify(join(__dirname, '../../src/agent/agent.js'))});
       const { readNodeDataplane } = require(${JSON.stringify(join(__dirname, '../../src/api/node-dataplane.js'))});
@@ -76,7 +112,10 @@ describe('strait start-up', () => {
       try { readNodeDataplane(${JSON.stringify(bad)}); } catch (err) { refusal = err.message; }
       const loaded = ${JSON.stringify(modules)}.map((name) => Object.keys(require.cache).some((k) => k.includes(name)));
       process.stdout.write(JSON.stringify({ refusal, loaded }));
-    `], { encoding: 'utf8' });
+    `,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(status, 0, stderr);
     assert.deepEqual(JSON.parse(stdout), {
       refusal: 'spec.overlay.vni: expected a whole number from 0 to 16777215 (got 16777216)',
@@ -92,12 +131,17 @@ describe('strait start-up', () => {
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
     it('the controller, standalone (one reconcile) and on Kubernetes (refused a kubeconfig that does not parse)', () => {
-      writeFileSync(join(dir, 'controller.yaml'), `clusterId: a\nrunDir: ${join(dir, 'run')}\npodCIDR: 10.0.0.0/16\nexternalCIDR: 10.50.0.0/24\nnodes: [{name: n1, underlayAddress: 192.0.2.11}]\n`);
+      writeFileSync(
+        join(dir, 'controller.yaml'),
+        `clusterId: a\nrunDir: ${join(dir, 'run')}\npodCIDR: 10.0.0.0/16\nexternalCIDR: 10.50.0.0/24\nnodes: [{name: n1, underlayAddress: 192.0.2.11}]\n`,
+      );
       const standalone = schemaModulesLoaded(`run('controller', '--config', ${JSON.stringify(join(dir, 'controller.yaml'))}, '--once')`);
       assert.deepEqual([standalone.status, standalone.loaded], [0, []], standalone.stderr);
       writeFileSync(join(dir, 'kubernetes.yaml'), 'clusterId: a\npodCIDR: 10.0.0.0/16\nexternalCIDR: 10.50.0.0/24\n');
       writeFileSync(join(dir, 'kubeconfig'), '{');
-      const onKubernetes = schemaModulesLoaded(`run('controller', '--kubernetes', '--config', ${JSON.stringify(join(dir, 'kubernetes.yaml'))}, '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))})`);
+      const onKubernetes = schemaModulesLoaded(
+        `run('controller', '--kubernetes', '--config', ${JSON.stringify(join(dir, 'kubernetes.yaml'))}, '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))})`,
+      );
       assert.deepEqual([onKubernetes.status, onKubernetes.loaded], [1, []], onKubernetes.stderr);
     });
 
@@ -112,14 +156,32 @@ describe('strait start-up', () => {
 
     it("the pool IPAM's service (refused a kubeconfig that does not parse), inspect, and the strait-ipam plugin", () => {
       writeFileSync(join(dir, 'kubeconfig'), '{');
-      const service = schemaModulesLoaded(`run('pool-ipam', 'serve', '--node', 'n1', '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))}, '--socket', ${JSON.stringify(join(dir, 'ipam.sock'))})`);
+      const service = schemaModulesLoaded(
+        `run('pool-ipam', 'serve', '--node', 'n1', '--kubeconfig', ${JSON.stringify(join(dir, 'kubeconfig'))}, '--socket', ${JSON.stringify(join(dir, 'ipam.sock'))})`,
+      );
       assert.deepEqual([service.status, service.loaded], [1, []], service.stderr);
       const inspect = schemaModulesLoaded(`run('inspect', '--pin-root', ${JSON.stringify(join(dir, 'no-pins'))})`);
       assert.deepEqual([inspect.status, inspect.loaded], [1, []], inspect.stderr);
       // An ADD whose socket nobody serves: the plugin's whole path, to its error result.
-      const network = { cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket: join(dir, 'ipam.sock') } };
-      const env = { ...process.env, CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: '/var/run/netns/cni-1', CNI_IFNAME: 'net1', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=p', CNI_PATH: '/opt/cni/bin' };
-      const plugin = schemaModulesLoaded(`require(${JSON.stringify(join(distSrc, 'cni', 'main.js'))})`, { input: JSON.stringify(network), env });
+      const network = {
+        cniVersion: '1.1.0',
+        name: 'underlay',
+        type: 'macvlan',
+        ipam: { type: 'strait-ipam', socket: join(dir, 'ipam.sock') },
+      };
+      const env = {
+        ...process.env,
+        CNI_COMMAND: 'ADD',
+        CNI_CONTAINERID: 'c1',
+        CNI_NETNS: '/var/run/netns/cni-1',
+        CNI_IFNAME: 'net1',
+        CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=p',
+        CNI_PATH: '/opt/cni/bin',
+      };
+      const plugin = schemaModulesLoaded(`require(${JSON.stringify(join(distSrc, 'cni', 'main.js'))})`, {
+        input: JSON.stringify(network),
+        env,
+      });
       assert.deepEqual([plugin.status, plugin.loaded], [1, []], plugin.stderr);
     });
 

@@ -24,7 +24,12 @@ describe('strait usage errors', () => {
   const cases: [name: 'strait' | 'strait-lab', args: string[], field: string, value: unknown][] = [
     ['strait', ['network-ipam', 'show'], '--state', null],
     ['strait', ['network-ipam', 'init', '--state', '/x', '--pod-cidr'], '--pod-cidr', null],
-    ['strait', ['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'], '--no-such-flag', '--no-such-flag'],
+    [
+      'strait',
+      ['pool-ipam', 'install-plugin', '--cni-bin-dir', '/opt/cni/bin', '--runtime-dir', '/opt/strait', '--no-such-flag'],
+      '--no-such-flag',
+      '--no-such-flag',
+    ],
     ['strait-lab', ['status', 'extra'], 'arguments', ['extra']],
     ['strait-lab', ['nope'], 'command', 'nope'],
     ['strait', ['inspect', '--pin-root', '/sys/fs/bpf/nowhere', '--bogus'], '--bogus', '--bogus'],
@@ -50,7 +55,12 @@ describe('strait usage errors', () => {
   }
 
   it('keeps --help, help <command> and --version: printed on stdout, exit 0', async () => {
-    for (const args of [['--help'], ['network-ipam', '--help'], ['network-ipam', 'help', 'show'], ['pool-ipam', 'install-plugin', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['network-ipam', '--help'],
+      ['network-ipam', 'help', 'show'],
+      ['pool-ipam', 'install-plugin', '--help'],
+    ]) {
       const { code, out, err } = await run(...args);
       assert.deepEqual([code, err], [0, ''], args.join(' '));
       assert.match(out, /^Usage: strait/, args.join(' '));
@@ -68,7 +78,9 @@ describe('strait usage errors', () => {
     const old = await run('ipam', 'show', '--stat', 'x');
     const now = await run('network-ipam', 'show', '--stat', 'x');
     const [warning, ...rest] = old.err.trimEnd().split('\n');
-    assert.deepEqual(JSON.parse(warning!), { warning: '`strait ipam` is `strait network-ipam` now; the old name goes in the next release' });
+    assert.deepEqual(JSON.parse(warning!), {
+      warning: '`strait ipam` is `strait network-ipam` now; the old name goes in the next release',
+    });
     assert.deepEqual({ code: old.code, out: old.out, err: `${rest.join('\n')}\n` }, now);
   });
 });

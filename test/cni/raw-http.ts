@@ -8,9 +8,15 @@ import { connect } from 'node:net';
 export type After = 'wait' | 'end' | 'destroy';
 
 /** An HTTP/1.1 request as the plugin writes it. */
-export const frame = (method: string, path: string, body?: string, headers: string[] = []) => [
-  `${method} ${path} HTTP/1.1`, 'host: ipam', ...(body === undefined ? [] : ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`]), ...headers, '', body ?? '',
-].join('\r\n');
+export const frame = (method: string, path: string, body?: string, headers: string[] = []) =>
+  [
+    `${method} ${path} HTTP/1.1`,
+    'host: ipam',
+    ...(body === undefined ? [] : ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`]),
+    ...headers,
+    '',
+    body ?? '',
+  ].join('\r\n');
 
 export interface Answer {
   status: number;

@@ -1,6 +1,14 @@
 /** A pool IPAM handler for tests of the protocol: records every call and answers what the test set. */
 import type { IpamHandler } from '../../src/pool-ipam/ipam-server';
-import type { AddRequest, AddResponse, CheckRequest, DelRequest, GcRequest, GcResponse, StatusResponse } from '../../src/pool-ipam/protocol';
+import type {
+  AddRequest,
+  AddResponse,
+  CheckRequest,
+  DelRequest,
+  GcRequest,
+  GcResponse,
+  StatusResponse,
+} from '../../src/pool-ipam/protocol';
 
 export type Recorded =
   | { command: 'ADD'; request: AddRequest }
@@ -22,9 +30,19 @@ export class RecordingHandler implements IpamHandler {
     return this.fail === undefined ? Promise.resolve(value) : Promise.reject(this.fail);
   }
 
-  add(request: AddRequest) { return this.answer({ command: 'ADD', request }, this.addResponse); }
-  check(request: CheckRequest) { return this.answer({ command: 'CHECK', request }, undefined); }
-  del(request: DelRequest) { return this.answer({ command: 'DEL', request }, undefined); }
-  gc(request: GcRequest) { return this.answer({ command: 'GC', request }, this.gcResponse); }
-  status() { return this.answer({ command: 'STATUS' }, this.statusResponse); }
+  add(request: AddRequest) {
+    return this.answer({ command: 'ADD', request }, this.addResponse);
+  }
+  check(request: CheckRequest) {
+    return this.answer({ command: 'CHECK', request }, undefined);
+  }
+  del(request: DelRequest) {
+    return this.answer({ command: 'DEL', request }, undefined);
+  }
+  gc(request: GcRequest) {
+    return this.answer({ command: 'GC', request }, this.gcResponse);
+  }
+  status() {
+    return this.answer({ command: 'STATUS' }, this.statusResponse);
+  }
 }

@@ -13,7 +13,11 @@ export function socketDir(): { dir: string; cleanup: () => void } {
 
 /** Leaves at `path` the socket file of a server killed with SIGKILL: it exists, nothing listens on it. */
 export async function staleSocket(path: string): Promise<void> {
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.stdout.write('listening'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.stdout.write('listening'))`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
   if (first.toString() !== 'listening') throw new Error(`the server to kill said ${first.toString()}`);
   child.kill('SIGKILL');

@@ -17,7 +17,7 @@ describe('controller gateway election', () => {
     assert.equal(isReady(undefined, now, 1.5), false);
   });
 
-  it('a stopping agent\'s last heartbeat stays Ready for its validFor when that is longer than the timeout, never shorter', () => {
+  it("a stopping agent's last heartbeat stays Ready for its validFor when that is longer than the timeout, never shorter", () => {
     assert.equal(isReady({ ready: true, time: at(4.9), validFor: 5 }, now, 0.75), true);
     assert.equal(isReady({ ready: true, time: at(5), validFor: 5 }, now, 0.75), true);
     assert.equal(isReady({ ready: true, time: at(5.1), validFor: 5 }, now, 0.75), false);
@@ -35,7 +35,12 @@ describe('controller gateway election', () => {
     assert.deepEqual(readyNodes([{ name: 'a' }, { name: 'b' }, { name: 'c' }], heartbeats, now, 1.5), ['a']);
   });
 
-  const nodes = [{ name: 'n3' }, { name: 'n2', publicAddress: ip('203.0.113.2') }, { name: 'n1' }, { name: 'n4', publicAddress: ip('203.0.113.4') }];
+  const nodes = [
+    { name: 'n3' },
+    { name: 'n2', publicAddress: ip('203.0.113.2') },
+    { name: 'n1' },
+    { name: 'n4', publicAddress: ip('203.0.113.4') },
+  ];
 
   it('keeps the current gateway while it is Ready, even when a preferred node is Ready too', () => {
     assert.deepEqual(electGateway(nodes, ['n1', 'n2', 'n3'], 'n3'), { gateway: 'n3', reason: 'kept' });
@@ -50,7 +55,11 @@ describe('controller gateway election', () => {
 
   it('keeps a gateway that has not reported yet while the controller starts, instead of the first node to report', () => {
     assert.deepEqual(electGateway(nodes, ['n1'], 'n2', ['n2', 'n3', 'n4']), { gateway: 'n2', reason: 'awaiting-first-heartbeat' });
-    assert.deepEqual(electGateway(nodes, ['n1'], 'n2', ['n3']), { gateway: 'n1', reason: 'elected' }, 'one that reported and is not Ready is replaced');
+    assert.deepEqual(
+      electGateway(nodes, ['n1'], 'n2', ['n3']),
+      { gateway: 'n1', reason: 'elected' },
+      'one that reported and is not Ready is replaced',
+    );
     assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n2', ['n2']), { gateway: 'n2', reason: 'kept' });
   });
 
@@ -59,7 +68,11 @@ describe('controller gateway election', () => {
     assert.deepEqual(electGateway(nodes, ['n1', 'n2'], 'n3', [], false), { gateway: 'n2', reason: 'elected' });
     assert.deepEqual(electGateway(nodes, ['n3'], 'n3', [], true), { gateway: 'n3', reason: 'kept' });
     assert.deepEqual(electGateway(nodes, ['n1'], 'n3', ['n3'], true), { gateway: 'n3', reason: 'awaiting-first-heartbeat' });
-    assert.deepEqual(electGateway(nodes, ['n1'], 'removed-node', [], true), { gateway: 'n1', reason: 'elected' }, 'a gateway no longer configured is not kept');
+    assert.deepEqual(
+      electGateway(nodes, ['n1'], 'removed-node', [], true),
+      { gateway: 'n1', reason: 'elected' },
+      'a gateway no longer configured is not kept',
+    );
   });
 
   it('keeps the last gateway when no node is Ready; on a first start names the preferred node', () => {
@@ -69,7 +82,10 @@ describe('controller gateway election', () => {
   });
 
   it('peers tunnel to the public address, else the underlay address', () => {
-    assert.deepEqual(gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1'), publicAddress: ip('203.0.113.1') }), ip('203.0.113.1'));
+    assert.deepEqual(
+      gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1'), publicAddress: ip('203.0.113.1') }),
+      ip('203.0.113.1'),
+    );
     assert.deepEqual(gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1') }), ip('192.168.1.1'));
   });
 });

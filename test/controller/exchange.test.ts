@@ -16,10 +16,24 @@ describe('controller run directory and exchange', () => {
 
   it('lays the run directory out as docs/lab.md documents it (the agents and the lab find the files there)', () => {
     assert.deepEqual(
-      [runDirPaths.spec('cluster-a', 'cluster-b'), runDirPaths.status('cluster-a', 'cluster-b'), runDirPaths.ipam('cluster-a'), runDirPaths.nodeSpec('cluster-a', 'a-gw'),
-        runDirPaths.heartbeat('cluster-a', 'a-gw'), runDirPaths.reflections('cluster-a'), runDirPaths.controllerStatus('cluster-a')],
-      ['exchange/cluster-a/cluster-b.spec.json', 'exchange/cluster-a/cluster-b.status.json', 'cluster-a/ipam.json', 'cluster-a/nodes/a-gw.json',
-        'cluster-a/status/a-gw.json', 'cluster-a/reflections.json', 'cluster-a/controller.json'],
+      [
+        runDirPaths.spec('cluster-a', 'cluster-b'),
+        runDirPaths.status('cluster-a', 'cluster-b'),
+        runDirPaths.ipam('cluster-a'),
+        runDirPaths.nodeSpec('cluster-a', 'a-gw'),
+        runDirPaths.heartbeat('cluster-a', 'a-gw'),
+        runDirPaths.reflections('cluster-a'),
+        runDirPaths.controllerStatus('cluster-a'),
+      ],
+      [
+        'exchange/cluster-a/cluster-b.spec.json',
+        'exchange/cluster-a/cluster-b.status.json',
+        'cluster-a/ipam.json',
+        'cluster-a/nodes/a-gw.json',
+        'cluster-a/status/a-gw.json',
+        'cluster-a/reflections.json',
+        'cluster-a/controller.json',
+      ],
     );
   });
 
@@ -42,19 +56,47 @@ describe('controller run directory and exchange', () => {
     const files = new MemoryRunDir();
     files.write('a', 'same');
     files.write('gone', 'x');
-    const first = syncFiles(files, new Map([['a', 'same'], ['b', 'new']]), ['gone', 'never-there']);
+    const first = syncFiles(
+      files,
+      new Map([
+        ['a', 'same'],
+        ['b', 'new'],
+      ]),
+      ['gone', 'never-there'],
+    );
     assert.deepEqual(first, { written: ['b'], deleted: ['gone'] });
-    assert.deepEqual(syncFiles(files, new Map([['a', 'same'], ['b', 'new']]), []), { written: [], deleted: [] });
+    assert.deepEqual(
+      syncFiles(
+        files,
+        new Map([
+          ['a', 'same'],
+          ['b', 'new'],
+        ]),
+        [],
+      ),
+      { written: [], deleted: [] },
+    );
   });
 
   it('reads the specs addressed to us and the statuses of ours; reports what it cannot use', () => {
     const files = diskRunDir(dir);
-    const spec = { clusterId: 'cluster-b', remoteClusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 } };
+    const spec = {
+      clusterId: 'cluster-b',
+      remoteClusterId: 'cluster-a',
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      endpoint: { address: '203.0.113.2', port: 4789 },
+    };
     files.write(runDirPaths.spec('cluster-b', 'cluster-a'), JSON.stringify(spec));
     files.write(runDirPaths.spec('cluster-b', 'cluster-z'), JSON.stringify({ ...spec, remoteClusterId: 'cluster-z' })); // not for us
     files.write(runDirPaths.spec('cluster-c', 'cluster-a'), JSON.stringify({ ...spec, clusterId: 'cluster-b' })); // wrong owner
     writeFileSync(join(dir, 'exchange', 'cluster-b', '.123.abc.tmp'), '{"half'); // someone's write in progress
-    const status = { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } };
+    const status = {
+      processed: true,
+      remappedPodCIDR: '10.1.0.0/16',
+      remappedExternalCIDR: 'None',
+      observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' },
+    };
     files.write(runDirPaths.status('cluster-a', 'cluster-b'), JSON.stringify(status));
     files.write(runDirPaths.status('cluster-a', 'cluster-d'), '{"processed": tr'); // half-visible
     files.write(runDirPaths.spec('cluster-a', 'cluster-b'), '{}');
@@ -70,7 +112,12 @@ describe('controller run directory and exchange', () => {
       'exchange/cluster-b/cluster-a.status.json',
     ]);
     assert.equal(view.problems.length, 2, view.problems.join('\n'));
-    assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-c/cluster-a.spec.json: spec.clusterId: expected its directory\'s owner cluster-c')), view.problems.join('\n'));
+    assert.ok(
+      view.problems.some((p) =>
+        p.startsWith("exchange/cluster-c/cluster-a.spec.json: spec.clusterId: expected its directory's owner cluster-c"),
+      ),
+      view.problems.join('\n'),
+    );
     assert.ok(view.problems.some((p) => p.startsWith('exchange/cluster-a/cluster-d.status.json: not valid JSON')));
   });
 

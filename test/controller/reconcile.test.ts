@@ -53,7 +53,11 @@ class Lab {
       config: c.config,
       ipam: c.ipam,
       exchange,
-      heartbeats: readHeartbeats(this.disk, id, c.config.nodes.map((n) => n.name)),
+      heartbeats: readHeartbeats(
+        this.disk,
+        id,
+        c.config.nodes.map((n) => n.name),
+      ),
       previous: c.previous,
       now: this.now,
       ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}),
@@ -107,13 +111,30 @@ function assertConsistent(lab: Lab, x: string, y: string): void {
   const tx = lab.tunnel(x, y);
   const ty = lab.tunnel(y, x);
   assert.equal(tx.localNATPodCIDR, ty.remotePodCIDR, `${x}'s localNATPodCIDR for ${y} vs ${y}'s remotePodCIDR for ${x}`);
-  assert.equal(tx.localNATExternalCIDR, ty.remoteExternalCIDR, `${x}'s localNATExternalCIDR for ${y} vs ${y}'s remoteExternalCIDR for ${x}`);
+  assert.equal(
+    tx.localNATExternalCIDR,
+    ty.remoteExternalCIDR,
+    `${x}'s localNATExternalCIDR for ${y} vs ${y}'s remoteExternalCIDR for ${x}`,
+  );
   assert.equal(ty.localNATPodCIDR, tx.remotePodCIDR, `${y}'s localNATPodCIDR for ${x} vs ${x}'s remotePodCIDR for ${y}`);
-  assert.equal(ty.localNATExternalCIDR, tx.remoteExternalCIDR, `${y}'s localNATExternalCIDR for ${x} vs ${x}'s remoteExternalCIDR for ${y}`);
-  for (const [self, tunnel] of [[x, tx], [y, ty]] as const) {
+  assert.equal(
+    ty.localNATExternalCIDR,
+    tx.remoteExternalCIDR,
+    `${y}'s localNATExternalCIDR for ${x} vs ${x}'s remoteExternalCIDR for ${y}`,
+  );
+  for (const [self, tunnel] of [
+    [x, tx],
+    [y, ty],
+  ] as const) {
     const home = lab.controllers.get(self)!.config.home;
-    assert.ok(sameShape(parseCidr('pod', tunnel.localNATPodCIDR), parseCidr('pod', home.podCIDR)), `${self}'s PodCIDR keeps its size in the peer`);
-    assert.ok(sameShape(parseCidr('ext', tunnel.localNATExternalCIDR), parseCidr('ext', home.externalCIDR)), `${self}'s ExternalCIDR keeps its size in the peer`);
+    assert.ok(
+      sameShape(parseCidr('pod', tunnel.localNATPodCIDR), parseCidr('pod', home.podCIDR)),
+      `${self}'s PodCIDR keeps its size in the peer`,
+    );
+    assert.ok(
+      sameShape(parseCidr('ext', tunnel.localNATExternalCIDR), parseCidr('ext', home.externalCIDR)),
+      `${self}'s ExternalCIDR keeps its size in the peer`,
+    );
   }
 }
 
@@ -168,14 +189,23 @@ describe('controller reconcile (three clusters, in memory)', () => {
     });
   });
 
-  it('reflects a pod of C into A through B: an address in A\'s view of B\'s ExternalCIDR', () => {
+  it("reflects a pod of C into A through B: an address in A's view of B's ExternalCIDR", () => {
     const lab = converged();
-    const reflections = lab.disk.json(runDirPaths.reflections('cluster-b')) as { to: string; fromPeer: string; podIP: string; endpoint: string; address: string }[];
+    const reflections = lab.disk.json(runDirPaths.reflections('cluster-b')) as {
+      to: string;
+      fromPeer: string;
+      podIP: string;
+      endpoint: string;
+      address: string;
+    }[];
     assert.equal(reflections.length, 1);
     const [r] = reflections;
     assert.equal(r!.endpoint, '10.2.17.10', "C's 10.2.1.10 as B sees it (C's PodCIDR remapped to 10.2.16.0/20)");
     const bInA = lab.tunnel('cluster-a', 'cluster-b').remoteExternalCIDR;
-    assert.ok(containsIp(parseCidr('bInA', bInA), parseIp('address', r!.address)), `${r!.address} is in A's view of B's ExternalCIDR ${bInA}`);
+    assert.ok(
+      containsIp(parseCidr('bInA', bInA), parseIp('address', r!.address)),
+      `${r!.address} is in A's view of B's ExternalCIDR ${bInA}`,
+    );
     assert.equal(r!.address, '10.2.0.1');
     // B's dataplane holds the NatMapping: B's ExternalCIDR address → C's pod in B's view.
     for (const node of ['b-gw', 'b-w1']) {
@@ -187,9 +217,18 @@ describe('controller reconcile (three clusters, in memory)', () => {
   it('plans every node with the elected gateway: public address first, else the name order', () => {
     const lab = converged();
     const expected: Record<string, [string, string][]> = {
-      'cluster-a': [['a-gw', 'gateway'], ['a-w1', 'worker']],
-      'cluster-b': [['b-gw', 'gateway'], ['b-w1', 'worker']],
-      'cluster-c': [['c-gw', 'gateway'], ['c-w1', 'worker']],
+      'cluster-a': [
+        ['a-gw', 'gateway'],
+        ['a-w1', 'worker'],
+      ],
+      'cluster-b': [
+        ['b-gw', 'gateway'],
+        ['b-w1', 'worker'],
+      ],
+      'cluster-c': [
+        ['c-gw', 'gateway'],
+        ['c-w1', 'worker'],
+      ],
     };
     for (const [cluster, nodes] of Object.entries(expected)) {
       const gateway = nodes.find(([, role]) => role === 'gateway')![0];
@@ -219,10 +258,32 @@ describe('controller reconcile (three clusters, in memory)', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     const beat = (ready: boolean) => ({ ready, time: new Date(now).toISOString() });
     const step = (heartbeats: [string, boolean][], previous?: GatewayTenure) =>
-      reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])), previous, now }).election;
-    assert.deepEqual(step([['a-edge', true], ['a-gw', true]]), { gateway: 'a-gw', reason: 'elected', since: now });
+      reconcile({
+        config,
+        ipam: undefined,
+        exchange: emptyExchange(),
+        heartbeats: new Map(heartbeats.map(([n, r]) => [n, beat(r)])),
+        previous,
+        now,
+      }).election;
+    assert.deepEqual(
+      step([
+        ['a-edge', true],
+        ['a-gw', true],
+      ]),
+      { gateway: 'a-gw', reason: 'elected', since: now },
+    );
     // Adopted from a former run: kept, with no tenure start known.
-    assert.deepEqual(step([['a-edge', true], ['a-gw', false]], { gateway: 'a-gw' }), { gateway: 'a-gw', reason: 'no-ready-node' });
+    assert.deepEqual(
+      step(
+        [
+          ['a-edge', true],
+          ['a-gw', false],
+        ],
+        { gateway: 'a-gw' },
+      ),
+      { gateway: 'a-gw', reason: 'no-ready-node' },
+    );
   });
 
   it('writes nothing more once converged', () => {
@@ -244,8 +305,10 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.equal(lab.nodeSpec('cluster-b', 'b-w1').node.role, 'gateway');
     assert.equal(lab.nodeSpec('cluster-b', 'b-gw').node.role, 'worker');
     assert.notEqual(lab.disk.read(runDirPaths.spec('cluster-b', 'cluster-a')), bSpecForA);
-    for (const node of ['a-gw', 'a-w1']) assert.deepEqual(endpointOf(lab.nodeSpec('cluster-a', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
-    for (const node of ['c-gw', 'c-w1']) assert.deepEqual(endpointOf(lab.nodeSpec('cluster-c', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+    for (const node of ['a-gw', 'a-w1'])
+      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-a', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+    for (const node of ['c-gw', 'c-w1'])
+      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-c', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
     assertConsistent(lab, 'cluster-a', 'cluster-b');
 
     // The old gateway coming back does not take the role back: tunnels stay where they are.
@@ -298,7 +361,11 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.equal(lab.result('cluster-b').status.gateway, 'b-gw', 'no node has reported: the preferred one is named');
     lab.heartbeat('cluster-b', 'b-w1');
     lab.step('cluster-b');
-    assert.deepEqual(lab.result('cluster-b').election, { gateway: 'b-gw', reason: 'awaiting-first-heartbeat', since: start }, 'b-w1 reported first, b-gw keeps the role');
+    assert.deepEqual(
+      lab.result('cluster-b').election,
+      { gateway: 'b-gw', reason: 'awaiting-first-heartbeat', since: start },
+      'b-w1 reported first, b-gw keeps the role',
+    );
     lab.now += 2000; // past the 1.5 s timeout: b-gw never reported
     lab.heartbeat('cluster-b', 'b-w1');
     lab.step('cluster-b');
@@ -317,7 +384,11 @@ describe('controller reconcile (three clusters, in memory)', () => {
     const b = lab.controllers.get('cluster-b')!;
     assert.equal(b.ipam!.peers.has('cluster-c'), false);
     assert.equal(b.ipam!.external.byEndpoint.size, 0, "the reflected pod's ExternalCIDR address is released");
-    for (const path of [runDirPaths.spec('cluster-b', 'cluster-c'), runDirPaths.status('cluster-c', 'cluster-b'), runDirPaths.status('cluster-b', 'cluster-c')]) {
+    for (const path of [
+      runDirPaths.spec('cluster-b', 'cluster-c'),
+      runDirPaths.status('cluster-c', 'cluster-b'),
+      runDirPaths.status('cluster-b', 'cluster-c'),
+    ]) {
       assert.equal(lab.disk.read(path), undefined, `${path} is gone`);
     }
     assert.deepEqual(lab.disk.json(runDirPaths.reflections('cluster-b')), []);
@@ -344,8 +415,15 @@ describe('controller reconcile (three clusters, in memory)', () => {
     const path = runDirPaths.spec('cluster-c', 'cluster-b');
     lab.disk.write(path, '{"clusterId": "cluster-c", "remoteCl');
     lab.step('cluster-b');
-    assert.ok(lab.result('cluster-b').problems.some((p) => p.startsWith(path)), 'the truncated spec is reported');
-    assert.deepEqual(lab.result('cluster-b').status.peers[1], { clusterId: 'cluster-c', state: 'refused', reason: `${path}: not valid JSON (unterminated string at character 37); read again next round` });
+    assert.ok(
+      lab.result('cluster-b').problems.some((p) => p.startsWith(path)),
+      'the truncated spec is reported',
+    );
+    assert.deepEqual(lab.result('cluster-b').status.peers[1], {
+      clusterId: 'cluster-c',
+      state: 'refused',
+      reason: `${path}: not valid JSON (unterminated string at character 37); read again next round`,
+    });
     lab.disk.remove(path);
     lab.converge();
     assert.deepEqual(lab.result('cluster-b').problems, []);
@@ -363,18 +441,29 @@ describe('controller reconcile (three clusters, in memory)', () => {
     ] as const) {
       const lab = converged();
       const path = runDirPaths.spec('cluster-c', 'cluster-b');
-      lab.disk.write(path, JSON.stringify({ ...lab.disk.json(path) as object, ...change }));
+      lab.disk.write(path, JSON.stringify({ ...(lab.disk.json(path) as object), ...change }));
       lab.step('cluster-b');
       const b = lab.result('cluster-b');
       const refused = b.status.peers.find((p) => p.clusterId === 'cluster-c')!;
       assert.equal(refused.state, 'refused', `${field} ${value}`);
-      assert.ok(refused.reason?.includes(`${field}: `) && refused.reason.includes(JSON.stringify(value)), `the reason names ${field} and ${value}: ${refused.reason}`);
-      assert.deepEqual(b.status.peers.find((p) => p.clusterId === 'cluster-a'), { clusterId: 'cluster-a', state: 'ready' }, 'the other peering goes on');
+      assert.ok(
+        refused.reason?.includes(`${field}: `) && refused.reason.includes(JSON.stringify(value)),
+        `the reason names ${field} and ${value}: ${refused.reason}`,
+      );
+      assert.deepEqual(
+        b.status.peers.find((p) => p.clusterId === 'cluster-a'),
+        { clusterId: 'cluster-a', state: 'ready' },
+        'the other peering goes on',
+      );
       assert.equal(lab.disk.read(runDirPaths.status('cluster-c', 'cluster-b')), undefined, 'no answer on a refused NetworkConfig');
       for (const node of ['b-gw', 'b-w1']) {
         const spec = readNodeDataplane(lab.disk.json(runDirPaths.nodeSpec('cluster-b', node))).spec;
         requireIpv4(spec, 'the eBPF datapath');
-        assert.deepEqual(spec.peers.map((p) => p.clusterId), ['cluster-a'], `${node} carries the ready peering only`);
+        assert.deepEqual(
+          spec.peers.map((p) => p.clusterId),
+          ['cluster-a'],
+          `${node} carries the ready peering only`,
+        );
       }
     }
   });
@@ -382,7 +471,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
   it("refuses a peer's answer that remaps our networks out of unicast space, keeping the peering unready with the reason", () => {
     const lab = converged();
     const path = runDirPaths.status('cluster-b', 'cluster-c');
-    lab.disk.write(path, JSON.stringify({ ...lab.disk.json(path) as object, remappedPodCIDR: '127.0.0.0/16' }));
+    lab.disk.write(path, JSON.stringify({ ...(lab.disk.json(path) as object), remappedPodCIDR: '127.0.0.0/16' }));
     lab.step('cluster-b');
     const peer = lab.result('cluster-b').status.peers.find((p) => p.clusterId === 'cluster-c')!;
     assert.equal(peer.state, 'remapped');

@@ -36,4 +36,3 @@ export const threeClusters: Record<string, Record<string, unknown>> = {
     ],
   },
 };
-

@@ -30,7 +30,12 @@ describe('switching a node between dataplanes (real kernel)', function () {
   });
 
   const options = () => ({ pinRoot, podInterfaces: /^p-a$/, attachMode: 'auto' as const, netns: ns });
-  const links = () => run(['ip', '-n', ns, '-br', 'link']).split('\n').map((l) => l.split(/[\s@]+/)[0]).filter(Boolean).sort();
+  const links = () =>
+    run(['ip', '-n', ns, '-br', 'link'])
+      .split('\n')
+      .map((l) => l.split(/[\s@]+/)[0])
+      .filter(Boolean)
+      .sort();
   const nftTables = () => run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']).trim();
 
   it('eBPF to kernel removes the programs, pins and device; kernel to eBPF removes the devices, rules, table and NAT', async () => {

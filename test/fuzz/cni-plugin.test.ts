@@ -34,7 +34,8 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
   let node: FuzzNode;
   before(async function () {
     // A configuration that loses ipam.socket calls the default one: it must not be a service of this machine's.
-    if (existsSync(defaultIpamSocket)) cannotRunHere(this, `${defaultIpamSocket} exists: inputs without ipam.socket would reach that service`);
+    if (existsSync(defaultIpamSocket))
+      cannotRunHere(this, `${defaultIpamSocket} exists: inputs without ipam.socket would reach that service`);
     node = await fuzzNode();
   });
   after(async () => node?.close());
@@ -49,7 +50,11 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
     };
     const env = { CNI_COMMAND: command, CNI_PATH: '/opt/cni/bin', ...(['ADD', 'CHECK', 'DEL'].includes(command) ? attachment : {}) };
     const config: Record<string, unknown> = {
-      cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', master: 'eth0', mode: 'bridge',
+      cniVersion: '1.1.0',
+      name: 'underlay',
+      type: 'macvlan',
+      master: 'eth0',
+      mode: 'bridge',
       ipam: { type: 'strait-ipam', socket: node.f.socket, default_ipv4_ippool: ['fuzz'], detect_ip_conflict: true, detect_gateway: false },
       ...(command === 'CHECK' ? { prevResult: { cniVersion: '1.1.0', ips: [{ address: node.standingAddress }], dns: {} } } : {}),
       ...(command === 'GC' ? { 'cni.dev/valid-attachments': [{ containerID: 'fuzz-ctr', ifname: 'eth0' }] } : {}),
@@ -63,22 +68,46 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
     CNI_CONTAINERID: ['fuzz-new', '-leading-dash', 'a b', 'c'.repeat(300), 'ctr;rm'],
     CNI_NETNS: [`/run/netns/${uniqueName('sipam-gone')}`, '/etc/hostname', '/tmp', 'netns/relative'],
     CNI_IFNAME: ['lo', 'eth9', 'eth0-peer', 'x'.repeat(16), 'a/b', 'a:b', 'ünïcødé'],
-    CNI_ARGS: ['', ';;', '=x', 'K8S_POD_NAMESPACE=default', 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=ghost', 'K8S_POD_NAMESPACE=Default;K8S_POD_NAME=fuzz',
-      'K8S_POD_NAMESPACE=default;K8S_POD_NAME=fuzz;K8S_POD_UID=another-incarnation', 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=Fuzz_Pod', 'K8S_POD_NAMESPACE=../..;K8S_POD_NAME=fuzz'],
+    CNI_ARGS: [
+      '',
+      ';;',
+      '=x',
+      'K8S_POD_NAMESPACE=default',
+      'K8S_POD_NAMESPACE=default;K8S_POD_NAME=ghost',
+      'K8S_POD_NAMESPACE=Default;K8S_POD_NAME=fuzz',
+      'K8S_POD_NAMESPACE=default;K8S_POD_NAME=fuzz;K8S_POD_UID=another-incarnation',
+      'K8S_POD_NAMESPACE=default;K8S_POD_NAME=Fuzz_Pod',
+      'K8S_POD_NAMESPACE=../..;K8S_POD_NAME=fuzz',
+    ],
     CNI_PATH: ['', '/nonexistent', ':'],
   });
 
   const envEdits = (command: Command) => {
     const choices = plausible();
-    const value = (name: (typeof variables)[number]) => fc.oneof(fc.constantFrom(...choices[name]), fc.constantFrom(...trickyStrings.filter(noNul)), fc.string({ maxLength: 24 }).filter(noNul));
-    const edit = fc.constantFrom(...variables).chain((name) => fc.oneof(value(name).map((v) => [name, v] as const), fc.constant([name, undefined] as const)));
+    const value = (name: (typeof variables)[number]) =>
+      fc.oneof(
+        fc.constantFrom(...choices[name]),
+        fc.constantFrom(...trickyStrings.filter(noNul)),
+        fc.string({ maxLength: 24 }).filter(noNul),
+      );
+    const edit = fc.constantFrom(...variables).chain((name) =>
+      fc.oneof(
+        value(name).map((v) => [name, v] as const),
+        fc.constant([name, undefined] as const),
+      ),
+    );
     return fc.array(edit, { minLength: 1, maxLength: 2 }).map((edits): PluginInput => {
       const { env, config } = valid(command);
       const edited: Record<string, string | undefined> = { ...env };
       for (const [name, v] of edits) edited[name] = v;
       const finalEnv = Object.fromEntries(Object.entries(edited).filter((e): e is [string, string] => e[1] !== undefined));
       const changed = variables.filter((n) => finalEnv[n] !== (env as Record<string, string>)[n]);
-      return { env: finalEnv, stdin: JSON.stringify(config), changed: changed.includes('CNI_ARGS') ? [...changed, ...argsKeys] : changed, values: changed.map((n) => finalEnv[n] ?? '') };
+      return {
+        env: finalEnv,
+        stdin: JSON.stringify(config),
+        changed: changed.includes('CNI_ARGS') ? [...changed, ...argsKeys] : changed,
+        values: changed.map((n) => finalEnv[n] ?? ''),
+      };
     });
   };
 
@@ -87,11 +116,16 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
     return documentTexts(config).map((stdin): PluginInput => ({ env, stdin, ...changesOf(config, stdin, 'stdin') }));
   };
 
-  const inputs = fc.constantFrom(...commands).chain((command) => fc.oneof(
-    { weight: 4, arbitrary: envEdits(command) },
-    { weight: 5, arbitrary: configEdits(command) },
-    { weight: 1, arbitrary: fc.constant<PluginInput>({ ...valid(command), stdin: JSON.stringify(valid(command).config), changed: [], values: [] }) },
-  ));
+  const inputs = fc.constantFrom(...commands).chain((command) =>
+    fc.oneof(
+      { weight: 4, arbitrary: envEdits(command) },
+      { weight: 5, arbitrary: configEdits(command) },
+      {
+        weight: 1,
+        arbitrary: fc.constant<PluginInput>({ ...valid(command), stdin: JSON.stringify(valid(command).config), changed: [], values: [] }),
+      },
+    ),
+  );
 
   /** The hand-made inputs of issue 24 (items 3, 8, 9) and of this suite's first runs. */
   const cases = (): PluginInput[] => {
@@ -99,11 +133,26 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
     const withIpamKey = (key: string) => JSON.stringify(add.config).replace('"ipam":{', `"ipam":{"${key}":true,`);
     const gone = `/run/netns/${uniqueName('sipam-gone')}`;
     return [
-      ...['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'].map((key) => ({ env: add.env, stdin: withIpamKey(key), changed: [`ipam.${key}`], values: [] })),
+      ...['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'].map((key) => ({
+        env: add.env,
+        stdin: withIpamKey(key),
+        changed: [`ipam.${key}`],
+        values: [],
+      })),
       { env: { ...add.env, CNI_NETNS: gone }, stdin: JSON.stringify(add.config), changed: ['CNI_NETNS'], values: [gone] },
       { env: { ...add.env, CNI_IFNAME: 'eth9' }, stdin: JSON.stringify(add.config), changed: ['CNI_IFNAME'], values: ['eth9'] },
-      { env: add.env, stdin: JSON.stringify({ ...add.config, ipam: { ...(add.config.ipam as object), socket: '/etc/hostname' } }), changed: ['ipam.socket'], values: ['/etc/hostname'] },
-      ...['1.0.0', '1.1.0', '0.4.0'].map((v) => ({ env: { CNI_COMMAND: 'VERSION' }, stdin: JSON.stringify({ cniVersion: v }), changed: [], values: [] })),
+      {
+        env: add.env,
+        stdin: JSON.stringify({ ...add.config, ipam: { ...(add.config.ipam as object), socket: '/etc/hostname' } }),
+        changed: ['ipam.socket'],
+        values: ['/etc/hostname'],
+      },
+      ...['1.0.0', '1.1.0', '0.4.0'].map((v) => ({
+        env: { CNI_COMMAND: 'VERSION' },
+        stdin: JSON.stringify({ cniVersion: v }),
+        changed: [],
+        values: [],
+      })),
     ];
   };
 
@@ -122,7 +171,13 @@ describe('fuzz: strait-ipam, the CNI environment and network configuration', fun
       if (run.status === 0) {
         if (input.env.CNI_COMMAND === 'VERSION') {
           // Spec: the answer is in the version asked, when the plugin speaks it.
-          const asked = (() => { try { return (JSON.parse(input.stdin) as { cniVersion?: unknown })?.cniVersion; } catch { return undefined; } })();
+          const asked = (() => {
+            try {
+              return (JSON.parse(input.stdin) as { cniVersion?: unknown })?.cniVersion;
+            } catch {
+              return undefined;
+            }
+          })();
           assert.equal(JSON.parse(run.stdout).cniVersion, asked === '1.0.0' || asked === '1.1.0' ? asked : '1.1.0', run.stdout);
         }
         verdict = accepted;

@@ -61,7 +61,14 @@ describe('fuzz: the controller configuration', function () {
   /** Every node spec the configuration plans on its first round must be taken by the agents. */
   function assertCarried(path: string): void {
     const config = loadControllerConfig(path);
-    const result = reconcile({ config, ipam: undefined, exchange: emptyExchange(), heartbeats: new Map(), previous: undefined, now: Date.now() });
+    const result = reconcile({
+      config,
+      ipam: undefined,
+      exchange: emptyExchange(),
+      heartbeats: new Map(),
+      previous: undefined,
+      now: Date.now(),
+    });
     for (const spec of result.nodeSpecs.values()) {
       const read = readNodeDataplane(JSON.parse(JSON.stringify(nodeDataplaneObject(spec)))).spec;
       requireIpv4(read, 'the eBPF datapath');
@@ -100,7 +107,14 @@ describe('fuzz: the controller configuration', function () {
         JSON.stringify({ ...valid, nodes: [valid.nodes[0], { ...valid.nodes[1], underlayAddress: '192.168.2.1' }] }),
         JSON.stringify({ ...valid, nodes: [{ ...valid.nodes[0], underlayAddress: '0.0.0.0' }, valid.nodes[1]] }),
         JSON.stringify({ ...valid, externalCIDR: 'fd00::/120' }),
-        JSON.stringify({ ...valid, podCIDR: 'fd00::/48', nodes: [{ ...valid.nodes[0], podCIDRs: [] }, { ...valid.nodes[1], podCIDRs: [] }] }),
+        JSON.stringify({
+          ...valid,
+          podCIDR: 'fd00::/48',
+          nodes: [
+            { ...valid.nodes[0], podCIDRs: [] },
+            { ...valid.nodes[1], podCIDRs: [] },
+          ],
+        }),
         ...yamlCases,
       ],
       feed,
@@ -113,11 +127,17 @@ describe('fuzz: the controller configuration', function () {
     for (const [doc, error] of [
       [{ ...valid, runDir, interval: 1e-9 }, /^interval: /],
       [{ ...valid, runDir, externalCIDR: 'fd00::/120' }, /^externalCIDR: is IPv6: .*\(got "fd00::\/120"\)$/],
-      [{ ...valid, runDir, nodes: [valid.nodes[0], { ...valid.nodes[1], underlayAddress: '192.168.2.1' }] }, /^nodes\[1\]\.underlayAddress: is also nodes\[0\]\.underlayAddress \(got "192\.168\.2\.1"\)$/],
+      [
+        { ...valid, runDir, nodes: [valid.nodes[0], { ...valid.nodes[1], underlayAddress: '192.168.2.1' }] },
+        /^nodes\[1\]\.underlayAddress: is also nodes\[0\]\.underlayAddress \(got "192\.168\.2\.1"\)$/,
+      ],
     ] as const) {
       const path = join(dir, 'process.json');
       writeFileSync(path, JSON.stringify(doc));
-      const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path, '--once', ...noMetricsServer], { encoding: 'utf8', timeout: 10_000 });
+      const run = spawnSync(process.execPath, [cliPath, 'controller', '--config', path, '--once', ...noMetricsServer], {
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
       assert.equal(run.status, 1, run.stderr);
       assert.match((JSON.parse(run.stderr) as { error: string }).error, error);
       assert.deepEqual(readdirSync(dir).includes('run'), false, 'no run directory made');

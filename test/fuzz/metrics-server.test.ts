@@ -30,33 +30,97 @@ interface RawRequest {
 const served = ['/metrics', '/healthz', '/readyz'];
 const notFound = 'not found: GET /metrics, /healthz or /readyz\n';
 
-const requestText = (r: RawRequest) => `${r.method} ${r.target} ${r.version}\r\n${r.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${r.body}`;
+const requestText = (r: RawRequest) =>
+  `${r.method} ${r.target} ${r.version}\r\n${r.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${r.body}`;
 
 const methods = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('GET', 'GET', 'HEAD') },
-  { weight: 2, arbitrary: fc.constantFrom('POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT', 'PROPFIND', 'get', 'Get', 'FOO', 'G ET', '', 'GET\u0000') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'POST',
+      'PUT',
+      'DELETE',
+      'PATCH',
+      'OPTIONS',
+      'TRACE',
+      'CONNECT',
+      'PROPFIND',
+      'get',
+      'Get',
+      'FOO',
+      'G ET',
+      '',
+      'GET\u0000',
+    ),
+  },
 );
 const targets = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...served) },
   {
     weight: 2,
     arbitrary: fc.constantFrom(
-      '/', '/metrics/', '//metrics', '/METRICS', '/metrics?name[]=x', '/healthz?%zz', '/readyz#x', '/metrics/../healthz', '/%6detrics', '*', 'http://[/metrics', 'http://x/metrics',
-      '127.0.0.1:9972', '/metrics%00', '/\u00e9', `/${'m'.repeat(70_000)}`, '/metrics?', '?', '',
+      '/',
+      '/metrics/',
+      '//metrics',
+      '/METRICS',
+      '/metrics?name[]=x',
+      '/healthz?%zz',
+      '/readyz#x',
+      '/metrics/../healthz',
+      '/%6detrics',
+      '*',
+      'http://[/metrics',
+      'http://x/metrics',
+      '127.0.0.1:9972',
+      '/metrics%00',
+      '/\u00e9',
+      `/${'m'.repeat(70_000)}`,
+      '/metrics?',
+      '?',
+      '',
     ),
   },
   { weight: 1, arbitrary: fc.constantFrom(...trickyStrings).map((s) => `/${s.slice(0, 200)}`) },
 );
-const versions = fc.oneof({ weight: 6, arbitrary: fc.constant('HTTP/1.1') }, { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.1x', 'http/1.1', '') });
+const versions = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('HTTP/1.1') },
+  { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.1x', 'http/1.1', '') },
+);
 const headers = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom<[string, string]>(['Host', 'localhost'], ['Accept', 'text/plain'], ['Accept', 'application/openmetrics-text; version=1.0.0'], ['Accept-Encoding', 'gzip'], ['User-Agent', 'Prometheus/2.53']) },
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom<[string, string]>(
+        ['Host', 'localhost'],
+        ['Accept', 'text/plain'],
+        ['Accept', 'application/openmetrics-text; version=1.0.0'],
+        ['Accept-Encoding', 'gzip'],
+        ['User-Agent', 'Prometheus/2.53'],
+      ),
+    },
     {
       weight: 2,
       arbitrary: fc.constantFrom<[string, string]>(
-        ['Content-Length', '5'], ['Content-Length', '-1'], ['Content-Length', '99999999999999999999'], ['Content-Length', 'x'], ['Transfer-Encoding', 'chunked'], ['Transfer-Encoding', 'gzip, chunked'],
-        ['Transfer-Encoding', 'nope'], ['Expect', '100-continue'], ['Expect', 'nope'], ['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ['Connection', 'close'], ['Connection', 'keep-alive'],
-        ['Host', ''], ['X-Big', 'x'.repeat(20_000)], ['Bad Name', 'x'], ['X', 'a\u0000b'], ['', 'x'], ['X-Unicode', 'é'],
+        ['Content-Length', '5'],
+        ['Content-Length', '-1'],
+        ['Content-Length', '99999999999999999999'],
+        ['Content-Length', 'x'],
+        ['Transfer-Encoding', 'chunked'],
+        ['Transfer-Encoding', 'gzip, chunked'],
+        ['Transfer-Encoding', 'nope'],
+        ['Expect', '100-continue'],
+        ['Expect', 'nope'],
+        ['Upgrade', 'websocket'],
+        ['Connection', 'Upgrade'],
+        ['Connection', 'close'],
+        ['Connection', 'keep-alive'],
+        ['Host', ''],
+        ['X-Big', 'x'.repeat(20_000)],
+        ['Bad Name', 'x'],
+        ['X', 'a\u0000b'],
+        ['', 'x'],
+        ['X-Unicode', 'é'],
       ),
     },
   ),
@@ -64,12 +128,30 @@ const headers = fc.array(
 );
 const bodies = fc.oneof(
   { weight: 6, arbitrary: fc.constant('') },
-  { weight: 2, arbitrary: fc.constantFrom('x', '{"a":1}', '0\r\n\r\n', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\n', 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n', 'x'.repeat(100_000)) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'x',
+      '{"a":1}',
+      '0\r\n\r\n',
+      '5\r\nhello\r\n0\r\n\r\n',
+      'zz\r\n',
+      'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n',
+      'x'.repeat(100_000),
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 100 }) },
 );
 // A Host most of the time: node:http refuses an HTTP/1.1 request without one (requireHostHeader).
 const requests: fc.Arbitrary<RawRequest> = fc
-  .record({ method: methods, target: targets, version: versions, host: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), headers, body: bodies })
+  .record({
+    method: methods,
+    target: targets,
+    version: versions,
+    host: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+    headers,
+    body: bodies,
+  })
   .map(({ host, ...r }) => ({ ...r, headers: host ? [['Host', 'localhost'] as [string, string], ...r.headers] : r.headers }));
 
 /** Found by hand or by this suite: a target WHATWG's URL cannot parse (a 500, logged as an error); a CONNECT (closed unanswered). */
@@ -78,7 +160,17 @@ const cases: RawRequest[] = [
   { method: 'CONNECT', target: '127.0.0.1:9972', version: 'HTTP/1.1', headers: [['Host', 'x']], body: '' },
   // A CONNECT's socket, left unread after its answer, held close() for ever.
   { method: 'CONNECT', target: '/metrics', version: 'HTTP/1.1', headers: [['Host', 'x']], body: 'x'.repeat(100_000) },
-  { method: 'GET', target: '/metrics', version: 'HTTP/1.1', headers: [['Host', 'x'], ['Content-Length', '5'], ['Content-Length', '6']], body: 'abcdef' },
+  {
+    method: 'GET',
+    target: '/metrics',
+    version: 'HTTP/1.1',
+    headers: [
+      ['Host', 'x'],
+      ['Content-Length', '5'],
+      ['Content-Length', '6'],
+    ],
+    body: 'abcdef',
+  },
 ];
 
 describe('fuzz: the metrics and health server', function () {
@@ -89,7 +181,12 @@ describe('fuzz: the metrics and health server', function () {
 
   before(async () => {
     log = captureLog('debug');
-    server = await startMetricsServer({ address: '127.0.0.1', port: 0, addressFrom: '--metrics-address' }, registry, () => undefined, log.log);
+    server = await startMetricsServer(
+      { address: '127.0.0.1', port: 0, addressFrom: '--metrics-address' },
+      registry,
+      () => undefined,
+      log.log,
+    );
   });
   after(async () => server?.close());
 
@@ -110,9 +207,17 @@ describe('fuzz: the metrics and health server', function () {
       }
       const codes = statusCodes(data);
       assert.ok(codes.length > 0, `the connection closed unanswered for ${what}`);
-      for (const code of codes) assert.ok([100, 200, 400, 404, 417, 431].includes(code), `an answer ${code} the server does not document, for ${what}: ${data.slice(0, 300)}`);
+      for (const code of codes)
+        assert.ok(
+          [100, 200, 400, 404, 417, 431].includes(code),
+          `an answer ${code} the server does not document, for ${what}: ${data.slice(0, 300)}`,
+        );
       // Still serving.
-      assert.equal(firstResponse(await rawExchange(server.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'))?.status, 200, `no /healthz after ${what}`);
+      assert.equal(
+        firstResponse(await rawExchange(server.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'))?.status,
+        200,
+        `no /healthz after ${what}`,
+      );
 
       const answer = firstResponse(data, input.method === 'HEAD');
       assert.ok(answer, `no final answer for ${what}: ${data.slice(0, 300)}`);
@@ -127,7 +232,10 @@ describe('fuzz: the metrics and health server', function () {
       return refused(`${answer.status}: node:http could not ${answer.status === 417 ? 'meet the Expect of' : 'read'} the request`);
     },
     clear(message) {
-      assert.match(message, /^(not found: GET \/metrics, \/healthz or \/readyz|(400|431): node:http could not read the request|417: node:http could not meet the Expect of the request)$/);
+      assert.match(
+        message,
+        /^(not found: GET \/metrics, \/healthz or \/readyz|(400|431): node:http could not read the request|417: node:http could not meet the Expect of the request)$/,
+      );
     },
   }));
 });

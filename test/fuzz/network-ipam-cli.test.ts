@@ -68,7 +68,12 @@ const stateEntries: fc.Arbitrary<Entry> = fc.oneof(
 const lockTexts = ['', '\n', 'garbage', '0\n', '-1\n', '1\n', `${process.pid}\n`, '4194303\n', '99999999999\n', '12 34\n', '\u0000'];
 const lockEntries: fc.Arbitrary<Entry> = fc.oneof(
   { weight: 16, arbitrary: fc.constant(entryOfKind('absent')) },
-  { weight: 4, arbitrary: fc.oneof(fc.constantFrom(...lockTexts), fc.string({ maxLength: 12 })).map((text): Entry => ({ kind: 'text', text, mode: 0o644 })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .oneof(fc.constantFrom(...lockTexts), fc.string({ maxLength: 12 }))
+      .map((text): Entry => ({ kind: 'text', text, mode: 0o644 })),
+  },
   { weight: 1, arbitrary: fc.constantFrom('symlink', 'symlink', 'fifo', 'directory').map(entryOfKind) },
 );
 
@@ -80,21 +85,68 @@ const temporaryEntries: fc.Arbitrary<Entry> = fc.oneof(
 
 /** An option's value: mostly one the command may take, else a tricky or random string. */
 const valueOf = (good: readonly string[]) =>
-  fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...good) }, { weight: 2, arbitrary: fc.constantFrom(...trickyStrings) }, { weight: 1, arbitrary: fc.string({ maxLength: 16 }) });
+  fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(...good) },
+    { weight: 2, arbitrary: fc.constantFrom(...trickyStrings) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 16 }) },
+  );
 
-const cidrs = ['10.0.0.0/16', '10.1.0.0/16', '10.4.0.0/16', '10.201.0.0/24', '10.202.0.0/24', '10.9.0.0/24', '192.168.0.0/24', '172.16.0.0/12', 'fd00::/64'];
+const cidrs = [
+  '10.0.0.0/16',
+  '10.1.0.0/16',
+  '10.4.0.0/16',
+  '10.201.0.0/24',
+  '10.202.0.0/24',
+  '10.9.0.0/24',
+  '192.168.0.0/24',
+  '172.16.0.0/12',
+  'fd00::/64',
+];
 const cidr = valueOf(cidrs);
-const cidrList = fc.oneof(cidr, fc.array(fc.constantFrom(...cidrs), { maxLength: 4 }).map((l) => l.join(',')));
+const cidrList = fc.oneof(
+  cidr,
+  fc.array(fc.constantFrom(...cidrs), { maxLength: 4 }).map((l) => l.join(',')),
+);
 const cluster = valueOf(['a', 'a', 'a', 'b', 'c']);
-const ip = valueOf(['10.3.0.5', '10.3.0.9', '10.0.0.34', '10.1.0.7', '10.201.0.3', 'fd00::1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '127.0.0.1']);
+const ip = valueOf([
+  '10.3.0.5',
+  '10.3.0.9',
+  '10.0.0.34',
+  '10.1.0.7',
+  '10.201.0.3',
+  'fd00::1',
+  '0.0.0.0',
+  '255.255.255.255',
+  '224.0.0.1',
+  '127.0.0.1',
+]);
 const statePath = fc.oneof(
   { weight: 16, arbitrary: fc.constant('{state}') },
-  { weight: 1, arbitrary: fc.constantFrom('', '{dir}/nested/deeper/ipam.json', '{dir}', '{dir}/', '{dir}/ipam.json/below', '{dir}/with\u0000nul', '{dir}/other.json') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      '{dir}/nested/deeper/ipam.json',
+      '{dir}',
+      '{dir}/',
+      '{dir}/ipam.json/below',
+      '{dir}/with\u0000nul',
+      '{dir}/other.json',
+    ),
+  },
 );
 
 /** Each subcommand: its words and its options (value arbitrary; undefined for a flag), the required ones first. */
-const subcommands: [words: string[], required: Record<string, fc.Arbitrary<string>>, optional: Record<string, fc.Arbitrary<string> | undefined>][] = [
-  [['init'], { '--pod-cidr': cidr, '--external-cidr': cidr }, { '--service-cidr': cidr, '--reserved': cidrList, '--pools': cidrList, '--force': undefined }],
+const subcommands: [
+  words: string[],
+  required: Record<string, fc.Arbitrary<string>>,
+  optional: Record<string, fc.Arbitrary<string> | undefined>,
+][] = [
+  [
+    ['init'],
+    { '--pod-cidr': cidr, '--external-cidr': cidr },
+    { '--service-cidr': cidr, '--reserved': cidrList, '--pools': cidrList, '--force': undefined },
+  ],
   [['peer', 'add'], { '--cluster': cluster, '--pod-cidr': cidr, '--external-cidr': cidr }, {}],
   [['peer', 'remote-view'], { '--cluster': cluster, '--local-nat-pod-cidr': cidr, '--local-nat-external-cidr': cidr }, {}],
   [['peer', 'remove'], { '--cluster': cluster }, {}],
@@ -119,24 +171,35 @@ const optionArgs = (name: string, value: fc.Arbitrary<string> | undefined, prese
  */
 const extras = fc.oneof(
   { weight: 12, arbitrary: fc.constant<string[][]>([]) },
-  { weight: 1, arbitrary: fc.constantFrom<string[][]>([['--bogus']], [['--stat', 'x']], [['extra']], [['--']], [['-x']], [['--help']], [['--cluster=a']]) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<string[][]>(
+      [['--bogus']],
+      [['--stat', 'x']],
+      [['extra']],
+      [['--']],
+      [['-x']],
+      [['--help']],
+      [['--cluster=a']],
+    ),
+  },
 );
 
-const commandLines: fc.Arbitrary<string[]> = fc
-  .constantFrom(...subcommands)
-  .chain(([words, required, optional]) =>
-    fc
-      .tuple(
-        optionArgs('--state', statePath, 98),
-        ...Object.entries(required).map(([name, value]) => optionArgs(name, value, 97)),
-        ...Object.entries(optional).map(([name, value]) => optionArgs(name, value, 40)),
-        extras,
-      )
-      .chain((groups) => {
-        const options = groups.flat();
-        return fc.shuffledSubarray(options, { minLength: options.length, maxLength: options.length }).map((shuffled) => [...words, ...shuffled.flat()]);
-      }),
-  );
+const commandLines: fc.Arbitrary<string[]> = fc.constantFrom(...subcommands).chain(([words, required, optional]) =>
+  fc
+    .tuple(
+      optionArgs('--state', statePath, 98),
+      ...Object.entries(required).map(([name, value]) => optionArgs(name, value, 97)),
+      ...Object.entries(optional).map(([name, value]) => optionArgs(name, value, 40)),
+      extras,
+    )
+    .chain((groups) => {
+      const options = groups.flat();
+      return fc
+        .shuffledSubarray(options, { minLength: options.length, maxLength: options.length })
+        .map((shuffled) => [...words, ...shuffled.flat()]);
+    }),
+);
 
 const inputs: fc.Arbitrary<Input> = fc.record({
   state: stateEntries,
@@ -157,20 +220,30 @@ const on = (viaProcess: boolean, args: string[], files: Partial<Omit<Input, 'arg
 
 /** The defects the issue found by hand (issue 24, items 5, 6 and 9), fed first in every run. */
 const cases: Input[] = [
-  ...['0.0.0.0', '255.255.255.255', '224.0.0.1', '127.0.0.1'].map((address, i) => on(i === 0, ['map-endpoint', '--state', '{state}', '--cluster', 'a', '--ip', address])),
+  ...['0.0.0.0', '255.255.255.255', '224.0.0.1', '127.0.0.1'].map((address, i) =>
+    on(i === 0, ['map-endpoint', '--state', '{state}', '--cluster', 'a', '--ip', address]),
+  ),
   on(true, ['show', '--state', '{state}'], { state: entryOfKind('fifo') }),
   on(false, ['show', '--state', '{state}'], { state: entryOfKind('directory') }),
   on(true, ['peer', 'remove', '--state', '{state}', '--cluster', 'b'], { lock: entryOfKind('fifo') }),
-  ...['', 'garbage', '0\n', '-1\n'].map((text) => on(false, ['peer', 'remove', '--state', '{state}', '--cluster', 'b'], { lock: { kind: 'text', text, mode: 0o644 } })),
-  on(false, ['init', '--state', '{state}', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/24', '--force'], { temporary: entryOfKind('symlink') }),
-  on(false, ['map-endpoint', '--state', '{state}', '--cluster', 'a', '--ip', '10.3.0.9'], { temporary: { kind: 'text', text: 'leftover', mode: 0o666 } }),
+  ...['', 'garbage', '0\n', '-1\n'].map((text) =>
+    on(false, ['peer', 'remove', '--state', '{state}', '--cluster', 'b'], { lock: { kind: 'text', text, mode: 0o644 } }),
+  ),
+  on(false, ['init', '--state', '{state}', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/24', '--force'], {
+    temporary: entryOfKind('symlink'),
+  }),
+  on(false, ['map-endpoint', '--state', '{state}', '--cluster', 'a', '--ip', '10.3.0.9'], {
+    temporary: { kind: 'text', text: 'leftover', mode: 0o666 },
+  }),
   on(true, ['show']),
   on(false, ['show', '--state']),
   on(false, ['show', '--state', '{state}', 'extra']),
   on(false, ['show', '--state', '{state}', '--stat', 'x']),
   on(false, ['nope']),
   on(false, []),
-  on(false, ['show', '--state', '{state}'], { state: { kind: 'text', text: validText.replace(/^\{/, '{"__proto__":{"polluted":true},'), mode: 0o600 } }),
+  on(false, ['show', '--state', '{state}'], {
+    state: { kind: 'text', text: validText.replace(/^\{/, '{"__proto__":{"polluted":true},'), mode: 0o600 },
+  }),
 ];
 
 /** The input's files in a fresh directory. */
@@ -275,7 +348,8 @@ describe('fuzz: strait network-ipam (arguments, options, state and lock files)',
     // A lock found dead is taken over (removed) by a command that is then refused: that is no change.
     state: () => snapshot(scene.dir, new Set([`${scene.state}.lock`])),
     // A refusal names the option or argument (`field: reason (got value)`), or the file it is about.
-    clear: (message) => assert.ok(/^\S+: \S/.test(message) || message.startsWith(scene.dir), `a refusal naming neither a field nor a file: ${message}`),
+    clear: (message) =>
+      assert.ok(/^\S+: \S/.test(message) || message.startsWith(scene.dir), `a refusal naming neither a field nor a file: ${message}`),
     async feed(input) {
       const argv = ['network-ipam', ...input.args.map((a) => a.replaceAll('{state}', scene.state).replaceAll('{dir}', scene.dir))];
       const lockBefore = snapshot(scene.dir, new Set())[`${scene.state}.lock`];
@@ -292,7 +366,10 @@ describe('fuzz: strait network-ipam (arguments, options, state and lock files)',
       const strays = Object.keys(after).filter((p) => /\.lock\.(stale\.)?\d+$/.test(p) || (p.endsWith('.tmp') && p !== planted));
       assert.deepEqual(strays, [], `left behind by ${JSON.stringify(argv)}`);
       // A lock is released or left as found (a lock it refused to take), never held after the command.
-      assert.ok(after[`${scene.state}.lock`] === undefined || after[`${scene.state}.lock`] === lockBefore, `a lock left by ${JSON.stringify(argv)}: ${after[`${scene.state}.lock`]}`);
+      assert.ok(
+        after[`${scene.state}.lock`] === undefined || after[`${scene.state}.lock`] === lockBefore,
+        `a lock left by ${JSON.stringify(argv)}: ${after[`${scene.state}.lock`]}`,
+      );
       // Nothing is written through a symlink.
       assert.equal(readFileSync(scene.target, 'utf8'), validText, `written through a symlink by ${JSON.stringify(argv)}`);
 

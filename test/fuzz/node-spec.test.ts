@@ -57,9 +57,33 @@ describe('fuzz: the NodeDataplane spec, read by a running agent', function () {
     node = createAgentNode('strait-fuzz-spec-');
     mkdirSync(join(node.dir, 'nodes'));
     writeSpec(goodText);
-    agent = spawn(process.execPath, [cliPath, 'agent', '--spec', specPath(), '--pin-root', node.pinRoot, '--status', statusPath(), '--netns', node.node, '--interval', '0.05', ...noMetricsServer, ...noProbeCache], { stdio: ['ignore', 'ignore', 'pipe'] });
+    agent = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'agent',
+        '--spec',
+        specPath(),
+        '--pin-root',
+        node.pinRoot,
+        '--status',
+        statusPath(),
+        '--netns',
+        node.node,
+        '--interval',
+        '0.05',
+        ...noMetricsServer,
+        ...noProbeCache,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     agent.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
-    await waitFor('the agent to apply the good spec', () => heartbeat().ready && heartbeat().appliedSpec !== undefined, 20_000, () => log);
+    await waitFor(
+      'the agent to apply the good spec',
+      () => heartbeat().ready && heartbeat().appliedSpec !== undefined,
+      20_000,
+      () => log,
+    );
     goodState = kernelState();
   });
   after(() => removeAgentNode(node, agent));
@@ -75,7 +99,12 @@ describe('fuzz: the NodeDataplane spec, read by a running agent', function () {
     // Taken: it must apply (an accepted spec the dataplane then fails on is a spec that should have been refused).
     assert.equal(beat.ready, true, `an accepted spec failed to apply: ${beat.error}\n${text}`);
     writeSpec(goodText);
-    await waitFor('the good spec applied again', () => isDeepStrictEqual(kernelState(), goodState), 10_000, () => log);
+    await waitFor(
+      'the good spec applied again',
+      () => isDeepStrictEqual(kernelState(), goodState),
+      10_000,
+      () => log,
+    );
     return accepted;
   };
 
@@ -84,8 +113,18 @@ describe('fuzz: the NodeDataplane spec, read by a running agent', function () {
     name: 'NodeDataplane spec',
     inputs: fc.oneof(
       { weight: 8, arbitrary: documentTexts(good) },
-      { weight: 1, arbitrary: fc.tuple(fc.constantFrom('podCIDR', 'externalCIDR', 'transitAddress'), fc.constantFrom(...trickyStrings)).map(([field, value]) => JSON.stringify({ ...good, spec: { ...spec, [field]: value } })) },
-      { weight: 1, arbitrary: fc.constantFrom(...trickyStrings).map((address) => JSON.stringify({ ...good, spec: { ...spec, peers: [{ ...peerB, endpoint: { address, port: 4789 } }] } })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.constantFrom('podCIDR', 'externalCIDR', 'transitAddress'), fc.constantFrom(...trickyStrings))
+          .map(([field, value]) => JSON.stringify({ ...good, spec: { ...spec, [field]: value } })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(...trickyStrings)
+          .map((address) => JSON.stringify({ ...good, spec: { ...spec, peers: [{ ...peerB, endpoint: { address, port: 4789 } }] } })),
+      },
     ),
     cases: [
       // Issue 24: a spec the reader took, with a node list no cluster has.

@@ -35,7 +35,10 @@ describe('fuzz: documents from a peer, read by our controller', function () {
     for (const [id, config] of Object.entries(threeClusters)) {
       mkdirSync(join(runDir, id, 'status'), { recursive: true });
       for (const node of config.nodes as { name: string }[]) {
-        writeFileSync(join(runDir, runDirPaths.heartbeat(id, node.name)), JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }));
+        writeFileSync(
+          join(runDir, runDirPaths.heartbeat(id, node.name)),
+          JSON.stringify({ ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 1 }),
+        );
       }
     }
   };
@@ -46,15 +49,22 @@ describe('fuzz: documents from a peer, read by our controller', function () {
   const status = () => readControllerStatus(JSON.parse(read(runDirPaths.controllerStatus('cluster-b'))));
   /** B's node specs, each as every agent reads it; throws when an agent would refuse one. */
   const nodeSpecs = () =>
-    readdirSync(join(runDir, 'cluster-b', 'nodes')).filter((n) => n.endsWith('.json')).map((name) => {
-      const { spec } = readNodeDataplane(JSON.parse(read(`cluster-b/nodes/${name}`)));
-      requireIpv4(spec, 'the eBPF datapath');
-      return spec;
-    });
+    readdirSync(join(runDir, 'cluster-b', 'nodes'))
+      .filter((n) => n.endsWith('.json'))
+      .map((name) => {
+        const { spec } = readNodeDataplane(JSON.parse(read(`cluster-b/nodes/${name}`)));
+        requireIpv4(spec, 'the eBPF datapath');
+        return spec;
+      });
   /** The peering with A as B's nodes carry it: what nothing C writes may change. */
   const peeringWithA = () => ({
     state: status().peers.find((p) => p.clusterId === 'cluster-a'),
-    tunnels: nodeSpecs().map((s) => JSON.stringify(s.peers.find((p) => p.clusterId === 'cluster-a'), (_, v) => (typeof v === 'bigint' ? String(v) : v))),
+    tunnels: nodeSpecs().map((s) =>
+      JSON.stringify(
+        s.peers.find((p) => p.clusterId === 'cluster-a'),
+        (_, v) => (typeof v === 'bigint' ? String(v) : v),
+      ),
+    ),
   });
 
   before(async () => {
@@ -63,7 +73,11 @@ describe('fuzz: documents from a peer, read by our controller', function () {
       beat();
       for (const id of Object.keys(threeClusters)) await round(id);
     }
-    assert.deepEqual(status().peers.map((p) => p.state), ['ready', 'ready'], 'B converged with A and C');
+    assert.deepEqual(
+      status().peers.map((p) => p.state),
+      ['ready', 'ready'],
+      'B converged with A and C',
+    );
     good.spec = read(paths.spec);
     good.status = read(paths.status);
   });
@@ -97,8 +111,12 @@ describe('fuzz: documents from a peer, read by our controller', function () {
         documentTexts(specDoc).map((text): Input => ({ file: 'spec', text })),
         documentTexts(statusDoc).map((text): Input => ({ file: 'status', text })),
         // The spec's addresses and networks replaced by every special kind.
-        fc.tuple(fc.constantFrom('podCIDR', 'externalCIDR'), fc.constantFrom(...trickyStrings)).map(([field, value]): Input => ({ file: 'spec', text: JSON.stringify({ ...specDoc, [field]: value }) })),
-        fc.constantFrom(...trickyStrings).map((address): Input => ({ file: 'spec', text: JSON.stringify({ ...specDoc, endpoint: { address, port: 4789 } }) })),
+        fc
+          .tuple(fc.constantFrom('podCIDR', 'externalCIDR'), fc.constantFrom(...trickyStrings))
+          .map(([field, value]): Input => ({ file: 'spec', text: JSON.stringify({ ...specDoc, [field]: value }) })),
+        fc
+          .constantFrom(...trickyStrings)
+          .map((address): Input => ({ file: 'spec', text: JSON.stringify({ ...specDoc, endpoint: { address, port: 4789 } }) })),
       ),
       cases: [
         // Issue 24: each of these went into every node's spec, and every agent refused it.
@@ -112,7 +130,14 @@ describe('fuzz: documents from a peer, read by our controller', function () {
       ],
       feed,
       // "NetworkConfig from cluster-c: spec.podCIDR: ... (got ...)", or the file that cannot be read.
-      clear: (message) => assert.match(message, new RegExp(`^NetworkConfig from cluster-c: (spec|status)${fieldPattern}: .*\\(got .*\\)|^exchange/[\\w./-]+\\.json: |^status from cluster-c on our NetworkConfig: ${fieldPattern}: `), `names no field: ${message}`),
+      clear: (message) =>
+        assert.match(
+          message,
+          new RegExp(
+            `^NetworkConfig from cluster-c: (spec|status)${fieldPattern}: .*\\(got .*\\)|^exchange/[\\w./-]+\\.json: |^status from cluster-c on our NetworkConfig: ${fieldPattern}: `,
+          ),
+          `names no field: ${message}`,
+        ),
       state: () => peeringWithA(),
       timeoutMs: 5000,
     };

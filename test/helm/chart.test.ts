@@ -31,22 +31,34 @@ const render = (set: string, extra: string[] = []): Obj[] => renderChart(valuesA
 
 const one = (objects: Obj[], kind: string, name?: string) => {
   const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ''}, got ${found.map((o) => o.metadata.name).join(', ') || 'none'}`);
+  assert.equal(
+    found.length,
+    1,
+    `exactly one ${kind}${name ? ` ${name}` : ''}, got ${found.map((o) => o.metadata.name).join(', ') || 'none'}`,
+  );
   return found[0]!;
 };
 const configData = (objects: Obj[]) => one(objects, 'ConfigMap', 'strait-config').data as Record<string, string>;
 
 /** What a binary makes of the rendered flags file: the real command's options, its action replaced. */
-function readFlagsFile(register: (program: Command) => void, name: string, rules: typeof agentFlagsFileRules | typeof controllerFlagsFileRules, text: string, argv: string[] = []): Obj {
+function readFlagsFile(
+  register: (program: Command) => void,
+  name: string,
+  rules: typeof agentFlagsFileRules | typeof controllerFlagsFileRules,
+  text: string,
+  argv: string[] = [],
+): Obj {
   const dir = mkdtempSync(join(tmpdir(), 'strait-flags-'));
   try {
     writeFileSync(join(dir, `${name}.yaml`), text);
     const program = new Command().exitOverride();
     register(program);
     let options: Obj | undefined;
-    program.commands.find((c) => c.name() === name)!.action((_: unknown, command: Command) => {
-      options = optionsWithFlagsFile(command, rules);
-    });
+    program.commands
+      .find((c) => c.name() === name)!
+      .action((_: unknown, command: Command) => {
+        options = optionsWithFlagsFile(command, rules);
+      });
     program.parse(['node', 'strait', name, '--flags-file', join(dir, `${name}.yaml`), ...argv]);
     return { ...options!, dir };
   } finally {
@@ -71,19 +83,34 @@ describe('the Helm chart', function () {
   }
 
   it('renders the objects a platform team expects, and only those', () => {
-    const kinds = get('defaults').map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    const kinds = get('defaults')
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+      .sort();
     assert.deepEqual(kinds, [
-      'ClusterRole/strait-agent', 'ClusterRole/strait-controller',
-      'ClusterRoleBinding/strait-agent', 'ClusterRoleBinding/strait-controller',
-      'ConfigMap/strait-config', 'DaemonSet/strait-agent', 'Deployment/strait-controller',
-      'Role/strait-agent', 'Role/strait-controller', 'RoleBinding/strait-agent', 'RoleBinding/strait-controller',
-      'Service/strait-agent-metrics', 'Service/strait-controller-metrics',
-      'ServiceAccount/strait-agent', 'ServiceAccount/strait-controller',
-      'ValidatingAdmissionPolicy/strait-agent-own-node', 'ValidatingAdmissionPolicy/strait-peer-own-name',
-      'ValidatingAdmissionPolicyBinding/strait-agent-own-node', 'ValidatingAdmissionPolicyBinding/strait-peer-own-name',
+      'ClusterRole/strait-agent',
+      'ClusterRole/strait-controller',
+      'ClusterRoleBinding/strait-agent',
+      'ClusterRoleBinding/strait-controller',
+      'ConfigMap/strait-config',
+      'DaemonSet/strait-agent',
+      'Deployment/strait-controller',
+      'Role/strait-agent',
+      'Role/strait-controller',
+      'RoleBinding/strait-agent',
+      'RoleBinding/strait-controller',
+      'Service/strait-agent-metrics',
+      'Service/strait-controller-metrics',
+      'ServiceAccount/strait-agent',
+      'ServiceAccount/strait-controller',
+      'ValidatingAdmissionPolicy/strait-agent-own-node',
+      'ValidatingAdmissionPolicy/strait-peer-own-name',
+      'ValidatingAdmissionPolicyBinding/strait-agent-own-node',
+      'ValidatingAdmissionPolicyBinding/strait-peer-own-name',
     ]);
     // A peer gets its own ServiceAccount, bound to what a peer may do.
-    const peers = get('ci/ebpf-values.yaml').filter((o) => o.kind === 'ServiceAccount' && o.metadata.labels['app.kubernetes.io/component'] === 'peer').map((o) => o.metadata.name);
+    const peers = get('ci/ebpf-values.yaml')
+      .filter((o) => o.kind === 'ServiceAccount' && o.metadata.labels['app.kubernetes.io/component'] === 'peer')
+      .map((o) => o.metadata.name);
     assert.deepEqual(peers, ['strait-peer-cluster-b', 'strait-peer-cluster-c']);
   });
 
@@ -99,15 +126,25 @@ describe('the Helm chart', function () {
       assert.equal(agent.securityContext.privileged, false);
       assert.equal(agent.securityContext.allowPrivilegeEscalation, false);
       assert.deepEqual(agent.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'BPF', 'PERFMON'] });
-      assert.deepEqual(agent.volumeMounts.find((m: Obj) => m.mountPath === '/sys/fs/bpf'), { name: 'bpf-maps', mountPath: '/sys/fs/bpf', mountPropagation: 'HostToContainer' });
+      assert.deepEqual(
+        agent.volumeMounts.find((m: Obj) => m.mountPath === '/sys/fs/bpf'),
+        { name: 'bpf-maps', mountPath: '/sys/fs/bpf', mountPropagation: 'HostToContainer' },
+      );
       assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'bpf-maps').hostPath, { path: '/sys/fs/bpf', type: 'DirectoryOrCreate' });
       const [init] = pod.initContainers;
       assert.equal(pod.initContainers.length, 1);
       assert.equal(init.name, 'mount-bpf-fs');
       assert.equal(init.securityContext.privileged, true);
       assert.equal(init.volumeMounts[0].mountPropagation, 'Bidirectional');
-      assert.deepEqual(agent.env.find((e: Obj) => e.name === 'NODE_NAME'), { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
-      for (const [probe, path] of [['startupProbe', '/healthz'], ['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']] as const) {
+      assert.deepEqual(
+        agent.env.find((e: Obj) => e.name === 'NODE_NAME'),
+        { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      );
+      for (const [probe, path] of [
+        ['startupProbe', '/healthz'],
+        ['livenessProbe', '/healthz'],
+        ['readinessProbe', '/readyz'],
+      ] as const) {
         assert.deepEqual(agent[probe].httpGet, { path, port: 'metrics' }, probe);
       }
       assert.equal(agent.ports[0].containerPort, 9972);
@@ -139,7 +176,8 @@ describe('the Helm chart', function () {
     it(`grants no wildcard verb, resource or API group (${set})`, () => {
       for (const role of get(set).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
         for (const rule of role.rules as Obj[]) {
-          for (const field of ['verbs', 'resources', 'apiGroups']) assert.ok(!(rule[field] as string[]).includes('*'), `${role.kind}/${role.metadata.name} ${field}: ${rule[field]}`);
+          for (const field of ['verbs', 'resources', 'apiGroups'])
+            assert.ok(!(rule[field] as string[]).includes('*'), `${role.kind}/${role.metadata.name} ${field}: ${rule[field]}`);
         }
       }
     });
@@ -157,63 +195,94 @@ describe('the Helm chart', function () {
     const policy = one(get('defaults'), 'ValidatingAdmissionPolicy', 'strait-agent-own-node');
     assert.equal(nodeLeaseName('n1'), 'strait-node-n1');
     assert.match(policy.spec.validations[0].expression, /'strait-node-' \+ variables\.node/);
-    assert.equal(policy.spec.matchConditions[0].expression, 'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"');
+    assert.equal(
+      policy.spec.matchConditions[0].expression,
+      'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"',
+    );
   });
 
   // test/helm/controller-rbac.test.ts: the controller, run under this role, reads its peers' Secrets and is refused any other.
   it("lets the controller list and watch its peers' Secrets by name, and no other Secret (none without peers)", () => {
-    const secretRules = (objects: Obj[]) => (one(objects, 'Role', 'strait-controller').rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets'));
+    const secretRules = (objects: Obj[]) =>
+      (one(objects, 'Role', 'strait-controller').rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets'));
     assert.deepEqual(secretRules(get('defaults')), [], 'no peers: a rule without resourceNames would grant every Secret');
-    assert.deepEqual(secretRules(render('defaults', ['--set-json', 'peers=["cluster-b",{"clusterId":"cluster-c","encryption":"ipsec"}]'])), [
-      { apiGroups: [''], resources: ['secrets'], resourceNames: ['strait-peer-cluster-b', 'strait-peer-cluster-c'], verbs: ['list', 'watch'] },
-    ]);
+    assert.deepEqual(
+      secretRules(render('defaults', ['--set-json', 'peers=["cluster-b",{"clusterId":"cluster-c","encryption":"ipsec"}]'])),
+      [
+        {
+          apiGroups: [''],
+          resources: ['secrets'],
+          resourceNames: ['strait-peer-cluster-b', 'strait-peer-cluster-c'],
+          verbs: ['list', 'watch'],
+        },
+      ],
+    );
     for (const set of valueSets) {
       for (const role of get(set).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
-        for (const rule of (role.rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets'))) assert.ok((rule.resourceNames ?? []).length > 0, `${set}: ${role.kind}/${role.metadata.name} reads every Secret`);
+        for (const rule of (role.rules as Obj[]).filter((r) => (r.resources as string[]).includes('secrets')))
+          assert.ok((rule.resourceNames ?? []).length > 0, `${set}: ${role.kind}/${role.metadata.name} reads every Secret`);
       }
     }
   });
 
-  it('keeps the kernel probe\'s report for the pod\'s life in a memory emptyDir, where the agent\'s --probe-cache points (its root is read-only)', () => {
+  it("keeps the kernel probe's report for the pod's life in a memory emptyDir, where the agent's --probe-cache points (its root is read-only)", () => {
     const objects = get('defaults');
     const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, configData(objects)['agent.yaml']!);
     assert.equal(parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' }).probeCache, '/var/cache/strait/probe-cache.json');
     const pod = one(objects, 'DaemonSet').spec.template.spec;
-    assert.deepEqual(pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'probe-cache'), { name: 'probe-cache', mountPath: '/var/cache/strait' });
-    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'probe-cache'), { name: 'probe-cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
+    assert.deepEqual(
+      pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'probe-cache'),
+      { name: 'probe-cache', mountPath: '/var/cache/strait' },
+    );
+    assert.deepEqual(
+      pod.volumes.find((v: Obj) => v.name === 'probe-cache'),
+      { name: 'probe-cache', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+    );
   });
 
   describe('with poolIpam.enabled', () => {
     const enabled = render('defaults', ['--set', 'poolIpam.enabled=true']);
     const pod = (objects: Obj[]) => one(objects, 'DaemonSet').spec.template.spec;
-    const hostPaths = (objects: Obj[]) => Object.fromEntries((pod(objects).volumes as Obj[]).filter((v) => v.hostPath).map((v) => [v.name, v.hostPath]));
+    const hostPaths = (objects: Obj[]) =>
+      Object.fromEntries((pod(objects).volumes as Obj[]).filter((v) => v.hostPath).map((v) => [v.name, v.hostPath]));
 
     it('passes helm lint --strict', () => {
-      const lint = execFileSync(k8sTool('helm'), ['lint', '--strict', chartDirectory, '--set', 'poolIpam.enabled=true'], { encoding: 'utf8' });
+      const lint = execFileSync(k8sTool('helm'), ['lint', '--strict', chartDirectory, '--set', 'poolIpam.enabled=true'], {
+        encoding: 'utf8',
+      });
       assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
     });
 
     it('gives the agent --pool-ipam-socket and --pool-ipam-gc-interval in its flags file, which the agent reads as they are; none when disabled', () => {
       const agentYaml = (objects: Obj[]) => configData(objects)['agent.yaml']!;
-      assert.deepEqual(Object.keys(parse(agentYaml(get('defaults')))).filter((k) => k.startsWith('pool-ipam')), []);
+      assert.deepEqual(
+        Object.keys(parse(agentYaml(get('defaults')))).filter((k) => k.startsWith('pool-ipam')),
+        [],
+      );
       const read = (objects: Obj[]) => {
         const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, agentYaml(objects));
         return (parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' }).controlPlane as { poolIpam?: unknown }).poolIpam;
       };
       assert.equal(read(get('defaults')), undefined);
       assert.deepEqual(read(enabled), { socket: '/run/strait/ipam.sock', gcIntervalMs: 600_000 });
-      const custom = render('defaults', ['--set', 'poolIpam.enabled=true,poolIpam.socket=/var/run/ipam/s.sock,poolIpam.gcIntervalSeconds=45']);
+      const custom = render('defaults', [
+        '--set',
+        'poolIpam.enabled=true,poolIpam.socket=/var/run/ipam/s.sock,poolIpam.gcIntervalSeconds=45',
+      ]);
       assert.deepEqual(read(custom), { socket: '/var/run/ipam/s.sock', gcIntervalMs: 45_000 });
       assert.deepEqual(hostPaths(custom)['pool-ipam-socket'], { path: '/var/run/ipam', type: 'DirectoryOrCreate' });
     });
 
-    it('mounts the socket\'s directory and the pods\' network namespaces from the host, and adds SYS_ADMIN and NET_RAW for the probes; nothing of it when disabled', () => {
+    it("mounts the socket's directory and the pods' network namespaces from the host, and adds SYS_ADMIN and NET_RAW for the probes; nothing of it when disabled", () => {
       const [agent] = pod(enabled).containers;
       assert.deepEqual(agent.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'BPF', 'PERFMON', 'SYS_ADMIN', 'NET_RAW'] });
-      assert.deepEqual(agent.volumeMounts.filter((m: Obj) => ['pool-ipam-socket', 'netns'].includes(m.name)), [
-        { name: 'pool-ipam-socket', mountPath: '/run/strait' },
-        { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer', readOnly: true },
-      ]);
+      assert.deepEqual(
+        agent.volumeMounts.filter((m: Obj) => ['pool-ipam-socket', 'netns'].includes(m.name)),
+        [
+          { name: 'pool-ipam-socket', mountPath: '/run/strait' },
+          { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer', readOnly: true },
+        ],
+      );
       assert.deepEqual(hostPaths(enabled), {
         'bpf-maps': { path: '/sys/fs/bpf', type: 'DirectoryOrCreate' },
         'pool-ipam-socket': { path: '/run/strait', type: 'DirectoryOrCreate' },
@@ -222,20 +291,35 @@ describe('the Helm chart', function () {
         'strait-ipam-runtime': { path: '/var/lib/strait/strait-ipam', type: 'DirectoryOrCreate' },
       });
       assert.deepEqual(Object.keys(hostPaths(get('defaults'))), ['bpf-maps']);
-      assert.deepEqual(pod(get('defaults')).containers[0].volumeMounts.map((m: Obj) => m.name), ['config', 'bpf-maps', 'probe-cache']);
+      assert.deepEqual(
+        pod(get('defaults')).containers[0].volumeMounts.map((m: Obj) => m.name),
+        ['config', 'bpf-maps', 'probe-cache'],
+      );
     });
 
-    it('installs strait-ipam from an unprivileged init container: the runtime directory at the host\'s own path, the plugin directory anywhere', () => {
+    it("installs strait-ipam from an unprivileged init container: the runtime directory at the host's own path, the plugin directory anywhere", () => {
       const names = (objects: Obj[]) => (pod(objects).initContainers as Obj[]).map((c) => c.name);
       assert.deepEqual(names(get('defaults')), ['mount-bpf-fs']);
       assert.deepEqual(names(enabled), ['mount-bpf-fs', 'install-strait-ipam']);
-      const custom = render('defaults', ['--set', 'poolIpam.enabled=true,poolIpam.cniBinDir=/usr/libexec/cni,poolIpam.runtimeDir=/opt/strait-ipam']);
+      const custom = render('defaults', [
+        '--set',
+        'poolIpam.enabled=true,poolIpam.cniBinDir=/usr/libexec/cni,poolIpam.runtimeDir=/opt/strait-ipam',
+      ]);
       const install = pod(custom).initContainers[1];
       assert.equal(install.image, 'localhost/strait:0.1.0');
-      assert.equal(install.command, undefined, 'the image\'s entrypoint: strait');
+      assert.equal(install.command, undefined, "the image's entrypoint: strait");
       assert.deepEqual(install.args, ['pool-ipam', 'install-plugin', '--cni-bin-dir=/host/cni-bin', '--runtime-dir=/opt/strait-ipam']);
-      assert.deepEqual(install.securityContext, { privileged: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seLinuxOptions: { level: 's0', type: 'spc_t' } });
-      assert.deepEqual(install.volumeMounts, [{ name: 'cni-bin', mountPath: '/host/cni-bin' }, { name: 'strait-ipam-runtime', mountPath: '/opt/strait-ipam' }]);
+      assert.deepEqual(install.securityContext, {
+        privileged: false,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+        seLinuxOptions: { level: 's0', type: 'spc_t' },
+      });
+      assert.deepEqual(install.volumeMounts, [
+        { name: 'cni-bin', mountPath: '/host/cni-bin' },
+        { name: 'strait-ipam-runtime', mountPath: '/opt/strait-ipam' },
+      ]);
       assert.deepEqual(hostPaths(custom)['cni-bin'], { path: '/usr/libexec/cni', type: 'DirectoryOrCreate' });
       assert.deepEqual(hostPaths(custom)['strait-ipam-runtime'], { path: '/opt/strait-ipam', type: 'DirectoryOrCreate' });
     });
@@ -257,8 +341,15 @@ describe('the Helm chart', function () {
         { apiGroups: ['strait.io'], resources: ['ipclaims'], verbs: ['list', 'watch', 'create', 'update', 'delete'] },
         { apiGroups: ['strait.io'], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
       ]);
-      assert.deepEqual(one(enabled, 'Role', 'strait-agent').rules, one(get('defaults'), 'Role', 'strait-agent').rules, 'nothing namespaced');
-      assert.deepEqual(one(enabled, 'ClusterRole', 'strait-controller').rules, one(get('defaults'), 'ClusterRole', 'strait-controller').rules);
+      assert.deepEqual(
+        one(enabled, 'Role', 'strait-agent').rules,
+        one(get('defaults'), 'Role', 'strait-agent').rules,
+        'nothing namespaced',
+      );
+      assert.deepEqual(
+        one(enabled, 'ClusterRole', 'strait-controller').rules,
+        one(get('defaults'), 'ClusterRole', 'strait-controller').rules,
+      );
     });
   });
 
@@ -282,19 +373,31 @@ describe('the Helm chart', function () {
     assert.deepEqual(config.gatewayNodeSelector, { 'strait.io/gateway-candidate': 'true' });
     assert.equal(config.heartbeatTimeout, 1.5);
     assert.equal('tunnelMTU' in config, false, 'no override by default: each node derives its tunnel MTU');
-    const withMtu = readControllerConfig(parse(configData(render('ci/ebpf-values.yaml', ['--set', 'cluster.tunnelMTU=1400']))['cluster.yaml']), 'kubernetes');
+    const withMtu = readControllerConfig(
+      parse(configData(render('ci/ebpf-values.yaml', ['--set', 'cluster.tunnelMTU=1400']))['cluster.yaml']),
+      'kubernetes',
+    );
     assert.equal(withMtu.tunnelMTU, 1400);
     const options = readFlagsFile(registerControllerCommand, 'controller', controllerFlagsFileRules, data['controller.yaml']);
     assert.equal(options.kubernetes, true);
-    assert.equal(options.config, join(options.dir, 'cluster.yaml'), 'config: is the ConfigMap\'s own key, next to the flags file');
+    assert.equal(options.config, join(options.dir, 'cluster.yaml'), "config: is the ConfigMap's own key, next to the flags file");
     assert.equal(options.metricsPort, '9973');
   });
 
   it('gives the agent options it reads as they are, the command line winning', () => {
     const data = configData(get('ci/ebpf-values.yaml'));
-    const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, data['agent.yaml'], ['--pin-root', '/sys/fs/bpf/lab']);
+    const options = readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, data['agent.yaml'], [
+      '--pin-root',
+      '/sys/fs/bpf/lab',
+    ]);
     const parsed = parseAgentFlags(options as AgentFlags, { NODE_NAME: 'n1' });
-    assert.deepEqual(parsed.controlPlane, { kind: 'kubernetes', nodeName: 'n1', namespace: 'strait-system', leaseIntervalMs: 200, statusRefreshMs: 30_000 });
+    assert.deepEqual(parsed.controlPlane, {
+      kind: 'kubernetes',
+      nodeName: 'n1',
+      namespace: 'strait-system',
+      leaseIntervalMs: 200,
+      statusRefreshMs: 30_000,
+    });
     assert.equal(parsed.dataplane, 'ebpf');
     assert.equal(parsed.attachMode, 'tcx');
     assert.equal(parsed.intervalMs, 500);
@@ -310,9 +413,18 @@ describe('the Helm chart', function () {
     assert.equal(parse(data['agent.yaml']).dataplane, 'kernel');
     assert.deepEqual(readControllerConfig(parse(data['cluster.yaml']), 'kubernetes').encryptedPeers, ['cluster-a']);
     const pod = one(objects, 'DaemonSet').spec.template.spec;
-    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'ipsec-secrets').secret, { secretName: 'strait-ipsec-keys', defaultMode: 0o400 });
-    assert.deepEqual(pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'ipsec-secrets'), { name: 'ipsec-secrets', mountPath: '/etc/strait-ipsec', readOnly: true });
-    assert.equal(one(get('defaults'), 'DaemonSet').spec.template.spec.volumes.find((v: Obj) => v.name === 'ipsec-secrets'), undefined);
+    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === 'ipsec-secrets').secret, {
+      secretName: 'strait-ipsec-keys',
+      defaultMode: 0o400,
+    });
+    assert.deepEqual(
+      pod.containers[0].volumeMounts.find((m: Obj) => m.name === 'ipsec-secrets'),
+      { name: 'ipsec-secrets', mountPath: '/etc/strait-ipsec', readOnly: true },
+    );
+    assert.equal(
+      one(get('defaults'), 'DaemonSet').spec.template.spec.volumes.find((v: Obj) => v.name === 'ipsec-secrets'),
+      undefined,
+    );
   });
 
   it('pins the gateway to the labelled nodes: the controller elects among those only', () => {
@@ -323,12 +435,19 @@ describe('the Helm chart', function () {
       spec: { podCIDRs: [podCIDR] },
       status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${name.length}` }], conditions: [{ type: 'Ready', status: 'True' }] },
     });
-    const read = clusterNodes([
-      node('edge-1', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-a' }, '172.20.0.0/24'),
-      node('edge-22', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-b' }, '172.20.1.0/24'),
-      node('w-333', { 'strait.io/gateway-candidate': 'true' }, '172.20.2.0/24'),
-    ], parseCidr('podCIDR', '172.20.0.0/20'), config.gatewayNodeSelector);
-    assert.deepEqual(read.nodes.filter((n) => n.gatewayCandidate).map((n) => n.config.name), ['edge-1']);
+    const read = clusterNodes(
+      [
+        node('edge-1', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-a' }, '172.20.0.0/24'),
+        node('edge-22', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-b' }, '172.20.1.0/24'),
+        node('w-333', { 'strait.io/gateway-candidate': 'true' }, '172.20.2.0/24'),
+      ],
+      parseCidr('podCIDR', '172.20.0.0/20'),
+      config.gatewayNodeSelector,
+    );
+    assert.deepEqual(
+      read.nodes.filter((n) => n.gatewayCandidate).map((n) => n.config.name),
+      ['edge-1'],
+    );
   });
 
   it('refuses bad values naming the value, before anything is rendered', () => {

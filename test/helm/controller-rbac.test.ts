@@ -43,14 +43,28 @@ describe("the controller under the Helm chart's controller role (two lab API ser
       const { api } = servers.get(id)!;
       const there = servers.get(peer)!.api.server;
       const kubeconfig = kubeconfigText([{ name: peer, server: there.url, ca: there.ca, token: peerUser(id).token }]);
-      await seedCluster(api.kubeConfig, [{ name: `${id}-gw`, underlayAddress: `192.168.${n}.1`, podCIDR: '10.0.0.0/24', publicAddress: `203.0.113.${n}` }], new Map([[peer, kubeconfig]]));
-      await api.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: chartNamespace, body: { metadata: { name: 'strait-ipsec' }, data: { [peer]: 'c2VjcmV0' } } });
+      await seedCluster(
+        api.kubeConfig,
+        [{ name: `${id}-gw`, underlayAddress: `192.168.${n}.1`, podCIDR: '10.0.0.0/24', publicAddress: `203.0.113.${n}` }],
+        new Map([[peer, kubeconfig]]),
+      );
+      await api.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .createNamespacedSecret({ namespace: chartNamespace, body: { metadata: { name: 'strait-ipsec' }, data: { [peer]: 'c2VjcmV0' } } });
       await applyChartRbac(api.kubeConfig, ['--set', `cluster.id=${id}`, '--set', `peers={${peer}}`]);
     }
     for (const { id, peer } of clusters) {
-      const config = readControllerConfig({ clusterId: id, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: [peer], interval: 0.1 }, 'kubernetes');
+      const config = readControllerConfig(
+        { clusterId: id, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: [peer], interval: 0.1 },
+        'kubernetes',
+      );
       const kubeConfig = servers.get(id)!.controller;
-      running.push(runKubernetesController({ config, kubeConfig, namespace: chartNamespace, identity: `${id}-0`, log: createLogger('controller', 'silent') }, stop.signal));
+      running.push(
+        runKubernetesController(
+          { config, kubeConfig, namespace: chartNamespace, identity: `${id}-0`, log: createLogger('controller', 'silent') },
+          stop.signal,
+        ),
+      );
     }
   });
 
@@ -61,21 +75,42 @@ describe("the controller under the Helm chart's controller role (two lab API ser
   });
 
   it("peers the clusters with nothing refused, and the controller may read no other Secret than its peer's", async () => {
-    const tunnels = (id: string) => servers.get(id)!.api.kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'tunnelendpoints' }) as Promise<{ items: unknown[] }>;
-    await waitFor('a TunnelEndpoint in both clusters', async () => (await tunnels('cluster-a')).items.length === 1 && (await tunnels('cluster-b')).items.length === 1, 20_000);
+    const tunnels = (id: string) =>
+      servers
+        .get(id)!
+        .api.kubeConfig.makeApiClient(CustomObjectsApi)
+        .listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'tunnelendpoints' }) as Promise<{ items: unknown[] }>;
+    await waitFor(
+      'a TunnelEndpoint in both clusters',
+      async () => (await tunnels('cluster-a')).items.length === 1 && (await tunnels('cluster-b')).items.length === 1,
+      20_000,
+    );
     for (const { id, peer } of clusters) {
       const { log, controller } = servers.get(id)!;
-      assert.deepEqual(log.lines.filter((l) => String(l.msg).includes(' is forbidden: ')).map((l) => l.msg), [], `nothing refused in ${id}`);
+      assert.deepEqual(
+        log.lines.filter((l) => String(l.msg).includes(' is forbidden: ')).map((l) => l.msg),
+        [],
+        `nothing refused in ${id}`,
+      );
       const core = controller.makeApiClient(CoreV1Api);
-      const forbidden = (what: string) => ({ code: 403, message: `${what} is forbidden: User "${controllerUser(id).name}" cannot ${what.includes('"') ? 'get' : 'list'} resource "secrets" in API group "" in the namespace "${chartNamespace}"` });
+      const forbidden = (what: string) => ({
+        code: 403,
+        message: `${what} is forbidden: User "${controllerUser(id).name}" cannot ${what.includes('"') ? 'get' : 'list'} resource "secrets" in API group "" in the namespace "${chartNamespace}"`,
+      });
       const refusal = async (call: Promise<unknown>) => {
         const { code, status } = await apiFailure(call);
         return { code, message: status.message };
       };
-      assert.deepEqual(await refusal(core.readNamespacedSecret({ namespace: chartNamespace, name: 'strait-ipsec' })), forbidden('secrets "strait-ipsec"'));
+      assert.deepEqual(
+        await refusal(core.readNamespacedSecret({ namespace: chartNamespace, name: 'strait-ipsec' })),
+        forbidden('secrets "strait-ipsec"'),
+      );
       assert.deepEqual(await refusal(core.listNamespacedSecret({ namespace: chartNamespace })), forbidden('secrets'));
       const mine = await core.listNamespacedSecret({ namespace: chartNamespace, fieldSelector: `metadata.name=${peerSecretName(peer)}` });
-      assert.deepEqual(mine.items.map((s) => s.metadata?.name), [peerSecretName(peer)]);
+      assert.deepEqual(
+        mine.items.map((s) => s.metadata?.name),
+        [peerSecretName(peer)],
+      );
     }
   });
 });

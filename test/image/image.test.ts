@@ -20,7 +20,8 @@ const archive = join(repo, 'build', 'image', 'strait-oci.tar');
 /** The OCI labels both build.sh and the Dockerfile give the image (the revision is the commit's). */
 const labels = {
   'org.opencontainers.image.title': 'strait',
-  'org.opencontainers.image.description': 'eBPF-accelerated node dataplane agent connecting Kubernetes clusters pod-to-pod, also with overlapping PodCIDRs',
+  'org.opencontainers.image.description':
+    'eBPF-accelerated node dataplane agent connecting Kubernetes clusters pod-to-pod, also with overlapping PodCIDRs',
   'org.opencontainers.image.version': '0.1.0',
   'org.opencontainers.image.licenses': 'Apache-2.0',
 };
@@ -59,7 +60,10 @@ describe('the container image', function () {
     assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/local\/bin\/strait"\]$/m);
     assert.match(dockerfile, /^COPY image\/runtime-packages /m);
     // The run stage takes dist/src, not the lab the build stage compiled with it.
-    assert.deepEqual(dockerfile.split('\n').filter((l) => l.startsWith('COPY --from=build') && /lab/.test(l)), []);
+    assert.deepEqual(
+      dockerfile.split('\n').filter((l) => l.startsWith('COPY --from=build') && /lab/.test(l)),
+      [],
+    );
   });
 
   // The lab (lab/, the npm workspace strait-lab) is a test bed, not the product (ARCHITECTURE.md).
@@ -85,7 +89,7 @@ describe('the container image', function () {
     assert.deepEqual(run, { status: 0, stdout: '0.1.0\n', stderr: '' });
   });
 
-  it('finds this kernel\'s features with strait probe, loading its addon and using its own ip and nft', async () => {
+  it("finds this kernel's features with strait probe, loading its addon and using its own ip and nft", async () => {
     const run = runEntrypoint(unpacked(), ['probe', '--json', '--reasons']);
     assert.equal(run.status, 0, run.stderr);
     const { reasons, dataplane, encryption, ...features } = JSON.parse(run.stdout) as Record<string, unknown>;
@@ -96,7 +100,7 @@ describe('the container image', function () {
     }
     assert.equal(dataplane, 'ebpf');
     assert.equal(typeof encryption, 'boolean');
-    assert.deepEqual(features, (await kernelFeatures()).features, 'the image finds what this machine\'s own probe finds');
+    assert.deepEqual(features, (await kernelFeatures()).features, "the image finds what this machine's own probe finds");
   });
 
   it('documents --kubernetes and --pool-ipam-socket in strait agent --help', () => {
@@ -108,14 +112,15 @@ describe('the container image', function () {
     assert.match(run.stdout, /^ {2}--pool-ipam-socket <path> +with --kubernetes: serve the pool IPAM/m);
   });
 
-  it('installs strait-ipam as the chart\'s init container does, and the plugin runs on this host from what it copied', async () => {
+  it("installs strait-ipam as the chart's init container does, and the plugin runs on this host from what it copied", async () => {
     const host = mkdtempSync(join(tmpdir(), 'strait-image-host-'));
     try {
       const cniBinDir = join(host, 'opt', 'cni', 'bin');
       const runtimeDir = join(host, 'var', 'lib', 'strait', 'strait-ipam');
       // The init container as helm renders it, its hostPath volumes made directories of this machine.
-      const pod = renderChart(['--set', `poolIpam.enabled=true,poolIpam.cniBinDir=${cniBinDir},poolIpam.runtimeDir=${runtimeDir}`])
-        .find((o) => o.kind === 'DaemonSet')!.spec.template.spec;
+      const pod = renderChart(['--set', `poolIpam.enabled=true,poolIpam.cniBinDir=${cniBinDir},poolIpam.runtimeDir=${runtimeDir}`]).find(
+        (o) => o.kind === 'DaemonSet',
+      )!.spec.template.spec;
       const install = (pod.initContainers as ChartObject[]).find((c) => c.name === 'install-strait-ipam')!;
       const volumes = (install.volumeMounts as ChartObject[]).map((m) => {
         const hostPath = (pod.volumes as ChartObject[]).find((v) => v.name === m.name)!.hostPath.path as string;
@@ -127,19 +132,34 @@ describe('the container image', function () {
       assert.equal(run.status, 0, run.stderr);
       const { plugin, runtime } = JSON.parse(run.stdout) as { plugin: string; runtime: string };
       assert.equal(plugin, '/host/cni-bin/strait-ipam', 'the plugin directory as the init container sees it');
-      assert.match(runtime, new RegExp(`^${runtimeDir}/strait-ipam-[A-Za-z0-9]{6}$`), 'the runtime at the host\'s own path');
+      assert.match(runtime, new RegExp(`^${runtimeDir}/strait-ipam-[A-Za-z0-9]{6}$`), "the runtime at the host's own path");
 
       // On the host, outside the image: its Node.js, loader and libraries from the runtime directory.
-      const version = spawnSync(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.0.0"}', encoding: 'utf8' });
-      assert.deepEqual({ status: version.status, stdout: version.stdout, stderr: version.stderr }, { status: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' });
-      assert.equal(readFileSync(join(runtime, 'node')).equals(readFileSync(join(unpacked().rootfs, 'usr/local/bin/node'))), true, 'the image\'s Node.js');
+      const version = spawnSync(join(cniBinDir, 'strait-ipam'), [], {
+        env: { CNI_COMMAND: 'VERSION' },
+        input: '{"cniVersion":"1.0.0"}',
+        encoding: 'utf8',
+      });
+      assert.deepEqual(
+        { status: version.status, stdout: version.stdout, stderr: version.stderr },
+        { status: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["1.0.0","1.1.0"]}\n', stderr: '' },
+      );
+      assert.equal(
+        readFileSync(join(runtime, 'node')).equals(readFileSync(join(unpacked().rootfs, 'usr/local/bin/node'))),
+        true,
+        "the image's Node.js",
+      );
       // And it reaches a service over its socket: STATUS of a ready one succeeds silently.
       const socket = join(host, 'run', 'strait', 'ipam.sock');
       const server = await serveIpam({ socket, handler: new RecordingHandler(), log: createLogger('image-test', 'silent') });
       try {
         const status = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-          const child = execFile(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'STATUS' } }, (err, stdout) => resolve({ code: err ? (err as { code?: number }).code ?? null : 0, stdout }));
-          child.stdin!.end(JSON.stringify({ cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } }));
+          const child = execFile(join(cniBinDir, 'strait-ipam'), [], { env: { CNI_COMMAND: 'STATUS' } }, (err, stdout) =>
+            resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout }),
+          );
+          child.stdin!.end(
+            JSON.stringify({ cniVersion: '1.1.0', name: 'underlay', type: 'macvlan', ipam: { type: 'strait-ipam', socket } }),
+          );
         });
         assert.deepEqual(status, { code: 0, stdout: '' });
       } finally {

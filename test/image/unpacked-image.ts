@@ -31,7 +31,8 @@ export interface Run {
 /** Unpacks `archive` (an oci-archive) at `tag` into a fresh directory; `cleanup` removes it. */
 export function unpackImage(archive: string, tag: string): UnpackedImage {
   const reference = `oci-archive:${archive}:${tag}`;
-  const config = (JSON.parse(execFileSync('skopeo', ['inspect', '--config', reference], { encoding: 'utf8' })) as { config: ImageConfig }).config;
+  const config = (JSON.parse(execFileSync('skopeo', ['inspect', '--config', reference], { encoding: 'utf8' })) as { config: ImageConfig })
+    .config;
   const dir = mkdtempSync(join(tmpdir(), 'strait-image-'));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
@@ -70,8 +71,11 @@ export function runEntrypoint(image: UnpackedImage, args: string[], volumes: Hos
   ].join('\n');
   const argv = [...volumes.flatMap((v) => [v.hostPath, v.mountPath]), '--', ...(image.config.Entrypoint ?? []), ...args];
   const env = Object.fromEntries((image.config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-  const r = spawnSync('unshare', ['--mount', '--propagation', 'private', '--fork', 'sh', '-c', enter, 'sh', image.rootfs, ...argv],
-    { encoding: 'utf8', env, timeout: 60_000 });
+  const r = spawnSync('unshare', ['--mount', '--propagation', 'private', '--fork', 'sh', '-c', enter, 'sh', image.rootfs, ...argv], {
+    encoding: 'utf8',
+    env,
+    timeout: 60_000,
+  });
   if (r.error) throw r.error;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -30,7 +30,17 @@ function node(name: string, input: NodeInput): V1Node {
       ...(input.candidate !== undefined ? { labels: { 'strait.io/gateway-candidate': input.candidate } } : {}),
     },
     spec: { ...(input.podCIDRs ? { podCIDRs: input.podCIDRs } : {}), ...(input.podCIDR ? { podCIDR: input.podCIDR } : {}) },
-    status: { addresses, ...(input.ready ? { conditions: [{ type: 'MemoryPressure', status: 'False' }, { type: 'Ready', status: input.ready }] } : {}) },
+    status: {
+      addresses,
+      ...(input.ready
+        ? {
+            conditions: [
+              { type: 'MemoryPressure', status: 'False' },
+              { type: 'Ready', status: input.ready },
+            ],
+          }
+        : {}),
+    },
   };
 }
 
@@ -38,59 +48,112 @@ function node(name: string, input: NodeInput): V1Node {
 function summary(nodes: readonly V1Node[]) {
   const { nodes: read, problems } = clusterNodes(nodes, clusterPods);
   return {
-    nodes: read.map((n) => [
-      n.config.name,
-      formatIp(n.config.underlayAddress),
-      n.config.podCIDRs.map(formatCidr).join(','),
-      n.config.publicAddress ? formatIp(n.config.publicAddress) : '-',
-      n.ready ? 'ready' : 'not-ready',
-      n.gatewayCandidate ? 'candidate' : '-',
-    ].join(' ')),
+    nodes: read.map((n) =>
+      [
+        n.config.name,
+        formatIp(n.config.underlayAddress),
+        n.config.podCIDRs.map(formatCidr).join(','),
+        n.config.publicAddress ? formatIp(n.config.publicAddress) : '-',
+        n.ready ? 'ready' : 'not-ready',
+        n.gatewayCandidate ? 'candidate' : '-',
+      ].join(' '),
+    ),
     problems: problems.map((p) => p.message),
   };
 }
 
 describe('Kubernetes Nodes as cluster nodes', () => {
   it('reads name, InternalIP, podCIDRs, the public-address annotation, the Ready condition and the candidate label', () => {
-    assert.deepEqual(summary([
-      node('n2', { internalIP: '192.168.1.2', externalIP: '198.51.100.9', podCIDRs: ['10.244.2.0/24'], ready: 'False' }),
-      node('n1', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24', 'fd00:10:244:1::/64'], publicAddress: '203.0.113.1', candidate: 'true', ready: 'True' }),
-      node('n3', { internalIP: '192.168.1.3', podCIDR: '10.244.3.0/24', candidate: 'false', ready: 'Unknown' }),
-      node('n4', { internalIP: ['fd00::4', '192.168.1.4'], candidate: 'true' }),
-    ]), {
-      nodes: [
-        'n1 192.168.1.1 10.244.1.0/24 203.0.113.1 ready candidate',
-        'n2 192.168.1.2 10.244.2.0/24 - not-ready -',
-        'n3 192.168.1.3 10.244.3.0/24 - not-ready -',
-        'n4 192.168.1.4  - not-ready candidate',
-      ],
-      problems: [],
-    });
+    assert.deepEqual(
+      summary([
+        node('n2', { internalIP: '192.168.1.2', externalIP: '198.51.100.9', podCIDRs: ['10.244.2.0/24'], ready: 'False' }),
+        node('n1', {
+          internalIP: '192.168.1.1',
+          podCIDRs: ['10.244.1.0/24', 'fd00:10:244:1::/64'],
+          publicAddress: '203.0.113.1',
+          candidate: 'true',
+          ready: 'True',
+        }),
+        node('n3', { internalIP: '192.168.1.3', podCIDR: '10.244.3.0/24', candidate: 'false', ready: 'Unknown' }),
+        node('n4', { internalIP: ['fd00::4', '192.168.1.4'], candidate: 'true' }),
+      ]),
+      {
+        nodes: [
+          'n1 192.168.1.1 10.244.1.0/24 203.0.113.1 ready candidate',
+          'n2 192.168.1.2 10.244.2.0/24 - not-ready -',
+          'n3 192.168.1.3 10.244.3.0/24 - not-ready -',
+          'n4 192.168.1.4  - not-ready candidate',
+        ],
+        problems: [],
+      },
+    );
   });
 
   it('prefers spec.podCIDRs over the older spec.podCIDR', () => {
-    assert.deepEqual(summary([node('n', { internalIP: '192.168.1.1', podCIDRs: ['10.244.7.0/24'], podCIDR: '10.244.9.0/24' })]).nodes, ['n 192.168.1.1 10.244.7.0/24 - not-ready -']);
+    assert.deepEqual(summary([node('n', { internalIP: '192.168.1.1', podCIDRs: ['10.244.7.0/24'], podCIDR: '10.244.9.0/24' })]).nodes, [
+      'n 192.168.1.1 10.244.7.0/24 - not-ready -',
+    ]);
   });
 
   it('leaves out a Node with bad input, naming the node, field and value, and keeps the others', () => {
     const good = node('good', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24'], ready: 'True' });
     const cases: [V1Node, string][] = [
-      [node('no-ip', { externalIP: '198.51.100.1' }), 'Node no-ip: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])'],
+      [
+        node('no-ip', { externalIP: '198.51.100.1' }),
+        'Node no-ip: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])',
+      ],
       // Issue 24: every agent refuses a spec whose node list has an address its dataplane cannot carry.
-      [node('v6-only', { internalIP: 'fd00::4' }), 'Node v6-only: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])'],
-      [node('zero-ip', { internalIP: '0.0.0.0' }), 'Node zero-ip: status.addresses[InternalIP]: is in 0.0.0.0/8, "this network" (RFC 1122): not unicast space a node or pod can be in (got "0.0.0.0")'],
-      [node('v6-public', { internalIP: '192.168.1.2', publicAddress: '2001:db8::1' }), 'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s dataplanes carry IPv4 only (IPv6 clusters are not supported yet) (got "2001:db8::1")'],
-      [node('bad-ip', { internalIP: '192.168.1.300' }), 'Node bad-ip: status.addresses[InternalIP]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "192.168.1.300")'],
-      [node('bad-cidr', { internalIP: '192.168.1.2', podCIDRs: ['10.244.2.0/24', '10.244.3.1/24'] }), 'Node bad-cidr: spec.podCIDRs[1]: host bits are set; did you mean 10.244.3.0/24? (got "10.244.3.1/24")'],
-      [node('old-cidr', { internalIP: '192.168.1.2', podCIDR: 'ten' }), 'Node old-cidr: spec.podCIDR: expected a CIDR like 10.0.0.0/16 or fd00::/64 (got "ten")'],
-      [node('outside', { internalIP: '192.168.1.2', podCIDRs: ['10.245.0.0/24'] }), 'Node outside: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.245.0.0/24")'],
-      [node('wider', { internalIP: '192.168.1.2', podCIDRs: ['10.244.0.0/15'] }), 'Node wider: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.244.0.0/15")'],
-      [node('overlap', { internalIP: '192.168.1.2', podCIDRs: ['10.244.1.128/25'] }), 'Node overlap: spec.podCIDRs[0]: overlaps the podCIDRs of Node good (got "10.244.1.128/25")'],
-      [node('bad-public', { internalIP: '192.168.1.2', publicAddress: 'gw.example.com' }), 'Node bad-public: metadata.annotations["strait.io/public-address"]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "gw.example.com")'],
-      [node('bad-label', { internalIP: '192.168.1.2', candidate: 'yes' }), 'Node bad-label: metadata.labels["strait.io/gateway-candidate"]: expected "true" or "false" (got "yes")'],
+      [
+        node('v6-only', { internalIP: 'fd00::4' }),
+        'Node v6-only: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])',
+      ],
+      [
+        node('zero-ip', { internalIP: '0.0.0.0' }),
+        'Node zero-ip: status.addresses[InternalIP]: is in 0.0.0.0/8, "this network" (RFC 1122): not unicast space a node or pod can be in (got "0.0.0.0")',
+      ],
+      [
+        node('v6-public', { internalIP: '192.168.1.2', publicAddress: '2001:db8::1' }),
+        'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s dataplanes carry IPv4 only (IPv6 clusters are not supported yet) (got "2001:db8::1")',
+      ],
+      [
+        node('bad-ip', { internalIP: '192.168.1.300' }),
+        'Node bad-ip: status.addresses[InternalIP]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "192.168.1.300")',
+      ],
+      [
+        node('bad-cidr', { internalIP: '192.168.1.2', podCIDRs: ['10.244.2.0/24', '10.244.3.1/24'] }),
+        'Node bad-cidr: spec.podCIDRs[1]: host bits are set; did you mean 10.244.3.0/24? (got "10.244.3.1/24")',
+      ],
+      [
+        node('old-cidr', { internalIP: '192.168.1.2', podCIDR: 'ten' }),
+        'Node old-cidr: spec.podCIDR: expected a CIDR like 10.0.0.0/16 or fd00::/64 (got "ten")',
+      ],
+      [
+        node('outside', { internalIP: '192.168.1.2', podCIDRs: ['10.245.0.0/24'] }),
+        'Node outside: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.245.0.0/24")',
+      ],
+      [
+        node('wider', { internalIP: '192.168.1.2', podCIDRs: ['10.244.0.0/15'] }),
+        'Node wider: spec.podCIDRs[0]: is not inside the cluster podCIDR 10.244.0.0/16 (got "10.244.0.0/15")',
+      ],
+      [
+        node('overlap', { internalIP: '192.168.1.2', podCIDRs: ['10.244.1.128/25'] }),
+        'Node overlap: spec.podCIDRs[0]: overlaps the podCIDRs of Node good (got "10.244.1.128/25")',
+      ],
+      [
+        node('bad-public', { internalIP: '192.168.1.2', publicAddress: 'gw.example.com' }),
+        'Node bad-public: metadata.annotations["strait.io/public-address"]: not an IPv4 address (a.b.c.d, no leading zeros) nor an IPv6 address (got "gw.example.com")',
+      ],
+      [
+        node('bad-label', { internalIP: '192.168.1.2', candidate: 'yes' }),
+        'Node bad-label: metadata.labels["strait.io/gateway-candidate"]: expected "true" or "false" (got "yes")',
+      ],
     ];
     for (const [bad, message] of cases) {
-      assert.deepEqual(summary([good, bad]), { nodes: ['good 192.168.1.1 10.244.1.0/24 - ready -'], problems: [message] }, bad.metadata!.name);
+      assert.deepEqual(
+        summary([good, bad]),
+        { nodes: ['good 192.168.1.1 10.244.1.0/24 - ready -'], problems: [message] },
+        bad.metadata!.name,
+      );
     }
     const [problem] = clusterNodes([good, cases.find(([n]) => n.metadata!.name === 'bad-label')![0]], clusterPods).problems;
     assert.deepEqual(problem, {
@@ -105,7 +168,10 @@ describe('Kubernetes Nodes as cluster nodes', () => {
   it('of two Nodes with overlapping pod CIDRs the later name is left out, whatever the list order', () => {
     const a = node('a', { internalIP: '192.168.1.1', podCIDRs: ['10.244.0.0/23'] });
     const b = node('b', { internalIP: '192.168.1.2', podCIDRs: ['10.244.1.0/24'] });
-    const expected = { nodes: ['a 192.168.1.1 10.244.0.0/23 - not-ready -'], problems: ['Node b: spec.podCIDRs[0]: overlaps the podCIDRs of Node a (got "10.244.1.0/24")'] };
+    const expected = {
+      nodes: ['a 192.168.1.1 10.244.0.0/23 - not-ready -'],
+      problems: ['Node b: spec.podCIDRs[0]: overlaps the podCIDRs of Node a (got "10.244.1.0/24")'],
+    };
     assert.deepEqual(summary([a, b]), expected);
     assert.deepEqual(summary([b, a]), expected);
   });
@@ -113,46 +179,76 @@ describe('Kubernetes Nodes as cluster nodes', () => {
   it('every Node is read or left out exactly once, the same for any order of the list (property)', () => {
     const input = fc.record({
       internalIP: fc.option(fc.constantFrom('192.168.1.1', '192.168.1.2', 'bad'), { nil: undefined }),
-      podCIDRs: fc.option(fc.array(fc.constantFrom('10.244.1.0/24', '10.244.2.0/24', '10.244.0.0/16', '10.9.0.0/24', 'fd00::/64', '10.244.3.3/24'), { maxLength: 2 }), { nil: undefined }),
+      podCIDRs: fc.option(
+        fc.array(fc.constantFrom('10.244.1.0/24', '10.244.2.0/24', '10.244.0.0/16', '10.9.0.0/24', 'fd00::/64', '10.244.3.3/24'), {
+          maxLength: 2,
+        }),
+        { nil: undefined },
+      ),
       publicAddress: fc.option(fc.constantFrom('203.0.113.1', 'x'), { nil: undefined }),
       candidate: fc.option(fc.constantFrom('true', 'false', 'TRUE'), { nil: undefined }),
       ready: fc.option(fc.constantFrom('True' as const, 'False' as const), { nil: undefined }),
     });
-    fc.assert(fc.property(fc.uniqueArray(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e'), input), { selector: ([name]) => name, maxLength: 5 }), fc.func(fc.integer()), (entries, order) => {
-      const nodes = entries.map(([name, i]) => node(name, i));
-      const result = summary(nodes);
-      const names = [...result.nodes.map((line) => line.split(' ')[0]), ...result.problems.map((p) => p.split(' ')[1]!.slice(0, -1))].sort();
-      assert.deepEqual(names, entries.map(([name]) => name).sort());
-      const shuffled = nodes.map((n, i) => [order(i), n] as const).sort(([x], [y]) => x - y).map(([, n]) => n);
-      assert.deepEqual(summary(shuffled), result);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e'), input), { selector: ([name]) => name, maxLength: 5 }),
+        fc.func(fc.integer()),
+        (entries, order) => {
+          const nodes = entries.map(([name, i]) => node(name, i));
+          const result = summary(nodes);
+          const names = [
+            ...result.nodes.map((line) => line.split(' ')[0]),
+            ...result.problems.map((p) => p.split(' ')[1]!.slice(0, -1)),
+          ].sort();
+          assert.deepEqual(names, entries.map(([name]) => name).sort());
+          const shuffled = nodes
+            .map((n, i) => [order(i), n] as const)
+            .sort(([x], [y]) => x - y)
+            .map(([, n]) => n);
+          assert.deepEqual(summary(shuffled), result);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
-  it('leaves out exactly the Nodes whose pod CIDRs overlap an earlier name\'s, naming the first such name (property, many nodes)', () => {
+  it("leaves out exactly the Nodes whose pod CIDRs overlap an earlier name's, naming the first such name (property, many nodes)", () => {
     // CIDRs of 10.244.0.0/16 from /17 to /26, on a grid coarse enough for many overlaps.
     const cidr = fc.tuple(fc.integer({ min: 17, max: 26 }), fc.integer({ min: 0, max: 63 })).map(([prefix, k]) => {
       const base = (0x0af40000 + k * 1024) & ~((1 << (32 - prefix)) - 1);
       return `10.244.${(base >> 8) & 0xff}.${base & 0xff}/${prefix}`;
     });
-    fc.assert(fc.property(fc.array(fc.array(cidr, { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 40 }), (lists) => {
-      const names = lists.map((_, i) => `n${String(i).padStart(2, '0')}`);
-      const { nodes: read, problems } = clusterNodes(lists.map((podCIDRs, i) => node(names[i]!, { internalIP: '192.168.1.1', podCIDRs })), clusterPods);
-      // The brute-force answer: each node in name order against every node kept before it.
-      const kept: { name: string; cidrs: ReturnType<typeof parseCidr>[] }[] = [];
-      const expected: string[] = [];
-      lists.forEach((texts, i) => {
-        const cidrs = texts.map((t) => parseCidr('t', t));
-        for (const [j, c] of cidrs.entries()) {
-          const other = kept.find((k) => k.cidrs.some((d) => cidrsOverlap(c, d)));
-          if (other) {
-            expected.push(`Node ${names[i]}: spec.podCIDRs[${j}]: overlaps the podCIDRs of Node ${other.name} (got "${texts[j]}")`);
-            return;
+    fc.assert(
+      fc.property(fc.array(fc.array(cidr, { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 40 }), (lists) => {
+        const names = lists.map((_, i) => `n${String(i).padStart(2, '0')}`);
+        const { nodes: read, problems } = clusterNodes(
+          lists.map((podCIDRs, i) => node(names[i]!, { internalIP: '192.168.1.1', podCIDRs })),
+          clusterPods,
+        );
+        // The brute-force answer: each node in name order against every node kept before it.
+        const kept: { name: string; cidrs: ReturnType<typeof parseCidr>[] }[] = [];
+        const expected: string[] = [];
+        lists.forEach((texts, i) => {
+          const cidrs = texts.map((t) => parseCidr('t', t));
+          for (const [j, c] of cidrs.entries()) {
+            const other = kept.find((k) => k.cidrs.some((d) => cidrsOverlap(c, d)));
+            if (other) {
+              expected.push(`Node ${names[i]}: spec.podCIDRs[${j}]: overlaps the podCIDRs of Node ${other.name} (got "${texts[j]}")`);
+              return;
+            }
           }
-        }
-        kept.push({ name: names[i]!, cidrs });
-      });
-      assert.deepEqual(read.map((n) => n.config.name), kept.map((k) => k.name));
-      assert.deepEqual(problems.map((p) => p.message), expected);
-    }), { numRuns: 300 });
+          kept.push({ name: names[i]!, cidrs });
+        });
+        assert.deepEqual(
+          read.map((n) => n.config.name),
+          kept.map((k) => k.name),
+        );
+        assert.deepEqual(
+          problems.map((p) => p.message),
+          expected,
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -10,7 +10,11 @@ import type { Logger } from '../../src/log';
 import { startTestApiServer } from '../support/apiserver';
 import { captureLog } from '../support/log-capture';
 
-const node = (name: string, labels: Record<string, string> = {}): V1Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
+const node = (name: string, labels: Record<string, string> = {}): V1Node => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name, labels },
+});
 
 /** Resolves when `check` holds after a change the informer reports (or now); fails after `ms` naming `what`. */
 function until(informer: Informer<V1Node>, what: string, check: () => boolean, ms = 5000): Promise<void> {
@@ -26,7 +30,11 @@ function until(informer: Informer<V1Node>, what: string, check: () => boolean, m
   });
 }
 
-const names = (informer: Informer<V1Node>) => informer.list().map((n) => n.metadata!.name).join(',');
+const names = (informer: Informer<V1Node>) =>
+  informer
+    .list()
+    .map((n) => n.metadata!.name)
+    .join(',');
 
 describe('informer on the API server', function () {
   this.timeout(20_000);
@@ -35,7 +43,9 @@ describe('informer on the API server', function () {
     for (const stop of stops.splice(0).reverse()) await stop();
   });
 
-  async function setup(options: { watchCacheSize?: number; logger?: Logger; retryMs?: number; list?: (core: CoreV1Api) => Promise<V1NodeList> } = {}) {
+  async function setup(
+    options: { watchCacheSize?: number; logger?: Logger; retryMs?: number; list?: (core: CoreV1Api) => Promise<V1NodeList> } = {},
+  ) {
     const { list: _list, retryMs = 50, ...serverOptions } = options;
     const api = await startTestApiServer(serverOptions);
     stops.push(() => api.close());
@@ -67,7 +77,10 @@ describe('informer on the API server', function () {
     await core.createNode({ body: node('n1') });
     await until(informer, 'n1 added', () => informer.get('n1') !== undefined);
     const added = informer.get('n1')!.metadata!.resourceVersion;
-    await core.replaceNode({ name: 'n1', body: { ...informer.get('n1')!, metadata: { ...informer.get('n1')!.metadata, labels: { role: 'gateway' } } } });
+    await core.replaceNode({
+      name: 'n1',
+      body: { ...informer.get('n1')!, metadata: { ...informer.get('n1')!.metadata, labels: { role: 'gateway' } } },
+    });
     await until(informer, 'n1 updated', () => informer.get('n1')?.metadata?.labels?.role === 'gateway');
     assert.notEqual(informer.get('n1')!.metadata!.resourceVersion, added);
     await core.deleteNode({ name: 'before' });
@@ -99,7 +112,11 @@ describe('informer on the API server', function () {
     await until(informer, 'the relist', () => names(informer) === 'kept,new');
     assert.equal(lists(), 2, 'listed once more');
     assert.deepEqual(changes, ['gone', 'kept', 'gone gone', 'new']);
-    assert.deepEqual(captured.lines.filter((l) => l.level === 40), [], "client-node's own 410 relist, not our recovery from an error");
+    assert.deepEqual(
+      captured.lines.filter((l) => l.level === 40),
+      [],
+      "client-node's own 410 relist, not our recovery from an error",
+    );
     await core.createNode({ body: node('after') });
     await until(informer, 'a change after the relist', () => informer.get('after') !== undefined);
   });
@@ -120,9 +137,16 @@ describe('informer on the API server', function () {
     });
     await api.start();
     for (const name of ['a', 'c']) await core.createNode({ body: node(name, { restarted: 'yes' }) });
-    await until(informer, 'the new server state', () => names(informer) === 'a,c' && informer.get('a')?.metadata?.labels?.restarted === 'yes');
+    await until(
+      informer,
+      'the new server state',
+      () => names(informer) === 'a,c' && informer.get('a')?.metadata?.labels?.restarted === 'yes',
+    );
     // The new server counts versions from 1 again: the same version can name another object (its uid differs).
-    assert.deepEqual([informer.get('a')!.metadata!.resourceVersion === before.resourceVersion, informer.get('a')!.metadata!.uid === before.uid], [true, false]);
+    assert.deepEqual(
+      [informer.get('a')!.metadata!.resourceVersion === before.resourceVersion, informer.get('a')!.metadata!.uid === before.uid],
+      [true, false],
+    );
     assert.deepEqual(changes.slice(2).sort(), ['a', 'b gone', 'c']);
     await core.deleteNode({ name: 'c' });
     await until(informer, 'watching the new server', () => informer.get('c') === undefined);
@@ -132,7 +156,8 @@ describe('informer on the API server', function () {
     const server = captureLog();
     const { informer } = await setup({ logger: server.log });
     await informer.start();
-    const watchQuery = () => server.lines.find((l) => l.path === '/api/v1/nodes' && String(l.query).includes('watch=true'))?.query as string | undefined;
+    const watchQuery = () =>
+      server.lines.find((l) => l.path === '/api/v1/nodes' && String(l.query).includes('watch=true'))?.query as string | undefined;
     await new Promise<void>((resolve) => {
       const check = setInterval(() => watchQuery() && resolve(clearInterval(check)), 20);
     });

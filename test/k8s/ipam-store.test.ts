@@ -23,7 +23,10 @@ const version = 'v1alpha1';
 /** Two peers, each with a pod of the other reflected to it: b's 10.7.0.1 to a at 10.0.2.1, a's 10.9.0.1 to b at 10.0.2.2. */
 function twoPeers(): IpamState {
   let state = initializeIpam(undefined, home).state;
-  for (const [id, pod, ext] of [['a', '10.9.0.0/24', '10.8.0.0/28'], ['b', '10.7.0.0/24', '10.6.0.0/28']] as const) {
+  for (const [id, pod, ext] of [
+    ['a', '10.9.0.0/24', '10.8.0.0/28'],
+    ['b', '10.7.0.0/24', '10.6.0.0/28'],
+  ] as const) {
     state = addPeer(state, { clusterId: id, podCIDR: pod, externalCIDR: ext }).state;
     state = setRemoteView(state, { clusterId: id, localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
   }
@@ -46,7 +49,9 @@ function summary(state: IpamState | undefined) {
   const family = state?.home.externalCIDR.family ?? 4;
   return {
     peers: peers.map((p) => p.clusterId).sort(),
-    mappings: peers.flatMap((p) => [...p.natMappings.entries()].map(([e, a]) => `${p.clusterId} ${e}>${formatIp({ family, value: a })}`)).sort(),
+    mappings: peers
+      .flatMap((p) => [...p.natMappings.entries()].map(([e, a]) => `${p.clusterId} ${e}>${formatIp({ family, value: a })}`))
+      .sort(),
   };
 }
 
@@ -60,7 +65,8 @@ describe('IPAM store on the API server', function () {
   });
   after(() => api.close());
 
-  const store = (client: CustomObjectsApi = objects, leading = true) => new ApiIpamStore({ api: client, clusterId: 'home', leading: () => leading });
+  const store = (client: CustomObjectsApi = objects, leading = true) =>
+    new ApiIpamStore({ api: client, clusterId: 'home', leading: () => leading });
 
   const plurals: Record<string, string> = { ClusterNetworks: 'clusternetworks', PeerNetworks: 'peernetworks', NatMapping: 'natmappings' };
 
@@ -88,18 +94,31 @@ describe('IPAM store on the API server', function () {
     assert.equal(await saving.load(), undefined, 'nothing before the first save');
     const state = twoPeers();
     await saving.save(state);
-    assert.deepEqual(await stored(), ['ClusterNetworks/home', 'PeerNetworks/a', 'PeerNetworks/b', 'NatMapping/10.0.2.1', 'NatMapping/10.0.2.2']);
+    assert.deepEqual(await stored(), [
+      'ClusterNetworks/home',
+      'PeerNetworks/a',
+      'PeerNetworks/b',
+      'NatMapping/10.0.2.1',
+      'NatMapping/10.0.2.2',
+    ]);
     const reading = store();
     const back = await reading.load();
     assert.deepEqual([toDocument(back!), reading.dropped], [toDocument(state), []]);
-    const before = (await objects.listClusterCustomObject({ group, version, plural: 'natmappings' })) as { metadata: { resourceVersion: string } };
+    const before = (await objects.listClusterCustomObject({ group, version, plural: 'natmappings' })) as {
+      metadata: { resourceVersion: string };
+    };
     await reading.save(back!);
-    const after = (await objects.listClusterCustomObject({ group, version, plural: 'natmappings' })) as { metadata: { resourceVersion: string } };
+    const after = (await objects.listClusterCustomObject({ group, version, plural: 'natmappings' })) as {
+      metadata: { resourceVersion: string };
+    };
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'no write');
   });
 
   it('is written only by the controller holding the lease', async () => {
-    await assert.rejects(store(objects, false).lock(), (err: Error) => err instanceof StateError && /written by the controller holding the lease; this one does not/.test(err.message));
+    await assert.rejects(
+      store(objects, false).lock(),
+      (err: Error) => err instanceof StateError && /written by the controller holding the lease; this one does not/.test(err.message),
+    );
     await (await store().lock()).release();
   });
 
@@ -111,10 +130,22 @@ describe('IPAM store on the API server', function () {
     const [s1, s2] = [await first.load(), await second.load()];
     // Both take the lowest free address, 10.0.2.3: the first for a's pod 10.9.0.5 to b, the second for b's pod 10.7.0.9 to a.
     await first.save(mapEndpoint(s1!, 'b', '10.9.0.5').state);
-    await assert.rejects(second.save(mapEndpoint(s2!, 'a', '10.7.0.9').state), (err: Error) => err instanceof StateError && /^NatMapping\/10\.0\.2\.3: changed by another writer since it was read \(409 /.test(err.message));
-    await assert.rejects(second.save(mapEndpoint(s2!, 'a', '10.7.0.9').state), /must be read \(load\) before a save, and again after a conflict/);
+    await assert.rejects(
+      second.save(mapEndpoint(s2!, 'a', '10.7.0.9').state),
+      (err: Error) =>
+        err instanceof StateError && /^NatMapping\/10\.0\.2\.3: changed by another writer since it was read \(409 /.test(err.message),
+    );
+    await assert.rejects(
+      second.save(mapEndpoint(s2!, 'a', '10.7.0.9').state),
+      /must be read \(load\) before a save, and again after a conflict/,
+    );
     await second.save(mapEndpoint((await second.load())!, 'a', '10.7.0.9').state);
-    assert.deepEqual(summary(await store().load()).mappings, ['a 10.7.0.1>10.0.2.1', 'a 10.7.0.9>10.0.2.4', 'b 10.9.0.1>10.0.2.2', 'b 10.9.0.5>10.0.2.3']);
+    assert.deepEqual(summary(await store().load()).mappings, [
+      'a 10.7.0.1>10.0.2.1',
+      'a 10.7.0.9>10.0.2.4',
+      'b 10.9.0.1>10.0.2.2',
+      'b 10.9.0.5>10.0.2.3',
+    ]);
   });
 
   it('of two controllers that change the same peer, the second gets a conflict (the resourceVersion it read is old)', async () => {
@@ -124,12 +155,17 @@ describe('IPAM store on the API server', function () {
     const [first, second] = [store(), store()];
     const [s1, s2] = [await first.load(), await second.load()];
     await first.save(setRemoteView(s1!, { clusterId: 'a', localNATPodCIDR: '10.50.0.0/24', localNATExternalCIDR: '10.60.0.8/29' }).state);
-    await assert.rejects(second.save(setRemoteView(s2!, { clusterId: 'a', localNATPodCIDR: '10.51.0.0/24', localNATExternalCIDR: '10.61.0.8/29' }).state), /^StateError: PeerNetworks\/a: changed by another writer since it was read \(409 /);
-    const peer = (await objects.getClusterCustomObject({ group, version, plural: 'peernetworks', name: 'a' })) as { spec: { localNATPodCIDR: string } };
+    await assert.rejects(
+      second.save(setRemoteView(s2!, { clusterId: 'a', localNATPodCIDR: '10.51.0.0/24', localNATExternalCIDR: '10.61.0.8/29' }).state),
+      /^StateError: PeerNetworks\/a: changed by another writer since it was read \(409 /,
+    );
+    const peer = (await objects.getClusterCustomObject({ group, version, plural: 'peernetworks', name: 'a' })) as {
+      spec: { localNATPodCIDR: string };
+    };
     assert.equal(peer.spec.localNATPodCIDR, '10.50.0.0/24');
   });
 
-  it('a controller deleting a NatMapping another has changed since it read it gets a conflict, and the other\'s reflection stays', async () => {
+  it("a controller deleting a NatMapping another has changed since it read it gets a conflict, and the other's reflection stays", async () => {
     const setup = store();
     await setup.load();
     let state = addPeer(twoPeers(), { clusterId: 'c', podCIDR: '10.5.0.0/24', externalCIDR: '10.4.0.0/28' }).state;
@@ -139,7 +175,10 @@ describe('IPAM store on the API server', function () {
     const [s1, s2] = [await first.load(), await second.load()];
     // The first reflects a's pod 10.9.0.1 to c as well (the same address, 10.0.2.2); the second stops reflecting it to b: for it, the address is free.
     await first.save(mapEndpoint(s1!, 'c', '10.9.0.1').state);
-    await assert.rejects(second.save(unmapEndpoint(s2!, 'b', '10.9.0.1').state), /^StateError: NatMapping\/10\.0\.2\.2: changed by another writer since it was read \(409 /);
+    await assert.rejects(
+      second.save(unmapEndpoint(s2!, 'b', '10.9.0.1').state),
+      /^StateError: NatMapping\/10\.0\.2\.2: changed by another writer since it was read \(409 /,
+    );
     assert.deepEqual(summary(await store().load()).mappings, ['a 10.7.0.1>10.0.2.1', 'b 10.9.0.1>10.0.2.2', 'c 10.9.0.1>10.0.2.2']);
   });
 
@@ -165,7 +204,8 @@ describe('IPAM store on the API server', function () {
         get(target, prop, receiver) {
           const value = Reflect.get(target, prop, receiver) as unknown;
           if (typeof value !== 'function' || !/^(create|replace|delete)ClusterCustomObject$/.test(String(prop))) return value;
-          return (...args: unknown[]) => (++writes > done ? Promise.reject(new Error('killed')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+          return (...args: unknown[]) =>
+            ++writes > done ? Promise.reject(new Error('killed')) : (value as (...a: unknown[]) => unknown).apply(target, args);
         },
       });
       const crashing = store(dying);
@@ -178,7 +218,11 @@ describe('IPAM store on the API server', function () {
       await reader.save(next);
       const final = store();
       assert.deepEqual(toDocument((await final.load())!), toDocument(next), `completed after ${done} writes`);
-      assert.deepEqual(await stored(), ['ClusterNetworks/home', 'PeerNetworks/b', 'PeerNetworks/c', 'NatMapping/10.0.2.1'], `nothing left behind after ${done} writes`);
+      assert.deepEqual(
+        await stored(),
+        ['ClusterNetworks/home', 'PeerNetworks/b', 'PeerNetworks/c', 'NatMapping/10.0.2.1'],
+        `nothing left behind after ${done} writes`,
+      );
     }
   });
 
@@ -187,13 +231,29 @@ describe('IPAM store on the API server', function () {
     await setup.load();
     await setup.save(twoPeers());
     // By hand: a second address for b's pod 10.7.0.1 to a (it has 10.0.2.1).
-    await objects.createClusterCustomObject({ group, version, plural: 'natmappings', body: { apiVersion: `${group}/${version}`, kind: 'NatMapping', metadata: { name: '10.0.2.5' }, spec: { externalAddress: '10.0.2.5', endpointAddress: '10.7.0.1', reflectedTo: ['a'] } } });
+    await objects.createClusterCustomObject({
+      group,
+      version,
+      plural: 'natmappings',
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: 'NatMapping',
+        metadata: { name: '10.0.2.5' },
+        spec: { externalAddress: '10.0.2.5', endpointAddress: '10.7.0.1', reflectedTo: ['a'] },
+      },
+    });
     const reader = store();
     const state = await reader.load();
     assert.equal(reader.dropped.length, 1);
     assert.match(reader.dropped[0]!, /^NatMapping 10\.0\.2\.5 to a: /);
     assert.deepEqual(summary(state).mappings, ['a 10.7.0.1>10.0.2.1', 'b 10.9.0.1>10.0.2.2']);
     await reader.save(state!);
-    assert.deepEqual(await stored(), ['ClusterNetworks/home', 'PeerNetworks/a', 'PeerNetworks/b', 'NatMapping/10.0.2.1', 'NatMapping/10.0.2.2']);
+    assert.deepEqual(await stored(), [
+      'ClusterNetworks/home',
+      'PeerNetworks/a',
+      'PeerNetworks/b',
+      'NatMapping/10.0.2.1',
+      'NatMapping/10.0.2.2',
+    ]);
   });
 });

@@ -23,14 +23,20 @@ describe('kubeconfig loading', () => {
     const b = loadKubeConfig({ file, context: 'cluster-b' });
     assert.equal(describeKubeConfig(b), 'https://127.0.0.1:7443 as user cluster-b (context cluster-b)');
     assert.equal(describeKubeConfig(kubeConfigFromText(text, 'cluster-b')), 'https://127.0.0.1:7443 as user cluster-b (context cluster-b)');
-    assert.throws(() => loadKubeConfig({ file, context: 'cluster-c' }), /^Error: the kubeconfig has no context "cluster-c" \(it has cluster-a, cluster-b\)$/);
+    assert.throws(
+      () => loadKubeConfig({ file, context: 'cluster-c' }),
+      /^Error: the kubeconfig has no context "cluster-c" \(it has cluster-a, cluster-b\)$/,
+    );
   });
 
   it('without a file, refuses outside a Pod rather than guessing at ~/.kube/config', () => {
     const saved = process.env.KUBERNETES_SERVICE_HOST;
     delete process.env.KUBERNETES_SERVICE_HOST;
     try {
-      assert.throws(() => loadKubeConfig(), /^Error: no kubeconfig file given and not running in a Pod \(KUBERNETES_SERVICE_HOST is not set\)$/);
+      assert.throws(
+        () => loadKubeConfig(),
+        /^Error: no kubeconfig file given and not running in a Pod \(KUBERNETES_SERVICE_HOST is not set\)$/,
+      );
     } finally {
       if (saved !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved;
     }

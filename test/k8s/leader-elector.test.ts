@@ -118,7 +118,10 @@ describe('leader election on a Lease, against the API server', function () {
     const stopped = Date.now();
     const took = (await timeline.next('b started', 5000)) - stopped;
     assert.deepEqual(timeline.list(), ['a started', 'a stopped', 'b started'], 'a stopped its work before b started');
-    assert.ok(took <= retryPeriod * 1000 + 200, `b led ${took} ms after a stopped (one retry period is ${retryPeriod * 1000} ms, the lease ${leaseDuration * 1000} ms)`);
+    assert.ok(
+      took <= retryPeriod * 1000 + 200,
+      `b led ${took} ms after a stopped (one retry period is ${retryPeriod * 1000} ms, the lease ${leaseDuration * 1000} ms)`,
+    );
     const spec = await lease();
     assert.deepEqual([spec.holderIdentity, spec.leaseTransitions, b.leading], ['b', 1, true]);
   });
@@ -128,10 +131,18 @@ describe('leader election on a Lease, against the API server', function () {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, api.kubeConfig.exportConfig(), { mode: 0o600 });
-    const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'leader-elector-child.js'), kubeconfig, 'a', leaseName], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'leader-elector-child.js'), kubeconfig, 'a', leaseName], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     cleanups.push(() => void child.kill('SIGKILL'));
     const timeline = new Timeline();
-    child.stdout!.on('data', (data: Buffer) => data.toString().trim().split('\n').forEach((line) => timeline.add(`a ${line}`)));
+    child.stdout!.on('data', (data: Buffer) =>
+      data
+        .toString()
+        .trim()
+        .split('\n')
+        .forEach((line) => timeline.add(`a ${line}`)),
+    );
     await timeline.next('a started', 10_000);
     const b = elector('b', timeline);
     b.start();
@@ -156,13 +167,19 @@ describe('leader election on a Lease, against the API server', function () {
     const took = (await timeline.next('a stopped', 5000)) - cut;
     // From its last renewal, which may have been answered while the server was closing; a standby takes
     // over leaseDuration − retryPeriod after that at the earliest (1750 ms).
-    assert.ok(took <= renewDeadline * 1000 + 100, `stopped ${took} ms after the API server went (renewDeadline ${renewDeadline * 1000} ms)`);
+    assert.ok(
+      took <= renewDeadline * 1000 + 100,
+      `stopped ${took} ms after the API server went (renewDeadline ${renewDeadline * 1000} ms)`,
+    );
     assert.equal(a.leading, false);
   });
 
   it('a write on a Lease changed since it was read gets 409 and overwrites nothing; the elector then follows the new holder', async () => {
     // A released Lease: the elector decides to take it at once; between its read and its write, another takes it.
-    await coordination.createNamespacedLease({ namespace, body: { metadata: { name: leaseName, namespace }, spec: { holderIdentity: '', leaseTransitions: 3 } } as V1Lease });
+    await coordination.createNamespacedLease({
+      namespace,
+      body: { metadata: { name: leaseName, namespace }, spec: { holderIdentity: '', leaseTransitions: 3 } } as V1Lease,
+    });
     let raced = false;
     const racing = new Proxy(coordination, {
       get(target, prop, receiver) {
@@ -172,7 +189,11 @@ describe('leader election on a Lease, against the API server', function () {
           const read = (await (value as (...a: unknown[]) => Promise<V1Lease>).apply(target, args)) as V1Lease;
           if (!raced) {
             raced = true;
-            await coordination.replaceNamespacedLease({ name: leaseName, namespace, body: { ...read, spec: { ...read.spec, holderIdentity: 'other', leaseDurationSeconds: 30, leaseTransitions: 4 } } });
+            await coordination.replaceNamespacedLease({
+              name: leaseName,
+              namespace,
+              body: { ...read, spec: { ...read.spec, holderIdentity: 'other', leaseDurationSeconds: 30, leaseTransitions: 4 } },
+            });
           }
           return read;
         };
@@ -181,12 +202,25 @@ describe('leader election on a Lease, against the API server', function () {
     const timeline = new Timeline();
     const captured = captureLog();
     const followed: string[] = [];
-    const e = new LeaderElector({ api: racing, namespace, name: leaseName, identity: 'me', ...testLeaseTimings, onStartedLeading: () => timeline.add('me started'), onStoppedLeading: () => timeline.add('me stopped'), onNewLeader: (holder) => followed.push(holder), log: captured.log });
+    const e = new LeaderElector({
+      api: racing,
+      namespace,
+      name: leaseName,
+      identity: 'me',
+      ...testLeaseTimings,
+      onStartedLeading: () => timeline.add('me started'),
+      onStoppedLeading: () => timeline.add('me stopped'),
+      onNewLeader: (holder) => followed.push(holder),
+      log: captured.log,
+    });
     cleanups.push(() => e.stop());
     e.start();
     await new Promise((resolve) => setTimeout(resolve, retryPeriod * 1000 * 3));
     assert.deepEqual([timeline.list(), e.leading, followed], [[], false, ['other']]);
-    assert.deepEqual(captured.lines.filter((l) => l.msg === 'lease not acquired or renewed').map((l) => String(l.error).slice(0, 3)), ['409']);
+    assert.deepEqual(
+      captured.lines.filter((l) => l.msg === 'lease not acquired or renewed').map((l) => String(l.error).slice(0, 3)),
+      ['409'],
+    );
     const spec = await lease();
     assert.deepEqual([spec.holderIdentity, spec.leaseTransitions], ['other', 4]);
   });

@@ -15,7 +15,10 @@ const nodes = [
 
 describe('the node list of a NodeDataplane on Kubernetes, from the Node objects (pure)', () => {
   it("lists the Nodes the controller reads, by name, in the family of the object's PodCIDR, in place of any list the object holds", () => {
-    const object = { metadata: { name: 'w1' }, spec: { podCIDR: '10.0.0.0/16', nodes: [{ name: 'stale', underlayAddress: '192.0.2.1', podCIDRs: [] }] } };
+    const object = {
+      metadata: { name: 'w1' },
+      spec: { podCIDR: '10.0.0.0/16', nodes: [{ name: 'stale', underlayAddress: '192.0.2.1', podCIDRs: [] }] },
+    };
     assert.deepEqual(withNodeListFrom(object, nodes).spec, {
       podCIDR: '10.0.0.0/16',
       nodes: [

@@ -40,7 +40,12 @@ function setup() {
   const timers = new FakeTimers();
   const worker = new Worker();
   const errors: string[] = [];
-  const queue = new WorkQueue(worker.process, { baseDelay: 100, maxDelay: 1000, timers, onError: (key, _err, failures, retryIn) => errors.push(`${key} #${failures} in ${retryIn}`) });
+  const queue = new WorkQueue(worker.process, {
+    baseDelay: 100,
+    maxDelay: 1000,
+    timers,
+    onError: (key, _err, failures, retryIn) => errors.push(`${key} #${failures} in ${retryIn}`),
+  });
   return { timers, worker, queue, errors };
 }
 
@@ -146,28 +151,41 @@ describe('work queue', () => {
   });
 
   it('every key added is processed, the last time after its last add, never two at once (property)', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(fc.oneof(fc.constantFrom('a', 'b', 'c').map((key) => ({ add: key })), fc.constant({ step: true })), { maxLength: 40 }), async (script) => {
-      const calls: string[] = [];
-      let running = 0;
-      const queue = new WorkQueue(async (key) => {
-        running++;
-        assert.equal(running, 1);
-        calls.push(key);
-        await Promise.resolve();
-        running--;
-      });
-      const lastAdd = new Map<string, number>();
-      for (const s of script) {
-        if ('add' in s) {
-          queue.add(s.add);
-          lastAdd.set(s.add, calls.length);
-        } else {
-          await Promise.resolve();
-        }
-      }
-      await queue.idle();
-      for (const [key, before] of lastAdd) assert.ok(calls.slice(before).includes(key), `${key} processed after its last add (${calls.join(',')})`);
-      assert.equal(calls.length <= script.length, true);
-    }), { numRuns: 300 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.constantFrom('a', 'b', 'c').map((key) => ({ add: key })),
+            fc.constant({ step: true }),
+          ),
+          { maxLength: 40 },
+        ),
+        async (script) => {
+          const calls: string[] = [];
+          let running = 0;
+          const queue = new WorkQueue(async (key) => {
+            running++;
+            assert.equal(running, 1);
+            calls.push(key);
+            await Promise.resolve();
+            running--;
+          });
+          const lastAdd = new Map<string, number>();
+          for (const s of script) {
+            if ('add' in s) {
+              queue.add(s.add);
+              lastAdd.set(s.add, calls.length);
+            } else {
+              await Promise.resolve();
+            }
+          }
+          await queue.idle();
+          for (const [key, before] of lastAdd)
+            assert.ok(calls.slice(before).includes(key), `${key} processed after its last add (${calls.join(',')})`);
+          assert.equal(calls.length <= script.length, true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -23,10 +23,14 @@ class Recorder {
   readonly monitor: NetlinkMonitor;
 
   constructor(groups: NetlinkGroup[], ns: string) {
-    this.monitor = new NetlinkMonitor(groups, (batch) => {
-      this.events.push(...batch);
-      if (this.waiting && batch.some(this.waiting.match)) this.waiting.resolve();
-    }, netnsPath(ns));
+    this.monitor = new NetlinkMonitor(
+      groups,
+      (batch) => {
+        this.events.push(...batch);
+        if (this.waiting && batch.some(this.waiting.match)) this.waiting.resolve();
+      },
+      netnsPath(ns),
+    );
   }
 
   /** Resolves once an event matching `expected` (a subset of its fields) has arrived; fails after 5 s. */
@@ -37,7 +41,10 @@ class Recorder {
     try {
       await new Promise<void>((resolve, reject) => {
         this.waiting = { match, resolve };
-        timer = setTimeout(() => reject(new Error(`no event ${JSON.stringify(expected)} within 5 s; heard ${JSON.stringify(this.events)}`)), 5000);
+        timer = setTimeout(
+          () => reject(new Error(`no event ${JSON.stringify(expected)} within 5 s; heard ${JSON.stringify(this.events)}`)),
+          5000,
+        );
       });
     } finally {
       clearTimeout(timer);
@@ -77,7 +84,10 @@ describe('netlink change monitor (real kernel)', function () {
     ip(['link', 'add', 'pod0', 'type', 'veth', 'peer', 'name', 'pod1'], ns);
     const ifindex = Number(/^(\d+):/.exec(ip(['-o', 'link', 'show', 'pod0'], ns))![1]);
     await r.next({ kind: 'link', action: 'new', ifname: 'pod0' });
-    assert.deepEqual(r.events.find((e) => e.kind === 'link' && e.ifname === 'pod0'), { kind: 'link', action: 'new', ifindex, ifname: 'pod0', family: 0 });
+    assert.deepEqual(
+      r.events.find((e) => e.kind === 'link' && e.ifname === 'pod0'),
+      { kind: 'link', action: 'new', ifindex, ifname: 'pod0', family: 0 },
+    );
     ip(['link', 'del', 'pod0'], ns);
     await r.next({ kind: 'link', action: 'del', ifname: 'pod0' });
     ip(['link', 'del', 'elsewhere0'], other);
@@ -86,7 +96,10 @@ describe('netlink change monitor (real kernel)', function () {
     await r.next({ kind: 'link', action: 'new', ifname: 'veth1' });
     // (veth0 and veth1 may also announce their carrier, which the kernel reports up to a second late)
     const ours = ['pod0', 'pod1', 'veth0', 'veth1'];
-    assert.deepEqual(r.events.filter((e) => e.kind !== 'link' || !ours.includes(e.ifname!)), []);
+    assert.deepEqual(
+      r.events.filter((e) => e.kind !== 'link' || !ours.includes(e.ifname!)),
+      [],
+    );
   });
 
   it('reports route, rule, neighbour, FDB, address, xfrm policy and nftables changes, each as its kind', async () => {
@@ -126,10 +139,16 @@ describe('netlink change monitor (real kernel)', function () {
   it('reports events the kernel dropped, from a receive buffer that filled while the event loop was busy, as an overflow, and goes on', async () => {
     const r = record(['route']);
     // 40,000 route notifications (several MiB of socket buffer each ~1 KiB) while this thread waits for `ip`.
-    const routes = Array.from({ length: 40_000 }, (_, i) => `route add 10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32 dev veth0 table 18952`);
+    const routes = Array.from(
+      { length: 40_000 },
+      (_, i) => `route add 10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32 dev veth0 table 18952`,
+    );
     run(['ip', '-n', ns, '-batch', '-'], `${routes.join('\n')}\n`);
     await r.next({ kind: 'overflow' });
-    assert.deepEqual(r.events.find((e) => e.kind === 'overflow'), { kind: 'overflow', code: 'ENOBUFS' });
+    assert.deepEqual(
+      r.events.find((e) => e.kind === 'overflow'),
+      { kind: 'overflow', code: 'ENOBUFS' },
+    );
     // ...and it still hears what comes next, once it has read what the full buffer held.
     for (let heard = -1; heard !== r.events.length;) {
       heard = r.events.length;
@@ -148,23 +167,31 @@ describe('netlink change monitor (real kernel)', function () {
     assert.deepEqual(closed.events, []);
     closed.monitor.close(); // twice: nothing happens
     const before = openFds();
-    for (let i = 0; i < 200; i++) new NetlinkMonitor(['link', 'addr', 'route', 'rule', 'neigh', 'xfrm', 'nft'], () => {}, netnsPath(ns)).close();
+    for (let i = 0; i < 200; i++)
+      new NetlinkMonitor(['link', 'addr', 'route', 'rule', 'neigh', 'xfrm', 'nft'], () => {}, netnsPath(ns)).close();
     assert.equal(openFds(), before);
   });
 
   it('never keeps a process alive: one that opened a monitor and forgot it exits when its work is done', () => {
     const script = `new (require(${JSON.stringify(require.resolve('../../src/kernel/netlink-monitor'))}).NetlinkMonitor)(['link', 'xfrm', 'nft'], () => {}, ${JSON.stringify(netnsPath(ns))}); console.log('opened')`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10_000 });
-    assert.deepEqual({ status: child.status, signal: child.signal, stdout: child.stdout }, { status: 0, signal: null, stdout: 'opened\n' }, child.stderr);
+    assert.deepEqual(
+      { status: child.status, signal: child.signal, stdout: child.stdout },
+      { status: 0, signal: null, stdout: 'opened\n' },
+      child.stderr,
+    );
   });
 
   it('fails with the errno, its code and the operation when it cannot open', () => {
-    assert.throws(() => new NetlinkMonitor(['link'], () => {}, '/run/netns/strait-test-no-such-namespace'), (err: unknown) => {
-      assert.ok(err instanceof NetnsError, `a NetnsError: ${String(err)}`);
-      assert.equal(err.code, 'ENOENT');
-      assert.equal(err.errno, 2);
-      assert.equal(err.operation, 'open network namespace');
-      return true;
-    });
+    assert.throws(
+      () => new NetlinkMonitor(['link'], () => {}, '/run/netns/strait-test-no-such-namespace'),
+      (err: unknown) => {
+        assert.ok(err instanceof NetnsError, `a NetnsError: ${String(err)}`);
+        assert.equal(err.code, 'ENOENT');
+        assert.equal(err.errno, 2);
+        assert.equal(err.operation, 'open network namespace');
+        return true;
+      },
+    );
   });
 });

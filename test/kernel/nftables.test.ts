@@ -22,7 +22,9 @@ describe('nftables through libnftables (real kernel)', function () {
 
   const table = 'strait_test_nft';
   const tablesIn = (listing: { nftables: Record<string, unknown>[] }) =>
-    listing.nftables.flatMap((item) => ('table' in item ? [`${(item.table as { family: string }).family} ${(item.table as { name: string }).name}`] : []));
+    listing.nftables.flatMap((item) =>
+      'table' in item ? [`${(item.table as { family: string }).family} ${(item.table as { name: string }).name}`] : [],
+    );
 
   /** `inet <table>` with map m holding 10.0.0.1 : 10.1.0.1. */
   const tableWithMap: NftCommand[] = [
@@ -39,7 +41,11 @@ describe('nftables through libnftables (real kernel)', function () {
       listing.nftables.filter((item) => 'map' in item).map((item) => ({ ...(item.map as object), handle: 0 })),
       [{ family: 'inet', name: 'm', table, type: 'ipv4_addr', handle: 0, map: 'ipv4_addr', elem: [['10.0.0.1', '10.1.0.1']] }],
     );
-    assert.equal(run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']).trim(), `table inet ${table}`, 'nft sees what the library wrote');
+    assert.equal(
+      run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']).trim(),
+      `table inet ${table}`,
+      'nft sees what the library wrote',
+    );
     assert.ok(!tablesIn(listRuleset()).includes(`inet ${table}`), 'not in the current namespace');
   });
 
@@ -47,7 +53,12 @@ describe('nftables through libnftables (real kernel)', function () {
     const conflicting: NftCommand = { add: { element: { family: 'inet', table, name: 'm', elem: [['10.0.0.1', '10.1.0.2']] } } };
     assert.throws(
       () => runNft({ nftables: [...tableWithMap, conflicting] }, ns),
-      (err: unknown) => err instanceof NftablesError && err.code === 'EEXIST' && err.errno === 17 && err.operation === 'nft' && err.message.includes('Error: Could not process rule: File exists'),
+      (err: unknown) =>
+        err instanceof NftablesError &&
+        err.code === 'EEXIST' &&
+        err.errno === 17 &&
+        err.operation === 'nft' &&
+        err.message.includes('Error: Could not process rule: File exists'),
     );
     assert.deepEqual(tablesIn(listRuleset(ns)), [], 'the commands before it were not applied either');
   });
@@ -55,7 +66,11 @@ describe('nftables through libnftables (real kernel)', function () {
   it('a missing object is ENOENT', () => {
     assert.throws(
       () => runNft({ nftables: [{ delete: { table: { family: 'inet', name: 'strait_test_missing' } } }] }, ns),
-      (err: unknown) => err instanceof NftablesError && err.code === 'ENOENT' && err.errno === 2 && err.message.includes('Error: Could not process rule: No such file or directory'),
+      (err: unknown) =>
+        err instanceof NftablesError &&
+        err.code === 'ENOENT' &&
+        err.errno === 2 &&
+        err.message.includes('Error: Could not process rule: No such file or directory'),
     );
   });
 
@@ -64,7 +79,11 @@ describe('nftables through libnftables (real kernel)', function () {
     const nameless = JSON.parse('{"nftables":[{"add":{"table":{"family":"inet"}}}]}') as NftDocument;
     assert.throws(
       () => runNft(nameless, ns),
-      (err: unknown) => err instanceof NftablesError && err.code === 'EINVAL' && err.message.includes('Object item not found: name') && err.message.includes('Parsing command array at index 0 failed'),
+      (err: unknown) =>
+        err instanceof NftablesError &&
+        err.code === 'EINVAL' &&
+        err.message.includes('Object item not found: name') &&
+        err.message.includes('Parsing command array at index 0 failed'),
     );
   });
 });

@@ -27,7 +27,13 @@ describe('kernel-state reconcilers (real kernel)', function () {
   });
   afterEach(() => deleteNetns(ns));
 
-  const routes = (...table: string[]) => ip(['-4', 'route', 'show', ...table], ns).trim().split('\n').filter(Boolean).map((l) => l.trim()).sort();
+  const routes = (...table: string[]) =>
+    ip(['-4', 'route', 'show', ...table], ns)
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.trim())
+      .sort();
 
   describe('routes', () => {
     const wanted: Route[] = [
@@ -59,7 +65,11 @@ describe('kernel-state reconcilers (real kernel)', function () {
 
       assert.deepEqual(reconcileRoutes(wanted, { table: 18952 }, ns), nothing, 'running twice changes nothing');
       ip(['route', 'del', '10.2.0.0/24', 'table', '18952'], ns);
-      assert.deepEqual(reconcileRoutes(wanted, { table: 18952 }, ns).added, [{ dst: '10.2.0.0/24', via: '10.213.0.2', dev: 'veth0' }], 'deleted by hand comes back');
+      assert.deepEqual(
+        reconcileRoutes(wanted, { table: 18952 }, ns).added,
+        [{ dst: '10.2.0.0/24', via: '10.213.0.2', dev: 'veth0' }],
+        'deleted by hand comes back',
+      );
       assert.deepEqual(routes('table', '18952'), expected);
       assert.deepEqual([routes('table', '18953'), routes('table', 'main')], foreign, 'other tables untouched');
 
@@ -76,9 +86,10 @@ describe('kernel-state reconcilers (real kernel)', function () {
       const mainWanted = wanted.filter((r) => r.dst !== 'default');
 
       const first = reconcileRoutes(mainWanted, { protocol: 252 }, ns);
-      assert.deepEqual(first.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })), [
-        { item: { dst: '10.1.0.0/24', dev: 'veth0' }, errno: 17, code: 'EEXIST', operation: 'route add 10.1.0.0/24' },
-      ]);
+      assert.deepEqual(
+        first.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })),
+        [{ item: { dst: '10.1.0.0/24', dev: 'veth0' }, errno: 17, code: 'EEXIST', operation: 'route add 10.1.0.0/24' }],
+      );
       assert.deepEqual(first.deleted, [{ dst: '10.9.0.0/24', dev: 'veth1' }]);
       assert.deepEqual(routes('table', 'main'), [
         '10.1.0.0/24 dev veth1 proto static scope link',
@@ -95,9 +106,10 @@ describe('kernel-state reconcilers (real kernel)', function () {
 
     it('a route on a missing device fails alone, with ENODEV and the operation named; the others are applied', () => {
       const changes = reconcileRoutes([...wanted, { dst: '10.5.0.0/24', dev: 'gone0' }], { table: 18952 }, ns);
-      assert.deepEqual(changes.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })), [
-        { item: { dst: '10.5.0.0/24', dev: 'gone0' }, errno: 19, code: 'ENODEV', operation: 'route add 10.5.0.0/24' },
-      ]);
+      assert.deepEqual(
+        changes.failed.map((f) => ({ item: f.item, errno: f.error.errno, code: f.error.code, operation: f.error.operation })),
+        [{ item: { dst: '10.5.0.0/24', dev: 'gone0' }, errno: 19, code: 'ENODEV', operation: 'route add 10.5.0.0/24' }],
+      );
       assert.equal(changes.added.length, 4);
       assert.equal(routes('table', '18952').length, 4);
     });
@@ -109,12 +121,19 @@ describe('kernel-state reconcilers (real kernel)', function () {
     });
 
     it('refuses a shared table as a scope, naming it', () => {
-      assert.throws(() => reconcileRoutes([], { table: 254 }, ns), (err: unknown) => err instanceof InputError && err.field === 'scope.table');
+      assert.throws(
+        () => reconcileRoutes([], { table: 254 }, ns),
+        (err: unknown) => err instanceof InputError && err.field === 'scope.table',
+      );
     });
   });
 
   describe('rules', () => {
-    const rules = () => ip(['-4', 'rule', 'show'], ns).trim().split('\n').map((l) => l.replace(/\s+/g, ' ').trim());
+    const rules = () =>
+      ip(['-4', 'rule', 'show'], ns)
+        .trim()
+        .split('\n')
+        .map((l) => l.replace(/\s+/g, ' ').trim());
     const wanted: Rule[] = [
       { priority: 18952, from: '10.1.0.0/16', table: 18952 },
       { priority: 18953, to: '10.2.0.0/16', fwmark: 0x10, fwmask: 0xff, table: 18952 },
@@ -153,14 +172,29 @@ describe('kernel-state reconcilers (real kernel)', function () {
       assert.deepEqual(rules(), expected);
 
       assert.equal(reconcileRules([], ns).deleted.length, 3);
-      assert.deepEqual(rules(), ['0: from all lookup local', '18951: from all lookup 18952', '18960: from all lookup 18952', '32766: from all lookup main', '32767: from all lookup default']);
+      assert.deepEqual(rules(), [
+        '0: from all lookup local',
+        '18951: from all lookup 18952',
+        '18960: from all lookup 18952',
+        '32766: from all lookup main',
+        '32767: from all lookup default',
+      ]);
     });
   });
 
   describe('fdb', () => {
-    const fdb = (dev: string) => run(['bridge', '-n', ns, 'fdb', 'show', 'dev', dev]).trim().split('\n').filter((l) => l.includes('dst')).map((l) => l.trim()).sort();
+    const fdb = (dev: string) =>
+      run(['bridge', '-n', ns, 'fdb', 'show', 'dev', dev])
+        .trim()
+        .split('\n')
+        .filter((l) => l.includes('dst'))
+        .map((l) => l.trim())
+        .sort();
     beforeEach(() => {
-      for (const [name, vni] of [['strait.vxlan', '7'], ['other.vxlan', '8']] as const) {
+      for (const [name, vni] of [
+        ['strait.vxlan', '7'],
+        ['other.vxlan', '8'],
+      ] as const) {
         ip(['link', 'add', name, 'type', 'vxlan', 'id', vni, 'dstport', '4789', 'local', '10.213.0.1', 'nolearning'], ns);
         ip(['link', 'set', name, 'up'], ns);
       }
@@ -189,12 +223,21 @@ describe('kernel-state reconcilers (real kernel)', function () {
       assert.deepEqual(reconcileFdb(wanted, 'strait.vxlan', ns).added, [wanted[1]], 'deleted by hand comes back');
       assert.deepEqual(fdb('strait.vxlan'), expected);
       assert.deepEqual(fdb('other.vxlan'), other, 'other device untouched');
-      assert.throws(() => reconcileFdb([], 'bad dev', ns), (err: unknown) => err instanceof InputError && err.field === 'device');
+      assert.throws(
+        () => reconcileFdb([], 'bad dev', ns),
+        (err: unknown) => err instanceof InputError && err.field === 'device',
+      );
     });
   });
 
   describe('neighbours', () => {
-    const neigh = (dev: string) => ip(['neigh', 'show', 'dev', dev], ns).trim().split('\n').filter(Boolean).map((l) => l.trim()).sort();
+    const neigh = (dev: string) =>
+      ip(['neigh', 'show', 'dev', dev], ns)
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.trim())
+        .sort();
     const wanted = [
       { address: '10.213.0.2', lladdr: '02:00:00:00:00:02' },
       { address: '10.213.0.3', lladdr: '02:00:00:00:00:03' },
@@ -207,9 +250,18 @@ describe('kernel-state reconcilers (real kernel)', function () {
       ip(['neigh', 'add', '10.213.0.2', 'lladdr', '02:00:00:00:00:77', 'dev', 'veth1', 'nud', 'permanent'], ns); // other device
 
       const first = reconcileNeighbours(wanted, 'veth0', ns);
-      assert.deepEqual(first, { added: [wanted[1]], changed: [wanted[0]], deleted: [{ address: '10.213.0.9', lladdr: '02:00:00:00:00:09' }], failed: [] });
+      assert.deepEqual(first, {
+        added: [wanted[1]],
+        changed: [wanted[0]],
+        deleted: [{ address: '10.213.0.9', lladdr: '02:00:00:00:00:09' }],
+        failed: [],
+      });
       const expected = neigh('veth0');
-      assert.deepEqual(expected, ['10.213.0.2 lladdr 02:00:00:00:00:02 PERMANENT', '10.213.0.3 lladdr 02:00:00:00:00:03 PERMANENT', '10.213.0.8 lladdr 02:00:00:00:00:08 STALE']);
+      assert.deepEqual(expected, [
+        '10.213.0.2 lladdr 02:00:00:00:00:02 PERMANENT',
+        '10.213.0.3 lladdr 02:00:00:00:00:03 PERMANENT',
+        '10.213.0.8 lladdr 02:00:00:00:00:08 STALE',
+      ]);
       assert.deepEqual(reconcileNeighbours(wanted, 'veth0', ns), nothing, 'running twice changes nothing');
       ip(['neigh', 'del', '10.213.0.3', 'dev', 'veth0'], ns);
       assert.deepEqual(reconcileNeighbours(wanted, 'veth0', ns).added, [wanted[1]], 'deleted by hand comes back');

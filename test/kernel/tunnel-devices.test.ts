@@ -11,26 +11,76 @@ const tunnel: UnicastVxlanDevice = { name: 'stp00000007', vni: 4242, port: 4789,
 describe('tunnel devices (real kernel)', function () {
   requireRoot(this);
   let ns: string;
-  beforeEach(() => { ns = uniqueName('strait-test-dev'); createNetns(ns); });
+  beforeEach(() => {
+    ns = uniqueName('strait-test-dev');
+    createNetns(ns);
+  });
   afterEach(() => deleteNetns(ns));
 
-  const details = () => (JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as { ifname: string; address: string; flags: string[]; linkinfo?: { info_data?: Record<string, unknown> } }[])
-    .filter((l) => l.ifname !== 'lo')
-    .map((l) => [l.ifname, l.address, l.flags.includes('UP'), l.linkinfo?.info_data?.id, l.linkinfo?.info_data?.remote ?? l.linkinfo?.info_data?.local, l.linkinfo?.info_data?.learning]);
+  const details = () =>
+    (
+      JSON.parse(ip(['-j', '-d', 'link', 'show'], ns)) as {
+        ifname: string;
+        address: string;
+        flags: string[];
+        linkinfo?: { info_data?: Record<string, unknown> };
+      }[]
+    )
+      .filter((l) => l.ifname !== 'lo')
+      .map((l) => [
+        l.ifname,
+        l.address,
+        l.flags.includes('UP'),
+        l.linkinfo?.info_data?.id,
+        l.linkinfo?.info_data?.remote ?? l.linkinfo?.info_data?.local,
+        l.linkinfo?.info_data?.learning,
+      ]);
 
   it('creates, keeps, recreates what differs, deletes what is no longer wanted, and leaves foreign devices alone', () => {
     ip(['link', 'add', 'vx-foreign', 'type', 'vxlan', 'id', '7', 'dstport', '4790'], ns);
-    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: ['strait.vxlan', 'stp00000007'], recreated: [], deleted: [], mtuChanged: [] });
-    assert.deepEqual(details().filter(([n]) => n !== 'vx-foreign').sort(), [
-      ['stp00000007', '02:bb:00:00:00:07', true, 4242, '203.0.113.1', false],
-      ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '127.0.0.1', false],
-    ]);
-    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: [] }, 'a second run changes nothing');
-    assert.deepEqual(reconcileTunnelDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), { created: [], recreated: ['stp00000007'], deleted: [], mtuChanged: [] });
-    assert.deepEqual(reconcileTunnelDevices([overlay], isFallbackDevice, ns), { created: [], recreated: [], deleted: ['stp00000007'], mtuChanged: [] });
-    assert.deepEqual(details().map(([n]) => n).sort(), ['strait.vxlan', 'vx-foreign']);
+    assert.deepEqual(reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns), {
+      created: ['strait.vxlan', 'stp00000007'],
+      recreated: [],
+      deleted: [],
+      mtuChanged: [],
+    });
+    assert.deepEqual(
+      details()
+        .filter(([n]) => n !== 'vx-foreign')
+        .sort(),
+      [
+        ['stp00000007', '02:bb:00:00:00:07', true, 4242, '203.0.113.1', false],
+        ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '127.0.0.1', false],
+      ],
+    );
+    assert.deepEqual(
+      reconcileTunnelDevices([overlay, tunnel], isFallbackDevice, ns),
+      { created: [], recreated: [], deleted: [], mtuChanged: [] },
+      'a second run changes nothing',
+    );
+    assert.deepEqual(reconcileTunnelDevices([overlay, { ...tunnel, remote: '203.0.113.9' }], isFallbackDevice, ns), {
+      created: [],
+      recreated: ['stp00000007'],
+      deleted: [],
+      mtuChanged: [],
+    });
+    assert.deepEqual(reconcileTunnelDevices([overlay], isFallbackDevice, ns), {
+      created: [],
+      recreated: [],
+      deleted: ['stp00000007'],
+      mtuChanged: [],
+    });
+    assert.deepEqual(
+      details()
+        .map(([n]) => n)
+        .sort(),
+      ['strait.vxlan', 'vx-foreign'],
+    );
     assert.deepEqual(reconcileTunnelDevices([], isFallbackDevice, ns).deleted, ['strait.vxlan']);
-    assert.deepEqual(details().map(([n]) => n), ['vx-foreign']);
+    assert.deepEqual(
+      details().map(([n]) => n),
+      ['vx-foreign'],
+    );
   });
 
   it('creates a VXLAN device with its MTU, and sets a new MTU in place (same device, same ifindex)', () => {
@@ -38,8 +88,18 @@ describe('tunnel devices (real kernel)', function () {
     assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 1450 }], isFallbackDevice, ns).created, ['strait.vxlan']);
     const before = link('strait.vxlan');
     assert.equal(before.mtu, 1450);
-    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 1450 }], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: [] });
-    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 8950 }], isFallbackDevice, ns), { created: [], recreated: [], deleted: [], mtuChanged: ['strait.vxlan'] });
+    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 1450 }], isFallbackDevice, ns), {
+      created: [],
+      recreated: [],
+      deleted: [],
+      mtuChanged: [],
+    });
+    assert.deepEqual(reconcileTunnelDevices([{ ...overlay, mtu: 8950 }], isFallbackDevice, ns), {
+      created: [],
+      recreated: [],
+      deleted: [],
+      mtuChanged: ['strait.vxlan'],
+    });
     assert.deepEqual(link('strait.vxlan'), { ...before, mtu: 8950 });
   });
 });

@@ -11,12 +11,34 @@ import { type XfrmChange, type XfrmResult, applyXfrm, dumpXfrmPolicies, dumpXfrm
 import { requireKernel, requireRoot, uniqueName } from '../support/kernel';
 
 /** A result as comparable data: ok, or the error's errno, code, operation and message. */
-const outcome = (r: XfrmResult) => (r.ok ? 'ok' : { errno: r.error.errno, code: r.error.code, operation: r.error.operation, message: r.error.message });
+const outcome = (r: XfrmResult) =>
+  r.ok ? 'ok' : { errno: r.error.errno, code: r.error.code, operation: r.error.operation, message: r.error.message };
 
 const key = Buffer.alloc(20, 0x3c);
-const state: XfrmChange = { kind: 'state', op: 'add', src: '198.51.100.11', dst: '203.0.113.1', spi: 0x1234, reqid: 0x53540007, ifId: 7, aead: 'rfc4106(gcm(aes))', icvBits: 128, key };
-const policy = (src: string, more: Partial<Extract<XfrmChange, { kind: 'policy'; op: 'add' | 'update' }>> = {}): XfrmChange =>
-  ({ kind: 'policy', op: 'add', dir: 1, src, dst: '10.1.0.0/16', ifId: 7, tmplSrc: '198.51.100.11', tmplDst: '203.0.113.1', reqid: 0x53540007, ...more });
+const state: XfrmChange = {
+  kind: 'state',
+  op: 'add',
+  src: '198.51.100.11',
+  dst: '203.0.113.1',
+  spi: 0x1234,
+  reqid: 0x53540007,
+  ifId: 7,
+  aead: 'rfc4106(gcm(aes))',
+  icvBits: 128,
+  key,
+};
+const policy = (src: string, more: Partial<Extract<XfrmChange, { kind: 'policy'; op: 'add' | 'update' }>> = {}): XfrmChange => ({
+  kind: 'policy',
+  op: 'add',
+  dir: 1,
+  src,
+  dst: '10.1.0.0/16',
+  ifId: 7,
+  tmplSrc: '198.51.100.11',
+  tmplDst: '203.0.113.1',
+  reqid: 0x53540007,
+  ...more,
+});
 
 describe('xfrm netlink through the native addon (real kernel)', function () {
   requireRoot(this);
@@ -28,33 +50,103 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
   afterEach(() => deleteNetns(ns));
 
   /** `ip xfrm policy`, one line per policy. */
-  const policies = () => ip(['xfrm', 'policy'], ns).split(/\n(?=\S)/).map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean).sort();
-  const ours = (src: string) => `src ${src} dst 10.1.0.0/16 dir out priority 0 ptype main tmpl src 198.51.100.11 dst 203.0.113.1 proto esp reqid 1398013959 mode tunnel if_id 0x7`;
+  const policies = () =>
+    ip(['xfrm', 'policy'], ns)
+      .split(/\n(?=\S)/)
+      .map((p) => p.replace(/\s+/g, ' ').trim())
+      .filter(Boolean)
+      .sort();
+  const ours = (src: string) =>
+    `src ${src} dst 10.1.0.0/16 dir out priority 0 ptype main tmpl src 198.51.100.11 dst 203.0.113.1 proto esp reqid 1398013959 mode tunnel if_id 0x7`;
 
   it('dumps a policy with its whole selector, mark, if_id and templates, the direction as the kernel numbers it', () => {
-    ip(['xfrm', 'policy', 'add', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/24', 'proto', 'tcp', 'sport', '1000', 'dport', '80', 'dir', 'fwd', 'priority', '9',
-      'mark', '5', 'mask', '0xff', 'if_id', '42', 'tmpl', 'src', '203.0.113.1', 'dst', '198.51.100.11', 'proto', 'esp', 'reqid', '1398013959', 'mode', 'tunnel'], ns);
+    ip(
+      [
+        'xfrm',
+        'policy',
+        'add',
+        'src',
+        '10.1.0.0/16',
+        'dst',
+        '172.16.0.0/24',
+        'proto',
+        'tcp',
+        'sport',
+        '1000',
+        'dport',
+        '80',
+        'dir',
+        'fwd',
+        'priority',
+        '9',
+        'mark',
+        '5',
+        'mask',
+        '0xff',
+        'if_id',
+        '42',
+        'tmpl',
+        'src',
+        '203.0.113.1',
+        'dst',
+        '198.51.100.11',
+        'proto',
+        'esp',
+        'reqid',
+        '1398013959',
+        'mode',
+        'tunnel',
+      ],
+      ns,
+    );
     const [p, ...more] = dumpXfrmPolicies(ns);
     assert.deepEqual(more, []);
     assert.equal(typeof p!.index, 'number');
-    assert.deepEqual({ ...p, index: undefined }, {
-      dir: 2, index: undefined, priority: 9, src: '10.1.0.0/16', dst: '172.16.0.0/24', proto: 6, sport: 1000, dport: 80, ifindex: 0, ifId: 42,
-      mark: { value: 5, mask: 0xff }, tmpls: [{ src: '203.0.113.1', dst: '198.51.100.11', proto: 50, reqid: 0x53540007, mode: 1 }],
-    });
+    assert.deepEqual(
+      { ...p, index: undefined },
+      {
+        dir: 2,
+        index: undefined,
+        priority: 9,
+        src: '10.1.0.0/16',
+        dst: '172.16.0.0/24',
+        proto: 6,
+        sport: 1000,
+        dport: 80,
+        ifindex: 0,
+        ifId: 42,
+        mark: { value: 5, mask: 0xff },
+        tmpls: [{ src: '203.0.113.1', dst: '198.51.100.11', proto: 50, reqid: 0x53540007, mode: 1 }],
+      },
+    );
   });
 
   it('gives one result per policy change in order; a refused one names its operation and errno and the ones after it are applied', () => {
-    const results = applyXfrm([
-      policy('172.16.0.0/16'),
-      policy('172.16.0.0/16'), // refused by the kernel: exists
-      policy('172.16.0.0'), // refused before it is sent: not a network
-      policy('172.17.0.0/24'),
-      policy('172.17.0.0/24', { op: 'update', tmplDst: '192.0.2.9' }),
-    ], ns);
+    const results = applyXfrm(
+      [
+        policy('172.16.0.0/16'),
+        policy('172.16.0.0/16'), // refused by the kernel: exists
+        policy('172.16.0.0'), // refused before it is sent: not a network
+        policy('172.17.0.0/24'),
+        policy('172.17.0.0/24', { op: 'update', tmplDst: '192.0.2.9' }),
+      ],
+      ns,
+    );
     assert.deepEqual(results.map(outcome), [
       'ok',
-      { errno: 17, code: 'EEXIST', operation: 'xfrm policy add dir out src 172.16.0.0/16 dst 10.1.0.0/16', message: 'xfrm policy add dir out src 172.16.0.0/16 dst 10.1.0.0/16 failed: EEXIST (File exists)' },
-      { errno: 22, code: 'EINVAL', operation: 'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16', message: 'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16 failed: EINVAL (Invalid argument): a selector is not an IPv4 network' },
+      {
+        errno: 17,
+        code: 'EEXIST',
+        operation: 'xfrm policy add dir out src 172.16.0.0/16 dst 10.1.0.0/16',
+        message: 'xfrm policy add dir out src 172.16.0.0/16 dst 10.1.0.0/16 failed: EEXIST (File exists)',
+      },
+      {
+        errno: 22,
+        code: 'EINVAL',
+        operation: 'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16',
+        message:
+          'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16 failed: EINVAL (Invalid argument): a selector is not an IPv4 network',
+      },
       'ok',
       'ok',
     ]);
@@ -66,7 +158,10 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
     applyXfrm([policy('172.16.0.0/16')], ns);
     const marked = dumpXfrmPolicies(ns).find((p) => p.src === '10.9.0.0/16')!;
     const del: XfrmChange = { kind: 'policy', op: 'del', dir: marked.dir, index: marked.index, ifId: marked.ifId, mark: marked.mark! };
-    assert.deepEqual(applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)), ['ok', 'ENOENT']);
+    assert.deepEqual(
+      applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)),
+      ['ok', 'ENOENT'],
+    );
     assert.deepEqual(policies(), [ours('172.16.0.0/16')]);
   });
 
@@ -74,7 +169,13 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
     await requireKernel(this, { lacks: ['esp'] });
     const results = applyXfrm([state, policy('172.16.0.0/16')], ns);
     assert.deepEqual(results.map(outcome), [
-      { errno: 38, code: 'ENOSYS', operation: 'xfrm state add 198.51.100.11 -> 203.0.113.1 spi 0x00001234', message: 'xfrm state add 198.51.100.11 -> 203.0.113.1 spi 0x00001234 failed: ENOSYS (Function not implemented): Requested AEAD algorithm not found' },
+      {
+        errno: 38,
+        code: 'ENOSYS',
+        operation: 'xfrm state add 198.51.100.11 -> 203.0.113.1 spi 0x00001234',
+        message:
+          'xfrm state add 198.51.100.11 -> 203.0.113.1 spi 0x00001234 failed: ENOSYS (Function not implemented): Requested AEAD algorithm not found',
+      },
       'ok',
     ]);
     assert.ok(!inspect(results, { depth: 5 }).includes(key.toString('hex')));
@@ -86,13 +187,25 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
     await requireKernel(this, { has: ['esp'] });
     assert.deepEqual(applyXfrm([state], ns).map(outcome), ['ok']);
     const dumped = dumpXfrmStates(ns);
-    assert.deepEqual(dumped, [{
-      src: '198.51.100.11', dst: '203.0.113.1', proto: 50, spi: 0x1234, reqid: 0x53540007, mode: 1, ifId: 7,
-      aead: { name: 'rfc4106(gcm(aes))', icvBits: 128 }, keyDigest: 'df51ade4e10ab621f46b4bd86e46fbe264e5f989970f91a7a697bcd3116b1f8f',
-    }]);
+    assert.deepEqual(dumped, [
+      {
+        src: '198.51.100.11',
+        dst: '203.0.113.1',
+        proto: 50,
+        spi: 0x1234,
+        reqid: 0x53540007,
+        mode: 1,
+        ifId: 7,
+        aead: { name: 'rfc4106(gcm(aes))', icvBits: 128 },
+        keyDigest: 'df51ade4e10ab621f46b4bd86e46fbe264e5f989970f91a7a697bcd3116b1f8f',
+      },
+    ]);
     assert.ok(ip(['xfrm', 'state'], ns).includes(`aead rfc4106(gcm(aes)) 0x${key.toString('hex')} 128`), 'the kernel holds the key sent');
     const del: XfrmChange = { kind: 'state', op: 'del', src: state.src, dst: state.dst, spi: 0x1234 };
-    assert.deepEqual(applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)), ['ok', 'ESRCH']);
+    assert.deepEqual(
+      applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)),
+      ['ok', 'ESRCH'],
+    );
     assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
   });
 });

@@ -23,7 +23,10 @@ describe("the lab's validators compiled at build time", () => {
       const samples = schemaSamples(schema);
       const compiled = new Ajv(documentValidatorOptions).compile(schema);
       assert.equal(compiled(samples[0]), true, 'the full sample is valid');
-      assert.deepEqual(outcomes(require(`../../lab/src/generated-validators/${name}.js`) as ValidateFunction, samples), outcomes(compiled, samples));
+      assert.deepEqual(
+        outcomes(require(`../../lab/src/generated-validators/${name}.js`) as ValidateFunction, samples),
+        outcomes(compiled, samples),
+      );
     });
   }
 
@@ -34,7 +37,16 @@ describe("the lab's validators compiled at build time", () => {
       const schema = toJsonSchema(servedVersion(crd).schema.openAPIV3Schema);
       const built = builtCrds[schemaDigest(schema)];
       assert.ok(built, 'compiled at build');
-      const object = { type: 'object', properties: { apiVersion: { const: apiVersion }, kind: { const: resource.kind }, metadata: { type: 'object', properties: { name: { type: 'string' } } }, spec: resource.spec, ...(resource.status ? { status: resource.status } : {}) } };
+      const object = {
+        type: 'object',
+        properties: {
+          apiVersion: { const: apiVersion },
+          kind: { const: resource.kind },
+          metadata: { type: 'object', properties: { name: { type: 'string' } } },
+          spec: resource.spec,
+          ...(resource.status ? { status: resource.status } : {}),
+        },
+      };
       const samples = schemaSamples(object);
       const compiled = new Ajv(crdValidatorOptions).compile(schema);
       assert.equal(compiled(samples[0]), true, 'the full sample is valid');

@@ -14,7 +14,9 @@ async function slowEcho(slice: number, everyMs: number, stopAfter = Infinity): P
     sockets.add(socket);
     let pending = Buffer.alloc(0);
     let sent = 0;
-    socket.on('data', (d) => { pending = Buffer.concat([pending, d]); });
+    socket.on('data', (d) => {
+      pending = Buffer.concat([pending, d]);
+    });
     const timer = setInterval(() => {
       if (pending.length === 0 || sent >= stopAfter) return;
       const out = pending.subarray(0, Math.min(slice, stopAfter - sent));
@@ -22,11 +24,16 @@ async function slowEcho(slice: number, everyMs: number, stopAfter = Infinity): P
       sent += out.length;
       socket.write(out);
     }, everyMs);
-    socket.on('close', () => { clearInterval(timer); sockets.delete(socket); });
+    socket.on('close', () => {
+      clearInterval(timer);
+      sockets.delete(socket);
+    });
     // The client resets a stalled connection: the server side's ECONNRESET is expected, the verdict is the client's.
     socket.on('error', () => undefined);
   });
-  server.on('close', () => { for (const s of sockets) s.destroy(); });
+  server.on('close', () => {
+    for (const s of sockets) s.destroy();
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { server, port: (server.address() as AddressInfo).port };

@@ -31,98 +31,133 @@ const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
 /** kubectl 1.31 against a lab cluster's API server. */
 const kubectl = (cluster: string, args: string[]) =>
-  execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), ...args], { encoding: 'utf8', env: { HOME: runDir, PATH: process.env.PATH ?? '' } });
-const names = (cluster: string, resource: string) => kubectl(cluster, ['get', resource, '-o', 'jsonpath={.items[*].metadata.name}']).split(' ').filter(Boolean).sort();
+  execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), ...args], {
+    encoding: 'utf8',
+    env: { HOME: runDir, PATH: process.env.PATH ?? '' },
+  });
+const names = (cluster: string, resource: string) =>
+  kubectl(cluster, ['get', resource, '-o', 'jsonpath={.items[*].metadata.name}']).split(' ').filter(Boolean).sort();
 const gatewayOf = async (cluster: string) => (await clusterViews(savedTopology(runDir), runDir))[cluster]!.spec.activeGateway.name;
-const leaderOf = (cluster: string) => kubectl(cluster, ['get', 'lease', 'strait-controller', '-n', defaultNamespace, '-o', 'jsonpath={.spec.holderIdentity}']);
+const leaderOf = (cluster: string) =>
+  kubectl(cluster, ['get', 'lease', 'strait-controller', '-n', defaultNamespace, '-o', 'jsonpath={.spec.holderIdentity}']);
 
-for (const dataplane of ['ebpf', 'kernel'] as const) describe(`lab on Kubernetes end to end (real kernel, ${dataplane} dataplane)`, function () {
-  requireRoot(this);
-  this.timeout(240_000);
-  labSuiteHooks(runDir, lines, say);
+for (const dataplane of ['ebpf', 'kernel'] as const)
+  describe(`lab on Kubernetes end to end (real kernel, ${dataplane} dataplane)`, function () {
+    requireRoot(this);
+    this.timeout(240_000);
+    labSuiteHooks(runDir, lines, say);
 
-  it('default topology: every check passes, kubectl shows the objects; a peering removed leaves no object and no datapath state of it', async () => {
-    await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
-    const outcome = await labTest(runDir, say);
-    assert.equal(outcome.failed, 0, failureSummary(outcome));
-    assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
+    it('default topology: every check passes, kubectl shows the objects; a peering removed leaves no object and no datapath state of it', async () => {
+      await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
+      const outcome = await labTest(runDir, say);
+      assert.equal(outcome.failed, 0, failureSummary(outcome));
+      assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
 
-    const table = kubectl('cluster-b', ['get', 'networkconfigs']).trim().split('\n').map((l) => l.split(/\s{2,}/));
-    assert.deepEqual(table[0], ['NAME', 'OWNER', 'FOR', 'PODCIDR', 'EXTERNALCIDR', 'PROCESSED', 'REMAPPED POD', 'AGE']);
-    assert.deepEqual(table.slice(1).map((row) => row.slice(0, 7)), [
-      ['cluster-a.cluster-b', 'cluster-a', 'cluster-b', '10.0.0.0/16', '10.200.0.0/24', 'true', '10.1.0.0/16'],
-      ['cluster-c.cluster-b', 'cluster-c', 'cluster-b', '172.20.0.0/20', '10.210.0.0/25', 'true', 'None'],
-    ]);
-    const all = kubectl('cluster-b', ['get', 'networkconfigs,tunnelendpoints,natmappings,nodedataplanes', '-A']);
-    for (const row of ['tunnelendpoint.strait.io/cluster-a', 'natmapping.strait.io/10.200.0.1', 'nodedataplane.strait.io/b-gw']) assert.ok(all.includes(row), `kubectl get shows ${row}:\n${all}`);
-    // Whichever node's agent was Ready first leads (the start-up grace is one heartbeat timeout).
-    const gatewayOfB = await gatewayOf('cluster-b');
-    const rows = kubectl('cluster-b', ['get', 'nodedataplanes', '--no-headers']).trim().split('\n').map((l) => l.split(/\s+/).slice(0, 6));
-    assert.deepEqual(rows, ['b-gw', 'b-w1'].map((n) => [n, 'cluster-b', n === gatewayOfB ? 'gateway' : 'worker', gatewayOfB, 'true', dataplane]));
+      const table = kubectl('cluster-b', ['get', 'networkconfigs'])
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s{2,}/));
+      assert.deepEqual(table[0], ['NAME', 'OWNER', 'FOR', 'PODCIDR', 'EXTERNALCIDR', 'PROCESSED', 'REMAPPED POD', 'AGE']);
+      assert.deepEqual(
+        table.slice(1).map((row) => row.slice(0, 7)),
+        [
+          ['cluster-a.cluster-b', 'cluster-a', 'cluster-b', '10.0.0.0/16', '10.200.0.0/24', 'true', '10.1.0.0/16'],
+          ['cluster-c.cluster-b', 'cluster-c', 'cluster-b', '172.20.0.0/20', '10.210.0.0/25', 'true', 'None'],
+        ],
+      );
+      const all = kubectl('cluster-b', ['get', 'networkconfigs,tunnelendpoints,natmappings,nodedataplanes', '-A']);
+      for (const row of ['tunnelendpoint.strait.io/cluster-a', 'natmapping.strait.io/10.200.0.1', 'nodedataplane.strait.io/b-gw'])
+        assert.ok(all.includes(row), `kubectl get shows ${row}:\n${all}`);
+      // Whichever node's agent was Ready first leads (the start-up grace is one heartbeat timeout).
+      const gatewayOfB = await gatewayOf('cluster-b');
+      const rows = kubectl('cluster-b', ['get', 'nodedataplanes', '--no-headers'])
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/).slice(0, 6));
+      assert.deepEqual(
+        rows,
+        ['b-gw', 'b-w1'].map((n) => [n, 'cluster-b', n === gatewayOfB ? 'gateway' : 'worker', gatewayOfB, 'true', dataplane]),
+      );
 
-    // End A-B: every object of it goes, in both API servers, and both datapaths forget it; B-C stays.
-    await removePeering(runDir, 'cluster-a', 'cluster-b');
-    for (const node of ['a-gw', 'a-w1']) await waitFor(`${node} to drop its peer`, () => peersProgrammed(dataplane, node) === 0, 20_000);
-    for (const node of ['b-gw', 'b-w1']) await waitFor(`${node} to keep only C`, () => peersProgrammed(dataplane, node) === 1, 20_000);
-    await waitFor('the objects of A-B to be gone', () => names('cluster-a', 'networkconfigs').length === 0 && names('cluster-b', 'natmappings').length === 0, 20_000);
-    assert.deepEqual(
-      ['networkconfigs', 'tunnelendpoints', 'peernetworks', 'natmappings'].map((r) => [r, names('cluster-a', r), names('cluster-b', r)]),
-      [
-        ['networkconfigs', [], ['cluster-c.cluster-b']],
-        ['tunnelendpoints', [], ['cluster-c']],
-        ['peernetworks', [], ['cluster-c']],
-        ['natmappings', [], []],
-      ],
-    );
-    if (dataplane === 'ebpf') for (const node of ['a-gw', 'a-w1', 'b-gw']) assert.deepEqual(inspectNode(nodePinRoot(node)).natMappings, [], node);
-    for (const node of ['a-gw', 'a-w1']) await waitFor(`${node} to keep no route of B`, () => run(['ip', '-n', nodeNetns(node), 'route', 'show', 'proto', '252']) === '', 20_000);
-    const again = await labTest(runDir, say);
-    assert.equal(again.failed, 0, failureSummary(again));
-    assert.deepEqual(checksByKind(again.results), { peered: 44, intra: 30, 'not-peered': 1 }, 'only B-C is left');
+      // End A-B: every object of it goes, in both API servers, and both datapaths forget it; B-C stays.
+      await removePeering(runDir, 'cluster-a', 'cluster-b');
+      for (const node of ['a-gw', 'a-w1']) await waitFor(`${node} to drop its peer`, () => peersProgrammed(dataplane, node) === 0, 20_000);
+      for (const node of ['b-gw', 'b-w1']) await waitFor(`${node} to keep only C`, () => peersProgrammed(dataplane, node) === 1, 20_000);
+      await waitFor(
+        'the objects of A-B to be gone',
+        () => names('cluster-a', 'networkconfigs').length === 0 && names('cluster-b', 'natmappings').length === 0,
+        20_000,
+      );
+      assert.deepEqual(
+        ['networkconfigs', 'tunnelendpoints', 'peernetworks', 'natmappings'].map((r) => [r, names('cluster-a', r), names('cluster-b', r)]),
+        [
+          ['networkconfigs', [], ['cluster-c.cluster-b']],
+          ['tunnelendpoints', [], ['cluster-c']],
+          ['peernetworks', [], ['cluster-c']],
+          ['natmappings', [], []],
+        ],
+      );
+      if (dataplane === 'ebpf')
+        for (const node of ['a-gw', 'a-w1', 'b-gw']) assert.deepEqual(inspectNode(nodePinRoot(node)).natMappings, [], node);
+      for (const node of ['a-gw', 'a-w1'])
+        await waitFor(
+          `${node} to keep no route of B`,
+          () => run(['ip', '-n', nodeNetns(node), 'route', 'show', 'proto', '252']) === '',
+          20_000,
+        );
+      const again = await labTest(runDir, say);
+      assert.equal(again.failed, 0, failureSummary(again));
+      assert.deepEqual(checksByKind(again.results), { peered: 44, intra: 30, 'not-peered': 1 }, 'only B-C is left');
+    });
+
+    if (dataplane === 'kernel')
+      it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): every check passes', async () => {
+        await labUp(distinctTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
+        const outcome = await labTest(runDir, say);
+        assert.equal(outcome.failed, 0, failureSummary(outcome));
+        assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
+      });
+
+    if (dataplane === 'ebpf')
+      it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over within its heartbeat timeout and a second', async () => {
+        const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
+        const views = await clusterViews(topology, runDir);
+
+        // 1. A's controller leader dies (SIGKILL: no release). The standby takes the Lease once it expires
+        //    (4 s, checked every 0.5 s) and rewrites nothing: the datapath never notices.
+        const leader = leaderOf('cluster-a');
+        assert.match(leader, /^controller-cluster-a-[01]$/);
+        const standby = leader.endsWith('-0') ? 'controller-cluster-a-1' : 'controller-cluster-a-0';
+        const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
+        const ping = pingFor('a-w1-p', target, 700);
+        await sleep(500);
+        const killed = Date.now();
+        await stopProcess(runDir, leader, 0);
+        await waitFor(`${standby} to lead`, () => leaderOf('cluster-a') === standby, 4_000 + 2 * 500 + 1_000);
+        const took = Date.now() - killed;
+        const pinged = await ping;
+        process.stdout.write(
+          `      controller leader killed: ${standby} led after ${took} ms; ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
+        );
+        assert.equal(pinged.received, pinged.transmitted, 'no packet lost while the controller changed leader');
+
+        // 2. A's gateway node dies: its agent is killed and its links go down at once. Its Lease stops being
+        //    renewed; after the heartbeat timeout (1.5 s, lab/src/lab.ts says why) the controller elects the other node.
+        const nodesOfA = topology.clusters[0]!.nodes;
+        const first = nodesOfA.find((n) => n.name === views['cluster-a']!.spec.activeGateway.name)!;
+        const second = nodesOfA.find((n) => n !== first)!;
+        const podOnSecond = addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', second.pods[0]!.ip); // as B sees it
+        const during = pingFor('b-w1-p', podOnSecond, 500);
+        await sleep(1000);
+        await stopProcess(runDir, `agent-${first.name}`, 0);
+        for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(first.name), 'link', 'set', link, 'down']);
+        const died = await during;
+        assert.equal(await gatewayOf('cluster-a'), second.name, `A elected ${second.name}`);
+        process.stdout.write(
+          `      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 1.5 s)\n`,
+        );
+        // The Lease was renewed at most 0.2 s before the node died; not Ready 1.5 s after that renewal, seen
+        // by the controller's next reconcile (0.1 s); then both clusters' specs and the agents' applies.
+        assert.ok(died.longestGapMs <= 2500, `a dead gateway cost at most 2.5 s without replies; it cost ${died.longestGapMs} ms`);
+      });
   });
-
-  if (dataplane === 'kernel') it('second topology (no shared CIDR, /12 to /26, hub ExternalCIDR inside a spoke PodCIDR): every check passes', async () => {
-    await labUp(distinctTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
-    const outcome = await labTest(runDir, say);
-    assert.equal(outcome.failed, 0, failureSummary(outcome));
-    assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
-  });
-
-  if (dataplane === 'ebpf') it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over within its heartbeat timeout and a second', async () => {
-    const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
-    const views = await clusterViews(topology, runDir);
-
-    // 1. A's controller leader dies (SIGKILL: no release). The standby takes the Lease once it expires
-    //    (4 s, checked every 0.5 s) and rewrites nothing: the datapath never notices.
-    const leader = leaderOf('cluster-a');
-    assert.match(leader, /^controller-cluster-a-[01]$/);
-    const standby = leader.endsWith('-0') ? 'controller-cluster-a-1' : 'controller-cluster-a-0';
-    const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
-    const ping = pingFor('a-w1-p', target, 700);
-    await sleep(500);
-    const killed = Date.now();
-    await stopProcess(runDir, leader, 0);
-    await waitFor(`${standby} to lead`, () => leaderOf('cluster-a') === standby, 4_000 + 2 * 500 + 1_000);
-    const took = Date.now() - killed;
-    const pinged = await ping;
-    process.stdout.write(`      controller leader killed: ${standby} led after ${took} ms; ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`);
-    assert.equal(pinged.received, pinged.transmitted, 'no packet lost while the controller changed leader');
-
-    // 2. A's gateway node dies: its agent is killed and its links go down at once. Its Lease stops being
-    //    renewed; after the heartbeat timeout (1.5 s, lab/src/lab.ts says why) the controller elects the other node.
-    const nodesOfA = topology.clusters[0]!.nodes;
-    const first = nodesOfA.find((n) => n.name === (views['cluster-a']!.spec.activeGateway.name))!;
-    const second = nodesOfA.find((n) => n !== first)!;
-    const podOnSecond = addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', second.pods[0]!.ip); // as B sees it
-    const during = pingFor('b-w1-p', podOnSecond, 500);
-    await sleep(1000);
-    await stopProcess(runDir, `agent-${first.name}`, 0);
-    for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(first.name), 'link', 'set', link, 'down']);
-    const died = await during;
-    assert.equal(await gatewayOf('cluster-a'), second.name, `A elected ${second.name}`);
-    process.stdout.write(`      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 1.5 s)\n`);
-    // The Lease was renewed at most 0.2 s before the node died; not Ready 1.5 s after that renewal, seen
-    // by the controller's next reconcile (0.1 s); then both clusters' specs and the agents' applies.
-    assert.ok(died.longestGapMs <= 2500, `a dead gateway cost at most 2.5 s without replies; it cost ${died.longestGapMs} ms`);
-  });
-});

@@ -39,7 +39,9 @@ describe('strait-lab down after a crash (real kernel, real processes)', function
     const crashed = processPid(runDir, 'agent-a-gw')!;
     process.kill(crashed, 'SIGKILL');
     for (let i = 0; i < 100 && isAlive(crashed); i++) await sleep(10);
-    const running = knownProcesses(runDir).map((n) => processPid(runDir, n)!).filter(isAlive);
+    const running = knownProcesses(runDir)
+      .map((n) => processPid(runDir, n)!)
+      .filter(isAlive);
     // 3 controllers, 6 echo servers (one per pod) and the 5 agents left: they outlived lab up.
     assert.equal(running.length, 3 + 6 + 5, `every other lab process outlived lab up: ${knownProcesses(runDir).join(', ')}`);
     const namespaces = labNamespaces().length;

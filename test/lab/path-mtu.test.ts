@@ -32,33 +32,63 @@ const silence = `PING 10.9.2.2 (10.9.2.2) 1472(1500) bytes of data.
 describe('lab path MTU probe (ping with DF set)', () => {
   it('passes on a fragmentation needed naming a smaller MTU, told now or earlier', () => {
     assert.deepEqual(pathMtuVerdict(1, fragNeeded, '', 1500), { ok: true, detail: 'fragmentation needed from 10.9.1.1, mtu 1400' });
-    assert.deepEqual(pathMtuVerdict(1, alreadyKnown.stdout, alreadyKnown.stderr, 1500), { ok: true, detail: 'the pod already holds path MTU 1400 (told earlier)' });
+    assert.deepEqual(pathMtuVerdict(1, alreadyKnown.stdout, alreadyKnown.stderr, 1500), {
+      ok: true,
+      detail: 'the pod already holds path MTU 1400 (told earlier)',
+    });
   });
 
-  it('fails on an answer, on silence, and on an MTU not below the pod\'s, saying which', () => {
-    assert.deepEqual(pathMtuVerdict(0, answered, '', 1500), { ok: false, detail: "a 1500-byte packet with DF set was answered: nothing told the pod that the tunnel's headers do not fit" });
-    assert.deepEqual(pathMtuVerdict(1, silence, '', 1500), { ok: false, detail: 'a 1500-byte packet with DF set was dropped and no fragmentation needed came back (a black hole)' });
-    assert.deepEqual(pathMtuVerdict(1, fragNeeded, '', 1400), { ok: false, detail: "fragmentation needed from 10.9.1.1, mtu 1400: not below the pod's MTU 1400" });
+  it("fails on an answer, on silence, and on an MTU not below the pod's, saying which", () => {
+    assert.deepEqual(pathMtuVerdict(0, answered, '', 1500), {
+      ok: false,
+      detail: "a 1500-byte packet with DF set was answered: nothing told the pod that the tunnel's headers do not fit",
+    });
+    assert.deepEqual(pathMtuVerdict(1, silence, '', 1500), {
+      ok: false,
+      detail: 'a 1500-byte packet with DF set was dropped and no fragmentation needed came back (a black hole)',
+    });
+    assert.deepEqual(pathMtuVerdict(1, fragNeeded, '', 1400), {
+      ok: false,
+      detail: "fragmentation needed from 10.9.1.1, mtu 1400: not below the pod's MTU 1400",
+    });
   });
 
   it('is a failure of the probe when ping gave no answer at all', () => {
-    assert.throws(() => pathMtuVerdict(2, '', 'ping: sendmsg: Operation not permitted\n', 1500), /ping did not give an answer \(exit 2\): ping: sendmsg: Operation not permitted/);
+    assert.throws(
+      () => pathMtuVerdict(2, '', 'ping: sendmsg: Operation not permitted\n', 1500),
+      /ping did not give an answer \(exit 2\): ping: sendmsg: Operation not permitted/,
+    );
   });
 });
 
 describe('lab fragment counters around the bulk echoes', () => {
-  const before = [{ wire: 'cluster-a <-> cluster-b', packets: 100, fragments: 7 }, { wire: 'underlay cluster-a', packets: 50, fragments: 3 }];
+  const before = [
+    { wire: 'cluster-a <-> cluster-b', packets: 100, fragments: 7 },
+    { wire: 'underlay cluster-a', packets: 50, fragments: 3 },
+  ];
 
   it('passes when no wire carried a fragment and every peering carried packets', () => {
-    const r = fragmentResult(before, [{ wire: 'cluster-a <-> cluster-b', packets: 3100, fragments: 7 }, { wire: 'underlay cluster-a', packets: 50, fragments: 3 }]);
+    const r = fragmentResult(before, [
+      { wire: 'cluster-a <-> cluster-b', packets: 3100, fragments: 7 },
+      { wire: 'underlay cluster-a', packets: 50, fragments: 3 },
+    ]);
     assert.equal(r.ok, true);
-    assert.equal(fragmentLine(r), 'ok   no fragments on the wire during pmtu-tcp (fragments of packets): cluster-a <-> cluster-b 0 of 3000, underlay cluster-a 0 of 0');
+    assert.equal(
+      fragmentLine(r),
+      'ok   no fragments on the wire during pmtu-tcp (fragments of packets): cluster-a <-> cluster-b 0 of 3000, underlay cluster-a 0 of 0',
+    );
   });
 
   it('fails on a fragment on any wire, and on a peering that carried nothing', () => {
-    const fragmented = fragmentResult(before, [{ wire: 'cluster-a <-> cluster-b', packets: 3100, fragments: 7 }, { wire: 'underlay cluster-a', packets: 2050, fragments: 1003 }]);
+    const fragmented = fragmentResult(before, [
+      { wire: 'cluster-a <-> cluster-b', packets: 3100, fragments: 7 },
+      { wire: 'underlay cluster-a', packets: 2050, fragments: 1003 },
+    ]);
     assert.equal(fragmented.ok, false);
-    assert.equal(fragmentLine(fragmented), 'FAIL no fragments on the wire during pmtu-tcp (fragments of packets): cluster-a <-> cluster-b 0 of 3000, underlay cluster-a 1000 of 2000');
+    assert.equal(
+      fragmentLine(fragmented),
+      'FAIL no fragments on the wire during pmtu-tcp (fragments of packets): cluster-a <-> cluster-b 0 of 3000, underlay cluster-a 1000 of 2000',
+    );
     assert.equal(fragmentResult(before, before).ok, false, 'a peering without packets says nothing about fragments');
   });
 });

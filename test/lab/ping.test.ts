@@ -46,16 +46,41 @@ From 10.219.0.1 icmp_seq=1 Destination Net Unreachable
 
 describe('lab ping probe: which requests were answered', () => {
   it('gives every request its wait through a deadline, not a reply timeout', () => {
-    assert.deepEqual(pingArgv('10.0.1.10', { count: 3, intervalS: 0.2, waitS: 3 }), ['ping', '-n', '-c', '3', '-i', '0.2', '-w', '4', '10.0.1.10']);
-    assert.deepEqual(pingArgv('10.0.1.10', { count: 600, intervalS: 0.01, waitS: 11 }), ['ping', '-n', '-c', '600', '-i', '0.01', '-w', '17', '10.0.1.10']);
+    assert.deepEqual(pingArgv('10.0.1.10', { count: 3, intervalS: 0.2, waitS: 3 }), [
+      'ping',
+      '-n',
+      '-c',
+      '3',
+      '-i',
+      '0.2',
+      '-w',
+      '4',
+      '10.0.1.10',
+    ]);
+    assert.deepEqual(pingArgv('10.0.1.10', { count: 600, intervalS: 0.01, waitS: 11 }), [
+      'ping',
+      '-n',
+      '-c',
+      '600',
+      '-i',
+      '0.01',
+      '-w',
+      '17',
+      '10.0.1.10',
+    ]);
   });
 
   it('counts a late reply as an answer, though ping went on sending and says 40% loss', () => {
     assert.deepEqual(echoOutcome(0, lateThird, '', 3), { transmitted: 3, received: 3, unanswered: [], replyTimesMs: [] });
   });
 
-  it('names a request never answered, though a later request made up ping\'s count', () => {
-    assert.deepEqual(echoOutcome(0, secondDropped, '', 3), { transmitted: 3, received: 2, unanswered: [2], replyTimesMs: [1795488060355.266, 1795488060760.852, 1795488060964.787] });
+  it("names a request never answered, though a later request made up ping's count", () => {
+    assert.deepEqual(echoOutcome(0, secondDropped, '', 3), {
+      transmitted: 3,
+      received: 2,
+      unanswered: [2],
+      replyTimesMs: [1795488060355.266, 1795488060760.852, 1795488060964.787],
+    });
   });
 
   it('judges only the requests sent, ignores duplicates, and says nothing came back when nothing did', () => {
@@ -65,18 +90,26 @@ describe('lab ping probe: which requests were answered', () => {
   });
 
   it('is a failure of the probe when ping gave no answer at all', () => {
-    assert.throws(() => echoOutcome(2, '', 'ping: connect: Network is unreachable\n', 3), /ping did not give an answer \(exit 2\): ping: connect: Network is unreachable/);
+    assert.throws(
+      () => echoOutcome(2, '', 'ping: connect: Network is unreachable\n', 3),
+      /ping did not give an answer \(exit 2\): ping: connect: Network is unreachable/,
+    );
   });
 });
 
 describe('lab ping probe on real packets (a veth pair, tc and nftables in its namespaces)', function () {
   requireRoot(this);
   let net: ReturnType<typeof vethPair>;
-  beforeEach(() => { net = vethPair(); });
+  beforeEach(() => {
+    net = vethPair();
+  });
   afterEach(() => net.cleanup());
 
   const probe = () => {
-    const r = spawnSync('ip', ['netns', 'exec', net.left, ...pingArgv('10.213.0.2', { count: 3, intervalS: 0.2, waitS: 1 })], { encoding: 'utf8', timeout: 10_000 });
+    const r = spawnSync('ip', ['netns', 'exec', net.left, ...pingArgv('10.213.0.2', { count: 3, intervalS: 0.2, waitS: 1 })], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     return echoOutcome(r.status ?? -1, r.stdout, r.stderr, 3);
   };
 
@@ -86,10 +119,64 @@ describe('lab ping probe on real packets (a veth pair, tc and nftables in its na
     const tc = (...args: string[]) => run(['tc', '-n', net.left, ...args]);
     tc('qdisc', 'add', 'dev', 'veth0', 'root', 'handle', '1:', 'htb', 'default', '1');
     tc('class', 'add', 'dev', 'veth0', 'parent', '1:', 'classid', '1:1', 'htb', 'rate', '1gbit');
-    tc('class', 'add', 'dev', 'veth0', 'parent', '1:', 'classid', '1:2', 'htb', 'rate', '1000bit', 'ceil', '1000bit', 'burst', '1b', 'cburst', '1b');
+    tc(
+      'class',
+      'add',
+      'dev',
+      'veth0',
+      'parent',
+      '1:',
+      'classid',
+      '1:2',
+      'htb',
+      'rate',
+      '1000bit',
+      'ceil',
+      '1000bit',
+      'burst',
+      '1b',
+      'cburst',
+      '1b',
+    );
     // ICMP echo requests (type 8 at byte 20 of the IP header) by sequence number (bytes 26-27): 2, 3, 4-7, 8-15.
-    for (const [seq, mask] of [['2', '0xffff'], ['3', '0xffff'], ['4', '0xfffc'], ['8', '0xfff8']] as const) {
-      tc('filter', 'add', 'dev', 'veth0', 'parent', '1:', 'protocol', 'ip', 'prio', '1', 'u32', 'match', 'ip', 'protocol', '1', '0xff', 'match', 'u8', '8', '0xff', 'at', '20', 'match', 'u16', seq, mask, 'at', '26', 'flowid', '1:2');
+    for (const [seq, mask] of [
+      ['2', '0xffff'],
+      ['3', '0xffff'],
+      ['4', '0xfffc'],
+      ['8', '0xfff8'],
+    ] as const) {
+      tc(
+        'filter',
+        'add',
+        'dev',
+        'veth0',
+        'parent',
+        '1:',
+        'protocol',
+        'ip',
+        'prio',
+        '1',
+        'u32',
+        'match',
+        'ip',
+        'protocol',
+        '1',
+        '0xff',
+        'match',
+        'u8',
+        '8',
+        '0xff',
+        'at',
+        '20',
+        'match',
+        'u16',
+        seq,
+        mask,
+        'at',
+        '26',
+        'flowid',
+        '1:2',
+      );
     }
     assert.deepEqual(probe(), { transmitted: 3, received: 3, unanswered: [], replyTimesMs: [] });
     const delayed = run(['tc', '-s', '-n', net.left, 'class', 'show', 'dev', 'veth0', 'classid', '1:2']);

@@ -20,10 +20,16 @@ describe('metrics and health server', () => {
     registry = new Registry();
     notReady = 'no spec applied yet';
     failScrape = false;
-    new Gauge({ name: 'strait_test_value', help: 'a value', labelNames: ['kind'], registers: [registry], collect() {
-      if (failScrape) throw new Error('cannot read strait_peer_counters');
-      this.set({ kind: 'a' }, 42);
-    } });
+    new Gauge({
+      name: 'strait_test_value',
+      help: 'a value',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        if (failScrape) throw new Error('cannot read strait_peer_counters');
+        this.set({ kind: 'a' }, 42);
+      },
+    });
     server = await startMetricsServer(onLoopback(0), registry, () => notReady, log);
   });
   afterEach(() => server.close());
@@ -39,7 +45,10 @@ describe('metrics and health server', () => {
     assert.deepEqual(await get(server.port, '/healthz'), { status: 200, body: 'ok\n' });
     assert.deepEqual(await get(server.port, '/readyz'), { status: 503, body: 'not ready: no spec applied yet\n' });
     notReady = 'applying the spec failed: RTNETLINK answers:\n  File exists';
-    assert.deepEqual(await get(server.port, '/readyz'), { status: 503, body: 'not ready: applying the spec failed: RTNETLINK answers: File exists\n' });
+    assert.deepEqual(await get(server.port, '/readyz'), {
+      status: 503,
+      body: 'not ready: applying the spec failed: RTNETLINK answers: File exists\n',
+    });
     notReady = undefined;
     assert.deepEqual(await get(server.port, '/readyz'), { status: 200, body: 'ready\n' });
   });
@@ -66,12 +75,21 @@ describe('metrics and health server', () => {
       // node:http closed a CONNECT unanswered; answered, its socket must not outlive the answer (close() waits for it).
       assert.deepEqual(await first('CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: x\r\n\r\n'), notFound);
       assert.deepEqual(await first(`CONNECT /metrics HTTP/1.1\r\nHost: x\r\n\r\n${'x'.repeat(100_000)}`), notFound);
-      assert.deepEqual(await first('GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef'), { status: 400, body: '' });
+      assert.deepEqual(await first('GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef'), {
+        status: 400,
+        body: '',
+      });
       assert.deepEqual(await first('GET /healthz?x=%zz HTTP/1.1\r\nHost: x\r\n\r\n'), { status: 200, body: 'ok\n' });
-      assert.deepEqual(captured.lines.filter((l) => Number(l.level) >= 50), []);
+      assert.deepEqual(
+        captured.lines.filter((l) => Number(l.level) >= 50),
+        [],
+      );
     } finally {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([logged.close(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('close() still waits for a connection after 2 s')), 2000)))]);
+      await Promise.race([
+        logged.close(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('close() still waits for a connection after 2 s')), 2000))),
+      ]);
       clearTimeout(timer);
     }
   });
@@ -84,22 +102,28 @@ describe('metrics and health server', () => {
   });
 
   it('refuses a port in use, naming --metrics-port, the address and port, and EADDRINUSE', async () => {
-    await assert.rejects(startMetricsServer(onLoopback(server.port), registry, () => undefined, log), (err: unknown) => {
-      assert.ok(err instanceof InputError, String(err));
-      assert.equal(err.field, '--metrics-port');
-      assert.equal(err.value, String(server.port));
-      assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${server.port} is already in use \\(EADDRINUSE\\)`));
-      return true;
-    });
+    await assert.rejects(
+      startMetricsServer(onLoopback(server.port), registry, () => undefined, log),
+      (err: unknown) => {
+        assert.ok(err instanceof InputError, String(err));
+        assert.equal(err.field, '--metrics-port');
+        assert.equal(err.value, String(server.port));
+        assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${server.port} is already in use \\(EADDRINUSE\\)`));
+        return true;
+      },
+    );
   });
 
   it('refuses an address this host does not have, naming where it came from', async () => {
-    await assert.rejects(startMetricsServer({ address: '192.0.2.250', port: 0, addressFrom: 'HOST_IP' }, registry, () => undefined, log), (err: unknown) => {
-      assert.ok(err instanceof InputError, String(err));
-      assert.deepEqual({ field: err.field, value: err.value }, { field: 'HOST_IP', value: '192.0.2.250' });
-      assert.match(err.message, /EADDRNOTAVAIL/);
-      return true;
-    });
+    await assert.rejects(
+      startMetricsServer({ address: '192.0.2.250', port: 0, addressFrom: 'HOST_IP' }, registry, () => undefined, log),
+      (err: unknown) => {
+        assert.ok(err instanceof InputError, String(err));
+        assert.deepEqual({ field: err.field, value: err.value }, { field: 'HOST_IP', value: '192.0.2.250' });
+        assert.match(err.message, /EADDRNOTAVAIL/);
+        return true;
+      },
+    );
   });
 
   it('closes when asked, twice without harm, and frees its port', async () => {

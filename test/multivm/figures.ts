@@ -23,33 +23,50 @@ async function must(exec: Exec, machine: string, script: string): Promise<string
 }
 
 /** A command line for the machine's shell, in `netns` when given. */
-const inNetns = (netns: string | undefined, argv: readonly string[]) => [...(netns ? ['ip', 'netns', 'exec', netns] : []), ...argv].join(' ');
+const inNetns = (netns: string | undefined, argv: readonly string[]) =>
+  [...(netns ? ['ip', 'netns', 'exec', netns] : []), ...argv].join(' ');
 
 /** The bench's two servers where `to` is (a pod namespace, or the machine itself), in the background, both listening. */
-const serve = (netns: string | undefined) => [
-  `${inNetns(netns, ['setsid', ...toolCommands.crrServer])} </dev/null >/dev/null 2>&1 &`,
-  `${inNetns(netns, [...toolCommands.iperf3Server, '--daemon'])} </dev/null >/dev/null 2>&1`,
-  `for i in $(seq 100); do ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.crrServer.at(-1)} ' && ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.iperf3Server.at(-1)} ' && exit 0; sleep 0.1; done; exit 1`,
-].join('\n');
+const serve = (netns: string | undefined) =>
+  [
+    `${inNetns(netns, ['setsid', ...toolCommands.crrServer])} </dev/null >/dev/null 2>&1 &`,
+    `${inNetns(netns, [...toolCommands.iperf3Server, '--daemon'])} </dev/null >/dev/null 2>&1`,
+    `for i in $(seq 100); do ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.crrServer.at(-1)} ' && ${inNetns(netns, ['ss', '-Htln'])} | grep -q ':${toolCommands.iperf3Server.at(-1)} ' && exit 0; sleep 0.1; done; exit 1`,
+  ].join('\n');
 
 /**
  * One path: servers on `to` (in pod `toPod`, or on the machine), clients on `from` dialling `address`.
  * JSON outputs are the last line of what the command printed (the VM's channel carries stderr too).
  */
-async function measure(exec: Exec, path: string, from: { machine: string; pod?: string }, to: { machine: string; pod?: string }, address: string): Promise<CrossFigures> {
+async function measure(
+  exec: Exec,
+  path: string,
+  from: { machine: string; pod?: string },
+  to: { machine: string; pod?: string },
+  address: string,
+): Promise<CrossFigures> {
   const toNetns = to.pod ? podNetns(to.pod) : undefined;
   const fromNetns = from.pod ? podNetns(from.pod) : undefined;
   await must(exec, to.machine, serve(toNetns));
   try {
     const crr = await must(exec, from.machine, inNetns(fromNetns, toolCommands.crrClient(address)));
     const iperf = await must(exec, from.machine, inNetns(fromNetns, toolCommands.iperf3Client(address)));
-    return { path, connectionsPerSecond: parseCrr(lastJson(crr)).perSecond, streamMbps: parseIperf3(iperf.slice(iperf.indexOf('{'))) * 1000 };
+    return {
+      path,
+      connectionsPerSecond: parseCrr(lastJson(crr)).perSecond,
+      streamMbps: parseIperf3(iperf.slice(iperf.indexOf('{'))) * 1000,
+    };
   } finally {
     await exec(to.machine, 'pkill -x iperf3; pkill -f "tcp-crr serve"; true', 30_000);
   }
 }
 
-const lastJson = (output: string) => output.trim().split('\n').filter((l) => l.startsWith('{')).at(-1) ?? output;
+const lastJson = (output: string) =>
+  output
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .at(-1) ?? output;
 
 /**
  * The two-clusters lab's figures: pod to pod across the peering (A's view of B's gateway pod is
@@ -58,6 +75,12 @@ const lastJson = (output: string) => output.trim().split('\n').filter((l) => l.s
 export async function crossVmFigures(exec: Exec): Promise<CrossFigures[]> {
   return [
     await measure(exec, 'plain route a-gw -> b-gw (public network)', { machine: 'a-gw' }, { machine: 'b-gw' }, '203.0.113.21'),
-    await measure(exec, 'peered a-gw-p -> b-gw-p (10.1.0.10)', { machine: 'a-gw', pod: 'a-gw-p' }, { machine: 'b-gw', pod: 'b-gw-p' }, '10.1.0.10'),
+    await measure(
+      exec,
+      'peered a-gw-p -> b-gw-p (10.1.0.10)',
+      { machine: 'a-gw', pod: 'a-gw-p' },
+      { machine: 'b-gw', pod: 'b-gw-p' },
+      '10.1.0.10',
+    ),
   ];
 }

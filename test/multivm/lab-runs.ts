@@ -48,8 +48,10 @@ export interface MultiVmLab {
 function labLogsTail(runDir: string, machine: string): string {
   const dir = join(runDir, 'machines', machine, 'logs');
   if (!existsSync(dir)) return `(no ${dir})`;
-  return readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) =>
-    `--- ${f}\n${readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').slice(-15).join('\n')}`).join('\n');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => `--- ${f}\n${readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').slice(-15).join('\n')}`)
+    .join('\n');
 }
 
 /**
@@ -58,7 +60,10 @@ function labLogsTail(runDir: string, machine: string): string {
  */
 export async function bootMultiVmLab(phase: <T>(name: string, action: () => Promise<T>) => Promise<T>): Promise<MultiVmLab> {
   const plan = JSON.parse(execFileSync('node', [labCli, 'plan', '--topology', topology], { encoding: 'utf8' })) as Plan;
-  assert.deepEqual(plan.machines.map((m) => m.name), ['a-gw', 'a-w1', 'b-gw']);
+  assert.deepEqual(
+    plan.machines.map((m) => m.name),
+    ['a-gw', 'a-w1', 'b-gw'],
+  );
   // The run directory the VMs share, and beside it (not shared) their consoles.
   const workDir = mkdtempSync('/tmp/strait-mvm-test-');
   const hostRunDir = join(workDir, 'run');
@@ -76,17 +81,29 @@ export async function bootMultiVmLab(phase: <T>(name: string, action: () => Prom
     hostRunDir,
     runDir,
     async onEvery(script, timeoutMs, run) {
-      const results = await Promise.all(plan.machines.map(async ({ name }) => ({ name, ...await machines.exec(name, script(name), timeoutMs) })));
+      const results = await Promise.all(
+        plan.machines.map(async ({ name }) => ({ name, ...(await machines.exec(name, script(name), timeoutMs)) })),
+      );
       const failed = results.filter((r) => r.code !== 0);
-      assert.equal(failed.length, 0, failed.map((r) => `${r.name}: exit ${r.code} of\n${script(r.name)}\n--- its output:\n${r.output}` +
-        `\n--- its console:\n${machines.consoleTail(r.name)}${run ? `\n--- its lab logs:\n${labLogsTail(runDir(run), r.name)}` : ''}`).join('\n\n'));
+      assert.equal(
+        failed.length,
+        0,
+        failed
+          .map(
+            (r) =>
+              `${r.name}: exit ${r.code} of\n${script(r.name)}\n--- its output:\n${r.output}` +
+              `\n--- its console:\n${machines.consoleTail(r.name)}${run ? `\n--- its lab logs:\n${labLogsTail(runDir(run), r.name)}` : ''}`,
+          )
+          .join('\n\n'),
+      );
       return Object.fromEntries(results.map((r) => [r.name, r.output]));
     },
-    labScript: (run, verb) => (machine) => [
-      `export STRAIT_NODE=${machine} STRAIT_TOPOLOGY=${run.topology} STRAIT_RUN_DIR=/run/strait-mvm/${run.name}`,
-      `export STRAIT_DATAPLANE=${run.dataplane} STRAIT_PACE=emulated`,
-      `bash vagrant/provision/lab.sh ${verb}`,
-    ].join('\n'),
+    labScript: (run, verb) => (machine) =>
+      [
+        `export STRAIT_NODE=${machine} STRAIT_TOPOLOGY=${run.topology} STRAIT_RUN_DIR=/run/strait-mvm/${run.name}`,
+        `export STRAIT_DATAPLANE=${run.dataplane} STRAIT_PACE=emulated`,
+        `bash vagrant/provision/lab.sh ${verb}`,
+      ].join('\n'),
     stop() {
       try {
         machines.stop();

@@ -7,7 +7,18 @@
  * its control directory (vagrant/local/init.sh), one at a time, in order.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { uniqueName } from '../support/kernel';
 
@@ -59,20 +70,31 @@ function alive(pid: number): boolean {
 
 /** The qemu processes whose command line names this namespace (each runs with -name <netns>-<machine>). */
 export function qemuProcessesOf(netns: string): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      return argv[0]?.endsWith('qemu-system-x86_64') === true && argv.some((a) => a.startsWith(`${netns}-`));
-    } catch {
-      return false; // gone meanwhile
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        return argv[0]?.endsWith('qemu-system-x86_64') === true && argv.some((a) => a.startsWith(`${netns}-`));
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
 }
 
 /** What vagrant/local/boot-files.sh made: the root directory, kernel, initramfs, modules, qemu's accelerator arguments. */
 function bootFiles(repo: string, dir: string): Record<'root' | 'kernel' | 'initrd' | 'modules' | 'append' | 'accel', string> {
-  const out = execFileSync('bash', [join(repo, 'vagrant/local/boot-files.sh'), dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const files = Object.fromEntries(out.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const out = execFileSync('bash', [join(repo, 'vagrant/local/boot-files.sh'), dir], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const files = Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   for (const key of ['root', 'kernel', 'initrd', 'modules', 'append', 'accel']) {
     if (!files[key]) throw new Error(`boot-files.sh printed no ${key}:\n${out}`);
   }
@@ -80,8 +102,10 @@ function bootFiles(repo: string, dir: string): Record<'root' | 'kernel' | 'initr
 }
 
 const fsdev = (id: string, path: string, readonly: boolean) => [
-  '-fsdev', `local,id=${id},path=${path},security_model=none,multidevs=remap${readonly ? ',readonly=on' : ''}`,
-  '-device', `virtio-9p-pci,fsdev=${id},mount_tag=${id}`,
+  '-fsdev',
+  `local,id=${id},path=${path},security_model=none,multidevs=remap${readonly ? ',readonly=on' : ''}`,
+  '-device',
+  `virtio-9p-pci,fsdev=${id},mount_tag=${id}`,
 ];
 
 /** Boots every machine of the plan at once; exec waits for a machine's boot. Call stop() when done. */
@@ -116,13 +140,17 @@ export function startMachines(plan: Plan, options: MachinesOptions): Machines {
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
-      } catch { /* gone already */ }
+      } catch {
+        /* gone already */
+      }
     }
     const until = Date.now() + 10_000;
     while (pids.some(alive) && Date.now() < until) execFileSync('sleep', ['0.1']);
     try {
       execFileSync('ip', ['netns', 'delete', netns], { stdio: 'ignore' }); // its bridges and taps with it
-    } catch { /* not made yet */ }
+    } catch {
+      /* not made yet */
+    }
     rmSync(tmp, { recursive: true, force: true });
   }
   process.on('exit', stop).on('SIGINT', onSignal).on('SIGTERM', onSignal);
@@ -154,14 +182,49 @@ export function startMachines(plan: Plan, options: MachinesOptions): Machines {
       });
       const qemuLog = openSync(join(options.logDir, `${machine.name}.qemu.log`), 'w');
       // Under timeout: even a runner killed with SIGKILL (no exit handler) leaves its VMs for an hour at most.
-      const child = spawn('ip', ['netns', 'exec', netns, 'timeout', '-k', '10', '3600', 'qemu-system-x86_64', ...files.accel.split(' '),
-        '-name', `${netns}-${machine.name}`, '-m', String(options.memoryMiB ?? 1536), '-smp', '1',
-        '-display', 'none', '-vga', 'none', '-nodefaults', '-bios', 'qboot.rom', '-no-reboot',
-        '-serial', `file:${consolePath(machine.name)}`,
-        '-kernel', files.kernel, '-initrd', files.initrd, '-append', files.append,
-        ...fsdev('hostroot', files.root, true), ...fsdev('modules', files.modules, true),
-        ...fsdev('repo', options.repo, true), ...fsdev('rundir', options.runDir, false), ...fsdev('strait-vm', ctl, false),
-        ...nicArgs], { stdio: ['ignore', qemuLog, qemuLog] });
+      const child = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          netns,
+          'timeout',
+          '-k',
+          '10',
+          '3600',
+          'qemu-system-x86_64',
+          ...files.accel.split(' '),
+          '-name',
+          `${netns}-${machine.name}`,
+          '-m',
+          String(options.memoryMiB ?? 1536),
+          '-smp',
+          '1',
+          '-display',
+          'none',
+          '-vga',
+          'none',
+          '-nodefaults',
+          '-bios',
+          'qboot.rom',
+          '-no-reboot',
+          '-serial',
+          `file:${consolePath(machine.name)}`,
+          '-kernel',
+          files.kernel,
+          '-initrd',
+          files.initrd,
+          '-append',
+          files.append,
+          ...fsdev('hostroot', files.root, true),
+          ...fsdev('modules', files.modules, true),
+          ...fsdev('repo', options.repo, true),
+          ...fsdev('rundir', options.runDir, false),
+          ...fsdev('strait-vm', ctl, false),
+          ...nicArgs,
+        ],
+        { stdio: ['ignore', qemuLog, qemuLog] },
+      );
       closeSync(qemuLog);
       children.set(machine.name, child);
     });
@@ -175,10 +238,13 @@ export function startMachines(plan: Plan, options: MachinesOptions): Machines {
     if (!child) throw new Error(`no machine ${machine}`);
     const ctl = ctlDir(machine);
     const deadline = Date.now() + timeoutMs;
-    const dead = () => (child.exitCode !== null || child.signalCode !== null) &&
+    const dead = () =>
+      (child.exitCode !== null || child.signalCode !== null) &&
       new Error(`machine ${machine}: qemu ended (${child.exitCode ?? child.signalCode}); its console:\n${consoleTail(machine)}`);
     while (!existsSync(join(ctl, 'ready'))) {
-      const error = dead() || (Date.now() > deadline && new Error(`machine ${machine} not up after ${timeoutMs} ms; its console:\n${consoleTail(machine)}`));
+      const error =
+        dead() ||
+        (Date.now() > deadline && new Error(`machine ${machine} not up after ${timeoutMs} ms; its console:\n${consoleTail(machine)}`));
       if (error) throw error;
       await sleep(200);
     }
@@ -194,7 +260,10 @@ export function startMachines(plan: Plan, options: MachinesOptions): Machines {
       }
     };
     while (!existsSync(rc)) {
-      const error = dead() || (Date.now() > deadline && new Error(`machine ${machine}: no exit code after ${timeoutMs} ms of:\n${script}\n--- its output so far:\n${output()}`));
+      const error =
+        dead() ||
+        (Date.now() > deadline &&
+          new Error(`machine ${machine}: no exit code after ${timeoutMs} ms of:\n${script}\n--- its output so far:\n${output()}`));
       if (error) throw error;
       await sleep(200);
     }

@@ -19,8 +19,12 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
 /** The report's rows (kind, from, to) this topology must give, each with every cell passed. */
 const expectedRows = [
-  'peered a-gw-p -> b-gw-p', 'peered a-w1-p -> b-gw-p', 'peered b-gw-p -> a-gw-p', 'peered b-gw-p -> a-w1-p',
-  'intra a-gw-p -> a-w1-p', 'intra a-w1-p -> a-gw-p',
+  'peered a-gw-p -> b-gw-p',
+  'peered a-w1-p -> b-gw-p',
+  'peered b-gw-p -> a-gw-p',
+  'peered b-gw-p -> a-w1-p',
+  'intra a-gw-p -> a-w1-p',
+  'intra a-w1-p -> a-gw-p',
 ];
 
 describe('the multi-VM lab on local VMs @multivm', function () {
@@ -44,8 +48,15 @@ describe('the multi-VM lab on local VMs @multivm', function () {
       const { code, output } = await lab!.machines.exec(gateway, 'ip -s xfrm state', 30_000);
       assert.equal(code, 0, output);
       const counts = saPacketCounts(output);
-      assert.equal(counts.length, 2, `${cluster}'s gateway ${gateway} has one ESP state each way:\n${output.replace(/0x[0-9a-f]+/g, '(key)')}`);
-      assert.ok(counts.every((n) => n > 0), `${cluster}'s states carried traffic both ways: ${counts.join(', ')}`);
+      assert.equal(
+        counts.length,
+        2,
+        `${cluster}'s gateway ${gateway} has one ESP state each way:\n${output.replace(/0x[0-9a-f]+/g, '(key)')}`,
+      );
+      assert.ok(
+        counts.every((n) => n > 0),
+        `${cluster}'s states carried traffic both ways: ${counts.join(', ')}`,
+      );
     }
     const secret = readFileSync(join(runDir, 'secrets', 'cluster-a', 'cluster-b'), 'utf8');
     assert.equal(readFileSync(join(runDir, 'secrets', 'cluster-b', 'cluster-a'), 'utf8'), secret, 'both clusters hold the same secret');
@@ -53,7 +64,8 @@ describe('the multi-VM lab on local VMs @multivm', function () {
       const dir = join(runDir, 'machines', machine, 'logs');
       for (const f of readdirSync(dir)) {
         const log = readFileSync(join(dir, f), 'utf8').toLowerCase();
-        for (const form of [secret, Buffer.from(secret, 'base64').toString('hex')]) assert.ok(!log.includes(form.toLowerCase()), `the secret reached ${machine}'s ${f}`);
+        for (const form of [secret, Buffer.from(secret, 'base64').toString('hex')])
+          assert.ok(!log.includes(form.toLowerCase()), `the secret reached ${machine}'s ${f}`);
       }
     }
   }
@@ -87,7 +99,10 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         const text = `${report.stdout}${report.stderr}`;
         process.stdout.write(`${text.replace(/^/gm, '        ')}\n`);
         assert.equal(report.status, 0, `lab report exited ${report.status}:\n${text}`);
-        const rows = text.split('\n').map((l) => l.trim().split(/\s+/)).filter((c) => ['peered', 'intra', 'hub', 'not-peered'].includes(c[0]!));
+        const rows = text
+          .split('\n')
+          .map((l) => l.trim().split(/\s+/))
+          .filter((c) => ['peered', 'intra', 'hub', 'not-peered'].includes(c[0]!));
         assert.deepEqual(rows.map(([kind, from, to]) => `${kind} ${from} -> ${to}`).sort(), [...expectedRows].sort());
         // PING TCP UDP FRAG UNREACH on every row; PMTU-TCP PMTU-ICMP on one peered row each way, between
         // b-gw-p and the same pod of cluster-a (which one follows cluster-a's elected gateway).
@@ -102,17 +117,27 @@ describe('the multi-VM lab on local VMs @multivm', function () {
         await timed(`${run.name} down`, () => lab!.onEvery(lab!.labScript(run, 'down'), minutes(3), run));
         down = true;
         // Nothing of the lab in any VM: pod namespaces, pins, tunnels, Strait's links (the NICs stay).
-        const left = await lab!.onEvery((machine) => [
-          'ip netns list 2>/dev/null | grep "^sl-"',
-          `ls -d /sys/fs/bpf/strait-lab/${machine} 2>/dev/null`,
-          'ip -o link show type vxlan',
-          'ip -o link | grep -i strait',
-          'true',
-        ].join('\n'), minutes(1), run);
+        const left = await lab!.onEvery(
+          (machine) =>
+            [
+              'ip netns list 2>/dev/null | grep "^sl-"',
+              `ls -d /sys/fs/bpf/strait-lab/${machine} 2>/dev/null`,
+              'ip -o link show type vxlan',
+              'ip -o link | grep -i strait',
+              'true',
+            ].join('\n'),
+          minutes(1),
+          run,
+        );
         assert.deepEqual(left, { 'a-gw': '', 'a-w1': '', 'b-gw': '' });
       } finally {
         // A failed run still tears down, so that the next run starts on clean machines.
-        if (!down) await Promise.all(lab!.plan.machines.map(({ name }) => lab!.machines.exec(name, lab!.labScript(run, 'down')(name), minutes(3)).catch(() => undefined)));
+        if (!down)
+          await Promise.all(
+            lab!.plan.machines.map(({ name }) =>
+              lab!.machines.exec(name, lab!.labScript(run, 'down')(name), minutes(3)).catch(() => undefined),
+            ),
+          );
       }
     });
   }

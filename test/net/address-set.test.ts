@@ -46,7 +46,10 @@ describe('AddressSet', () => {
 
   it('works on a 2^64 IPv6 range without materialising it', () => {
     let set = AddressSet.empty(1n << 64n);
-    set = set.add(0n).add(1n).add((1n << 64n) - 1n);
+    set = set
+      .add(0n)
+      .add(1n)
+      .add((1n << 64n) - 1n);
     assert.equal(set.lowestFree(), 2n);
     assert.equal(set.has((1n << 64n) - 1n), true);
     assert.throws(() => set.add(1n << 64n), RangeError);

@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { InputError } from '../../src/errors';
-import {
-  type Cidr,
-  cidrsOverlap,
-  containsIp,
-  formatCidr,
-  formatIp,
-  parseCidr,
-  parseIp,
-  translateIp,
-} from '../../src/net/cidr';
+import { type Cidr, cidrsOverlap, containsIp, formatCidr, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 
 function refusedWith(field: string, pattern: RegExp): (err: unknown) => boolean {
   return (err) => err instanceof InputError && err.field === field && pattern.test(err.message);
@@ -36,8 +27,23 @@ describe('cidr: parsing and formatting', () => {
   });
 
   it('refuses bad prefix lengths and malformed text with the field and value', () => {
-    for (const bad of ['10.0.0.0/0', '10.0.0.0/33', '::/129', '10.0.0.0/024', '10.0.0.0', '10.0.0/8', '010.0.0.0/8', 'fe80::%eth0/64', 'x/8', '']) {
-      assert.throws(() => parseCidr('externalCIDR', bad), (err: unknown) => err instanceof InputError && err.field === 'externalCIDR' && err.value === bad, bad);
+    for (const bad of [
+      '10.0.0.0/0',
+      '10.0.0.0/33',
+      '::/129',
+      '10.0.0.0/024',
+      '10.0.0.0',
+      '10.0.0/8',
+      '010.0.0.0/8',
+      'fe80::%eth0/64',
+      'x/8',
+      '',
+    ]) {
+      assert.throws(
+        () => parseCidr('externalCIDR', bad),
+        (err: unknown) => err instanceof InputError && err.field === 'externalCIDR' && err.value === bad,
+        bad,
+      );
     }
     // /0 is refused for its length, not only for its host bits (0.0.0.0/0 has none: every address).
     assert.throws(() => parseCidr('externalCIDR', '0.0.0.0/0'), refusedWith('externalCIDR', /prefix length must be 1 to 32 for IPv4/));
@@ -79,7 +85,10 @@ describe('cidr: translation keeps host bits for every prefix length', () => {
     }
   });
 
-  for (const [family, bits] of [[4, 32], [6, 128]] as const) {
+  for (const [family, bits] of [
+    [4, 32],
+    [6, 128],
+  ] as const) {
     it(`/1 to /${bits} (IPv${family}): first, last and a random host land on the same host`, () => {
       const all = (1n << BigInt(bits)) - 1n;
       fc.assert(
@@ -103,6 +112,9 @@ describe('cidr: translation keeps host bits for every prefix length', () => {
   }
 
   it('refuses to translate between networks of different sizes', () => {
-    assert.throws(() => translateIp(parseIp('ip', '10.0.0.1'), parseCidr('f', '10.0.0.0/24'), parseCidr('t', '10.1.0.0/16')), /differ in family or prefix length/);
+    assert.throws(
+      () => translateIp(parseIp('ip', '10.0.0.1'), parseCidr('f', '10.0.0.0/24'), parseCidr('t', '10.1.0.0/16')),
+      /differ in family or prefix length/,
+    );
   });
 });

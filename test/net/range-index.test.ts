@@ -11,7 +11,7 @@ const cidrs: fc.Arbitrary<Cidr> = fc.oneof(
   }),
   fc.record({ prefix: fc.integer({ min: 116, max: 128 }), offset: fc.integer({ min: 0, max: 4095 }) }).map(({ prefix, offset }) => {
     const size = 1n << BigInt(128 - prefix);
-    return { family: 6 as const, base: (BigInt(offset) * 16n / size) * size, prefix };
+    return { family: 6 as const, base: ((BigInt(offset) * 16n) / size) * size, prefix };
   }),
 );
 

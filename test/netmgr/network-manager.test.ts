@@ -27,7 +27,14 @@ function cluster(id: string, podCIDR: string, externalCIDR: string, gateway: str
 
 /** One round of x's peering with y, given what replication brought from y. */
 function step(x: Cluster, y: Cluster, theirs?: NetworkConfigSpec, theirAnswer?: NetworkConfigStatus): Peering {
-  const out = reconcilePeering({ ipam: x.ipam, clusterId: x.id, peer: y.id, endpoint: x.endpoint, ...(theirs ? { theirs } : {}), ...(theirAnswer ? { theirAnswer } : {}) });
+  const out = reconcilePeering({
+    ipam: x.ipam,
+    clusterId: x.id,
+    peer: y.id,
+    endpoint: x.endpoint,
+    ...(theirs ? { theirs } : {}),
+    ...(theirAnswer ? { theirAnswer } : {}),
+  });
   assert.deepEqual(out.problems, []);
   x.ipam = out.ipam;
   return out.peering;
@@ -60,7 +67,11 @@ function egress(from: Cluster, tep: TunnelEndpoint, packet: { src: string; dst: 
 }
 
 /** Ingress at a gateway of L from P: destination in localNAT* → same host in L's own network. */
-function ingress(at: Cluster, tep: TunnelEndpoint, packet: { src: string; dst: string }): { src: string; dst: string; viaExternal: boolean } {
+function ingress(
+  at: Cluster,
+  tep: TunnelEndpoint,
+  packet: { src: string; dst: string },
+): { src: string; dst: string; viaExternal: boolean } {
   const dst = parseIp('dst', packet.dst);
   if (containsIp(tep.localNATPodCIDR, dst)) {
     return { src: packet.src, dst: formatIp(translateIp(dst, tep.localNATPodCIDR, at.ipam.home.podCIDR)), viaExternal: false };
@@ -77,7 +88,12 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
     const bc = peer(b, c);
     /** The TunnelEndpoint of `from` toward `to`. */
     const tep = (from: string, to: string): TunnelEndpoint => {
-      const p = new Map([['cluster-a cluster-b', ab.xy], ['cluster-b cluster-a', ab.yx], ['cluster-b cluster-c', bc.xy], ['cluster-c cluster-b', bc.yx]]).get(`${from} ${to}`);
+      const p = new Map([
+        ['cluster-a cluster-b', ab.xy],
+        ['cluster-b cluster-a', ab.yx],
+        ['cluster-b cluster-c', bc.xy],
+        ['cluster-c cluster-b', bc.yx],
+      ]).get(`${from} ${to}`);
       assert.ok(p, `${from} and ${to} are not peered`);
       return tunnel(p);
     };
@@ -86,7 +102,12 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
 
   it('writes each receiver\'s remapping into the status, "None" where a network is kept, with the networks it answers', () => {
     const { ab, bc } = hubAndSpokes();
-    const answer = (remappedPodCIDR: string, remappedExternalCIDR: string, podCIDR: string, externalCIDR: string) => ({ processed: true, remappedPodCIDR, remappedExternalCIDR, observed: { podCIDR, externalCIDR } });
+    const answer = (remappedPodCIDR: string, remappedExternalCIDR: string, podCIDR: string, externalCIDR: string) => ({
+      processed: true,
+      remappedPodCIDR,
+      remappedExternalCIDR,
+      observed: { podCIDR, externalCIDR },
+    });
     assert.deepEqual(answerOf(ab.yx), answer('10.1.0.0/16', 'None', '10.0.0.0/16', '10.201.0.0/16'), "B's answer to A");
     assert.deepEqual(answerOf(ab.xy), answer('10.1.0.0/20', 'None', '10.0.0.0/20', '10.200.0.0/24'), "A's answer to B");
     assert.deepEqual(answerOf(bc.yx), answer('None', 'None', '10.0.0.0/20', '10.200.0.0/24'), "C's answer to B");
@@ -130,7 +151,7 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
     assert.throws(() => tep('cluster-a', 'cluster-c'), /not peered/);
   });
 
-  it('delivers a pod-to-pod packet A -> B to the right pod and lets B see the sender as A\'s view says', () => {
+  it("delivers a pod-to-pod packet A -> B to the right pod and lets B see the sender as A's view says", () => {
     const { a, b, tep } = hubAndSpokes();
     const tepAB = tep('cluster-a', 'cluster-b');
     const tepBA = tep('cluster-b', 'cluster-a');
@@ -141,20 +162,24 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
     assert.deepEqual(onWire, { src: '10.1.0.7', dst: '10.1.5.9' });
     const delivered = ingress(b, tepBA, onWire);
     assert.deepEqual(delivered, { src: '10.1.0.7', dst: podB, viaExternal: false });
-    assert.equal(homePodIp(b.ipam, 'cluster-a', '10.0.0.7'), delivered.src, 'B sees the sender at the address its IPAM gives A\'s pod');
+    assert.equal(homePodIp(b.ipam, 'cluster-a', '10.0.0.7'), delivered.src, "B sees the sender at the address its IPAM gives A's pod");
     // The reply goes back the same way.
     const reply = ingress(a, tepAB, egress(b, tepBA, { src: podB, dst: delivered.src }));
     assert.deepEqual(reply, { src: dstSeenInA, dst: '10.0.0.7', viaExternal: false });
   });
 
-  it('hub: B reflects C\'s pod into A with an ExternalCIDR address that leads back to C\'s pod', () => {
+  it("hub: B reflects C's pod into A with an ExternalCIDR address that leads back to C's pod", () => {
     const { a, b, c, tep } = hubAndSpokes();
     const podC = '192.168.8.20';
     const inB = homePodIp(b.ipam, 'cluster-c', podC);
     const mapped = mapEndpoint(b.ipam, 'cluster-a', inB);
     b.ipam = mapped.state;
     assert.equal(mapped.result.ip, '10.200.0.1');
-    const atB = ingress(b, tep('cluster-b', 'cluster-a'), egress(a, tep('cluster-a', 'cluster-b'), { src: '10.0.0.7', dst: mapped.result.ip }));
+    const atB = ingress(
+      b,
+      tep('cluster-b', 'cluster-a'),
+      egress(a, tep('cluster-a', 'cluster-b'), { src: '10.0.0.7', dst: mapped.result.ip }),
+    );
     assert.deepEqual(atB, { src: '10.1.0.7', dst: '10.200.0.1', viaExternal: true });
     const natTarget = b.ipam.peers.get('cluster-a')!.natMappings.get(inB);
     assert.equal(natTarget, parseIp('x', atB.dst).value, 'the NatMapping of B holds the address that arrived');

@@ -19,17 +19,33 @@ describe('strait network-ipam CLI', function () {
   const ipam = (...args: string[]) => cliJson(['network-ipam', ...args, '--state', state]);
 
   it('runs the docs/network-ipam.md scenario on cluster B end to end, printing JSON', () => {
-    assert.deepEqual(ipam('init', '--pod-cidr', '10.0.0.0/24', '--external-cidr', '192.168.0.0/24', '--pools', '172.16.0.0/12', '--reserved', '172.16.0.0/24'), {
-      created: true,
-      migrated: [],
-      home: { podCIDR: '10.0.0.0/24', externalCIDR: '192.168.0.0/24', reserved: ['172.16.0.0/24'], pools: ['172.16.0.0/12'] },
-      peers: 0,
-    });
+    assert.deepEqual(
+      ipam(
+        'init',
+        '--pod-cidr',
+        '10.0.0.0/24',
+        '--external-cidr',
+        '192.168.0.0/24',
+        '--pools',
+        '172.16.0.0/12',
+        '--reserved',
+        '172.16.0.0/24',
+      ),
+      {
+        created: true,
+        migrated: [],
+        home: { podCIDR: '10.0.0.0/24', externalCIDR: '192.168.0.0/24', reserved: ['172.16.0.0/24'], pools: ['172.16.0.0/12'] },
+        peers: 0,
+      },
+    );
     assert.deepEqual(ipam('peer', 'add', '--cluster', 'a', '--pod-cidr', '10.0.0.0/24', '--external-cidr', '192.168.0.0/24'), {
       remotePodCIDR: '172.16.1.0/24',
       remoteExternalCIDR: '172.16.2.0/24',
     });
-    assert.deepEqual(ipam('peer', 'add', '--cluster', 'c', '--pod-cidr', '10.1.0.0/24', '--external-cidr', '10.2.0.0/23'), { remotePodCIDR: '10.1.0.0/24', remoteExternalCIDR: '10.2.0.0/23' });
+    assert.deepEqual(ipam('peer', 'add', '--cluster', 'c', '--pod-cidr', '10.1.0.0/24', '--external-cidr', '10.2.0.0/23'), {
+      remotePodCIDR: '10.1.0.0/24',
+      remoteExternalCIDR: '10.2.0.0/23',
+    });
     assert.deepEqual(ipam('home-pod-ip', '--cluster', 'a', '--ip', '10.0.0.34'), { ip: '172.16.1.34' });
     ipam('peer', 'remote-view', '--cluster', 'a', '--local-nat-pod-cidr', '10.0.0.0/24', '--local-nat-external-cidr', '10.8.0.0/24');
     ipam('peer', 'remote-view', '--cluster', 'c', '--local-nat-pod-cidr', '10.0.0.0/24', '--local-nat-external-cidr', '192.168.0.0/24');
@@ -44,7 +60,10 @@ describe('strait network-ipam CLI', function () {
     assert.deepEqual(ipam('unmap-endpoint', '--cluster', 'a', '--ip', '10.1.0.5'), { removed: true, freedExternalIP: '192.168.0.1' });
     assert.deepEqual(ipam('peer', 'remove', '--cluster', 'a'), { removed: true });
     const shown = ipam('show') as { peers: { clusterId: string }[] };
-    assert.deepEqual(shown.peers.map((p) => p.clusterId), ['c']);
+    assert.deepEqual(
+      shown.peers.map((p) => p.clusterId),
+      ['c'],
+    );
   });
 
   it('resumes on init with the same configuration and refuses a conflicting one, file untouched', () => {
@@ -54,12 +73,31 @@ describe('strait network-ipam CLI', function () {
     assert.deepEqual(ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16'), {
       created: false,
       migrated: [],
-      home: { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/16', reserved: [], pools: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fd00::/8'] },
+      home: {
+        podCIDR: '10.0.0.0/16',
+        externalCIDR: '10.201.0.0/16',
+        reserved: [],
+        pools: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fd00::/8'],
+      },
       peers: 1,
     });
-    const refused = runCli(['network-ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--reserved', '10.1.0.0/16']);
+    const refused = runCli([
+      'network-ipam',
+      'init',
+      '--state',
+      state,
+      '--pod-cidr',
+      '10.0.0.0/16',
+      '--external-cidr',
+      '10.201.0.0/16',
+      '--reserved',
+      '10.1.0.0/16',
+    ]);
     assert.equal(refused.code, 1);
-    assert.match(JSON.parse(refused.stderr).error, /peer b podCIDR is seen as 10\.1\.0\.0\/16, which overlaps the new reserved\[0\] 10\.1\.0\.0\/16/);
+    assert.match(
+      JSON.parse(refused.stderr).error,
+      /peer b podCIDR is seen as 10\.1\.0\.0\/16, which overlaps the new reserved\[0\] 10\.1\.0\.0\/16/,
+    );
     assert.equal(readFileSync(state, 'utf8'), before);
   });
 
@@ -70,7 +108,11 @@ describe('strait network-ipam CLI', function () {
       [['peer', 'add', '--cluster', 'b', '--pod-cidr', '10.0.0.1/16', '--external-cidr', '10.202.0.0/16'], 'podCIDR', '10.0.0.1/16'],
       [['peer', 'add', '--cluster', 'B!', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.202.0.0/16'], 'cluster', 'B!'],
       [['map-endpoint', '--cluster', 'zz', '--ip', '10.1.0.1'], 'cluster', 'zz'],
-      [['peer', 'remote-view', '--cluster', 'zz', '--local-nat-pod-cidr', '10.0.0.0/16', '--local-nat-external-cidr', '10.201.0.0/16'], 'cluster', 'zz'],
+      [
+        ['peer', 'remote-view', '--cluster', 'zz', '--local-nat-pod-cidr', '10.0.0.0/16', '--local-nat-external-cidr', '10.201.0.0/16'],
+        'cluster',
+        'zz',
+      ],
     ];
     for (const [args, field, value] of cases) {
       const run = runCli(['network-ipam', ...args, '--state', state]);
@@ -80,7 +122,16 @@ describe('strait network-ipam CLI', function () {
       assert.deepEqual([err.field, err.value], [field, value]);
       assert.equal(readFileSync(state, 'utf8'), before);
     }
-    const overlapping = runCli(['network-ipam', 'init', '--state', join(dir, 'other.json'), '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.0.128.0/24']);
+    const overlapping = runCli([
+      'network-ipam',
+      'init',
+      '--state',
+      join(dir, 'other.json'),
+      '--pod-cidr',
+      '10.0.0.0/16',
+      '--external-cidr',
+      '10.0.128.0/24',
+    ]);
     assert.equal(overlapping.code, 1);
     assert.deepEqual(JSON.parse(overlapping.stderr).field, 'externalCIDR');
   });
@@ -90,8 +141,14 @@ describe('strait network-ipam CLI', function () {
     const shown = runCli(['network-ipam', 'show', '--state', state]);
     assert.equal(shown.code, 1);
     assert.match(JSON.parse(shown.stderr).error, /not valid JSON .*init --force/);
-    assert.equal(runCli(['network-ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16']).code, 1);
-    assert.deepEqual((ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force') as { created: boolean }).created, true);
+    assert.equal(
+      runCli(['network-ipam', 'init', '--state', state, '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16']).code,
+      1,
+    );
+    assert.deepEqual(
+      (ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force') as { created: boolean }).created,
+      true,
+    );
     assert.equal(runCli(['network-ipam', 'show', '--state', state]).code, 0);
   });
 
@@ -99,7 +156,19 @@ describe('strait network-ipam CLI', function () {
     ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
     const lock = FileLock.acquire(`${state}.lock`);
     try {
-      const run = runCli(['network-ipam', 'peer', 'add', '--state', state, '--cluster', 'b', '--pod-cidr', '10.1.0.0/16', '--external-cidr', '10.202.0.0/16']);
+      const run = runCli([
+        'network-ipam',
+        'peer',
+        'add',
+        '--state',
+        state,
+        '--cluster',
+        'b',
+        '--pod-cidr',
+        '10.1.0.0/16',
+        '--external-cidr',
+        '10.202.0.0/16',
+      ]);
       assert.equal(run.code, 1);
       assert.match(JSON.parse(run.stderr).error, new RegExp(`held by process ${process.pid}`));
       assert.equal(runCli(['network-ipam', 'show', '--state', state]).code, 0, 'readers are not blocked');
@@ -139,8 +208,16 @@ describe('strait network-ipam CLI', function () {
     ipam('init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16');
     symlinkSync(state, link);
     const before = readFileSync(state, 'utf8');
-    for (const [path, kind] of [[fifo, 'a fifo'], [directory, 'a directory'], [link, 'a symbolic link']] as const) {
-      for (const args of [['show'], ['peer', 'remove', '--cluster', 'b'], ['init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force']]) {
+    for (const [path, kind] of [
+      [fifo, 'a fifo'],
+      [directory, 'a directory'],
+      [link, 'a symbolic link'],
+    ] as const) {
+      for (const args of [
+        ['show'],
+        ['peer', 'remove', '--cluster', 'b'],
+        ['init', '--pod-cidr', '10.0.0.0/16', '--external-cidr', '10.201.0.0/16', '--force'],
+      ]) {
         const started = Date.now();
         const err = refusal(['network-ipam', ...args, '--state', path]);
         assert.ok(err.error.startsWith(`${path}: is ${kind}, not a regular file`), err.error);
@@ -191,7 +268,8 @@ describe('strait network-ipam CLI', function () {
 
   it('documents every command in --help', () => {
     const help = runCli(['network-ipam', '--help']).stdout;
-    for (const command of ['init', 'peer', 'home-pod-ip', 'map-endpoint', 'unmap-endpoint', 'nat-mappings', 'show']) assert.match(help, new RegExp(`\\n\\s+${command}\\b`));
+    for (const command of ['init', 'peer', 'home-pod-ip', 'map-endpoint', 'unmap-endpoint', 'nat-mappings', 'show'])
+      assert.match(help, new RegExp(`\\n\\s+${command}\\b`));
     assert.match(runCli(['network-ipam', 'peer', '--help']).stdout, /remote-view/);
     assert.match(runCli(['network-ipam', 'init', '--help']).stdout, /--reserved <cidrs>/);
   });

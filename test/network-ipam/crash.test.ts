@@ -37,12 +37,28 @@ function randomOp(rand: () => number): Op {
   if (r < 0.15) {
     const pod = pick(podCidrs);
     const ext = pick(externalCidrs);
-    return { args: ['peer', 'add', '--cluster', cluster, '--pod-cidr', pod, '--external-cidr', ext], apply: (s) => addPeer(s, { clusterId: cluster, podCIDR: pod, externalCIDR: ext }).state };
+    return {
+      args: ['peer', 'add', '--cluster', cluster, '--pod-cidr', pod, '--external-cidr', ext],
+      apply: (s) => addPeer(s, { clusterId: cluster, podCIDR: pod, externalCIDR: ext }).state,
+    };
   }
   if (r < 0.25) {
-    const view = { clusterId: cluster, localNATPodCIDR: pick(['10.0.0.0/16', '10.77.0.0/16']), localNATExternalCIDR: pick(['10.201.0.0/16', '10.78.0.0/16']) };
+    const view = {
+      clusterId: cluster,
+      localNATPodCIDR: pick(['10.0.0.0/16', '10.77.0.0/16']),
+      localNATExternalCIDR: pick(['10.201.0.0/16', '10.78.0.0/16']),
+    };
     return {
-      args: ['peer', 'remote-view', '--cluster', cluster, '--local-nat-pod-cidr', view.localNATPodCIDR, '--local-nat-external-cidr', view.localNATExternalCIDR],
+      args: [
+        'peer',
+        'remote-view',
+        '--cluster',
+        cluster,
+        '--local-nat-pod-cidr',
+        view.localNATPodCIDR,
+        '--local-nat-external-cidr',
+        view.localNATExternalCIDR,
+      ],
       apply: (s) => setRemoteView(s, view).state,
     };
   }
@@ -65,10 +81,15 @@ function expectedAfter(before: IpamState, op: Op): IpamState {
 function seedState(rand: () => number): IpamState {
   let state = initializeIpam(undefined, { podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR: '10.201.0.0/16' }).state;
   for (let i = 0; i < 8; i++) {
-    state = addPeer(state, { clusterId: `p${i}`, podCIDR: podCidrs[i % podCidrs.length]!, externalCIDR: externalCidrs[i % externalCidrs.length]! }).state;
+    state = addPeer(state, {
+      clusterId: `p${i}`,
+      podCIDR: podCidrs[i % podCidrs.length]!,
+      externalCIDR: externalCidrs[i % externalCidrs.length]!,
+    }).state;
     state = setRemoteView(state, { clusterId: `p${i}`, localNATPodCIDR: '10.77.0.0/16', localNATExternalCIDR: '10.78.0.0/16' }).state;
   }
-  for (let i = 0; i < 1000; i++) state = mapEndpoint(state, `p${Math.floor(rand() * 8)}`, `10.9.${Math.floor(rand() * 8)}.${1 + Math.floor(rand() * 250)}`).state;
+  for (let i = 0; i < 1000; i++)
+    state = mapEndpoint(state, `p${Math.floor(rand() * 8)}`, `10.9.${Math.floor(rand() * 8)}.${1 + Math.floor(rand() * 250)}`).state;
   return state;
 }
 
@@ -102,7 +123,9 @@ describe('strait network-ipam under SIGKILL', function () {
 
     const run = async (op: Op, killAfterMs?: number) => {
       const started = process.hrtime.bigint();
-      const child = spawn(process.execPath, [cliPath, 'network-ipam', ...op.args, '--state', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [cliPath, 'network-ipam', ...op.args, '--state', path], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       if (killAfterMs !== undefined) {
@@ -116,7 +139,10 @@ describe('strait network-ipam under SIGKILL', function () {
     // How long a command that saves lives, so kill moments cover start-up, load, check, save and exit.
     const lifetimes: number[] = [];
     for (let i = 1; i <= 3; i++) {
-      const op: Op = { args: ['map-endpoint', '--cluster', 'p0', '--ip', `10.10.0.${i}`], apply: (s) => mapEndpoint(s, 'p0', `10.10.0.${i}`).state };
+      const op: Op = {
+        args: ['map-endpoint', '--cluster', 'p0', '--ip', `10.10.0.${i}`],
+        apply: (s) => mapEndpoint(s, 'p0', `10.10.0.${i}`).state,
+      };
       const expected = expectedAfter(current, op);
       lifetimes.push((await run(op)).ms);
       current = expected;
@@ -138,7 +164,7 @@ describe('strait network-ipam under SIGKILL', function () {
         const after = toDocument(expectedAfter(current, op));
         const kill = rand() < 0.85;
         const end = await run(op, kill ? killMoment() : undefined);
-        assert.doesNotMatch(end.stderr, /held by process/, 'a killed writer\'s lock must not block the next command');
+        assert.doesNotMatch(end.stderr, /held by process/, "a killed writer's lock must not block the next command");
         let doc: IpamDocument;
         if (end.signal === 'SIGKILL') {
           outcomes.kills++;
@@ -163,7 +189,9 @@ describe('strait network-ipam under SIGKILL', function () {
     } catch (err) {
       throw new Error(`STRAIT_CRASH_SEED=${seed}: ${(err as Error).message}`);
     }
-    process.stderr.write(`      crash test seed ${seed}, command lifetime ${lifetime().toFixed(0)} ms at the end: ${JSON.stringify(outcomes)}\n`);
+    process.stderr.write(
+      `      crash test seed ${seed}, command lifetime ${lifetime().toFixed(0)} ms at the end: ${JSON.stringify(outcomes)}\n`,
+    );
     assert.ok(bothSeen(), `kills landed both before and after the commit point within ${maxKills} kills`);
   });
 });

@@ -22,7 +22,7 @@ function mapOk(state: IpamState, cluster: string, ip: string): { state: IpamStat
 }
 
 describe('IPAM endpoints: reflection', () => {
-  it('the docs/network-ipam.md example: C\'s pod 10.1.0.5 reflected into A gets 192.168.0.45 after 44 other endpoints', () => {
+  it("the docs/network-ipam.md example: C's pod 10.1.0.5 reflected into A gets 192.168.0.45 after 44 other endpoints", () => {
     let state = clusterB();
     for (let i = 1; i <= 44; i++) state = mapOk(state, 'a', `10.1.0.${100 + i}`).state;
     const got = mapOk(state, 'a', '10.1.0.5');
@@ -30,13 +30,13 @@ describe('IPAM endpoints: reflection', () => {
     assert.deepEqual(natMappingsOf(got.state.peers.get('a')!, 4).at(-1), { externalIP: '192.168.0.45', endpointIP: '10.1.0.5' });
   });
 
-  it('gives a non-local endpoint one ExternalCIDR address for every peer, in each peer\'s view', () => {
+  it("gives a non-local endpoint one ExternalCIDR address for every peer, in each peer's view", () => {
     let state = clusterB();
     const toA = mapOk(state, 'a', '10.1.0.5');
     assert.equal(toA.ip, '192.168.0.1', 'lowest free, the network address .0 skipped');
     state = toA.state;
     const toC = mapOk(state, 'c', '10.1.0.5');
-    assert.equal(toC.ip, '10.56.0.1', 'same address .1, in C\'s remap of our ExternalCIDR');
+    assert.equal(toC.ip, '10.56.0.1', "same address .1, in C's remap of our ExternalCIDR");
     state = toC.state;
     assert.equal(state.external.byEndpoint.get('10.1.0.5')?.reflections, 2);
     const again = mapEndpoint(state, 'a', '10.1.0.5');
@@ -44,7 +44,7 @@ describe('IPAM endpoints: reflection', () => {
     assert.equal(again.result.ip, '192.168.0.1');
   });
 
-  it('translates a local pod into the peer\'s view of our PodCIDR, with no allocation', () => {
+  it("translates a local pod into the peer's view of our PodCIDR, with no allocation", () => {
     const state = clusterB();
     const toC = mapEndpoint(state, 'c', '10.0.0.34');
     assert.equal(toC.result.ip, '10.55.0.34');
@@ -86,16 +86,26 @@ describe('IPAM endpoints: reflection', () => {
       podCIDR: '10.0.0.0/24',
       externalCIDR: '10.200.0.0/24',
     }).state;
-    const naming = (key: string) => (err: unknown) => err instanceof InputError && err.field === 'cluster' && err.value === 'a' && new RegExp(`${key} unknown`).test(err.message);
+    const naming = (key: string) => (err: unknown) =>
+      err instanceof InputError && err.field === 'cluster' && err.value === 'a' && new RegExp(`${key} unknown`).test(err.message);
     assert.throws(() => mapEndpoint(state, 'a', '10.1.0.5'), naming('localNATExternalCIDR'));
     assert.throws(() => mapEndpoint(state, 'a', '10.0.0.5'), naming('localNATPodCIDR'));
   });
 
   it('refuses ExternalCIDR addresses and endpoints of the other family as endpoints', () => {
     const state = clusterB();
-    assert.throws(() => mapEndpoint(state, 'a', '192.168.0.7'), (err: unknown) => err instanceof InputError && err.field === 'ip' && /map the real endpoint address/.test(err.message));
-    assert.throws(() => mapEndpoint(state, 'a', 'fd00::7'), (err: unknown) => err instanceof InputError && /needs an IPv4 address/.test(err.message));
-    assert.throws(() => mapEndpoint(state, 'a', '10.1.0.256'), (err: unknown) => err instanceof InputError && err.value === '10.1.0.256');
+    assert.throws(
+      () => mapEndpoint(state, 'a', '192.168.0.7'),
+      (err: unknown) => err instanceof InputError && err.field === 'ip' && /map the real endpoint address/.test(err.message),
+    );
+    assert.throws(
+      () => mapEndpoint(state, 'a', 'fd00::7'),
+      (err: unknown) => err instanceof InputError && /needs an IPv4 address/.test(err.message),
+    );
+    assert.throws(
+      () => mapEndpoint(state, 'a', '10.1.0.256'),
+      (err: unknown) => err instanceof InputError && err.value === '10.1.0.256',
+    );
   });
 
   it('refuses, naming the field and the value, an endpoint address no pod can have: unspecified, broadcast, multicast, loopback', () => {
@@ -103,14 +113,26 @@ describe('IPAM endpoints: reflection', () => {
     const special = ['0.0.0.0', '0.1.2.3', '255.255.255.255', '224.0.0.1', '239.255.255.250', '127.0.0.1'];
     for (const ip of special) {
       for (const operation of [mapEndpoint, unmapEndpoint]) {
-        assert.throws(() => operation(state, 'a', ip), (err: unknown) => err instanceof InputError && err.field === 'ip' && err.value === ip && /not unicast space a node or pod can be in/.test(err.message), `${operation.name} ${ip}`);
+        assert.throws(
+          () => operation(state, 'a', ip),
+          (err: unknown) =>
+            err instanceof InputError &&
+            err.field === 'ip' &&
+            err.value === ip &&
+            /not unicast space a node or pod can be in/.test(err.message),
+          `${operation.name} ${ip}`,
+        );
       }
     }
     let v6 = emptyIpamState(parseHomeNetworks({ podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64' }));
     v6 = addPeer(v6, { clusterId: 'a', podCIDR: 'fd20::/64', externalCIDR: 'fd21::/64' }).state;
     v6 = setRemoteView(v6, { clusterId: 'a', localNATPodCIDR: 'fd10::/64', localNATExternalCIDR: 'fd11::/64' }).state;
     for (const ip of ['::', '::1', 'ff02::1']) {
-      assert.throws(() => mapEndpoint(v6, 'a', ip), (err: unknown) => err instanceof InputError && err.field === 'ip' && err.value === ip, ip);
+      assert.throws(
+        () => mapEndpoint(v6, 'a', ip),
+        (err: unknown) => err instanceof InputError && err.field === 'ip' && err.value === ip,
+        ip,
+      );
     }
     // The edges of those blocks are ordinary addresses.
     assert.equal(mapOk(state, 'a', '1.0.0.0').ip, '192.168.0.1');
@@ -118,12 +140,26 @@ describe('IPAM endpoints: reflection', () => {
     assert.equal(mapOk(v6, 'a', 'fd30::1').ip, 'fd11::');
   });
 
-  for (const [externalCIDR, usable] of [['192.168.0.0/29', ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5']], ['192.168.0.0/30', ['192.168.0.1']], ['192.168.0.0/31', ['192.168.0.0']], ['192.168.0.7/32', []], ['fd99::/126', ['fd99::', 'fd99::1', 'fd99::2']]] as const) {
+  for (const [externalCIDR, usable] of [
+    ['192.168.0.0/29', ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5']],
+    ['192.168.0.0/30', ['192.168.0.1']],
+    ['192.168.0.0/31', ['192.168.0.0']],
+    ['192.168.0.7/32', []],
+    ['fd99::/126', ['fd99::', 'fd99::1', 'fd99::2']],
+  ] as const) {
     it(`uses exactly ${usable.join(', ')} of an ExternalCIDR ${externalCIDR}, then says it is full`, () => {
       const v6 = externalCIDR.includes(':');
       let state = emptyIpamState(parseHomeNetworks({ podCIDR: v6 ? 'fd10::/64' : '10.0.0.0/24', externalCIDR }));
-      state = addPeer(state, { clusterId: 'a', podCIDR: v6 ? 'fd20::/64' : '10.1.0.0/24', externalCIDR: v6 ? 'fd30::/64' : '10.2.0.0/24' }).state;
-      state = setRemoteView(state, { clusterId: 'a', localNATPodCIDR: v6 ? 'fd10::/64' : '10.0.0.0/24', localNATExternalCIDR: externalCIDR }).state;
+      state = addPeer(state, {
+        clusterId: 'a',
+        podCIDR: v6 ? 'fd20::/64' : '10.1.0.0/24',
+        externalCIDR: v6 ? 'fd30::/64' : '10.2.0.0/24',
+      }).state;
+      state = setRemoteView(state, {
+        clusterId: 'a',
+        localNATPodCIDR: v6 ? 'fd10::/64' : '10.0.0.0/24',
+        localNATExternalCIDR: externalCIDR,
+      }).state;
       const got: string[] = [];
       usable.forEach((_, i) => {
         const out = mapOk(state, 'a', v6 ? `fd40::${i + 1}` : `10.9.0.${i + 1}`);
@@ -131,7 +167,10 @@ describe('IPAM endpoints: reflection', () => {
         state = out.state;
       });
       assert.deepEqual(got, usable);
-      assert.throws(() => mapEndpoint(state, 'a', v6 ? 'fd40::99' : '10.9.0.99'), (err: unknown) => err instanceof StateError && /is full/.test(err.message));
+      assert.throws(
+        () => mapEndpoint(state, 'a', v6 ? 'fd40::99' : '10.9.0.99'),
+        (err: unknown) => err instanceof StateError && /is full/.test(err.message),
+      );
     });
   }
 });

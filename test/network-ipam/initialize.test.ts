@@ -7,7 +7,12 @@ import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
 
-const spec: HomeNetworksSpec = { podCIDR: '10.0.0.0/16', serviceCIDR: '10.96.0.0/12', externalCIDR: '10.201.0.0/16', reserved: ['10.5.0.0/16'] };
+const spec: HomeNetworksSpec = {
+  podCIDR: '10.0.0.0/16',
+  serviceCIDR: '10.96.0.0/12',
+  externalCIDR: '10.201.0.0/16',
+  reserved: ['10.5.0.0/16'],
+};
 
 /** Home with peer b kept as-is at 10.1.0.0/16 + 10.202.0.0/16, its view of us known, one endpoint mapped. */
 function running(): IpamState {
@@ -23,7 +28,10 @@ describe('IPAM initialize: restart and migration', () => {
       () => initializeIpam(undefined, { ...spec, reserved: ['10.0.128.0/17'] }),
       (err: unknown) => err instanceof InputError && err.field === 'reserved[0]' && /overlaps podCIDR 10\.0\.0\.0\/16/.test(err.message),
     );
-    assert.throws(() => initializeIpam(undefined, { ...spec, externalCIDR: '10.96.0.0/16' }), (err: unknown) => err instanceof InputError && err.field === 'externalCIDR');
+    assert.throws(
+      () => initializeIpam(undefined, { ...spec, externalCIDR: '10.96.0.0/16' }),
+      (err: unknown) => err instanceof InputError && err.field === 'externalCIDR',
+    );
   });
 
   it('resumes exactly with the same configuration: same state object, nothing migrated', () => {
@@ -54,7 +62,7 @@ describe('IPAM initialize: restart and migration', () => {
     );
   });
 
-  it('migrates a changed PodCIDR and forgets the peers\' view of it (they must process our new NetworkConfig)', () => {
+  it("migrates a changed PodCIDR and forgets the peers' view of it (they must process our new NetworkConfig)", () => {
     const out = initializeIpam(running(), { ...spec, podCIDR: '10.8.0.0/20' });
     assert.deepEqual(out.result.migrated, ['podCIDR']);
     const peer = toDocument(out.state).peers[0]!;
@@ -66,14 +74,18 @@ describe('IPAM initialize: restart and migration', () => {
   it('stops when a mapped endpoint would become a local pod of the new PodCIDR', () => {
     assert.throws(
       () => initializeIpam(running(), { ...spec, podCIDR: '10.7.0.0/16' }),
-      (err: unknown) => err instanceof StateError && err.message.includes('endpoint 10.7.0.9 mapped for peer b would be a local pod of the new podCIDR 10.7.0.0/16'),
+      (err: unknown) =>
+        err instanceof StateError &&
+        err.message.includes('endpoint 10.7.0.9 mapped for peer b would be a local pod of the new podCIDR 10.7.0.0/16'),
     );
   });
 
   it('stops when the ExternalCIDR changes under existing mappings, and migrates it when there are none', () => {
     assert.throws(
       () => initializeIpam(running(), { ...spec, externalCIDR: '10.203.0.0/16' }),
-      (err: unknown) => err instanceof StateError && err.message.includes('peer b has 1 endpoint mappings on addresses of the old externalCIDR 10.201.0.0/16'),
+      (err: unknown) =>
+        err instanceof StateError &&
+        err.message.includes('peer b has 1 endpoint mappings on addresses of the old externalCIDR 10.201.0.0/16'),
     );
     let state = initializeIpam(undefined, spec).state;
     state = addPeer(state, { clusterId: 'b', podCIDR: '10.1.0.0/16', externalCIDR: '10.202.0.0/16' }).state;

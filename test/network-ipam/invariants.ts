@@ -26,7 +26,10 @@ export function assertDocumentInvariants(doc: IpamDocument): void {
   }
   for (let i = 0; i < inUse.length; i++) {
     for (let j = i + 1; j < inUse.length; j++) {
-      assert.ok(!cidrsOverlap(inUse[i]!.cidr, inUse[j]!.cidr), `${inUse[i]!.name} ${formatCidr(inUse[i]!.cidr)} overlaps ${inUse[j]!.name} ${formatCidr(inUse[j]!.cidr)}`);
+      assert.ok(
+        !cidrsOverlap(inUse[i]!.cidr, inUse[j]!.cidr),
+        `${inUse[i]!.name} ${formatCidr(inUse[i]!.cidr)} overlaps ${inUse[j]!.name} ${formatCidr(inUse[j]!.cidr)}`,
+      );
     }
   }
   const podCIDR = inUse[0]!.cidr;

@@ -14,16 +14,44 @@ import type { IpamState } from '../../src/network-ipam/state';
 import { fromDocument, toDocument } from '../../src/network-ipam/state-document';
 import { assertDocumentInvariants } from './invariants';
 
-const home = { podCIDR: '10.0.0.0/24', serviceCIDR: '10.0.1.0/24', externalCIDR: '10.0.2.0/29', reserved: ['10.0.3.0/24'], pools: ['10.0.4.0/22', '172.16.0.0/23'] };
+const home = {
+  podCIDR: '10.0.0.0/24',
+  serviceCIDR: '10.0.1.0/24',
+  externalCIDR: '10.0.2.0/29',
+  reserved: ['10.0.3.0/24'],
+  pools: ['10.0.4.0/22', '172.16.0.0/23'],
+};
 const H = { pod: parseCidr('h', home.podCIDR), ext: parseCidr('h', home.externalCIDR) };
 const homeUsed = [home.podCIDR, home.serviceCIDR, home.externalCIDR, ...home.reserved].map((c) => parseCidr('h', c));
 const pools = home.pools.map((c) => parseCidr('p', c));
 
 const clusterIds = ['a', 'b', 'c'];
-const peerCidrs = ['10.0.0.0/24', '10.0.0.0/25', '10.0.4.0/24', '10.0.6.0/23', '172.16.0.0/24', '10.9.0.0/24', '10.0.2.0/28', '10.0.5.128/25', '10.0.0.0/22'];
+const peerCidrs = [
+  '10.0.0.0/24',
+  '10.0.0.0/25',
+  '10.0.4.0/24',
+  '10.0.6.0/23',
+  '172.16.0.0/24',
+  '10.9.0.0/24',
+  '10.0.2.0/28',
+  '10.0.5.128/25',
+  '10.0.0.0/22',
+];
 const podViews = ['10.0.0.0/24', '10.50.0.0/24', '10.50.0.0/16'];
 const externalViews = ['10.0.2.0/29', '10.60.0.8/29', '10.50.0.0/29', '10.0.2.0/30'];
-const endpoints = ['10.0.0.5', '10.0.0.200', '10.9.0.1', '10.9.0.2', '10.9.0.3', '10.9.0.4', '10.9.0.5', '10.9.0.6', '10.9.0.7', '10.0.2.3', 'fd00::1'];
+const endpoints = [
+  '10.0.0.5',
+  '10.0.0.200',
+  '10.9.0.1',
+  '10.9.0.2',
+  '10.9.0.3',
+  '10.9.0.4',
+  '10.9.0.5',
+  '10.9.0.6',
+  '10.9.0.7',
+  '10.0.2.3',
+  'fd00::1',
+];
 
 type Op =
   | { kind: 'add'; id: string; pod: string; ext: string }
@@ -32,12 +60,41 @@ type Op =
   | { kind: 'map' | 'unmap' | 'homePod'; id: string; ip: string };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('add' as const), id: fc.constantFrom(...clusterIds), pod: fc.constantFrom(...peerCidrs), ext: fc.constantFrom(...peerCidrs) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('view' as const), id: fc.constantFrom(...clusterIds), pod: fc.constantFrom(...podViews), ext: fc.constantFrom(...externalViews) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      id: fc.constantFrom(...clusterIds),
+      pod: fc.constantFrom(...peerCidrs),
+      ext: fc.constantFrom(...peerCidrs),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('view' as const),
+      id: fc.constantFrom(...clusterIds),
+      pod: fc.constantFrom(...podViews),
+      ext: fc.constantFrom(...externalViews),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), id: fc.constantFrom(...clusterIds) }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('map' as const), id: fc.constantFrom(...clusterIds), ip: fc.constantFrom(...endpoints) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('unmap' as const), id: fc.constantFrom(...clusterIds), ip: fc.constantFrom(...endpoints) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('homePod' as const), id: fc.constantFrom(...clusterIds), ip: fc.constantFrom('10.0.0.7', '10.0.4.9', '10.9.0.1', '172.16.0.3') }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant('map' as const), id: fc.constantFrom(...clusterIds), ip: fc.constantFrom(...endpoints) }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('unmap' as const), id: fc.constantFrom(...clusterIds), ip: fc.constantFrom(...endpoints) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('homePod' as const),
+      id: fc.constantFrom(...clusterIds),
+      ip: fc.constantFrom('10.0.0.7', '10.0.4.9', '10.9.0.1', '172.16.0.3'),
+    }),
+  },
 );
 
 interface ModelPeer {
@@ -153,7 +210,10 @@ function run(state: IpamState, op: Op): { state: IpamState; answer: string } {
         return { state: out.state, answer: `${out.result.remotePodCIDR} ${out.result.remoteExternalCIDR}` };
       }
       case 'view':
-        return { state: setRemoteView(state, { clusterId: op.id, localNATPodCIDR: op.pod, localNATExternalCIDR: op.ext }).state, answer: 'ok' };
+        return {
+          state: setRemoteView(state, { clusterId: op.id, localNATPodCIDR: op.pod, localNATExternalCIDR: op.ext }).state,
+          answer: 'ok',
+        };
       case 'remove': {
         const out = removePeer(state, op.id);
         return { state: out.state, answer: String(out.result.removed) };
@@ -193,8 +253,16 @@ describe('IPAM model-based property test', () => {
           assertDocumentInvariants(doc);
           const reloaded = fromDocument(JSON.parse(JSON.stringify(doc)));
           assert.deepEqual(toDocument(reloaded), doc);
-          assert.deepEqual(new Map(state.external.byEndpoint.entries()), new Map(reloaded.external.byEndpoint.entries()), 'allocation table = union of NatMappings');
-          assert.equal(state.external.used.size, state.external.byEndpoint.size + 3, 'used addresses = mapped endpoints + network + broadcast + transit');
+          assert.deepEqual(
+            new Map(state.external.byEndpoint.entries()),
+            new Map(reloaded.external.byEndpoint.entries()),
+            'allocation table = union of NatMappings',
+          );
+          assert.equal(
+            state.external.used.size,
+            state.external.byEndpoint.size + 3,
+            'used addresses = mapped endpoints + network + broadcast + transit',
+          );
         }
         for (const id of clusterIds) state = removePeer(state, id).state;
         assert.deepEqual(toDocument(state), toDocument(initial));

@@ -25,7 +25,12 @@ describe('IPAM peers: keep or remap', () => {
   });
 
   it('skips every kind of network in use: PodCIDR, ServiceCIDR, ExternalCIDR, reserved, other peers', () => {
-    let state = fresh({ podCIDR: '10.0.0.0/16', serviceCIDR: '10.1.0.0/16', externalCIDR: '10.2.0.0/16', reserved: ['10.3.0.0/16', '10.4.0.0/15'] });
+    let state = fresh({
+      podCIDR: '10.0.0.0/16',
+      serviceCIDR: '10.1.0.0/16',
+      externalCIDR: '10.2.0.0/16',
+      reserved: ['10.3.0.0/16', '10.4.0.0/15'],
+    });
     const b = addPeer(state, { clusterId: 'b', podCIDR: '10.0.0.0/16', externalCIDR: '10.2.0.0/16' });
     assert.deepEqual([b.result.remotePodCIDR, b.result.remoteExternalCIDR], ['10.6.0.0/16', '10.7.0.0/16']);
     state = b.state;
@@ -54,7 +59,11 @@ describe('IPAM peers: keep or remap', () => {
     const state = fresh({ pools: ['192.168.0.0/16'] });
     assert.throws(
       () => addPeer(state, { clusterId: 'b', podCIDR: '10.0.0.0/12', externalCIDR: '10.16.0.0/16' }),
-      (err: unknown) => err instanceof StateError && /podCIDR 10\.0\.0\.0\/12 overlaps a network in use and no free \/12 IPv4 network is left in the pools 192\.168\.0\.0\/16/.test(err.message),
+      (err: unknown) =>
+        err instanceof StateError &&
+        /podCIDR 10\.0\.0\.0\/12 overlaps a network in use and no free \/12 IPv4 network is left in the pools 192\.168\.0\.0\/16/.test(
+          err.message,
+        ),
     );
     assert.equal(state.peers.size, 0);
   });
@@ -76,7 +85,7 @@ describe('IPAM peers: keep or remap', () => {
     assert.equal(changed.state.peers.size, 1);
   });
 
-  it('releases a removed peer\'s networks for the next peer', () => {
+  it("releases a removed peer's networks for the next peer", () => {
     let state = addPeer(fresh(), { clusterId: 'b', podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/16' }).state;
     const removed = removePeer(state, 'b');
     assert.deepEqual(removed.result, { removed: true });
@@ -87,24 +96,43 @@ describe('IPAM peers: keep or remap', () => {
 
   it('refuses bad input naming the field and value', () => {
     const state = fresh();
-    const refused = (field: string, value: unknown) => (err: unknown) => err instanceof InputError && err.field === field && err.value === value;
-    assert.throws(() => addPeer(state, { clusterId: 'Bad_Id', podCIDR: '10.1.0.0/16', externalCIDR: '10.2.0.0/16' }), refused('cluster', 'Bad_Id'));
-    assert.throws(() => addPeer(state, { clusterId: 'b', podCIDR: '10.1.0.1/16', externalCIDR: '10.2.0.0/16' }), refused('podCIDR', '10.1.0.1/16'));
-    assert.throws(() => addPeer(state, { clusterId: 'b', podCIDR: '10.1.0.0/16', externalCIDR: '10.1.128.0/17' }), refused('externalCIDR', '10.1.128.0/17'));
+    const refused = (field: string, value: unknown) => (err: unknown) =>
+      err instanceof InputError && err.field === field && err.value === value;
+    assert.throws(
+      () => addPeer(state, { clusterId: 'Bad_Id', podCIDR: '10.1.0.0/16', externalCIDR: '10.2.0.0/16' }),
+      refused('cluster', 'Bad_Id'),
+    );
+    assert.throws(
+      () => addPeer(state, { clusterId: 'b', podCIDR: '10.1.0.1/16', externalCIDR: '10.2.0.0/16' }),
+      refused('podCIDR', '10.1.0.1/16'),
+    );
+    assert.throws(
+      () => addPeer(state, { clusterId: 'b', podCIDR: '10.1.0.0/16', externalCIDR: '10.1.128.0/17' }),
+      refused('externalCIDR', '10.1.128.0/17'),
+    );
   });
 });
 
 describe('IPAM peers: remote view and home pod IPs', () => {
-  const base = addPeer(fresh({ podCIDR: '10.0.0.0/24', serviceCIDR: '10.0.1.0/24', externalCIDR: '10.0.2.0/24', pools: ['192.168.0.0/16'] }), {
-    clusterId: 'a',
-    podCIDR: '10.0.0.0/24',
-    externalCIDR: '10.1.0.0/24',
-  }).state;
+  const base = addPeer(
+    fresh({ podCIDR: '10.0.0.0/24', serviceCIDR: '10.0.1.0/24', externalCIDR: '10.0.2.0/24', pools: ['192.168.0.0/16'] }),
+    {
+      clusterId: 'a',
+      podCIDR: '10.0.0.0/24',
+      externalCIDR: '10.1.0.0/24',
+    },
+  ).state;
 
   it('translates a pod IP of the peer into our view of it (10.0.0.34 -> 192.168.0.34, docs/packet-contract.md)', () => {
     assert.equal(homePodIp(base, 'a', '10.0.0.34'), '192.168.0.34');
-    assert.throws(() => homePodIp(base, 'a', '10.1.0.5'), (err: unknown) => err instanceof InputError && /not in the PodCIDR 10\.0\.0\.0\/24 of peer a/.test(err.message));
-    assert.throws(() => homePodIp(base, 'nope', '10.0.0.1'), (err: unknown) => err instanceof InputError && err.field === 'cluster');
+    assert.throws(
+      () => homePodIp(base, 'a', '10.1.0.5'),
+      (err: unknown) => err instanceof InputError && /not in the PodCIDR 10\.0\.0\.0\/24 of peer a/.test(err.message),
+    );
+    assert.throws(
+      () => homePodIp(base, 'nope', '10.0.0.1'),
+      (err: unknown) => err instanceof InputError && err.field === 'cluster',
+    );
   });
 
   it('records how the peer sees us, refusing a view of another size (no /16 assumption)', () => {
@@ -113,7 +141,10 @@ describe('IPAM peers: remote view and home pod IPs', () => {
     assert.equal(view.result.localNATExternalCIDR, '10.0.2.0/24');
     assert.throws(
       () => setRemoteView(base, { clusterId: 'a', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '10.0.2.0/24' }),
-      (err: unknown) => err instanceof InputError && err.field === 'localNATPodCIDR' && /IPv4 \/24 network, the size of our podCIDR 10\.0\.0\.0\/24/.test(err.message),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === 'localNATPodCIDR' &&
+        /IPv4 \/24 network, the size of our podCIDR 10\.0\.0\.0\/24/.test(err.message),
     );
     assert.throws(
       () => setRemoteView(base, { clusterId: 'a', localNATPodCIDR: '172.16.5.0/24', localNATExternalCIDR: '172.16.5.0/24' }),
@@ -127,7 +158,10 @@ describe('IPAM peers: every prefix length', () => {
     const bits = family === 4 ? 32 : 128;
     it(`remaps a colliding /1 to /${bits} IPv${family} PodCIDR to the next network and keeps host bits`, () => {
       // Home networks and the peers' ExternalCIDRs are of the other family, so only the two PodCIDRs meet.
-      const other = family === 4 ? { podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64', ext: ['fd00:1::/64', 'fd00:2::/64'] } : { podCIDR: '10.0.0.0/16', externalCIDR: '10.1.0.0/16', ext: ['10.2.0.0/16', '10.3.0.0/16'] };
+      const other =
+        family === 4
+          ? { podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64', ext: ['fd00:1::/64', 'fd00:2::/64'] }
+          : { podCIDR: '10.0.0.0/16', externalCIDR: '10.1.0.0/16', ext: ['10.2.0.0/16', '10.3.0.0/16'] };
       const zero = family === 4 ? '0.0.0.0' : '::';
       const pools = family === 4 ? ['0.0.0.0/1', '128.0.0.0/1', 'fd00::/8'] : ['::/1', '8000::/1', '10.0.0.0/8'];
       for (let prefix = 1; prefix <= bits; prefix++) {

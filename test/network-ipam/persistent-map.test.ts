@@ -33,7 +33,11 @@ describe('PersistentMap', () => {
 
   it('keeps both keys when their 32-bit hashes collide', () => {
     // FNV-1a("10.0.107.237") === FNV-1a("10.2.219.40")
-    let map = PersistentMap.from<number>([['10.0.107.237', 1], ['10.2.219.40', 2], ['10.0.0.1', 3]]);
+    let map = PersistentMap.from<number>([
+      ['10.0.107.237', 1],
+      ['10.2.219.40', 2],
+      ['10.0.0.1', 3],
+    ]);
     assert.equal(map.get('10.0.107.237'), 1);
     assert.equal(map.get('10.2.219.40'), 2);
     map = map.delete('10.0.107.237');

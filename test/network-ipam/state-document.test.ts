@@ -21,16 +21,22 @@ function sampleDocument(): IpamDocument {
 function refused(mutate: (doc: IpamDocument) => void, pattern: RegExp): void {
   const doc = structuredClone(sampleDocument());
   mutate(doc);
-  assert.throws(() => fromDocument(JSON.parse(JSON.stringify(doc))), (err: unknown) => err instanceof StateError && pattern.test(err.message) && /init --force/.test(err.message));
+  assert.throws(
+    () => fromDocument(JSON.parse(JSON.stringify(doc))),
+    (err: unknown) => err instanceof StateError && pattern.test(err.message) && /init --force/.test(err.message),
+  );
 }
 
 describe('IPAM state document', () => {
   it('round-trips exactly, with the allocation table rebuilt from the NatMappings', () => {
     const doc = sampleDocument();
-    assert.deepEqual(doc.peers.map((p) => [p.clusterId, p.remotePodCIDR, p.remoteExternalCIDR]), [
-      ['a', '10.0.1.0/24', '10.0.2.0/24'],
-      ['c', '10.0.3.0/24', '10.0.4.0/24'],
-    ]);
+    assert.deepEqual(
+      doc.peers.map((p) => [p.clusterId, p.remotePodCIDR, p.remoteExternalCIDR]),
+      [
+        ['a', '10.0.1.0/24', '10.0.2.0/24'],
+        ['c', '10.0.3.0/24', '10.0.4.0/24'],
+      ],
+    );
     const state = fromDocument(JSON.parse(JSON.stringify(doc)));
     assert.deepEqual(toDocument(state), doc);
     assert.deepEqual(state.external.byEndpoint.get('10.1.0.5'), { address: 0xc0a80001n, reflections: 2 });
@@ -50,6 +56,9 @@ describe('IPAM state document', () => {
     refused((d) => (d.peers[1]!.clusterId = 'a'), /listed twice/);
     refused((d) => (d.peers[0]!.remoteExternalCIDR = d.peers[0]!.remotePodCIDR), /peer a podCIDR and externalCIDR overlap as seen here/);
     refused((d) => d.peers[1]!.natMappings.push({ ...d.peers[1]!.natMappings[0]! }), /endpoint 10\.1\.0\.5 is mapped twice for peer c/);
-    refused((d) => (d.peers[0]!.natMappings[0]!.endpointIP = '224.0.0.1'), /peers\[0\]\.natMappings\[0\]\.endpointIP: is in 224\.0\.0\.0\/4, multicast.*\(got "224\.0\.0\.1"\)/);
+    refused(
+      (d) => (d.peers[0]!.natMappings[0]!.endpointIP = '224.0.0.1'),
+      /peers\[0\]\.natMappings\[0\]\.endpointIP: is in 224\.0\.0\.0\/4, multicast.*\(got "224\.0\.0\.1"\)/,
+    );
   });
 });

@@ -11,13 +11,15 @@ describe('peering wire format (pure)', () => {
   });
 
   it('gives both ends the same VNI, never the overlay VNI, and each end its own locally administered unicast MAC', () => {
-    fc.assert(fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
-      const vni = peeringVni(a, b, overlay);
-      assert.equal(vni, peeringVni(b, a, overlay));
-      assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
-      for (const mac of [tunnelMac(a, b), tunnelMac(b, a)]) assert.match(mac, /^02(:[0-9a-f]{2}){5}$/);
-      if (a !== b) assert.notEqual(tunnelMac(a, b), tunnelMac(b, a));
-    }));
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
+        const vni = peeringVni(a, b, overlay);
+        assert.equal(vni, peeringVni(b, a, overlay));
+        assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
+        for (const mac of [tunnelMac(a, b), tunnelMac(b, a)]) assert.match(mac, /^02(:[0-9a-f]{2}){5}$/);
+        if (a !== b) assert.notEqual(tunnelMac(a, b), tunnelMac(b, a));
+      }),
+    );
     assert.notEqual(derivedMac('tunnel', 'a', 'b'), derivedMac('overlay', 'a', 'b'));
   });
 });

@@ -25,7 +25,12 @@ function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
   ipam = mapEndpoint(ipam, 'cluster-a', '10.2.0.5').state;
   const view = (id: string) => {
     const p = ipam.peers.get(id)!;
-    return { remotePodCIDR: p.remotePodCIDR, remoteExternalCIDR: p.remoteExternalCIDR, localNATPodCIDR: p.localNATPodCIDR!, localNATExternalCIDR: p.localNATExternalCIDR! };
+    return {
+      remotePodCIDR: p.remotePodCIDR,
+      remoteExternalCIDR: p.remoteExternalCIDR,
+      localNATPodCIDR: p.localNATPodCIDR!,
+      localNATExternalCIDR: p.localNATExternalCIDR!,
+    };
   };
   return {
     ipam,
@@ -37,8 +42,13 @@ function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
 }
 
 const ip = (text: string) => parseIp('test', text);
-const node = (name: string, underlay: string, podCIDR: string, publicAddress?: string) =>
-  ({ name, underlayAddress: ip(underlay), podCIDRs: [parseCidr('test', podCIDR)], ...(publicAddress ? { publicAddress: ip(publicAddress) } : {}), gatewayCandidate: true });
+const node = (name: string, underlay: string, podCIDR: string, publicAddress?: string) => ({
+  name,
+  underlayAddress: ip(underlay),
+  podCIDRs: [parseCidr('test', podCIDR)],
+  ...(publicAddress ? { publicAddress: ip(publicAddress) } : {}),
+  gatewayCandidate: true,
+});
 const nodes = [node('b-worker', '192.0.2.12', '10.0.1.0/24'), node('b-gw', '192.0.2.11', '10.0.0.0/24')];
 
 describe('node dataplane planner', () => {
@@ -54,8 +64,26 @@ describe('node dataplane planner', () => {
       activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
       overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (docs/cli.md: `strait inspect`)
       peers: [
-        { clusterId: 'cluster-a', peerId: 0xb20a3a53, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4790 }, transport: 'vxlan' },
-        { clusterId: 'cluster-c', peerId: 0xb40a3d79, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
+        {
+          clusterId: 'cluster-a',
+          peerId: 0xb20a3a53,
+          remotePodCIDR: '10.1.0.0/16',
+          remoteExternalCIDR: '10.60.0.0/24',
+          localNATPodCIDR: '172.16.0.0/16',
+          localNATExternalCIDR: '172.17.0.0/24',
+          endpoint: { address: '203.0.113.1', port: 4790 },
+          transport: 'vxlan',
+        },
+        {
+          clusterId: 'cluster-c',
+          peerId: 0xb40a3d79,
+          remotePodCIDR: '10.2.0.0/20',
+          remoteExternalCIDR: '10.70.0.0/24',
+          localNATPodCIDR: '192.168.0.0/16',
+          localNATExternalCIDR: '10.90.0.0/24',
+          endpoint: { address: '203.0.113.3', port: 4789 },
+          transport: 'vxlan',
+        },
       ],
       natMappings: [{ externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' }],
       nodes: [
@@ -75,36 +103,65 @@ describe('node dataplane planner', () => {
     assert.equal(failover.node.role, 'gateway');
   });
 
-  it('marks the encrypted peerings ipsec and carries the node\'s public address', () => {
+  it("marks the encrypted peerings ipsec and carries the node's public address", () => {
     const { ipam, tunnels } = hubB();
     const withPublic = nodes.map((n) => (n.name === 'b-gw' ? { ...n, publicAddress: ip('203.0.113.2') } : n));
-    const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes: withPublic, nodeName: 'b-gw', gatewayName: 'b-gw', encryptedPeers: new Set(['cluster-c']) });
-    assert.deepEqual(spec.peers.map((p) => `${p.clusterId}:${p.transport}`), ['cluster-a:vxlan', 'cluster-c:ipsec']);
-    assert.deepEqual(spec.node, { name: 'b-gw', role: 'gateway', underlayAddress: ip('192.0.2.11'), publicAddress: ip('203.0.113.2'), gatewayCandidate: true });
-    assert.deepEqual(spec.nodes.map((n) => Object.keys(n)), [['name', 'underlayAddress', 'podCIDRs'], ['name', 'underlayAddress', 'podCIDRs']], 'public addresses stay out of the node list');
+    const spec = planNodeSpec({
+      clusterId: 'cluster-b',
+      ipam,
+      tunnels,
+      nodes: withPublic,
+      nodeName: 'b-gw',
+      gatewayName: 'b-gw',
+      encryptedPeers: new Set(['cluster-c']),
+    });
+    assert.deepEqual(
+      spec.peers.map((p) => `${p.clusterId}:${p.transport}`),
+      ['cluster-a:vxlan', 'cluster-c:ipsec'],
+    );
+    assert.deepEqual(spec.node, {
+      name: 'b-gw',
+      role: 'gateway',
+      underlayAddress: ip('192.0.2.11'),
+      publicAddress: ip('203.0.113.2'),
+      gatewayCandidate: true,
+    });
+    assert.deepEqual(
+      spec.nodes.map((n) => Object.keys(n)),
+      [
+        ['name', 'underlayAddress', 'podCIDRs'],
+        ['name', 'underlayAddress', 'podCIDRs'],
+      ],
+      'public addresses stay out of the node list',
+    );
   });
 
   it("hands the cluster's tunnel MTU override to every node, and nothing without one", () => {
     const { ipam, tunnels } = hubB();
     for (const nodeName of ['b-gw', 'b-worker']) {
-      assert.equal(planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName: 'b-gw', tunnelMTU: 1400 }).tunnelMTU, 1400);
+      assert.equal(
+        planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName: 'b-gw', tunnelMTU: 1400 }).tunnelMTU,
+        1400,
+      );
       assert.equal('tunnelMTU' in planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName: 'b-gw' }), false);
     }
   });
 
   it('refuses a node or gateway that is not a node of the cluster, naming the field', () => {
     const { ipam, tunnels } = hubB();
-    const plan = (over: object) => planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw', ...over });
+    const plan = (over: object) =>
+      planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw', ...over });
     assert.throws(() => plan({ nodeName: 'nope' }), /nodeName: is not a node of the cluster/);
     assert.throws(() => plan({ gatewayName: 'gone' }), /gatewayName: is not a node/);
   });
 
   it('plans a spec its own reader accepts, for every node and gateway', () => {
     const { ipam, tunnels } = hubB();
-    for (const nodeName of ['b-gw', 'b-worker']) for (const gatewayName of ['b-gw', 'b-worker']) {
-      const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName });
-      assert.deepEqual(readNodeDataplaneSpec(writeNodeDataplaneSpec(spec)), spec);
-    }
+    for (const nodeName of ['b-gw', 'b-worker'])
+      for (const gatewayName of ['b-gw', 'b-worker']) {
+        const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName });
+        assert.deepEqual(readNodeDataplaneSpec(writeNodeDataplaneSpec(spec)), spec);
+      }
   });
 
   it('keeps the transit address out of reach of the lowest-first allocation for every IPv4 size', () => {
@@ -118,21 +175,48 @@ describe('node dataplane planner', () => {
 
   it('gives every peer the FNV-1a hash of its id, and the later in name order of two that collide the next id', () => {
     // FNV-1a 32 of the cluster id, computed outside the code; 'costarring' and 'liquid' collide.
-    assert.deepEqual([...assignPeerIds(['cluster-c', 'cluster-a'])], [['cluster-a', 0xb20a3a53], ['cluster-c', 0xb40a3d79]]);
-    assert.deepEqual([...assignPeerIds(['liquid', 'costarring'])], [['costarring', 0x5e4daa9d], ['liquid', 0x5e4daa9e]]);
+    assert.deepEqual(
+      [...assignPeerIds(['cluster-c', 'cluster-a'])],
+      [
+        ['cluster-a', 0xb20a3a53],
+        ['cluster-c', 0xb40a3d79],
+      ],
+    );
+    assert.deepEqual(
+      [...assignPeerIds(['liquid', 'costarring'])],
+      [
+        ['costarring', 0x5e4daa9d],
+        ['liquid', 0x5e4daa9e],
+      ],
+    );
   });
 
   it('gives every peer a stable non-zero id, whatever other peers exist', () => {
-    fc.assert(fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 40 }), (ids) => {
-      const all = assignPeerIds(ids);
-      assert.equal(new Set(all.values()).size, ids.length, 'ids are distinct');
-      for (const v of all.values()) assert.ok(v > 0 && v <= 0xffffffff);
-    }));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 40 }), (ids) => {
+        const all = assignPeerIds(ids);
+        assert.equal(new Set(all.values()).size, ids.length, 'ids are distinct');
+        for (const v of all.values()) assert.ok(v > 0 && v <= 0xffffffff);
+      }),
+    );
     assert.equal(assignPeerIds(['cluster-a']).get('cluster-a'), assignPeerIds(['cluster-z', 'cluster-a']).get('cluster-a'));
   });
 
   it('never gives 0: a hash of 0 is 1, and probing past 2^32 - 1 wraps to 1', () => {
-    assert.deepEqual([...assignPeerIds(['a', 'b'], () => 0)], [['a', 1], ['b', 2]]);
-    assert.deepEqual([...assignPeerIds(['a', 'b', 'c'], () => 0xffffffff)], [['a', 0xffffffff], ['b', 1], ['c', 2]]);
+    assert.deepEqual(
+      [...assignPeerIds(['a', 'b'], () => 0)],
+      [
+        ['a', 1],
+        ['b', 2],
+      ],
+    );
+    assert.deepEqual(
+      [...assignPeerIds(['a', 'b', 'c'], () => 0xffffffff)],
+      [
+        ['a', 0xffffffff],
+        ['b', 1],
+        ['c', 2],
+      ],
+    );
   });
 });

@@ -24,7 +24,13 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
   /** The pod's Endpoint attachments as [containerID, addresses], or undefined without an Endpoint. */
   const recorded = async (pod: string) => {
     try {
-      const endpoint = (await f.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints', name: pod })) as { spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } };
+      const endpoint = (await f.custom.getNamespacedCustomObject({
+        group,
+        version,
+        namespace: 'default',
+        plural: 'endpoints',
+        name: pod,
+      })) as { spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } };
       return endpoint.spec.attachments.map((a) => [a.containerID, a.ips.map((i) => i.address)]);
     } catch {
       return undefined;
@@ -37,11 +43,24 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     const pod = await f.pod('web-r1');
     const gone = `/run/netns/${uniqueName('sipam-gone')}`;
     const refusals: [Partial<typeof pod> & { ifname?: string }, RegExp][] = [
-      [{ netns: gone }, new RegExp(`^CNI_NETNS: not a network namespace this node can enter to probe from \\(open network namespace: ENOENT\\) \\(got "${gone}"\\)$`)],
-      [{ netns: '/etc/hostname' }, /^CNI_NETNS: not a network namespace this node can enter to probe from \(enter network namespace: EINVAL\) \(got "\/etc\/hostname"\)$/],
+      [
+        { netns: gone },
+        new RegExp(
+          `^CNI_NETNS: not a network namespace this node can enter to probe from \\(open network namespace: ENOENT\\) \\(got "${gone}"\\)$`,
+        ),
+      ],
+      [
+        { netns: '/etc/hostname' },
+        /^CNI_NETNS: not a network namespace this node can enter to probe from \(enter network namespace: EINVAL\) \(got "\/etc\/hostname"\)$/,
+      ],
       // Strait's own plugin is run alone here: no main plugin made eth0 in the pod's namespace.
       [{}, new RegExp(`^CNI_IFNAME: no such interface in ${pod.netns} \\(find interface: ENODEV\\) \\(got "eth0"\\)$`)],
-      [{ ifname: 'lo' }, new RegExp(`^CNI_IFNAME: not an Ethernet interface in ${pod.netns}, so no ARP/NDP probe can be sent from it \\(read interface address: EOPNOTSUPP\\) \\(got "lo"\\)$`)],
+      [
+        { ifname: 'lo' },
+        new RegExp(
+          `^CNI_IFNAME: not an Ethernet interface in ${pod.netns}, so no ARP/NDP probe can be sent from it \\(read interface address: EOPNOTSUPP\\) \\(got "lo"\\)$`,
+        ),
+      ],
     ];
     for (const [change, msg] of refusals) {
       const failed = await f.node.runIpam('ADD', config, { ...pod, ...change });
@@ -54,7 +73,10 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     const added = await f.node.run('ADD', config, pod);
     assert.equal(added.code, 0, added.stdout + added.stderr);
     const address = (added.json!.ips[0].address as string).split('/')[0]!;
-    assert.deepEqual((await f.claims()).map((c) => [c.name, c.spec.containerID]), [[address, pod.containerId]]);
+    assert.deepEqual(
+      (await f.claims()).map((c) => [c.name, c.spec.containerID]),
+      [[address, pod.containerId]],
+    );
     assert.deepEqual(await recorded('web-r1'), [[pod.containerId, [address]]]);
   });
 
@@ -63,9 +85,24 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     await f.pool('pool-left', { subnet: '10.6.7.0/24', ips: ['10.6.7.20-10.6.7.21'] });
     const holder = f.node.segmentHost('hold1', '10.6.7.21/24');
     const pod = await f.pod('web-r2');
-    const left = { address: '10.6.7.21', pool: 'pool-left', podNamespace: 'default', podName: 'web-r2', podUID: pod.uid, node: 'node-a', network: 'underlay', ifname: 'eth0', containerID: pod.containerId };
-    await f.custom.createClusterCustomObject({ group, version, plural: 'ipclaims', body: { apiVersion, kind: 'IPClaim', metadata: { name: '10.6.7.21' }, spec: left } });
-    await waitFor('the claim in the service\'s cache', () => f.service!.allocator.claims.get('10.6.7.21') !== undefined);
+    const left = {
+      address: '10.6.7.21',
+      pool: 'pool-left',
+      podNamespace: 'default',
+      podName: 'web-r2',
+      podUID: pod.uid,
+      node: 'node-a',
+      network: 'underlay',
+      ifname: 'eth0',
+      containerID: pod.containerId,
+    };
+    await f.custom.createClusterCustomObject({
+      group,
+      version,
+      plural: 'ipclaims',
+      body: { apiVersion, kind: 'IPClaim', metadata: { name: '10.6.7.21' }, spec: left },
+    });
+    await waitFor("the claim in the service's cache", () => f.service!.allocator.claims.get('10.6.7.21') !== undefined);
 
     const added = await f.node.run('ADD', f.config('macvlan', { default_ipv4_ippool: ['pool-left'], detect_gateway: false }), pod);
     assert.equal(added.code, 0, added.stdout + added.stderr);
@@ -95,8 +132,16 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     const pods = await Promise.all(Array.from({ length: 10 }, (_, i) => f.pod(`web-p${i}`)));
     const answers = await Promise.all(pods.map((pod) => Promise.all(Array.from({ length: 4 }, () => f.node.runIpam('ADD', config, pod)))));
     const given = answers.map((four, i) => {
-      assert.deepEqual(four.map((a) => a.code), [0, 0, 0, 0], four.map((a) => a.stdout).join(''));
-      assert.deepEqual(new Set(four.map((a) => a.stdout)).size, 1, `container ${pods[i]!.containerId} got different answers: ${four.map((a) => a.stdout).join('')}`);
+      assert.deepEqual(
+        four.map((a) => a.code),
+        [0, 0, 0, 0],
+        four.map((a) => a.stdout).join(''),
+      );
+      assert.deepEqual(
+        new Set(four.map((a) => a.stdout)).size,
+        1,
+        `container ${pods[i]!.containerId} got different answers: ${four.map((a) => a.stdout).join('')}`,
+      );
       return (four[0]!.json!.ips as { address: string }[]).map((x) => x.address.split('/')[0]!);
     });
     const claims = await f.claims();
@@ -112,7 +157,7 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
     // An interface nobody answers on: each probe of the ADD waits 3 x 100 ms.
     ip(['-n', pod.netnsName, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0-peer']);
     const adding = f.node.runIpam('ADD', config, pod);
-    await waitFor('the ADD\'s claim', async () => (await f.claims()).length === 1, 10_000, undefined, 5);
+    await waitFor("the ADD's claim", async () => (await f.claims()).length === 1, 10_000, undefined, 5);
     const deleted = await f.node.runIpam('DEL', config, pod);
     const added = await adding;
     assert.deepEqual([added.code, deleted.code], [0, 0], added.stdout + deleted.stdout);

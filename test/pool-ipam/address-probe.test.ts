@@ -33,12 +33,18 @@ function podLink(kind: 'veth' | 'macvlan'): PodLink {
   try {
     namespaces.forEach(createNetns);
     if (lower === undefined) {
-      ip(['link', 'add', 'eth0', 'address', proberMac, 'type', 'veth', 'peer', 'name', 'eth0', 'address', holderMac, 'netns', holder], prober);
+      ip(
+        ['link', 'add', 'eth0', 'address', proberMac, 'type', 'veth', 'peer', 'name', 'eth0', 'address', holderMac, 'netns', holder],
+        prober,
+      );
     } else {
       // The host's NIC: one end of a veth pair (this kernel has no dummy driver), both ends up for carrier.
       ip(['link', 'add', 'nic0', 'type', 'veth', 'peer', 'name', 'nic1'], lower);
       for (const dev of ['nic0', 'nic1']) ip(['link', 'set', dev, 'up'], lower);
-      for (const [ns, mac] of [[prober, proberMac], [holder, holderMac]] as const) {
+      for (const [ns, mac] of [
+        [prober, proberMac],
+        [holder, holderMac],
+      ] as const) {
         ip(['link', 'add', 'link', 'nic0', 'name', 'mv0', 'address', mac, 'type', 'macvlan', 'mode', 'bridge'], lower);
         ip(['link', 'set', 'mv0', 'netns', ns], lower);
         ip(['link', 'set', 'mv0', 'name', 'eth0'], ns);
@@ -68,12 +74,15 @@ function assertNoNeighbours(link: PodLink): void {
  * with `drop`, also drops them, so that every send fails (ENOBUFS).
  */
 function countArpSent(ns: string, drop = false): () => number {
-  nft(`table netdev strait_probe_test {
+  nft(
+    `table netdev strait_probe_test {
   chain out {
     type filter hook egress device "eth0" priority 0;
     ether type arp counter${drop ? ' drop' : ''}
   }
-}`, ns);
+}`,
+    ns,
+  );
   return () => {
     const listing = JSON.parse(run(['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'chain', 'netdev', 'strait_probe_test', 'out'])) as {
       nftables: { rule?: { expr: { counter?: { packets: number } }[] } }[];
@@ -114,12 +123,15 @@ describe('address probes: arguments (pure)', () => {
   ];
   for (const [field, change, value] of cases) {
     it(`refuses ${field} ${JSON.stringify(value)}, naming the field and the value`, () => {
-      assert.throws(() => probeAddress({ ...good, ...change } as never), (e: unknown) => {
-        assert.ok(e instanceof InputError, String(e));
-        assert.equal(e.field, field);
-        assert.deepEqual(e.value, value);
-        return true;
-      });
+      assert.throws(
+        () => probeAddress({ ...good, ...change } as never),
+        (e: unknown) => {
+          assert.ok(e instanceof InputError, String(e));
+          assert.equal(e.field, field);
+          assert.deepEqual(e.value, value);
+          return true;
+        },
+      );
     });
   }
 });
@@ -127,8 +139,13 @@ describe('address probes: arguments (pure)', () => {
 /** A fresh pod link for each test of the calling suite, deleted after it, also when it fails. */
 function usePodLink(kind: 'veth' | 'macvlan'): () => PodLink {
   let link: PodLink | undefined;
-  beforeEach(() => { link = podLink(kind); });
-  afterEach(() => { link?.cleanup(); link = undefined; });
+  beforeEach(() => {
+    link = podLink(kind);
+  });
+  afterEach(() => {
+    link?.cleanup();
+    link = undefined;
+  });
   return () => link!;
 }
 
@@ -152,8 +169,10 @@ async function ipv6Answers(link: PodLink): Promise<void> {
   assertNoNeighbours(link);
 }
 
-const ipv4Title = 'IPv4: the holder answers with its MAC, a free address goes unanswered; eth0 stays down, no neighbour table learns anything, and arping agrees';
-const ipv6Title = 'IPv6: the holder answers with its MAC, a free address goes unanswered; eth0 stays down and no neighbour table learns anything';
+const ipv4Title =
+  'IPv4: the holder answers with its MAC, a free address goes unanswered; eth0 stays down, no neighbour table learns anything, and arping agrees';
+const ipv6Title =
+  'IPv6: the holder answers with its MAC, a free address goes unanswered; eth0 stays down and no neighbour table learns anything';
 
 describe('address probes from a pod namespace (real namespaces)', function () {
   requireRoot(this);
@@ -161,8 +180,12 @@ describe('address probes from a pod namespace (real namespaces)', function () {
   describe('over veth', () => {
     const link = usePodLink('veth');
 
-    it(ipv4Title, async function () { await ipv4Answers(this, link()); });
-    it(ipv6Title, async () => { await ipv6Answers(link()); });
+    it(ipv4Title, async function () {
+      await ipv4Answers(this, link());
+    });
+    it(ipv6Title, async () => {
+      await ipv6Answers(link());
+    });
 
     it('enters the namespace on a thread of its own: the calling thread stays where it was', async () => {
       const before = readlinkSync('/proc/thread-self/ns/net');
@@ -206,8 +229,12 @@ describe('address probes from a pod namespace (real namespaces)', function () {
   describe('over macvlan', () => {
     const link = usePodLink('macvlan');
 
-    it(ipv4Title, async function () { await ipv4Answers(this, link()); });
-    it(ipv6Title, async () => { await ipv6Answers(link()); });
+    it(ipv4Title, async function () {
+      await ipv4Answers(this, link());
+    });
+    it(ipv6Title, async () => {
+      await ipv6Answers(link());
+    });
 
     // Counted here, not over veth: bringing a veth up flaps its peer's carrier, and the peer may drop its
     // first answer before the kernel reactivates its queue. A macvlan's siblings are not affected.

@@ -23,10 +23,18 @@ describe('pool IPAM: application pools carved from a Subnet (rule 1)', () => {
 
   it('property: names are DNS-1123 labels of at most 63 characters, distinct for distinct inputs', () => {
     const part = fc.stringMatching(/^[a-z0-9][-a-z0-9.]{0,80}$/);
-    const input = fc.record({ subnet: fc.constantFrom('s1', 's2'), name: part, namespace: fc.constantFrom('a', 'b'), uid: fc.constantFrom('u1', 'u2'), family: fc.constantFrom(4 as const, 6 as const), ifname: fc.constantFrom('eth0', 'net1') });
+    const input = fc.record({
+      subnet: fc.constantFrom('s1', 's2'),
+      name: part,
+      namespace: fc.constantFrom('a', 'b'),
+      uid: fc.constantFrom('u1', 'u2'),
+      family: fc.constantFrom(4 as const, 6 as const),
+      ifname: fc.constantFrom('eth0', 'net1'),
+    });
     fc.assert(
       fc.property(input, input, (a, b) => {
-        const name = (i: typeof a) => applicationPoolName(i.subnet, { ...sts, name: i.name, namespace: i.namespace, uid: i.uid }, i.family, i.ifname);
+        const name = (i: typeof a) =>
+          applicationPoolName(i.subnet, { ...sts, name: i.name, namespace: i.namespace, uid: i.uid }, i.family, i.ifname);
         assert.match(name(a), /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
         if (JSON.stringify(a) !== JSON.stringify(b)) assert.notEqual(name(a), name(b));
         else assert.equal(name(a), name(b));
@@ -48,7 +56,9 @@ describe('pool IPAM: application pools carved from a Subnet (rule 1)', () => {
       fc.property(offsets, offsets, offsets, fc.nat(20), (ips, excluded, taken, count) => {
         const text = (os: number[]) => os.map((o) => `10.6.0.${o}`);
         const s = subnet('s', '10.6.0.0/27', text(ips), text(excluded), '10.6.0.30');
-        const free = [...ips].filter((o) => !excluded.includes(o) && !taken.includes(o) && o !== 0 && o !== 31 && o !== 30).sort((x, y) => x - y);
+        const free = [...ips]
+          .filter((o) => !excluded.includes(o) && !taken.includes(o) && o !== 0 && o !== 31 && o !== 30)
+          .sort((x, y) => x - y);
         const carved = carvePool(s, ranges(...text(taken)), count);
         if (free.length < count) assert.equal(carved, undefined);
         else assert.deepEqual(carved, ranges(...text(free.slice(0, count))));

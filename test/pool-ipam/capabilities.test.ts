@@ -19,7 +19,8 @@ const cliPath = join(__dirname, '../../src/cli/main.js');
 describe('the pool IPAM service with the capabilities the Helm chart gives the agent (real process, real macvlan)', function () {
   requireRoot(this);
   this.timeout(90_000);
-  const chartCapabilities = renderChart(['--set', 'poolIpam.enabled=true']).find((o) => o.kind === 'DaemonSet')!.spec.template.spec.containers[0].securityContext.capabilities.add as string[];
+  const chartCapabilities = renderChart(['--set', 'poolIpam.enabled=true']).find((o) => o.kind === 'DaemonSet')!.spec.template.spec
+    .containers[0].securityContext.capabilities.add as string[];
   let f: PoolIpamFixture | undefined;
   let service: ChildProcess | undefined;
   let log = '';
@@ -44,20 +45,44 @@ describe('the pool IPAM service with the capabilities the Helm chart gives the a
   const serve = async (capabilities: string[]) => {
     const fx = f!;
     log = '';
-    const argv = [process.execPath, cliPath, 'pool-ipam', 'serve', '--kubeconfig', fx.api.kubeconfigPath, '--node', 'node-a', '--socket', fx.socket, '--gc-interval', '3600'];
+    const argv = [
+      process.execPath,
+      cliPath,
+      'pool-ipam',
+      'serve',
+      '--kubeconfig',
+      fx.api.kubeconfigPath,
+      '--node',
+      'node-a',
+      '--socket',
+      fx.socket,
+      '--gc-interval',
+      '3600',
+    ];
     const [command, ...args] = hostNetworkContainerCommand(capabilities, argv);
     service = spawn(command!, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    service.stderr!.on('data', (chunk) => { log += String(chunk); });
-    await waitFor('the service ready', async () => (await fx.node.runIpam('STATUS', { ...fx.config('macvlan'), cniVersion: '1.1.0' })).code === 0, 20_000, () => log);
+    service.stderr!.on('data', (chunk) => {
+      log += String(chunk);
+    });
+    await waitFor(
+      'the service ready',
+      async () => (await fx.node.runIpam('STATUS', { ...fx.config('macvlan'), cniVersion: '1.1.0' })).code === 0,
+      20_000,
+      () => log,
+    );
   };
   /** ADD of a new pod with conflict detection on (no gateway to probe). */
   const add = async () => {
     const fx = f!;
     const pod = await fx.pod(uniqueName('web'));
-    return fx.node.run('ADD', fx.config('macvlan', { default_ipv4_ippool: ['pool-probe'], detect_ip_conflict: true, detect_gateway: false }), pod);
+    return fx.node.run(
+      'ADD',
+      fx.config('macvlan', { default_ipv4_ippool: ['pool-probe'], detect_ip_conflict: true, detect_gateway: false }),
+      pod,
+    );
   };
 
-  it('probes from inside the pod\'s namespace with the chart\'s list: NET_ADMIN, BPF, PERFMON, SYS_ADMIN, NET_RAW', async () => {
+  it("probes from inside the pod's namespace with the chart's list: NET_ADMIN, BPF, PERFMON, SYS_ADMIN, NET_RAW", async () => {
     assert.deepEqual(chartCapabilities, ['NET_ADMIN', 'BPF', 'PERFMON', 'SYS_ADMIN', 'NET_RAW']);
     await f!.pool('pool-probe', { subnet: '10.6.9.0/24', ips: ['10.6.9.10'] });
     await serve(chartCapabilities);
@@ -68,8 +93,14 @@ describe('the pool IPAM service with the capabilities the Helm chart gives the a
 
   // Code 5, not 4: the node's service lacks a capability; CNI_NETNS and CNI_IFNAME are fine.
   for (const [missing, error] of [
-    ['SYS_ADMIN', /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sipam-/],
-    ['NET_RAW', /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sipam-/],
+    [
+      'SYS_ADMIN',
+      /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: enter network namespace failed: EPERM \(Operation not permitted\): \/run\/netns\/sipam-/,
+    ],
+    [
+      'NET_RAW',
+      /^cannot probe 10\.6\.9\.10 from eth0 in \/run\/netns\/sipam-\S+: open packet socket failed: EPERM \(Operation not permitted\): eth0 in \/run\/netns\/sipam-/,
+    ],
   ] as const) {
     it(`cannot probe without ${missing}, and ADD fails saying why`, async () => {
       await f!.pool('pool-probe', { subnet: '10.6.9.0/24', ips: ['10.6.9.10'] });

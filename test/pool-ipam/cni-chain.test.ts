@@ -24,7 +24,8 @@ describe('strait-ipam chained under the real CNI plugins', function () {
 
   // ipvlan is not compiled into this machine's kernel: test/vm/ipvlan-cni.test.ts runs it in the VM.
   for (const plugin of ['macvlan', 'bridge'] as const) {
-    it(`${plugin}: ADD gives the pod an address of the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds`, () => addCheckDel(f, plugin));
+    it(`${plugin}: ADD gives the pod an address of the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds`, () =>
+      addCheckDel(f, plugin));
   }
 
   it('CHECK fails with code 104 when prevResult holds another address, or the attachment has no allocation, naming them', async () => {
@@ -95,7 +96,18 @@ describe('strait-ipam chained under the real CNI plugins', function () {
 
   it('a StatefulSet pod gets its previous address back after DEL, on another node; scaled below its ordinal, garbage collection releases it', async () => {
     await f.pool('pool-sts', { subnet: '10.6.5.0/24', ips: ['10.6.5.10-10.6.5.30'] });
-    const set = await f.apps.createNamespacedStatefulSet({ namespace: 'default', body: { metadata: { name: 'db' }, spec: { replicas: 2, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
+    const set = await f.apps.createNamespacedStatefulSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'db' },
+        spec: {
+          replicas: 2,
+          serviceName: 'db',
+          selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
+    });
     const owner = { kind: 'StatefulSet', name: 'db', uid: set.metadata!.uid! };
     const config = f.config('macvlan', { default_ipv4_ippool: ['pool-sts'] });
     const first = await f.pod('db-1', { owner, node: 'node-a' });
@@ -106,7 +118,13 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     await f.core.deleteNamespacedPod({ namespace: 'default', name: 'db-1', gracePeriodSeconds: 0 });
     // Node b's own service gives the next incarnation its address back.
     const socketB = `${f.dir}/run-b/ipam.sock`;
-    const serviceB = await startPoolIpamService({ kubeConfig: f.api.kubeConfig, node: 'node-b', socket: socketB, log: createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000 });
+    const serviceB = await startPoolIpamService({
+      kubeConfig: f.api.kubeConfig,
+      node: 'node-b',
+      socket: socketB,
+      log: createLogger('pool-ipam-test', 'silent'),
+      gcIntervalMs: 3_600_000,
+    });
     try {
       await serviceB.synced;
       const again = await f.pod('db-1', { owner, node: 'node-b' });
@@ -119,9 +137,16 @@ describe('strait-ipam chained under the real CNI plugins', function () {
       await f.core.deleteNamespacedPod({ namespace: 'default', name: 'db-1', gracePeriodSeconds: 0 });
       assert.deepEqual((await serviceB.collector.collect()).release, []);
       // ... and releases it once the set is scaled to 1.
-      await f.apps.replaceNamespacedStatefulSet({ namespace: 'default', name: 'db', body: { ...set, metadata: { ...set.metadata, resourceVersion: undefined }, spec: { ...set.spec!, replicas: 1 } } });
+      await f.apps.replaceNamespacedStatefulSet({
+        namespace: 'default',
+        name: 'db',
+        body: { ...set, metadata: { ...set.metadata, resourceVersion: undefined }, spec: { ...set.spec!, replicas: 1 } },
+      });
       const plan = await serviceB.collector.collect();
-      assert.deepEqual(plan.release.map((r) => r.reason), ['StatefulSet default/db has 1 replicas, below ordinal 1']);
+      assert.deepEqual(
+        plan.release.map((r) => r.reason),
+        ['StatefulSet default/db has 1 replicas, below ordinal 1'],
+      );
       await waitFor('the claim released', async () => (await f.claims()).length === 0);
     } finally {
       await serviceB.stop();
@@ -133,16 +158,28 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     const config = f.config('macvlan', { default_ipv4_ippool: ['pool-gc'], detect_ip_conflict: false });
     const pods = await Promise.all(['gc-1', 'gc-2', 'gc-3'].map((n) => f.pod(n)));
     for (const p of pods) assert.equal((await f.node.run('ADD', config, p)).code, 0);
-    const gc = await f.node.runIpam('GC', { ...config, cniVersion: '1.1.0', 'cni.dev/valid-attachments': [{ containerID: pods[1]!.containerId, ifname: 'eth0' }] });
+    const gc = await f.node.runIpam('GC', {
+      ...config,
+      cniVersion: '1.1.0',
+      'cni.dev/valid-attachments': [{ containerID: pods[1]!.containerId, ifname: 'eth0' }],
+    });
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
     await waitFor('two released', async () => (await f.claims()).length === 1);
-    assert.deepEqual((await f.claims()).map((c) => c.spec.podName), ['gc-2']);
+    assert.deepEqual(
+      (await f.claims()).map((c) => c.spec.podName),
+      ['gc-2'],
+    );
   });
 
   it('a pod the API server does not hold fails ADD with code 106 naming it', async () => {
     await f.pool('pool-cni', { subnet: '10.6.0.0/24', ips: ['10.6.0.10'] });
     const netns = f.node.podNetns();
-    const out = await f.node.run('ADD', f.config('macvlan', { default_ipv4_ippool: ['pool-cni'] }), { namespace: 'default', name: 'ghost', containerId: 'ghost1', netns: netns.path });
+    const out = await f.node.run('ADD', f.config('macvlan', { default_ipv4_ippool: ['pool-cni'] }), {
+      namespace: 'default',
+      name: 'ghost',
+      containerId: 'ghost1',
+      netns: netns.path,
+    });
     assert.equal(out.json!.code, 106);
     assert.match(out.json!.msg, /pod default\/ghost/);
   });

@@ -67,7 +67,12 @@ export interface CrashingServiceOptions {
 }
 
 /** `call` until it succeeds, as a runtime retries: 200 ms after a failure, doubling up to 2 s; the last failure after `attempts`. */
-export async function retried(call: () => Promise<PluginRun>, what: string, onFailure: (run: PluginRun) => void = () => undefined, attempts = 200): Promise<PluginRun> {
+export async function retried(
+  call: () => Promise<PluginRun>,
+  what: string,
+  onFailure: (run: PluginRun) => void = () => undefined,
+  attempts = 200,
+): Promise<PluginRun> {
   for (let attempt = 1; ; attempt++) {
     const run = await call();
     if (run.status === 0) return run;
@@ -91,8 +96,23 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
     const socket = join(api.dir, 'ipam.sock');
     await core.createNode({ body: { metadata: { name: 'node-a' } } });
-    await custom.createClusterCustomObject({ group, version, plural: 'ippools', body: { apiVersion, kind: 'IPPool', metadata: { name: 'crash' }, spec: { subnet: '10.9.0.0/24', ips: [options.ips] } } });
-    const config = { cniVersion: '1.1.0', name: 'underlay', ipam: { type: 'strait-ipam', socket, default_ipv4_ippool: ['crash'], detect_ip_conflict: options.detectConflict, detect_gateway: false } };
+    await custom.createClusterCustomObject({
+      group,
+      version,
+      plural: 'ippools',
+      body: { apiVersion, kind: 'IPPool', metadata: { name: 'crash' }, spec: { subnet: '10.9.0.0/24', ips: [options.ips] } },
+    });
+    const config = {
+      cniVersion: '1.1.0',
+      name: 'underlay',
+      ipam: {
+        type: 'strait-ipam',
+        socket,
+        default_ipv4_ippool: ['crash'],
+        detect_ip_conflict: options.detectConflict,
+        detect_gateway: false,
+      },
+    };
     const random = prng(options.seed);
     let tail = '';
     const counts = new Map<string, number>();
@@ -101,7 +121,11 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
     const start = () => {
       const current = { ready: false, answered: 0 };
       incarnation = current;
-      service = spawn(process.execPath, [cli, 'pool-ipam', 'serve', '--kubeconfig', api.kubeconfigPath, '--node', 'node-a', '--socket', socket, '--gc-interval', '3600'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      service = spawn(
+        process.execPath,
+        [cli, 'pool-ipam', 'serve', '--kubeconfig', api.kubeconfigPath, '--node', 'node-a', '--socket', socket, '--gc-interval', '3600'],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       let partial = '';
       service.stderr!.on('data', (d: Buffer) => {
         const lines = (partial + d.toString()).split('\n');
@@ -156,7 +180,10 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
       config,
       run,
       createPod: async (name) => {
-        await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } } });
+        await core.createNamespacedPod({
+          namespace: 'default',
+          body: { metadata: { name }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'i' }] } },
+        });
       },
       ready,
       startKilling() {
@@ -185,12 +212,22 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
       logged: (msg) => counts.get(msg) ?? 0,
       logTail: () => tail,
       async claims() {
-        const list = (await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as { items: { spec: { address: string; containerID?: string; conflict?: object } }[] };
-        return list.items.map((c): [string, string, boolean] => [c.spec.containerID ?? '', c.spec.address, c.spec.conflict !== undefined]).sort();
+        const list = (await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as {
+          items: { spec: { address: string; containerID?: string; conflict?: object } }[];
+        };
+        return list.items
+          .map((c): [string, string, boolean] => [c.spec.containerID ?? '', c.spec.address, c.spec.conflict !== undefined])
+          .sort();
       },
       async endpoints() {
-        const list = (await custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as { items: { metadata: { name: string }; spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } }[] };
-        return list.items.flatMap((e) => e.spec.attachments.map((a): [string, string, string[]] => [e.metadata.name, a.containerID ?? '', a.ips.map((i) => i.address)])).sort();
+        const list = (await custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as {
+          items: { metadata: { name: string }; spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } }[];
+        };
+        return list.items
+          .flatMap((e) =>
+            e.spec.attachments.map((a): [string, string, string[]] => [e.metadata.name, a.containerID ?? '', a.ips.map((i) => i.address)]),
+          )
+          .sort();
       },
       async close() {
         stop = true;

@@ -28,7 +28,17 @@ export interface PoolIpamFixture {
   config(plugin: 'macvlan' | 'ipvlan' | 'bridge', ipam?: Record<string, unknown>, name?: string): Record<string, unknown>;
   pool(name: string, spec: Record<string, unknown>): Promise<void>;
   /** A Pod (bound to `node`, default node-a) and its attachment in a new pod namespace. */
-  pod(name: string, options?: { namespace?: string; node?: string; labels?: Record<string, string>; annotations?: Record<string, string>; owner?: { kind: string; name: string; uid: string; apiVersion?: string }; terminationGracePeriodSeconds?: number }): Promise<PodAttachment & { netnsName: string; uid: string }>;
+  pod(
+    name: string,
+    options?: {
+      namespace?: string;
+      node?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      owner?: { kind: string; name: string; uid: string; apiVersion?: string };
+      terminationGracePeriodSeconds?: number;
+    },
+  ): Promise<PodAttachment & { netnsName: string; uid: string }>;
   claims(): Promise<{ name: string; spec: Record<string, any> }[]>;
   close(): Promise<void>;
 }
@@ -64,7 +74,10 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
   ];
   for (const n of nodes) {
     await core.createNode({ body: { metadata: { name: n.name, labels: n.labels ?? {} } } });
-    await core.replaceNodeStatus({ name: n.name, body: { metadata: { name: n.name }, status: { conditions: [{ type: 'Ready', status: n.ready ? 'True' : 'False' }] } } });
+    await core.replaceNodeStatus({
+      name: n.name,
+      body: { metadata: { name: n.name }, status: { conditions: [{ type: 'Ready', status: n.ready ? 'True' : 'False' }] } },
+    });
   }
   const node = cniNode();
   let service: PoolIpamService | undefined;
@@ -72,8 +85,13 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
     try {
       const kubeConfig = options.serviceKubeConfig ? await options.serviceKubeConfig(api) : api.kubeConfig;
       service = await startPoolIpamService({
-        kubeConfig, node: 'node-a', socket, log: options.log ?? createLogger('pool-ipam-test', 'silent'), gcIntervalMs: 3_600_000,
-        ...(options.gc ? { gc: options.gc } : {}), ...(options.requestArrivalMs !== undefined ? { requestArrivalMs: options.requestArrivalMs } : {}),
+        kubeConfig,
+        node: 'node-a',
+        socket,
+        log: options.log ?? createLogger('pool-ipam-test', 'silent'),
+        gcIntervalMs: 3_600_000,
+        ...(options.gc ? { gc: options.gc } : {}),
+        ...(options.requestArrivalMs !== undefined ? { requestArrivalMs: options.requestArrivalMs } : {}),
       });
       // An informer the server refuses retries for ever: bounded here, so the test fails saying so.
       let synced = false;
@@ -104,8 +122,14 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
       ipam: { type: 'strait-ipam', socket, ...ipam },
     }),
     async pool(name, spec) {
-      await custom.createClusterCustomObject({ group, version, plural: 'ippools', body: { apiVersion, kind: 'IPPool', metadata: { name }, spec } });
-      if (service) await waitFor(`IPPool ${name} in the service's cache`, () => service.allocator.pools().valid.some((p) => p.name === name));
+      await custom.createClusterCustomObject({
+        group,
+        version,
+        plural: 'ippools',
+        body: { apiVersion, kind: 'IPPool', metadata: { name }, spec },
+      });
+      if (service)
+        await waitFor(`IPPool ${name} in the service's cache`, () => service.allocator.pools().valid.some((p) => p.name === name));
     },
     async pod(name, o = {}) {
       const namespace = o.namespace ?? 'default';
@@ -114,17 +138,42 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
           name,
           labels: o.labels ?? {},
           annotations: o.annotations ?? {},
-          ...(o.owner ? { ownerReferences: [{ apiVersion: o.owner.apiVersion ?? 'apps/v1', kind: o.owner.kind, name: o.owner.name, uid: o.owner.uid, controller: true }] } : {}),
+          ...(o.owner
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: o.owner.apiVersion ?? 'apps/v1',
+                    kind: o.owner.kind,
+                    name: o.owner.name,
+                    uid: o.owner.uid,
+                    controller: true,
+                  },
+                ],
+              }
+            : {}),
         },
-        spec: { nodeName: o.node ?? 'node-a', containers: [{ name: 'c', image: 'i' }], ...(o.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds } : {}) },
+        spec: {
+          nodeName: o.node ?? 'node-a',
+          containers: [{ name: 'c', image: 'i' }],
+          ...(o.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds } : {}),
+        },
       };
       const created = await core.createNamespacedPod({ namespace, body });
       const netns = node.podNetns();
       containers++;
-      return { namespace, name, uid: created.metadata!.uid!, containerId: `c${containers}-${name}`, netns: netns.path, netnsName: netns.name };
+      return {
+        namespace,
+        name,
+        uid: created.metadata!.uid!,
+        containerId: `c${containers}-${name}`,
+        netns: netns.path,
+        netnsName: netns.name,
+      };
     },
     async claims() {
-      const list = (await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as { items: { metadata: { name: string }; spec: Record<string, any> }[] };
+      const list = (await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as {
+        items: { metadata: { name: string }; spec: Record<string, any> }[];
+      };
       return list.items.map((i) => ({ name: i.metadata.name, spec: i.spec }));
     },
     async close() {

@@ -3,7 +3,12 @@ import { parseCidr, parseIp } from '../../src/net/cidr';
 import { normalizeRanges, parseIpRanges } from '../../src/pool-ipam/ip-ranges';
 import type { IpRange, Pool, PodContext, Subnet } from '../../src/pool-ipam/model';
 
-export type PoolText = Partial<Omit<Pool, 'subnet' | 'ips' | 'excludeIps' | 'gateway'>> & { subnet?: string; ips?: string[]; excludeIps?: string[]; gateway?: string };
+export type PoolText = Partial<Omit<Pool, 'subnet' | 'ips' | 'excludeIps' | 'gateway'>> & {
+  subnet?: string;
+  ips?: string[];
+  excludeIps?: string[];
+  gateway?: string;
+};
 
 export function pool(name: string, text: PoolText = {}): Pool {
   const { subnet: subnetText = '10.6.0.0/24', ips = ['10.6.0.10-10.6.0.20'], excludeIps = [], gateway, ...rest } = text;

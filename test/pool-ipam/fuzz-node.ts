@@ -44,14 +44,24 @@ export async function fuzzNode(options: { requestArrivalMs?: number } = {}): Pro
     const pod = await f.pod('fuzz');
     ip(['-n', pod.netnsName, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0-peer']);
     const standing: AddRequest = {
-      containerId: 'fuzz-ctr', ifname: 'eth0', network: 'underlay', netns: pod.netns, podNamespace: 'default', podName: 'fuzz', podUid: pod.uid,
+      containerId: 'fuzz-ctr',
+      ifname: 'eth0',
+      network: 'underlay',
+      netns: pod.netns,
+      podNamespace: 'default',
+      podName: 'fuzz',
+      podUid: pod.uid,
       options: { defaultIpv4Pools: ['fuzz'], defaultIpv6Pools: [], detectConflict: true, detectGateway: false },
     };
     const allocator = f.service!.allocator;
     const standingAddress = (await allocator.add(standing)).ips[0]!.address;
     const state = async () => {
-      const claims = (await f.custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as { items: { metadata: { name: string }; spec: unknown }[] };
-      const endpoints = (await f.custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as { items: { metadata: { namespace: string; name: string }; spec: unknown }[] };
+      const claims = (await f.custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as {
+        items: { metadata: { name: string }; spec: unknown }[];
+      };
+      const endpoints = (await f.custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as {
+        items: { metadata: { namespace: string; name: string }; spec: unknown }[];
+      };
       return {
         claims: claims.items.map((c) => [c.metadata.name, c.spec]),
         endpoints: endpoints.items.map((e) => [`${e.metadata.namespace}/${e.metadata.name}`, e.spec]),
@@ -69,7 +79,13 @@ export async function fuzzNode(options: { requestArrivalMs?: number } = {}): Pro
         if (isDeepStrictEqual(await state(), standingState)) return;
         // Through the allocator, not the socket under test: every attachment held goes, the standing one comes back.
         for (const claim of allocator.claims.all()) {
-          await allocator.del({ containerId: claim.containerID ?? '', ifname: claim.ifname, network: claim.network, podNamespace: claim.podNamespace, podName: claim.podName });
+          await allocator.del({
+            containerId: claim.containerID ?? '',
+            ifname: claim.ifname,
+            network: claim.network,
+            podNamespace: claim.podNamespace,
+            podName: claim.podName,
+          });
         }
         await allocator.add(standing);
         assert.deepEqual(await state(), standingState, 'the standing state could not be restored after an accepted input');
@@ -81,7 +97,11 @@ export async function fuzzNode(options: { requestArrivalMs?: number } = {}): Pro
           const text = JSON.stringify(line);
           assert.ok(Number(line.level) < 50, `the service logged an error: ${text}`);
           assert.ok(!('stack' in line) && !('err' in line && typeof line.err === 'object'), `the service logged a stack: ${text}`);
-          assertClearMessage(Object.values(line).filter((v) => typeof v === 'string').join('\n'));
+          assertClearMessage(
+            Object.values(line)
+              .filter((v) => typeof v === 'string')
+              .join('\n'),
+          );
         }
         return lines;
       },
@@ -95,7 +115,10 @@ export async function fuzzNode(options: { requestArrivalMs?: number } = {}): Pro
 
 /** Codes a refusal may carry: CNI's and Strait's, but not 5: an I/O failure answering bad input is a defect of the reader. */
 export function assertRefusalCode(code: unknown, msg: string): void {
-  assert.ok(Number.isInteger(code) && (Object.values(cniErrorCodes) as number[]).includes(code as number), `a refusal with code ${JSON.stringify(code)}, not a CNI or Strait code: ${msg}`);
+  assert.ok(
+    Number.isInteger(code) && (Object.values(cniErrorCodes) as number[]).includes(code as number),
+    `a refusal with code ${JSON.stringify(code)}, not a CNI or Strait code: ${msg}`,
+  );
   assert.notEqual(code, cniErrorCodes.ioFailure, `bad input answered as an I/O failure (code 5): ${msg}`);
 }
 
@@ -114,7 +137,10 @@ export function changesOf(valid: unknown, text: string, root: string): Changes {
     return { changed: [root], values: [] };
   }
   const leaves = differences(valid, parsed, '', root);
-  return { changed: leaves.map(([path]) => path), values: leaves.map(([, value]) => value).filter((v): v is string => typeof v === 'string') };
+  return {
+    changed: leaves.map(([path]) => path),
+    values: leaves.map(([, value]) => value).filter((v): v is string => typeof v === 'string'),
+  };
 }
 
 /** Each path where `after` differs from `before`, with what `after` holds there. */
@@ -128,7 +154,9 @@ function differences(before: unknown, after: unknown, path: string, root: string
     return [...keys].flatMap((k) => differences(own(before, k), own(after, k), path === '' ? k : `${path}.${k}`, root));
   }
   if (Array.isArray(before) && Array.isArray(after)) {
-    return Array.from({ length: Math.max(before.length, after.length) }, (_, i) => differences(before[i], after[i], `${path}[${i}]`, root)).flat();
+    return Array.from({ length: Math.max(before.length, after.length) }, (_, i) =>
+      differences(before[i], after[i], `${path}[${i}]`, root),
+    ).flat();
   }
   return [[path === '' ? root : path, after]];
 }
@@ -139,12 +167,27 @@ function differences(before: unknown, after: unknown, path: string, root: string
  */
 function namesChange(message: string, names: readonly string[], values: readonly string[]): boolean {
   const leading = /^([^\s:]+): /.exec(message)?.[1];
-  const related = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || a.startsWith(`${b}[`) || b.startsWith(`${a}.`) || b.startsWith(`${a}[`);
+  const related = (a: string, b: string) =>
+    a === b || a.startsWith(`${b}.`) || a.startsWith(`${b}[`) || b.startsWith(`${a}.`) || b.startsWith(`${a}[`);
   if (leading !== undefined && names.some((n) => related(leading, n))) return true;
-  const words = names.flatMap((n) => [n, n.replace(/\[\d+\]/g, '').split('.').pop()!]).filter((w) => w.length > 1);
+  const words = names
+    .flatMap((n) => [
+      n,
+      n
+        .replace(/\[\d+\]/g, '')
+        .split('.')
+        .pop()!,
+    ])
+    .filter((w) => w.length > 1);
   // A value of a character or two counts only as a word of its own ("interface W on"), not inside another.
-  const quotes = (v: string) => (v.length > 2 ? message.includes(v) : new RegExp(`(^|[\\s"'(/])${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[\\s"',)/:])`).test(message));
-  return words.some((w) => message.includes(w)) || values.filter((v) => v.trim() !== '').some((v) => quotes(v) || quotes(JSON.stringify(v).slice(1, -1)));
+  const quotes = (v: string) =>
+    v.length > 2
+      ? message.includes(v)
+      : new RegExp(`(^|[\\s"'(/])${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[\\s"',)/:])`).test(message);
+  return (
+    words.some((w) => message.includes(w)) ||
+    values.filter((v) => v.trim() !== '').some((v) => quotes(v) || quotes(JSON.stringify(v).slice(1, -1)))
+  );
 }
 
 /** A refusal's message is clear when it names what the input changed, or else a field as any refusal does. */

@@ -45,8 +45,19 @@ function collectorOfDb1() {
     removeEndpoint: async () => undefined,
   } as unknown as Allocator;
   const empty = { list: () => [], get: () => undefined, onChange: () => undefined };
-  const view = { pods: empty, endpoints: empty, nodes: { ...empty, list: () => [{ metadata: { name: 'node-a' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }] } } as unknown as PoolIpamView;
-  const collector = new GarbageCollector({ view, allocator, node: 'node-a', settings: defaultGcSettings, intervalMs: 3_600_000, log: createLogger('gc-test', 'silent') });
+  const view = {
+    pods: empty,
+    endpoints: empty,
+    nodes: { ...empty, list: () => [{ metadata: { name: 'node-a' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }] },
+  } as unknown as PoolIpamView;
+  const collector = new GarbageCollector({
+    view,
+    allocator,
+    node: 'node-a',
+    settings: defaultGcSettings,
+    intervalMs: 3_600_000,
+    log: createLogger('gc-test', 'silent'),
+  });
   return { collector, state };
 }
 

@@ -50,26 +50,47 @@ describe('pool IPAM garbage collection in the node service', function () {
   /** Polls (no collect(): the service's own timers and events must do it) until the claim of `address` is gone: when it went. */
   async function goneAt(fx: PoolIpamFixture, address: string, ms: number): Promise<number> {
     let at = 0;
-    await waitFor(`the service to release ${address} by itself`, async () => ((await claimed(fx, address)) === undefined ? ((at = Date.now()), true) : false), ms, undefined, 50);
+    await waitFor(
+      `the service to release ${address} by itself`,
+      async () => ((await claimed(fx, address)) === undefined ? ((at = Date.now()), true) : false),
+      ms,
+      undefined,
+      50,
+    );
     return at;
   }
 
   /** Runs collect() until the claim of `address` is gone from the API server (a Pod event's pass may be the one releasing it): every plan it got. */
   async function collectUntilGone(fx: PoolIpamFixture, address: string): Promise<{ plan: GcPlan }[]> {
     const passes: { plan: GcPlan }[] = [];
-    await waitFor(`the claim of ${address} released`, async () => (passes.push({ plan: await fx.service!.collector.collect() }), (await claimed(fx, address)) === undefined), 5_000, undefined, 100);
+    await waitFor(
+      `the claim of ${address} released`,
+      async () => (passes.push({ plan: await fx.service!.collector.collect() }), (await claimed(fx, address)) === undefined),
+      5_000,
+      undefined,
+      100,
+    );
     return passes;
   }
 
-  const releasesOf = (passes: { plan: GcPlan }[], address: string) => passes.flatMap((p) => p.plan.release.filter((r) => r.claim.name === address).map((r) => r.reason));
+  const releasesOf = (passes: { plan: GcPlan }[], address: string) =>
+    passes.flatMap((p) => p.plan.release.filter((r) => r.claim.name === address).map((r) => r.reason));
 
-  it('releases a stateless pod\'s address and Endpoint on the Pod event of its deletion alone, however fresh the claim', async () => {
+  it("releases a stateless pod's address and Endpoint on the Pod event of its deletion alone, however fresh the claim", async () => {
     // The default freshness (60 s): a pod seen deleted is gone for sure, whatever the claim's age.
     const fx = await start({ freshMs: 60_000 });
     const [, address] = await added(fx, 'web-1');
     await fx.core.deleteNamespacedPod({ namespace: 'default', name: 'web-1', gracePeriodSeconds: 0 });
     await waitFor(`the claim of ${address} released`, async () => (await claimed(fx, address)) === undefined, 5_000);
-    await waitFor('the Endpoint deleted', () => fx.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints', name: 'web-1' }).then(() => false, (err) => /404|not found/i.test(String(err))), 5_000);
+    await waitFor(
+      'the Endpoint deleted',
+      () =>
+        fx.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints', name: 'web-1' }).then(
+          () => false,
+          (err) => /404|not found/i.test(String(err)),
+        ),
+      5_000,
+    );
   });
 
   it('releases a stateless pod terminating on a Ready node additionalGraceDelayMs after its grace period, not before, by its own timer', async () => {
@@ -85,16 +106,30 @@ describe('pool IPAM garbage collection in the node service', function () {
     // node-a's plugin plays node-b's runtime here: the claim names the pod's node.
     const [, address] = await added(fx, 'web-3', { node: 'node-b', terminationGracePeriodSeconds: 1 });
     assert.equal((await claimed(fx, address))?.spec.node, 'node-b');
-    await fx.core.replaceNodeStatus({ name: 'node-b', body: { metadata: { name: 'node-b' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } } });
+    await fx.core.replaceNodeStatus({
+      name: 'node-b',
+      body: { metadata: { name: 'node-b' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+    });
     const due = await endGracefully(fx, 'web-3');
     const at = await goneAt(fx, address, due - Date.now() + 5_000);
     assert.ok(at >= due, `released ${due - at} ms before its grace period was over`);
   });
 
-  it('never releases a StatefulSet pod\'s address while it terminates, after it is deleted, or when it is created again; the new incarnation gets it back', async () => {
+  it("never releases a StatefulSet pod's address while it terminates, after it is deleted, or when it is created again; the new incarnation gets it back", async () => {
     // No delay and nothing fresh: a stateless pod's address would go at each step.
     const fx = await start({ additionalGraceDelayMs: 0 });
-    const set = await fx.apps.createNamespacedStatefulSet({ namespace: 'default', body: { metadata: { name: 'db' }, spec: { replicas: 2, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
+    const set = await fx.apps.createNamespacedStatefulSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'db' },
+        spec: {
+          replicas: 2,
+          serviceName: 'db',
+          selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
+    });
     const owner = { kind: 'StatefulSet', name: 'db', uid: set.metadata!.uid! };
     const [first, address] = await added(fx, 'db-1', { owner, terminationGracePeriodSeconds: 1 });
     // Each step ends a stateless witness after db-1's change: once the witness is released, the
@@ -137,12 +172,20 @@ describe('pool IPAM garbage collection in the node service', function () {
     await waitFor('the service to see the claim go', () => !fx.service!.allocator.claims.all().some((c) => c.name === orphaned), 5_000);
     const plan = await fx.service!.collector.collect();
     assert.deepEqual(plan.release, []);
-    assert.deepEqual(plan.deleteEndpoints.map((d) => [`${d.endpoint.namespace}/${d.endpoint.name}`, d.reason]), [['default/web-5', 'no address is given to pod default/web-5 any more']]);
-    const endpoints = (await fx.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as { items: { metadata: { name: string } }[] };
-    assert.deepEqual(endpoints.items.map((e) => e.metadata.name), ['web-6']);
+    assert.deepEqual(
+      plan.deleteEndpoints.map((d) => [`${d.endpoint.namespace}/${d.endpoint.name}`, d.reason]),
+      [['default/web-5', 'no address is given to pod default/web-5 any more']],
+    );
+    const endpoints = (await fx.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as {
+      items: { metadata: { name: string } }[];
+    };
+    assert.deepEqual(
+      endpoints.items.map((e) => e.metadata.name),
+      ['web-6'],
+    );
   });
 
-  it('CNI DEL after garbage collection released the address succeeds and leaves the address\'s next holder alone', async () => {
+  it("CNI DEL after garbage collection released the address succeeds and leaves the address's next holder alone", async () => {
     // A pool of one address: the next pod gets the released one.
     const fx = await start({}, ['10.6.7.10']);
     const [first] = await added(fx, 'web-7');

@@ -32,7 +32,11 @@ const toOffsets = (rs: readonly IpRange[]): number[] => {
 
 describe('pool IPAM: address ranges', () => {
   it('parses addresses and ranges of spec.ips into sorted, merged ranges (IPv4 and IPv6)', () => {
-    const parsed = parseIpRanges('spec.ips', ['10.6.0.30', '10.6.0.10-10.6.0.20', '10.6.0.21', '10.6.0.15-10.6.0.18', '10.6.0.40-10.6.0.41'], v4);
+    const parsed = parseIpRanges(
+      'spec.ips',
+      ['10.6.0.30', '10.6.0.10-10.6.0.20', '10.6.0.21', '10.6.0.15-10.6.0.18', '10.6.0.40-10.6.0.41'],
+      v4,
+    );
     assert.deepEqual(formatIpRanges(parsed), ['10.6.0.10-10.6.0.21', '10.6.0.30', '10.6.0.40-10.6.0.41']);
     assert.deepEqual(parsed[0], { family: 4, first: 0x0a06000an, last: 0x0a060015n });
     const v6 = parseIpRanges('spec.ips', ['fd00::9-fd00::a', 'fd00::2', 'fd00::3'], parseCidr('spec.subnet', 'fd00::/120'));
@@ -41,18 +45,36 @@ describe('pool IPAM: address ranges', () => {
 
   it('refuses a wrong family, a reversed range, an address outside the subnet and malformed text, naming spec.ips[i] and the entry', () => {
     const ok = ['10.6.0.2', '10.6.0.3', '10.6.0.4'];
-    assert.throws(() => parseIpRanges('spec.ips', [...ok, 'fd00::1'], v4), refusedWith('spec.ips[3]', 'fd00::1', /fd00::1 is IPv6 but the subnet 10\.6\.0\.0\/24 is IPv4/));
-    assert.throws(() => parseIpRanges('spec.ips', [...ok, '10.6.0.20-10.6.0.10'], v4), refusedWith('spec.ips[3]', '10.6.0.20-10.6.0.10', /first address 10\.6\.0\.20 is above the last 10\.6\.0\.10/));
-    assert.throws(() => parseIpRanges('spec.excludeIPs', ['10.6.0.250-10.6.1.3'], v4), refusedWith('spec.excludeIPs[0]', '10.6.0.250-10.6.1.3', /10\.6\.1\.3 is outside the subnet 10\.6\.0\.0\/24/));
+    assert.throws(
+      () => parseIpRanges('spec.ips', [...ok, 'fd00::1'], v4),
+      refusedWith('spec.ips[3]', 'fd00::1', /fd00::1 is IPv6 but the subnet 10\.6\.0\.0\/24 is IPv4/),
+    );
+    assert.throws(
+      () => parseIpRanges('spec.ips', [...ok, '10.6.0.20-10.6.0.10'], v4),
+      refusedWith('spec.ips[3]', '10.6.0.20-10.6.0.10', /first address 10\.6\.0\.20 is above the last 10\.6\.0\.10/),
+    );
+    assert.throws(
+      () => parseIpRanges('spec.excludeIPs', ['10.6.0.250-10.6.1.3'], v4),
+      refusedWith('spec.excludeIPs[0]', '10.6.0.250-10.6.1.3', /10\.6\.1\.3 is outside the subnet 10\.6\.0\.0\/24/),
+    );
     assert.throws(() => parseIpRanges('spec.ips', ['10.5.255.255'], v4), refusedWith('spec.ips[0]', '10.5.255.255', /outside the subnet/));
-    assert.throws(() => parseIpRanges('spec.ips', ['10.6.0.1-10.6.0.2-10.6.0.3'], v4), refusedWith('spec.ips[0]', '10.6.0.1-10.6.0.2-10.6.0.3', /one "-"/));
-    assert.throws(() => parseIpRanges('spec.ips', ['10.6.0.1-x'], v4), refusedWith('spec.ips[0]', '10.6.0.1-x', /"x": not an IPv4 address/));
+    assert.throws(
+      () => parseIpRanges('spec.ips', ['10.6.0.1-10.6.0.2-10.6.0.3'], v4),
+      refusedWith('spec.ips[0]', '10.6.0.1-10.6.0.2-10.6.0.3', /one "-"/),
+    );
+    assert.throws(
+      () => parseIpRanges('spec.ips', ['10.6.0.1-x'], v4),
+      refusedWith('spec.ips[0]', '10.6.0.1-x', /"x": not an IPv4 address/),
+    );
     assert.throws(() => parseIpRanges('spec.ips', ['10.6.0.1', 7], v4), refusedWith('spec.ips[1]', 7, /expected an address or a range/));
     assert.throws(() => parseIpRanges('spec.ips', '10.6.0.1', v4), refusedWith('spec.ips', '10.6.0.1', /expected a list/));
   });
 
   it('subtracts, counts and tests membership, ignoring ranges of the other family', () => {
-    const left = subtractRanges(ranges('10.6.0.10-10.6.0.20', '10.6.0.30-10.6.0.40'), ranges('10.6.0.5-10.6.0.11', '10.6.0.15', '10.6.0.20-10.6.0.30', '10.6.0.40', 'fd00::1-fd00::ffff'));
+    const left = subtractRanges(
+      ranges('10.6.0.10-10.6.0.20', '10.6.0.30-10.6.0.40'),
+      ranges('10.6.0.5-10.6.0.11', '10.6.0.15', '10.6.0.20-10.6.0.30', '10.6.0.40', 'fd00::1-fd00::ffff'),
+    );
     assert.deepEqual(formatIpRanges(left), ['10.6.0.12-10.6.0.14', '10.6.0.16-10.6.0.19', '10.6.0.31-10.6.0.39']);
     assert.equal(countAddresses(left), 16n);
     assert.equal(countAddresses(ranges('fd00::-fd00::ffff:ffff')), 0x100000000n);
@@ -105,8 +127,12 @@ describe('pool IPAM: address ranges', () => {
         const overlapping = spans.map(([o, n]) => ({ family: 4 as const, first: v4.base + BigInt(o), last: v4.base + BigInt(o + n) }));
         const merged = normalizeRanges([...toRanges(a), ...overlapping]);
         const model = new Set([...a, ...spans.flatMap(([o, n]) => Array.from({ length: n + 1 }, (_, i) => o + i))]);
-        assert.deepEqual(toOffsets(merged), [...model].sort((x, y) => x - y));
-        for (let i = 1; i < merged.length; i++) assert.ok(merged[i]!.first > merged[i - 1]!.last + 1n, 'merged ranges neither overlap nor touch');
+        assert.deepEqual(
+          toOffsets(merged),
+          [...model].sort((x, y) => x - y),
+        );
+        for (let i = 1; i < merged.length; i++)
+          assert.ok(merged[i]!.first > merged[i - 1]!.last + 1n, 'merged ranges neither overlap nor touch');
         const diff = subtractRanges(merged, toRanges(b));
         const modelDiff = [...model].filter((o) => !b.includes(o)).sort((x, y) => x - y);
         assert.deepEqual(toOffsets(diff), modelDiff);

@@ -5,7 +5,8 @@ import { formatSelector, parseLabelSelector, selectorMatches } from '../../src/p
 import type { LabelSelector } from '../../src/pool-ipam/model';
 
 const node = { zone: 'east', 'topology.kubernetes.io/rack': 'r1', gpu: '' };
-const refusedAt = (field: string, pattern: RegExp) => (err: unknown) => err instanceof InputError && err.field === field && pattern.test(err.message);
+const refusedAt = (field: string, pattern: RegExp) => (err: unknown) =>
+  err instanceof InputError && err.field === field && pattern.test(err.message);
 
 describe('pool IPAM: label selectors', () => {
   it('an empty selector selects everything, also a resource without labels', () => {
@@ -40,7 +41,13 @@ describe('pool IPAM: label selectors', () => {
   });
 
   it('matchLabels and every expression must all hold (AND)', () => {
-    const selector: LabelSelector = { matchLabels: { zone: 'east' }, matchExpressions: [{ key: 'gpu', operator: 'Exists' }, { key: 'zone', operator: 'NotIn', values: ['east'] }] };
+    const selector: LabelSelector = {
+      matchLabels: { zone: 'east' },
+      matchExpressions: [
+        { key: 'gpu', operator: 'Exists' },
+        { key: 'zone', operator: 'NotIn', values: ['east'] },
+      ],
+    };
     assert.equal(selectorMatches(selector, node), false);
     assert.equal(selectorMatches({ ...selector, matchExpressions: selector.matchExpressions!.slice(0, 1) }, node), true);
   });
@@ -60,19 +67,49 @@ describe('pool IPAM: label selectors', () => {
   });
 
   it('parses a valid selector and refuses invalid ones, naming the field', () => {
-    const text = { matchLabels: { 'example.com/zone': 'east' }, matchExpressions: [{ key: 'gpu', operator: 'Exists' }, { key: 'zone', operator: 'In', values: ['a'] }] };
+    const text = {
+      matchLabels: { 'example.com/zone': 'east' },
+      matchExpressions: [
+        { key: 'gpu', operator: 'Exists' },
+        { key: 'zone', operator: 'In', values: ['a'] },
+      ],
+    };
     assert.deepEqual(parseLabelSelector('spec.nodeAffinity', text), text);
     const f = 'spec.nodeAffinity';
     assert.throws(() => parseLabelSelector(f, 'zone=east'), refusedAt(f, /expected a label selector object/));
     assert.throws(() => parseLabelSelector(f, { matchLabel: {} }), refusedAt(`${f}.matchLabel`, /unknown field/));
     assert.throws(() => parseLabelSelector(f, { matchLabels: { 'bad key': 'x' } }), refusedAt(`${f}.matchLabels`, /key name "bad key"/));
-    assert.throws(() => parseLabelSelector(f, { matchLabels: { 'Example.com/zone': 'x' } }), refusedAt(`${f}.matchLabels`, /prefix "Example\.com" is not a DNS subdomain/));
-    assert.throws(() => parseLabelSelector(f, { matchLabels: { zone: 'x'.repeat(64) } }), refusedAt(`${f}.matchLabels`, /is not a label value/));
+    assert.throws(
+      () => parseLabelSelector(f, { matchLabels: { 'Example.com/zone': 'x' } }),
+      refusedAt(`${f}.matchLabels`, /prefix "Example\.com" is not a DNS subdomain/),
+    );
+    assert.throws(
+      () => parseLabelSelector(f, { matchLabels: { zone: 'x'.repeat(64) } }),
+      refusedAt(`${f}.matchLabels`, /is not a label value/),
+    );
     assert.throws(() => parseLabelSelector(f, { matchLabels: { zone: 3 } }), refusedAt(`${f}.matchLabels`, /a label value is a string/));
-    assert.throws(() => parseLabelSelector(f, { matchExpressions: [{ key: 'a', operator: 'Exists' }, { key: 'zone', operator: 'in', values: ['a'] }] }), refusedAt(`${f}.matchExpressions[1].operator`, /expected In, NotIn, Exists or DoesNotExist/));
-    assert.throws(() => parseLabelSelector(f, { matchExpressions: [{ key: 'zone', operator: 'In', values: [] }] }), refusedAt(`${f}.matchExpressions[0].values`, /In needs a non-empty list/));
-    assert.throws(() => parseLabelSelector(f, { matchExpressions: [{ key: 'zone', operator: 'Exists', values: ['a'] }] }), refusedAt(`${f}.matchExpressions[0].values`, /Exists takes no values/));
-    assert.throws(() => parseLabelSelector(f, { matchExpressions: [{ key: '-zone', operator: 'Exists' }] }), refusedAt(`${f}.matchExpressions[0].key`, /key name "-zone"/));
+    assert.throws(
+      () =>
+        parseLabelSelector(f, {
+          matchExpressions: [
+            { key: 'a', operator: 'Exists' },
+            { key: 'zone', operator: 'in', values: ['a'] },
+          ],
+        }),
+      refusedAt(`${f}.matchExpressions[1].operator`, /expected In, NotIn, Exists or DoesNotExist/),
+    );
+    assert.throws(
+      () => parseLabelSelector(f, { matchExpressions: [{ key: 'zone', operator: 'In', values: [] }] }),
+      refusedAt(`${f}.matchExpressions[0].values`, /In needs a non-empty list/),
+    );
+    assert.throws(
+      () => parseLabelSelector(f, { matchExpressions: [{ key: 'zone', operator: 'Exists', values: ['a'] }] }),
+      refusedAt(`${f}.matchExpressions[0].values`, /Exists takes no values/),
+    );
+    assert.throws(
+      () => parseLabelSelector(f, { matchExpressions: [{ key: '-zone', operator: 'Exists' }] }),
+      refusedAt(`${f}.matchExpressions[0].key`, /key name "-zone"/),
+    );
   });
 
   it('properties: matchLabels {k: v} is the expression k In [v]; NotIn is the negation of In; adding a requirement never selects more', () => {
@@ -80,15 +117,29 @@ describe('pool IPAM: label selectors', () => {
     const value = fc.constantFrom('x', 'y', 'z');
     const labelsArb = fc.dictionary(key, value, { maxKeys: 3 });
     const reqArb = fc.oneof(
-      fc.record({ key, operator: fc.constantFrom('In' as const, 'NotIn' as const), values: fc.uniqueArray(value, { minLength: 1, maxLength: 3 }) }),
+      fc.record({
+        key,
+        operator: fc.constantFrom('In' as const, 'NotIn' as const),
+        values: fc.uniqueArray(value, { minLength: 1, maxLength: 3 }),
+      }),
       fc.record({ key, operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const) }),
     );
     fc.assert(
       fc.property(labelsArb, key, value, fc.array(reqArb, { maxLength: 3 }), reqArb, (labels, k, v, reqs, extra) => {
-        assert.equal(selectorMatches({ matchLabels: { [k]: v } }, labels), selectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, labels));
-        assert.equal(selectorMatches({ matchExpressions: [{ key: k, operator: 'NotIn', values: [v] }] }, labels), !selectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, labels));
-        assert.equal(selectorMatches({ matchExpressions: [{ key: k, operator: 'DoesNotExist' }] }, labels), !selectorMatches({ matchExpressions: [{ key: k, operator: 'Exists' }] }, labels));
-        if (selectorMatches({ matchExpressions: [...reqs, extra] }, labels)) assert.equal(selectorMatches({ matchExpressions: reqs }, labels), true);
+        assert.equal(
+          selectorMatches({ matchLabels: { [k]: v } }, labels),
+          selectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, labels),
+        );
+        assert.equal(
+          selectorMatches({ matchExpressions: [{ key: k, operator: 'NotIn', values: [v] }] }, labels),
+          !selectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, labels),
+        );
+        assert.equal(
+          selectorMatches({ matchExpressions: [{ key: k, operator: 'DoesNotExist' }] }, labels),
+          !selectorMatches({ matchExpressions: [{ key: k, operator: 'Exists' }] }, labels),
+        );
+        if (selectorMatches({ matchExpressions: [...reqs, extra] }, labels))
+          assert.equal(selectorMatches({ matchExpressions: reqs }, labels), true);
       }),
     );
   });

@@ -34,8 +34,14 @@ describe('pool IPAM: picking an address', () => {
   it('skips excluded, reserved, taken and pending addresses', () => {
     const p = pool('a', { ips: ['10.6.0.10-10.6.0.20'], excludeIps: ['10.6.0.10'] });
     assert.equal(picked(p), '10.6.0.11');
-    assert.equal(picked(p, { reserved: ranges('10.6.0.11'), taken: ranges('10.6.0.12-10.6.0.13'), pending: ranges('10.6.0.14') }), '10.6.0.15');
-    assert.equal(picked(p, { reserved: ranges('10.6.0.11-10.6.0.14'), taken: ranges('10.6.0.15-10.6.0.19'), pending: ranges('10.6.0.20') }), undefined);
+    assert.equal(
+      picked(p, { reserved: ranges('10.6.0.11'), taken: ranges('10.6.0.12-10.6.0.13'), pending: ranges('10.6.0.14') }),
+      '10.6.0.15',
+    );
+    assert.equal(
+      picked(p, { reserved: ranges('10.6.0.11-10.6.0.14'), taken: ranges('10.6.0.15-10.6.0.19'), pending: ranges('10.6.0.20') }),
+      undefined,
+    );
   });
 
   it('starts at the start-th usable address, in address order, and wraps around to the lowest free one', () => {
@@ -61,16 +67,30 @@ describe('pool IPAM: picking an address', () => {
     const offsets = fc.uniqueArray(fc.integer({ min: 0, max: 31 }), { maxLength: 24 });
     const text = (os: number[]) => os.map((o) => `10.6.0.${o}`);
     fc.assert(
-      fc.property(offsets, offsets, offsets, offsets, offsets, fc.integer({ min: 0, max: 31 }), fc.nat(100), (ips, excluded, reserved, taken, pending, gateway, start) => {
-        const p = pool('a', { subnet: '10.6.0.0/27', ips: text(ips), excludeIps: text(excluded), gateway: `10.6.0.${gateway}` });
-        const use = { reserved: ranges(...text(reserved)), taken: ranges(...text(taken)), pending: ranges(...text(pending)), start: BigInt(start) };
-        const usable = [...ips].filter((o) => !excluded.includes(o) && o !== 0 && o !== 31 && o !== gateway).sort((x, y) => x - y);
-        const free = usable.filter((o) => !reserved.includes(o) && !taken.includes(o) && !pending.includes(o));
-        const from = usable.length ? usable[start % usable.length]! : 0;
-        const expected = free.find((o) => o >= from) ?? free[0];
-        const got = pickAddress(p, use);
-        assert.equal(got && formatIp(got), expected === undefined ? undefined : `10.6.0.${expected}`);
-      }),
+      fc.property(
+        offsets,
+        offsets,
+        offsets,
+        offsets,
+        offsets,
+        fc.integer({ min: 0, max: 31 }),
+        fc.nat(100),
+        (ips, excluded, reserved, taken, pending, gateway, start) => {
+          const p = pool('a', { subnet: '10.6.0.0/27', ips: text(ips), excludeIps: text(excluded), gateway: `10.6.0.${gateway}` });
+          const use = {
+            reserved: ranges(...text(reserved)),
+            taken: ranges(...text(taken)),
+            pending: ranges(...text(pending)),
+            start: BigInt(start),
+          };
+          const usable = [...ips].filter((o) => !excluded.includes(o) && o !== 0 && o !== 31 && o !== gateway).sort((x, y) => x - y);
+          const free = usable.filter((o) => !reserved.includes(o) && !taken.includes(o) && !pending.includes(o));
+          const from = usable.length ? usable[start % usable.length]! : 0;
+          const expected = free.find((o) => o >= from) ?? free[0];
+          const got = pickAddress(p, use);
+          assert.equal(got && formatIp(got), expected === undefined ? undefined : `10.6.0.${expected}`);
+        },
+      ),
     );
   });
 });

@@ -23,8 +23,15 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     await f.pool('pod-v4', { subnet: '10.8.1.0/24', ips: ['10.8.1.10-10.8.1.20'] });
     await f.pool('web-only', { subnet: '10.8.6.0/24', ips: ['10.8.6.10-10.8.6.20'], podAffinity: { matchLabels: { app: 'web' } } });
     await f.pool('disabled', { subnet: '10.8.7.0/24', ips: ['10.8.7.10'], disable: true });
-    await f.core.createNamespace({ body: { metadata: { name: 'team', annotations: { 'ipam.strait.io/default-ipv4-ippool': '["team-v4"]' } } } });
-    await f.custom.createClusterCustomObject({ group, version, plural: 'subnets', body: { apiVersion, kind: 'Subnet', metadata: { name: 'dc1' }, spec: { subnet: '10.8.0.0/24', ips: ['10.8.0.10-10.8.0.40'] } } });
+    await f.core.createNamespace({
+      body: { metadata: { name: 'team', annotations: { 'ipam.strait.io/default-ipv4-ippool': '["team-v4"]' } } },
+    });
+    await f.custom.createClusterCustomObject({
+      group,
+      version,
+      plural: 'subnets',
+      body: { apiVersion, kind: 'Subnet', metadata: { name: 'dc1' }, spec: { subnet: '10.8.0.0/24', ips: ['10.8.0.10-10.8.0.40'] } },
+    });
   });
   after(async () => f?.close());
 
@@ -35,7 +42,17 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
   const cniDefaults = { default_ipv4_ippool: ['cni-zone-b', 'cni-zone-a'], detect_ip_conflict: false, detect_gateway: false };
 
   it('rule 1 beats every other: a subnet annotation gives the Deployment its own pool of replicas + 1 addresses carved from the Subnet', async () => {
-    const deployment = await f.apps.createNamespacedDeployment({ namespace: 'team', body: { metadata: { name: 'api' }, spec: { replicas: 2, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
+    const deployment = await f.apps.createNamespacedDeployment({
+      namespace: 'team',
+      body: {
+        metadata: { name: 'api' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'api' } },
+          template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
+    });
     const pod = await f.pod('api-1', {
       namespace: 'team',
       labels: { app: 'api' },
@@ -44,12 +61,19 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     });
     const [address] = await pool(await f.node.run('ADD', f.config('macvlan', cniDefaults), pod));
     assert.match(address!, /^10\.8\.0\.1[0-2]\/24$/);
-    const subnet = (await f.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'dc1' })) as { status: { allocations: { pool: string; ips: string[] }[] } };
+    const subnet = (await f.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'dc1' })) as {
+      status: { allocations: { pool: string; ips: string[] }[] };
+    };
     assert.equal(subnet.status.allocations.length, 1);
     assert.match(subnet.status.allocations[0]!.pool, /^auto-deployment-api-v4-[0-9a-f]{8}$/);
     assert.deepEqual(subnet.status.allocations[0]!.ips, ['10.8.0.10-10.8.0.12']);
     // Only the application's pods may take its addresses.
-    const made = (await f.custom.getClusterCustomObject({ group, version, plural: 'ippools', name: subnet.status.allocations[0]!.pool })) as { spec: Record<string, unknown> };
+    const made = (await f.custom.getClusterCustomObject({
+      group,
+      version,
+      plural: 'ippools',
+      name: subnet.status.allocations[0]!.pool,
+    })) as { spec: Record<string, unknown> };
     assert.deepEqual([made.spec.namespaceName, made.spec.podAffinity], [['team'], { matchLabels: { app: 'api' } }]);
   });
 
@@ -77,7 +101,10 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
   });
 
   it('sorting: a pool with podAffinity comes before one without, whatever the order named', async () => {
-    const pod = await f.pod('web-1', { labels: { app: 'web' }, annotations: { 'ipam.strait.io/ippool': '{"ipv4":["pod-v4","web-only"]}' } });
+    const pod = await f.pod('web-1', {
+      labels: { app: 'web' },
+      annotations: { 'ipam.strait.io/ippool': '{"ipv4":["pod-v4","web-only"]}' },
+    });
     assert.match((await pool(await f.node.run('ADD', f.config('macvlan', cniDefaults), pod)))[0]!, /^10\.8\.6\./);
   });
 
@@ -97,9 +124,11 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     assert.match(out.json!.msg, /ipam\.strait\.io\/ippool/);
   });
 
-  it('writes the pools\' allocated and total counts to their status', async () => {
+  it("writes the pools' allocated and total counts to their status", async () => {
     await waitFor('pod-v4 counted', async () => {
-      const p = (await f.custom.getClusterCustomObject({ group, version, plural: 'ippools', name: 'pod-v4' })) as { status?: { allocatedIPCount?: number; totalIPCount?: number } };
+      const p = (await f.custom.getClusterCustomObject({ group, version, plural: 'ippools', name: 'pod-v4' })) as {
+        status?: { allocatedIPCount?: number; totalIPCount?: number };
+      };
       return p.status?.allocatedIPCount === 1 && p.status.totalIPCount === 11;
     });
   });

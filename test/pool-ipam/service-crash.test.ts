@@ -71,23 +71,41 @@ describe('the pool IPAM service killed at random points', function () {
     const forgotten = await c.run('ADD', 'forgotten', 'ctr-forgotten');
     assert.equal(forgotten.status, 0, forgotten.stdout);
     // DEL alone (every failed ADD was DELeted, as CNI asks) left exactly the live attachments, and the lost one.
-    assert.deepEqual(await c.claims(), [...liveHeld, ['ctr-forgotten', addressOf(forgotten.stdout), false]].sort(), `claims differ from the live attachments after ${c.kills} kills and ${failedAdds} failed ADDs, before GC`);
+    assert.deepEqual(
+      await c.claims(),
+      [...liveHeld, ['ctr-forgotten', addressOf(forgotten.stdout), false]].sort(),
+      `claims differ from the live attachments after ${c.kills} kills and ${failedAdds} failed ADDs, before GC`,
+    );
     // One GC with what the runtime holds releases the lost one and nothing else.
-    const gc = await c.run('GC', '', '', { ...c.config, 'cni.dev/valid-attachments': [...live.keys()].map((containerID) => ({ containerID, ifname: 'eth0' })) });
+    const gc = await c.run('GC', '', '', {
+      ...c.config,
+      'cni.dev/valid-attachments': [...live.keys()].map((containerID) => ({ containerID, ifname: 'eth0' })),
+    });
     assert.equal(gc.status, 0, gc.stdout);
     assert.deepEqual(await c.claims(), liveHeld.sort(), 'claims differ from the live attachments after GC');
-    process.stdout.write(`      ${operations} operations, ${c.kills} kills, ${failedAdds} ADDs failed and were deleted, ${live.size} attachments live; ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `      ${operations} operations, ${c.kills} kills, ${failedAdds} ADDs failed and were deleted, ${live.size} attachments live; ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
   });
 
   /**
    * `copies` ADDs at once per container, each retried until it succeeds, never a DEL, `inFlight`
    * containers at a time, with SIGKILLs: the answers per container, and the codes of the failures.
    */
-  async function addsRetriedWithoutDel(c: CrashingService, pods: number, copies: number, inFlight: number): Promise<{ answers: Map<string, Set<string>>; failures: Map<number, number> }> {
+  async function addsRetriedWithoutDel(
+    c: CrashingService,
+    pods: number,
+    copies: number,
+    inFlight: number,
+  ): Promise<{ answers: Map<string, Set<string>>; failures: Map<number, number> }> {
     const answers = new Map<string, Set<string>>();
     const failures = new Map<number, number>();
     const addUntilGiven = async (pod: string, containerId: string) => {
-      const added = await retried(() => c.run('ADD', pod, containerId), `ADD of ${containerId}`, (failed) => failures.set(codeOf(failed.stdout), (failures.get(codeOf(failed.stdout)) ?? 0) + 1));
+      const added = await retried(
+        () => c.run('ADD', pod, containerId),
+        `ADD of ${containerId}`,
+        (failed) => failures.set(codeOf(failed.stdout), (failures.get(codeOf(failed.stdout)) ?? 0) + 1),
+      );
       answers.get(containerId)!.add(addressOf(added.stdout));
     };
     c.startKilling();
@@ -106,7 +124,12 @@ describe('the pool IPAM service killed at random points', function () {
   }
 
   /** The end state both runtimes that never DEL must leave: each container its one address, claimed once, recorded in its pod's Endpoint. */
-  async function assertEachPodHoldsItsAnswer(c: CrashingService, answers: Map<string, Set<string>>, failures: Map<number, number>, started: number): Promise<void> {
+  async function assertEachPodHoldsItsAnswer(
+    c: CrashingService,
+    answers: Map<string, Set<string>>,
+    failures: Map<number, number>,
+    started: number,
+  ): Promise<void> {
     const given = [...answers.entries()].map(([containerId, set]) => {
       assert.equal(set.size, 1, `${containerId} was answered different addresses: ${[...set].join(', ')}`);
       return [containerId, [...set][0]!] as const;
@@ -116,12 +139,21 @@ describe('the pool IPAM service killed at random points', function () {
     const claims = await c.claims();
     const leaks = claims.filter(([containerId, address]) => !given.some(([ctr, a]) => ctr === containerId && a === address)).length;
     const endpoints = await c.endpoints();
-    const missing = given.filter(([containerId, address]) => !endpoints.some(([pod, ctr, ips]) => pod === containerId.replace('ctr-', 'pod-') && ctr === containerId && ips.join() === address)).length;
-    process.stdout.write(`      ${given.length} pods, ${c.kills} kills, failures by code ${JSON.stringify(Object.fromEntries(failures))}, ${c.logged(unfinishedAdd)} unfinished ADDs redone; ${duplicates} duplicates, ${leaks} leaks, ${missing} missing Endpoints; ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    const missing = given.filter(
+      ([containerId, address]) =>
+        !endpoints.some(([pod, ctr, ips]) => pod === containerId.replace('ctr-', 'pod-') && ctr === containerId && ips.join() === address),
+    ).length;
+    process.stdout.write(
+      `      ${given.length} pods, ${c.kills} kills, failures by code ${JSON.stringify(Object.fromEntries(failures))}, ${c.logged(unfinishedAdd)} unfinished ADDs redone; ${duplicates} duplicates, ${leaks} leaks, ${missing} missing Endpoints; ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
     assert.ok(c.kills >= 5, `only ${c.kills} kills: the test did not test restarts`);
     assert.ok(c.logged(unfinishedAdd) > 0, 'no kill landed between a claim and its Endpoint: the retried ADDs had nothing left to redo');
     // A killed service is "try again later" to the plugin, whatever it was doing; nothing else may fail.
-    assert.deepEqual([...failures.keys()].filter((code) => code !== 11), [], `failures other than code 11: ${JSON.stringify(Object.fromEntries(failures))}`);
+    assert.deepEqual(
+      [...failures.keys()].filter((code) => code !== 11),
+      [],
+      `failures other than code 11: ${JSON.stringify(Object.fromEntries(failures))}`,
+    );
     assert.deepEqual({ duplicates, leaks, missing }, { duplicates: 0, leaks: 0, missing: 0 });
     assert.deepEqual(claims, given.map(([containerId, address]) => [containerId, address, false]).sort());
   }

@@ -18,7 +18,7 @@ const order = Object.keys(properties) as Property[];
 const poolWith = (name: string, ...props: Property[]): Pool => pool(name, Object.assign({}, ...props.map((p) => properties[p])));
 const names = (pools: Pool[]) => pools.map((p) => p.name);
 
-describe('pool IPAM: candidate pool sorting, the document\'s priorities', () => {
+describe("pool IPAM: candidate pool sorting, the document's priorities", () => {
   it('example 1: IPPoolA with podAffinity and nodeName precedes IPPoolB with podAffinity alone', () => {
     const a = poolWith('A', 'podAffinity', 'nodeName');
     const b = poolWith('B', 'podAffinity');
@@ -42,10 +42,18 @@ describe('pool IPAM: candidate pool sorting, the document\'s priorities', () => 
 
   it('one property each: podAffinity, then nodeName, nodeAffinity, namespaceName, namespaceAffinity, multusName, then none', () => {
     const pools = [poolWith('none'), ...order.map((p) => poolWith(p, p))].reverse();
-    assert.deepEqual(names(sortPools(pools)), ['podAffinity', 'nodeName', 'nodeAffinity', 'namespaceName', 'namespaceAffinity', 'multusName', 'none']);
+    assert.deepEqual(names(sortPools(pools)), [
+      'podAffinity',
+      'nodeName',
+      'nodeAffinity',
+      'namespaceName',
+      'namespaceAffinity',
+      'multusName',
+      'none',
+    ]);
   });
 
-  it('ties keep the candidates\' order (a CNI default list is the administrator\'s preference)', () => {
+  it("ties keep the candidates' order (a CNI default list is the administrator's preference)", () => {
     const pools = [poolWith('c2'), poolWith('n1', 'nodeName'), poolWith('c1'), poolWith('n2', 'nodeName'), poolWith('c3')];
     assert.deepEqual(names(sortPools(pools)), ['n1', 'n2', 'c2', 'c1', 'c3']);
     assert.deepEqual(names(pools), ['c2', 'n1', 'c1', 'n2', 'c3'], 'the input is not changed');

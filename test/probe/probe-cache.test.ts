@@ -7,7 +7,21 @@ import { cachedProbe, probeCacheKey } from '../../src/probe/probe-cache';
 
 /** A report no kernel gives (eBPF without tcx, no IPsec), so one read back from the file is recognised. */
 const report: ProbeReport = {
-  features: { bpf: true, btf: true, clsact: true, tcx: false, testRun: true, lpmTrie: true, vxlan: true, vxlanCollectMd: true, policyRouting: true, nftables: true, xfrm: true, esp: false, xfrmInterface: false },
+  features: {
+    bpf: true,
+    btf: true,
+    clsact: true,
+    tcx: false,
+    testRun: true,
+    lpmTrie: true,
+    vxlan: true,
+    vxlanCollectMd: true,
+    policyRouting: true,
+    nftables: true,
+    xfrm: true,
+    esp: false,
+    xfrmInterface: false,
+  },
   reasons: { tcx: 'Invalid argument', esp: 'Protocol not supported', xfrmInterface: 'Unknown device type' },
 };
 
@@ -46,7 +60,7 @@ describe('probe cache', () => {
       writeFileSync(path, JSON.stringify({ ...file, key: { ...file.key, [part]: `other-${file.key[part]}` } }));
       assert.equal((await cachedProbe(path, undefined, probe)).source, 'probed');
       assert.equal(probes, 2);
-      assert.deepEqual(stored().key, probeCacheKey(), 'the file holds this start\'s key again');
+      assert.deepEqual(stored().key, probeCacheKey(), "the file holds this start's key again");
     });
   }
 

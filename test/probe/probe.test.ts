@@ -37,10 +37,14 @@ describe('strait probe (real kernel)', function () {
   });
   afterEach(() => deleteNetns(ns));
 
-  const probe = (...args: string[]) => JSON.parse(execFileSync('ip', ['netns', 'exec', ns, process.execPath, cli, 'probe', '--json', ...args], { encoding: 'utf8' }));
+  const probe = (...args: string[]) =>
+    JSON.parse(execFileSync('ip', ['netns', 'exec', ns, process.execPath, cli, 'probe', '--json', ...args], { encoding: 'utf8' }));
   /** What a probe could leave in the namespace: devices, rules, nftables tables, xfrm states and policies. */
   const leftovers = () => ({
-    links: run(['ip', '-n', ns, '-o', 'link', 'show']).split('\n').filter((l) => l !== '').map((l) => l.split(': ')[1]),
+    links: run(['ip', '-n', ns, '-o', 'link', 'show'])
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.split(': ')[1]),
     rules: run(['ip', '-n', ns, 'rule', 'list']),
     nft: run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'ruleset']),
     xfrm: run(['ip', '-n', ns, 'xfrm', 'state', 'list']) + run(['ip', '-n', ns, 'xfrm', 'policy', 'list']),
@@ -51,11 +55,25 @@ describe('strait probe (real kernel)', function () {
     assert.deepEqual(before.links, ['lo']);
     const out = probe() as Record<string, unknown>;
     // The features and their order as the README documents them.
-    assert.deepEqual(Object.keys(out), ['bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie',
-      'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm', 'esp', 'xfrmInterface']);
+    assert.deepEqual(Object.keys(out), [
+      'bpf',
+      'btf',
+      'clsact',
+      'tcx',
+      'testRun',
+      'lpmTrie',
+      'vxlan',
+      'vxlanCollectMd',
+      'policyRouting',
+      'nftables',
+      'xfrm',
+      'esp',
+      'xfrmInterface',
+    ]);
     for (const [f, present] of Object.entries(out)) assert.equal(typeof present, 'boolean', f);
     // What every kernel that runs these tests has (the binding tests use all of it).
-    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm']) assert.equal(out[f], true, f);
+    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm'])
+      assert.equal(out[f], true, f);
     assert.deepEqual(leftovers(), before);
   });
 
@@ -68,12 +86,20 @@ describe('strait probe (real kernel)', function () {
   });
 
   it('explains what is missing with --reasons', () => {
-    const out = probe('--reasons') as { reasons: Record<string, string>; dataplane: string; esp: boolean; xfrm: boolean; xfrmInterface: boolean; encryption: boolean };
+    const out = probe('--reasons') as {
+      reasons: Record<string, string>;
+      dataplane: string;
+      esp: boolean;
+      xfrm: boolean;
+      xfrmInterface: boolean;
+      encryption: boolean;
+    };
     assert.equal(out.dataplane, 'ebpf');
     // The kernel's own words (this kernel: "ENOSYS (Function not implemented): Requested AEAD algorithm not found"), not the operation.
     if (!out.esp) assert.ok(out.reasons.esp && !/xfrm state add|0x1111/.test(out.reasons.esp), out.reasons.esp);
     assert.equal(out.encryption, out.xfrm && out.esp && out.xfrmInterface);
-    for (const [f, why] of Object.entries(out.reasons)) assert.equal(out[f as 'esp'], false, `${f} has a reason (${why}) but is reported present`);
+    for (const [f, why] of Object.entries(out.reasons))
+      assert.equal(out[f as 'esp'], false, `${f} has a reason (${why}) but is reported present`);
   });
 
   it('tries every feature in process, starting no program: with PATH leading nowhere, it still finds them all', async () => {
@@ -86,7 +112,19 @@ describe('strait probe (real kernel)', function () {
     } finally {
       process.env.PATH = path;
     }
-    for (const f of ['bpf', 'btf', 'clsact', 'tcx', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm'] as const) {
+    for (const f of [
+      'bpf',
+      'btf',
+      'clsact',
+      'tcx',
+      'testRun',
+      'lpmTrie',
+      'vxlan',
+      'vxlanCollectMd',
+      'policyRouting',
+      'nftables',
+      'xfrm',
+    ] as const) {
       assert.equal(found.features[f], true, `${f}: ${found.reasons[f]}`);
     }
     for (const [f, why] of Object.entries(found.reasons)) assert.doesNotMatch(why, /ENOENT|spawn/, f);

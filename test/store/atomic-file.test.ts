@@ -62,12 +62,17 @@ describe('writeFileAtomic', () => {
   it('fails naming the path when a directory is in the way, at the path or at its temporary, changing nothing', () => {
     writeFileAtomic(path, 'old');
     mkdirSync(join(temporaryPathFor(path), 'inside'), { recursive: true });
-    const naming = (at: string) => (err: unknown) => (err as NodeJS.ErrnoException).code !== undefined && (err as Error).message.startsWith(`${at}: cannot `);
+    const naming = (at: string) => (err: unknown) =>
+      (err as NodeJS.ErrnoException).code !== undefined && (err as Error).message.startsWith(`${at}: cannot `);
     assert.throws(() => writeFileAtomic(path, 'new'), naming(temporaryPathFor(path)));
     assert.equal(readFileSync(path, 'utf8'), 'old');
     const directory = join(dir, 'directory');
     mkdirSync(directory);
     assert.throws(() => writeFileAtomic(directory, 'new'), naming(directory));
-    assert.deepEqual(readdirSync(dir).sort(), ['.ipam.json.tmp', 'directory', 'ipam.json', 'target'], 'no temporary left by the failed write');
+    assert.deepEqual(
+      readdirSync(dir).sort(),
+      ['.ipam.json.tmp', 'directory', 'ipam.json', 'target'],
+      'no temporary left by the failed write',
+    );
   });
 });

@@ -29,7 +29,10 @@ describe('FileLock', () => {
   it("takes over a lock naming this process's pid that this process does not hold (a container's pid 1 after a restart), not one it holds", async () => {
     writeFileSync(lock, `${process.pid}\n`);
     const taken = FileLock.acquire(lock);
-    assert.throws(() => FileLock.acquire(lock), (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock} is held by process ${process.pid}`));
+    assert.throws(
+      () => FileLock.acquire(lock),
+      (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock} is held by process ${process.pid}`),
+    );
     await taken.release();
     assert.deepEqual(readdirSync(dir), []);
   });
@@ -38,10 +41,16 @@ describe('FileLock', () => {
     const target = join(dir, 'target');
     writeFileSync(target, '1\n');
     symlinkSync(target, lock);
-    assert.throws(() => FileLock.acquire(lock), (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock}: is a symbolic link, not a regular file`));
+    assert.throws(
+      () => FileLock.acquire(lock),
+      (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock}: is a symbolic link, not a regular file`),
+    );
     rmSync(lock);
     mkdirSync(lock);
-    assert.throws(() => FileLock.acquire(lock), (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock}: is a directory, not a regular file`));
+    assert.throws(
+      () => FileLock.acquire(lock),
+      (err: unknown) => err instanceof StateError && err.message.startsWith(`${lock}: is a directory, not a regular file`),
+    );
     assert.deepEqual(readdirSync(dir).sort(), ['ipam.json.lock', 'target']);
     assert.equal(readFileSync(target, 'utf8'), '1\n');
   });

@@ -52,7 +52,10 @@ describe('FileStore', () => {
 
   it('refuses a state it cannot decode, naming the file', async () => {
     writeFileSync(path, '{"m": 1}');
-    await assert.rejects(new FileStore(path, jsonCodec).load(), (err: unknown) => err instanceof StateError && err.message === `${path}: n is missing`);
+    await assert.rejects(
+      new FileStore(path, jsonCodec).load(),
+      (err: unknown) => err instanceof StateError && err.message === `${path}: n is missing`,
+    );
   });
 
   it('refuses a state path that holds a symlink or a directory, naming it, on load and on save, and leaves it', async () => {
@@ -60,7 +63,8 @@ describe('FileStore', () => {
     writeFileSync(target, '{"n": 1}');
     symlinkSync(target, path);
     const store = new FileStore(path, jsonCodec);
-    const naming = (kind: string) => (err: unknown) => err instanceof StateError && err.message.startsWith(`${path}: is ${kind}, not a regular file`);
+    const naming = (kind: string) => (err: unknown) =>
+      err instanceof StateError && err.message.startsWith(`${path}: is ${kind}, not a regular file`);
     await assert.rejects(store.load(), naming('a symbolic link'));
     await assert.rejects(store.save({ n: 2 }), naming('a symbolic link'));
     assert.equal(readFileSync(target, 'utf8'), '{"n": 1}');
@@ -73,7 +77,10 @@ describe('FileStore', () => {
 
   it('refuses a second writer while the first holds the lock, then lets it in', async () => {
     const first = await new FileStore(path, jsonCodec).lock();
-    await assert.rejects(new FileStore(path, jsonCodec).lock(), (err: unknown) => err instanceof StateError && err.message.includes(`held by process ${process.pid}`));
+    await assert.rejects(
+      new FileStore(path, jsonCodec).lock(),
+      (err: unknown) => err instanceof StateError && err.message.includes(`held by process ${process.pid}`),
+    );
     await first.release();
     const second = await new FileStore(path, jsonCodec).lock();
     await second.release();
@@ -84,7 +91,10 @@ describe('FileStore', () => {
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
       writeFileSync(`${path}.lock`, `${child.pid}\n`);
-      await assert.rejects(new FileStore(path, jsonCodec).lock(), (err: unknown) => err instanceof StateError && err.message.includes(`held by process ${child.pid}`));
+      await assert.rejects(
+        new FileStore(path, jsonCodec).lock(),
+        (err: unknown) => err instanceof StateError && err.message.includes(`held by process ${child.pid}`),
+      );
     } finally {
       child.kill('SIGKILL');
     }
@@ -105,7 +115,12 @@ describe('FileStore', () => {
     const store = new FileStore(path, jsonCodec);
     assert.equal(await transact(store, () => ({ state: { n: 1 }, result: 'made' })), 'made');
     const before = readFileSync(path, 'utf8');
-    await assert.rejects(transact(store, () => { throw new StateError('no'); }), StateError);
+    await assert.rejects(
+      transact(store, () => {
+        throw new StateError('no');
+      }),
+      StateError,
+    );
     await transact(store, (current) => ({ state: current!, result: undefined }));
     assert.equal(readFileSync(path, 'utf8'), before);
     assert.deepEqual(readdirSync(dir), ['state.json']);

@@ -14,15 +14,40 @@ import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
 import { cidrsEqual, parseIp } from '../../src/net/cidr';
-import { type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites, natMappingName } from '../../src/controller/kubernetes/ipam-objects';
+import {
+  type IpamObjects,
+  type IpamWrite,
+  ipamFromObjects,
+  ipamObjects,
+  ipamWrites,
+  natMappingName,
+} from '../../src/controller/kubernetes/ipam-objects';
 
 const home = { podCIDR: '10.0.0.0/24', externalCIDR: '10.0.2.0/29', pools: ['10.0.4.0/22', '172.16.0.0/23'] };
 const ops = fc.oneof(
-  fc.record({ kind: fc.constant('add' as const), id: fc.constantFrom('a', 'b', 'c'), pod: fc.constantFrom('10.0.0.0/24', '10.0.4.0/24', '10.9.0.0/24'), ext: fc.constantFrom('10.0.2.0/29', '10.8.0.0/28', '10.0.5.0/25') }),
-  fc.record({ kind: fc.constant('view' as const), id: fc.constantFrom('a', 'b', 'c'), pod: fc.constantFrom('10.0.0.0/24', '10.50.0.0/24'), ext: fc.constantFrom('10.0.2.0/29', '10.60.0.8/29') }),
+  fc.record({
+    kind: fc.constant('add' as const),
+    id: fc.constantFrom('a', 'b', 'c'),
+    pod: fc.constantFrom('10.0.0.0/24', '10.0.4.0/24', '10.9.0.0/24'),
+    ext: fc.constantFrom('10.0.2.0/29', '10.8.0.0/28', '10.0.5.0/25'),
+  }),
+  fc.record({
+    kind: fc.constant('view' as const),
+    id: fc.constantFrom('a', 'b', 'c'),
+    pod: fc.constantFrom('10.0.0.0/24', '10.50.0.0/24'),
+    ext: fc.constantFrom('10.0.2.0/29', '10.60.0.8/29'),
+  }),
   fc.record({ kind: fc.constant('remove' as const), id: fc.constantFrom('a', 'b', 'c') }),
-  fc.record({ kind: fc.constant('map' as const), id: fc.constantFrom('a', 'b', 'c'), ip: fc.constantFrom('10.9.0.1', '10.9.0.2', '10.9.0.3', '172.30.0.1', '172.30.0.2') }),
-  fc.record({ kind: fc.constant('unmap' as const), id: fc.constantFrom('a', 'b', 'c'), ip: fc.constantFrom('10.9.0.1', '10.9.0.2', '10.9.0.3', '172.30.0.1', '172.30.0.2') }),
+  fc.record({
+    kind: fc.constant('map' as const),
+    id: fc.constantFrom('a', 'b', 'c'),
+    ip: fc.constantFrom('10.9.0.1', '10.9.0.2', '10.9.0.3', '172.30.0.1', '172.30.0.2'),
+  }),
+  fc.record({
+    kind: fc.constant('unmap' as const),
+    id: fc.constantFrom('a', 'b', 'c'),
+    ip: fc.constantFrom('10.9.0.1', '10.9.0.2', '10.9.0.3', '172.30.0.1', '172.30.0.2'),
+  }),
 );
 type Op = typeof ops extends fc.Arbitrary<infer T> ? T : never;
 
@@ -30,11 +55,16 @@ type Op = typeof ops extends fc.Arbitrary<infer T> ? T : never;
 function apply(state: IpamState, op: Op): IpamState {
   try {
     switch (op.kind) {
-      case 'add': return addPeer(state, { clusterId: op.id, podCIDR: op.pod, externalCIDR: op.ext }).state;
-      case 'view': return setRemoteView(state, { clusterId: op.id, localNATPodCIDR: op.pod, localNATExternalCIDR: op.ext }).state;
-      case 'remove': return removePeer(state, op.id).state;
-      case 'map': return mapEndpoint(state, op.id, op.ip).state;
-      case 'unmap': return unmapEndpoint(state, op.id, op.ip).state;
+      case 'add':
+        return addPeer(state, { clusterId: op.id, podCIDR: op.pod, externalCIDR: op.ext }).state;
+      case 'view':
+        return setRemoteView(state, { clusterId: op.id, localNATPodCIDR: op.pod, localNATExternalCIDR: op.ext }).state;
+      case 'remove':
+        return removePeer(state, op.id).state;
+      case 'map':
+        return mapEndpoint(state, op.id, op.ip).state;
+      case 'unmap':
+        return unmapEndpoint(state, op.id, op.ip).state;
     }
   } catch (err) {
     if (err instanceof InputError || err instanceof StateError) return state;
@@ -44,7 +74,11 @@ function apply(state: IpamState, op: Op): IpamState {
 
 /** Runs writes on an in-memory set of objects, as a store would on an API server. */
 function run(objects: IpamObjects, writes: readonly IpamWrite[]): IpamObjects {
-  const next: IpamObjects = { ...(objects.cluster ? { cluster: objects.cluster } : {}), peers: new Map(objects.peers), natMappings: new Map(objects.natMappings) };
+  const next: IpamObjects = {
+    ...(objects.cluster ? { cluster: objects.cluster } : {}),
+    peers: new Map(objects.peers),
+    natMappings: new Map(objects.natMappings),
+  };
   for (const w of writes) {
     if (w.kind === 'ClusterNetworks') {
       if (w.op === 'put') next.cluster = { name: w.name, spec: w.spec };
@@ -69,37 +103,47 @@ const mappings = (state: IpamState | undefined) =>
 
 describe('IPAM state as objects (property)', () => {
   it('reads back a valid state after a crash at any write, made of the old and the new, and exactly the new at the end', () => {
-    fc.assert(fc.property(fc.array(ops, { minLength: 4, maxLength: 30 }), fc.array(ops, { minLength: 1, maxLength: 8 }), (before, change) => {
-      const old = before.reduce(apply, initializeIpam(undefined, home).state);
-      const next = change.reduce(apply, old);
-      const stored = ipamObjects('home', old);
-      const back = ipamFromObjects(stored);
-      assert.deepEqual([toDocument(back.state!), back.dropped], [toDocument(old), []], 'the old state reads back as it was');
-      const writes = ipamWrites(stored, ipamObjects('home', next));
-      for (let done = 0; done <= writes.length; done++) {
-        const { state, dropped } = ipamFromObjects(run(stored, writes.slice(0, done)));
-        assert.ok(state, 'a state');
-        // Made only of records of the old or the new state.
-        const either = new Set([...mappings(old), ...mappings(next)]);
-        for (const m of mappings(state)) assert.ok(either.has(m), `${m} after ${done} of ${writes.length} writes (dropped: ${dropped.join('; ')})`);
-        for (const { clusterId } of state.peers.values()) assert.ok(old.peers.has(clusterId) || next.peers.has(clusterId));
-        // And everything both have, for every peer whose networks stay where they are: a crash loses
-        // nothing the change keeps. (A peer renumbered in the change may take a place another leaves; cut
-        // short, the two may overlap and the later one waits for the next save.)
-        const kept = mappings(state);
-        for (const m of mappings(old)) if (mappings(next).has(m) && samePlace(old, next, m.split(' ')[0]!)) assert.ok(kept.has(m), `${m}, in the old and the new state, lost after ${done} of ${writes.length} writes (dropped: ${dropped.join('; ')})`);
-        // No address for two endpoints (the restorer checks it; this says it from the outside).
-        const owner = new Map<bigint, string>();
-        for (const p of state.peers.values()) for (const [e, a] of p.natMappings.entries()) {
-          assert.ok(!owner.has(a) || owner.get(a) === e, `address ${a} given to ${owner.get(a)} and ${e}`);
-          owner.set(a, e);
+    fc.assert(
+      fc.property(fc.array(ops, { minLength: 4, maxLength: 30 }), fc.array(ops, { minLength: 1, maxLength: 8 }), (before, change) => {
+        const old = before.reduce(apply, initializeIpam(undefined, home).state);
+        const next = change.reduce(apply, old);
+        const stored = ipamObjects('home', old);
+        const back = ipamFromObjects(stored);
+        assert.deepEqual([toDocument(back.state!), back.dropped], [toDocument(old), []], 'the old state reads back as it was');
+        const writes = ipamWrites(stored, ipamObjects('home', next));
+        for (let done = 0; done <= writes.length; done++) {
+          const { state, dropped } = ipamFromObjects(run(stored, writes.slice(0, done)));
+          assert.ok(state, 'a state');
+          // Made only of records of the old or the new state.
+          const either = new Set([...mappings(old), ...mappings(next)]);
+          for (const m of mappings(state))
+            assert.ok(either.has(m), `${m} after ${done} of ${writes.length} writes (dropped: ${dropped.join('; ')})`);
+          for (const { clusterId } of state.peers.values()) assert.ok(old.peers.has(clusterId) || next.peers.has(clusterId));
+          // And everything both have, for every peer whose networks stay where they are: a crash loses
+          // nothing the change keeps. (A peer renumbered in the change may take a place another leaves; cut
+          // short, the two may overlap and the later one waits for the next save.)
+          const kept = mappings(state);
+          for (const m of mappings(old))
+            if (mappings(next).has(m) && samePlace(old, next, m.split(' ')[0]!))
+              assert.ok(
+                kept.has(m),
+                `${m}, in the old and the new state, lost after ${done} of ${writes.length} writes (dropped: ${dropped.join('; ')})`,
+              );
+          // No address for two endpoints (the restorer checks it; this says it from the outside).
+          const owner = new Map<bigint, string>();
+          for (const p of state.peers.values())
+            for (const [e, a] of p.natMappings.entries()) {
+              assert.ok(!owner.has(a) || owner.get(a) === e, `address ${a} given to ${owner.get(a)} and ${e}`);
+              owner.set(a, e);
+            }
         }
-      }
-      const final = ipamFromObjects(run(stored, writes));
-      assert.deepEqual(final.dropped, []);
-      assert.deepEqual(toDocument(final.state!), toDocument(next));
-      assert.deepEqual(ipamWrites(run(stored, writes), ipamObjects('home', next)), [], 'a second save writes nothing');
-    }), { numRuns: 1000 });
+        const final = ipamFromObjects(run(stored, writes));
+        assert.deepEqual(final.dropped, []);
+        assert.deepEqual(toDocument(final.state!), toDocument(next));
+        assert.deepEqual(ipamWrites(run(stored, writes), ipamObjects('home', next)), [], 'a second save writes nothing');
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('names an IPv6 address as a DNS-1123 subdomain, and drops a NatMapping whose name is not its address', () => {
@@ -110,7 +154,9 @@ describe('IPAM state as objects (property)', () => {
     state = setRemoteView(state, { clusterId: 'a', localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
     state = mapEndpoint(state, 'a', '10.9.0.1').state;
     const objects = ipamObjects('home', state);
-    const [[name, spec]] = [...objects.natMappings] as [[string, { externalAddress: string; endpointAddress: string; reflectedTo: string[] }]];
+    const [[name, spec]] = [...objects.natMappings] as [
+      [string, { externalAddress: string; endpointAddress: string; reflectedTo: string[] }],
+    ];
     assert.deepEqual([name, spec], ['10.0.2.1', { externalAddress: '10.0.2.1', endpointAddress: '10.9.0.1', reflectedTo: ['a'] }]);
     objects.natMappings.set('10.0.2.2', spec);
     const read = ipamFromObjects(objects);
@@ -123,7 +169,11 @@ describe('IPAM object writes', () => {
   it('orders a change: peers put, NatMappings deleted, NatMappings put, peers deleted', () => {
     let state = initializeIpam(undefined, home).state;
     for (const id of ['a', 'b']) {
-      state = addPeer(state, { clusterId: id, podCIDR: id === 'a' ? '10.9.0.0/24' : '10.7.0.0/24', externalCIDR: id === 'a' ? '10.8.0.0/28' : '10.6.0.0/28' }).state;
+      state = addPeer(state, {
+        clusterId: id,
+        podCIDR: id === 'a' ? '10.9.0.0/24' : '10.7.0.0/24',
+        externalCIDR: id === 'a' ? '10.8.0.0/28' : '10.6.0.0/28',
+      }).state;
       state = setRemoteView(state, { clusterId: id, localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
     }
     state = mapEndpoint(state, 'a', '10.7.0.1').state; // b's pod reflected to a: 10.0.2.1
@@ -133,7 +183,10 @@ describe('IPAM object writes', () => {
     next = addPeer(next, { clusterId: 'c', podCIDR: '10.5.0.0/24', externalCIDR: '10.4.0.0/28' }).state;
     next = setRemoteView(next, { clusterId: 'c', localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
     next = mapEndpoint(next, 'c', '10.7.0.1').state; // b's pod again, now to c: the lowest free address
-    const writes = ipamWrites(ipamObjects('home', state), ipamObjects('home', next)).map((w) => `${w.op} ${w.kind} ${w.name}${w.op === 'put' && w.kind === 'NatMapping' ? ` ${w.spec.endpointAddress}>${w.spec.reflectedTo}` : ''}`);
+    const writes = ipamWrites(ipamObjects('home', state), ipamObjects('home', next)).map(
+      (w) =>
+        `${w.op} ${w.kind} ${w.name}${w.op === 'put' && w.kind === 'NatMapping' ? ` ${w.spec.endpointAddress}>${w.spec.reflectedTo}` : ''}`,
+    );
     assert.deepEqual(writes, [
       'put PeerNetworks c',
       'delete NatMapping 10.0.2.2',

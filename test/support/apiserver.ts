@@ -39,12 +39,15 @@ export interface TestApiServer {
   close(): Promise<void>;
 }
 
-export async function startTestApiServer(options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> = {}): Promise<TestApiServer> {
+export async function startTestApiServer(
+  options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> = {},
+): Promise<TestApiServer> {
   // One certificate for every test server of the run: making one costs a key generation.
   certificate ??= selfSignedCertificate('strait-test-apiserver', ['127.0.0.1'], ['localhost']);
   const token = randomBytes(16).toString('hex');
   const crds = [...crdFiles().values()];
-  const serve = (port?: number) => startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...options });
+  const serve = (port?: number) =>
+    startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...options });
   const dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   let running = true;
@@ -105,11 +108,15 @@ export function rawRequest(
     // Options, not a URL: a URL would be normalized (`..` resolved, characters escaped) before it is sent.
     const req = request({ host: '127.0.0.1', port: t.server.port, path, method, ca: t.server.ca, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
-      const answer = (ended: boolean) => resolve({ code: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ended });
-      const cut = options.streamMs === undefined ? undefined : setTimeout(() => {
-        answer(false);
-        req.destroy();
-      }, options.streamMs);
+      const answer = (ended: boolean) =>
+        resolve({ code: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ended });
+      const cut =
+        options.streamMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              answer(false);
+              req.destroy();
+            }, options.streamMs);
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         clearTimeout(cut);
@@ -135,7 +142,11 @@ export async function apiFailure(call: Promise<unknown>): Promise<{ code: number
 }
 
 /** A valid NodeDataplane (a gateway of cluster east) named `name`, `spec` fields replaced. */
-export function nodeDataplaneObject(name: string, spec: Record<string, unknown> = {}, labels?: Record<string, string>): KubernetesObject & { spec: Record<string, unknown> } {
+export function nodeDataplaneObject(
+  name: string,
+  spec: Record<string, unknown> = {},
+  labels?: Record<string, string>,
+): KubernetesObject & { spec: Record<string, unknown> } {
   return {
     apiVersion: 'strait.io/v1alpha1',
     kind: 'NodeDataplane',

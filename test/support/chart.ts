@@ -14,8 +14,12 @@ export const chartNamespace = 'strait-system';
 
 /** `helm template` of the chart in namespace strait-system, with `args` (-f FILE, --set ...). */
 export function renderChart(args: string[] = []): ChartObject[] {
-  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', chartNamespace, ...args], { encoding: 'utf8' });
-  return parseAllDocuments(text).map((d) => d.toJS() as ChartObject).filter((o) => o !== null);
+  const text = execFileSync(k8sTool('helm'), ['template', 'strait', chartDirectory, '--namespace', chartNamespace, ...args], {
+    encoding: 'utf8',
+  });
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as ChartObject)
+    .filter((o) => o !== null);
 }
 
 /** The user a ServiceAccount of the chart's namespace authenticates as, with `token` (for startTestApiServer's `users`). */
@@ -39,10 +43,22 @@ export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Pr
   // The rendered objects as the client's types (helm rendered them from the chart's own templates).
   type Body = any;
   const writes: Record<string, { create: (o: Body) => Promise<unknown>; replace: (o: Body) => Promise<unknown> }> = {
-    ClusterRole: { create: (body) => rbac.createClusterRole({ body }), replace: (body) => rbac.replaceClusterRole({ name: body.metadata.name, body }) },
-    ClusterRoleBinding: { create: (body) => rbac.createClusterRoleBinding({ body }), replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }) },
-    Role: { create: (body) => rbac.createNamespacedRole({ namespace: chartNamespace, body }), replace: (body) => rbac.replaceNamespacedRole({ namespace: chartNamespace, name: body.metadata.name, body }) },
-    RoleBinding: { create: (body) => rbac.createNamespacedRoleBinding({ namespace: chartNamespace, body }), replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: chartNamespace, name: body.metadata.name, body }) },
+    ClusterRole: {
+      create: (body) => rbac.createClusterRole({ body }),
+      replace: (body) => rbac.replaceClusterRole({ name: body.metadata.name, body }),
+    },
+    ClusterRoleBinding: {
+      create: (body) => rbac.createClusterRoleBinding({ body }),
+      replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }),
+    },
+    Role: {
+      create: (body) => rbac.createNamespacedRole({ namespace: chartNamespace, body }),
+      replace: (body) => rbac.replaceNamespacedRole({ namespace: chartNamespace, name: body.metadata.name, body }),
+    },
+    RoleBinding: {
+      create: (body) => rbac.createNamespacedRoleBinding({ namespace: chartNamespace, body }),
+      replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: chartNamespace, name: body.metadata.name, body }),
+    },
   };
   for (const object of renderChart(args)) {
     const write = writes[object.kind];

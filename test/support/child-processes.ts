@@ -29,7 +29,11 @@ export function recordChildProcesses<T>(action: () => T): { started: StartedProc
       // (file, args?, options?) or (command, options?): args may be left out, options then come second.
       const list = !shell && Array.isArray(args[1]) ? (args[1] as string[]) : [];
       const options = (shell || !Array.isArray(args[1]) ? args[1] : args[2]) as Options;
-      const argv = shell ? ['/bin/sh', '-c', String(args[0])] : name === 'fork' ? [process.execPath, String(args[0]), ...list] : [String(args[0]), ...list];
+      const argv = shell
+        ? ['/bin/sh', '-c', String(args[0])]
+        : name === 'fork'
+          ? [process.execPath, String(args[0]), ...list]
+          : [String(args[0]), ...list];
       const input = options?.input === undefined ? {} : { input: String(options.input) };
       started.push({ argv, ...input, ...(options?.env ? { env: options.env } : {}) });
       return original(...args);

@@ -100,7 +100,13 @@ export function cniNode(): CniNode {
     },
   };
 
-  function invoke(plugin: string, command: string, config: Record<string, unknown>, pod: PodAttachment | undefined, extraEnv: Record<string, string>): Promise<CniOutcome> {
+  function invoke(
+    plugin: string,
+    command: string,
+    config: Record<string, unknown>,
+    pod: PodAttachment | undefined,
+    extraEnv: Record<string, string>,
+  ): Promise<CniOutcome> {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       CNI_COMMAND: command,
@@ -145,5 +151,8 @@ export function addressesIn(netns: string, ifname = 'eth0'): string[] {
 
 /** The neighbour entries of a namespace (both families), as `ip neigh` prints them. */
 export function neighbours(netns: string): string[] {
-  return ip(['-n', netns, 'neigh', 'show']).split('\n').concat(ip(['-n', netns, '-6', 'neigh', 'show']).split('\n')).filter((l) => l.trim() !== '');
+  return ip(['-n', netns, 'neigh', 'show'])
+    .split('\n')
+    .concat(ip(['-n', netns, '-6', 'neigh', 'show']).split('\n'))
+    .filter((l) => l.trim() !== '');
 }

@@ -20,7 +20,8 @@ export function requireContainerTools(ctx: Mocha.Context): void {
     if (spawnSync(tool, ['--version']).status !== 0) cannotRunHere(ctx, `needs util-linux's ${tool}`);
   }
   const lastCap = Number(readFileSync('/proc/sys/kernel/cap_last_cap', 'utf8'));
-  if (lastCap < capabilityNumbers.BPF!) cannotRunHere(ctx, `needs a kernel with CAP_BPF and CAP_PERFMON (5.8+); this one's last capability is ${lastCap}`);
+  if (lastCap < capabilityNumbers.BPF!)
+    cannotRunHere(ctx, `needs a kernel with CAP_BPF and CAP_PERFMON (5.8+); this one's last capability is ${lastCap}`);
 }
 
 /**
@@ -31,8 +32,23 @@ export function requireContainerTools(ctx: Mocha.Context): void {
 export function containerCommand(netns: string, capabilities: readonly string[], argv: readonly string[]): string[] {
   // The host's bpffs, opened in the new mount namespace before the namespace's sysfs covers it, then
   // mounted from that fd (--no-canonicalize: mount would otherwise resolve it to the covered path).
-  const script = 'exec 3</sys/fs/bpf && mount -t sysfs sysfs /sys && mount --no-canonicalize --bind /proc/self/fd/3 /sys/fs/bpf && exec "$@" 3<&-';
-  return ['nsenter', `--net=${netnsPath(netns)}`, '--', 'unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', script, 'sh', ...withOnly(capabilities, argv)];
+  const script =
+    'exec 3</sys/fs/bpf && mount -t sysfs sysfs /sys && mount --no-canonicalize --bind /proc/self/fd/3 /sys/fs/bpf && exec "$@" 3<&-';
+  return [
+    'nsenter',
+    `--net=${netnsPath(netns)}`,
+    '--',
+    'unshare',
+    '--mount',
+    '--propagation',
+    'slave',
+    '--',
+    'sh',
+    '-c',
+    script,
+    'sh',
+    ...withOnly(capabilities, argv),
+  ];
 }
 
 /** The same in this machine's own network namespace (hostNetwork), its sysfs as it is. */
@@ -47,13 +63,24 @@ function withOnly(capabilities: readonly string[], argv: readonly string[]): str
 }
 
 /** A running process's capability sets (names, sorted) and no_new_privs flag, from /proc/PID/status. */
-export function processPrivileges(pid: number): { effective: string[]; permitted: string[]; inheritable: string[]; bounding: string[]; ambient: string[]; noNewPrivs: boolean } {
+export function processPrivileges(pid: number): {
+  effective: string[];
+  permitted: string[];
+  inheritable: string[];
+  bounding: string[];
+  ambient: string[];
+  noNewPrivs: boolean;
+} {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)$`, 'm').exec(status)?.[1] ?? '';
   const names = (hex: string) => {
     const mask = BigInt(`0x${hex}`);
-    const known = Object.entries(capabilityNumbers).filter(([, n]) => (mask >> BigInt(n)) & 1n).map(([name]) => name);
-    const others = [...Array(64).keys()].filter((n) => (mask >> BigInt(n)) & 1n && !Object.values(capabilityNumbers).includes(n)).map((n) => `capability ${n}`);
+    const known = Object.entries(capabilityNumbers)
+      .filter(([, n]) => (mask >> BigInt(n)) & 1n)
+      .map(([name]) => name);
+    const others = [...Array(64).keys()]
+      .filter((n) => (mask >> BigInt(n)) & 1n && !Object.values(capabilityNumbers).includes(n))
+      .map((n) => `capability ${n}`);
     return [...known, ...others].sort();
   };
   return {

@@ -30,7 +30,10 @@ export function fakeCommands(commands: Record<string, string>): FakeCommands {
   return {
     dir,
     path: `${dir}:${process.env.PATH ?? ''}`,
-    calls: () => readFileSync(log, 'utf8').split('\n').filter((l) => l !== ''),
+    calls: () =>
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -137,7 +137,10 @@ async function runOnce<I>(surface: FuzzSurface<I>, seed: number): Promise<FuzzCo
     { seed, numRuns: surface.runs ?? defaultRuns(), endOnFailure: true },
   );
   // fast-check's own report prints the whole counterexample, which can be megabytes: the input is shortened.
-  if (details.failed) throw new Error(`${surface.name}, seed ${seed}, input ${details.numRuns}: ${describeInput(details.counterexample?.[0])}\n${(details.errorInstance as Error | undefined)?.message ?? ''}`);
+  if (details.failed)
+    throw new Error(
+      `${surface.name}, seed ${seed}, input ${details.numRuns}: ${describeInput(details.counterexample?.[0])}\n${(details.errorInstance as Error | undefined)?.message ?? ''}`,
+    );
   return counts;
 }
 
@@ -155,7 +158,9 @@ export function fuzzSurface<I>(surface: () => FuzzSurface<I>): void {
       const runs = s.runs ?? defaultRuns();
       this.timeout(Math.max(60_000, (runs + (s.cases?.length ?? 0)) * (s.timeoutMs ?? 5000)));
       const counts = await runOnce(s, seed);
-      process.stdout.write(`      ${s.name}: ${counts.accepted} accepted, ${counts.refused} refused (seed ${seed}; FUZZ_SEED=${seed} replays it)\n`);
+      process.stdout.write(
+        `      ${s.name}: ${counts.accepted} accepted, ${counts.refused} refused (seed ${seed}; FUZZ_SEED=${seed} replays it)\n`,
+      );
       assert.ok(counts.refused > 0, `${s.name}: nothing was refused: the inputs are not malformed`);
     });
   }
@@ -222,7 +227,8 @@ type Path = (string | number)[];
 export function pathsOf(value: unknown, prefix: Path = []): Path[] {
   const paths: Path[] = [prefix];
   if (Array.isArray(value)) value.forEach((v, i) => paths.push(...pathsOf(v, [...prefix, i])));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) paths.push(...pathsOf(v, [...prefix, k]));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) paths.push(...pathsOf(v, [...prefix, k]));
   return paths;
 }
 
@@ -237,7 +243,8 @@ function edit(doc: unknown, path: Path, change: { set: unknown } | { remove: tru
   const last = path[path.length - 1];
   if ('addKey' in change) {
     const target = path.length === 0 ? copy : parent[last!];
-    if (target !== null && typeof target === 'object' && !Array.isArray(target)) Object.defineProperty(target, change.addKey, { value: change.value, enumerable: true, writable: true, configurable: true });
+    if (target !== null && typeof target === 'object' && !Array.isArray(target))
+      Object.defineProperty(target, change.addKey, { value: change.value, enumerable: true, writable: true, configurable: true });
     return copy;
   }
   if ('remove' in change) {
@@ -259,11 +266,20 @@ export function mutationsOf(valid: unknown): fc.Arbitrary<unknown> {
     return fc.oneof(
       { weight: 4, arbitrary: fc.tuple(at, anyJson).map(([p, v]) => edit(doc, p, { set: v })) },
       // (a root has nothing to remove: a document replaced by a scalar has no other path)
-      { weight: here.length > 1 ? 2 : 0, arbitrary: fc.constantFrom(...(here.length > 1 ? here.slice(1) : here)).map((p) => (p.length > 0 ? edit(doc, p, { remove: true }) : doc)) },
+      {
+        weight: here.length > 1 ? 2 : 0,
+        arbitrary: fc
+          .constantFrom(...(here.length > 1 ? here.slice(1) : here))
+          .map((p) => (p.length > 0 ? edit(doc, p, { remove: true }) : doc)),
+      },
       {
         weight: 1,
         arbitrary: fc
-          .tuple(at, fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'unknownField', ''), fc.string({ maxLength: 8 })), anyJson)
+          .tuple(
+            at,
+            fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'unknownField', ''), fc.string({ maxLength: 8 })),
+            anyJson,
+          )
           .map(([p, k, v]) => edit(doc, p, { addKey: k, value: v })),
       },
       {
@@ -295,7 +311,17 @@ export function documentTexts(valid: unknown, mutations: fc.Arbitrary<unknown> =
     { weight: 8, arbitrary: mutations.map((d) => JSON.stringify(d) ?? 'undefined') },
     { weight: 2, arbitrary: fc.integer({ min: 0, max: Math.max(0, text.length - 1) }).map((n) => text.slice(0, n)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
-    { weight: 1, arbitrary: fc.constantFrom('[]', 'null', '""', '0', `${'['.repeat(100_000)}${']'.repeat(100_000)}`, `{"__proto__":${text}}`, text.replace(/^\{/, '{"__proto__":{"polluted":true},')) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '[]',
+        'null',
+        '""',
+        '0',
+        `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+        `{"__proto__":${text}}`,
+        text.replace(/^\{/, '{"__proto__":{"polluted":true},'),
+      ),
+    },
   );
 }
-

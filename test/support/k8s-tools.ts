@@ -16,11 +16,20 @@ export interface KubectlRun {
  */
 export function kubectl(kubeconfig: string, home: string, ...args: string[]): Promise<KubectlRun> {
   return new Promise((resolve) => {
-    execFile(k8sTool('kubectl'), args, { env: { HOME: home, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout: 15_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      k8sTool('kubectl'),
+      args,
+      { env: { HOME: home, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout: 15_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 /** Table output with runs of spaces as one (kubectl pads columns to the widest cell). */
-export const tableLines = (text: string) => text.trim().split('\n').map((l) => l.trim().replace(/\s+/g, ' '));
+export const tableLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().replace(/\s+/g, ' '));

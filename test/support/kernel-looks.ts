@@ -6,7 +6,21 @@
 import { native } from '../../src/native/binding';
 import { recordChildProcesses } from './child-processes';
 
-const kernelCalls = ['rtnlRouteDump', 'rtnlRuleDump', 'rtnlNeighbourDump', 'rtnlLinkDump', 'rtnlAddressDump', 'rtnlApply', 'xfrmStateDump', 'xfrmPolicyDump', 'xfrmApply', 'nftRun', 'interfaces', 'ifNameToIndex', 'tcQuery'] as const;
+const kernelCalls = [
+  'rtnlRouteDump',
+  'rtnlRuleDump',
+  'rtnlNeighbourDump',
+  'rtnlLinkDump',
+  'rtnlAddressDump',
+  'rtnlApply',
+  'xfrmStateDump',
+  'xfrmPolicyDump',
+  'xfrmApply',
+  'nftRun',
+  'interfaces',
+  'ifNameToIndex',
+  'tcQuery',
+] as const;
 
 export function recordKernelLooks(action: () => void): string[] {
   const binding = native() as unknown as Record<string, (...args: unknown[]) => unknown>;

@@ -34,14 +34,15 @@ export function requireRoot(suite: Mocha.Suite): void {
 /** Skips the running test or suite hook when a command is not on PATH, saying how to install it; fails in a strict run. */
 export function requireCommands(ctx: Mocha.Context, commands: string[], install: string): void {
   const dirs = (process.env.PATH ?? '').split(':').filter((d) => d !== '');
-  const onPath = (command: string) => dirs.some((dir) => {
-    try {
-      accessSync(join(dir, command), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const onPath = (command: string) =>
+    dirs.some((dir) => {
+      try {
+        accessSync(join(dir, command), constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
   const missing = commands.filter((c) => !onPath(c));
   if (missing.length > 0) cannotRunHere(ctx, `needs ${missing.join(', ')} (${install})`);
 }
@@ -103,13 +104,26 @@ export function vethPair(): { left: string; right: string; cleanup: () => void }
     ip(['link', 'add', 'veth0', 'type', 'veth', 'peer', 'name', 'veth1', 'netns', right], left);
     ip(['addr', 'add', '10.213.0.1/24', 'dev', 'veth0'], left);
     ip(['addr', 'add', '10.213.0.2/24', 'dev', 'veth1'], right);
-    for (const [ns, dev] of [[left, 'veth0'], [right, 'veth1'], [left, 'lo'], [right, 'lo']] as const) ip(['link', 'set', dev, 'up'], ns);
+    for (const [ns, dev] of [
+      [left, 'veth0'],
+      [right, 'veth1'],
+      [left, 'lo'],
+      [right, 'lo'],
+    ] as const)
+      ip(['link', 'set', dev, 'up'], ns);
   } catch (err) {
     deleteNetns(left);
     deleteNetns(right);
     throw err;
   }
-  return { left, right, cleanup: () => { deleteNetns(left); deleteNetns(right); } };
+  return {
+    left,
+    right,
+    cleanup: () => {
+      deleteNetns(left);
+      deleteNetns(right);
+    },
+  };
 }
 
 /**

@@ -8,7 +8,10 @@ import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/cli
 export async function nodeStatusHeartbeat(core: CoreV1Api, name: string): Promise<string> {
   const node = await core.readNode({ name });
   const conditions = (node.status?.conditions ?? []).map((c) => ({ ...c, lastHeartbeatTime: new Date() }));
-  const written = await core.patchNodeStatus({ name, body: { status: { conditions } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  const written = await core.patchNodeStatus(
+    { name, body: { status: { conditions } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   if (written.metadata?.resourceVersion === node.metadata?.resourceVersion) throw new Error(`the heartbeat of Node ${name} wrote nothing`);
   return written.metadata?.resourceVersion ?? '';
 }

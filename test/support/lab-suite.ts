@@ -21,7 +21,10 @@ import { cannotRunHere } from './kernel';
 import { waitFor } from './wait';
 
 const hostState = () => ({
-  links: run(['ip', '-br', 'link']).split('\n').map((l) => l.split(/\s+/)[0]).sort(),
+  links: run(['ip', '-br', 'link'])
+    .split('\n')
+    .map((l) => l.split(/\s+/)[0])
+    .sort(),
   qdiscs: run(['tc', 'qdisc', 'show']),
   rules: run(['ip', 'rule']),
   routes: run(['ip', 'route']),
@@ -66,25 +69,38 @@ export function heartbeatOf(runDir: string, cluster: string, node: string): Node
  * Stops a node's agent (SIGTERM: it leaves the datapath in place) and starts a new one; resolves once the
  * new agent has written a Ready heartbeat, i.e. applied the spec. `interval`: the lab's agent interval.
  */
-export async function restartAgent(runDir: string, topology: LabTopology, node: string, dataplane: LabDataplane, options: { interval?: number; timeoutMs?: number } = {}): Promise<void> {
+export async function restartAgent(
+  runDir: string,
+  topology: LabTopology,
+  node: string,
+  dataplane: LabDataplane,
+  options: { interval?: number; timeoutMs?: number } = {},
+): Promise<void> {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!.id;
   await stopProcess(runDir, `agent-${node}`);
   // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
   const restarted = Date.now();
   startAgent(topology, runDir, node, dataplane, options.interval);
   // The heartbeat file is there from the old agent: what counts is a Ready one written after it exited.
-  await waitFor(`${node}'s new agent to be Ready`, () => {
-    const h = heartbeatOf(runDir, cluster, node);
-    return h.ready && Date.parse(h.time) > restarted;
-  }, options.timeoutMs ?? 20_000);
+  await waitFor(
+    `${node}'s new agent to be Ready`,
+    () => {
+      const h = heartbeatOf(runDir, cluster, node);
+      return h.ready && Date.parse(h.time) > restarted;
+    },
+    options.timeoutMs ?? 20_000,
+  );
 }
 
 /** The gateway a cluster's controller elected last (its controller.json in the run directory). */
-export const gatewayOf = (runDir: string, cluster: string) => (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
+export const gatewayOf = (runDir: string, cluster: string) =>
+  (JSON.parse(readFileSync(join(runDir, cluster, 'controller.json'), 'utf8')) as { gateway: string }).gateway;
 
 /** Runs `argv` in a lab pod's namespace: its stdout, whatever the exit code (a minute at most). */
 export function inPod(pod: string, argv: string[]): Promise<string> {
-  return new Promise((resolve) => execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)));
+  return new Promise((resolve) =>
+    execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 60_000 }, (_err, stdout) => resolve(stdout)),
+  );
 }
 
 export interface PingRun extends PingCount {
@@ -107,7 +123,9 @@ export async function pingFor(pod: string, address: string, count: number, inter
   const started = Date.now();
   const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     execFile('ip', ['netns', 'exec', podNetns(pod), ...argv], { timeout: 300_000, maxBuffer: 16 << 20 }, (err, out, errOut) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: out, stderr: errOut })));
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: out, stderr: errOut }),
+    ),
+  );
   const ended = Date.now();
   const { transmitted, received, replyTimesMs } = echoOutcome(code, stdout, stderr, count);
   const marks = [started, ...replyTimesMs, ended];
@@ -119,11 +137,16 @@ export async function pingFor(pod: string, address: string, count: number, inter
 export function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): number {
   if (dataplane === 'ebpf') return inspectNode(nodePinRoot(node)).peers.length;
   // Every peer has a rule to its remote PodCIDR and one to its ExternalCIDR, on workers and gateways alike.
-  return run(['ip', '-n', nodeNetns(node), 'rule']).split('\n').filter((l) => l.startsWith('18952:')).length / 2;
+  return (
+    run(['ip', '-n', nodeNetns(node), 'rule'])
+      .split('\n')
+      .filter((l) => l.startsWith('18952:')).length / 2
+  );
 }
 
 /** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
-export const checksByKind = (results: { kind: string }[]) => results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
+export const checksByKind = (results: { kind: string }[]) =>
+  results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
 
 /**
  * The interfaces of lab nodes whose reverse-path filter is not strict, as `ns dev=value` (empty: all
@@ -131,10 +154,17 @@ export const checksByKind = (results: { kind: string }[]) => results.reduce<Reco
  */
 export function nonStrictReversePath(nodes: string[]): string[] {
   return nodes.flatMap((node) => {
-    const values = new Map(run(['ip', 'netns', 'exec', nodeNetns(node), 'sysctl', '-a', '-r', '^net\\.ipv4\\.conf\\..*\\.rp_filter$']).trim().split('\n')
-      .map((l) => /^net\.ipv4\.conf\.(.+)\.rp_filter = (\d)$/.exec(l)!).map((m) => [m[1]!, Number(m[2])] as const));
+    const values = new Map(
+      run(['ip', 'netns', 'exec', nodeNetns(node), 'sysctl', '-a', '-r', '^net\\.ipv4\\.conf\\..*\\.rp_filter$'])
+        .trim()
+        .split('\n')
+        .map((l) => /^net\.ipv4\.conf\.(.+)\.rp_filter = (\d)$/.exec(l)!)
+        .map((m) => [m[1]!, Number(m[2])] as const),
+    );
     const all = values.get('all');
-    return [...values].filter(([dev, v]) => dev !== 'default' && Math.max(all ?? 0, v) !== 1).map(([dev, v]) => `${nodeNetns(node)} ${dev}=${v} (all=${all})`);
+    return [...values]
+      .filter(([dev, v]) => dev !== 'default' && Math.max(all ?? 0, v) !== 1)
+      .map(([dev, v]) => `${nodeNetns(node)} ${dev}=${v} (all=${all})`);
   });
 }
 
@@ -144,14 +174,30 @@ export function nonStrictReversePath(nodes: string[]): string[] {
  * both ways with the fallback hub (its frames were accepted).
  */
 export async function assertMixedLab(runDir: string, outcome: LabTestOutcome): Promise<void> {
-  assert.ok(outcome.results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`), 'the hub reply comes from the address dialled');
-  assert.deepEqual(outcome.wire.map((w) => [w.peering.join('-'), w.ok]), [['cluster-a-cluster-b', true], ['cluster-b-cluster-c', true]]);
+  assert.ok(
+    outcome.results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`),
+    'the hub reply comes from the address dialled',
+  );
+  assert.deepEqual(
+    outcome.wire.map((w) => [w.peering.join('-'), w.ok]),
+    [
+      ['cluster-a-cluster-b', true],
+      ['cluster-b-cluster-c', true],
+    ],
+  );
   const status = await labStatus(runDir);
   const dataplanes = Object.fromEntries(status.clusters.map((c) => [c.id, [...new Set(c.nodes.map((n) => n.dataplane))]]));
-  assert.deepEqual(dataplanes, { 'cluster-a': ['ebpf'], 'cluster-b': ['kernel'], 'cluster-c': ['ebpf'] }, 'each cluster runs its pinned dataplane');
+  assert.deepEqual(
+    dataplanes,
+    { 'cluster-a': ['ebpf'], 'cluster-b': ['kernel'], 'cluster-c': ['ebpf'] },
+    'each cluster runs its pinned dataplane',
+  );
   for (const id of ['cluster-a', 'cluster-c']) {
     const c = status.clusters.find((x) => x.id === id)!;
     const gateway = c.nodes.find((n) => n.name === c.gateway)!;
-    assert.ok(gateway.peers.length === 1 && gateway.peers[0]!.txPackets > 0 && gateway.peers[0]!.rxPackets > 0, `${id}'s eBPF gateway counted traffic both ways: ${JSON.stringify(gateway.peers)}`);
+    assert.ok(
+      gateway.peers.length === 1 && gateway.peers[0]!.txPackets > 0 && gateway.peers[0]!.rxPackets > 0,
+      `${id}'s eBPF gateway counted traffic both ways: ${JSON.stringify(gateway.peers)}`,
+    );
   }
 }

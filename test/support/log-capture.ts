@@ -14,11 +14,14 @@ export interface CapturedLog {
 export function captureLog(level = 'debug'): CapturedLog {
   const raw: string[] = [];
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ ...loggerOptions, level }, {
-    write(line: string) {
-      raw.push(line);
-      lines.push(JSON.parse(line) as Record<string, unknown>);
+  const log = pino(
+    { ...loggerOptions, level },
+    {
+      write(line: string) {
+        raw.push(line);
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
     },
-  });
+  );
   return { log, lines, text: () => raw.join('') };
 }

@@ -17,16 +17,30 @@ export interface MapWrite {
 export function recordMapWrites(action: () => void): MapWrite[] {
   const writes: MapWrite[] = [];
   const binding = native();
-  const original = { mapUpdate: binding.mapUpdate, mapDelete: binding.mapDelete, mapUpdateBatch: binding.mapUpdateBatch, mapDeleteBatch: binding.mapDeleteBatch };
+  const original = {
+    mapUpdate: binding.mapUpdate,
+    mapDelete: binding.mapDelete,
+    mapUpdateBatch: binding.mapUpdateBatch,
+    mapDeleteBatch: binding.mapDeleteBatch,
+  };
   const record = (fd: number, op: MapWrite['op'], keys: Buffer, count: number) => {
     const { name, keySize } = binding.mapInfo(fd);
     for (let i = 0; i < count; i++) writes.push({ map: name, op, key: Buffer.from(keys.subarray(i * keySize, (i + 1) * keySize)) });
   };
   Object.assign(binding, {
-    mapUpdate: (fd: number, key: Buffer, value: Buffer, flags: number) => (record(fd, 'update', key, 1), original.mapUpdate(fd, key, value, flags)),
+    mapUpdate: (fd: number, key: Buffer, value: Buffer, flags: number) => (
+      record(fd, 'update', key, 1),
+      original.mapUpdate(fd, key, value, flags)
+    ),
     mapDelete: (fd: number, key: Buffer) => (record(fd, 'delete', key, 1), original.mapDelete(fd, key)),
-    mapUpdateBatch: (fd: number, keys: Buffer, values: Buffer, count: number, flags: number) => (record(fd, 'update', keys, count), original.mapUpdateBatch(fd, keys, values, count, flags)),
-    mapDeleteBatch: (fd: number, keys: Buffer, count: number) => (record(fd, 'delete', keys, count), original.mapDeleteBatch(fd, keys, count)),
+    mapUpdateBatch: (fd: number, keys: Buffer, values: Buffer, count: number, flags: number) => (
+      record(fd, 'update', keys, count),
+      original.mapUpdateBatch(fd, keys, values, count, flags)
+    ),
+    mapDeleteBatch: (fd: number, keys: Buffer, count: number) => (
+      record(fd, 'delete', keys, count),
+      original.mapDeleteBatch(fd, keys, count)
+    ),
   });
   try {
     action();

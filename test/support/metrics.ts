@@ -29,7 +29,14 @@ export async function freePort(): Promise<number> {
 export function series(samples: readonly Sample[], name: string): string[] {
   return samples
     .filter((s) => s.name === name)
-    .map((s) => [...Object.entries(s.labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`), s.value].join(' '))
+    .map((s) =>
+      [
+        ...Object.entries(s.labels)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, v]) => `${k}=${v}`),
+        s.value,
+      ].join(' '),
+    )
     .sort();
 }
 

@@ -11,13 +11,25 @@ import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
 
 export const peerB: PeerDocument = {
-  clusterId: 'b', peerId: 5, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24',
-  localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.2', port: 4789 }, transport: 'vxlan',
+  clusterId: 'b',
+  peerId: 5,
+  remotePodCIDR: '10.1.0.0/16',
+  remoteExternalCIDR: '10.60.0.0/24',
+  localNATPodCIDR: '172.16.0.0/16',
+  localNATExternalCIDR: '172.17.0.0/24',
+  endpoint: { address: '203.0.113.2', port: 4789 },
+  transport: 'vxlan',
 };
 
 export const peerC: PeerDocument = {
-  clusterId: 'c', peerId: 7, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/26',
-  localNATPodCIDR: '172.18.0.0/16', localNATExternalCIDR: '172.19.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan',
+  clusterId: 'c',
+  peerId: 7,
+  remotePodCIDR: '10.2.0.0/20',
+  remoteExternalCIDR: '10.70.0.0/26',
+  localNATPodCIDR: '172.18.0.0/16',
+  localNATExternalCIDR: '172.19.0.0/24',
+  endpoint: { address: '203.0.113.3', port: 4789 },
+  transport: 'vxlan',
 };
 
 /** The spec of node n1 as a document (what a file or the API server holds). */
@@ -53,8 +65,26 @@ export const hubSpecDocument = (): NodeDataplaneSpecDocument => ({
   activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
   overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
   peers: [
-    { clusterId: 'cluster-a', peerId: 7, remotePodCIDR: '10.1.0.0/16', remoteExternalCIDR: '10.60.0.0/24', localNATPodCIDR: '172.16.0.0/16', localNATExternalCIDR: '172.17.0.0/24', endpoint: { address: '203.0.113.1', port: 4789 }, transport: 'vxlan' },
-    { clusterId: 'cluster-c', peerId: 9, remotePodCIDR: '10.2.0.0/20', remoteExternalCIDR: '10.70.0.0/24', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24', endpoint: { address: '203.0.113.3', port: 4789 }, transport: 'vxlan' },
+    {
+      clusterId: 'cluster-a',
+      peerId: 7,
+      remotePodCIDR: '10.1.0.0/16',
+      remoteExternalCIDR: '10.60.0.0/24',
+      localNATPodCIDR: '172.16.0.0/16',
+      localNATExternalCIDR: '172.17.0.0/24',
+      endpoint: { address: '203.0.113.1', port: 4789 },
+      transport: 'vxlan',
+    },
+    {
+      clusterId: 'cluster-c',
+      peerId: 9,
+      remotePodCIDR: '10.2.0.0/20',
+      remoteExternalCIDR: '10.70.0.0/24',
+      localNATPodCIDR: '192.168.0.0/16',
+      localNATExternalCIDR: '10.90.0.0/24',
+      endpoint: { address: '203.0.113.3', port: 4789 },
+      transport: 'vxlan',
+    },
   ],
   natMappings: [{ externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' }],
   nodes: [

@@ -37,7 +37,15 @@ function pseudoHeader(src: string, dst: string, proto: number, length: number): 
 }
 
 export type L4 =
-  | { kind: 'tcp'; sport: number; dport: number; seq?: number; flags?: number; payload?: Buffer; /** A multiple of 4 bytes. */ options?: Buffer }
+  | {
+      kind: 'tcp';
+      sport: number;
+      dport: number;
+      seq?: number;
+      flags?: number;
+      payload?: Buffer;
+      /** A multiple of 4 bytes. */ options?: Buffer;
+    }
   | { kind: 'udp'; sport: number; dport: number; payload?: Buffer; zeroChecksum?: boolean }
   | { kind: 'icmp-echo'; type: 0 | 8; id: number; seq?: number; payload?: Buffer }
   | { kind: 'icmp-error'; type: number; code: number; quote: Buffer }
@@ -103,7 +111,12 @@ function l4Message(l4: L4, src: string, dst: string): { proto: number; bytes: Bu
 }
 
 /** An IPv4 header for a payload of `payloadLength` bytes, with its checksum. */
-export function ipv4Header(ip: Ipv4Fields, proto: number, payloadLength: number, frag: { mf?: boolean; df?: boolean; offset?: number } = {}): Buffer {
+export function ipv4Header(
+  ip: Ipv4Fields,
+  proto: number,
+  payloadLength: number,
+  frag: { mf?: boolean; df?: boolean; offset?: number } = {},
+): Buffer {
   const options = ip.options ?? Buffer.alloc(0);
   const h = Buffer.concat([Buffer.alloc(20), options]);
   h.writeUInt8(0x40 | (h.length / 4), 0);
@@ -190,7 +203,10 @@ const macString = (b: Buffer, off: number) => [...b.subarray(off, off + 6)].map(
 /** Whether the L4 message of a whole datagram checks out (UDP: a zero checksum means none). */
 function l4Valid(src: string, dst: string, proto: number, msg: Buffer): boolean {
   if (proto === Proto.TCP) return msg.length >= 20 && onesSum(Buffer.concat([pseudoHeader(src, dst, proto, msg.length), msg])) === 0xffff;
-  if (proto === Proto.UDP) return msg.length >= 8 && (msg.readUInt16BE(6) === 0 || onesSum(Buffer.concat([pseudoHeader(src, dst, proto, msg.length), msg])) === 0xffff);
+  if (proto === Proto.UDP)
+    return (
+      msg.length >= 8 && (msg.readUInt16BE(6) === 0 || onesSum(Buffer.concat([pseudoHeader(src, dst, proto, msg.length), msg])) === 0xffff)
+    );
   if (proto === Proto.ICMP) return msg.length >= 4 && onesSum(msg) === 0xffff;
   return true;
 }
@@ -214,8 +230,10 @@ export function checksumProblems(f: Buffer): string[] {
     const inner = parseIpv4(msg, 8);
     if (inner) {
       if (onesSum(msg.subarray(8, 8 + inner.headerLength)) !== 0xffff) problems.push('quoted IPv4 header checksum');
-      const whole = 8 + inner.totalLength <= msg.length && inner.totalLength >= inner.headerLength && !inner.moreFragments && !inner.fragOffset;
-      if (whole && !l4Valid(inner.src, inner.dst, inner.proto, msg.subarray(8 + inner.headerLength, 8 + inner.totalLength))) problems.push('quoted L4 checksum');
+      const whole =
+        8 + inner.totalLength <= msg.length && inner.totalLength >= inner.headerLength && !inner.moreFragments && !inner.fragOffset;
+      if (whole && !l4Valid(inner.src, inner.dst, inner.proto, msg.subarray(8 + inner.headerLength, 8 + inner.totalLength)))
+        problems.push('quoted L4 checksum');
     }
   }
   return problems;
@@ -246,7 +264,13 @@ export function repairChecksums(f: Buffer): Buffer {
     }
     const at = ip.proto === Proto.TCP ? 16 : ip.proto === Proto.UDP ? 6 : ip.proto === Proto.ICMP ? 2 : -1;
     const zeroUdp = ip.proto === Proto.UDP && msg.length >= 8 && msg.readUInt16BE(6) === 0;
-    if (at >= 0 && msg.length >= at + 2 && !zeroUdp && (ip.proto !== Proto.TCP || msg.length >= 20) && (ip.proto !== Proto.UDP || msg.length >= 8)) {
+    if (
+      at >= 0 &&
+      msg.length >= at + 2 &&
+      !zeroUdp &&
+      (ip.proto !== Proto.TCP || msg.length >= 20) &&
+      (ip.proto !== Proto.UDP || msg.length >= 8)
+    ) {
       rewriteChecksum(msg, at, 0);
       const c = ip.proto === Proto.ICMP ? internetChecksum(msg) : internetChecksum(pseudoHeader(ip.src, ip.dst, ip.proto, msg.length), msg);
       rewriteChecksum(msg, at, ip.proto === Proto.UDP && c === 0 ? 0xffff : c);

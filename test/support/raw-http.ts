@@ -34,10 +34,16 @@ export function firstResponse(data: string, head = false): RawResponse | undefin
     const end = rest.indexOf('\r\n\r\n');
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(rest);
     if (end < 0 || !status) return undefined;
-    const headers = Object.fromEntries(rest.slice(0, end).split('\r\n').slice(1).map((line) => {
-      const colon = line.indexOf(':');
-      return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
-    }));
+    const headers = Object.fromEntries(
+      rest
+        .slice(0, end)
+        .split('\r\n')
+        .slice(1)
+        .map((line) => {
+          const colon = line.indexOf(':');
+          return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+        }),
+    );
     rest = rest.slice(end + 4);
     const code = Number(status[1]);
     if (code < 200) continue;

@@ -31,7 +31,9 @@ class StraitReporter extends Mocha.reporters.Spec {
       const s = runner.stats ?? { passes: 0, failures: 0, pending: 0 };
       const slowest = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, slowestShown);
       if (slowest.length > 0) {
-        process.stdout.write(`slowest files (wall time, hooks included):\n${slowest.map(([f, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${f}\n`).join('')}`);
+        process.stdout.write(
+          `slowest files (wall time, hooks included):\n${slowest.map(([f, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${f}\n`).join('')}`,
+        );
       }
       for (const title of skipped) process.stdout.write(`skipped: ${title}\n`);
       process.stdout.write(`tests: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);

@@ -8,4 +8,5 @@ export interface ShownRoute {
   metric?: number;
 }
 
-export const mainRoutes = (netns: string): ShownRoute[] => JSON.parse(ip(['-4', '-j', 'route', 'show', 'table', 'main'], netns)) as ShownRoute[];
+export const mainRoutes = (netns: string): ShownRoute[] =>
+  JSON.parse(ip(['-4', '-j', 'route', 'show', 'table', 'main'], netns)) as ShownRoute[];

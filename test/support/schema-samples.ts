@@ -30,7 +30,10 @@ function fullDocument(schema: Schema): unknown {
   if (schema.anyOf) return fullDocument(schema.anyOf[0]);
   switch (schema.type) {
     case 'object': {
-      if (schema.properties) return Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>).map(([key, value]) => [key, fullDocument(value)]));
+      if (schema.properties)
+        return Object.fromEntries(
+          Object.entries(schema.properties as Record<string, Schema>).map(([key, value]) => [key, fullDocument(value)]),
+        );
       const values = Object.values((schema.patternProperties ?? {}) as Record<string, Schema>);
       return values.length > 0 ? { key: fullDocument(values[0]!) } : {};
     }
@@ -76,7 +79,12 @@ export function schemaSamples(schema: Schema): unknown[] {
     changed(full, path, (parent, key) => void (parent[key] = 'not one')),
     changed(full, path, (parent, key) => void (parent[key] = -1)),
     changed(full, path, (parent, key) => (Array.isArray(parent) ? void parent.splice(Number(key), 1) : delete parent[key])),
-    changed(full, path, (parent, key) => void (parent[key] = typeof parent[key] === 'object' && parent[key] !== null ? { ...parent[key], unknownField: 1 } : [parent[key]])),
+    changed(
+      full,
+      path,
+      (parent, key) =>
+        void (parent[key] = typeof parent[key] === 'object' && parent[key] !== null ? { ...parent[key], unknownField: 1 } : [parent[key]]),
+    ),
   ]);
   return [full, ...variants, { ...(full as object), unknownField: 1 }, null, 'text', [], 0];
 }

@@ -7,7 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * (a file half there, a map not pinned yet, an object not on the API server yet). Fails after `ms` naming
  * `what`, with `detail()` (e.g. the process's log) if given.
  */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 10_000, detail?: () => string, everyMs = 50): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms = 10_000,
+  detail?: () => string,
+  everyMs = 50,
+): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {

@@ -53,7 +53,10 @@ export class Capture {
 
   /** The frames captured so far, Ethernet header first. */
   frames(): Buffer[] {
-    return this.text.split('\n').filter((line) => line !== '').map((line) => Buffer.from(line, 'hex'));
+    return this.text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => Buffer.from(line, 'hex'));
   }
 
   /** Stops after what the socket already holds; the frames. Safe to call twice. */

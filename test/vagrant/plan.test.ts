@@ -53,7 +53,7 @@ const generated = (clusters: number, nodes: number) => ({
 });
 
 describe('vagrant/plan.rb', () => {
-  it('derives the default topology\'s networks, machines, MACs and addresses', () => {
+  it("derives the default topology's networks, machines, MACs and addresses", () => {
     const out = rubyPlan(join(topologies, 'default.yaml'));
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(out.plan, {
@@ -75,7 +75,7 @@ describe('vagrant/plan.rb', () => {
     });
   });
 
-  it('numbers machines across clusters in hexadecimal, and keeps the topology\'s MTU', () => {
+  it("numbers machines across clusters in hexadecimal, and keeps the topology's MTU", () => {
     const out = planOf({ ...generated(4, 3), mtu: 9000 });
     assert.equal(out.status, 0, out.stderr);
     const plan = out.plan as { mtu: number; machines: { name: string; controller: boolean; nics: { mac: string; address: string }[] }[] };
@@ -89,7 +89,9 @@ describe('vagrant/plan.rb', () => {
   });
 
   it('equals `strait-lab plan` for every topology of the repository', () => {
-    const files = readdirSync(topologies).filter((f) => f.endsWith('.yaml')).sort();
+    const files = readdirSync(topologies)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     // Not an empty loop: the six topologies there are when this was written, at least.
     assert.ok(files.length >= 6 && files.includes('default.yaml') && files.includes('two-clusters.yaml'), files.join(', '));
     for (const f of files) {
@@ -111,19 +113,75 @@ describe('vagrant/plan.rb', () => {
       assert.equal(out.plan, undefined);
       return out.stderr;
     };
-    assert.match(bad((d) => { d.clusters[1].underlay = '192.168.2.1/24'; }), /clusters\[1\]\.underlay: host bits are set; did you mean 192\.168\.2\.0\/24\? \(got "192\.168\.2\.1\/24"\)/);
-    assert.match(bad((d) => { d.public = '203.0.113.0/29'; }), /public: is too small for 11 hosts \(got "203\.0\.113\.0\/29"\)/);
-    assert.match(bad((d) => { d.clusters[0].underlay = '192.168.1.0/31'; }), /clusters\[0\]\.underlay: is too small for 1 hosts \(got "192\.168\.1\.0\/31"\)/);
-    assert.match(bad((d) => { delete d.clusters[0].underlay; }), /clusters\[0\]\.underlay: expected a CIDR string like 10\.0\.0\.0\/16 \(got null\)/);
-    assert.match(bad((d) => { d.clusters[1].nodes[0].name = 'k0-n1'; }), /clusters\[1\]\.nodes\[0\]\.name: is used twice .* \(got "k0-n1"\)/);
-    assert.match(bad((d) => { d.clusters[0].nodes[1].name = 'Node_1'; }), /clusters\[0\]\.nodes\[1\]\.name: must be 1-11 characters: a-z, 0-9, -, starting with a letter \(got "Node_1"\)/);
-    assert.match(bad((d) => { d.clusters[0].id = 'K0'; }), /clusters\[0\]\.id: a cluster id is .* \(got "K0"\)/);
-    assert.match(bad((d) => { d.clusters[1].nodes = []; }), /clusters\[1\]\.nodes: expected at least 1 item \(got \[\]\)/);
-    assert.match(bad((d) => { d.mtu = 576; }), /mtu: must be an integer from 1280 to 9000 \(got 576\)/);
+    assert.match(
+      bad((d) => {
+        d.clusters[1].underlay = '192.168.2.1/24';
+      }),
+      /clusters\[1\]\.underlay: host bits are set; did you mean 192\.168\.2\.0\/24\? \(got "192\.168\.2\.1\/24"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.public = '203.0.113.0/29';
+      }),
+      /public: is too small for 11 hosts \(got "203\.0\.113\.0\/29"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.clusters[0].underlay = '192.168.1.0/31';
+      }),
+      /clusters\[0\]\.underlay: is too small for 1 hosts \(got "192\.168\.1\.0\/31"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        delete d.clusters[0].underlay;
+      }),
+      /clusters\[0\]\.underlay: expected a CIDR string like 10\.0\.0\.0\/16 \(got null\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.clusters[1].nodes[0].name = 'k0-n1';
+      }),
+      /clusters\[1\]\.nodes\[0\]\.name: is used twice .* \(got "k0-n1"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.clusters[0].nodes[1].name = 'Node_1';
+      }),
+      /clusters\[0\]\.nodes\[1\]\.name: must be 1-11 characters: a-z, 0-9, -, starting with a letter \(got "Node_1"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.clusters[0].id = 'K0';
+      }),
+      /clusters\[0\]\.id: a cluster id is .* \(got "K0"\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.clusters[1].nodes = [];
+      }),
+      /clusters\[1\]\.nodes: expected at least 1 item \(got \[\]\)/,
+    );
+    assert.match(
+      bad((d) => {
+        d.mtu = 576;
+      }),
+      /mtu: must be an integer from 1280 to 9000 \(got 576\)/,
+    );
     // A cluster's public addresses are a decade of their own (11-19 for the first): the tenth node's
     // would be the next cluster's first.
-    assert.match(bad((d) => { d.clusters[0].nodes = generated(1, 10).clusters[0]!.nodes; }), /clusters\[0\]\.nodes: expected at most 9 items: .* \(got 10\)/);
+    assert.match(
+      bad((d) => {
+        d.clusters[0].nodes = generated(1, 10).clusters[0]!.nodes;
+      }),
+      /clusters\[0\]\.nodes: expected at most 9 items: .* \(got 10\)/,
+    );
     // The MAC's fifth byte numbers the machines: 256 do not fit (29 clusters of 9 are 261).
-    assert.match(bad((d) => { Object.assign(d, generated(29, 9)); d.public = '10.0.0.0/16'; }), /clusters\[28\]\.nodes\[3\]: is machine 256: a plan has at most 255/);
+    assert.match(
+      bad((d) => {
+        Object.assign(d, generated(29, 9));
+        d.public = '10.0.0.0/16';
+      }),
+      /clusters\[28\]\.nodes\[3\]: is machine 256: a plan has at most 255/,
+    );
   });
 });

@@ -35,7 +35,10 @@ describe('vagrant/provision/install.sh', () => {
     const out = run(installSh, [repo], fakes);
     assert.deepEqual(fakes.calls(), [], `it ran commands that change the machine: ${out.stdout}${out.stderr}`);
     assert.equal(out.status, 0, out.stderr);
-    assert.equal(out.stdout, `install.sh: nothing to do: 11 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`);
+    assert.equal(
+      out.stdout,
+      `install.sh: nothing to do: 11 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`,
+    );
   });
 
   it('installs only the packages that are missing, and builds as the README does when an artefact is missing', () => {
@@ -70,8 +73,14 @@ describe('vagrant/provision/install.sh', () => {
     assert.equal(out.status, 1, out.stdout);
     const curl = fakes.calls().filter((c) => c.startsWith('curl '));
     assert.equal(curl.length, 1, fakes.calls().join('\n'));
-    assert.match(curl[0]!, /^curl -fsSL -o \S+\/node-v20\.19\.5-linux-x64\.tar\.xz https:\/\/nodejs\.org\/dist\/v20\.19\.5\/node-v20\.19\.5-linux-x64\.tar\.xz$/);
-    assert.match(out.stderr, /node-v20\.19\.5-linux-x64\.tar\.xz: SHA-256 is [0-9a-f]{64}, expected 315046739a513a70e03a4a55a8afda8cf979f30852e576075c340084e3f8ac0f; refused/);
+    assert.match(
+      curl[0]!,
+      /^curl -fsSL -o \S+\/node-v20\.19\.5-linux-x64\.tar\.xz https:\/\/nodejs\.org\/dist\/v20\.19\.5\/node-v20\.19\.5-linux-x64\.tar\.xz$/,
+    );
+    assert.match(
+      out.stderr,
+      /node-v20\.19\.5-linux-x64\.tar\.xz: SHA-256 is [0-9a-f]{64}, expected 315046739a513a70e03a4a55a8afda8cf979f30852e576075c340084e3f8ac0f; refused/,
+    );
   });
 });
 
@@ -80,14 +89,22 @@ describe('vagrant/provision/lab.sh', () => {
   // The lab's stand-in fails `test` when FAKE_TEST_FAILS is set (does the report still run?), and
   // `report` when FAKE_REPORT_FAILS is.
   beforeEach(() => {
-    fakes = fakeCommands({ node: 'case " $* " in *" test "*) [ -z "$FAKE_TEST_FAILS" ] ;; *" report "*) [ -z "$FAKE_REPORT_FAILS" ] ;; esac' });
+    fakes = fakeCommands({
+      node: 'case " $* " in *" test "*) [ -z "$FAKE_TEST_FAILS" ] ;; *" report "*) [ -z "$FAKE_REPORT_FAILS" ] ;; esac',
+    });
   });
   afterEach(() => fakes.cleanup());
   const cli = `node ${labPath}`;
 
-  it('runs this machine\'s lab verb with the node, run dir, topology, dataplane and pace from the environment', () => {
+  it("runs this machine's lab verb with the node, run dir, topology, dataplane and pace from the environment", () => {
     assert.equal(run(labSh, ['up'], fakes, { STRAIT_NODE: 'b-w1' }).status, 0);
-    const env = { STRAIT_NODE: 'c-gw', STRAIT_RUN_DIR: '/srv/run', STRAIT_TOPOLOGY: '/t/mixed.yaml', STRAIT_DATAPLANE: 'kernel', STRAIT_PACE: 'emulated' };
+    const env = {
+      STRAIT_NODE: 'c-gw',
+      STRAIT_RUN_DIR: '/srv/run',
+      STRAIT_TOPOLOGY: '/t/mixed.yaml',
+      STRAIT_DATAPLANE: 'kernel',
+      STRAIT_PACE: 'emulated',
+    };
     for (const verb of ['up', 'test', 'report', 'down']) assert.equal(run(labSh, [verb], fakes, env).status, 0, verb);
     assert.deepEqual(fakes.calls(), [
       `${cli} --run-dir /run/strait-mvm up --node b-w1 --topology ${repo}/lab/src/topologies/default.yaml --dataplane auto --pace host`,
@@ -111,7 +128,8 @@ describe('vagrant/provision/lab.sh', () => {
       const [, group, verb, rest] = /^node \S+ (.*?) (up|test|report|down)\b(.*)$/.exec(call) ?? assert.fail(`not a lab call: ${call}`);
       const verbOptions = help([verb!]);
       for (const option of group!.match(/--[\w-]+/g) ?? []) assert.ok(groupOptions.has(option), `strait-lab has no ${option} (${call})`);
-      for (const option of rest!.match(/--[\w-]+/g) ?? []) assert.ok(verbOptions.has(option), `strait-lab ${verb} has no ${option} (${call})`);
+      for (const option of rest!.match(/--[\w-]+/g) ?? [])
+        assert.ok(verbOptions.has(option), `strait-lab ${verb} has no ${option} (${call})`);
     }
   });
 
@@ -148,22 +166,39 @@ describe('vagrant/test.sh', () => {
   });
   afterEach(() => fakes.cleanup());
   const testSh = join(repo, 'vagrant', 'test.sh');
-  const inVm = (machine: string, verb: string, pace = 'host') => `vagrant ssh ${machine} -c sudo env STRAIT_NODE=${machine} STRAIT_PACE=${pace} bash /strait/vagrant/provision/lab.sh ${verb}`;
+  const inVm = (machine: string, verb: string, pace = 'host') =>
+    `vagrant ssh ${machine} -c sudo env STRAIT_NODE=${machine} STRAIT_PACE=${pace} bash /strait/vagrant/provision/lab.sh ${verb}`;
 
-  it('tests on every machine of the topology, even after one failed, then reports on the first: its status is the report\'s', () => {
+  it("tests on every machine of the topology, even after one failed, then reports on the first: its status is the report's", () => {
     const twoClusters = { STRAIT_TOPOLOGY: join(repo, 'lab', 'src', 'topologies', 'two-clusters.yaml'), STRAIT_PACE: 'emulated' };
-    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: tmpdir(), env: { PATH: fakes.path, ...twoClusters, FAKE_FAILS_ON: 'a-w1' } });
+    const out = spawnSync('bash', [testSh], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      cwd: tmpdir(),
+      env: { PATH: fakes.path, ...twoClusters, FAKE_FAILS_ON: 'a-w1' },
+    });
     assert.equal(out.status, 0, out.stderr);
-    assert.deepEqual(fakes.calls(), [...['a-gw', 'a-w1', 'b-gw'].map((m) => inVm(m, 'test', 'emulated')), inVm('a-gw', 'report', 'emulated')]);
+    assert.deepEqual(fakes.calls(), [
+      ...['a-gw', 'a-w1', 'b-gw'].map((m) => inVm(m, 'test', 'emulated')),
+      inVm('a-gw', 'report', 'emulated'),
+    ]);
     assert.match(out.stdout, /--- a-w1: some checks failed/);
     const failed = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, env: { PATH: fakes.path, FAKE_REPORT_FAILS: '1' } });
     assert.equal(failed.status, 1, failed.stderr);
     assert.equal(fakes.calls().filter((c) => c.endsWith(' test')).length, 3 + 6, 'the default topology has six machines');
   });
 
-  it('reads a relative STRAIT_TOPOLOGY from the caller\'s directory', () => {
-    const out = spawnSync('bash', [testSh], { encoding: 'utf8', timeout: 30_000, cwd: repo, env: { PATH: fakes.path, STRAIT_TOPOLOGY: 'lab/src/topologies/jumbo.yaml' } });
+  it("reads a relative STRAIT_TOPOLOGY from the caller's directory", () => {
+    const out = spawnSync('bash', [testSh], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      cwd: repo,
+      env: { PATH: fakes.path, STRAIT_TOPOLOGY: 'lab/src/topologies/jumbo.yaml' },
+    });
     assert.equal(out.status, 0, out.stderr);
-    assert.deepEqual(fakes.calls().map((c) => c.split(' ')[2]), ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'a-gw']);
+    assert.deepEqual(
+      fakes.calls().map((c) => c.split(' ')[2]),
+      ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'a-gw'],
+    );
   });
 });

@@ -39,7 +39,7 @@ describe('vagrant/Vagrantfile', () => {
     return { status: out.status, output: out.stdout + out.stderr };
   };
 
-  it('passes `vagrant validate` with the libvirt provider, and with VirtualBox\'s provider settings ignored', () => {
+  it("passes `vagrant validate` with the libvirt provider, and with VirtualBox's provider settings ignored", () => {
     const libvirt = vagrant(['validate']);
     assert.equal(libvirt.status, 0, libvirt.output);
     assert.match(libvirt.output, /Vagrantfile validated successfully/);
@@ -56,8 +56,14 @@ describe('vagrant/Vagrantfile', () => {
       assert.equal(out.status, 0, out.output);
       return [...out.output.matchAll(/^\d+,([^,]+),state,(\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     };
-    assert.deepEqual(machines('default.yaml'), ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'c-gw', 'c-w1'].map((m) => `${m} not_created`));
-    assert.deepEqual(machines('distinct.yaml'), ['e-gw', 'e-w1', 'h-gw', 'h-w1', 'w-gw', 'w-w1'].map((m) => `${m} not_created`));
+    assert.deepEqual(
+      machines('default.yaml'),
+      ['a-gw', 'a-w1', 'b-gw', 'b-w1', 'c-gw', 'c-w1'].map((m) => `${m} not_created`),
+    );
+    assert.deepEqual(
+      machines('distinct.yaml'),
+      ['e-gw', 'e-w1', 'h-gw', 'h-w1', 'w-gw', 'w-w1'].map((m) => `${m} not_created`),
+    );
   });
 
   it('refuses a topology outside the repository, a bad topology naming its field, and a bad memory size', () => {

@@ -17,7 +17,16 @@ import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
 import { logsDir } from '../../lab/src/processes';
 import { requireKernel, requireRoot } from '../support/kernel';
-import { assertMixedLab, checksByKind, emulatedLab, emulatedPace, gatewayOf, labSuiteHooks, pingFor, restartAgent } from '../support/lab-suite';
+import {
+  assertMixedLab,
+  checksByKind,
+  emulatedLab,
+  emulatedPace,
+  gatewayOf,
+  labSuiteHooks,
+  pingFor,
+  restartAgent,
+} from '../support/lab-suite';
 
 const runDir = `/run/strait/lab-vm-${process.pid}`;
 const lines: string[] = [];
@@ -27,27 +36,38 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What each "agent started" record of a node's agent log says about tcx (one record per start). */
 function tcxAtStarts(node: string): unknown[] {
-  return readFileSync(join(logsDir(runDir), `agent-${node}.log`), 'utf8').split('\n').filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { msg: string; tcx?: unknown }).filter((r) => r.msg === 'agent started').map((r) => r.tcx);
+  return readFileSync(join(logsDir(runDir), `agent-${node}.log`), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg: string; tcx?: unknown })
+    .filter((r) => r.msg === 'agent started')
+    .map((r) => r.tcx);
 }
 
 /** How many times a cluster's controller changed its gateway (its log's "gateway changed" records). */
-const gatewayChanges = (cluster: string) => readFileSync(join(logsDir(runDir), `controller-${cluster}.log`), 'utf8').split('\n')
-  .filter((l) => l.includes('"msg":"gateway changed"')).length;
+const gatewayChanges = (cluster: string) =>
+  readFileSync(join(logsDir(runDir), `controller-${cluster}.log`), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"msg":"gateway changed"')).length;
 
 /** Strait's attachments on a node, found in the kernel: interface, program, mechanism, program id. */
-const attachmentsOf = (node: string) => findAttachments(nodePinRoot(node), netnsPath(nodeNetns(node)))
-  .map(({ interface: ifname, program, kind, progId }) => ({ ifname, program, kind, progId }))
-  .sort((x, y) => x.ifname.localeCompare(y.ifname));
+const attachmentsOf = (node: string) =>
+  findAttachments(nodePinRoot(node), netnsPath(nodeNetns(node)))
+    .map(({ interface: ifname, program, kind, progId }) => ({ ifname, program, kind, progId }))
+    .sort((x, y) => x.ifname.localeCompare(y.ifname));
 
 /** Every eBPF node's agent started without tcx, and its two programs run on clsact: the overlay device's and its pod's. */
 function assertClsactOnly(nodes: string[]): void {
   for (const node of nodes) {
     assert.deepEqual(tcxAtStarts(node), [false], `${node}'s agent started once and saw no tcx`);
-    assert.deepEqual(attachmentsOf(node).map(({ progId: _, ...a }) => a), [
-      { ifname: `p-${node}-p`, program: 'strait_from_pod', kind: 'clsact' },
-      { ifname: 'strait0', program: 'strait_from_overlay', kind: 'clsact' },
-    ], `${node}'s programs are attached through clsact`);
+    assert.deepEqual(
+      attachmentsOf(node).map(({ progId: _, ...a }) => a),
+      [
+        { ifname: `p-${node}-p`, program: 'strait_from_pod', kind: 'clsact' },
+        { ifname: 'strait0', program: 'strait_from_overlay', kind: 'clsact' },
+      ],
+      `${node}'s programs are attached through clsact`,
+    );
   }
 }
 
@@ -81,22 +101,41 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
     const changesBefore = [gatewayChanges('cluster-a'), gatewayChanges('cluster-b')];
     let pingEnded = false;
     // 2000 pings 0.05 s apart: 100 s, more than a restart takes there (about 60 s measured).
-    const ping = pingFor('a-w1-p', target, 2000, 0.05).finally(() => { pingEnded = true; });
+    const ping = pingFor('a-w1-p', target, 2000, 0.05).finally(() => {
+      pingEnded = true;
+    });
     await sleep(1000);
-    for (const node of restarted) await restartAgent(runDir, topology, node, 'ebpf', { interval: emulatedLab.agentInterval, timeoutMs: 1000 * emulatedLab.heartbeatTimeout });
+    for (const node of restarted)
+      await restartAgent(runDir, topology, node, 'ebpf', {
+        interval: emulatedLab.agentInterval,
+        timeoutMs: 1000 * emulatedLab.heartbeatTimeout,
+      });
     assert.ok(!pingEnded, 'the ping still ran when the restarted agent was Ready: it covered the restart');
     const pinged = await ping;
-    process.stdout.write(`      agent restart on clsact: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`);
+    process.stdout.write(
+      `      agent restart on clsact: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
+    );
     // A restart slower than the heartbeat timeout is a node failure to the controller: a failover, with
     // its loss, and a second one back would leave the same gateway. Say so rather than blame the datapath.
-    assert.deepEqual([gatewayChanges('cluster-a'), gatewayChanges('cluster-b')], changesBefore, 'no gateway changed, even for a while: every restart was faster than the heartbeat timeout');
+    assert.deepEqual(
+      [gatewayChanges('cluster-a'), gatewayChanges('cluster-b')],
+      changesBefore,
+      'no gateway changed, even for a while: every restart was faster than the heartbeat timeout',
+    );
     assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore);
     assert.equal(pinged.received, pinged.transmitted, 'no ping lost across the agent restart');
     for (const node of restarted) {
       assert.deepEqual(tcxAtStarts(node), [false, false], `${node}'s new agent saw no tcx either`);
       const now = attachmentsOf(node);
-      assert.deepEqual(now.map((a) => a.kind), ['clsact', 'clsact'], `${node}'s programs are still on clsact`);
-      assert.ok(now.every((a, i) => a.progId !== before[node]![i]), `${node} runs the new agent's programs: ${JSON.stringify(before[node])} -> ${JSON.stringify(now.map((a) => a.progId))}`);
+      assert.deepEqual(
+        now.map((a) => a.kind),
+        ['clsact', 'clsact'],
+        `${node}'s programs are still on clsact`,
+      );
+      assert.ok(
+        now.every((a, i) => a.progId !== before[node]![i]),
+        `${node} runs the new agent's programs: ${JSON.stringify(before[node])} -> ${JSON.stringify(now.map((a) => a.progId))}`,
+      );
     }
   });
 });

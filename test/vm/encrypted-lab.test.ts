@@ -32,7 +32,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Pings answered out of `count` (0.2 s apart, 1 s deadline each). */
 const pings = async (pod: string, address: string, count: number) => (await pingFor(pod, address, count, 0.2)).received;
 
-
 /** Packets the gateway's Strait SAs have carried. */
 const saPackets = (node: string) => saPacketCounts(run(['ip', '-n', nodeNetns(node), '-s', 'xfrm', 'state']));
 
@@ -54,12 +53,19 @@ async function nextReconcile(cluster: string, node: string, since: number): Prom
   for (const deadline = Date.now() + 60_000; seen < 2; await sleep(50)) {
     assert.ok(Date.now() < deadline, `${node}'s agent ran no reconcile in 60 s`);
     const time = heartbeatTime(cluster, node);
-    if (time > last) { seen++; last = time; }
+    if (time > last) {
+      seen++;
+      last = time;
+    }
   }
 }
 
 /** A digest of each Strait ESP state's key on a gateway (never the key itself: it must not reach a log). */
-const stateKeys = (node: string) => run(['ip', '-n', nodeNetns(node), 'xfrm', 'state']).match(/0x[0-9a-f]{40}/g)?.map((k) => createHash('sha256').update(k).digest('hex').slice(0, 12)).sort() ?? [];
+const stateKeys = (node: string) =>
+  run(['ip', '-n', nodeNetns(node), 'xfrm', 'state'])
+    .match(/0x[0-9a-f]{40}/g)
+    ?.map((k) => createHash('sha256').update(k).digest('hex').slice(0, 12))
+    .sort() ?? [];
 
 describe('encrypted lab (IPsec between gateways)', function () {
   requireRoot(this);
@@ -79,8 +85,10 @@ describe('encrypted lab (IPsec between gateways)', function () {
 
   it('refuses the topology up front on a kernel without ESP, building nothing @no-esp', async function (this: Mocha.Context) {
     await requireKernel(this, { lacks: ['esp'] });
-    await assert.rejects(labUp(topologyPath, { runDir, dataplane: 'auto', say }), (err: unknown) =>
-      err instanceof StateError && /encrypted peerings and this kernel cannot run them: it lacks .*esp/.test(err.message));
+    await assert.rejects(
+      labUp(topologyPath, { runDir, dataplane: 'auto', say }),
+      (err: unknown) => err instanceof StateError && /encrypted peerings and this kernel cannot run them: it lacks .*esp/.test(err.message),
+    );
     assert.deepEqual(labNamespaces(), [], 'nothing was built');
   });
 
@@ -97,25 +105,47 @@ describe('encrypted lab (IPsec between gateways)', function () {
     for (const cluster of ['cluster-a', 'cluster-b']) {
       const counts = saPackets(gatewayOf(runDir, cluster));
       assert.equal(counts.length, 2, `${cluster}'s gateway has one SA each way`);
-      assert.ok(counts.every((n) => n > 0), `${cluster}'s SAs carried traffic both ways: ${counts.join(', ')}`);
+      assert.ok(
+        counts.every((n) => n > 0),
+        `${cluster}'s SAs carried traffic both ways: ${counts.join(', ')}`,
+      );
     }
 
     // No secret, and no key derived from it, in any log of any process of the lab.
     const secret = readFileSync(join(secretsDir(runDir, 'cluster-a'), 'cluster-b'), 'utf8');
     const keys = derivePeeringKeys(peeringSecret('secret', secret), 'cluster-a', 'cluster-b');
-    const forbidden = [secret, Buffer.from(secret, 'base64').toString('hex'), keys.forward.key.reveal().toString('hex'), keys.reverse.key.reveal().toString('hex')];
-    const logs = readdirSync(join(runDir, 'logs')).map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n').toLowerCase();
+    const forbidden = [
+      secret,
+      Buffer.from(secret, 'base64').toString('hex'),
+      keys.forward.key.reveal().toString('hex'),
+      keys.reverse.key.reveal().toString('hex'),
+    ];
+    const logs = readdirSync(join(runDir, 'logs'))
+      .map((f) => readFileSync(join(runDir, 'logs', f), 'utf8'))
+      .join('\n')
+      .toLowerCase();
     for (const text of forbidden) assert.ok(!logs.includes(text.toLowerCase()), 'a secret or key reached a log');
     // Nor any process's argv (every user of the machine can read it), nor a document of the run directory
     // besides the secrets' own files (node specs, exchanged NetworkConfigs, heartbeats, statuses).
-    const argv = knownProcesses(runDir).map((name) => processPid(runDir, name)).map((pid) => (pid !== undefined && existsSync(`/proc/${pid}`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '')).join('\n');
+    const argv = knownProcesses(runDir)
+      .map((name) => processPid(runDir, name))
+      .map((pid) => (pid !== undefined && existsSync(`/proc/${pid}`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : ''))
+      .join('\n');
     const documents = (readdirSync(runDir, { recursive: true, withFileTypes: true }) as Dirent[])
-      .filter((e) => e.isFile() && !e.parentPath.startsWith(join(runDir, 'logs')) && !savedTopology(runDir).clusters.some((c) => e.parentPath.startsWith(secretsDir(runDir, c.id))))
+      .filter(
+        (e) =>
+          e.isFile() &&
+          !e.parentPath.startsWith(join(runDir, 'logs')) &&
+          !savedTopology(runDir).clusters.some((c) => e.parentPath.startsWith(secretsDir(runDir, c.id))),
+      )
       .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'));
     assert.ok(documents.length > 10, `the run directory's documents were read (${documents.length})`);
     for (const text of forbidden) {
       assert.ok(!argv.toLowerCase().includes(text.toLowerCase()), 'a secret or key reached a process argv');
-      assert.ok(!documents.some((d) => d.toLowerCase().includes(text.toLowerCase())), 'a secret or key reached a document of the run directory');
+      assert.ok(
+        !documents.some((d) => d.toLowerCase().includes(text.toLowerCase())),
+        'a secret or key reached a document of the run directory',
+      );
     }
   });
 
@@ -138,7 +168,10 @@ describe('encrypted lab (IPsec between gateways)', function () {
     await nextReconcile('cluster-b', bGateway, changed);
     const keysChanged = stateKeys(bGateway);
     assert.equal(keysChanged.length, 2);
-    assert.ok(keysChanged.every((k) => !keysBefore.includes(k)), "B's ESP states carry keys from the new secret after one reconcile");
+    assert.ok(
+      keysChanged.every((k) => !keysBefore.includes(k)),
+      "B's ESP states carry keys from the new secret after one reconcile",
+    );
     assert.equal(await pings('a-w1-p', toB, 5), 0, 'no packet crosses A-B with mismatched keys');
     assert.equal(await pings('b-w1-p', toC, 3), 3, 'B-C is unaffected');
 

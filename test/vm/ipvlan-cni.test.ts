@@ -15,5 +15,6 @@ describe('strait-ipam chained under the real ipvlan plugin @vm-kernel', function
   });
   afterEach(async () => f.close());
 
-  it('ipvlan: ADD gives the pod an address of the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds', () => addCheckDel(f, 'ipvlan'));
+  it('ipvlan: ADD gives the pod an address of the CNI default pool with its gateway and routes, CHECK passes, DEL releases it, DEL again succeeds', () =>
+    addCheckDel(f, 'ipvlan'));
 });

@@ -18,14 +18,22 @@ function spec(body: unknown): { resource?: Record<string, unknown>; nonResource?
   const resource = isRecord(given.resourceAttributes) ? given.resourceAttributes : undefined;
   const nonResource = isRecord(given.nonResourceAttributes) ? given.nonResourceAttributes : undefined;
   const refuse = (field: string, value: unknown, why: string): ApiError =>
-    invalid('SelfSubjectAccessReview', 'authorization.k8s.io', '', [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(JSON.stringify(value ?? null))}: ${why}`, field }]);
-  if (resource && nonResource) throw refuse('spec.nonResourceAttributes', nonResource, 'cannot be specified in combination with resourceAttributes');
-  if (!resource && !nonResource) throw refuse('spec.resourceAttributes', nonResource, 'exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    invalid('SelfSubjectAccessReview', 'authorization.k8s.io', '', [
+      { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(JSON.stringify(value ?? null))}: ${why}`, field },
+    ]);
+  if (resource && nonResource)
+    throw refuse('spec.nonResourceAttributes', nonResource, 'cannot be specified in combination with resourceAttributes');
+  if (!resource && !nonResource)
+    throw refuse('spec.resourceAttributes', nonResource, 'exactly one of nonResourceAttributes or resourceAttributes must be specified');
   return { resource, nonResource };
 }
 
 /** The review `body` answered for `user` by `authorize`. */
-export function selfSubjectAccessReview(body: unknown, user: UserInfo, authorize: (user: UserInfo, request: RequestInfo) => Decision): Record<string, unknown> {
+export function selfSubjectAccessReview(
+  body: unknown,
+  user: UserInfo,
+  authorize: (user: UserInfo, request: RequestInfo) => Decision,
+): Record<string, unknown> {
   const { resource, nonResource } = spec(body);
   const request: RequestInfo = resource
     ? {

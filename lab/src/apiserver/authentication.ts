@@ -94,7 +94,8 @@ export function parseTokenAuthFile(text: string, path: string, warn: (message: s
   };
   csvRecords(text, fail).forEach((record, index) => {
     const number = index + 1;
-    if (record.length < 3) throw new InputError('--token-auth-file', path, `must have at least 3 columns (token, user name, user uid), found ${record.length}`);
+    if (record.length < 3)
+      throw new InputError('--token-auth-file', path, `must have at least 3 columns (token, user name, user uid), found ${record.length}`);
     const [token, name, uid, groups] = record as [string, string, string, string | undefined];
     if (token === '') return warn(`empty token in record ${number}: skipped`);
     if (byToken.has(token)) warn(`duplicate token in record ${number}: it replaces the earlier one`);

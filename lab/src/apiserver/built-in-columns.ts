@@ -41,8 +41,24 @@ const status = (o: KubeObject) => record(o.status);
 
 /** Containers, Images and Selector: the `-o wide` columns of a workload. */
 const workloadWide: Column[] = [
-  computedColumn('Containers', (o) => containers(o).map((c) => text(c.name)).join(','), 'string', 1),
-  computedColumn('Images', (o) => containers(o).map((c) => text(c.image)).join(','), 'string', 1),
+  computedColumn(
+    'Containers',
+    (o) =>
+      containers(o)
+        .map((c) => text(c.name))
+        .join(','),
+    'string',
+    1,
+  ),
+  computedColumn(
+    'Images',
+    (o) =>
+      containers(o)
+        .map((c) => text(c.image))
+        .join(','),
+    'string',
+    1,
+  ),
   computedColumn('Selector', (o) => formatLabelSelector(spec(o).selector), 'string', 1),
 ];
 
@@ -80,7 +96,10 @@ function serviceExternalIp(o: KubeObject): string {
     case 'NodePort':
       return external.length > 0 ? external.join(',') : '<none>';
     case 'LoadBalancer': {
-      const ingress = list(record(status(o).loadBalancer).ingress).map(record).map((i) => text(i.ip) || text(i.hostname)).filter((a) => a !== '');
+      const ingress = list(record(status(o).loadBalancer).ingress)
+        .map(record)
+        .map((i) => text(i.ip) || text(i.hostname))
+        .filter((a) => a !== '');
       const all = [...new Set(ingress)].sort().concat(external);
       return all.length > 0 ? all.join(',') : '<pending>';
     }
@@ -92,10 +111,14 @@ function serviceExternalIp(o: KubeObject): string {
 }
 
 function servicePorts(o: KubeObject): string {
-  const ports = list(spec(o).ports).map(record).map((p) => {
-    const protocol = text(p.protocol) || 'TCP';
-    return typeof p.nodePort === 'number' && p.nodePort > 0 ? `${String(p.port)}:${p.nodePort}/${protocol}` : `${String(p.port)}/${protocol}`;
-  });
+  const ports = list(spec(o).ports)
+    .map(record)
+    .map((p) => {
+      const protocol = text(p.protocol) || 'TCP';
+      return typeof p.nodePort === 'number' && p.nodePort > 0
+        ? `${String(p.port)}:${p.nodePort}/${protocol}`
+        : `${String(p.port)}/${protocol}`;
+    });
   return ports.length > 0 ? ports.join(',') : '<none>';
 }
 
@@ -112,11 +135,18 @@ export const serviceColumns: Column[] = [
 export const serviceAccountColumns: Column[] = [nameColumn, computedColumn('Secrets', (o) => list(o.secrets).length), ageColumn];
 
 /** Roles and ClusterRoles have no printer: the default table, Name and Created At. */
-export const createdAtColumns: Column[] = [nameColumn, pathColumn({ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' })];
+export const createdAtColumns: Column[] = [
+  nameColumn,
+  pathColumn({ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' }),
+];
 
 /** rbac.SubjectsStrings: one kind of subject, joined as kubectl shows it (service accounts as namespace/name). */
 const subjects = (kind: string) => (o: KubeObject) =>
-  list(o.subjects).map(record).filter((s) => s.kind === kind).map((s) => (kind === 'ServiceAccount' ? `${text(s.namespace)}/${text(s.name)}` : text(s.name))).join(', ');
+  list(o.subjects)
+    .map(record)
+    .filter((s) => s.kind === kind)
+    .map((s) => (kind === 'ServiceAccount' ? `${text(s.namespace)}/${text(s.name)}` : text(s.name)))
+    .join(', ');
 
 export const bindingColumns: Column[] = [
   nameColumn,
@@ -138,7 +168,9 @@ export const priorityClassColumns: Column[] = [
 export const validatingAdmissionPolicyColumns: Column[] = [
   nameColumn,
   computedColumn('Validations', (o) => list(spec(o).validations).length, 'integer'),
-  computedColumn('ParamKind', (o) => (isRecord(spec(o).paramKind) ? `${text(record(spec(o).paramKind).apiVersion)}/${text(record(spec(o).paramKind).kind)}` : '<unset>')),
+  computedColumn('ParamKind', (o) =>
+    isRecord(spec(o).paramKind) ? `${text(record(spec(o).paramKind).apiVersion)}/${text(record(spec(o).paramKind).kind)}` : '<unset>',
+  ),
   ageColumn,
 ];
 

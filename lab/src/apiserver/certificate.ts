@@ -24,15 +24,36 @@ export function selfSignedCertificate(commonName: string, ips: string[], dnsName
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
     const altNames = [...ips.map((ip) => `IP:${ip}`), ...dnsNames.map((dns) => `DNS:${dns}`)].join(',');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-sha256', '-days', '365',
-      '-subj', `/CN=${commonName}`,
-      '-addext', `subjectAltName=${altNames}`,
-      '-addext', 'basicConstraints=critical,CA:TRUE',
-      '-addext', 'keyUsage=critical,digitalSignature,keyCertSign',
-      '-addext', 'extendedKeyUsage=serverAuth',
-      '-keyout', key, '-out', cert,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-sha256',
+        '-days',
+        '365',
+        '-subj',
+        `/CN=${commonName}`,
+        '-addext',
+        `subjectAltName=${altNames}`,
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,digitalSignature,keyCertSign',
+        '-addext',
+        'extendedKeyUsage=serverAuth',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -76,7 +76,9 @@ export function apiResourceList(types: ResourceType[], group: string, version: s
         ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
         ...(t.categories.length > 0 ? { categories: t.categories } : {}),
       },
-      ...(t.statusSubresource ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: statusVerbs }] : []),
+      ...(t.statusSubresource
+        ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: statusVerbs }]
+        : []),
     ]),
   };
 }

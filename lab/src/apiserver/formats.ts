@@ -27,14 +27,17 @@ function isCidr(text: string): boolean {
 }
 
 /** 6, 8 or 20 octets separated by `:` or `-`, or in dotted groups of four hex digits. */
-const macPattern = /^([0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){7}|[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){2}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){3}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){9})$/;
+const macPattern =
+  /^([0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){7}|[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){2}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){3}|[0-9a-fA-F]{4}(\.[0-9a-fA-F]{4}){9})$/;
 
 /**
  * The formats checked, as ajv format definitions (ajv-formats' where Kubernetes' agree); a schema's other
  * formats are dropped before compiling. Validators compiled at build time require them from here.
  */
 export const kubernetesFormats: Record<string, Format> = {
-  ...Object.fromEntries((['ipv4', 'ipv6', 'date-time', 'date', 'hostname', 'uuid', 'byte', 'email', 'uri'] as const).map((name) => [name, fullFormats[name]])),
+  ...Object.fromEntries(
+    (['ipv4', 'ipv6', 'date-time', 'date', 'hostname', 'uuid', 'byte', 'email', 'uri'] as const).map((name) => [name, fullFormats[name]]),
+  ),
   cidr: { type: 'string', validate: isCidr },
   mac: { type: 'string', validate: (text: string) => macPattern.test(text) },
 };

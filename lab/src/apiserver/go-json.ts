@@ -25,7 +25,16 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x4
 function quoteChar(c: number): string {
   if (c === 0x27) return "'\\''";
   if (c === 0x22) return "'\"'";
-  const escapes: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v', 0x5c: '\\\\' };
+  const escapes: Record<number, string> = {
+    0x07: '\\a',
+    0x08: '\\b',
+    0x0c: '\\f',
+    0x0a: '\\n',
+    0x0d: '\\r',
+    0x09: '\\t',
+    0x0b: '\\v',
+    0x5c: '\\\\',
+  };
   if (escapes[c] !== undefined) return `'${escapes[c]}'`;
   // strconv.Quote of string(rune(c)): controls as \x.., other unprintable code points as \u...., the rest as they are.
   const hex = c.toString(16).padStart(2, '0');
@@ -49,21 +58,31 @@ export function goJsonSyntaxError(body: Buffer, maxDepth = goMaxNestingDepth): s
     stack.push(p);
     return stack.length > maxDepth ? error(c, 'exceeded max depth') : next;
   };
-  const literal = (word: string, i: number, name: string): Step => (c) => {
-    if (c !== word.charCodeAt(i)) return error(c, `in literal ${name} (expecting ${quoteChar(word.charCodeAt(i))})`);
-    return i + 1 === word.length ? endValue : literal(word, i + 1, name);
-  };
+  const literal =
+    (word: string, i: number, name: string): Step =>
+    (c) => {
+      if (c !== word.charCodeAt(i)) return error(c, `in literal ${name} (expecting ${quoteChar(word.charCodeAt(i))})`);
+      return i + 1 === word.length ? endValue : literal(word, i + 1, name);
+    };
   const beginValue: Step = (c) => {
     if (isSpace(c)) return beginValue;
     switch (c) {
-      case 0x7b: return push(c, Parse.ObjectKey, beginStringOrEmpty); // {
-      case 0x5b: return push(c, Parse.ArrayValue, beginValueOrEmpty); // [
-      case 0x22: return inString; // "
-      case 0x2d: return neg; // -
-      case 0x30: return zero; // 0
-      case 0x74: return literal('true', 1, 'true');
-      case 0x66: return literal('false', 1, 'false');
-      case 0x6e: return literal('null', 1, 'null');
+      case 0x7b:
+        return push(c, Parse.ObjectKey, beginStringOrEmpty); // {
+      case 0x5b:
+        return push(c, Parse.ArrayValue, beginValueOrEmpty); // [
+      case 0x22:
+        return inString; // "
+      case 0x2d:
+        return neg; // -
+      case 0x30:
+        return zero; // 0
+      case 0x74:
+        return literal('true', 1, 'true');
+      case 0x66:
+        return literal('false', 1, 'false');
+      case 0x6e:
+        return literal('null', 1, 'null');
     }
     return c >= 0x31 && c <= 0x39 ? one : error(c, 'looking for beginning of value');
   };
@@ -122,10 +141,12 @@ export function goJsonSyntaxError(body: Buffer, maxDepth = goMaxNestingDepth): s
     if ([0x62, 0x66, 0x6e, 0x72, 0x74, 0x5c, 0x2f, 0x22].includes(c)) return inString;
     return c === 0x75 ? hexEscape(4) : error(c, 'in string escape code');
   };
-  const hexEscape = (left: number): Step => (c) => {
-    if (!isHex(c)) return error(c, 'in \\u hexadecimal character escape');
-    return left === 1 ? inString : hexEscape(left - 1);
-  };
+  const hexEscape =
+    (left: number): Step =>
+    (c) => {
+      if (!isHex(c)) return error(c, 'in \\u hexadecimal character escape');
+      return left === 1 ? inString : hexEscape(left - 1);
+    };
   const neg: Step = (c) => (c === 0x30 ? zero : c >= 0x31 && c <= 0x39 ? one : error(c, 'in numeric literal'));
   const one: Step = (c) => (isDigit(c) ? one : zero(c));
   const zero: Step = (c) => (c === 0x2e ? dot : c === 0x65 || c === 0x45 ? exponent : endValue(c));

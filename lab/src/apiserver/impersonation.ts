@@ -15,7 +15,8 @@ import { type ApiError, badRequest, forbidden } from './status';
 const serviceAccountUser = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
 /** Go's %v of a v1.ObjectReference: its seven fields, in order, between braces. */
-const reference = (kind: string, name: string, apiVersion = '', fieldPath = '') => `{${[kind, '', name, '', apiVersion, '', fieldPath].join(' ')}}`;
+const reference = (kind: string, name: string, apiVersion = '', fieldPath = '') =>
+  `{${[kind, '', name, '', apiVersion, '', fieldPath].join(' ')}}`;
 
 /**
  * Groups, extras or a uid without a user: a 400 naming what was asked, in the order asked
@@ -25,14 +26,20 @@ function withoutUser(groups: string[], extras: [string, string[] | undefined][],
   const authentication = 'authentication.k8s.io/v1';
   const requested = [
     ...groups.map((g) => reference('Group', g)),
-    ...extras.flatMap(([header, values]) => (values ?? []).map((v) => reference('UserExtra', v, authentication, header.slice('impersonate-extra-'.length)))),
+    ...extras.flatMap(([header, values]) =>
+      (values ?? []).map((v) => reference('UserExtra', v, authentication, header.slice('impersonate-extra-'.length))),
+    ),
     ...(uid === '' ? [] : [reference('UID', uid, authentication)]),
   ];
   return badRequest(`requested [${requested.join(' ')}] without impersonating a user`);
 }
 
 /** What `requestor` acts as for this request (`requestor` itself without impersonation headers), or the 403 that refuses it. */
-export function impersonated(requestor: UserInfo, headers: NodeJS.Dict<string[]>, authorize: (user: UserInfo, request: RequestInfo) => Decision): UserInfo {
+export function impersonated(
+  requestor: UserInfo,
+  headers: NodeJS.Dict<string[]>,
+  authorize: (user: UserInfo, request: RequestInfo) => Decision,
+): UserInfo {
   const name = headers['impersonate-user']?.[0] ?? '';
   const groups = headers['impersonate-group'] ?? [];
   const uid = headers['impersonate-uid']?.[0] ?? '';
@@ -61,9 +68,12 @@ export function impersonated(requestor: UserInfo, headers: NodeJS.Dict<string[]>
   else check('users', name);
   for (const group of groups) check('groups', group);
   if (uid !== '') check('uids', uid, { group: 'authentication.k8s.io' });
-  for (const [header, values] of extras) for (const value of values ?? []) check('userextras', value, { group: 'authentication.k8s.io', subresource: header.slice('impersonate-extra-'.length) });
+  for (const [header, values] of extras)
+    for (const value of values ?? [])
+      check('userextras', value, { group: 'authentication.k8s.io', subresource: header.slice('impersonate-extra-'.length) });
 
-  const acting = serviceAccount && groups.length === 0 ? ['system:serviceaccounts', `system:serviceaccounts:${serviceAccount[1]}`] : [...groups];
+  const acting =
+    serviceAccount && groups.length === 0 ? ['system:serviceaccounts', `system:serviceaccounts:${serviceAccount[1]}`] : [...groups];
   if (!acting.includes(authenticatedGroup) && !acting.includes('system:unauthenticated')) acting.push(authenticatedGroup);
   return { name, uid, groups: acting };
 }

@@ -22,7 +22,8 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Where an object lives in the store: `namespace/name` (`/name` when cluster-scoped); sorts as kubectl lists. */
 export const objectKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;

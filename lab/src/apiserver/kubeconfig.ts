@@ -21,7 +21,10 @@ export function kubeconfigText(clusters: KubeconfigCluster[], currentContext = c
     apiVersion: 'v1',
     kind: 'Config',
     preferences: {},
-    clusters: clusters.map((c) => ({ name: c.name, cluster: { server: c.server, 'certificate-authority-data': Buffer.from(c.ca).toString('base64') } })),
+    clusters: clusters.map((c) => ({
+      name: c.name,
+      cluster: { server: c.server, 'certificate-authority-data': Buffer.from(c.ca).toString('base64') },
+    })),
     users: clusters.map((c) => ({ name: c.name, user: { token: c.token } })),
     contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: c.name } })),
     'current-context': currentContext ?? '',

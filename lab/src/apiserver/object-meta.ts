@@ -8,7 +8,11 @@
 import { jsonKind } from './go-json';
 import { isRecord } from './kube-object';
 
-type GoType = { go: 'string' | 'int64' | 'bool' | 'time' } | { map: GoType } | { slice: GoType; name: string } | { struct: string; fields: Record<string, GoType> };
+type GoType =
+  | { go: 'string' | 'int64' | 'bool' | 'time' }
+  | { map: GoType }
+  | { slice: GoType; name: string }
+  | { struct: string; fields: Record<string, GoType> };
 
 const string: GoType = { go: 'string' };
 const int64: GoType = { go: 'int64' };
@@ -43,12 +47,21 @@ const objectMeta = {
 } satisfies GoType;
 
 const goTypeName = (type: GoType): string =>
-  'go' in type ? (type.go === 'time' ? 'v1.Time' : type.go) : 'map' in type ? `map[string]${goTypeName(type.map)}` : 'slice' in type ? type.name : `v1.${type.struct}`;
+  'go' in type
+    ? type.go === 'time'
+      ? 'v1.Time'
+      : type.go
+    : 'map' in type
+      ? `map[string]${goTypeName(type.map)}`
+      : 'slice' in type
+        ? type.name
+        : `v1.${type.struct}`;
 
 /** The decoder's error for `value` as `type` at `path` (fields of `struct`), or undefined. */
 function check(value: unknown, type: GoType, struct: string, path: string): string | undefined {
   if (value === null || value === undefined) return undefined;
-  const mismatch = (what = jsonKind(value)) => `json: cannot unmarshal ${what} into Go struct field ${struct}.${path} of type ${goTypeName(type)}`;
+  const mismatch = (what = jsonKind(value)) =>
+    `json: cannot unmarshal ${what} into Go struct field ${struct}.${path} of type ${goTypeName(type)}`;
   if ('go' in type) {
     switch (type.go) {
       case 'string':
@@ -94,7 +107,8 @@ function check(value: unknown, type: GoType, struct: string, path: string): stri
 export function typeMetaError(object: Record<string, unknown>): string | undefined {
   for (const field of ['apiVersion', 'kind']) {
     const value = object[field];
-    if (value !== undefined && value !== null && typeof value !== 'string') return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(value)} into Go struct field .${field} of type string`;
+    if (value !== undefined && value !== null && typeof value !== 'string')
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(value)} into Go struct field .${field} of type string`;
   }
   return undefined;
 }

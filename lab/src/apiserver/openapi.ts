@@ -40,7 +40,12 @@ export function openApiDocument(types: ResourceType[], groupVersionPath: string)
       'x-kubernetes-action': 'patch',
       'x-kubernetes-group-version-kind': gvk,
       parameters: [query('dryRun'), query('fieldManager'), query('fieldValidation')],
-      requestBody: { content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json-patch+json': { schema: { type: 'object' } } } },
+      requestBody: {
+        content: {
+          'application/merge-patch+json': { schema: { type: 'object' } },
+          'application/json-patch+json': { schema: { type: 'object' } },
+        },
+      },
       responses: { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } },
     };
     // A review is only created: nothing to patch.

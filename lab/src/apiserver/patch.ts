@@ -14,7 +14,8 @@ import { ApiError, badRequest } from './status';
 export type PatchType = 'merge' | 'json' | 'strategic';
 
 /** Sets a key as JSON has it, own, whatever its name: `__proto__` is a key like any other, not the prototype. */
-const setOwn = (object: Record<string, unknown>, key: string, value: unknown) => Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+const setOwn = (object: Record<string, unknown>, key: string, value: unknown) =>
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isRecord(patch)) return patch;
@@ -27,7 +28,8 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /** Keys of a strategic merge patch that only a schema-aware merge can honour. */
-const directive = (key: string) => key === '$patch' || key === '$retainKeys' || key.startsWith('$setElementOrder/') || key.startsWith('$deleteFromPrimitiveList/');
+const directive = (key: string) =>
+  key === '$patch' || key === '$retainKeys' || key.startsWith('$setElementOrder/') || key.startsWith('$deleteFromPrimitiveList/');
 
 /** The first strategic-merge directive in `patch` and where it is (`spec.template.spec`), or undefined. */
 export function strategicDirective(patch: unknown, at = ''): { key: string; field: string } | undefined {
@@ -55,8 +57,12 @@ interface Operation {
 
 function pointer(path: string): string[] {
   if (path === '') return [];
-  if (!path.startsWith('/')) throw badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer ${JSON.stringify(path)}`);
-  return path.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (!path.startsWith('/'))
+    throw badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer ${JSON.stringify(path)}`);
+  return path
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 const unprocessable = (message: string) => new ApiError(422, 'Invalid', message);
@@ -66,16 +72,19 @@ function locate(doc: unknown, parts: string[]): [Record<string, unknown> | unkno
   let at = doc;
   for (const part of parts.slice(0, -1)) {
     at = Array.isArray(at) ? at[Number(part)] : isRecord(at) && Object.hasOwn(at, part) ? at[part] : undefined;
-    if (at === undefined) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
+    if (at === undefined)
+      throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
   }
-  if (!Array.isArray(at) && !isRecord(at)) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
+  if (!Array.isArray(at) && !isRecord(at))
+    throw unprocessable(`the server rejected our request due to an error in our request: doc is missing path: /${parts.join('/')}`);
   return [at, parts[parts.length - 1]!];
 }
 
 function read(doc: unknown, path: string): unknown {
   const [container, last] = locate(doc, pointer(path));
   const value = Array.isArray(container) ? container[Number(last)] : Object.hasOwn(container, last) ? container[last] : undefined;
-  if (value === undefined) throw unprocessable(`the server rejected our request due to an error in our request: doc is missing key: ${path}`);
+  if (value === undefined)
+    throw unprocessable(`the server rejected our request due to an error in our request: doc is missing key: ${path}`);
   return value;
 }
 
@@ -93,7 +102,8 @@ function add(doc: unknown, path: string, value: unknown, replace: boolean): unkn
   const [container, last] = locate(doc, parts);
   if (Array.isArray(container)) {
     const index = last === '-' ? container.length : Number(last);
-    if (!Number.isInteger(index) || index < 0 || index > container.length) throw unprocessable(`the server rejected our request due to an error in our request: index out of bounds: ${path}`);
+    if (!Number.isInteger(index) || index < 0 || index > container.length)
+      throw unprocessable(`the server rejected our request due to an error in our request: index out of bounds: ${path}`);
     container.splice(index, replace ? 1 : 0, value);
   } else {
     setOwn(container, last, value);
@@ -106,15 +116,20 @@ function operation(value: unknown): Operation {
   if (value === null) throw unprocessable('the server rejected our request due to an error in our request: Unexpected kind: unknown');
   if (!isRecord(value)) throw badRequest(`json: cannot unmarshal ${jsonKind(value)} into Go value of type jsonpatch.Operation`);
   for (const field of ['op', 'path', 'from'] as const) {
-    if (value[field] !== undefined && typeof value[field] !== 'string') throw unprocessable(`the server rejected our request due to an error in our request: ${field} of an operation is not a string`);
+    if (value[field] !== undefined && typeof value[field] !== 'string')
+      throw unprocessable(`the server rejected our request due to an error in our request: ${field} of an operation is not a string`);
   }
-  if (value.path === undefined) throw unprocessable(`the server rejected our request due to an error in our request: ${String(value.op ?? 'an')} operation missing path`);
+  if (value.path === undefined)
+    throw unprocessable(
+      `the server rejected our request due to an error in our request: ${String(value.op ?? 'an')} operation missing path`,
+    );
   return value as unknown as Operation;
 }
 
 /** `doc` (a copy the caller owns) after the RFC 6902 operations of `patch`. */
 export function jsonPatch(doc: unknown, patch: unknown): unknown {
-  if (!Array.isArray(patch)) throw badRequest('the server rejected our request due to an error in our request: a JSON patch is a list of operations');
+  if (!Array.isArray(patch))
+    throw badRequest('the server rejected our request due to an error in our request: a JSON patch is a list of operations');
   for (const op of patch.map(operation)) {
     switch (op.op) {
       case 'add':
@@ -122,7 +137,10 @@ export function jsonPatch(doc: unknown, patch: unknown): unknown {
         break;
       case 'replace':
         read(doc, op.path);
-        doc = pointer(op.path).length === 0 ? structuredClone(op.value) : add(doc, op.path, structuredClone(op.value), Array.isArray(locate(doc, pointer(op.path))[0]));
+        doc =
+          pointer(op.path).length === 0
+            ? structuredClone(op.value)
+            : add(doc, op.path, structuredClone(op.value), Array.isArray(locate(doc, pointer(op.path))[0]));
         break;
       case 'remove':
         remove(doc, op.path);

@@ -41,9 +41,20 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
   if (token === '') throw new InputError('--token-file', options.tokenFile, 'the file is empty');
   const logger = createLogger('apiserver');
   const path = options.tokenAuthFile;
-  const users = path === undefined ? [] : parseTokenAuthFile(readFileSync(path, 'utf8'), path, (message) => logger.warn({ tokenAuthFile: path }, message));
+  const users =
+    path === undefined
+      ? []
+      : parseTokenAuthFile(readFileSync(path, 'utf8'), path, (message) => logger.warn({ tokenAuthFile: path }, message));
   if (users.some((u) => u.token === token)) throw new InputError('--token-auth-file', path, 'a user has the token of --token-file');
-  const server = await startApiServer({ token, users, crds: readCrdDirectory(options.crds), host, port, watchCacheSize: options.watchCacheSize, logger });
+  const server = await startApiServer({
+    token,
+    users,
+    crds: readCrdDirectory(options.crds),
+    host,
+    port,
+    watchCacheSize: options.watchCacheSize,
+    logger,
+  });
   writeKubeconfig(options.kubeconfig, [{ name: options.cluster, server: server.url, ca: server.ca, token }]);
   logger.info({ url: server.url, kubeconfig: options.kubeconfig }, 'serving');
   say(JSON.stringify({ url: server.url, port: server.port, kubeconfig: options.kubeconfig }));

@@ -18,7 +18,12 @@ const meta = (name: string) => ({
   annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
 });
 
-const clusterRole = (name: string, rules: Record<string, string[]>[]): KubeObject => ({ apiVersion: `${rbacGroup}/v1`, kind: 'ClusterRole', metadata: meta(name), rules });
+const clusterRole = (name: string, rules: Record<string, string[]>[]): KubeObject => ({
+  apiVersion: `${rbacGroup}/v1`,
+  kind: 'ClusterRole',
+  metadata: meta(name),
+  rules,
+});
 
 const binding = (name: string, groups: string[]): KubeObject => ({
   apiVersion: `${rbacGroup}/v1`,
@@ -40,7 +45,9 @@ export function storeRbacDefaults(store: Store): void {
       { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
       { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
     ]),
-    clusterRole('system:discovery', [{ nonResourceURLs: [...publicInfo, '/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*'], verbs: ['get'] }]),
+    clusterRole('system:discovery', [
+      { nonResourceURLs: [...publicInfo, '/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*'], verbs: ['get'] },
+    ]),
     clusterRole('system:public-info-viewer', [{ nonResourceURLs: publicInfo, verbs: ['get'] }]),
   ];
   const bindings = [

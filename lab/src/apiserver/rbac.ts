@@ -54,7 +54,9 @@ function policyRules(role: KubeObject): PolicyRule[] {
 function ruleAllows(request: RequestInfo, rule: PolicyRule): boolean {
   if (!rule.verbs.some((v) => v === '*' || v === request.verb)) return false;
   if (!request.resourceRequest) {
-    return rule.nonResourceURLs.some((url) => url === '*' || url === request.path || (url.endsWith('*') && request.path.startsWith(url.replace(/\*+$/, ''))));
+    return rule.nonResourceURLs.some(
+      (url) => url === '*' || url === request.path || (url.endsWith('*') && request.path.startsWith(url.replace(/\*+$/, ''))),
+    );
   }
   const combined = request.subresource ? `${request.resource}/${request.subresource}` : request.resource;
   return (
@@ -81,7 +83,8 @@ function appliesTo(user: UserInfo, subject: Subject, bindingNamespace: string): 
 
 /** How the real server names a subject in its reasons: `ServiceAccount "agent/strait-system"`. */
 function describeSubject(subject: Subject, bindingNamespace: string): string {
-  if (subject.kind === 'ServiceAccount') return `${subject.kind} ${JSON.stringify(`${subject.name}/${subject.namespace || bindingNamespace}`)}`;
+  if (subject.kind === 'ServiceAccount')
+    return `${subject.kind} ${JSON.stringify(`${subject.name}/${subject.namespace || bindingNamespace}`)}`;
   return `${subject.kind} ${JSON.stringify(subject.name)}`;
 }
 
@@ -117,10 +120,14 @@ export class RbacAuthorizer {
         continue;
       }
       if (policyRules(role).some((rule) => ruleAllows(request, rule))) {
-        const source = namespace === ''
-          ? `ClusterRoleBinding ${JSON.stringify(binding.metadata.name)}`
-          : `RoleBinding ${JSON.stringify(`${binding.metadata.name}/${namespace}`)}`;
-        return { allowed: true, reason: `RBAC: allowed by ${source} of ${text(roleRef.kind)} ${JSON.stringify(text(roleRef.name))} to ${describeSubject(subject, namespace)}` };
+        const source =
+          namespace === ''
+            ? `ClusterRoleBinding ${JSON.stringify(binding.metadata.name)}`
+            : `RoleBinding ${JSON.stringify(`${binding.metadata.name}/${namespace}`)}`;
+        return {
+          allowed: true,
+          reason: `RBAC: allowed by ${source} of ${text(roleRef.kind)} ${JSON.stringify(text(roleRef.name))} to ${describeSubject(subject, namespace)}`,
+        };
       }
     }
     const unique = [...new Set(errors)];
@@ -129,9 +136,13 @@ export class RbacAuthorizer {
 
   /** The role a binding refers to, or why it cannot be had (a ClusterRoleBinding's Role is looked up in no namespace, so never found). */
   private role(kind: string, name: string, bindingNamespace: string): KubeObject | string {
-    if (kind === 'ClusterRole') return this.store.get(resources.clusterRoles, undefined, name) ?? `clusterrole.${rbacGroup} ${JSON.stringify(name)} not found`;
+    if (kind === 'ClusterRole')
+      return this.store.get(resources.clusterRoles, undefined, name) ?? `clusterrole.${rbacGroup} ${JSON.stringify(name)} not found`;
     if (kind === 'Role') {
-      return (bindingNamespace !== '' ? this.store.get(resources.roles, bindingNamespace, name) : undefined) ?? `role.${rbacGroup} ${JSON.stringify(name)} not found`;
+      return (
+        (bindingNamespace !== '' ? this.store.get(resources.roles, bindingNamespace, name) : undefined) ??
+        `role.${rbacGroup} ${JSON.stringify(name)} not found`
+      );
     }
     return `unsupported role reference kind: ${JSON.stringify(kind)}`;
   }

@@ -9,7 +9,17 @@ import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
 import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
 import type { Selector } from './selectors';
-import { ApiError, type Named, type StatusCause, alreadyExists, badRequest, conflict, invalid, notFound, staleResourceVersion } from './status';
+import {
+  ApiError,
+  type Named,
+  type StatusCause,
+  alreadyExists,
+  badRequest,
+  conflict,
+  invalid,
+  notFound,
+  staleResourceVersion,
+} from './status';
 import type { Store } from './store';
 import { objectMetaError, typeMetaError } from './object-meta';
 import { validateName } from './validation';
@@ -48,7 +58,12 @@ const suffixAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
 /** A JSON text with sorted keys: two objects are the same when these are. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isRecord(value)) return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  if (isRecord(value))
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => value[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
   return JSON.stringify(value);
 }
 
@@ -58,7 +73,12 @@ function specOf(object: KubeObject): string {
   return canonical(rest);
 }
 
-const named = (type: ResourceType, name: string): Named => ({ groupResource: groupResource(type), group: type.group, plural: type.plural, name });
+const named = (type: ResourceType, name: string): Named => ({
+  groupResource: groupResource(type),
+  group: type.group,
+  plural: type.plural,
+  name,
+});
 
 interface ContinueToken {
   rv: string;
@@ -82,7 +102,13 @@ function continueFrom(token: string): ContinueToken {
 export class Registry {
   constructor(readonly store: Store) {
     for (const name of initialNamespaces) {
-      this.store.put(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: randomUUID(), creationTimestamp: timestamp() }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+      this.store.put(namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, uid: randomUUID(), creationTimestamp: timestamp() },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      });
     }
   }
 
@@ -101,18 +127,26 @@ export class Registry {
     if (!limit || rest.length <= limit) return { items: rest, resourceVersion };
     const items = rest.slice(0, limit);
     const token: ContinueToken = { rv: resourceVersion, after: keyOf(items[items.length - 1]!) };
-    return { items, resourceVersion, continue: Buffer.from(JSON.stringify(token)).toString('base64url'), remainingItemCount: rest.length - limit };
+    return {
+      items,
+      resourceVersion,
+      continue: Buffer.from(JSON.stringify(token)).toString('base64url'),
+      remainingItemCount: rest.length - limit,
+    };
   }
 
   create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Written {
     const object = this.decode(type, namespace, body);
     const warnings = this.pruneUnknown(type, object, options);
     const meta = object.metadata;
-    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${Array.from({ length: 5 }, () => suffixAlphabet[randomInt(suffixAlphabet.length)]).join('')}`;
+    if (!meta.name && meta.generateName)
+      meta.name = `${meta.generateName}${Array.from({ length: 5 }, () => suffixAlphabet[randomInt(suffixAlphabet.length)]).join('')}`;
     const causes: StatusCause[] = [];
-    if (!meta.name) causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
+    if (!meta.name)
+      causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
     else causes.push(...validateName(meta.name, type.kind === 'Namespace'));
-    if (namespace !== undefined && !this.store.get(namespaces, undefined, namespace)) throw notFound({ groupResource: namespaces, group: '', plural: namespaces, name: namespace });
+    if (namespace !== undefined && !this.store.get(namespaces, undefined, namespace))
+      throw notFound({ groupResource: namespaces, group: '', plural: namespaces, name: namespace });
     for (const field of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[field];
     meta.uid = randomUUID();
     meta.creationTimestamp = timestamp();
@@ -128,9 +162,17 @@ export class Registry {
   }
 
   /** PUT of the object (`subresource` undefined) or of its status. */
-  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
+  update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Written {
     const object = this.decode(type, namespace, body);
-    if (object.metadata.name !== name) throw badRequest(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
+    if (object.metadata.name !== name)
+      throw badRequest(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
     const current = this.store.get(groupResource(type), namespace, name);
     if (!current) {
       if (type.createOnUpdate && !subresource) return this.create(type, namespace, object, options);
@@ -138,9 +180,12 @@ export class Registry {
     }
     const warnings = this.pruneUnknown(type, object, options);
     const given = object.metadata.resourceVersion;
-    if (given !== undefined && given !== '' && given !== current.metadata.resourceVersion) throw conflict(named(type, name), staleResourceVersion);
+    if (given !== undefined && given !== '' && given !== current.metadata.resourceVersion)
+      throw conflict(named(type, name), staleResourceVersion);
     if (!given && type.schema) {
-      throw invalid(type.kind, type.group, name, [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' }]);
+      throw invalid(type.kind, type.group, name, [
+        { reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' },
+      ]);
     }
     let next: KubeObject;
     if (subresource === 'status') {
@@ -174,11 +219,20 @@ export class Registry {
     return { object: this.store.put(groupResource(type), next), code: 200, warnings };
   }
 
-  patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown, subresource: 'status' | undefined, options: WriteOptions): Written {
+  patch(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Written {
     const found = patchType === 'strategic' ? strategicDirective(patch) : undefined;
     if (found) {
-      const why = `strategic merge patch directive ${JSON.stringify(found.key)} is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: `
-        + 'send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)';
+      const why =
+        `strategic merge patch directive ${JSON.stringify(found.key)} is not supported by this API server, which applies a strategic merge patch as a JSON merge patch: ` +
+        'send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)';
       throw invalid(type.kind, type.group, name, [{ reason: 'FieldValueForbidden', message: `Forbidden: ${why}`, field: found.field }]);
     }
     const current = this.get(type, namespace, name);
@@ -189,17 +243,32 @@ export class Registry {
     return this.update(type, namespace, name, patched, subresource, options);
   }
 
-  delete(type: ResourceType, namespace: string | undefined, name: string, deleteOptions: unknown, options: Pick<WriteOptions, 'dryRun'>): { object: KubeObject; code: number } {
+  delete(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    deleteOptions: unknown,
+    options: Pick<WriteOptions, 'dryRun'>,
+  ): { object: KubeObject; code: number } {
     const current = this.get(type, namespace, name);
     const preconditions = isRecord(deleteOptions) && isRecord(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
-    for (const [field, label] of [['uid', 'UID'], ['resourceVersion', 'ResourceVersion']] as const) {
+    for (const [field, label] of [
+      ['uid', 'UID'],
+      ['resourceVersion', 'ResourceVersion'],
+    ] as const) {
       const wanted = preconditions[field];
       if (typeof wanted === 'string' && wanted !== current.metadata[field]) {
-        throw conflict(named(type, name), `Precondition failed: ${label} in precondition: ${wanted}, ${label} in object meta: ${current.metadata[field]}`);
+        throw conflict(
+          named(type, name),
+          `Precondition failed: ${label} in precondition: ${wanted}, ${label} in object meta: ${current.metadata[field]}`,
+        );
       }
     }
     if (type.kind === 'Namespace' && initialNamespaces.includes(name)) {
-      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: namespaces });
+      throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
+        name,
+        kind: namespaces,
+      });
     }
     if (options.dryRun) return { object: current, code: 200 };
     const grace = podGracePeriod(type, current, deleteOptions);
@@ -240,16 +309,20 @@ export class Registry {
     const typeError = typeMetaError(object);
     if (typeError) throw badRequest(`the object provided is unrecognized (must be of type ${type.kind}): ${typeError}`);
     if ((object.apiVersion !== undefined && object.apiVersion !== apiVersion) || (object.kind !== undefined && object.kind !== type.kind)) {
-      throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`);
+      throw badRequest(
+        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`,
+      );
     }
     const metaError = objectMetaError(type.kind, object.metadata);
-    if (metaError) throw badRequest(`${type.kind} in version ${JSON.stringify(type.version)} cannot be handled as a ${type.kind}: ${metaError}`);
+    if (metaError)
+      throw badRequest(`${type.kind} in version ${JSON.stringify(type.version)} cannot be handled as a ${type.kind}: ${metaError}`);
     object.apiVersion = apiVersion;
     object.kind = type.kind;
     if (!isRecord(object.metadata)) object.metadata = { name: '' };
     const given = object.metadata.namespace;
     if (type.namespaced) {
-      if (given !== undefined && given !== '' && given !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (given !== undefined && given !== '' && given !== namespace)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       object.metadata.namespace = namespace;
     } else {
       delete object.metadata.namespace;
@@ -262,7 +335,9 @@ export class Registry {
     if (!type.schema) return [];
     const unknown = type.schema.prune(object).map((path) => `unknown field ${JSON.stringify(path)}`);
     if (unknown.length > 0 && options.fieldValidation === 'Strict') {
-      throw badRequest(`${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.join(', ')}`);
+      throw badRequest(
+        `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.join(', ')}`,
+      );
     }
     return options.fieldValidation === 'Warn' ? unknown : [];
   }

@@ -23,7 +23,11 @@ const maxDepth = 1_000;
 const mediaType = (header: string | undefined) => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
 const unsupportedMediaType = (accepted: readonly string[]) =>
-  new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
+  new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+  );
 
 /** Go's json.Unmarshal of `body`, its syntax error worded by `refuse`. */
 function parse(body: Buffer, refuse: (error: string) => string): unknown {
@@ -48,7 +52,11 @@ export function requireJson(contentType: string | undefined): void {
 
 /** The object of a create or an update of `kind`. */
 export function decodeObject(body: Buffer, kind: string): unknown {
-  return parse(body, (error) => `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${error} (${summary(body)})`);
+  return parse(
+    body,
+    (error) =>
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${error} (${summary(body)})`,
+  );
 }
 
 /** A DELETE's DeleteOptions: undefined without a body (its Content-Type then unread). */

@@ -65,7 +65,8 @@ export const apiVersionOf = (type: ResourceType) => (type.group ? `${type.group}
 export const groupResource = (type: ResourceType) => (type.group ? `${type.plural}.${type.group}` : type.plural);
 
 /** A DELETE answers with the object for custom resources, Pods and Namespaces; with a Status Success for the other built-ins. */
-export const deleteAnswersWithObject = (type: ResourceType) => type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
+export const deleteAnswersWithObject = (type: ResourceType) =>
+  type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
 
 const readWrite = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 export const verbsOf = (type: ResourceType) => (type.createOnly ? ['create'] : type.readOnly ? ['get', 'list', 'watch'] : readWrite);
@@ -90,92 +91,228 @@ function builtIn(spec: BuiltIn): ResourceType {
 
 /** A Node's STATUS column: Ready, NotReady or Unknown, from its Ready condition. */
 function nodeStatus(node: KubeObject): string {
-  const conditions = (isRecord(node.status) && Array.isArray(node.status.conditions) ? node.status.conditions : []) as Record<string, unknown>[];
+  const conditions = (isRecord(node.status) && Array.isArray(node.status.conditions) ? node.status.conditions : []) as Record<
+    string,
+    unknown
+  >[];
   const ready = conditions.find((c) => c.type === 'Ready');
   return ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
 }
 
 /** `object[a][b]` as a field selector compares it ('' when absent). */
-const text = (object: KubeObject, a: string, b: string) => (isRecord(object[a]) && typeof object[a][b] === 'string' ? (object[a][b] as string) : '');
+const text = (object: KubeObject, a: string, b: string) =>
+  isRecord(object[a]) && typeof object[a][b] === 'string' ? (object[a][b] as string) : '';
 
 const entries = (field: string) => computedColumn('Data', (o) => String(isRecord(o[field]) ? Object.keys(o[field] as object).length : 0));
 
 export const builtInTypes: ResourceType[] = [
   builtIn({
-    group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false, shortNames: ['ns'], statusSubresource: true,
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    plural: 'namespaces',
+    namespaced: false,
+    shortNames: ['ns'],
+    statusSubresource: true,
     columns: [nameColumn, pathColumn({ name: 'Status', type: 'string', jsonPath: '.status.phase' }), ageColumn],
     onCreate: (o) => void (o.status = { phase: 'Active' }),
   }),
   builtIn({
-    group: '', version: 'v1', kind: 'Node', plural: 'nodes', namespaced: false, shortNames: ['no'], statusSubresource: true,
+    group: '',
+    version: 'v1',
+    kind: 'Node',
+    plural: 'nodes',
+    namespaced: false,
+    shortNames: ['no'],
+    statusSubresource: true,
     columns: [nameColumn, computedColumn('Status', nodeStatus), ageColumn],
   }),
   builtIn({
-    group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, shortNames: ['po'], categories: ['all'], statusSubresource: true,
+    group: '',
+    version: 'v1',
+    kind: 'Pod',
+    plural: 'pods',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    statusSubresource: true,
     fields: { 'spec.nodeName': (o) => text(o, 'spec', 'nodeName'), 'status.phase': (o) => text(o, 'status', 'phase') },
     columns: [nameColumn, pathColumn({ name: 'Status', type: 'string', jsonPath: '.status.phase' }), ageColumn],
     onCreate: (o) => void (o.status = { phase: 'Pending', ...(isRecord(o.status) ? o.status : {}) }),
   }),
   builtIn({
-    group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true,
+    group: '',
+    version: 'v1',
+    kind: 'Secret',
+    plural: 'secrets',
+    namespaced: true,
     columns: [nameColumn, pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }), entries('data'), ageColumn],
   }),
-  builtIn({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'], columns: [nameColumn, entries('data'), ageColumn] }),
   builtIn({
-    group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'], createOnUpdate: true,
-    fields: Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, (o: KubeObject) => text(o, 'involvedObject', f)])),
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    namespaced: true,
+    shortNames: ['cm'],
+    columns: [nameColumn, entries('data'), ageColumn],
+  }),
+  builtIn({
+    group: '',
+    version: 'v1',
+    kind: 'Event',
+    plural: 'events',
+    namespaced: true,
+    shortNames: ['ev'],
+    createOnUpdate: true,
+    fields: Object.fromEntries(
+      ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
+        `involvedObject.${f}`,
+        (o: KubeObject) => text(o, 'involvedObject', f),
+      ]),
+    ),
     columns: [
       nameColumn,
       pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
       pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
-      computedColumn('Object', (o) => (isRecord(o.involvedObject) ? `${String(o.involvedObject.kind).toLowerCase()}/${String(o.involvedObject.name)}` : '')),
+      computedColumn('Object', (o) =>
+        isRecord(o.involvedObject) ? `${String(o.involvedObject.kind).toLowerCase()}/${String(o.involvedObject.name)}` : '',
+      ),
       pathColumn({ name: 'Message', type: 'string', jsonPath: '.message' }),
       ageColumn,
     ],
   }),
   builtIn({
-    group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true, createOnUpdate: true,
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    plural: 'leases',
+    namespaced: true,
+    createOnUpdate: true,
     columns: [nameColumn, pathColumn({ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }), ageColumn],
   }),
   builtIn({
-    group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
-    shortNames: ['crd', 'crds'], categories: ['api-extensions'], readOnly: true, columns: createdAtColumns,
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    kind: 'CustomResourceDefinition',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    readOnly: true,
+    columns: createdAtColumns,
   }),
   // What Strait's Helm chart renders: stored as given, printed as kube-apiserver prints them.
-  builtIn({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, shortNames: ['sa'], columns: serviceAccountColumns }),
   builtIn({
-    group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true, shortNames: ['svc'], categories: ['all'], statusSubresource: true,
+    group: '',
+    version: 'v1',
+    kind: 'ServiceAccount',
+    plural: 'serviceaccounts',
+    namespaced: true,
+    shortNames: ['sa'],
+    columns: serviceAccountColumns,
+  }),
+  builtIn({
+    group: '',
+    version: 'v1',
+    kind: 'Service',
+    plural: 'services',
+    namespaced: true,
+    shortNames: ['svc'],
+    categories: ['all'],
+    statusSubresource: true,
     columns: serviceColumns,
   }),
   builtIn({
-    group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true,
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    plural: 'deployments',
+    namespaced: true,
+    shortNames: ['deploy'],
+    categories: ['all'],
+    statusSubresource: true,
     columns: deploymentColumns,
   }),
   // What the pool IPAM reads: a StatefulSet pod keeps its addresses while its ordinal is below replicas.
   builtIn({
-    group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], categories: ['all'], statusSubresource: true,
-    columns: [nameColumn, computedColumn('Ready', (o) => `${isRecord(o.status) ? Number(o.status.readyReplicas ?? 0) : 0}/${isRecord(o.spec) ? Number(o.spec.replicas ?? 1) : 1}`), ageColumn],
+    group: 'apps',
+    version: 'v1',
+    kind: 'StatefulSet',
+    plural: 'statefulsets',
+    namespaced: true,
+    shortNames: ['sts'],
+    categories: ['all'],
+    statusSubresource: true,
+    columns: [
+      nameColumn,
+      computedColumn(
+        'Ready',
+        (o) => `${isRecord(o.status) ? Number(o.status.readyReplicas ?? 0) : 0}/${isRecord(o.spec) ? Number(o.spec.replicas ?? 1) : 1}`,
+      ),
+      ageColumn,
+    ],
   }),
   builtIn({
-    group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], categories: ['all'], statusSubresource: true,
+    group: 'apps',
+    version: 'v1',
+    kind: 'DaemonSet',
+    plural: 'daemonsets',
+    namespaced: true,
+    shortNames: ['ds'],
+    categories: ['all'],
+    statusSubresource: true,
     columns: daemonSetColumns,
   }),
   builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, columns: createdAtColumns }),
-  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false, columns: bindingColumns }),
+  builtIn({
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'ClusterRoleBinding',
+    plural: 'clusterrolebindings',
+    namespaced: false,
+    columns: bindingColumns,
+  }),
   builtIn({ group: rbacGroup, version: 'v1', kind: 'Role', plural: 'roles', namespaced: true, columns: createdAtColumns }),
   builtIn({ group: rbacGroup, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true, columns: bindingColumns }),
   // Stored only: no admission runs here, so these policies are never evaluated.
   builtIn({
-    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false,
-    categories: ['api-extensions'], statusSubresource: true, columns: validatingAdmissionPolicyColumns,
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicy',
+    plural: 'validatingadmissionpolicies',
+    namespaced: false,
+    categories: ['api-extensions'],
+    statusSubresource: true,
+    columns: validatingAdmissionPolicyColumns,
   }),
   builtIn({
-    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false,
-    categories: ['api-extensions'], columns: validatingAdmissionPolicyBindingColumns,
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    plural: 'validatingadmissionpolicybindings',
+    namespaced: false,
+    categories: ['api-extensions'],
+    columns: validatingAdmissionPolicyBindingColumns,
   }),
   // What `kubectl auth can-i` asks: may I?
-  builtIn({ group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', namespaced: false, createOnly: true }),
-  builtIn({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', namespaced: false, shortNames: ['pc'], columns: priorityClassColumns }),
+  builtIn({
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    kind: 'SelfSubjectAccessReview',
+    plural: 'selfsubjectaccessreviews',
+    namespaced: false,
+    createOnly: true,
+  }),
+  builtIn({
+    group: 'scheduling.k8s.io',
+    version: 'v1',
+    kind: 'PriorityClass',
+    plural: 'priorityclasses',
+    namespaced: false,
+    shortNames: ['pc'],
+    columns: priorityClassColumns,
+  }),
 ];
 
 interface CrdSpec {
@@ -187,7 +324,14 @@ interface CrdSpec {
     served: boolean;
     storage: boolean;
     subresources?: { status?: object };
-    additionalPrinterColumns?: { name: string; type: 'string' | 'integer' | 'number' | 'boolean' | 'date'; jsonPath: string; description?: string; priority?: number; format?: string }[];
+    additionalPrinterColumns?: {
+      name: string;
+      type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+      jsonPath: string;
+      description?: string;
+      priority?: number;
+      format?: string;
+    }[];
     schema?: { openAPIV3Schema?: Record<string, unknown> };
   }[];
 }
@@ -231,7 +375,9 @@ export function customResourceType(crd: KubeObject): ResourceType {
 
 /** The CustomResourceDefinitions in YAML texts (the files of helm/strait/crds/). */
 export function parseCrds(texts: string[]): KubeObject[] {
-  return texts.flatMap((text) => parseAllDocuments(text).map((d) => d.toJS() as KubeObject)).filter((o) => o?.kind === 'CustomResourceDefinition');
+  return texts
+    .flatMap((text) => parseAllDocuments(text).map((d) => d.toJS() as KubeObject))
+    .filter((o) => o?.kind === 'CustomResourceDefinition');
 }
 
 /** The CRD texts of the YAML files in `dir`. */

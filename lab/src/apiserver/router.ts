@@ -8,7 +8,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { selfSubjectAccessReview } from './access-review';
 import type { UserInfo } from './authentication';
-import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroupList, apiResourceList, apiVersions, serverVersion, wantsAggregated } from './discovery';
+import {
+  aggregatedDiscovery,
+  aggregatedDiscoveryType,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  serverVersion,
+  wantsAggregated,
+} from './discovery';
 import { type KubeObject, isRecord } from './kube-object';
 import { openApiDocument, openApiRoot } from './openapi';
 import type { PatchType } from './patch';
@@ -88,7 +96,8 @@ function fieldValidation(query: URLSearchParams): FieldValidation {
 
 function writeOptions(query: URLSearchParams): WriteOptions {
   const dryRun = query.getAll('dryRun');
-  if (dryRun.some((d) => d !== 'All')) throw badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
+  if (dryRun.some((d) => d !== 'All'))
+    throw badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
   return { dryRun: dryRun.length > 0, fieldValidation: fieldValidation(query) };
 }
 
@@ -137,7 +146,8 @@ export class Router {
       return { code: 200, body: answer() };
     };
     if (segments[0] === 'version' && segments.length === 1) return get(() => serverVersion);
-    if (['healthz', 'livez', 'readyz'].includes(segments[0] ?? '') && segments.length === 1) return { ...get(() => 'ok'), contentType: 'text/plain; charset=utf-8' };
+    if (['healthz', 'livez', 'readyz'].includes(segments[0] ?? '') && segments.length === 1)
+      return { ...get(() => 'ok'), contentType: 'text/plain; charset=utf-8' };
     if (segments[0] === 'openapi' && segments[1] === 'v3') {
       if (segments.length === 2) return get(() => openApiRoot(types));
       const document = openApiDocument(types, segments.slice(2).join('/'));
@@ -146,7 +156,8 @@ export class Router {
     }
     if ((segments[0] === 'api' && segments.length === 1) || (segments[0] === 'apis' && segments.length === 1)) {
       const core = segments[0] === 'api';
-      if (wantsAggregated(req.headers.accept)) return { ...get(() => aggregatedDiscovery(types, core)), contentType: aggregatedDiscoveryType };
+      if (wantsAggregated(req.headers.accept))
+        return { ...get(() => aggregatedDiscovery(types, core)), contentType: aggregatedDiscoveryType };
       return get(() => (core ? apiVersions() : apiGroupList(types)));
     }
     let group: string;
@@ -163,7 +174,14 @@ export class Router {
     return this.resource(req, res, target.query, resolve(types, group, version!, rest), body, user);
   }
 
-  private resource(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, at: Target, body: Buffer, user: UserInfo): Answer | undefined {
+  private resource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: URLSearchParams,
+    at: Target,
+    body: Buffer,
+    user: UserInfo,
+  ): Answer | undefined {
     const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
@@ -176,7 +194,10 @@ export class Router {
     if (type.createOnly) {
       if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
       requireJson(contentType);
-      return { code: 201, body: selfSubjectAccessReview(decodeObject(body, type.kind), user, (u, request) => authorizer.authorize(u, request)) };
+      return {
+        code: 201,
+        body: selfSubjectAccessReview(decodeObject(body, type.kind), user, (u, request) => authorizer.authorize(u, request)),
+      };
     }
     const matches = (): Selector => {
       const labels = labelSelector(query.get('labelSelector'));
@@ -203,7 +224,10 @@ export class Router {
       switch (method) {
         case 'GET': {
           const page = registry.list(type, namespace, matches(), positive(query, 'limit'), query.get('continue') ?? undefined);
-          const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
+          const metadata = {
+            resourceVersion: page.resourceVersion,
+            ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
+          };
           if (table) return { code: 200, body: toTable(type.columns, page.items, metadata, includeObject(query)) };
           return { code: 200, body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata, items: page.items } };
         }
@@ -222,7 +246,15 @@ export class Router {
           // All or nothing: each is checked (its preconditions, a namespace that may not go) before any goes.
           for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { dryRun: true });
           const items = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options).object);
-          return { code: 200, body: { kind: type.listKind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(registry.store.resourceVersion) }, items } };
+          return {
+            code: 200,
+            body: {
+              kind: type.listKind,
+              apiVersion: apiVersionOf(type),
+              metadata: { resourceVersion: String(registry.store.resourceVersion) },
+              items,
+            },
+          };
         }
         default:
           throw methodNotAllowed();
@@ -232,7 +264,12 @@ export class Router {
     switch (method) {
       case 'GET': {
         const object = registry.get(type, namespace, name);
-        return { code: 200, body: table ? toTable(type.columns, [object], { resourceVersion: object.metadata.resourceVersion }, includeObject(query)) : object };
+        return {
+          code: 200,
+          body: table
+            ? toTable(type.columns, [object], { resourceVersion: object.metadata.resourceVersion }, includeObject(query))
+            : object,
+        };
       }
       case 'PUT': {
         requireJson(contentType);

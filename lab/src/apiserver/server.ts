@@ -103,7 +103,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   storeRbacDefaults(store);
   const authorizer = new RbacAuthorizer(store);
   for (const crd of crds) {
-    store.put('customresourcedefinitions.apiextensions.k8s.io', { ...crd, metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() } } as KubeObject);
+    store.put('customresourcedefinitions.apiextensions.k8s.io', {
+      ...crd,
+      metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() },
+    } as KubeObject);
   }
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
   const router = new Router({ registry, watches, types, authorizer });
@@ -114,7 +117,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const target = requestTarget(req.url ?? '/');
     // Once authorized, the line says who asked for what, in RBAC's terms, as an audit log would.
     let authorized: Record<string, string> = {};
-    const done = (code: number) => log?.debug({ method: req.method, path: target?.path ?? req.url, query: target?.query.toString(), code, ...authorized }, 'request');
+    const done = (code: number) =>
+      log?.debug({ method: req.method, path: target?.path ?? req.url, query: target?.query.toString(), code, ...authorized }, 'request');
     if (!target) {
       // Go's HTTP server refuses the request line itself: its bare 400, before authentication or any handler.
       req.resume();
@@ -142,7 +146,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const request = requestInfo(req.method ?? 'GET', target.path, target.query);
     const decision = authorize(user, request);
     if (!decision.allowed) return refuse(forbidden(user.name, request, decision.reason), user, request);
-    authorized = { user: user.name, verb: request.verb, ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}) };
+    authorized = {
+      user: user.name,
+      verb: request.verb,
+      ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}),
+    };
     bodyOf(req)
       .then((body) => {
         const result = router.route(req, res, target, body, user);
@@ -150,7 +158,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         done(result?.code ?? 200);
       })
       .catch((err: unknown) => {
-        const error = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
+        const error =
+          err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
         if (!(err instanceof ApiError)) log?.error({ err, method: req.method, path: target.path }, 'internal error');
         if (res.headersSent) res.end();
         else answer(res, error.code, error.status());

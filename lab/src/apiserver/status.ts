@@ -56,16 +56,28 @@ export interface Named {
 export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);
 
 export const notFound = (what: Named) =>
-  new ApiError(404, 'NotFound', `${what.groupResource} "${what.name}" not found`, { name: what.name, group: what.group, kind: what.plural });
+  new ApiError(404, 'NotFound', `${what.groupResource} "${what.name}" not found`, {
+    name: what.name,
+    group: what.group,
+    kind: what.plural,
+  });
 
 /** go-restful's 404 for a path no route has, as kube-apiserver writes it (empty details). */
 export const noSuchPath = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const alreadyExists = (what: Named) =>
-  new ApiError(409, 'AlreadyExists', `${what.groupResource} "${what.name}" already exists`, { name: what.name, group: what.group, kind: what.plural });
+  new ApiError(409, 'AlreadyExists', `${what.groupResource} "${what.name}" already exists`, {
+    name: what.name,
+    group: what.group,
+    kind: what.plural,
+  });
 
 export const conflict = (what: Named, why: string) =>
-  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${what.groupResource} "${what.name}": ${why}`, { name: what.name, group: what.group, kind: what.plural });
+  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${what.groupResource} "${what.name}": ${why}`, {
+    name: what.name,
+    group: what.group,
+    kind: what.plural,
+  });
 
 export const staleResourceVersion = 'the object has been modified; please apply your changes to the latest version and try again';
 
@@ -89,14 +101,25 @@ export const unauthorized = () => new ApiError(401, 'Unauthorized', 'Unauthorize
  */
 export function forbidden(user: string, request: RequestInfo, reason: string): ApiError {
   const why = reason ? `: ${reason}` : '';
-  if (!request.resourceRequest) return new ApiError(403, 'Forbidden', `forbidden: User ${JSON.stringify(user)} cannot ${request.verb} path ${JSON.stringify(request.path)}${why}`, {});
+  if (!request.resourceRequest)
+    return new ApiError(
+      403,
+      'Forbidden',
+      `forbidden: User ${JSON.stringify(user)} cannot ${request.verb} path ${JSON.stringify(request.path)}${why}`,
+      {},
+    );
   const { verb, group, resource, subresource, namespace, name } = request;
   const scope = namespace ? `in the namespace ${JSON.stringify(namespace)}` : 'at the cluster scope';
   const cannot = `User ${JSON.stringify(user)} cannot ${verb} resource ${JSON.stringify(subresource ? `${resource}/${subresource}` : resource)} in API group ${JSON.stringify(group)} ${scope}`;
   const groupResource = group ? `${resource}.${group}` : resource;
   const what = name ? `${groupResource} ${JSON.stringify(name)}` : groupResource;
-  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${cannot}${why}`, { ...(name ? { name } : {}), ...(group ? { group } : {}), kind: resource });
+  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${cannot}${why}`, {
+    ...(name ? { name } : {}),
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
 }
 
 /** go-restful's 405 as kube-apiserver writes it (server/handler.go serviceErrorHandler → NewGenericServerResponse: empty details). */
-export const methodNotAllowed = () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+export const methodNotAllowed = () =>
+  new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});

@@ -53,7 +53,13 @@ export class Store {
     const previous = this.objects(resource).get(key);
     const stored = this.versioned(object);
     this.objects(resource).set(key, stored);
-    this.emit({ type: previous ? 'MODIFIED' : 'ADDED', resource, object: stored, ...(previous ? { previous } : {}), resourceVersion: this.version });
+    this.emit({
+      type: previous ? 'MODIFIED' : 'ADDED',
+      resource,
+      object: stored,
+      ...(previous ? { previous } : {}),
+      resourceVersion: this.version,
+    });
     return stored;
   }
 

@@ -31,7 +31,8 @@ function humanDuration(ms: number): string {
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
-  const withRest = (big: number, unit: string, rest: number, restUnit: string) => (rest === 0 ? `${big}${unit}` : `${big}${unit}${rest}${restUnit}`);
+  const withRest = (big: number, unit: string, rest: number, restUnit: string) =>
+    rest === 0 ? `${big}${unit}` : `${big}${unit}${rest}${restUnit}`;
   if (minutes < 10) return withRest(minutes, 'm', seconds % 60, 's');
   if (minutes < 180) return `${minutes}m`;
   const hours = Math.floor(minutes / 60);
@@ -80,7 +81,8 @@ function compileJsonPath(path: string): (object: unknown) => unknown {
     else if (m[2] !== undefined) steps.push({ index: Number(m[2]) });
     else steps.push({ filter: m[3]!, equals: m[4] ?? m[5]! });
   }
-  if (steps.length === 0 || step.lastIndex !== path.length) throw new Error(`unsupported printer column JSONPath ${path} (fields, [n] and [?(@.field=="value")] only)`);
+  if (steps.length === 0 || step.lastIndex !== path.length)
+    throw new Error(`unsupported printer column JSONPath ${path} (fields, [n] and [?(@.field=="value")] only)`);
   return (object) => {
     let at: unknown = object;
     for (const s of steps) {
@@ -93,7 +95,13 @@ function compileJsonPath(path: string): (object: unknown) => unknown {
   };
 }
 
-const definition = (name: string, type: ColumnType, description = '', priority = 0, format = ''): ColumnDefinition => ({ name, type, format, description, priority });
+const definition = (name: string, type: ColumnType, description = '', priority = 0, format = ''): ColumnDefinition => ({
+  name,
+  type,
+  format,
+  description,
+  priority,
+});
 
 export const nameColumn: Column = {
   definition: definition('Name', 'string', 'Name must be unique within a namespace.', 0, 'name'),
@@ -106,7 +114,14 @@ export const ageColumn: Column = {
 };
 
 /** A column read at `jsonPath` (a CRD's additionalPrinterColumn, or a built-in's). */
-export function pathColumn(spec: { name: string; type: ColumnType; jsonPath: string; description?: string; priority?: number; format?: string }): Column {
+export function pathColumn(spec: {
+  name: string;
+  type: ColumnType;
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+  format?: string;
+}): Column {
   const read = compileJsonPath(spec.jsonPath);
   return {
     definition: definition(spec.name, spec.type, spec.description, spec.priority, spec.format),
@@ -127,7 +142,13 @@ function rowObject(object: KubeObject, include: IncludeObject): unknown {
 }
 
 /** A meta.k8s.io/v1 Table of `objects`, one row each. */
-export function toTable(columns: Column[], objects: KubeObject[], listMeta: Record<string, unknown>, include: IncludeObject, now = new Date()): Record<string, unknown> {
+export function toTable(
+  columns: Column[],
+  objects: KubeObject[],
+  listMeta: Record<string, unknown>,
+  include: IncludeObject,
+  now = new Date(),
+): Record<string, unknown> {
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',

@@ -17,8 +17,21 @@ export const crdValidatorOptions: Options = { allErrors: true, strict: false, ve
 
 /** The fields of ObjectMeta: `metadata` is pruned to these, whatever the CRD says. */
 const objectMetaFields = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
 ]);
 
 /** The OpenAPI 3.0 schema of a CRD as a JSON Schema ajv compiles (nullable, boolean exclusive bounds, known formats). */
@@ -26,17 +39,35 @@ export function toJsonSchema(schema: Schema): Schema {
   const out: Schema = {};
   const type = schema['x-kubernetes-int-or-string'] ? ['integer', 'string'] : schema.type;
   if (type !== undefined) out.type = schema.nullable && typeof type === 'string' ? [type, 'null'] : type;
-  for (const k of ['enum', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf', 'required', 'minProperties', 'maxProperties']) {
+  for (const k of [
+    'enum',
+    'pattern',
+    'minimum',
+    'maximum',
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'uniqueItems',
+    'multipleOf',
+    'required',
+    'minProperties',
+    'maxProperties',
+  ]) {
     if (schema[k] !== undefined) out[k] = schema[k];
   }
-  for (const [bound, exclusive] of [['minimum', 'exclusiveMinimum'], ['maximum', 'exclusiveMaximum']] as const) {
+  for (const [bound, exclusive] of [
+    ['minimum', 'exclusiveMinimum'],
+    ['maximum', 'exclusiveMaximum'],
+  ] as const) {
     if (schema[exclusive] === true) {
       out[exclusive] = schema[bound];
       delete out[bound];
     }
   }
   if (typeof schema.format === 'string' && Object.hasOwn(kubernetesFormats, schema.format)) out.format = schema.format;
-  if (isRecord(schema.properties)) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toJsonSchema(v as Schema)]));
+  if (isRecord(schema.properties))
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toJsonSchema(v as Schema)]));
   if (isRecord(schema.items)) out.items = toJsonSchema(schema.items);
   if (isRecord(schema.additionalProperties)) out.additionalProperties = toJsonSchema(schema.additionalProperties);
   for (const k of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(schema[k])) out[k] = (schema[k] as Schema[]).map(toJsonSchema);
@@ -59,7 +90,9 @@ function prune(value: unknown, schema: Schema, path: string, removed: string[]):
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
   for (const key of Object.keys(value)) {
     // Own properties only: a key named `constructor` or `__proto__` is as unknown as any other.
-    const child = (properties && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
+    const child =
+      (properties && Object.hasOwn(properties, key) ? properties[key] : undefined) ??
+      (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
     if (child) prune(value[key], child as Schema, join(path, key), removed);
     else if (schema['x-kubernetes-preserve-unknown-fields'] !== true && schema.additionalProperties !== true) {
       removed.push(join(path, key));
@@ -70,7 +103,10 @@ function prune(value: unknown, schema: Schema, path: string, removed: string[]):
 
 /** `/spec/peers/0/port` → `spec.peers[0].port`. */
 function fieldPath(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : join(path, part)), '');
 }
@@ -82,7 +118,15 @@ function goValue(value: unknown): string {
 }
 
 const jsonType = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value === 'object' ? 'object' : typeof value;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'array'
+      : Number.isInteger(value)
+        ? 'integer'
+        : typeof value === 'object'
+          ? 'object'
+          : typeof value;
 
 const invalidValue = (field: string, value: unknown, detail: string): StatusCause => ({
   reason: 'FieldValueInvalid',
@@ -96,10 +140,18 @@ function cause(error: ErrorObject): StatusCause {
   const inBody = `${field} in body`;
   switch (error.keyword) {
     case 'required':
-      return { reason: 'FieldValueRequired', message: 'Required value', field: fieldPath(error.instancePath, (error.params as { missingProperty: string }).missingProperty) };
+      return {
+        reason: 'FieldValueRequired',
+        message: 'Required value',
+        field: fieldPath(error.instancePath, (error.params as { missingProperty: string }).missingProperty),
+      };
     case 'type': {
       const type = Array.isArray(schema.type) ? schema.type.filter((t) => t !== 'null').join(',') : String(schema.type);
-      return { reason: 'FieldValueTypeInvalid', message: `Invalid value: "${jsonType(error.data)}": ${inBody} must be of type ${type}: "${jsonType(error.data)}"`, field };
+      return {
+        reason: 'FieldValueTypeInvalid',
+        message: `Invalid value: "${jsonType(error.data)}": ${inBody} must be of type ${type}: "${jsonType(error.data)}"`,
+        field,
+      };
     }
     case 'enum':
       return {
@@ -122,7 +174,11 @@ function cause(error: ErrorObject): StatusCause {
     case 'minItems':
       return invalidValue(field, (error.data as unknown[]).length, `${inBody} should have at least ${schema.minItems} items`);
     case 'maxItems':
-      return { reason: 'FieldValueTooMany', message: `Too many: ${(error.data as unknown[]).length}: must have at most ${schema.maxItems} items`, field };
+      return {
+        reason: 'FieldValueTooMany',
+        message: `Too many: ${(error.data as unknown[]).length}: must have at most ${schema.maxItems} items`,
+        field,
+      };
     case 'minLength':
       return invalidValue(field, error.data, `${inBody} should be at least ${schema.minLength} chars long`);
     case 'maxLength':
@@ -161,7 +217,12 @@ function validatorOf(schema: Schema): ValidateFunction {
 export function schemaChecker(openAPIV3Schema: Schema): SchemaChecker {
   const validate = validatorOf(toJsonSchema(openAPIV3Schema));
   // apiVersion, kind and metadata are always kept (metadata is pruned to ObjectMeta's fields above).
-  const properties = { ...(openAPIV3Schema.properties as Schema), apiVersion: {}, kind: {}, metadata: { 'x-kubernetes-preserve-unknown-fields': true } };
+  const properties = {
+    ...(openAPIV3Schema.properties as Schema),
+    apiVersion: {},
+    kind: {},
+    metadata: { 'x-kubernetes-preserve-unknown-fields': true },
+  };
   const root: Schema = { ...openAPIV3Schema, properties };
   return {
     prune(object) {
@@ -189,10 +250,20 @@ const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export function validateName(name: string, label: boolean): StatusCause[] {
   if (label) {
     if (name.length <= 63 && dns1123Label.test(name)) return [];
-    return [invalidValue('metadata.name', name,
-      `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`)];
+    return [
+      invalidValue(
+        'metadata.name',
+        name,
+        `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      ),
+    ];
   }
   if (name.length <= 253 && dns1123Subdomain.test(name)) return [];
-  return [invalidValue('metadata.name', name,
-    `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`)];
+  return [
+    invalidValue(
+      'metadata.name',
+      name,
+      `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+    ),
+  ];
 }

@@ -51,9 +51,14 @@ export class Watches {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
     const send = (eventType: EventType, object: unknown) => res.write(`${JSON.stringify({ type: eventType, object })}\n`);
-    const inScope = (o: KubeObject) => (request.namespace === undefined || o.metadata.namespace === request.namespace) && request.matches(o);
+    const inScope = (o: KubeObject) =>
+      (request.namespace === undefined || o.metadata.namespace === request.namespace) && request.matches(o);
     const bookmark = (annotations?: Record<string, string>) =>
-      send('BOOKMARK', { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: String(this.store.resourceVersion), ...(annotations ? { annotations } : {}) } });
+      send('BOOKMARK', {
+        kind: type.kind,
+        apiVersion: apiVersionOf(type),
+        metadata: { resourceVersion: String(this.store.resourceVersion), ...(annotations ? { annotations } : {}) },
+      });
 
     const deliver = (change: Change) => {
       const now = inScope(change.object);

@@ -22,16 +22,32 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
   let poolIpam: PoolIpamService | undefined;
   return {
     ports: { source, sink, nodeName },
-    where: { apiServer: describeKubeConfig(kubeConfig), node: nodeName, namespace, leaseIntervalMs: options.leaseIntervalMs, statusRefreshMs: options.statusRefreshMs, poolIpamSocket: options.poolIpam?.socket ?? null },
+    where: {
+      apiServer: describeKubeConfig(kubeConfig),
+      node: nodeName,
+      namespace,
+      leaseIntervalMs: options.leaseIntervalMs,
+      statusRefreshMs: options.statusRefreshMs,
+      poolIpamSocket: options.poolIpam?.socket ?? null,
+    },
     serve: async () => {
       if (options.poolIpam === undefined) return;
       const { socket, gcIntervalMs } = options.poolIpam;
       // Its own logger: its lines say which service they come from. Not awaited: `synced` is its readiness
       // (STATUS answers not ready until then), the datapath's is the agent's.
-      poolIpam = await startPoolIpamService({ kubeConfig, node: nodeName, socket, gcIntervalMs, log: log.child({ component: 'pool-ipam' }) });
+      poolIpam = await startPoolIpamService({
+        kubeConfig,
+        node: nodeName,
+        socket,
+        gcIntervalMs,
+        log: log.child({ component: 'pool-ipam' }),
+      });
     },
     start: (readyGatewayCandidate) => {
-      lease = new NodeLease({ api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log }, readyGatewayCandidate);
+      lease = new NodeLease(
+        { api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log },
+        readyGatewayCandidate,
+      );
       lease.start();
     },
     close: async () => {
@@ -42,4 +58,3 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
     },
   };
 }
-

@@ -57,7 +57,11 @@ export class NodeLease {
   private tick(): void {
     const renew = this.shouldRenew();
     const where = { lease: this.name, namespace: this.options.namespace };
-    if (renew !== this.renewing) this.options.log.info({ ...where, intervalMs: this.options.intervalMs }, renew ? 'renewing the gateway candidate Lease' : 'stopped renewing the Lease: not a ready gateway candidate');
+    if (renew !== this.renewing)
+      this.options.log.info(
+        { ...where, intervalMs: this.options.intervalMs },
+        renew ? 'renewing the gateway candidate Lease' : 'stopped renewing the Lease: not a ready gateway candidate',
+      );
     this.renewing = renew;
     // One renewal at a time: a slow API server gets fewer, not more.
     if (!renew || this.inFlight) return;
@@ -83,10 +87,16 @@ export class NodeLease {
     const { api, namespace, nodeName } = this.options;
     const spec = { holderIdentity: nodeName, leaseDurationSeconds: nodeLeaseDurationSeconds, renewTime: new V1MicroTime() };
     try {
-      await api.patchNamespacedLease({ name: this.name, namespace, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await api.patchNamespacedLease(
+        { name: this.name, namespace, body: { spec } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
-      await api.createNamespacedLease({ namespace, body: { metadata: { name: this.name, labels: { [nodeLeaseLabel]: nodeName } }, spec: { ...spec, acquireTime: spec.renewTime } } });
+      await api.createNamespacedLease({
+        namespace,
+        body: { metadata: { name: this.name, labels: { [nodeLeaseLabel]: nodeName } }, spec: { ...spec, acquireTime: spec.renewTime } },
+      });
     }
   }
 }

@@ -100,7 +100,9 @@ export class KubernetesSpecSource implements SpecSource {
     // This node's agent runs, so its Node exists: a list without it is incomplete (an API server that
     // came back empty, its Nodes not registered again yet), and applying it would drop every route.
     if (nodes !== undefined && !nodes.some((n) => n.name === this.options.nodeName)) {
-      throw new Error(`Node ${this.options.nodeName} is not among the ${nodes.length} usable Nodes read: the node list is incomplete, the spec in force stays`);
+      throw new Error(
+        `Node ${this.options.nodeName} is not among the ${nodes.length} usable Nodes read: the node list is incomplete, the spec in force stays`,
+      );
     }
     const { uid, resourceVersion, generation } = object.metadata ?? {};
     // The uid too: an API server that lost its state counts resourceVersions from 1 again.

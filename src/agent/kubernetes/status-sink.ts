@@ -63,7 +63,10 @@ export class KubernetesStatusSink implements StatusSink {
     // A merge patch keeps what it does not name: fields the agent no longer reports are deleted by null.
     const body = { status: { appliedSpec: null, error: null, ...status } };
     this.inFlight = this.options.api
-      .patchClusterCustomObjectStatus({ group, version, plural: nodeDataplaneNames.plural, name: this.options.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+      .patchClusterCustomObjectStatus(
+        { group, version, plural: nodeDataplaneNames.plural, name: this.options.nodeName, body },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
       .then(
         () => {
           if (this.lastError !== undefined) this.options.log.info({ ...this.where, after: this.lastError }, 'status written again');
@@ -71,7 +74,8 @@ export class KubernetesStatusSink implements StatusSink {
         },
         (err: unknown) => {
           const error = apiErrorText(err);
-          if (error !== this.lastError) this.options.log.error({ ...this.where, error }, 'cannot write the status; retrying with the next report');
+          if (error !== this.lastError)
+            this.options.log.error({ ...this.where, error }, 'cannot write the status; retrying with the next report');
           this.lastError = error;
           // Not written: the next report goes out whatever it says.
           if (this.waiting === undefined) this.last = undefined;

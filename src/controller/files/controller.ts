@@ -55,17 +55,30 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function logChanges(log: Logger, before: ReconcileResult | undefined, after: ReconcileResult, written: readonly string[], deleted: readonly string[]): void {
+function logChanges(
+  log: Logger,
+  before: ReconcileResult | undefined,
+  after: ReconcileResult,
+  written: readonly string[],
+  deleted: readonly string[],
+): void {
   const { gateway, reason } = after.election;
   if (before?.election.gateway !== gateway) {
-    log.info({ gateway, previous: before?.election.gateway ?? null, reason, readyNodes: after.status.readyNodes }, before ? 'gateway changed' : 'gateway elected');
+    log.info(
+      { gateway, previous: before?.election.gateway ?? null, reason, readyNodes: after.status.readyNodes },
+      before ? 'gateway changed' : 'gateway elected',
+    );
   }
   if (reason === 'no-ready-node' && before?.election.reason !== 'no-ready-node') {
     log.warn({ gateway }, 'no node is Ready (no fresh heartbeat saying ready); keeping the gateway');
   }
   for (const peer of after.status.peers) {
     const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
-    if (previous !== peer.state) log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) }, `peer ${peer.state}`);
+    if (previous !== peer.state)
+      log.info(
+        { peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) },
+        `peer ${peer.state}`,
+      );
   }
   for (const peer of after.removedPeers) log.info({ peer }, 'peer removed');
   for (const path of written) {
@@ -92,7 +105,10 @@ export async function runController(config: ControllerConfig, options: RunOption
     let last: ReconcileResult | undefined;
     let lastError: string | undefined;
     let sightings = new Map<string, Sighting>();
-    log.info({ clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) }, 'controller started');
+    log.info(
+      { clusterId: config.clusterId, runDir: config.runDir, peers: config.peers, nodes: config.nodes.map((n) => n.name) },
+      'controller started',
+    );
     while (!options.signal?.aborted) {
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
@@ -100,7 +116,11 @@ export async function runController(config: ControllerConfig, options: RunOption
       try {
         const now = Date.now();
         const exchange = readExchange(files, config.clusterId);
-        const stamped = readHeartbeats(files, config.clusterId, config.nodes.map((n) => n.name));
+        const stamped = readHeartbeats(
+          files,
+          config.clusterId,
+          config.nodes.map((n) => n.name),
+        );
         sightings = observeRenewals(sightings, new Map([...stamped].map(([node, h]) => [node, h.time])), now);
         const seen = heartbeatsAsSeen(stamped, sightings, now);
         exchange.problems.push(...seen.problems);

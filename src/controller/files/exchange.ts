@@ -74,7 +74,12 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
     const specPath = runDirPaths.spec(owner, clusterId);
     const problems = view.problems.length;
     const spec = readJson(files, specPath, view.problems);
-    if (spec !== undefined) use(specPath, checked(() => specFrom(spec, owner, clusterId)), (s) => view.specsForUs.set(owner, s));
+    if (spec !== undefined)
+      use(
+        specPath,
+        checked(() => specFrom(spec, owner, clusterId)),
+        (s) => view.specsForUs.set(owner, s),
+      );
     if (view.problems.length > problems) view.unreadableSpecs.set(owner, view.problems.at(-1)!);
     if (files.read(runDirPaths.status(owner, clusterId)) !== undefined) view.written.push(runDirPaths.status(owner, clusterId));
   }
@@ -85,7 +90,12 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
     const peer = name.slice(0, -statusSuffix.length);
     const problems = view.problems.length;
     const status = readJson(files, path, view.problems);
-    if (status !== undefined) use(path, checked(() => readNetworkConfigStatus(status)), (s) => view.statusesOfOurs.set(peer, s));
+    if (status !== undefined)
+      use(
+        path,
+        checked(() => readNetworkConfigStatus(status)),
+        (s) => view.statusesOfOurs.set(peer, s),
+      );
     if (view.problems.length > problems) view.unreadableStatuses.set(peer, view.problems.at(-1)!);
   }
   for (const name of files.list(`${clusterId}/nodes`)) {
@@ -108,7 +118,11 @@ export function readHeartbeats(files: RunDirFiles, clusterId: string, nodes: rea
 }
 
 /** Writes the files whose content differs, deletes the unwanted ones; returns what it touched. */
-export function syncFiles(files: RunDirFiles, wanted: ReadonlyMap<string, string>, unwanted: readonly string[]): { written: string[]; deleted: string[] } {
+export function syncFiles(
+  files: RunDirFiles,
+  wanted: ReadonlyMap<string, string>,
+  unwanted: readonly string[],
+): { written: string[]; deleted: string[] } {
   const written: string[] = [];
   const deleted: string[] = [];
   for (const [path, text] of wanted) {
@@ -123,7 +137,6 @@ export function syncFiles(files: RunDirFiles, wanted: ReadonlyMap<string, string
   }
   return { written, deleted };
 }
-
 
 /** The run directory on disk. */
 export function diskRunDir(runDir: string): RunDirFiles {
@@ -159,11 +172,16 @@ export function diskRunDir(runDir: string): RunDirFiles {
  * NetworkConfigs, our answers on the peers', the node specs, reflections, our status) and the files it
  * wrote before and no longer wants.
  */
-export function runDirFiles(result: ReconcileResult, clusterId: string, written: readonly string[]): { files: Map<string, string>; deletes: string[] } {
+export function runDirFiles(
+  result: ReconcileResult,
+  clusterId: string,
+  written: readonly string[],
+): { files: Map<string, string>; deletes: string[] } {
   const files = new Map<string, string>();
   for (const [peer, spec] of result.ourNetworkConfigs) files.set(runDirPaths.spec(clusterId, peer), jsonText(spec));
   for (const [peer, answer] of result.answers) files.set(runDirPaths.status(peer, clusterId), jsonText(answer));
-  for (const spec of result.nodeSpecs.values()) files.set(runDirPaths.nodeSpec(clusterId, spec.node.name), jsonText(nodeDataplaneObject(spec)));
+  for (const spec of result.nodeSpecs.values())
+    files.set(runDirPaths.nodeSpec(clusterId, spec.node.name), jsonText(nodeDataplaneObject(spec)));
   files.set(runDirPaths.reflections(clusterId), jsonText(result.reflections));
   files.set(runDirPaths.controllerStatus(clusterId), jsonText(result.status));
   return { files, deletes: written.filter((path) => !files.has(path)) };

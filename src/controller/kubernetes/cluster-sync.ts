@@ -11,7 +11,16 @@
  * without a kubeconfig) are Events and log lines, not failures: the rest of the cluster goes on.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Lease, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Lease,
+  type V1Node,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
 import { networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
@@ -32,7 +41,16 @@ import type { EventRecorder } from './events';
 import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
 import { nodeHeartbeats } from './heartbeats';
 import { type Sighting, observeRenewals } from '../sightings';
-import { type KubeObject, type OursInPeer, answerStatuses, exchangeFromObjects, localObjects, networkConfigName, objectWrites, peerNetworkConfigs } from './objects';
+import {
+  type KubeObject,
+  type OursInPeer,
+  answerStatuses,
+  exchangeFromObjects,
+  localObjects,
+  networkConfigName,
+  objectWrites,
+  peerNetworkConfigs,
+} from './objects';
 import { StraitObjects } from './object-client';
 import { UnseenWrites } from './unseen-writes';
 
@@ -42,7 +60,8 @@ const unseenWritesTimeoutMs = 1_000;
 const leasePrefix = nodeLeaseName('');
 
 type StraitObject = KubeObject & KubernetesObject;
-const straitObjects = (kubeConfig: KubeConfig, plural: string, options: { fieldSelector?: string; log?: Logger } = {}) => straitInformer<StraitObject>(kubeConfig, plural, options);
+const straitObjects = (kubeConfig: KubeConfig, plural: string, options: { fieldSelector?: string; log?: Logger } = {}) =>
+  straitInformer<StraitObject>(kubeConfig, plural, options);
 
 /** A peer's API server: our NetworkConfig there, read by an informer, written by `objects`. */
 interface PeerLink {
@@ -90,11 +109,27 @@ export class ClusterSync {
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
-    this.leases = new Informer<V1Lease>({ kubeConfig, path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, list: () => coordination.listNamespacedLease({ namespace }), log });
-    this.secrets = new Map(options.config.peers.map((peer) => {
-      const fieldSelector = `metadata.name=${peerSecretName(peer)}`;
-      return [peer, new Informer<V1Secret>({ kubeConfig, path: `/api/v1/namespaces/${namespace}/secrets`, fieldSelector, list: () => core.listNamespacedSecret({ namespace, fieldSelector }), log })];
-    }));
+    this.leases = new Informer<V1Lease>({
+      kubeConfig,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      list: () => coordination.listNamespacedLease({ namespace }),
+      log,
+    });
+    this.secrets = new Map(
+      options.config.peers.map((peer) => {
+        const fieldSelector = `metadata.name=${peerSecretName(peer)}`;
+        return [
+          peer,
+          new Informer<V1Secret>({
+            kubeConfig,
+            path: `/api/v1/namespaces/${namespace}/secrets`,
+            fieldSelector,
+            list: () => core.listNamespacedSecret({ namespace, fieldSelector }),
+            log,
+          }),
+        ];
+      }),
+    );
     this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneNames.plural, { log });
     this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointNames.plural, { log });
     this.networkConfigs = straitObjects(kubeConfig, networkConfigNames.plural, { log });
@@ -107,13 +142,21 @@ export class ClusterSync {
     this.queue = new WorkQueue(() => this.timedSync(), {
       maxDelay: 5_000,
       onError: (_key, err, failures, retryIn) => {
-        if (failures === 1 || failures % 10 === 0) log.warn({ error: err instanceof Error ? err.message : String(err), failures, retryInMs: retryIn }, 'reconcile failed; retrying');
+        if (failures === 1 || failures % 10 === 0)
+          log.warn({ error: err instanceof Error ? err.message : String(err), failures, retryInMs: retryIn }, 'reconcile failed; retrying');
       },
     });
   }
 
   private get local(): Informer<KubernetesObject>[] {
-    return [this.nodes, this.leases, ...this.secrets.values(), this.nodeDataplanes, this.tunnelEndpoints, this.networkConfigs] as Informer<KubernetesObject>[];
+    return [
+      this.nodes,
+      this.leases,
+      ...this.secrets.values(),
+      this.nodeDataplanes,
+      this.tunnelEndpoints,
+      this.networkConfigs,
+    ] as Informer<KubernetesObject>[];
   }
 
   /** Fills the caches and the IPAM state, adopts the gateway the NodeDataplanes name, then reconciles on every change. */
@@ -176,7 +219,9 @@ export class ClusterSync {
         this.peers.delete(peer);
       }
       if (kubeconfig === undefined) {
-        problems.push(`peer ${peer}: no kubeconfig of its API server (Secret ${namespace}/${peerSecretName(peer)}, key ${peerKubeconfigKey})`);
+        problems.push(
+          `peer ${peer}: no kubeconfig of its API server (Secret ${namespace}/${peerSecretName(peer)}, key ${peerKubeconfigKey})`,
+        );
         continue;
       }
       let peerConfig: KubeConfig;
@@ -186,10 +231,17 @@ export class ClusterSync {
         problems.push(`peer ${peer}: Secret ${namespace}/${peerSecretName(peer)}: ${(err as Error).message}`);
         continue;
       }
-      const ours = straitObjects(peerConfig, networkConfigNames.plural, { fieldSelector: `metadata.name=${networkConfigName(config.clusterId, peer)}`, log: log.child({ peer }) });
+      const ours = straitObjects(peerConfig, networkConfigNames.plural, {
+        fieldSelector: `metadata.name=${networkConfigName(config.clusterId, peer)}`,
+        log: log.child({ peer }),
+      });
       ours.onChange(() => this.queue.add(clusterKey));
       void ours.start();
-      this.peers.set(peer, { kubeconfig, ours, objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames.plural) });
+      this.peers.set(peer, {
+        kubeconfig,
+        ours,
+        objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames.plural),
+      });
     }
   }
 
@@ -223,7 +275,10 @@ export class ClusterSync {
     for (const p of read.problems) events.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
     const nodes = read.nodes.map((n) => n.config);
     if (!nodes.some((n) => n.gatewayCandidate)) {
-      log.warn({ nodes: nodes.map((n) => n.name), gatewayNodeSelector: config.gatewayNodeSelector }, 'no usable Node is a gateway candidate (its labels must match gatewayNodeSelector); waiting');
+      log.warn(
+        { nodes: nodes.map((n) => n.name), gatewayNodeSelector: config.gatewayNodeSelector },
+        'no usable Node is a gateway candidate (its labels must match gatewayNodeSelector); waiting',
+      );
       return undefined;
     }
 
@@ -241,7 +296,12 @@ export class ClusterSync {
         statuses.set(object.metadata.name, undefined); // a status we cannot read says nothing
       }
     }
-    const heartbeats = nodeHeartbeats(read.nodes.map((n) => ({ name: n.config.name, gatewayCandidate: n.gatewayCandidate, nodeReady: n.ready })), this.sightings, statuses, now);
+    const heartbeats = nodeHeartbeats(
+      read.nodes.map((n) => ({ name: n.config.name, gatewayCandidate: n.gatewayCandidate, nodeReady: n.ready })),
+      this.sightings,
+      statuses,
+      now,
+    );
 
     const ours = new Map<string, OursInPeer>();
     for (const peer of config.peers) {
@@ -286,14 +346,18 @@ export class ClusterSync {
       const name = networkConfigName(config.clusterId, peer);
       const existing = link.ours.get(name);
       const wanted = offers.get(peer);
-      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, rv) => this.unseen.wrote(link.ours, w, rv));
+      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, rv) =>
+        this.unseen.wrote(link.ours, w, rv),
+      );
     }
     // A former peer's offer here: its access to our API server went with the peering (the chart binds
     // strait-peer-<id> only for configured peers), so it cannot take the offer back itself; we do.
     for (const object of this.networkConfigs.list()) {
       const owner = (object.spec as { clusterId?: unknown } | undefined)?.clusterId;
       if (typeof owner !== 'string' || owner === config.clusterId || config.peers.includes(owner)) continue;
-      await this.writers.networkConfigs.apply(objectWrites([], [object], owner).writes, (w, rv) => this.unseen.wrote(this.networkConfigs, w, rv));
+      await this.writers.networkConfigs.apply(objectWrites([], [object], owner).writes, (w, rv) =>
+        this.unseen.wrote(this.networkConfigs, w, rv),
+      );
     }
     for (const [name, status] of answerStatuses(result, config.clusterId)) {
       const current = this.networkConfigs.get(name);
@@ -310,15 +374,38 @@ export class ClusterSync {
     const before = this.last;
     const { gateway, reason } = result.election;
     if (before?.election.gateway !== gateway) {
-      log.info({ gateway, previous: before?.election.gateway ?? null, reason, readyNodes: result.status.readyNodes }, before ? 'gateway changed' : 'gateway elected');
-      events.record({ kind: nodeDataplaneNames.kind, name: gateway }, 'Normal', before ? 'GatewayMoved' : 'GatewayElected', `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`);
+      log.info(
+        { gateway, previous: before?.election.gateway ?? null, reason, readyNodes: result.status.readyNodes },
+        before ? 'gateway changed' : 'gateway elected',
+      );
+      events.record(
+        { kind: nodeDataplaneNames.kind, name: gateway },
+        'Normal',
+        before ? 'GatewayMoved' : 'GatewayElected',
+        `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`,
+      );
     }
     for (const peer of result.status.peers) {
       const previous = before?.status.peers.find((p) => p.clusterId === peer.clusterId)?.state;
       if (previous === peer.state) continue;
-      log.info({ peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) }, `peer ${peer.state}`);
-      if (peer.state === 'ready') events.record({ kind: tunnelEndpointNames.kind, name: peer.clusterId }, 'Normal', 'PeerReady', `peering with ${peer.clusterId} is ready`);
-      if (peer.state === 'refused') events.record({ kind: networkConfigNames.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) }, 'Warning', 'PeerRefused', peer.reason ?? '');
+      log.info(
+        { peer: peer.clusterId, state: peer.state, previous: previous ?? null, ...(peer.reason ? { reason: peer.reason } : {}) },
+        `peer ${peer.state}`,
+      );
+      if (peer.state === 'ready')
+        events.record(
+          { kind: tunnelEndpointNames.kind, name: peer.clusterId },
+          'Normal',
+          'PeerReady',
+          `peering with ${peer.clusterId} is ready`,
+        );
+      if (peer.state === 'refused')
+        events.record(
+          { kind: networkConfigNames.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) },
+          'Warning',
+          'PeerRefused',
+          peer.reason ?? '',
+        );
     }
     for (const problem of [...result.problems, ...conflicts]) {
       if (!before?.problems.includes(problem)) log.warn({ problem }, 'input not usable yet');

@@ -38,7 +38,12 @@ export async function runKubernetesController(options: KubernetesControllerOptio
   const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), namespace, 'strait-controller', log);
   let sync: ClusterSync | undefined;
   // The Lease is the IPAM's writer lock: only the leader's store writes.
-  const ipamStore = new ApiIpamStore({ api: kubeConfig.makeApiClient(CustomObjectsApi), clusterId: config.clusterId, leading: () => elector.leading, log });
+  const ipamStore = new ApiIpamStore({
+    api: kubeConfig.makeApiClient(CustomObjectsApi),
+    clusterId: config.clusterId,
+    leading: () => elector.leading,
+    log,
+  });
   const elector: LeaderElector = new LeaderElector({
     ...(options.leaseTimings ?? defaultLeaseTimings),
     api: kubeConfig.makeApiClient(CoordinationV1Api),
@@ -63,7 +68,10 @@ export async function runKubernetesController(options: KubernetesControllerOptio
       metrics?.following();
     },
   });
-  log.info({ clusterId: config.clusterId, apiServer: describeKubeConfig(kubeConfig), namespace, identity, peers: config.peers }, 'controller started');
+  log.info(
+    { clusterId: config.clusterId, apiServer: describeKubeConfig(kubeConfig), namespace, identity, peers: config.peers },
+    'controller started',
+  );
   elector.start();
   await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
   await elector.stop();

@@ -33,7 +33,10 @@ export class EventRecorder {
     this.last.set(key, message);
     const now = new Date();
     const event: CoreV1Event = {
-      metadata: { name: `${subject.name}.${now.getTime().toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`, namespace: this.namespace },
+      metadata: {
+        name: `${subject.name}.${now.getTime().toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`,
+        namespace: this.namespace,
+      },
       involvedObject: { apiVersion: subject.apiVersion ?? straitApiVersion, kind: subject.kind, name: subject.name },
       type,
       reason,

@@ -50,7 +50,11 @@ export function ipamObjects(clusterId: string, state: IpamState): IpamObjects {
   const peers = new Map<string, PeerNetworksSpec>();
   for (const peer of state.peers.values()) {
     const { natMappings: _count, localNATPodCIDR, localNATExternalCIDR, ...view } = peerView(peer);
-    peers.set(peer.clusterId, { ...view, ...(localNATPodCIDR ? { localNATPodCIDR } : {}), ...(localNATExternalCIDR ? { localNATExternalCIDR } : {}) });
+    peers.set(peer.clusterId, {
+      ...view,
+      ...(localNATPodCIDR ? { localNATPodCIDR } : {}),
+      ...(localNATExternalCIDR ? { localNATExternalCIDR } : {}),
+    });
     for (const [endpoint, address] of peer.natMappings.entries()) {
       const entry = reflectedTo.get(endpoint) ?? { address, peers: [] };
       entry.peers.push(peer.clusterId);
@@ -86,7 +90,10 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamState | unde
   for (const [name, p] of [...objects.peers].sort(([a], [b]) => (a < b ? -1 : 1))) {
     attempt(`PeerNetworks ${name}`, () => {
       if (p.clusterId !== name) throw new StateError(`named ${name} but for peer ${p.clusterId}`);
-      restorer.addPeer({ ...p, localNATPodCIDR: p.localNATPodCIDR ?? null, localNATExternalCIDR: p.localNATExternalCIDR ?? null }, `peers.${name}`);
+      restorer.addPeer(
+        { ...p, localNATPodCIDR: p.localNATPodCIDR ?? null, localNATExternalCIDR: p.localNATExternalCIDR ?? null },
+        `peers.${name}`,
+      );
     });
   }
   for (const [name, m] of [...objects.natMappings].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -96,7 +103,9 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamState | unde
     }
     // Each reflection on its own: one to a peer that is gone does not take the others with it.
     for (const peer of m.reflectedTo) {
-      attempt(`NatMapping ${name} to ${peer}`, () => restorer.addMapping(peer, { endpointIP: m.endpointAddress, externalIP: m.externalAddress }, `natMappings.${name}`));
+      attempt(`NatMapping ${name} to ${peer}`, () =>
+        restorer.addMapping(peer, { endpointIP: m.endpointAddress, externalIP: m.externalAddress }, `natMappings.${name}`),
+      );
     }
   }
   return { state: restorer.state, dropped };
@@ -108,9 +117,12 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 export function ipamWrites(current: IpamObjects, desired: IpamObjects): IpamWrite[] {
   const writes: IpamWrite[] = [];
   if (desired.cluster && !same(current.cluster, desired.cluster)) writes.push({ op: 'put', kind: 'ClusterNetworks', ...desired.cluster });
-  for (const [name, spec] of desired.peers) if (!same(current.peers.get(name), spec)) writes.push({ op: 'put', kind: 'PeerNetworks', name, spec });
-  for (const name of current.natMappings.keys()) if (!desired.natMappings.has(name)) writes.push({ op: 'delete', kind: 'NatMapping', name });
-  for (const [name, spec] of desired.natMappings) if (!same(current.natMappings.get(name), spec)) writes.push({ op: 'put', kind: 'NatMapping', name, spec });
+  for (const [name, spec] of desired.peers)
+    if (!same(current.peers.get(name), spec)) writes.push({ op: 'put', kind: 'PeerNetworks', name, spec });
+  for (const name of current.natMappings.keys())
+    if (!desired.natMappings.has(name)) writes.push({ op: 'delete', kind: 'NatMapping', name });
+  for (const [name, spec] of desired.natMappings)
+    if (!same(current.natMappings.get(name), spec)) writes.push({ op: 'put', kind: 'NatMapping', name, spec });
   for (const name of current.peers.keys()) if (!desired.peers.has(name)) writes.push({ op: 'delete', kind: 'PeerNetworks', name });
   return writes;
 }

@@ -53,7 +53,10 @@ export class ApiIpamStore implements Store<IpamState> {
 
   /** The lease is the lock: refused unless this controller leads. */
   async lock(): Promise<StoreLock> {
-    if (!this.options.leading()) throw new StateError(`the IPAM of cluster ${this.options.clusterId} is written by the controller holding the lease; this one does not`);
+    if (!this.options.leading())
+      throw new StateError(
+        `the IPAM of cluster ${this.options.clusterId} is written by the controller holding the lease; this one does not`,
+      );
     return { release: async () => undefined };
   }
 
@@ -63,7 +66,9 @@ export class ApiIpamStore implements Store<IpamState> {
     const dropped: string[] = [];
     this.versions.clear();
     for (const kind of ['ClusterNetworks', 'PeerNetworks', 'NatMapping'] as const) {
-      const list = (await this.options.api.listClusterCustomObject({ group, version, plural: kinds[kind].names.plural })) as { items: (KubernetesObject & { spec?: unknown })[] };
+      const list = (await this.options.api.listClusterCustomObject({ group, version, plural: kinds[kind].names.plural })) as {
+        items: (KubernetesObject & { spec?: unknown })[];
+      };
       for (const object of list.items) {
         const name = object.metadata?.name ?? '';
         this.versions.set(`${kind}/${name}`, object.metadata?.resourceVersion ?? '');
@@ -84,7 +89,11 @@ export class ApiIpamStore implements Store<IpamState> {
     }
     const restored = ipamFromObjects(usable);
     this.dropped = [...dropped, ...restored.dropped];
-    if (this.dropped.length > 0) this.options.log?.warn({ clusterId: this.options.clusterId, dropped: this.dropped }, 'IPAM objects left out on reading; the next save replaces or deletes them');
+    if (this.dropped.length > 0)
+      this.options.log?.warn(
+        { clusterId: this.options.clusterId, dropped: this.dropped },
+        'IPAM objects left out on reading; the next save replaces or deletes them',
+      );
     this.current = read;
     return restored.state;
   }
@@ -104,9 +113,11 @@ export class ApiIpamStore implements Store<IpamState> {
       if (write.op === 'put') {
         const body = makeObject(kinds[write.kind].names, write.name, write.spec);
         if (resourceVersion !== undefined) body.metadata.resourceVersion = resourceVersion;
-        const stored = (resourceVersion === undefined
-          ? await api.createClusterCustomObject({ group, version, plural, body })
-          : await api.replaceClusterCustomObject({ group, version, plural, name: write.name, body })) as KubernetesObject;
+        const stored = (
+          resourceVersion === undefined
+            ? await api.createClusterCustomObject({ group, version, plural, body })
+            : await api.replaceClusterCustomObject({ group, version, plural, name: write.name, body })
+        ) as KubernetesObject;
         this.versions.set(id, stored.metadata?.resourceVersion ?? '');
       } else {
         await api.deleteClusterCustomObject({ group, version, plural, name: write.name, body: { preconditions: { resourceVersion } } });

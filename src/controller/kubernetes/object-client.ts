@@ -29,7 +29,13 @@ export class StraitObjects {
         const body = { ...w.object, metadata: { ...w.object.metadata, resourceVersion: w.resourceVersion } };
         written(w, versionOf(await this.api.replaceClusterCustomObject({ group, version, plural, name: w.object.metadata.name, body })));
       } else {
-        await this.api.deleteClusterCustomObject({ group, version, plural, name: w.name, body: { preconditions: { resourceVersion: w.resourceVersion } } });
+        await this.api.deleteClusterCustomObject({
+          group,
+          version,
+          plural,
+          name: w.name,
+          body: { preconditions: { resourceVersion: w.resourceVersion } },
+        });
         written(w);
       }
     }
@@ -38,6 +44,9 @@ export class StraitObjects {
   /** Replaces the status through the status subresource (a merge patch of `status` alone). */
   async patchStatus(name: string, status: unknown): Promise<void> {
     const { plural } = this;
-    await this.api.patchClusterCustomObjectStatus({ group, version, plural, name, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await this.api.patchClusterCustomObjectStatus(
+      { group, version, plural, name, body: { status } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 }

@@ -65,7 +65,11 @@ function ownedBy(object: KubeObject, clusterId: string): boolean {
  * (spec or our labels), delete what we own and no longer want. An object of the same name that we do
  * not own is left alone and reported: taking it over could undo another writer's work.
  */
-export function objectWrites(wantedObjects: readonly WantedObject[], existing: readonly KubeObject[], clusterId: string): { writes: ObjectWrite[]; conflicts: string[] } {
+export function objectWrites(
+  wantedObjects: readonly WantedObject[],
+  existing: readonly KubeObject[],
+  clusterId: string,
+): { writes: ObjectWrite[]; conflicts: string[] } {
   const byName = new Map(existing.map((o) => [o.metadata.name, o]));
   const writes: ObjectWrite[] = [];
   const conflicts: string[] = [];
@@ -93,9 +97,14 @@ export function objectWrites(wantedObjects: readonly WantedObject[], existing: r
  * makes it from the Node objects (k8s/node-list.ts), so a Node added, changed or removed rewrites only
  * the NodeDataplanes whose own content changed (its own, and every one when the gateway moves).
  */
-export function localObjects(result: ReconcileResult, clusterId: string): { nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
+export function localObjects(
+  result: ReconcileResult,
+  clusterId: string,
+): { nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
   return {
-    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) => wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec))),
+    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) =>
+      wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec)),
+    ),
     tunnelEndpoints: result.tunnels.map((t) => wanted(tunnelEndpointNames.kind, t.clusterId, clusterId, writeTunnelEndpoint(t))),
   };
 }
@@ -103,7 +112,8 @@ export function localObjects(result: ReconcileResult, clusterId: string): { node
 /** Our NetworkConfig for each peer, to be written into that peer's API server. */
 export function peerNetworkConfigs(result: ReconcileResult, clusterId: string): Map<string, WantedObject> {
   const objects = new Map<string, WantedObject>();
-  for (const [peer, spec] of result.ourNetworkConfigs) objects.set(peer, wanted(networkConfigNames.kind, networkConfigName(clusterId, peer), clusterId, spec));
+  for (const [peer, spec] of result.ourNetworkConfigs)
+    objects.set(peer, wanted(networkConfigNames.kind, networkConfigName(clusterId, peer), clusterId, spec));
   return objects;
 }
 
@@ -148,7 +158,12 @@ export type OursInPeer = KubeObject | undefined | 'unread';
  * offers to us), `ours` our NetworkConfig in each peer's API server as last read; for one not read yet,
  * the answer our IPAM recorded stands. An object whose name does not match its spec is a problem, not an offer.
  */
-export function exchangeFromObjects(local: readonly KubeObject[], ours: ReadonlyMap<string, OursInPeer>, clusterId: string, ipam: IpamState | undefined): ExchangeView {
+export function exchangeFromObjects(
+  local: readonly KubeObject[],
+  ours: ReadonlyMap<string, OursInPeer>,
+  clusterId: string,
+  ipam: IpamState | undefined,
+): ExchangeView {
   const view = emptyExchange();
   for (const object of local) {
     const where = `NetworkConfig ${object.metadata.name}`;
@@ -156,7 +171,9 @@ export function exchangeFromObjects(local: readonly KubeObject[], ours: Readonly
     if (!spec) continue;
     if (spec.remoteClusterId !== clusterId) continue; // another recipient's: not ours to read
     if (object.metadata.name !== networkConfigName(spec.clusterId, clusterId)) {
-      view.problems.push(`${where}: ${new InputError('metadata.name', object.metadata.name, `expected ${networkConfigName(spec.clusterId, clusterId)} for spec.clusterId ${spec.clusterId}`).message}`);
+      view.problems.push(
+        `${where}: ${new InputError('metadata.name', object.metadata.name, `expected ${networkConfigName(spec.clusterId, clusterId)} for spec.clusterId ${spec.clusterId}`).message}`,
+      );
       continue;
     }
     if (spec.clusterId === clusterId) continue;
@@ -169,7 +186,11 @@ export function exchangeFromObjects(local: readonly KubeObject[], ours: Readonly
       continue;
     }
     if (object?.status === undefined) continue;
-    const status = checked(() => readNetworkConfigStatus(object.status), view.problems, `NetworkConfig ${networkConfigName(clusterId, peer)} in ${peer}`);
+    const status = checked(
+      () => readNetworkConfigStatus(object.status),
+      view.problems,
+      `NetworkConfig ${networkConfigName(clusterId, peer)} in ${peer}`,
+    );
     if (status) view.statusesOfOurs.set(peer, status);
   }
   return view;

@@ -29,7 +29,14 @@ export class UnseenWrites {
     if (write.op === 'create') this.writes.push({ cache, name: write.object.metadata.name, created: true, at });
     // An update that changed nothing keeps its version: there is no event to wait for.
     else if (write.op === 'update' && resourceVersion === write.resourceVersion) return;
-    else this.writes.push({ cache, name: write.op === 'delete' ? write.name : write.object.metadata.name, created: false, before: write.resourceVersion, at });
+    else
+      this.writes.push({
+        cache,
+        name: write.op === 'delete' ? write.name : write.object.metadata.name,
+        created: false,
+        before: write.resourceVersion,
+        at,
+      });
   }
 
   /** Whether the caches show every write (a created object there, an updated or deleted one no longer at the version it had), or it was waited for long enough. */

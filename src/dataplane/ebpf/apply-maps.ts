@@ -21,7 +21,8 @@ export class AppliedMaps {
   private readonly mirrors;
 
   constructor(private readonly maps: DatapathMaps) {
-    const mirror = <I, W>(map: { fd: number }, ids: { key: Codec<I>; value: Codec<W> }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids));
+    const mirror = <I, W>(map: { fd: number }, ids: { key: Codec<I>; value: Codec<W> }) =>
+      new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids));
     const u32Mirror = (map: { fd: number }) => new MapMirror(idMap(map as BpfMap<unknown, unknown>, tableIds.natmap), () => new U32Table());
     this.mirrors = {
       config: mirror(maps.config, tableIds.config),

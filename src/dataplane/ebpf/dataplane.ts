@@ -19,7 +19,9 @@ import { podInterfaceListener } from './pod-interface-watch';
 /** Pure: what an eBPF apply changed, for one log line; undefined when it changed nothing. */
 export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges): Record<string, unknown> | undefined {
   const maps = Object.fromEntries(Object.entries(result.maps).filter(([, r]) => r.written > 0 || r.deleted > 0));
-  const attachments = result.attachments.filter((a) => a.change !== 'unchanged').map((a) => `${a.interface}:${a.program}:${a.change}${a.kind ? `:${a.kind}` : ''}`);
+  const attachments = result.attachments
+    .filter((a) => a.change !== 'unchanged')
+    .map((a) => `${a.interface}:${a.program}:${a.change}${a.kind ? `:${a.kind}` : ''}`);
   const summary: Record<string, unknown> = {};
   if (result.overlayDeviceChanged) summary.overlayDeviceChanged = true;
   if (Object.keys(maps).length > 0) summary.maps = maps;
@@ -33,7 +35,11 @@ export function summarizeChanges(result: NodeApplyResult, routes: RouteChanges):
 function refuseEncryption(spec: NodeDataplaneSpec): void {
   spec.peers.forEach((p, i) => {
     if (p.transport !== 'vxlan') {
-      throw new InputError(`spec.peers[${i}].transport`, p.transport, `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel`);
+      throw new InputError(
+        `spec.peers[${i}].transport`,
+        p.transport,
+        `the peering with ${p.clusterId} is encrypted, which the eBPF dataplane does not do; run the agent with --dataplane kernel`,
+      );
     }
   });
 }
@@ -75,9 +81,10 @@ export function ebpfDataplane(
       const started = now();
       const result = datapath.apply(spec, { kernel: kernel || resync, readMaps: resync });
       const prefixes = desiredRoutes(spec);
-      const routes = kernel || resync || prefixes.join() !== previous?.routes
-        ? reconcileOverlayRoutes(prefixes, defaultOverlayDevice, netns)
-        : { added: [], removed: [], conflicts: previous.conflicts };
+      const routes =
+        kernel || resync || prefixes.join() !== previous?.routes
+          ? reconcileOverlayRoutes(prefixes, defaultOverlayDevice, netns)
+          : { added: [], removed: [], conflicts: previous.conflicts };
       last = { spec, routes: prefixes.join(), conflicts: routes.conflicts };
       if (resync) readAt = started;
       const summary = summarizeChanges(result, routes);
@@ -96,7 +103,6 @@ export function ebpfDataplane(
  */
 const ebpfKernelEvents: NetlinkGroup[] = ['link', 'addr', 'route'];
 
-
 /** What opening the eBPF datapath takes from the agent's options. */
 export interface EbpfDataplaneOptions {
   pinRoot: string;
@@ -113,10 +119,21 @@ export interface EbpfDataplaneOptions {
 /** Loads the programs (adopting what an earlier agent pinned) and watches the kernel objects around them. */
 export async function openEbpfDataplane(options: EbpfDataplaneOptions): Promise<NodeDataplane> {
   const path = options.netns === undefined ? undefined : netnsPath(options.netns);
-  const datapath = await NodeDatapath.load({ pinRoot: options.pinRoot, podInterfaces: options.podInterfaces, attachMode: options.attachMode, ...(path ? { netns: path } : {}) });
+  const datapath = await NodeDatapath.load({
+    pinRoot: options.pinRoot,
+    podInterfaces: options.podInterfaces,
+    attachMode: options.attachMode,
+    ...(path ? { netns: path } : {}),
+  });
   // One monitor for both: the kernel objects around the maps, and each new pod interface at once.
   const pods = options.log === undefined ? undefined : podInterfaceListener(datapath, options.log);
-  return ebpfDataplane(datapath, options.netns, () => readCounters(datapath.maps), new KernelChangeMonitor(options.netns, ebpfKernelEvents, pods), options.resyncMs);
+  return ebpfDataplane(
+    datapath,
+    options.netns,
+    () => readCounters(datapath.maps),
+    new KernelChangeMonitor(options.netns, ebpfKernelEvents, pods),
+    options.resyncMs,
+  );
 }
 
 /** Removes what the eBPF datapath put on the node: its overlay routes, attachments, overlay device and pins. */

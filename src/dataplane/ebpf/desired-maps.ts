@@ -32,7 +32,11 @@ const v4 = (c: Cidr): MapCidr => ({ addr: formatIp({ family: 4, value: c.base })
 type NodeMaps = Omit<DesiredMaps, 'natmap' | 'natmapRev'>;
 
 /** `tunnelMtu`: the node's (src/kernel/underlay-mtu.ts); default: a 1500-byte underlay's. */
-export function desiredMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu = tunnelMtus(defaultUnderlayMtu).vxlan): DesiredMaps {
+export function desiredMaps(
+  spec: NodeDataplaneSpec,
+  overlayIfindex: number,
+  tunnelMtu = tunnelMtus(defaultUnderlayMtu).vxlan,
+): DesiredMaps {
   const natmap = spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)] as const);
   return { ...nodeMaps(spec, overlayIfindex, tunnelMtu), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
 }
@@ -52,15 +56,21 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
     overlayMac: spec.overlay.mac,
     tunnelMtu,
   };
-  const peers = spec.peers.map((p) => [p.peerId, {
-    localNatPod: v4(p.localNATPodCIDR),
-    localNatExternal: v4(p.localNATExternalCIDR),
-    endpoint: formatIp(p.endpoint.address),
-    // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
-    vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
-    dstMac: tunnelMac(p.clusterId, spec.clusterId),
-    srcMac: tunnelMac(spec.clusterId, p.clusterId),
-  }] as const);
+  const peers = spec.peers.map(
+    (p) =>
+      [
+        p.peerId,
+        {
+          localNatPod: v4(p.localNATPodCIDR),
+          localNatExternal: v4(p.localNATExternalCIDR),
+          endpoint: formatIp(p.endpoint.address),
+          // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
+          vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
+          dstMac: tunnelMac(p.clusterId, spec.clusterId),
+          srcMac: tunnelMac(spec.clusterId, p.clusterId),
+        },
+      ] as const,
+  );
   const routes = spec.peers.flatMap((p) => [
     [v4(p.remotePodCIDR), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,
     [v4(p.remoteExternalCIDR), { peerId: p.peerId, kind: PrefixKind.External }] as const,
@@ -89,7 +99,14 @@ const hex = (map: { key: { size: number }; value: { size: number } }) => ({ key:
 const be32 = { key: be32Ids, value: be32Ids };
 
 /** The ids of each map's tables. */
-export const tableIds = { config: hex(maps.config), peers: hex(maps.peers), routes: hex(maps.routes), natmap: be32, natmapRev: be32, nodes: hex(maps.nodes) };
+export const tableIds = {
+  config: hex(maps.config),
+  peers: hex(maps.peers),
+  routes: hex(maps.routes),
+  natmap: be32,
+  natmapRev: be32,
+  nodes: hex(maps.nodes),
+};
 
 const nodeTables = (m: NodeMaps) => ({
   config: tableOf(maps.config, tableIds.config, m.config),
@@ -100,7 +117,11 @@ const nodeTables = (m: NodeMaps) => ({
 
 /** Typed entries as tables. */
 export function tablesOf(desired: DesiredMaps): DesiredTables {
-  return { ...nodeTables(desired), natmap: tableOf(maps.natmap, be32, desired.natmap), natmapRev: tableOf(maps.natmapRev, be32, desired.natmapRev) };
+  return {
+    ...nodeTables(desired),
+    natmap: tableOf(maps.natmap, be32, desired.natmap),
+    natmapRev: tableOf(maps.natmapRev, be32, desired.natmapRev),
+  };
 }
 
 /** The same as `tablesOf(desiredMaps(...))`, at a fraction of the cost: no address is formatted or encoded. */

@@ -30,23 +30,40 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
     const c = r.config;
     return [
       'config',
-      ...table(['FIELD', 'VALUE'], [
-        ['role', c.role],
-        ['pod CIDR', c.podCIDR],
-        ['external CIDR', c.externalCIDR],
-        ['node address', c.nodeAddress],
-        ['active gateway', c.activeGatewayAddress],
-        ['transit address', c.transitAddress],
-        ['overlay', `ifindex ${c.overlayIfindex}, vni ${c.overlayVni}, mac ${c.overlayMac}`],
-        ['tunnel MTU', String(c.tunnelMtu)],
-      ]),
+      ...table(
+        ['FIELD', 'VALUE'],
+        [
+          ['role', c.role],
+          ['pod CIDR', c.podCIDR],
+          ['external CIDR', c.externalCIDR],
+          ['node address', c.nodeAddress],
+          ['active gateway', c.activeGatewayAddress],
+          ['transit address', c.transitAddress],
+          ['overlay', `ifindex ${c.overlayIfindex}, vni ${c.overlayVni}, mac ${c.overlayMac}`],
+          ['tunnel MTU', String(c.tunnelMtu)],
+        ],
+      ),
     ];
   },
   peers: (r) => {
     const lines = [
       `peers (${r.peers.length})`,
       ...table(
-        ['PEER', 'REMOTE POD', 'REMOTE EXTERNAL', 'LOCAL NAT POD', 'LOCAL NAT EXTERNAL', 'ENDPOINT', 'VNI', 'SRC MAC', 'DST MAC', 'TX PKTS', 'TX BYTES', 'RX PKTS', 'RX BYTES'],
+        [
+          'PEER',
+          'REMOTE POD',
+          'REMOTE EXTERNAL',
+          'LOCAL NAT POD',
+          'LOCAL NAT EXTERNAL',
+          'ENDPOINT',
+          'VNI',
+          'SRC MAC',
+          'DST MAC',
+          'TX PKTS',
+          'TX BYTES',
+          'RX PKTS',
+          'RX BYTES',
+        ],
         r.peers.map((p) => [
           p.peerId,
           p.remotePodCIDRs.join(',') || '-',
@@ -65,23 +82,50 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
       ),
     ];
     // Shown only when there are some: an unusable route is a fault to notice, not a routine row.
-    if (r.strayRoutes.length > 0) lines.push('', `stray routes (${r.strayRoutes.length})`, ...table(['PREFIX', 'PEER', 'KIND', 'PROBLEM'], r.strayRoutes.map((s) => [s.prefix, s.peerId, s.kind, s.problem])));
+    if (r.strayRoutes.length > 0)
+      lines.push(
+        '',
+        `stray routes (${r.strayRoutes.length})`,
+        ...table(
+          ['PREFIX', 'PEER', 'KIND', 'PROBLEM'],
+          r.strayRoutes.map((s) => [s.prefix, s.peerId, s.kind, s.problem]),
+        ),
+      );
     return lines;
   },
   nat: (r) => {
     const lines = [
       `nat mappings (${r.natMappings.length})`,
-      ...table(['EXTERNAL', 'ENDPOINT', 'REVERSE'], r.natMappings.map((n) => [n.externalAddress, n.endpointAddress, n.problem ?? 'ok'])),
+      ...table(
+        ['EXTERNAL', 'ENDPOINT', 'REVERSE'],
+        r.natMappings.map((n) => [n.externalAddress, n.endpointAddress, n.problem ?? 'ok']),
+      ),
     ];
     if (r.strayReverseMappings.length > 0) {
-      lines.push('', `stray reverse mappings (${r.strayReverseMappings.length})`, ...table(['ENDPOINT', 'EXTERNAL', 'PROBLEM'], r.strayReverseMappings.map((s) => [s.endpointAddress, s.externalAddress, s.problem])));
+      lines.push(
+        '',
+        `stray reverse mappings (${r.strayReverseMappings.length})`,
+        ...table(
+          ['ENDPOINT', 'EXTERNAL', 'PROBLEM'],
+          r.strayReverseMappings.map((s) => [s.endpointAddress, s.externalAddress, s.problem]),
+        ),
+      );
     }
     return lines;
   },
-  nodes: (r) => [`nodes (${r.nodes.length})`, ...table(['PREFIX', 'UNDERLAY'], r.nodes.map((n) => [n.prefix, n.underlay]))],
+  nodes: (r) => [
+    `nodes (${r.nodes.length})`,
+    ...table(
+      ['PREFIX', 'UNDERLAY'],
+      r.nodes.map((n) => [n.prefix, n.underlay]),
+    ),
+  ],
   snat: (r) => [
     `transit snat (${r.snat.total}${r.snat.flows.length < r.snat.total ? `, first ${r.snat.flows.length} shown: raise --limit for more` : ''})`,
-    ...table(['DIRECTION', 'PROTO', 'SOURCE', 'DESTINATION', 'REWRITE'], r.snat.flows.map((f) => [f.direction, f.proto, endpoint(f.src, f.sport), endpoint(f.dst, f.dport), snatRewrite(f)])),
+    ...table(
+      ['DIRECTION', 'PROTO', 'SOURCE', 'DESTINATION', 'REWRITE'],
+      r.snat.flows.map((f) => [f.direction, f.proto, endpoint(f.src, f.sport), endpoint(f.dst, f.dport), snatRewrite(f)]),
+    ),
   ],
   drops: (r) => ['drops', ...table(['REASON', 'PACKETS'], Object.entries(r.drops))],
 };

@@ -8,7 +8,17 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../../native';
 import { StateError } from '../../errors';
-import { CONFIG_KEY, DROP_REASON_COUNT, type DatapathMaps, DropReason, Flags, PrefixKind, type cidr, configProgrammed, maps } from './layout';
+import {
+  CONFIG_KEY,
+  DROP_REASON_COUNT,
+  type DatapathMaps,
+  DropReason,
+  Flags,
+  PrefixKind,
+  type cidr,
+  configProgrammed,
+  maps,
+} from './layout';
 
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
 export type InspectSection = (typeof inspectSections)[number];
@@ -137,9 +147,11 @@ function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]): Da
     try {
       map = BpfMap.openPinned(path, key, value);
     } catch (err) {
-      if (isBpfError(err, 'EPERM') || isBpfError(err, 'EACCES')) throw new StateError(`${path}: permission denied; reading pinned BPF maps needs root (CAP_BPF and CAP_SYS_ADMIN)`);
+      if (isBpfError(err, 'EPERM') || isBpfError(err, 'EACCES'))
+        throw new StateError(`${path}: permission denied; reading pinned BPF maps needs root (CAP_BPF and CAP_SYS_ADMIN)`);
       // A size mismatch: the pins were made by a build with another layout of common.h.
-      if (err instanceof TypeError) throw new StateError(`${path}: ${err.message}; the pins come from a different Strait build, inspect them with the matching strait`);
+      if (err instanceof TypeError)
+        throw new StateError(`${path}: ${err.message}; the pins come from a different Strait build, inspect them with the matching strait`);
       throw err;
     }
     opened.push(map as BpfMap<unknown, unknown>);
@@ -164,15 +176,27 @@ function checkPinRoot(pinRoot: string): void {
   const expected = Object.values(maps).map((m) => m.name);
   let present: Set<string>;
   try {
-    if (!statSync(pinRoot).isDirectory()) throw new StateError(`pin root ${pinRoot} is not a directory; pass --pin-root the directory the node's agent pins the datapath maps in`);
+    if (!statSync(pinRoot).isDirectory())
+      throw new StateError(
+        `pin root ${pinRoot} is not a directory; pass --pin-root the directory the node's agent pins the datapath maps in`,
+      );
     present = new Set(readdirSync(pinRoot));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StateError(`pin root ${pinRoot} does not exist; pass --pin-root the directory the node's agent pins the datapath maps in (is the agent running on this node?)`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new StateError(
+        `pin root ${pinRoot} does not exist; pass --pin-root the directory the node's agent pins the datapath maps in (is the agent running on this node?)`,
+      );
     throw err;
   }
   const missing = expected.filter((name) => !present.has(name));
-  if (missing.length === expected.length) throw new StateError(`pin root ${pinRoot} holds no Strait maps (expected ${expected.join(', ')}); pass the pin root of a node whose datapath is loaded`);
-  if (missing.length > 0) throw new StateError(`pin root ${pinRoot} lacks ${missing.join(', ')}; the pins are incomplete or from another Strait version: restart the node's agent to load the datapath again`);
+  if (missing.length === expected.length)
+    throw new StateError(
+      `pin root ${pinRoot} holds no Strait maps (expected ${expected.join(', ')}); pass the pin root of a node whose datapath is loaded`,
+    );
+  if (missing.length > 0)
+    throw new StateError(
+      `pin root ${pinRoot} lacks ${missing.join(', ')}; the pins are incomplete or from another Strait version: restart the node's agent to load the datapath again`,
+    );
 }
 
 /** Reads every pinned map under `pinRoot` into a report; `snatLimit` caps the transit flows listed. */
@@ -182,7 +206,15 @@ export function inspectNode(pinRoot: string, snatLimit = DEFAULT_SNAT_LIMIT): In
   try {
     const m = openPinnedMaps(pinRoot, opened);
     const config = readConfig(m);
-    return { pinRoot, config, ...readPeers(m), ...readNatMappings(m), nodes: readNodes(m), snat: readSnat(m, config, snatLimit), drops: readDrops(m) };
+    return {
+      pinRoot,
+      config,
+      ...readPeers(m),
+      ...readNatMappings(m),
+      nodes: readNodes(m),
+      snat: readSnat(m, config, snatLimit),
+      drops: readDrops(m),
+    };
   } finally {
     for (const map of opened) map.close();
   }
@@ -258,7 +290,10 @@ function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): 
   return { peers: [...peers.values()].sort((a, b) => a.peerId - b.peerId), strayRoutes };
 }
 
-function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): { natMappings: NatMappingReport[]; strayReverseMappings: StrayReverseMapping[] } {
+function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): {
+  natMappings: NatMappingReport[];
+  strayReverseMappings: StrayReverseMapping[];
+} {
   const forward = new Map(m.natmap.lookupBatch());
   const reverse = new Map(m.natmapRev.lookupBatch());
   const natMappings = [...forward]
@@ -266,7 +301,10 @@ function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): { natMa
     .map(([externalAddress, endpointAddress]): NatMappingReport => {
       const back = reverse.get(endpointAddress);
       if (back === externalAddress) return { externalAddress, endpointAddress };
-      const problem = back === undefined ? `strait_natmap_rev has no entry for ${endpointAddress}` : `strait_natmap_rev maps ${endpointAddress} to ${back}`;
+      const problem =
+        back === undefined
+          ? `strait_natmap_rev has no entry for ${endpointAddress}`
+          : `strait_natmap_rev maps ${endpointAddress} to ${back}`;
       return { externalAddress, endpointAddress, problem };
     });
   const strayReverseMappings = [...reverse]
@@ -274,19 +312,23 @@ function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): { natMa
     .sort(([a], [b]) => byAddress(a, b))
     .map(([endpointAddress, externalAddress]) => {
       const there = forward.get(externalAddress);
-      const problem = there === undefined ? `strait_natmap has no entry for ${externalAddress}` : `strait_natmap maps ${externalAddress} to ${there}`;
+      const problem =
+        there === undefined ? `strait_natmap has no entry for ${externalAddress}` : `strait_natmap maps ${externalAddress} to ${there}`;
       return { endpointAddress, externalAddress, problem };
     });
   return { natMappings, strayReverseMappings };
 }
 
 function readNodes(m: Pick<DatapathMaps, 'nodes'>): NodeRouteReport[] {
-  return [...m.nodes.entries()].sort(([a], [b]) => byPrefix(a, b)).map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
+  return [...m.nodes.entries()]
+    .sort(([a], [b]) => byPrefix(a, b))
+    .map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
 }
 
 function readSnat(m: Pick<DatapathMaps, 'snat'>, config: ConfigReport | null, limit: number): SnatReport {
   // A reply entry is keyed by its destination, the transit address (bpf/lib/snat.h).
-  const direction = (daddr: string): SnatFlowReport['direction'] => (config === null ? 'unknown' : daddr === config.transitAddress ? 'reply' : 'forward');
+  const direction = (daddr: string): SnatFlowReport['direction'] =>
+    config === null ? 'unknown' : daddr === config.transitAddress ? 'reply' : 'forward';
   const flows = m.snat.lookupBatch().map(([k, v]): SnatFlowReport => ({
     direction: direction(k.daddr),
     proto: protoNames[k.proto] ?? String(k.proto),
@@ -297,7 +339,12 @@ function readSnat(m: Pick<DatapathMaps, 'snat'>, config: ConfigReport | null, li
     to: { addr: v.addr, port: v.port },
   }));
   const order = (a: SnatFlowReport, b: SnatFlowReport) =>
-    a.direction.localeCompare(b.direction) || a.proto.localeCompare(b.proto) || byAddress(a.src, b.src) || a.sport - b.sport || byAddress(a.dst, b.dst) || a.dport - b.dport;
+    a.direction.localeCompare(b.direction) ||
+    a.proto.localeCompare(b.proto) ||
+    byAddress(a.src, b.src) ||
+    a.sport - b.sport ||
+    byAddress(a.dst, b.dst) ||
+    a.dport - b.dport;
   return { total: flows.length, limit, flows: flows.sort(order).slice(0, limit) };
 }
 

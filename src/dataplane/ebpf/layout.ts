@@ -4,7 +4,23 @@
  * against the BTF of dist/bpf/strait.o, so a field changed on one side only fails the build's tests.
  */
 import { join } from 'node:path';
-import { type BpfObject, type Codec, type CodecValue, type StructCodec, array, be16, ipv4, lpmKey, mac, perCpu, struct, u16, u32, u64, u8 } from '../../native';
+import {
+  type BpfObject,
+  type Codec,
+  type CodecValue,
+  type StructCodec,
+  array,
+  be16,
+  ipv4,
+  lpmKey,
+  mac,
+  perCpu,
+  struct,
+  u16,
+  u32,
+  u64,
+  u8,
+} from '../../native';
 
 /** The compiled datapath object (bpf/strait.c). */
 export const datapathObjectPath = join(__dirname, '..', '..', '..', 'bpf', 'strait.o');

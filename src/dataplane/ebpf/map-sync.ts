@@ -44,19 +44,30 @@ export function diffTables<I, W>(current: Table<I, W>, desired: Table<I, W>): Ta
   });
   // The current entries not kept are the ones to delete: none, or look until all of them are found.
   const gone = current.size - kept;
-  if (gone > 0) current.forEach((_, id) => {
-    if (deletes.length < gone && !desired.has(id)) deletes.push(id);
-  });
+  if (gone > 0)
+    current.forEach((_, id) => {
+      if (deletes.length < gone && !desired.has(id)) deletes.push(id);
+    });
   return { upserts, deletes };
 }
 
 /** Ids of any map: its key or value bytes in hex. */
 export function hexIds(size: number): Codec<string> {
-  return { size, align: 1, encode: (id, buf, offset) => void buf.write(id, offset, size, 'hex'), decode: (buf, offset) => buf.toString('hex', offset, offset + size) };
+  return {
+    size,
+    align: 1,
+    encode: (id, buf, offset) => void buf.write(id, offset, size, 'hex'),
+    decode: (buf, offset) => buf.toString('hex', offset, offset + size),
+  };
 }
 
 /** Ids of a `__be32` (an IPv4 address): the number. */
-export const be32Ids: Codec<number> = { size: 4, align: 4, encode: (id, buf, offset) => void buf.writeUInt32BE(id, offset), decode: (buf, offset) => buf.readUInt32BE(offset) };
+export const be32Ids: Codec<number> = {
+  size: 4,
+  align: 4,
+  encode: (id, buf, offset) => void buf.writeUInt32BE(id, offset),
+  decode: (buf, offset) => buf.readUInt32BE(offset),
+};
 
 /** How one map's keys and values are read and written as ids. */
 export interface IdCodecs<I, W> {
@@ -65,7 +76,11 @@ export interface IdCodecs<I, W> {
 }
 
 /** Pure: typed entries as a table, through the map's codecs (the last of equal keys wins, as in the kernel). */
-export function tableOf<K, V, I, W>(map: { key: Codec<K>; value: Codec<V> }, ids: IdCodecs<I, W>, entries: Iterable<readonly [K, V]>): Map<I, W> {
+export function tableOf<K, V, I, W>(
+  map: { key: Codec<K>; value: Codec<V> },
+  ids: IdCodecs<I, W>,
+  entries: Iterable<readonly [K, V]>,
+): Map<I, W> {
   const out = new Map<I, W>();
   const key = Buffer.alloc(map.key.size);
   const value = Buffer.alloc(map.value.size);
@@ -141,18 +156,20 @@ export class MapMirror<I, W> {
     const known = this.known;
     const diff = diffTables(known, desired);
     return {
-      upsert: () => this.guard(() => {
-        if (diff.upserts.length === 0) return 0;
-        const written = this.map.update(diff.upserts);
-        for (const [k, v] of diff.upserts) known.set(k, v);
-        return written;
-      }),
-      delete: () => this.guard(() => {
-        if (diff.deletes.length === 0) return 0;
-        const deleted = this.map.delete(diff.deletes);
-        for (const k of diff.deletes) known.delete(k);
-        return deleted;
-      }),
+      upsert: () =>
+        this.guard(() => {
+          if (diff.upserts.length === 0) return 0;
+          const written = this.map.update(diff.upserts);
+          for (const [k, v] of diff.upserts) known.set(k, v);
+          return written;
+        }),
+      delete: () =>
+        this.guard(() => {
+          if (diff.deletes.length === 0) return 0;
+          const deleted = this.map.delete(diff.deletes);
+          for (const k of diff.deletes) known.delete(k);
+          return deleted;
+        }),
     };
   }
 
@@ -182,7 +199,11 @@ export class MapMirror<I, W> {
  * Makes `map` hold exactly `desired`, reading it first. With `phase: 'upsert'` only writes, with
  * `phase: 'delete'` only deletes.
  */
-export function syncMap<K, V>(map: BpfMap<K, V>, desired: Iterable<readonly [K, V]>, phase: 'upsert' | 'delete' | 'both' = 'both'): SyncResult {
+export function syncMap<K, V>(
+  map: BpfMap<K, V>,
+  desired: Iterable<readonly [K, V]>,
+  phase: 'upsert' | 'delete' | 'both' = 'both',
+): SyncResult {
   const ids = { key: hexIds(map.key.size), value: hexIds(map.value.size) };
   const plan = new MapMirror(idMap(map as BpfMap<unknown, unknown>, ids)).plan(tableOf(map, ids, desired), true);
   return { written: phase === 'delete' ? 0 : plan.upsert(), deleted: phase === 'upsert' ? 0 : plan.delete() };

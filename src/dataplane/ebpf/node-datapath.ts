@@ -7,7 +7,20 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  BpfObject, type TcMode, type TcSlot, attachTc, detachClsact, detachTcx, ensureBpffs, ifIndex, interfaces, pinFd, queryClsact, queryTcx, unpin, unpinAll,
+  BpfObject,
+  type TcMode,
+  type TcSlot,
+  attachTc,
+  detachClsact,
+  detachTcx,
+  ensureBpffs,
+  ifIndex,
+  interfaces,
+  pinFd,
+  queryClsact,
+  queryTcx,
+  unpin,
+  unpinAll,
 } from '../../native';
 import { netnsNameOf } from '../../kernel/netns';
 import { formatIp } from '../../net/cidr';
@@ -86,13 +99,22 @@ export interface ApplyScope {
 
 const everything: ApplyScope = { kernel: true, readMaps: true };
 
-const unchangedMaps: ApplyResult = Object.fromEntries(['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }])) as ApplyResult;
+const unchangedMaps: ApplyResult = Object.fromEntries(
+  ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }]),
+) as ApplyResult;
 
 /** What of a spec the overlay device depends on (its MTU: src/kernel/underlay-mtu.ts). */
 const overlayInputs = (spec: NodeDataplaneSpec): string => {
   const { port, mac } = spec.overlay;
   const { role, underlayAddress, publicAddress } = spec.node;
-  return JSON.stringify([port, mac, spec.tunnelMTU ?? null, role, formatIp(underlayAddress), publicAddress === undefined ? null : formatIp(publicAddress)]);
+  return JSON.stringify([
+    port,
+    mac,
+    spec.tunnelMTU ?? null,
+    role,
+    formatIp(underlayAddress),
+    publicAddress === undefined ? null : formatIp(publicAddress),
+  ]);
 };
 
 export interface NodeApplyResult {
@@ -127,7 +149,9 @@ export class NodeDatapath {
     ensureBpffs();
     mkdirSync(linksDir(options.pinRoot), { recursive: true });
     let replaced: string[] = [];
-    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => { replaced = o.unpinIncompatible(); });
+    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => {
+      replaced = o.unpinIncompatible();
+    });
     try {
       for (const name of Object.values(Program)) {
         const prog = obj.program(name);
@@ -163,7 +187,8 @@ export class NodeDatapath {
     }
     const { ifindex, mtu } = this.overlay;
     const mapped = this.mapped;
-    if (!scope.readMaps && mapped?.spec === spec && mapped.ifindex === ifindex && mapped.mtu === mtu) return { overlayDeviceChanged, maps: unchangedMaps, attachments };
+    if (!scope.readMaps && mapped?.spec === spec && mapped.ifindex === ifindex && mapped.mtu === mtu)
+      return { overlayDeviceChanged, maps: unchangedMaps, attachments };
     this.mapped = undefined;
     const maps = this.applied.apply(desiredTables(spec, ifindex, mtu), scope.readMaps);
     this.mapped = { spec, ifindex, mtu };
@@ -218,7 +243,10 @@ export class NodeDatapath {
   /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */
   private unpinUnusedPrograms(): void {
     const { pinRoot, netns } = this.options;
-    const keep = new Set([...Object.values(Program).map((name) => this.obj.program(name).info().id), ...findAttachments(pinRoot, netns).map((a) => a.progId)]);
+    const keep = new Set([
+      ...Object.values(Program).map((name) => this.obj.program(name).info().id),
+      ...findAttachments(pinRoot, netns).map((a) => a.progId),
+    ]);
     for (const [id, name] of pinnedPrograms(pinRoot)) if (!keep.has(id)) unpin(programPin(pinRoot, name, id));
   }
 
@@ -251,7 +279,13 @@ export function findAttachments(pinRoot: string, netns?: string): FoundAttachmen
   for (const pin of pins) {
     const link = queryTcx(join(linksDir(pinRoot), pin));
     // Our pin, so our link, whatever it runs; named when the program is pinned here (unpinned by hand, it is not).
-    if (link) found.push({ interface: ifnameOfPin(pin), program: programs.get(link.progId) ?? `program ${link.progId}`, progId: link.progId, kind: 'tcx' });
+    if (link)
+      found.push({
+        interface: ifnameOfPin(pin),
+        program: programs.get(link.progId) ?? `program ${link.progId}`,
+        progId: link.progId,
+        kind: 'tcx',
+      });
   }
   for (const { index, name } of interfaces(netns)) {
     const progId = queryClsact({ ifindex: index, direction: 'ingress', netns }, straitSlot);
@@ -274,7 +308,10 @@ function detachAttachment(pinRoot: string, netns: string | undefined, a: FoundAt
  * Removes everything Strait put on a node and nothing else: its attachments, the overlay device, the
  * pinned maps and links. Safe to run twice and after a crash.
  */
-export function cleanupNode(options: Pick<NodeDatapathOptions, 'pinRoot' | 'netns' | 'overlayDevice'>): { detached: FoundAttachment[]; overlayDeviceRemoved: boolean } {
+export function cleanupNode(options: Pick<NodeDatapathOptions, 'pinRoot' | 'netns' | 'overlayDevice'>): {
+  detached: FoundAttachment[];
+  overlayDeviceRemoved: boolean;
+} {
   const detached = findAttachments(options.pinRoot, options.netns);
   for (const a of detached) detachAttachment(options.pinRoot, options.netns, a);
   const overlayDeviceRemoved = removeOverlayDevice(options.overlayDevice ?? defaultOverlayDevice, options.netns);

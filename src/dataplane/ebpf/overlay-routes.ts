@@ -25,7 +25,16 @@ export function desiredRoutes(spec: NodeDataplaneSpec): string[] {
 /** Makes Strait's routes in the main table exactly `prefixes` on `device`, but for the conflicts. */
 export function reconcileOverlayRoutes(prefixes: readonly string[], device: string, netns?: string): RouteChanges {
   const conflicts = routedElsewhere(prefixes, netns);
-  const changes = reconcileRoutes(prefixes.filter((p) => !conflicts.includes(p)).map((dst) => ({ dst, dev: device })), { protocol: straitRouteProtocol }, netns);
-  if (changes.failed.length > 0) throw new Error(`routes on ${device} not applied: ${changes.failed.map((f) => `${f.item.dst}: ${f.error.message}`).join('; ')}`);
-  return { added: [...changes.added, ...changes.changed].map((r) => r.dst).sort(), removed: changes.deleted.map((r) => r.dst).sort(), conflicts };
+  const changes = reconcileRoutes(
+    prefixes.filter((p) => !conflicts.includes(p)).map((dst) => ({ dst, dev: device })),
+    { protocol: straitRouteProtocol },
+    netns,
+  );
+  if (changes.failed.length > 0)
+    throw new Error(`routes on ${device} not applied: ${changes.failed.map((f) => `${f.item.dst}: ${f.error.message}`).join('; ')}`);
+  return {
+    added: [...changes.added, ...changes.changed].map((r) => r.dst).sort(),
+    removed: changes.deleted.map((r) => r.dst).sort(),
+    conflicts,
+  };
 }

@@ -15,10 +15,14 @@ export function podInterfaceListener(datapath: Pick<NodeDatapath, 'attachPodInte
     for (const ifname of names) {
       try {
         const change = datapath.attachPodInterface(ifname);
-        if (change && change.change !== 'unchanged') log.info({ interface: ifname, program: change.program, change: change.change, kind: change.kind }, 'pod interface programmed');
+        if (change && change.change !== 'unchanged')
+          log.info({ interface: ifname, program: change.program, change: change.change, kind: change.kind }, 'pod interface programmed');
       } catch (err) {
         // Gone again, or refused: the next reconcile tries again (and reports a lasting failure).
-        log.warn({ interface: ifname, error: (err as Error).message }, 'cannot program a new pod interface; the next reconcile will try again');
+        log.warn(
+          { interface: ifname, error: (err as Error).message },
+          'cannot program a new pod interface; the next reconcile will try again',
+        );
       }
     }
   };

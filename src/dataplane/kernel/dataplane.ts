@@ -15,7 +15,12 @@ import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyCha
  * The spec is compared by identity: the agent hands over the same object until its file changes, and
  * serialising a spec of 100,000 NatMappings at every tick would cost more than the skip saves.
  */
-export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>, changes?: ChangeSource, resyncMs = defaultResyncMs, now = Date.now): NodeDataplane {
+export function kernelDataplane(
+  datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>,
+  changes?: ChangeSource,
+  resyncMs = defaultResyncMs,
+  now = Date.now,
+): NodeDataplane {
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
@@ -24,12 +29,16 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
       const inputs = datapath.inputsVersion(spec);
       // Taken before applying: events caused by this apply make the next tick look again, once.
       const kernelChanged = changes?.takeChanged() ?? true;
-      if (!kernelChanged && lastGood?.spec === spec && lastGood.inputs === inputs && now() - lastGood.at < resyncMs) return { conflicts: [] };
+      if (!kernelChanged && lastGood?.spec === spec && lastGood.inputs === inputs && now() - lastGood.at < resyncMs)
+        return { conflicts: [] };
       lastGood = undefined;
       const result: KernelApplyResult = datapath.apply(spec);
       // Something the kernel refused is not applied: the node is not ready until it is. So is an
       // encrypted peering that cannot be set up (its traffic is blocked, not sent in the clear).
-      const problems = [...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []), ...result.blocked.map((b) => `blocked ${b}`)];
+      const problems = [
+        ...(result.failed.length > 0 ? [`the kernel refused: ${result.failed.join('; ')}`] : []),
+        ...result.blocked.map((b) => `blocked ${b}`),
+      ];
       if (problems.length > 0) throw new Error(problems.join('; '));
       lastGood = { spec, inputs, at: now() };
       // Every apply that is not skipped reads the node's whole state.
@@ -38,7 +47,6 @@ export function kernelDataplane(datapath: Pick<KernelDatapath, 'apply' | 'inputs
     close: () => changes?.close(),
   };
 }
-
 
 /** Opens the kernel fallback in namespace `netns` (by name; the agent's own when absent). */
 export function openKernelDataplane(netns?: string, ipsec?: IpsecSetup, resyncMs?: number): NodeDataplane {

@@ -10,7 +10,19 @@
 import type { Logger } from '../../log';
 import { NetlinkError, isNativeError } from '../../native/error';
 import { StateError } from '../../errors';
-import { type XfrmChange, type XfrmPolicy, type XfrmResult, type XfrmState, applyXfrm, dumpXfrmPolicies, dumpXfrmStates, keyDigest, xfrmDir, xfrmMode, xfrmProto } from '../../kernel/xfrm';
+import {
+  type XfrmChange,
+  type XfrmPolicy,
+  type XfrmResult,
+  type XfrmState,
+  applyXfrm,
+  dumpXfrmPolicies,
+  dumpXfrmStates,
+  keyDigest,
+  xfrmDir,
+  xfrmMode,
+  xfrmProto,
+} from '../../kernel/xfrm';
 import { aeadAlgorithm, aeadIcvBits } from './ipsec-keys';
 import { type IpsecPlan, type XfrmPolicySpec, type XfrmStateSpec, isStraitReqid } from './ipsec-plan';
 
@@ -33,23 +45,73 @@ const actualKey = (p: XfrmPolicy) =>
 const wantedKey = (p: XfrmPolicySpec) => [xfrmDir[p.dir], p.src, p.dst, 0, 0, 0, 0, 0, 0, p.ifId].join(' ');
 
 const stateMatches = (want: XfrmStateSpec, have: XfrmState) =>
-  have.src === want.src && have.proto === xfrmProto.esp && have.reqid === want.reqid && have.mode === xfrmMode.tunnel && have.ifId === want.ifId &&
-  have.aead?.name === aeadAlgorithm && have.aead.icvBits === aeadIcvBits && have.keyDigest === keyDigest(want.key.reveal());
+  have.src === want.src &&
+  have.proto === xfrmProto.esp &&
+  have.reqid === want.reqid &&
+  have.mode === xfrmMode.tunnel &&
+  have.ifId === want.ifId &&
+  have.aead?.name === aeadAlgorithm &&
+  have.aead.icvBits === aeadIcvBits &&
+  have.keyDigest === keyDigest(want.key.reveal());
 
 const policyMatches = (want: XfrmPolicySpec, have: XfrmPolicy) =>
-  have.tmpls.length === 1 && have.tmpls[0]!.src === want.tmplSrc && have.tmpls[0]!.dst === want.tmplDst &&
-  have.tmpls[0]!.proto === xfrmProto.esp && have.tmpls[0]!.reqid === want.reqid && have.tmpls[0]!.mode === xfrmMode.tunnel;
+  have.tmpls.length === 1 &&
+  have.tmpls[0]!.src === want.tmplSrc &&
+  have.tmpls[0]!.dst === want.tmplDst &&
+  have.tmpls[0]!.proto === xfrmProto.esp &&
+  have.tmpls[0]!.reqid === want.reqid &&
+  have.tmpls[0]!.mode === xfrmMode.tunnel;
 
-const stateAdd = (s: XfrmStateSpec): XfrmChange =>
-  ({ kind: 'state', op: 'add', src: s.src, dst: s.dst, spi: s.spi, reqid: s.reqid, ifId: s.ifId, aead: aeadAlgorithm, icvBits: aeadIcvBits, key: s.key.reveal() });
-const stateDelete = (s: { src: string; dst: string; spi: number }): XfrmChange => ({ kind: 'state', op: 'del', src: s.src, dst: s.dst, spi: s.spi });
-const policyChange = (op: 'add' | 'update', p: XfrmPolicySpec): XfrmChange =>
-  ({ kind: 'policy', op, dir: xfrmDir[p.dir], src: p.src, dst: p.dst, ifId: p.ifId, tmplSrc: p.tmplSrc, tmplDst: p.tmplDst, reqid: p.reqid });
+const stateAdd = (s: XfrmStateSpec): XfrmChange => ({
+  kind: 'state',
+  op: 'add',
+  src: s.src,
+  dst: s.dst,
+  spi: s.spi,
+  reqid: s.reqid,
+  ifId: s.ifId,
+  aead: aeadAlgorithm,
+  icvBits: aeadIcvBits,
+  key: s.key.reveal(),
+});
+const stateDelete = (s: { src: string; dst: string; spi: number }): XfrmChange => ({
+  kind: 'state',
+  op: 'del',
+  src: s.src,
+  dst: s.dst,
+  spi: s.spi,
+});
+const policyChange = (op: 'add' | 'update', p: XfrmPolicySpec): XfrmChange => ({
+  kind: 'policy',
+  op,
+  dir: xfrmDir[p.dir],
+  src: p.src,
+  dst: p.dst,
+  ifId: p.ifId,
+  tmplSrc: p.tmplSrc,
+  tmplDst: p.tmplDst,
+  reqid: p.reqid,
+});
 /** Puts back a policy of Strait's shape (a plain selector, one template) as it was read. */
-const policyRestore = (p: XfrmPolicy): XfrmChange =>
-  ({ kind: 'policy', op: 'update', dir: p.dir, src: p.src, dst: p.dst, ifId: p.ifId, tmplSrc: p.tmpls[0]!.src, tmplDst: p.tmpls[0]!.dst, reqid: p.tmpls[0]!.reqid });
-const policyDelete = (p: XfrmPolicy): XfrmChange =>
-  ({ kind: 'policy', op: 'del', dir: p.dir, index: p.index, ifId: p.ifId, ...(p.mark ? { mark: p.mark } : {}) });
+const policyRestore = (p: XfrmPolicy): XfrmChange => ({
+  kind: 'policy',
+  op: 'update',
+  dir: p.dir,
+  src: p.src,
+  dst: p.dst,
+  ifId: p.ifId,
+  tmplSrc: p.tmpls[0]!.src,
+  tmplDst: p.tmpls[0]!.dst,
+  reqid: p.tmpls[0]!.reqid,
+});
+const policyDelete = (p: XfrmPolicy): XfrmChange => ({
+  kind: 'policy',
+  op: 'del',
+  dir: p.dir,
+  index: p.index,
+  ifId: p.ifId,
+  ...(p.mark ? { mark: p.mark } : {}),
+});
 
 /** Applies a batch; the key copies the state changes hold are wiped once the kernel has them. */
 function apply(changes: XfrmChange[], netns?: string): XfrmResult[] {
@@ -107,7 +169,9 @@ function undo(netns: string | undefined, addedStates: XfrmStateSpec[], addedPoli
     // A policy is deleted by the index the kernel gave it: read them back.
     const added = new Set(addedPolicies.map(wantedKey));
     const policies = addedPolicies.length === 0 ? [] : dumpXfrmPolicies(netns).filter((p) => added.has(actualKey(p)));
-    const failed = firstFailure(apply([...updated.map(policyRestore), ...policies.map(policyDelete), ...addedStates.map(stateDelete)], netns));
+    const failed = firstFailure(
+      apply([...updated.map(policyRestore), ...policies.map(policyDelete), ...addedStates.map(stateDelete)], netns),
+    );
     return failed ? `; undoing this run's changes failed too (${kernelReason(failed.error)}), the next reconcile retries` : '';
   } catch (err) {
     return `; undoing this run's changes failed too (${kernelReason(err)}), the next reconcile retries`;
@@ -126,13 +190,17 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   for (const s of plan.states) {
     const have = byStateId.get(wantedStateId(s));
     if (have && !isStraitReqid(have.reqid)) {
-      throw new StateError(`IPsec for peer ${s.peer}: an xfrm state dst ${s.dst} spi ${hex32(s.spi)} exists and is not Strait's (reqid ${hex32(have.reqid)}); remove it`);
+      throw new StateError(
+        `IPsec for peer ${s.peer}: an xfrm state dst ${s.dst} spi ${hex32(s.spi)} exists and is not Strait's (reqid ${hex32(have.reqid)}); remove it`,
+      );
     }
   }
   for (const p of plan.policies) {
     const have = byPolicyKey.get(wantedKey(p));
     if (have && !policyIsStrait(have)) {
-      throw new StateError(`IPsec for peer ${p.peer}: an xfrm policy dir ${p.dir} src ${p.src} dst ${p.dst} exists and is not Strait's; remove it`);
+      throw new StateError(
+        `IPsec for peer ${p.peer}: an xfrm policy dir ${p.dir} src ${p.src} dst ${p.dst} exists and is not Strait's; remove it`,
+      );
     }
   }
 
@@ -158,20 +226,36 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   const stateFailed = firstFailure(addResults);
   if (stateFailed) {
     const failed = newStates[stateFailed.index]!;
-    const undone = undo(netns, newStates.filter((_, i) => addResults[i]!.ok), [], []);
+    const undone = undo(
+      netns,
+      newStates.filter((_, i) => addResults[i]!.ok),
+      [],
+      [],
+    );
     const hint = lacksEsp(stateFailed.error) ? '; this kernel lacks ESP (xfrm ESP with AES-GCM), see `strait probe --reasons`' : '';
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${kernelReason(stateFailed.error)}${hint}${undone}`, stateFailed.error);
+    throw new IpsecError(
+      failed.peer,
+      `IPsec for peer ${failed.peer}: cannot install the ESP state ${failed.src} -> ${failed.dst} spi ${hex32(failed.spi)}: ${kernelReason(stateFailed.error)}${hint}${undone}`,
+      stateFailed.error,
+    );
   }
 
   const policies = [...changedPolicies, ...newPolicies];
-  const policyResults = apply([...changedPolicies.map((p) => policyChange('update', p)), ...newPolicies.map((p) => policyChange('add', p))], netns);
+  const policyResults = apply(
+    [...changedPolicies.map((p) => policyChange('update', p)), ...newPolicies.map((p) => policyChange('add', p))],
+    netns,
+  );
   const policyFailed = firstFailure(policyResults);
   if (policyFailed) {
     const failed = policies[policyFailed.index]!;
     const updated = changedPolicies.filter((_, i) => policyResults[i]!.ok).map((p) => byPolicyKey.get(wantedKey(p))!);
     const added = newPolicies.filter((_, i) => policyResults[changedPolicies.length + i]!.ok);
     const undone = undo(netns, newStates, added, updated);
-    throw new IpsecError(failed.peer, `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(policyFailed.error)}${undone}`, policyFailed.error);
+    throw new IpsecError(
+      failed.peer,
+      `IPsec for peer ${failed.peer}: cannot install the xfrm policy dir ${failed.dir} src ${failed.src} dst ${failed.dst}: ${kernelReason(policyFailed.error)}${undone}`,
+      policyFailed.error,
+    );
   }
 
   const removeFailed = firstFailure(apply([...stalePolicies.map(policyDelete), ...staleStates.map(stateDelete)], netns));
@@ -180,7 +264,11 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
     throw new IpsecError('', `IPsec: cannot remove stale xfrm entries: ${kernelReason(removeFailed.error)}`, removeFailed.error);
   }
 
-  const result = { added: newStates.length - replacedStates.length + newPolicies.length, updated: replacedStates.length + changedPolicies.length, removed: staleStates.length + stalePolicies.length };
+  const result = {
+    added: newStates.length - replacedStates.length + newPolicies.length,
+    updated: replacedStates.length + changedPolicies.length,
+    removed: staleStates.length + stalePolicies.length,
+  };
   if (result.added + result.updated + result.removed > 0) logger?.info({ ipsec: result, netns }, 'IPsec xfrm entries reconciled');
   return result;
 }

@@ -21,7 +21,7 @@ import { type Secret, derivePeeringKeys } from './ipsec-keys';
 const reqidPrefix = 0x5354_0000;
 const reqidMask = 0xffff_0000;
 
-export const isStraitReqid = (reqid: number) => ((reqid & reqidMask) >>> 0) === reqidPrefix;
+export const isStraitReqid = (reqid: number) => (reqid & reqidMask) >>> 0 === reqidPrefix;
 
 /**
  * Two peers may share the low 16 bits; that is harmless because the kernel matches a policy's template

@@ -35,10 +35,15 @@ export function secretsDirectory(dir: string): PeeringSecrets {
       } catch (err) {
         if (err instanceof InputError) throw err;
         const code = (err as NodeJS.ErrnoException).code;
-        throw new InputError(path, code ?? 'unreadable', `no IPsec secret for the peering with ${peer}: put the peering's base64 secret (at least 32 bytes) there, mode 0600`);
+        throw new InputError(
+          path,
+          code ?? 'unreadable',
+          `no IPsec secret for the peering with ${peer}: put the peering's base64 secret (at least 32 bytes) there, mode 0600`,
+        );
       }
       // A secret others can read is no longer a secret: refuse it rather than use it.
-      if ((mode & 0o077) !== 0) throw new InputError(path, `mode 0${mode.toString(8)}`, 'an IPsec secret file must be readable by its owner only (chmod 600)');
+      if ((mode & 0o077) !== 0)
+        throw new InputError(path, `mode 0${mode.toString(8)}`, 'an IPsec secret file must be readable by its owner only (chmod 600)');
       return peeringSecret(path, readFileSync(path, 'utf8'));
     },
     version(peer) {

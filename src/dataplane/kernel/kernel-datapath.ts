@@ -65,7 +65,10 @@ export class KernelDatapath {
   inputsVersion(spec: NodeDataplaneSpec): string {
     const { secrets } = this.ipsec;
     if (!secrets || spec.node.role !== 'gateway') return '';
-    return spec.peers.filter((p) => p.transport === 'ipsec').map((p) => `${p.clusterId}=${secrets.version(p.clusterId)}`).join(',');
+    return spec.peers
+      .filter((p) => p.transport === 'ipsec')
+      .map((p) => `${p.clusterId}=${secrets.version(p.clusterId)}`)
+      .join(',');
   }
 
   /** The secrets of the encrypted peers this gateway can set up, and why the others are blocked. */
@@ -74,7 +77,8 @@ export class KernelDatapath {
     const blocked = new Map<string, string>();
     if (spec.node.role !== 'gateway') return { secrets, blocked };
     for (const peer of spec.peers.filter((p) => p.transport === 'ipsec')) {
-      if (this.ipsec.unavailable !== undefined) blocked.set(peer.clusterId, `this kernel cannot run IPsec peerings: ${this.ipsec.unavailable}`);
+      if (this.ipsec.unavailable !== undefined)
+        blocked.set(peer.clusterId, `this kernel cannot run IPsec peerings: ${this.ipsec.unavailable}`);
       else if (!this.ipsec.secrets) blocked.set(peer.clusterId, 'no source of IPsec secrets was given (strait agent --ipsec-secrets DIR)');
       else {
         try {
@@ -115,13 +119,27 @@ export class KernelDatapath {
     // peering is never in the clear, also while its states and policies are being installed.
     const devices = reconcileTunnelDevices(plan.devices, isFallbackDevice, this.netns);
     const ipsec = this.applyXfrm(spec, secrets);
-    const fdb = reconcileFdb(plan.fdb.map(({ mac, dst }) => ({ mac, dst })), overlayDevice, this.netns);
+    const fdb = reconcileFdb(
+      plan.fdb.map(({ mac, dst }) => ({ mac, dst })),
+      overlayDevice,
+      this.netns,
+    );
     const neighbourChanges = plan.devices.map((d) =>
-      reconcileNeighbours(plan.neighbours.filter((n) => n.device === d.name).map((n) => ({ address: n.address, lladdr: n.mac })), d.name, this.netns));
+      reconcileNeighbours(
+        plan.neighbours.filter((n) => n.device === d.name).map((n) => ({ address: n.address, lladdr: n.mac })),
+        d.name,
+        this.netns,
+      ),
+    );
     const routes = reconcileRoutes(plan.routes.map(kernelRoute), { table: routingTable }, this.netns);
-    const rules = reconcileRules(plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })), this.netns);
+    const rules = reconcileRules(
+      plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })),
+      this.netns,
+    );
     const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice, overlay: overlayDevice }, mtus), this.netns);
-    const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) => c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error.message}`));
+    const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) =>
+      c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error.message}`),
+    );
     return {
       devices,
       fdb: count(fdb),
@@ -138,8 +156,22 @@ export class KernelDatapath {
 
 /** Whether an apply changed anything (for one log line per change, not per tick). */
 export function kernelApplyChanged(r: KernelApplyResult): boolean {
-  return r.devices.created.length + r.devices.recreated.length + r.devices.deleted.length + r.devices.mtuChanged.length + r.fdb + r.neighbours + r.routes + r.rules +
-    r.ipsec.added + r.ipsec.updated + r.ipsec.removed > 0 || r.natChanged || r.failed.length > 0;
+  return (
+    r.devices.created.length +
+      r.devices.recreated.length +
+      r.devices.deleted.length +
+      r.devices.mtuChanged.length +
+      r.fdb +
+      r.neighbours +
+      r.routes +
+      r.rules +
+      r.ipsec.added +
+      r.ipsec.updated +
+      r.ipsec.removed >
+      0 ||
+    r.natChanged ||
+    r.failed.length > 0
+  );
 }
 
 /**

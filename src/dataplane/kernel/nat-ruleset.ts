@@ -76,7 +76,8 @@ const prefixNat = (key: NftExpression, pairs: [Cidr, Cidr][]) => ({
 /** The peer's tunnel interface, checked to be an interface name. */
 function peerInterface(devices: NatDevices, peerId: number): string {
   const name = devices.peerInterface(peerId);
-  if (!interfaceNamePattern.test(name)) throw new InputError(`devices.peerInterface(${peerId})`, name, 'an interface name must match ^[a-z0-9.-]{1,15}$');
+  if (!interfaceNamePattern.test(name))
+    throw new InputError(`devices.peerInterface(${peerId})`, name, 'an interface name must match ^[a-z0-9.-]{1,15}$');
   return name;
 }
 
@@ -102,7 +103,11 @@ class TableBuilder {
   }
 
   /** A base chain with policy accept, and its rules in order. */
-  chain(name: string, hook: { type: 'filter' | 'nat'; hook: 'prerouting' | 'forward' | 'postrouting'; prio: number }, rules: NftStatement[][]): void {
+  chain(
+    name: string,
+    hook: { type: 'filter' | 'nat'; hook: 'prerouting' | 'forward' | 'postrouting'; prio: number },
+    rules: NftStatement[][],
+  ): void {
     this.commands.push({ add: { chain: { ...this.at, name, ...hook, policy: 'accept' } } });
     for (const expr of rules) this.commands.push({ add: { rule: { ...this.at, chain: name, expr } } });
   }
@@ -115,13 +120,18 @@ class TableBuilder {
 export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu)): NftDocument {
   const { podCIDR, externalCIDR } = spec;
   const peers = spec.peers.map((peer) => ({ ...peer, interfaceName: peerInterface(devices, peer.peerId) }));
-  if (!interfaceNamePattern.test(devices.overlay)) throw new InputError('devices.overlay', devices.overlay, 'an interface name must match ^[a-z0-9.-]{1,15}$');
+  if (!interfaceNamePattern.test(devices.overlay))
+    throw new InputError('devices.overlay', devices.overlay, 'an interface name must match ^[a-z0-9.-]{1,15}$');
   // A gateway's tunnels to peers; a worker reaches them through the overlay only.
   const tunnels = [
     { name: devices.overlay, mtu: mtus.vxlan },
-    ...(spec.node.role === 'gateway' ? peers.map((p) => ({ name: p.interfaceName, mtu: p.transport === 'ipsec' ? mtus.ipsec : mtus.vxlan })) : []),
+    ...(spec.node.role === 'gateway'
+      ? peers.map((p) => ({ name: p.interfaceName, mtu: p.transport === 'ipsec' ? mtus.ipsec : mtus.vxlan }))
+      : []),
   ];
-  const remotePrefixes = peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+  const remotePrefixes = peers
+    .flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])
+    .sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
   const filter = new TableBuilder(FILTER_TABLE);
   filter.set('remote_prefixes', remotePrefixes.map(prefix));
   // `ip daddr @remote_prefixes snat ip to ip saddr`
@@ -143,20 +153,50 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: T
       [
         iifname(peer.interfaceName),
         is(ip('daddr'), prefix(peer.localNATExternalCIDR)),
-        { dnat: { family: 'ip', addr: { map: { key: { '|': [{ '&': [ip('daddr'), hostMask(externalCIDR)] }, address(externalCIDR.base)] }, data: '@natmappings' } } } },
+        {
+          dnat: {
+            family: 'ip',
+            addr: {
+              map: { key: { '|': [{ '&': [ip('daddr'), hostMask(externalCIDR)] }, address(externalCIDR.base)] }, data: '@natmappings' },
+            },
+          },
+        },
       ],
-      [iifname(peer.interfaceName), { dnat: prefixNat(ip('daddr'), [[peer.localNATPodCIDR, podCIDR], [peer.localNATExternalCIDR, externalCIDR]]) }],
+      [
+        iifname(peer.interfaceName),
+        {
+          dnat: prefixNat(ip('daddr'), [
+            [peer.localNATPodCIDR, podCIDR],
+            [peer.localNATExternalCIDR, externalCIDR],
+          ]),
+        },
+      ],
     );
-    toPeers.push([oifname(peer.interfaceName), { snat: prefixNat(ip('saddr'), [[podCIDR, peer.localNATPodCIDR], [externalCIDR, peer.localNATExternalCIDR]]) }]);
+    toPeers.push([
+      oifname(peer.interfaceName),
+      {
+        snat: prefixNat(ip('saddr'), [
+          [podCIDR, peer.localNATPodCIDR],
+          [externalCIDR, peer.localNATExternalCIDR],
+        ]),
+      },
+    ]);
     // Transit from any other peer leaves from our transit address, in this peer's view of our ExternalCIDR.
     const others = peers.filter((other) => other !== peer).flatMap((other) => [other.remotePodCIDR, other.remoteExternalCIDR]);
     if (others.length > 0) {
       const transitSeen = formatIp(translateIp(transit, externalCIDR, peer.localNATExternalCIDR));
-      toPeers.push([oifname(peer.interfaceName), is(ip('saddr'), { set: others.map(prefix) }), { snat: { family: 'ip', addr: transitSeen } }]);
+      toPeers.push([
+        oifname(peer.interfaceName),
+        is(ip('saddr'), { set: others.map(prefix) }),
+        { snat: { family: 'ip', addr: transitSeen } },
+      ]);
     }
   }
   const nat = new TableBuilder(NAT_TABLE);
-  nat.map('natmappings', spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)]));
+  nat.map(
+    'natmappings',
+    spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)]),
+  );
   nat.chain('from_peers', { type: 'nat', hook: 'prerouting', prio: priority.dstnat - 10 }, fromPeers);
   nat.chain('to_peers', { type: 'nat', hook: 'postrouting', prio: priority.srcnat - 10 }, toPeers);
   return { nftables: [...nat.commands, ...filter.commands] };

@@ -16,7 +16,6 @@ import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
 import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
 import { overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
 
-
 interface FdbEntryPlan {
   device: string;
   mac: string;
@@ -66,25 +65,41 @@ export interface KernelRoutingPlan {
  * kernel answers a DF packet too large for one with ICMP fragmentation needed and fragments the others
  * before they are encapsulated; default: a 1500-byte underlay's.
  */
-export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: ReadonlySet<string> = new Set(), mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu)): KernelRoutingPlan {
+export function planKernelRouting(
+  spec: NodeDataplaneSpec,
+  blockedPeers: ReadonlySet<string> = new Set(),
+  mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu),
+): KernelRoutingPlan {
   const self = spec.node;
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
   const devices: TunnelDevice[] = [
-    { name: overlayDevice, vni: spec.overlay.vni, port: spec.overlay.port, mac: overlayMac(spec.clusterId, self.name), local: formatIp(self.underlayAddress), mtu: mtus.vxlan },
+    {
+      name: overlayDevice,
+      vni: spec.overlay.vni,
+      port: spec.overlay.port,
+      mac: overlayMac(spec.clusterId, self.name),
+      local: formatIp(self.underlayAddress),
+      mtu: mtus.vxlan,
+    },
   ];
   const fdb: FdbEntryPlan[] = others.flatMap((n) => [
     { device: overlayDevice, mac: overlayMac(spec.clusterId, n.name), dst: formatIp(n.underlayAddress) },
     // The all-zero entry floods broadcast and unknown frames to every VTEP (unicast mode, no multicast).
     { device: overlayDevice, mac: '00:00:00:00:00:00', dst: formatIp(n.underlayAddress) },
   ]);
-  const neighbours: NeighbourPlan[] = others.map((n) => ({ device: overlayDevice, address: formatIp(n.underlayAddress), mac: overlayMac(spec.clusterId, n.name) }));
+  const neighbours: NeighbourPlan[] = others.map((n) => ({
+    device: overlayDevice,
+    address: formatIp(n.underlayAddress),
+    mac: overlayMac(spec.clusterId, n.name),
+  }));
   const remotePrefixes = spec.peers.flatMap((p) => [formatCidr(p.remotePodCIDR), formatCidr(p.remoteExternalCIDR)]);
   const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to }));
   // The backstop: whatever route below goes missing, traffic to a peer never falls through to the main table.
   const routes: RoutePlan[] = remotePrefixes.map((prefix) => ({ table: routingTable, prefix, unreachable: true, metric: backstopMetric }));
   if (!gateway) {
-    for (const prefix of remotePrefixes) routes.push({ table: routingTable, prefix, via: formatIp(spec.activeGateway.underlayAddress), device: overlayDevice });
+    for (const prefix of remotePrefixes)
+      routes.push({ table: routingTable, prefix, via: formatIp(spec.activeGateway.underlayAddress), device: overlayDevice });
   } else {
     for (const p of spec.peers) {
       if (blockedPeers.has(p.clusterId)) continue;
@@ -96,14 +111,23 @@ export function planKernelRouting(spec: NodeDataplaneSpec, blockedPeers: Readonl
         devices.push({ name: device, ifId: p.peerId, mtu: mtus.ipsec });
         for (const prefix of prefixes) routes.push({ table: routingTable, prefix, device });
       } else {
-        devices.push({ name: device, vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni), port: p.endpoint.port, mac: tunnelMac(spec.clusterId, p.clusterId), remote: endpoint, mtu: mtus.vxlan });
+        devices.push({
+          name: device,
+          vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
+          port: p.endpoint.port,
+          mac: tunnelMac(spec.clusterId, p.clusterId),
+          remote: endpoint,
+          mtu: mtus.vxlan,
+        });
         // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
         neighbours.push({ device, address: endpoint, mac: tunnelMac(p.clusterId, spec.clusterId) });
         for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: endpoint, device });
       }
       rules.push({ priority: rulePriorities.fromPeer, table: routingTable, iif: device });
     }
-    for (const n of others) for (const prefix of n.podCIDRs) routes.push({ table: routingTable, prefix: formatCidr(prefix), via: formatIp(n.underlayAddress), device: overlayDevice });
+    for (const n of others)
+      for (const prefix of n.podCIDRs)
+        routes.push({ table: routingTable, prefix: formatCidr(prefix), via: formatIp(n.underlayAddress), device: overlayDevice });
   }
   return { devices, fdb, neighbours, routes, rules };
 }

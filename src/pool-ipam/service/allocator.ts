@@ -52,7 +52,8 @@ const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
 const attachmentKey = (a: Attachment & { network: string }) => JSON.stringify([a.network, a.containerId, a.ifname]);
 
 /** The pod's controller as claims and Endpoints record it (its namespace is the pod's). */
-const ownerOf = (pod: PodContext) => (pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {});
+const ownerOf = (pod: PodContext) =>
+  pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {};
 
 export class Allocator {
   readonly claims: ClaimIndex;
@@ -100,7 +101,10 @@ export class Allocator {
       if (!record.recorded) {
         // Never given: an ADD stopped between its claims and its Endpoint (the service killed, a release
         // that failed), maybe before its probes. Released, and this ADD starts anew.
-        this.options.log.warn({ containerId: req.containerId, ifname: req.ifname, network: req.network, addresses: again.map((c) => formatIp(c.address)) }, 'claims of an ADD that did not finish (no Endpoint records them): released, allocating anew');
+        this.options.log.warn(
+          { containerId: req.containerId, ifname: req.ifname, network: req.network, addresses: again.map((c) => formatIp(c.address)) },
+          'claims of an ADD that did not finish (no Endpoint records them): released, allocating anew',
+        );
         for (const claim of again) await this.claimWriter.release(claim);
       }
     }
@@ -114,7 +118,8 @@ export class Allocator {
       candidates = candidatePools(pod, { ipv4: req.options.defaultIpv4Pools, ipv6: req.options.defaultIpv6Pools }, this.pools().valid);
       if (candidates.subnets) await this.applicationPools.ensure(pod, candidates.subnets);
     } catch (err) {
-      if (err instanceof InputError) throw new IpamError(cniErrorCodes.invalidAnnotation, `pod ${pod.namespace}/${pod.name}: ${err.message}`);
+      if (err instanceof InputError)
+        throw new IpamError(cniErrorCodes.invalidAnnotation, `pod ${pod.namespace}/${pod.name}: ${err.message}`);
       throw err;
     }
     if (candidates.ipv4.length === 0 && candidates.ipv6.length === 0) {
@@ -141,15 +146,26 @@ export class Allocator {
 
   private async checkAttachment(req: CheckRequest): Promise<void> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
-    if (held.length === 0) throw new IpamError(cniErrorCodes.allocationMismatch, `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`);
+    if (held.length === 0)
+      throw new IpamError(
+        cniErrorCodes.allocationMismatch,
+        `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`,
+      );
     const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
-    if (other) throw new IpamError(cniErrorCodes.allocationMismatch, `address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`);
+    if (other)
+      throw new IpamError(
+        cniErrorCodes.allocationMismatch,
+        `address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`,
+      );
     if (req.prevResultAddresses === undefined) return;
     // What the runtime holds from ADD (prevResult) must be what is given, no more, no less.
     const given = held.map((c) => formatIp(c.address)).sort();
     const holds = req.prevResultAddresses.map((a) => a.split('/')[0]!).sort();
     if (given.join() !== holds.join()) {
-      throw new IpamError(cniErrorCodes.allocationMismatch, `prevResult.ips: ${holds.join(', ') || 'nothing'}, but container ${req.containerId} interface ${req.ifname} is given ${given.join(', ')}`);
+      throw new IpamError(
+        cniErrorCodes.allocationMismatch,
+        `prevResult.ips: ${holds.join(', ') || 'nothing'}, but container ${req.containerId} interface ${req.ifname} is given ${given.join(', ')}`,
+      );
     }
   }
 
@@ -165,9 +181,19 @@ export class Allocator {
   /** CNI GC: releases every allocation of the network on this node whose attachment the runtime does not list. */
   async gc(req: GcRequest): Promise<GcResponse> {
     const valid = new Set(req.validAttachments.map((a: Attachment) => `${a.containerId}/${a.ifname}`));
-    const stale = this.claims.all().filter((c) => c.network === req.network && c.node === this.options.node && !c.conflict && c.containerID !== undefined && !valid.has(`${c.containerID}/${c.ifname}`));
+    const stale = this.claims
+      .all()
+      .filter(
+        (c) =>
+          c.network === req.network &&
+          c.node === this.options.node &&
+          !c.conflict &&
+          c.containerID !== undefined &&
+          !valid.has(`${c.containerID}/${c.ifname}`),
+      );
     const byAttachment = new Map<string, Claim[]>();
-    for (const c of stale) byAttachment.set(`${c.containerID}/${c.ifname}`, [...(byAttachment.get(`${c.containerID}/${c.ifname}`) ?? []), c]);
+    for (const c of stale)
+      byAttachment.set(`${c.containerID}/${c.ifname}`, [...(byAttachment.get(`${c.containerID}/${c.ifname}`) ?? []), c]);
     const released: string[] = [];
     for (const claims of byAttachment.values()) released.push(...(await this.releaseAttachment(claims)));
     return { released };
@@ -215,8 +241,15 @@ export class Allocator {
     const first = held[0];
     if (!first) return released;
     // Kept only once given: claims no Endpoint records (an ADD that never finished) were maybe never probed.
-    const keep = first.owner?.kind === 'StatefulSet' && statefulSetGone(await this.statefulSets([`${first.podNamespace}/${first.owner.name}`]), first.podNamespace, first.owner.name, first.podName) === undefined
-      && (await this.record(held)).recorded;
+    const keep =
+      first.owner?.kind === 'StatefulSet' &&
+      statefulSetGone(
+        await this.statefulSets([`${first.podNamespace}/${first.owner.name}`]),
+        first.podNamespace,
+        first.owner.name,
+        first.podName,
+      ) === undefined &&
+      (await this.record(held)).recorded;
     for (const claim of held) {
       if (keep) {
         const { containerID: _gone, ...rest } = fieldsOf(claim);
@@ -247,10 +280,15 @@ export class Allocator {
   private async takeOver(held: Claim[], pod: PodContext, req: AddRequest): Promise<AddResponse> {
     const taken: Claim[] = [];
     for (const claim of held) {
-      taken.push(await this.claimWriter.update(claim, fieldsOf(claim, { podUID: pod.uid, node: pod.nodeName, containerID: req.containerId })));
+      taken.push(
+        await this.claimWriter.update(claim, fieldsOf(claim, { podUID: pod.uid, node: pod.nodeName, containerID: req.containerId })),
+      );
     }
     await this.endpoints.attach(this.holder(pod), this.attachmentRecord(req, taken));
-    this.options.log.info({ pod: `${pod.namespace}/${pod.name}`, addresses: taken.map((c) => formatIp(c.address)) }, 'a StatefulSet pod got its addresses back');
+    this.options.log.info(
+      { pod: `${pod.namespace}/${pod.name}`, addresses: taken.map((c) => formatIp(c.address)) },
+      'a StatefulSet pod got its addresses back',
+    );
     return this.response(taken);
   }
 
@@ -259,7 +297,8 @@ export class Allocator {
     const { podNamespace, podName, network, ifname } = claims[0]!;
     const attachment = await this.endpoints.attachment(podNamespace, podName, network, ifname);
     const addresses = (list: string[]) => [...list].sort().join();
-    const recorded = attachment !== undefined && addresses(attachment.ips.map((ip) => ip.address)) === addresses(claims.map((c) => formatIp(c.address)));
+    const recorded =
+      attachment !== undefined && addresses(attachment.ips.map((ip) => ip.address)) === addresses(claims.map((c) => formatIp(c.address)));
     return recorded && attachment.containerID !== undefined ? { recorded, containerID: attachment.containerID } : { recorded };
   }
 
@@ -273,7 +312,14 @@ export class Allocator {
     }
   }
 
-  private async allocateFamily(family: IpFamily, names: readonly string[], pod: PodContext, req: AddRequest, source: string, made: Claim[]): Promise<Claim> {
+  private async allocateFamily(
+    family: IpFamily,
+    names: readonly string[],
+    pod: PodContext,
+    req: AddRequest,
+    source: string,
+    made: Claim[],
+  ): Promise<Claim> {
     const { valid, invalid } = this.pools();
     const byName = new Map(valid.map((p) => [p.name, p]));
     const reserved = readReservedIps(this.options.view.reserved.list());
@@ -302,12 +348,22 @@ export class Allocator {
   }
 
   /** A claimed, probed address of the pool (also in `made` from its creation), or undefined when it has none left (`why` says so). */
-  private async allocateFromPool(pool: Pool, pod: PodContext, req: AddRequest, reserved: IpRange[], why: string[], made: Claim[]): Promise<Claim | undefined> {
+  private async allocateFromPool(
+    pool: Pool,
+    pod: PodContext,
+    req: AddRequest,
+    reserved: IpRange[],
+    why: string[],
+    made: Claim[],
+  ): Promise<Claim | undefined> {
     const probeGateway = pool.detectGateway ?? req.options.detectGateway;
     if (probeGateway && pool.gateway) {
       const answer = await this.probe(req, pool.gateway);
       if (!answer.answered) {
-        throw new IpamError(cniErrorCodes.gatewayUnreachable, `gateway ${formatIp(pool.gateway)} of IPPool ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`);
+        throw new IpamError(
+          cniErrorCodes.gatewayUnreachable,
+          `gateway ${formatIp(pool.gateway)} of IPPool ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`,
+        );
       }
     }
     const probeAddress = pool.detectConflict ?? req.options.detectConflict;
@@ -333,10 +389,16 @@ export class Allocator {
         const answer = await this.probe(req, address);
         if (!answer.answered) return claim;
         conflicts++;
-        await this.claimWriter.update(claim, fieldsOf(claim, { conflict: { ...(answer.mac ? { mac: answer.mac } : {}), detectedAt: this.now() } }));
+        await this.claimWriter.update(
+          claim,
+          fieldsOf(claim, { conflict: { ...(answer.mac ? { mac: answer.mac } : {}), detectedAt: this.now() } }),
+        );
         // Held for nobody now, on purpose: garbage collection frees it, not this ADD's failure.
         made.splice(made.indexOf(claim), 1);
-        this.options.log.warn({ pool: pool.name, address: formatIp(address), mac: answer.mac, pod: `${pod.namespace}/${pod.name}` }, 'another host answered for the address: marked as conflicting, trying the next');
+        this.options.log.warn(
+          { pool: pool.name, address: formatIp(address), mac: answer.mac, pod: `${pod.namespace}/${pod.name}` },
+          'another host answered for the address: marked as conflicting, trying the next',
+        );
       } finally {
         this.pending.delete(key);
       }
@@ -398,18 +460,33 @@ export class Allocator {
     try {
       pod = await this.core.readNamespacedPod({ namespace: req.podNamespace, name: req.podName });
     } catch (err) {
-      if (apiStatus(err) === 404) throw new IpamError(cniErrorCodes.podNotFound, `pod ${req.podNamespace}/${req.podName} (K8S_POD_NAMESPACE, K8S_POD_NAME) is not in the API server`);
+      if (apiStatus(err) === 404)
+        throw new IpamError(
+          cniErrorCodes.podNotFound,
+          `pod ${req.podNamespace}/${req.podName} (K8S_POD_NAMESPACE, K8S_POD_NAME) is not in the API server`,
+        );
       throw err;
     }
     const uid = pod.metadata?.uid ?? '';
     if (req.podUid !== undefined && req.podUid !== uid) {
-      throw new IpamError(cniErrorCodes.podNotFound, `pod ${req.podNamespace}/${req.podName} has uid ${uid}, not K8S_POD_UID ${req.podUid} (a deleted incarnation)`);
+      throw new IpamError(
+        cniErrorCodes.podNotFound,
+        `pod ${req.podNamespace}/${req.podName} has uid ${uid}, not K8S_POD_UID ${req.podUid} (a deleted incarnation)`,
+      );
     }
     const nodeName = pod.spec?.nodeName ?? this.options.node;
     const namespace = await this.core.readNamespace({ name: req.podNamespace });
     const node = this.options.view.nodes.get(nodeName);
     const controller = (pod.metadata?.ownerReferences ?? []).find((o: V1OwnerReference) => o.controller);
-    const owner: ApplicationRef | undefined = controller ? { apiVersion: controller.apiVersion, kind: controller.kind, namespace: req.podNamespace, name: controller.name, uid: controller.uid } : undefined;
+    const owner: ApplicationRef | undefined = controller
+      ? {
+          apiVersion: controller.apiVersion,
+          kind: controller.kind,
+          namespace: req.podNamespace,
+          name: controller.name,
+          uid: controller.uid,
+        }
+      : undefined;
     return {
       namespace: req.podNamespace,
       name: req.podName,

@@ -46,7 +46,11 @@ export class ApplicationPools {
           break;
         }
       }
-      if (made.length === 0) throw new IpamError(cniErrorCodes.poolsExhausted, `no Subnet of ${names.join(', ')} has ${count} free IPv${family} addresses for the pool of pod ${pod.namespace}/${pod.name}'s application`);
+      if (made.length === 0)
+        throw new IpamError(
+          cniErrorCodes.poolsExhausted,
+          `no Subnet of ${names.join(', ')} has ${count} free IPv${family} addresses for the pool of pod ${pod.namespace}/${pod.name}'s application`,
+        );
     }
   }
 
@@ -55,11 +59,18 @@ export class ApplicationPools {
     const { kind, namespace, name } = applicationOf(pod);
     try {
       const read =
-        kind === 'StatefulSet' ? await this.apps.readNamespacedStatefulSet({ namespace, name })
-        : kind === 'Deployment' ? await this.apps.readNamespacedDeployment({ namespace, name })
-        : kind === 'ReplicaSet' ? await this.apps.readNamespacedReplicaSet({ namespace, name })
-        : undefined;
-      if (read) return { replicas: read.spec?.replicas ?? 1, ...(read.spec?.selector?.matchLabels ? { selector: { matchLabels: read.spec.selector.matchLabels } } : {}) };
+        kind === 'StatefulSet'
+          ? await this.apps.readNamespacedStatefulSet({ namespace, name })
+          : kind === 'Deployment'
+            ? await this.apps.readNamespacedDeployment({ namespace, name })
+            : kind === 'ReplicaSet'
+              ? await this.apps.readNamespacedReplicaSet({ namespace, name })
+              : undefined;
+      if (read)
+        return {
+          replicas: read.spec?.replicas ?? 1,
+          ...(read.spec?.selector?.matchLabels ? { selector: { matchLabels: read.spec.selector.matchLabels } } : {}),
+        };
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
     }
@@ -67,27 +78,50 @@ export class ApplicationPools {
   }
 
   /** Records and creates the pool; false when the Subnet has not `count` addresses left. */
-  private async make(subnetName: string, pool: string, family: IpFamily, count: number, pod: PodContext, selector?: { matchLabels?: Record<string, string> }): Promise<boolean> {
+  private async make(
+    subnetName: string,
+    pool: string,
+    family: IpFamily,
+    count: number,
+    pod: PodContext,
+    selector?: { matchLabels?: Record<string, string> },
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
         object = (await this.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: subnetName })) as SubnetObject;
       } catch (err) {
-        if (apiStatus(err) === 404) throw new IpamError(cniErrorCodes.invalidAnnotation, `Subnet ${subnetName}, named by pod ${pod.namespace}/${pod.name}, does not exist`);
+        if (apiStatus(err) === 404)
+          throw new IpamError(
+            cniErrorCodes.invalidAnnotation,
+            `Subnet ${subnetName}, named by pod ${pod.namespace}/${pod.name}, does not exist`,
+          );
         throw err;
       }
       const subnet = readSubnet(object);
-      if (subnet.family !== family) throw new IpamError(cniErrorCodes.invalidAnnotation, `Subnet ${subnetName} is IPv${subnet.family}, named as IPv${family} by pod ${pod.namespace}/${pod.name}`);
+      if (subnet.family !== family)
+        throw new IpamError(
+          cniErrorCodes.invalidAnnotation,
+          `Subnet ${subnetName} is IPv${subnet.family}, named as IPv${family} by pod ${pod.namespace}/${pod.name}`,
+        );
       const allocations = object.status?.allocations ?? [];
       let ips = allocations.find((a) => a.pool === pool)?.ips;
       if (!ips) {
-        const taken = normalizeRanges(allocations.flatMap((a, i) => parseIpRanges(`Subnet ${subnetName}: status.allocations[${i}].ips`, a.ips, subnet.subnet)));
+        const taken = normalizeRanges(
+          allocations.flatMap((a, i) => parseIpRanges(`Subnet ${subnetName}: status.allocations[${i}].ips`, a.ips, subnet.subnet)),
+        );
         const carved = carvePool(subnet, taken, count);
         if (!carved) return false;
         ips = formatIpRanges(carved);
         const status = { ...(object.status ?? {}), allocations: [...allocations, { pool, ips }] };
         try {
-          await this.custom.replaceClusterCustomObjectStatus({ group, version, plural: 'subnets', name: subnetName, body: { ...object, status } });
+          await this.custom.replaceClusterCustomObjectStatus({
+            group,
+            version,
+            plural: 'subnets',
+            name: subnetName,
+            body: { ...object, status },
+          });
         } catch (err) {
           if (apiStatus(err) === 409) continue;
           throw err;
@@ -104,11 +138,27 @@ export class ApplicationPools {
         namespaceName: [pod.namespace],
         ...(selector ? { podAffinity: selector } : {}),
       };
-      const labels = { 'ipam.strait.io/subnet': subnetName, 'ipam.strait.io/application-kind': app.kind, 'ipam.strait.io/application-name': app.name };
-      const metadata = { name: pool, labels, ownerReferences: app.kind === 'Pod' ? [] : [{ apiVersion: app.apiVersion, kind: app.kind, name: app.name, uid: app.uid }] };
+      const labels = {
+        'ipam.strait.io/subnet': subnetName,
+        'ipam.strait.io/application-kind': app.kind,
+        'ipam.strait.io/application-name': app.name,
+      };
+      const metadata = {
+        name: pool,
+        labels,
+        ownerReferences: app.kind === 'Pod' ? [] : [{ apiVersion: app.apiVersion, kind: app.kind, name: app.name, uid: app.uid }],
+      };
       try {
-        await this.custom.createClusterCustomObject({ group, version, plural: 'ippools', body: { apiVersion, kind: 'IPPool', metadata, spec } });
-        this.log.info({ subnet: subnetName, pool, ips, application: `${app.kind} ${app.namespace}/${app.name}` }, 'made an application pool from a Subnet');
+        await this.custom.createClusterCustomObject({
+          group,
+          version,
+          plural: 'ippools',
+          body: { apiVersion, kind: 'IPPool', metadata, spec },
+        });
+        this.log.info(
+          { subnet: subnetName, pool, ips, application: `${app.kind} ${app.namespace}/${app.name}` },
+          'made an application pool from a Subnet',
+        );
       } catch (err) {
         if (apiStatus(err) !== 409) throw err;
       }

@@ -20,7 +20,12 @@ export class ClaimIndex {
       const seen = informer.get(name);
       const seenVersion = seen ? Number(seen.metadata?.resourceVersion ?? 0) : undefined;
       // The watch caught up with our write (or went past it: someone wrote after us).
-      if (mine.claim ? seenVersion !== undefined && seenVersion >= mine.resourceVersion : seenVersion === undefined || seenVersion > mine.resourceVersion) this.local.delete(name);
+      if (
+        mine.claim
+          ? seenVersion !== undefined && seenVersion >= mine.resourceVersion
+          : seenVersion === undefined || seenVersion > mine.resourceVersion
+      )
+        this.local.delete(name);
     });
   }
 
@@ -63,6 +68,8 @@ export class ClaimIndex {
   }
 
   ofPod(namespace: string, name: string, ifname: string, network: string): Claim[] {
-    return this.all().filter((c) => c.podNamespace === namespace && c.podName === name && c.ifname === ifname && c.network === network && !c.conflict);
+    return this.all().filter(
+      (c) => c.podNamespace === namespace && c.podName === name && c.ifname === ifname && c.network === network && !c.conflict,
+    );
   }
 }

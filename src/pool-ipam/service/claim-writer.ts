@@ -35,8 +35,15 @@ export class ClaimWriter {
 
   /** Replaces the claim's holder fields; throws on 409 (changed since it was read). */
   async update(claim: Claim, fields: ClaimFields): Promise<Claim> {
-    const body = { apiVersion, kind: 'IPClaim', metadata: { name: claim.name, resourceVersion: claim.resourceVersion }, spec: writeClaimSpec(fields) };
-    const written = readClaim((await this.api.replaceClusterCustomObject({ group, version, plural, name: claim.name, body })) as IPClaimObject);
+    const body = {
+      apiVersion,
+      kind: 'IPClaim',
+      metadata: { name: claim.name, resourceVersion: claim.resourceVersion },
+      spec: writeClaimSpec(fields),
+    };
+    const written = readClaim(
+      (await this.api.replaceClusterCustomObject({ group, version, plural, name: claim.name, body })) as IPClaimObject,
+    );
     this.index.record(written);
     return written;
   }

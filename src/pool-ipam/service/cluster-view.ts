@@ -3,7 +3,15 @@
  * collection judges claims by. Every collection is an informer (list, then watch); the service answers
  * CNI calls only once all are synced.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { IPClaimSpecDocument } from '../../api/ip-claim';
 import type { IPPoolSpecDocument, IPPoolStatusDocument } from '../../api/ip-pool';
 import type { EndpointSpecDocument } from '../../api/pool-endpoint';
@@ -40,7 +48,8 @@ export class PoolIpamView {
     this.endpoints = new Informer<EndpointObject>({
       kubeConfig,
       path: `/apis/${group}/${version}/endpoints`,
-      list: () => custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' }) as Promise<KubernetesListObject<EndpointObject>>,
+      list: () =>
+        custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' }) as Promise<KubernetesListObject<EndpointObject>>,
       ...opts,
     });
     const core = kubeConfig.makeApiClient(CoreV1Api);

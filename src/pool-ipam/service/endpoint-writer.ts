@@ -32,19 +32,42 @@ export class EndpointWriter {
   }
 
   /** Changes the Endpoint's spec by `change` (undefined: delete it), retrying on conflicts. */
-  private async modify(namespace: string, name: string, change: (current: EndpointSpecDocument | undefined) => EndpointSpecDocument | undefined | 'unchanged'): Promise<void> {
+  private async modify(
+    namespace: string,
+    name: string,
+    change: (current: EndpointSpecDocument | undefined) => EndpointSpecDocument | undefined | 'unchanged',
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const current = await this.read(namespace, name);
       const next = change(current?.spec);
       try {
         if (next === 'unchanged') return;
         if (next === undefined) {
-          if (current) await this.api.deleteNamespacedCustomObject({ group, version, namespace, plural, name, body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } } });
+          if (current)
+            await this.api.deleteNamespacedCustomObject({
+              group,
+              version,
+              namespace,
+              plural,
+              name,
+              body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } },
+            });
         } else if (current) {
-          const body = { apiVersion, kind: 'Endpoint', metadata: { name, namespace, resourceVersion: current.metadata?.resourceVersion }, spec: next };
+          const body = {
+            apiVersion,
+            kind: 'Endpoint',
+            metadata: { name, namespace, resourceVersion: current.metadata?.resourceVersion },
+            spec: next,
+          };
           await this.api.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body });
         } else {
-          await this.api.createNamespacedCustomObject({ group, version, namespace, plural, body: { apiVersion, kind: 'Endpoint', metadata: { name, namespace }, spec: next } });
+          await this.api.createNamespacedCustomObject({
+            group,
+            version,
+            namespace,
+            plural,
+            body: { apiVersion, kind: 'Endpoint', metadata: { name, namespace }, spec: next },
+          });
         }
         return;
       } catch (err) {
@@ -65,7 +88,12 @@ export class EndpointWriter {
   attach(holder: EndpointHolder, attachment: Attachment): Promise<void> {
     return this.modify(holder.namespace, holder.name, (current) => {
       const others = (current?.attachments ?? []).filter((a) => !(a.network === attachment.network && a.ifname === attachment.ifname));
-      return { podUID: holder.podUID, node: holder.node, ...(holder.owner ? { owner: holder.owner } : {}), attachments: [...others, attachment] };
+      return {
+        podUID: holder.podUID,
+        node: holder.node,
+        ...(holder.owner ? { owner: holder.owner } : {}),
+        attachments: [...others, attachment],
+      };
     });
   }
 
@@ -75,7 +103,9 @@ export class EndpointWriter {
       if (!current) return 'unchanged';
       const same = (a: Attachment) => a.network === network && a.ifname === ifname;
       if (!current.attachments.some(same)) return 'unchanged';
-      const attachments = keep ? current.attachments.map((a) => (same(a) ? (({ containerID: _c, ...rest }) => rest)(a) : a)) : current.attachments.filter((a) => !same(a));
+      const attachments = keep
+        ? current.attachments.map((a) => (same(a) ? (({ containerID: _c, ...rest }) => rest)(a) : a))
+        : current.attachments.filter((a) => !same(a));
       return attachments.length === 0 ? undefined : { ...current, attachments };
     });
   }
@@ -84,7 +114,9 @@ export class EndpointWriter {
   detachContainer(namespace: string, name: string, network: string, ifname: string, containerID: string): Promise<void> {
     return this.modify(namespace, name, (current) => {
       if (!current) return 'unchanged';
-      const attachments = current.attachments.filter((a) => !(a.network === network && a.ifname === ifname && a.containerID === containerID));
+      const attachments = current.attachments.filter(
+        (a) => !(a.network === network && a.ifname === ifname && a.containerID === containerID),
+      );
       if (attachments.length === current.attachments.length) return 'unchanged';
       return attachments.length === 0 ? undefined : { ...current, attachments };
     });

@@ -90,7 +90,11 @@ export class GarbageCollector {
   plan(statefulSets: ReadonlyMap<string, number>): GcPlan {
     const { view, allocator } = this.options;
     const pods = new Map(view.pods.list().map((p) => [`${p.metadata?.namespace}/${p.metadata?.name}`, podOf(p)]));
-    const nodes = new Map(view.nodes.list().map((n) => [n.metadata?.name ?? '', (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')]));
+    const nodes = new Map(
+      view.nodes
+        .list()
+        .map((n) => [n.metadata?.name ?? '', (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')]),
+    );
     const endpoints = view.endpoints.list().map((e) => ({
       namespace: e.metadata?.namespace ?? '',
       name: e.metadata?.name ?? '',
@@ -99,7 +103,17 @@ export class GarbageCollector {
       podUID: e.spec.podUID,
       created: e.metadata?.creationTimestamp ? new Date(e.metadata.creationTimestamp).getTime() : 0,
     }));
-    return planGarbageCollection({ node: this.options.node, now: this.now(), claims: allocator.claims.all(), endpoints, pods, nodes, statefulSets, deletedPods: this.deletedPods, settings: this.options.settings });
+    return planGarbageCollection({
+      node: this.options.node,
+      now: this.now(),
+      claims: allocator.claims.all(),
+      endpoints,
+      pods,
+      nodes,
+      statefulSets,
+      deletedPods: this.deletedPods,
+      settings: this.options.settings,
+    });
   }
 
   /**
@@ -131,9 +145,15 @@ export class GarbageCollector {
     for (const { claim, reason } of plan.release) {
       try {
         await allocator.release(claim);
-        log.info({ address: formatIp(claim.address), pool: claim.pool, pod: `${claim.podNamespace}/${claim.podName}`, reason }, 'released a zombie address');
+        log.info(
+          { address: formatIp(claim.address), pool: claim.pool, pod: `${claim.podNamespace}/${claim.podName}`, reason },
+          'released a zombie address',
+        );
       } catch (err) {
-        log.warn({ address: formatIp(claim.address), err: (err as Error).message }, 'could not release a zombie address; the next pass tries again');
+        log.warn(
+          { address: formatIp(claim.address), err: (err as Error).message },
+          'could not release a zombie address; the next pass tries again',
+        );
       }
     }
     for (const { endpoint, reason } of plan.deleteEndpoints) {
@@ -141,7 +161,10 @@ export class GarbageCollector {
         await allocator.removeEndpoint(endpoint.namespace, endpoint.name, endpoint.uid);
         log.info({ endpoint: `${endpoint.namespace}/${endpoint.name}`, reason }, 'deleted an outdated Endpoint');
       } catch (err) {
-        log.warn({ endpoint: `${endpoint.namespace}/${endpoint.name}`, err: (err as Error).message }, 'could not delete an outdated Endpoint');
+        log.warn(
+          { endpoint: `${endpoint.namespace}/${endpoint.name}`, err: (err as Error).message },
+          'could not delete an outdated Endpoint',
+        );
       }
     }
     return plan;
@@ -150,7 +173,9 @@ export class GarbageCollector {
   /** The plan, with the replicas of every StatefulSet a claim names read from the API server (few, and never stale for this decision). */
   private async withStatefulSets(): Promise<GcPlan> {
     const { allocator } = this.options;
-    const named = new Set(allocator.claims.all().flatMap((c) => (c.owner?.kind === 'StatefulSet' ? [`${c.podNamespace}/${c.owner.name}`] : [])));
+    const named = new Set(
+      allocator.claims.all().flatMap((c) => (c.owner?.kind === 'StatefulSet' ? [`${c.podNamespace}/${c.owner.name}`] : [])),
+    );
     return this.plan(await allocator.statefulSets([...named]));
   }
 }

@@ -12,7 +12,10 @@ export class PerKeySerializer {
     const previous = this.tails.get(key) ?? Promise.resolve();
     // After the previous task, whatever its outcome: its failure is its caller's, not this one's.
     const result = previous.then(task, task);
-    const tail = result.then(() => undefined, () => undefined);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
     this.tails.set(key, tail);
     void tail.then(() => {
       if (this.tails.get(key) === tail) this.tails.delete(key);

@@ -41,10 +41,18 @@ export async function startPoolIpamService(options: PoolIpamServiceOptions): Pro
   const view = new PoolIpamView(kubeConfig, log);
   const probe: AddressProber = options.probe ?? ((p) => probeAddress(p));
   const allocator = new Allocator({ kubeConfig, view, node, probe, log });
-  const collector = new GarbageCollector({ view, allocator, node, settings: { ...defaultGcSettings, ...options.gc }, intervalMs: options.gcIntervalMs ?? 10 * 60_000, log });
+  const collector = new GarbageCollector({
+    view,
+    allocator,
+    node,
+    settings: { ...defaultGcSettings, ...options.gc },
+    intervalMs: options.gcIntervalMs ?? 10 * 60_000,
+    log,
+  });
   const status = new PoolStatusWriter(kubeConfig.makeApiClient(CustomObjectsApi), view, allocator, log);
   const ready = () => {
-    if (!view.synced) throw new IpamError(cniErrorCodes.tryAgainLater, `the pool IPAM service of node ${node} is still reading the API server`);
+    if (!view.synced)
+      throw new IpamError(cniErrorCodes.tryAgainLater, `the pool IPAM service of node ${node} is still reading the API server`);
   };
   const server = await serveIpam({
     socket: options.socket,
@@ -58,7 +66,8 @@ export async function startPoolIpamService(options: PoolIpamServiceOptions): Pro
         await allocator.del(req);
       },
       gc: async (req) => (ready(), allocator.gc(req)),
-      status: async () => (view.synced ? { ready: true } : { ready: false, message: `the pool IPAM service of node ${node} is still reading the API server` }),
+      status: async () =>
+        view.synced ? { ready: true } : { ready: false, message: `the pool IPAM service of node ${node} is still reading the API server` },
     },
   });
   const synced = view.start().then(() => {

@@ -48,7 +48,10 @@ export class PoolStatusWriter {
       const current = this.view.pools.get(pool.name)?.status;
       if (current?.allocatedIPCount === status.allocatedIPCount && current?.totalIPCount === status.totalIPCount) continue;
       try {
-        await this.api.patchClusterCustomObjectStatus({ group, version, plural: 'ippools', name: pool.name, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await this.api.patchClusterCustomObjectStatus(
+          { group, version, plural: 'ippools', name: pool.name, body: { status } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
       } catch (err) {
         this.log.debug({ pool: pool.name, err: apiErrorText(err) }, 'could not write the pool status counts');
       }

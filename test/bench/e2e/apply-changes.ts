@@ -41,7 +41,8 @@ function fallbackApplyMs(): Promise<{ nft: number; applyNat: number }> {
     const applyNatMs = timeMs(() => applyNat(after, ns));
     // The same replacement without the listing: nft -j -f alone.
     const drop = [NAT_TABLE, FILTER_TABLE].flatMap((table) => [{ add: { table } }, { delete: { table } }]);
-    const replace = (ruleset: NftDocument) => run(['ip', 'netns', 'exec', ns, 'nft', '-j', '-f', '-'], JSON.stringify({ nftables: [...drop, ...ruleset.nftables] }));
+    const replace = (ruleset: NftDocument) =>
+      run(['ip', 'netns', 'exec', ns, 'nft', '-j', '-f', '-'], JSON.stringify({ nftables: [...drop, ...ruleset.nftables] }));
     replace(before);
     return { nft: timeMs(() => replace(after)), applyNat: applyNatMs };
   });
@@ -62,7 +63,13 @@ export async function applyChangeFigures(): Promise<BenchFigure[]> {
   const name = (how: string) => `apply 10,000 NatMapping changes at 100,000: ${how}`;
   const note = `5,000 removed + 5,000 added, median of ${rounds}`;
   return [
-    { suite: 'e2e', name: name("Strait's eBPF maps (applyDesiredMaps, batched)"), value: ms(maps.change), unit: 'ms', note: `${note}; includes reading and diffing 100,000` },
+    {
+      suite: 'e2e',
+      name: name("Strait's eBPF maps (applyDesiredMaps, batched)"),
+      value: ms(maps.change),
+      unit: 'ms',
+      note: `${note}; includes reading and diffing 100,000`,
+    },
     { suite: 'e2e', name: name('rule list, iptables-restore of the chain (iptables-nft)'), value: ms(iptables), unit: 'ms', note },
     { suite: 'e2e', name: name("kernel fallback's nftables map, nft -f of its tables"), value: ms(nft), unit: 'ms', note },
     { suite: 'e2e', name: name("kernel fallback's applyNat (nft -f and the listing it compares)"), value: ms(fallback), unit: 'ms', note },

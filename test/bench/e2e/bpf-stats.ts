@@ -35,7 +35,12 @@ function labProgramIds(topology: LabTopology): Set<number> {
 
 export function bpfTotals(topology: LabTopology): BpfTotals {
   const ids = labProgramIds(topology);
-  const programs = JSON.parse(run(['bpftool', 'prog', 'show', '-j'])) as { id: number; name?: string; run_time_ns?: number; run_cnt?: number }[];
+  const programs = JSON.parse(run(['bpftool', 'prog', 'show', '-j'])) as {
+    id: number;
+    name?: string;
+    run_time_ns?: number;
+    run_cnt?: number;
+  }[];
   const totals: BpfTotals = new Map();
   for (const p of programs) {
     if (!ids.has(p.id) || !p.name?.startsWith('strait_')) continue;

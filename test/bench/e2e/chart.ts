@@ -42,7 +42,8 @@ export function ratioChart(measurements: readonly Measurement[]): string {
     out.push(`<text x="${x0 + plotWidth / 2}" y="${top - 18}" text-anchor="middle" font-weight="bold">${escape(panel.title)}</text>`);
     out.push(`<line x1="${x0}" y1="${top}" x2="${x0}" y2="${top + plotHeight}" stroke="black"/>`);
     out.push(`<line x1="${x0}" y1="${top + plotHeight}" x2="${x0 + plotWidth}" y2="${top + plotHeight}" stroke="black"/>`);
-    for (const tick of [0, yTop / 2, yTop]) out.push(`<text x="${x0 - 4}" y="${num(y(tick) + 4)}" text-anchor="end">${Number(tick.toFixed(2))}</text>`);
+    for (const tick of [0, yTop / 2, yTop])
+      out.push(`<text x="${x0 - 4}" y="${num(y(tick) + 4)}" text-anchor="end">${Number(tick.toFixed(2))}</text>`);
     out.push(`<line x1="${x0}" y1="${num(y(1))}" x2="${x0 + plotWidth}" y2="${num(y(1))}" stroke="grey" stroke-dasharray="4 3"/>`);
     const groupWidth = plotWidth / Math.max(1, paths.length);
     const barWidth = (groupWidth * 0.8) / Math.max(1, sizes.length);
@@ -52,15 +53,22 @@ export function ratioChart(measurements: readonly Measurement[]): string {
         const m = shown.find((s) => s.path === path && s.mappings === size);
         if (!m) return;
         const v = ratios(m)[panel.key];
-        out.push(`<rect x="${num(gx + si * barWidth)}" y="${num(y(v))}" width="${num(barWidth - 1)}" height="${num(top + plotHeight - y(v))}" fill="${colours[si % colours.length]}"><title>${escape(`${path}, ${size.toLocaleString('en')} NatMappings: ${v}`)}</title></rect>`);
+        out.push(
+          `<rect x="${num(gx + si * barWidth)}" y="${num(y(v))}" width="${num(barWidth - 1)}" height="${num(top + plotHeight - y(v))}" fill="${colours[si % colours.length]}"><title>${escape(`${path}, ${size.toLocaleString('en')} NatMappings: ${v}`)}</title></rect>`,
+        );
       });
       const words = path.split(' ');
-      out.push(`<text x="${num(gx + groupWidth * 0.4)}" y="${top + plotHeight + 14}" text-anchor="middle">${words.map((w, i) => `<tspan x="${num(gx + groupWidth * 0.4)}" dy="${i === 0 ? 0 : 12}">${escape(w)}</tspan>`).join('')}</text>`);
+      out.push(
+        `<text x="${num(gx + groupWidth * 0.4)}" y="${top + plotHeight + 14}" text-anchor="middle">${words.map((w, i) => `<tspan x="${num(gx + groupWidth * 0.4)}" dy="${i === 0 ? 0 : 12}">${escape(w)}</tspan>`).join('')}</text>`,
+      );
     });
   });
   sizes.forEach((size, si) => {
     const lx = left + si * 150;
-    out.push(`<rect x="${lx}" y="${height - 18}" width="12" height="12" fill="${colours[si % colours.length]}"/>`, `<text x="${lx + 16}" y="${height - 8}">${size.toLocaleString('en')} NatMapping${size === 1 ? '' : 's'}</text>`);
+    out.push(
+      `<rect x="${lx}" y="${height - 18}" width="12" height="12" fill="${colours[si % colours.length]}"/>`,
+      `<text x="${lx + 16}" y="${height - 8}">${size.toLocaleString('en')} NatMapping${size === 1 ? '' : 's'}</text>`,
+    );
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;

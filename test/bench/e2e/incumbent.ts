@@ -59,7 +59,11 @@ export function ruleListRestore(rules: readonly DnatRule[], options: { jump: boo
 export function fromPeersWithoutNatMappings(listing: string): string {
   const hook = 'priority dstnat - 10;';
   if (!listing.includes(hook)) throw new Error(`from_peers is not hooked at dstnat - 10:\n${listing}`);
-  const kept = listing.split('\n').filter((line) => !line.includes('@natmappings')).join('\n').replace(hook, 'priority dstnat + 10;');
+  const kept = listing
+    .split('\n')
+    .filter((line) => !line.includes('@natmappings'))
+    .join('\n')
+    .replace(hook, 'priority dstnat + 10;');
   return `delete chain ip strait from_peers\n${kept}\nflush map ip strait natmappings\n`;
 }
 

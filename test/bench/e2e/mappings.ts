@@ -16,7 +16,14 @@ import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 export const benchTopologyPath = join(__dirname, '..', '..', '..', '..', 'test', 'bench', 'e2e', 'topology.yaml');
 
 /** Who is who in topology.yaml. */
-export const roles = { hub: 'cluster-b', hubGateway: 'b-gw', client: 'a-w1-p', samePod: 'a-gw-p', peeredPod: 'b-w1-p', reflectedPod: 'c-w1-p' } as const;
+export const roles = {
+  hub: 'cluster-b',
+  hubGateway: 'b-gw',
+  client: 'a-w1-p',
+  samePod: 'a-gw-p',
+  peeredPod: 'b-w1-p',
+  reflectedPod: 'c-w1-p',
+} as const;
 
 /**
  * `n` reflections to `to` of pods of `fromPeer`: n - 1 addresses from the upper half of its PodCIDR
@@ -24,9 +31,13 @@ export const roles = { hub: 'cluster-b', hubGateway: 'b-gw', client: 'a-w1-p', s
  */
 export function benchReflections(n: number, real: ReflectionConfig, fromPodCIDR: string): ReflectionConfig[] {
   const cidr = parseCidr('podCIDR', fromPodCIDR);
-  const half = (2n ** BigInt(32 - cidr.prefix)) / 2n;
+  const half = 2n ** BigInt(32 - cidr.prefix) / 2n;
   if (BigInt(n) >= half) throw new Error(`${fromPodCIDR} has no room for ${n} reflections in its upper half`);
-  const unused = Array.from({ length: n - 1 }, (_, i) => ({ to: real.to, fromPeer: real.fromPeer, podIP: formatIp({ family: 4, value: cidr.base + half + BigInt(i + 1) }) }));
+  const unused = Array.from({ length: n - 1 }, (_, i) => ({
+    to: real.to,
+    fromPeer: real.fromPeer,
+    podIP: formatIp({ family: 4, value: cidr.base + half + BigInt(i + 1) }),
+  }));
   return [...unused, real];
 }
 
@@ -37,9 +48,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * holds `n` NatMappings. Returns each cluster's view, the hub gateway's spec and the address the client
  * dials for the reflected pod.
  */
-export async function setMappings(runDir: string, topology: LabTopology, n: number, say: (line: string) => void, timeoutMs: number): Promise<{ views: Record<string, ClusterView>; hubGatewaySpec: NodeDataplaneSpec; dialled: string }> {
+export async function setMappings(
+  runDir: string,
+  topology: LabTopology,
+  n: number,
+  say: (line: string) => void,
+  timeoutMs: number,
+): Promise<{ views: Record<string, ClusterView>; hubGatewaySpec: NodeDataplaneSpec; dialled: string }> {
   const reflected = findPod(topology, roles.reflectedPod);
-  const real: ReflectionConfig = { to: findPod(topology, roles.client).cluster.id, fromPeer: reflected.cluster.id, podIP: reflected.pod.ip };
+  const real: ReflectionConfig = {
+    to: findPod(topology, roles.client).cluster.id,
+    fromPeer: reflected.cluster.id,
+    podIP: reflected.pod.ip,
+  };
   const reflections = benchReflections(n, real, reflected.cluster.podCIDR);
   await reconfigureController(runDir, roles.hub, (config) => ({ ...config, reflections }));
   const started = Date.now();
@@ -53,11 +74,14 @@ export async function setMappings(runDir: string, topology: LabTopology, n: numb
       const gaps = [...convergenceGaps(topology, states), ...(mappings === n ? [] : [`${roles.hubGateway}: ${mappings}/${n} NatMappings`])];
       const dialled = hub.reflections.find((r) => r.podIP === real.podIP && r.to === real.to)?.address;
       if (gaps.length === 0 && dialled && hubGatewaySpec) {
-        const views = Object.fromEntries([...states].map(([id, s]) => [id, { spec: [...s.nodes.values()][0]!.spec!, reflections: s.reflections }]));
+        const views = Object.fromEntries(
+          [...states].map(([id, s]) => [id, { spec: [...s.nodes.values()][0]!.spec!, reflections: s.reflections }]),
+        );
         say(`${n} NatMappings applied in ${((Date.now() - started) / 1000).toFixed(1)} s`);
         return { views, hubGatewaySpec, dialled };
       }
-      if (Date.now() - started > timeoutMs) throw new Error(`${n} NatMappings not applied in ${timeoutMs / 1000} s: ${gaps.slice(0, 3).join('; ')}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`${n} NatMappings not applied in ${timeoutMs / 1000} s: ${gaps.slice(0, 3).join('; ')}`);
       await sleep(500);
     }
   } finally {

@@ -41,7 +41,10 @@ const fixed = (x: number, digits: number) => x.toFixed(digits);
 
 function bpfText(bpf: PathFigures['bpf']): string {
   if (!bpf || Object.keys(bpf).length === 0) return '';
-  return Object.entries(bpf).sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => `${name.replace(/^strait_/, '')} ${c.nsPerRun}`).join(', ');
+  return Object.entries(bpf)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, c]) => `${name.replace(/^strait_/, '')} ${c.nsPerRun}`)
+    .join(', ');
 }
 
 /** One row per measurement, in the order given. */
@@ -53,7 +56,9 @@ export function markdownTable(measurements: readonly Measurement[]): string {
   for (const m of measurements) {
     const r = ratios(m);
     const f = m.figures;
-    lines.push(`| ${m.path} | ${count(m.mappings)} | ${count(f.connPerS)} | ${fixed(r.connPerS, 2)} | ${fixed(f.p50Us, 1)} | ${fixed(f.p99Us, 1)} | ${fixed(r.p99, 2)} | ${fixed(f.gbps, 2)} | ${fixed(r.gbps, 2)} | ${count(f.fragments)} | ${bpfText(f.bpf)} |`);
+    lines.push(
+      `| ${m.path} | ${count(m.mappings)} | ${count(f.connPerS)} | ${fixed(r.connPerS, 2)} | ${fixed(f.p50Us, 1)} | ${fixed(f.p99Us, 1)} | ${fixed(r.p99, 2)} | ${fixed(f.gbps, 2)} | ${fixed(r.gbps, 2)} | ${count(f.fragments)} | ${bpfText(f.bpf)} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -38,8 +38,14 @@ describe("the e2e bench's tool outputs and inputs (pure)", () => {
   });
 
   it('gives each program its runs and ns per run between two readings, leaving out programs that did not run', () => {
-    const before = new Map([['strait_from_pod', { ns: 1_000, runs: 10 }], ['strait_from_overlay', { ns: 500, runs: 5 }]]);
-    const after = new Map([['strait_from_pod', { ns: 31_000, runs: 110 }], ['strait_from_overlay', { ns: 500, runs: 5 }]]);
+    const before = new Map([
+      ['strait_from_pod', { ns: 1_000, runs: 10 }],
+      ['strait_from_overlay', { ns: 500, runs: 5 }],
+    ]);
+    const after = new Map([
+      ['strait_from_pod', { ns: 31_000, runs: 110 }],
+      ['strait_from_overlay', { ns: 500, runs: 5 }],
+    ]);
     assert.deepEqual(bpfCost(before, after), { strait_from_pod: { runs: 100, nsPerRun: 300 } });
   });
 });

@@ -31,8 +31,15 @@ export function buildCrr(): void {
 
 /** Runs a tool in a pod; its stdout, with `withStderr` also its stderr (sockperf prints its figures to either, by version). */
 function inPod(pod: string, argv: string[], withStderr = false): string {
-  const r = spawnSync('ip', ['netns', 'exec', podNetns(pod), ...argv], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: (toolSeconds + 20) * 1000 });
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} in ${pod} failed (${r.status ?? r.signal ?? r.error?.message}): ${r.stderr.trim() || r.stdout.trim()}`);
+  const r = spawnSync('ip', ['netns', 'exec', podNetns(pod), ...argv], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: (toolSeconds + 20) * 1000,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `${argv.join(' ')} in ${pod} failed (${r.status ?? r.signal ?? r.error?.message}): ${r.stderr.trim() || r.stdout.trim()}`,
+    );
   return withStderr ? `${r.stdout}${r.stderr}` : r.stdout;
 }
 
@@ -41,7 +48,16 @@ export const toolCommands = {
   crrServer: [crrBinary, 'serve', String(ports.crr)],
   iperf3Server: ['iperf3', '--server', '--port', String(ports.iperf3)],
   crrClient: (address: string) => [crrBinary, 'run', address, String(ports.crr), String(toolSeconds), String(crrParallel)],
-  iperf3Client: (address: string) => ['iperf3', '--client', address, '--port', String(ports.iperf3), '--time', String(toolSeconds), '--json'],
+  iperf3Client: (address: string) => [
+    'iperf3',
+    '--client',
+    address,
+    '--port',
+    String(ports.iperf3),
+    '--time',
+    String(toolSeconds),
+    '--json',
+  ],
 };
 
 /** The three servers in one pod, on every address of it; `stop` ends their process groups. */
@@ -51,7 +67,9 @@ export function startServers(pod: string): { stop: () => void } {
     [...sameCpu, 'sockperf', 'server', '--tcp', '-p', String(ports.sockperf)],
     toolCommands.iperf3Server,
   ];
-  const children: ChildProcess[] = commands.map((argv) => spawn('ip', ['netns', 'exec', podNetns(pod), ...argv], { detached: true, stdio: 'ignore' }));
+  const children: ChildProcess[] = commands.map((argv) =>
+    spawn('ip', ['netns', 'exec', podNetns(pod), ...argv], { detached: true, stdio: 'ignore' }),
+  );
   return {
     stop: () => {
       for (const child of children) {
@@ -102,6 +120,12 @@ export function parseIperf3(output: string): number {
 export const connectionsPerSecond = (client: string, address: string) => parseCrr(inPod(client, toolCommands.crrClient(address)));
 
 export const requestResponse = (client: string, address: string) =>
-  parseSockperf(inPod(client, [...sameCpu, 'sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)], true));
+  parseSockperf(
+    inPod(
+      client,
+      [...sameCpu, 'sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)],
+      true,
+    ),
+  );
 
 export const stream = (client: string, address: string) => parseIperf3(inPod(client, toolCommands.iperf3Client(address)));

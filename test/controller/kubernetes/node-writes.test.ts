@@ -16,9 +16,16 @@ import { nodeStatusHeartbeat } from '../../support/kubelet';
 import { type CapturedLog, captureLog } from '../../support/log-capture';
 import { waitFor } from '../../support/wait';
 
-interface Listed { items: { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> }[] }
+interface Listed {
+  items: { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> }[];
+}
 
-const node = (i: number) => ({ name: `n${i}`, underlayAddress: `192.168.1.${i}`, podCIDR: `10.0.${i}.0/24`, publicAddress: `203.0.113.${i}` });
+const node = (i: number) => ({
+  name: `n${i}`,
+  underlayAddress: `192.168.1.${i}`,
+  podCIDR: `10.0.${i}.0/24`,
+  publicAddress: `203.0.113.${i}`,
+});
 
 describe('controller on Kubernetes: what a Node added, changed or removed writes (lab API server, real client)', function () {
   this.timeout(60_000);
@@ -33,8 +40,20 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     api = await startTestApiServer({ logger: requests.log });
     core = api.kubeConfig.makeApiClient(CoreV1Api);
     await seedCluster(api.kubeConfig, [node(1), node(2), node(3)], new Map());
-    const config = readControllerConfig({ clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', interval: 0.1 }, 'kubernetes');
-    done = runKubernetesController({ config, kubeConfig: api.kubeConfig, namespace: defaultNamespace, identity: 'controller-0', log: createLogger('controller', 'silent') }, stop.signal);
+    const config = readControllerConfig(
+      { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', interval: 0.1 },
+      'kubernetes',
+    );
+    done = runKubernetesController(
+      {
+        config,
+        kubeConfig: api.kubeConfig,
+        namespace: defaultNamespace,
+        identity: 'controller-0',
+        log: createLogger('controller', 'silent'),
+      },
+      stop.signal,
+    );
   });
   after(async () => {
     stop.abort();
@@ -42,18 +61,31 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     await api.close();
   });
 
-  const dataplanes = async () => ((await api.kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' })) as Listed).items;
+  const dataplanes = async () =>
+    (
+      (await api.kubeConfig
+        .makeApiClient(CustomObjectsApi)
+        .listClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' })) as Listed
+    ).items;
   /**
    * The controller's writes since `from` (an index into the request log), as "METHOD path": everything
    * but reads, its leader Lease's renewals, and the Node writes the test makes as a kubelet.
    */
-  const writesSince = (from: number) => requests.lines.slice(from)
-    .filter((l) => l.msg === 'request' && l.method !== 'GET' && !String(l.path).startsWith('/apis/coordination.k8s.io/') && !String(l.path).startsWith('/api/v1/nodes'))
-    .map((l) => `${String(l.method)} ${String(l.path)}`);
+  const writesSince = (from: number) =>
+    requests.lines
+      .slice(from)
+      .filter(
+        (l) =>
+          l.msg === 'request' &&
+          l.method !== 'GET' &&
+          !String(l.path).startsWith('/apis/coordination.k8s.io/') &&
+          !String(l.path).startsWith('/api/v1/nodes'),
+      )
+      .map((l) => `${String(l.method)} ${String(l.path)}`);
   /** Ten reconciles (interval 0.1 s) after the change has been seen: whatever they would write is written. */
   const settle = () => sleep(1_000);
 
-  it('writes the new Node\'s NodeDataplane and nothing else for a Node added to three, nothing for a heartbeat, one object for a worker\'s new address, one delete for a worker removed, every object once for the gateway removed', async () => {
+  it("writes the new Node's NodeDataplane and nothing else for a Node added to three, nothing for a heartbeat, one object for a worker's new address, one delete for a worker removed, every object once for the gateway removed", async () => {
     await waitFor('three NodeDataplanes', async () => (await dataplanes()).length === 3, 20_000);
     await settle();
     const [first] = await dataplanes();
@@ -61,7 +93,7 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
 
     let mark = requests.lines.length;
     await registerNode(core, node(4));
-    await waitFor('n4\'s NodeDataplane', async () => (await dataplanes()).some((o) => o.metadata.name === 'n4'));
+    await waitFor("n4's NodeDataplane", async () => (await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
     assert.deepEqual(writesSince(mark), ['POST /apis/strait.io/v1alpha1/nodedataplanes']);
 
@@ -71,14 +103,22 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     assert.deepEqual(writesSince(mark), [], 'a status heartbeat of every Node writes nothing');
 
     mark = requests.lines.length;
-    await core.patchNodeStatus({ name: 'n3', body: { status: { addresses: [{ type: 'InternalIP', address: '192.168.1.33' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await waitFor('n3\'s new address', async () => ((await dataplanes()).find((o) => o.metadata.name === 'n3')!.spec.node as { underlayAddress: string }).underlayAddress === '192.168.1.33');
+    await core.patchNodeStatus(
+      { name: 'n3', body: { status: { addresses: [{ type: 'InternalIP', address: '192.168.1.33' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor(
+      "n3's new address",
+      async () =>
+        ((await dataplanes()).find((o) => o.metadata.name === 'n3')!.spec.node as { underlayAddress: string }).underlayAddress ===
+        '192.168.1.33',
+    );
     await settle();
     assert.deepEqual(writesSince(mark), ['PUT /apis/strait.io/v1alpha1/nodedataplanes/n3'], "a worker's address is in its own object only");
 
     mark = requests.lines.length;
     await core.deleteNode({ name: 'n4' });
-    await waitFor('n4\'s NodeDataplane deleted', async () => !(await dataplanes()).some((o) => o.metadata.name === 'n4'));
+    await waitFor("n4's NodeDataplane deleted", async () => !(await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
     assert.deepEqual(writesSince(mark), ['DELETE /apis/strait.io/v1alpha1/nodedataplanes/n4']);
 
@@ -86,16 +126,20 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     // written once, though the events of the first writes queue a reconcile while the last are made.
     mark = requests.lines.length;
     await core.deleteNode({ name: 'n1' });
-    await waitFor('n2 the gateway everywhere, n1\'s object deleted', async () => {
+    await waitFor("n2 the gateway everywhere, n1's object deleted", async () => {
       const objects = await dataplanes();
       return objects.map((o) => `${o.metadata.name} ${(o.spec.activeGateway as { name: string }).name}`).join() === 'n2 n2,n3 n2';
     });
     await settle();
-    assert.deepEqual(writesSince(mark).sort(), [
-      'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
-      'POST /api/v1/namespaces/strait-system/events',
-      'PUT /apis/strait.io/v1alpha1/nodedataplanes/n2',
-      'PUT /apis/strait.io/v1alpha1/nodedataplanes/n3',
-    ], 'the GatewayMoved Event, and each NodeDataplane written once');
+    assert.deepEqual(
+      writesSince(mark).sort(),
+      [
+        'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
+        'POST /api/v1/namespaces/strait-system/events',
+        'PUT /apis/strait.io/v1alpha1/nodedataplanes/n2',
+        'PUT /apis/strait.io/v1alpha1/nodedataplanes/n3',
+      ],
+      'the GatewayMoved Event, and each NodeDataplane written once',
+    );
   });
 });

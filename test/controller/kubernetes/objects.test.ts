@@ -17,8 +17,16 @@ import { reconcile } from '../../../src/controller/reconcile';
 import { emptyExchange } from '../../../src/controller/exchange-view';
 
 const labels = (cluster: string) => ({ 'app.kubernetes.io/managed-by': 'strait-controller', 'strait.io/cluster-id': cluster });
-const want = (name: string, spec: unknown): WantedObject => ({ apiVersion: 'strait.io/v1alpha1', kind: 'TunnelEndpoint', metadata: { name, labels: labels('cluster-a') }, spec });
-const have = (name: string, rv: string, spec: unknown, owner: string | null = 'cluster-a'): KubeObject => ({ metadata: { name, resourceVersion: rv, ...(owner ? { labels: labels(owner) } : {}) }, spec });
+const want = (name: string, spec: unknown): WantedObject => ({
+  apiVersion: 'strait.io/v1alpha1',
+  kind: 'TunnelEndpoint',
+  metadata: { name, labels: labels('cluster-a') },
+  spec,
+});
+const have = (name: string, rv: string, spec: unknown, owner: string | null = 'cluster-a'): KubeObject => ({
+  metadata: { name, resourceVersion: rv, ...(owner ? { labels: labels(owner) } : {}) },
+  spec,
+});
 
 describe('Kubernetes objects of a reconcile (pure)', () => {
   it('creates what is missing, updates what differs with the resourceVersion read, deletes what it owns and no longer wants, and leaves others alone', () => {
@@ -44,7 +52,12 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
 
   it('writes for a Node added, changed or removed only the NodeDataplanes whose own content changed: none lists the nodes', () => {
     type NodeInput = { name: string; underlayAddress: string; podCIDRs: string[]; gatewayCandidate: boolean };
-    const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`): NodeInput => ({ name: `n${i}`, underlayAddress, podCIDRs: [podCIDR], gatewayCandidate: i === 1 });
+    const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`): NodeInput => ({
+      name: `n${i}`,
+      underlayAddress,
+      podCIDRs: [podCIDR],
+      gatewayCandidate: i === 1,
+    });
     const exchange = emptyExchange();
     const server = new Map<string, KubeObject>();
     let ipam: IpamState | undefined;
@@ -78,14 +91,28 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       natMappings: [],
     });
     assert.deepEqual(step([node(1), node(2), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]), [], "a worker's pod network: in no object");
-    assert.deepEqual(step([node(1), node(2, '192.168.1.22'), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]), ['update n2'], "a worker's address: its own object only");
+    assert.deepEqual(
+      step([node(1), node(2, '192.168.1.22'), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]),
+      ['update n2'],
+      "a worker's address: its own object only",
+    );
     assert.deepEqual(step([node(1), node(2, '192.168.1.22'), node(4)]), ['delete n3'], 'a Node removed: its own object only');
-    assert.deepEqual(step([node(1, '192.168.1.11'), node(2, '192.168.1.22'), node(4)]), ['update n1', 'update n2', 'update n4'], "the gateway's address: in every object (activeGateway)");
+    assert.deepEqual(
+      step([node(1, '192.168.1.11'), node(2, '192.168.1.22'), node(4)]),
+      ['update n1', 'update n2', 'update n4'],
+      "the gateway's address: in every object (activeGateway)",
+    );
   });
 
   it('reads offers meant for us, skips other recipients and our own, and names an object whose name does not match its spec', () => {
     const offer = (name: string, spec: unknown): KubeObject => ({ metadata: { name }, spec });
-    const spec = (owner: string, recipient: string) => ({ clusterId: owner, remoteClusterId: recipient, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', endpoint: { address: '203.0.113.2' } });
+    const spec = (owner: string, recipient: string) => ({
+      clusterId: owner,
+      remoteClusterId: recipient,
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      endpoint: { address: '203.0.113.2' },
+    });
     const view = exchangeFromObjects(
       [
         offer('cluster-b.cluster-a', spec('cluster-b', 'cluster-a')),
@@ -94,7 +121,18 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
         offer('cluster-f.cluster-a', { ...spec('cluster-f', 'cluster-a'), podCIDR: '10.0.0.0/33' }),
       ],
       new Map<string, OursInPeer>([
-        ['cluster-b', { metadata: { name: 'cluster-a.cluster-b' }, status: { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } } }],
+        [
+          'cluster-b',
+          {
+            metadata: { name: 'cluster-a.cluster-b' },
+            status: {
+              processed: true,
+              remappedPodCIDR: '10.1.0.0/16',
+              remappedExternalCIDR: 'None',
+              observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' },
+            },
+          },
+        ],
         ['cluster-c', { metadata: { name: 'cluster-a.cluster-c' } }],
         ['cluster-d', undefined],
         ['cluster-e', 'unread'],
@@ -103,9 +141,25 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       undefined,
     );
     assert.deepEqual([...view.specsForUs.keys()], ['cluster-b']);
-    assert.deepEqual([...view.statusesOfOurs.entries()], [['cluster-b', { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: 'None', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } }]]);
+    assert.deepEqual(
+      [...view.statusesOfOurs.entries()],
+      [
+        [
+          'cluster-b',
+          {
+            processed: true,
+            remappedPodCIDR: '10.1.0.0/16',
+            remappedExternalCIDR: 'None',
+            observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' },
+          },
+        ],
+      ],
+    );
     assert.equal(view.problems.length, 2);
-    assert.match(view.problems[0]!, /^NetworkConfig cluster-d\.cluster-a: metadata\.name: expected cluster-e\.cluster-a for spec\.clusterId cluster-e \(got "cluster-d\.cluster-a"\)$/);
+    assert.match(
+      view.problems[0]!,
+      /^NetworkConfig cluster-d\.cluster-a: metadata\.name: expected cluster-e\.cluster-a for spec\.clusterId cluster-e \(got "cluster-d\.cluster-a"\)$/,
+    );
     assert.match(view.problems[1]!, /^NetworkConfig cluster-f\.cluster-a: .*spec\.podCIDR.*10\.0\.0\.0\/33/);
   });
 
@@ -116,10 +170,28 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
    */
   it('brings two overlapping clusters to ready through objects alone, each writing only its fields, then writes nothing', () => {
     const cluster = (id: string, peer: string, gw: string, address: string) =>
-      readControllerConfig({ clusterId: id, podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: [peer], nodes: [{ name: gw, underlayAddress: address, podCIDRs: ['10.0.0.0/24'] }] });
-    const configs: Record<string, ControllerConfig> = { 'cluster-a': cluster('cluster-a', 'cluster-b', 'a-gw', '192.168.1.1'), 'cluster-b': cluster('cluster-b', 'cluster-a', 'b-gw', '192.168.2.1') };
+      readControllerConfig({
+        clusterId: id,
+        podCIDR: '10.0.0.0/16',
+        externalCIDR: '10.200.0.0/24',
+        peers: [peer],
+        nodes: [{ name: gw, underlayAddress: address, podCIDRs: ['10.0.0.0/24'] }],
+      });
+    const configs: Record<string, ControllerConfig> = {
+      'cluster-a': cluster('cluster-a', 'cluster-b', 'a-gw', '192.168.1.1'),
+      'cluster-b': cluster('cluster-b', 'cluster-a', 'b-gw', '192.168.2.1'),
+    };
     type Server = Map<string, Map<string, KubeObject>>;
-    const servers = new Map<string, Server>(Object.keys(configs).map((id) => [id, new Map([['NetworkConfig', new Map()], ['TunnelEndpoint', new Map()], ['NodeDataplane', new Map()]])]));
+    const servers = new Map<string, Server>(
+      Object.keys(configs).map((id) => [
+        id,
+        new Map([
+          ['NetworkConfig', new Map()],
+          ['TunnelEndpoint', new Map()],
+          ['NodeDataplane', new Map()],
+        ]),
+      ]),
+    );
     const ipam = new Map<string, IpamState | undefined>();
     let rv = 0;
     let writes = 0;
@@ -128,8 +200,16 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       for (const w of list) {
         writes++;
         if (w.op === 'delete') objects.delete(w.name);
-        else objects.set(w.object.metadata.name, { ...w.object, metadata: { ...w.object.metadata, resourceVersion: String(++rv) }, status: objects.get(w.object.metadata.name)?.status });
-        assert.equal(w.op === 'delete' ? undefined : w.object.metadata.labels['strait.io/cluster-id'], w.op === 'delete' ? undefined : owner);
+        else
+          objects.set(w.object.metadata.name, {
+            ...w.object,
+            metadata: { ...w.object.metadata, resourceVersion: String(++rv) },
+            status: objects.get(w.object.metadata.name)?.status,
+          });
+        assert.equal(
+          w.op === 'delete' ? undefined : w.object.metadata.labels['strait.io/cluster-id'],
+          w.op === 'delete' ? undefined : owner,
+        );
       }
     };
     const step = (id: string) => {
@@ -137,7 +217,14 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
       const own = servers.get(id)!;
       const ours = new Map(config.peers.map((p) => [p, servers.get(p)!.get('NetworkConfig')!.get(`${id}.${p}`)]));
       const now = Date.parse('2026-01-01T00:00:00Z');
-      const result = reconcile({ config, ipam: ipam.get(id), exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id, ipam.get(id)), heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]), previous: undefined, now });
+      const result = reconcile({
+        config,
+        ipam: ipam.get(id),
+        exchange: exchangeFromObjects([...own.get('NetworkConfig')!.values()], ours, id, ipam.get(id)),
+        heartbeats: new Map([[config.nodes[0]!.name, { ready: true, time: new Date(now).toISOString() }]]),
+        previous: undefined,
+        now,
+      });
       ipam.set(id, result.ipam);
       const local = localObjects(result, id);
       apply(own, 'NodeDataplane', objectWrites(local.nodeDataplanes, [...own.get('NodeDataplane')!.values()], id).writes, id);
@@ -163,8 +250,19 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     assert.deepEqual(b.status.peers, [{ clusterId: 'cluster-a', state: 'ready' }]);
     assert.deepEqual([...servers.get('cluster-b')!.get('NetworkConfig')!.keys()], ['cluster-a.cluster-b']);
     const inB = servers.get('cluster-b')!.get('NetworkConfig')!.get('cluster-a.cluster-b')!;
-    assert.deepEqual(inB.spec, { clusterId: 'cluster-a', remoteClusterId: 'cluster-b', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', endpoint: { address: '192.168.1.1', port: 4789 } });
-    assert.deepEqual(inB.status, { processed: true, remappedPodCIDR: '10.1.0.0/16', remappedExternalCIDR: '10.2.0.0/24', observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' } });
+    assert.deepEqual(inB.spec, {
+      clusterId: 'cluster-a',
+      remoteClusterId: 'cluster-b',
+      podCIDR: '10.0.0.0/16',
+      externalCIDR: '10.200.0.0/24',
+      endpoint: { address: '192.168.1.1', port: 4789 },
+    });
+    assert.deepEqual(inB.status, {
+      processed: true,
+      remappedPodCIDR: '10.1.0.0/16',
+      remappedExternalCIDR: '10.2.0.0/24',
+      observed: { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' },
+    });
     assert.deepEqual(servers.get('cluster-a')!.get('TunnelEndpoint')!.get('cluster-b')!.spec, {
       clusterId: 'cluster-b',
       remotePodCIDR: '10.1.0.0/16',
@@ -177,8 +275,17 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
 
     // B's API server not read yet (a new leader of A, or B's server down): A goes on with the answer its
     // IPAM recorded, which is the one B wrote, and its peering stays ready.
-    const unread = exchangeFromObjects([...servers.get('cluster-a')!.get('NetworkConfig')!.values()], new Map([['cluster-b', 'unread']]), 'cluster-a', ipam.get('cluster-a'));
+    const unread = exchangeFromObjects(
+      [...servers.get('cluster-a')!.get('NetworkConfig')!.values()],
+      new Map([['cluster-b', 'unread']]),
+      'cluster-a',
+      ipam.get('cluster-a'),
+    );
     assert.deepEqual(unread.statusesOfOurs.get('cluster-b'), inB.status);
-    assert.deepEqual(exchangeFromObjects([], new Map([['cluster-b', 'unread']]), 'cluster-a', undefined).statusesOfOurs.size, 0, 'nothing recorded before the first answer');
+    assert.deepEqual(
+      exchangeFromObjects([], new Map([['cluster-b', 'unread']]), 'cluster-a', undefined).statusesOfOurs.size,
+      0,
+      'nothing recorded before the first answer',
+    );
   });
 });

@@ -15,7 +15,9 @@ import { createLogger } from '../../../src/log';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { waitFor } from '../../support/wait';
 
-interface Listed { items: { metadata: { name: string }; spec: { peers: { clusterId: string; remotePodCIDR: string }[] } }[] }
+interface Listed {
+  items: { metadata: { name: string }; spec: { peers: { clusterId: string; remotePodCIDR: string }[] } }[];
+}
 
 describe('controller on Kubernetes: a peer offering what the dataplanes cannot carry', function () {
   this.timeout(60_000);
@@ -25,16 +27,41 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
 
   before(async () => {
     api = await startTestApiServer();
-    await seedCluster(api.kubeConfig, [{ name: 'a-gw', underlayAddress: '192.168.1.1', podCIDR: '10.0.0.0/24', publicAddress: '203.0.113.1' }], new Map());
+    await seedCluster(
+      api.kubeConfig,
+      [{ name: 'a-gw', underlayAddress: '192.168.1.1', podCIDR: '10.0.0.0/24', publicAddress: '203.0.113.1' }],
+      new Map(),
+    );
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
     const offer = (peer: string, podCIDR: string) => ({
-      apiVersion, kind: 'NetworkConfig', metadata: { name: `${peer}.cluster-a` },
-      spec: { clusterId: peer, remoteClusterId: 'cluster-a', podCIDR, externalCIDR: '10.210.0.0/24', endpoint: { address: '203.0.113.9', port: 4789 } },
+      apiVersion,
+      kind: 'NetworkConfig',
+      metadata: { name: `${peer}.cluster-a` },
+      spec: {
+        clusterId: peer,
+        remoteClusterId: 'cluster-a',
+        podCIDR,
+        externalCIDR: '10.210.0.0/24',
+        endpoint: { address: '203.0.113.9', port: 4789 },
+      },
     });
     await custom.createClusterCustomObject({ group, version, plural: 'networkconfigs', body: offer('cluster-b', '172.20.0.0/16') });
     await custom.createClusterCustomObject({ group, version, plural: 'networkconfigs', body: offer('cluster-c', 'fd00::/48') });
-    const config = readControllerConfig({ clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-b', 'cluster-c'], interval: 0.1 }, 'kubernetes');
-    done = runKubernetesController({ config, kubeConfig: api.kubeConfig, namespace: defaultNamespace, identity: 'a-0', leaseTimings: { leaseDuration: 2, renewDeadline: 1, retryPeriod: 0.2 }, log: createLogger('controller', 'silent') }, stop.signal);
+    const config = readControllerConfig(
+      { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', peers: ['cluster-b', 'cluster-c'], interval: 0.1 },
+      'kubernetes',
+    );
+    done = runKubernetesController(
+      {
+        config,
+        kubeConfig: api.kubeConfig,
+        namespace: defaultNamespace,
+        identity: 'a-0',
+        leaseTimings: { leaseDuration: 2, renewDeadline: 1, retryPeriod: 0.2 },
+        log: createLogger('controller', 'silent'),
+      },
+      stop.signal,
+    );
   });
   after(async () => {
     stop.abort();
@@ -44,17 +71,36 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
 
   it('records a PeerRefused Event naming the field and value, answers the other peer, and plans no NodeDataplane with it', async () => {
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
-    const refusal = async () => (await core.listNamespacedEvent({ namespace: defaultNamespace })).items.find((e) => e.reason === 'PeerRefused');
+    const refusal = async () =>
+      (await core.listNamespacedEvent({ namespace: defaultNamespace })).items.find((e) => e.reason === 'PeerRefused');
     await waitFor('a PeerRefused Event', async () => (await refusal()) !== undefined, 20_000);
     const event = (await refusal())!;
     assert.equal(event.type, 'Warning');
     assert.deepEqual([event.involvedObject.kind, event.involvedObject.name], ['NetworkConfig', 'cluster-c.cluster-a']);
-    assert.match(event.message ?? '', /^NetworkConfig from cluster-c: spec\.podCIDR: is IPv6: Strait's dataplanes carry IPv4 only .*\(got "fd00::\/48"\)$/);
+    assert.match(
+      event.message ?? '',
+      /^NetworkConfig from cluster-c: spec\.podCIDR: is IPv6: Strait's dataplanes carry IPv4 only .*\(got "fd00::\/48"\)$/,
+    );
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
-    await waitFor('cluster-b\'s offer answered', async () => ((await custom.getClusterCustomObject({ group, version, plural: 'networkconfigs', name: 'cluster-b.cluster-a' })) as { status?: { processed?: boolean } }).status?.processed === true, 20_000);
-    const answered = (await custom.getClusterCustomObject({ group, version, plural: 'networkconfigs', name: 'cluster-c.cluster-a' })) as { status?: unknown };
+    await waitFor(
+      "cluster-b's offer answered",
+      async () =>
+        (
+          (await custom.getClusterCustomObject({ group, version, plural: 'networkconfigs', name: 'cluster-b.cluster-a' })) as {
+            status?: { processed?: boolean };
+          }
+        ).status?.processed === true,
+      20_000,
+    );
+    const answered = (await custom.getClusterCustomObject({ group, version, plural: 'networkconfigs', name: 'cluster-c.cluster-a' })) as {
+      status?: unknown;
+    };
     assert.equal(answered.status, undefined, 'the refused offer gets no answer');
     const dataplanes = (await custom.listClusterCustomObject({ group, version, plural: 'nodedataplanes' })) as Listed;
-    assert.deepEqual(dataplanes.items.map((d) => d.spec.peers.map((p) => p.remotePodCIDR)), [[]], 'neither peer is in a spec yet (no answers on ours), and never the IPv6 one');
+    assert.deepEqual(
+      dataplanes.items.map((d) => d.spec.peers.map((p) => p.remotePodCIDR)),
+      [[]],
+      'neither peer is in a spec yet (no answers on ours), and never the IPv6 one',
+    );
   });
 });

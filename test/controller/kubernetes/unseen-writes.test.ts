@@ -3,13 +3,25 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectWrite, WantedObject } from '../../../src/controller/kubernetes/objects';
 import { UnseenWrites } from '../../../src/controller/kubernetes/unseen-writes';
 
-const object = (name: string): WantedObject => ({ apiVersion: 'strait.io/v1alpha1', kind: 'NodeDataplane', metadata: { name, labels: {} }, spec: {} });
+const object = (name: string): WantedObject => ({
+  apiVersion: 'strait.io/v1alpha1',
+  kind: 'NodeDataplane',
+  metadata: { name, labels: {} },
+  spec: {},
+});
 
 describe("the controller's own writes its informers have not shown yet (pure)", () => {
   it('holds a reconcile until the cache shows each write: a create there, an update or delete no longer at the version it was planned from', () => {
-    const cache = new Map<string, KubernetesObject>([['n1', { metadata: { name: 'n1', resourceVersion: '10' } }], ['n2', { metadata: { name: 'n2', resourceVersion: '11' } }]]);
+    const cache = new Map<string, KubernetesObject>([
+      ['n1', { metadata: { name: 'n1', resourceVersion: '10' } }],
+      ['n2', { metadata: { name: 'n2', resourceVersion: '11' } }],
+    ]);
     const unseen = new UnseenWrites(1_000, () => 0);
-    const writes: ObjectWrite[] = [{ op: 'create', object: object('n3') }, { op: 'update', object: object('n1'), resourceVersion: '10' }, { op: 'delete', name: 'n2', resourceVersion: '11' }];
+    const writes: ObjectWrite[] = [
+      { op: 'create', object: object('n3') },
+      { op: 'update', object: object('n1'), resourceVersion: '10' },
+      { op: 'delete', name: 'n2', resourceVersion: '11' },
+    ];
     unseen.wrote(cache, writes[0]!, '12');
     unseen.wrote(cache, writes[1]!, '13');
     unseen.wrote(cache, writes[2]!);

@@ -13,7 +13,13 @@ const qPod = '10.32.1.2';
 const pPod = '172.16.9.9';
 const reflected = '10.201.5.8';
 const transitSeenByP = translate(home.transit, peerP.localNatExternal);
-const udp = (sport: number, dport: number, zeroChecksum = false): L4 => ({ kind: 'udp', sport, dport, payload: Buffer.from('payload'), zeroChecksum });
+const udp = (sport: number, dport: number, zeroChecksum = false): L4 => ({
+  kind: 'udp',
+  sport,
+  dport,
+  payload: Buffer.from('payload'),
+  zeroChecksum,
+});
 const tcp = (sport: number, dport: number): L4 => ({ kind: 'tcp', sport, dport, payload: Buffer.from('hi') });
 
 describe('datapath: CHECKSUM_COMPLETE skbs keep a right skb->csum (BPF_PROG_TEST_RUN)', function () {

@@ -20,7 +20,12 @@ describe('datapath: counters (BPF_PROG_TEST_RUN)', function () {
     for (let i = 0; i < 3; i++) assert.equal(dp.run('fromPod', out).retval, TC_ACT_REDIRECT);
     for (let i = 0; i < 2; i++) assert.equal(dp.run('fromOverlay', back).retval, TC_ACT_OK);
     assert.equal(dp.run('fromPod', frame({ src: '10.0.7.9', dst: '10.32.0.1' }, udp)).retval, TC_ACT_REDIRECT);
-    assert.deepEqual(dp.peerCounters(peerP.id), { txPackets: 3n, txBytes: BigInt(3 * out.length), rxPackets: 2n, rxBytes: BigInt(2 * back.length) });
+    assert.deepEqual(dp.peerCounters(peerP.id), {
+      txPackets: 3n,
+      txBytes: BigInt(3 * out.length),
+      rxPackets: 2n,
+      rxBytes: BigInt(2 * back.length),
+    });
     assert.deepEqual(dp.peerCounters(peerQ.id), { txPackets: 1n, txBytes: BigInt(out.length), rxPackets: 0n, rxBytes: 0n });
   });
 

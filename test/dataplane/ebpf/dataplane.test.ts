@@ -16,7 +16,15 @@ import { liveAttachments, withMap } from '../../agent/node-view';
 
 /** A change source the test drives: reports a change once after `changed = true`. */
 function drivenChanges() {
-  const source = { changed: false, takeChanged: () => { const c = source.changed; source.changed = false; return c; }, close: () => {} };
+  const source = {
+    changed: false,
+    takeChanged: () => {
+      const c = source.changed;
+      source.changed = false;
+      return c;
+    },
+    close: () => {},
+  };
   return source;
 }
 
@@ -43,7 +51,11 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
   });
 
   const natmapEntry = (addr: string) => withMap(pinRoot, layout.maps.natmap, (m) => m.lookup(addr));
-  const overlayRoutes = () => mainRoutes(node).filter((r) => r.dev === 'strait0').map((r) => r.dst).sort();
+  const overlayRoutes = () =>
+    mainRoutes(node)
+      .filter((r) => r.dev === 'strait0')
+      .map((r) => r.dst)
+      .sort();
   /** The writes of `apply` as "op map key", the NAT maps' keys as addresses. */
   const writesOf = (apply: () => void) => recordMapWrites(apply).map(({ map, op, key }) => `${op} ${map} ${key.join('.')}`);
 
@@ -65,7 +77,13 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     ip(['route', 'del', '10.1.0.0/16', 'dev', 'strait0'], node);
 
     clock += 59_999;
-    const looks = recordKernelLooks(() => assert.deepEqual(writesOf(() => assert.deepEqual(dataplane.apply(spec), { conflicts: [] })), [], 'no event, no resync due: nothing written'));
+    const looks = recordKernelLooks(() =>
+      assert.deepEqual(
+        writesOf(() => assert.deepEqual(dataplane.apply(spec), { conflicts: [] })),
+        [],
+        'no event, no resync due: nothing written',
+      ),
+    );
     assert.deepEqual(looks, [], 'and nothing of the kernel looked at');
     assert.equal(natmapEntry('10.50.0.1'), '10.9.9.9', 'the map was not read');
     assert.deepEqual(liveAttachments(pinRoot, node), ['strait0:strait_from_overlay'], 'no interface looked at');
@@ -74,7 +92,10 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     changes.changed = true;
     let onEventResult: ReturnType<typeof dataplane.apply> | undefined;
     const onEvent = recordKernelLooks(() => (onEventResult = dataplane.apply(spec)));
-    assert.ok(['rtnlLinkDump', 'rtnlRouteDump', 'interfaces'].every((call) => onEvent.includes(call)), `an event: the links, routes and interfaces are read (${onEvent.join()})`);
+    assert.ok(
+      ['rtnlLinkDump', 'rtnlRouteDump', 'interfaces'].every((call) => onEvent.includes(call)),
+      `an event: the links, routes and interfaces are read (${onEvent.join()})`,
+    );
     assert.deepEqual(liveAttachments(pinRoot, node), both, 'an event: the attachments are looked at');
     assert.deepEqual(overlayRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/24'], 'and the routes');
     assert.equal(natmapEntry('10.50.0.1'), '10.9.9.9', 'but the maps are not read: no event tells of their changes');
@@ -93,7 +114,12 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     dataplane.apply(hubSpec());
     // A wrong entry the new spec does not touch stays: proof that the maps were not read.
     withMap(pinRoot, layout.maps.natmap, (m) => m.update('10.50.0.99', '10.9.9.9'));
-    const next = hubSpecWith((s) => { s.natMappings = [{ externalAddress: '10.50.0.2', endpointAddress: '10.2.0.5' }, { externalAddress: '10.50.0.3', endpointAddress: '10.2.0.6' }]; });
+    const next = hubSpecWith((s) => {
+      s.natMappings = [
+        { externalAddress: '10.50.0.2', endpointAddress: '10.2.0.5' },
+        { externalAddress: '10.50.0.3', endpointAddress: '10.2.0.6' },
+      ];
+    });
     let writes: string[] = [];
     const looks = recordKernelLooks(() => (writes = writesOf(() => dataplane.apply(next))));
     assert.deepEqual(looks, [], 'a change of NatMappings only: no device, route or interface looked at');

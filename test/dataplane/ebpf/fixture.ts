@@ -131,7 +131,14 @@ export class Datapath {
   }
 
   addPeer(p: PeerSetup): void {
-    this.maps.peers.update(p.id, { localNatPod: p.localNatPod, localNatExternal: p.localNatExternal, endpoint: p.endpoint, vni: p.vni, dstMac: p.dstMac, srcMac: p.srcMac });
+    this.maps.peers.update(p.id, {
+      localNatPod: p.localNatPod,
+      localNatExternal: p.localNatExternal,
+      endpoint: p.endpoint,
+      vni: p.vni,
+      dstMac: p.dstMac,
+      srcMac: p.srcMac,
+    });
     this.maps.routes.update(p.remotePod, { peerId: p.id, kind: layout.PrefixKind.Pod });
     this.maps.routes.update(p.remoteExternal, { peerId: p.id, kind: layout.PrefixKind.External });
   }
@@ -151,13 +158,20 @@ export class Datapath {
 
   /** Drops per reason, summed over CPUs. */
   drops(): number[] {
-    return Array.from({ length: layout.DROP_REASON_COUNT }, (_, r) => Number((this.maps.drops.lookup(r) ?? []).reduce((a, b) => a + b, 0n)));
+    return Array.from({ length: layout.DROP_REASON_COUNT }, (_, r) =>
+      Number((this.maps.drops.lookup(r) ?? []).reduce((a, b) => a + b, 0n)),
+    );
   }
 
   peerCounters(id: number): { txPackets: bigint; txBytes: bigint; rxPackets: bigint; rxBytes: bigint } {
     const zero = { txPackets: 0n, txBytes: 0n, rxPackets: 0n, rxBytes: 0n };
     return (this.maps.peerCounters.lookup(id) ?? []).reduce(
-      (a, c) => ({ txPackets: a.txPackets + c.txPackets, txBytes: a.txBytes + c.txBytes, rxPackets: a.rxPackets + c.rxPackets, rxBytes: a.rxBytes + c.rxBytes }),
+      (a, c) => ({
+        txPackets: a.txPackets + c.txPackets,
+        txBytes: a.txBytes + c.txBytes,
+        rxPackets: a.rxPackets + c.rxPackets,
+        rxBytes: a.rxBytes + c.rxBytes,
+      }),
       zero,
     );
   }
@@ -178,14 +192,21 @@ export class Datapath {
     const before = this.drops();
     assert.equal(this.run(name, input).retval, TC_ACT_SHOT, `${name} drops`);
     const after = this.drops();
-    assert.deepEqual(after.map((n, i) => n - before[i]!), before.map((_, i) => (i === reason ? 1 : 0)), `drop counted as ${layout.DropReason[reason]}`);
+    assert.deepEqual(
+      after.map((n, i) => n - before[i]!),
+      before.map((_, i) => (i === reason ? 1 : 0)),
+      `drop counted as ${layout.DropReason[reason]}`,
+    );
   }
 
   /**
    * Runs `frame` through test/bpf/tunnel_probe.c (the same logic, sharing these maps through the pin
    * root) and returns the verdict and the tunnel key the packet left with.
    */
-  async tunnelOf(name: 'fromPod' | 'fromOverlay', frame: Buffer): Promise<{ retval: number; tunnel?: { remote: string; vni: number; ttl: number } }> {
+  async tunnelOf(
+    name: 'fromPod' | 'fromOverlay',
+    frame: Buffer,
+  ): Promise<{ retval: number; tunnel?: { remote: string; vni: number; ttl: number } }> {
     const { retval, seen } = await this.probeRun(name, frame);
     if (!seen.found) return { retval };
     const r = seen.remoteIpv4;
@@ -215,6 +236,6 @@ export class Datapath {
 export function translate(a: string, to: { addr: string; prefixLen: number }): string {
   const n = (s: string) => s.split('.').reduce((acc, x) => acc * 256 + Number(x), 0);
   const mask = to.prefixLen === 0 ? 0 : Number((0xffffffffn << BigInt(32 - to.prefixLen)) & 0xffffffffn);
-  const v = (((n(to.addr) & mask) | (n(a) & ~mask)) >>> 0);
+  const v = ((n(to.addr) & mask) | (n(a) & ~mask)) >>> 0;
   return [24, 16, 8, 0].map((s) => (v >>> s) & 255).join('.');
 }

@@ -7,7 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { requireRoot } from '../../support/kernel';
-import { EtherType, IcmpType, type L4, checksumProblems, datagram, ethernet, fragments, frame, repairChecksums } from '../../support/packet';
+import {
+  EtherType,
+  IcmpType,
+  type L4,
+  checksumProblems,
+  datagram,
+  ethernet,
+  fragments,
+  frame,
+  repairChecksums,
+} from '../../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, TC_ACT_SHOT } from './fixture';
 import { prng } from '../../support/prng';
 
@@ -19,12 +29,25 @@ const testable = (f: Buffer) => f.length >= ({ [EtherType.IPv4]: IPV4_MIN_FRAME,
 
 /** Addresses from every prefix the programs look at, and a few from none. */
 const addresses = [
-  '10.0.7.9', '10.0.3.4', '10.0.0.5', // our pods (one on another node, one on the gateway's)
-  '172.16.4.5', '172.16.9.9', '192.168.33.1', // P, and P's ExternalCIDR
-  '10.32.1.2', '10.33.0.40', // Q
-  '10.60.7.9', '10.70.9.7', '10.70.9.8', '10.70.9.250', '10.70.9.99', // us in P's view
-  '10.201.5.7', '10.201.5.8', '10.201.5.250', // our ExternalCIDR (NatMappings, transit)
-  '8.8.8.8', '0.0.0.0', '255.255.255.255',
+  '10.0.7.9',
+  '10.0.3.4',
+  '10.0.0.5', // our pods (one on another node, one on the gateway's)
+  '172.16.4.5',
+  '172.16.9.9',
+  '192.168.33.1', // P, and P's ExternalCIDR
+  '10.32.1.2',
+  '10.33.0.40', // Q
+  '10.60.7.9',
+  '10.70.9.7',
+  '10.70.9.8',
+  '10.70.9.250',
+  '10.70.9.99', // us in P's view
+  '10.201.5.7',
+  '10.201.5.8',
+  '10.201.5.250', // our ExternalCIDR (NatMappings, transit)
+  '8.8.8.8',
+  '0.0.0.0',
+  '255.255.255.255',
 ];
 
 function seeds(pick: <T>(xs: readonly T[]) => T, rand: () => number): Buffer {
@@ -43,7 +66,15 @@ function seeds(pick: <T>(xs: readonly T[]) => T, rand: () => number): Buffer {
   switch (Math.floor(rand() * 6)) {
     case 0: {
       const quoted = datagram({ src: dst, dst: src }, pick(l4s));
-      return frame({ src, dst }, { kind: 'icmp-error', type: pick([IcmpType.DestUnreachable, IcmpType.TimeExceeded, 12, 4, 5]), code: 3, quote: quoted.subarray(0, 20 + Math.floor(rand() * (quoted.length - 19))) });
+      return frame(
+        { src, dst },
+        {
+          kind: 'icmp-error',
+          type: pick([IcmpType.DestUnreachable, IcmpType.TimeExceeded, 12, 4, 5]),
+          code: 3,
+          quote: quoted.subarray(0, 20 + Math.floor(rand() * (quoted.length - 19))),
+        },
+      );
     }
     case 1: {
       const big = { ...l4, payload: Buffer.alloc(64 + Math.floor(rand() * 100), 7) } as L4;
@@ -124,7 +155,8 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
       }
       // The fuzzer must reach the translating paths, not only the pass-through ones.
       assert.ok(seen.checked > CASES / 20, `only ${seen.checked} changed packets were checked`);
-      for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT]) assert.ok((seen.verdicts.get(v) ?? 0) > CASES / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
+      for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT])
+        assert.ok((seen.verdicts.get(v) ?? 0) > CASES / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
     } finally {
       gateway.close();
       worker?.close();

@@ -27,12 +27,22 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
   for (const [what, l4] of l4s) {
     describe(what, () => {
       it('toPeer P (remapped): the source becomes the same host in P.localNatPod, then the tunnel to P', () => {
-        dp.expect('fromPod', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, l4, macsToward(peerP)));
+        dp.expect(
+          'fromPod',
+          frame({ src: localPod, dst: podOfP }, l4),
+          TC_ACT_REDIRECT,
+          frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, l4, macsToward(peerP)),
+        );
         assert.equal(translate(localPod, peerP.localNatPod), '10.60.7.9');
       });
 
       it('toPeer Q (not remapped): only the inner MACs change, to those of the peering with Q', () => {
-        dp.expect('fromPod', frame({ src: localPod, dst: podOfQ }, l4), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfQ }, l4, macsToward(peerQ)));
+        dp.expect(
+          'fromPod',
+          frame({ src: localPod, dst: podOfQ }, l4),
+          TC_ACT_REDIRECT,
+          frame({ src: localPod, dst: podOfQ }, l4, macsToward(peerQ)),
+        );
       });
 
       it('from P: a destination in P.localNatPod becomes the same host in our PodCIDR', () => {
@@ -48,27 +58,47 @@ describe('datapath: gateway translation (BPF_PROG_TEST_RUN)', function () {
 
       it('from Q: our own view, a pod address stays, an ExternalCIDR address is mapped', () => {
         dp.expect('fromOverlay', frame({ src: podOfQ, dst: localPod }, l4), TC_ACT_OK, frame({ src: podOfQ, dst: localPod }, l4));
-        dp.expect('fromOverlay', frame({ src: podOfQ, dst: '10.201.5.7' }, l4), TC_ACT_REDIRECT, frame({ src: podOfQ, dst: '10.0.3.4' }, l4, overlayMacs));
+        dp.expect(
+          'fromOverlay',
+          frame({ src: podOfQ, dst: '10.201.5.7' }, l4),
+          TC_ACT_REDIRECT,
+          frame({ src: podOfQ, dst: '10.0.3.4' }, l4, overlayMacs),
+        );
       });
     });
   }
 
   it('toPeer: a source in our ExternalCIDR becomes the same host in P.localNatExternal', () => {
     const l4 = l4s[0]![1];
-    dp.expect('fromPod', frame({ src: '10.201.5.7', dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.70.9.7', dst: podOfP }, l4, macsToward(peerP)));
+    dp.expect(
+      'fromPod',
+      frame({ src: '10.201.5.7', dst: podOfP }, l4),
+      TC_ACT_REDIRECT,
+      frame({ src: '10.70.9.7', dst: podOfP }, l4, macsToward(peerP)),
+    );
   });
 
   it("toPeer: a destination in P's remote ExternalCIDR (/20) is routed to P", () => {
     const l4 = l4s[1]![1];
-    dp.expect('fromPod', frame({ src: localPod, dst: '192.168.47.254' }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: '192.168.47.254' }, l4, macsToward(peerP)));
+    dp.expect(
+      'fromPod',
+      frame({ src: localPod, dst: '192.168.47.254' }, l4),
+      TC_ACT_REDIRECT,
+      frame({ src: '10.60.7.9', dst: '192.168.47.254' }, l4, macsToward(peerP)),
+    );
     // Just outside the /20: not ours.
     const outside = frame({ src: localPod, dst: '192.168.48.1' }, l4);
     dp.expect('fromPod', outside, TC_ACT_OK, outside);
   });
 
-  it("from a worker: traffic to a peer arriving on the overlay gets toPeer", () => {
+  it('from a worker: traffic to a peer arriving on the overlay gets toPeer', () => {
     const l4 = l4s[0]![1];
-    dp.expect('fromOverlay', frame({ src: localPod, dst: podOfP }, l4), TC_ACT_REDIRECT, frame({ src: '10.60.7.9', dst: podOfP }, l4, macsToward(peerP)));
+    dp.expect(
+      'fromOverlay',
+      frame({ src: localPod, dst: podOfP }, l4),
+      TC_ACT_REDIRECT,
+      frame({ src: '10.60.7.9', dst: podOfP }, l4, macsToward(peerP)),
+    );
   });
 
   it('passes traffic that is not for a peer untouched', () => {

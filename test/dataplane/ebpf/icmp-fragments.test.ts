@@ -37,15 +37,25 @@ describe('datapath: ICMP errors and fragments (BPF_PROG_TEST_RUN)', function () 
     for (const [what, l4, quoteLength] of cases) {
       it(`from P, quoting ${what}`, () => {
         const type = l4.kind === 'icmp-echo' ? IcmpType.TimeExceeded : IcmpType.DestUnreachable;
-        const input = frame({ src: router, dst: '10.60.7.9' }, icmpError(datagram({ src: '10.60.7.9', dst: podOfP }, l4), quoteLength, type));
-        const expected = frame({ src: router, dst: '10.0.7.9' }, icmpError(datagram({ src: '10.0.7.9', dst: podOfP }, l4), quoteLength, type));
+        const input = frame(
+          { src: router, dst: '10.60.7.9' },
+          icmpError(datagram({ src: '10.60.7.9', dst: podOfP }, l4), quoteLength, type),
+        );
+        const expected = frame(
+          { src: router, dst: '10.0.7.9' },
+          icmpError(datagram({ src: '10.0.7.9', dst: podOfP }, l4), quoteLength, type),
+        );
         dp.expect('fromOverlay', input, TC_ACT_OK, expected);
       });
     }
 
     it('toward P: our pod reports an error about a packet from P', () => {
       const input = frame({ src: '10.0.7.9', dst: podOfP }, icmpError(datagram({ src: podOfP, dst: '10.0.7.9' }, udp)));
-      const expected = frame({ src: '10.60.7.9', dst: podOfP }, icmpError(datagram({ src: podOfP, dst: '10.60.7.9' }, udp)), macsToward(peerP));
+      const expected = frame(
+        { src: '10.60.7.9', dst: podOfP },
+        icmpError(datagram({ src: podOfP, dst: '10.60.7.9' }, udp)),
+        macsToward(peerP),
+      );
       dp.expect('fromPod', input, TC_ACT_REDIRECT, expected);
     });
 
@@ -62,8 +72,12 @@ describe('datapath: ICMP errors and fragments (BPF_PROG_TEST_RUN)', function () 
   });
 
   describe('fragments', () => {
-    const big = (l4: L4): L4 => ({ ...l4, payload: Buffer.alloc(300, 0x5c) } as L4);
-    for (const [what, l4] of [['UDP', big(udp)], ['TCP', big(tcp)], ['UDP with a zero checksum', big(udpZero)]] as const) {
+    const big = (l4: L4): L4 => ({ ...l4, payload: Buffer.alloc(300, 0x5c) }) as L4;
+    for (const [what, l4] of [
+      ['UDP', big(udp)],
+      ['TCP', big(tcp)],
+      ['UDP with a zero checksum', big(udpZero)],
+    ] as const) {
       it(`${what}: the first gets the L4 adjustment, a later one only addresses and IP checksum`, () => {
         const [first, later] = fragments({ src: podOfP, dst: '10.60.7.9' }, l4, 152).map((d) => ethernet(d));
         const [expFirst, expLater] = fragments({ src: podOfP, dst: '10.0.7.9' }, l4, 152).map((d) => ethernet(d));

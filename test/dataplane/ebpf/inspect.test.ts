@@ -54,8 +54,14 @@ describe('strait inspect (real kernel)', function () {
       const t = fromOverlay.testRun(transit);
       assert.equal(t.retval, TC_ACT_REDIRECT);
       transitOut = t.data;
-      assert.equal(fromOverlay.testRun(frame({ src: '10.1.3.4', dst: '8.8.8.8' }, { kind: 'udp', sport: 1000, dport: 53 })).retval, TC_ACT_SHOT);
-      assert.equal(fromOverlay.testRun(frame({ src: '10.1.3.4', dst: '172.17.0.77' }, { kind: 'udp', sport: 1000, dport: 53 })).retval, TC_ACT_SHOT);
+      assert.equal(
+        fromOverlay.testRun(frame({ src: '10.1.3.4', dst: '8.8.8.8' }, { kind: 'udp', sport: 1000, dport: 53 })).retval,
+        TC_ACT_SHOT,
+      );
+      assert.equal(
+        fromOverlay.testRun(frame({ src: '10.1.3.4', dst: '172.17.0.77' }, { kind: 'udp', sport: 1000, dport: 53 })).retval,
+        TC_ACT_SHOT,
+      );
     } finally {
       node.obj.close();
     }
@@ -114,8 +120,24 @@ describe('strait inspect (real kernel)', function () {
         total: 2,
         limit: 100,
         flows: [
-          { direction: 'forward', proto: 'udp', src: '10.1.3.4', sport: 2000, dst: '10.2.0.5', dport: 53, to: { addr: '10.50.0.254', port } },
-          { direction: 'reply', proto: 'udp', src: '10.2.0.5', sport: 53, dst: '10.50.0.254', dport: port, to: { addr: '10.1.3.4', port: 2000 } },
+          {
+            direction: 'forward',
+            proto: 'udp',
+            src: '10.1.3.4',
+            sport: 2000,
+            dst: '10.2.0.5',
+            dport: 53,
+            to: { addr: '10.50.0.254', port },
+          },
+          {
+            direction: 'reply',
+            proto: 'udp',
+            src: '10.2.0.5',
+            sport: 53,
+            dst: '10.50.0.254',
+            dport: port,
+            to: { addr: '10.1.3.4', port: 2000 },
+          },
         ],
       },
       drops: { ...noDrops, NotOurs: 1, NoNatMapping: 1 },
@@ -145,7 +167,12 @@ describe('strait inspect (real kernel)', function () {
     assert.deepEqual(JSON.parse(run.stdout), expected);
 
     const nat = runCli(['inspect', '--pin-root', pins.dir, '--json', '--section', 'nat', 'drops']);
-    assert.deepEqual(JSON.parse(nat.stdout), { pinRoot: pins.dir, natMappings: expected.natMappings, strayReverseMappings: [], drops: expected.drops });
+    assert.deepEqual(JSON.parse(nat.stdout), {
+      pinRoot: pins.dir,
+      natMappings: expected.natMappings,
+      strayReverseMappings: [],
+      drops: expected.drops,
+    });
   });
 
   it('`strait inspect` prints one aligned table per section with the expected rows', () => {
@@ -161,8 +188,36 @@ describe('strait inspect (real kernel)', function () {
       ['overlay', 'ifindex', '42,', 'vni', '18952,', 'mac', '02:53:54:00:00:01'],
       ['tunnel', 'MTU', '1450'],
       ['peers', '(2)'],
-      ['7', '10.1.0.0/16', '10.60.0.0/24', '172.16.0.0/16', '172.17.0.0/24', '203.0.113.1', String(pa!.vni), pa!.srcMac, pa!.dstMac, '0', '0', '4', String(a!.rxBytes)],
-      ['9', '10.2.0.0/20', '10.70.0.0/24', '192.168.0.0/16', '10.90.0.0/24', '203.0.113.3', String(pc!.vni), pc!.srcMac, pc!.dstMac, '1', String(c!.txBytes), '0', '0'],
+      [
+        '7',
+        '10.1.0.0/16',
+        '10.60.0.0/24',
+        '172.16.0.0/16',
+        '172.17.0.0/24',
+        '203.0.113.1',
+        String(pa!.vni),
+        pa!.srcMac,
+        pa!.dstMac,
+        '0',
+        '0',
+        '4',
+        String(a!.rxBytes),
+      ],
+      [
+        '9',
+        '10.2.0.0/20',
+        '10.70.0.0/24',
+        '192.168.0.0/16',
+        '10.90.0.0/24',
+        '203.0.113.3',
+        String(pc!.vni),
+        pc!.srcMac,
+        pc!.dstMac,
+        '1',
+        String(c!.txBytes),
+        '0',
+        '0',
+      ],
       ['10.50.0.1', '10.2.0.5', 'ok'],
       ['10.0.1.0/24', '192.0.2.12'],
       ['forward', 'udp', '10.1.3.4:2000', '10.2.0.5:53', 'src', '->', `10.50.0.254:${port}`],
@@ -171,7 +226,10 @@ describe('strait inspect (real kernel)', function () {
       ['NoNatMapping', '1'],
       ['Tunnel', '0'],
     ]) {
-      assert.ok(rows.some((r) => r.join(' ') === row.join(' ')), `a row "${row.join(' ')}" in:\n${run.stdout}`);
+      assert.ok(
+        rows.some((r) => r.join(' ') === row.join(' ')),
+        `a row "${row.join(' ')}" in:\n${run.stdout}`,
+      );
     }
     const limited = runCli(['inspect', '--pin-root', pins.dir, '--section', 'snat', '--limit', '1']).stdout;
     assert.match(limited, /^transit snat \(2, first 1 shown: raise --limit for more\)$/m);
@@ -181,7 +239,8 @@ describe('strait inspect (real kernel)', function () {
   it('bpftool map dump prints the named fields of the pinned maps (BTF)', () => {
     const dump = spawnSync('bpftool', ['map', 'dump', 'pinned', join(pins.dir, 'strait_peers')], { encoding: 'utf8' });
     assert.equal(dump.status, 0, dump.stderr);
-    for (const field of ['local_nat_pod', 'local_nat_external', 'prefix_len', 'endpoint', 'vni', 'dst_mac', 'src_mac']) assert.ok(dump.stdout.includes(`"${field}"`), `${field} in:\n${dump.stdout}`);
+    for (const field of ['local_nat_pod', 'local_nat_external', 'prefix_len', 'endpoint', 'vni', 'dst_mac', 'src_mac'])
+      assert.ok(dump.stdout.includes(`"${field}"`), `${field} in:\n${dump.stdout}`);
   });
 });
 
@@ -195,7 +254,11 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
   });
 
   it('a worker: its own address, the active gateway elsewhere', async () => {
-    node = await programmedNode(hubSpecWith((s) => { s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' }; }));
+    node = await programmedNode(
+      hubSpecWith((s) => {
+        s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+      }),
+    );
     const { config } = inspectNode(node.pins.dir);
     assert.equal(config?.role, 'worker');
     assert.equal(config?.nodeAddress, '192.0.2.12');
@@ -207,7 +270,10 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     node = { obj: await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir }), pins };
     const report = inspectNode(pins.dir);
     assert.equal(report.config, null);
-    assert.match(runCli(['inspect', '--pin-root', pins.dir, '--section', 'config']).stdout, /^ {2}\(empty: the agent has not programmed this node yet\)$/m);
+    assert.match(
+      runCli(['inspect', '--pin-root', pins.dir, '--section', 'config']).stdout,
+      /^ {2}\(empty: the agent has not programmed this node yet\)$/m,
+    );
   });
 
   it('flags routes naming no peer or no known kind, and NatMappings whose reverse is missing or different', async () => {
@@ -222,12 +288,20 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
       { prefix: '10.98.0.0/24', peerId: 7, kind: 5, problem: 'unknown prefix kind 5' },
       { prefix: '10.99.0.0/16', peerId: 99, kind: 0, problem: 'peer 99 is not in strait_peers' },
     ]);
-    assert.deepEqual(report.peers.map((p) => [p.peerId, p.remotePodCIDRs, p.remoteExternalCIDRs]), [[7, ['10.1.0.0/16'], ['10.60.0.0/24']], [9, ['10.2.0.0/20'], ['10.70.0.0/24']]]);
+    assert.deepEqual(
+      report.peers.map((p) => [p.peerId, p.remotePodCIDRs, p.remoteExternalCIDRs]),
+      [
+        [7, ['10.1.0.0/16'], ['10.60.0.0/24']],
+        [9, ['10.2.0.0/20'], ['10.70.0.0/24']],
+      ],
+    );
     assert.deepEqual(report.natMappings, [
       { externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5', problem: 'strait_natmap_rev maps 10.2.0.5 to 10.50.0.2' },
       { externalAddress: '10.50.0.3', endpointAddress: '10.0.1.9', problem: 'strait_natmap_rev has no entry for 10.0.1.9' },
     ]);
-    assert.deepEqual(report.strayReverseMappings, [{ endpointAddress: '10.2.0.5', externalAddress: '10.50.0.2', problem: 'strait_natmap has no entry for 10.50.0.2' }]);
+    assert.deepEqual(report.strayReverseMappings, [
+      { endpointAddress: '10.2.0.5', externalAddress: '10.50.0.2', problem: 'strait_natmap has no entry for 10.50.0.2' },
+    ]);
     const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'peers', 'nat']).stdout;
     assert.match(text, /^stray routes \(2\)$/m);
     assert.match(text, /^ {2}10\.50\.0\.3 +10\.0\.1\.9 +strait_natmap_rev has no entry for 10\.0\.1\.9$/m);
@@ -240,7 +314,9 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
       const run = runCli(['inspect', '--pin-root', missing, '--json']);
       assert.equal(run.code, 1);
       assert.equal(run.stdout, '');
-      assert.deepEqual(JSON.parse(run.stderr), { error: `pin root ${missing} does not exist; pass --pin-root the directory the node's agent pins the datapath maps in (is the agent running on this node?)` });
+      assert.deepEqual(JSON.parse(run.stderr), {
+        error: `pin root ${missing} does not exist; pass --pin-root the directory the node's agent pins the datapath maps in (is the agent running on this node?)`,
+      });
       const empty = runCli(['inspect', '--pin-root', pins.dir]);
       assert.equal(empty.code, 1);
       assert.match(JSON.parse(empty.stderr).error, new RegExp(`^pin root ${pins.dir} holds no Strait maps \\(expected strait_config, `));
@@ -272,12 +348,22 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
       alien.close();
     }
     const before = openFds();
-    assert.throws(() => inspectNode(node!.pins.dir), (err: Error) => err.name === 'StateError' && err.message.startsWith(`${join(node!.pins.dir, 'strait_snat')}: map 'strait_snat': the key codec is 16 bytes but the map's key is 4 bytes`));
+    assert.throws(
+      () => inspectNode(node!.pins.dir),
+      (err: Error) =>
+        err.name === 'StateError' &&
+        err.message.startsWith(
+          `${join(node!.pins.dir, 'strait_snat')}: map 'strait_snat': the key codec is 16 bytes but the map's key is 4 bytes`,
+        ),
+    );
     assert.equal(openFds(), before);
   });
 
   it('refuses bad options with a JSON error', () => {
-    for (const [args, field] of [[['--limit', '-3'], '--limit'], [['--section', 'routes'], '--section']] as const) {
+    for (const [args, field] of [
+      [['--limit', '-3'], '--limit'],
+      [['--section', 'routes'], '--section'],
+    ] as const) {
       const run = runCli(['inspect', '--pin-root', '/sys/fs/bpf', ...args]);
       assert.equal(run.code, 1);
       assert.equal(JSON.parse(run.stderr).field, field);

@@ -10,11 +10,19 @@ import { Datapath } from './fixture';
 
 /** C's NO_NATMAPPING and TypeScript's NoNatMapping compare as `nonatmapping`. */
 const plain = (name: string) => name.replace(/_/g, '').toLowerCase();
-const enumEntries = (e: Record<string, string | number>) => Object.fromEntries(Object.entries(e).filter(([, v]) => typeof v === 'number').map(([k, v]) => [plain(k), v]));
+const enumEntries = (e: Record<string, string | number>) =>
+  Object.fromEntries(
+    Object.entries(e)
+      .filter(([, v]) => typeof v === 'number')
+      .map(([k, v]) => [plain(k), v]),
+  );
 
 /** TypeScript fields are the C members in camelCase. */
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const asC = (codec: StructCodec<unknown>): StructCodec<unknown> => ({ ...codec, fields: codec.fields.map((f) => ({ ...f, name: snake(f.name) })) });
+const asC = (codec: StructCodec<unknown>): StructCodec<unknown> => ({
+  ...codec,
+  fields: codec.fields.map((f) => ({ ...f, name: snake(f.name) })),
+});
 
 describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
   for (const [name, codec] of Object.entries(structs)) {
@@ -23,7 +31,8 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
 
   it('has the drop reasons, prefix kinds and flags of common.h (read from the header: the binding reads only structs from BTF, and macros are not in it)', () => {
     const header = readFileSync(join(__dirname, '..', '..', '..', '..', 'bpf', 'lib', 'common.h'), 'utf8');
-    const constants = (prefix: string) => Object.fromEntries([...header.matchAll(new RegExp(`${prefix}_(\\w+) = (\\d+),`, 'g'))].map((m) => [plain(m[1]!), Number(m[2])]));
+    const constants = (prefix: string) =>
+      Object.fromEntries([...header.matchAll(new RegExp(`${prefix}_(\\w+) = (\\d+),`, 'g'))].map((m) => [plain(m[1]!), Number(m[2])]));
     const { max, ...reasons } = constants('STRAIT_DROP');
     assert.deepEqual(reasons, enumEntries(DropReason));
     assert.equal(max, DROP_REASON_COUNT);
@@ -36,7 +45,16 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
     it('every map of the object is described, with codecs of the kernel sizes', async () => {
       const dp = await Datapath.load();
       try {
-        assert.deepEqual(dp.obj.maps().map((m) => m.name).filter((n) => n.startsWith('strait_')).sort(), Object.values(maps).map((m) => m.name).sort());
+        assert.deepEqual(
+          dp.obj
+            .maps()
+            .map((m) => m.name)
+            .filter((n) => n.startsWith('strait_'))
+            .sort(),
+          Object.values(maps)
+            .map((m) => m.name)
+            .sort(),
+        );
         assert.equal(dp.maps.drops.maxEntries, DROP_REASON_COUNT);
       } finally {
         dp.close();
@@ -45,6 +63,9 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
   });
 
   it('names real C structs (a wrong name fails)', () => {
-    assert.throws(() => native().btfStruct(datapathObjectPath, 'strait_no_such'), (e: Error & { code?: string }) => e.code === 'ENOENT');
+    assert.throws(
+      () => native().btfStruct(datapathObjectPath, 'strait_no_such'),
+      (e: Error & { code?: string }) => e.code === 'ENOENT',
+    );
   });
 });

@@ -28,8 +28,22 @@ describe('datapath: truncated and malformed packets (BPF_PROG_TEST_RUN)', functi
     ['an L4 header cut by the IP total length', (f) => withTotalLength(f, 20 + 10)],
     ['an IP total length beyond the frame', (f) => withTotalLength(f, f.length)],
     ['an IP total length shorter than the header', (f) => withTotalLength(f, 12)],
-    ['an IP header length below 5 words', (f) => { const g = Buffer.from(f); g.writeUInt8(0x44, 14); return g; }],
-    ['a version other than 4 in an IPv4 frame', (f) => { const g = Buffer.from(f); g.writeUInt8(0x65, 14); return g; }],
+    [
+      'an IP header length below 5 words',
+      (f) => {
+        const g = Buffer.from(f);
+        g.writeUInt8(0x44, 14);
+        return g;
+      },
+    ],
+    [
+      'a version other than 4 in an IPv4 frame',
+      (f) => {
+        const g = Buffer.from(f);
+        g.writeUInt8(0x65, 14);
+        return g;
+      },
+    ],
     ['a frame cut in the TCP header', (f) => f.subarray(0, 14 + 20 + 12)],
   ];
   for (const [what, breakIt] of broken) {
@@ -52,7 +66,12 @@ describe('datapath: truncated and malformed packets (BPF_PROG_TEST_RUN)', functi
 
   it('translates a datagram with IP options', () => {
     const options = Buffer.from([0x01, 0x01, 0x01, 0x00]); // NOP NOP NOP EOL
-    dp.expect('fromPod', frame({ ...ours, options }, tcp), TC_ACT_REDIRECT, frame({ ...ours, src: '10.60.7.9', options }, tcp, macsToward(peerP)));
+    dp.expect(
+      'fromPod',
+      frame({ ...ours, options }, tcp),
+      TC_ACT_REDIRECT,
+      frame({ ...ours, src: '10.60.7.9', options }, tcp, macsToward(peerP)),
+    );
   });
 
   it('passes a non-IPv4 frame even when it is shorter than an IPv4 header', () => {

@@ -41,7 +41,12 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
 
     it('a gateway clamps and translates the same SYN toward the peer', () => {
       const input = frame({ src: localPod, dst: podOfP }, syn(mss(1460)));
-      gateway.expect('fromPod', input, TC_ACT_REDIRECT, frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, syn(mss(1410)), macsToward(peerP)));
+      gateway.expect(
+        'fromPod',
+        input,
+        TC_ACT_REDIRECT,
+        frame({ src: translate(localPod, peerP.localNatPod), dst: podOfP }, syn(mss(1410)), macsToward(peerP)),
+      );
     });
 
     it('a SYN with MSS 1300 (it fits) is encapsulated unchanged', () => {
@@ -63,13 +68,28 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
     it('leaves a malformed option list untouched (an option running past the header hides the MSS)', () => {
       // Timestamps claiming 40 bytes where 16 remain, then an MSS of 1460 that a parser ignoring lengths would find.
       const opts = options(Buffer.from([8, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), mss(1460));
-      worker.expect('fromPod', frame({ src: localPod, dst: podOfP }, syn(opts)), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfP }, syn(opts), overlayMacs));
+      worker.expect(
+        'fromPod',
+        frame({ src: localPod, dst: podOfP }, syn(opts)),
+        TC_ACT_REDIRECT,
+        frame({ src: localPod, dst: podOfP }, syn(opts), overlayMacs),
+      );
       // An MSS kind in the last byte, with no room for its length.
       const cut = options(NOP, NOP, NOP, Buffer.from([2]));
-      worker.expect('fromPod', frame({ src: localPod, dst: podOfP }, syn(cut)), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfP }, syn(cut), overlayMacs));
+      worker.expect(
+        'fromPod',
+        frame({ src: localPod, dst: podOfP }, syn(cut)),
+        TC_ACT_REDIRECT,
+        frame({ src: localPod, dst: podOfP }, syn(cut), overlayMacs),
+      );
       // An MSS option whose value would be the first bytes of the payload (1460 there): the payload stays.
       const past = { ...syn(options(Buffer.alloc(38, 1), Buffer.from([2, 4]))), payload: Buffer.from([0x05, 0xb4, 0, 0]) };
-      worker.expect('fromPod', frame({ src: localPod, dst: podOfP }, past), TC_ACT_REDIRECT, frame({ src: localPod, dst: podOfP }, past, overlayMacs));
+      worker.expect(
+        'fromPod',
+        frame({ src: localPod, dst: podOfP }, past),
+        TC_ACT_REDIRECT,
+        frame({ src: localPod, dst: podOfP }, past, overlayMacs),
+      );
     });
 
     it('does not touch the MSS of a segment without SYN (a payload may look like options)', () => {
@@ -97,7 +117,10 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
       // Built field by field (RFC 792, RFC 1191): the quote is the IP header and the first 8 bytes after it.
       const icmp = Buffer.concat([Buffer.from([3, 4, 0, 0, 0, 0, 1450 >> 8, 1450 & 255]), sent.subarray(0, 28)]);
       icmp.writeUInt16BE(internetChecksum(icmp), 2);
-      const expected = ethernet(Buffer.concat([ipv4Header({ src: workerAddress, dst: localPod, ttl: 64, id: 0 }, Proto.ICMP, icmp.length), icmp]), { dst: podMacs.src, src: podMacs.dst });
+      const expected = ethernet(
+        Buffer.concat([ipv4Header({ src: workerAddress, dst: localPod, ttl: 64, id: 0 }, Proto.ICMP, icmp.length), icmp]),
+        { dst: podMacs.src, src: podMacs.dst },
+      );
       assert.equal(r.data.toString('hex'), expected.toString('hex'));
       assert.deepEqual(macsOf(r.data), { dst: '0a:00:00:00:00:01', src: '0a:00:00:00:00:02' });
       assert.equal(r.data.length, 14 + 20 + 8 + 28);
@@ -106,14 +129,20 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
     });
 
     it('quotes a TCP segment with its sequence number, and an ICMP echo, from a gateway (source: its own address)', () => {
-      const tcp = datagram({ src: localPod, dst: podOfP }, { kind: 'tcp', sport: 40000, dport: 80, seq: 0xdeadbeef, payload: Buffer.alloc(1460) });
+      const tcp = datagram(
+        { src: localPod, dst: podOfP },
+        { kind: 'tcp', sport: 40000, dport: 80, seq: 0xdeadbeef, payload: Buffer.alloc(1460) },
+      );
       const echo = datagram({ src: localPod, dst: podOfP }, { kind: 'icmp-echo', type: 8, id: 7, payload: Buffer.alloc(1472) });
       for (const sent of [tcp, echo]) {
         const r = gateway.run('fromPod', ethernet(sent));
         assert.equal(r.retval, TC_ACT_REDIRECT);
         const icmp = Buffer.concat([Buffer.from([3, 4, 0, 0, 0, 0, 0x05, 0xaa]), sent.subarray(0, 28)]);
         icmp.writeUInt16BE(internetChecksum(icmp), 2);
-        assert.equal(r.data.subarray(14).toString('hex'), Buffer.concat([ipv4Header({ src: home.gateway, dst: localPod, ttl: 64, id: 0 }, Proto.ICMP, icmp.length), icmp]).toString('hex'));
+        assert.equal(
+          r.data.subarray(14).toString('hex'),
+          Buffer.concat([ipv4Header({ src: home.gateway, dst: localPod, ttl: 64, id: 0 }, Proto.ICMP, icmp.length), icmp]).toString('hex'),
+        );
       }
       assert.equal(tcp.readUInt32BE(24), 0xdeadbeef, 'the sequence number is within the quoted 8 bytes');
     });

@@ -11,12 +11,13 @@ import { requireRoot, uniqueName } from '../../support/kernel';
 import { nodeSpecDocument, specWith } from '../../support/node-specs';
 
 /** Node n1 of the shared fixture, with one peer, no NatMapping and a second node, n2, as gateway or worker. */
-const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec => specWith(nodeSpecDocument(), (d) => {
-  d.node.role = role;
-  if (role === 'worker') d.activeGateway = { name: 'n2', underlayAddress: '192.0.2.12' };
-  d.natMappings = [];
-  d.nodes = [...(d.nodes ?? []), { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
-});
+const spec = (role: 'gateway' | 'worker'): NodeDataplaneSpec =>
+  specWith(nodeSpecDocument(), (d) => {
+    d.node.role = role;
+    if (role === 'worker') d.activeGateway = { name: 'n2', underlayAddress: '192.0.2.12' };
+    d.natMappings = [];
+    d.nodes = [...(d.nodes ?? []), { name: 'n2', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
+  });
 
 describe('NodeDatapath (real kernel)', function () {
   requireRoot(this);
@@ -53,7 +54,10 @@ describe('NodeDatapath (real kernel)', function () {
     assert.equal(applied.overlayDeviceChanged, true);
     assert.deepEqual(summary(applied), ['pod-a:strait_from_pod:attached', 'strait0:strait_from_overlay:attached']);
     assert.ok(applied.attachments.every((a) => 'kind' in a && a.kind === 'tcx'));
-    assert.equal(first.maps.config.lookup(layout.CONFIG_KEY)?.overlayIfindex, Number(JSON.parse(ip(['-j', 'link', 'show', 'strait0'], node))[0].ifindex));
+    assert.equal(
+      first.maps.config.lookup(layout.CONFIG_KEY)?.overlayIfindex,
+      Number(JSON.parse(ip(['-j', 'link', 'show', 'strait0'], node))[0].ifindex),
+    );
     assert.ok(!findAttachments(pinRoot, options.netns).some((a) => a.interface === 'uplink'), 'other interfaces are left alone');
 
     const again = first.apply(spec('gateway'));
@@ -69,7 +73,10 @@ describe('NodeDatapath (real kernel)', function () {
       assert.equal(second.maps.peers.lookup(5)?.endpoint, '203.0.113.2');
       const restarted = second.apply(spec('gateway'));
       assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
-      assert.ok(Object.values(restarted.maps).every((m) => m.written === 0 && m.deleted === 0), 'the adopted maps needed no write');
+      assert.ok(
+        Object.values(restarted.maps).every((m) => m.written === 0 && m.deleted === 0),
+        'the adopted maps needed no write',
+      );
       const linkAfter = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
       assert.equal(linkAfter.id, linkBefore.id, 'the same link: the program was swapped in place');
       assert.notEqual(linkAfter.progId, linkBefore.progId);
@@ -93,10 +100,20 @@ describe('NodeDatapath (real kernel)', function () {
       assert.equal(queryTcx(join(pinRoot, 'links', 'ingress_pod-b')), undefined);
       datapath.apply(spec('worker'));
       ip(['link', 'add', 'pod-c', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
-      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'attached', kind: 'tcx' });
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), {
+        interface: 'pod-c',
+        program: 'strait_from_pod',
+        change: 'attached',
+        kind: 'tcx',
+      });
       assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'unchanged' });
       assert.equal(datapath.attachPodInterface('uplink'), undefined);
-      assert.deepEqual(findAttachments(pinRoot, netnsPath(node)).map((a) => `${a.interface}:${a.program}`).sort(), ['pod-a:strait_from_pod', 'pod-b:strait_from_pod', 'pod-c:strait_from_pod', 'strait0:strait_from_overlay']);
+      assert.deepEqual(
+        findAttachments(pinRoot, netnsPath(node))
+          .map((a) => `${a.interface}:${a.program}`)
+          .sort(),
+        ['pod-a:strait_from_pod', 'pod-b:strait_from_pod', 'pod-c:strait_from_pod', 'strait0:strait_from_overlay'],
+      );
     } finally {
       datapath.close();
     }
@@ -110,13 +127,23 @@ describe('NodeDatapath (real kernel)', function () {
     } finally {
       dp.close();
     }
-    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.program}:${a.kind}`).sort(), ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact']);
+    assert.deepEqual(
+      findAttachments(pinRoot, options.netns)
+        .map((a) => `${a.interface}:${a.program}:${a.kind}`)
+        .sort(),
+      ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact'],
+    );
     const cleaned = cleanupNode(options);
     assert.equal(cleaned.detached.length, 2);
     assert.equal(cleaned.overlayDeviceRemoved, true);
     assert.deepEqual(findAttachments(pinRoot, options.netns), []);
     assert.equal(existsSync(pinRoot), false);
-    assert.deepEqual(JSON.parse(ip(['-j', 'link', 'show'], node)).map((l: { ifname: string }) => l.ifname).sort(), ['lo', 'pod-a', 'uplink', 'uplink-peer']);
+    assert.deepEqual(
+      JSON.parse(ip(['-j', 'link', 'show'], node))
+        .map((l: { ifname: string }) => l.ifname)
+        .sort(),
+      ['lo', 'pod-a', 'uplink', 'uplink-peer'],
+    );
     assert.deepEqual(cleanupNode(options), { detached: [], overlayDeviceRemoved: false });
   });
 
@@ -125,7 +152,10 @@ describe('NodeDatapath (real kernel)', function () {
     const first = await NodeDatapath.load(options);
     first.apply(spec('gateway'));
     const firstPins = pinnedPrograms();
-    assert.deepEqual(firstPins.map((p) => p.replace(/@\d+$/, '')), ['strait_from_overlay', 'strait_from_pod']);
+    assert.deepEqual(
+      firstPins.map((p) => p.replace(/@\d+$/, '')),
+      ['strait_from_overlay', 'strait_from_pod'],
+    );
     first.close();
 
     const second = await NodeDatapath.load(options);
@@ -134,9 +164,18 @@ describe('NodeDatapath (real kernel)', function () {
       second.apply(spec('gateway'));
       const secondPins = pinnedPrograms();
       assert.equal(secondPins.length, 2);
-      assert.deepEqual(secondPins.filter((p) => firstPins.includes(p)), [], 'only the second load is pinned');
+      assert.deepEqual(
+        secondPins.filter((p) => firstPins.includes(p)),
+        [],
+        'only the second load is pinned',
+      );
       // The attachments are named from the pins: the program each runs, by its id.
-      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.program}@${a.progId}`).sort(), secondPins);
+      assert.deepEqual(
+        findAttachments(pinRoot, options.netns)
+          .map((a) => `${a.program}@${a.progId}`)
+          .sort(),
+        secondPins,
+      );
     } finally {
       second.close();
     }
@@ -182,7 +221,12 @@ describe('NodeDatapath (real kernel)', function () {
       } finally {
         dp.close();
       }
-      assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => a.interface).sort(), ['pod-a', 'strait0']);
+      assert.deepEqual(
+        findAttachments(pinRoot, options.netns)
+          .map((a) => a.interface)
+          .sort(),
+        ['pod-a', 'strait0'],
+      );
       cleanupNode(options);
       assert.equal(queryClsact(target, straitSlot), foreign.info().id, 'still attached after the cleanup');
     } finally {
@@ -198,6 +242,11 @@ describe('NodeDatapath (real kernel)', function () {
     } finally {
       dp.close();
     }
-    assert.deepEqual(findAttachments(pinRoot, options.netns).map((a) => `${a.interface}:${a.kind}`).sort(), ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx']);
+    assert.deepEqual(
+      findAttachments(pinRoot, options.netns)
+        .map((a) => `${a.interface}:${a.kind}`)
+        .sort(),
+      ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx'],
+    );
   });
 });

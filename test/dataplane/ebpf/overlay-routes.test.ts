@@ -25,7 +25,10 @@ describe('agent routes (real kernel)', function () {
   });
   afterEach(() => deleteNetns(ns));
 
-  const table = () => readMainRoutes(ns).map((r) => `${r.dst} ${r.dev} ${r.protocol ?? 'boot'}`).sort();
+  const table = () =>
+    readMainRoutes(ns)
+      .map((r) => `${r.dst} ${r.dev} ${r.protocol ?? 'boot'}`)
+      .sort();
 
   it('adds the routes once, puts back one deleted by hand, removes its own, and never touches a foreign route', () => {
     ip(['route', 'add', '10.8.0.0/16', 'dev', 'strait0', 'proto', 'static'], ns);
@@ -33,8 +36,19 @@ describe('agent routes (real kernel)', function () {
     ip(['route', 'add', '10.70.0.0/26', 'dev', 'other0', 'proto', 'static', 'metric', '100'], ns); // another metric: no clash
     const wanted = desiredRoutes(nodeSpec([peerB, peerC]));
 
-    assert.deepEqual(reconcileRoutes(wanted, 'strait0', ns), { added: ['10.1.0.0/16', '10.2.0.0/20', '10.70.0.0/26'], removed: [], conflicts: ['10.60.0.0/24'] });
-    const expected = ['10.1.0.0/16 strait0 252', '10.2.0.0/20 strait0 252', '10.60.0.0/24 other0 static', '10.70.0.0/26 other0 static', '10.70.0.0/26 strait0 252', '10.8.0.0/16 strait0 static'];
+    assert.deepEqual(reconcileRoutes(wanted, 'strait0', ns), {
+      added: ['10.1.0.0/16', '10.2.0.0/20', '10.70.0.0/26'],
+      removed: [],
+      conflicts: ['10.60.0.0/24'],
+    });
+    const expected = [
+      '10.1.0.0/16 strait0 252',
+      '10.2.0.0/20 strait0 252',
+      '10.60.0.0/24 other0 static',
+      '10.70.0.0/26 other0 static',
+      '10.70.0.0/26 strait0 252',
+      '10.8.0.0/16 strait0 static',
+    ];
     assert.deepEqual(table(), expected);
 
     assert.deepEqual(reconcileRoutes(wanted, 'strait0', ns), { added: [], removed: [], conflicts: ['10.60.0.0/24'] }, 'idempotent');
@@ -43,7 +57,11 @@ describe('agent routes (real kernel)', function () {
     assert.deepEqual(reconcileRoutes(wanted, 'strait0', ns).added, ['10.2.0.0/20']);
     assert.deepEqual(table(), expected);
 
-    assert.deepEqual(reconcileRoutes(desiredRoutes(nodeSpec([peerB])), 'strait0', ns), { added: [], removed: ['10.2.0.0/20', '10.70.0.0/26'], conflicts: ['10.60.0.0/24'] });
+    assert.deepEqual(reconcileRoutes(desiredRoutes(nodeSpec([peerB])), 'strait0', ns), {
+      added: [],
+      removed: ['10.2.0.0/20', '10.70.0.0/26'],
+      conflicts: ['10.60.0.0/24'],
+    });
     assert.deepEqual(reconcileRoutes([], 'strait0', ns), { added: [], removed: ['10.1.0.0/16'], conflicts: [] });
     assert.deepEqual(table(), ['10.60.0.0/24 other0 static', '10.70.0.0/26 other0 static', '10.8.0.0/16 strait0 static']);
   });

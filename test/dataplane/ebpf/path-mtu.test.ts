@@ -9,11 +9,15 @@ import { requireRoot, uniqueName } from '../../support/kernel';
 import { hubSpecWith } from '../../support/node-specs';
 
 /** B's worker, its underlay address 192.0.2.11 on its `uplink`; peer A's pods are 10.1.0.0/16 in B's view. */
-const workerSpec = () => hubSpecWith((d) => {
-  d.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.11' };
-  d.activeGateway = { name: 'b-gw', underlayAddress: '192.0.2.12' };
-  d.nodes = [{ name: 'b-worker', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] }, { name: 'b-gw', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] }];
-});
+const workerSpec = () =>
+  hubSpecWith((d) => {
+    d.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.11' };
+    d.activeGateway = { name: 'b-gw', underlayAddress: '192.0.2.12' };
+    d.nodes = [
+      { name: 'b-worker', underlayAddress: '192.0.2.11', podCIDRs: ['10.0.0.0/24'] },
+      { name: 'b-gw', underlayAddress: '192.0.2.12', podCIDRs: ['10.0.1.0/24'] },
+    ];
+  });
 
 /** Sends DF datagrams of `size` bytes of payload to `dst` until the kernel refuses one: prints errno and the path MTU it learnt. */
 const udpUntilRefused = (dst: string, size: number) => `
@@ -34,7 +38,10 @@ else:
 
 describe('path MTU toward a peer: a pod learns the tunnel MTU from the eBPF datapath (real kernel)', function () {
   requireRoot(this);
-  for (const { underlay, tunnel } of [{ underlay: 1500, tunnel: 1450 }, { underlay: 9000, tunnel: 8950 }]) {
+  for (const { underlay, tunnel } of [
+    { underlay: 1500, tunnel: 1450 },
+    { underlay: 9000, tunnel: 8950 },
+  ]) {
     describe(`underlay MTU ${underlay}, pods MTU ${underlay}`, () => {
       let node: string;
       let pod: string;
@@ -47,9 +54,15 @@ describe('path MTU toward a peer: a pod learns the tunnel MTU from the eBPF data
         pinRoot = join('/sys/fs/bpf', uniqueName('strait-test'));
         createNetns(node);
         createNetns(pod);
-        ip(['link', 'add', 'uplink', 'mtu', String(underlay), 'type', 'veth', 'peer', 'name', 'uplink-peer', 'mtu', String(underlay)], node);
+        ip(
+          ['link', 'add', 'uplink', 'mtu', String(underlay), 'type', 'veth', 'peer', 'name', 'uplink-peer', 'mtu', String(underlay)],
+          node,
+        );
         ip(['addr', 'add', '192.0.2.11/24', 'dev', 'uplink'], node);
-        ip(['link', 'add', 'pod-a', 'mtu', String(underlay), 'type', 'veth', 'peer', 'name', 'eth0', 'mtu', String(underlay), 'netns', pod], node);
+        ip(
+          ['link', 'add', 'pod-a', 'mtu', String(underlay), 'type', 'veth', 'peer', 'name', 'eth0', 'mtu', String(underlay), 'netns', pod],
+          node,
+        );
         for (const dev of ['uplink', 'uplink-peer', 'pod-a', 'lo']) ip(['link', 'set', dev, 'up'], node);
         const podSideMac = (JSON.parse(ip(['-j', 'link', 'show', 'pod-a'], node)) as { address: string }[])[0]!.address;
         ip(['addr', 'add', '10.0.0.5/24', 'dev', 'eth0'], pod);
@@ -75,7 +88,11 @@ describe('path MTU toward a peer: a pod learns the tunnel MTU from the eBPF data
       });
 
       it(`answers ping -M do -s ${underlay - 28} with "Frag needed" and mtu = ${tunnel}, after which the pod knows the path MTU`, () => {
-        const r = spawnSync('ip', ['netns', 'exec', pod, 'ping', '-n', '-c', '2', '-i', '0.2', '-W', '1', '-M', 'do', '-s', String(underlay - 28), '10.1.4.5'], { encoding: 'utf8' });
+        const r = spawnSync(
+          'ip',
+          ['netns', 'exec', pod, 'ping', '-n', '-c', '2', '-i', '0.2', '-W', '1', '-M', 'do', '-s', String(underlay - 28), '10.1.4.5'],
+          { encoding: 'utf8' },
+        );
         const out = r.stdout + r.stderr;
         assert.match(out, new RegExp(`From 192\\.0\\.2\\.11 icmp_seq=1 Frag needed and DF set \\(mtu = ${tunnel}\\)`), out);
         const learnt = ip(['route', 'get', '10.1.4.5'], pod);
@@ -83,12 +100,18 @@ describe('path MTU toward a peer: a pod learns the tunnel MTU from the eBPF data
       });
 
       it(`refuses a DF UDP datagram of ${underlay - 28} bytes with EMSGSIZE once the frag-needed came back`, () => {
-        const r = spawnSync('ip', ['netns', 'exec', pod, 'python3', '-c', udpUntilRefused('10.1.4.6', underlay - 28)], { encoding: 'utf8' });
+        const r = spawnSync('ip', ['netns', 'exec', pod, 'python3', '-c', udpUntilRefused('10.1.4.6', underlay - 28)], {
+          encoding: 'utf8',
+        });
         assert.equal(r.stdout.trim(), `90 ${tunnel}`, r.stderr); // 90: EMSGSIZE
       });
 
       it(`lets ping -M do -s ${tunnel - 28} through (it fits the tunnel: no error comes back)`, () => {
-        const r = spawnSync('ip', ['netns', 'exec', pod, 'ping', '-n', '-c', '1', '-W', '1', '-M', 'do', '-s', String(tunnel - 28), '10.1.4.7'], { encoding: 'utf8' });
+        const r = spawnSync(
+          'ip',
+          ['netns', 'exec', pod, 'ping', '-n', '-c', '1', '-W', '1', '-M', 'do', '-s', String(tunnel - 28), '10.1.4.7'],
+          { encoding: 'utf8' },
+        );
         // Nothing answers on the other side of the tunnel: no reply, and no error either.
         assert.doesNotMatch(r.stdout + r.stderr, /Frag needed|too long/, r.stdout + r.stderr);
         assert.match(r.stdout, /1 packets transmitted, 0 received/, r.stdout);

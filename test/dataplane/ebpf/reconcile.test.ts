@@ -21,21 +21,72 @@ function entriesOf<I>(table: Table<I, I>): [I, I][] {
 describe('desired maps (pure)', () => {
   it('derives every map element from the spec, with the four prefixes in their places', () => {
     const d = desiredMaps(hubSpec(), 42, 1450);
-    assert.deepEqual(d.config, [[0, { podCidr: { addr: '10.0.0.0', prefixLen: 16 }, externalCidr: { addr: '10.50.0.0', prefixLen: 24 }, nodeAddr: '192.0.2.11', gatewayAddr: '192.0.2.11', transitAddr: '10.50.0.254', overlayIfindex: 42, overlayVni: 18952, flags: layout.Flags.Gateway, overlayMac: '02:53:54:00:00:01', tunnelMtu: 1450 }]]);
+    assert.deepEqual(d.config, [
+      [
+        0,
+        {
+          podCidr: { addr: '10.0.0.0', prefixLen: 16 },
+          externalCidr: { addr: '10.50.0.0', prefixLen: 24 },
+          nodeAddr: '192.0.2.11',
+          gatewayAddr: '192.0.2.11',
+          transitAddr: '10.50.0.254',
+          overlayIfindex: 42,
+          overlayVni: 18952,
+          flags: layout.Flags.Gateway,
+          overlayMac: '02:53:54:00:00:01',
+          tunnelMtu: 1450,
+        },
+      ],
+    ]);
     // VNIs and MACs of the peering wire format, as pinned in test/nodespec/peer-tunnel.test.ts.
     assert.deepEqual(d.peers, [
-      [7, { localNatPod: { addr: '172.16.0.0', prefixLen: 16 }, localNatExternal: { addr: '172.17.0.0', prefixLen: 24 }, endpoint: '203.0.113.1', vni: 1829182, dstMac: '02:c3:8b:16:94:d6', srcMac: '02:93:55:a1:01:47' }],
-      [9, { localNatPod: { addr: '192.168.0.0', prefixLen: 16 }, localNatExternal: { addr: '10.90.0.0', prefixLen: 24 }, endpoint: '203.0.113.3', vni: 8387962, dstMac: '02:a0:0a:81:2a:63', srcMac: '02:d1:97:a8:06:b1' }],
+      [
+        7,
+        {
+          localNatPod: { addr: '172.16.0.0', prefixLen: 16 },
+          localNatExternal: { addr: '172.17.0.0', prefixLen: 24 },
+          endpoint: '203.0.113.1',
+          vni: 1829182,
+          dstMac: '02:c3:8b:16:94:d6',
+          srcMac: '02:93:55:a1:01:47',
+        },
+      ],
+      [
+        9,
+        {
+          localNatPod: { addr: '192.168.0.0', prefixLen: 16 },
+          localNatExternal: { addr: '10.90.0.0', prefixLen: 24 },
+          endpoint: '203.0.113.3',
+          vni: 8387962,
+          dstMac: '02:a0:0a:81:2a:63',
+          srcMac: '02:d1:97:a8:06:b1',
+        },
+      ],
     ]);
     assert.deepEqual(d.routes, [
-      [{ prefixLen: 16, addr: '10.1.0.0' }, { peerId: 7, kind: layout.PrefixKind.Pod }],
-      [{ prefixLen: 24, addr: '10.60.0.0' }, { peerId: 7, kind: layout.PrefixKind.External }],
-      [{ prefixLen: 20, addr: '10.2.0.0' }, { peerId: 9, kind: layout.PrefixKind.Pod }],
-      [{ prefixLen: 24, addr: '10.70.0.0' }, { peerId: 9, kind: layout.PrefixKind.External }],
+      [
+        { prefixLen: 16, addr: '10.1.0.0' },
+        { peerId: 7, kind: layout.PrefixKind.Pod },
+      ],
+      [
+        { prefixLen: 24, addr: '10.60.0.0' },
+        { peerId: 7, kind: layout.PrefixKind.External },
+      ],
+      [
+        { prefixLen: 20, addr: '10.2.0.0' },
+        { peerId: 9, kind: layout.PrefixKind.Pod },
+      ],
+      [
+        { prefixLen: 24, addr: '10.70.0.0' },
+        { peerId: 9, kind: layout.PrefixKind.External },
+      ],
     ]);
     assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);
     assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
-    assert.deepEqual(d.nodes, [[{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }], [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }]]);
+    assert.deepEqual(d.nodes, [
+      [{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }],
+      [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }],
+    ]);
     assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42, 1450).config[0]![1].flags, 0);
   });
 
@@ -44,15 +95,24 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(entriesOf(tables.natmap), [[0x0a320001, 0x0a020005]], '10.50.0.1 -> 10.2.0.5 as __be32 numbers');
     assert.deepEqual(entriesOf(tables.natmapRev), [[0x0a020005, 0x0a320001]]);
     // The reader refuses a repeated address on either side.
-    const pairs = fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 253 }), fc.integer({ min: 1, max: 254 })), { selector: ([ext]) => ext, maxLength: 12 })
+    const pairs = fc
+      .uniqueArray(fc.tuple(fc.integer({ min: 1, max: 253 }), fc.integer({ min: 1, max: 254 })), {
+        selector: ([ext]) => ext,
+        maxLength: 12,
+      })
       .map((ps) => ps.filter(([, real], i) => ps.findIndex(([, r]) => r === real) === i));
-    fc.assert(fc.property(pairs, (ps) => {
-      const natMappings = ps.map(([ext, real]) => ({ externalAddress: `10.50.0.${ext}`, endpointAddress: `10.2.${real}.5` }));
-      const spec = hubSpecWith((s) => { s.natMappings = natMappings; });
-      const fast = desiredTables(spec, 42, 1450);
-      const typed = tablesOf(desiredMaps(spec, 42, 1450));
-      for (const name of ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes'] as const) assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
-    }));
+    fc.assert(
+      fc.property(pairs, (ps) => {
+        const natMappings = ps.map(([ext, real]) => ({ externalAddress: `10.50.0.${ext}`, endpointAddress: `10.2.${real}.5` }));
+        const spec = hubSpecWith((s) => {
+          s.natMappings = natMappings;
+        });
+        const fast = desiredTables(spec, 42, 1450);
+        const typed = tablesOf(desiredMaps(spec, 42, 1450));
+        for (const name of ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes'] as const)
+          assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
+      }),
+    );
   });
 
   it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {
@@ -65,7 +125,11 @@ describe('desired maps (pure)', () => {
       const neighbour = plan.neighbours.find((n) => n.device === device.name)!;
       assert.ok('vni' in device);
       // Sent from the fallback's tunnel device (its VNI and MAC) to the neighbour MAC of the peer's endpoint.
-      assert.deepEqual({ vni: entry.vni, srcMac: entry.srcMac, dstMac: entry.dstMac }, { vni: device.vni, srcMac: device.mac, dstMac: neighbour.mac }, p.clusterId);
+      assert.deepEqual(
+        { vni: entry.vni, srcMac: entry.srcMac, dstMac: entry.dstMac },
+        { vni: device.vni, srcMac: device.mac, dstMac: neighbour.mac },
+        p.clusterId,
+      );
       assert.notEqual(entry.vni, spec.overlay.vni);
     }
   });
@@ -80,7 +144,6 @@ describe('desired maps (pure)', () => {
     assert.deepEqual([aToB.srcMac, aToB.dstMac], [bToA.dstMac, bToA.srcMac]);
     assert.notEqual(aToB.srcMac, aToB.dstMac);
   });
-
 });
 
 describe('applying desired maps (real kernel)', function () {
@@ -91,7 +154,10 @@ describe('applying desired maps (real kernel)', function () {
     pins = tempPinDir();
     obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
   });
-  afterEach(() => { obj.close(); pins.cleanup(); });
+  afterEach(() => {
+    obj.close();
+    pins.cleanup();
+  });
 
   it('programs a node so that the program translates real packets, and a second apply writes nothing', () => {
     const maps = layout.openMaps(obj);
@@ -101,7 +167,9 @@ describe('applying desired maps (real kernel)', function () {
 
     // A's pod 10.1.3.4 (as B sees it) sends to B's pod 10.0.1.9 as A sees it (172.16.1.9): B's gateway
     // translates the destination back into B's PodCIDR and, the pod being on b-worker, sends it there.
-    const out = obj.program(layout.Program.FromOverlay).testRun(frame({ src: '10.1.3.4', dst: '172.16.1.9' }, { kind: 'udp', sport: 1000, dport: 53 }));
+    const out = obj
+      .program(layout.Program.FromOverlay)
+      .testRun(frame({ src: '10.1.3.4', dst: '172.16.1.9' }, { kind: 'udp', sport: 1000, dport: 53 }));
     assert.equal(out.retval, 7, 'redirected into the overlay toward b-worker');
     const ip = parseIpv4(out.data)!;
     assert.equal(ip.dst, '10.0.1.9');
@@ -112,7 +180,10 @@ describe('applying desired maps (real kernel)', function () {
     const maps = layout.openMaps(obj);
     applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
     const cpus = maps.peerCounters.value.size / layout.peerCounters.size;
-    maps.peerCounters.update(9, Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n })));
+    maps.peerCounters.update(
+      9,
+      Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n })),
+    );
     const withoutC = { ...hubSpec(), peers: hubSpec().peers.slice(0, 1), natMappings: [] };
     const result = applyDesiredMaps(maps, desiredMaps(withoutC, 42, 1450));
     assert.deepEqual(result.routes, { written: 0, deleted: 2 });
@@ -131,7 +202,19 @@ describe('applying desired maps (real kernel)', function () {
     // A's PodCIDR shrinks to a /17, C leaves, D joins.
     const next = hubSpecWith((s) => {
       const [a, c] = s.peers;
-      s.peers = [{ ...a!, remotePodCIDR: '10.1.0.0/17' }, { ...c!, clusterId: 'cluster-d', peerId: 11, remotePodCIDR: '10.3.0.0/16', remoteExternalCIDR: '10.80.0.0/24', localNATPodCIDR: '172.20.0.0/16', localNATExternalCIDR: '172.21.0.0/24', endpoint: { address: '203.0.113.4', port: 4789 } }];
+      s.peers = [
+        { ...a!, remotePodCIDR: '10.1.0.0/17' },
+        {
+          ...c!,
+          clusterId: 'cluster-d',
+          peerId: 11,
+          remotePodCIDR: '10.3.0.0/16',
+          remoteExternalCIDR: '10.80.0.0/24',
+          localNATPodCIDR: '172.20.0.0/16',
+          localNATExternalCIDR: '172.21.0.0/24',
+          endpoint: { address: '203.0.113.4', port: 4789 },
+        },
+      ];
       s.natMappings = [];
     });
     const writes = recordMapWrites(() => applyDesiredMaps(maps, desiredMaps(next, 42, 1450)));
@@ -141,7 +224,11 @@ describe('applying desired maps (real kernel)', function () {
       const { addr, prefixLen } = layout.lpmV4Key.decode(key, 0);
       return [`${op} route ${addr}/${prefixLen}`];
     });
-    assert.deepEqual(steps.slice(0, 4), ['update peer 11', 'update route 10.1.0.0/17', 'update route 10.3.0.0/16', 'update route 10.80.0.0/24'], 'D before its routes; A\'s new /17 before its old /16 goes');
+    assert.deepEqual(
+      steps.slice(0, 4),
+      ['update peer 11', 'update route 10.1.0.0/17', 'update route 10.3.0.0/16', 'update route 10.80.0.0/24'],
+      "D before its routes; A's new /17 before its old /16 goes",
+    );
     // The kernel's iteration order decides the order among the deletes.
     assert.deepEqual(steps.slice(4, 7).sort(), ['delete route 10.1.0.0/16', 'delete route 10.2.0.0/20', 'delete route 10.70.0.0/24']);
     assert.deepEqual(steps.slice(7), ['delete peer 9'], 'C after its routes');

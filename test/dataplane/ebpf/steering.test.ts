@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { CONFIG_KEY, DropReason } from '../../../src/dataplane/ebpf/layout';
 import { requireRoot } from '../../support/kernel';
 import { EtherType, type L4, ethernet, frame, macsOf } from '../../support/packet';
-import { Datapath, PACKET_HOST, PACKET_OTHERHOST, TC_ACT_OK, TC_ACT_REDIRECT, home, macsToward, otherNode, overlayMacs, peerP, peerQ } from './fixture';
+import {
+  Datapath,
+  PACKET_HOST,
+  PACKET_OTHERHOST,
+  TC_ACT_OK,
+  TC_ACT_REDIRECT,
+  home,
+  macsToward,
+  otherNode,
+  overlayMacs,
+  peerP,
+  peerQ,
+} from './fixture';
 
 const tcp: L4 = { kind: 'tcp', sport: 40000, dport: 443, payload: Buffer.from('hello') };
 const localPod = '10.0.7.9';
@@ -20,7 +32,10 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     it('sends traffic for any remote prefix to the active gateway on the overlay VNI, untranslated', async () => {
       for (const dst of ['172.16.4.5', '192.168.40.1', '10.32.1.2', '10.33.0.33']) {
         dp.expect('fromPod', frame({ src: localPod, dst }, tcp), TC_ACT_REDIRECT, frame({ src: localPod, dst }, tcp, overlayMacs));
-        assert.deepEqual(await dp.tunnelOf('fromPod', frame({ src: localPod, dst }, tcp)), { retval: TC_ACT_REDIRECT, tunnel: { remote: home.gateway, vni: home.overlayVni, ttl: 64 } });
+        assert.deepEqual(await dp.tunnelOf('fromPod', frame({ src: localPod, dst }, tcp)), {
+          retval: TC_ACT_REDIRECT,
+          tunnel: { remote: home.gateway, vni: home.overlayVni, ttl: 64 },
+        });
       }
     });
 
@@ -41,7 +56,11 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     after(() => dp?.close());
 
     it("toPeer uses the peer's gateway endpoint, VNI and inner MACs (the peering's wire format), from pods and from workers", async () => {
-      for (const [from, dst, peer] of [['fromPod', '172.16.4.5', peerP], ['fromPod', '10.33.0.40', peerQ], ['fromOverlay', '10.32.0.9', peerQ]] as const) {
+      for (const [from, dst, peer] of [
+        ['fromPod', '172.16.4.5', peerP],
+        ['fromPod', '10.33.0.40', peerQ],
+        ['fromOverlay', '10.32.0.9', peerQ],
+      ] as const) {
         const input = frame({ src: localPod, dst }, tcp);
         assert.deepEqual((await dp.tunnelOf(from, input)).tunnel, { remote: peer.endpoint, vni: peer.vni, ttl: 64 });
         assert.deepEqual(macsOf(dp.run(from, input).data), macsToward(peer), `${from} ${dst}`);
@@ -61,11 +80,17 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     it('symmetric routing: traffic from a peer for a pod on another node is sent to that node', async () => {
       const input = frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp);
       dp.expect('fromOverlay', input, TC_ACT_REDIRECT, frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp, overlayMacs));
-      assert.deepEqual(await dp.tunnelOf('fromOverlay', input), { retval: TC_ACT_REDIRECT, tunnel: { remote: otherNode.underlay, vni: home.overlayVni, ttl: 64 } });
+      assert.deepEqual(await dp.tunnelOf('fromOverlay', input), {
+        retval: TC_ACT_REDIRECT,
+        tunnel: { remote: otherNode.underlay, vni: home.overlayVni, ttl: 64 },
+      });
     });
 
     it("traffic from a peer for a pod on the gateway's own node, or on no known node, goes to the kernel", async () => {
-      for (const [dst, delivered] of [['10.60.0.5', '10.0.0.5'], ['10.60.200.1', '10.0.200.1']] as const) {
+      for (const [dst, delivered] of [
+        ['10.60.0.5', '10.0.0.5'],
+        ['10.60.200.1', '10.0.200.1'],
+      ] as const) {
         const input = frame({ src: '172.16.4.5', dst }, tcp);
         dp.expect('fromOverlay', input, TC_ACT_OK, frame({ src: '172.16.4.5', dst: delivered }, tcp));
         assert.deepEqual(await dp.tunnelOf('fromOverlay', input), { retval: TC_ACT_OK });
@@ -91,7 +116,18 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     try {
       // What strait_config holds before the agent writes it: an array's element, zeroed.
       const zero = { addr: '0.0.0.0', prefixLen: 0 };
-      dp.maps.config.update(CONFIG_KEY, { podCidr: zero, externalCidr: zero, nodeAddr: '0.0.0.0', gatewayAddr: '0.0.0.0', transitAddr: '0.0.0.0', overlayIfindex: 0, overlayVni: 0, flags: 0, overlayMac: '00:00:00:00:00:00', tunnelMtu: 0 });
+      dp.maps.config.update(CONFIG_KEY, {
+        podCidr: zero,
+        externalCidr: zero,
+        nodeAddr: '0.0.0.0',
+        gatewayAddr: '0.0.0.0',
+        transitAddr: '0.0.0.0',
+        overlayIfindex: 0,
+        overlayVni: 0,
+        flags: 0,
+        overlayMac: '00:00:00:00:00:00',
+        tunnelMtu: 0,
+      });
       dp.expectDrop('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp), DropReason.NoConfig);
       const f = frame({ src: '172.16.4.5', dst: '10.60.7.9' }, tcp);
       dp.expect('fromOverlay', f, TC_ACT_OK, f);

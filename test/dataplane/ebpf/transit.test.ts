@@ -20,14 +20,26 @@ const UDP = 17;
 const forwardKey = (sport: number) => ({ saddr: qPod, daddr: pPod, sport, dport: 53, proto: UDP });
 const replyKey = (port: number) => ({ saddr: pPod, daddr: home.transit, sport: 53, dport: port, proto: UDP });
 const flows: Record<string, Flow> = {
-  TCP: { forward: (p) => ({ kind: 'tcp', sport: p, dport: 443, payload: Buffer.from('hi') }), reply: (p) => ({ kind: 'tcp', sport: 443, dport: p, payload: Buffer.from('ho') }), portOf: (f) => f.readUInt16BE(34) },
-  UDP: { forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q') }), reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a') }), portOf: (f) => f.readUInt16BE(34) },
+  TCP: {
+    forward: (p) => ({ kind: 'tcp', sport: p, dport: 443, payload: Buffer.from('hi') }),
+    reply: (p) => ({ kind: 'tcp', sport: 443, dport: p, payload: Buffer.from('ho') }),
+    portOf: (f) => f.readUInt16BE(34),
+  },
+  UDP: {
+    forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q') }),
+    reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a') }),
+    portOf: (f) => f.readUInt16BE(34),
+  },
   'UDP with a zero checksum': {
     forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q'), zeroChecksum: true }),
     reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a'), zeroChecksum: true }),
     portOf: (f) => f.readUInt16BE(34),
   },
-  'ICMP echo': { forward: (id) => ({ kind: 'icmp-echo', type: 8, id }), reply: (id) => ({ kind: 'icmp-echo', type: 0, id }), portOf: (f) => f.readUInt16BE(ICMP_ID_AT) },
+  'ICMP echo': {
+    forward: (id) => ({ kind: 'icmp-echo', type: 8, id }),
+    reply: (id) => ({ kind: 'icmp-echo', type: 0, id }),
+    portOf: (f) => f.readUInt16BE(ICMP_ID_AT),
+  },
 };
 
 describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
@@ -44,17 +56,26 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.equal(forward.retval, TC_ACT_REDIRECT);
       const port = flow.portOf(forward.data);
       assert.ok(port >= 32768 && port <= 65535, `port ${port}`);
-      assert.equal(forward.data.toString('hex'), frame({ src: transitSeenByP, dst: pPod }, flow.forward(port), macsToward(peerP)).toString('hex'));
+      assert.equal(
+        forward.data.toString('hex'),
+        frame({ src: transitSeenByP, dst: pPod }, flow.forward(port), macsToward(peerP)).toString('hex'),
+      );
 
       // The same flow keeps its port.
       assert.equal(flow.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001))).data), port);
 
-      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)));
+      dp.expect(
+        'fromOverlay',
+        frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)),
+        TC_ACT_REDIRECT,
+        frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)),
+      );
     });
   }
 
   it("keeps the source's own port when it is free and in 32768..65535, and picks another when it is not", () => {
-    const portOf = (sport: number) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data);
+    const portOf = (sport: number) =>
+      flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data);
     assert.equal(portOf(40001), 40001);
     dp.maps.snat.update(replyKey(40002), { addr: '10.32.1.3', port: 40002, flags: 0, closedNs: 0n });
     const moved = portOf(40002);
@@ -65,18 +86,39 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
   });
 
   it('gives another flow another port, and each reply finds its own flow', () => {
-    const ports = [40001, 40002].map((sport) => flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data));
+    const ports = [40001, 40002].map((sport) =>
+      flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(sport))).data),
+    );
     assert.notEqual(ports[0], ports[1]);
-    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[1]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40002), macsToward(peerQ)));
-    dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[0]!)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), macsToward(peerQ)));
+    dp.expect(
+      'fromOverlay',
+      frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[1]!)),
+      TC_ACT_REDIRECT,
+      frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40002), macsToward(peerQ)),
+    );
+    dp.expect(
+      'fromOverlay',
+      frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(ports[0]!)),
+      TC_ACT_REDIRECT,
+      frame({ src: reflected, dst: qPod }, flows.UDP!.reply(40001), macsToward(peerQ)),
+    );
   });
 
   it('a source that is itself reflected needs no state: it gets its ExternalCIDR address', async () => {
     dp.mapExternal('10.201.5.9', qPod); // Q's pod reflected to P as 10.201.5.9
     const l4 = flows.TCP!.forward(40001);
-    dp.expect('fromOverlay', frame({ src: qPod, dst: reflected }, l4), TC_ACT_REDIRECT, frame({ src: translate('10.201.5.9', peerP.localNatExternal), dst: pPod }, l4, macsToward(peerP)));
+    dp.expect(
+      'fromOverlay',
+      frame({ src: qPod, dst: reflected }, l4),
+      TC_ACT_REDIRECT,
+      frame({ src: translate('10.201.5.9', peerP.localNatExternal), dst: pPod }, l4, macsToward(peerP)),
+    );
     assert.deepEqual([...dp.maps.snat.keys()], []);
-    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: qPod, dst: reflected }, l4))).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
+    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: qPod, dst: reflected }, l4))).tunnel, {
+      remote: peerP.endpoint,
+      vni: peerP.vni,
+      ttl: 64,
+    });
   });
 
   it('an ICMP error from a reflected endpoint crosses the hub with both quoted addresses mirrored', () => {
@@ -85,7 +127,11 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     // P's pod answers Q's (reflected) UDP datagram with port unreachable.
     const error = (quoted: Buffer): L4 => ({ kind: 'icmp-error', type: 3, code: 3, quote: quoted });
     const input = frame({ src: pPod, dst: qSeenByP }, error(datagram({ src: qSeenByP, dst: pPod }, flows.UDP!.forward(40001))));
-    const expected = frame({ src: reflected, dst: qPod }, error(datagram({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))), macsToward(peerQ));
+    const expected = frame(
+      { src: reflected, dst: qPod },
+      error(datagram({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))),
+      macsToward(peerQ),
+    );
     dp.expect('fromOverlay', input, TC_ACT_REDIRECT, expected);
   });
 
@@ -103,7 +149,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const sent = datagram({ src: transitSeenByP, dst: pPod }, flow.forward(port)).subarray(0, quoteLength);
         const asQSent = datagram({ src: qPod, dst: reflected }, flow.forward(40001)).subarray(0, quoteLength);
         // Q sees the error come from the address it sent to, about the datagram it sent.
-        dp.expect('fromOverlay', frame({ src: from, dst: transitSeenByP }, error(sent, 4)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, error(asQSent, 4), macsToward(peerQ)));
+        dp.expect(
+          'fromOverlay',
+          frame({ src: from, dst: transitSeenByP }, error(sent, 4)),
+          TC_ACT_REDIRECT,
+          frame({ src: reflected, dst: qPod }, error(asQSent, 4), macsToward(peerQ)),
+        );
       });
     }
 
@@ -115,34 +166,65 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
 
   it('the reply is tunnelled to Q', async () => {
     const port = flows.UDP!.portOf(dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001))).data);
-    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)))).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+    assert.deepEqual((await dp.tunnelOf('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)))).tunnel, {
+      remote: peerQ.endpoint,
+      vni: peerQ.vni,
+      ttl: 64,
+    });
   });
 
   it('drops what it cannot map back: later fragments, other protocols, ICMP errors, unknown replies', () => {
     const [, later] = fragments({ src: qPod, dst: reflected }, { kind: 'udp', sport: 1, dport: 2, payload: Buffer.alloc(64) }, 32);
     dp.expectDrop('fromOverlay', ethernet(later!), DropReason.TransitState);
-    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'raw', proto: 47, payload: Buffer.alloc(8) }), DropReason.TransitState);
-    dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, { kind: 'icmp-error', type: 3, code: 1, quote: datagram({ src: reflected, dst: qPod }, flows.UDP!.reply(40001)) }), DropReason.TransitState);
+    dp.expectDrop(
+      'fromOverlay',
+      frame({ src: qPod, dst: reflected }, { kind: 'raw', proto: 47, payload: Buffer.alloc(8) }),
+      DropReason.TransitState,
+    );
+    dp.expectDrop(
+      'fromOverlay',
+      frame(
+        { src: qPod, dst: reflected },
+        { kind: 'icmp-error', type: 3, code: 1, quote: datagram({ src: reflected, dst: qPod }, flows.UDP!.reply(40001)) },
+      ),
+      DropReason.TransitState,
+    );
     dp.expectDrop('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(33333)), DropReason.TransitState);
   });
 
   describe('a flow whose half the LRU evicted alone keeps its port', () => {
     /** strait_snat's keys for each flow kind from Q's pod port/id 40001, and for the reply to transit:port. */
     const keys: Record<string, { forward: ReturnType<typeof forwardKey>; reply: (port: number) => ReturnType<typeof replyKey> }> = {
-      TCP: { forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 443, proto: 6 }, reply: (port) => ({ saddr: pPod, daddr: home.transit, sport: 443, dport: port, proto: 6 }) },
+      TCP: {
+        forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 443, proto: 6 },
+        reply: (port) => ({ saddr: pPod, daddr: home.transit, sport: 443, dport: port, proto: 6 }),
+      },
       UDP: { forward: forwardKey(40001), reply: replyKey },
-      'ICMP echo': { forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 40001, proto: 1 }, reply: (id) => ({ saddr: pPod, daddr: home.transit, sport: id, dport: id, proto: 1 }) },
+      'ICMP echo': {
+        forward: { saddr: qPod, daddr: pPod, sport: 40001, dport: 40001, proto: 1 },
+        reply: (id) => ({ saddr: pPod, daddr: home.transit, sport: id, dport: id, proto: 1 }),
+      },
     };
     for (const [what, key] of Object.entries(keys)) {
       const flow = flows[what]!;
       const send = () => dp.run('fromOverlay', frame({ src: qPod, dst: reflected }, flow.forward(40001)));
-      const reply = (port: number) => dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)));
+      const reply = (port: number) =>
+        dp.expect(
+          'fromOverlay',
+          frame({ src: pPod, dst: transitSeenByP }, flow.reply(port)),
+          TC_ACT_REDIRECT,
+          frame({ src: reflected, dst: qPod }, flow.reply(40001), macsToward(peerQ)),
+        );
 
       it(`${what}: the next forward packet puts the reverse half back`, () => {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.reply(port)), true);
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
-        assert.deepEqual(dp.maps.snat.lookup(key.reply(port)), { addr: qPod, port: 40001, flags: 0, closedNs: 0n }, 'the reverse half is back');
+        assert.deepEqual(
+          dp.maps.snat.lookup(key.reply(port)),
+          { addr: qPod, port: 40001, flags: 0, closedNs: 0n },
+          'the reverse half is back',
+        );
         reply(port);
       });
 
@@ -150,7 +232,11 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flow.portOf(send().data);
         assert.equal(dp.maps.snat.delete(key.forward), true);
         reply(port);
-        assert.deepEqual(dp.maps.snat.lookup(key.forward), { addr: home.transit, port, flags: 0, closedNs: 0n }, 'the forward half is back');
+        assert.deepEqual(
+          dp.maps.snat.lookup(key.forward),
+          { addr: home.transit, port, flags: 0, closedNs: 0n },
+          'the forward half is back',
+        );
         assert.equal(flow.portOf(send().data), port, 'the flow keeps its port');
         assert.equal([...dp.maps.snat.keys()].length, 2, 'one flow, two halves');
       });
@@ -165,7 +251,11 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.notEqual(moved, port);
       assert.deepEqual(dp.maps.snat.lookup(forwardKey(40001)), { addr: home.transit, port: moved, flags: 0, closedNs: 0n });
       assert.deepEqual(dp.maps.snat.lookup(replyKey(moved)), { addr: qPod, port: 40001, flags: 0, closedNs: 0n });
-      assert.deepEqual(dp.maps.snat.lookup(replyKey(port)), { addr: '10.32.1.3', port: 40005, flags: 0, closedNs: 0n }, "the other flow's reverse half is untouched");
+      assert.deepEqual(
+        dp.maps.snat.lookup(replyKey(port)),
+        { addr: '10.32.1.3', port: 40005, flags: 0, closedNs: 0n },
+        "the other flow's reverse half is untouched",
+      );
     });
   });
 
@@ -175,9 +265,13 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     try {
       const send = () => full.run('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)));
       const port = flows.UDP!.portOf(send().data);
-      const entry = (v: { addr: string; port: number; flags: number; closedNs: bigint }) => `${v.addr}:${v.port} flags ${v.flags} closed ${v.closedNs}`;
+      const entry = (v: { addr: string; port: number; flags: number; closedNs: bigint }) =>
+        `${v.addr}:${v.port} flags ${v.flags} closed ${v.closedNs}`;
       const halves = () => [...full.maps.snat.entries()].map(([k, v]) => `${JSON.stringify(k)} ${entry(v)}`).sort();
-      const expected = [`${JSON.stringify(forwardKey(40001))} ${home.transit}:${port} flags 0 closed 0`, `${JSON.stringify(replyKey(port))} ${qPod}:40001 flags 0 closed 0`].sort();
+      const expected = [
+        `${JSON.stringify(forwardKey(40001))} ${home.transit}:${port} flags 0 closed 0`,
+        `${JSON.stringify(replyKey(port))} ${qPod}:40001 flags 0 closed 0`,
+      ].sort();
       assert.deepEqual(halves(), expected);
       for (let i = 0; i < 3000; i++) assert.equal(flows.UDP!.portOf(send().data), port, `packet ${i + 2} keeps the port`);
       assert.deepEqual(halves(), expected);
@@ -200,7 +294,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.equal(forward.retval, TC_ACT_REDIRECT, `flow from port ${sport}`);
       const port = flows.UDP!.portOf(forward.data);
       assert.equal(port % 8, 0, `port ${port} was free`);
-      dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(sport), macsToward(peerQ)));
+      dp.expect(
+        'fromOverlay',
+        frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(port)),
+        TC_ACT_REDIRECT,
+        frame({ src: reflected, dst: qPod }, flows.UDP!.reply(sport), macsToward(peerQ)),
+      );
       // Free its port again, so the next flow meets the same pattern.
       assert.equal(dp.maps.snat.delete(replyKey(port)), true);
     }
@@ -234,10 +333,15 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
     // closedNs: when they closed, on bpf_ktime_get_ns's clock (CLOCK_MONOTONIC, as process.hrtime); 0 is long ago.
     const takeEveryPort = (closedFlags: number, closedNs = 0n) => {
       const ports = Array.from({ length: 32768 }, (_, i) => 32768 + i);
-      dp.maps.snat.updateBatch(ports.map((port) => [tcpReplyKey(port), { addr: '10.32.9.9', port: 9, flags: port % 8 === 0 ? closedFlags : 0, closedNs }]));
+      dp.maps.snat.updateBatch(
+        ports.map((port) => [tcpReplyKey(port), { addr: '10.32.9.9', port: 9, flags: port % 8 === 0 ? closedFlags : 0, closedNs }]),
+      );
     };
 
-    for (const [what, flags] of [['a FIN each way', 3], ['a RST', 4]] as const) {
+    for (const [what, flags] of [
+      ['a FIN each way', 3],
+      ['a RST', 4],
+    ] as const) {
       it(`a new flow takes the port of a flow closed by ${what}, and its reply reaches it`, () => {
         takeEveryPort(flags);
         const out = open(40002);
@@ -245,7 +349,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
         const port = flows.TCP!.portOf(out.data);
         assert.equal(port % 8, 0, `port ${port} was a closed flow's`);
         assert.deepEqual(dp.maps.snat.lookup(tcpReplyKey(port)), { addr: qPod, port: 40002, flags: 0, closedNs: 0n });
-        dp.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, tcp(443, port, SYN_ACK)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, tcp(443, 40002, SYN_ACK), macsToward(peerQ)));
+        dp.expect(
+          'fromOverlay',
+          frame({ src: pPod, dst: transitSeenByP }, tcp(443, port, SYN_ACK)),
+          TC_ACT_REDIRECT,
+          frame({ src: reflected, dst: qPod }, tcp(443, 40002, SYN_ACK), macsToward(peerQ)),
+        );
       });
     }
 
@@ -287,7 +396,12 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
       assert.deepEqual(small.drops(), [0, 0, 0, 0, 0, 0, 0, 0]);
       assert.equal(small.maps.snat.lookup(forwardKey(20000)), undefined, 'the oldest flow evicted');
       assert.notEqual(small.maps.snat.lookup(replyKey(first))?.port, 20000, "the oldest flow's reverse half evicted");
-      small.expect('fromOverlay', frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(last)), TC_ACT_REDIRECT, frame({ src: reflected, dst: qPod }, flows.UDP!.reply(20099), macsToward(peerQ)));
+      small.expect(
+        'fromOverlay',
+        frame({ src: pPod, dst: transitSeenByP }, flows.UDP!.reply(last)),
+        TC_ACT_REDIRECT,
+        frame({ src: reflected, dst: qPod }, flows.UDP!.reply(20099), macsToward(peerQ)),
+      );
     } finally {
       small.close();
     }

@@ -8,7 +8,17 @@ import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { hubSpec } from '../../support/node-specs';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
-const quiet: KernelApplyResult = { devices: { created: [], recreated: [], deleted: [], mtuChanged: [] }, fdb: 0, neighbours: 0, routes: 0, rules: 0, natChanged: false, ipsec: { added: 0, updated: 0, removed: 0 }, blocked: [], failed: [] };
+const quiet: KernelApplyResult = {
+  devices: { created: [], recreated: [], deleted: [], mtuChanged: [] },
+  fdb: 0,
+  neighbours: 0,
+  routes: 0,
+  rules: 0,
+  natChanged: false,
+  ipsec: { added: 0, updated: 0, removed: 0 },
+  blocked: [],
+  failed: [],
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('kernel dataplane: reconciles only when something may have changed', () => {
@@ -20,7 +30,14 @@ describe('kernel dataplane: reconciles only when something may have changed', ()
     let clock = 0;
     const dataplane = kernelDataplane(
       { apply: () => (applies++, result), inputsVersion: () => version },
-      { takeChanged: () => { const c = changed; changed = false; return c; }, close: () => {} },
+      {
+        takeChanged: () => {
+          const c = changed;
+          changed = false;
+          return c;
+        },
+        close: () => {},
+      },
       10_000,
       () => clock,
     );
@@ -65,7 +82,10 @@ describe('kernel dataplane with the kernel change monitor (real kernel)', functi
     let applies = 0;
     const datapath = new KernelDatapath(ns);
     const monitor = new KernelChangeMonitor(ns);
-    const dataplane = kernelDataplane({ apply: (s) => (applies++, datapath.apply(s)), inputsVersion: (s) => datapath.inputsVersion(s) }, monitor);
+    const dataplane = kernelDataplane(
+      { apply: (s) => (applies++, datapath.apply(s)), inputsVersion: (s) => datapath.inputsVersion(s) },
+      monitor,
+    );
     const spec = hubSpec(); // one object, as the agent hands over until its spec file changes
     try {
       // (an apply, then ticks every 150 ms as in the lab)

@@ -47,12 +47,36 @@ function expectedPolicies(): string[] {
   return out;
 }
 
-const foreignPolicy = ['src', '10.9.0.0/16', 'dst', '10.8.0.0/16', 'dir', 'out', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
-const foreignDump = 'src 10.9.0.0/16 dst 10.8.0.0/16 | dir out priority 0 ptype main | tmpl src 192.0.2.1 dst 192.0.2.2 | proto esp reqid 7 mode tunnel';
+const foreignPolicy = [
+  'src',
+  '10.9.0.0/16',
+  'dst',
+  '10.8.0.0/16',
+  'dir',
+  'out',
+  'tmpl',
+  'src',
+  '192.0.2.1',
+  'dst',
+  '192.0.2.2',
+  'proto',
+  'esp',
+  'reqid',
+  '7',
+  'mode',
+  'tunnel',
+];
+const foreignDump =
+  'src 10.9.0.0/16 dst 10.8.0.0/16 | dir out priority 0 ptype main | tmpl src 192.0.2.1 dst 192.0.2.2 | proto esp reqid 7 mode tunnel';
 
 /** A logger like createLogger's, writing every line into `lines`. */
 function capturingLogger(lines: string[]) {
-  const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   return pino({ ...loggerOptions, name: 'test', level: 'trace' }, stream);
 }
 
@@ -84,7 +108,33 @@ describe('IPsec apply (real kernel)', function () {
     const plan = policiesOnly(encrypted());
     applyIpsec(plan, { netns: ns });
     ip(['xfrm', 'policy', 'delete', 'dir', 'fwd', 'src', '10.1.0.0/16', 'dst', '172.16.0.0/16', 'if_id', '7'], ns);
-    ip(['xfrm', 'policy', 'update', 'src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'if_id', '7', 'tmpl', 'src', local, 'dst', '192.0.2.99', 'proto', 'esp', 'reqid', reqidA, 'mode', 'tunnel'], ns);
+    ip(
+      [
+        'xfrm',
+        'policy',
+        'update',
+        'src',
+        '172.16.0.0/16',
+        'dst',
+        '10.1.0.0/16',
+        'dir',
+        'out',
+        'if_id',
+        '7',
+        'tmpl',
+        'src',
+        local,
+        'dst',
+        '192.0.2.99',
+        'proto',
+        'esp',
+        'reqid',
+        reqidA,
+        'mode',
+        'tunnel',
+      ],
+      ns,
+    );
     assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 1, updated: 1, removed: 0 });
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
   });
@@ -94,8 +144,14 @@ describe('IPsec apply (real kernel)', function () {
     applyIpsec(plan, { netns: ns });
     const extra = { ...plan.policies[0]!, src: '172.18.0.0/16' };
     // The same policy twice: the second add fails (File exists) after the first and the update went in.
-    const failing: IpsecPlan = { states: plan.states, policies: [{ ...plan.policies[0]!, tmplDst: '192.0.2.99' }, ...plan.policies.slice(1), extra, extra] };
-    assert.throws(() => applyIpsec(failing, { netns: ns }), (e: unknown) => e instanceof IpsecError && /cannot install the xfrm policy.*File exists/.test(e.message));
+    const failing: IpsecPlan = {
+      states: plan.states,
+      policies: [{ ...plan.policies[0]!, tmplDst: '192.0.2.99' }, ...plan.policies.slice(1), extra, extra],
+    };
+    assert.throws(
+      () => applyIpsec(failing, { netns: ns }),
+      (e: unknown) => e instanceof IpsecError && /cannot install the xfrm policy.*File exists/.test(e.message),
+    );
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
   });
 
@@ -107,10 +163,34 @@ describe('IPsec apply (real kernel)', function () {
   });
 
   it('refuses to take over a foreign policy with one of its selectors, changing nothing', () => {
-    const taken = ['src', '172.16.0.0/16', 'dst', '10.1.0.0/16', 'dir', 'out', 'if_id', '7', 'tmpl', 'src', '192.0.2.1', 'dst', '192.0.2.2', 'proto', 'esp', 'reqid', '7', 'mode', 'tunnel'];
+    const taken = [
+      'src',
+      '172.16.0.0/16',
+      'dst',
+      '10.1.0.0/16',
+      'dir',
+      'out',
+      'if_id',
+      '7',
+      'tmpl',
+      'src',
+      '192.0.2.1',
+      'dst',
+      '192.0.2.2',
+      'proto',
+      'esp',
+      'reqid',
+      '7',
+      'mode',
+      'tunnel',
+    ];
     ip(['xfrm', 'policy', 'add', ...taken], ns);
     const before = policyDump(ns);
-    assert.throws(() => applyIpsec(encrypted(), { netns: ns }), (e: unknown) => e instanceof StateError && /peer cluster-a.*dir out src 172\.16\.0\.0\/16 dst 10\.1\.0\.0\/16.*not Strait's/.test(e.message));
+    assert.throws(
+      () => applyIpsec(encrypted(), { netns: ns }),
+      (e: unknown) =>
+        e instanceof StateError && /peer cluster-a.*dir out src 172\.16\.0\.0\/16 dst 10\.1\.0\.0\/16.*not Strait's/.test(e.message),
+    );
     assert.deepEqual(policyDump(ns), before);
   });
 
@@ -125,8 +205,15 @@ describe('IPsec apply (real kernel)', function () {
       error = err;
       logger.error({ err }, 'apply failed'); // as the agent would log it
     }
-    const seen = [...lines, ...(error ? [String(error), (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(error)] : [])].join('\n');
-    const secrets = [secretBytes.toString('hex'), secretBytes.toString('base64'), ...plan.states.map((s) => s.key.reveal().toString('hex'))];
+    const seen = [
+      ...lines,
+      ...(error ? [String(error), (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(error)] : []),
+    ].join('\n');
+    const secrets = [
+      secretBytes.toString('hex'),
+      secretBytes.toString('base64'),
+      ...plan.states.map((s) => s.key.reveal().toString('hex')),
+    ];
     for (const secret of secrets) assert.ok(!seen.toLowerCase().includes(secret.toLowerCase()), `key material in: ${seen}`);
     return { error, seen };
   };
@@ -135,7 +222,10 @@ describe('IPsec apply (real kernel)', function () {
     // With ESP the states go in; without, the kernel refuses them: either way the keys were sent.
     const { started, error } = recordChildProcesses(() => applyIpsec(encrypted(), { netns: ns }));
     assert.ok(error === undefined || error instanceof IpsecError, String(error));
-    assert.deepEqual(started.map((c) => c.argv), []);
+    assert.deepEqual(
+      started.map((c) => c.argv),
+      [],
+    );
   });
 
   it('installs the ESP states (SPI, reqid, if_id, AES-GCM), keeps them on an unchanged plan, puts back a key changed by hand, rotates keys with the secret, removes them with the policies, and logs no key @esp', async function () {
@@ -144,13 +234,21 @@ describe('IPsec apply (real kernel)', function () {
     assert.equal(applyCapturing(plan).error, undefined);
     const keyHex = (p: IpsecPlan) => p.states.map((s) => s.key.reveal().toString('hex'));
     /** `ip xfrm state`, keys of `keys` named by their index, any other 20-byte key as KEY. */
-    const states = (keys: string[]) => keys.reduce((text, k, i) => text.replaceAll(`0x${k}`, `KEY${i}`), ip(['xfrm', 'state'], ns)).replace(/0x[0-9a-f]{40}/g, 'KEY');
+    const states = (keys: string[]) =>
+      keys.reduce((text, k, i) => text.replaceAll(`0x${k}`, `KEY${i}`), ip(['xfrm', 'state'], ns)).replace(/0x[0-9a-f]{40}/g, 'KEY');
     const dump = states(keyHex(plan));
     for (const s of plan.states) {
-      assert.ok(dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`), dump);
+      assert.ok(
+        dump.includes(`src ${s.src} dst ${s.dst}\n\tproto esp spi 0x${s.spi.toString(16).padStart(8, '0')} reqid ${reqidA} mode tunnel`),
+        dump,
+      );
     }
     assert.equal((dump.match(/\tif_id 0x7\n/g) ?? []).length, 2, dump);
-    assert.deepEqual(dump.match(/aead rfc4106\(gcm\(aes\)\) KEY\d 128/g)?.sort(), ['aead rfc4106(gcm(aes)) KEY0 128', 'aead rfc4106(gcm(aes)) KEY1 128'], dump);
+    assert.deepEqual(
+      dump.match(/aead rfc4106\(gcm\(aes\)\) KEY\d 128/g)?.sort(),
+      ['aead rfc4106(gcm(aes)) KEY0 128', 'aead rfc4106(gcm(aes)) KEY1 128'],
+      dump,
+    );
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
     // An unchanged plan replaces nothing: an ESP state replaced at every reconcile resets its SA.
     assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 0, updated: 0, removed: 0 });
@@ -159,16 +257,52 @@ describe('IPsec apply (real kernel)', function () {
     const [first] = plan.states;
     const spi = `0x${first!.spi.toString(16).padStart(8, '0')}`;
     ip(['xfrm', 'state', 'delete', 'src', first!.src, 'dst', first!.dst, 'proto', 'esp', 'spi', spi], ns);
-    ip(['xfrm', 'state', 'add', 'src', first!.src, 'dst', first!.dst, 'proto', 'esp', 'spi', spi, 'reqid', reqidA, 'mode', 'tunnel', 'if_id', '7', 'aead', 'rfc4106(gcm(aes))', `0x${'11'.repeat(20)}`, '128'], ns);
+    ip(
+      [
+        'xfrm',
+        'state',
+        'add',
+        'src',
+        first!.src,
+        'dst',
+        first!.dst,
+        'proto',
+        'esp',
+        'spi',
+        spi,
+        'reqid',
+        reqidA,
+        'mode',
+        'tunnel',
+        'if_id',
+        '7',
+        'aead',
+        'rfc4106(gcm(aes))',
+        `0x${'11'.repeat(20)}`,
+        '128',
+      ],
+      ns,
+    );
     assert.deepEqual(applyIpsec(plan, { netns: ns }), { added: 0, updated: 1, removed: 0 });
-    assert.deepEqual(states(keyHex(plan)).match(/aead rfc4106\(gcm\(aes\)\) KEY\d? 128/g)?.sort(), ['aead rfc4106(gcm(aes)) KEY0 128', 'aead rfc4106(gcm(aes)) KEY1 128']);
+    assert.deepEqual(
+      states(keyHex(plan))
+        .match(/aead rfc4106\(gcm\(aes\)\) KEY\d? 128/g)
+        ?.sort(),
+      ['aead rfc4106(gcm(aes)) KEY0 128', 'aead rfc4106(gcm(aes)) KEY1 128'],
+    );
 
     // A new secret: new SPIs and keys; the old states go, the policies stay.
     const rotated = encrypted([['cluster-a', peeringSecret('secret', Buffer.alloc(32, 0x5a))]]);
     assert.deepEqual(applyIpsec(rotated, { netns: ns }), { added: 2, updated: 0, removed: 2 });
     const after = states(keyHex(rotated));
-    assert.deepEqual(after.match(/aead rfc4106\(gcm\(aes\)\) KEY\d? 128/g)?.sort(), ['aead rfc4106(gcm(aes)) KEY0 128', 'aead rfc4106(gcm(aes)) KEY1 128']);
-    assert.deepEqual(after.match(/spi 0x[0-9a-f]{8}/g)?.sort(), rotated.states.map((s) => `spi 0x${s.spi.toString(16).padStart(8, '0')}`).sort());
+    assert.deepEqual(after.match(/aead rfc4106\(gcm\(aes\)\) KEY\d? 128/g)?.sort(), [
+      'aead rfc4106(gcm(aes)) KEY0 128',
+      'aead rfc4106(gcm(aes)) KEY1 128',
+    ]);
+    assert.deepEqual(
+      after.match(/spi 0x[0-9a-f]{8}/g)?.sort(),
+      rotated.states.map((s) => `spi 0x${s.spi.toString(16).padStart(8, '0')}`).sort(),
+    );
     assert.deepEqual(policyDump(ns), expectedPolicies().sort());
 
     assert.deepEqual(applyIpsec(encrypted([]), { netns: ns }), { added: 0, updated: 0, removed: 14 });

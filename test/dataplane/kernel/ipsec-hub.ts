@@ -11,4 +11,5 @@ export function ipsecHubDocument(encrypted: readonly string[], publicAddress = '
 }
 
 /** The same, typed. */
-export const ipsecHub = (encrypted: readonly string[], publicAddress?: string): NodeDataplaneSpec => readNodeDataplaneSpec(ipsecHubDocument(encrypted, publicAddress));
+export const ipsecHub = (encrypted: readonly string[], publicAddress?: string): NodeDataplaneSpec =>
+  readNodeDataplaneSpec(ipsecHubDocument(encrypted, publicAddress));

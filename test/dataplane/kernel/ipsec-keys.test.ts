@@ -15,10 +15,14 @@ describe('IPsec key derivation', () => {
     // `openssl kdf -keylen 24 -kdfopt digest:SHA256 -kdfopt hexkey:3c3c.. -kdfopt salt:.. -kdfopt info:.. HKDF`;
     // a changed salt, info or length would silently break peering with every earlier release.
     const k = derivePeeringKeys(peeringSecret('secret', Buffer.alloc(32, 0x3c)), 'cluster-a', 'cluster-b');
-    assert.deepEqual([k.forward.from, k.forward.to, k.forward.spi, hex(k.forward.key)],
-      ['cluster-a', 'cluster-b', 0x445094d3, '2cf54876bcb43f2080d6a04602d816f9605a5b1e']);
-    assert.deepEqual([k.reverse.from, k.reverse.to, k.reverse.spi, hex(k.reverse.key)],
-      ['cluster-b', 'cluster-a', 0x0bd2afd4, 'f46235e1668ebeba78d32060a0ca4bf8b6da9686']);
+    assert.deepEqual(
+      [k.forward.from, k.forward.to, k.forward.spi, hex(k.forward.key)],
+      ['cluster-a', 'cluster-b', 0x445094d3, '2cf54876bcb43f2080d6a04602d816f9605a5b1e'],
+    );
+    assert.deepEqual(
+      [k.reverse.from, k.reverse.to, k.reverse.spi, hex(k.reverse.key)],
+      ['cluster-b', 'cluster-a', 0x0bd2afd4, 'f46235e1668ebeba78d32060a0ca4bf8b6da9686'],
+    );
   });
 
   it('gives both clusters the same two directions', () => {
@@ -46,8 +50,10 @@ describe('IPsec key derivation', () => {
   it('is deterministic, and a different secret or cluster pair changes everything', () => {
     const base = derivePeeringKeys(secret(), 'cluster-a', 'cluster-b');
     const again = derivePeeringKeys(secret(), 'cluster-a', 'cluster-b');
-    assert.deepEqual([again.forward.spi, hex(again.forward.key), again.reverse.spi, hex(again.reverse.key)],
-      [base.forward.spi, hex(base.forward.key), base.reverse.spi, hex(base.reverse.key)]);
+    assert.deepEqual(
+      [again.forward.spi, hex(again.forward.key), again.reverse.spi, hex(again.reverse.key)],
+      [base.forward.spi, hex(base.forward.key), base.reverse.spi, hex(base.reverse.key)],
+    );
     const otherSecret = Buffer.from(secretBytes);
     otherSecret[0]! ^= 1;
     const variants = [

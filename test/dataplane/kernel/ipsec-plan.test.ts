@@ -16,10 +16,29 @@ describe('IPsec plan', () => {
     const reqid = 0x53540007;
     // Outbound B->A, inbound A->B: the SPIs and keys of those directions for secretA (docs/kernel-fallback.md,
     // computed with `openssl kdf ... HKDF`).
-    assert.deepEqual(plan.states.map((s) => ({ ...s, key: s.key.reveal().toString('hex') })), [
-      { peer: 'cluster-a', src: local, dst: '203.0.113.1', spi: 0xb166d469, reqid, ifId: 7, key: '644d4660794d7a668cfded1a3cfd186c1bea5641' },
-      { peer: 'cluster-a', src: '203.0.113.1', dst: local, spi: 0x10941d78, reqid, ifId: 7, key: 'b3a0084cadbd9b3c9e7a748606e905e67a22208a' },
-    ]);
+    assert.deepEqual(
+      plan.states.map((s) => ({ ...s, key: s.key.reveal().toString('hex') })),
+      [
+        {
+          peer: 'cluster-a',
+          src: local,
+          dst: '203.0.113.1',
+          spi: 0xb166d469,
+          reqid,
+          ifId: 7,
+          key: '644d4660794d7a668cfded1a3cfd186c1bea5641',
+        },
+        {
+          peer: 'cluster-a',
+          src: '203.0.113.1',
+          dst: local,
+          spi: 0x10941d78,
+          reqid,
+          ifId: 7,
+          key: 'b3a0084cadbd9b3c9e7a748606e905e67a22208a',
+        },
+      ],
+    );
     const out = { tmplSrc: local, tmplDst: '203.0.113.1', reqid, ifId: 7, peer: 'cluster-a' };
     const back = { tmplSrc: '203.0.113.1', tmplDst: local, reqid, ifId: 7, peer: 'cluster-a' };
     const expected = [];
@@ -42,18 +61,30 @@ describe('IPsec plan', () => {
     assert.equal(plan.policies.length, 12);
     assert.ok(plan.policies.every((p) => p.peer === 'cluster-c' && p.reqid === 0x53540009 && p.ifId === 9));
     assert.deepEqual(planIpsec(ipsecHub(['cluster-a']), new Map()), { states: [], policies: [] });
-    const worker = { ...ipsecHub(['cluster-a']), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false } };
+    const worker = {
+      ...ipsecHub(['cluster-a']),
+      node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false },
+    };
     assert.deepEqual(planIpsec(worker, new Map([['cluster-a', secretA]])), { states: [], policies: [] });
   });
 
   it('starts the tunnels at the public address, else at the underlay address', () => {
-    const atUnderlay = { ...ipsecHub(['cluster-a']), node: { name: 'b-gw', role: 'gateway' as const, underlayAddress: parseIp('a', '192.0.2.11'), gatewayCandidate: false } };
+    const atUnderlay = {
+      ...ipsecHub(['cluster-a']),
+      node: { name: 'b-gw', role: 'gateway' as const, underlayAddress: parseIp('a', '192.0.2.11'), gatewayCandidate: false },
+    };
     const plan = planIpsec(atUnderlay, new Map([['cluster-a', secretA]]));
-    assert.deepEqual(plan.states.map((s) => `${s.src} -> ${s.dst}`), ['192.0.2.11 -> 203.0.113.1', '203.0.113.1 -> 192.0.2.11']);
+    assert.deepEqual(
+      plan.states.map((s) => `${s.src} -> ${s.dst}`),
+      ['192.0.2.11 -> 203.0.113.1', '203.0.113.1 -> 192.0.2.11'],
+    );
   });
 
   it('refuses a secret for an unknown or unencrypted peer', () => {
-    assert.throws(() => planIpsec(ipsecHub(['cluster-a']), new Map([['cluster-z', secretA]])), (e: unknown) => e instanceof InputError && e.field === 'secrets');
+    assert.throws(
+      () => planIpsec(ipsecHub(['cluster-a']), new Map([['cluster-z', secretA]])),
+      (e: unknown) => e instanceof InputError && e.field === 'secrets',
+    );
     assert.throws(() => planIpsec(hubSpec(), new Map([['cluster-a', secretA]])), /transport is vxlan, not ipsec/);
   });
 });

@@ -9,18 +9,23 @@ import { secretsDirectory } from '../../../src/dataplane/kernel/ipsec-secrets';
 describe('IPsec secrets directory', () => {
   let dir: string;
   const secret = Buffer.alloc(32, 0x5a).toString('base64');
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'strait-secrets-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strait-secrets-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   const refused = (peer: string, field: string, value: unknown, why: RegExp) =>
-    assert.throws(() => secretsDirectory(dir).secretFor(peer), (e: unknown) => {
-      assert.ok(e instanceof InputError, String(e));
-      assert.equal(e.field, field);
-      assert.deepEqual(e.value, value);
-      assert.match(e.message, why);
-      assert.ok(!e.message.includes(secret) && !inspect(e).includes(secret), 'the secret is not in the error');
-      return true;
-    });
+    assert.throws(
+      () => secretsDirectory(dir).secretFor(peer),
+      (e: unknown) => {
+        assert.ok(e instanceof InputError, String(e));
+        assert.equal(e.field, field);
+        assert.deepEqual(e.value, value);
+        assert.match(e.message, why);
+        assert.ok(!e.message.includes(secret) && !inspect(e).includes(secret), 'the secret is not in the error');
+        return true;
+      },
+    );
 
   it('reads an owner-only file named after the peer, base64 with a trailing newline', () => {
     writeFileSync(join(dir, 'cluster-a'), `${secret}\n`, { mode: 0o600 });

@@ -23,13 +23,21 @@ describe('KernelDatapath (real kernel)', function () {
   afterEach(() => deleteNetns(ns));
 
   const state = () => ({
-    links: run(['ip', '-n', ns, '-br', 'link']).split('\n').map((l) => l.split(/[\s@]+/)[0]).filter(Boolean).sort(),
+    links: run(['ip', '-n', ns, '-br', 'link'])
+      .split('\n')
+      .map((l) => l.split(/[\s@]+/)[0])
+      .filter(Boolean)
+      .sort(),
     table: run(['ip', '-n', ns, 'route', 'show', 'table', '18952']),
     // Rules of one priority list in the order they were added: compare them as a set.
     rules: run(['ip', '-n', ns, 'rule']).split('\n').sort().join('\n'),
     nft: run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']),
   });
-  const foreign = () => [run(['ip', '-n', ns, 'route', 'show', 'table', '100']), run(['ip', '-n', ns, 'rule']).includes('100:\tfrom all lookup 100'), run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']).includes('table ip foreign')];
+  const foreign = () => [
+    run(['ip', '-n', ns, 'route', 'show', 'table', '100']),
+    run(['ip', '-n', ns, 'rule']).includes('100:\tfrom all lookup 100'),
+    run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']).includes('table ip foreign'),
+  ];
 
   it('programs a hub gateway, changes nothing the second time, repairs what was deleted by hand, and cleans up only its own', () => {
     const dp = new KernelDatapath(ns);
@@ -55,7 +63,10 @@ describe('KernelDatapath (real kernel)', function () {
     assert.deepEqual(foreign(), before, 'foreign routes, rules and tables untouched');
 
     const removed = cleanupKernelNode(ns);
-    assert.deepEqual([removed.rules, removed.routes, removed.devices.sort(), removed.nat], [6, 9, ['stp00000007', 'stp00000009', 'strait.vxlan'], true]);
+    assert.deepEqual(
+      [removed.rules, removed.routes, removed.devices.sort(), removed.nat],
+      [6, 9, ['stp00000007', 'stp00000009', 'strait.vxlan'], true],
+    );
     const after = state();
     assert.deepEqual(after.links, ['lo', 'other0', 'other1']);
     assert.ok(!after.rules.includes('18952') && !after.rules.includes('18953'));

@@ -86,7 +86,9 @@ function sendUdp(netns: string, source: string, target: string, size?: number): 
  * An ICMP error as it arrived: its addresses, type and code, the addresses of the datagram it quotes and
  * that datagram (hex), and the checksums that do not check out.
  */
-function icmpErrors(frames: Buffer[]): { from: string; to: string; type: number; code: number; quoting: string; quote: string; checksums: string[] }[] {
+function icmpErrors(
+  frames: Buffer[],
+): { from: string; to: string; type: number; code: number; quoting: string; quote: string; checksums: string[] }[] {
   return frames.flatMap((frame) => {
     const ip = parseIpv4(frame);
     if (!ip || ip.proto !== Proto.ICMP) return [];
@@ -95,7 +97,17 @@ function icmpErrors(frames: Buffer[]): { from: string; to: string; type: number;
     if (type !== IcmpType.DestUnreachable && type !== IcmpType.TimeExceeded) return [];
     const quoted = parseIpv4(frame, icmp + 8);
     const quote = frame.subarray(icmp + 8, 14 + ip.totalLength).toString('hex');
-    return [{ from: ip.src, to: ip.dst, type, code: frame.readUInt8(icmp + 1), quoting: `${quoted?.src} -> ${quoted?.dst}`, quote, checksums: checksumProblems(frame) }];
+    return [
+      {
+        from: ip.src,
+        to: ip.dst,
+        type,
+        code: frame.readUInt8(icmp + 1),
+        quoting: `${quoted?.src} -> ${quoted?.dst}`,
+        quote,
+        checksums: checksumProblems(frame),
+      },
+    ];
   });
 }
 
@@ -104,7 +116,16 @@ const udpFragments = (frames: Buffer[]) =>
   frames.flatMap((frame) => {
     const ip = parseIpv4(frame);
     if (!ip || ip.proto !== Proto.UDP || (!ip.moreFragments && ip.fragOffset === 0)) return [];
-    return [{ src: ip.src, dst: ip.dst, offset: ip.fragOffset, more: ip.moreFragments, length: ip.totalLength, checksums: checksumProblems(frame) }];
+    return [
+      {
+        src: ip.src,
+        dst: ip.dst,
+        offset: ip.fragOffset,
+        more: ip.moreFragments,
+        length: ip.totalLength,
+        checksums: checksumProblems(frame),
+      },
+    ];
   });
 
 /** The three fragments of a datagram of `ipPayload` bytes (UDP header included) over an MTU of 1500. */
@@ -200,7 +221,11 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
 
     it("from A to our ExternalCIDR in A's view: the same host in our ExternalCIDR when no NatMapping holds it", () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.9'), { local: '10.50.0.9', from: '10.1.0.7', replyFrom: '172.17.0.9' });
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.9'), {
+        local: '10.50.0.9',
+        from: '10.1.0.7',
+        replyFrom: '172.17.0.9',
+      });
     });
 
     it('from A to a NatMapping address: its local endpoint; the reply comes from the address A dialled', () => {
@@ -214,12 +239,20 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
     it("with C: C's view of our networks, not A's, both ways", () => {
       assert.deepEqual(sendUdp(topology.pod, '10.0.0.6', '10.2.0.5'), { local: '10.2.0.5', from: '192.168.0.6', replyFrom: '10.2.0.5' });
-      assert.deepEqual(sendUdp(topology.peerC, '10.2.0.5', '192.168.0.5'), { local: '10.0.0.5', from: '10.2.0.5', replyFrom: '192.168.0.5' });
+      assert.deepEqual(sendUdp(topology.peerC, '10.2.0.5', '192.168.0.5'), {
+        local: '10.0.0.5',
+        from: '10.2.0.5',
+        replyFrom: '192.168.0.5',
+      });
       assert.deepEqual(sendUdp(topology.peerC, '10.2.0.5', '10.90.0.1'), { local: '10.0.0.6', from: '10.2.0.5', replyFrom: '10.90.0.1' });
     });
 
     it("hub transit: A dials a NatMapping of C's pod; C sees our transit address in C's view, A the address it dialled", () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2'), { local: '10.2.0.5', from: '10.90.0.254', replyFrom: '172.17.0.2' });
+      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2'), {
+        local: '10.2.0.5',
+        from: '10.90.0.254',
+        replyFrom: '172.17.0.2',
+      });
     });
   });
 
@@ -263,41 +296,77 @@ describe('fallback: nftables NAT (real kernel)', function () {
      * error must arrive quoting the datagram exactly as its sender sent it, but for the TTL it had where
      * the error was raised: each forwarding hop takes one.
      */
-    const cases: { what: string; from: () => string; sent: Ipv4Fields; l4: L4; at: () => string; error: { from: string; to: string; type: number; code: number }; quoted: Ipv4Fields }[] = [
+    const cases: {
+      what: string;
+      from: () => string;
+      sent: Ipv4Fields;
+      l4: L4;
+      at: () => string;
+      error: { from: string; to: string; type: number; code: number };
+      quoted: Ipv4Fields;
+    }[] = [
       {
         what: "from A, about our pod's UDP datagram: to our pod, quoting its home addresses (inner UDP checksum fixed)",
-        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.7' }, l4: question,
-        at: () => topology.pod, error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable }, quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
+        from: () => topology.pod,
+        sent: { src: '10.0.0.5', dst: '10.1.0.7' },
+        l4: question,
+        at: () => topology.pod,
+        error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable },
+        quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
       },
       {
         what: 'from A, about a UDP datagram with a zero checksum (stays zero)',
-        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.7' }, l4: questionZero,
-        at: () => topology.pod, error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable }, quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
+        from: () => topology.pod,
+        sent: { src: '10.0.0.5', dst: '10.1.0.7' },
+        l4: questionZero,
+        at: () => topology.pod,
+        error: { from: '10.1.0.7', to: '10.0.0.5', ...portUnreachable },
+        quoted: { src: '10.0.0.5', dst: '10.1.0.7', ttl: 63 },
       },
       {
         what: "from a router in A, about our pod's TCP segment (time exceeded)",
-        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 }, l4: syn,
-        at: () => topology.pod, error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded }, quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
+        from: () => topology.pod,
+        sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 },
+        l4: syn,
+        at: () => topology.pod,
+        error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded },
+        quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
       },
       {
         what: "from a router in A, about our pod's ICMP echo (time exceeded)",
-        from: () => topology.pod, sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 }, l4: echo,
-        at: () => topology.pod, error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded }, quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
+        from: () => topology.pod,
+        sent: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 2 },
+        l4: echo,
+        at: () => topology.pod,
+        error: { from: '100.64.1.2', to: '10.0.0.5', ...timeExceeded },
+        quoted: { src: '10.0.0.5', dst: '10.1.0.99', ttl: 1 },
       },
       {
         what: "toward A, our pod's error about A's datagram: from, and quoting, the address A sent to",
-        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.16.0.5' }, l4: question,
-        at: () => topology.peerA, error: { from: '172.16.0.5', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.16.0.5', ttl: 63 },
+        from: () => topology.peerA,
+        sent: { src: '10.1.0.7', dst: '172.16.0.5' },
+        l4: question,
+        at: () => topology.peerA,
+        error: { from: '172.16.0.5', to: '10.1.0.7', ...portUnreachable },
+        quoted: { src: '10.1.0.7', dst: '172.16.0.5', ttl: 63 },
       },
       {
         what: 'toward A, through a NatMapping: from, and quoting, the NatMapping address A dialled',
-        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.17.0.1' }, l4: question,
-        at: () => topology.peerA, error: { from: '172.17.0.1', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.17.0.1', ttl: 63 },
+        from: () => topology.peerA,
+        sent: { src: '10.1.0.7', dst: '172.17.0.1' },
+        l4: question,
+        at: () => topology.peerA,
+        error: { from: '172.17.0.1', to: '10.1.0.7', ...portUnreachable },
+        quoted: { src: '10.1.0.7', dst: '172.17.0.1', ttl: 63 },
       },
       {
         what: "in hub transit: C's error to our transit address, about A's datagram, reaches A from, and quoting, the address A dialled",
-        from: () => topology.peerA, sent: { src: '10.1.0.7', dst: '172.17.0.2' }, l4: question,
-        at: () => topology.peerA, error: { from: '172.17.0.2', to: '10.1.0.7', ...portUnreachable }, quoted: { src: '10.1.0.7', dst: '172.17.0.2', ttl: 63 },
+        from: () => topology.peerA,
+        sent: { src: '10.1.0.7', dst: '172.17.0.2' },
+        l4: question,
+        at: () => topology.peerA,
+        error: { from: '172.17.0.2', to: '10.1.0.7', ...portUnreachable },
+        quoted: { src: '10.1.0.7', dst: '172.17.0.2', ttl: 63 },
       },
     ];
     for (const c of cases) {
@@ -307,7 +376,9 @@ describe('fallback: nftables NAT (real kernel)', function () {
         const arriving = await capture(c.at());
         sendDatagram(c.from(), datagram(c.sent, c.l4));
         await waitFor('the ICMP error', () => icmpErrors(arriving.frames()).length > 0, 5_000);
-        assert.deepEqual(icmpErrors(await arriving.stop()), [{ ...c.error, quoting: `${c.quoted.src} -> ${c.quoted.dst}`, quote: datagram(c.quoted, c.l4).toString('hex'), checksums: [] }]);
+        assert.deepEqual(icmpErrors(await arriving.stop()), [
+          { ...c.error, quoting: `${c.quoted.src} -> ${c.quoted.dst}`, quote: datagram(c.quoted, c.l4).toString('hex'), checksums: [] },
+        ]);
       });
     }
 
@@ -315,22 +386,34 @@ describe('fallback: nftables NAT (real kernel)', function () {
     // after a line; sendUdp checks it came back whole).
     const fragmentCases = [
       {
-        what: 'from our pod to A: fragments from our pod in A\'s view, and the reply\'s to our pod',
-        from: () => topology.pod, to: () => topology.peerA, source: '10.0.0.5', target: '10.1.0.7',
+        what: "from our pod to A: fragments from our pod in A's view, and the reply's to our pod",
+        from: () => topology.pod,
+        to: () => topology.peerA,
+        source: '10.0.0.5',
+        target: '10.1.0.7',
         echo: { local: '10.1.0.7', from: '172.16.0.5', replyFrom: '10.1.0.7' },
-        there: threeFragments('172.16.0.5', '10.1.0.7', 8 + 3000), back: threeFragments('10.1.0.7', '10.0.0.5', 8 + 40 + 1 + 3000),
+        there: threeFragments('172.16.0.5', '10.1.0.7', 8 + 3000),
+        back: threeFragments('10.1.0.7', '10.0.0.5', 8 + 40 + 1 + 3000),
       },
       {
-        what: 'from A to a NatMapping address: fragments to its endpoint, and the reply\'s from the address A dialled',
-        from: () => topology.peerA, to: () => topology.pod, source: '10.1.0.7', target: '172.17.0.1',
+        what: "from A to a NatMapping address: fragments to its endpoint, and the reply's from the address A dialled",
+        from: () => topology.peerA,
+        to: () => topology.pod,
+        source: '10.1.0.7',
+        target: '172.17.0.1',
         echo: { local: '10.0.0.6', from: '10.1.0.7', replyFrom: '172.17.0.1' },
-        there: threeFragments('10.1.0.7', '10.0.0.6', 8 + 3000), back: threeFragments('172.17.0.1', '10.1.0.7', 8 + 38 + 1 + 3000),
+        there: threeFragments('10.1.0.7', '10.0.0.6', 8 + 3000),
+        back: threeFragments('172.17.0.1', '10.1.0.7', 8 + 38 + 1 + 3000),
       },
       {
-        what: 'in hub transit from A to C: fragments from our transit address in C\'s view, and the reply\'s from the address A dialled',
-        from: () => topology.peerA, to: () => topology.peerC, source: '10.1.0.7', target: '172.17.0.2',
+        what: "in hub transit from A to C: fragments from our transit address in C's view, and the reply's from the address A dialled",
+        from: () => topology.peerA,
+        to: () => topology.peerC,
+        source: '10.1.0.7',
+        target: '172.17.0.2',
         echo: { local: '10.2.0.5', from: '10.90.0.254', replyFrom: '172.17.0.2' },
-        there: threeFragments('10.90.0.254', '10.2.0.5', 8 + 3000), back: threeFragments('172.17.0.2', '10.1.0.7', 8 + 41 + 1 + 3000),
+        there: threeFragments('10.90.0.254', '10.2.0.5', 8 + 3000),
+        back: threeFragments('172.17.0.2', '10.1.0.7', 8 + 41 + 1 + 3000),
       },
     ];
     for (const c of fragmentCases) {
@@ -386,7 +469,24 @@ describe('fallback: nftables NAT (real kernel)', function () {
       {
         name: 'iptables-nft',
         install: (netns: string) => {
-          run(['ip', 'netns', 'exec', netns, 'iptables-nft', '-t', 'nat', '-A', 'POSTROUTING', '-s', '10.0.0.0/16', '!', '-d', '10.0.0.0/16', '-j', 'MASQUERADE']);
+          run([
+            'ip',
+            'netns',
+            'exec',
+            netns,
+            'iptables-nft',
+            '-t',
+            'nat',
+            '-A',
+            'POSTROUTING',
+            '-s',
+            '10.0.0.0/16',
+            '!',
+            '-d',
+            '10.0.0.0/16',
+            '-j',
+            'MASQUERADE',
+          ]);
         },
       },
     ];
@@ -419,7 +519,11 @@ describe('fallback: nftables NAT (real kernel)', function () {
         worker.node.role = 'worker';
         assert.deepEqual(applyNat(natRuleset(worker, devices), topology.gateway), { changed: true });
         assert.deepEqual(sendUdp(topology.pod, '10.0.0.5', '10.1.0.7'), { local: '10.1.0.7', from: '10.0.0.5', replyFrom: '10.1.0.7' });
-        assert.equal(sendUdp(topology.pod, '10.0.0.5', '198.51.100.7').from, MASQUERADED, 'outside the remote prefixes the CNI still masquerades');
+        assert.equal(
+          sendUdp(topology.pod, '10.0.0.5', '198.51.100.7').from,
+          MASQUERADED,
+          'outside the remote prefixes the CNI still masquerades',
+        );
         assert.deepEqual(applyNat(natRuleset(worker, devices), topology.gateway), { changed: false }, 'a second apply changes nothing');
       });
 
@@ -496,7 +600,11 @@ describe('fallback: nftables NAT (real kernel)', function () {
         ].join('\n'),
         netns(),
       );
-      const foreign = () => run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'ruleset']).replace(/table ip strait \{[\s\S]*?\n\}\n|table inet strait_filter \{[\s\S]*?\n\}\n/g, '');
+      const foreign = () =>
+        run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'ruleset']).replace(
+          /table ip strait \{[\s\S]*?\n\}\n|table inet strait_filter \{[\s\S]*?\n\}\n/g,
+          '',
+        );
       const before = foreign();
       applyNat(natRuleset(spec(), devices), netns());
       assert.equal(foreign(), before);
@@ -535,10 +643,21 @@ describe('fallback: nftables NAT (real kernel)', function () {
    * natRuleset writes now must make exactly that state.
    */
   describe('the kernel state of the ruleset', () => {
-    const listings = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', '..', 'test', 'dataplane', 'kernel', 'nat-ruleset.listing.json'), 'utf8')) as Record<string, unknown>;
+    const listings = JSON.parse(
+      readFileSync(join(__dirname, '..', '..', '..', '..', 'test', 'dataplane', 'kernel', 'nat-ruleset.listing.json'), 'utf8'),
+    ) as Record<string, unknown>;
     const netns = netnsPerTest('strait-nat');
 
-    const ownedListing = () => Object.fromEntries([...liveState(netns())].map(([table, lines]) => [table, lines.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)]));
+    const ownedListing = () =>
+      Object.fromEntries(
+        [...liveState(netns())].map(([table, lines]) => [
+          table,
+          lines
+            .trimEnd()
+            .split('\n')
+            .map((line) => JSON.parse(line) as unknown),
+        ]),
+      );
     const worker = () => {
       const s = spec();
       s.node.role = 'worker';
@@ -567,7 +686,10 @@ describe('fallback: nftables NAT (real kernel)', function () {
       const rejects = (change: (s: NodeDataplaneSpecDocument) => void, field: string) => {
         const s = specDocument();
         change(s);
-        assert.throws(() => readNodeDataplaneSpec(s), (err: unknown) => err instanceof InputError && err.field === field);
+        assert.throws(
+          () => readNodeDataplaneSpec(s),
+          (err: unknown) => err instanceof InputError && err.field === field,
+        );
       };
       rejects((s) => (s.externalCIDR = '10.50.0.0/24; flush ruleset'), 'spec.externalCIDR');
       rejects((s) => (s.transitAddress = '10.50.0.254 flush ruleset'), 'spec.transitAddress');
@@ -582,7 +704,10 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
     it('refuses a tunnel interface name no interface can have', () => {
       const peerInterface = (id: number) => (id === 42 ? 'eth0" accept' : devices.peerInterface(id));
-      assert.throws(() => natRuleset(spec(), { ...devices, peerInterface }), (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)');
+      assert.throws(
+        () => natRuleset(spec(), { ...devices, peerInterface }),
+        (err: unknown) => err instanceof InputError && err.field === 'devices.peerInterface(42)',
+      );
     });
 
     describe("refuses a document with a command outside Strait's tables, naming the command and the table", () => {
@@ -592,7 +717,11 @@ describe('fallback: nftables NAT (real kernel)', function () {
       const owned = natRuleset(spec(), devices).nftables;
       const refused: { what: string; command: unknown; value: string }[] = [
         { what: 'another table', command: { add: { table: { family: 'ip', name: 'filter' } } }, value: 'add table ip filter' },
-        { what: "Strait's table name in another family", command: { add: { table: { family: 'inet', name: 'strait' } } }, value: 'add table inet strait' },
+        {
+          what: "Strait's table name in another family",
+          command: { add: { table: { family: 'inet', name: 'strait' } } },
+          value: 'add table inet strait',
+        },
         {
           what: 'a rule in a chain of another table',
           command: { add: { rule: { family: 'ip', table: 'nat', chain: 'POSTROUTING', expr: [{ masquerade: null }] } } },
@@ -621,7 +750,8 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
 describe('fallback: nftables NAT ruleset', () => {
   const chainsOf = (ruleset: NftDocument) => ruleset.nftables.flatMap((c) => ('add' in c && 'chain' in c.add ? [c.add.chain] : []));
-  const rulesOf = (ruleset: NftDocument, chain: string) => ruleset.nftables.flatMap((c) => ('add' in c && 'rule' in c.add && c.add.rule.chain === chain ? [c.add.rule.expr] : []));
+  const rulesOf = (ruleset: NftDocument, chain: string) =>
+    ruleset.nftables.flatMap((c) => ('add' in c && 'rule' in c.add && c.add.rule.chain === chain ? [c.add.rule.expr] : []));
   const syn = { match: { op: '==', left: { '&': [{ payload: { protocol: 'tcp', field: 'flags' } }, ['syn', 'rst']] }, right: 'syn' } };
   const setMss = (value: unknown) => ({ mangle: { key: { 'tcp option': { name: 'maxseg', field: 'size' } }, value } });
   const iifname = (right: unknown) => ({ match: { op: '==', left: { meta: { key: 'iifname' } }, right } });
@@ -636,7 +766,15 @@ describe('fallback: nftables NAT ruleset', () => {
       nftables: [
         { add: { table: { family: 'inet', name: 'strait_filter' } } },
         { add: { set: { ...at, name: 'remote_prefixes', type: 'ipv4_addr', flags: ['interval'] } } },
-        { add: { element: { ...at, name: 'remote_prefixes', elem: [prefix('10.1.0.0', 16), prefix('10.2.0.0', 20), prefix('10.60.0.0', 24), prefix('10.70.0.0', 24)] } } },
+        {
+          add: {
+            element: {
+              ...at,
+              name: 'remote_prefixes',
+              elem: [prefix('10.1.0.0', 16), prefix('10.2.0.0', 20), prefix('10.60.0.0', 24), prefix('10.70.0.0', 24)],
+            },
+          },
+        },
         // srcnat - 5
         { add: { chain: { ...at, name: 'avoid_masquerade', type: 'nat', hook: 'postrouting', prio: 95, policy: 'accept' } } },
         {

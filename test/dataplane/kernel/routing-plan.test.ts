@@ -7,17 +7,20 @@ import { type RoutePlan, planKernelRouting } from '../../../src/dataplane/kernel
 import { hubSpec } from '../../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
-const show = (r: RoutePlan) => (r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`);
+const show = (r: RoutePlan) =>
+  r.unreachable ? `unreachable ${r.prefix} metric ${r.metric}` : `${r.prefix}${r.via ? ` via ${r.via}` : ''} dev ${r.device}`;
 // The backstops' metric is the largest there is (docs/kernel-fallback.md), so any real route wins.
 const backstops = ['10.1.0.0/16', '10.60.0.0/24', '10.2.0.0/20', '10.70.0.0/24'].map((p) => `unreachable ${p} metric 4294967295`);
 
 describe('fallback routing plan (pure)', () => {
   it('derives the same tunnel VNI and MACs at both ends of a peering, never the overlay VNI', () => {
-    fc.assert(fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
-      const vni = peeringVni(a, b, overlay);
-      assert.equal(vni, peeringVni(b, a, overlay));
-      assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
-    }));
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 0xffffff }), (a, b, overlay) => {
+        const vni = peeringVni(a, b, overlay);
+        assert.equal(vni, peeringVni(b, a, overlay));
+        assert.ok(vni >= 1 && vni <= 0xffffff && vni !== overlay);
+      }),
+    );
     assert.notEqual(tunnelMac('a', 'b'), tunnelMac('b', 'a'), 'each end has its own MAC');
     assert.match(overlayMac('c', 'n1'), /^02(:[0-9a-f]{2}){5}$/);
     assert.equal(tunnelDevice(7), 'stp00000007');
@@ -61,9 +64,15 @@ describe('fallback routing plan (pure)', () => {
   });
 
   it('plans a worker: remote prefixes via the active gateway through the overlay, and a new gateway is only new next hops', () => {
-    const worker = { ...hubSpec(), node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false } };
+    const worker = {
+      ...hubSpec(),
+      node: { name: 'b-worker', role: 'worker' as const, underlayAddress: parseIp('a', '192.0.2.12'), gatewayCandidate: false },
+    };
     const plan = planKernelRouting(worker);
-    assert.deepEqual(plan.devices.map((d) => d.name), ['strait.vxlan']);
+    assert.deepEqual(
+      plan.devices.map((d) => d.name),
+      ['strait.vxlan'],
+    );
     assert.deepEqual(plan.routes.map(show), [
       ...backstops,
       '10.1.0.0/16 via 192.0.2.11 dev strait.vxlan',
@@ -71,7 +80,10 @@ describe('fallback routing plan (pure)', () => {
       '10.2.0.0/20 via 192.0.2.11 dev strait.vxlan',
       '10.70.0.0/24 via 192.0.2.11 dev strait.vxlan',
     ]);
-    assert.equal(plan.rules.every((r) => r.priority === 18952 && r.to !== undefined), true);
+    assert.equal(
+      plan.rules.every((r) => r.priority === 18952 && r.to !== undefined),
+      true,
+    );
     const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: parseIp('a', '192.0.2.13') } });
     assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
     assert.ok(failover.routes.every((r) => r.unreachable || r.via === '192.0.2.13'));
@@ -82,13 +94,28 @@ describe('fallback routing plan (pure)', () => {
     // 1500 less tunnel-mode ESP with AES-GCM over IPv4, with room for UDP encapsulation (docs/kernel-fallback.md).
     assert.deepEqual(plan.devices[1], { name: 'stp00000007', ifId: 7, mtu: 1420 });
     const jumbo = planKernelRouting(ipsecHub(['cluster-a']), new Set(), { vxlan: 8950, ipsec: 8920 });
-    assert.deepEqual(jumbo.devices.map((d) => [d.name, d.mtu]), [['strait.vxlan', 8950], ['stp00000007', 8920], ['stp00000009', 8950]], 'every tunnel device gets the MTU of its kind');
-    assert.deepEqual(plan.neighbours.map((n) => n.device), ['strait.vxlan', 'stp00000009'], 'no neighbour on an xfrm interface');
+    assert.deepEqual(
+      jumbo.devices.map((d) => [d.name, d.mtu]),
+      [
+        ['strait.vxlan', 8950],
+        ['stp00000007', 8920],
+        ['stp00000009', 8950],
+      ],
+      'every tunnel device gets the MTU of its kind',
+    );
+    assert.deepEqual(
+      plan.neighbours.map((n) => n.device),
+      ['strait.vxlan', 'stp00000009'],
+      'no neighbour on an xfrm interface',
+    );
     assert.deepEqual(plan.routes.map(show).slice(4, 6), ['10.1.0.0/16 dev stp00000007', '10.60.0.0/24 dev stp00000007']);
     assert.ok(plan.rules.some((r) => r.iif === 'stp00000007'));
 
     const blocked = planKernelRouting(ipsecHub(['cluster-a']), new Set(['cluster-a']));
-    assert.deepEqual(blocked.devices.map((d) => d.name), ['strait.vxlan', 'stp00000009']);
+    assert.deepEqual(
+      blocked.devices.map((d) => d.name),
+      ['strait.vxlan', 'stp00000009'],
+    );
     // Only the backstop matches A's prefixes: rejected, never sent in the clear or by the main table.
     assert.deepEqual(blocked.routes.filter((r) => ['10.1.0.0/16', '10.60.0.0/24'].includes(r.prefix)).map(show), backstops.slice(0, 2));
     assert.ok(!blocked.rules.some((r) => r.iif === 'stp00000007'));

@@ -162,21 +162,32 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
       stdout: objects.map((o) => `${o} ${changed.has(o) ? 'configured' : 'unchanged'}\n`).join(''),
       stderr: '',
     });
-    const config = await t.kubeConfig.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: 'strait-config', namespace: 'strait-system' });
+    const config = await t.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ name: 'strait-config', namespace: 'strait-system' });
     assert.deepEqual(config.data, { clusterId: 'west', logLevel: 'info' });
-    const deployment = await t.kubeConfig.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'strait-controller', namespace: 'strait-system' });
+    const deployment = await t.kubeConfig
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: 'strait-controller', namespace: 'strait-system' });
     assert.deepEqual(deployment.spec?.template.metadata?.annotations, { 'checksum/config': '2' });
-    assert.deepEqual(deployment.spec?.template.spec?.containers?.map(({ name, image, args }) => ({ name, image, args })), [
-      { name: 'controller', image: 'strait:0.1.0', args: ['controller', '--kubernetes'] },
-      { name: 'metrics', image: 'strait:0.1.0', args: ['metrics'] },
-    ]);
+    assert.deepEqual(
+      deployment.spec?.template.spec?.containers?.map(({ name, image, args }) => ({ name, image, args })),
+      [
+        { name: 'controller', image: 'strait:0.1.0', args: ['controller', '--kubernetes'] },
+        { name: 'metrics', image: 'strait:0.1.0', args: ['metrics'] },
+      ],
+    );
 
     const deleted = objects.map((o) => {
       const [resource, name] = o.split('/');
       return `${resource} "${name}" deleted\n`;
     });
     assert.deepEqual(await kubectl('delete', '-f', path), { code: 0, stdout: deleted.join(''), stderr: '' });
-    assert.deepEqual(await kubectl('get', 'sa,cm,deploy,ds,svc,role,rolebinding', '-n', 'strait-system'), { code: 0, stdout: '', stderr: 'No resources found in strait-system namespace.\n' });
+    assert.deepEqual(await kubectl('get', 'sa,cm,deploy,ds,svc,role,rolebinding', '-n', 'strait-system'), {
+      code: 0,
+      stdout: '',
+      stderr: 'No resources found in strait-system namespace.\n',
+    });
   });
 
   it('gets daemonsets, deployments, service accounts and cluster roles at once with the real columns', async () => {
@@ -207,10 +218,21 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
     const namespaced = lines(run.stdout);
     assert.equal(namespaced[0], 'NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE SELECTOR');
-    assert.match(namespaced[1]!, /^service\/strait-controller-metrics ClusterIP <none> <none> 9090\/TCP \d+s app\.kubernetes\.io\/component=controller$/);
+    assert.match(
+      namespaced[1]!,
+      /^service\/strait-controller-metrics ClusterIP <none> <none> 9090\/TCP \d+s app\.kubernetes\.io\/component=controller$/,
+    );
     assert.equal(namespaced[3], 'NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS');
-    assert.match(namespaced[4]!, /^rolebinding\.rbac\.authorization\.k8s\.io\/strait-controller Role\/strait-controller \d+s strait-operators strait-system\/strait-controller$/);
-    const cluster = await kubectl('get', 'pc,validatingadmissionpolicies,validatingadmissionpolicybindings', '-l', 'app.kubernetes.io/name=strait');
+    assert.match(
+      namespaced[4]!,
+      /^rolebinding\.rbac\.authorization\.k8s\.io\/strait-controller Role\/strait-controller \d+s strait-operators strait-system\/strait-controller$/,
+    );
+    const cluster = await kubectl(
+      'get',
+      'pc,validatingadmissionpolicies,validatingadmissionpolicybindings',
+      '-l',
+      'app.kubernetes.io/name=strait',
+    );
     assert.deepEqual({ code: cluster.code, stderr: cluster.stderr }, { code: 0, stderr: '' });
     const got = lines(cluster.stdout);
     assert.equal(got[0], 'NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY');
@@ -218,7 +240,10 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
     assert.equal(got[3], 'NAME VALIDATIONS PARAMKIND AGE');
     assert.match(got[4]!, /^validatingadmissionpolicy\.admissionregistration\.k8s\.io\/strait-agent-own-node 1 <unset> \d+s$/);
     assert.equal(got[6], 'NAME POLICYNAME PARAMREF AGE');
-    assert.match(got[7]!, /^validatingadmissionpolicybinding\.admissionregistration\.k8s\.io\/strait-agent-own-node strait-agent-own-node <unset> \d+s$/);
+    assert.match(
+      got[7]!,
+      /^validatingadmissionpolicybinding\.admissionregistration\.k8s\.io\/strait-agent-own-node strait-agent-own-node <unset> \d+s$/,
+    );
   });
 
   it('refuses a re-apply that changes a container image (a $setElementOrder directive) with 422 naming it, and leaves the Deployment as it was', async () => {
@@ -229,10 +254,15 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
     assert.equal(run.code, 1);
     assert.equal(
       run.stderr,
-      'The Deployment "strait-controller" is invalid: spec.template.spec: Forbidden: strategic merge patch directive "$setElementOrder/containers" is not supported by this API server, '
-        + 'which applies a strategic merge patch as a JSON merge patch: send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)\n',
+      'The Deployment "strait-controller" is invalid: spec.template.spec: Forbidden: strategic merge patch directive "$setElementOrder/containers" is not supported by this API server, ' +
+        'which applies a strategic merge patch as a JSON merge patch: send a JSON merge patch or a JSON patch, or replace the object (kubectl replace, kubectl apply --force)\n',
     );
-    const deployment = await t.kubeConfig.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'strait-controller', namespace: 'strait-system' });
-    assert.deepEqual(deployment.spec?.template.spec?.containers?.map((c) => c.image), ['strait:0.1.0', 'strait:0.1.0']);
+    const deployment = await t.kubeConfig
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: 'strait-controller', namespace: 'strait-system' });
+    assert.deepEqual(
+      deployment.spec?.template.spec?.containers?.map((c) => c.image),
+      ['strait:0.1.0', 'strait:0.1.0'],
+    );
   });
 });

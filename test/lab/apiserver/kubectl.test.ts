@@ -48,7 +48,10 @@ describe('lab API server with kubectl 1.31', function () {
 
   it('gets nodes with NAME, STATUS and AGE, printing nothing on stderr (no discovery errors)', async () => {
     await t.kubeConfig.makeApiClient(CoreV1Api).createNode({
-      body: { metadata: { name: 'node-a' }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }] } },
+      body: {
+        metadata: { name: 'node-a' },
+        status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }] },
+      },
     });
     const run = await kubectl('get', 'nodes');
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
@@ -64,7 +67,12 @@ describe('lab API server with kubectl 1.31', function () {
     writeFileSync(path, manifest('n1', 'west'));
     assert.deepEqual(await kubectl('apply', '-f', path), { code: 0, stdout: 'nodedataplane.strait.io/n1 configured\n', stderr: '' });
     const custom = t.kubeConfig.makeApiClient(CustomObjectsApi);
-    const applied = (await custom.getClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes', name: 'n1' })) as {
+    const applied = (await custom.getClusterCustomObject({
+      group: 'strait.io',
+      version: 'v1alpha1',
+      plural: 'nodedataplanes',
+      name: 'n1',
+    })) as {
       metadata: { generation: number; annotations: Record<string, string> };
       spec: { clusterId: string };
     };
@@ -73,7 +81,13 @@ describe('lab API server with kubectl 1.31', function () {
     assert.match(applied.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']!, /"clusterId":"west"/);
 
     await custom.patchClusterCustomObjectStatus(
-      { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes', name: 'n1', body: { status: { ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 2 } } },
+      {
+        group: 'strait.io',
+        version: 'v1alpha1',
+        plural: 'nodedataplanes',
+        name: 'n1',
+        body: { status: { ready: true, time: new Date().toISOString(), dataplane: 'ebpf', specGeneration: 2 } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     const get = await kubectl('get', 'nodedataplanes');
@@ -86,7 +100,11 @@ describe('lab API server with kubectl 1.31', function () {
   });
 
   it('gets all four strait kinds at once with -A', async () => {
-    assert.deepEqual(await kubectl('apply', '-f', file('n1.yaml', manifest('n1', 'east'))), { code: 0, stdout: 'nodedataplane.strait.io/n1 created\n', stderr: '' });
+    assert.deepEqual(await kubectl('apply', '-f', file('n1.yaml', manifest('n1', 'east'))), {
+      code: 0,
+      stdout: 'nodedataplane.strait.io/n1 created\n',
+      stderr: '',
+    });
     const run = await kubectl('get', 'networkconfigs,tunnelendpoints,natmappings,nodedataplanes', '-A');
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
     const [header, row, ...more] = lines(run.stdout);
@@ -97,14 +115,25 @@ describe('lab API server with kubectl 1.31', function () {
 
   it('deletes a NodeDataplane; getting it then is NotFound', async () => {
     await kubectl('apply', '-f', file('n1.yaml', manifest('n1', 'east')));
-    assert.deepEqual(await kubectl('delete', 'nodedataplane', 'n1'), { code: 0, stdout: 'nodedataplane.strait.io "n1" deleted\n', stderr: '' });
-    assert.deepEqual(await kubectl('get', 'nodedataplane', 'n1'), { code: 1, stdout: '', stderr: 'Error from server (NotFound): nodedataplanes.strait.io "n1" not found\n' });
+    assert.deepEqual(await kubectl('delete', 'nodedataplane', 'n1'), {
+      code: 0,
+      stdout: 'nodedataplane.strait.io "n1" deleted\n',
+      stderr: '',
+    });
+    assert.deepEqual(await kubectl('get', 'nodedataplane', 'n1'), {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (NotFound): nodedataplanes.strait.io "n1" not found\n',
+    });
   });
 
   it('refuses a NodeDataplane with a bad podCIDR naming the field, and one with an unknown field (kubectl sends fieldValidation=Strict)', async () => {
     const bad = await kubectl('apply', '-f', file('bad.yaml', manifest('bad', 'east', '10.0.0.0/33')));
     assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, 'The NodeDataplane "bad" is invalid: spec.podCIDR: Invalid value: "10.0.0.0/33": spec.podCIDR in body must be of type cidr: "10.0.0.0/33"\n');
+    assert.equal(
+      bad.stderr,
+      'The NodeDataplane "bad" is invalid: spec.podCIDR: Invalid value: "10.0.0.0/33": spec.podCIDR in body must be of type cidr: "10.0.0.0/33"\n',
+    );
     const path = file('unknown.yaml', manifest('odd', 'east', '10.1.0.0/16', '  colour: blue\n'));
     const unknown = await kubectl('apply', '-f', path);
     assert.equal(unknown.code, 1);
@@ -116,14 +145,19 @@ describe('lab API server with kubectl 1.31', function () {
 
   it('prints, with get -w, an object created after it started', async () => {
     await kubectl('apply', '-f', file('n0.yaml', manifest('n0', 'east')));
-    const watcher = spawn(kubectlPath, ['get', 'nodedataplanes', '-w'], { env: { HOME: t.dir, KUBECONFIG: t.kubeconfigPath, PATH: process.env.PATH } });
+    const watcher = spawn(kubectlPath, ['get', 'nodedataplanes', '-w'], {
+      env: { HOME: t.dir, KUBECONFIG: t.kubeconfigPath, PATH: process.env.PATH },
+    });
     let stdout = '';
     let stderr = '';
     watcher.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     watcher.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const rows = (n: number) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`kubectl get -w printed no ${n} lines: ${JSON.stringify(stdout)} ${stderr}`)), 10_000);
+        const timer = setTimeout(
+          () => reject(new Error(`kubectl get -w printed no ${n} lines: ${JSON.stringify(stdout)} ${stderr}`)),
+          10_000,
+        );
         const check = () => lines(stdout).length >= n && (clearTimeout(timer), resolve());
         watcher.stdout.on('data', check);
         check();

@@ -79,7 +79,10 @@ describe('strait-lab apiserver (the process)', function () {
 
     child!.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(() => resolve('still running 5 s after SIGTERM'), 5000)))]);
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => (timer = setTimeout(() => resolve('still running 5 s after SIGTERM'), 5000))),
+    ]);
     clearTimeout(timer);
     assert.equal(code, 0);
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
@@ -98,15 +101,27 @@ describe('strait-lab apiserver (the process)', function () {
   });
 
   it('refuses both --kubeconfig and --kubeconfig-out, naming the option', async () => {
-    await assert.rejects(start('--kubeconfig', join(dir, 'a'), '--kubeconfig-out', join(dir, 'b')), /--kubeconfig-out: give --kubeconfig or --kubeconfig-out, not both/);
+    await assert.rejects(
+      start('--kubeconfig', join(dir, 'a'), '--kubeconfig-out', join(dir, 'b')),
+      /--kubeconfig-out: give --kubeconfig or --kubeconfig-out, not both/,
+    );
   });
 
   it('authenticates the users of --token-auth-file (their groups too) and authorizes them by RBAC; an unknown token is 401; no token is logged', async () => {
     writeFileSync(join(dir, 'token'), 'admin-token-5d1e\n');
     writeFileSync(join(dir, 'users.csv'), 'alice-token-9b2f,alice,uid-alice,"operators,dev"\nbob-token-61aa,bob,uid-bob\n');
     const kubeconfig = join(dir, 'kubeconfig');
-    const { output } = await start('--token-file', join(dir, 'token'), '--token-auth-file', join(dir, 'users.csv'), '--kubeconfig', kubeconfig);
-    writeFileSync(join(dir, 'binding.yaml'), `apiVersion: rbac.authorization.k8s.io/v1
+    const { output } = await start(
+      '--token-file',
+      join(dir, 'token'),
+      '--token-auth-file',
+      join(dir, 'users.csv'),
+      '--kubeconfig',
+      kubeconfig,
+    );
+    writeFileSync(
+      join(dir, 'binding.yaml'),
+      `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: operators-view, namespace: default}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: configmap-lister}
@@ -116,7 +131,8 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: configmap-lister}
 rules: [{apiGroups: [""], resources: [configmaps], verbs: [list]}]
-`);
+`,
+    );
     assert.equal((await kubectl(kubeconfig, dir, 'apply', '-f', join(dir, 'binding.yaml'))).code, 0);
     // The lab's kubeconfig with another user's token.
     const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string }[] };
@@ -125,14 +141,24 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [list]}]
       writeFileSync(path, stringify({ ...config, users: [{ name: config.users[0]!.name, user: { token } }] }));
       return (...args: string[]) => kubectl(path, dir, ...args);
     };
-    assert.deepEqual(await as('alice-token-9b2f')('get', 'configmaps'), { code: 0, stdout: '', stderr: 'No resources found in default namespace.\n' });
+    assert.deepEqual(await as('alice-token-9b2f')('get', 'configmaps'), {
+      code: 0,
+      stdout: '',
+      stderr: 'No resources found in default namespace.\n',
+    });
     assert.deepEqual(await as('bob-token-61aa')('get', 'configmaps'), {
       code: 1,
       stdout: '',
-      stderr: 'Error from server (Forbidden): configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"\n',
+      stderr:
+        'Error from server (Forbidden): configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "default"\n',
     });
-    assert.deepEqual(await as('carol-token-0000')('get', 'configmaps'), { code: 1, stdout: '', stderr: 'error: You must be logged in to the server (Unauthorized)\n' });
-    for (const token of ['admin-token-5d1e', 'alice-token-9b2f', 'bob-token-61aa']) assert.ok(!output.stderr.includes(token), 'a token is in the log');
+    assert.deepEqual(await as('carol-token-0000')('get', 'configmaps'), {
+      code: 1,
+      stdout: '',
+      stderr: 'error: You must be logged in to the server (Unauthorized)\n',
+    });
+    for (const token of ['admin-token-5d1e', 'alice-token-9b2f', 'bob-token-61aa'])
+      assert.ok(!output.stderr.includes(token), 'a token is in the log');
     assert.match(output.stderr, /"msg":"configmaps is forbidden: User \\"bob\\" cannot list resource/);
   });
 });

@@ -13,7 +13,12 @@ import { type TestApiServer, nodeDataplaneObject, rawRequest, startTestApiServer
 import { kubectl } from '../../support/k8s-tools';
 
 const alice: TokenUser = { token: 'alice-token-3c81d0', name: 'alice', uid: 'uid-alice', groups: ['operators'] };
-const agent: TokenUser = { token: 'agent-token-e50b4a', name: 'system:serviceaccount:strait-system:strait-agent', uid: 'uid-agent', groups: ['system:serviceaccounts'] };
+const agent: TokenUser = {
+  token: 'agent-token-e50b4a',
+  name: 'system:serviceaccount:strait-system:strait-agent',
+  uid: 'uid-agent',
+  groups: ['system:serviceaccounts'],
+};
 
 const policy = `apiVersion: v1
 kind: Namespace
@@ -75,7 +80,8 @@ describe('lab API server: RBAC with kubectl 1.31', function () {
       [['get', '/metrics'], no],
       [['create', 'selfsubjectaccessreviews', '-A'], yes],
     ] as const;
-    for (const [question, answer] of answers) assert.deepEqual(await asAlice('auth', 'can-i', ...question), answer, `can-i ${question.join(' ')}`);
+    for (const [question, answer] of answers)
+      assert.deepEqual(await asAlice('auth', 'can-i', ...question), answer, `can-i ${question.join(' ')}`);
     assert.deepEqual(await admin('auth', 'can-i', '*', '*', '-A'), yes);
   });
 
@@ -89,7 +95,8 @@ describe('lab API server: RBAC with kubectl 1.31', function () {
     assert.deepEqual(await asAlice('get', 'configmaps', '--as', 'bob'), {
       code: 1,
       stdout: '',
-      stderr: 'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope\n',
+      stderr:
+        'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope\n',
     });
   });
 
@@ -97,14 +104,20 @@ describe('lab API server: RBAC with kubectl 1.31', function () {
     assert.deepEqual(await asAlice('get', 'secrets'), {
       code: 1,
       stdout: '',
-      stderr: 'Error from server (Forbidden): secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"\n',
+      stderr:
+        'Error from server (Forbidden): secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"\n',
     });
     // kubectl get -w lists (allowed), then watches: refused, and kubectl shows no message for it, as with a real server.
-    assert.deepEqual(await asAlice('get', 'configmaps', '-w'), { code: 1, stdout: '', stderr: 'Error from server (Forbidden): unknown (get configmaps)\n' });
+    assert.deepEqual(await asAlice('get', 'configmaps', '-w'), {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (Forbidden): unknown (get configmaps)\n',
+    });
     assert.deepEqual(await asAlice('get', '--raw', '/api/v1/namespaces/default/configmaps?watch=true'), {
       code: 1,
       stdout: '',
-      stderr: 'Error from server (Forbidden): configmaps is forbidden: User "alice" cannot watch resource "configmaps" in API group "" in the namespace "default"\n',
+      stderr:
+        'Error from server (Forbidden): configmaps is forbidden: User "alice" cannot watch resource "configmaps" in API group "" in the namespace "default"\n',
     });
   });
 
@@ -115,36 +128,75 @@ describe('lab API server: RBAC with kubectl 1.31', function () {
     // a Status (server/handler.go serviceErrorHandler → apierrors.NewGenericServerResponse).
     const manifests = join(t.dir, 'objects.yaml');
     const dataplanes = ['n1', 'n2'].map((n) => nodeDataplaneObject(n));
-    writeFileSync(manifests, [...dataplanes, ...['n1', 'n2'].map((n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: n } }))].map((o) => stringify(o)).join('---\n'));
+    writeFileSync(
+      manifests,
+      [...dataplanes, ...['n1', 'n2'].map((n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: n } }))]
+        .map((o) => stringify(o))
+        .join('---\n'),
+    );
     assert.equal((await admin('create', '-f', manifests)).code, 0);
-    const stored = async () => (await admin('get', 'nodes,nodedataplanes', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion} {end}')).stdout;
+    const stored = async () =>
+      (
+        await admin(
+          'get',
+          'nodes,nodedataplanes',
+          '-o',
+          'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion} {end}',
+        )
+      ).stdout;
     const before = await stored();
     assert.match(before, /^Node\/n1@\d+ Node\/n2@\d+ NodeDataplane\/n1@\d+ NodeDataplane\/n2@\d+ $/);
 
     const asAgent = (...args: string[]) => kubectl(t.kubeconfigFor(agent.token).path, t.dir, ...args);
     const body = join(t.dir, 'n2.json');
     writeFileSync(body, JSON.stringify(nodeDataplaneObject('n2', { clusterId: 'west' })));
-    const refused = { code: 1, stdout: '', stderr: 'Error from server (MethodNotAllowed): the server does not allow this method on the requested resource\n' };
+    const refused = {
+      code: 1,
+      stdout: '',
+      stderr: 'Error from server (MethodNotAllowed): the server does not allow this method on the requested resource\n',
+    };
     for (const args of [
       ['delete', '--raw', '/api/v1/watch/nodes'],
       ['delete', '--raw', '/api/v1/watch/nodes/n2'],
       ['delete', '--raw', '/apis/strait.io/v1alpha1/watch/nodedataplanes'],
       ['create', '--raw', '/apis/strait.io/v1alpha1/watch/nodedataplanes', '-f', body],
       ['replace', '--raw', '/apis/strait.io/v1alpha1/watch/nodedataplanes/n2', '-f', body],
-    ]) assert.deepEqual(await asAgent(...args), refused, args.join(' '));
+    ])
+      assert.deepEqual(await asAgent(...args), refused, args.join(' '));
     // kubectl sends no PATCH to a raw path: a JSON merge patch as any HTTP client would send it.
     const patched = await rawRequest(t, 'PATCH', '/apis/strait.io/v1alpha1/watch/nodedataplanes/n2', {
       token: agent.token,
       headers: { 'Content-Type': 'application/merge-patch+json' },
       body: JSON.stringify({ spec: { clusterId: 'west' } }),
     });
-    assert.deepEqual({ code: patched.code, status: JSON.parse(patched.body) }, {
-      code: 405,
-      status: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', details: {}, code: 405 },
-    });
+    assert.deepEqual(
+      { code: patched.code, status: JSON.parse(patched.body) },
+      {
+        code: 405,
+        status: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'the server does not allow this method on the requested resource',
+          reason: 'MethodNotAllowed',
+          details: {},
+          code: 405,
+        },
+      },
+    );
     assert.equal(await stored(), before, 'nothing changed');
     // GET of the same paths is the (deprecated) watch the agent may open.
     const watched = await asAgent('get', '--raw', '/apis/strait.io/v1alpha1/watch/nodedataplanes/n2?timeoutSeconds=1');
-    assert.deepEqual({ code: watched.code, events: watched.stdout.trim().split('\n').map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`) }, { code: 0, events: ['ADDED n2'] });
+    assert.deepEqual(
+      {
+        code: watched.code,
+        events: watched.stdout
+          .trim()
+          .split('\n')
+          .map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`),
+      },
+      { code: 0, events: ['ADDED n2'] },
+    );
   });
 });

@@ -47,7 +47,11 @@ const forbiddenStatus = (message: string, details: Record<string, string>) => ({
 });
 
 /** The first event of a watch on `path` (it must come within 5 s), or the error that ended it. */
-function firstWatchEvent(kubeConfig: KubeConfig, path: string, query: Record<string, string>): Promise<{ type: string; name: string } | { error: number }> {
+function firstWatchEvent(
+  kubeConfig: KubeConfig,
+  path: string,
+  query: Record<string, string>,
+): Promise<{ type: string; name: string } | { error: number }> {
   return new Promise((resolve, reject) => {
     let abort: AbortController | undefined;
     const timer = setTimeout(() => {
@@ -60,9 +64,14 @@ function firstWatchEvent(kubeConfig: KubeConfig, path: string, query: Record<str
       resolve(value);
     };
     void new Watch(kubeConfig)
-      .watch(path, query, (type, object: { metadata: { name: string } }) => end({ type, name: object.metadata.name }), (err: { statusCode?: number } | null) => {
-        if (err?.statusCode) end({ error: err.statusCode });
-      })
+      .watch(
+        path,
+        query,
+        (type, object: { metadata: { name: string } }) => end({ type, name: object.metadata.name }),
+        (err: { statusCode?: number } | null) => {
+          if (err?.statusCode) end({ error: err.statusCode });
+        },
+      )
       .then((a) => (abort = a), reject);
   });
 }
@@ -74,14 +83,25 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
   let rbac: RbacAuthorizationV1Api;
 
   /** client-node's API of `api` with `user`'s token. */
-  const as = <T>(user: TokenUser, api: new (...args: never[]) => T): T => t.kubeconfigFor(user.token).kubeConfig.makeApiClient(api as never) as T;
+  const as = <T>(user: TokenUser, api: new (...args: never[]) => T): T =>
+    t.kubeconfigFor(user.token).kubeConfig.makeApiClient(api as never) as T;
 
-  const role = (namespace: string, name: string, rules: V1PolicyRule[]) => rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  const role = (namespace: string, name: string, rules: V1PolicyRule[]) =>
+    rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
   const roleBinding = (namespace: string, name: string, roleRef: { kind: string; name: string }, subjects: object[]) =>
-    rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef }, subjects: subjects as never } });
+    rbac.createNamespacedRoleBinding({
+      namespace,
+      body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef }, subjects: subjects as never },
+    });
   const clusterRole = (name: string, rules: V1PolicyRule[]) => rbac.createClusterRole({ body: { metadata: { name }, rules } });
   const clusterRoleBinding = (name: string, roleName: string, subjects: object[]) =>
-    rbac.createClusterRoleBinding({ body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: subjects as never } });
+    rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+        subjects: subjects as never,
+      },
+    });
   const agentSubject = { kind: 'ServiceAccount', name: 'strait-agent', namespace: 'strait-system' };
 
   beforeEach(async () => {
@@ -102,60 +122,118 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     const agentCore = as(agent, CoreV1Api);
 
     assert.deepEqual((await agentCore.readNamespacedConfigMap({ name: 'c1', namespace: 'strait-system' })).data, { a: '1' });
-    assert.deepEqual((await agentCore.listNamespacedConfigMap({ namespace: 'strait-system' })).items.map((c) => c.metadata?.name), ['c1']);
+    assert.deepEqual(
+      (await agentCore.listNamespacedConfigMap({ namespace: 'strait-system' })).items.map((c) => c.metadata?.name),
+      ['c1'],
+    );
     const agentConfig = t.kubeconfigFor(agent.token).kubeConfig;
-    assert.deepEqual(await firstWatchEvent(agentConfig, '/api/v1/namespaces/strait-system/configmaps', { resourceVersion: '0' }), { type: 'ADDED', name: 'c1' });
+    assert.deepEqual(await firstWatchEvent(agentConfig, '/api/v1/namespaces/strait-system/configmaps', { resourceVersion: '0' }), {
+      type: 'ADDED',
+      name: 'c1',
+    });
 
     const user = 'User "system:serviceaccount:strait-system:strait-agent"';
-    const create = await apiFailure(agentCore.createNamespacedConfigMap({ namespace: 'strait-system', body: { metadata: { name: 'c2' } } }));
+    const create = await apiFailure(
+      agentCore.createNamespacedConfigMap({ namespace: 'strait-system', body: { metadata: { name: 'c2' } } }),
+    );
     assert.deepEqual(create, {
       code: 403,
-      status: forbiddenStatus(`configmaps is forbidden: ${user} cannot create resource "configmaps" in API group "" in the namespace "strait-system"`, { kind: 'configmaps' }),
+      status: forbiddenStatus(
+        `configmaps is forbidden: ${user} cannot create resource "configmaps" in API group "" in the namespace "strait-system"`,
+        { kind: 'configmaps' },
+      ),
     });
     const refused = [
-      [agentCore.readNamespacedSecret({ name: 's1', namespace: 'strait-system' }), `secrets "s1" is forbidden: ${user} cannot get resource "secrets" in API group "" in the namespace "strait-system"`],
-      [agentCore.deleteNamespacedConfigMap({ name: 'c1', namespace: 'strait-system' }), `configmaps "c1" is forbidden: ${user} cannot delete resource "configmaps" in API group "" in the namespace "strait-system"`],
-      [agentCore.listNamespacedConfigMap({ namespace: 'other' }), `configmaps is forbidden: ${user} cannot list resource "configmaps" in API group "" in the namespace "other"`],
-      [agentCore.listConfigMapForAllNamespaces(), `configmaps is forbidden: ${user} cannot list resource "configmaps" in API group "" at the cluster scope`],
+      [
+        agentCore.readNamespacedSecret({ name: 's1', namespace: 'strait-system' }),
+        `secrets "s1" is forbidden: ${user} cannot get resource "secrets" in API group "" in the namespace "strait-system"`,
+      ],
+      [
+        agentCore.deleteNamespacedConfigMap({ name: 'c1', namespace: 'strait-system' }),
+        `configmaps "c1" is forbidden: ${user} cannot delete resource "configmaps" in API group "" in the namespace "strait-system"`,
+      ],
+      [
+        agentCore.listNamespacedConfigMap({ namespace: 'other' }),
+        `configmaps is forbidden: ${user} cannot list resource "configmaps" in API group "" in the namespace "other"`,
+      ],
+      [
+        agentCore.listConfigMapForAllNamespaces(),
+        `configmaps is forbidden: ${user} cannot list resource "configmaps" in API group "" at the cluster scope`,
+      ],
       [agentCore.listNode(), `nodes is forbidden: ${user} cannot list resource "nodes" in API group "" at the cluster scope`],
     ] as const;
     for (const [call, message] of refused) {
       const failed = await apiFailure(call);
       assert.deepEqual([failed.code, failed.status.message], [403, message]);
     }
-    assert.deepEqual((await core.listNamespacedConfigMap({ namespace: 'strait-system' })).items.map((c) => c.metadata?.name), ['c1'], 'a refused request writes nothing');
+    assert.deepEqual(
+      (await core.listNamespacedConfigMap({ namespace: 'strait-system' })).items.map((c) => c.metadata?.name),
+      ['c1'],
+      'a refused request writes nothing',
+    );
   });
 
   it('matches a rule with resourceNames only for a request naming that object: get, update, a list or watch selecting it by metadata.name; never a create or an unselected list', async () => {
-    await role('strait-system', 'own-lease', [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['strait-node-n1'], verbs: ['get', 'update', 'list', 'watch', 'create'] }]);
+    await role('strait-system', 'own-lease', [
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['strait-node-n1'],
+        verbs: ['get', 'update', 'list', 'watch', 'create'],
+      },
+    ]);
     await roleBinding('strait-system', 'own-lease', { kind: 'Role', name: 'own-lease' }, [agentSubject]);
     const admin = t.kubeConfig.makeApiClient(CoordinationV1Api);
-    for (const name of ['strait-node-n1', 'strait-node-n2']) await admin.createNamespacedLease({ namespace: 'strait-system', body: { metadata: { name }, spec: { holderIdentity: name } } });
+    for (const name of ['strait-node-n1', 'strait-node-n2'])
+      await admin.createNamespacedLease({ namespace: 'strait-system', body: { metadata: { name }, spec: { holderIdentity: name } } });
     const leases = as(agent, CoordinationV1Api);
 
     const own = await leases.readNamespacedLease({ name: 'strait-node-n1', namespace: 'strait-system' });
-    const renewed = await leases.replaceNamespacedLease({ name: 'strait-node-n1', namespace: 'strait-system', body: { ...own, spec: { ...own.spec, leaseDurationSeconds: 1 } } });
+    const renewed = await leases.replaceNamespacedLease({
+      name: 'strait-node-n1',
+      namespace: 'strait-system',
+      body: { ...own, spec: { ...own.spec, leaseDurationSeconds: 1 } },
+    });
     assert.equal(renewed.spec?.leaseDurationSeconds, 1);
     const selected = await leases.listNamespacedLease({ namespace: 'strait-system', fieldSelector: 'metadata.name=strait-node-n1' });
-    assert.deepEqual(selected.items.map((l) => l.metadata?.name), ['strait-node-n1']);
     assert.deepEqual(
-      await firstWatchEvent(t.kubeconfigFor(agent.token).kubeConfig, '/apis/coordination.k8s.io/v1/namespaces/strait-system/leases', { fieldSelector: 'metadata.name=strait-node-n1' }),
+      selected.items.map((l) => l.metadata?.name),
+      ['strait-node-n1'],
+    );
+    assert.deepEqual(
+      await firstWatchEvent(t.kubeconfigFor(agent.token).kubeConfig, '/apis/coordination.k8s.io/v1/namespaces/strait-system/leases', {
+        fieldSelector: 'metadata.name=strait-node-n1',
+      }),
       { type: 'ADDED', name: 'strait-node-n1' },
     );
 
-    const cannot = (verb: string) => `User "${agent.name}" cannot ${verb} resource "leases" in API group "coordination.k8s.io" in the namespace "strait-system"`;
+    const cannot = (verb: string) =>
+      `User "${agent.name}" cannot ${verb} resource "leases" in API group "coordination.k8s.io" in the namespace "strait-system"`;
     const refused = [
-      [leases.readNamespacedLease({ name: 'strait-node-n2', namespace: 'strait-system' }), `leases.coordination.k8s.io "strait-node-n2" is forbidden: ${cannot('get')}`, { name: 'strait-node-n2', group: 'coordination.k8s.io', kind: 'leases' }],
-      [leases.listNamespacedLease({ namespace: 'strait-system' }), `leases.coordination.k8s.io is forbidden: ${cannot('list')}`, { group: 'coordination.k8s.io', kind: 'leases' }],
+      [
+        leases.readNamespacedLease({ name: 'strait-node-n2', namespace: 'strait-system' }),
+        `leases.coordination.k8s.io "strait-node-n2" is forbidden: ${cannot('get')}`,
+        { name: 'strait-node-n2', group: 'coordination.k8s.io', kind: 'leases' },
+      ],
+      [
+        leases.listNamespacedLease({ namespace: 'strait-system' }),
+        `leases.coordination.k8s.io is forbidden: ${cannot('list')}`,
+        { group: 'coordination.k8s.io', kind: 'leases' },
+      ],
       [
         leases.listNamespacedLease({ namespace: 'strait-system', fieldSelector: 'metadata.name=strait-node-n2' }),
         `leases.coordination.k8s.io "strait-node-n2" is forbidden: ${cannot('list')}`,
         { name: 'strait-node-n2', group: 'coordination.k8s.io', kind: 'leases' },
       ],
       // A create names its object only in the body: resourceNames never allow it.
-      [leases.createNamespacedLease({ namespace: 'strait-system', body: { metadata: { name: 'strait-node-n1' } } }), `leases.coordination.k8s.io is forbidden: ${cannot('create')}`, { group: 'coordination.k8s.io', kind: 'leases' }],
+      [
+        leases.createNamespacedLease({ namespace: 'strait-system', body: { metadata: { name: 'strait-node-n1' } } }),
+        `leases.coordination.k8s.io is forbidden: ${cannot('create')}`,
+        { group: 'coordination.k8s.io', kind: 'leases' },
+      ],
     ] as const;
-    for (const [call, message, details] of refused) assert.deepEqual(await apiFailure(call), { code: 403, status: forbiddenStatus(message, details) });
+    for (const [call, message, details] of refused)
+      assert.deepEqual(await apiFailure(call), { code: 403, status: forbiddenStatus(message, details) });
   });
 
   it('limits a ClusterRole bound by a RoleBinding to that namespace; bound by a ClusterRoleBinding to a group, it holds everywhere', async () => {
@@ -164,9 +242,15 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     const aliceCore = as(alice, CoreV1Api);
     assert.deepEqual((await aliceCore.listNamespacedConfigMap({ namespace: 'other' })).items, []);
     const elsewhere = await apiFailure(aliceCore.listNamespacedConfigMap({ namespace: 'strait-system' }));
-    assert.deepEqual([elsewhere.code, elsewhere.status.message], [403, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "strait-system"']);
+    assert.deepEqual(
+      [elsewhere.code, elsewhere.status.message],
+      [403, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "strait-system"'],
+    );
     const everywhere = await apiFailure(aliceCore.listConfigMapForAllNamespaces());
-    assert.deepEqual([everywhere.code, everywhere.status.message], [403, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" at the cluster scope']);
+    assert.deepEqual(
+      [everywhere.code, everywhere.status.message],
+      [403, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" at the cluster scope'],
+    );
 
     await clusterRoleBinding('operators-list', 'configmap-lister', [{ kind: 'Group', name: 'operators' }]);
     assert.deepEqual((await aliceCore.listNamespacedConfigMap({ namespace: 'strait-system' })).items, []);
@@ -184,25 +268,35 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     const spec = { spec: { clusterId: 'west' } };
 
     const agentCustom = as(agent, CustomObjectsApi);
-    const patched = (await agentCustom.patchClusterCustomObjectStatus({ ...strait, name: 'n1', body: status }, merge)) as { status: unknown };
+    const patched = (await agentCustom.patchClusterCustomObjectStatus({ ...strait, name: 'n1', body: status }, merge)) as {
+      status: unknown;
+    };
     assert.deepEqual(patched.status, status.status);
     const agentMain = await apiFailure(agentCustom.patchClusterCustomObject({ ...strait, name: 'n1', body: spec }, merge));
     assert.deepEqual(agentMain, {
       code: 403,
-      status: forbiddenStatus(`nodedataplanes.strait.io "n1" is forbidden: User "${agent.name}" cannot patch resource "nodedataplanes" in API group "strait.io" at the cluster scope`, {
-        name: 'n1',
-        group: 'strait.io',
-        kind: 'nodedataplanes',
-      }),
+      status: forbiddenStatus(
+        `nodedataplanes.strait.io "n1" is forbidden: User "${agent.name}" cannot patch resource "nodedataplanes" in API group "strait.io" at the cluster scope`,
+        {
+          name: 'n1',
+          group: 'strait.io',
+          kind: 'nodedataplanes',
+        },
+      ),
     });
 
     const aliceCustom = as(alice, CustomObjectsApi);
-    const respec = (await aliceCustom.patchClusterCustomObject({ ...strait, name: 'n1', body: spec }, merge)) as { spec: { clusterId: string } };
+    const respec = (await aliceCustom.patchClusterCustomObject({ ...strait, name: 'n1', body: spec }, merge)) as {
+      spec: { clusterId: string };
+    };
     assert.equal(respec.spec.clusterId, 'west');
     const aliceStatus = await apiFailure(aliceCustom.patchClusterCustomObjectStatus({ ...strait, name: 'n1', body: status }, merge));
     assert.deepEqual(
       [aliceStatus.code, aliceStatus.status.message],
-      [403, 'nodedataplanes.strait.io "n1" is forbidden: User "alice" cannot patch resource "nodedataplanes/status" in API group "strait.io" at the cluster scope'],
+      [
+        403,
+        'nodedataplanes.strait.io "n1" is forbidden: User "alice" cannot patch resource "nodedataplanes/status" in API group "strait.io" at the cluster scope',
+      ],
     );
   });
 
@@ -230,16 +324,23 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     assert.deepEqual(await firstWatchEvent(agentConfig, '/api/v1/namespaces/strait-system/configmaps', {}), { error: 403 });
     assert.deepEqual(await firstWatchEvent(agentConfig, '/api/v1/namespaces/other/configmaps', {}), { type: 'ADDED', name: 'c1' });
     const list = await apiFailure(agentCore.listNamespacedConfigMap({ namespace: 'other' }));
-    assert.deepEqual([list.code, list.status.message], [403, `configmaps is forbidden: User "${agent.name}" cannot list resource "configmaps" in API group "" in the namespace "other"`]);
+    assert.deepEqual(
+      [list.code, list.status.message],
+      [403, `configmaps is forbidden: User "${agent.name}" cannot list resource "configmaps" in API group "" in the namespace "other"`],
+    );
   });
 
   it('answers a SelfSubjectAccessReview with the binding that allows, or not allowed; any authenticated user may ask', async () => {
     await role('strait-system', 'reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]);
-    await roleBinding('strait-system', 'reader-binding', { kind: 'Role', name: 'reader' }, [{ kind: 'ServiceAccount', name: 'strait-agent' }]);
+    await roleBinding('strait-system', 'reader-binding', { kind: 'Role', name: 'reader' }, [
+      { kind: 'ServiceAccount', name: 'strait-agent' },
+    ]);
     const reviews = as(agent, AuthorizationV1Api);
     // As plain JSON: client-node's classes hold every field, set or not.
     const ask = async (resourceAttributes: Record<string, string>) =>
-      JSON.parse(JSON.stringify((await reviews.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } })).status)) as unknown;
+      JSON.parse(
+        JSON.stringify((await reviews.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } })).status),
+      ) as unknown;
     assert.deepEqual(await ask({ verb: 'get', resource: 'configmaps', namespace: 'strait-system', name: 'c1' }), {
       allowed: true,
       reason: 'RBAC: allowed by RoleBinding "reader-binding/strait-system" of Role "reader" to ServiceAccount "strait-agent/strait-system"',
@@ -256,34 +357,55 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString()));
         res.on('end', () => resolve({ code: res.statusCode!, body }));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
-    assert.deepEqual({ code: raw.code, status: JSON.parse(raw.body) }, { code: 403, status: forbiddenStatus('forbidden: User "alice" cannot get path "/"', {}) });
+    assert.deepEqual(
+      { code: raw.code, status: JSON.parse(raw.body) },
+      { code: 403, status: forbiddenStatus('forbidden: User "alice" cannot get path "/"', {}) },
+    );
 
     await roleBinding('other', 'dangling', { kind: 'Role', name: 'missing' }, [{ kind: 'User', name: 'alice' }]);
     const dangling = await apiFailure(as(alice, CoreV1Api).listNamespacedConfigMap({ namespace: 'other' }));
     assert.deepEqual(
       [dangling.code, dangling.status.message],
-      [403, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "other": RBAC: role.rbac.authorization.k8s.io "missing" not found'],
+      [
+        403,
+        'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "other": RBAC: role.rbac.authorization.k8s.io "missing" not found',
+      ],
     );
   });
 
   it('logs every refusal at warn with the user, the groups, the request and the message', async () => {
     await apiFailure(as(alice, CoreV1Api).readNamespacedSecret({ name: 's1', namespace: 'other' }));
     const refusals = captured.lines.filter((l) => l.level === 40);
-    assert.deepEqual(refusals.map(({ user, groups, verb, group, resource, subresource, namespace, name, msg }) => ({ user, groups, verb, group, resource, subresource, namespace, name, msg })), [
-      {
-        user: 'alice',
-        groups: ['operators', 'system:authenticated'],
-        verb: 'get',
-        group: '',
-        resource: 'secrets',
-        subresource: '',
-        namespace: 'other',
-        name: 's1',
-        msg: 'secrets "s1" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "other"',
-      },
-    ]);
+    assert.deepEqual(
+      refusals.map(({ user, groups, verb, group, resource, subresource, namespace, name, msg }) => ({
+        user,
+        groups,
+        verb,
+        group,
+        resource,
+        subresource,
+        namespace,
+        name,
+        msg,
+      })),
+      [
+        {
+          user: 'alice',
+          groups: ['operators', 'system:authenticated'],
+          verb: 'get',
+          group: '',
+          resource: 'secrets',
+          subresource: '',
+          namespace: 'other',
+          name: 's1',
+          msg: 'secrets "s1" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "other"',
+        },
+      ],
+    );
     assert.ok(!captured.text().includes(alice.token), 'the token is in the log');
   });
 });

@@ -25,6 +25,11 @@ function paceOption(value: string): LabPaceName {
   return value;
 }
 
+/** The timeouts of a pace, loaded only by the verbs that run a lab here (a lab across machines loads its own). */
+async function labPace(name: LabPaceName) {
+  return (await import('./pace')).labPaces[name];
+}
+
 const nodeHelp = 'a lab across machines: this machine is the node NAME of the topology (docs/lab.md, "A lab across machines"; vagrant/)';
 const paceHelp = "host, or emulated: an emulated VM's timeouts (heartbeats 120 s, rounds of 1 s, convergence 300 s, 2 probes at once)";
 
@@ -76,7 +81,7 @@ export function registerLabCommands(lab: Command): void {
           ).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
           return undefined;
         }
-        const { labPaces } = await import('./pace');
+        const pace = await labPace(paceOption(opts.pace));
         await (
           await import('./lab')
         ).labUp(opts.topology, {
@@ -84,7 +89,7 @@ export function registerLabCommands(lab: Command): void {
           dataplane,
           controlPlane: controlPlaneOption(opts.controlPlane),
           say,
-          ...labPaces[paceOption(opts.pace)].lab,
+          ...pace.lab,
         });
         return undefined;
       }),
@@ -103,7 +108,7 @@ export function registerLabCommands(lab: Command): void {
         const failed =
           opts.node !== undefined
             ? await (await import('./machine')).machineTest(runDir(), opts.node, pace, say)
-            : (await (await import('./lab-test')).labTest(runDir(), say, (await import('./pace')).labPaces[pace].test)).failed;
+            : (await (await import('./lab-test')).labTest(runDir(), say, (await labPace(pace)).test)).failed;
         if (failed > 0) process.exitCode = 1;
         return undefined;
       }),

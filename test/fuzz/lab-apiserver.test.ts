@@ -36,7 +36,8 @@ const validSpecs: Record<string, Record<string, unknown>> = {
   Pod: { spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } },
   Secret: { type: 'Opaque', data: { k: 'dg==' } },
   ConfigMap: { data: { k: 'v' } },
-  Event: { involvedObject: { kind: 'Node', name: 'n1' }, reason: 'R', message: 'm', type: 'Normal' },
+  // About a Pod of its namespace: an Event about a cluster-scoped object belongs in `default` (built-in-validation.ts).
+  Event: { involvedObject: { kind: 'Pod', name: 'p', namespace: ns }, reason: 'R', message: 'm', type: 'Normal' },
   Lease: { spec: { holderIdentity: 'x', leaseDurationSeconds: 4 } },
   ServiceAccount: {},
   Service: { spec: { ports: [{ port: 80 }] } },

@@ -51,13 +51,14 @@ export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Pr
       create: (body) => rbac.createClusterRoleBinding({ body }),
       replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }),
     },
+    // In the namespace each names: the release's, or `default` for the controller's Events.
     Role: {
-      create: (body) => rbac.createNamespacedRole({ namespace: chartNamespace, body }),
-      replace: (body) => rbac.replaceNamespacedRole({ namespace: chartNamespace, name: body.metadata.name, body }),
+      create: (body) => rbac.createNamespacedRole({ namespace: body.metadata.namespace, body }),
+      replace: (body) => rbac.replaceNamespacedRole({ namespace: body.metadata.namespace, name: body.metadata.name, body }),
     },
     RoleBinding: {
-      create: (body) => rbac.createNamespacedRoleBinding({ namespace: chartNamespace, body }),
-      replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: chartNamespace, name: body.metadata.name, body }),
+      create: (body) => rbac.createNamespacedRoleBinding({ namespace: body.metadata.namespace, body }),
+      replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: body.metadata.namespace, name: body.metadata.name, body }),
     },
   };
   for (const object of renderChart(args)) {

@@ -155,6 +155,7 @@ export class Registry {
     if (type.schema && type.statusSubresource) delete object.status;
     type.onCreate?.(object);
     if (type.schema) causes.push(...type.schema.validate(object));
+    if (type.validate) causes.push(...type.validate(object));
     if (causes.length > 0) throw invalid(type.kind, type.group, meta.name ?? '', causes);
     if (this.store.get(groupResource(type), namespace, meta.name)) throw alreadyExists(named(type, meta.name));
     const stored = options.dryRun ? object : this.store.put(groupResource(type), object);
@@ -206,10 +207,8 @@ export class Registry {
       if (type.schema && specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    if (type.schema) {
-      const causes = type.schema.validate(next);
-      if (causes.length > 0) throw invalid(type.kind, type.group, name, causes);
-    }
+    const causes = [...(type.schema?.validate(next) ?? []), ...(type.validate?.(next) ?? [])];
+    if (causes.length > 0) throw invalid(type.kind, type.group, name, causes);
     // A write that changes nothing is no write: no new resourceVersion, no watch event.
     if (canonical(next) === canonical(current)) return { object: current, code: 200, warnings };
     if (options.dryRun) return { object: next, code: 200, warnings };

@@ -20,6 +20,8 @@ import {
 } from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
+import { validateEvent } from './built-in-validation';
+import type { StatusCause } from './status';
 import { type SchemaChecker, schemaChecker } from './validation';
 
 export interface ResourceType {
@@ -54,6 +56,8 @@ export interface ResourceType {
   columns: Column[];
   /** What the real server sets on create (a Namespace is Active, a Pod Pending). */
   onCreate?: (object: KubeObject) => void;
+  /** The real server's validation of a built-in kind (./built-in-validation.ts), on create and update. */
+  validate?: (object: KubeObject) => StatusCause[];
 }
 
 /** The group of Roles, ClusterRoles and their bindings. */
@@ -165,6 +169,7 @@ export const builtInTypes: ResourceType[] = [
     namespaced: true,
     shortNames: ['ev'],
     createOnUpdate: true,
+    validate: validateEvent,
     fields: Object.fromEntries(
       ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
         `involvedObject.${f}`,

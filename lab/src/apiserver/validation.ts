@@ -128,7 +128,7 @@ const jsonType = (value: unknown) =>
           ? 'object'
           : typeof value;
 
-const invalidValue = (field: string, value: unknown, detail: string): StatusCause => ({
+export const invalidValue = (field: string, value: unknown, detail: string): StatusCause => ({
   reason: 'FieldValueInvalid',
   message: `Invalid value: ${goValue(value)}: ${detail}`,
   field,

@@ -37,12 +37,13 @@ import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import type { ApiIpamStore } from './ipam-store';
 import type { GatewayTenure } from '../election';
 import { type ReconcileResult, reconcile } from '../reconcile';
-import type { EventRecorder } from './events';
+import type { EventRecorder, EventSubject, EventType } from './events';
 import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
 import { nodeHeartbeats } from './heartbeats';
 import { type Sighting, observeRenewals } from '../sightings';
 import {
   type KubeObject,
+  type ObjectWrite,
   type OursInPeer,
   answerStatuses,
   exchangeFromObjects,
@@ -51,7 +52,7 @@ import {
   objectWrites,
   peerNetworkConfigs,
 } from './objects';
-import { StraitObjects } from './object-client';
+import { StraitObjects, type WrittenObject } from './object-client';
 import { UnseenWrites } from './unseen-writes';
 
 const clusterKey = 'cluster';
@@ -87,6 +88,8 @@ export class ClusterSync {
   private readonly leases: Informer<V1Lease>;
   /** Each configured peer's Secret, by peer: read by name, as the chart's Role grants (no other Secret). */
   private readonly secrets: Map<string, Informer<V1Secret>>;
+  /** The uids of objects we wrote, by `Kind/name`, for Events about them before the informers show them. */
+  private readonly writtenUids = new Map<string, string>();
   private readonly nodeDataplanes: Informer<KubeObject & KubernetesObject>;
   private readonly tunnelEndpoints: Informer<KubeObject & KubernetesObject>;
   private readonly networkConfigs: Informer<KubeObject & KubernetesObject>;
@@ -183,11 +186,11 @@ export class ClusterSync {
 
   /** The IPAM state from its objects; what could not be used is named (the next save replaces it). */
   private async loadIpam(): Promise<IpamState | undefined> {
-    const { ipamStore, events, config } = this.options;
+    const { ipamStore, config } = this.options;
     const state = await ipamStore.load();
     for (const problem of ipamStore.dropped) {
       this.options.log.warn({ problem }, 'IPAM object left out');
-      events.record({ kind: 'ClusterNetworks', name: config.clusterId }, 'Warning', 'IpamObjectRejected', problem);
+      this.record({ kind: 'ClusterNetworks', name: config.clusterId }, 'Warning', 'IpamObjectRejected', problem);
     }
     return state;
   }
@@ -263,7 +266,7 @@ export class ClusterSync {
    * gateway; undefined when it waited (no gateway candidate).
    */
   private async sync(): Promise<{ result: ReconcileResult; previousGateway: string | undefined } | undefined> {
-    const { config, events, log } = this.options;
+    const { config, log } = this.options;
     // Planned from caches that have not seen our last writes, a reconcile would make them again. Their
     // events queue the next one.
     if (!this.unseen.allSeen()) return;
@@ -272,7 +275,7 @@ export class ClusterSync {
     await this.linkPeers(problems);
 
     const read = clusterNodes(this.nodes.list(), this.podCIDR, config.gatewayNodeSelector);
-    for (const p of read.problems) events.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
+    for (const p of read.problems) this.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
     const nodes = read.nodes.map((n) => n.config);
     if (!nodes.some((n) => n.gatewayCandidate)) {
       log.warn(
@@ -337,8 +340,8 @@ export class ClusterSync {
     const wanted = localObjects(result, config.clusterId);
     const nd = objectWrites(wanted.nodeDataplanes, this.nodeDataplanes.list(), config.clusterId);
     const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
-    await this.writers.nodeDataplanes.apply(nd.writes, (w, rv) => this.unseen.wrote(this.nodeDataplanes, w, rv));
-    await this.writers.tunnelEndpoints.apply(te.writes, (w, rv) => this.unseen.wrote(this.tunnelEndpoints, w, rv));
+    await this.writers.nodeDataplanes.apply(nd.writes, (w, o) => this.wrote(this.nodeDataplanes, nodeDataplaneNames.kind, w, o));
+    await this.writers.tunnelEndpoints.apply(te.writes, (w, o) => this.wrote(this.tunnelEndpoints, tunnelEndpointNames.kind, w, o));
     // Our NetworkConfig into each peer's API server.
     const offers = peerNetworkConfigs(result, config.clusterId);
     for (const [peer, link] of this.peers) {
@@ -346,8 +349,8 @@ export class ClusterSync {
       const name = networkConfigName(config.clusterId, peer);
       const existing = link.ours.get(name);
       const wanted = offers.get(peer);
-      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, rv) =>
-        this.unseen.wrote(link.ours, w, rv),
+      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, o) =>
+        this.unseen.wrote(link.ours, w, o?.resourceVersion),
       );
     }
     // A former peer's offer here: its access to our API server went with the peering (the chart binds
@@ -355,8 +358,8 @@ export class ClusterSync {
     for (const object of this.networkConfigs.list()) {
       const owner = (object.spec as { clusterId?: unknown } | undefined)?.clusterId;
       if (typeof owner !== 'string' || owner === config.clusterId || config.peers.includes(owner)) continue;
-      await this.writers.networkConfigs.apply(objectWrites([], [object], owner).writes, (w, rv) =>
-        this.unseen.wrote(this.networkConfigs, w, rv),
+      await this.writers.networkConfigs.apply(objectWrites([], [object], owner).writes, (w, o) =>
+        this.unseen.wrote(this.networkConfigs, w, o?.resourceVersion),
       );
     }
     for (const [name, status] of answerStatuses(result, config.clusterId)) {
@@ -368,9 +371,32 @@ export class ClusterSync {
     return { result, previousGateway: previous?.gateway };
   }
 
+  /** A write of ours done: awaited in the informer's cache, and its uid kept until the cache has it. */
+  private wrote(cache: Informer<StraitObject>, kind: string, write: ObjectWrite, object?: WrittenObject): void {
+    this.unseen.wrote(cache, write, object?.resourceVersion);
+    const key = `${kind}/${write.op === 'delete' ? write.name : write.object.metadata.name}`;
+    if (object?.uid) this.writtenUids.set(key, object.uid);
+    else this.writtenUids.delete(key);
+  }
+
+  /**
+   * Records an Event about `subject` with its uid (`kubectl describe` matches on it): from an informer's
+   * cache, or from the answer to our write of it when the cache has not shown it yet.
+   */
+  private record(subject: EventSubject, type: EventType, reason: string, message: string): void {
+    const caches: Record<string, Informer<KubernetesObject>> = {
+      Node: this.nodes,
+      [nodeDataplaneNames.kind]: this.nodeDataplanes,
+      [tunnelEndpointNames.kind]: this.tunnelEndpoints,
+      [networkConfigNames.kind]: this.networkConfigs,
+    };
+    const uid = caches[subject.kind]?.get(subject.name)?.metadata?.uid ?? this.writtenUids.get(`${subject.kind}/${subject.name}`);
+    this.options.events.record(uid ? { ...subject, uid } : subject, type, reason, message);
+  }
+
   /** Events and log lines for what changed since the last reconcile. */
   private report(result: ReconcileResult, conflicts: string[]): void {
-    const { events, log } = this.options;
+    const { log } = this.options;
     const before = this.last;
     const { gateway, reason } = result.election;
     if (before?.election.gateway !== gateway) {
@@ -378,7 +404,7 @@ export class ClusterSync {
         { gateway, previous: before?.election.gateway ?? null, reason, readyNodes: result.status.readyNodes },
         before ? 'gateway changed' : 'gateway elected',
       );
-      events.record(
+      this.record(
         { kind: nodeDataplaneNames.kind, name: gateway },
         'Normal',
         before ? 'GatewayMoved' : 'GatewayElected',
@@ -393,14 +419,14 @@ export class ClusterSync {
         `peer ${peer.state}`,
       );
       if (peer.state === 'ready')
-        events.record(
+        this.record(
           { kind: tunnelEndpointNames.kind, name: peer.clusterId },
           'Normal',
           'PeerReady',
           `peering with ${peer.clusterId} is ready`,
         );
       if (peer.state === 'refused')
-        events.record(
+        this.record(
           { kind: networkConfigNames.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) },
           'Warning',
           'PeerRefused',

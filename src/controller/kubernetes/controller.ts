@@ -35,7 +35,7 @@ export interface KubernetesControllerOptions {
 /** Runs until the signal aborts; a leader stops its work, then releases the Lease. */
 export async function runKubernetesController(options: KubernetesControllerOptions, signal: AbortSignal): Promise<void> {
   const { config, kubeConfig, namespace, identity, log, metrics } = options;
-  const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), namespace, 'strait-controller', log);
+  const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), 'strait-controller', log);
   let sync: ClusterSync | undefined;
   // The Lease is the IPAM's writer lock: only the leader's store writes.
   const ipamStore = new ApiIpamStore({

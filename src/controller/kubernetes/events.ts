@@ -2,6 +2,11 @@
  * Kubernetes Events for what a person should see (`kubectl describe`, `kubectl get events`): a peer
  * ready, the gateway moved, a Node or spec refused. An Event is recorded once per change, not at every
  * reconcile, and never blocks one: a failed write is logged, and the reconcile goes on.
+ *
+ * Every subject is cluster-scoped (Nodes and Strait's resources), so its Events go to `default`, as
+ * client-go's recorder puts them: kube-apiserver refuses an Event about an object without a namespace
+ * in any other namespace (pkg/apis/core/validation/events.go). `kubectl describe` finds an object's
+ * Events by its uid, which the caller gives when it knows it.
  */
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
@@ -12,7 +17,11 @@ export interface EventSubject {
   name: string;
   /** Default strait.io/v1alpha1; `v1` for a Node. */
   apiVersion?: string;
+  uid?: string;
 }
+
+/** Where Events about cluster-scoped objects live. */
+const eventNamespace = 'default';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -22,7 +31,6 @@ export class EventRecorder {
 
   constructor(
     private readonly api: CoreV1Api,
-    private readonly namespace: string,
     private readonly component: string,
     private readonly log: Logger,
   ) {}
@@ -35,9 +43,14 @@ export class EventRecorder {
     const event: CoreV1Event = {
       metadata: {
         name: `${subject.name}.${now.getTime().toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`,
-        namespace: this.namespace,
+        namespace: eventNamespace,
       },
-      involvedObject: { apiVersion: subject.apiVersion ?? straitApiVersion, kind: subject.kind, name: subject.name },
+      involvedObject: {
+        apiVersion: subject.apiVersion ?? straitApiVersion,
+        kind: subject.kind,
+        name: subject.name,
+        ...(subject.uid ? { uid: subject.uid } : {}),
+      },
       type,
       reason,
       message,
@@ -46,7 +59,7 @@ export class EventRecorder {
       lastTimestamp: now,
       count: 1,
     };
-    this.api.createNamespacedEvent({ namespace: this.namespace, body: event }).catch((err: unknown) => {
+    this.api.createNamespacedEvent({ namespace: eventNamespace, body: event }).catch((err: unknown) => {
       this.log.warn({ reason, subject: key, error: err instanceof Error ? err.message : String(err) }, 'cannot record an event');
     });
   }

@@ -8,6 +8,12 @@ import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kuberne
 import { group, version } from '../../api/resource-names';
 import type { ObjectWrite } from './objects';
 
+/** What the server answered a create or update with. */
+export interface WrittenObject {
+  resourceVersion?: string;
+  uid?: string;
+}
+
 export class StraitObjects {
   constructor(
     private readonly api: CustomObjectsApi,
@@ -16,12 +22,15 @@ export class StraitObjects {
   ) {}
 
   /**
-   * Runs the writes in order, telling `written` of each done with the resourceVersion the server gave
-   * the object (none for a delete); the first that fails throws (the rest wait for the next plan).
+   * Runs the writes in order, telling `written` of each done with the object's resourceVersion and uid
+   * as the server answered (none for a delete); the first that fails throws (the rest wait for the next plan).
    */
-  async apply(writes: readonly ObjectWrite[], written: (write: ObjectWrite, resourceVersion?: string) => void = () => {}): Promise<void> {
+  async apply(writes: readonly ObjectWrite[], written: (write: ObjectWrite, object?: WrittenObject) => void = () => {}): Promise<void> {
     const { plural } = this;
-    const versionOf = (object: unknown) => (object as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
+    const versionOf = (object: unknown): WrittenObject => {
+      const meta = (object as { metadata?: WrittenObject } | undefined)?.metadata;
+      return { ...(meta?.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}), ...(meta?.uid ? { uid: meta.uid } : {}) };
+    };
     for (const w of writes) {
       if (w.op === 'create') {
         written(w, versionOf(await this.api.createClusterCustomObject({ group, version, plural, body: w.object })));

@@ -20,7 +20,7 @@ import { get, metricNames, scrape, series } from '../../support/metrics';
 import { waitFor } from '../../support/wait';
 
 interface Listed {
-  items: { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> }; spec: any; status?: any }[];
+  items: { metadata: { name: string; uid: string; resourceVersion: string; labels?: Record<string, string> }; spec: any; status?: any }[];
 }
 
 const timings = { leaseDuration: 2, renewDeadline: 1, retryPeriod: 0.2 };
@@ -146,10 +146,15 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       (await list('cluster-a', 'peernetworks')).map((o) => [o.metadata.name, o.spec.remotePodCIDR]),
       [['cluster-b', '10.1.0.0/16']],
     );
-    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: defaultNamespace });
+    // In `default`, as kube-apiserver requires of an Event about a cluster-scoped object, with the
+    // object's uid, which `kubectl describe` matches on.
+    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default' });
+    const tunnelEndpoint = (await list('cluster-a', 'tunnelendpoints')).find((o) => o.metadata.name === 'cluster-b')!;
     assert.ok(
-      events.items.some((e) => e.reason === 'PeerReady' && e.involvedObject.name === 'cluster-b'),
-      'a PeerReady event',
+      events.items.some(
+        (e) => e.reason === 'PeerReady' && e.involvedObject.name === 'cluster-b' && e.involvedObject.uid === tunnelEndpoint.metadata.uid,
+      ),
+      'a PeerReady event about the TunnelEndpoint, with its uid',
     );
   });
 

@@ -135,7 +135,7 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
       writesSince(mark).sort(),
       [
         'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
-        'POST /api/v1/namespaces/strait-system/events',
+        'POST /api/v1/namespaces/default/events',
         'PUT /apis/strait.io/v1alpha1/nodedataplanes/n2',
         'PUT /apis/strait.io/v1alpha1/nodedataplanes/n3',
       ],

@@ -71,12 +71,15 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
 
   it('records a PeerRefused Event naming the field and value, answers the other peer, and plans no NodeDataplane with it', async () => {
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
-    const refusal = async () =>
-      (await core.listNamespacedEvent({ namespace: defaultNamespace })).items.find((e) => e.reason === 'PeerRefused');
+    const refusal = async () => (await core.listNamespacedEvent({ namespace: 'default' })).items.find((e) => e.reason === 'PeerRefused');
     await waitFor('a PeerRefused Event', async () => (await refusal()) !== undefined, 20_000);
     const event = (await refusal())!;
     assert.equal(event.type, 'Warning');
     assert.deepEqual([event.involvedObject.kind, event.involvedObject.name], ['NetworkConfig', 'cluster-c.cluster-a']);
+    const offer = await api.kubeConfig
+      .makeApiClient(CustomObjectsApi)
+      .getClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'networkconfigs', name: 'cluster-c.cluster-a' });
+    assert.equal(event.involvedObject.uid, (offer as { metadata: { uid: string } }).metadata.uid, "the offer's uid, for kubectl describe");
     assert.match(
       event.message ?? '',
       /^NetworkConfig from cluster-c: spec\.podCIDR: is IPv6: Strait's dataplanes carry IPv4 only .*\(got "fd00::\/48"\)$/,

@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../../src/errors';
-import { crdDirectory } from '../../src/api/chart-paths';
 import type { ControlPlane } from './control-plane';
 import type { LabDataplane } from './lab';
 import { defaultRunDir, defaultTopologyPath } from './names';
@@ -167,7 +166,10 @@ export function registerLabCommands(lab: Command): void {
     .option('--kubeconfig-out <file>', 'the same as --kubeconfig')
     .option('--listen <host:port>', 'address to listen on (port 0: any free port)', '127.0.0.1:0')
     .option('--cluster <name>', "the cluster's name in the kubeconfig (context, cluster and user)", 'lab')
-    .option('--crds <dir>', 'directory of CustomResourceDefinition YAML files to serve', crdDirectory)
+    .option(
+      '--crds <dir>',
+      "directory of CustomResourceDefinition YAML files installed before the first request; default: none, as on a new cluster (helm install creates the chart's)",
+    )
     .option('--watch-cache-size <n>', 'changes kept per resource for watches from a resourceVersion (older: 410 Expired)', '1000')
     .action(
       jsonAction(
@@ -178,7 +180,7 @@ export function registerLabCommands(lab: Command): void {
           kubeconfigOut?: string;
           listen: string;
           cluster: string;
-          crds: string;
+          crds?: string;
           watchCacheSize: string;
         }) => {
           const watchCacheSize = Number(opts.watchCacheSize);

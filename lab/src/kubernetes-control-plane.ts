@@ -18,7 +18,7 @@ import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../../src/k
 import { gatewayCandidateLabel, publicAddressAnnotation } from '../../src/k8s/cluster-nodes';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { identityKubeconfigPath, kubeconfigPath, labConfigDir } from './control-plane';
-import { type LabChartSettings, applyChart, labChartValues, labConfigMap, labRelease } from './lab-chart';
+import { type LabChartSettings, installChart, labChartValues, labConfigMap, labRelease } from './lab-chart';
 import { kubeconfigText, writeKubeconfig } from './apiserver/kubeconfig';
 import { startProcess } from './processes';
 import type { LabCluster, LabTopology } from './topology';
@@ -182,6 +182,6 @@ async function writeConfigFromApi(kubeConfig: KubeConfig, runDir: string, cluste
 
 /** The chart installed (or upgraded) in the cluster with the lab's settings; returns the config directory. */
 export async function installStrait(runDir: string, cluster: string, settings: LabChartSettings): Promise<string> {
-  applyChart(runDir, cluster, labChartValues(settings));
+  installChart(runDir, cluster, labChartValues(settings));
   return writeConfigFromApi(clusterKubeConfig(runDir, cluster), runDir, cluster);
 }

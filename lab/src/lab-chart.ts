@@ -1,6 +1,7 @@
 /**
- * The lab on Kubernetes installs Strait as a platform team does: values for the chart (helm/strait), the
- * rendered manifests applied with kubectl to the cluster's API server, and the controllers and agents
+ * The lab on Kubernetes installs Strait as a platform team does: values for the chart (helm/strait) and
+ * the real `helm upgrade --install` against the cluster's API server (a release, its CRDs created and
+ * upgraded by helm, a change installed as the next revision), and the controllers and agents
  * started from the ConfigMap as the API server holds it (its keys written to `<run-dir>/<cluster>/config/`,
  * what a Pod's volume would show). Only what differs per process on one machine (node name, kubeconfig,
  * pin root, namespace, metrics port) is given on the command line: the chart and the binaries cannot
@@ -48,11 +49,21 @@ const valuesPath = (runDir: string, cluster: string) => join(runDir, cluster, 'v
 export const installedDataplane = (runDir: string, cluster: string): string =>
   (parse(readFileSync(valuesPath(runDir, cluster), 'utf8')) as { dataplane: string }).dataplane;
 
-/** `helm template` with the lab's values, applied with `kubectl apply` (a re-apply patches what changed). */
-export function applyChart(runDir: string, cluster: string, values: object): void {
+/** The chart installed with the lab's values, or upgraded to them (the release's next revision). */
+export function installChart(runDir: string, cluster: string, values: object): void {
   const valuesFile = valuesPath(runDir, cluster);
   writeFileSync(valuesFile, stringify(values));
-  const manifests = run([k8sTool('helm'), 'template', labRelease, chartDirectory, '--namespace', defaultNamespace, '--values', valuesFile]);
-  writeFileSync(join(runDir, cluster, 'manifests.yaml'), manifests);
-  run([k8sTool('kubectl'), '--kubeconfig', kubeconfigPath(runDir, cluster), 'apply', '-f', '-'], manifests);
+  run([
+    k8sTool('helm'),
+    'upgrade',
+    '--install',
+    labRelease,
+    chartDirectory,
+    '--kubeconfig',
+    kubeconfigPath(runDir, cluster),
+    '--namespace',
+    defaultNamespace,
+    '--values',
+    valuesFile,
+  ]);
 }

@@ -82,6 +82,7 @@ const ChartValuesSchema = Strict({
   }),
   serviceAccounts: Strict({ agent: ServiceAccount, controller: ServiceAccount }),
   rbac: Strict({ create: Type.Boolean() }),
+  crds: Strict({ install: Type.Boolean(), keep: Type.Boolean() }),
   admissionPolicies: Strict({ enabled: Type.Boolean() }),
   agent: Strict({
     ...component,

@@ -1,15 +1,15 @@
 /**
- * The strait.io CRDs in helm/strait/crds/: current (what src/api generates), structural (the rules of
- * apiextensions.k8s.io/v1, so an API server accepts them and can prune), and the chart lints with the
- * real helm 3.17.
+ * The strait.io CRDs, templates of the chart (helm/strait/templates/crds/): current (what src/api
+ * generates), rendered by the real helm 3.17 as src/api defines them, structural (the rules of
+ * apiextensions.k8s.io/v1, so an API server accepts them and can prune), and the chart lints.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
-import { crdDirectory } from '../../src/api/chart-paths';
-import { crdFiles } from '../../src/api/write-crds';
+import { parse, parseAllDocuments } from 'yaml';
+import { chartDirectory, crdTemplateDirectory } from '../../src/api/chart-paths';
+import { crdFiles, crdTemplates } from '../../src/api/write-crds';
 import { k8sTool } from '../../lab/src/k8s-tools';
 
 type Node = Record<string, unknown>;
@@ -39,17 +39,41 @@ function structuralProblems(schema: Node, path: string, underJunctor = false): s
   return problems;
 }
 
+/** The CRDs `helm template` renders with `values` (--set pairs). */
+function renderedCrds(...values: string[]): (Node & { metadata: Node & { name: string; annotations?: Node } })[] {
+  const args = ['template', 'strait', chartDirectory, ...values.flatMap((v) => ['--set', v])];
+  return parseAllDocuments(execFileSync(k8sTool('helm'), args, { encoding: 'utf8' }))
+    .map((d) => d.toJS() as Node & { metadata: Node & { name: string } })
+    .filter((o) => o?.kind === 'CustomResourceDefinition');
+}
+
 describe('strait.io CustomResourceDefinitions', () => {
-  it('are what src/api generates (run `npm run build:crds` after changing a schema)', () => {
-    const generated = crdFiles();
-    assert.deepEqual(readdirSync(crdDirectory).sort(), [...generated.keys()].sort());
-    for (const [name, text] of generated) assert.equal(readFileSync(join(crdDirectory, name), 'utf8'), text, `${name} is stale`);
+  it('are the templates src/api generates (run `npm run build:crds` after changing a schema)', () => {
+    const generated = crdTemplates();
+    assert.deepEqual(readdirSync(crdTemplateDirectory).sort(), [...generated.keys()].sort());
+    for (const [name, text] of generated) assert.equal(readFileSync(join(crdTemplateDirectory, name), 'utf8'), text, `${name} is stale`);
+  });
+
+  it("render as src/api defines them, with the chart's labels; kept on uninstall only when asked, absent when not installed", function () {
+    this.timeout(60_000);
+    const rendered = renderedCrds();
+    const defined = [...crdFiles().values()].map((text) => parse(text) as Node & { metadata: Node });
+    assert.equal(rendered.length, defined.length);
+    for (const crd of rendered) {
+      const own = defined.find((d) => d.metadata.name === crd.metadata.name)!;
+      assert.deepEqual({ ...crd, metadata: { name: crd.metadata.name } }, { ...own, metadata: { name: own.metadata.name } });
+      assert.equal((crd.metadata.labels as Node)['app.kubernetes.io/managed-by'], 'Helm');
+      assert.equal((crd.metadata.labels as Node)['app.kubernetes.io/part-of'], 'strait');
+      assert.equal(crd.metadata.annotations, undefined);
+    }
+    for (const crd of renderedCrds('crds.keep=true')) assert.deepEqual(crd.metadata.annotations, { 'helm.sh/resource-policy': 'keep' });
+    assert.deepEqual(renderedCrds('crds.install=false'), []);
   });
 
   it("are structural, cluster-scoped (an Endpoint lives in its pod's namespace), with the status subresource, printer columns, short names and the category strait", () => {
     const kinds: string[] = [];
-    for (const name of readdirSync(crdDirectory)) {
-      const crd = parse(readFileSync(join(crdDirectory, name), 'utf8')) as Node & {
+    for (const [name, text] of crdFiles()) {
+      const crd = parse(text) as Node & {
         spec: Node & { names: Node; versions: (Node & { schema: { openAPIV3Schema: Node } })[] };
       };
       const { spec } = crd;
@@ -83,7 +107,7 @@ describe('strait.io CustomResourceDefinitions', () => {
   });
 
   it('give CIDRs and addresses a pattern the API server checks (and the formats it knows)', () => {
-    const crd = parse(readFileSync(join(crdDirectory, 'nodedataplanes.strait.io.yaml'), 'utf8')) as {
+    const crd = parse(crdFiles().get('nodedataplanes.strait.io.yaml')!) as {
       spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, Node> } } } } }[] };
     };
     const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties;
@@ -96,11 +120,10 @@ describe('strait.io CustomResourceDefinitions', () => {
 
   it('make a chart that `helm lint --strict` passes, and `helm template` renders', function () {
     this.timeout(60_000);
-    const chart = join(crdDirectory, '..');
     const helm = k8sTool('helm');
-    const lint = execFileSync(helm, ['lint', '--strict', chart], { encoding: 'utf8' });
+    const lint = execFileSync(helm, ['lint', '--strict', chartDirectory], { encoding: 'utf8' });
     assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
-    const rendered = execFileSync(helm, ['template', 'strait', chart, '--include-crds'], { encoding: 'utf8' });
+    const rendered = execFileSync(helm, ['template', 'strait', chartDirectory], { encoding: 'utf8' });
     for (const plural of ['networkconfigs', 'tunnelendpoints', 'natmappings', 'nodedataplanes'])
       assert.ok(rendered.includes(`name: ${plural}.strait.io`), plural);
   });

@@ -13,7 +13,7 @@ import { Command } from 'commander';
 import { parse } from 'yaml';
 import { readControllerConfig } from '../../src/api/controller-config';
 import { chartDirectory, valuesSchemaPath } from '../../src/api/chart-paths';
-import { valuesSchemaText } from '../../src/api/write-crds';
+import { crdFiles, valuesSchemaText } from '../../src/api/write-crds';
 import { type AgentFlags, agentFlagsFileRules, parseAgentFlags, registerAgentCommand } from '../../src/cli/agent-command';
 import { controllerFlagsFileRules, registerControllerCommand } from '../../src/cli/controller-command';
 import { optionsWithFlagsFile } from '../../src/cli/flags-file';
@@ -86,12 +86,14 @@ describe('the Helm chart', function () {
     const kinds = get('defaults')
       .map((o) => `${o.kind}/${o.metadata.name}`)
       .sort();
+    const crds = [...crdFiles().keys()].map((f) => `CustomResourceDefinition/${f.replace(/\.yaml$/, '')}`).sort();
     assert.deepEqual(kinds, [
       'ClusterRole/strait-agent',
       'ClusterRole/strait-controller',
       'ClusterRoleBinding/strait-agent',
       'ClusterRoleBinding/strait-controller',
       'ConfigMap/strait-config',
+      ...crds,
       'DaemonSet/strait-agent',
       'Deployment/strait-controller',
       'Role/strait-agent',

@@ -15,7 +15,10 @@ import { k8sTool } from '../../lab/src/k8s-tools';
 import { type ChartObject, chartNamespace, renderChart } from '../support/chart';
 
 /** The API versions of the kinds the chart renders that every claimed version serves (GA before 1.28). */
-const servedSince128 = ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', 'scheduling.k8s.io/v1'];
+const servedSince128 = ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', 'scheduling.k8s.io/v1', 'apiextensions.k8s.io/v1'];
+
+/** `1.30.0` → 30 (compared as a number: 1.100 comes after 1.99). */
+const minor = (version: string) => Number(version.split('.')[1]);
 const betaPolicies = ['--api-versions', 'admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicy'];
 const peers = ['--set-json', 'peers=["cluster-b"]'];
 
@@ -31,7 +34,7 @@ describe('Helm chart on Kubernetes 1.28 to 1.31 (helm template --kube-version)',
   for (const version of ['1.28.0', '1.29.0', '1.30.0', '1.31.0']) {
     it(`renders for ${version} only API versions it serves`, () => {
       const objects = renderChart(['--kube-version', version, ...peers]);
-      const ga = version >= '1.30.0' ? [...servedSince128, 'admissionregistration.k8s.io/v1'] : servedSince128;
+      const ga = minor(version) >= 30 ? [...servedSince128, 'admissionregistration.k8s.io/v1'] : servedSince128;
       assert.deepEqual(
         objects.filter((o) => !ga.includes(o.apiVersion)).map((o) => `${o.apiVersion} ${o.kind}`),
         [],

@@ -1,5 +1,5 @@
 /**
- * The lab's in-process API server (lab/src/apiserver/) for a test: a free port, every strait.io CRD, a
+ * The lab's in-process API server (lab/src/apiserver/) for a test: a free port, every strait.io CRD (or none), a
  * random admin token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary
  * directory, and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts); with
  * `users`, a kubeconfig per user for the RBAC tests. `stop` and `start` restart it empty on the same
@@ -40,14 +40,18 @@ export interface TestApiServer {
 }
 
 export async function startTestApiServer(
-  options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> = {},
+  options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> & {
+    /** False: a new cluster's server, without Strait's CRDs (helm install creates them). */
+    crdsInstalled?: boolean;
+  } = {},
 ): Promise<TestApiServer> {
   // One certificate for every test server of the run: making one costs a key generation.
   certificate ??= selfSignedCertificate('strait-test-apiserver', ['127.0.0.1'], ['localhost']);
   const token = randomBytes(16).toString('hex');
-  const crds = [...crdFiles().values()];
+  const { crdsInstalled = true, ...serverOptions } = options;
+  const crds = crdsInstalled ? [...crdFiles().values()] : [];
   const serve = (port?: number) =>
-    startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...options });
+    startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...serverOptions });
   const dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   let running = true;

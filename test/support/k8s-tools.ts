@@ -11,21 +11,28 @@ export interface KubectlRun {
 }
 
 /**
- * kubectl with a kubeconfig file and its own HOME (so no discovery cache is shared between tests);
- * asynchronous, as the API server it talks to may answer in this process.
+ * kubectl or helm with a kubeconfig file and its own HOME (so no discovery cache or helm state is shared
+ * between tests); asynchronous, as the API server it talks to may answer in this process.
  */
-export function kubectl(kubeconfig: string, home: string, ...args: string[]): Promise<KubectlRun> {
+function k8sCommand(tool: 'kubectl' | 'helm', kubeconfig: string, home: string, args: string[], timeout: number): Promise<KubectlRun> {
   return new Promise((resolve) => {
     execFile(
-      k8sTool('kubectl'),
+      k8sTool(tool),
       args,
-      { env: { HOME: home, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout: 15_000 },
+      { env: { HOME: home, KUBECONFIG: kubeconfig, PATH: process.env.PATH }, timeout },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );
   });
 }
+
+export const kubectl = (kubeconfig: string, home: string, ...args: string[]): Promise<KubectlRun> =>
+  k8sCommand('kubectl', kubeconfig, home, args, 15_000);
+
+/** helm (3.17), which waits for what it installs: a longer limit. */
+export const helm = (kubeconfig: string, home: string, ...args: string[]): Promise<KubectlRun> =>
+  k8sCommand('helm', kubeconfig, home, args, 60_000);
 
 /** Table output with runs of spaces as one (kubectl pads columns to the widest cell). */
 export const tableLines = (text: string) =>

@@ -24,7 +24,8 @@ export interface ApiServerProcessOptions {
   kubeconfig: string;
   /** The cluster's name in the kubeconfig (its context, cluster and user). */
   cluster: string;
-  crds: string;
+  /** A directory of CRD files installed before the first request; none: a new cluster's server. */
+  crds?: string;
   watchCacheSize: number;
 }
 
@@ -49,7 +50,7 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
   const server = await startApiServer({
     token,
     users,
-    crds: readCrdDirectory(options.crds),
+    crds: options.crds === undefined ? [] : readCrdDirectory(options.crds),
     host,
     port,
     watchCacheSize: options.watchCacheSize,

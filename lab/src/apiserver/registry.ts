@@ -7,6 +7,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
+import { crdCleanupFinalizer, crdResource } from './custom-resource-definitions';
 import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
 import type { Selector } from './selectors';
 import {
@@ -100,7 +101,15 @@ function continueFrom(token: string): ContinueToken {
 }
 
 export class Registry {
+  /** CRDs marked for deletion whose custom resources finalizers still hold (by store key, the CRD's name). */
+  private readonly terminatingDefinitions = new Set<string>();
+
   constructor(readonly store: Store) {
+    // After the change is delivered to every listener, so watchers see the resource go before its CRD.
+    store.onChange((change) => {
+      if (change.type === 'DELETED' && this.terminatingDefinitions.has(change.resource))
+        queueMicrotask(() => this.finishDefinition(change.resource));
+    });
     for (const name of initialNamespaces) {
       this.store.put(namespaces, {
         apiVersion: 'v1',
@@ -205,9 +214,14 @@ export class Registry {
         else next.status = copy(current.status);
       }
       if (type.schema && specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+      type.onUpdate?.(next, current);
     }
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    const causes = [...(type.schema?.validate(next) ?? []), ...(type.validate?.(next) ?? [])];
+    const causes = [
+      ...(type.schema?.validate(next) ?? []),
+      ...(type.validate?.(next) ?? []),
+      ...(type.validateUpdate?.(next, current) ?? []),
+    ];
     if (causes.length > 0) throw invalid(type.kind, type.group, name, causes);
     // A write that changes nothing is no write: no new resourceVersion, no watch event.
     if (canonical(next) === canonical(current)) return { object: current, code: 200, warnings };
@@ -281,16 +295,46 @@ export class Registry {
       marked.metadata.deletionGracePeriodSeconds = grace;
       return { object: this.store.put(groupResource(type), marked), code: 200 };
     }
-    if ((current.metadata.finalizers ?? []).length > 0) {
-      // Deletion waits for the finalizers' controllers: marked now, removed by the update that clears them.
-      if (current.metadata.deletionTimestamp) return { object: current, code: 200 };
-      const marked = copy(current);
-      marked.metadata.deletionTimestamp = timestamp();
-      marked.metadata.deletionGracePeriodSeconds = 0;
-      return { object: this.store.put(groupResource(type), marked), code: 200 };
-    }
-    if (type.kind === 'Namespace') this.deleteNamespaceContents(name);
-    return { object: this.store.delete(groupResource(type), namespace, name)!, code: 200 };
+    if (groupResource(type) === crdResource) return { object: this.deleteDefinition(current), code: 200 };
+    if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) this.deleteNamespaceContents(name);
+    return { object: this.deleteOrMark(groupResource(type), current), code: 200 };
+  }
+
+  /**
+   * Deletes an object, or, while finalizers hold it, marks it (deletionTimestamp): their controllers
+   * remove it by the update that clears them.
+   */
+  private deleteOrMark(resource: string, current: KubeObject, finalizers = current.metadata.finalizers ?? []): KubeObject {
+    if (finalizers.length === 0) return this.store.delete(resource, current.metadata.namespace, current.metadata.name)!;
+    if (current.metadata.deletionTimestamp) return current;
+    const marked = copy(current);
+    marked.metadata.deletionTimestamp = timestamp();
+    marked.metadata.deletionGracePeriodSeconds = 0;
+    marked.metadata.finalizers = finalizers;
+    return this.store.put(resource, marked);
+  }
+
+  /**
+   * A CRD goes after its custom resources (the real server's CRD finalizer deletes them first): those
+   * their own finalizers hold keep it Terminating, and it goes when the last of them does.
+   */
+  private deleteDefinition(crd: KubeObject): KubeObject {
+    const resource = crd.metadata.name;
+    for (const object of this.store.list(resource)) this.deleteOrMark(resource, object);
+    if (this.store.list(resource).length === 0) return this.deleteOrMark(crdResource, crd);
+    this.terminatingDefinitions.add(resource);
+    return this.deleteOrMark(crdResource, crd, [...new Set([...(crd.metadata.finalizers ?? []), crdCleanupFinalizer])]);
+  }
+
+  /** The last custom resource of a Terminating CRD is gone: the CRD's finalizer is done. */
+  private finishDefinition(resource: string): void {
+    if (!this.terminatingDefinitions.has(resource) || this.store.list(resource).length > 0) return;
+    this.terminatingDefinitions.delete(resource);
+    const crd = this.store.get(crdResource, undefined, resource);
+    if (!crd) return;
+    const finalizers = (crd.metadata.finalizers ?? []).filter((f) => f !== crdCleanupFinalizer);
+    if (finalizers.length === 0) this.store.delete(crdResource, undefined, resource);
+    else this.store.put(crdResource, { ...crd, metadata: { ...crd.metadata, finalizers } });
   }
 
   /** A namespace's objects go with it (the namespace controller's work, done at once). */

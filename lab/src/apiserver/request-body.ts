@@ -2,9 +2,9 @@
  * A request's body decoded where kube-apiserver's handlers decode it (handlers/create.go, update.go,
  * patch.go, delete.go), and refused as they refuse it: first its Content-Type (negotiation.go: none is
  * JSON; a type the server does not read is 415 UnsupportedMediaType, `the body of the request was in an
- * unknown format - accepted media types include: ...`, listing what this server reads: JSON only, where
- * kube also reads YAML and protobuf), then its JSON, with Go's syntax error (go-json.ts) in a 400
- * BadRequest worded as each handler words it. (A GET's body is never read: server.ts drains it.)
+ * unknown format - accepted media types include: ...`, listing what this server reads: JSON, and protobuf
+ * for the kinds helm sends so (protobuf.ts), where kube also reads YAML and protobuf for every built-in),
+ * then its JSON, with Go's syntax error (go-json.ts) in a 400 BadRequest worded as each handler words it. (A GET's body is never read: server.ts drains it.)
  *
  * One limit is this server's own: JSON nested deeper than 1,000 levels is refused as Go refuses it past
  * 10,000 (`invalid character '{' exceeded max depth`), as JavaScript's recursion (structuredClone,
@@ -12,6 +12,7 @@
  */
 import { goJsonSyntaxError } from './go-json';
 import type { PatchType } from './patch';
+import { decodeProtobuf, protobufKinds, protobufMediaType } from './protobuf';
 import { ApiError, badRequest } from './status';
 
 const json = 'application/json';
@@ -44,14 +45,31 @@ function summary(body: Buffer): string {
   return body.length > 30 ? `${text} ...` : text;
 }
 
-/** A create's or an update's Content-Type (POST, PUT): JSON, or 415 (checked before the body is read). */
-export function requireJson(contentType: string | undefined): void {
+/** How a body is encoded: JSON, or Kubernetes' protobuf envelope (./protobuf.ts). */
+export type BodyFormat = 'json' | 'protobuf';
+
+/** The media types this server reads a body of `kind` in: JSON, and protobuf for the kinds ./protobuf.ts knows. */
+const readable = (kind: string) => (protobufKinds.has(kind) ? [json, protobufMediaType] : [json]);
+
+/**
+ * A body's format from its Content-Type (none is JSON), or 415 (checked before the body is read). The real
+ * server also reads YAML, and protobuf for every built-in kind: a body it reads and this server does not
+ * is refused here, named by the 415's list, never taken for something else.
+ */
+export function bodyFormat(contentType: string | undefined, kind: string): BodyFormat {
   const type = mediaType(contentType);
-  if (type !== '' && type !== json) throw unsupportedMediaType([json]);
+  if (type === '' || type === json) return 'json';
+  if (type === protobufMediaType && protobufKinds.has(kind)) return 'protobuf';
+  throw unsupportedMediaType(readable(kind));
 }
 
 /** The object of a create or an update of `kind`. */
-export function decodeObject(body: Buffer, kind: string): unknown {
+export function decodeObject(body: Buffer, kind: string, format: BodyFormat): unknown {
+  if (format === 'protobuf') {
+    const decoded = decodeProtobuf(body, kind);
+    if ('error' in decoded) throw badRequest(`the object provided is unrecognized (must be of type ${kind}): ${decoded.error}`);
+    return decoded.object;
+  }
   return parse(
     body,
     (error) =>
@@ -62,7 +80,11 @@ export function decodeObject(body: Buffer, kind: string): unknown {
 /** A DELETE's DeleteOptions: undefined without a body (its Content-Type then unread). */
 export function decodeDeleteOptions(body: Buffer, contentType: string | undefined): unknown {
   if (body.length === 0) return undefined;
-  requireJson(contentType);
+  if (bodyFormat(contentType, 'DeleteOptions') === 'protobuf') {
+    const decoded = decodeProtobuf(body, 'DeleteOptions');
+    if ('error' in decoded) throw badRequest(decoded.error);
+    return decoded.object;
+  }
   return parse(body, (error) => `couldn't get version/kind; json parse error: ${error}`);
 }
 

@@ -1,8 +1,9 @@
 /**
  * The resources this API server serves: the built-ins Strait's controller, agent, lab and Helm chart use
  * (as in Kubernetes: scope, short names, status subresource, the `kubectl get` columns) and one per CRD.
- * Built-ins are stored as given (no schema beyond apiVersion, kind and metadata); custom resources are
- * checked against their CRD's openAPIV3Schema.
+ * Built-ins are stored as given (no schema beyond apiVersion, kind and metadata) but for the rules of
+ * built-in-validation.ts; custom resources are checked against their CRD's openAPIV3Schema, and served
+ * while their CRD is stored (served-types.ts).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import {
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
 import { validateEvent } from './built-in-validation';
+import { establishedStatus, validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './custom-resource-definitions';
 import type { StatusCause } from './status';
 import { type SchemaChecker, schemaChecker } from './validation';
 
@@ -37,8 +39,6 @@ export interface ResourceType {
   categories: string[];
   /** PUT/PATCH of .../status change only status; the main endpoint keeps the stored status. */
   statusSubresource: boolean;
-  /** The CustomResourceDefinitions themselves are served read-only (registered at start). */
-  readOnly: boolean;
   /** A review (SelfSubjectAccessReview): only created, answered from the request, never stored. */
   createOnly: boolean;
   /**
@@ -56,8 +56,12 @@ export interface ResourceType {
   columns: Column[];
   /** What the real server sets on create (a Namespace is Active, a Pod Pending). */
   onCreate?: (object: KubeObject) => void;
+  /** What the real server sets on an update of the object (not of its status), from the stored one. */
+  onUpdate?: (next: KubeObject, current: KubeObject) => void;
   /** The real server's validation of a built-in kind (./built-in-validation.ts), on create and update. */
   validate?: (object: KubeObject) => StatusCause[];
+  /** What an update may not change (a CRD's group and scope). */
+  validateUpdate?: (next: KubeObject, current: KubeObject) => StatusCause[];
 }
 
 /** The group of Roles, ClusterRoles and their bindings. */
@@ -73,7 +77,7 @@ export const deleteAnswersWithObject = (type: ResourceType) =>
   type.schema !== undefined || type.kind === 'Pod' || type.kind === 'Namespace';
 
 const readWrite = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-export const verbsOf = (type: ResourceType) => (type.createOnly ? ['create'] : type.readOnly ? ['get', 'list', 'watch'] : readWrite);
+export const verbsOf = (type: ResourceType) => (type.createOnly ? ['create'] : readWrite);
 
 type BuiltIn = Pick<ResourceType, 'group' | 'version' | 'kind' | 'plural' | 'namespaced'> & Partial<ResourceType>;
 
@@ -84,7 +88,6 @@ function builtIn(spec: BuiltIn): ResourceType {
     shortNames: [],
     categories: [],
     statusSubresource: false,
-    readOnly: false,
     createOnly: false,
     createOnUpdate: false,
     fields: {},
@@ -204,8 +207,12 @@ export const builtInTypes: ResourceType[] = [
     namespaced: false,
     shortNames: ['crd', 'crds'],
     categories: ['api-extensions'],
-    readOnly: true,
+    statusSubresource: true,
     columns: createdAtColumns,
+    validate: validateCustomResourceDefinition,
+    validateUpdate: validateCustomResourceDefinitionUpdate,
+    onCreate: (crd) => void (crd.status = establishedStatus(crd)),
+    onUpdate: (next, current) => void (next.status = establishedStatus(next, current)),
   }),
   // What Strait's Helm chart renders: stored as given, printed as kube-apiserver prints them.
   builtIn({
@@ -367,7 +374,6 @@ export function customResourceType(crd: KubeObject): ResourceType {
     shortNames: spec.names.shortNames ?? [],
     categories: spec.names.categories ?? [],
     statusSubresource: served.subresources?.status !== undefined,
-    readOnly: false,
     createOnly: false,
     schema: schemaChecker(served.schema.openAPIV3Schema),
     openAPIV3Schema: served.schema.openAPIV3Schema,

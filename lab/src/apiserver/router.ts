@@ -25,8 +25,9 @@ import { type FieldValidation, type Registry, type WriteOptions } from './regist
 import { watchRequested } from './request-info';
 import { type RequestTarget, pathSegments } from './request-target';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
+import type { ServedTypes } from './served-types';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
-import { decodeDeleteOptions, decodeObject, decodePatch, patchTypeOf, requireJson } from './request-body';
+import { bodyFormat, decodeDeleteOptions, decodeObject, decodePatch, patchTypeOf } from './request-body';
 import { badRequest, methodNotAllowed, noSuchPath } from './status';
 import { type IncludeObject, toTable } from './table';
 import type { Watches } from './watch';
@@ -42,7 +43,7 @@ export interface Answer {
 export interface Routes {
   registry: Registry;
   watches: Watches;
-  types: ResourceType[];
+  types: ServedTypes;
   authorizer: RbacAuthorizer;
 }
 
@@ -68,7 +69,7 @@ function wantsTable(accept: string | undefined): boolean {
 }
 
 /** Resolves `/api/v1/...` and `/apis/<group>/<version>/...` (past the version) to a resource (and object), or 404. */
-function resolve(types: ResourceType[], group: string, version: string, rest: string[]): Target {
+function resolve(types: ServedTypes, group: string, version: string, rest: string[]): Target {
   const watchPath = rest[0] === 'watch' && rest.length >= 2;
   if (watchPath) rest = rest.slice(1);
   let namespace: string | undefined;
@@ -78,7 +79,7 @@ function resolve(types: ResourceType[], group: string, version: string, rest: st
     rest = rest.slice(2);
   }
   const [plural, name, subresource, ...extra] = rest;
-  const type = types.find((t) => t.group === group && t.version === version && t.plural === plural);
+  const type = types.find(group, version, plural);
   if (!type || extra.length > 0 || (subresource !== undefined && !(subresource === 'status' && type.statusSubresource))) throw noSuchPath();
   if (namespace !== undefined && !type.namespaced) throw noSuchPath();
   if (type.namespaced && namespace === undefined && name !== undefined) throw noSuchPath();
@@ -140,7 +141,7 @@ export class Router {
   route(req: IncomingMessage, res: ServerResponse, target: RequestTarget, body: Buffer, user: UserInfo): Answer | undefined {
     const segments = pathSegments(target.path);
     const method = req.method ?? 'GET';
-    const { types } = this.routes;
+    const types = this.routes.types.all();
     const get = (answer: () => unknown): Answer => {
       if (method !== 'GET') throw methodNotAllowed();
       return { code: 200, body: answer() };
@@ -171,7 +172,7 @@ export class Router {
       if (!list) throw noSuchPath();
       return get(() => list);
     }
-    return this.resource(req, res, target.query, resolve(types, group, version!, rest), body, user);
+    return this.resource(req, res, target.query, resolve(this.routes.types, group, version!, rest), body, user);
   }
 
   private resource(
@@ -190,13 +191,12 @@ export class Router {
     if (at.watchPath && method !== 'GET') throw methodNotAllowed();
     const table = wantsTable(req.headers.accept);
     const contentType = req.headers['content-type'];
-    if (type.readOnly && method !== 'GET') throw methodNotAllowed();
     if (type.createOnly) {
       if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
-      requireJson(contentType);
+      const format = bodyFormat(contentType, type.kind);
       return {
         code: 201,
-        body: selfSubjectAccessReview(decodeObject(body, type.kind), user, (u, request) => authorizer.authorize(u, request)),
+        body: selfSubjectAccessReview(decodeObject(body, type.kind, format), user, (u, request) => authorizer.authorize(u, request)),
       };
     }
     const matches = (): Selector => {
@@ -233,9 +233,9 @@ export class Router {
         }
         case 'POST': {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
-          requireJson(contentType);
+          const format = bodyFormat(contentType, type.kind);
           const options = writeOptions(query);
-          const written = registry.create(type, namespace, decodeObject(body, type.kind), options);
+          const written = registry.create(type, namespace, decodeObject(body, type.kind, format), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
         }
         case 'DELETE': {
@@ -272,9 +272,9 @@ export class Router {
         };
       }
       case 'PUT': {
-        requireJson(contentType);
+        const format = bodyFormat(contentType, type.kind);
         const options = writeOptions(query);
-        const written = registry.update(type, namespace, name, decodeObject(body, type.kind), subresource, options);
+        const written = registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'PATCH': {

@@ -5,11 +5,11 @@
  * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
  * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to
  * (impersonation.ts), and is authorized by RBAC from the stored Roles, ClusterRoles and bindings
- * (rbac.ts; a refusal is a 403 with the real message, and logged). Admission is not run: a
- * ValidatingAdmissionPolicy is stored, never evaluated. State is in memory: a restarted server starts
- * empty (and from resourceVersion 1) but for the default namespaces and RBAC bootstrap policy.
+ * (rbac.ts; a refusal is a 403 with the real message, and logged). CRDs are served once created
+ * (served-types.ts), as on a new cluster. Admission is not run: a ValidatingAdmissionPolicy is stored,
+ * never evaluated. State is in memory: a restarted server starts empty (and from resourceVersion 1) but
+ * for the default namespaces, the RBAC bootstrap policy and the CRDs it was given.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -17,13 +17,14 @@ import type { Logger } from '../../../src/log';
 import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
 import { impersonated } from './impersonation';
-import { type KubeObject, timestamp } from './kube-object';
 import { RbacAuthorizer } from './rbac';
 import { storeRbacDefaults } from './rbac-defaults';
 import { Registry } from './registry';
 import { type RequestInfo, requestInfo } from './request-info';
 import { requestTarget } from './request-target';
-import { builtInTypes, customResourceType, parseCrds } from './resource-types';
+import { crdResource } from './custom-resource-definitions';
+import { builtInTypes, groupResource, parseCrds } from './resource-types';
+import { ServedTypes } from './served-types';
 import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
@@ -35,8 +36,12 @@ export interface ApiServerOptions {
   token: string;
   /** More users and their tokens (a token auth file's), whose requests RBAC authorizes. */
   users?: TokenUser[];
-  /** CustomResourceDefinitions to serve: YAML texts (the files of helm/strait/crds/). */
-  crds: string[];
+  /**
+   * CustomResourceDefinitions installed before the first request, as YAML texts (the chart's): a cluster
+   * where Strait's CRDs are already in place. Without them the server starts as a new cluster does, and
+   * CRDs are served from the moment a client creates them.
+   */
+  crds?: string[];
   /** 127.0.0.1 unless given. */
   host?: string;
   /** 0 (any free port) unless given. */
@@ -96,18 +101,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   if (options.token === '') throw new Error('the API server needs a non-empty token');
   if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])]);
-  const crds = parseCrds(options.crds);
-  const types = [...builtInTypes, ...crds.map(customResourceType)];
   const store = new Store();
   const registry = new Registry(store);
   storeRbacDefaults(store);
   const authorizer = new RbacAuthorizer(store);
-  for (const crd of crds) {
-    store.put('customresourcedefinitions.apiextensions.k8s.io', {
-      ...crd,
-      metadata: { ...crd.metadata, uid: crd.metadata.uid ?? randomUUID(), creationTimestamp: timestamp() },
-    } as KubeObject);
-  }
+  const crdType = builtInTypes.find((t) => groupResource(t) === crdResource)!;
+  for (const crd of parseCrds(options.crds ?? [])) registry.create(crdType, undefined, crd, { dryRun: false, fieldValidation: 'Strict' });
+  const types = new ServedTypes(builtInTypes, store);
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
   const router = new Router({ registry, watches, types, authorizer });
   const log = options.logger;

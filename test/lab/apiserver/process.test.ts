@@ -5,10 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { crdFiles } from '../../../src/api/write-crds';
 import { kubectl } from '../../support/k8s-tools';
 
 const main = join(__dirname, '..', '..', '..', 'lab', 'src', 'main.js');
@@ -42,11 +43,23 @@ describe('strait-lab apiserver (the process)', function () {
     return { said, output, exited };
   }
 
-  it('writes a kubeconfig kubectl uses, prints its address, never logs the token, and exits 0 on SIGTERM', async () => {
+  it('writes a kubeconfig kubectl uses, serves the CRDs of --crds, prints its address, never logs the token, and exits 0 on SIGTERM', async () => {
     const token = 'process-test-token-0123456789';
     writeFileSync(join(dir, 'token'), `${token}\n`);
     const kubeconfig = join(dir, 'kubeconfig');
-    const { said, output, exited } = await start('--token-file', join(dir, 'token'), '--kubeconfig', kubeconfig, '--cluster', 'east');
+    const crdDir = join(dir, 'crds');
+    mkdirSync(crdDir);
+    for (const [name, text] of crdFiles()) writeFileSync(join(crdDir, name), text);
+    const { said, output, exited } = await start(
+      '--token-file',
+      join(dir, 'token'),
+      '--kubeconfig',
+      kubeconfig,
+      '--cluster',
+      'east',
+      '--crds',
+      crdDir,
+    );
     assert.equal(said.url, `https://127.0.0.1:${said.port}`);
     assert.equal(said.kubeconfig, kubeconfig);
 
@@ -89,14 +102,18 @@ describe('strait-lab apiserver (the process)', function () {
     assert.match(output.stderr, /"msg":"serving"/);
   });
 
-  it('alone (--kubeconfig-out, no token file): a random admin token only in the kubeconfig, the pool IPAM resources served (an Endpoint namespaced)', async () => {
+  it('alone (--kubeconfig-out, no token file, no --crds): a random admin token only in the kubeconfig, no strait.io resource until a CRD is created', async () => {
     const kubeconfig = join(dir, 'kubeconfig');
     const { output } = await start('--kubeconfig-out', kubeconfig);
     const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: { token: string } }[] };
     const token = config.users[0]!.user.token;
     assert.match(token, /^[0-9a-f]{64}$/);
-    const resources = await kubectl(kubeconfig, dir, 'api-resources', '--api-group', 'strait.io', '--namespaced=true', '-o', 'name');
-    assert.deepEqual(resources, { code: 0, stdout: 'endpoints.strait.io\n', stderr: '' });
+    const served = () => kubectl(kubeconfig, dir, 'api-resources', '--api-group', 'strait.io', '--namespaced=true', '-o', 'name');
+    assert.deepEqual(await served(), { code: 0, stdout: '', stderr: '' });
+    const crd = join(dir, 'endpoints.yaml');
+    writeFileSync(crd, crdFiles().get('endpoints.strait.io.yaml')!);
+    assert.equal((await kubectl(kubeconfig, dir, 'create', '-f', crd)).code, 0);
+    assert.deepEqual(await served(), { code: 0, stdout: 'endpoints.strait.io\n', stderr: '' });
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
   });
 

@@ -49,6 +49,11 @@ const valuesPath = (runDir: string, cluster: string) => join(runDir, cluster, 'v
 export const installedDataplane = (runDir: string, cluster: string): string =>
   (parse(readFileSync(valuesPath(runDir, cluster), 'utf8')) as { dataplane: string }).dataplane;
 
+/** `helm uninstall` of the cluster's release: its objects, its CRDs and every strait.io object go. */
+export function uninstallChart(runDir: string, cluster: string): void {
+  run([k8sTool('helm'), 'uninstall', labRelease, '--kubeconfig', kubeconfigPath(runDir, cluster), '--namespace', defaultNamespace]);
+}
+
 /** The chart installed with the lab's values, or upgraded to them (the release's next revision). */
 export function installChart(runDir: string, cluster: string, values: object): void {
   const valuesFile = valuesPath(runDir, cluster);

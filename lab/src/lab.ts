@@ -407,6 +407,32 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
   }
 }
 
+/**
+ * How long a cluster takes, after `helm uninstall` deleted a workload, to send its Pods their SIGTERM: the
+ * garbage collector deletes the Pods of the deleted DaemonSet and Deployment, their kubelets see it.
+ */
+const podDeletionDelayMs = 500;
+/** The chart's terminationGracePeriodSeconds (values.yaml, controller/deployment.yaml), after which the kubelet kills. */
+const podGraceMs = { agent: 5_000, controller: 10_000 };
+
+/**
+ * Uninstalls Strait from a cluster of a lab on Kubernetes as a platform team does, `helm uninstall`, and
+ * plays what the cluster does next: the Pods of the deleted workloads (here the cluster's agent and
+ * controller processes) get their SIGTERM. What is left on the nodes and in the peers is the product's doing.
+ */
+export async function uninstallStrait(runDir: string, clusterId: string): Promise<void> {
+  const topology = savedTopology(runDir);
+  if (!runsOnKubernetes(runDir, topology)) throw new StateError('uninstallStrait runs a lab on Kubernetes only');
+  const cluster = topology.clusters.find((c) => c.id === clusterId);
+  if (!cluster) throw new StateError(`no cluster ${clusterId} in the lab`);
+  (await import('./lab-chart')).uninstallChart(runDir, clusterId);
+  await new Promise((resolve) => setTimeout(resolve, podDeletionDelayMs));
+  await Promise.all([
+    ...controllerProcesses(runDir, topology, clusterId).map((name) => stopProcess(runDir, name, podGraceMs.controller)),
+    ...cluster.nodes.map((n) => stopProcess(runDir, `agent-${n.name}`, podGraceMs.agent)),
+  ]);
+}
+
 /** The lab's controller processes of a cluster: one standalone, two replicas (leader and standby) on Kubernetes. */
 export const controllerProcesses = (runDir: string, topology: LabTopology, cluster: string) =>
   runsOnKubernetes(runDir, topology) ? [`controller-${cluster}-0`, `controller-${cluster}-1`] : [`controller-${cluster}`];

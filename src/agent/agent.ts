@@ -3,7 +3,9 @@
  * with its NodeDataplane: on every change its spec source reports (a file watch, an informer) and every
  * interval anyway (in case a change notice is lost, and to repair anything changed by hand). A spec that
  * is missing, half-written or invalid is never applied: the last good spec stays in force.
- * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent.
+ * SIGTERM/SIGINT leave the datapath in place (maps pinned, programs attached) for the next agent, but
+ * when the release is being uninstalled (its DaemonSet deleted): then no agent comes next, and the stop
+ * takes everything off the node as `strait agent --cleanup` does.
  */
 import type { TcMode } from '../native';
 import { native } from '../native/binding';
@@ -15,7 +17,7 @@ import { type ProbeReport, chooseDataplane, describeMissing, encryptionRequireme
 import { probeKernel } from '../probe/probe';
 import { type CachedProbe, cachedProbe } from '../probe/probe-cache';
 import type { NodeDataplane } from '../dataplane/port';
-import { openDataplane } from '../dataplane/open';
+import { cleanupNodeDataplanes, openDataplane } from '../dataplane/open';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
 import { type Condition, agentConditions, setConditions } from './conditions';
 import { openControlPlane } from './control-plane';
@@ -311,7 +313,7 @@ function stopSignal(log: Logger): { stopped: Promise<string>; isStopped: () => b
   const onSignal = (s: NodeJS.Signals) => {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    log.info({ signal: s }, 'stopping; the datapath stays in place');
+    log.info({ signal: s }, 'stopping');
     signal = s;
     resolve(s);
   };
@@ -369,6 +371,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     const [control, probe] = await openBoth(openControlPlane(options.controlPlane, log), probeOnce(options), (c) => c.close());
     let dataplane: NodeDataplane;
     let sourceReady: Promise<unknown>;
+    let uninstalled = false;
     try {
       const { report } = probe;
       const kind = selectDataplane(options.dataplane, report);
@@ -442,11 +445,18 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       clearInterval(timer);
       clearTimeout(pending);
       if (options.controlPlane.kind === 'files') agent.beatStopping(restartGraceSeconds);
+      uninstalled = control.uninstalled();
       await control.close();
     } finally {
       running = undefined;
       phase = 'stopping';
       dataplane.close();
+    }
+    if (uninstalled) {
+      const removed = cleanupNodeDataplanes(options.pinRoot, options.netns);
+      log.info({ removed }, 'the release is uninstalled: the datapath is taken off the node');
+    } else {
+      log.info('stopped; the datapath stays in place for the next agent');
     }
   } finally {
     await served?.server.close();

@@ -74,6 +74,11 @@ export interface KubernetesControlPlane {
   statusRefreshMs: number;
   /** The node's pool IPAM service (src/pool-ipam/service), with the same kubeconfig and node; none: not served. */
   poolIpam?: PoolIpamOptions;
+  /**
+   * The DaemonSet that runs this agent, in `namespace`: once it is deleted (`helm uninstall`), a stop
+   * removes the datapath instead of leaving it for the next agent. None: a stop always leaves it.
+   */
+  daemonSet?: string;
 }
 
 export interface PoolIpamOptions {
@@ -95,6 +100,11 @@ export interface ControlPlane {
   serve(): Promise<void>;
   /** Starts what runs beside the reconcile loop; `readyGatewayCandidate` is asked before each Lease renewal. */
   start(readyGatewayCandidate: () => boolean): void;
+  /**
+   * Whether the installation this agent belongs to is being removed (its DaemonSet deleted): then a stop
+   * takes the datapath off the node, as no agent will come after it.
+   */
+  uninstalled(): boolean;
   /** Stops watching, renewing and serving; resolves when no write is in flight. */
   close(): Promise<void>;
 }

@@ -60,6 +60,14 @@ export const apiFormats = {
     },
     pattern: subdomainPattern.source,
   },
+  /** The name of a namespaced Kubernetes object, like a DaemonSet's (a DNS-1123 subdomain). */
+  'object-name': {
+    check: (value: string) => {
+      if (value.length > 253 || !subdomainPattern.test(value))
+        refuse(value, 'an object name is lowercase letters, digits, "-" and "." (a DNS-1123 subdomain)');
+    },
+    pattern: subdomainPattern.source,
+  },
   /** A lab node or pod name: interface and namespace names are derived from it, so short and plain. */
   'lab-name': {
     check: (value: string) => {

@@ -46,6 +46,8 @@ export interface AgentFlags extends MetricsFlags {
   /** With --kubernetes: serve the pool IPAM (strait-ipam) on this unix socket; absent: none. */
   poolIpamSocket?: string;
   poolIpamGcInterval?: string;
+  /** With --kubernetes: the agent's DaemonSet, whose deletion means the release is uninstalled. */
+  daemonset?: string;
 }
 
 /** The environment the Kubernetes mode reads (a DaemonSet sets them from the downward API). */
@@ -108,6 +110,7 @@ function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOpti
     statusRefresh: '--status-refresh',
     poolIpamSocket: '--pool-ipam-socket',
     poolIpamGcInterval: '--pool-ipam-gc-interval',
+    daemonset: '--daemonset',
   } as const;
   for (const [key, flag] of Object.entries(kubernetesOnly)) {
     const value = flags[key as keyof typeof kubernetesOnly];
@@ -179,6 +182,7 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
     leaseIntervalMs: parseSeconds('--lease-interval', flags.leaseInterval ?? '0.2'),
     statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '30'),
     ...(ipam === undefined ? {} : { poolIpam: ipam }),
+    ...(flags.daemonset === undefined ? {} : { daemonSet: checkFormat('object-name', '--daemonset', flags.daemonset) }),
   };
 }
 
@@ -222,7 +226,7 @@ export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
     .description(
-      "keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place",
+      "keep this node's datapath in step with its NodeDataplane (a spec file, or the API server with --kubernetes): apply it on every change and every interval, report a status; SIGTERM leaves the datapath in place (but when --daemonset is deleted)",
     )
     .option('--spec <file>', 'the node dataplane spec (JSON, written by the controller); required unless --cleanup or --kubernetes')
     .option('--config <file>', 'the same, for a spec file written by hand (src/nodespec/spec.ts)')
@@ -240,6 +244,10 @@ export function registerAgentCommand(program: Command): void {
     .option(
       '--pool-ipam-gc-interval <seconds>',
       "with --pool-ipam-socket: seconds between the pool IPAM's garbage collection scans (default 600)",
+    )
+    .option(
+      '--daemonset <name>',
+      'with --kubernetes: the DaemonSet that runs this agent, in its namespace; once it is deleted (helm uninstall), SIGTERM takes the datapath off the node instead of leaving it for the next agent',
     )
     .option(
       '--node <name>',

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { loadControllerConfig } from '../api/controller-config';
 import { runController, runUntilSignalled } from '../controller/files/controller';
+import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
 import { createLogger } from '../log';
@@ -24,6 +25,8 @@ interface ControllerFlags extends MetricsFlags {
   kubeconfig?: string;
   namespace?: string;
   identity?: string;
+  /** With --kubernetes: the controller's Deployment, whose deletion means the release is uninstalled. */
+  deployment?: string;
 }
 
 /** What --flags-file may say, and how (flags-file.ts). */
@@ -33,11 +36,11 @@ export const controllerFlagsFileRules = { paths: ['config', 'kubeconfig'], comma
 function kubernetesFlags(
   flags: ControllerFlags,
   env: NodeJS.ProcessEnv = process.env,
-): { config: string; namespace: string; identity: string } {
+): { config: string; namespace: string; identity: string; deployment?: string } {
   if (flags.config === undefined || flags.config === '')
     throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
   if (!flags.kubernetes) {
-    for (const flag of ['kubeconfig', 'namespace', 'identity'] as const) {
+    for (const flag of ['kubeconfig', 'namespace', 'identity', 'deployment'] as const) {
       if (flags[flag] !== undefined) throw new InputError(`--${flag}`, flags[flag], 'only with --kubernetes');
     }
   }
@@ -45,7 +48,8 @@ function kubernetesFlags(
   const namespace = straitNamespace(flags.namespace, env);
   const identity = flags.identity ?? env.POD_NAME ?? `${hostname()}-${process.pid}`;
   if (identity.trim() === '') throw new InputError('--identity', identity, 'must not be empty');
-  return { config: flags.config, namespace, identity };
+  const deployment = flags.deployment === undefined ? undefined : checkFormat('object-name', '--deployment', flags.deployment);
+  return { config: flags.config, namespace, identity, ...(deployment === undefined ? {} : { deployment }) };
 }
 
 /** Where the metrics server listens (none for --once, which exits after one reconcile). */
@@ -76,9 +80,7 @@ async function withMetrics(
 
 async function runOnKubernetes(
   flags: ControllerFlags,
-  configPath: string,
-  namespace: string,
-  identity: string,
+  { config: configPath, namespace, identity, deployment }: ReturnType<typeof kubernetesFlags>,
   listen: MetricsListen | undefined,
 ): Promise<void> {
   const config = loadControllerConfig(configPath, 'kubernetes');
@@ -95,7 +97,15 @@ async function runOnKubernetes(
   try {
     await withMetrics(listen, 'kubernetes', (metrics) =>
       runKubernetesController(
-        { config, kubeConfig, namespace, identity, log: createLogger('controller'), ...(metrics ? { metrics } : {}) },
+        {
+          config,
+          kubeConfig,
+          namespace,
+          identity,
+          log: createLogger('controller'),
+          ...(deployment ? { deployment } : {}),
+          ...(metrics ? { metrics } : {}),
+        },
         stop.signal,
       ),
     );
@@ -124,6 +134,10 @@ export function registerControllerCommand(program: Command): void {
     )
     .option('--identity <name>', 'with --kubernetes: this replica in leader election (default POD_NAME, else host-pid)')
     .option(
+      '--deployment <name>',
+      "with --kubernetes: the controller's Deployment, in its namespace; once it is deleted (helm uninstall), the leader's stop withdraws this cluster's NetworkConfigs from the peers' API servers",
+    )
+    .option(
       '--metrics-address <ip>',
       `where /metrics, /healthz and /readyz are served (default: HOST_IP, else ${defaultMetricsAddress}; 0.0.0.0 only when given)`,
     )
@@ -135,13 +149,13 @@ export function registerControllerCommand(program: Command): void {
     .action(
       jsonAction(async (_: ControllerFlags, command: Command) => {
         const o = optionsWithFlagsFile<ControllerFlags>(command, controllerFlagsFileRules);
-        const { config: configPath, namespace, identity } = kubernetesFlags(o);
+        const checked = kubernetesFlags(o);
         const listen = controllerMetricsListen(o);
         if (o.kubernetes) {
-          await runOnKubernetes(o, configPath, namespace, identity, listen);
+          await runOnKubernetes(o, checked, listen);
           return undefined;
         }
-        const config = loadControllerConfig(configPath);
+        const config = loadControllerConfig(checked.config);
         if (o.once) return runController(config, { once: true });
         await withMetrics(listen, 'standalone', (metrics) => runUntilSignalled(config, metrics));
         return undefined;

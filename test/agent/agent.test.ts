@@ -8,9 +8,9 @@ import { Agent, selectDataplane } from '../../src/agent/agent';
 import type { AgentPorts } from '../../src/agent/control-plane-port';
 import { FileSpecSource } from '../../src/agent/files/spec-source';
 import { FileStatusSink } from '../../src/agent/files/status-sink';
-import { ebpfDataplane, summarizeChanges } from '../../src/dataplane/ebpf/dataplane';
+import { ebpfDataplane } from '../../src/dataplane/ebpf/dataplane';
 import { mainRoutes as readMainRoutes } from '../support/routes';
-import type { NodeApplyResult } from '../../src/dataplane/ebpf/node-datapath';
+import { unchangedApply as unchanged } from '../support/node-apply';
 import { InputError, StateError } from '../../src/errors';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
@@ -27,14 +27,6 @@ const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => (
 // The status's appliedSpec for nodeSpec([peerB]): the first 16 hex digits of the sha256 of its canonical
 // JSON (docs/lab.md), from `sha256sum` of that text; the lab compares it with the spec it wrote.
 const specBDigest = 'e6b714edfe2924f1';
-
-const unchanged: NodeApplyResult = {
-  overlayDeviceChanged: false,
-  maps: Object.fromEntries(
-    ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }]),
-  ) as NodeApplyResult['maps'],
-  attachments: [{ interface: 'strait0', program: 'strait_from_overlay', change: 'unchanged' }],
-};
 
 describe('agent: dataplane choice', () => {
   it('runs eBPF where the kernel can, whether asked for auto or ebpf', () => {
@@ -98,23 +90,6 @@ describe('agent: dataplane choice', () => {
         err.message ===
           `this process is not permitted what either dataplane needs (a capability missing? docs/helm.md, "The agent's privileges"): eBPF: lpmTrie (map create failed: EPERM (Operation not permitted): strait_probe); the kernel fallback: vxlan (${eperm})`,
     );
-  });
-});
-
-describe('agent: change summary', () => {
-  it('is undefined when nothing changed, and lists only what changed', () => {
-    const routes = { added: [], removed: [], conflicts: ['10.9.0.0/16'] };
-    assert.equal(summarizeChanges(unchanged, routes), undefined);
-    const changed: NodeApplyResult = {
-      ...unchanged,
-      maps: { ...unchanged.maps, peers: { written: 1, deleted: 0 } },
-      attachments: [...unchanged.attachments, { interface: 'p-x', program: 'strait_from_pod', change: 'attached', kind: 'tcx' }],
-    };
-    assert.deepEqual(summarizeChanges(changed, { ...routes, added: ['10.1.0.0/16'] }), {
-      maps: { peers: { written: 1, deleted: 0 } },
-      attachments: ['p-x:strait_from_pod:attached:tcx'],
-      routesAdded: ['10.1.0.0/16'],
-    });
   });
 });
 

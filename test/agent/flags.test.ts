@@ -152,6 +152,16 @@ describe('strait agent flags', () => {
       rejects({ statusRefresh: '30' }, '--status-refresh', '30');
       rejects({ poolIpamSocket: '/run/strait/ipam.sock' }, '--pool-ipam-socket', '/run/strait/ipam.sock', {}, /^only with --kubernetes$/);
       rejects({ poolIpamGcInterval: '60' }, '--pool-ipam-gc-interval', '60', {}, /^only with --kubernetes$/);
+      rejects({ daemonset: 'strait-agent' }, '--daemonset', 'strait-agent', {}, /^only with --kubernetes$/);
+    });
+
+    it('watches the DaemonSet --daemonset names (a DNS-1123 subdomain), none unless given', () => {
+      const daemonSet = (over: Partial<AgentFlags>) =>
+        (parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), {}).controlPlane as { daemonSet?: string }).daemonSet;
+      assert.equal(daemonSet({}), undefined);
+      assert.equal(daemonSet({ daemonset: 'strait-agent' }), 'strait-agent');
+      for (const bad of ['', 'Strait_Agent', 'a,metadata.name=b', 'x'.repeat(254)])
+        rejects(kubernetes({ node: 'n1', daemonset: bad }), '--daemonset', bad, {}, /DNS-1123 subdomain|expected a string/);
     });
 
     it('serves the pool IPAM only with --pool-ipam-socket, an absolute path, scanning for garbage every 600 s unless --pool-ipam-gc-interval says', () => {

@@ -1,11 +1,21 @@
 /** `strait agent --kubernetes`: a real process against a real node namespace and the lab API server, through the real client. */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { noProbeCache } from '../support/agent-flags';
+import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { netnsPath } from '../../src/kernel/netns';
+import { spawnAgent } from '../support/agent-process';
 import { noMetricsServer } from '../support/metrics';
 import { registerNode } from '../../lab/src/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
@@ -20,7 +30,6 @@ import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
 import { attachments, nodeRoutes, peerIds, withPeers } from './node-view';
 
-const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
 const namespace = 'strait-test';
@@ -109,11 +118,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
   /** Starts the agent (as the admin unless `as` says); resolves with its exit code once its whole log is read. */
   const startAgent = (args: string[], as = { kubeconfig: join(dir, 'kubeconfig'), namespace }): Promise<number | null> => {
-    child = spawn(
-      process.execPath,
+    const started = spawnAgent(
       [
-        cliPath,
-        'agent',
         '--kubernetes',
         '--kubeconfig',
         as.kubeconfig,
@@ -126,15 +132,12 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
         '--netns',
         node,
         ...noMetricsServer,
-        ...noProbeCache,
         ...args,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      (text) => (stderr += text),
     );
-    child.stderr!.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
+    child = started.child;
+    return started.exited;
   };
   const stopAgent = async (exited: Promise<number | null>) => {
     child!.kill('SIGTERM');
@@ -352,29 +355,61 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
   });
 
-  it('refuses --spec with --kubernetes before touching the node', async () => {
-    const run = spawn(
-      process.execPath,
-      [
-        cliPath,
-        'agent',
-        '--kubernetes',
-        '--node',
-        'n1',
-        '--spec',
-        join(dir, 'n1.json'),
-        '--pin-root',
-        pinRoot,
-        ...noMetricsServer,
-        ...noProbeCache,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let err = '';
-    run.stderr!.on('data', (chunk) => {
-      err += String(chunk);
+  it("takes the datapath off the node at SIGTERM once its DaemonSet is deleted (helm uninstall), and only then, as the chart's ServiceAccount", async () => {
+    const admin = api.kubeConfig;
+    await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: chartNamespace } } });
+    await applyChartRbac(admin);
+    const apps = admin.makeApiClient(AppsV1Api);
+    const labels = { 'app.kubernetes.io/name': 'strait', 'app.kubernetes.io/component': 'agent' };
+    const daemonSet = {
+      metadata: { name: 'strait-agent', namespace: chartNamespace },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'agent', image: 'strait' }] } },
+      },
+    };
+    await apps.createNamespacedDaemonSet({ namespace: chartNamespace, body: daemonSet });
+    await createObject(nodeSpecDocument([peerB]));
+    const as = { kubeconfig: api.kubeconfigFor(agentUser.token).path, namespace: chartNamespace };
+    const daemonSetWatches = () =>
+      requests.lines.filter((l) => l.msg === 'request' && l.verb === 'watch' && l.resource === 'daemonsets').length;
+    const run = async (whileRunning: () => Promise<void>) => {
+      stderr = '';
+      const watchesBefore = daemonSetWatches();
+      const exited = startAgent(['--interval', '30', '--daemonset', 'strait-agent'], as);
+      await waitFor('the DaemonSet watched', () => daemonSetWatches() > watchesBefore, 15_000, logOf);
+      await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+      await whileRunning();
+      await stopAgent(exited);
+    };
+
+    // A restart (a rolling update, a drain): the DaemonSet is there, the next agent finds the datapath.
+    await run(async () => {});
+    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
+    assert.ok(stderr.includes('"msg":"stopped; the datapath stays in place for the next agent"'), logOf());
+
+    // helm uninstall: the DaemonSet goes first, then the roles and the ServiceAccount, then the Pod's SIGTERM.
+    await run(async () => {
+      await apps.deleteNamespacedDaemonSet({ name: 'strait-agent', namespace: chartNamespace });
+      await waitFor('the deletion seen', () => stderr.includes('our workload is deleted: the release is being uninstalled'), 5_000, logOf);
+      await api.kubeConfig
+        .makeApiClient(RbacAuthorizationV1Api)
+        .deleteNamespacedRoleBinding({ name: 'strait-agent', namespace: chartNamespace });
     });
-    const code = await new Promise((resolve) => run.on('close', resolve));
+    assert.ok(stderr.includes('"msg":"the release is uninstalled: the datapath is taken off the node"'), logOf());
+    assert.deepEqual(findAttachments(pinRoot, netnsPath(node)), []);
+    assert.equal(existsSync(pinRoot), false, 'no pin is left');
+    assert.deepEqual(tunnelRoutes(), []);
+    assert.equal(spawnSync('ip', ['-n', node, 'link', 'show', 'strait0']).status, 1, 'strait0 is removed');
+  });
+
+  it('refuses --spec with --kubernetes before touching the node', async () => {
+    let err = '';
+    const run = spawnAgent(
+      ['--kubernetes', '--node', 'n1', '--spec', join(dir, 'n1.json'), '--pin-root', pinRoot, ...noMetricsServer],
+      (text) => (err += text),
+    );
+    const code = await run.exited;
     assert.equal(code, 1);
     assert.deepEqual(JSON.parse(err), {
       error: `--spec: is the file mode; --kubernetes reads the NodeDataplane from the API server and writes its status there (got ${JSON.stringify(join(dir, 'n1.json'))})`,

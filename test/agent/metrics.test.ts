@@ -2,9 +2,9 @@
  * `strait agent`'s metrics and health server (docs/metrics.md): a real process on a netns node, scraped
  * over HTTP while real packets go through the node's datapath.
  */
-import { noProbeCache } from '../support/agent-flags';
+import { fileModeArgs, spawnAgent } from '../support/agent-process';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -20,7 +20,6 @@ import { sendDatagram } from '../support/wire';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 
-const cliPath = join(__dirname, '../../src/cli/main.js');
 const podAddress = '10.0.0.5';
 
 describe('strait agent: metrics and health (real process, real kernel)', function () {
@@ -52,32 +51,13 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
 
   /** Starts the agent on the spec file with its server on `port`; resolves with its exit code. */
   const startAgent = (...extra: string[]): Promise<number | null> => {
-    child = spawn(
-      process.execPath,
-      [
-        cliPath,
-        'agent',
-        '--spec',
-        specPath(),
-        '--status',
-        statusPath(),
-        '--pin-root',
-        pinRoot,
-        '--netns',
-        node,
-        '--interval',
-        '0.2',
-        '--metrics-address',
-        '127.0.0.1',
-        '--metrics-port',
-        String(port),
-        ...noProbeCache,
-        ...extra,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+    const files = { spec: specPath(), status: statusPath(), pinRoot, netns: node };
+    const started = spawnAgent(
+      [...fileModeArgs(files), '--interval', '0.2', '--metrics-address', '127.0.0.1', '--metrics-port', String(port), ...extra],
+      (text) => (stderr += text),
     );
-    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-    return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
+    child = started.child;
+    return started.exited;
   };
   const readyz = () => get(port, '/readyz');
   /** The agent's own series (the process_ and nodejs_ defaults left out), each as "labels value". */

@@ -1,6 +1,6 @@
 /** `strait agent` as the lab runs it: a real process against a real node namespace. */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mainRoutes as readMainRoutes } from '../support/routes';
@@ -12,7 +12,7 @@ import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot } from '../support/kernel';
-import { noProbeCache } from '../support/agent-flags';
+import { fileModeArgs, spawnAgent, straitCliPath as cliPath } from '../support/agent-process';
 import { noMetricsServer } from '../support/metrics';
 import { waitFor } from '../support/wait';
 import { createAgentNode, removeAgentNode } from './agent-node';
@@ -25,7 +25,6 @@ import {
   withPeers as withPeersOf,
 } from './node-view';
 
-const cliPath = join(__dirname, '../../src/cli/main.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('strait agent (real process, real kernel)', function () {
@@ -72,33 +71,13 @@ describe('strait agent (real process, real kernel)', function () {
    * default every reconcile is a resync (reads everything), so a change by hand is repaired at the next.
    */
   const startAgent = (intervalSeconds: string, resyncSeconds = '0.001', extra: string[] = []): Promise<number | null> => {
-    child = spawn(
-      process.execPath,
-      [
-        cliPath,
-        'agent',
-        '--spec',
-        specPath(),
-        '--pin-root',
-        pinRoot,
-        '--status',
-        statusPath(),
-        '--netns',
-        node,
-        '--interval',
-        intervalSeconds,
-        '--resync-interval',
-        resyncSeconds,
-        ...noMetricsServer,
-        ...noProbeCache,
-        ...extra,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+    const files = { spec: specPath(), status: statusPath(), pinRoot, netns: node };
+    const started = spawnAgent(
+      [...fileModeArgs(files), '--interval', intervalSeconds, '--resync-interval', resyncSeconds, ...noMetricsServer, ...extra],
+      (text) => (stderr += text),
     );
-    child.stderr!.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    return new Promise((resolve) => child!.on('close', (code) => resolve(code)));
+    child = started.child;
+    return started.exited;
   };
   const exitCode = (exited: Promise<number | null>) => Promise.race([exited, sleep(10_000).then(() => 'still running')]);
 

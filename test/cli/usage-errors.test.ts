@@ -54,6 +54,19 @@ describe('strait usage errors', () => {
     });
   }
 
+  it("refuses the controller's --deployment that is no object name, or without --kubernetes, naming it and the value", async () => {
+    for (const [args, reason] of [
+      [['--kubernetes', '--deployment', 'Strait_Controller'], /DNS-1123 subdomain/],
+      [['--deployment', 'strait-controller'], /only with --kubernetes/],
+    ] as const) {
+      const { code, err } = await run('controller', '--config', '/nonexistent/cluster.yaml', ...args);
+      assert.equal(code, 1);
+      const error = JSON.parse(err) as { error: string; field: string; value: unknown };
+      assert.deepEqual([error.field, error.value], ['--deployment', args[args.length - 1]]);
+      assert.match(error.error, reason);
+    }
+  });
+
   it('keeps --help, help <command> and --version: printed on stdout, exit 0', async () => {
     for (const args of [
       ['--help'],

@@ -187,14 +187,19 @@ describe('the Helm chart', function () {
     });
   }
 
-  it('lets the agent read Nodes and NodeDataplanes, write NodeDataplane status and its Lease, and nothing else', () => {
+  it('lets the agent read Nodes and NodeDataplanes, write NodeDataplane status and its Lease, watch its own DaemonSet, and nothing else', () => {
     const rules = (kind: string) => one(get('defaults'), kind, 'strait-agent').rules as Obj[];
     assert.deepEqual(rules('ClusterRole'), [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
     ]);
-    assert.deepEqual(rules('Role'), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] }]);
+    assert.deepEqual(rules('Role'), [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] },
+      // Its deletion is helm uninstall (src/agent/kubernetes/daemonset-watch.ts): by name, no other DaemonSet.
+      { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['strait-agent'], verbs: ['list', 'watch'] },
+    ]);
+    assert.equal(one(get('defaults'), 'DaemonSet', 'strait-agent').metadata.namespace, 'strait-system');
     // The admission policy names the agent's Lease as names.ts does.
     const policy = one(get('defaults'), 'ValidatingAdmissionPolicy', 'strait-agent-own-node');
     assert.equal(nodeLeaseName('n1'), 'strait-node-n1');
@@ -203,6 +208,17 @@ describe('the Helm chart', function () {
       policy.spec.matchConditions[0].expression,
       'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"',
     );
+  });
+
+  it('lets the controller watch its own Deployment by name (its deletion is helm uninstall), and the ConfigMap names it', () => {
+    const deploymentRules = (one(get('defaults'), 'Role', 'strait-controller').rules as Obj[]).filter((r) =>
+      (r.resources as string[]).includes('deployments'),
+    );
+    assert.deepEqual(deploymentRules, [
+      { apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['strait-controller'], verbs: ['list', 'watch'] },
+    ]);
+    assert.equal(one(get('defaults'), 'Deployment', 'strait-controller').metadata.namespace, 'strait-system');
+    assert.match(one(get('defaults'), 'ConfigMap', 'strait-config').data['controller.yaml'], /^deployment: strait-controller$/m);
   });
 
   // test/helm/controller-rbac.test.ts: the controller, run under this role, reads its peers' Secrets and is refused any other.
@@ -386,6 +402,7 @@ describe('the Helm chart', function () {
     assert.equal(options.kubernetes, true);
     assert.equal(options.config, join(options.dir, 'cluster.yaml'), "config: is the ConfigMap's own key, next to the flags file");
     assert.equal(options.metricsPort, '9973');
+    assert.equal(options.deployment, 'strait-controller');
   });
 
   it('gives the agent options it reads as they are, the command line winning', () => {
@@ -401,6 +418,7 @@ describe('the Helm chart', function () {
       namespace: 'strait-system',
       leaseIntervalMs: 200,
       statusRefreshMs: 30_000,
+      daemonSet: 'strait-agent',
     });
     assert.equal(parsed.dataplane, 'ebpf');
     assert.equal(parsed.attachMode, 'tcx');

@@ -9,14 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
+import { cleanupNodeDataplanes } from '../../src/dataplane/open';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../lab/src/checks';
 import { defaultNamespace } from '../../src/k8s/names';
 import { kubeconfigPath } from '../../lab/src/control-plane';
-import { labUp, nodePinRoot, removePeering, savedTopology } from '../../lab/src/lab';
+import { labUp, nodePinRoot, removePeering, savedTopology, uninstallStrait } from '../../lab/src/lab';
 import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
 import { stopProcess } from '../../lab/src/processes';
@@ -108,6 +110,44 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       const again = await labTest(runDir, say);
       assert.equal(again.failed, 0, failureSummary(again));
       assert.deepEqual(checksByKind(again.results), { peered: 44, intra: 30, 'not-peered': 1 }, 'only B-C is left');
+
+      // helm uninstall of B while its pods talk: they go on talking (Strait leaves the cluster's own
+      // network as it found it), its nodes keep nothing of Strait (the cleanup finds nothing left to
+      // remove), its API server no strait.io object or CRD, and C's API server no offer of B.
+      const pingStarted = Date.now();
+      const intra = pingFor('b-w1-p', '10.0.0.10', 1_000); // b-gw-p, 10 s
+      await sleep(500);
+      const uninstallStarted = Date.now();
+      await uninstallStrait(runDir, 'cluster-b');
+      const uninstalled = Date.now();
+      const during = await intra;
+      process.stdout.write(
+        `      helm uninstall of cluster-b: ${uninstalled - uninstallStarted} ms to the last agent stopped; intra-cluster ping ${during.received}/${during.transmitted} answered (longest gap ${during.longestGapMs} ms)\n`,
+      );
+      assert.ok(uninstalled - pingStarted < 9_000, 'the ping went on after the uninstall');
+      assert.equal(during.received, during.transmitted, 'no intra-cluster packet lost while Strait was uninstalled');
+      for (const node of ['b-gw', 'b-w1']) {
+        assert.equal(existsSync(nodePinRoot(node)), false, `${node}: no pin left`);
+        const left = cleanupNodeDataplanes(nodePinRoot(node), nodeNetns(node));
+        assert.deepEqual(
+          { ...left, pinRoot: undefined },
+          {
+            pinRoot: undefined,
+            detached: [],
+            overlayDeviceRemoved: false,
+            routesRemoved: [],
+            kernel: { rules: 0, routes: 0, devices: [], xfrm: 0, nat: false },
+          },
+          `${node}: Strait left something the cleanup removed`,
+        );
+      }
+      assert.deepEqual(
+        kubectl('cluster-b', ['get', 'crds', '-o', 'name'])
+          .split('\n')
+          .filter((l) => l.includes('strait.io')),
+        [],
+      );
+      await waitFor('C to hold no offer of B', () => !names('cluster-c', 'networkconfigs').includes('cluster-b.cluster-c'), 20_000);
     });
 
     if (dataplane === 'kernel')

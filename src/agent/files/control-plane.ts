@@ -18,6 +18,8 @@ export function fileControlPlane(options: FileControlPlane, log: Logger): Contro
     where: { specFile: options.specPath, statusFile: options.statusPath ?? null },
     serve: async () => {},
     start: () => {},
+    // Standalone, the node is cleaned by `strait agent --cleanup`.
+    uninstalled: () => false,
     close: async () => source.close(),
   };
 }

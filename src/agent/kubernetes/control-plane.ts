@@ -1,6 +1,7 @@
 /**
  * The agent's control plane on Kubernetes (control-plane.ts): informers on its NodeDataplane and the Nodes,
- * the status subresource, the node Lease, and with --pool-ipam-socket the node's pool IPAM service.
+ * the status subresource, the node Lease, with --pool-ipam-socket the node's pool IPAM service, and with
+ * --daemonset a watch of the agent's DaemonSet (its deletion: the release uninstalled).
  */
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../../k8s/kubeconfig';
@@ -10,6 +11,7 @@ import type { ControlPlane, KubernetesControlPlane } from '../control-plane-port
 import { KubernetesSpecSource } from './spec-source';
 import { KubernetesStatusSink } from './status-sink';
 import { NodeLease } from './node-lease';
+import { WorkloadWatch } from '../../k8s/workload-watch';
 
 /** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */
 export function kubernetesControlPlane(options: KubernetesControlPlane, log: Logger): ControlPlane {
@@ -20,6 +22,10 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
   const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
   let lease: NodeLease | undefined;
   let poolIpam: PoolIpamService | undefined;
+  const daemonSet =
+    options.daemonSet === undefined
+      ? undefined
+      : new WorkloadWatch({ kubeConfig, resource: 'daemonsets', namespace, name: options.daemonSet, log });
   return {
     ports: { source, sink, nodeName },
     where: {
@@ -29,6 +35,7 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
       leaseIntervalMs: options.leaseIntervalMs,
       statusRefreshMs: options.statusRefreshMs,
       poolIpamSocket: options.poolIpam?.socket ?? null,
+      daemonSet: options.daemonSet ?? null,
     },
     serve: async () => {
       if (options.poolIpam === undefined) return;
@@ -49,9 +56,12 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
         readyGatewayCandidate,
       );
       lease.start();
+      daemonSet?.start();
     },
+    uninstalled: () => daemonSet?.removed ?? false,
     close: async () => {
       source.close();
+      await daemonSet?.stop();
       await lease?.stop();
       await poolIpam?.stop();
       await sink.flushed();

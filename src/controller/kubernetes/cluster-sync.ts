@@ -28,6 +28,7 @@ import { parseHomeNetworks } from '../../api/home-networks';
 import type { IpamState } from '../../network-ipam/state';
 import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';
+import { apiErrorText } from '../../k8s/api-errors';
 import { Informer } from '../../k8s/informer';
 import { straitInformer } from '../../k8s/strait-informer';
 import { kubeConfigFromText } from '../../k8s/kubeconfig';
@@ -176,12 +177,28 @@ export class ClusterSync {
     this.queue.add(clusterKey);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops reconciling. With `withdraw` (the release is uninstalled), our NetworkConfig in each peer's API
+   * server goes once no reconcile can write it again: the uninstall cannot reach those, and each peer's
+   * controller then ends the peering as it does when we end it. A peer that cannot be reached keeps it,
+   * which its own controller shows. Returns the peers withdrawn from.
+   */
+  async stop(options: { withdraw?: boolean } = {}): Promise<string[]> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.queue.shutDown();
+    const withdrawn: string[] = [];
+    for (const [peer, link] of options.withdraw ? this.peers : []) {
+      try {
+        await link.objects.apply(objectWrites([], link.ours.list(), this.options.config.clusterId).writes);
+        withdrawn.push(peer);
+      } catch (err) {
+        this.options.log.warn({ peer, error: apiErrorText(err) }, 'cannot withdraw our NetworkConfig from the peer');
+      }
+    }
     await Promise.all([...this.local, ...[...this.peers.values()].map((p) => p.ours)].map((i) => i.stop()));
     this.peers.clear();
+    return withdrawn;
   }
 
   /** The IPAM state from its objects; what could not be used is named (the next save replaces it). */

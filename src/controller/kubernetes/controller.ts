@@ -16,6 +16,7 @@ import type { Logger } from '../../log';
 import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import { ClusterSync } from './cluster-sync';
 import { EventRecorder } from './events';
+import { WorkloadWatch } from '../../k8s/workload-watch';
 
 /** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
 const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
@@ -30,6 +31,11 @@ export interface KubernetesControllerOptions {
   log: Logger;
   /** Told of leadership and of every reconcile. */
   metrics?: ControllerMetrics;
+  /**
+   * The controller's Deployment, in `namespace`: once it is deleted (`helm uninstall`), the leader's stop
+   * withdraws our NetworkConfigs from the peers' API servers, which the uninstall cannot reach.
+   */
+  deployment?: string;
 }
 
 /** Runs until the signal aborts; a leader stops its work, then releases the Lease. */
@@ -72,8 +78,20 @@ export async function runKubernetesController(options: KubernetesControllerOptio
     { clusterId: config.clusterId, apiServer: describeKubeConfig(kubeConfig), namespace, identity, peers: config.peers },
     'controller started',
   );
+  const workload =
+    options.deployment === undefined
+      ? undefined
+      : new WorkloadWatch({ kubeConfig, resource: 'deployments', namespace, name: options.deployment, log });
+  workload?.start();
   elector.start();
   await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  await workload?.stop();
+  if (workload?.removed && sync) {
+    const leading = sync;
+    sync = undefined;
+    const withdrawn = await leading.stop({ withdraw: true });
+    log.info({ peers: withdrawn }, 'the release is uninstalled: our NetworkConfigs are withdrawn from the peers');
+  }
   await elector.stop();
   log.info({ clusterId: config.clusterId }, 'controller stopped');
 }

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureBpffs, queryTcx } from '../../../src/native';
-import { ebpfDataplane } from '../../../src/dataplane/ebpf/dataplane';
+import { ebpfDataplane, summarizeChanges } from '../../../src/dataplane/ebpf/dataplane';
 import * as layout from '../../../src/dataplane/ebpf/layout';
-import { NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';
+import { type NodeApplyResult, NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';
+import { unchangedApply as unchanged } from '../../support/node-apply';
 import { ip } from '../../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../../src/kernel/netns';
 import { hubSpec, hubSpecWith } from '../../support/node-specs';
@@ -27,6 +28,23 @@ function drivenChanges() {
   };
   return source;
 }
+
+describe('eBPF dataplane: change summary (what a reconcile logs)', () => {
+  it('is undefined when nothing changed, and lists only what changed', () => {
+    const routes = { added: [], removed: [], conflicts: ['10.9.0.0/16'] };
+    assert.equal(summarizeChanges(unchanged, routes), undefined);
+    const changed: NodeApplyResult = {
+      ...unchanged,
+      maps: { ...unchanged.maps, peers: { written: 1, deleted: 0 } },
+      attachments: [...unchanged.attachments, { interface: 'p-x', program: 'strait_from_pod', change: 'attached', kind: 'tcx' }],
+    };
+    assert.deepEqual(summarizeChanges(changed, { ...routes, added: ['10.1.0.0/16'] }), {
+      maps: { peers: { written: 1, deleted: 0 } },
+      attachments: ['p-x:strait_from_pod:attached:tcx'],
+      routesAdded: ['10.1.0.0/16'],
+    });
+  });
+});
 
 describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
   requireRoot(this);

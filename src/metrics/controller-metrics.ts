@@ -39,7 +39,12 @@ export class ControllerMetrics {
     'strait_controller_ipam_external_addresses_usable',
     'ExternalCIDR addresses that can be given out at most (network, broadcast and transit addresses left out)',
   );
-  private readonly outcome = [this.peers, this.peerNetworks, this.externalInUse, this.externalUsable];
+  private readonly peerApiUp = gauge(
+    'strait_controller_peer_api_up',
+    "1 while a peer's API server takes this cluster's credentials (the leader checks each peer every 30 s and at every failed write), else 0",
+    ['peer'],
+  );
+  private readonly outcome = [this.peers, this.peerNetworks, this.externalInUse, this.externalUsable, this.peerApiUp];
   private readonly gatewayChanges: Counter;
   private readonly leader: Gauge | undefined;
   private readonly reconcileDuration: Histogram;
@@ -101,6 +106,12 @@ export class ControllerMetrics {
     const { external } = result.ipam;
     this.externalInUse.gauge.set(external.byEndpoint.size);
     this.externalUsable.gauge.set(Number(cidrSize(external.cidr) - BigInt(unusableOffsets(external.cidr).length)));
+  }
+
+  /** What the leader's last check of a peer's API server found. */
+  peerApi(peer: string, up: boolean): void {
+    if (this.registry.getSingleMetric(this.peerApiUp.name) === undefined) this.registry.registerMetric(this.peerApiUp.gauge);
+    this.peerApiUp.gauge.set({ peer }, up ? 1 : 0);
   }
 
   failed(seconds: number, error: string): void {

@@ -3,7 +3,8 @@
  * token (`--token-file`) is user `admin` in group `system:masters`, which authorization lets do
  * anything; the tokens of a token auth file (kube-apiserver's `--token-auth-file`, the same CSV:
  * `token,user,uid,"group1,group2"`) are the users named there. Every authenticated user is also in
- * `system:authenticated`, as the real server adds it. An unknown token is no one (401).
+ * `system:authenticated`, as the real server adds it. So are the ServiceAccounts of the bound tokens the
+ * server issued (service-account-tokens.ts). An unknown token is no one (401).
  */
 import { createHash } from 'node:crypto';
 import { InputError } from '../../../src/errors';
@@ -110,7 +111,11 @@ export class Authenticator {
   /** By the token's SHA-256, so a lookup compares digests, never the secret itself. */
   private readonly users = new Map<string, UserInfo>();
 
-  constructor(users: TokenUser[]) {
+  constructor(
+    users: TokenUser[],
+    /** The bound service account tokens this server issued (service-account-tokens.ts). */
+    private readonly serviceAccounts?: { authenticate(token: string): UserInfo | undefined },
+  ) {
     for (const { token, ...user } of users) {
       if (token === '') throw new Error('an API server token may not be empty');
       const groups = user.groups.includes(authenticatedGroup) ? user.groups : [...user.groups, authenticatedGroup];
@@ -121,6 +126,7 @@ export class Authenticator {
   /** The user of an `Authorization: Bearer <token>` header, or undefined (401). */
   authenticate(authorization: string | undefined): UserInfo | undefined {
     const match = /^Bearer\s+(\S+)\s*$/i.exec((authorization ?? '').trim());
-    return match ? this.users.get(digest(match[1]!)) : undefined;
+    if (!match) return undefined;
+    return this.users.get(digest(match[1]!)) ?? this.serviceAccounts?.authenticate(match[1]!);
   }
 }

@@ -26,6 +26,7 @@ import { watchRequested } from './request-info';
 import { type RequestTarget, pathSegments } from './request-target';
 import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
 import type { ServedTypes } from './served-types';
+import type { ServiceAccountTokens } from './service-account-tokens';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
 import { bodyFormat, decodeDeleteOptions, decodeObject, decodePatch, patchTypeOf } from './request-body';
 import { badRequest, methodNotAllowed, noSuchPath } from './status';
@@ -45,13 +46,15 @@ export interface Routes {
   watches: Watches;
   types: ServedTypes;
   authorizer: RbacAuthorizer;
+  tokens: ServiceAccountTokens;
 }
 
 interface Target {
   type: ResourceType;
   namespace: string | undefined;
   name: string | undefined;
-  subresource: 'status' | undefined;
+  /** `token`: a ServiceAccount's TokenRequest (service-account-tokens.ts). */
+  subresource: 'status' | 'token' | undefined;
   /** A `/watch/` path: a watch of the collection (or of the one object named). */
   watchPath: boolean;
 }
@@ -80,11 +83,15 @@ function resolve(types: ServedTypes, group: string, version: string, rest: strin
   }
   const [plural, name, subresource, ...extra] = rest;
   const type = types.find(group, version, plural);
-  if (!type || extra.length > 0 || (subresource !== undefined && !(subresource === 'status' && type.statusSubresource))) throw noSuchPath();
+  const served =
+    subresource === undefined ||
+    (subresource === 'status' && type?.statusSubresource) ||
+    (subresource === 'token' && type?.group === '' && type.kind === 'ServiceAccount');
+  if (!type || extra.length > 0 || !served) throw noSuchPath();
   if (namespace !== undefined && !type.namespaced) throw noSuchPath();
   if (type.namespaced && namespace === undefined && name !== undefined) throw noSuchPath();
   if (watchPath && subresource !== undefined) throw noSuchPath();
-  return { type, namespace, name, subresource: subresource as 'status' | undefined, watchPath };
+  return { type, namespace, name, subresource: subresource as Target['subresource'], watchPath };
 }
 
 function fieldValidation(query: URLSearchParams): FieldValidation {
@@ -191,6 +198,11 @@ export class Router {
     if (at.watchPath && method !== 'GET') throw methodNotAllowed();
     const table = wantsTable(req.headers.accept);
     const contentType = req.headers['content-type'];
+    if (subresource === 'token') {
+      if (method !== 'POST') throw methodNotAllowed();
+      const format = bodyFormat(contentType, 'TokenRequest');
+      return { code: 201, body: this.routes.tokens.issue(namespace!, name!, decodeObject(body, 'TokenRequest', format)) };
+    }
     if (type.createOnly) {
       if (method !== 'POST' || name !== undefined) throw methodNotAllowed();
       const format = bodyFormat(contentType, type.kind);

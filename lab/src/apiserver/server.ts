@@ -25,6 +25,7 @@ import { requestTarget } from './request-target';
 import { crdResource } from './custom-resource-definitions';
 import { builtInTypes, groupResource, parseCrds } from './resource-types';
 import { ServedTypes } from './served-types';
+import { ServiceAccountTokens } from './service-account-tokens';
 import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
@@ -50,6 +51,8 @@ export interface ApiServerOptions {
   watchCacheSize?: number;
   /** How often a watch that allows bookmarks gets one (the real server: about a minute). */
   bookmarkIntervalMs?: number;
+  /** Milliseconds since the epoch, for the expiry of the tokens it issues (Date.now unless a test moves time on). */
+  clock?: () => number;
   /** The serving certificate; a new self-signed one for 127.0.0.1 unless given. */
   certificate?: Certificate;
   logger?: Logger;
@@ -100,8 +103,9 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
   if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
-  const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])]);
   const store = new Store();
+  const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now);
+  const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
   const registry = new Registry(store);
   storeRbacDefaults(store);
   const authorizer = new RbacAuthorizer(store);
@@ -109,7 +113,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   for (const crd of parseCrds(options.crds ?? [])) registry.create(crdType, undefined, crd, { dryRun: false, fieldValidation: 'Strict' });
   const types = new ServedTypes(builtInTypes, store);
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
-  const router = new Router({ registry, watches, types, authorizer });
+  const router = new Router({ registry, watches, types, authorizer, tokens });
   const log = options.logger;
 
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);

@@ -55,6 +55,7 @@ import {
 } from './objects';
 import { StraitObjects, type WrittenObject } from './object-client';
 import { UnseenWrites } from './unseen-writes';
+import { type PeerApiState, nextPeerApiState, peerApiState } from './peer-api';
 
 const clusterKey = 'cluster';
 /** How long a reconcile waits for the informers to show our own writes: an event takes milliseconds. */
@@ -70,7 +71,12 @@ interface PeerLink {
   kubeconfig: string;
   ours: Informer<KubeObject & KubernetesObject>;
   objects: StraitObjects;
+  /** What the last check of its API server found (peer-api.ts); none before the first. */
+  api?: PeerApiState;
 }
+
+/** How often the leader checks that each peer's API server still takes our credentials. */
+const defaultPeerCheckIntervalMs = 30_000;
 
 export interface ClusterSyncOptions {
   /** `nodes` is filled from the Node objects at every reconcile. */
@@ -82,6 +88,8 @@ export interface ClusterSyncOptions {
   log: Logger;
   /** Told of every reconcile. */
   metrics?: ControllerMetrics;
+  /** How often each peer's API server is checked (defaultPeerCheckIntervalMs). */
+  peerCheckIntervalMs?: number;
 }
 
 export class ClusterSync {
@@ -99,6 +107,7 @@ export class ClusterSync {
   private readonly queue: WorkQueue;
   private readonly unseen = new UnseenWrites(unseenWritesTimeoutMs);
   private timer: NodeJS.Timeout | undefined;
+  private peerCheckTimer: NodeJS.Timeout | undefined;
   private ipam: IpamState | undefined;
   private sightings = new Map<string, Sighting>();
   /** When this controller's election last named a new gateway, written to the NodeDataplanes. */
@@ -174,6 +183,41 @@ export class ClusterSync {
     log.info({ clusterId: config.clusterId, peers: config.peers, nodes: this.nodes.list().length }, 'leading: caches filled');
     // Heartbeats age out: reconcile at the interval even when nothing was written.
     this.timer = setInterval(() => this.queue.add(clusterKey), config.interval * 1000);
+    this.peerCheckTimer = setInterval(() => void this.checkPeers(), this.options.peerCheckIntervalMs ?? defaultPeerCheckIntervalMs);
+    this.queue.add(clusterKey);
+  }
+
+  /** Reads our NetworkConfig in each peer's API server: credentials that stopped working show before a change needs them. */
+  private async checkPeers(): Promise<void> {
+    for (const [peer, link] of this.peers) await this.checkPeer(peer, link);
+  }
+
+  private async checkPeer(peer: string, link: PeerLink): Promise<void> {
+    let error: unknown;
+    try {
+      await link.objects.read(networkConfigName(this.options.config.clusterId, peer));
+    } catch (err) {
+      error = err;
+    }
+    if (this.peers.get(peer) === link) this.observePeerApi(peer, link, error);
+  }
+
+  /** Keeps what a check or a write found of a peer's API server; a change is logged, recorded and reconciled (its problem). */
+  private observePeerApi(peer: string, link: PeerLink, error: unknown): void {
+    const { namespace, log, metrics } = this.options;
+    const previous = link.api;
+    link.api = nextPeerApiState(previous, peerApiState(error, peer, `${namespace}/${peerSecretName(peer)}`, Date.now()));
+    metrics?.peerApi(peer, link.api.ok);
+    if (link.api === previous || (previous === undefined && link.api.ok)) return;
+    const { ok, reason, message } = link.api;
+    if (ok) log.info({ peer }, message);
+    else log.warn({ peer, reason }, message);
+    this.record(
+      { kind: tunnelEndpointNames.kind, name: peer },
+      ok ? 'Normal' : 'Warning',
+      ok ? 'PeerApiReachable' : `PeerApi${reason}`,
+      message,
+    );
     this.queue.add(clusterKey);
   }
 
@@ -186,6 +230,7 @@ export class ClusterSync {
   async stop(options: { withdraw?: boolean } = {}): Promise<string[]> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.peerCheckTimer);
     await this.queue.shutDown();
     const withdrawn: string[] = [];
     for (const [peer, link] of options.withdraw ? this.peers : []) {
@@ -261,7 +306,10 @@ export class ClusterSync {
         kubeconfig,
         ours,
         objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames.plural),
+        // New credentials are judged against what the old ones met: checked at once, they say if they mend it.
+        ...(link?.api ? { api: link.api } : {}),
       });
+      void this.checkPeer(peer, this.peers.get(peer)!);
     }
   }
 
@@ -290,6 +338,9 @@ export class ClusterSync {
     const now = Date.now();
     const problems: string[] = [];
     await this.linkPeers(problems);
+    for (const [peer, link] of this.peers) {
+      if (link.api?.ok === false) problems.push(`peer ${peer}: ${link.api.message} (since ${new Date(link.api.since).toISOString()})`);
+    }
 
     const read = clusterNodes(this.nodes.list(), this.podCIDR, config.gatewayNodeSelector);
     for (const p of read.problems) this.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
@@ -366,9 +417,14 @@ export class ClusterSync {
       const name = networkConfigName(config.clusterId, peer);
       const existing = link.ours.get(name);
       const wanted = offers.get(peer);
-      await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, o) =>
-        this.unseen.wrote(link.ours, w, o?.resourceVersion),
-      );
+      try {
+        await link.objects.apply(objectWrites(wanted ? [wanted] : [], existing ? [existing] : [], config.clusterId).writes, (w, o) =>
+          this.unseen.wrote(link.ours, w, o?.resourceVersion),
+        );
+      } catch (err) {
+        this.observePeerApi(peer, link, err);
+        throw err;
+      }
     }
     // A former peer's offer here: its access to our API server went with the peering (the chart binds
     // strait-peer-<id> only for configured peers), so it cannot take the offer back itself; we do.

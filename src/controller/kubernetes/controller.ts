@@ -31,6 +31,8 @@ export interface KubernetesControllerOptions {
   log: Logger;
   /** Told of leadership and of every reconcile. */
   metrics?: ControllerMetrics;
+  /** How often the leader checks each peer's API server (cluster-sync.ts: 30 s). */
+  peerCheckIntervalMs?: number;
   /**
    * The controller's Deployment, in `namespace`: once it is deleted (`helm uninstall`), the leader's stop
    * withdraws our NetworkConfigs from the peers' API servers, which the uninstall cannot reach.
@@ -60,7 +62,16 @@ export async function runKubernetesController(options: KubernetesControllerOptio
     onStartedLeading: () => {
       log.info({ identity }, 'started leading');
       metrics?.leading(true);
-      sync = new ClusterSync({ config, kubeConfig, namespace, ipamStore, events, log, ...(metrics ? { metrics } : {}) });
+      sync = new ClusterSync({
+        config,
+        kubeConfig,
+        namespace,
+        ipamStore,
+        events,
+        log,
+        ...(metrics ? { metrics } : {}),
+        ...(options.peerCheckIntervalMs ? { peerCheckIntervalMs: options.peerCheckIntervalMs } : {}),
+      });
       sync.start().catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start leading'));
     },
     onStoppedLeading: async () => {

@@ -6,6 +6,7 @@
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { group, version } from '../../api/resource-names';
+import { apiStatus } from '../../k8s/api-errors';
 import type { ObjectWrite } from './objects';
 
 /** What the server answered a create or update with. */
@@ -47,6 +48,17 @@ export class StraitObjects {
         });
         written(w);
       }
+    }
+  }
+
+  /** The object named `name`, or undefined when there is none (a 404); any other failure throws. */
+  async read(name: string): Promise<unknown> {
+    const { plural } = this;
+    try {
+      return await this.api.getClusterCustomObject({ group, version, plural, name });
+    } catch (err) {
+      if (apiStatus(err) === 404) return undefined;
+      throw err;
     }
   }
 

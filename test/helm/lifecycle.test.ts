@@ -133,6 +133,23 @@ describe('Helm lifecycle on a new cluster (helm 3.17 against the API server doub
     assert.equal((await get('reservedips', '-o', 'name')).trim(), '');
   });
 
+  // The lasting peer token NOTES.txt shows (a service-account-token Secret, which the token controller
+  // fills in): it is the peer's identity, allowed NetworkConfigs and nothing else; deleting it revokes it.
+  it('gives each peer a token that acts as strait-peer-<peer>, for NetworkConfigs only, until its Secret is deleted', async () => {
+    await run('install', release, chartDirectory, ...clusterValues, '--set-json', 'peers=["cluster-b"]');
+    const secret = 'strait-peer-cluster-b-token';
+    const encoded = await get('secret', '-n', chartNamespace, secret, '-o', 'jsonpath={.data.token}');
+    const token = Buffer.from(encoded, 'base64').toString();
+    const peer = api.kubeconfigFor(token).path;
+    const can = async (...args: string[]) => (await kubectl(peer, api.dir, 'auth', 'can-i', ...args)).stdout.trim();
+    assert.equal(await can('create', 'networkconfigs.strait.io'), 'yes');
+    assert.equal(await can('list', 'secrets', '-n', chartNamespace), 'no');
+    assert.equal(await can('list', 'nodedataplanes.strait.io'), 'no');
+    await kubectl(api.kubeconfigPath, api.dir, 'delete', 'secret', '-n', chartNamespace, secret);
+    const revoked = await kubectl(peer, api.dir, 'get', 'networkconfigs');
+    assert.match(revoked.stderr, /You must be logged in to the server/);
+  });
+
   it('keeps the CRDs and the strait.io objects on uninstall with crds.keep, and a new install adopts them', async () => {
     await run('install', release, chartDirectory, ...clusterValues, '--set', 'crds.keep=true');
     await createReservedIp('kept');

@@ -24,6 +24,7 @@ import {
 import type { Store } from './store';
 import { objectMetaError, typeMetaError } from './object-meta';
 import { validateName } from './validation';
+import { validateObjectMetaMaps } from './object-meta-validation';
 
 /** How unknown fields are handled (`?fieldValidation=`): dropped, dropped with a warning (the default), or refused. */
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -154,6 +155,7 @@ export class Registry {
     if (!meta.name)
       causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
     else causes.push(...validateName(meta.name, type.kind === 'Namespace'));
+    causes.push(...validateObjectMetaMaps(meta));
     if (namespace !== undefined && !this.store.get(namespaces, undefined, namespace))
       throw notFound({ groupResource: namespaces, group: '', plural: namespaces, name: namespace });
     for (const field of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[field];
@@ -218,6 +220,7 @@ export class Registry {
     }
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     const causes = [
+      ...validateObjectMetaMaps(next.metadata),
       ...(type.schema?.validate(next) ?? []),
       ...(type.validate?.(next) ?? []),
       ...(type.validateUpdate?.(next, current) ?? []),
@@ -361,6 +364,7 @@ export class Registry {
       throw badRequest(`${type.kind} in version ${JSON.stringify(type.version)} cannot be handled as a ${type.kind}: ${metaError}`);
     object.apiVersion = apiVersion;
     object.kind = type.kind;
+    type.defaults?.(object);
     if (!isRecord(object.metadata)) object.metadata = { name: '' };
     const given = object.metadata.namespace;
     if (type.namespaced) {

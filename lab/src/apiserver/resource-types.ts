@@ -21,7 +21,21 @@ import {
 } from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
-import { validateEvent } from './built-in-validation';
+import { defaultBinding, defaultSecret } from './built-in-defaults';
+import {
+  validateBindingUpdate,
+  validateClusterRoleBinding,
+  validateConfigMap,
+  validateDaemonSet,
+  validateDeployment,
+  validateEvent,
+  validateLease,
+  validateRole,
+  validateRoleBinding,
+  validateSecret,
+  validateSecretUpdate,
+  validateWorkloadUpdate,
+} from './built-in-validation';
 import { establishedStatus, validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './custom-resource-definitions';
 import type { StatusCause } from './status';
 import { type SchemaChecker, schemaChecker } from './validation';
@@ -54,6 +68,8 @@ export interface ResourceType {
   /** Field selectors beyond metadata.name and metadata.namespace (a Pod's spec.nodeName). */
   fields: Record<string, (object: KubeObject) => string>;
   columns: Column[];
+  /** The real server's defaulting of a built-in kind (./built-in-defaults.ts), as a create's or an update's body is decoded. */
+  defaults?: (object: KubeObject) => void;
   /** What the real server sets on create (a Namespace is Active, a Pod Pending). */
   onCreate?: (object: KubeObject) => void;
   /** What the real server sets on an update of the object (not of its status), from the stored one. */
@@ -153,6 +169,9 @@ export const builtInTypes: ResourceType[] = [
     kind: 'Secret',
     plural: 'secrets',
     namespaced: true,
+    defaults: defaultSecret,
+    validate: validateSecret,
+    validateUpdate: validateSecretUpdate,
     columns: [nameColumn, pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }), entries('data'), ageColumn],
   }),
   builtIn({
@@ -161,6 +180,7 @@ export const builtInTypes: ResourceType[] = [
     kind: 'ConfigMap',
     plural: 'configmaps',
     namespaced: true,
+    validate: validateConfigMap,
     shortNames: ['cm'],
     columns: [nameColumn, entries('data'), ageColumn],
   }),
@@ -196,6 +216,7 @@ export const builtInTypes: ResourceType[] = [
     kind: 'Lease',
     plural: 'leases',
     namespaced: true,
+    validate: validateLease,
     createOnUpdate: true,
     columns: [nameColumn, pathColumn({ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }), ageColumn],
   }),
@@ -241,6 +262,8 @@ export const builtInTypes: ResourceType[] = [
     kind: 'Deployment',
     plural: 'deployments',
     namespaced: true,
+    validate: validateDeployment,
+    validateUpdate: validateWorkloadUpdate,
     shortNames: ['deploy'],
     categories: ['all'],
     statusSubresource: true,
@@ -271,22 +294,53 @@ export const builtInTypes: ResourceType[] = [
     kind: 'DaemonSet',
     plural: 'daemonsets',
     namespaced: true,
+    validate: validateDaemonSet,
+    validateUpdate: validateWorkloadUpdate,
     shortNames: ['ds'],
     categories: ['all'],
     statusSubresource: true,
     columns: daemonSetColumns,
   }),
-  builtIn({ group: rbacGroup, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, columns: createdAtColumns }),
+  builtIn({
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'ClusterRole',
+    plural: 'clusterroles',
+    namespaced: false,
+    columns: createdAtColumns,
+    validate: validateRole,
+  }),
   builtIn({
     group: rbacGroup,
     version: 'v1',
     kind: 'ClusterRoleBinding',
     plural: 'clusterrolebindings',
     namespaced: false,
+    defaults: defaultBinding,
+    validate: validateClusterRoleBinding,
+    validateUpdate: validateBindingUpdate,
     columns: bindingColumns,
   }),
-  builtIn({ group: rbacGroup, version: 'v1', kind: 'Role', plural: 'roles', namespaced: true, columns: createdAtColumns }),
-  builtIn({ group: rbacGroup, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true, columns: bindingColumns }),
+  builtIn({
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'Role',
+    plural: 'roles',
+    namespaced: true,
+    columns: createdAtColumns,
+    validate: validateRole,
+  }),
+  builtIn({
+    group: rbacGroup,
+    version: 'v1',
+    kind: 'RoleBinding',
+    plural: 'rolebindings',
+    namespaced: true,
+    columns: bindingColumns,
+    defaults: defaultBinding,
+    validate: validateRoleBinding,
+    validateUpdate: validateBindingUpdate,
+  }),
   // Stored only: no admission runs here, so these policies are never evaluated.
   builtIn({
     group: 'admissionregistration.k8s.io',

@@ -25,7 +25,7 @@ import { requestTarget } from './request-target';
 import { crdResource } from './custom-resource-definitions';
 import { builtInTypes, groupResource, parseCrds } from './resource-types';
 import { ServedTypes } from './served-types';
-import { ServiceAccountTokens } from './service-account-tokens';
+import { ServiceAccountTokens, serviceAccountTokenType } from './service-account-tokens';
 import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
 import { Store } from './store';
@@ -112,11 +112,20 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const crdType = builtInTypes.find((t) => groupResource(t) === crdResource)!;
   for (const crd of parseCrds(options.crds ?? [])) registry.create(crdType, undefined, crd, { dryRun: false, fieldValidation: 'Strict' });
   const types = new ServedTypes(builtInTypes, store);
+  const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
+  // kube-controller-manager's token controller, once the write is done (as it acts on what it watched).
+  store.onChange((change) => {
+    if (change.resource !== 'secrets' || change.type === 'DELETED' || change.object.type !== serviceAccountTokenType) return;
+    queueMicrotask(() => {
+      const current = store.get('secrets', change.object.metadata.namespace, change.object.metadata.name);
+      const filled = current && tokens.filledSecret(current, certificate.cert);
+      if (filled) store.put('secrets', filled);
+    });
+  });
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
   const router = new Router({ registry, watches, types, authorizer, tokens });
   const log = options.logger;
 
-  const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const target = requestTarget(req.url ?? '/');
     // Once authorized, the line says who asked for what, in RBAC's terms, as an audit log would.

@@ -7,7 +7,9 @@
  * again is another uid: its old tokens are refused). The request's `spec.expirationSeconds` is at least
  * 600 and at most 2^32 (pkg/apis/authentication/validation: `may not specify a duration less than 10
  * minutes`), 3600 when not given. Signed with HS256 and a key of this server's own: clients treat the
- * token as opaque, as they do the real RS256 one.
+ * token as opaque, as they do the real RS256 one. And the legacy tokens of Secrets of type
+ * kubernetes.io/service-account-token, which the token controller fills in (filledSecret): no expiry,
+ * good while the Secret holds them.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { authenticatedGroup, type UserInfo } from './authentication';
@@ -22,11 +24,27 @@ const defaultSeconds = 3600;
 
 const base64url = (value: object | Buffer) => (Buffer.isBuffer(value) ? value : Buffer.from(JSON.stringify(value))).toString('base64url');
 
+/** A bound token's claims (claims.go). */
 interface Claims {
   sub: string;
   exp: number;
   'kubernetes.io': { namespace: string; serviceaccount: { name: string; uid: string } };
 }
+
+/** A legacy token's claims (legacy.go), for a Secret of type kubernetes.io/service-account-token: no expiry. */
+interface LegacyClaims {
+  iss: typeof legacyIssuer;
+  sub: string;
+  'kubernetes.io/serviceaccount/namespace': string;
+  'kubernetes.io/serviceaccount/secret.name': string;
+  'kubernetes.io/serviceaccount/service-account.name': string;
+  'kubernetes.io/serviceaccount/service-account.uid': string;
+}
+
+const legacyIssuer = 'kubernetes/serviceaccount';
+export const serviceAccountTokenType = 'kubernetes.io/service-account-token';
+const accountNameAnnotation = 'kubernetes.io/service-account.name';
+const accountUidAnnotation = 'kubernetes.io/service-account.uid';
 
 export class ServiceAccountTokens {
   private readonly key = randomBytes(32);
@@ -39,6 +57,42 @@ export class ServiceAccountTokens {
 
   private sign(text: string): Buffer {
     return createHmac('sha256', this.key).update(text).digest();
+  }
+
+  private jwt(claims: object): string {
+    const unsigned = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url(claims)}`;
+    return `${unsigned}.${base64url(this.sign(unsigned))}`;
+  }
+
+  /**
+   * What kube-controller-manager's token controller (pkg/controller/serviceaccount/tokens_controller.go)
+   * writes into a Secret of type kubernetes.io/service-account-token that names an existing ServiceAccount
+   * and has no token yet: the token, the cluster's CA and the namespace, and the account's uid. Undefined
+   * when there is nothing to fill. The token lasts until the Secret is deleted (how it is revoked).
+   */
+  filledSecret(secret: KubeObject, ca: string): KubeObject | undefined {
+    const data = isRecord(secret.data) ? secret.data : {};
+    const annotations = isRecord(secret.metadata.annotations) ? (secret.metadata.annotations as Record<string, string>) : {};
+    const namespace = secret.metadata.namespace ?? '';
+    const name = annotations[accountNameAnnotation];
+    if (secret.type !== serviceAccountTokenType || data.token !== undefined || name === undefined) return undefined;
+    const account = this.store.get('serviceaccounts', namespace, name);
+    if (!account) return undefined;
+    const uid = account.metadata.uid ?? '';
+    const claims: LegacyClaims = {
+      iss: legacyIssuer,
+      sub: `system:serviceaccount:${namespace}:${name}`,
+      'kubernetes.io/serviceaccount/namespace': namespace,
+      'kubernetes.io/serviceaccount/secret.name': secret.metadata.name,
+      'kubernetes.io/serviceaccount/service-account.name': name,
+      'kubernetes.io/serviceaccount/service-account.uid': uid,
+    };
+    const encode = (text: string) => Buffer.from(text).toString('base64');
+    return {
+      ...secret,
+      metadata: { ...secret.metadata, annotations: { ...annotations, [accountUidAnnotation]: uid } },
+      data: { ...data, token: encode(this.jwt(claims)), 'ca.crt': encode(ca), namespace: encode(namespace) },
+    };
   }
 
   /** A TokenRequest for ServiceAccount `name` in `namespace`: the request answered with its token, or a 404 or 422. */
@@ -80,13 +134,12 @@ export class ServiceAccountTokens {
       sub: `system:serviceaccount:${namespace}:${name}`,
       'kubernetes.io': { namespace, serviceaccount: { name, uid } },
     };
-    const unsigned = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url(claims)}`;
     return {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
       metadata: { name, namespace, creationTimestamp: timestamp(new Date(this.now())) },
       spec: { audiences, expirationSeconds: seconds, boundObjectRef: null },
-      status: { token: `${unsigned}.${base64url(this.sign(unsigned))}`, expirationTimestamp: timestamp(new Date(expires * 1000)) },
+      status: { token: this.jwt(claims), expirationTimestamp: timestamp(new Date(expires * 1000)) },
     };
   }
 
@@ -97,14 +150,30 @@ export class ServiceAccountTokens {
     const expected = this.sign(`${header}.${payload}`);
     const given = Buffer.from(signature, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
-    if (claims.exp * 1000 <= this.now()) return undefined;
-    const { namespace, serviceaccount } = claims['kubernetes.io'];
-    const account = this.store.get('serviceaccounts', namespace, serviceaccount.name);
-    if (!account || account.metadata.uid !== serviceaccount.uid) return undefined;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims | LegacyClaims;
+    let namespace: string;
+    let account: { name: string; uid: string };
+    if ('iss' in claims && claims.iss === legacyIssuer) {
+      // Good while its Secret holds it (legacy.go's validator reads the Secret): deleting the Secret revokes it.
+      namespace = claims['kubernetes.io/serviceaccount/namespace'];
+      const secret = this.store.get('secrets', namespace, claims['kubernetes.io/serviceaccount/secret.name']);
+      const held = isRecord(secret?.data) ? secret.data.token : undefined;
+      if (held !== Buffer.from(token).toString('base64')) return undefined;
+      account = {
+        name: claims['kubernetes.io/serviceaccount/service-account.name'],
+        uid: claims['kubernetes.io/serviceaccount/service-account.uid'],
+      };
+    } else {
+      const bound = claims as Claims;
+      if (bound.exp * 1000 <= this.now()) return undefined;
+      namespace = bound['kubernetes.io'].namespace;
+      account = bound['kubernetes.io'].serviceaccount;
+    }
+    const stored = this.store.get('serviceaccounts', namespace, account.name);
+    if (!stored || stored.metadata.uid !== account.uid) return undefined;
     return {
-      name: claims.sub,
-      uid: serviceaccount.uid,
+      name: `system:serviceaccount:${namespace}:${account.name}`,
+      uid: account.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, authenticatedGroup],
     };
   }

@@ -1,11 +1,12 @@
 /**
- * kube-apiserver's validation of the built-in kinds Strait writes, as the lab API server applies it,
- * driven by the real client: each rule cites its source in kubernetes/kubernetes (release-1.31) and is
- * checked both ways, refused as the real server refuses it and accepted as it accepts it.
+ * kube-apiserver's validation and defaulting of the built-in kinds Strait, helm and kubectl write, as the
+ * lab API server applies them, driven by the real clients: each rule cites its source in
+ * kubernetes/kubernetes (release-1.31) and is checked both ways, refused as the real server refuses it
+ * (422, the field and the value) and accepted once mended.
  */
 import assert from 'node:assert/strict';
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import { type TestApiServer, apiFailure, startTestApiServer } from '../../support/apiserver';
+import { type TestApiServer, apiFailure, rawRequest, startTestApiServer } from '../../support/apiserver';
 import { kubectl } from '../../support/k8s-tools';
 
 describe('lab API server: built-in kinds validated as kube-apiserver validates them', function () {
@@ -85,5 +86,198 @@ describe('lab API server: built-in kinds validated as kube-apiserver validates t
     assert.equal(described.code, 0, described.stderr);
     assert.match(described.stdout, /Warning\s+WithUid\s/);
     assert.doesNotMatch(described.stdout, /WithoutUid/);
+  });
+});
+
+/** One rule of one kind: a body refused (its first cause) and the same body mended, accepted. */
+interface Rule {
+  source: string;
+  path: string;
+  refused: Record<string, unknown>;
+  cause: { field: string; message: string | RegExp };
+  accepted: Record<string, unknown>;
+}
+
+const labels = { app: 'strait' };
+const workload = (kind: string, spec: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind, metadata: { name: 'w' }, spec });
+const podTemplate = (containers: unknown[], templateLabels: Record<string, string> = labels) => ({
+  metadata: { labels: templateLabels },
+  spec: { containers },
+});
+const binding = (kind: string, roleRef: Record<string, unknown>, subjects: unknown[]) => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  metadata: { name: 'b' },
+  roleRef,
+  subjects,
+});
+
+const rules: Rule[] = [
+  {
+    source: 'apimachinery pkg/apis/meta/v1/validation ValidateLabels (IsQualifiedName)',
+    path: '/api/v1/namespaces/default/configmaps',
+    refused: { metadata: { name: 'c', labels: { 'bad key': 'v' } } },
+    cause: { field: 'metadata.labels', message: /^Invalid value: "bad key": name part must consist of alphanumeric characters/ },
+    accepted: { metadata: { name: 'c', labels: { 'strait.io/good-key': 'v' } } },
+  },
+  {
+    source: 'apimachinery pkg/apis/meta/v1/validation ValidateLabels (IsValidLabelValue)',
+    path: '/api/v1/namespaces/default/configmaps',
+    refused: { metadata: { name: 'c', labels: { k: 'x'.repeat(64) } } },
+    cause: { field: 'metadata.labels', message: /must be no more than 63 characters$/ },
+    accepted: { metadata: { name: 'c', labels: { k: 'x'.repeat(63) } } },
+  },
+  {
+    source: 'apimachinery pkg/api/validation ValidateAnnotations (256 KiB in all)',
+    path: '/api/v1/namespaces/default/configmaps',
+    refused: { metadata: { name: 'c', annotations: { a: 'x'.repeat(256 * 1024) } } },
+    cause: { field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' },
+    accepted: { metadata: { name: 'c', annotations: { a: 'x'.repeat(1024) } } },
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateConfigMap (IsConfigMapKey)',
+    path: '/api/v1/namespaces/default/configmaps',
+    refused: { metadata: { name: 'c' }, data: { 'a/b': 'v' } },
+    cause: { field: 'data[a/b]', message: /^Invalid value: "a\/b": a valid config key must consist of alphanumeric characters/ },
+    accepted: { metadata: { name: 'c' }, data: { 'a.b': 'v' } },
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateSecret (a service account token names its ServiceAccount)',
+    path: '/api/v1/namespaces/default/secrets',
+    refused: { metadata: { name: 's' }, type: 'kubernetes.io/service-account-token' },
+    cause: { field: 'metadata.annotations[kubernetes.io/service-account.name]', message: 'Required value' },
+    accepted: { metadata: { name: 's' }, type: 'Opaque' },
+  },
+  {
+    source: 'pkg/apis/coordination/validation ValidateLeaseSpec',
+    path: '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+    refused: { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 0 } },
+    cause: { field: 'spec.leaseDurationSeconds', message: 'Invalid value: 0: must be greater than 0' },
+    accepted: { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 4 } },
+  },
+  {
+    source: 'pkg/apis/apps/validation ValidateDaemonSetSpec (the selector selects the template)',
+    path: '/apis/apps/v1/namespaces/default/daemonsets',
+    refused: workload('DaemonSet', { selector: { matchLabels: { app: 'other' } }, template: podTemplate([{ name: 'c', image: 'i' }]) }),
+    cause: {
+      field: 'spec.template.metadata.labels',
+      message: 'Invalid value: {"app":"strait"}: `selector` does not match template `labels`',
+    },
+    accepted: workload('DaemonSet', { selector: { matchLabels: labels }, template: podTemplate([{ name: 'c', image: 'i' }]) }),
+  },
+  {
+    source: 'pkg/apis/apps/validation ValidateDeploymentSpec (a selector), ValidatePodTemplateSpec (an image)',
+    path: '/apis/apps/v1/namespaces/default/deployments',
+    refused: workload('Deployment', { template: podTemplate([{ name: 'c', image: 'i' }]) }),
+    cause: { field: 'spec.selector', message: 'Required value' },
+    accepted: workload('Deployment', { selector: { matchLabels: labels }, template: podTemplate([{ name: 'c', image: 'i' }]) }),
+  },
+  {
+    source: 'pkg/apis/apps/validation ValidatePodTemplateSpec (each container has an image)',
+    path: '/apis/apps/v1/namespaces/default/deployments',
+    refused: workload('Deployment', { selector: { matchLabels: labels }, template: podTemplate([{ name: 'c' }]) }),
+    cause: { field: 'spec.template.spec.containers[0].image', message: 'Required value' },
+    accepted: workload('Deployment', { selector: { matchLabels: labels }, template: podTemplate([{ name: 'c', image: 'i' }]) }),
+  },
+  {
+    source: 'pkg/apis/rbac/validation ValidatePolicyRule',
+    path: '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles',
+    refused: { metadata: { name: 'r' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: [] }] },
+    cause: { field: 'rules[0].verbs', message: 'Required value: verbs must contain at least one value' },
+    accepted: { metadata: { name: 'r' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
+  },
+  {
+    source: 'pkg/apis/rbac/validation ValidateRoleBinding (a ClusterRoleBinding names a ClusterRole)',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    refused: binding('ClusterRoleBinding', { kind: 'Role', name: 'r' }, [{ kind: 'User', name: 'alice' }]),
+    cause: { field: 'roleRef.kind', message: 'Unsupported value: "Role": supported values: "ClusterRole"' },
+    accepted: binding('ClusterRoleBinding', { kind: 'ClusterRole', name: 'r' }, [{ kind: 'User', name: 'alice' }]),
+  },
+  {
+    source: 'pkg/apis/rbac/validation ValidateRoleBindingSubject (a ServiceAccount of a ClusterRoleBinding has a namespace)',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    refused: binding('ClusterRoleBinding', { kind: 'ClusterRole', name: 'r' }, [{ kind: 'ServiceAccount', name: 'sa' }]),
+    cause: { field: 'subjects[0].namespace', message: 'Required value' },
+    accepted: binding('ClusterRoleBinding', { kind: 'ClusterRole', name: 'r' }, [
+      { kind: 'ServiceAccount', name: 'sa', namespace: 'default' },
+    ]),
+  },
+];
+
+describe('lab API server: built-in kinds, each rule as kube-apiserver has it (release-1.31)', function () {
+  this.timeout(30_000);
+  let t: TestApiServer;
+  beforeEach(async () => (t = await startTestApiServer()));
+  afterEach(async () => t.close());
+
+  const post = async (path: string, body: object) => {
+    const answer = await rawRequest(t, 'POST', path, { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    return { code: answer.code, status: JSON.parse(answer.body) as Record<string, any> };
+  };
+
+  for (const rule of rules) {
+    it(`${rule.source}: refused naming ${rule.cause.field}, nothing stored; accepted once mended`, async () => {
+      const list = async () => (await rawRequest(t, 'GET', rule.path)).body.replace(/"resourceVersion":"\d+"/, '');
+      const before = await list();
+      const refused = await post(rule.path, rule.refused);
+      assert.equal(refused.code, 422, JSON.stringify(refused.status));
+      const cause = refused.status.details.causes[0] as { field: string; message: string };
+      assert.equal(cause.field, rule.cause.field);
+      if (typeof rule.cause.message === 'string') assert.equal(cause.message, rule.cause.message);
+      else assert.match(cause.message, rule.cause.message);
+      assert.equal(await list(), before, 'nothing stored');
+      const accepted = await post(rule.path, rule.accepted);
+      assert.equal(accepted.code, 201, JSON.stringify(accepted.status));
+    });
+  }
+
+  // pkg/apis/rbac/v1/defaults.go: a User's or Group's apiGroup, and a roleRef's, are defaulted before validation.
+  it('defaults the apiGroup of a binding subject that is a User or Group, and of its roleRef', async () => {
+    const created = await post(
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      binding('ClusterRoleBinding', { kind: 'ClusterRole', name: 'r' }, [{ kind: 'Group', name: 'ops' }]),
+    );
+    assert.equal(created.code, 201);
+    assert.deepEqual(created.status.roleRef.apiGroup, 'rbac.authorization.k8s.io');
+    assert.deepEqual(created.status.subjects, [{ kind: 'Group', name: 'ops', apiGroup: 'rbac.authorization.k8s.io' }]);
+  });
+
+  // ValidateRoleBindingUpdate, ValidateDaemonSetUpdate, ValidateSecretUpdate: what an update may not change.
+  it('refuses an update that changes a binding roleRef, a DaemonSet selector or a Secret type', async () => {
+    const replace = async (path: string, body: Record<string, any>, change: (b: Record<string, any>) => void) => {
+      const created = await post(path, body);
+      const changed = structuredClone(created.status);
+      change(changed);
+      const answer = await rawRequest(t, 'PUT', `${path}/${changed.metadata.name}`, {
+        body: JSON.stringify(changed),
+        headers: { 'Content-Type': 'application/json' },
+      });
+      return JSON.parse(answer.body).details?.causes?.[0];
+    };
+    assert.deepEqual(
+      await replace(
+        '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings',
+        binding('RoleBinding', { kind: 'Role', name: 'r' }, []),
+        (b) => (b.roleRef.name = 'other'),
+      ),
+      {
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: {"kind":"Role","name":"other","apiGroup":"rbac.authorization.k8s.io"}: cannot change roleRef',
+        field: 'roleRef',
+      },
+    );
+    const daemonSet = workload('DaemonSet', {
+      selector: { matchLabels: labels },
+      template: podTemplate([{ name: 'c', image: 'i' }], { ...labels, v: '1' }),
+    });
+    assert.equal(
+      (await replace('/apis/apps/v1/namespaces/default/daemonsets', daemonSet, (d) => (d.spec.selector = { matchLabels: { v: '1' } })))
+        .field,
+      'spec.selector',
+    );
+    assert.deepEqual(
+      await replace('/api/v1/namespaces/default/secrets', { metadata: { name: 's' }, data: {} }, (s) => (s.type = 'kubernetes.io/tls')),
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "kubernetes.io/tls": field is immutable', field: 'type' },
+    );
   });
 });

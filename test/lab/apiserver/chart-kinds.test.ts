@@ -66,7 +66,7 @@ metadata: {name: strait-controller, namespace: strait-system, ${labels}}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: strait-controller}
 subjects:
 - {kind: ServiceAccount, name: strait-controller, namespace: strait-system}
-- {kind: Group, name: strait-operators}
+- {kind: Group, name: strait-operators, apiGroup: rbac.authorization.k8s.io}
 ---
 apiVersion: v1
 kind: Service

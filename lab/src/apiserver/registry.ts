@@ -220,6 +220,7 @@ export class Registry {
     }
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     const causes = [
+      ...noNewFinalizers(next, current),
       ...validateObjectMetaMaps(next.metadata),
       ...(type.schema?.validate(next) ?? []),
       ...(type.validate?.(next) ?? []),
@@ -314,6 +315,8 @@ export class Registry {
     marked.metadata.deletionTimestamp = timestamp();
     marked.metadata.deletionGracePeriodSeconds = 0;
     marked.metadata.finalizers = finalizers;
+    // rest.BeforeDelete: the start of a deletion is a new generation for what counts them.
+    if ((marked.metadata.generation ?? 0) > 0) marked.metadata.generation = marked.metadata.generation! + 1;
     return this.store.put(resource, marked);
   }
 
@@ -388,6 +391,27 @@ export class Registry {
     }
     return options.fieldValidation === 'Warn' ? unknown : [];
   }
+}
+
+/**
+ * ValidateObjectMetaUpdate (apimachinery pkg/api/validation/objectmeta.go): an object being deleted takes
+ * no new finalizer, `no new finalizers can be added if the object is being deleted`.
+ */
+function noNewFinalizers(next: KubeObject, current: KubeObject): StatusCause[] {
+  if (!current.metadata.deletionTimestamp) return [];
+  const extra = (next.metadata.finalizers ?? []).filter((f) => !(current.metadata.finalizers ?? []).includes(f));
+  if (extra.length === 0) return [];
+  const goSlice = `[]string{${[...new Set(extra)]
+    .sort()
+    .map((f) => JSON.stringify(f))
+    .join(', ')}}`;
+  return [
+    {
+      reason: 'FieldValueForbidden',
+      message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${goSlice}`,
+      field: 'metadata.finalizers',
+    },
+  ];
 }
 
 /**

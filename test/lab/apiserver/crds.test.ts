@@ -162,6 +162,33 @@ describe('lab API server: CustomResourceDefinitions as a new cluster serves them
     assert.deepEqual(await widgetNames(), []);
   });
 
+  // rest.BeforeDelete (registry/rest/delete.go) and ValidateObjectMetaUpdate (apimachinery objectmeta.go):
+  // a deletion a finalizer holds is a new generation, and the object takes no new finalizer after.
+  it('counts the start of a held deletion as a generation, and refuses a finalizer added after it', async () => {
+    await crds.createCustomResourceDefinition({ body: widgetCrd() });
+    await widget('held', { size: 1 }, ['example.com/hold']);
+    await custom.deleteClusterCustomObject({ ...widgets, name: 'held' });
+    const marked = (await custom.getClusterCustomObject({ ...widgets, name: 'held' })) as { metadata: Record<string, any> };
+    assert.ok(marked.metadata.deletionTimestamp);
+    assert.equal(marked.metadata.generation, 2);
+    const added = await apiFailure(
+      custom.replaceClusterCustomObject({
+        ...widgets,
+        name: 'held',
+        body: { ...marked, metadata: { ...marked.metadata, finalizers: ['example.com/hold', 'example.com/late'] } },
+      }),
+    );
+    assert.equal(added.code, 422);
+    assert.deepEqual(added.status.details.causes, [
+      {
+        reason: 'FieldValueForbidden',
+        message:
+          'Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/late"}',
+        field: 'metadata.finalizers',
+      },
+    ]);
+  });
+
   it("installs the chart's CRDs (the YAML helm renders) and serves each strait.io resource", async () => {
     for (const text of crdFiles().values()) await crds.createCustomResourceDefinition({ body: parse(text) as V1CustomResourceDefinition });
     const resources = await kubectl(t.kubeconfigPath, t.dir, 'api-resources', '--api-group', 'strait.io', '-o', 'name');

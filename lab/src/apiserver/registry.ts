@@ -25,6 +25,7 @@ import type { Store } from './store';
 import { objectMetaError, typeMetaError } from './object-meta';
 import { validateName } from './validation';
 import { validateObjectMetaMaps } from './object-meta-validation';
+import { GarbageCollector } from './garbage-collector';
 
 /** How unknown fields are handled (`?fieldValidation=`): dropped, dropped with a warning (the default), or refused. */
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -104,8 +105,10 @@ function continueFrom(token: string): ContinueToken {
 export class Registry {
   /** CRDs marked for deletion whose custom resources finalizers still hold (by store key, the CRD's name). */
   private readonly terminatingDefinitions = new Set<string>();
+  private readonly collector: GarbageCollector;
 
   constructor(readonly store: Store) {
+    this.collector = new GarbageCollector(store, (resource, object) => this.collect(resource, object));
     // After the change is delivered to every listener, so watchers see the resource go before its CRD.
     store.onChange((change) => {
       if (change.type === 'DELETED' && this.terminatingDefinitions.has(change.resource))
@@ -288,20 +291,31 @@ export class Registry {
       });
     }
     if (options.dryRun) return { object: current, code: 200 };
-    const grace = podGracePeriod(type, current, deleteOptions);
-    if (grace > 0) {
-      // A Pod on a node ends gracefully: marked Terminating until its kubelet confirms with a grace period of 0.
-      const ends = Date.now() + grace * 1000;
-      const marked = copy(current);
-      const markedEnd = marked.metadata.deletionTimestamp ? Date.parse(marked.metadata.deletionTimestamp as string) : Infinity;
-      if (ends >= markedEnd) return { object: current, code: 200 };
-      marked.metadata.deletionTimestamp = timestamp(new Date(ends));
-      marked.metadata.deletionGracePeriodSeconds = grace;
-      return { object: this.store.put(groupResource(type), marked), code: 200 };
-    }
+    const grace = type.kind === 'Pod' && type.group === '' ? podGracePeriod(current, deleteOptions) : 0;
+    if (grace > 0) return { object: this.endGracefully(groupResource(type), current, grace), code: 200 };
     if (groupResource(type) === crdResource) return { object: this.deleteDefinition(current), code: 200 };
+    if (isRecord(deleteOptions) && (deleteOptions.propagationPolicy === 'Orphan' || deleteOptions.orphanDependents === true))
+      this.collector.orphan(current);
     if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) this.deleteNamespaceContents(name);
     return { object: this.deleteOrMark(groupResource(type), current), code: 200 };
+  }
+
+  /** A Pod on a node ends gracefully: marked Terminating until its kubelet confirms with a grace period of 0. */
+  private endGracefully(resource: string, current: KubeObject, grace: number): KubeObject {
+    const ends = Date.now() + grace * 1000;
+    const markedEnd = current.metadata.deletionTimestamp ? Date.parse(current.metadata.deletionTimestamp) : Infinity;
+    if (ends >= markedEnd) return current;
+    const marked = copy(current);
+    marked.metadata.deletionTimestamp = timestamp(new Date(ends));
+    marked.metadata.deletionGracePeriodSeconds = grace;
+    return this.store.put(resource, marked);
+  }
+
+  /** A dependent the garbage collector deletes: as a DELETE without options would (a Pod gracefully). */
+  private collect(resource: string, object: KubeObject): void {
+    const grace = resource === 'pods' ? podGracePeriod(object, undefined) : 0;
+    if (grace > 0) this.endGracefully(resource, object, grace);
+    else this.deleteOrMark(resource, object);
   }
 
   /**
@@ -415,12 +429,11 @@ function noNewFinalizers(next: KubeObject, current: KubeObject): StatusCause[] {
 }
 
 /**
- * The grace period of a DELETE: for a Pod bound to a node and not finished, the request's
- * gracePeriodSeconds, else its spec.terminationGracePeriodSeconds, else 30 (as kube-apiserver's pod
- * strategy); 0 for everything else (deleted at once, or held by finalizers).
+ * The grace period of a Pod's DELETE: bound to a node and not finished, the request's gracePeriodSeconds,
+ * else its spec.terminationGracePeriodSeconds, else 30 (as kube-apiserver's pod strategy); else 0
+ * (deleted at once, or held by finalizers).
  */
-function podGracePeriod(type: ResourceType, pod: KubeObject, deleteOptions: unknown): number {
-  if (type.kind !== 'Pod' || type.group !== '') return 0;
+function podGracePeriod(pod: KubeObject, deleteOptions: unknown): number {
   const spec = isRecord(pod.spec) ? pod.spec : {};
   const phase = isRecord(pod.status) ? pod.status.phase : undefined;
   if (typeof spec.nodeName !== 'string' || spec.nodeName === '' || phase === 'Succeeded' || phase === 'Failed') return 0;

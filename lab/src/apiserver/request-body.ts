@@ -4,7 +4,8 @@
  * JSON; a type the server does not read is 415 UnsupportedMediaType, `the body of the request was in an
  * unknown format - accepted media types include: ...`, listing what this server reads: JSON, and protobuf
  * for the kinds helm sends so (protobuf.ts), where kube also reads YAML and protobuf for every built-in),
- * then its JSON, with Go's syntax error (go-json.ts) in a 400 BadRequest worded as each handler words it. (A GET's body is never read: server.ts drains it.)
+ * then its JSON, with Go's syntax error (go-json.ts) in a 400 BadRequest worded as each handler words
+ * it. (A GET's body is never read: server.ts drains it.)
  *
  * One limit is this server's own: JSON nested deeper than 1,000 levels is refused as Go refuses it past
  * 10,000 (`invalid character '{' exceeded max depth`), as JavaScript's recursion (structuredClone,

@@ -45,13 +45,17 @@ export class GarbageCollector {
   }
 
   private ownerGone(owner: KubeObject): void {
-    for (const { resource, object } of this.dependentsOf(owner)) {
+    const dependents = this.dependentsOf(owner);
+    if (dependents.length === 0) return;
+    // One read of every uid for the pass, not one per owner reference of each dependent.
+    const live = new Set(this.all().map(({ object }) => object.metadata.uid));
+    for (const { resource, object } of dependents) {
       if (object.metadata.namespace === undefined && owner.metadata.namespace !== undefined) {
         this.invalidNamespace(object, owner);
         continue;
       }
       const others = ownerReferences(object).filter((r) => r.uid !== owner.metadata.uid);
-      if (others.some((r) => r.uid !== undefined && this.exists(r.uid))) this.withoutOwner(resource, object, owner);
+      if (others.some((r) => r.uid !== undefined && live.has(r.uid))) this.withoutOwner(resource, object, owner);
       else this.remove(resource, object);
     }
   }
@@ -67,10 +71,6 @@ export class GarbageCollector {
   private dependentsOf(owner: KubeObject): Stored[] {
     const uid = owner.metadata.uid;
     return this.all().filter(({ object }) => ownerReferences(object).some((r) => r.uid === uid));
-  }
-
-  private exists(uid: string): boolean {
-    return this.all().some(({ object }) => object.metadata.uid === uid);
   }
 
   private all(): Stored[] {

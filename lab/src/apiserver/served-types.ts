@@ -11,6 +11,8 @@ import type { Store } from './store';
 
 export class ServedTypes {
   private readonly custom = new Map<string, ResourceType>();
+  /** all()'s answer until a CRD changes: every request asks for it. */
+  private served: ResourceType[] | undefined;
 
   constructor(
     private readonly builtIns: readonly ResourceType[],
@@ -21,11 +23,12 @@ export class ServedTypes {
       if (change.resource !== crdResource) return;
       if (change.type === 'DELETED') this.custom.delete(change.object.metadata.name);
       else this.serve(change.object);
+      this.served = undefined;
     });
   }
 
   all(): ResourceType[] {
-    return [...this.builtIns, ...this.custom.values()];
+    return (this.served ??= [...this.builtIns, ...this.custom.values()]);
   }
 
   find(group: string, version: string, plural: string): ResourceType | undefined {

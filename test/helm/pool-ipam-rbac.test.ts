@@ -131,11 +131,31 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
       assert.match(out.json!.ips[0].address, range, pod.name);
     }
     const subnet = (await fx.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'subnet-a' })) as {
-      status: { allocations: { ips: string[] }[] };
+      status: { allocations: { pool: string; ips: string[] }[] };
     };
     assert.deepEqual(
       subnet.status.allocations.map((a) => a.ips),
       [['10.8.0.10-10.8.0.12'], ['10.8.0.13-10.8.0.14']],
+    );
+
+    // The Deployment deleted: its pod goes (the cluster's collector), its address is released (DEL), and
+    // the next pass deletes the application pool and takes it out of the Subnet (no collector can: an
+    // IPPool is cluster-scoped, the Deployment namespaced).
+    const shopPool = subnet.status.allocations[0]!.pool;
+    await fx.apps.deleteNamespacedDeployment({ name: 'shop', namespace: 'default' });
+    assert.equal((await fx.node.run('DEL', bySubnet, deployed)).code, 0);
+    await fx.service!.collector.collect();
+    const pools = (await fx.custom.listClusterCustomObject({ group, version, plural: 'ippools' })) as {
+      items: { metadata: { name: string } }[];
+    };
+    assert.ok(!pools.items.some((p) => p.metadata.name === shopPool), `${shopPool} deleted`);
+    const after = (await fx.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'subnet-a' })) as {
+      status: { allocations: { ips: string[] }[] };
+    };
+    assert.deepEqual(
+      after.status.allocations.map((a) => a.ips),
+      [['10.8.0.13-10.8.0.14']],
+      "the ReplicaSet's pool stays: its application cannot be read (404 is absent, but a claim holds it)",
     );
 
     // The counts: written a while after the claims change.

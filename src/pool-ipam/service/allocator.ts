@@ -204,6 +204,11 @@ export class Allocator {
     await this.claimWriter.release(claim);
   }
 
+  /** The application pools no application and no claim need any more (application-pools.ts collect). */
+  collectApplicationPools(): Promise<string[]> {
+    return this.applicationPools.collect(new Set(this.claims.all().map((c) => c.pool)));
+  }
+
   async removeEndpoint(namespace: string, name: string, uid: string): Promise<void> {
     await this.endpoints.remove(namespace, name, uid);
   }

@@ -5,7 +5,7 @@
  * same address and two nodes making the same application's pool agree on it (its name is a function of
  * the application; the record is found and reused).
  */
-import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
@@ -16,11 +16,32 @@ import { formatIpRanges, normalizeRanges, parseIpRanges } from '../ip-ranges';
 import type { Candidates, PodContext } from '../model';
 import { readSubnet } from '../pool-objects';
 import { cniErrorCodes } from '../protocol';
-import type { PoolIpamView, SubnetObject } from './cluster-view';
+import type { IPPoolObject, PoolIpamView, SubnetObject } from './cluster-view';
+import { type ApplicationPoolRecord, type ApplicationState, applicationKey, staleApplicationPools } from '../application-pool-gc';
+
+/** The labels an application pool carries: what it was carved from, and for which application. */
+const poolLabels = {
+  subnet: 'ipam.strait.io/subnet',
+  kind: 'ipam.strait.io/application-kind',
+  namespace: 'ipam.strait.io/application-namespace',
+  name: 'ipam.strait.io/application-name',
+  uid: 'ipam.strait.io/application-uid',
+};
+
+/** An application pool as application-pool-gc.ts reads it; a pool made before the namespace and uid labels reads them from its first allowed namespace and its ownerReference. */
+function applicationPoolRecord(pool: IPPoolObject): ApplicationPoolRecord[] {
+  const labels = pool.metadata?.labels ?? {};
+  const [subnet, kind, name] = [labels[poolLabels.subnet], labels[poolLabels.kind], labels[poolLabels.name]];
+  const namespace = labels[poolLabels.namespace] ?? pool.spec.namespaceName?.[0];
+  const uid = labels[poolLabels.uid] ?? pool.metadata?.ownerReferences?.[0]?.uid;
+  if (!subnet || !kind || !name || !namespace || !uid || !pool.metadata?.name || !pool.metadata.uid) return [];
+  return [{ name: pool.metadata.name, uid: pool.metadata.uid, subnet, application: { kind, namespace, name, uid } }];
+}
 
 export class ApplicationPools {
   private readonly custom: CustomObjectsApi;
   private readonly apps: AppsV1Api;
+  private readonly core: CoreV1Api;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -29,6 +50,7 @@ export class ApplicationPools {
   ) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.apps = kubeConfig.makeApiClient(AppsV1Api);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
   }
 
   /** Makes sure each family's application pool exists (the candidates name them already). */
@@ -138,16 +160,16 @@ export class ApplicationPools {
         namespaceName: [pod.namespace],
         ...(selector ? { podAffinity: selector } : {}),
       };
+      // No ownerReference: a cluster-scoped IPPool cannot be owned by a namespaced application (the
+      // cluster's collector never collects it); collect() below deletes it once the application is gone.
       const labels = {
-        'ipam.strait.io/subnet': subnetName,
-        'ipam.strait.io/application-kind': app.kind,
-        'ipam.strait.io/application-name': app.name,
+        [poolLabels.subnet]: subnetName,
+        [poolLabels.kind]: app.kind,
+        [poolLabels.namespace]: app.namespace,
+        [poolLabels.name]: app.name,
+        [poolLabels.uid]: app.uid,
       };
-      const metadata = {
-        name: pool,
-        labels,
-        ownerReferences: app.kind === 'Pod' ? [] : [{ apiVersion: app.apiVersion, kind: app.kind, name: app.name, uid: app.uid }],
-      };
+      const metadata = { name: pool, labels };
       try {
         await this.custom.createClusterCustomObject({
           group,
@@ -166,6 +188,89 @@ export class ApplicationPools {
       return true;
     }
     throw new IpamError(cniErrorCodes.tryAgainLater, `Subnet ${subnetName} changed under 8 attempts to record pool ${pool}`);
+  }
+
+  /**
+   * Deletes the application pools whose application is gone or another one by now and whose addresses
+   * no claim holds (application-pool-gc.ts), with the pool's uid as precondition, and takes each out of
+   * its Subnet's status.allocations, so the Subnet can carve those addresses again. Returns what it deleted.
+   */
+  async collect(claimedPools: ReadonlySet<string>): Promise<string[]> {
+    const records = this.view.pools.list().flatMap(applicationPoolRecord);
+    const states = new Map<string, ApplicationState>();
+    for (const { application } of records) {
+      const key = applicationKey(application);
+      if (!states.has(key)) states.set(key, await this.applicationState(application));
+    }
+    const deleted: string[] = [];
+    for (const { pool, reason } of staleApplicationPools(records, states, claimedPools)) {
+      try {
+        await this.custom.deleteClusterCustomObject({
+          group,
+          version,
+          plural: 'ippools',
+          name: pool.name,
+          body: { preconditions: { uid: pool.uid } },
+        });
+      } catch (err) {
+        // Gone already (another node's pass), or made again since (another uid): nothing of ours to delete.
+        if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
+        if (apiStatus(err) === 409) continue;
+      }
+      await this.forget(pool.subnet, pool.name);
+      this.log.info({ pool: pool.name, subnet: pool.subnet, reason }, 'deleted an application pool');
+      deleted.push(pool.name);
+    }
+    return deleted;
+  }
+
+  /** What the API server says of an application now. */
+  private async applicationState(application: ApplicationPoolRecord['application']): Promise<ApplicationState> {
+    const { kind, namespace, name } = application;
+    try {
+      const read =
+        kind === 'StatefulSet'
+          ? await this.apps.readNamespacedStatefulSet({ namespace, name })
+          : kind === 'Deployment'
+            ? await this.apps.readNamespacedDeployment({ namespace, name })
+            : kind === 'ReplicaSet'
+              ? await this.apps.readNamespacedReplicaSet({ namespace, name })
+              : kind === 'Pod'
+                ? await this.core.readNamespacedPod({ namespace, name })
+                : undefined;
+      return read ? { uid: read.metadata?.uid ?? '' } : 'unknown';
+    } catch (err) {
+      return apiStatus(err) === 404 ? 'absent' : 'unknown';
+    }
+  }
+
+  /** Takes the pool's entry out of the Subnet's status.allocations (under its resourceVersion; a 409 reads again). */
+  private async forget(subnetName: string, pool: string): Promise<void> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      let object: SubnetObject;
+      try {
+        object = (await this.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: subnetName })) as SubnetObject;
+      } catch (err) {
+        if (apiStatus(err) === 404) return;
+        throw err;
+      }
+      const allocations = object.status?.allocations ?? [];
+      if (!allocations.some((a) => a.pool === pool)) return;
+      const status = { ...object.status, allocations: allocations.filter((a) => a.pool !== pool) };
+      try {
+        await this.custom.replaceClusterCustomObjectStatus({
+          group,
+          version,
+          plural: 'subnets',
+          name: subnetName,
+          body: { ...object, status },
+        });
+        return;
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err;
+      }
+    }
+    throw new Error(`Subnet ${subnetName} changed under 8 attempts to forget pool ${pool}`);
   }
 
   /** Waits (bounded) until the pools informer has the pool, so the filter that follows finds it. */

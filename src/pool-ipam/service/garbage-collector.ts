@@ -167,6 +167,11 @@ export class GarbageCollector {
         );
       }
     }
+    try {
+      await allocator.collectApplicationPools();
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not collect the application pools; the next pass tries again');
+    }
     return plan;
   }
 

@@ -9,7 +9,8 @@
  *            the kernel only matches when the quoted header inside it names this socket's own addresses;
  *   pmtu-tcp 4 MiB over one connection in 64 KiB writes, so every segment is as large as the path
  *            lets it be, echoed back byte for byte (what the wire carried: the lab's fragment counters);
- * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead.
+ * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead. `lab test` runs the echo
+ * modes through each pod's prober (pod-prober.ts); this command line runs one by hand, and the stream.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -17,6 +18,7 @@ import { connect } from 'node:net';
 
 const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
 export type EchoMode = (typeof echoModes)[number];
+export const isEchoMode = (m: string | undefined): m is EchoMode => (echoModes as readonly string[]).includes(m ?? '');
 
 /** The datagram of `frag`: larger than two 1500-byte frames. */
 const fragmentedSize = 3000;
@@ -180,8 +182,7 @@ function stream(to: string, port: number, durationMs: number): Promise<StreamRes
 
 if (require.main === module) {
   const [mode, to, port, arg] = process.argv.slice(2);
-  const isEcho = (m: string | undefined): m is EchoMode => (echoModes as readonly string[]).includes(m ?? '');
-  if ((!isEcho(mode) && mode !== 'stream') || !to || !Number(port)) {
+  if ((!isEchoMode(mode) && mode !== 'stream') || !to || !Number(port)) {
     process.stderr.write(`usage: echo-client ${echoModes.join('|')} IP PORT [TIMEOUT_MS] | echo-client stream IP PORT DURATION_MS\n`);
     process.exit(2);
   }

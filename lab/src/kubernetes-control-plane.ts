@@ -182,6 +182,6 @@ async function writeConfigFromApi(kubeConfig: KubeConfig, runDir: string, cluste
 
 /** The chart installed (or upgraded) in the cluster with the lab's settings; returns the config directory. */
 export async function installStrait(runDir: string, cluster: string, settings: LabChartSettings): Promise<string> {
-  installChart(runDir, cluster, labChartValues(settings));
+  await installChart(runDir, cluster, labChartValues(settings));
   return writeConfigFromApi(clusterKubeConfig(runDir, cluster), runDir, cluster);
 }

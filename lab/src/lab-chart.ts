@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { chartDirectory } from '../../src/api/chart-paths';
 import type { ControllerConfigDocument } from '../../src/api/controller-config';
-import { run } from '../../src/kernel/command';
+import { run, runAsync } from '../../src/kernel/command';
 import { defaultNamespace } from '../../src/k8s/names';
 import { kubeconfigPath } from './control-plane';
 import { k8sTool } from './k8s-tools';
@@ -55,10 +55,10 @@ export function uninstallChart(runDir: string, cluster: string): void {
 }
 
 /** The chart installed with the lab's values, or upgraded to them (the release's next revision). */
-export function installChart(runDir: string, cluster: string, values: object): void {
+export async function installChart(runDir: string, cluster: string, values: object): Promise<void> {
   const valuesFile = valuesPath(runDir, cluster);
   writeFileSync(valuesFile, stringify(values));
-  run([
+  await runAsync([
     k8sTool('helm'),
     'upgrade',
     '--install',

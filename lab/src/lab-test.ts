@@ -5,6 +5,7 @@ import { type ClusterView, type TrafficCheck, planChecks } from './checks';
 import type { LabTopology } from './topology';
 import { type Say, nodePinRoot, readLabState, savedTopology, waitForConvergence } from './lab';
 import { openLabState } from './lab-state';
+import { PodProbers } from './pod-probers';
 import { type CheckResult, resultTable, runChecks } from './run-checks';
 import { type FragmentResult, type WireResult, fragmentLine, fragmentResult, readFragments, readWire, wireLine } from './wire';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
@@ -58,7 +59,7 @@ export const hostPace: LabPace = {
   convergeTimeoutMs: 15_000,
   probeStartTimeoutMs: 10_000,
   echoWaitMs: 3000,
-  concurrency: 4,
+  concurrency: 8,
   scrapeTimeoutMs: 5_000,
 };
 
@@ -90,10 +91,15 @@ export async function runPlannedChecks(
   };
   const bulk = checks.filter((c) => c.probe === 'pmtu-tcp');
   const others = checks.filter((c) => c.probe !== 'pmtu-tcp');
-  const results = await runChecks(others, progress(0), pace);
-  if (bulk.length > 0) beforeBulk();
-  results.push(...(await runChecks(bulk, progress(others.length), pace)));
-  return results;
+  const probers = new PodProbers();
+  try {
+    const results = await runChecks(others, progress(0), pace, probers);
+    if (bulk.length > 0) beforeBulk();
+    results.push(...(await runChecks(bulk, progress(others.length), pace, probers)));
+    return results;
+  } finally {
+    probers.close();
+  }
 }
 
 /** The result table, then a line per other finding, then the count; returns how many failed. */

@@ -364,8 +364,9 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
       say('control plane: an API server per cluster');
       await (await import('./kubernetes-control-plane')).prepareKubernetes(topology, runDir, labCli);
     }
-    for (const cluster of topology.clusters) {
-      await startController(topology, cluster, runDir, options);
+    const startControllers = await Promise.all(topology.clusters.map((c) => prepareController(topology, c, runDir, options)));
+    for (const [i, cluster] of topology.clusters.entries()) {
+      startControllers[i]!();
       for (const node of cluster.nodes) {
         startEchoServers(node, netnsHost(runDir, node.name));
         startAgent(topology, runDir, node.name, options.dataplane, options.agentInterval);
@@ -403,7 +404,7 @@ export async function removePeering(runDir: string, x: string, y: string): Promi
     const dataplane = runsOnKubernetes(runDir, changed)
       ? ((await import('./lab-chart')).installedDataplane(runDir, cluster.id) as LabDataplane)
       : 'auto';
-    await startController(changed, cluster, runDir, { dataplane });
+    (await prepareController(changed, cluster, runDir, { dataplane }))();
   }
 }
 
@@ -439,19 +440,30 @@ export const controllerProcesses = (runDir: string, topology: LabTopology, clust
 
 type ControllerOptions = Pick<LabOptions, 'dataplane' | 'heartbeatTimeout' | 'controllerInterval' | 'agentInterval'>;
 
-async function startController(topology: LabTopology, cluster: LabCluster, runDir: string, options: ControllerOptions): Promise<void> {
+/**
+ * A cluster's controller configuration put in place (on Kubernetes: the chart installed or upgraded);
+ * returns what starts its controller processes, so that the clusters' installs can run side by side
+ * before any process competes with them for the CPU.
+ */
+async function prepareController(
+  topology: LabTopology,
+  cluster: LabCluster,
+  runDir: string,
+  options: ControllerOptions,
+): Promise<() => void> {
   mkdirSync(join(runDir, cluster.id), { recursive: true });
   const onKubernetes = runsOnKubernetes(runDir, topology);
   const config = controllerConfig(topology, cluster, runDir, options, onKubernetes);
-  if (onKubernetes) {
-    const settings = {
-      config,
-      dataplane: agentDataplane(topology, cluster.id, options.dataplane),
-      agentInterval: options.agentInterval ?? defaultAgentInterval,
-      podInterfaces: podInterfacePattern,
-      encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)),
-    };
-    const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
+  if (!onKubernetes) return () => startStandaloneController(topology, runDir, cluster.id, config);
+  const settings = {
+    config,
+    dataplane: agentDataplane(topology, cluster.id, options.dataplane),
+    agentInterval: options.agentInterval ?? defaultAgentInterval,
+    podInterfaces: podInterfacePattern,
+    encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)),
+  };
+  const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
+  return () => {
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
       startProcess(runDir, name, [
         process.execPath,
@@ -468,9 +480,7 @@ async function startController(topology: LabTopology, cluster: LabCluster, runDi
         ...metricsServer(topology, name),
       ]);
     }
-    return;
-  }
-  startStandaloneController(topology, runDir, cluster.id, config);
+  };
 }
 
 /** The standalone controller of a cluster, with its pid file and log in `processDir` (the lab's, or its machine's). */

@@ -1,11 +1,12 @@
 /**
- * Runs traffic checks from inside the pods' namespaces, a few at a time, with progress as they finish.
- * Each check is tried once: a path whose first packets are lost fails, so a flake shows.
+ * Runs traffic checks from inside the pods' namespaces, a few at a time, with progress as they finish:
+ * pings as `ping` processes, echoes through each pod's prober (pod-probers.ts). Each check is tried once:
+ * a path whose first packets are lost fails, so a flake shows.
  */
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { Probe, TrafficCheck } from './checks';
 import { bulkSize } from './echo-client';
+import type { PodProbers } from './pod-probers';
 import { closedPort, echoPort, podNetns } from './names';
 import { echoOutcome, pathMtuVerdict, pingArgv } from './ping';
 
@@ -14,8 +15,6 @@ export interface CheckResult extends TrafficCheck {
   detail: string;
   ms: number;
 }
-
-const echoClient = join(__dirname, 'echo-client.js');
 
 /** The number of echo requests of a ping check: every one must be answered (or, when blocked, none). */
 const pingCount = 3;
@@ -37,10 +36,18 @@ function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout
 }
 
 /** Whether the check's traffic got through, and what was seen; throws when the probe itself failed. */
-async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number): Promise<{ reached: boolean; detail: string }> {
+async function probe(
+  check: TrafficCheck,
+  probers: PodProbers,
+  timeoutMs: number,
+  echoWaitMs: number,
+): Promise<{ reached: boolean; detail: string }> {
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   if (check.probe === 'icmp') {
-    const r = await exec([...inPod, ...pingArgv(check.address, { count: pingCount, intervalS: 0.2, waitS: echoWaitMs / 1000 })], timeoutMs);
+    const r = await exec(
+      [...inPod, ...pingArgv(check.address, { count: pingCount, intervalS: 0.05, waitS: echoWaitMs / 1000 })],
+      timeoutMs,
+    );
     const { transmitted, received, unanswered } = echoOutcome(r.code, r.stdout, r.stderr, pingCount);
     // Blocked: no request answered; otherwise every one.
     const reached = check.expect === 'blocked' ? received > 0 : received === pingCount;
@@ -56,29 +63,18 @@ async function probe(check: TrafficCheck, timeoutMs: number, echoWaitMs: number)
   // One datagram or one connection, no retry of ours: the first packets of a path must get through.
   const port = check.probe === 'unreach' ? closedPort : echoPort;
   const bulk = check.probe === 'pmtu-tcp';
-  const boundMs = bulk ? timeoutMs + bulkWaitMs : timeoutMs;
-  const r = await exec(
-    [...inPod, process.execPath, echoClient, check.probe, check.address, String(port), String(bulk ? bulkWaitMs : echoWaitMs)],
-    boundMs,
-  );
-  let out: { error?: string; from?: string };
-  try {
-    out = JSON.parse(r.stdout) as typeof out;
-  } catch {
-    const killed = r.code === -1 ? `killed after ${boundMs} ms` : `exit ${r.code}`;
-    throw new Error(`echo client failed (${killed}): ${r.stderr.trim() || 'no output'}`);
-  }
-  const reached = r.code === 0;
+  const waitMs = bulk ? bulkWaitMs : echoWaitMs;
+  const out = await probers.echo(check.from, check.probe, check.address, port, waitMs, timeoutMs + waitMs);
   const answered =
     check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
-  return { reached, detail: out.error ?? answered };
+  return { reached: out.ok, detail: out.error ?? answered };
 }
 
-async function runOne(check: TrafficCheck, timeoutMs: number, echoWaitMs: number): Promise<CheckResult> {
+async function runOne(check: TrafficCheck, probers: PodProbers, timeoutMs: number, echoWaitMs: number): Promise<CheckResult> {
   const started = Date.now();
   let outcome: { reached: boolean; detail: string };
   try {
-    outcome = await probe(check, timeoutMs, echoWaitMs);
+    outcome = await probe(check, probers, timeoutMs, echoWaitMs);
   } catch (err) {
     // The probe could not say whether the path works: a failure whatever was expected.
     return { ...check, ok: false, detail: (err as Error).message, ms: Date.now() - started };
@@ -86,10 +82,12 @@ async function runOne(check: TrafficCheck, timeoutMs: number, echoWaitMs: number
   return { ...check, ok: outcome.reached === (check.expect === 'reach'), detail: outcome.detail, ms: Date.now() - started };
 }
 
+/** Runs `checks`, `pace.concurrency` at a time, the echoes through `probers` (the caller ends them). */
 export async function runChecks(
   checks: TrafficCheck[],
   onResult: (r: CheckResult, done: number) => void,
   pace: { probeStartTimeoutMs: number; echoWaitMs: number; concurrency: number },
+  probers: PodProbers,
 ): Promise<CheckResult[]> {
   const results: CheckResult[] = new Array(checks.length);
   let next = 0;
@@ -97,7 +95,7 @@ export async function runChecks(
   const worker = async () => {
     while (next < checks.length) {
       const i = next++;
-      results[i] = await runOne(checks[i]!, pace.probeStartTimeoutMs, pace.echoWaitMs);
+      results[i] = await runOne(checks[i]!, probers, pace.probeStartTimeoutMs, pace.echoWaitMs);
       onResult(results[i]!, ++done);
     }
   };

@@ -2,7 +2,7 @@
  * Running external tools where they are the interface (ip and nft for the kernel; helm and kubectl in the
  * lab): throw-away namespaces, the lab's wiring, the chart install. Failures carry the command and its stderr.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 
 export class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -30,6 +30,17 @@ export function run(command: string[], input?: string): string {
     const e = err as { stderr?: string; stdout?: string; status?: number | null; message: string };
     throw new CommandError(command, e.stderr ?? e.message, e.status ?? null, e.stdout ?? '');
   }
+}
+
+/** `run` without blocking the event loop: for a long command among others (the lab's helm installs, side by side). */
+export function runAsync(command: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command[0]!, command.slice(1), { encoding: 'utf8', maxBuffer: maxOutput }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const status = typeof (err as { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null;
+      reject(new CommandError(command, stderr || err.message, status, stdout));
+    });
+  });
 }
 
 /** `ip` in a namespace (by name under /run/netns), or in the current one. */

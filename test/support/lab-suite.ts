@@ -4,7 +4,7 @@
  * the host's own links, qdiscs, rules and routes are as they were.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
@@ -112,6 +112,14 @@ export interface PingRun extends PingCount {
   longestGapMs: number;
 }
 
+/** A ping run's judged requests (the first `judged`) and its longest gap between `started` and `ended`. */
+function pingRun(code: number, stdout: string, stderr: string, judged: number, started: number, ended: number): PingRun {
+  const { transmitted, received, replyTimesMs } = echoOutcome(code, stdout, stderr, judged);
+  const marks = [started, ...replyTimesMs, ended];
+  const longestGapMs = Math.round(Math.max(...marks.slice(1).map((t, i) => t - marks[i]!)));
+  return { transmitted, received, longestGapMs };
+}
+
 /**
  * `count` pings `intervalS` apart from a lab pod: how many of them went out and were answered (see
  * echoOutcome), and the longest gap. Not pingArgv's deadline: with one, ping stops at the first ICMP
@@ -126,11 +134,45 @@ export async function pingFor(pod: string, address: string, count: number, inter
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: out, stderr: errOut }),
     ),
   );
+  return pingRun(code, stdout, stderr, count, started, Date.now());
+}
+
+/**
+ * Pings `intervalS` apart from a lab pod until `until` settles, then for a second more (those last
+ * requests are not judged, as pingFor's); at most `maxS` seconds. For traffic that must span an event of
+ * unknown length (an agent restart in an emulated VM: 20 to 60 s) without a fixed count sized for the
+ * slowest case.
+ */
+export async function pingUntil(pod: string, address: string, until: Promise<unknown>, intervalS: number, maxS = 300): Promise<PingRun> {
+  const child = spawn('ip', [
+    'netns',
+    'exec',
+    podNetns(pod),
+    'ping',
+    '-n',
+    '-D',
+    '-i',
+    String(intervalS),
+    '-w',
+    String(maxS),
+    '-W',
+    '1',
+    address,
+  ]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const started = Date.now();
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  // ping prints its statistics on SIGINT, as at its end.
+  const stop = () => setTimeout(() => child.kill('SIGINT'), 1000);
+  until.then(stop, stop);
+  const code = await exited;
   const ended = Date.now();
-  const { transmitted, received, replyTimesMs } = echoOutcome(code, stdout, stderr, count);
-  const marks = [started, ...replyTimesMs, ended];
-  const longestGapMs = Math.round(Math.max(...marks.slice(1).map((t, i) => t - marks[i]!)));
-  return { transmitted, received, longestGapMs };
+  const unjudged = Math.ceil(1 / intervalS);
+  const sent = Number(/(\d+) packets transmitted/.exec(stdout)?.[1] ?? 0);
+  return pingRun(code, stdout, stderr, Math.max(0, sent - unjudged), started, ended);
 }
 
 /** How many peers a node has programmed, read from the kernel: map entries, or tunnel rules and routes. */

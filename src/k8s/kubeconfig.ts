@@ -2,9 +2,11 @@
  * Where the controller and the agent find their API server: a kubeconfig file when one is given (the
  * lab's `<run-dir>/<cluster>/kubeconfig`, a person's), else the Pod's service account (in-cluster); a
  * peer cluster's kubeconfig comes as text from a Secret. A kubeconfig holds a token: only `describe` is
- * for logs (server, context and user names, never credentials).
+ * for logs (server, context and user names, never credentials). Their clients keep their connections
+ * alive (keep-alive.ts).
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { keepConnectionsAlive } from './keep-alive';
 
 export interface KubeConfigSource {
   /** A kubeconfig file; without it, in-cluster (the service account's token and CA). */
@@ -46,7 +48,7 @@ function withContext(config: KubeConfig, context: string | undefined): KubeConfi
     config.setCurrentContext(context);
   }
   if (!config.getCurrentCluster()) throw new Error('the kubeconfig names no current cluster');
-  return config;
+  return keepConnectionsAlive(config);
 }
 
 /** For a log line: the server and whom we are, without any credential. */

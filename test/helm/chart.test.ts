@@ -353,7 +353,7 @@ describe('the Helm chart', function () {
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
         { apiGroups: ['apps'], resources: ['statefulsets', 'deployments', 'replicasets'], verbs: ['get'] },
-        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['list', 'watch', 'create'] },
+        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['list', 'watch', 'create', 'delete'] },
         { apiGroups: ['strait.io'], resources: ['ippools/status'], verbs: ['patch'] },
         { apiGroups: ['strait.io'], resources: ['subnets'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['strait.io'], resources: ['subnets/status'], verbs: ['update'] },

@@ -9,7 +9,6 @@ import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
 import { crdCleanupFinalizer, crdResource } from './custom-resource-definitions';
 import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
-import type { Selector } from './selectors';
 import {
   ApiError,
   type Named,
@@ -41,13 +40,6 @@ export interface Written {
   code: number;
   /** `unknown field "spec.x"` for each pruned field, under fieldValidation=Warn (HTTP Warning headers). */
   warnings: string[];
-}
-
-export interface ListPage {
-  items: KubeObject[];
-  resourceVersion: string;
-  continue?: string;
-  remainingItemCount?: number;
 }
 
 /** Namespaces every cluster has, which cannot be deleted. */
@@ -83,25 +75,6 @@ const named = (type: ResourceType, name: string): Named => ({
   name,
 });
 
-interface ContinueToken {
-  rv: string;
-  after: string;
-}
-
-/** A continue token this server wrote, or the 400 kube-apiserver answers another with (etcd3 store decodeContinue). */
-function continueFrom(token: string): ContinueToken {
-  let from: unknown;
-  try {
-    from = JSON.parse(Buffer.from(token, 'base64url').toString());
-  } catch {
-    from = undefined; // not JSON: refused below
-  }
-  if (!isRecord(from) || typeof from.rv !== 'string' || !/^\d+$/.test(from.rv) || typeof from.after !== 'string') {
-    throw badRequest(`invalid continue token: continue key is not valid: ${JSON.stringify(token)} is not a continue token of this server`);
-  }
-  return { rv: from.rv, after: from.after };
-}
-
 export class Registry {
   /** CRDs marked for deletion whose custom resources finalizers still hold (by store key, the CRD's name). */
   private readonly terminatingDefinitions = new Set<string>();
@@ -129,23 +102,6 @@ export class Registry {
     const object = this.store.get(groupResource(type), namespace, name);
     if (!object) throw notFound(named(type, name));
     return object;
-  }
-
-  list(type: ResourceType, namespace: string | undefined, matches: Selector, limit?: number, continueToken?: string): ListPage {
-    const from = continueToken ? continueFrom(continueToken) : undefined;
-    const all = this.store.list(groupResource(type), namespace).filter(matches);
-    const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    const rest = from ? all.filter((o) => keyOf(o) > from.after) : all;
-    const resourceVersion = from?.rv ?? String(this.store.resourceVersion);
-    if (!limit || rest.length <= limit) return { items: rest, resourceVersion };
-    const items = rest.slice(0, limit);
-    const token: ContinueToken = { rv: resourceVersion, after: keyOf(items[items.length - 1]!) };
-    return {
-      items,
-      resourceVersion,
-      continue: Buffer.from(JSON.stringify(token)).toString('base64url'),
-      remainingItemCount: rest.length - limit,
-    };
   }
 
   create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Written {

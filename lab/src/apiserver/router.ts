@@ -17,14 +17,16 @@ import {
   serverVersion,
   wantsAggregated,
 } from './discovery';
+import { waitUntilFresh } from './freshness';
 import { type KubeObject, isRecord } from './kube-object';
+import { type ListOptions, awaitedResourceVersion, listPage, parseResourceVersion, validateListOptions } from './list';
 import { openApiDocument, openApiRoot } from './openapi';
 import type { PatchType } from './patch';
 import type { RbacAuthorizer } from './rbac';
 import { type FieldValidation, type Registry, type WriteOptions } from './registry';
 import { watchRequested } from './request-info';
 import { type RequestTarget, pathSegments } from './request-target';
-import { type ResourceType, apiVersionOf, deleteAnswersWithObject } from './resource-types';
+import { type ResourceType, apiVersionOf, deleteAnswersWithObject, groupResource } from './resource-types';
 import type { ServedTypes } from './served-types';
 import type { ServiceAccountTokens } from './service-account-tokens';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
@@ -130,6 +132,18 @@ function positive(query: URLSearchParams, name: string): number | undefined {
   return Number(text);
 }
 
+/** A list's or watch's options, refused with 422 as ValidateListOptions refuses them. */
+function listOptions(query: URLSearchParams, watch: boolean): ListOptions {
+  const options = {
+    limit: positive(query, 'limit'),
+    continue: query.get('continue') || undefined,
+    resourceVersion: query.get('resourceVersion') || undefined,
+    resourceVersionMatch: query.get('resourceVersionMatch') || undefined,
+  };
+  validateListOptions(options, watch);
+  return options;
+}
+
 /** The status a DELETE of a built-in without a returned object answers with. */
 function deleted(type: ResourceType, object: KubeObject) {
   return {
@@ -145,7 +159,7 @@ export class Router {
   constructor(private readonly routes: Routes) {}
 
   /** Answers one request of `user`; a watch writes to `res` itself (and the answer is undefined). */
-  route(req: IncomingMessage, res: ServerResponse, target: RequestTarget, body: Buffer, user: UserInfo): Answer | undefined {
+  async route(req: IncomingMessage, res: ServerResponse, target: RequestTarget, body: Buffer, user: UserInfo): Promise<Answer | undefined> {
     const segments = pathSegments(target.path);
     const method = req.method ?? 'GET';
     const types = this.routes.types.all();
@@ -182,14 +196,14 @@ export class Router {
     return this.resource(req, res, target.query, resolve(this.routes.types, group, version!, rest), body, user);
   }
 
-  private resource(
+  private async resource(
     req: IncomingMessage,
     res: ServerResponse,
     query: URLSearchParams,
     at: Target,
     body: Buffer,
     user: UserInfo,
-  ): Answer | undefined {
+  ): Promise<Answer | undefined> {
     const { registry, authorizer } = this.routes;
     const { type, namespace, name, subresource } = at;
     const method = req.method ?? 'GET';
@@ -219,6 +233,7 @@ export class Router {
 
     if (method === 'GET' && (at.watchPath || (name === undefined && watchRequested(query)))) {
       const include = includeObject(query);
+      listOptions(query, true);
       this.routes.watches.serve(res, {
         type,
         namespace,
@@ -235,7 +250,11 @@ export class Router {
     if (name === undefined) {
       switch (method) {
         case 'GET': {
-          const page = registry.list(type, namespace, matches(), positive(query, 'limit'), query.get('continue') ?? undefined);
+          const options = listOptions(query, false);
+          const selected = [query.get('labelSelector'), query.get('fieldSelector')].some((s) => (s ?? '').trim() !== '');
+          const scope = { resource: groupResource(type), namespace, matches: matches(), selected };
+          await waitUntilFresh(registry.store, awaitedResourceVersion(options));
+          const page = listPage(registry.store, scope, options);
           const metadata = {
             resourceVersion: page.resourceVersion,
             ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
@@ -254,7 +273,7 @@ export class Router {
           // deletecollection: every object the selectors match, answered as a list of what was deleted.
           const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
           const options = writeOptions(query);
-          const doomed = registry.list(type, namespace, matches()).items;
+          const doomed = registry.store.list(groupResource(type), namespace).filter(matches());
           // All or nothing: each is checked (its preconditions, a namespace that may not go) before any goes.
           for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { dryRun: true });
           const items = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options).object);
@@ -275,6 +294,8 @@ export class Router {
 
     switch (method) {
       case 'GET': {
+        // A resourceVersion makes the watch cache answer, once it has that version (cacher.go Get).
+        await waitUntilFresh(registry.store, parseResourceVersion(query.get('resourceVersion') ?? undefined));
         const object = registry.get(type, namespace, name);
         return {
           code: 200,

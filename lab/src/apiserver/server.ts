@@ -1,14 +1,16 @@
 /**
  * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
- * real API semantics (discovery, CRUD, status subresource, watch with bookmarks and 410, selectors,
- * CRD schema validation, server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
+ * real API semantics (discovery, CRUD, status subresource, lists in pages that are one snapshot and at
+ * a resourceVersion (list.ts), watch with bookmarks and 410, selectors, CRD schema validation,
+ * server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
  * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
  * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to
  * (impersonation.ts), and is authorized by RBAC from the stored Roles, ClusterRoles and bindings
  * (rbac.ts; a refusal is a 403 with the real message, and logged). CRDs are served once created
  * (served-types.ts), as on a new cluster. Admission is not run: a ValidatingAdmissionPolicy is stored,
- * never evaluated. State is in memory: a restarted server starts empty (and from resourceVersion 1) but
- * for the default namespaces, the RBAC bootstrap policy and the CRDs it was given.
+ * never evaluated. State is in memory, with a bounded history of each resource (store.ts, as etcd's until
+ * compaction; the watch cache keeps its own): a restarted server starts empty (and from resourceVersion
+ * 1) but for the default namespaces, the RBAC bootstrap policy and the CRDs it was given.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
@@ -49,6 +51,11 @@ export interface ApiServerOptions {
   port?: number;
   /** Changes kept per resource for watches from a resourceVersion; older ones get 410 Expired. */
   watchCacheSize?: number;
+  /**
+   * Changes kept per resource in the store (etcd's history until compaction): a list at an older
+   * resourceVersion (a continue token's, or resourceVersionMatch=Exact) gets 410 Expired.
+   */
+  storeHistorySize?: number;
   /** How often a watch that allows bookmarks gets one (the real server: about a minute). */
   bookmarkIntervalMs?: number;
   /** Milliseconds since the epoch, for the expiry of the tokens it issues (Date.now unless a test moves time on). */
@@ -103,7 +110,7 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
   if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
-  const store = new Store();
+  const store = new Store(options.storeHistorySize ?? 1000);
   const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now);
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
   const registry = new Registry(store);
@@ -165,8 +172,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}),
     };
     bodyOf(req)
-      .then((body) => {
-        const result = router.route(req, res, target, body, user);
+      .then((body) => router.route(req, res, target, body, user))
+      .then((result) => {
         if (result) answer(res, result.code, result.body, result.contentType, result.warnings);
         done(result?.code ?? 200);
       })

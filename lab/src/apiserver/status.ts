@@ -17,6 +17,12 @@ export interface StatusDetails {
   /** The resource (plural) for most errors; the kind for Invalid, as the real server does. */
   kind?: string;
   causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+/** A Status's list metadata: the continue token a 410 for a compacted continue gives back. */
+export interface StatusListMeta {
+  continue?: string;
 }
 
 export class ApiError extends Error {
@@ -26,6 +32,7 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly details?: StatusDetails,
+    readonly listMeta: StatusListMeta = {},
   ) {
     super(message);
   }
@@ -34,10 +41,11 @@ export class ApiError extends Error {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.listMeta,
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      // An error that is no Status (StatusReasonUnknown) has none, and Go omits it.
+      ...(this.reason ? { reason: this.reason } : {}),
       ...(this.details ? { details: this.details } : {}),
       code: this.code,
     };
@@ -88,8 +96,18 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
   return new ApiError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${what}`, { name, group, kind, causes });
 }
 
-/** The watch answer that makes an informer relist. */
-export const expired = (message: string) => new ApiError(410, 'Expired', message);
+/** The watch answer that makes an informer relist; a list's at a compacted version (with a token to go on from, for a continue). */
+export const expired = (message: string, listMeta?: StatusListMeta) => new ApiError(410, 'Expired', message, undefined, listMeta);
+
+/**
+ * storage.NewTooLargeResourceVersionError: a read for a version the watch cache has not reached within
+ * its wait, a 504 the client retries after a second.
+ */
+export const tooLargeResourceVersion = (wanted: number, current: number) =>
+  new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${wanted}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
 
 export const unauthorized = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
 

@@ -4,8 +4,9 @@
  * every rule of each kind: those a chart, a controller or an operator's kubectl can get wrong.
  */
 import { type KubeObject, isRecord } from './kube-object';
+import { validateLabels } from './object-meta-validation';
 import type { StatusCause } from './status';
-import { invalidValue } from './validation';
+import { invalidValue, validateNameFormat } from './validation';
 
 /**
  * A core/v1 Event (pkg/apis/core/validation/events.go, legacyValidateEvent): its involvedObject's
@@ -30,9 +31,15 @@ const unsupported = (field: string, value: unknown, supported: string[]): Status
   message: `Unsupported value: ${JSON.stringify(value ?? '')}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
   field,
 });
+const forbidden = (field: string, detail: string): StatusCause => ({
+  reason: 'FieldValueForbidden',
+  message: `Forbidden: ${detail}`,
+  field,
+});
 const immutable = (field: string, value: unknown) => invalidValue(field, value, 'field is immutable');
 const record = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 const records = (value: unknown): Record<string, unknown>[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 const configKeyPattern = /^[-._a-zA-Z0-9]+$/;
@@ -198,3 +205,85 @@ export const validateClusterRoleBinding = validateBinding(true);
 /** ValidateRoleBindingUpdate: `cannot change roleRef` (delete the binding and create another). */
 export const validateBindingUpdate = (next: KubeObject, current: KubeObject): StatusCause[] =>
   same(next.roleRef, current.roleRef) ? [] : [invalidValue('roleRef', next.roleRef, 'cannot change roleRef')];
+
+/** util/validation IsValidPortNum. */
+const portNumberCauses = (field: string, port: unknown): StatusCause[] =>
+  typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : [invalidValue(field, port ?? 0, 'must be between 1 and 65535, inclusive')];
+
+/** util/validation IsValidPortName: an IANA service name. */
+function portNameCauses(field: string, name: string): StatusCause[] {
+  const problems: string[] = [];
+  if (name.length > 15) problems.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(name)) problems.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (!/[a-z]/.test(name)) problems.push('must contain at least one letter (a-z)');
+  if (name.includes('--')) problems.push('must not contain consecutive hyphens');
+  if (name.startsWith('-') || name.endsWith('-')) problems.push('must not begin or end with a hyphen');
+  return problems.map((problem) => invalidValue(field, name, problem));
+}
+
+const serviceTypes = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+const protocols = ['SCTP', 'TCP', 'UDP'];
+
+/** validateServicePort: a name (when there are several ports, a unique DNS label), the port, the protocol, the target port. */
+function servicePortCauses(port: Record<string, unknown>, at: string, several: boolean, names: Set<string>): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const name = typeof port.name === 'string' ? port.name : '';
+  if (several && name === '') causes.push(required(`${at}.name`));
+  else if (name !== '') {
+    causes.push(...validateNameFormat(name, 'label', `${at}.name`));
+    if (names.has(name))
+      causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}`, field: `${at}.name` });
+    names.add(name);
+  }
+  causes.push(...portNumberCauses(`${at}.port`, port.port));
+  if (!port.protocol) causes.push(required(`${at}.protocol`));
+  else if (!protocols.includes(port.protocol as string)) causes.push(unsupported(`${at}.protocol`, port.protocol, protocols));
+  // ValidatePortNumOrName: a number is a port, a string a port name.
+  if (typeof port.targetPort === 'string') causes.push(...portNameCauses(`${at}.targetPort`, port.targetPort));
+  else causes.push(...portNumberCauses(`${at}.targetPort`, port.targetPort));
+  return causes;
+}
+
+/** How Go's %#v prints the (protocol, port) key a duplicate port is reported by. */
+const servicePortKey = (protocol: unknown, port: unknown) =>
+  `core.ServicePort{Name:"", Protocol:${JSON.stringify(protocol ?? '')}, AppProtocol:(*string)(nil), Port:${Number(port ?? 0)}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`;
+
+/**
+ * A Service (pkg/apis/core/validation ValidateService, after the defaults and the cluster IP's
+ * allocation): ports unless headless or ExternalName, each valid and none twice by (protocol, port);
+ * no headless NodePort or LoadBalancer; an ExternalName's externalName a DNS subdomain; the selector
+ * labels; a known sessionAffinity and type; no nodePort on a ClusterIP Service.
+ */
+export function validateService(service: KubeObject): StatusCause[] {
+  const spec = record(service.spec);
+  const ports = records(spec.ports);
+  const headless = strings(spec.clusterIPs)[0] === 'None';
+  const causes: StatusCause[] = [];
+  if (ports.length === 0 && !headless && spec.type !== 'ExternalName') causes.push(required('spec.ports'));
+  if ((spec.type === 'LoadBalancer' || spec.type === 'NodePort') && headless)
+    causes.push(invalidValue('spec.clusterIPs[0]', 'None', `may not be set to 'None' for ${spec.type} services`));
+  if (spec.type === 'ExternalName') {
+    const cname = typeof spec.externalName === 'string' ? spec.externalName.replace(/\.$/, '') : '';
+    if (cname === '') causes.push(required('spec.externalName'));
+    else causes.push(...validateNameFormat(cname, 'subdomain', 'spec.externalName'));
+  }
+  const names = new Set<string>();
+  ports.forEach((port, i) => causes.push(...servicePortCauses(port, `spec.ports[${i}]`, ports.length > 1, names)));
+  if (isRecord(spec.selector)) causes.push(...validateLabels(spec.selector as Record<string, string>, 'spec.selector'));
+  if (!['ClientIP', 'None'].includes(spec.sessionAffinity as string))
+    causes.push(unsupported('spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None']));
+  if (!serviceTypes.includes(spec.type as string)) causes.push(unsupported('spec.type', spec.type, serviceTypes));
+  if (spec.type === 'ClusterIP')
+    ports.forEach((port, i) => {
+      if (port.nodePort) causes.push(forbidden(`spec.ports[${i}].nodePort`, "may not be used when `type` is 'ClusterIP'"));
+    });
+  const seen = new Set<string>();
+  ports.forEach((port, i) => {
+    const key = servicePortKey(port.protocol, port.port);
+    if (seen.has(key)) causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${key}`, field: `spec.ports[${i}]` });
+    seen.add(key);
+  });
+  return causes;
+}

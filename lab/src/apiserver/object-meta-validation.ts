@@ -42,15 +42,20 @@ function qualifiedNameProblems(key: string): string[] {
   return problems;
 }
 
+/** ValidateLabels: the causes of a label map at `field` (an object's labels, a Service's selector). */
+export function validateLabels(labels: Record<string, string>, field: string): StatusCause[] {
+  const causes: StatusCause[] = [];
+  for (const [key, value] of Object.entries(labels)) {
+    for (const problem of qualifiedNameProblems(key)) causes.push(invalidValue(field, key, problem));
+    if (value.length > 63) causes.push(invalidValue(field, value, 'must be no more than 63 characters'));
+    if (!labelValuePattern.test(value)) causes.push(invalidValue(field, value, valueFormat));
+  }
+  return causes;
+}
+
 /** The causes of an object's labels and annotations. */
 export function validateObjectMetaMaps(metadata: Record<string, unknown>): StatusCause[] {
-  const causes: StatusCause[] = [];
-  const labels = isRecord(metadata.labels) ? (metadata.labels as Record<string, string>) : {};
-  for (const [key, value] of Object.entries(labels)) {
-    for (const problem of qualifiedNameProblems(key)) causes.push(invalidValue('metadata.labels', key, problem));
-    if (value.length > 63) causes.push(invalidValue('metadata.labels', value, 'must be no more than 63 characters'));
-    if (!labelValuePattern.test(value)) causes.push(invalidValue('metadata.labels', value, valueFormat));
-  }
+  const causes = validateLabels(isRecord(metadata.labels) ? (metadata.labels as Record<string, string>) : {}, 'metadata.labels');
   const annotations = isRecord(metadata.annotations) ? (metadata.annotations as Record<string, string>) : {};
   let bytes = 0;
   for (const [key, value] of Object.entries(annotations)) {

@@ -22,7 +22,7 @@ import {
 } from './status';
 import type { Store } from './store';
 import { objectMetaError, typeMetaError } from './object-meta';
-import { validateName } from './validation';
+import { validateNameFormat } from './validation';
 import { validateObjectMetaMaps } from './object-meta-validation';
 import { GarbageCollector } from './garbage-collector';
 
@@ -91,7 +91,7 @@ export class Registry {
       this.store.put(namespaces, {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name, uid: randomUUID(), creationTimestamp: timestamp() },
+        metadata: { name, uid: randomUUID(), creationTimestamp: timestamp(), labels: { 'kubernetes.io/metadata.name': name } },
         spec: { finalizers: ['kubernetes'] },
         status: { phase: 'Active' },
       });
@@ -113,7 +113,7 @@ export class Registry {
     const causes: StatusCause[] = [];
     if (!meta.name)
       causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
-    else causes.push(...validateName(meta.name, type.kind === 'Namespace'));
+    else causes.push(...validateNameFormat(meta.name, type.nameFormat ?? 'subdomain'));
     causes.push(...validateObjectMetaMaps(meta));
     if (namespace !== undefined && !this.store.get(namespaces, undefined, namespace))
       throw notFound({ groupResource: namespaces, group: '', plural: namespaces, name: namespace });
@@ -124,6 +124,7 @@ export class Registry {
     else delete meta.generation;
     if (type.schema && type.statusSubresource) delete object.status;
     type.onCreate?.(object);
+    type.allocate?.(object, this.store);
     if (type.schema) causes.push(...type.schema.validate(object));
     if (type.validate) causes.push(...type.validate(object));
     if (causes.length > 0) throw invalid(type.kind, type.group, meta.name ?? '', causes);
@@ -176,6 +177,7 @@ export class Registry {
       }
       if (type.schema && specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
       type.onUpdate?.(next, current);
+      type.allocate?.(next, this.store, current);
     }
     next.metadata.resourceVersion = current.metadata.resourceVersion;
     const causes = [

@@ -21,7 +21,7 @@ import {
 } from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
-import { defaultBinding, defaultSecret } from './built-in-defaults';
+import { defaultBinding, defaultNamespace, defaultSecret, defaultService } from './built-in-defaults';
 import {
   validateBindingUpdate,
   validateClusterRoleBinding,
@@ -34,11 +34,14 @@ import {
   validateRoleBinding,
   validateSecret,
   validateSecretUpdate,
+  validateService,
   validateWorkloadUpdate,
 } from './built-in-validation';
 import { establishedStatus, validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './custom-resource-definitions';
 import type { StatusCause } from './status';
-import { type SchemaChecker, schemaChecker } from './validation';
+import { allocateService } from './service-allocation';
+import type { Store } from './store';
+import { type NameFormat, type SchemaChecker, schemaChecker } from './validation';
 
 export interface ResourceType {
   /** '' for the core group. */
@@ -74,6 +77,14 @@ export interface ResourceType {
   onCreate?: (object: KubeObject) => void;
   /** What the real server sets on an update of the object (not of its status), from the stored one. */
   onUpdate?: (next: KubeObject, current: KubeObject) => void;
+  /**
+   * What the real registry allocates before validation (a Service's cluster IP), from
+   * what other objects hold; on an update, `current`'s allocations are kept. Throws the 422 of a
+   * request it cannot satisfy.
+   */
+  allocate?: (object: KubeObject, store: Store, current?: KubeObject) => void;
+  /** How the name is checked: a DNS subdomain unless said otherwise (a Namespace's is a label, a Service's a DNS-1035 label). */
+  nameFormat?: NameFormat;
   /** The real server's validation of a built-in kind (./built-in-validation.ts), on create and update. */
   validate?: (object: KubeObject) => StatusCause[];
   /** What an update may not change (a CRD's group and scope). */
@@ -128,6 +139,19 @@ const text = (object: KubeObject, a: string, b: string) =>
 
 const entries = (field: string) => computedColumn('Data', (o) => String(isRecord(o[field]) ? Object.keys(o[field] as object).length : 0));
 
+/**
+ * The namespace strategy's PrepareForCreate: Active, with the `kubernetes` finalizer in spec (the
+ * namespace controller's, which this server does at once on delete); labelled with its name once a
+ * generated one is known (Canonicalize).
+ */
+function prepareNamespace(namespace: KubeObject): void {
+  namespace.status = { phase: 'Active' };
+  const spec = isRecord(namespace.spec) ? namespace.spec : {};
+  const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
+  namespace.spec = { ...spec, finalizers: finalizers.includes('kubernetes') ? finalizers : [...finalizers, 'kubernetes'] };
+  defaultNamespace(namespace);
+}
+
 export const builtInTypes: ResourceType[] = [
   builtIn({
     group: '',
@@ -138,7 +162,15 @@ export const builtInTypes: ResourceType[] = [
     shortNames: ['ns'],
     statusSubresource: true,
     columns: [nameColumn, pathColumn({ name: 'Status', type: 'string', jsonPath: '.status.phase' }), ageColumn],
-    onCreate: (o) => void (o.status = { phase: 'Active' }),
+    nameFormat: 'label',
+    defaults: defaultNamespace,
+    onCreate: prepareNamespace,
+    onUpdate: (next, current) => {
+      // The namespace strategy's PrepareForUpdate: spec.finalizers change only through /finalize.
+      const { finalizers: _, ...spec } = isRecord(next.spec) ? next.spec : {};
+      next.spec = isRecord(current.spec) && current.spec.finalizers ? { ...spec, finalizers: current.spec.finalizers } : spec;
+      defaultNamespace(next);
+    },
   }),
   builtIn({
     group: '',
@@ -235,7 +267,7 @@ export const builtInTypes: ResourceType[] = [
     onCreate: (crd) => void (crd.status = establishedStatus(crd)),
     onUpdate: (next, current) => void (next.status = establishedStatus(next, current)),
   }),
-  // What Strait's Helm chart renders: stored as given, printed as kube-apiserver prints them.
+  // What Strait's Helm chart renders, printed as kube-apiserver prints them.
   builtIn({
     group: '',
     version: 'v1',
@@ -255,6 +287,10 @@ export const builtInTypes: ResourceType[] = [
     categories: ['all'],
     statusSubresource: true,
     columns: serviceColumns,
+    nameFormat: 'dns1035',
+    defaults: defaultService,
+    allocate: allocateService,
+    validate: validateService,
   }),
   builtIn({
     group: 'apps',

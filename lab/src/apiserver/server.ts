@@ -1,7 +1,9 @@
 /**
  * Strait's in-process Kubernetes API server, for tests and the lab, where no kube-apiserver can run: the
  * real API semantics (discovery, CRUD, status subresource, lists in pages that are one snapshot and at
- * a resourceVersion (list.ts), watch with bookmarks and 410, selectors, CRD schema validation,
+ * a resourceVersion (list.ts), watch with bookmarks and 410, selectors, CRD schema validation, the
+ * built-in kinds' validation, defaults and Service cluster IPs where a chart, a controller or kubectl
+ * can get them wrong (built-in-validation.ts, built-in-defaults.ts, service-allocation.ts),
  * server-side tables) over HTTPS on 127.0.0.1 with a self-signed certificate
  * (kubectl sends a token over TLS only). Every request is authenticated by its bearer token (the admin
  * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to

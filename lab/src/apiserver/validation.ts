@@ -243,27 +243,32 @@ export function schemaChecker(openAPIV3Schema: Schema): SchemaChecker {
   };
 }
 
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** How an object's name is checked (apimachinery pkg/api/validation: NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label). */
+export type NameFormat = 'subdomain' | 'label' | 'dns1035';
 
-/** The name rules every object has (a Namespace's name is a DNS label, others a DNS subdomain). */
-export function validateName(name: string, label: boolean): StatusCause[] {
-  if (label) {
-    if (name.length <= 63 && dns1123Label.test(name)) return [];
-    return [
-      invalidValue(
-        'metadata.name',
-        name,
-        `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
-      ),
-    ];
-  }
-  if (name.length <= 253 && dns1123Subdomain.test(name)) return [];
-  return [
-    invalidValue(
-      'metadata.name',
-      name,
-      `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
-    ),
-  ];
+const nameFormats: Record<NameFormat, { pattern: RegExp; max: number; message: string }> = {
+  subdomain: {
+    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    max: 253,
+    message: `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+  },
+  label: {
+    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    max: 63,
+    message: `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+  },
+  dns1035: {
+    pattern: /^[a-z]([-a-z0-9]*[a-z0-9])?$/,
+    max: 63,
+    message: `a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+  },
+};
+
+/** Why `value` is no name of `format`, at `field` (IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label). */
+export function validateNameFormat(value: string, format: NameFormat, field = 'metadata.name'): StatusCause[] {
+  const { pattern, max, message } = nameFormats[format];
+  const causes: StatusCause[] = [];
+  if (value.length > max) causes.push(invalidValue(field, value, `must be no more than ${max} characters`));
+  if (!pattern.test(value)) causes.push(invalidValue(field, value, message));
+  return causes;
 }

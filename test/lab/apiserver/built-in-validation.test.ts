@@ -112,6 +112,10 @@ const binding = (kind: string, roleRef: Record<string, unknown>, subjects: unkno
   subjects,
 });
 
+const service = (spec: Record<string, unknown>, name = 's') => ({ metadata: { name }, spec: { selector: labels, ...spec } });
+const port = (fields: Record<string, unknown> = {}) => ({ name: 'metrics', port: 9090, ...fields });
+const services = '/api/v1/namespaces/default/services';
+
 const rules: Rule[] = [
   {
     source: 'apimachinery pkg/apis/meta/v1/validation ValidateLabels (IsQualifiedName)',
@@ -202,6 +206,131 @@ const rules: Rule[] = [
       { kind: 'ServiceAccount', name: 'sa', namespace: 'default' },
     ]),
   },
+  {
+    source: 'pkg/apis/core/validation ValidateServiceAccount (ValidateServiceAccountName: a DNS subdomain)',
+    path: '/api/v1/namespaces/default/serviceaccounts',
+    refused: { metadata: { name: 'strait_agent' } },
+    cause: { field: 'metadata.name', message: /^Invalid value: "strait_agent": a lowercase RFC 1123 subdomain must consist of/ },
+    accepted: { metadata: { name: 'strait-agent' } },
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateNamespace (ValidateNamespaceName: a DNS label)',
+    path: '/api/v1/namespaces',
+    refused: { metadata: { name: 'strait.system' } },
+    cause: { field: 'metadata.name', message: /^Invalid value: "strait.system": a lowercase RFC 1123 label must consist of/ },
+    accepted: { metadata: { name: 'strait-system-2' } },
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (ValidateServiceName: a DNS-1035 label)',
+    path: services,
+    refused: service({ ports: [port()] }, '9-metrics'),
+    cause: {
+      field: 'metadata.name',
+      message: `Invalid value: "9-metrics": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+    },
+    accepted: service({ ports: [port()] }, 'metrics-9'),
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (ports, unless headless or ExternalName)',
+    path: services,
+    refused: service({}),
+    cause: { field: 'spec.ports', message: 'Required value' },
+    accepted: service({ clusterIP: 'None' }),
+  },
+  {
+    source: 'pkg/apis/core/validation validateServicePort (a name for each of several ports)',
+    path: services,
+    refused: service({ ports: [port(), { port: 9091 }] }),
+    cause: { field: 'spec.ports[1].name', message: 'Required value' },
+    accepted: service({ ports: [port(), port({ name: 'health', port: 9091 })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation validateServicePort (IsValidPortNum)',
+    path: services,
+    refused: service({ ports: [port({ port: 70000 })] }),
+    cause: { field: 'spec.ports[0].port', message: 'Invalid value: 70000: must be between 1 and 65535, inclusive' },
+    accepted: service({ ports: [port({ port: 7000 })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation validateServicePort (supportedPortProtocols)',
+    path: services,
+    refused: service({ ports: [port({ protocol: 'HTTP' })] }),
+    cause: { field: 'spec.ports[0].protocol', message: 'Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"' },
+    accepted: service({ ports: [port({ protocol: 'UDP' })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation ValidatePortNumOrName (IsValidPortName: a container port name)',
+    path: services,
+    refused: service({ ports: [port({ targetPort: 'metrics_port' })] }),
+    cause: {
+      field: 'spec.ports[0].targetPort',
+      message: 'Invalid value: "metrics_port": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+    },
+    accepted: service({ ports: [port({ targetPort: 'metrics' })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (no two ports by protocol and port)',
+    path: services,
+    refused: service({ ports: [port(), port({ name: 'again' })] }),
+    cause: {
+      field: 'spec.ports[1]',
+      message:
+        'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:9090, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
+    },
+    accepted: service({ ports: [port(), port({ name: 'again', protocol: 'UDP' })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (the selector is labels: ValidateLabels)',
+    path: services,
+    refused: { metadata: { name: 's' }, spec: { selector: { 'app name': 'x' }, ports: [port()] } },
+    cause: { field: 'spec.selector', message: /^Invalid value: "app name": name part must consist of alphanumeric characters/ },
+    accepted: { metadata: { name: 's' }, spec: { selector: { 'app.kubernetes.io/name': 'x' }, ports: [port()] } },
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (supportedServiceType)',
+    path: services,
+    refused: service({ type: 'Internal', ports: [port()] }),
+    cause: {
+      field: 'spec.type',
+      message: 'Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    },
+    accepted: service({ type: 'ClusterIP', ports: [port()] }),
+  },
+  {
+    source: "pkg/apis/core/validation ValidateService (no nodePort when `type` is 'ClusterIP')",
+    path: services,
+    refused: service({ ports: [port({ nodePort: 30090 })] }),
+    cause: { field: 'spec.ports[0].nodePort', message: "Forbidden: may not be used when `type` is 'ClusterIP'" },
+    accepted: service({ type: 'NodePort', ports: [port({ nodePort: 30090 })] }),
+  },
+  {
+    source: 'pkg/apis/core/validation ValidateService (a NodePort Service may not be headless)',
+    path: services,
+    refused: service({ type: 'NodePort', clusterIP: 'None', ports: [port({ nodePort: 30091 })] }),
+    cause: { field: 'spec.clusterIPs[0]', message: `Invalid value: "None": may not be set to 'None' for NodePort services` },
+    accepted: service({ type: 'NodePort', ports: [port({ nodePort: 30091 })] }),
+  },
+  {
+    source: 'pkg/registry/core/service/storage/alloc.go allocIPs (a cluster IP in --service-cluster-ip-range, 10.96.0.0/12)',
+    path: services,
+    refused: service({ clusterIP: '192.168.0.10', ports: [port()] }),
+    cause: {
+      field: 'spec.clusterIPs',
+      message:
+        'Invalid value: []string{"192.168.0.10"}: failed to allocate IP 192.168.0.10: the provided IP (192.168.0.10) is not in the valid range. The range of valid IPs is 10.96.0.0/12',
+    },
+    accepted: service({ clusterIP: '10.96.0.10', ports: [port()] }),
+  },
+  {
+    source: 'pkg/registry/core/service/storage/alloc.go initIPFamilyFields (a single-stack cluster)',
+    path: services,
+    refused: service({ ipFamilyPolicy: 'RequireDualStack', ports: [port()] }),
+    cause: {
+      field: 'spec.ipFamilyPolicy',
+      message: 'Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
+    },
+    accepted: service({ ipFamilyPolicy: 'PreferDualStack', ports: [port()] }),
+  },
 ];
 
 describe('lab API server: built-in kinds, each rule as kube-apiserver has it (release-1.31)', function () {
@@ -240,6 +369,74 @@ describe('lab API server: built-in kinds, each rule as kube-apiserver has it (re
     assert.equal(created.code, 201);
     assert.deepEqual(created.status.roleRef.apiGroup, 'rbac.authorization.k8s.io');
     assert.deepEqual(created.status.subjects, [{ kind: 'Group', name: 'ops', apiGroup: 'rbac.authorization.k8s.io' }]);
+  });
+
+  // pkg/apis/core/v1/defaults.go SetDefaults_Service; alloc.go initIPFamilyFields, allocClusterIPs;
+  // strategy.go patchAllocatedValues (an update that leaves the cluster IP out keeps it).
+  it('defaults a Service and gives it a free cluster IP of 10.96.0.0/12, kept by an update that leaves it out', async () => {
+    const created = await post(services, service({ ports: [{ port: 9090 }] }));
+    assert.equal(created.code, 201, JSON.stringify(created.status));
+    const { clusterIP, ...spec } = created.status.spec;
+    assert.deepEqual(spec, {
+      selector: labels,
+      ports: [{ port: 9090, protocol: 'TCP', targetPort: 9090 }],
+      sessionAffinity: 'None',
+      type: 'ClusterIP',
+      internalTrafficPolicy: 'Cluster',
+      clusterIPs: [clusterIP],
+      ipFamilyPolicy: 'SingleStack',
+      ipFamilies: ['IPv4'],
+    });
+    const [a, b] = (clusterIP as string).split('.').map(Number);
+    assert.ok(a === 10 && b! >= 96 && b! < 112 && clusterIP !== '10.96.0.1', clusterIP);
+    const taken = await post(services, service({ clusterIP, ports: [port()] }, 'other'));
+    assert.equal(
+      taken.status.details.causes[0].message,
+      `Invalid value: []string{"${clusterIP}"}: failed to allocate IP ${clusterIP}: provided IP is already allocated`,
+    );
+    const { clusterIP: _ip, clusterIPs: _ips, ...bodySpec } = created.status.spec;
+    const replaced = await rawRequest(t, 'PUT', `${services}/s`, {
+      body: JSON.stringify({ ...created.status, spec: { ...bodySpec, ports: [{ port: 9091 }] } }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    assert.equal(replaced.code, 200, replaced.body);
+    assert.deepEqual(JSON.parse(replaced.body).spec.clusterIPs, [clusterIP]);
+    const printed = await kubectl(t.kubeconfigPath, t.dir, 'get', 'service', 's', '--no-headers');
+    assert.match(printed.stdout, new RegExp(`^s\\s+ClusterIP\\s+${clusterIP.replace(/\./g, '\\.')}\\s+<none>\\s+9091/TCP\\s`));
+  });
+
+  it("defaults a headless Service (the chart's metrics Services) to no cluster IP, single-stack; a selectorless one to RequireDualStack", async () => {
+    const headless = await post(services, service({ clusterIP: 'None', ports: [port({ targetPort: 'metrics' })] }, 'metrics'));
+    assert.deepEqual(
+      [headless.status.spec.clusterIPs, headless.status.spec.ipFamilyPolicy, headless.status.spec.ipFamilies],
+      [['None'], 'SingleStack', ['IPv4']],
+    );
+    const selectorless = await post(services, { metadata: { name: 'peers' }, spec: { clusterIP: 'None' } });
+    assert.deepEqual(
+      [selectorless.status.spec.ipFamilyPolicy, selectorless.status.spec.ipFamilies],
+      ['RequireDualStack', ['IPv4', 'IPv6']],
+    );
+  });
+
+  // pkg/apis/core/v1/defaults.go SetDefaults_Namespace and the namespace strategy (Canonicalize,
+  // PrepareForCreate, PrepareForUpdate): the name label, whatever was sent; the `kubernetes` finalizer.
+  it('labels a Namespace with its name (a generated one too) and gives it the kubernetes finalizer', async () => {
+    const created = await post('/api/v1/namespaces', { metadata: { name: 'ns1', labels: { 'kubernetes.io/metadata.name': 'x' } } });
+    assert.deepEqual(created.status.metadata.labels, { 'kubernetes.io/metadata.name': 'ns1' });
+    assert.deepEqual(created.status.spec, { finalizers: ['kubernetes'] });
+    const generated = await post('/api/v1/namespaces', { metadata: { generateName: 'strait-' } });
+    assert.deepEqual(generated.status.metadata.labels, { 'kubernetes.io/metadata.name': generated.status.metadata.name });
+    const relabelled = await rawRequest(t, 'PATCH', '/api/v1/namespaces/ns1', {
+      body: JSON.stringify({ metadata: { labels: { 'kubernetes.io/metadata.name': null, team: 'net' } }, spec: { finalizers: [] } }),
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    const patched = JSON.parse(relabelled.body);
+    assert.deepEqual(
+      [patched.metadata.labels, patched.spec],
+      [{ team: 'net', 'kubernetes.io/metadata.name': 'ns1' }, { finalizers: ['kubernetes'] }],
+    );
+    const listed = await kubectl(t.kubeconfigPath, t.dir, 'get', 'namespaces', '-l', 'kubernetes.io/metadata.name=default', '-o', 'name');
+    assert.deepEqual(listed.stdout, 'namespace/default\n');
   });
 
   // ValidateRoleBindingUpdate, ValidateDaemonSetUpdate, ValidateSecretUpdate: what an update may not change.

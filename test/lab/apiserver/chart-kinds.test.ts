@@ -72,8 +72,9 @@ apiVersion: v1
 kind: Service
 metadata: {name: strait-controller-metrics, namespace: strait-system, ${labels}}
 spec:
+  clusterIP: None
   selector: {app.kubernetes.io/component: controller}
-  ports: [{name: metrics, port: 9090, targetPort: 9090}]
+  ports: [{name: metrics, port: 9090, targetPort: metrics, protocol: TCP}]
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -220,7 +221,7 @@ describe("lab API server: the Helm chart's built-in kinds with kubectl 1.31", fu
     assert.equal(namespaced[0], 'NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE SELECTOR');
     assert.match(
       namespaced[1]!,
-      /^service\/strait-controller-metrics ClusterIP <none> <none> 9090\/TCP \d+s app\.kubernetes\.io\/component=controller$/,
+      /^service\/strait-controller-metrics ClusterIP None <none> 9090\/TCP \d+s app\.kubernetes\.io\/component=controller$/,
     );
     assert.equal(namespaced[3], 'NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS');
     assert.match(

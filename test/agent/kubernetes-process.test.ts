@@ -24,7 +24,7 @@ import { type CapturedLog, captureLog } from '../support/log-capture';
 import { mainRoutes } from '../support/routes';
 import { waitFor } from '../support/wait';
 import { nodeStatusHeartbeat } from '../support/kubelet';
-import { applyChartRbac, chartAgentUser, chartNamespace } from '../support/chart';
+import { applyChartAccess, chartAgentUser, chartNamespace } from '../support/chart';
 import { runStraitIpam } from '../cni/plugin-process';
 import { createAgentNode, removeAgentNode } from './agent-node';
 import { nodeObject, nodeSpecDocument, peerB, peerC } from '../support/node-specs';
@@ -307,7 +307,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // list IPPools, so its pool IPAM never gets ready until the role is the one of poolIpam.enabled.
     const admin = api.kubeConfig;
     await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: chartNamespace } } });
-    await applyChartRbac(admin);
+    await applyChartAccess(admin);
     const kubeconfig = api.kubeconfigFor(agentUser.token).path;
     await createObject(nodeSpecDocument([peerB]));
     const socket = join(dir, 'run', 'ipam.sock');
@@ -345,7 +345,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.ok(refused('ippools'), 'IPPools refused by RBAC');
 
     // helm upgrade --set poolIpam.enabled=true: the informers' next relist (at most 30 s apart) succeeds.
-    await applyChartRbac(admin, ['--set', 'poolIpam.enabled=true']);
+    await applyChartAccess(admin, ['--set', 'poolIpam.enabled=true']);
     await waitFor('STATUS ready', async () => (await status()).status === 0, 40_000, logOf);
     assert.deepEqual(await status(), { status: 0, stdout: '', stderr: '' });
     assert.ok(stderr.includes('"msg":"pool IPAM serving"'), logOf());
@@ -358,7 +358,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
   it("takes the datapath off the node at SIGTERM once its DaemonSet is deleted (helm uninstall), and only then, as the chart's ServiceAccount", async () => {
     const admin = api.kubeConfig;
     await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: chartNamespace } } });
-    await applyChartRbac(admin);
+    await applyChartAccess(admin);
     const apps = admin.makeApiClient(AppsV1Api);
     const labels = { 'app.kubernetes.io/name': 'strait', 'app.kubernetes.io/component': 'agent' };
     const daemonSet = {

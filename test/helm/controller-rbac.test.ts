@@ -15,7 +15,7 @@ import { kubeconfigText } from '../../lab/src/apiserver/kubeconfig';
 import { seedCluster } from '../../lab/src/kubernetes-control-plane';
 import { createLogger } from '../../src/log';
 import { type TestApiServer, apiFailure, startTestApiServer } from '../support/apiserver';
-import { applyChartRbac, chartNamespace, chartServiceAccountUser } from '../support/chart';
+import { applyChartAccess, chartNamespace, chartServiceAccountUser } from '../support/chart';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { waitFor } from '../support/wait';
 
@@ -51,7 +51,7 @@ describe("the controller under the Helm chart's controller role (two lab API ser
       await api.kubeConfig
         .makeApiClient(CoreV1Api)
         .createNamespacedSecret({ namespace: chartNamespace, body: { metadata: { name: 'strait-ipsec' }, data: { [peer]: 'c2VjcmV0' } } });
-      await applyChartRbac(api.kubeConfig, ['--set', `cluster.id=${id}`, '--set', `peers={${peer}}`]);
+      await applyChartAccess(api.kubeConfig, ['--set', `cluster.id=${id}`, '--set', `peers={${peer}}`]);
     }
     for (const { id, peer } of clusters) {
       const config = readControllerConfig(

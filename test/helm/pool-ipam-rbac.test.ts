@@ -13,7 +13,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { group, version } from '../../src/api/resource-names';
 import { addCheckDel } from '../pool-ipam/add-check-del';
 import { type PoolIpamFixture, poolIpamFixture } from '../pool-ipam/fixture';
-import { type ChartObject, applyChartRbac, chartAgentUser, chartNamespace, renderChart } from '../support/chart';
+import { type ChartObject, applyChartAccess, chartAgentUser, chartNamespace, renderChart } from '../support/chart';
 import { requireRoot } from '../support/kernel';
 import { type CapturedLog, captureLog } from '../support/log-capture';
 import { waitFor } from '../support/wait';
@@ -45,7 +45,7 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
       apiServer: { users: [agent], logger: server.log },
       serviceKubeConfig: async (api) => {
         await api.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: chartNamespace } } });
-        await applyChartRbac(api.kubeConfig, ['--set', 'poolIpam.enabled=true']);
+        await applyChartAccess(api.kubeConfig, ['--set', 'poolIpam.enabled=true']);
         return api.kubeconfigFor(agent.token).kubeConfig;
       },
     });

@@ -1,6 +1,6 @@
 /** The Helm chart (helm/strait) as the real helm renders it: the objects a cluster would be given. */
 import { execFileSync } from 'node:child_process';
-import { type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { chartDirectory } from '../../src/api/chart-paths';
 import type { TokenUser } from '../../lab/src/apiserver/authentication';
@@ -30,16 +30,24 @@ export const chartServiceAccountUser = (account: string, token: string): TokenUs
   groups: ['system:serviceaccounts', `system:serviceaccounts:${chartNamespace}`],
 });
 
-/** The user the chart's agent ServiceAccount authenticates as. */
-export const chartAgentUser = (token: string): TokenUser => chartServiceAccountUser('strait-agent', token);
+/**
+ * The user the chart's agent ServiceAccount authenticates as on `node`: as a Pod's token bound to it,
+ * with the node's name in its extra (what the chart's admission policy lets the agent write by).
+ */
+export const chartAgentUser = (token: string, node = 'n1'): TokenUser => ({
+  ...chartServiceAccountUser('strait-agent', token),
+  extra: { 'authentication.kubernetes.io/node-name': [node] },
+});
 
 /**
- * Puts the chart's RBAC objects as rendered with `args` (ClusterRoles, Roles and their bindings) into
- * an API server through `admin`, replacing those of an earlier call (a `helm upgrade`). Namespace
+ * Puts the chart's access control as rendered with `args` into an API server through `admin`: its RBAC
+ * objects (ClusterRoles, Roles and their bindings) and its ValidatingAdmissionPolicies and bindings,
+ * which the server evaluates, replacing those of an earlier call (a `helm upgrade`). Namespace
  * strait-system must exist.
  */
-export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Promise<void> {
+export async function applyChartAccess(admin: KubeConfig, args: string[] = []): Promise<void> {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  const admission = admin.makeApiClient(AdmissionregistrationV1Api);
   // The rendered objects as the client's types (helm rendered them from the chart's own templates).
   type Body = any;
   const writes: Record<string, { create: (o: Body) => Promise<unknown>; replace: (o: Body) => Promise<unknown> }> = {
@@ -59,6 +67,14 @@ export async function applyChartRbac(admin: KubeConfig, args: string[] = []): Pr
     RoleBinding: {
       create: (body) => rbac.createNamespacedRoleBinding({ namespace: body.metadata.namespace, body }),
       replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: body.metadata.namespace, name: body.metadata.name, body }),
+    },
+    ValidatingAdmissionPolicy: {
+      create: (body) => admission.createValidatingAdmissionPolicy({ body }),
+      replace: (body) => admission.replaceValidatingAdmissionPolicy({ name: body.metadata.name, body }),
+    },
+    ValidatingAdmissionPolicyBinding: {
+      create: (body) => admission.createValidatingAdmissionPolicyBinding({ body }),
+      replace: (body) => admission.replaceValidatingAdmissionPolicyBinding({ name: body.metadata.name, body }),
     },
   };
   for (const object of renderChart(args)) {

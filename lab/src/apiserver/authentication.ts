@@ -13,6 +13,11 @@ export interface UserInfo {
   name: string;
   uid: string;
   groups: string[];
+  /**
+   * What else the authenticator says of the user (user.Info's extra): a Pod- or Node-bound token's
+   * `authentication.kubernetes.io/node-name`, which admission policies read as `request.userInfo.extra`.
+   */
+  extra?: Record<string, string[]>;
 }
 
 export interface TokenUser extends UserInfo {

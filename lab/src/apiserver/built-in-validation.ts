@@ -6,7 +6,8 @@
 import { type KubeObject, isRecord } from './kube-object';
 import { validateLabels } from './object-meta-validation';
 import type { StatusCause } from './status';
-import { invalidValue, validateNameFormat } from './validation';
+import { selectorSelects } from './selectors';
+import { invalidValue, required, unsupported, validateNameFormat } from './validation';
 
 /**
  * A core/v1 Event (pkg/apis/core/validation/events.go, legacyValidateEvent): its involvedObject's
@@ -21,16 +22,6 @@ export function validateEvent(event: KubeObject): StatusCause[] {
   return allowed.includes(namespace) ? [] : [invalidValue('involvedObject.namespace', involvedNamespace, 'does not match event.namespace')];
 }
 
-const required = (field: string, detail = ''): StatusCause => ({
-  reason: 'FieldValueRequired',
-  message: detail ? `Required value: ${detail}` : 'Required value',
-  field,
-});
-const unsupported = (field: string, value: unknown, supported: string[]): StatusCause => ({
-  reason: 'FieldValueNotSupported',
-  message: `Unsupported value: ${JSON.stringify(value ?? '')}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
-  field,
-});
 const forbidden = (field: string, detail: string): StatusCause => ({
   reason: 'FieldValueForbidden',
   message: `Forbidden: ${detail}`,
@@ -117,17 +108,6 @@ export function validateLease(lease: KubeObject): StatusCause[] {
   return causes;
 }
 
-/** Whether a LabelSelector (matchLabels, matchExpressions) selects `labels`. */
-function selects(selector: Record<string, unknown>, labels: Record<string, unknown>): boolean {
-  for (const [key, value] of Object.entries(record(selector.matchLabels)))
-    if (!Object.hasOwn(labels, key) || labels[key] !== value) return false;
-  return records(selector.matchExpressions).every(({ key, operator, values }) => {
-    const has = typeof key === 'string' && Object.hasOwn(labels, key);
-    const among = Array.isArray(values) && values.includes(labels[key as string]);
-    return operator === 'In' ? has && among : operator === 'NotIn' ? !has || !among : operator === 'Exists' ? has : !has;
-  });
-}
-
 /**
  * A DaemonSet's or a Deployment's spec (pkg/apis/apps/validation ValidateDaemonSetSpec,
  * ValidateDeploymentSpec, and the pod template's ValidatePodTemplateSpec as far as a chart can get it
@@ -142,7 +122,7 @@ function validateWorkload(kind: 'daemonset' | 'deployment') {
     if (!isRecord(spec.selector)) causes.push(required('spec.selector'));
     else if (Object.keys(record(spec.selector.matchLabels)).length === 0 && records(spec.selector.matchExpressions).length === 0)
       causes.push(invalidValue('spec.selector', spec.selector, `empty selector is invalid for ${kind}`));
-    else if (!selects(spec.selector, labels))
+    else if (!selectorSelects(spec.selector, labels))
       causes.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
     const containers = records(record(template.spec).containers);
     if (containers.length === 0) causes.push(required('spec.template.spec.containers'));

@@ -75,5 +75,9 @@ export function impersonated(
   const acting =
     serviceAccount && groups.length === 0 ? ['system:serviceaccounts', `system:serviceaccounts:${serviceAccount[1]}`] : [...groups];
   if (!acting.includes(authenticatedGroup) && !acting.includes('system:unauthenticated')) acting.push(authenticatedGroup);
-  return { name, uid, groups: acting };
+  // The extra's key is the header's rest, percent-decoded (impersonation.go unescapes it): `Impersonate-Extra-a%2fb` is `a/b`.
+  const extra = Object.fromEntries(
+    extras.map(([header, values]) => [decodeURIComponent(header.slice('impersonate-extra-'.length)), values ?? []]),
+  );
+  return { name, uid, groups: acting, ...(extras.length > 0 ? { extra } : {}) };
 }

@@ -2,9 +2,12 @@
  * The API rules of each verb, kube-apiserver's generic registry and the kinds' strategies: what create,
  * update (of the object or of its status), patch and delete do to an object before the store writes it,
  * and which Status a request that breaks a rule gets (AlreadyExists, Conflict on a stale
- * resourceVersion, Invalid with causes, NotFound). HTTP is the router's business; this speaks objects.
+ * resourceVersion, Invalid with causes, NotFound). A user's write, once valid, goes through admission
+ * (admission-policy.ts) before it is stored. HTTP is the router's business; this speaks objects.
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import type { AdmissionPolicies, AdmissionRequest } from './admission-policy';
+import type { UserInfo } from './authentication';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
 import { crdCleanupFinalizer, crdResource } from './custom-resource-definitions';
@@ -32,6 +35,8 @@ export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 export interface WriteOptions {
   dryRun: boolean;
   fieldValidation: FieldValidation;
+  /** Who asks: a user's write is admitted (admission policies); the server's own (the CRDs it starts with) is not. */
+  user?: UserInfo;
 }
 
 export interface Written {
@@ -80,7 +85,10 @@ export class Registry {
   private readonly terminatingDefinitions = new Set<string>();
   private readonly collector: GarbageCollector;
 
-  constructor(readonly store: Store) {
+  constructor(
+    readonly store: Store,
+    private readonly admission?: AdmissionPolicies,
+  ) {
     this.collector = new GarbageCollector(store, (resource, object) => this.collect(resource, object));
     // After the change is delivered to every listener, so watchers see the resource go before its CRD.
     store.onChange((change) => {
@@ -128,6 +136,7 @@ export class Registry {
     if (type.schema) causes.push(...type.schema.validate(object));
     if (type.validate) causes.push(...type.validate(object));
     if (causes.length > 0) throw invalid(type.kind, type.group, meta.name ?? '', causes);
+    warnings.push(...this.admit(options, { operation: 'CREATE', type, subresource: '', namespace, object, oldObject: undefined }));
     if (this.store.get(groupResource(type), namespace, meta.name)) throw alreadyExists(named(type, meta.name));
     const stored = options.dryRun ? object : this.store.put(groupResource(type), object);
     return { object: stored, code: 201, warnings };
@@ -188,6 +197,8 @@ export class Registry {
       ...(type.validateUpdate?.(next, current) ?? []),
     ];
     if (causes.length > 0) throw invalid(type.kind, type.group, name, causes);
+    const operation = { operation: 'UPDATE', type, subresource: subresource ?? '', namespace, object: next, oldObject: current } as const;
+    warnings.push(...this.admit(options, operation));
     // A write that changes nothing is no write: no new resourceVersion, no watch event.
     if (canonical(next) === canonical(current)) return { object: current, code: 200, warnings };
     if (options.dryRun) return { object: next, code: 200, warnings };
@@ -226,8 +237,8 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     deleteOptions: unknown,
-    options: Pick<WriteOptions, 'dryRun'>,
-  ): { object: KubeObject; code: number } {
+    options: Pick<WriteOptions, 'dryRun' | 'user'>,
+  ): { object: KubeObject; code: number; warnings: string[] } {
     const current = this.get(type, namespace, name);
     const preconditions = isRecord(deleteOptions) && isRecord(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
     for (const [field, label] of [
@@ -248,14 +259,21 @@ export class Registry {
         kind: namespaces,
       });
     }
-    if (options.dryRun) return { object: current, code: 200 };
+    const warnings = this.admit(options, { operation: 'DELETE', type, subresource: '', namespace, object: undefined, oldObject: current });
+    if (options.dryRun) return { object: current, code: 200, warnings };
     const grace = type.kind === 'Pod' && type.group === '' ? podGracePeriod(current, deleteOptions) : 0;
-    if (grace > 0) return { object: this.endGracefully(groupResource(type), current, grace), code: 200 };
-    if (groupResource(type) === crdResource) return { object: this.deleteDefinition(current), code: 200 };
+    if (grace > 0) return { object: this.endGracefully(groupResource(type), current, grace), code: 200, warnings };
+    if (groupResource(type) === crdResource) return { object: this.deleteDefinition(current), code: 200, warnings };
     if (isRecord(deleteOptions) && (deleteOptions.propagationPolicy === 'Orphan' || deleteOptions.orphanDependents === true))
       this.collector.orphan(current);
     if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) this.deleteNamespaceContents(name);
-    return { object: this.deleteOrMark(groupResource(type), current), code: 200 };
+    return { object: this.deleteOrMark(groupResource(type), current), code: 200, warnings };
+  }
+
+  /** The warnings of the admission policies a user's write passes (it throws the denial of one it does not). */
+  private admit(options: Pick<WriteOptions, 'dryRun' | 'user'>, request: Omit<AdmissionRequest, 'user' | 'dryRun'>): string[] {
+    if (!options.user || !this.admission) return [];
+    return this.admission.admit({ ...request, user: options.user, dryRun: options.dryRun });
   }
 
   /** A Pod on a node ends gracefully: marked Terminating until its kubelet confirms with a grace period of 0. */

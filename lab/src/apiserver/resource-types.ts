@@ -20,6 +20,7 @@ import {
   validatingAdmissionPolicyColumns,
 } from './built-in-columns';
 import { type KubeObject, isRecord } from './kube-object';
+import { validateValidatingAdmissionPolicy, validateValidatingAdmissionPolicyBinding } from './admission-policy-validation';
 import { type Column, ageColumn, computedColumn, nameColumn, pathColumn } from './table';
 import { defaultBinding, defaultNamespace, defaultSecret, defaultService } from './built-in-defaults';
 import {
@@ -377,7 +378,7 @@ export const builtInTypes: ResourceType[] = [
     validate: validateRoleBinding,
     validateUpdate: validateBindingUpdate,
   }),
-  // Stored only: no admission runs here, so these policies are never evaluated.
+  // Evaluated on every write they match (admission-policy.ts).
   builtIn({
     group: 'admissionregistration.k8s.io',
     version: 'v1',
@@ -387,6 +388,7 @@ export const builtInTypes: ResourceType[] = [
     categories: ['api-extensions'],
     statusSubresource: true,
     columns: validatingAdmissionPolicyColumns,
+    validate: validateValidatingAdmissionPolicy,
   }),
   builtIn({
     group: 'admissionregistration.k8s.io',
@@ -396,6 +398,7 @@ export const builtInTypes: ResourceType[] = [
     namespaced: false,
     categories: ['api-extensions'],
     columns: validatingAdmissionPolicyBindingColumns,
+    validate: validateValidatingAdmissionPolicyBinding,
   }),
   // What `kubectl auth can-i` asks: may I?
   builtIn({

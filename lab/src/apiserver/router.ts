@@ -104,11 +104,12 @@ function fieldValidation(query: URLSearchParams): FieldValidation {
   return value;
 }
 
-function writeOptions(query: URLSearchParams): WriteOptions {
+/** The options of `user`'s write (whom admission asks about). */
+function writeOptions(query: URLSearchParams, user: UserInfo): WriteOptions {
   const dryRun = query.getAll('dryRun');
   if (dryRun.some((d) => d !== 'All'))
     throw badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
-  return { dryRun: dryRun.length > 0, fieldValidation: fieldValidation(query) };
+  return { dryRun: dryRun.length > 0, fieldValidation: fieldValidation(query), user };
 }
 
 /** DeleteOptions from the body, with a gracePeriodSeconds given as a query parameter (kubectl and client-node send either). */
@@ -265,20 +266,22 @@ export class Router {
         case 'POST': {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
           const format = bodyFormat(contentType, type.kind);
-          const options = writeOptions(query);
+          const options = writeOptions(query, user);
           const written = registry.create(type, namespace, decodeObject(body, type.kind, format), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
         }
         case 'DELETE': {
           // deletecollection: every object the selectors match, answered as a list of what was deleted.
           const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
-          const options = writeOptions(query);
+          const options = writeOptions(query, user);
           const doomed = registry.store.list(groupResource(type), namespace).filter(matches());
-          // All or nothing: each is checked (its preconditions, a namespace that may not go) before any goes.
-          for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { dryRun: true });
-          const items = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options).object);
+          // All or nothing: each is checked (its preconditions, a namespace that may not go, admission) before any goes.
+          for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { ...options, dryRun: true });
+          const results = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options));
+          const items = results.map((r) => r.object);
           return {
             code: 200,
+            warnings: results.flatMap((r) => r.warnings),
             body: {
               kind: type.listKind,
               apiVersion: apiVersionOf(type),
@@ -306,21 +309,25 @@ export class Router {
       }
       case 'PUT': {
         const format = bodyFormat(contentType, type.kind);
-        const options = writeOptions(query);
+        const options = writeOptions(query, user);
         const written = registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'PATCH': {
         const patchType = patchTypeOf(contentType, type.schema ? customResourcePatches : builtInPatches);
-        const options = writeOptions(query);
+        const options = writeOptions(query, user);
         const written = registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'DELETE': {
         if (subresource) throw methodNotAllowed();
         const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
-        const { object, code } = registry.delete(type, namespace, name, deleteOptions, writeOptions(query));
-        return { code, body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object) };
+        const { object, code, warnings } = registry.delete(type, namespace, name, deleteOptions, writeOptions(query, user));
+        return {
+          code,
+          body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object),
+          warnings,
+        };
       }
       default:
         throw methodNotAllowed();

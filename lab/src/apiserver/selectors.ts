@@ -2,9 +2,10 @@
  * Label and field selectors of list and watch requests (`labelSelector=app=x,tier in (a,b),!canary`,
  * `fieldSelector=metadata.name=n1`), with the real semantics: `!=` and `notin` also match an object
  * without the label; the fields every resource supports are metadata.name and metadata.namespace, some
- * kinds add their own (a Pod's spec.nodeName); any other is a 400.
+ * kinds add their own (a Pod's spec.nodeName); any other is a 400. And the LabelSelector objects of
+ * specs (a workload's, an admission policy's namespaceSelector).
  */
-import type { KubeObject } from './kube-object';
+import { type KubeObject, isRecord } from './kube-object';
 import { badRequest } from './status';
 
 export type Selector = (object: KubeObject) => boolean;
@@ -68,4 +69,17 @@ export function fieldSelector(text: string | null, extra: Record<string, (o: Kub
     return op === '!=' ? (o) => read(o) !== v : (o) => read(o) === v;
   });
   return (o) => all.every((matches) => matches(o));
+}
+
+/** Whether a metav1.LabelSelector object (matchLabels, matchExpressions; empty: everything) selects `labels`. */
+export function selectorSelects(selector: Record<string, unknown>, labels: Record<string, unknown>): boolean {
+  const record = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
+  for (const [key, value] of Object.entries(record(selector.matchLabels)))
+    if (!Object.hasOwn(labels, key) || labels[key] !== value) return false;
+  const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions.filter(isRecord) : [];
+  return expressions.every(({ key, operator, values }) => {
+    const has = typeof key === 'string' && Object.hasOwn(labels, key);
+    const among = Array.isArray(values) && values.includes(labels[key as string]);
+    return operator === 'In' ? has && among : operator === 'NotIn' ? !has || !among : operator === 'Exists' ? has : !has;
+  });
 }

@@ -9,15 +9,20 @@
  * token, or a user's from a token auth file: authentication.ts), may act as another user if allowed to
  * (impersonation.ts), and is authorized by RBAC from the stored Roles, ClusterRoles and bindings
  * (rbac.ts; a refusal is a 403 with the real message, and logged). CRDs are served once created
- * (served-types.ts), as on a new cluster. Admission is not run: a ValidatingAdmissionPolicy is stored,
- * never evaluated. State is in memory, with a bounded history of each resource (store.ts, as etcd's until
- * compaction; the watch cache keeps its own): a restarted server starts empty (and from resourceVersion
- * 1) but for the default namespaces, the RBAC bootstrap policy and the CRDs it was given.
+ * (served-types.ts), as on a new cluster. A user's write, once valid, is admitted by the stored
+ * ValidatingAdmissionPolicies and their bindings, evaluated in CEL as kube-apiserver does
+ * (admission-policy.ts; a denial is the real 422 naming policy and binding); no other admission runs
+ * (no webhooks, no NodeRestriction). A bound token's user carries the node it is bound to in its
+ * `extra` (service-account-tokens.ts), which policies read. State is in memory, with a bounded history
+ * of each resource (store.ts, as etcd's until compaction; the watch cache keeps its own): a restarted
+ * server starts empty (and from resourceVersion 1) but for the default namespaces, the RBAC bootstrap
+ * policy and the CRDs it was given.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../../src/log';
+import { AdmissionPolicies } from './admission-policy';
 import { Authenticator, type TokenUser, type UserInfo, adminUser } from './authentication';
 import { type Certificate, selfSignedCertificate } from './certificate';
 import { impersonated } from './impersonation';
@@ -115,7 +120,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const store = new Store(options.storeHistorySize ?? 1000);
   const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now);
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
-  const registry = new Registry(store);
+  const registry = new Registry(store, new AdmissionPolicies(store));
   storeRbacDefaults(store);
   const authorizer = new RbacAuthorizer(store);
   const crdType = builtInTypes.find((t) => groupResource(t) === crdResource)!;

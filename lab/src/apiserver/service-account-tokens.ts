@@ -10,11 +10,18 @@
  * token as opaque, as they do the real RS256 one. And the legacy tokens of Secrets of type
  * kubernetes.io/service-account-token, which the token controller fills in (filledSecret): no expiry,
  * good while the Secret holds them.
+ *
+ * A token may be bound to a Pod, a Node or a Secret (`spec.boundObjectRef`, `kubectl create token
+ * --bound-object-kind`): then it is good only while that object, by uid, exists, and its user carries
+ * a Pod or a Node in `extra` (pkg/serviceaccount/claims.go, 1.30+ with ServiceAccountTokenPodNodeInfo and
+ * 1.31's ServiceAccountTokenNodeBinding, both on): `authentication.kubernetes.io/pod-name`, `pod-uid`,
+ * and `node-name`, `node-uid` (a Pod's once it is scheduled). Every bound token has a JTI, which the
+ * user carries as `authentication.kubernetes.io/credential-id` (`JTI=<id>`).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { authenticatedGroup, type UserInfo } from './authentication';
 import { type KubeObject, isRecord, timestamp } from './kube-object';
-import { type StatusCause, invalid, notFound } from './status';
+import { ApiError, type StatusCause, badRequest, invalid, notFound } from './status';
 import type { Store } from './store';
 
 const issuer = 'https://kubernetes.default.svc.cluster.local';
@@ -24,12 +31,21 @@ const defaultSeconds = 3600;
 
 const base64url = (value: object | Buffer) => (Buffer.isBuffer(value) ? value : Buffer.from(JSON.stringify(value))).toString('base64url');
 
+interface Reference {
+  name: string;
+  uid: string;
+}
+
 /** A bound token's claims (claims.go). */
 interface Claims {
   sub: string;
   exp: number;
-  'kubernetes.io': { namespace: string; serviceaccount: { name: string; uid: string } };
+  jti: string;
+  'kubernetes.io': { namespace: string; serviceaccount: Reference; pod?: Reference; node?: Reference; secret?: Reference };
 }
+
+/** The extras of a bound token's user (claims.go: the keys kube-apiserver sets). */
+const extraKey = (what: string) => `authentication.kubernetes.io/${what}`;
 
 /** A legacy token's claims (legacy.go), for a Secret of type kubernetes.io/service-account-token: no expiry. */
 interface LegacyClaims {
@@ -95,6 +111,37 @@ export class ServiceAccountTokens {
     };
   }
 
+  /**
+   * What a TokenRequest's `spec.boundObjectRef` binds the token to (token.go): a Pod (and its Node once
+   * scheduled) or a Secret of the account's namespace, or a Node, which must exist (404) and be the uid
+   * given (409).
+   */
+  private bound(namespace: string, account: string, ref: unknown): { pod?: Reference; node?: Reference; secret?: Reference } {
+    if (!isRecord(ref)) return {};
+    const kind = ref.kind;
+    if (kind !== 'Pod' && kind !== 'Node' && kind !== 'Secret')
+      throw badRequest(
+        `cannot bind token for serviceaccount ${JSON.stringify(account)} to object of type ${JSON.stringify(`/v1, Kind=${String(kind)}`)}`,
+      );
+    const name = typeof ref.name === 'string' ? ref.name : '';
+    const resource = { Pod: 'pods', Node: 'nodes', Secret: 'secrets' }[kind];
+    const object = this.store.get(resource, kind === 'Node' ? undefined : namespace, name);
+    if (!object) throw notFound({ groupResource: resource, group: '', plural: resource, name });
+    const uid = object.metadata.uid ?? '';
+    if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== uid)
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${kind} ${JSON.stringify(name)}: the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+        { name, kind },
+      );
+    if (kind === 'Node') return { node: { name, uid } };
+    if (kind === 'Secret') return { secret: { name, uid } };
+    const nodeName = isRecord(object.spec) && typeof object.spec.nodeName === 'string' ? object.spec.nodeName : '';
+    const node = nodeName ? this.store.get('nodes', undefined, nodeName) : undefined;
+    return { pod: { name, uid }, ...(node ? { node: { name: nodeName, uid: node.metadata.uid ?? '' } } : {}) };
+  }
+
   /** A TokenRequest for ServiceAccount `name` in `namespace`: the request answered with its token, or a 404 or 422. */
   issue(namespace: string, name: string, body: unknown): KubeObject {
     const account = this.store.get('serviceaccounts', namespace, name);
@@ -125,20 +172,22 @@ export class ServiceAccountTokens {
     const issuedAt = Math.floor(this.now() / 1000);
     const expires = issuedAt + (seconds as number);
     const uid = account.metadata.uid ?? '';
+    const boundTo = this.bound(namespace, name, spec.boundObjectRef);
     const claims: Claims & Record<string, unknown> = {
       iss: issuer,
       aud: audiences,
       iat: issuedAt,
       nbf: issuedAt,
       exp: expires,
+      jti: randomUUID(),
       sub: `system:serviceaccount:${namespace}:${name}`,
-      'kubernetes.io': { namespace, serviceaccount: { name, uid } },
+      'kubernetes.io': { namespace, serviceaccount: { name, uid }, ...boundTo },
     };
     return {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
       metadata: { name, namespace, creationTimestamp: timestamp(new Date(this.now())) },
-      spec: { audiences, expirationSeconds: seconds, boundObjectRef: null },
+      spec: { audiences, expirationSeconds: seconds, boundObjectRef: isRecord(spec.boundObjectRef) ? spec.boundObjectRef : null },
       status: { token: this.jwt(claims), expirationTimestamp: timestamp(new Date(expires * 1000)) },
     };
   }
@@ -152,7 +201,8 @@ export class ServiceAccountTokens {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims | LegacyClaims;
     let namespace: string;
-    let account: { name: string; uid: string };
+    let account: Reference;
+    const extra: Record<string, string[]> = {};
     if ('iss' in claims && claims.iss === legacyIssuer) {
       // Good while its Secret holds it (legacy.go's validator reads the Secret): deleting the Secret revokes it.
       namespace = claims['kubernetes.io/serviceaccount/namespace'];
@@ -166,8 +216,16 @@ export class ServiceAccountTokens {
     } else {
       const bound = claims as Claims;
       if (bound.exp * 1000 <= this.now()) return undefined;
+      const { pod, node, secret } = bound['kubernetes.io'];
       namespace = bound['kubernetes.io'].namespace;
       account = bound['kubernetes.io'].serviceaccount;
+      // Good while what it is bound to exists, by uid (jwt.go's validator looks each up).
+      if (pod && this.store.get('pods', namespace, pod.name)?.metadata.uid !== pod.uid) return undefined;
+      if (node && this.store.get('nodes', undefined, node.name)?.metadata.uid !== node.uid) return undefined;
+      if (secret && this.store.get('secrets', namespace, secret.name)?.metadata.uid !== secret.uid) return undefined;
+      if (pod) Object.assign(extra, { [extraKey('pod-name')]: [pod.name], [extraKey('pod-uid')]: [pod.uid] });
+      if (node) Object.assign(extra, { [extraKey('node-name')]: [node.name], [extraKey('node-uid')]: [node.uid] });
+      extra[extraKey('credential-id')] = [`JTI=${bound.jti}`];
     }
     const stored = this.store.get('serviceaccounts', namespace, account.name);
     if (!stored || stored.metadata.uid !== account.uid) return undefined;
@@ -175,6 +233,7 @@ export class ServiceAccountTokens {
       name: `system:serviceaccount:${namespace}:${account.name}`,
       uid: account.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, authenticatedGroup],
+      ...(Object.keys(extra).length > 0 ? { extra } : {}),
     };
   }
 }

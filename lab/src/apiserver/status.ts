@@ -6,7 +6,8 @@
 import type { RequestInfo } from './request-info';
 
 export interface StatusCause {
-  reason: string;
+  /** Absent in an admission policy's denial (its one cause is the message). */
+  reason?: string;
   message: string;
   field?: string;
 }

@@ -134,6 +134,20 @@ export const invalidValue = (field: string, value: unknown, detail: string): Sta
   field,
 });
 
+/** field.Required: `Required value`, with a detail if given. */
+export const required = (field: string, detail = ''): StatusCause => ({
+  reason: 'FieldValueRequired',
+  message: detail ? `Required value: ${detail}` : 'Required value',
+  field,
+});
+
+/** field.NotSupported: `Unsupported value: "x": supported values: "a", "b"`. */
+export const unsupported = (field: string, value: unknown, supported: string[]): StatusCause => ({
+  reason: 'FieldValueNotSupported',
+  message: `Unsupported value: ${JSON.stringify(value ?? '')}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
+  field,
+});
+
 function cause(error: ErrorObject): StatusCause {
   const field = fieldPath(error.instancePath);
   const schema = (error.parentSchema ?? {}) as Schema;

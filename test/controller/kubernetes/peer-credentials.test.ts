@@ -14,7 +14,7 @@ import { ControllerMetrics } from '../../../src/metrics/controller-metrics';
 import { kubeconfigText } from '../../../lab/src/apiserver/kubeconfig';
 import { seedCluster } from '../../../lab/src/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
-import { applyChartRbac } from '../../support/chart';
+import { applyChartAccess } from '../../support/chart';
 import { type CapturedLog, captureLog } from '../../support/log-capture';
 import { waitFor } from '../../support/wait';
 
@@ -59,7 +59,7 @@ describe("the controller shows a peer's credentials failing (bound tokens, the p
     await bCore.createNamespace({ body: { metadata: { name: defaultNamespace } } });
     await bCore.createNamespacedServiceAccount({ namespace: defaultNamespace, body: { metadata: { name: peerAccount } } });
     // What B's chart grants its peer A: NetworkConfigs, and nothing else.
-    await applyChartRbac(b.kubeConfig, ['--set', 'cluster.id=cluster-b', '--set', 'peers={cluster-a}']);
+    await applyChartAccess(b.kubeConfig, ['--set', 'cluster.id=cluster-b', '--set', 'peers={cluster-a}']);
     await seedCluster(
       a.kubeConfig,
       [{ name: 'a-gw', underlayAddress: '192.168.1.1', podCIDR: '10.0.0.0/24', publicAddress: '203.0.113.1' }],

@@ -3,7 +3,9 @@
  * by the real kubectl 1.31 (`kubectl create token`): TokenRequest's validation
  * (pkg/apis/authentication/validation/validation.go: at least 10 minutes), the ServiceAccount it names
  * (pkg/registry/core/serviceaccount/storage/token.go: 404 without it), and authentication
- * (pkg/serviceaccount/jwt.go, claims.go: until it expires, while that ServiceAccount, by uid, exists).
+ * (pkg/serviceaccount/jwt.go, claims.go: until it expires, while that ServiceAccount, by uid, exists,
+ * and the object it is bound to, if any). The node name a Node-bound token carries is what the
+ * admission policies read (admission-policy.test.ts).
  */
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -68,6 +70,27 @@ describe('lab API server: bound service account tokens (TokenRequest)', function
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     const longer = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + 86_400 })).toString('base64url');
     assert.equal((await rawRequest(t, 'GET', '/api/v1/namespaces/default/pods', { token: `${header}.${longer}.${signature}` })).code, 401);
+  });
+
+  it('binds a token to a Node, a Pod or a Secret that exists (404 otherwise), good only while it does', async () => {
+    const core = t.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNode({ body: { metadata: { name: 'n1' } } });
+    await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's1' } } });
+    const bound = async (kind: string, name: string) => {
+      const issued = await createToken('peer', '--bound-object-kind', kind, '--bound-object-name', name);
+      assert.equal(issued.code, 0, issued.stderr);
+      return issued.stdout.trim();
+    };
+    const toNode = await bound('Node', 'n1');
+    const toSecret = await bound('Secret', 's1');
+    const missing = await createToken('peer', '--bound-object-kind', 'Pod', '--bound-object-name', 'nowhere');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /pods "nowhere" not found/);
+    const works = (token: string) => rawRequest(t, 'GET', '/api/v1/namespaces/default/pods', { token }).then((r) => r.code);
+    assert.deepEqual([await works(toNode), await works(toSecret)], [403, 403], 'authenticated');
+    await core.deleteNode({ name: 'n1' });
+    await core.deleteNamespacedSecret({ namespace: 'default', name: 's1' });
+    assert.deepEqual([await works(toNode), await works(toSecret)], [401, 401], 'their objects gone');
   });
 
   it('answers only POST on the token subresource, and serves it only for ServiceAccounts', async () => {

@@ -15,9 +15,11 @@ export const kubeconfigPath = (runDir: string, cluster: string) => join(runDir, 
 
 /**
  * The Strait identities of a cluster on Kubernetes, as the chart's ServiceAccounts name them (release
- * `strait`): each process of the lab uses its own, so RBAC is the chart's and a missing rule fails the lab.
+ * `strait`): each process of the lab uses its own, so RBAC and the admission policies are the chart's
+ * and a missing rule fails the lab. The controllers share `controller`; each agent has `agent-<node>`,
+ * a token bound to its node (what its Pod's token would be).
  */
-export type LabIdentity = 'agent' | 'controller';
+export type LabIdentity = 'controller' | `agent-${string}`;
 export const identityKubeconfigPath = (runDir: string, cluster: string, identity: LabIdentity) =>
   join(runDir, runDirPaths.identityKubeconfig(cluster, identity));
 

@@ -39,11 +39,12 @@ const serviceAccountUser = (name: string) => ({
 
 /**
  * The users of a cluster's API server besides its admin (a token auth file, kube-apiserver's format):
- * the chart's agent and controller ServiceAccounts, and each peer's (`strait-peer-<peer>`, what the
- * peer's controller uses here). Tokens by identity, for the kubeconfigs.
+ * the chart's controller ServiceAccount, and each peer's (`strait-peer-<peer>`, what the peer's
+ * controller uses here). Tokens by identity, for the kubeconfigs. The agents' tokens are bound to their
+ * nodes, issued once the chart made their ServiceAccount (agentTokens).
  */
 function writeUsers(topology: LabTopology, runDir: string, cluster: string): Map<string, string> {
-  const accounts = [`${labRelease}-agent`, `${labRelease}-controller`, ...peersOf(topology, cluster).map(peerSecretName)];
+  const accounts = [`${labRelease}-controller`, ...peersOf(topology, cluster).map(peerSecretName)];
   const tokens = new Map(accounts.map((a) => [a, newToken()]));
   const lines = accounts.map((a) => {
     const { user, groups } = serviceAccountUser(a);
@@ -156,9 +157,7 @@ export async function prepareKubernetes(topology: LabTopology, runDir: string, l
     return { name: cluster, server, ca, token: users.get(cluster)!.get(account)! };
   };
   for (const cluster of topology.clusters) {
-    for (const identity of ['agent', 'controller'] as const) {
-      writeKubeconfig(identityKubeconfigPath(runDir, cluster.id, identity), [kubeconfig(cluster.id, `${labRelease}-${identity}`)]);
-    }
+    writeKubeconfig(identityKubeconfigPath(runDir, cluster.id, 'controller'), [kubeconfig(cluster.id, `${labRelease}-controller`)]);
     const peers = peersOf(topology, cluster.id).map(
       (peer) => [peer, kubeconfigText([kubeconfig(peer, peerSecretName(cluster.id))])] as const,
     );
@@ -180,8 +179,43 @@ async function writeConfigFromApi(kubeConfig: KubeConfig, runDir: string, cluste
   return dir;
 }
 
-/** The chart installed (or upgraded) in the cluster with the lab's settings; returns the config directory. */
-export async function installStrait(runDir: string, cluster: string, settings: LabChartSettings): Promise<string> {
+/** Outlives any lab run: the lab does not rotate them, as a kubelet rotates a projected token (hourly). */
+const agentTokenSeconds = 7 * 24 * 3600;
+
+/**
+ * A kubeconfig per node for its agent, with a token of the chart's agent ServiceAccount bound to the
+ * Node (`kubectl create token --bound-object-kind Node`): its user carries
+ * `authentication.kubernetes.io/node-name`, as a DaemonSet Pod's token does, which the chart's admission
+ * policy lets the agent write its own node's objects by.
+ */
+async function agentTokens(runDir: string, cluster: string, nodes: readonly string[]): Promise<void> {
+  const core = clusterKubeConfig(runDir, cluster).makeApiClient(CoreV1Api);
+  const { server, ca } = serverOf(runDir, cluster);
+  for (const node of nodes) {
+    const request = await core.createNamespacedServiceAccountToken({
+      name: `${labRelease}-agent`,
+      namespace: defaultNamespace,
+      body: {
+        spec: { audiences: [], expirationSeconds: agentTokenSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Node', name: node } },
+      },
+    });
+    writeKubeconfig(identityKubeconfigPath(runDir, cluster, `agent-${node}`), [
+      { name: cluster, server, ca, token: request.status!.token },
+    ]);
+  }
+}
+
+/**
+ * The chart installed (or upgraded) in the cluster with the lab's settings, and a token for each node's
+ * agent; returns the config directory.
+ */
+export async function installStrait(
+  runDir: string,
+  cluster: string,
+  settings: LabChartSettings,
+  nodes: readonly string[],
+): Promise<string> {
   await installChart(runDir, cluster, labChartValues(settings));
+  await agentTokens(runDir, cluster, nodes);
   return writeConfigFromApi(clusterKubeConfig(runDir, cluster), runDir, cluster);
 }

@@ -243,7 +243,7 @@ function agentFlags(
         '--flags-file',
         join(labConfigDir(runDir, cluster.id), 'agent.yaml'),
         '--kubeconfig',
-        identityKubeconfigPath(runDir, cluster.id, 'agent'),
+        identityKubeconfigPath(runDir, cluster.id, `agent-${node}`),
         '--namespace',
         defaultNamespace,
       ]
@@ -462,7 +462,8 @@ async function prepareController(
     podInterfaces: podInterfacePattern,
     encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)),
   };
-  const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings);
+  const nodes = cluster.nodes.map((n) => n.name);
+  const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings, nodes);
   return () => {
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
       startProcess(runDir, name, [

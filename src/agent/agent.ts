@@ -17,6 +17,7 @@ import { type ProbeReport, chooseDataplane, describeMissing, encryptionRequireme
 import { probeKernel } from '../probe/probe';
 import { type CachedProbe, cachedProbe } from '../probe/probe-cache';
 import type { NodeDataplane } from '../dataplane/port';
+import { uninstallPlugin } from '../cni/install';
 import { cleanupNodeDataplanes, openDataplane } from '../dataplane/open';
 import { type NodeDataplaneStatus, canonicalSpecText, readNodeDataplane, specDigest } from '../api/node-dataplane';
 import { type Condition, agentConditions, setConditions } from './conditions';
@@ -46,6 +47,8 @@ export interface AgentOptions {
   metrics?: MetricsListen;
   /** Where the probe's report is kept for the rest of the boot (probe-cache.ts); none: probe at every start. */
   probeCache?: string;
+  /** Where strait-ipam was installed on the node (install.ts), to take off with the datapath on uninstall. */
+  poolIpamPlugin?: { cniBinDir: string; runtimeDir: string };
 }
 
 /** The kernel refused this process (a capability missing) rather than lacking the feature. */
@@ -455,6 +458,14 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     if (uninstalled) {
       const removed = cleanupNodeDataplanes(options.pinRoot, options.netns);
       log.info({ removed }, 'the release is uninstalled: the datapath is taken off the node');
+      if (options.poolIpamPlugin) {
+        const plugin = uninstallPlugin(options.poolIpamPlugin);
+        if (plugin.foreign) log.warn({ plugin: plugin.foreign }, 'a strait-ipam that is not ours is left as it is');
+        log.info(
+          { ...plugin },
+          "the release is uninstalled: strait-ipam's runtime is removed, its launcher lets the pods that used it be deleted",
+        );
+      }
     } else {
       log.info('stopped; the datapath stays in place for the next agent');
     }

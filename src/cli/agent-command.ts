@@ -48,6 +48,9 @@ export interface AgentFlags extends MetricsFlags {
   poolIpamGcInterval?: string;
   /** With --kubernetes: the agent's DaemonSet, whose deletion means the release is uninstalled. */
   daemonset?: string;
+  /** With --daemonset: where `pool-ipam install-plugin` put strait-ipam, to take it off the node on uninstall. */
+  poolIpamPluginDir?: string;
+  poolIpamRuntimeDir?: string;
 }
 
 /** The environment the Kubernetes mode reads (a DaemonSet sets them from the downward API). */
@@ -111,6 +114,8 @@ function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOpti
     poolIpamSocket: '--pool-ipam-socket',
     poolIpamGcInterval: '--pool-ipam-gc-interval',
     daemonset: '--daemonset',
+    poolIpamPluginDir: '--pool-ipam-plugin-dir',
+    poolIpamRuntimeDir: '--pool-ipam-runtime-dir',
   } as const;
   for (const [key, flag] of Object.entries(kubernetesOnly)) {
     const value = flags[key as keyof typeof kubernetesOnly];
@@ -145,6 +150,26 @@ function poolIpam(flags: AgentFlags): PoolIpamOptions | undefined {
       `must be an absolute path (the "socket" of strait-ipam's network configuration), like ${defaultIpamSocket}`,
     );
   return { socket, gcIntervalMs: parseSeconds('--pool-ipam-gc-interval', gcInterval ?? '600') };
+}
+
+/**
+ * --pool-ipam-plugin-dir and --pool-ipam-runtime-dir, both or neither, with --daemonset (their only use is
+ * the uninstall it tells of): install-plugin's --cni-bin-dir and --runtime-dir.
+ */
+function poolIpamPlugin(flags: AgentFlags): { cniBinDir: string; runtimeDir: string } | undefined {
+  const { poolIpamPluginDir: cniBinDir, poolIpamRuntimeDir: runtimeDir } = flags;
+  if (cniBinDir === undefined && runtimeDir === undefined) return undefined;
+  const [flag, value] = cniBinDir !== undefined ? ['--pool-ipam-plugin-dir', cniBinDir] : ['--pool-ipam-runtime-dir', runtimeDir];
+  if (flags.daemonset === undefined)
+    throw new InputError(flag, value, 'only with --daemonset (the plugin is taken off the node when it is deleted)');
+  if (cniBinDir === undefined) throw new InputError('--pool-ipam-plugin-dir', cniBinDir, 'required with --pool-ipam-runtime-dir');
+  if (runtimeDir === undefined) throw new InputError('--pool-ipam-runtime-dir', runtimeDir, 'required with --pool-ipam-plugin-dir');
+  for (const [f, v] of [
+    ['--pool-ipam-plugin-dir', cniBinDir],
+    ['--pool-ipam-runtime-dir', runtimeDir],
+  ] as const)
+    if (!isAbsolute(v)) throw new InputError(f, v, 'must be an absolute path');
+  return { cniBinDir, runtimeDir };
 }
 
 /** --kubernetes: the node from --node or NODE_NAME, the kubeconfig from --kubeconfig, KUBECONFIG or the Pod. */
@@ -197,7 +222,7 @@ function checkProbeCache(value: string | undefined): string | undefined {
 
 /** What --flags-file may say, and how (flags-file.ts). */
 export const agentFlagsFileRules = {
-  paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets'],
+  paths: ['spec', 'config', 'status', 'kubeconfig', 'ipsec-secrets', 'pool-ipam-plugin-dir', 'pool-ipam-runtime-dir'],
   commandLineOnly: ['cleanup'],
 } as const;
 
@@ -206,6 +231,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
   const cleanup = flags.cleanup === true;
   const metrics = parseMetricsListen(flags, env, defaultMetricsPort.agent);
   const probeCache = checkProbeCache(flags.probeCache);
+  const plugin = flags.kubernetes ? poolIpamPlugin(flags) : undefined;
   return {
     cleanup,
     controlPlane: flags.kubernetes ? kubernetesControlPlane(flags, env) : fileControlPlane(flags, cleanup),
@@ -219,6 +245,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
     ...(probeCache === undefined ? {} : { probeCache }),
     ...(metrics === undefined || cleanup ? {} : { metrics }),
+    ...(plugin === undefined ? {} : { poolIpamPlugin: plugin }),
   };
 }
 
@@ -249,6 +276,11 @@ export function registerAgentCommand(program: Command): void {
       '--daemonset <name>',
       'with --kubernetes: the DaemonSet that runs this agent, in its namespace; once it is deleted (helm uninstall), SIGTERM takes the datapath off the node instead of leaving it for the next agent',
     )
+    .option(
+      '--pool-ipam-plugin-dir <dir>',
+      "with --daemonset: the CNI plugin directory where `pool-ipam install-plugin` put strait-ipam; once the DaemonSet is deleted, SIGTERM removes the plugin's runtime and leaves a strait-ipam that only lets the pods that used it be deleted",
+    )
+    .option('--pool-ipam-runtime-dir <dir>', "with --pool-ipam-plugin-dir: the plugin's runtime directory (install-plugin's --runtime-dir)")
     .option(
       '--node <name>',
       "this node's name; a spec for another node is refused (default: the spec's node; with --kubernetes: NODE_NAME)",

@@ -12,9 +12,11 @@
  * removed (a call of the old plugin may still be running from that one).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError, StateError } from '../errors';
+import { cniErrorCodes } from '../pool-ipam/protocol';
+import { latestCniVersion, versionResult } from './network-config';
 import { writeFileAtomic, writeNewFile } from '../store/atomic-file';
 import { readRegularFile } from '../store/regular-file';
 
@@ -72,6 +74,24 @@ function launcherText(runtime: string, loader: string | undefined): string {
     '',
   ].join('\n');
 }
+
+/**
+ * What `strait-ipam` becomes when Strait is uninstalled (uninstallPlugin): the pool IPAM and its records
+ * are gone, so a DEL or a CHECK has nothing to release and succeeds (a runtime could otherwise never
+ * remove a pod that used it: every DEL would wait for a service that will not come back), a GC too, and
+ * an ADD is refused with CNI's code 50 (the plugin is not available).
+ */
+const uninstalledText = [
+  '#!/bin/sh',
+  `# ${pluginName} after Strait was uninstalled (src/cni/install.ts uninstallPlugin): DEL, CHECK and GC of the`,
+  '# pods that used it succeed with nothing to release; ADD and STATUS say it is gone. Delete this file once no',
+  '# network configuration names it.',
+  'case "$CNI_COMMAND" in',
+  `  ADD|STATUS) echo ${shellQuote(JSON.stringify({ cniVersion: latestCniVersion, code: cniErrorCodes.pluginNotAvailable, msg: "Strait's pool IPAM was uninstalled from this cluster" }))}; exit 1 ;;`,
+  `  VERSION) echo ${shellQuote(JSON.stringify(versionResult('')))} ;;`,
+  'esac',
+  '',
+].join('\n');
 
 /** The runtime directory an installed launcher runs, if it is one of ours. */
 function runtimeOf(launcher: string): string | undefined {
@@ -148,4 +168,37 @@ export function installPlugin(options: InstallOptions): PluginInstall {
     rmSync(runtime, { recursive: true, force: true });
     throw err;
   }
+}
+
+export interface PluginUninstall {
+  /** The launcher replaced by the uninstalled plugin (absent: there was none of ours). */
+  plugin?: string;
+  /** A file of that name that is not ours, left as it was. */
+  foreign?: string;
+  /** Runtime directories removed. */
+  removed: string[];
+}
+
+/**
+ * Takes strait-ipam off a node (the agent does it when the release is uninstalled): its runtime
+ * directories go, and the launcher, if it is ours, is replaced by a rename with the few lines that let
+ * the pods that used it be deleted (uninstalledText). Running it again changes nothing.
+ */
+export function uninstallPlugin(options: Pick<InstallOptions, 'cniBinDir' | 'runtimeDir'>): PluginUninstall {
+  const cniBinDir = checkDirectory('--pool-ipam-plugin-dir', options.cniBinDir);
+  const runtimeDir = checkDirectory('--pool-ipam-runtime-dir', options.runtimeDir);
+  const plugin = join(cniBinDir, pluginName);
+  const text = readRegularFile(plugin);
+  const ours = text !== undefined && (text === uninstalledText || runtimeOf(plugin) !== undefined);
+  if (ours && text !== uninstalledText) writeFileAtomic(plugin, uninstalledText, 0o755, String(process.pid));
+  const removed = existsSync(runtimeDir)
+    ? readdirSync(runtimeDir)
+        .filter((n) => n.startsWith(runtimePrefix))
+        .map((n) => join(runtimeDir, n))
+        .sort()
+    : [];
+  for (const dir of removed) rmSync(dir, { recursive: true, force: true });
+  // The directory itself, if nothing else is in it.
+  if (existsSync(runtimeDir) && readdirSync(runtimeDir).length === 0) rmdirSync(runtimeDir);
+  return { ...(ours ? { plugin } : text !== undefined ? { foreign: plugin } : {}), removed };
 }

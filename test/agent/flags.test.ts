@@ -152,6 +152,7 @@ describe('strait agent flags', () => {
       rejects({ statusRefresh: '30' }, '--status-refresh', '30');
       rejects({ poolIpamSocket: '/run/strait/ipam.sock' }, '--pool-ipam-socket', '/run/strait/ipam.sock', {}, /^only with --kubernetes$/);
       rejects({ poolIpamGcInterval: '60' }, '--pool-ipam-gc-interval', '60', {}, /^only with --kubernetes$/);
+      rejects({ poolIpamPluginDir: '/host/cni-bin' }, '--pool-ipam-plugin-dir', '/host/cni-bin', {}, /^only with --kubernetes$/);
       rejects({ daemonset: 'strait-agent' }, '--daemonset', 'strait-agent', {}, /^only with --kubernetes$/);
     });
 
@@ -183,6 +184,38 @@ describe('strait agent flags', () => {
       rejects(kubernetes({ node: 'n1', poolIpamSocket: '' }), '--pool-ipam-socket', '');
       rejects(kubernetes({ node: 'n1', poolIpamSocket: '/run/strait/ipam.sock', poolIpamGcInterval: '0' }), '--pool-ipam-gc-interval', '0');
       rejects(kubernetes({ node: 'n1', poolIpamGcInterval: '60' }), '--pool-ipam-gc-interval', '60', {}, /^only with --pool-ipam-socket$/);
+    });
+
+    it('takes strait-ipam off the node on uninstall only with --daemonset, given both its directories, absolute', () => {
+      const plugin = (over: Partial<AgentFlags>) => parseAgentFlags(flags(kubernetes({ node: 'n1', ...over })), {}).poolIpamPlugin;
+      const both = { poolIpamPluginDir: '/host/cni-bin', poolIpamRuntimeDir: '/var/lib/strait/strait-ipam' };
+      assert.equal(plugin({ daemonset: 'strait-agent' }), undefined);
+      assert.deepEqual(plugin({ daemonset: 'strait-agent', ...both }), {
+        cniBinDir: '/host/cni-bin',
+        runtimeDir: '/var/lib/strait/strait-ipam',
+      });
+      rejects(kubernetes({ node: 'n1', ...both }), '--pool-ipam-plugin-dir', '/host/cni-bin', {}, /^only with --daemonset/);
+      rejects(
+        kubernetes({ node: 'n1', daemonset: 'a', poolIpamPluginDir: '/host/cni-bin' }),
+        '--pool-ipam-runtime-dir',
+        undefined,
+        {},
+        /^required with --pool-ipam-plugin-dir$/,
+      );
+      rejects(
+        kubernetes({ node: 'n1', daemonset: 'a', poolIpamRuntimeDir: '/r' }),
+        '--pool-ipam-plugin-dir',
+        undefined,
+        {},
+        /^required with --pool-ipam-runtime-dir$/,
+      );
+      rejects(
+        kubernetes({ node: 'n1', daemonset: 'a', ...both, poolIpamRuntimeDir: 'r' }),
+        '--pool-ipam-runtime-dir',
+        'r',
+        {},
+        /^must be an absolute path$/,
+      );
     });
 
     it('refuses a missing or bad node name, namespace, kubeconfig or period, naming the flag or variable', () => {

@@ -1,7 +1,7 @@
 /** `strait agent --kubernetes`: a real process against a real node namespace and the lab API server, through the real client. */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AppsV1Api,
@@ -371,12 +371,21 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await apps.createNamespacedDaemonSet({ namespace: chartNamespace, body: daemonSet });
     await createObject(nodeSpecDocument([peerB]));
     const as = { kubeconfig: api.kubeconfigFor(agentUser.token).path, namespace: chartNamespace };
+    // strait-ipam as the chart's init container leaves it (src/cni/install.ts): a launcher naming its runtime.
+    const cniBin = join(dir, 'cni-bin');
+    const runtimes = join(dir, 'strait-ipam-runtimes');
+    const runtime = join(runtimes, 'strait-ipam-Ab12Cd');
+    mkdirSync(join(runtime, 'dist', 'src', 'cni'), { recursive: true });
+    mkdirSync(cniBin);
+    const launcher = `#!/bin/sh\nexec '${runtime}/node' '${runtime}/dist/src/cni/main.js' "$@"\n`;
+    writeFileSync(join(cniBin, 'strait-ipam'), launcher, { mode: 0o755 });
+    const pluginFlags = ['--pool-ipam-plugin-dir', cniBin, '--pool-ipam-runtime-dir', runtimes];
     const daemonSetWatches = () =>
       requests.lines.filter((l) => l.msg === 'request' && l.verb === 'watch' && l.resource === 'daemonsets').length;
     const run = async (whileRunning: () => Promise<void>) => {
       stderr = '';
       const watchesBefore = daemonSetWatches();
-      const exited = startAgent(['--interval', '30', '--daemonset', 'strait-agent'], as);
+      const exited = startAgent(['--interval', '30', '--daemonset', 'strait-agent', ...pluginFlags], as);
       await waitFor('the DaemonSet watched', () => daemonSetWatches() > watchesBefore, 15_000, logOf);
       await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
       await whileRunning();
@@ -387,6 +396,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await run(async () => {});
     assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
     assert.ok(stderr.includes('"msg":"stopped; the datapath stays in place for the next agent"'), logOf());
+    assert.equal(readFileSync(join(cniBin, 'strait-ipam'), 'utf8'), launcher, 'strait-ipam stays for the next agent');
+    assert.ok(existsSync(runtime));
 
     // helm uninstall: the DaemonSet goes first, then the roles and the ServiceAccount, then the Pod's SIGTERM.
     await run(async () => {
@@ -401,6 +412,11 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.equal(existsSync(pinRoot), false, 'no pin is left');
     assert.deepEqual(tunnelRoutes(), []);
     assert.equal(spawnSync('ip', ['-n', node, 'link', 'show', 'strait0']).status, 1, 'strait0 is removed');
+    // strait-ipam: its runtime gone, its launcher now only lets the pods that used it be deleted.
+    assert.equal(existsSync(runtimes), false, "the plugin's runtime is removed");
+    const del = spawnSync(join(cniBin, 'strait-ipam'), [], { env: { CNI_COMMAND: 'DEL' }, input: '{}', encoding: 'utf8' });
+    const add = spawnSync(join(cniBin, 'strait-ipam'), [], { env: { CNI_COMMAND: 'ADD' }, input: '{}', encoding: 'utf8' });
+    assert.deepEqual([del.status, add.status, (JSON.parse(add.stdout) as { code: number }).code], [0, 1, 50]);
   });
 
   it('refuses --spec with --kubernetes before touching the node', async () => {

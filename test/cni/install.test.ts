@@ -1,14 +1,16 @@
 /**
  * `strait pool-ipam install-plugin` (src/cni/install.ts), as the Helm chart's init container runs it: the
  * launcher it puts in the CNI plugin directory runs with nothing of the host's Node.js or C++ runtime, a
- * second install replaces the first by a rename, and a copy that does not run is never installed.
+ * second install replaces the first by a rename, and a copy that does not run is never installed. Its
+ * uninstall (the agent's, when the release is uninstalled) leaves no runtime and a launcher that only lets
+ * the pods that used it be deleted.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installPlugin } from '../../src/cni/install';
+import { installPlugin, uninstallPlugin } from '../../src/cni/install';
 import { InputError, StateError } from '../../src/errors';
 import { requireRoot } from '../support/kernel';
 
@@ -135,6 +137,52 @@ describe('strait pool-ipam install-plugin', function () {
       join(dir, 'opt', 'strait', 'ipam'),
       new RegExp(`^must be outside ${join(dir, 'opt', 'strait')}, where Strait itself is installed$`),
     );
+    assert.equal(existsSync(bin), false, 'nothing made');
+  });
+
+  it('uninstalls to a few lines that let DEL succeed and refuse ADD, removing every runtime; again, it changes nothing', () => {
+    install(bin, runtimes);
+    install(bin, runtimes);
+    const ran = (command: string) => {
+      const r = spawnSync(join(bin, 'strait-ipam'), [], {
+        env: { CNI_COMMAND: command, PATH: '/usr/bin:/bin' },
+        input: '{"cniVersion":"1.0.0","name":"n","type":"strait-ipam"}',
+        encoding: 'utf8',
+      });
+      return { status: r.status, stdout: r.stdout };
+    };
+    const done = uninstallPlugin({ cniBinDir: bin, runtimeDir: runtimes });
+    assert.equal(done.plugin, join(bin, 'strait-ipam'));
+    assert.equal(done.removed.length, 2);
+    assert.equal(existsSync(runtimes), false, 'the runtime directory, empty, is removed too');
+    assert.deepEqual(readdirSync(bin), ['strait-ipam'], 'no temporary file left');
+    for (const command of ['DEL', 'CHECK', 'GC']) assert.deepEqual(ran(command), { status: 0, stdout: '' }, command);
+    for (const command of ['ADD', 'STATUS'])
+      assert.deepEqual(
+        { ...ran(command), stdout: JSON.parse(ran(command).stdout) as unknown },
+        { status: 1, stdout: { cniVersion: '1.1.0', code: 50, msg: "Strait's pool IPAM was uninstalled from this cluster" } },
+        command,
+      );
+    assert.deepEqual(JSON.parse(ran('VERSION').stdout), { cniVersion: '1.1.0', supportedVersions: ['1.0.0', '1.1.0'] });
+    const text = readFileSync(join(bin, 'strait-ipam'), 'utf8');
+    assert.deepEqual(uninstallPlugin({ cniBinDir: bin, runtimeDir: runtimes }), { plugin: join(bin, 'strait-ipam'), removed: [] });
+    assert.equal(readFileSync(join(bin, 'strait-ipam'), 'utf8'), text, 'the second uninstall rewrote nothing');
+  });
+
+  it('leaves a strait-ipam that is not ours, and other files of the runtime directory, as they are', () => {
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(join(runtimes, 'strait-ipam-abc123', 'dist'), { recursive: true });
+    writeFileSync(join(bin, 'strait-ipam'), '#!/bin/sh\necho someone else\n', { mode: 0o755 });
+    writeFileSync(join(runtimes, 'notes.txt'), 'mine');
+    assert.deepEqual(uninstallPlugin({ cniBinDir: bin, runtimeDir: runtimes }), {
+      foreign: join(bin, 'strait-ipam'),
+      removed: [join(runtimes, 'strait-ipam-abc123')],
+    });
+    assert.equal(readFileSync(join(bin, 'strait-ipam'), 'utf8'), '#!/bin/sh\necho someone else\n');
+    assert.deepEqual(readdirSync(runtimes), ['notes.txt']);
+    // Nothing installed at all: nothing to do.
+    rmSync(dir, { recursive: true, force: true });
+    assert.deepEqual(uninstallPlugin({ cniBinDir: bin, runtimeDir: runtimes }), { removed: [] });
     assert.equal(existsSync(bin), false, 'nothing made');
   });
 });

@@ -273,7 +273,7 @@ describe('the Helm chart', function () {
       assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
     });
 
-    it('gives the agent --pool-ipam-socket and --pool-ipam-gc-interval in its flags file, which the agent reads as they are; none when disabled', () => {
+    it('gives the agent --pool-ipam-socket, --pool-ipam-gc-interval and where the plugin is installed in its flags file, which the agent reads as they are; none when disabled', () => {
       const agentYaml = (objects: Obj[]) => configData(objects)['agent.yaml']!;
       assert.deepEqual(
         Object.keys(parse(agentYaml(get('defaults')))).filter((k) => k.startsWith('pool-ipam')),
@@ -291,16 +291,27 @@ describe('the Helm chart', function () {
       ]);
       assert.deepEqual(read(custom), { socket: '/var/run/ipam/s.sock', gcIntervalMs: 45_000 });
       assert.deepEqual(hostPaths(custom)['pool-ipam-socket'], { path: '/var/run/ipam', type: 'DirectoryOrCreate' });
+      // Where the init container installs strait-ipam, as the agent mounts it: taken off on uninstall.
+      const plugin = (objects: Obj[]) =>
+        parseAgentFlags(readFlagsFile(registerAgentCommand, 'agent', agentFlagsFileRules, agentYaml(objects)) as AgentFlags, {
+          NODE_NAME: 'n1',
+        }).poolIpamPlugin;
+      assert.equal(plugin(get('defaults')), undefined);
+      assert.deepEqual(plugin(enabled), { cniBinDir: '/host/cni-bin', runtimeDir: '/var/lib/strait/strait-ipam' });
+      const runtime = render('defaults', ['--set', 'poolIpam.enabled=true,poolIpam.runtimeDir=/opt/strait-ipam']);
+      assert.deepEqual(plugin(runtime), { cniBinDir: '/host/cni-bin', runtimeDir: '/opt/strait-ipam' });
     });
 
-    it("mounts the socket's directory and the pods' network namespaces from the host, and adds SYS_ADMIN and NET_RAW for the probes; nothing of it when disabled", () => {
+    it("mounts the socket's directory, the pods' network namespaces and the plugin's directories from the host, and adds SYS_ADMIN and NET_RAW for the probes; nothing of it when disabled", () => {
       const [agent] = pod(enabled).containers;
       assert.deepEqual(agent.securityContext.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'BPF', 'PERFMON', 'SYS_ADMIN', 'NET_RAW'] });
       assert.deepEqual(
-        agent.volumeMounts.filter((m: Obj) => ['pool-ipam-socket', 'netns'].includes(m.name)),
+        agent.volumeMounts.filter((m: Obj) => ['pool-ipam-socket', 'netns', 'cni-bin', 'strait-ipam-runtime'].includes(m.name)),
         [
           { name: 'pool-ipam-socket', mountPath: '/run/strait' },
           { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer', readOnly: true },
+          { name: 'cni-bin', mountPath: '/host/cni-bin' },
+          { name: 'strait-ipam-runtime', mountPath: '/var/lib/strait/strait-ipam' },
         ],
       );
       assert.deepEqual(hostPaths(enabled), {

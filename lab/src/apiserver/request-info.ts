@@ -3,44 +3,55 @@
  * exactly as kube-apiserver's RequestInfoFactory does: a resource request under /api/v1 or
  * /apis/<group>/<version> has a verb (GET of one object get, of a collection list, or watch with
  * `?watch` or a `/watch/` path; POST create; PUT update; PATCH patch; DELETE delete, of a collection
- * deletecollection), a resource, maybe a subresource, namespace and name; a list or watch with the
- * field selector `metadata.name=<name>` names that object. Anything else is a non-resource request
- * (`/version`, `/apis`) with the method, lowercased, as its verb.
+ * deletecollection), a resource, maybe a subresource, namespace and name; a list or watch whose query
+ * decodes and whose field selector requires `metadata.name=<name>` names that object (selectedName).
+ * Anything else is a non-resource request (`/version`, `/apis`) with the method, lowercased, as its verb.
  */
+import type { RequestInfo } from './request-attributes';
 import { pathSegments } from './request-target';
+import { fieldTerms, labelSelector } from './selectors';
 
-export type RequestInfo =
-  | {
-      resourceRequest: true;
-      verb: string;
-      group: string;
-      version: string;
-      /** '' for a cluster-scoped request (also a list across all namespaces). */
-      namespace: string;
-      resource: string;
-      subresource: string;
-      /** '' when the request names no object. */
-      name: string;
-      path: string;
-    }
-  | { resourceRequest: false; verb: string; path: string };
+export type { RequestInfo } from './request-attributes';
 
-/** The query's watch parameter as Kubernetes decodes a bool: present and not `0`, `f` or `false`. */
+/**
+ * The query's watch parameter as Kubernetes decodes a bool (runtime.Convert_Slice_string_To_bool): present
+ * and neither `0` nor `false` in any case (`f` is true).
+ */
 export function watchRequested(query: URLSearchParams): boolean {
   const value = query.get('watch');
-  return value !== null && !['0', 'f', 'false'].includes(value.toLowerCase());
+  return value !== null && value !== '0' && value.toLowerCase() !== 'false';
 }
 
 const namespaceSubresources = ['status', 'finalize'];
 
-/** The name a field selector requires with `metadata.name=` or `==` (one of its comma-separated terms). */
-function selectedName(fieldSelector: string | null): string | undefined {
-  for (const term of (fieldSelector ?? '').split(',')) {
-    const m = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
-    // path.IsValidPathSegmentName: a name that could not be a path segment names nothing.
-    if (m && m[1] !== '.' && m[1] !== '..' && !/[/%]/.test(m[1]!)) return m[1];
+/** Whether strconv.ParseInt(text, 10, 64) takes it (runtime.Convert_Slice_string_To_int64). */
+const isInt64 = (text: string) => /^[+-]?\d+$/.test(text) && BigInt(text) >= -(2n ** 63n) && BigInt(text) < 2n ** 63n;
+
+/** Whether the query decodes as ListOptions (ParameterCodec.DecodeParameters): its selectors parse, its integers are int64s. */
+function decodesAsListOptions(query: URLSearchParams): boolean {
+  try {
+    if (query.has('labelSelector')) labelSelector(query.get('labelSelector'));
+    if (query.has('fieldSelector')) fieldTerms(query.get('fieldSelector')!);
+  } catch {
+    return false;
   }
-  return undefined;
+  return ['limit', 'timeoutSeconds'].every((p) => !query.has(p) || isInt64(query.get(p)!));
+}
+
+/**
+ * The object a list or watch (by its query, not a /watch/ path) names, as kube-apiserver's
+ * RequestInfoFactory finds it (k8s.io/apiserver pkg/endpoints/request/requestinfo.go, since 1.11): the
+ * query decoded as ListOptions, none if that fails; else the value of the first `metadata.name` term with
+ * `=` or `==` of the sorted field selector (fields.Selector.RequiresExactMatch), unless it could not be a
+ * path segment (path.IsValidPathSegmentName: `.`, `..`, or containing `/` or `%`). RBAC then matches it
+ * against resourceNames as a get's name.
+ */
+function selectedName(query: URLSearchParams): string {
+  const text = query.get('fieldSelector');
+  if (text === null || !decodesAsListOptions(query)) return '';
+  const term = fieldTerms(text).find((t) => t.field === 'metadata.name' && t.equal);
+  if (!term || term.value === '.' || term.value === '..' || /[/%]/.test(term.value)) return '';
+  return term.value;
 }
 
 /** The request's verb and resource from its method and its target's path (unescaped: request-target.ts) and query. */
@@ -75,7 +86,7 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   let named = name;
   if (named === '' && verb === 'get') {
     verb = watchRequested(query) ? 'watch' : 'list';
-    named = selectedName(query.get('fieldSelector')) ?? '';
+    named = selectedName(query);
   }
   if (named === '' && verb === 'delete') verb = 'deletecollection';
   return { resourceRequest: true, verb, group, version, namespace, resource, subresource, name: named, path };

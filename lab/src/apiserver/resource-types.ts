@@ -205,6 +205,8 @@ export const builtInTypes: ResourceType[] = [
     defaults: defaultSecret,
     validate: validateSecret,
     validateUpdate: validateSecretUpdate,
+    // pkg/registry/core/secret/strategy.go SelectableFields: a Secret's type is a field selector too.
+    fields: { type: (o) => (typeof o.type === 'string' ? o.type : '') },
     columns: [nameColumn, pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }), entries('data'), ageColumn],
   }),
   builtIn({

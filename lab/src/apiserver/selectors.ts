@@ -57,16 +57,77 @@ const fields: Record<string, (o: KubeObject) => string> = {
   'metadata.namespace': (o) => o.metadata.namespace ?? '',
 };
 
+/** One term of a field selector: `field=value` (`==` is the same) or `field!=value`. */
+export interface FieldTerm {
+  field: string;
+  equal: boolean;
+  value: string;
+}
+
+/** Go's sort.Strings order: by UTF-8 bytes. */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * A field selector's terms as apimachinery's fields.ParseSelector reads them (pkg/fields/selector.go,
+ * unchanged from 1.11 to 1.34): split at the commas no backslash escapes (splitTerms), sorted as strings,
+ * empty ones skipped; each split at its first operator, `!=`, `==` then `=` tried at each position
+ * (splitTerm), nothing trimmed (` metadata.name=x` is the field ` metadata.name`); the value unescaped
+ * (`\\`, `\,`, `\=`), any other escape or a bare `,` or `=` in it an error (UnescapeValue). Throws the
+ * 400 kube-apiserver answers with the decoder's error.
+ */
+export function fieldTerms(text: string): FieldTerm[] {
+  const parts: string[] = [];
+  let start = 0;
+  let inSlash = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inSlash) inSlash = false;
+    else if (c === '\\') inSlash = true;
+    else if (c === ',') {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts
+    .sort(byBytes)
+    .filter((part) => part !== '')
+    .map((part) => {
+      let at = -1;
+      let op = '';
+      for (let i = 0; i < part.length && at < 0; i++) {
+        op = ['!=', '==', '='].find((o) => part.startsWith(o, i)) ?? '';
+        if (op) at = i;
+      }
+      if (at < 0) throw badRequest(`invalid selector: '${text}'; can't understand '${part}'`);
+      return { field: part.slice(0, at), equal: op !== '!=', value: unescapeFieldValue(part.slice(at + op.length)) };
+    });
+}
+
+function unescapeFieldValue(text: string): string {
+  let value = '';
+  let inSlash = false;
+  for (const c of text) {
+    if (inSlash) {
+      if (c !== '\\' && c !== ',' && c !== '=') throw badRequest(`invalid field selector: invalid escape sequence: \\${c}`);
+      value += c;
+      inSlash = false;
+    } else if (c === '\\') inSlash = true;
+    // Go prints the rune with %v: its number.
+    else if (c === ',' || c === '=') throw badRequest(`invalid field selector: unescaped character in value: ${c.codePointAt(0)}`);
+    else value += c;
+  }
+  if (inSlash) throw badRequest('invalid field selector: invalid escape sequence: \\');
+  return value;
+}
+
 /** A field selector on metadata.name, metadata.namespace and the kind's own `extra` fields. */
 export function fieldSelector(text: string | null, extra: Record<string, (o: KubeObject) => string> = {}): Selector {
   if (!text) return everything;
-  const all = requirements(text).map((requirement): Selector => {
-    const m = /^([A-Za-z0-9.]+)\s*(==|=|!=)\s*(.*)$/.exec(requirement);
-    if (!m) throw badRequest(`invalid selector: ${JSON.stringify(requirement)}; can't understand ${JSON.stringify(requirement)}`);
-    const [, field, op, v] = m;
-    const read = Object.hasOwn(fields, field!) ? fields[field!] : Object.hasOwn(extra, field!) ? extra[field!] : undefined;
+  const all = fieldTerms(text).map(({ field, equal, value }): Selector => {
+    const read = Object.hasOwn(fields, field) ? fields[field] : Object.hasOwn(extra, field) ? extra[field] : undefined;
     if (!read) throw badRequest(`field label not supported: ${field}`);
-    return op === '!=' ? (o) => read(o) !== v : (o) => read(o) === v;
+    return equal ? (o) => read(o) === value : (o) => read(o) !== value;
   });
   return (o) => all.every((matches) => matches(o));
 }

@@ -142,7 +142,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const target = requestTarget(req.url ?? '/');
-    // Once authorized, the line says who asked for what, in RBAC's terms, as an audit log would.
+    // Once authorized, the line says who asked for what, in RBAC's terms (the name a list or watch selects
+    // among them), as an audit log would.
     let authorized: Record<string, string> = {};
     const done = (code: number) =>
       log?.debug({ method: req.method, path: target?.path ?? req.url, query: target?.query.toString(), code, ...authorized }, 'request');
@@ -176,7 +177,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     authorized = {
       user: user.name,
       verb: request.verb,
-      ...(request.resourceRequest ? { group: request.group, resource: request.resource, subresource: request.subresource } : {}),
+      ...(request.resourceRequest
+        ? { group: request.group, resource: request.resource, subresource: request.subresource, name: request.name }
+        : {}),
     };
     bodyOf(req)
       .then((body) => router.route(req, res, target, body, user))

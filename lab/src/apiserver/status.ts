@@ -3,7 +3,7 @@
  * clients switch on (NotFound, AlreadyExists, Conflict, Invalid, Expired...) and the message the real
  * server writes, so a client's error handling tested here is the one a real cluster needs.
  */
-import type { RequestInfo } from './request-info';
+import type { RequestInfo } from './request-attributes';
 
 export interface StatusCause {
   /** Absent in an admission policy's denial (its one cause is the message). */

@@ -21,7 +21,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import type { TokenUser } from '../../../lab/src/apiserver/authentication';
-import { type TestApiServer, apiFailure, nodeDataplaneObject, startTestApiServer } from '../../support/apiserver';
+import { type TestApiServer, apiFailure, nodeDataplaneObject, rawRequest, startTestApiServer } from '../../support/apiserver';
 import { type CapturedLog, captureLog } from '../../support/log-capture';
 
 const agent: TokenUser = {
@@ -234,6 +234,57 @@ describe('lab API server: RBAC with @kubernetes/client-node', () => {
     ] as const;
     for (const [call, message, details] of refused)
       assert.deepEqual(await apiFailure(call), { code: 403, status: forbiddenStatus(message, details) });
+  });
+
+  // kube-apiserver's RequestInfoFactory names the object of a list or watch only when its query decodes
+  // and its field selector requires metadata.name (test/lab/apiserver/request-info.test.ts has the source):
+  // the chart's controller reads its peers' Secrets so, and a selector it does not read as a name is a
+  // list of every Secret, refused.
+  it('allows a list or watch of a Secret named in resourceNames only as kube-apiserver names it: by a field selector that parses, in a query that decodes', async () => {
+    await role('strait-system', 'peer-secret', [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['strait-peer-b'], verbs: ['list', 'watch'] },
+    ]);
+    await roleBinding('strait-system', 'peer-secret', { kind: 'Role', name: 'peer-secret' }, [agentSubject]);
+    for (const name of ['strait-peer-b', 'sh.helm.release.v1.strait.v1'])
+      await core.createNamespacedSecret({ namespace: 'strait-system', body: { metadata: { name }, data: { k: 'dg==' } } });
+    const list = (query: string) =>
+      rawRequest(t, 'GET', `/api/v1/namespaces/strait-system/secrets?${query}`, { token: agent.token, streamMs: 300 }).then((a) => {
+        const body = a.ended ? (JSON.parse(a.body) as { items?: { metadata: { name: string } }[]; message?: string }) : undefined;
+        return { code: a.code, names: body?.items?.map((i) => i.metadata.name), message: body?.message };
+      });
+    for (const query of [
+      'fieldSelector=metadata.name%3Dstrait-peer-b',
+      'fieldSelector=metadata.name%3D%3Dstrait-peer-b&limit=10',
+      'fieldSelector=type%3DOpaque,metadata.name%3Dstrait-peer-b',
+    ])
+      assert.deepEqual(await list(query), { code: 200, names: ['strait-peer-b'], message: undefined }, query);
+    assert.equal((await list('fieldSelector=metadata.name%3Dstrait-peer-b&watch=1')).code, 200);
+    const cannot = `secrets is forbidden: User "${agent.name}" cannot list resource "secrets" in API group "" in the namespace "strait-system"`;
+    for (const query of [
+      '',
+      'fieldSelector=metadata.name!%3Dstrait-peer-b',
+      'fieldSelector=%20metadata.name%3Dstrait-peer-b',
+      'fieldSelector=metadata.name%3Dstrait-peer-b,junk',
+      'fieldSelector=metadata.name%3Dstrait-peer-b&labelSelector=%3Dx',
+      'fieldSelector=metadata.name%3Dstrait-peer-b&limit=ten',
+    ])
+      assert.deepEqual(await list(query), { code: 403, names: undefined, message: cannot }, query);
+    assert.deepEqual(await list('fieldSelector=metadata.name%3Dsh.helm.release.v1.strait.v1'), {
+      code: 403,
+      names: undefined,
+      message: `secrets "sh.helm.release.v1.strait.v1" is forbidden: User "${agent.name}" cannot list resource "secrets" in API group "" in the namespace "strait-system"`,
+    });
+    // The deprecated /watch/ path takes its verb from the path, and then the selector names nothing.
+    const watchPath = await rawRequest(
+      t,
+      'GET',
+      '/api/v1/watch/namespaces/strait-system/secrets?fieldSelector=metadata.name%3Dstrait-peer-b',
+      {
+        token: agent.token,
+        streamMs: 300,
+      },
+    );
+    assert.equal(watchPath.code, 403);
   });
 
   it('limits a ClusterRole bound by a RoleBinding to that namespace; bound by a ClusterRoleBinding to a group, it holds everywhere', async () => {

@@ -37,7 +37,14 @@ const component = {
   podLabels: Type.Record(Type.String(), Type.String()),
   extraArgs: List(Type.String()),
   extraEnv: FreeList('Extra environment variables (EnvVar objects).'),
+  extraVolumes: FreeList('Extra volumes of the Pod (Volume objects).'),
+  extraVolumeMounts: FreeList('Extra volume mounts of the container (VolumeMount objects).'),
+  extraInitContainers: FreeList('Extra init containers (Container objects).'),
+  affinity: Free('Affinity.'),
+  podSecurityContext: Free("The Pod's securityContext (a PodSecurityContext)."),
 };
+/** A PodDisruptionBudget's maxUnavailable or minAvailable: a number of Pods or a percentage. */
+const IntOrPercent = [Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+%$' })];
 
 const ChartValuesSchema = Strict({
   nameOverride: Type.String(),
@@ -102,7 +109,12 @@ const ChartValuesSchema = Strict({
     replicas: Type.Integer({ minimum: 1 }),
     interval: config.interval,
     heartbeatTimeout: config.heartbeatTimeout,
-    affinity: Free('Affinity.'),
+    podDisruptionBudget: Strict({
+      enabled: Type.Boolean(),
+      maxUnavailable: Type.Union(IntOrPercent),
+      // null in values.yaml (helm lint checks it as written); the templates see no key (helm drops nulls).
+      minAvailable: Type.Optional(Type.Union([Type.Null(), ...IntOrPercent], { description: 'When set, replaces maxUnavailable.' })),
+    }),
   }),
 });
 

@@ -384,6 +384,102 @@ describe('the Helm chart', function () {
     });
   });
 
+  describe("a platform team's own additions (extraEnv, extraVolumes, extraVolumeMounts, extraInitContainers, affinity, podSecurityContext)", () => {
+    const added = (component: string) => [
+      '--set-json',
+      `${component}.extraEnv=[{"name":"HTTPS_PROXY","value":"http://proxy:3128"}]`,
+      '--set-json',
+      `${component}.extraVolumes=[{"name":"ca","configMap":{"name":"corp-ca"}}]`,
+      '--set-json',
+      `${component}.extraVolumeMounts=[{"name":"ca","mountPath":"/etc/ssl/corp","readOnly":true}]`,
+      '--set-json',
+      `${component}.extraInitContainers=[{"name":"wait","image":"busybox:1.36","command":["true"]}]`,
+      '--set-json',
+      `${component}.affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"pool","operator":"In","values":["infra"]}]}]}}}`,
+      '--set-json',
+      `${component}.podSecurityContext={"fsGroup":2000}`,
+    ];
+    const podOf = (objects: Obj[], kind: string) => one(objects, kind).spec.template.spec;
+
+    for (const [component, kind, chartInit] of [
+      ['agent', 'DaemonSet', ['mount-bpf-fs']],
+      ['controller', 'Deployment', []],
+    ] as const) {
+      it(`adds them to the ${component}'s Pod after the chart's own, and adds nothing by default`, () => {
+        const pod = podOf(render('defaults', added(component)), kind);
+        const defaults = podOf(get('defaults'), kind);
+        const [container] = pod.containers;
+        assert.deepEqual(container.env.at(-1), { name: 'HTTPS_PROXY', value: 'http://proxy:3128' });
+        assert.deepEqual(container.env.slice(0, -1), defaults.containers[0].env);
+        assert.deepEqual(pod.volumes.at(-1), { name: 'ca', configMap: { name: 'corp-ca' } });
+        assert.deepEqual(pod.volumes.slice(0, -1), defaults.volumes);
+        assert.deepEqual(container.volumeMounts.at(-1), { name: 'ca', mountPath: '/etc/ssl/corp', readOnly: true });
+        assert.deepEqual(container.volumeMounts.slice(0, -1), defaults.containers[0].volumeMounts);
+        assert.deepEqual(
+          (pod.initContainers as Obj[]).map((c) => c.name),
+          [...chartInit, 'wait'],
+        );
+        assert.deepEqual(
+          ((defaults.initContainers ?? []) as Obj[]).map((c) => c.name),
+          chartInit,
+        );
+        assert.equal(
+          pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key,
+          'pool',
+        );
+        // Helm merges a map given with the chart's (a key set to null drops one of the chart's).
+        assert.deepEqual(pod.securityContext, { ...defaults.securityContext, fsGroup: 2000 });
+      });
+    }
+
+    it('gives the agent no affinity and no Pod securityContext by default, the controller its non-root one', () => {
+      assert.equal(podOf(get('defaults'), 'DaemonSet').affinity, undefined);
+      assert.equal(podOf(get('defaults'), 'DaemonSet').securityContext, undefined);
+      assert.deepEqual(podOf(get('defaults'), 'Deployment').securityContext, {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+    });
+
+    it('passes helm lint --strict with them', () => {
+      const lint = execFileSync(k8sTool('helm'), ['lint', '--strict', chartDirectory, ...added('agent'), ...added('controller')], {
+        encoding: 'utf8',
+      });
+      assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    });
+  });
+
+  describe('controller.podDisruptionBudget', () => {
+    const pdb = (extra: string[]) =>
+      render('defaults', ['--set', 'controller.podDisruptionBudget.enabled=true', ...extra]).filter(
+        (o) => o.kind === 'PodDisruptionBudget',
+      );
+
+    it("is a policy/v1 PodDisruptionBudget selecting the controller's Pods, maxUnavailable 1; none by default", () => {
+      assert.deepEqual(
+        get('defaults').filter((o) => o.kind === 'PodDisruptionBudget'),
+        [],
+      );
+      const [budget, ...others] = pdb([]);
+      assert.equal(others.length, 0);
+      assert.equal(budget!.apiVersion, 'policy/v1');
+      assert.equal(budget!.metadata.name, 'strait-controller');
+      assert.equal(budget!.metadata.namespace, 'strait-system');
+      assert.deepEqual(budget!.spec, {
+        maxUnavailable: 1,
+        selector: { matchLabels: one(get('defaults'), 'Deployment').spec.selector.matchLabels },
+      });
+    });
+
+    it('takes minAvailable instead when it is set, a number or a percentage', () => {
+      assert.deepEqual(pdb(['--set', 'controller.podDisruptionBudget.minAvailable=1'])[0]!.spec.minAvailable, 1);
+      assert.equal(pdb(['--set', 'controller.podDisruptionBudget.minAvailable=1'])[0]!.spec.maxUnavailable, undefined);
+      assert.equal(pdb(['--set', 'controller.podDisruptionBudget.maxUnavailable=50%'])[0]!.spec.maxUnavailable, '50%');
+    });
+  });
+
   it('rolls the Pods when the settings change, and only then', () => {
     const checksum = (objects: Obj[], kind: string) => one(objects, kind).spec.template.metadata.annotations['checksum/config'] as string;
     const again = render('defaults');
@@ -500,5 +596,8 @@ describe('the Helm chart', function () {
     refused(['--set', 'poolIpam.runtimeDir=/opt/strait/ipam'], /poolIpam\.runtimeDir: Must not validate the schema \(not\)/);
     refused(['--set', 'poolIpam.cniBinDir=/opt/cni bin'], /poolIpam\.cniBinDir: Does not match pattern/);
     refused(['--set', 'poolIpam.gcIntervalSeconds=0'], /poolIpam\.gcIntervalSeconds: Must be greater than 0/);
+    refused(['--set', 'controller.podDisruptionBudget.maxUnavailable=half'], /controller\.podDisruptionBudget\.maxUnavailable/);
+    refused(['--set-json', 'agent.extraVolumes={"name":"ca"}'], /agent\.extraVolumes: Invalid type\. Expected: array, given: object/);
+    refused(['--set', 'controller.affinity=none'], /controller\.affinity: Invalid type\. Expected: object, given: string/);
   });
 });

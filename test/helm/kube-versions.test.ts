@@ -63,6 +63,26 @@ describe('Helm chart on Kubernetes 1.28 to 1.31 (helm template --kube-version)',
     }
   });
 
+  // The agent is not privileged, so the runtime's default AppArmor profile would apply, and it denies writes under /sys/fs.
+  it('runs the agent AppArmor-unconfined: the securityContext field from 1.30, the annotation before', () => {
+    const agent = (version: string) => {
+      const daemonSet = renderChart(['--kube-version', version]).find((o) => o.kind === 'DaemonSet')!;
+      const [container] = daemonSet.spec.template.spec.containers;
+      assert.equal(container.name, 'agent');
+      assert.equal(container.securityContext.privileged, false);
+      return { annotations: daemonSet.spec.template.metadata.annotations, securityContext: container.securityContext };
+    };
+    const annotation = 'container.apparmor.security.beta.kubernetes.io/agent';
+    for (const version of ['1.30.0', '1.31.0']) {
+      assert.deepEqual(agent(version).securityContext.appArmorProfile, { type: 'Unconfined' }, version);
+      assert.equal(agent(version).annotations[annotation], undefined, version);
+    }
+    for (const version of ['1.28.0', '1.29.0']) {
+      assert.equal(agent(version).annotations[annotation], 'unconfined', version);
+      assert.equal(agent(version).securityContext.appArmorProfile, undefined, version);
+    }
+  });
+
   it('refuses a version below its kubeVersion', () => {
     assert.throws(
       () => renderChart(['--kube-version', '1.27.9']),

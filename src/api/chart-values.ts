@@ -86,6 +86,25 @@ const ChartValuesSchema = Strict({
   metrics: Strict({
     bindAddress: OrEmpty(Type.String({ format: 'ip' })),
     service: Strict({ enabled: Type.Boolean(), annotations: Type.Record(Type.String(), Type.String()) }),
+    serviceMonitor: Strict({
+      enabled: Type.Boolean(),
+      trustCRDsExist: Type.Boolean(),
+      labels: Type.Record(Type.String(), Type.String()),
+      interval: OrEmpty(Type.String({ pattern: '^([0-9]+(ms|s|m|h))+$', description: 'A Prometheus duration, like 30s.' })),
+    }),
+    prometheusRule: Strict({
+      enabled: Type.Boolean(),
+      trustCRDsExist: Type.Boolean(),
+      labels: Type.Record(Type.String(), Type.String()),
+      dropsPerSecond: Type.Number({ minimum: 0, description: 'Drops per second and reason before StraitAgentDropsRising fires.' }),
+    }),
+    dashboards: Strict({
+      enabled: Type.Boolean(),
+      namespace: Type.String(),
+      label: Type.String({ minLength: 1 }),
+      labelValue: Type.String(),
+      annotations: Type.Record(Type.String(), Type.String()),
+    }),
   }),
   serviceAccounts: Strict({ agent: ServiceAccount, controller: ServiceAccount }),
   rbac: Strict({ create: Type.Boolean() }),

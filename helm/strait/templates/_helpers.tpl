@@ -83,3 +83,14 @@ httpGet:
   port: {{ .port }}
 {{- toYaml .values | nindent 0 }}
 {{- end }}
+
+{{/*
+Fails unless a Prometheus Operator kind can be created: the cluster serves it (`helm template` is told
+with --api-versions), or the values trust it: (dict "root" $ "kind" "ServiceMonitor" "value" "metrics.serviceMonitor").
+*/}}
+{{- define "strait.requireMonitoringApi" -}}
+{{- $values := index .root.Values.metrics (.value | trimPrefix "metrics.") }}
+{{- if not (or $values.trustCRDsExist (.root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" .kind))) }}
+{{- fail (printf "%s.enabled: the cluster does not serve monitoring.coreos.com/v1 %s: install the Prometheus Operator's CRDs, or set %s.trustCRDsExist=true" .value .kind .value) }}
+{{- end }}
+{{- end }}

@@ -140,6 +140,19 @@ const ChartValuesSchema = Strict({
 type JsonSchema = Record<string, unknown>;
 
 /**
+ * Stricter than the CRDs' shapes (where the API server's own `cidr` and `ip` formats check the rest):
+ * Helm's validator knows no such format, so an IPv4 address is four octets of 0-255 and a prefix is at
+ * most 32 (IPv6: 128). Host bits are beyond a pattern: the binaries refuse those when they start.
+ */
+const octet = '(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const ipv4 = `${octet}(\\.${octet}){3}`;
+const ipv6 = '[0-9a-fA-F:.]*:[0-9a-fA-F:.]*';
+const chartPatterns: Partial<Record<ApiFormatName, string>> = {
+  cidr: `^(${ipv4}/(3[0-2]|[12]?[0-9])|${ipv6}/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$`,
+  ip: `^(${ipv4}|${ipv6})$`,
+};
+
+/**
  * The JSON Schema Helm reads: Strait's own string formats become their patterns (Helm's validator does
  * not know them), `$id`-free and plain.
  */
@@ -149,8 +162,10 @@ export function chartValuesJsonSchema(): JsonSchema {
     if (node === null || typeof node !== 'object') return node;
     const out: JsonSchema = {};
     for (const [key, value] of Object.entries(node)) {
-      if (key === 'format' && value in apiFormats) out.pattern = apiFormats[value as ApiFormatName].pattern;
-      else out[key] = plain(value);
+      if (key === 'format' && value in apiFormats) {
+        const format = value as ApiFormatName;
+        out.pattern = chartPatterns[format] ?? apiFormats[format].pattern;
+      } else out[key] = plain(value);
     }
     return out;
   };

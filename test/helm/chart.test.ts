@@ -579,6 +579,11 @@ describe('the Helm chart', function () {
     );
   });
 
+  it('leaves host bits to the controller, which refuses them naming the value when it reads the ConfigMap', () => {
+    const data = configData(render('defaults', ['--set', 'cluster.podCIDR=10.244.0.1/16']));
+    assert.throws(() => readControllerConfig(parse(data['cluster.yaml']), 'kubernetes'), /podCIDR/);
+  });
+
   it('refuses bad values naming the value, before anything is rendered', () => {
     const refused = (set: string[], field: RegExp) => {
       const run = spawnSync(k8sTool('helm'), ['template', 'strait', chartDirectory, ...set], { encoding: 'utf8' });
@@ -596,6 +601,13 @@ describe('the Helm chart', function () {
     refused(['--set', 'poolIpam.runtimeDir=/opt/strait/ipam'], /poolIpam\.runtimeDir: Must not validate the schema \(not\)/);
     refused(['--set', 'poolIpam.cniBinDir=/opt/cni bin'], /poolIpam\.cniBinDir: Does not match pattern/);
     refused(['--set', 'poolIpam.gcIntervalSeconds=0'], /poolIpam\.gcIntervalSeconds: Must be greater than 0/);
+    // A CIDR's shape: four octets of 0-255 and a prefix of at most 32 (IPv6: 128).
+    refused(['--set', 'cluster.podCIDR=10.0.0.0/33'], /cluster\.podCIDR: Does not match pattern/);
+    refused(['--set', 'cluster.externalCIDR=10.256.0.0/16'], /cluster\.externalCIDR: Does not match pattern/);
+    refused(['--set', 'cluster.podCIDR=fd00::/129'], /cluster\.podCIDR: Does not match pattern/);
+    refused(['--set-json', 'cluster.reserved=["192.168.0.0/40"]'], /cluster\.reserved\.0: Does not match pattern/);
+    refused(['--set', 'cluster.serviceCIDR=10.96.0.0/33'], /cluster\.serviceCIDR: Must validate at least one schema/);
+    refused(['--set', 'metrics.bindAddress=10.0.0.256'], /metrics\.bindAddress: Must validate at least one schema/);
     refused(['--set', 'controller.podDisruptionBudget.maxUnavailable=half'], /controller\.podDisruptionBudget\.maxUnavailable/);
     refused(['--set-json', 'agent.extraVolumes={"name":"ca"}'], /agent\.extraVolumes: Invalid type\. Expected: array, given: object/);
     refused(['--set', 'controller.affinity=none'], /controller\.affinity: Invalid type\. Expected: object, given: string/);

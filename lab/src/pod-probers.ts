@@ -40,6 +40,8 @@ class PodProber {
       this.failAll(`the prober of ${pod} ${why}${this.stderr.trim() ? `: ${this.stderr.trim()}` : ''}`);
     };
     this.child.on('error', (err) => gone(`could not start (${err.message})`));
+    // A prober that died takes our next write with EPIPE: what it had in flight fails by its exit, above.
+    this.child.stdin.on('error', () => {});
     this.child.on('exit', (code, signal) => gone(`exited (${signal ?? `code ${code}`})`));
   }
 

@@ -23,7 +23,7 @@ describe('the pool IPAM service killed at random points', function () {
 
   it('300 ADD/DEL with SIGKILLs and restarts: after one GC, every live attachment holds its own address and nothing else is held', async () => {
     const started = Date.now();
-    const c = (crashing = await crashingService({ seed: 1515, detectConflict: false, ips: '10.9.0.2-10.9.0.200', killAfter: [10, 60] }));
+    const c = (crashing = await crashingService({ seed: 1515, detectConflict: false, ips: '10.9.0.2-10.9.0.200', killAfter: [5, 35] }));
     const operations = 300;
     const del = (pod: string, containerId: string) => retried(() => c.run('DEL', pod, containerId), `DEL of ${containerId}`);
     const live = new Map<string, { pod: string; address: string }>();

@@ -51,6 +51,8 @@ export interface LabPace {
   probeStartTimeoutMs: number;
   /** How long a probe waits for its answer: each ping reply, a tcp, udp, frag or unreach echo (the bulk `pmtu-tcp` echo: 15 s). */
   echoWaitMs: number;
+  /** Seconds between the echo requests of a ping check. */
+  pingIntervalS: number;
   concurrency: number;
   scrapeTimeoutMs: number;
 }
@@ -59,6 +61,7 @@ export const hostPace: LabPace = {
   convergeTimeoutMs: 15_000,
   probeStartTimeoutMs: 10_000,
   echoWaitMs: 3000,
+  pingIntervalS: 0.05,
   concurrency: 8,
   scrapeTimeoutMs: 5_000,
 };

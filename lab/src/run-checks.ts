@@ -36,16 +36,15 @@ function exec(argv: string[], timeoutMs: number): Promise<{ code: number; stdout
 }
 
 /** Whether the check's traffic got through, and what was seen; throws when the probe itself failed. */
-async function probe(
-  check: TrafficCheck,
-  probers: PodProbers,
-  timeoutMs: number,
-  echoWaitMs: number,
-): Promise<{ reached: boolean; detail: string }> {
+/** How a run of checks is paced (LabPace's part of it). */
+type ChecksPace = { probeStartTimeoutMs: number; echoWaitMs: number; pingIntervalS: number; concurrency: number };
+
+async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<{ reached: boolean; detail: string }> {
+  const { probeStartTimeoutMs: timeoutMs, echoWaitMs } = pace;
   const inPod = ['ip', 'netns', 'exec', podNetns(check.from)];
   if (check.probe === 'icmp') {
     const r = await exec(
-      [...inPod, ...pingArgv(check.address, { count: pingCount, intervalS: 0.05, waitS: echoWaitMs / 1000 })],
+      [...inPod, ...pingArgv(check.address, { count: pingCount, intervalS: pace.pingIntervalS, waitS: echoWaitMs / 1000 })],
       timeoutMs,
     );
     const { transmitted, received, unanswered } = echoOutcome(r.code, r.stdout, r.stderr, pingCount);
@@ -70,11 +69,11 @@ async function probe(
   return { reached: out.ok, detail: out.error ?? answered };
 }
 
-async function runOne(check: TrafficCheck, probers: PodProbers, timeoutMs: number, echoWaitMs: number): Promise<CheckResult> {
+async function runOne(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<CheckResult> {
   const started = Date.now();
   let outcome: { reached: boolean; detail: string };
   try {
-    outcome = await probe(check, probers, timeoutMs, echoWaitMs);
+    outcome = await probe(check, probers, pace);
   } catch (err) {
     // The probe could not say whether the path works: a failure whatever was expected.
     return { ...check, ok: false, detail: (err as Error).message, ms: Date.now() - started };
@@ -86,7 +85,7 @@ async function runOne(check: TrafficCheck, probers: PodProbers, timeoutMs: numbe
 export async function runChecks(
   checks: TrafficCheck[],
   onResult: (r: CheckResult, done: number) => void,
-  pace: { probeStartTimeoutMs: number; echoWaitMs: number; concurrency: number },
+  pace: ChecksPace,
   probers: PodProbers,
 ): Promise<CheckResult[]> {
   const results: CheckResult[] = new Array(checks.length);
@@ -95,7 +94,7 @@ export async function runChecks(
   const worker = async () => {
     while (next < checks.length) {
       const i = next++;
-      results[i] = await runOne(checks[i]!, probers, pace.probeStartTimeoutMs, pace.echoWaitMs);
+      results[i] = await runOne(checks[i]!, probers, pace);
       onResult(results[i]!, ++done);
     }
   };

@@ -12,7 +12,8 @@ import { runDirPaths } from '../../src/api/run-dir';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { describeMissing, encryptionRequirements } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
-import { echoPort, labPinRoot, nodeNetns, podInterfacePattern, podNetns } from './names';
+import { echoPort, labPinRoot, nodeNetns, podNetns } from './names';
+import { podInterfacePattern } from './pod-network';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
 import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../../src/api/controller-config';
@@ -358,7 +359,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
   writePeeringSecrets(topology, runDir);
   try {
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
-    buildNetworks(topology);
+    buildNetworks(topology, runDir);
     installWireCounters(topology);
     if (options.controlPlane === 'kubernetes') {
       say('control plane: an API server per cluster');

@@ -14,8 +14,8 @@ import { StateError } from '../../src/errors';
 import { describeMissing, encryptionRequirements } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
 import { run } from '../../src/kernel/command';
-import { applyNetlink, dumpLinks } from '../../src/kernel/rtnetlink';
-import { deleteNetns } from '../../src/kernel/netns';
+import { dumpLinks } from '../../src/kernel/rtnetlink';
+import { deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { type TrafficCheck, planChecks } from './checks';
 import {
@@ -39,7 +39,8 @@ import { clusterViews, reportOutcome, runPlannedChecks } from './lab-test';
 import { openLabState } from './lab-state';
 import { type MachineNic, machinePlan } from './machine-plan';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
-import { labPinRoot, podNetns, podVeth } from './names';
+import { labPinRoot, podNetns } from './names';
+import { detachPod, podLeaseDir, podNetworkConfig } from './pod-network';
 import { batch, buildPods, podRoutes, strictReversePath, sysctl } from './network';
 import { type LabPaceName, labPaces } from './pace';
 import { knownProcesses, stopProcess } from './processes';
@@ -159,7 +160,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
     ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`),
   ]);
   batch('this machine', podRoutes(cluster, node));
-  buildPods('this machine', node, topology.mtu);
+  buildPods('this machine', node, topology.mtu, runDir);
   if (planned.controller) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
     startStandaloneController(topology, runDir, cluster.id, standaloneControllerConfig(topology, cluster, runDir, lab), host.processDir);
@@ -265,12 +266,14 @@ export async function machineDown(runDir: string, nodeName: string, say: Say): P
   const summary = cleanupNodeDataplanes(nodePinRoot(nodeName));
   let pods = 0;
   if (existsSync(topologyFile(runDir))) {
-    const { cluster, node } = findNode(savedTopology(runDir), nodeName);
+    const topology = savedTopology(runDir);
+    const { cluster, node } = findNode(topology, nodeName);
+    const config = podNetworkConfig(node, topology.mtu, podLeaseDir(runDir, nodeName));
     for (const pod of node.pods) {
-      // Its veth first: deleting the pod's namespace removes it too, but later (the kernel tears a
-      // namespace down in the background), so a check right after down could still find it.
-      const [veth] = applyNetlink([{ kind: 'link', op: 'del', name: podVeth(pod.name) }]);
-      if (!veth!.ok && veth!.error.code !== 'ENODEV') throw veth!.error;
+      // CNI DEL first: it removes the pod's veth at once (deleting the pod's namespace removes it too, but
+      // later: the kernel tears a namespace down in the background, so a check right after down could
+      // still find it). Not attached (up stopped before its pods, or down ran before): nothing to delete.
+      if (existsSync(netnsPath(podNetns(pod.name)))) detachPod('this machine', pod, config);
       if (deleteNetns(podNetns(pod.name))) pods++;
     }
     for (const route of podRoutes(cluster, node, 'del')) {

@@ -9,10 +9,6 @@ export const nodeNetns = (node: string) => `${labPrefix}${node}`;
 export const podNetns = (pod: string) => `${labPrefix}${pod}`;
 export const switchNetns = (cluster: string) => `${labPrefix}${cluster}-sw`;
 export const publicNetns = `${labPrefix}pub`;
-export const podVeth = (pod: string) => `p-${pod}`;
-export const podInterfacePattern = '^p-';
-/** The pods' default gateway: an address on every pod veth of the node, as Calico does. */
-export const podGateway = '169.254.1.1';
 export const defaultRunDir = '/run/strait/lab';
 export const defaultTopologyPath = join(__dirname, '..', '..', '..', 'lab', 'src', 'topologies', 'default.yaml');
 export const labPinRoot = '/sys/fs/bpf/strait-lab';

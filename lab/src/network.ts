@@ -1,11 +1,12 @@
 /**
  * Builds the lab's networks from network namespaces: a bridge per cluster underlay, a bridge for the
- * public network between nodes, a namespace per node and per pod. Each namespace is configured with one
+ * public network between nodes, a namespace per node and per pod (attached by a real CNI plugin). Each namespace is configured with one
  * `ip -batch` so a lab of dozens of namespaces comes up in about a second.
  */
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { labPrefix, nodeNetns, podGateway, podNetns, podVeth, publicNetns, switchNetns } from './names';
+import { labPrefix, nodeNetns, podNetns, publicNetns, switchNetns } from './names';
+import { attachPod, podLeaseDir, podNetworkConfig } from './pod-network';
 import type { LabCluster, LabNode, LabTopology } from './topology';
 
 /** Where a node's links are: a namespace of this machine, or (a lab across machines) this machine itself. */
@@ -47,27 +48,17 @@ export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 
   return cluster.nodes.filter((n) => n.name !== node.name).map((n) => `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`);
 }
 
-/** The node's pods: a namespace each, a veth to the node, the address and the routes both ways. */
-export function buildPods(place: NodePlace, node: LabNode, mtu: number): void {
+/** The node's pods: a namespace each, attached by Debian's CNI plugins (pod-network.ts). */
+export function buildPods(place: NodePlace, node: LabNode, mtu: number, runDir: string): void {
+  const config = podNetworkConfig(node, mtu, podLeaseDir(runDir, node.name));
   for (const pod of node.pods) {
     createNetns(podNetns(pod.name));
-    batch(place, [
-      `link add ${podVeth(pod.name)} mtu ${mtu} type veth peer name eth0 mtu ${mtu} netns ${podNetns(pod.name)}`,
-      `addr add ${podGateway}/32 dev ${podVeth(pod.name)}`,
-      `link set ${podVeth(pod.name)} up`,
-      `route add ${pod.ip}/32 dev ${podVeth(pod.name)}`,
-    ]);
-    batch({ netns: podNetns(pod.name) }, [
-      'link set lo up',
-      `addr add ${pod.ip}/32 dev eth0`,
-      'link set eth0 up',
-      `route add ${podGateway} dev eth0 scope link`,
-      `route add default via ${podGateway} dev eth0`,
-    ]);
+    batch({ netns: podNetns(pod.name) }, ['link set lo up']);
+    attachPod(place, pod, config);
   }
 }
 
-export function buildNetworks(topology: LabTopology): void {
+export function buildNetworks(topology: LabTopology, runDir: string): void {
   const { mtu } = topology;
   bridge(publicNetns, mtu);
   for (const cluster of topology.clusters) {
@@ -88,7 +79,7 @@ export function buildNetworks(topology: LabTopology): void {
       ]);
       batch({ netns: switchNetns(cluster.id) }, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
       batch({ netns: publicNetns }, [`link set ${node.name} master br0`, `link set ${node.name} up`]);
-      buildPods({ netns: ns }, node, mtu);
+      buildPods({ netns: ns }, node, mtu, runDir);
     }
   }
 }

@@ -25,6 +25,7 @@ import {
   nonStrictReversePath,
   peersProgrammed,
   pingFor,
+  podVethOf,
   restartAgent,
 } from '../support/lab-suite';
 
@@ -156,7 +157,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         [
           mtu('sl-a-w1', 'ul0'),
           mtu('sl-a-w1', 'pub0'),
-          mtu('sl-a-w1', 'p-a-w1-p'),
+          mtu('sl-a-w1', podVethOf('a-w1', 'a-w1-p')),
           mtu('sl-a-w1-p', 'eth0'),
           mtu('sl-pub', 'br0'),
           mtu('sl-cluster-b-sw', 'br0'),

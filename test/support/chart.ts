@@ -1,6 +1,6 @@
 /** The Helm chart (helm/strait) as the real helm renders it: the objects a cluster would be given. */
 import { execFileSync } from 'node:child_process';
-import { AdmissionregistrationV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { chartDirectory } from '../../src/api/chart-paths';
 import type { TokenUser } from '../../lab/src/apiserver/authentication';
@@ -39,6 +39,16 @@ export const chartAgentUser = (token: string, node = 'n1'): TokenUser => ({
   extra: { 'authentication.kubernetes.io/node-name': [node] },
 });
 
+/** The kinds of the chart's access control (Roles, in the namespace each names: the release's, or `default` for the controller's Events). */
+const accessKinds = new Set([
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
+
 /**
  * Puts the chart's access control as rendered with `args` into an API server through `admin`: its RBAC
  * objects (ClusterRoles, Roles and their bindings) and its ValidatingAdmissionPolicies and bindings,
@@ -46,45 +56,14 @@ export const chartAgentUser = (token: string, node = 'n1'): TokenUser => ({
  * strait-system must exist.
  */
 export async function applyChartAccess(admin: KubeConfig, args: string[] = []): Promise<void> {
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  const admission = admin.makeApiClient(AdmissionregistrationV1Api);
-  // The rendered objects as the client's types (helm rendered them from the chart's own templates).
-  type Body = any;
-  const writes: Record<string, { create: (o: Body) => Promise<unknown>; replace: (o: Body) => Promise<unknown> }> = {
-    ClusterRole: {
-      create: (body) => rbac.createClusterRole({ body }),
-      replace: (body) => rbac.replaceClusterRole({ name: body.metadata.name, body }),
-    },
-    ClusterRoleBinding: {
-      create: (body) => rbac.createClusterRoleBinding({ body }),
-      replace: (body) => rbac.replaceClusterRoleBinding({ name: body.metadata.name, body }),
-    },
-    // In the namespace each names: the release's, or `default` for the controller's Events.
-    Role: {
-      create: (body) => rbac.createNamespacedRole({ namespace: body.metadata.namespace, body }),
-      replace: (body) => rbac.replaceNamespacedRole({ namespace: body.metadata.namespace, name: body.metadata.name, body }),
-    },
-    RoleBinding: {
-      create: (body) => rbac.createNamespacedRoleBinding({ namespace: body.metadata.namespace, body }),
-      replace: (body) => rbac.replaceNamespacedRoleBinding({ namespace: body.metadata.namespace, name: body.metadata.name, body }),
-    },
-    ValidatingAdmissionPolicy: {
-      create: (body) => admission.createValidatingAdmissionPolicy({ body }),
-      replace: (body) => admission.replaceValidatingAdmissionPolicy({ name: body.metadata.name, body }),
-    },
-    ValidatingAdmissionPolicyBinding: {
-      create: (body) => admission.createValidatingAdmissionPolicyBinding({ body }),
-      replace: (body) => admission.replaceValidatingAdmissionPolicyBinding({ name: body.metadata.name, body }),
-    },
-  };
+  const client = KubernetesObjectApi.makeApiClient(admin);
   for (const object of renderChart(args)) {
-    const write = writes[object.kind];
-    if (write === undefined) continue;
+    if (!accessKinds.has(object.kind)) continue;
     try {
-      await write.create(object);
+      await client.create(object);
     } catch (err) {
       if (apiStatus(err) !== 409) throw err;
-      await write.replace(object);
+      await client.replace(object);
     }
   }
 }

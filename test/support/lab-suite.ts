@@ -187,6 +187,18 @@ export function peersProgrammed(dataplane: 'ebpf' | 'kernel', node: string): num
 }
 
 /** How many checks of each kind a lab test ran: the exact count, so a check that silently drops out shows. */
+/**
+ * The node's end of a pod's veth: its name is the CNI plugin's (`veth` and 8 hex digits), found as the
+ * link whose index is the pod's `eth0`'s peer.
+ */
+export function podVethOf(node: string, pod: string): string {
+  const [eth0] = JSON.parse(run(['ip', '-n', podNetns(pod), '-j', 'link', 'show', 'eth0'])) as { link_index: number }[];
+  const links = JSON.parse(run(['ip', '-n', nodeNetns(node), '-j', 'link', 'show'])) as { ifindex: number; ifname: string }[];
+  const veth = links.find((l) => l.ifindex === eth0!.link_index);
+  assert.ok(veth, `no link of ${node} is the peer of ${pod}'s eth0`);
+  return veth.ifname;
+}
+
 export const checksByKind = (results: { kind: string }[]) =>
   results.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
 

@@ -25,6 +25,7 @@ import {
   gatewayOf,
   labSuiteHooks,
   pingUntil,
+  podVethOf,
   restartAgent,
 } from '../support/lab-suite';
 
@@ -63,8 +64,8 @@ function assertClsactOnly(nodes: string[]): void {
     assert.deepEqual(
       attachmentsOf(node).map(({ progId: _, ...a }) => a),
       [
-        { ifname: `p-${node}-p`, program: 'strait_from_pod', kind: 'clsact' },
         { ifname: 'strait0', program: 'strait_from_overlay', kind: 'clsact' },
+        { ifname: podVethOf(node, `${node}-p`), program: 'strait_from_pod', kind: 'clsact' },
       ],
       `${node}'s programs are attached through clsact`,
     );

@@ -1,0 +1,60 @@
+/**
+ * The lab's pods are attached as a container runtime attaches them: by Debian's CNI plugins, `ptp` (a
+ * veth per pod, the pod's address on `eth0`, the gateway's on the node's end, a /32 route to the pod) with
+ * `host-local` handing out the address from the node's PodCIDR, so Strait is proven beside a real CNI
+ * (its own routes between nodes are flannel host-gw's: network.ts `podRoutes`). The node's end of each
+ * veth is named by the plugin (`veth` and 8 hex digits), as on a real node.
+ */
+import { join } from 'node:path';
+import { run } from '../../src/kernel/command';
+import { netnsPath } from '../../src/kernel/netns';
+import { podNetns } from './names';
+import type { NodePlace } from './network';
+import type { LabNode, LabPod } from './topology';
+
+const cniPath = '/usr/lib/cni';
+/** How Strait's agents in the lab find the pods' interfaces: the names `ptp` gives the node's veth ends. */
+export const podInterfacePattern = '^veth';
+
+/**
+ * The node's network configuration (CNI 1.0.0, the newest Debian's plugins speak): the gateway is the
+ * PodCIDR's first address (host-local's default), the pod's default route goes through it, and
+ * host-local keeps its leases in `dataDir`, under the lab's run directory (never the host's /var/lib/cni).
+ */
+export function podNetworkConfig(node: LabNode, mtu: number, dataDir: string): Record<string, unknown> {
+  return {
+    cniVersion: '1.0.0',
+    name: `strait-lab-${node.name}`,
+    type: 'ptp',
+    mtu,
+    ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir },
+  };
+}
+
+/** Where host-local keeps a node's leases. */
+export const podLeaseDir = (runDir: string, node: string) => join(runDir, 'cni', node);
+
+/** Runs `ptp` for one pod: ADD asks host-local for the topology's address of the pod (CNI_ARGS IP=). */
+function ptp(place: NodePlace, command: 'ADD' | 'DEL', pod: LabPod, config: Record<string, unknown>): string {
+  const env = [
+    `CNI_COMMAND=${command}`,
+    `CNI_CONTAINERID=${pod.name}`,
+    `CNI_NETNS=${netnsPath(podNetns(pod.name))}`,
+    'CNI_IFNAME=eth0',
+    `CNI_PATH=${cniPath}`,
+    ...(command === 'ADD' ? [`CNI_ARGS=IP=${pod.ip}`] : []),
+  ];
+  const plugin = ['env', ...env, join(cniPath, 'ptp')];
+  return run(place === 'this machine' ? plugin : ['ip', 'netns', 'exec', place.netns, ...plugin], JSON.stringify(config));
+}
+
+export function attachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {
+  const result = JSON.parse(ptp(place, 'ADD', pod, config)) as { ips?: { address: string }[] };
+  const address = result.ips?.[0]?.address.split('/')[0];
+  if (address !== pod.ip) throw new Error(`ptp gave pod ${pod.name} the address ${address ?? 'none'}, not the topology's ${pod.ip}`);
+}
+
+/** CNI DEL: the plugin removes the pod's veth (at once, unlike a namespace's teardown) and its lease. */
+export function detachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {
+  ptp(place, 'DEL', pod, config);
+}

@@ -13,7 +13,7 @@ import type { IpFamily } from '../../net/cidr';
 import { applicationOf, applicationPoolName, carvePool } from '../application-pool';
 import { IpamError } from '../ipam-error';
 import { formatIpRanges, normalizeRanges, parseIpRanges } from '../ip-ranges';
-import type { Candidates, PodContext } from '../model';
+import type { ApplicationRef, Candidates, PodContext } from '../model';
 import { readSubnet } from '../pool-objects';
 import { cniErrorCodes } from '../protocol';
 import type { IPPoolObject, PoolIpamView, SubnetObject } from './cluster-view';
@@ -78,16 +78,8 @@ export class ApplicationPools {
 
   /** The application's replicas and pod selector (an orphan pod, or a controller without replicas such as a DaemonSet: one address, no selector). */
   private async application(pod: PodContext): Promise<{ replicas: number; selector?: { matchLabels?: Record<string, string> } }> {
-    const { kind, namespace, name } = applicationOf(pod);
     try {
-      const read =
-        kind === 'StatefulSet'
-          ? await this.apps.readNamespacedStatefulSet({ namespace, name })
-          : kind === 'Deployment'
-            ? await this.apps.readNamespacedDeployment({ namespace, name })
-            : kind === 'ReplicaSet'
-              ? await this.apps.readNamespacedReplicaSet({ namespace, name })
-              : undefined;
+      const read = await this.readWorkload(applicationOf(pod));
       if (read)
         return {
           replicas: read.spec?.replicas ?? 1,
@@ -228,20 +220,20 @@ export class ApplicationPools {
   private async applicationState(application: ApplicationPoolRecord['application']): Promise<ApplicationState> {
     const { kind, namespace, name } = application;
     try {
-      const read =
-        kind === 'StatefulSet'
-          ? await this.apps.readNamespacedStatefulSet({ namespace, name })
-          : kind === 'Deployment'
-            ? await this.apps.readNamespacedDeployment({ namespace, name })
-            : kind === 'ReplicaSet'
-              ? await this.apps.readNamespacedReplicaSet({ namespace, name })
-              : kind === 'Pod'
-                ? await this.core.readNamespacedPod({ namespace, name })
-                : undefined;
+      const read = kind === 'Pod' ? await this.core.readNamespacedPod({ namespace, name }) : await this.readWorkload(application);
       return read ? { uid: read.metadata?.uid ?? '' } : 'unknown';
     } catch (err) {
       return apiStatus(err) === 404 ? 'absent' : 'unknown';
     }
+  }
+
+  /** The application's controller with replicas (a StatefulSet, Deployment or ReplicaSet); undefined for another kind. */
+  private async readWorkload({ kind, namespace, name }: Pick<ApplicationRef, 'kind' | 'namespace' | 'name'>) {
+    const request = { namespace, name };
+    if (kind === 'StatefulSet') return this.apps.readNamespacedStatefulSet(request);
+    if (kind === 'Deployment') return this.apps.readNamespacedDeployment(request);
+    if (kind === 'ReplicaSet') return this.apps.readNamespacedReplicaSet(request);
+    return undefined;
   }
 
   /** Takes the pool's entry out of the Subnet's status.allocations (under its resourceVersion; a 409 reads again). */

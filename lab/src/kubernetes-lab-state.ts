@@ -1,7 +1,7 @@
 /**
  * The LabState of a lab on Kubernetes: read from each cluster's API server, as `kubectl get` would.
  * NodeDataplanes give the specs, with the node list each agent makes from the Node objects (the object
- * holds none), the agents' statuses and the gateway; TunnelEndpoints the ready peerings; a hub's
+ * holds none), the agents' statuses and the gateway; the established peerings' TunnelEndpoints (with their prefixes); a hub's
  * NatMappings its reflections, turned into the addresses its peers dial with the hub's own node spec
  * (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
  */
@@ -90,7 +90,10 @@ export class KubernetesLabState implements LabState {
       nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}) });
     }
     const anySpec = [...nodes.values()].find((n) => n.spec)?.spec;
-    const ready = new Set(tunnels.map((t) => t.metadata.name));
+    // Every configured peer has a TunnelEndpoint; an established peering's has its prefixes.
+    const ready = new Set(
+      tunnels.filter((t) => (t.spec as { remotePodCIDR?: string }).remotePodCIDR !== undefined).map((t) => t.metadata.name),
+    );
     const peers = this.topology.peerings.filter((p) => p.includes(cluster.id)).map(([a, b]) => (a === cluster.id ? b : a));
     return {
       nodes,

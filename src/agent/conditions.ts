@@ -1,14 +1,9 @@
 /**
  * The agent's status conditions (metav1.Condition), pure. `Applied`: the newest NodeDataplane spec is the
  * one in force, or why not (SpecRejected, ApplyFailed, NoSpec). `Ready`: the datapath is loaded and the
- * last reconcile succeeded (with a rejected newest spec the node stays Ready on the last good one). A
- * condition's lastTransitionTime moves only when its status does, as client-go's meta.SetStatusCondition.
+ * last reconcile succeeded (with a rejected newest spec the node stays Ready on the last good one).
  */
-import type { Static } from '@sinclair/typebox';
-import type { Condition as ConditionSchema } from '../api/schema';
-
-export type Condition = Static<typeof ConditionSchema>;
-export type ConditionValue = Omit<Condition, 'lastTransitionTime'>;
+import type { ConditionValue } from '../api/conditions';
 
 /** What the agent knows at the end of a reconcile. */
 export interface AgentState {
@@ -66,15 +61,4 @@ export function agentConditions(state: AgentState): ConditionValue[] {
         ...generation(state.appliedGeneration),
       };
   return [applied, ready];
-}
-
-/** The conditions to write: `wanted`, each keeping its previous lastTransitionTime while its status is the same. */
-export function setConditions(previous: readonly Condition[], wanted: readonly ConditionValue[], now: string): Condition[] {
-  return wanted.map((condition) => {
-    const before = previous.find((p) => p.type === condition.type);
-    return {
-      ...condition,
-      lastTransitionTime: before !== undefined && before.status === condition.status ? before.lastTransitionTime : now,
-    };
-  });
 }

@@ -58,4 +58,16 @@ export const Condition = Strict({
   observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
-export const Conditions = () => List(Condition, { description: 'What is or is not so, and why (one per type).' });
+/**
+ * The Kubernetes extensions a schema here may carry for the API server (server-side apply merges such a
+ * list by its keys); the documents' validators ignore them.
+ */
+export const kubernetesSchemaKeywords = ['x-kubernetes-list-type', 'x-kubernetes-list-map-keys'];
+
+/** Conditions, one per type: a list map keyed by `type`, as metav1.Condition lists are declared. */
+export const Conditions = () =>
+  List(Condition, {
+    description: 'What is or is not so, and why (one per type).',
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+  });

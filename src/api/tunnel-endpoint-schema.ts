@@ -4,13 +4,14 @@ import type { ResourceDefinition } from './resource';
 import { tunnelEndpointNames } from './resource-names';
 import { CidrText, ClusterIdText, Conditions, IpText, Port, Strict } from './schema';
 
+/** A peering's TunnelEndpoint exists while the peer is configured; all but `clusterId` once both directions are known. */
 export const TunnelEndpointSpecSchema = Strict({
   clusterId: ClusterIdText({ description: 'The peer.' }),
-  remotePodCIDR: CidrText({ description: "The peer's PodCIDR as seen here." }),
-  remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
-  localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
-  localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
-  endpoint: Strict({ address: IpText(), port: Type.Optional(Port()) }, { description: "The peer's gateway." }),
+  remotePodCIDR: Type.Optional(CidrText({ description: "The peer's PodCIDR as seen here." })),
+  remoteExternalCIDR: Type.Optional(CidrText({ description: "The peer's ExternalCIDR as seen here." })),
+  localNATPodCIDR: Type.Optional(CidrText({ description: 'Our PodCIDR as the peer sees it.' })),
+  localNATExternalCIDR: Type.Optional(CidrText({ description: 'Our ExternalCIDR as the peer sees it.' })),
+  endpoint: Type.Optional(Strict({ address: IpText(), port: Type.Optional(Port()) }, { description: "The peer's gateway." })),
 });
 
 export const TunnelEndpointStatusSchema = Strict({ conditions: Type.Optional(Conditions()) });
@@ -20,15 +21,19 @@ export type TunnelEndpointSpecDocument = Static<typeof TunnelEndpointSpecSchema>
 export const tunnelEndpointResource: ResourceDefinition<typeof TunnelEndpointSpecSchema, typeof TunnelEndpointStatusSchema> = {
   ...tunnelEndpointNames,
   shortNames: ['ste'],
-  description: 'What a dataplane needs to reach one peer: its networks as seen here, ours as it sees them, its gateway.',
+  description:
+    'A peering: whether it carries traffic and why not (status.conditions), and what a dataplane needs to reach the peer: its networks as seen here, ours as it sees them, its gateway.',
   spec: TunnelEndpointSpecSchema,
   status: TunnelEndpointStatusSchema,
   columns: [
     { name: 'Peer', type: 'string', jsonPath: '.spec.clusterId' },
+    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
     { name: 'Remote Pod', type: 'string', jsonPath: '.spec.remotePodCIDR' },
     { name: 'Remote External', type: 'string', jsonPath: '.spec.remoteExternalCIDR' },
     { name: 'Local NAT Pod', type: 'string', jsonPath: '.spec.localNATPodCIDR' },
     { name: 'Local NAT External', type: 'string', jsonPath: '.spec.localNATExternalCIDR', priority: 1 },
-    { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint.address' },
+    { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint.address', priority: 1 },
+    { name: 'Message', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
   ],
 };

@@ -1,10 +1,11 @@
 /**
- * TunnelEndpoint: what a dataplane needs to reach one peer once both directions of the NetworkConfig
- * exchange are known (docs/packet-contract.md: the four prefixes and the peer's gateway). Written by the
+ * TunnelEndpoint: a peering, and what a dataplane needs to reach the peer once both directions of the
+ * NetworkConfig exchange are known (docs/packet-contract.md: the four prefixes and the peer's gateway). Written by the
  * controller, named after the peer. Checked by the validator the build compiled from
  * tunnel-endpoint-schema.ts.
  */
 import { type Cidr, type Ip, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
+import { InputError } from '../errors';
 import { checkCompiled } from './compiled-validators';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
@@ -23,10 +24,16 @@ export interface TunnelEndpoint {
   endpoint: { address: Ip; port?: number };
 }
 
+/** An established peering's TunnelEndpoint (every field there). */
 export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoint {
   const doc = checkCompiled('tunnelEndpointSpec', value, root);
+  const required = <T>(name: string, field: T | undefined): T => {
+    if (field === undefined) throw new InputError(`${root}.${name}`, undefined, 'is required once the peering is established');
+    return field;
+  };
   const cidr = (name: 'remotePodCIDR' | 'remoteExternalCIDR' | 'localNATPodCIDR' | 'localNATExternalCIDR'): Cidr =>
-    parseCidr(`${root}.${name}`, doc[name]);
+    parseCidr(`${root}.${name}`, required(name, doc[name]));
+  const endpoint = required('endpoint', doc.endpoint);
   return {
     clusterId: doc.clusterId,
     remotePodCIDR: cidr('remotePodCIDR'),
@@ -34,8 +41,8 @@ export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoin
     localNATPodCIDR: cidr('localNATPodCIDR'),
     localNATExternalCIDR: cidr('localNATExternalCIDR'),
     endpoint: {
-      address: parseIp(`${root}.endpoint.address`, doc.endpoint.address),
-      ...(doc.endpoint.port !== undefined ? { port: doc.endpoint.port } : {}),
+      address: parseIp(`${root}.endpoint.address`, endpoint.address),
+      ...(endpoint.port !== undefined ? { port: endpoint.port } : {}),
     },
   };
 }

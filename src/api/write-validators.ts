@@ -26,6 +26,7 @@ import {
   StatusResponseSchema,
 } from './pool-ipam-protocol-schema';
 import { mustBeKeyword } from './schema-errors';
+import { kubernetesSchemaKeywords } from './schema';
 import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
 import { validatorFormats } from './validator-formats';
 
@@ -39,7 +40,7 @@ export const documentValidatorOptions: Options = {
   verbose: true,
   strict: true,
   formats: validatorFormats,
-  keywords: [mustBeKeyword],
+  keywords: [mustBeKeyword, ...kubernetesSchemaKeywords],
 };
 
 /**

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { type AgentState, agentConditions, setConditions } from '../../src/agent/conditions';
+import { type AgentState, agentConditions } from '../../src/agent/conditions';
+import { setConditions } from '../../src/api/conditions';
 
 const state = (over: Partial<AgentState> = {}): AgentState => ({
   noSpec: false,

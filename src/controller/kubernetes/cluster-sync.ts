@@ -51,11 +51,15 @@ import {
   localObjects,
   networkConfigName,
   objectWrites,
+  ownedBy,
   peerNetworkConfigs,
 } from './objects';
 import { StraitObjects, type WrittenObject } from './object-client';
 import { UnseenWrites } from './unseen-writes';
 import { type PeerApiState, nextPeerApiState, peerApiState } from './peer-api';
+import { type Condition, type ConditionValue, setConditions } from '../../api/conditions';
+import { peeringConditions } from '../peering-conditions';
+import type { ExchangeView } from '../exchange-view';
 
 const clusterKey = 'cluster';
 /** How long a reconcile waits for the informers to show our own writes: an event takes milliseconds. */
@@ -439,9 +443,42 @@ export class ClusterSync {
       const current = this.networkConfigs.get(name);
       if (current && !isDeepStrictEqual(current.status, status)) await this.writers.networkConfigs.patchStatus(name, status);
     }
+    await this.writePeeringConditions(result, exchange);
     this.report(result, [...nd.conflicts, ...te.conflicts]);
     this.last = result;
     return { result, previousGateway: previous?.gateway };
+  }
+
+  /**
+   * Each peering's conditions on its TunnelEndpoint, written when they differ from what is there (a
+   * TunnelEndpoint just created gets them at the reconcile its informer event queues).
+   */
+  private async writePeeringConditions(result: ReconcileResult, exchange: ExchangeView): Promise<void> {
+    const now = new Date().toISOString();
+    const gateway = { name: result.election.gateway, ready: result.status.readyNodes.includes(result.election.gateway) };
+    for (const { clusterId: peer, state, reason } of result.status.peers) {
+      const current = this.tunnelEndpoints.get(peer);
+      if (!current || !ownedBy(current, this.options.config.clusterId)) continue; // not ours: a conflict, reported
+      const tunnel = result.tunnels.find((t) => t.clusterId === peer);
+      const theirs = exchange.specsForUs.get(peer);
+      const api = this.peers.get(peer)?.api;
+      const previous = (current.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
+      const values = peeringConditions({
+        peer,
+        previous,
+        state,
+        ...(reason !== undefined ? { reason } : {}),
+        ...(tunnel ? { tunnel } : {}),
+        ...(theirs ? { theirs } : {}),
+        ...(api ? { api } : {}),
+        home: result.ipam.home,
+        gateway,
+      });
+      const generation = current.metadata?.generation;
+      const observed = (c: ConditionValue) => (generation === undefined ? c : { ...c, observedGeneration: generation });
+      const status = { conditions: setConditions(previous, values.map(observed), now) };
+      if (!isDeepStrictEqual(current.status, status)) await this.writers.tunnelEndpoints.patchStatus(peer, status);
+    }
   }
 
   /** A write of ours done: awaited in the informer's cache, and its uid kept until the cache has it. */

@@ -55,7 +55,8 @@ function wanted(kind: string, name: string, clusterId: string, spec: unknown): W
   return { apiVersion, kind, metadata: { name, labels: { [managedByLabel]: managedBy, [clusterLabel]: clusterId } }, spec };
 }
 
-function ownedBy(object: KubeObject, clusterId: string): boolean {
+/** Whether the controller of `clusterId` wrote the object (objects of others are never written). */
+export function ownedBy(object: KubeObject, clusterId: string): boolean {
   const labels = object.metadata.labels ?? {};
   return labels[managedByLabel] === managedBy && labels[clusterLabel] === clusterId;
 }
@@ -105,7 +106,11 @@ export function localObjects(
     nodeDataplanes: [...result.nodeSpecs.values()].map((spec) =>
       wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec)),
     ),
-    tunnelEndpoints: result.tunnels.map((t) => wanted(tunnelEndpointNames.kind, t.clusterId, clusterId, writeTunnelEndpoint(t))),
+    // One per configured peer, ready or not: its status says why not (peering-conditions.ts).
+    tunnelEndpoints: result.status.peers.map(({ clusterId: peer }) => {
+      const tunnel = result.tunnels.find((t) => t.clusterId === peer);
+      return wanted(tunnelEndpointNames.kind, peer, clusterId, tunnel ? writeTunnelEndpoint(tunnel) : { clusterId: peer });
+    }),
   };
 }
 

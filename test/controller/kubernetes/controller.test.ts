@@ -5,6 +5,8 @@
  * rewrites nothing.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -18,6 +20,7 @@ import { type MetricsServer, startMetricsServer } from '../../../src/metrics/ser
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { get, metricNames, scrape, series } from '../../support/metrics';
 import { waitFor } from '../../support/wait';
+import { k8sTool } from '../../../lab/src/k8s-tools';
 
 interface Listed {
   items: { metadata: { name: string; uid: string; resourceVersion: string; labels?: Record<string, string> }; spec: any; status?: any }[];
@@ -94,9 +97,14 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
   });
 
   it("replicates the NetworkConfigs through the peers' API servers, allocates as objects, and writes a NodeDataplane per Node", async () => {
+    // Connected, not Ready: no agent runs here, so no gateway is Ready.
+    const connected = async (cluster: string) =>
+      (await list(cluster, 'tunnelendpoints')).map(
+        (o) => o.status?.conditions?.find((c: { type: string }) => c.type === 'Connected')?.status,
+      );
     await waitFor(
-      'both TunnelEndpoints',
-      async () => (await list('cluster-a', 'tunnelendpoints')).length === 1 && (await list('cluster-b', 'tunnelendpoints')).length === 1,
+      'both TunnelEndpoints Connected',
+      async () => (await connected('cluster-a')).join() === 'True' && (await connected('cluster-b')).join() === 'True',
       20_000,
     );
     const [offer] = await list('cluster-b', 'networkconfigs');
@@ -124,6 +132,28 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       localNATExternalCIDR: '10.2.0.0/24',
       endpoint: { address: '203.0.113.2', port: 4789 },
     });
+    // The peering's conditions (peering-conditions.ts), and the line `kubectl get` makes of them.
+    assert.deepEqual(
+      tunnel!.status.conditions.map((c: { type: string; status: string; reason: string }) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'False', 'NoReadyGateway'],
+        ['Connected', 'True', 'Exchanged'],
+        ['CredentialsValid', 'True', 'Accepted'],
+        ['Remapped', 'True', 'Overlapping'],
+        ['GatewayReady', 'False', 'NoReadyGateway'],
+      ],
+    );
+    const remapped = tunnel!.status.conditions.find((c: { type: string }) => c.type === 'Remapped').message;
+    assert.match(remapped, /cluster-b's PodCIDR 10\.0\.0\.0\/16 is 10\.1\.0\.0\/16/);
+    // Not execFileSync: the API server runs in this process.
+    const { stdout: table } = await promisify(execFile)(k8sTool('kubectl'), [
+      '--kubeconfig',
+      servers.get('cluster-a')!.kubeconfigPath,
+      'get',
+      'tunnelendpoints',
+    ]);
+    assert.match(table, /^NAME\s+PEER\s+READY\s+REASON\s+REMOTE POD\s+REMOTE EXTERNAL\s+LOCAL NAT POD\s+AGE\n/);
+    assert.match(table, /\ncluster-b\s+cluster-b\s+False\s+NoReadyGateway\s+10\.1\.0\.0\/16\s+10\.2\.0\.0\/24\s+10\.1\.0\.0\/16\s+\S+\n$/);
     const dataplanes = await list('cluster-a', 'nodedataplanes');
     assert.deepEqual(
       dataplanes.map((d) => [

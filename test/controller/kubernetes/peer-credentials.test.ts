@@ -102,6 +102,17 @@ describe("the controller shows a peer's credentials failing (bound tokens, the p
       /^the API server of cluster-b refuses our credentials \(401 Unauthorized\): the token expired or was revoked; put a new kubeconfig in Secret strait-system\/strait-peer-cluster-b$/,
     );
     await waitFor('the Warning Event', async () => (await eventReasons()).includes('PeerApiCredentialsRejected'), 5_000);
+    // The peering's TunnelEndpoint says it (peering-conditions.ts): `kubectl get tunnelendpoints` shows why.
+    const credentials = async () =>
+      (
+        (await a.kubeConfig
+          .makeApiClient(CustomObjectsApi)
+          .getClusterCustomObject({ ...strait, plural: 'tunnelendpoints', name: 'cluster-b' })) as {
+          status?: { conditions?: { type: string; status: string; reason: string }[] };
+        }
+      ).status?.conditions?.find((c) => c.type === 'CredentialsValid');
+    await waitFor('CredentialsValid False on the TunnelEndpoint', async () => (await credentials())?.status === 'False', 5_000);
+    assert.equal((await credentials())?.reason, 'CredentialsRejected');
     await waitFor(
       'the problem listed',
       () =>
@@ -120,5 +131,6 @@ describe("the controller shows a peer's credentials failing (bound tokens, the p
     await core.replaceNamespacedSecret({ name: peerSecretName('cluster-b'), namespace: defaultNamespace, body: secret });
     await waitFor('the gauge at 1 again', async () => (await peerApiUp()) === '1', 10_000);
     await waitFor('the Normal Event', async () => (await eventReasons()).includes('PeerApiReachable'), 5_000);
+    await waitFor('CredentialsValid True again', async () => (await credentials())?.reason === 'Accepted', 5_000);
   });
 });

@@ -99,6 +99,17 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
       status?: unknown;
     };
     assert.equal(answered.status, undefined, 'the refused offer gets no answer');
+    // The peering's TunnelEndpoint says why, in the line `kubectl get tunnelendpoints` prints.
+    const conditionsOf = async (peer: string) =>
+      (
+        (await custom.getClusterCustomObject({ group, version, plural: 'tunnelendpoints', name: peer })) as {
+          status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+        }
+      ).status?.conditions ?? [];
+    await waitFor('the refused peering says so', async () => (await conditionsOf('cluster-c')).some((c) => c.reason === 'Refused'), 5_000);
+    const [ready] = await conditionsOf('cluster-c');
+    assert.deepEqual([ready!.type, ready!.status, ready!.reason], ['Ready', 'False', 'Refused']);
+    assert.match(ready!.message, /^the NetworkConfig from cluster-c cannot be used: NetworkConfig from cluster-c: spec\.podCIDR: is IPv6/);
     const dataplanes = (await custom.listClusterCustomObject({ group, version, plural: 'nodedataplanes' })) as Listed;
     assert.deepEqual(
       dataplanes.items.map((d) => d.spec.peers.map((p) => p.remotePodCIDR)),

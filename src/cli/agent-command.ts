@@ -285,7 +285,11 @@ export function registerAgentCommand(program: Command): void {
       '--node <name>',
       "this node's name; a spec for another node is refused (default: the spec's node; with --kubernetes: NODE_NAME)",
     )
-    .option('--pod-interfaces <regex>', 'pod interfaces (host side of each pod veth) are those whose name matches', '^p-')
+    .option(
+      '--pod-interfaces <regex>',
+      'pod interfaces (host side of each pod veth: bridge and ptp CNIs veth, Calico cali, Cilium lxc) are those whose name matches',
+      '^(veth|cali|lxc)',
+    )
     .option('--dataplane <mode>', 'auto (eBPF where the kernel can run it, else the kernel fallback), ebpf, or kernel', 'auto')
     .option('--attach <mode>', 'how programs are attached: auto (tcx where available), tcx, or clsact', 'auto')
     .option('--interval <seconds>', 'seconds between reconciles and heartbeats', '1')

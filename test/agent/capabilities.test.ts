@@ -95,6 +95,8 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
       process.execPath,
       cliPath,
       'agent',
+      '--pod-interfaces',
+      '^p-',
       '--dataplane',
       dataplane,
       '--spec',

@@ -18,11 +18,15 @@ export const fileModeArgs = (files: { spec: string; status: string; pinRoot: str
 ];
 
 /**
- * Starts `strait agent <args>`, without a probe cache (noProbeCache says why) unless `args` give one;
+ * Starts `strait agent <args>`, without a probe cache (noProbeCache says why) unless `args` give one, and
+ * with the test nodes' pod interfaces unless `args` name others;
  * `onStderr` gets its log as it comes. `exited` resolves with the exit code once the whole log is read.
  */
 export function spawnAgent(args: string[], onStderr: (text: string) => void): { child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [straitCliPath, 'agent', ...noProbeCache, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // The test nodes' pod interfaces are p-<name> (test/agent/agent-node.ts); `args` may say otherwise.
+  const child = spawn(process.execPath, [straitCliPath, 'agent', ...noProbeCache, '--pod-interfaces', '^p-', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.on('data', (chunk) => onStderr(String(chunk)));
   return { child, exited: new Promise((resolve) => child.on('close', (code) => resolve(code))) };
 }

@@ -152,7 +152,16 @@ export function registerLabCommands(lab: Command): void {
   lab
     .command('apiserver')
     .description(
-      'a Kubernetes API server for one lab cluster (in memory, HTTPS with a self-signed certificate, bearer tokens, RBAC): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT',
+      'a Kubernetes API server for one lab cluster (its objects in an etcd, HTTPS with a self-signed certificate, bearer tokens, RBAC): writes a kubeconfig, prints {url, port, kubeconfig} as one JSON line, serves until SIGTERM or SIGINT',
+    )
+    .requiredOption(
+      '--etcd-servers <url>',
+      "the etcd the objects are kept in, its client URL (kube-apiserver's --etcd-servers), like http://127.0.0.1:2379",
+    )
+    .option(
+      '--etcd-compaction-interval <seconds>',
+      "how often etcd's history is compacted (kube-apiserver's --etcd-compaction-interval)",
+      '300',
     )
     .option(
       '--token-file <file>',
@@ -182,6 +191,8 @@ export function registerLabCommands(lab: Command): void {
           cluster: string;
           crds?: string;
           watchCacheSize: string;
+          etcdServers: string;
+          etcdCompactionInterval: string;
         }) => {
           const watchCacheSize = Number(opts.watchCacheSize);
           if (!Number.isInteger(watchCacheSize) || watchCacheSize < 1)
@@ -190,8 +201,14 @@ export function registerLabCommands(lab: Command): void {
             throw new InputError('--kubeconfig-out', opts.kubeconfigOut, 'give --kubeconfig or --kubeconfig-out, not both');
           const kubeconfig = opts.kubeconfig ?? opts.kubeconfigOut;
           if (kubeconfig === undefined) throw new InputError('--kubeconfig-out', kubeconfig, 'where to write the kubeconfig is required');
-          const { kubeconfigOut: _out, ...rest } = opts;
-          await (await import('./apiserver/process')).runApiServerProcess({ ...rest, kubeconfig, watchCacheSize }, say);
+          const compactionSeconds = Number(opts.etcdCompactionInterval);
+          if (!(compactionSeconds > 0))
+            throw new InputError('--etcd-compaction-interval', opts.etcdCompactionInterval, 'expected a number of seconds above 0');
+          const { kubeconfigOut: _out, etcdCompactionInterval: _interval, ...rest } = opts;
+          const compactionIntervalMs = compactionSeconds * 1000;
+          await (
+            await import('./apiserver/process')
+          ).runApiServerProcess({ ...rest, kubeconfig, watchCacheSize, compactionIntervalMs }, say);
           return undefined;
         },
       ),

@@ -1,6 +1,7 @@
 /**
  * The lab on Kubernetes (`strait-lab up --control-plane kubernetes`): one API server per cluster
- * (`strait-lab apiserver`, loopback, a token of its own), seeded as a cluster would be before Strait is
+ * (`strait-lab apiserver`, loopback, a token of its own) with its objects in an etcd of its own (etcd.ts;
+ * `lab down` stops it with every lab process and removes its data with the run directory), seeded as a cluster would be before Strait is
  * installed: the namespace, a Node per lab node (InternalIP, podCIDRs, the Ready condition, the
  * gateway-candidate label and the public-address annotation), and for each peering a Secret holding
  * the peer's kubeconfig, as a person would create it. The controllers and agents then run against it
@@ -20,7 +21,8 @@ import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { identityKubeconfigPath, kubeconfigPath, labConfigDir } from './control-plane';
 import { type LabChartSettings, installChart, labChartValues, labConfigMap, labRelease } from './lab-chart';
 import { kubeconfigText, writeKubeconfig } from './apiserver/kubeconfig';
-import { startProcess } from './processes';
+import { isAlive, startProcess } from './processes';
+import { clientUrl, etcdCommand, newMember, waitUntilHealthy } from './etcd';
 import type { LabCluster, LabTopology } from './topology';
 
 const tokenPath = (runDir: string, cluster: string) => join(runDir, runDirPaths.apiServerToken(cluster));
@@ -60,9 +62,25 @@ function serverOf(runDir: string, cluster: string): { server: string; ca: string
   return { server, ca: Buffer.from(caData ?? '', 'base64').toString() };
 }
 
+/** Starts the etcd of each cluster (together: each takes a second to elect itself); returns their client URLs. */
+async function startEtcds(topology: LabTopology, runDir: string): Promise<Map<string, string>> {
+  const members = await Promise.all(
+    topology.clusters.map(async (cluster) => {
+      const member = await newMember(cluster.id, join(runDir, runDirPaths.etcdData(cluster.id)));
+      const pid = startProcess(runDir, `etcd-${cluster.id}`, etcdCommand(member));
+      await waitUntilHealthy(clientUrl(member), () => isAlive(pid)).catch((err: Error) => {
+        throw new StateError(`${err.message}; see ${join(runDir, 'logs', `etcd-${cluster.id}.log`)}`);
+      });
+      return [cluster.id, clientUrl(member)] as const;
+    }),
+  );
+  return new Map(members);
+}
+
 /** Starts each cluster's API server, waits until every one has written its kubeconfig; returns each cluster's user tokens. */
 async function startApiServers(topology: LabTopology, runDir: string, labCli: string): Promise<Map<string, Map<string, string>>> {
   const users = new Map<string, Map<string, string>>();
+  const etcds = await startEtcds(topology, runDir);
   for (const cluster of topology.clusters) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
     writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
@@ -79,6 +97,8 @@ async function startApiServers(topology: LabTopology, runDir: string, labCli: st
       kubeconfigPath(runDir, cluster.id),
       '--cluster',
       cluster.id,
+      '--etcd-servers',
+      etcds.get(cluster.id)!,
     ]);
   }
   for (const deadline = Date.now() + 30_000; ; await sleep(100)) {

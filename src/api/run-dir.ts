@@ -26,6 +26,8 @@ export const runDirPaths = {
   identityKubeconfig: (cluster: string, identity: string) => `${cluster}/kubeconfig-${identity}`,
   apiServerUsers: (cluster: string) => `${cluster}/users.csv`,
   apiServerToken: (cluster: string) => `${cluster}/token`,
+  /** The data directory of the cluster's etcd, its API server's storage. */
+  etcdData: (cluster: string) => `${cluster}/etcd`,
   secrets: (cluster: string) => `secrets/${cluster}`,
   logs: 'logs',
   /** A lab across machines: one machine's own pid files, logs and probe report (only it may read its pids). */

@@ -2,9 +2,11 @@
  * The lab's in-process API server (lab/src/apiserver/) for a test: a free port, every strait.io CRD (or none), a
  * random admin token, a kubeconfig file (for kubectl, and for Strait's own processes) in a temporary
  * directory, and client-node's KubeConfig loaded as Strait loads one (src/k8s/kubeconfig.ts); with
- * `users`, a kubeconfig per user for the RBAC tests. `stop` and `start` restart it empty on the same
- * port with the same certificate and tokens: what clients see when an API server restarts and loses its
- * state. `close` stops it and removes the directory.
+ * `users`, a kubeconfig per user for the RBAC tests. Its objects are in memory (MemoryStore), unless
+ * `etcd` is set: then in a real etcd of its own (test/support/etcd.ts, data in the directory). `stop`
+ * and `start` restart it on the same port with the same certificate and tokens: in memory, empty (what
+ * clients see when an API server loses its state); on etcd, with its objects, as kube-apiserver restarts.
+ * `close` stops it (and its etcd) and removes the directory.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { type Certificate, selfSignedCertificate } from '../../lab/src/apiserver/certificate';
 import { writeKubeconfig } from '../../lab/src/apiserver/kubeconfig';
 import { type ApiServer, type ApiServerOptions, startApiServer } from '../../lab/src/apiserver/server';
+import { startTestEtcd } from './etcd';
 
 let certificate: Certificate | undefined;
 
@@ -27,36 +30,53 @@ export interface TestApiServer {
   /** A kubeconfig file whose current context (`test`) is this server. */
   kubeconfigPath: string;
   kubeConfig: KubeConfig;
+  /** With `etcd`: its client URL, for a test that reads or writes etcd itself. */
+  etcdUrl?: string;
   /** A directory the test may use (kubectl's HOME, manifests); removed by close(). */
   dir: string;
   /** A kubeconfig file and client-node KubeConfig that authenticate with one user's token (of `users`). */
   kubeconfigFor(token: string): { path: string; kubeConfig: KubeConfig };
   /** Stops the server (streams and connections closed); nothing when it is stopped. */
   stop(): Promise<void>;
-  /** Starts an empty one on the same port, with the same certificate and token. */
+  /** Starts one on the same port, with the same certificate and token: empty, or on the same etcd. */
   start(): Promise<void>;
   /** Stops it and removes `dir`. */
   close(): Promise<void>;
 }
 
 export async function startTestApiServer(
-  options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port'> & {
+  options: Omit<Partial<ApiServerOptions>, 'token' | 'crds' | 'certificate' | 'port' | 'storage'> & {
     /** False: a new cluster's server, without Strait's CRDs (helm install creates them). */
     crdsInstalled?: boolean;
+    /** True: the objects are in a real etcd the server is given (else in memory). */
+    etcd?: boolean;
   } = {},
 ): Promise<TestApiServer> {
   // One certificate for every test server of the run: making one costs a key generation.
   certificate ??= selfSignedCertificate('strait-test-apiserver', ['127.0.0.1'], ['localhost']);
   const token = randomBytes(16).toString('hex');
-  const { crdsInstalled = true, ...serverOptions } = options;
+  const { crdsInstalled = true, etcd: onEtcd = false, ...serverOptions } = options;
   const crds = crdsInstalled ? [...crdFiles().values()] : [];
-  const serve = (port?: number) =>
-    startApiServer({ token, crds, certificate: certificate!, ...(port !== undefined ? { port } : {}), ...serverOptions });
   const dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-'));
+  let etcd;
+  let server;
+  try {
+    etcd = onEtcd ? await startTestEtcd(join(dir, 'etcd')) : undefined;
+    const storage = etcd ? { etcd: etcd.url } : ('memory' as const);
+    const serve = (port?: number) =>
+      startApiServer({ token, crds, certificate: certificate!, storage, ...(port !== undefined ? { port } : {}), ...serverOptions });
+    server = { first: await serve(), serve };
+  } catch (err) {
+    await etcd?.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { serve } = server;
   const kubeconfigPath = join(dir, 'kubeconfig');
   let running = true;
   const test: TestApiServer = {
-    server: await serve(),
+    server: server.first,
+    ...(etcd ? { etcdUrl: etcd.url } : {}),
     token,
     kubeconfigPath,
     kubeConfig: undefined as unknown as KubeConfig,
@@ -70,8 +90,12 @@ export async function startTestApiServer(
       running = true;
     },
     close: async () => {
-      await test.stop();
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        await test.stop();
+      } finally {
+        await etcd?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
     kubeconfigFor: (userToken) => {
       const path = join(dir, `kubeconfig-${createHash('sha256').update(userToken).digest('hex').slice(0, 12)}`);

@@ -31,41 +31,43 @@ export class GarbageCollector {
   constructor(
     private readonly store: Store,
     /** Deletes a dependent as a DELETE would (finalizers hold it). */
-    private readonly remove: (resource: string, object: KubeObject) => void,
+    private readonly remove: (resource: string, object: KubeObject) => Promise<void>,
+    /** Runs the collector's work after a change, in its turn among the server's writes. */
+    afterChange: (work: () => Promise<void>) => void,
   ) {
     // Once every listener has the deletion, as the collector acts on what it watched.
     store.onChange((change) => {
-      if (change.type === 'DELETED' && change.object.metadata.uid) queueMicrotask(() => this.ownerGone(change.object));
+      if (change.type === 'DELETED' && change.object.metadata.uid) afterChange(() => this.ownerGone(change.object));
     });
   }
 
   /** `propagationPolicy: Orphan`: the dependents keep living, without their reference to `owner`. */
-  orphan(owner: KubeObject): void {
-    for (const { resource, object } of this.dependentsOf(owner)) this.withoutOwner(resource, object, owner);
+  async orphan(owner: KubeObject): Promise<void> {
+    for (const { resource, object } of this.dependentsOf(owner)) await this.withoutOwner(resource, object, owner);
   }
 
-  private ownerGone(owner: KubeObject): void {
+  private async ownerGone(owner: KubeObject): Promise<void> {
     const dependents = this.dependentsOf(owner);
     if (dependents.length === 0) return;
     // One read of every uid for the pass, not one per owner reference of each dependent.
     const live = new Set(this.all().map(({ object }) => object.metadata.uid));
     for (const { resource, object } of dependents) {
       if (object.metadata.namespace === undefined && owner.metadata.namespace !== undefined) {
-        this.invalidNamespace(object, owner);
+        await this.invalidNamespace(object, owner);
         continue;
       }
       const others = ownerReferences(object).filter((r) => r.uid !== owner.metadata.uid);
-      if (others.some((r) => r.uid !== undefined && live.has(r.uid))) this.withoutOwner(resource, object, owner);
-      else this.remove(resource, object);
+      if (others.some((r) => r.uid !== undefined && live.has(r.uid))) await this.withoutOwner(resource, object, owner);
+      else await this.remove(resource, object);
     }
   }
 
-  private withoutOwner(resource: string, object: KubeObject, owner: KubeObject): void {
+  private async withoutOwner(resource: string, object: KubeObject, owner: KubeObject): Promise<void> {
     const next = copy(object);
     const left = ownerReferences(object).filter((r) => r.uid !== owner.metadata.uid);
     if (left.length > 0) next.metadata.ownerReferences = left;
     else delete next.metadata.ownerReferences;
-    this.store.put(resource, next);
+    await this.store.put(resource, next);
   }
 
   private dependentsOf(owner: KubeObject): Stored[] {
@@ -78,9 +80,9 @@ export class GarbageCollector {
   }
 
   /** The collector's Warning Event about a dependent whose owner it cannot resolve (in `default`, its namespace being none). */
-  private invalidNamespace(dependent: KubeObject, owner: KubeObject): void {
+  private async invalidNamespace(dependent: KubeObject, owner: KubeObject): Promise<void> {
     const now = timestamp();
-    this.store.put('events', {
+    await this.store.put('events', {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: {

@@ -153,7 +153,7 @@ const keyIn = (scope: ListScope) => (o: KubeObject) =>
   scope.namespace === undefined && o.metadata.namespace !== undefined ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 
 /** The page of `scope` the options ask for, from a store at least as new as awaitedResourceVersion (the router waited). */
-export function listPage(store: Store, scope: ListScope, options: ListOptions): ListPage {
+export async function listPage(store: Store, scope: ListScope, options: ListOptions): Promise<ListPage> {
   const current = store.resourceVersion;
   if (!fromStorage(options)) {
     // The watch cache holds the newest state; it ignores a limit with resourceVersion "0" (computeListLimit).
@@ -169,7 +169,7 @@ export function listPage(store: Store, scope: ListScope, options: ListOptions): 
     start = token.start;
   }
   if (at > current) throw futureRevision();
-  const objects = store.listAt(scope.resource, scope.namespace, at);
+  const objects = await store.listAt(scope.resource, scope.namespace, at);
   if (!objects) {
     if (!options.continue) throw expired('The resourceVersion for the provided list is too old.');
     throw expiredContinue(encodeContinue({ rv: -1, start }));

@@ -1,5 +1,6 @@
 /**
- * `strait-lab apiserver`: one API server as a process, one per lab cluster. It listens, writes a
+ * `strait-lab apiserver`: one API server as a process, one per lab cluster, its objects in an etcd (the
+ * lab starts one per cluster: a restarted server finds its objects). It listens, writes a
  * kubeconfig for its cluster (atomically, with the admin token), prints where it listens as one JSON
  * line, and serves until SIGTERM or SIGINT, then closes and exits 0. Tokens come from files (the
  * admin's, and optionally a token auth file of more users, kube-apiserver's CSV), never from the command
@@ -27,6 +28,10 @@ export interface ApiServerProcessOptions {
   /** A directory of CRD files installed before the first request; none: a new cluster's server. */
   crds?: string;
   watchCacheSize: number;
+  /** The etcd's client URL (kube-apiserver's --etcd-servers). */
+  etcdServers: string;
+  /** How often etcd's history is compacted. */
+  compactionIntervalMs: number;
 }
 
 function listenAddress(listen: string): { host: string; port: number } {
@@ -54,6 +59,8 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
     host,
     port,
     watchCacheSize: options.watchCacheSize,
+    storage: { etcd: options.etcdServers },
+    compactionIntervalMs: options.compactionIntervalMs,
     logger,
   });
   writeKubeconfig(options.kubeconfig, [{ name: options.cluster, server: server.url, ca: server.ca, token }]);

@@ -3,7 +3,8 @@
  * bootstrap policy), those a user outside `system:masters` needs before any binding of their own:
  * discovery and the health and version endpoints (system:discovery, system:public-info-viewer), asking
  * "may I?" (system:basic-user, which `kubectl auth can-i` needs), and cluster-admin for system:masters.
- * Stored objects like any other (labelled `kubernetes.io/bootstrapping: rbac-defaults`).
+ * Stored objects like any other (labelled `kubernetes.io/bootstrapping: rbac-defaults`); a restarted
+ * server keeps those it finds.
  */
 import { randomUUID } from 'node:crypto';
 import { type KubeObject, timestamp } from './kube-object';
@@ -35,7 +36,7 @@ const binding = (name: string, groups: string[]): KubeObject => ({
 
 const publicInfo = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
 
-export function storeRbacDefaults(store: Store): void {
+export async function storeRbacDefaults(store: Store): Promise<void> {
   const roles = [
     clusterRole('cluster-admin', [
       { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
@@ -56,6 +57,9 @@ export function storeRbacDefaults(store: Store): void {
     binding('system:discovery', ['system:authenticated']),
     binding('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
   ];
-  for (const role of roles) store.put(`clusterroles.${rbacGroup}`, role);
-  for (const b of bindings) store.put(`clusterrolebindings.${rbacGroup}`, b);
+  const objects = [
+    ...roles.map((o) => ({ resource: `clusterroles.${rbacGroup}`, o })),
+    ...bindings.map((o) => ({ resource: `clusterrolebindings.${rbacGroup}`, o })),
+  ];
+  for (const { resource, o } of objects) if (!store.get(resource, undefined, o.metadata.name)) await store.put(resource, o);
 }

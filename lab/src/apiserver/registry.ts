@@ -3,7 +3,10 @@
  * update (of the object or of its status), patch and delete do to an object before the store writes it,
  * and which Status a request that breaks a rule gets (AlreadyExists, Conflict on a stale
  * resourceVersion, Invalid with causes, NotFound). A user's write, once valid, goes through admission
- * (admission-policy.ts) before it is stored. HTTP is the router's business; this speaks objects.
+ * (admission-policy.ts) before it is stored. Writes run one at a time, each on the state every write
+ * before it left (the store answers a write once its cache has it), as kube-apiserver's registry reads
+ * and writes in one guarded etcd transaction; the work the server does on its own after a change (the
+ * controllers') takes its turn among them. HTTP is the router's business; this speaks objects.
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import type { AdmissionPolicies, AdmissionRequest } from './admission-policy';
@@ -24,6 +27,7 @@ import {
   staleResourceVersion,
 } from './status';
 import type { Store } from './store';
+import type { Logger } from '../../../src/log';
 import { objectMetaError, typeMetaError } from './object-meta';
 import { validateNameFormat } from './validation';
 import { validateObjectMetaMaps } from './object-meta-validation';
@@ -84,19 +88,30 @@ export class Registry {
   /** CRDs marked for deletion whose custom resources finalizers still hold (by store key, the CRD's name). */
   private readonly terminatingDefinitions = new Set<string>();
   private readonly collector: GarbageCollector;
+  /** The last write queued: the next one starts when it has ended. */
+  private writing: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly store: Store,
     private readonly admission?: AdmissionPolicies,
+    private readonly logger?: Logger,
   ) {
-    this.collector = new GarbageCollector(store, (resource, object) => this.collect(resource, object));
+    this.collector = new GarbageCollector(
+      store,
+      (resource, object) => this.collect(resource, object),
+      (work) => this.afterChange(work),
+    );
     // After the change is delivered to every listener, so watchers see the resource go before its CRD.
     store.onChange((change) => {
       if (change.type === 'DELETED' && this.terminatingDefinitions.has(change.resource))
-        queueMicrotask(() => this.finishDefinition(change.resource));
+        this.afterChange(() => this.finishDefinition(change.resource));
     });
-    for (const name of initialNamespaces) {
-      this.store.put(namespaces, {
+  }
+
+  /** The namespaces every cluster has, those not stored yet (a restarted server's are). */
+  async storeInitialNamespaces(): Promise<void> {
+    for (const name of initialNamespaces.filter((n) => !this.store.get(namespaces, undefined, n))) {
+      await this.store.put(namespaces, {
         apiVersion: 'v1',
         kind: 'Namespace',
         metadata: { name, uid: randomUUID(), creationTimestamp: timestamp(), labels: { 'kubernetes.io/metadata.name': name } },
@@ -106,13 +121,66 @@ export class Registry {
     }
   }
 
+  /**
+   * Work the server does on its own once a change is made (a controller's), in its turn among the writes;
+   * a failure is logged, as a controller logs it.
+   */
+  afterChange(work: () => Promise<void>): void {
+    this.inTurn(work).catch((err: unknown) => this.logger?.error({ err }, 'the work after a change failed'));
+  }
+
+  /** Runs `write` once every write queued before it has ended. */
+  private inTurn<T>(write: () => Promise<T>): Promise<T> {
+    const result = this.writing.then(write);
+    this.writing = result.catch(() => undefined);
+    return result;
+  }
+
   get(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
     const object = this.store.get(groupResource(type), namespace, name);
     if (!object) throw notFound(named(type, name));
     return object;
   }
 
-  create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Written {
+  create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Promise<Written> {
+    return this.inTurn(() => this.createNow(type, namespace, body, options));
+  }
+
+  /** PUT of the object (`subresource` undefined) or of its status. */
+  update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Promise<Written> {
+    return this.inTurn(() => this.updateNow(type, namespace, name, body, subresource, options));
+  }
+
+  patch(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Promise<Written> {
+    return this.inTurn(() => this.patchNow(type, namespace, name, patchType, patch, subresource, options));
+  }
+
+  delete(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    deleteOptions: unknown,
+    options: Pick<WriteOptions, 'dryRun' | 'user'>,
+  ): Promise<Written> {
+    return this.inTurn(() => this.deleteNow(type, namespace, name, deleteOptions, options));
+  }
+
+  private async createNow(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Promise<Written> {
     const object = this.decode(type, namespace, body);
     const warnings = this.pruneUnknown(type, object, options);
     const meta = object.metadata;
@@ -138,25 +206,24 @@ export class Registry {
     if (causes.length > 0) throw invalid(type.kind, type.group, meta.name ?? '', causes);
     warnings.push(...this.admit(options, { operation: 'CREATE', type, subresource: '', namespace, object, oldObject: undefined }));
     if (this.store.get(groupResource(type), namespace, meta.name)) throw alreadyExists(named(type, meta.name));
-    const stored = options.dryRun ? object : this.store.put(groupResource(type), object);
+    const stored = options.dryRun ? object : await this.store.put(groupResource(type), object);
     return { object: stored, code: 201, warnings };
   }
 
-  /** PUT of the object (`subresource` undefined) or of its status. */
-  update(
+  private async updateNow(
     type: ResourceType,
     namespace: string | undefined,
     name: string,
     body: unknown,
     subresource: 'status' | undefined,
     options: WriteOptions,
-  ): Written {
+  ): Promise<Written> {
     const object = this.decode(type, namespace, body);
     if (object.metadata.name !== name)
       throw badRequest(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
     const current = this.store.get(groupResource(type), namespace, name);
     if (!current) {
-      if (type.createOnUpdate && !subresource) return this.create(type, namespace, object, options);
+      if (type.createOnUpdate && !subresource) return this.createNow(type, namespace, object, options);
       throw notFound(named(type, name));
     }
     const warnings = this.pruneUnknown(type, object, options);
@@ -203,12 +270,12 @@ export class Registry {
     if (canonical(next) === canonical(current)) return { object: current, code: 200, warnings };
     if (options.dryRun) return { object: next, code: 200, warnings };
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
-      return { object: this.store.delete(groupResource(type), namespace, name)!, code: 200, warnings };
+      return { object: (await this.store.delete(groupResource(type), namespace, name))!, code: 200, warnings };
     }
-    return { object: this.store.put(groupResource(type), next), code: 200, warnings };
+    return { object: await this.store.put(groupResource(type), next), code: 200, warnings };
   }
 
-  patch(
+  private patchNow(
     type: ResourceType,
     namespace: string | undefined,
     name: string,
@@ -216,7 +283,7 @@ export class Registry {
     patch: unknown,
     subresource: 'status' | undefined,
     options: WriteOptions,
-  ): Written {
+  ): Promise<Written> {
     const found = patchType === 'strategic' ? strategicDirective(patch) : undefined;
     if (found) {
       const why =
@@ -229,16 +296,16 @@ export class Registry {
     if (!isRecord(patched) || !isRecord(patched.metadata)) throw badRequest('the patched object is not an object with metadata');
     // A resourceVersion the patch sets is a precondition; otherwise the patch applies to the current object.
     if (patched.metadata.resourceVersion === undefined) patched.metadata.resourceVersion = current.metadata.resourceVersion;
-    return this.update(type, namespace, name, patched, subresource, options);
+    return this.updateNow(type, namespace, name, patched, subresource, options);
   }
 
-  delete(
+  private async deleteNow(
     type: ResourceType,
     namespace: string | undefined,
     name: string,
     deleteOptions: unknown,
     options: Pick<WriteOptions, 'dryRun' | 'user'>,
-  ): { object: KubeObject; code: number; warnings: string[] } {
+  ): Promise<Written> {
     const current = this.get(type, namespace, name);
     const preconditions = isRecord(deleteOptions) && isRecord(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
     for (const [field, label] of [
@@ -262,12 +329,12 @@ export class Registry {
     const warnings = this.admit(options, { operation: 'DELETE', type, subresource: '', namespace, object: undefined, oldObject: current });
     if (options.dryRun) return { object: current, code: 200, warnings };
     const grace = type.kind === 'Pod' && type.group === '' ? podGracePeriod(current, deleteOptions) : 0;
-    if (grace > 0) return { object: this.endGracefully(groupResource(type), current, grace), code: 200, warnings };
-    if (groupResource(type) === crdResource) return { object: this.deleteDefinition(current), code: 200, warnings };
+    if (grace > 0) return { object: await this.endGracefully(groupResource(type), current, grace), code: 200, warnings };
+    if (groupResource(type) === crdResource) return { object: await this.deleteDefinition(current), code: 200, warnings };
     if (isRecord(deleteOptions) && (deleteOptions.propagationPolicy === 'Orphan' || deleteOptions.orphanDependents === true))
-      this.collector.orphan(current);
-    if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) this.deleteNamespaceContents(name);
-    return { object: this.deleteOrMark(groupResource(type), current), code: 200, warnings };
+      await this.collector.orphan(current);
+    if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) await this.deleteNamespaceContents(name);
+    return { object: await this.deleteOrMark(groupResource(type), current), code: 200, warnings };
   }
 
   /** The warnings of the admission policies a user's write passes (it throws the denial of one it does not). */
@@ -277,7 +344,7 @@ export class Registry {
   }
 
   /** A Pod on a node ends gracefully: marked Terminating until its kubelet confirms with a grace period of 0. */
-  private endGracefully(resource: string, current: KubeObject, grace: number): KubeObject {
+  private async endGracefully(resource: string, current: KubeObject, grace: number): Promise<KubeObject> {
     const ends = Date.now() + grace * 1000;
     const markedEnd = current.metadata.deletionTimestamp ? Date.parse(current.metadata.deletionTimestamp) : Infinity;
     if (ends >= markedEnd) return current;
@@ -288,18 +355,18 @@ export class Registry {
   }
 
   /** A dependent the garbage collector deletes: as a DELETE without options would (a Pod gracefully). */
-  private collect(resource: string, object: KubeObject): void {
+  private async collect(resource: string, object: KubeObject): Promise<void> {
     const grace = resource === 'pods' ? podGracePeriod(object, undefined) : 0;
-    if (grace > 0) this.endGracefully(resource, object, grace);
-    else this.deleteOrMark(resource, object);
+    if (grace > 0) await this.endGracefully(resource, object, grace);
+    else await this.deleteOrMark(resource, object);
   }
 
   /**
    * Deletes an object, or, while finalizers hold it, marks it (deletionTimestamp): their controllers
    * remove it by the update that clears them.
    */
-  private deleteOrMark(resource: string, current: KubeObject, finalizers = current.metadata.finalizers ?? []): KubeObject {
-    if (finalizers.length === 0) return this.store.delete(resource, current.metadata.namespace, current.metadata.name)!;
+  private async deleteOrMark(resource: string, current: KubeObject, finalizers = current.metadata.finalizers ?? []): Promise<KubeObject> {
+    if (finalizers.length === 0) return (await this.store.delete(resource, current.metadata.namespace, current.metadata.name))!;
     if (current.metadata.deletionTimestamp) return current;
     const marked = copy(current);
     marked.metadata.deletionTimestamp = timestamp();
@@ -314,29 +381,29 @@ export class Registry {
    * A CRD goes after its custom resources (the real server's CRD finalizer deletes them first): those
    * their own finalizers hold keep it Terminating, and it goes when the last of them does.
    */
-  private deleteDefinition(crd: KubeObject): KubeObject {
+  private async deleteDefinition(crd: KubeObject): Promise<KubeObject> {
     const resource = crd.metadata.name;
-    for (const object of this.store.list(resource)) this.deleteOrMark(resource, object);
+    for (const object of this.store.list(resource)) await this.deleteOrMark(resource, object);
     if (this.store.list(resource).length === 0) return this.deleteOrMark(crdResource, crd);
     this.terminatingDefinitions.add(resource);
     return this.deleteOrMark(crdResource, crd, [...new Set([...(crd.metadata.finalizers ?? []), crdCleanupFinalizer])]);
   }
 
   /** The last custom resource of a Terminating CRD is gone: the CRD's finalizer is done. */
-  private finishDefinition(resource: string): void {
+  private async finishDefinition(resource: string): Promise<void> {
     if (!this.terminatingDefinitions.has(resource) || this.store.list(resource).length > 0) return;
     this.terminatingDefinitions.delete(resource);
     const crd = this.store.get(crdResource, undefined, resource);
     if (!crd) return;
     const finalizers = (crd.metadata.finalizers ?? []).filter((f) => f !== crdCleanupFinalizer);
-    if (finalizers.length === 0) this.store.delete(crdResource, undefined, resource);
-    else this.store.put(crdResource, { ...crd, metadata: { ...crd.metadata, finalizers } });
+    if (finalizers.length === 0) await this.store.delete(crdResource, undefined, resource);
+    else await this.store.put(crdResource, { ...crd, metadata: { ...crd.metadata, finalizers } });
   }
 
   /** A namespace's objects go with it (the namespace controller's work, done at once). */
-  private deleteNamespaceContents(namespace: string): void {
+  private async deleteNamespaceContents(namespace: string): Promise<void> {
     for (const resource of this.store.resources()) {
-      for (const object of this.store.list(resource, namespace)) this.store.delete(resource, namespace, object.metadata.name);
+      for (const object of this.store.list(resource, namespace)) await this.store.delete(resource, namespace, object.metadata.name);
     }
   }
 

@@ -255,7 +255,7 @@ export class Router {
           const selected = [query.get('labelSelector'), query.get('fieldSelector')].some((s) => (s ?? '').trim() !== '');
           const scope = { resource: groupResource(type), namespace, matches: matches(), selected };
           await waitUntilFresh(registry.store, awaitedResourceVersion(options));
-          const page = listPage(registry.store, scope, options);
+          const page = await listPage(registry.store, scope, options);
           const metadata = {
             resourceVersion: page.resourceVersion,
             ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
@@ -267,7 +267,7 @@ export class Router {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
           const format = bodyFormat(contentType, type.kind);
           const options = writeOptions(query, user);
-          const written = registry.create(type, namespace, decodeObject(body, type.kind, format), options);
+          const written = await registry.create(type, namespace, decodeObject(body, type.kind, format), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
         }
         case 'DELETE': {
@@ -276,8 +276,10 @@ export class Router {
           const options = writeOptions(query, user);
           const doomed = registry.store.list(groupResource(type), namespace).filter(matches());
           // All or nothing: each is checked (its preconditions, a namespace that may not go, admission) before any goes.
-          for (const o of doomed) registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { ...options, dryRun: true });
-          const results = doomed.map((o) => registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options));
+          for (const o of doomed)
+            await registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, { ...options, dryRun: true });
+          const results = [];
+          for (const o of doomed) results.push(await registry.delete(type, o.metadata.namespace, o.metadata.name, deleteOptions, options));
           const items = results.map((r) => r.object);
           return {
             code: 200,
@@ -310,19 +312,19 @@ export class Router {
       case 'PUT': {
         const format = bodyFormat(contentType, type.kind);
         const options = writeOptions(query, user);
-        const written = registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
+        const written = await registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'PATCH': {
         const patchType = patchTypeOf(contentType, type.schema ? customResourcePatches : builtInPatches);
         const options = writeOptions(query, user);
-        const written = registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
+        const written = await registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'DELETE': {
         if (subresource) throw methodNotAllowed();
         const deleteOptions = deleteOptionsOf(decodeDeleteOptions(body, contentType), query);
-        const { object, code, warnings } = registry.delete(type, namespace, name, deleteOptions, writeOptions(query, user));
+        const { object, code, warnings } = await registry.delete(type, namespace, name, deleteOptions, writeOptions(query, user));
         return {
           code,
           body: deleteAnswersWithObject(type) || object.metadata.deletionTimestamp ? object : deleted(type, object),

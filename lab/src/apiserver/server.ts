@@ -13,10 +13,11 @@
  * ValidatingAdmissionPolicies and their bindings, evaluated in CEL as kube-apiserver does
  * (admission-policy.ts; a denial is the real 422 naming policy and binding); no other admission runs
  * (no webhooks, no NodeRestriction). A bound token's user carries the node it is bound to in its
- * `extra` (service-account-tokens.ts), which policies read. State is in memory, with a bounded history
- * of each resource (store.ts, as etcd's until compaction; the watch cache keeps its own): a restarted
- * server starts empty (and from resourceVersion 1) but for the default namespaces, the RBAC bootstrap
- * policy and the CRDs it was given.
+ * `extra` (service-account-tokens.ts), which policies read. Objects are kept in etcd, as
+ * kube-apiserver keeps them (etcd-store.ts: resourceVersions are etcd revisions, a restarted server
+ * finds its objects, compaction makes old versions 410), or, for unit tests, in memory (memory-store.ts:
+ * a restarted server starts empty); either way it adds, when missing, the default namespaces, the RBAC
+ * bootstrap policy and the CRDs it was given.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
@@ -37,7 +38,10 @@ import { ServedTypes } from './served-types';
 import { ServiceAccountTokens, serviceAccountTokenType } from './service-account-tokens';
 import { Router } from './router';
 import { ApiError, forbidden, unauthorized } from './status';
-import { Store } from './store';
+import type { Store } from './store';
+import { MemoryStore } from './memory-store';
+import { EtcdStore } from './etcd-store';
+import { startCompactor } from './compactor';
 import { Watches } from './watch';
 import { WatchCache } from './watch-cache';
 
@@ -52,6 +56,13 @@ export interface ApiServerOptions {
    * CRDs are served from the moment a client creates them.
    */
   crds?: string[];
+  /**
+   * Where the objects are kept: `{ etcd }`, the client URL of an etcd (kube-apiserver's
+   * --etcd-servers), as the lab runs it; `'memory'`, in this process only, for unit tests (lost with it).
+   */
+  storage: 'memory' | { etcd: string };
+  /** How often etcd's history is compacted (kube-apiserver's --etcd-compaction-interval, 5 minutes unless given). */
+  compactionIntervalMs?: number;
   /** 127.0.0.1 unless given. */
   host?: string;
   /** 0 (any free port) unless given. */
@@ -59,8 +70,8 @@ export interface ApiServerOptions {
   /** Changes kept per resource for watches from a resourceVersion; older ones get 410 Expired. */
   watchCacheSize?: number;
   /**
-   * Changes kept per resource in the store (etcd's history until compaction): a list at an older
-   * resourceVersion (a continue token's, or resourceVersionMatch=Exact) gets 410 Expired.
+   * Changes kept per resource by the memory store (what etcd's history until compaction is): a list at
+   * an older resourceVersion (a continue token's, or resourceVersionMatch=Exact) gets 410 Expired.
    */
   storeHistorySize?: number;
   /** How often a watch that allows bookmarks gets one (the real server: about a minute). */
@@ -117,28 +128,33 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
   if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
-  const store = new Store(options.storeHistorySize ?? 1000);
+  const log = options.logger;
+  const store: Store =
+    options.storage === 'memory' ? new MemoryStore(options.storeHistorySize ?? 1000) : await EtcdStore.open(options.storage.etcd, log);
+  const stopCompactor =
+    store instanceof EtcdStore ? startCompactor(store, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
   const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now);
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
-  const registry = new Registry(store, new AdmissionPolicies(store));
-  storeRbacDefaults(store);
+  const registry = new Registry(store, new AdmissionPolicies(store), log);
+  await registry.storeInitialNamespaces();
+  await storeRbacDefaults(store);
   const authorizer = new RbacAuthorizer(store);
   const crdType = builtInTypes.find((t) => groupResource(t) === crdResource)!;
-  for (const crd of parseCrds(options.crds ?? [])) registry.create(crdType, undefined, crd, { dryRun: false, fieldValidation: 'Strict' });
+  for (const crd of parseCrds(options.crds ?? []).filter((c) => !store.get(crdResource, undefined, c.metadata.name)))
+    await registry.create(crdType, undefined, crd, { dryRun: false, fieldValidation: 'Strict' });
   const types = new ServedTypes(builtInTypes, store);
   const certificate = options.certificate ?? selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
   // kube-controller-manager's token controller, once the write is done (as it acts on what it watched).
   store.onChange((change) => {
     if (change.resource !== 'secrets' || change.type === 'DELETED' || change.object.type !== serviceAccountTokenType) return;
-    queueMicrotask(() => {
+    registry.afterChange(async () => {
       const current = store.get('secrets', change.object.metadata.namespace, change.object.metadata.name);
       const filled = current && tokens.filledSecret(current, certificate.cert);
-      if (filled) store.put('secrets', filled);
+      if (filled) await store.put('secrets', filled);
     });
   });
   const watches = new Watches(store, new WatchCache(store, options.watchCacheSize ?? 1000), options.bookmarkIntervalMs ?? 60_000);
   const router = new Router({ registry, watches, types, authorizer, tokens });
-  const log = options.logger;
 
   const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
     const target = requestTarget(req.url ?? '/');
@@ -208,11 +224,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     url: `https://${host}:${port}`,
     port,
     ca: certificate.cert,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         watches.closeAll();
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+      stopCompactor();
+      await store.close();
+    },
   };
 }

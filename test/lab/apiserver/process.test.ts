@@ -1,7 +1,8 @@
 /**
  * `strait-lab apiserver` as the lab runs it: a process that writes a kubeconfig for its cluster, says
  * where it listens, serves the strait.io CRDs to kubectl, keeps its tokens out of its logs, exits 0 on
- * SIGTERM, and with --token-auth-file authenticates more users, whose requests RBAC authorizes.
+ * SIGTERM, and with --token-auth-file authenticates more users, whose requests RBAC authorizes. Its
+ * objects are in the etcd of --etcd-servers (a real one per test): killed and started again, it serves them.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { crdFiles } from '../../../src/api/write-crds';
 import { kubectl } from '../../support/k8s-tools';
+import { type TestEtcd, startTestEtcd } from '../../support/etcd';
 
 const main = join(__dirname, '..', '..', '..', 'lab', 'src', 'main.js');
 
@@ -18,18 +20,22 @@ describe('strait-lab apiserver (the process)', function () {
   this.timeout(20_000);
   let dir: string;
   let child: ChildProcess | undefined;
+  let etcd: TestEtcd | undefined;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-process-'));
+    etcd = await startTestEtcd(join(dir, 'etcd'));
   });
-  afterEach(() => {
+  afterEach(async () => {
     if (child?.exitCode === null) child.kill('SIGKILL');
+    await etcd?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Starts the process with `args`; resolves when it said where it listens. */
+  /** Starts the process with `args` (and the test's etcd); resolves when it said where it listens. */
   async function start(...args: string[]) {
-    child = spawn(process.execPath, [main, 'apiserver', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [main, 'apiserver', '--etcd-servers', etcd!.url, ...args];
+    child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     const output = { stdout: '', stderr: '' };
     child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -115,6 +121,21 @@ describe('strait-lab apiserver (the process)', function () {
     assert.equal((await kubectl(kubeconfig, dir, 'create', '-f', crd)).code, 0);
     assert.deepEqual(await served(), { code: 0, stdout: 'endpoints.strait.io\n', stderr: '' });
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
+  });
+
+  it('killed (SIGKILL) and started again on its etcd, serves the objects it had at their resourceVersions', async () => {
+    const kubeconfig = join(dir, 'kubeconfig');
+    await start('--kubeconfig', kubeconfig);
+    assert.equal((await kubectl(kubeconfig, dir, 'create', 'configmap', 'kept', '--from-literal=a=1')).code, 0);
+    const version = () => kubectl(kubeconfig, dir, 'get', 'configmap', 'kept', '-o', 'jsonpath={.metadata.resourceVersion}');
+    const before = await version();
+    assert.match(before.stdout, /^\d+$/);
+    child!.kill('SIGKILL');
+    await new Promise((resolve) => child!.once('exit', resolve));
+    // The kubeconfig the new process writes has its new port (and a new random token).
+    await start('--kubeconfig', kubeconfig);
+    // kube-apiserver keeps nothing itself: what it serves after a restart is etcd's (storage/etcd3/store.go).
+    assert.deepEqual(await version(), before);
   });
 
   it('refuses both --kubeconfig and --kubeconfig-out, naming the option', async () => {

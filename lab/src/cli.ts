@@ -158,6 +158,12 @@ export function registerLabCommands(lab: Command): void {
       '--etcd-servers <url>',
       "the etcd the objects are kept in, its client URL (kube-apiserver's --etcd-servers), like http://127.0.0.1:2379",
     )
+    .option('--tls-cert-file <file>', 'the serving certificate (PEM); default: a new self-signed one for 127.0.0.1')
+    .option('--tls-private-key-file <file>', "the serving certificate's key (PEM)")
+    .option(
+      '--service-account-key-file <file>',
+      'the key ServiceAccount tokens are signed with (its bytes); default: a random one (a restart on the same etcd needs the same)',
+    )
     .option(
       '--etcd-compaction-interval <seconds>',
       "how often etcd's history is compacted (kube-apiserver's --etcd-compaction-interval)",
@@ -193,6 +199,9 @@ export function registerLabCommands(lab: Command): void {
           watchCacheSize: string;
           etcdServers: string;
           etcdCompactionInterval: string;
+          tlsCertFile?: string;
+          tlsPrivateKeyFile?: string;
+          serviceAccountKeyFile?: string;
         }) => {
           const watchCacheSize = Number(opts.watchCacheSize);
           if (!Number.isInteger(watchCacheSize) || watchCacheSize < 1)

@@ -4,7 +4,8 @@
  * kubeconfig for its cluster (atomically, with the admin token), prints where it listens as one JSON
  * line, and serves until SIGTERM or SIGINT, then closes and exits 0. Tokens come from files (the
  * admin's, and optionally a token auth file of more users, kube-apiserver's CSV), never from the command
- * line (where `ps` shows them) and never into logs.
+ * line (where `ps` shows them) and never into logs. Started again on the same etcd with the same
+ * certificate and signing key (files), it is the same server to its clients, the tokens it issued good.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,11 @@ export interface ApiServerProcessOptions {
   etcdServers: string;
   /** How often etcd's history is compacted. */
   compactionIntervalMs: number;
+  /** The serving certificate and its key (PEM); absent: a new self-signed one. */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** The key ServiceAccount tokens are signed with; absent: a random one. */
+  serviceAccountKeyFile?: string;
 }
 
 function listenAddress(listen: string): { host: string; port: number } {
@@ -52,6 +58,19 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
       ? []
       : parseTokenAuthFile(readFileSync(path, 'utf8'), path, (message) => logger.warn({ tokenAuthFile: path }, message));
   if (users.some((u) => u.token === token)) throw new InputError('--token-auth-file', path, 'a user has the token of --token-file');
+  const { tlsCertFile: certFile, tlsPrivateKeyFile: keyFile, serviceAccountKeyFile: saKeyFile } = options;
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new InputError(
+      certFile === undefined ? '--tls-private-key-file' : '--tls-cert-file',
+      certFile ?? keyFile,
+      'give both TLS files or neither',
+    );
+  const certificate =
+    certFile === undefined || keyFile === undefined
+      ? undefined
+      : { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+  const serviceAccountKey = saKeyFile === undefined ? undefined : readFileSync(saKeyFile);
+  if (serviceAccountKey?.length === 0) throw new InputError('--service-account-key-file', saKeyFile, 'the file is empty');
   const server = await startApiServer({
     token,
     users,
@@ -60,6 +79,8 @@ export async function runApiServerProcess(options: ApiServerProcessOptions, say:
     port,
     watchCacheSize: options.watchCacheSize,
     storage: { etcd: options.etcdServers },
+    ...(certificate ? { certificate } : {}),
+    ...(serviceAccountKey ? { serviceAccountKey } : {}),
     compactionIntervalMs: options.compactionIntervalMs,
     logger,
   });

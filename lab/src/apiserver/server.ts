@@ -19,6 +19,7 @@
  * a restarted server starts empty); either way it adds, when missing, the default namespaces, the RBAC
  * bootstrap policy and the CRDs it was given.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -78,7 +79,13 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Milliseconds since the epoch, for the expiry of the tokens it issues (Date.now unless a test moves time on). */
   clock?: () => number;
-  /** The serving certificate; a new self-signed one for 127.0.0.1 unless given. */
+  /**
+   * The key ServiceAccount tokens are signed with (kube-apiserver's --service-account-signing-key-file);
+   * a random one unless given. A server restarted on the same etcd needs the same one: the tokens it
+   * issued, those in Secrets too, are good only with it.
+   */
+  serviceAccountKey?: Buffer;
+  /** The serving certificate; a new self-signed one for 127.0.0.1 unless given (a restarted server's clients trust only the same). */
   certificate?: Certificate;
   logger?: Logger;
 }
@@ -133,7 +140,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     options.storage === 'memory' ? new MemoryStore(options.storeHistorySize ?? 1000) : await EtcdStore.open(options.storage.etcd, log);
   const stopCompactor =
     store instanceof EtcdStore ? startCompactor(store, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
-  const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now);
+  const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now, options.serviceAccountKey ?? randomBytes(32));
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
   const registry = new Registry(store, new AdmissionPolicies(store), log);
   await registry.storeInitialNamespaces();

@@ -18,7 +18,7 @@
  * and `node-name`, `node-uid` (a Pod's once it is scheduled). Every bound token has a JTI, which the
  * user carries as `authentication.kubernetes.io/credential-id` (`JTI=<id>`).
  */
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { authenticatedGroup, type UserInfo } from './authentication';
 import { type KubeObject, isRecord, timestamp } from './kube-object';
 import { ApiError, type StatusCause, badRequest, invalid, notFound } from './status';
@@ -63,12 +63,12 @@ const accountNameAnnotation = 'kubernetes.io/service-account.name';
 const accountUidAnnotation = 'kubernetes.io/service-account.uid';
 
 export class ServiceAccountTokens {
-  private readonly key = randomBytes(32);
-
   constructor(
     private readonly store: Store,
     /** Milliseconds since the epoch: the server's clock, which a test may move on. */
     private readonly now: () => number,
+    /** The signing key (kube-apiserver's --service-account-signing-key-file). */
+    private readonly key: Buffer,
   ) {}
 
   private sign(text: string): Buffer {

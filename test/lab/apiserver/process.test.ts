@@ -13,6 +13,7 @@ import { parse, stringify } from 'yaml';
 import { crdFiles } from '../../../src/api/write-crds';
 import { kubectl } from '../../support/k8s-tools';
 import { type TestEtcd, startTestEtcd } from '../../support/etcd';
+import { selfSignedCertificate } from '../../../lab/src/apiserver/certificate';
 
 const main = join(__dirname, '..', '..', '..', 'lab', 'src', 'main.js');
 
@@ -123,19 +124,43 @@ describe('strait-lab apiserver (the process)', function () {
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
   });
 
-  it('killed (SIGKILL) and started again on its etcd, serves the objects it had at their resourceVersions', async () => {
+  it('killed (SIGKILL) and started again on its etcd, port, certificate and signing key: the same server to its clients, with the objects it had', async () => {
+    const { cert, key } = selfSignedCertificate('process-test', ['127.0.0.1'], []);
+    writeFileSync(join(dir, 'tls.crt'), cert);
+    writeFileSync(join(dir, 'tls.key'), key);
+    writeFileSync(join(dir, 'sa.key'), 'a-signing-key-of-this-test');
+    writeFileSync(join(dir, 'token'), 'admin-token-77c1\n');
     const kubeconfig = join(dir, 'kubeconfig');
-    await start('--kubeconfig', kubeconfig);
+    const identity = ['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key')];
+    const args = [
+      '--kubeconfig',
+      kubeconfig,
+      '--token-file',
+      join(dir, 'token'),
+      ...identity,
+      '--service-account-key-file',
+      join(dir, 'sa.key'),
+    ];
+    const { said } = await start(...args);
     assert.equal((await kubectl(kubeconfig, dir, 'create', 'configmap', 'kept', '--from-literal=a=1')).code, 0);
+    assert.equal((await kubectl(kubeconfig, dir, 'create', 'serviceaccount', 'robot')).code, 0);
+    const token = (await kubectl(kubeconfig, dir, 'create', 'token', 'robot')).stdout.trim();
     const version = () => kubectl(kubeconfig, dir, 'get', 'configmap', 'kept', '-o', 'jsonpath={.metadata.resourceVersion}');
     const before = await version();
     assert.match(before.stdout, /^\d+$/);
     child!.kill('SIGKILL');
     await new Promise((resolve) => child!.once('exit', resolve));
-    // The kubeconfig the new process writes has its new port (and a new random token).
-    await start('--kubeconfig', kubeconfig);
+    await start(...args, '--listen', `127.0.0.1:${said.port}`);
     // kube-apiserver keeps nothing itself: what it serves after a restart is etcd's (storage/etcd3/store.go).
     assert.deepEqual(await version(), before);
+    // A token it issued before is still good: signed with the same key (--service-account-key-file).
+    const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string }[] };
+    writeFileSync(join(dir, 'robot'), stringify({ ...config, users: [{ name: config.users[0]!.name, user: { token } }] }));
+    assert.deepEqual(await kubectl(join(dir, 'robot'), dir, 'get', '--raw', '/version'), {
+      code: 0,
+      stdout: (await kubectl(kubeconfig, dir, 'get', '--raw', '/version')).stdout,
+      stderr: '',
+    });
   });
 
   it('refuses both --kubeconfig and --kubeconfig-out, naming the option', async () => {

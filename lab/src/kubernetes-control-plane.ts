@@ -8,7 +8,7 @@
  * (lab.ts starts them with --kubernetes).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
@@ -21,7 +21,8 @@ import { loadKubeConfig } from '../../src/k8s/kubeconfig';
 import { identityKubeconfigPath, kubeconfigPath, labConfigDir } from './control-plane';
 import { type LabChartSettings, installChart, labChartValues, labConfigMap, labRelease } from './lab-chart';
 import { kubeconfigText, writeKubeconfig } from './apiserver/kubeconfig';
-import { isAlive, startProcess } from './processes';
+import { isAlive, startProcess, stopProcess } from './processes';
+import { selfSignedCertificate } from './apiserver/certificate';
 import { clientUrl, etcdCommand, newMember, waitUntilHealthy } from './etcd';
 import type { LabCluster, LabTopology } from './topology';
 
@@ -62,51 +63,94 @@ function serverOf(runDir: string, cluster: string): { server: string; ca: string
   return { server, ca: Buffer.from(caData ?? '', 'base64').toString() };
 }
 
-/** Starts the etcd of each cluster (together: each takes a second to elect itself); returns their client URLs. */
-async function startEtcds(topology: LabTopology, runDir: string): Promise<Map<string, string>> {
-  const members = await Promise.all(
+/** Starts the etcd of each cluster (together: each takes a second to elect itself), and notes its client URL. */
+async function startEtcds(topology: LabTopology, runDir: string): Promise<void> {
+  await Promise.all(
     topology.clusters.map(async (cluster) => {
       const member = await newMember(cluster.id, join(runDir, runDirPaths.etcdData(cluster.id)));
       const pid = startProcess(runDir, `etcd-${cluster.id}`, etcdCommand(member));
       await waitUntilHealthy(clientUrl(member), () => isAlive(pid)).catch((err: Error) => {
         throw new StateError(`${err.message}; see ${join(runDir, 'logs', `etcd-${cluster.id}.log`)}`);
       });
-      return [cluster.id, clientUrl(member)] as const;
+      writeFileAtomic(join(runDir, runDirPaths.etcdUrl(cluster.id)), `${clientUrl(member)}\n`);
     }),
   );
-  return new Map(members);
 }
 
-/** Starts each cluster's API server, waits until every one has written its kubeconfig; returns each cluster's user tokens. */
-async function startApiServers(topology: LabTopology, runDir: string, labCli: string): Promise<Map<string, Map<string, string>>> {
-  const users = new Map<string, Map<string, string>>();
-  const etcds = await startEtcds(topology, runDir);
-  for (const cluster of topology.clusters) {
-    mkdirSync(join(runDir, cluster.id), { recursive: true });
-    writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
-    users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
-    startProcess(runDir, `apiserver-${cluster.id}`, [
-      process.execPath,
-      labCli,
-      'apiserver',
-      '--token-file',
-      tokenPath(runDir, cluster.id),
-      '--token-auth-file',
-      join(runDir, runDirPaths.apiServerUsers(cluster.id)),
-      '--kubeconfig',
-      kubeconfigPath(runDir, cluster.id),
-      '--cluster',
-      cluster.id,
-      '--etcd-servers',
-      etcds.get(cluster.id)!,
-    ]);
-  }
+/** The API server's identity, made once: its serving certificate and its ServiceAccount signing key. */
+function writeIdentity(runDir: string, cluster: string): void {
+  const { cert, key } = selfSignedCertificate('strait-lab-apiserver', ['127.0.0.1'], ['localhost']);
+  writeFileAtomic(join(runDir, runDirPaths.apiServerCertificate(cluster)), cert);
+  writeFileAtomic(join(runDir, runDirPaths.apiServerCertificateKey(cluster)), key, 0o600);
+  writeFileAtomic(join(runDir, runDirPaths.serviceAccountKey(cluster)), randomBytes(32).toString('hex'), 0o600);
+}
+
+/** Starts the API server of `cluster` on its etcd and identity, listening on `port` (0: any free one). */
+function startApiServer(runDir: string, cluster: string, labCli: string, port: number): void {
+  const path = (relative: string) => join(runDir, relative);
+  startProcess(runDir, `apiserver-${cluster}`, [
+    process.execPath,
+    labCli,
+    'apiserver',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--token-file',
+    tokenPath(runDir, cluster),
+    '--token-auth-file',
+    path(runDirPaths.apiServerUsers(cluster)),
+    '--kubeconfig',
+    kubeconfigPath(runDir, cluster),
+    '--cluster',
+    cluster,
+    '--etcd-servers',
+    readFileSync(path(runDirPaths.etcdUrl(cluster)), 'utf8').trim(),
+    '--tls-cert-file',
+    path(runDirPaths.apiServerCertificate(cluster)),
+    '--tls-private-key-file',
+    path(runDirPaths.apiServerCertificateKey(cluster)),
+    '--service-account-key-file',
+    path(runDirPaths.serviceAccountKey(cluster)),
+  ]);
+}
+
+/** Resolves once the API server of each of `clusters` has written its kubeconfig (it listens). */
+async function serving(runDir: string, clusters: string[]): Promise<void> {
   for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
-    const missing = topology.clusters.filter((c) => !existsSync(kubeconfigPath(runDir, c.id))).map((c) => c.id);
-    if (missing.length === 0) return users;
+    const missing = clusters.filter((c) => !existsSync(kubeconfigPath(runDir, c)));
+    if (missing.length === 0) return;
     if (Date.now() > deadline)
       throw new StateError(`the API servers of ${missing.join(', ')} did not start in 30 s; see ${join(runDir, 'logs')}`);
   }
+}
+
+/** Starts each cluster's etcd and API server, waits until every one serves; returns each cluster's user tokens. */
+async function startApiServers(topology: LabTopology, runDir: string, labCli: string): Promise<Map<string, Map<string, string>>> {
+  const users = new Map<string, Map<string, string>>();
+  for (const cluster of topology.clusters) mkdirSync(join(runDir, cluster.id), { recursive: true });
+  await startEtcds(topology, runDir);
+  for (const cluster of topology.clusters) {
+    writeFileAtomic(tokenPath(runDir, cluster.id), `${newToken()}\n`, 0o600);
+    users.set(cluster.id, writeUsers(topology, runDir, cluster.id));
+    writeIdentity(runDir, cluster.id);
+    startApiServer(runDir, cluster.id, labCli, 0);
+  }
+  await serving(
+    runDir,
+    topology.clusters.map((c) => c.id),
+  );
+  return users;
+}
+
+/**
+ * Kills the API server of `cluster` (SIGKILL, as a crash) and starts it again on the same port, etcd and
+ * identity: its clients reconnect to the same server, which serves the objects etcd kept.
+ */
+export async function restartApiServer(runDir: string, cluster: string, labCli: string): Promise<void> {
+  const port = Number(new URL(serverOf(runDir, cluster).server).port);
+  await stopProcess(runDir, `apiserver-${cluster}`, 0);
+  rmSync(kubeconfigPath(runDir, cluster), { force: true });
+  startApiServer(runDir, cluster, labCli, port);
+  await serving(runDir, [cluster]);
 }
 
 /** A lab node as the kubelet would register it. */

@@ -529,6 +529,11 @@ export async function reconfigureController(
   startStandaloneController(topology, runDir, clusterId, edit(config));
 }
 
+/** Kills the API server of a lab on Kubernetes (as a crash) and starts it again on its etcd, port and identity. */
+export async function restartApiServer(runDir: string, clusterId: string): Promise<void> {
+  await (await import('./kubernetes-control-plane')).restartApiServer(runDir, clusterId, labCli);
+}
+
 /** Removes every trace of a lab (processes, namespaces, pins, run directory); safe to run twice. */
 export async function labDown(runDir: string, say: Say): Promise<{ processes: number; namespaces: number }> {
   const names = knownProcesses(runDir);

@@ -26,8 +26,16 @@ export const runDirPaths = {
   identityKubeconfig: (cluster: string, identity: string) => `${cluster}/kubeconfig-${identity}`,
   apiServerUsers: (cluster: string) => `${cluster}/users.csv`,
   apiServerToken: (cluster: string) => `${cluster}/token`,
-  /** The data directory of the cluster's etcd, its API server's storage. */
+  /**
+   * The serving certificate and key of the cluster's API server, and the key it signs ServiceAccount
+   * tokens with: made once, so a restarted API server is the same one to its clients.
+   */
+  apiServerCertificate: (cluster: string) => `${cluster}/apiserver.crt`,
+  apiServerCertificateKey: (cluster: string) => `${cluster}/apiserver.key`,
+  serviceAccountKey: (cluster: string) => `${cluster}/service-account.key`,
+  /** The data directory of the cluster's etcd, its API server's storage, and the etcd's client URL. */
   etcdData: (cluster: string) => `${cluster}/etcd`,
+  etcdUrl: (cluster: string) => `${cluster}/etcd-url`,
   secrets: (cluster: string) => `secrets/${cluster}`,
   logs: 'logs',
   /** A lab across machines: one machine's own pid files, logs and probe report (only it may read its pids). */

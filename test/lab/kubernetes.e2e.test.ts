@@ -4,7 +4,7 @@
  * lab, what kubectl shows, a peering removed leaving no object and no datapath state of it. What only
  * the control plane decides runs on one dataplane each (the standalone lab runs both dataplanes through
  * the datapath's side of them): on eBPF the controller leader killed (no packet lost) and a gateway node
- * dying (its Lease stops); on the fallback the second topology (CIDR shapes: the IPAM's concern).
+ * dying (its Lease stops), an API server crashed and started again on its etcd; on the fallback the second topology (CIDR shapes: the IPAM's concern).
  * Figures are printed for BENCHMARKS.md.
  */
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../lab/src/checks';
 import { defaultNamespace } from '../../src/k8s/names';
 import { kubeconfigPath } from '../../lab/src/control-plane';
-import { labUp, nodePinRoot, removePeering, savedTopology, uninstallStrait } from '../../lab/src/lab';
+import { labUp, nodePinRoot, removePeering, restartApiServer, savedTopology, uninstallStrait } from '../../lab/src/lab';
 import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
 import { stopProcess } from '../../lab/src/processes';
@@ -159,7 +159,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       });
 
     if (dataplane === 'ebpf')
-      it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over within its heartbeat timeout and a second', async () => {
+      it('the controller leader killed loses no packet and the standby leads within a lease; a dead gateway node fails over within its heartbeat timeout and a second; a crashed API server started again serves what etcd kept', async () => {
         const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
         const views = await clusterViews(topology, runDir);
 
@@ -199,5 +199,27 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         // The Lease was renewed at most 0.2 s before the node died; not Ready 1.5 s after that renewal, seen
         // by the controller's next reconcile (0.1 s); then both clusters' specs and the agents' applies.
         assert.ok(died.longestGapMs <= 2500, `a dead gateway cost at most 2.5 s without replies; it cost ${died.longestGapMs} ms`);
+
+        // 3. B's API server crashes (SIGKILL) and the lab starts it again on the same port, etcd, certificate
+        //    and signing key: it serves the objects etcd kept (the same uids), and every client carries on
+        //    through it (each Lease renewed after the restart: the controllers' tokens and the agents'
+        //    Node-bound ones still good). Traffic from A to B never needed B's API server.
+        const objects = () => kubectl('cluster-b', ['get', 'nodedataplanes,networkconfigs', '-o', 'jsonpath={.items[*].metadata.uid}']);
+        const leases = () =>
+          kubectl('cluster-b', ['get', 'leases', '-n', defaultNamespace, '-o', 'jsonpath={.items[*].metadata.resourceVersion}'])
+            .split(' ')
+            .map(Number);
+        const uids = objects();
+        const across = pingFor('a-w1-p', target, 300);
+        const crashed = Date.now();
+        await restartApiServer(runDir, 'cluster-b');
+        const restartedIn = Date.now() - crashed;
+        const since = Number(kubectl('cluster-b', ['get', 'leases', '-n', defaultNamespace, '-o', 'jsonpath={.metadata.resourceVersion}']));
+        assert.equal(objects(), uids);
+        await waitFor('every Lease of B renewed through the restarted API server', () => leases().every((v) => v > since), 5_000);
+        const crossed = await across;
+        process.stdout.write(
+          `      API server of B restarted in ${restartedIn} ms; every Lease renewed ${Date.now() - crashed} ms after the crash; ping A to B ${crossed.received}/${crossed.transmitted}\n`,
+        );
       });
   });

@@ -58,24 +58,38 @@ export async function startTestApiServer(
   const { crdsInstalled = true, etcd: onEtcd = false, ...serverOptions } = options;
   const crds = crdsInstalled ? [...crdFiles().values()] : [];
   const dir = mkdtempSync(join(tmpdir(), 'strait-apiserver-'));
-  let etcd;
-  let server;
-  try {
-    etcd = onEtcd ? await startTestEtcd(join(dir, 'etcd')) : undefined;
-    const storage = etcd ? { etcd: etcd.url } : ('memory' as const);
-    const serve = (port?: number) =>
-      startApiServer({ token, crds, certificate: certificate!, storage, ...(port !== undefined ? { port } : {}), ...serverOptions });
-    server = { first: await serve(), serve };
-  } catch (err) {
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  const etcd = !onEtcd
+    ? undefined
+    : await startTestEtcd(join(dir, 'etcd')).catch((err: unknown) => {
+        removeDir();
+        throw err;
+      });
+  const removeAll = async () => {
     await etcd?.close();
-    rmSync(dir, { recursive: true, force: true });
+    removeDir();
+  };
+  // The same signing key across restarts, as the lab's: the tokens a server issued stay good on its etcd.
+  const serviceAccountKey = randomBytes(32);
+  const storage = etcd ? { etcd: etcd.url } : ('memory' as const);
+  const serve = (port?: number) =>
+    startApiServer({
+      token,
+      crds,
+      certificate: certificate!,
+      storage,
+      serviceAccountKey,
+      ...(port !== undefined ? { port } : {}),
+      ...serverOptions,
+    });
+  const first = await serve().catch(async (err: unknown) => {
+    await removeAll();
     throw err;
-  }
-  const { serve } = server;
+  });
   const kubeconfigPath = join(dir, 'kubeconfig');
   let running = true;
   const test: TestApiServer = {
-    server: server.first,
+    server: first,
     ...(etcd ? { etcdUrl: etcd.url } : {}),
     token,
     kubeconfigPath,
@@ -93,8 +107,7 @@ export async function startTestApiServer(
       try {
         await test.stop();
       } finally {
-        await etcd?.close();
-        rmSync(dir, { recursive: true, force: true });
+        await removeAll();
       }
     },
     kubeconfigFor: (userToken) => {

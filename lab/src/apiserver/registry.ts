@@ -106,6 +106,11 @@ export class Registry {
       if (change.type === 'DELETED' && this.terminatingDefinitions.has(change.resource))
         this.afterChange(() => this.finishDefinition(change.resource));
     });
+    // A server started again on its etcd goes on with the CRDs it was deleting (their cleanup finalizer says so).
+    for (const crd of store.list(crdResource).filter((c) => (c.metadata.finalizers ?? []).includes(crdCleanupFinalizer))) {
+      this.terminatingDefinitions.add(crd.metadata.name);
+      this.afterChange(() => this.finishDefinition(crd.metadata.name));
+    }
   }
 
   /** The namespaces every cluster has, those not stored yet (a restarted server's are). */

@@ -13,31 +13,7 @@ import { crdFiles } from '../../../src/api/write-crds';
 import { encodeProtobuf, protobufMediaType } from '../../../lab/src/apiserver/protobuf';
 import { type TestApiServer, apiFailure, rawRequest, startTestApiServer } from '../../support/apiserver';
 import { kubectl } from '../../support/k8s-tools';
-
-/** A small CRD of group example.com: Widget, cluster-scoped, `spec.size` an integer. */
-function widgetCrd(
-  overrides: { name?: string; group?: string; storage?: boolean[]; extraField?: string } = {},
-): V1CustomResourceDefinition {
-  const group = overrides.group ?? 'example.com';
-  const properties: Record<string, object> = { size: { type: 'integer' } };
-  if (overrides.extraField) properties[overrides.extraField] = { type: 'string' };
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: overrides.name ?? `widgets.${group}` },
-    spec: {
-      group,
-      scope: 'Cluster',
-      names: { kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget' },
-      versions: (overrides.storage ?? [true]).map((storage, i) => ({
-        name: `v${i + 1}`,
-        served: true,
-        storage,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } },
-      })),
-    },
-  };
-}
+import { widgetCrd } from '../../support/widget-crd';
 
 describe('lab API server: CustomResourceDefinitions as a new cluster serves them, and protobuf bodies', function () {
   this.timeout(30_000);

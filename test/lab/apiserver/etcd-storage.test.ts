@@ -7,10 +7,11 @@
  * in kubernetes/kubernetes). Driven by client-node and kubectl; etcd is read with the etcd3 client.
  */
 import assert from 'node:assert/strict';
-import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import { type TestApiServer, apiFailure, rawRequest, startTestApiServer } from '../../support/apiserver';
 import { kubectl } from '../../support/k8s-tools';
+import { widgetCrd } from '../../support/widget-crd';
 
 type Json = Record<string, any>;
 
@@ -92,6 +93,25 @@ describe('lab API server: objects in etcd', function () {
       body: { ...read, data: { mode: 'b' } },
     });
     assert.ok(Number(replaced.metadata!.resourceVersion) > Number(read.metadata!.resourceVersion));
+  });
+
+  it('goes on, once restarted, deleting a CRD a finalizer of one of its custom resources held', async () => {
+    const crds = t.kubeConfig.makeApiClient(ApiextensionsV1Api);
+    const widgets = { group: 'example.com', version: 'v1', plural: 'widgets' };
+    await crds.createCustomResourceDefinition({ body: widgetCrd() });
+    const body = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: {} };
+    await t.kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({ ...widgets, body });
+    await crds.deleteCustomResourceDefinition({ name: 'widgets.example.com' });
+    await t.stop();
+    await t.start();
+    // pkg/controller/finalizer/crd_finalizer.go: the CRD's cleanup finalizer is work in etcd, which a
+    // restarted server's finalizer controller picks up; the CRD goes once its last custom resource does.
+    const custom = t.kubeConfig.makeApiClient(CustomObjectsApi);
+    await custom.patchClusterCustomObject({ ...widgets, name: 'held', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
+    const left = async () => (await crds.listCustomResourceDefinition()).items.filter((c) => c.metadata!.name === 'widgets.example.com');
+    for (const deadline = Date.now() + 5_000; (await left()).length > 0 && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await left(), []);
   });
 
   it('answers a watch from before a restart, older than the watch cache, with 410 Expired; one from the list a restarted server made goes on', async () => {

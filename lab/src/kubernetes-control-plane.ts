@@ -1,8 +1,8 @@
 /**
  * The lab on Kubernetes (`strait-lab up --control-plane kubernetes`): one API server per cluster
- * (`strait-lab apiserver`, loopback, a token of its own) with its objects in an etcd of its own (etcd.ts;
- * `lab down` stops it with every lab process and removes its data with the run directory), seeded as a cluster would be before Strait is
- * installed: the namespace, a Node per lab node (InternalIP, podCIDRs, the Ready condition, the
+ * (`strait-lab apiserver`, loopback, a token of its own) with its objects in an etcd of its own
+ * (etcd.ts; `lab down` stops it with every lab process and removes its data with the run directory),
+ * seeded as a cluster would be before Strait is installed: the namespace, a Node per lab node (InternalIP, podCIDRs, the Ready condition, the
  * gateway-candidate label and the public-address annotation), and for each peering a Secret holding
  * the peer's kubeconfig, as a person would create it. The controllers and agents then run against it
  * (lab.ts starts them with --kubernetes).

@@ -135,11 +135,21 @@ function answer(res: ServerResponse, code: number, body: unknown, contentType = 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   if (options.token === '') throw new Error('the API server needs a non-empty token');
   if (options.users?.some((u) => u.token === options.token)) throw new Error('a user of the token auth file has the admin token');
-  const log = options.logger;
   const store: Store =
-    options.storage === 'memory' ? new MemoryStore(options.storeHistorySize ?? 1000) : await EtcdStore.open(options.storage.etcd, log);
-  const stopCompactor =
-    store instanceof EtcdStore ? startCompactor(store, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
+    options.storage === 'memory'
+      ? new MemoryStore(options.storeHistorySize ?? 1000)
+      : await EtcdStore.open(options.storage.etcd, options.logger);
+  try {
+    return await serveOn(store, options);
+  } catch (err) {
+    // Not serving: its etcd client would keep the process alive.
+    await store.close();
+    throw err;
+  }
+}
+
+async function serveOn(store: Store, options: ApiServerOptions): Promise<ApiServer> {
+  const log = options.logger;
   const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now, options.serviceAccountKey ?? randomBytes(32));
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
   const registry = new Registry(store, new AdmissionPolicies(store), log);
@@ -225,6 +235,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
+  const stopCompactor =
+    store instanceof EtcdStore ? startCompactor(store, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {

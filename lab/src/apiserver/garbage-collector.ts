@@ -6,8 +6,12 @@
  * DELETE with `propagationPolicy: Orphan` (or `orphanDependents`) only removes the references. A
  * cluster-scoped dependent of a namespaced owner is never collected: the real collector cannot resolve
  * such an owner, and reports a Warning Event `OwnerRefInvalidNamespace` about the dependent (kubernetes.io,
- * "Owners and Dependents"). Not here: dependents of an owner that never existed, foreground deletion
- * (`blockOwnerDeletion`), the collector's delay (it acts once the deletion is written).
+ * "Owners and Dependents"). Foreground deletion: an owner deleted with `propagationPolicy: Foreground`
+ * stays, marked and held by the finalizer `foregroundDeletion`, while the collector deletes its dependents
+ * (those with dependents of their own in the foreground too); once no dependent with `blockOwnerDeletion`
+ * is left, the collector removes the finalizer and the owner goes (garbagecollector.go
+ * `processDeletingDependentsItem`, `attemptToDeleteItem`). Not here: dependents of an owner that never
+ * existed, the collector's delay (it acts once the deletion is written).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
@@ -22,7 +26,14 @@ interface OwnerReference {
   uid?: string;
   kind?: string;
   name?: string;
+  blockOwnerDeletion?: boolean;
 }
+
+/** The finalizer that holds an owner deleted in the foreground until its blocking dependents are gone. */
+export const foregroundDeletion = 'foregroundDeletion';
+
+const inForeground = (object: KubeObject) =>
+  object.metadata.deletionTimestamp !== undefined && (object.metadata.finalizers ?? []).includes(foregroundDeletion);
 
 const ownerReferences = (object: KubeObject): OwnerReference[] =>
   Array.isArray(object.metadata.ownerReferences) ? (object.metadata.ownerReferences as unknown[]).filter(isRecord) : [];
@@ -30,15 +41,48 @@ const ownerReferences = (object: KubeObject): OwnerReference[] =>
 export class GarbageCollector {
   constructor(
     private readonly store: Store,
-    /** Deletes a dependent as a DELETE would (finalizers hold it). */
-    private readonly remove: (resource: string, object: KubeObject) => Promise<void>,
+    /** Deletes a dependent as a DELETE would (finalizers hold it), in the foreground when told. */
+    private readonly remove: (resource: string, object: KubeObject, foreground: boolean) => Promise<void>,
     /** Runs the collector's work after a change, in its turn among the server's writes. */
     afterChange: (work: () => Promise<void>) => void,
   ) {
-    // Once every listener has the deletion, as the collector acts on what it watched.
+    // Once every listener has the change, as the collector acts on what it watched.
     store.onChange((change) => {
-      if (change.type === 'DELETED' && change.object.metadata.uid) afterChange(() => this.ownerGone(change.object));
+      const { object } = change;
+      if (change.type === 'DELETED' && object.metadata.uid) {
+        afterChange(() => this.ownerGone(object));
+        // A dependent gone may be the last one an owner deleted in the foreground waits for.
+        for (const ref of ownerReferences(object)) if (ref.uid !== undefined) afterChange(() => this.foreground(ref.uid!));
+      } else if (change.type !== 'DELETED' && inForeground(object) && !(change.previous && inForeground(change.previous))) {
+        afterChange(() => this.foreground(object.metadata.uid!));
+      }
     });
+  }
+
+  /**
+   * An owner deleted in the foreground (by uid, read again: it may have gone since): its dependents
+   * deleted, and its finalizer removed once no dependent blocks it.
+   */
+  private async foreground(uid: string): Promise<void> {
+    const owner = this.all().find(({ object }) => object.metadata.uid === uid);
+    if (!owner || !inForeground(owner.object)) return;
+    const dependents = this.dependentsOf(owner.object);
+    const live = new Set(this.all().map(({ object }) => object.metadata.uid));
+    for (const { resource, object } of dependents) {
+      if (object.metadata.deletionTimestamp) continue; // being deleted already
+      const others = ownerReferences(object).filter((r) => r.uid !== uid);
+      if (others.some((r) => r.uid !== undefined && live.has(r.uid))) await this.withoutOwner(resource, object, owner.object);
+      else await this.remove(resource, object, this.dependentsOf(object).length > 0);
+    }
+    const blocking = this.dependentsOf(owner.object).filter(({ object }) =>
+      ownerReferences(object).some((r) => r.uid === uid && r.blockOwnerDeletion === true),
+    );
+    if (blocking.length > 0) return;
+    const current = this.store.get(owner.resource, owner.object.metadata.namespace, owner.object.metadata.name);
+    if (!current || current.metadata.uid !== uid) return;
+    const finalizers = (current.metadata.finalizers ?? []).filter((f) => f !== foregroundDeletion);
+    if (finalizers.length === 0) await this.store.delete(owner.resource, current.metadata.namespace, current.metadata.name);
+    else await this.store.put(owner.resource, { ...current, metadata: { ...current.metadata, finalizers } });
   }
 
   /** `propagationPolicy: Orphan`: the dependents keep living, without their reference to `owner`. */
@@ -58,7 +102,7 @@ export class GarbageCollector {
       }
       const others = ownerReferences(object).filter((r) => r.uid !== owner.metadata.uid);
       if (others.some((r) => r.uid !== undefined && live.has(r.uid))) await this.withoutOwner(resource, object, owner);
-      else await this.remove(resource, object);
+      else await this.remove(resource, object, false);
     }
   }
 

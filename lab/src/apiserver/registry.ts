@@ -31,7 +31,7 @@ import type { Logger } from '../../../src/log';
 import { objectMetaError, typeMetaError } from './object-meta';
 import { validateNameFormat } from './validation';
 import { validateObjectMetaMaps } from './object-meta-validation';
-import { GarbageCollector } from './garbage-collector';
+import { GarbageCollector, foregroundDeletion } from './garbage-collector';
 
 /** How unknown fields are handled (`?fieldValidation=`): dropped, dropped with a warning (the default), or refused. */
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -98,7 +98,7 @@ export class Registry {
   ) {
     this.collector = new GarbageCollector(
       store,
-      (resource, object) => this.collect(resource, object),
+      (resource, object, foreground) => this.collect(resource, object, foreground),
       (work) => this.afterChange(work),
     );
     // After the change is delivered to every listener, so watchers see the resource go before its CRD.
@@ -339,7 +339,8 @@ export class Registry {
     if (isRecord(deleteOptions) && (deleteOptions.propagationPolicy === 'Orphan' || deleteOptions.orphanDependents === true))
       await this.collector.orphan(current);
     if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) await this.deleteNamespaceContents(name);
-    return { object: await this.deleteOrMark(groupResource(type), current), code: 200, warnings };
+    const foreground = isRecord(deleteOptions) && deleteOptions.propagationPolicy === 'Foreground';
+    return { object: await this.deleteOrMark(groupResource(type), current, withForeground(current, foreground)), code: 200, warnings };
   }
 
   /** The warnings of the admission policies a user's write passes (it throws the denial of one it does not). */
@@ -359,11 +360,11 @@ export class Registry {
     return this.store.put(resource, marked);
   }
 
-  /** A dependent the garbage collector deletes: as a DELETE without options would (a Pod gracefully). */
-  private async collect(resource: string, object: KubeObject): Promise<void> {
+  /** A dependent the garbage collector deletes: as a DELETE would (a Pod gracefully), in the foreground when told. */
+  private async collect(resource: string, object: KubeObject, foreground: boolean): Promise<void> {
     const grace = resource === 'pods' ? podGracePeriod(object, undefined) : 0;
     if (grace > 0) await this.endGracefully(resource, object, grace);
-    else await this.deleteOrMark(resource, object);
+    else await this.deleteOrMark(resource, object, withForeground(object, foreground));
   }
 
   /**
@@ -488,4 +489,10 @@ function podGracePeriod(pod: KubeObject, deleteOptions: unknown): number {
   const asked = isRecord(deleteOptions) ? deleteOptions.gracePeriodSeconds : undefined;
   if (typeof asked === 'number') return Math.max(0, asked);
   return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+}
+
+/** The finalizers a deletion leaves on the object: its own, and in the foreground `foregroundDeletion` (the collector's to remove). */
+function withForeground(object: KubeObject, foreground: boolean): string[] {
+  const finalizers = object.metadata.finalizers ?? [];
+  return foreground && !finalizers.includes(foregroundDeletion) ? [...finalizers, foregroundDeletion] : finalizers;
 }

@@ -3,11 +3,11 @@
  * (pkg/controller/garbagecollector; kubernetes.io "Owners and Dependents", "Garbage Collection"): an
  * owner deleted takes its dependents with it (background propagation, a Pod on a node gracefully), a
  * dependent another owner still holds only loses the reference, `propagationPolicy: Orphan` keeps them
- * all, and a cluster-scoped dependent of a namespaced owner is never collected (a Warning Event
- * OwnerRefInvalidNamespace says why).
+ * all, `Foreground` keeps the owner until its blocking dependents are gone, and a cluster-scoped dependent
+ * of a namespaced owner is never collected (a Warning Event OwnerRefInvalidNamespace says why).
  */
 import assert from 'node:assert/strict';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1OwnerReference } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, type V1OwnerReference, setHeaderOptions } from '@kubernetes/client-node';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { waitFor } from '../../support/wait';
 
@@ -101,5 +101,62 @@ describe('lab API server: garbage collection of dependents', function () {
       5_000,
     );
     assert.ok(await custom.getClusterCustomObject({ ...pools, name: 'auto-web' }), 'the IPPool is still there');
+  });
+
+  // pkg/controller/garbagecollector/garbagecollector.go processDeletingDependentsItem, attemptToDeleteItem;
+  // apiserver/pkg/registry/rest/delete.go (the finalizer `foregroundDeletion`); kubernetes.io "Garbage
+  // Collection", "Foreground cascading deletion".
+  it('keeps an owner deleted in the foreground, held by foregroundDeletion, until its blocking dependents are gone', async () => {
+    const web = await statefulSet('web');
+    const blocking = { ...ownedBy(web), blockOwnerDeletion: true };
+    // One dependent a finalizer of its own holds, one that blocks nothing, one with a dependent of its own.
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'held', ownerReferences: [blocking], finalizers: ['example.com/hold'] },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+      },
+    });
+    await pod('free', [ownedBy(web)]);
+    const parent = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'parent', ownerReferences: [blocking] } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: {
+        metadata: {
+          name: 'child',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: parent.metadata!.uid!, blockOwnerDeletion: true }],
+        },
+      },
+    });
+    await apps.deleteNamespacedStatefulSet({ name: 'web', namespace: 'default', body: { propagationPolicy: 'Foreground' } });
+    const configMaps = async () =>
+      (await core.listNamespacedConfigMap({ namespace: 'default' })).items
+        .map((c) => c.metadata!.name)
+        .filter((n) => n !== 'kube-root-ca.crt');
+    await waitFor(
+      'free, parent and child gone',
+      async () => !(await pods()).some((p) => p.metadata!.name === 'free') && (await configMaps()).length === 0,
+      5_000,
+    );
+    const owner = await apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' });
+    assert.deepEqual(owner.metadata!.finalizers, ['foregroundDeletion'], 'held while a blocking dependent is there');
+    assert.ok(owner.metadata!.deletionTimestamp, 'marked for deletion');
+    const held = (await pods()).find((p) => p.metadata!.name === 'held')!;
+    assert.ok(held.metadata!.deletionTimestamp, 'the held dependent is being deleted');
+    // Its own finalizer removed, the dependent goes, and the owner with it.
+    await core.patchNamespacedPod(
+      { name: 'held', namespace: 'default', body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    await waitFor('the owner gone', async () => (await apps.listNamespacedStatefulSet({ namespace: 'default' })).items.length === 0, 5_000);
+  });
+
+  it('deletes an owner without dependents in the foreground at once', async () => {
+    await statefulSet('web');
+    await apps.deleteNamespacedStatefulSet({ name: 'web', namespace: 'default', body: { propagationPolicy: 'Foreground' } });
+    await waitFor('the owner gone', async () => (await apps.listNamespacedStatefulSet({ namespace: 'default' })).items.length === 0, 5_000);
   });
 });

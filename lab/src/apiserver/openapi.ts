@@ -39,11 +39,12 @@ export function openApiDocument(types: ResourceType[], groupVersionPath: string)
     const patch = {
       'x-kubernetes-action': 'patch',
       'x-kubernetes-group-version-kind': gvk,
-      parameters: [query('dryRun'), query('fieldManager'), query('fieldValidation')],
+      parameters: [query('dryRun'), query('fieldManager'), query('fieldValidation'), query('force')],
       requestBody: {
         content: {
           'application/merge-patch+json': { schema: { type: 'object' } },
           'application/json-patch+json': { schema: { type: 'object' } },
+          'application/apply-patch+yaml': { schema: { type: 'object' } },
         },
       },
       responses: { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } },

@@ -11,7 +11,8 @@ import { jsonKind } from './go-json';
 import { isRecord } from './kube-object';
 import { ApiError, badRequest } from './status';
 
-export type PatchType = 'merge' | 'json' | 'strategic';
+/** `apply`: server-side apply (apply-patch.ts, managed-fields.ts), not a patch of this file. */
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
 /** Sets a key as JSON has it, own, whatever its name: `__proto__` is a key like any other, not the prototype. */
 const setOwn = (object: Record<string, unknown>, key: string, value: unknown) =>

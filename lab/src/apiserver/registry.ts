@@ -13,6 +13,18 @@ import type { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import type { UserInfo } from './authentication';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
+import { appliedConfiguration, checkAppliedName } from './apply-patch';
+import { syncLastApplied } from './last-applied';
+import { fieldScopeOf, mergeSchemaOf, zeroObjectOf } from './field-ownership';
+import { StructureError } from './structured-merge';
+import {
+  type ManagedFieldsEntry,
+  decodeManagedFields,
+  encodeManagedFields,
+  managersBeforeUpdate,
+  recordApply,
+  recordUpdate,
+} from './managed-fields';
 import { crdCleanupFinalizer, crdResource } from './custom-resource-definitions';
 import { type ResourceType, apiVersionOf, groupResource } from './resource-types';
 import {
@@ -41,6 +53,8 @@ export interface WriteOptions {
   fieldValidation: FieldValidation;
   /** Who asks: a user's write is admitted (admission policies); the server's own (the CRDs it starts with) is not. */
   user?: UserInfo;
+  /** The manager metadata.managedFields gives the fields this write sets; the server's own writes record none. */
+  fieldManager?: string;
 }
 
 export interface Written {
@@ -167,7 +181,7 @@ export class Registry {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    patchType: PatchType,
+    patchType: Exclude<PatchType, 'apply'>,
     patch: unknown,
     subresource: 'status' | undefined,
     options: WriteOptions,
@@ -185,9 +199,33 @@ export class Registry {
     return this.inTurn(() => this.deleteNow(type, namespace, name, deleteOptions, options));
   }
 
-  private async createNow(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions): Promise<Written> {
+  /**
+   * A server-side apply of `body` by `options.fieldManager` (managed-fields.ts), through the object or
+   * its status; a missing object is created by it (not through `/status`).
+   */
+  apply(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    force: boolean,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Promise<Written> {
+    return this.inTurn(() => this.applyNow(type, namespace, name, body, force, subresource, options));
+  }
+
+  /** A create; `applied`: the managers of an apply that creates the object (else the write is recorded as an update). */
+  private async createNow(
+    type: ResourceType,
+    namespace: string | undefined,
+    body: unknown,
+    options: WriteOptions,
+    applied?: ManagedFieldsEntry[],
+  ): Promise<Written> {
     const object = this.decode(type, namespace, body);
     const warnings = this.pruneUnknown(type, object, options);
+    object.metadata.managedFields = applied ? encodeManagedFields(applied) : this.managedFieldsAfter(type, undefined, object, '', options);
     const meta = object.metadata;
     if (!meta.name && meta.generateName)
       meta.name = `${meta.generateName}${Array.from({ length: 5 }, () => suffixAlphabet[randomInt(suffixAlphabet.length)]).join('')}`;
@@ -215,6 +253,7 @@ export class Registry {
     return { object: stored, code: 201, warnings };
   }
 
+  /** PUT of the object (`subresource` undefined) or of its status; `applied`: the managers of an apply (else the write is recorded as an update). */
   private async updateNow(
     type: ResourceType,
     namespace: string | undefined,
@@ -222,6 +261,7 @@ export class Registry {
     body: unknown,
     subresource: 'status' | undefined,
     options: WriteOptions,
+    applied?: ManagedFieldsEntry[],
   ): Promise<Written> {
     const object = this.decode(type, namespace, body);
     if (object.metadata.name !== name)
@@ -246,6 +286,9 @@ export class Registry {
       next = copy(current);
       if (object.status === undefined) delete next.status;
       else next.status = object.status;
+      next.metadata.managedFields = applied
+        ? encodeManagedFields(applied)
+        : this.managedFieldsAfter(type, current, next, 'status', options);
     } else {
       next = object;
       for (const field of ['uid', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'namespace']) {
@@ -256,6 +299,7 @@ export class Registry {
         if (current.status === undefined) delete next.status;
         else next.status = copy(current.status);
       }
+      next.metadata.managedFields = applied ? encodeManagedFields(applied) : this.managedFieldsAfter(type, current, object, '', options);
       if (type.schema && specOf(next) !== specOf(current)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
       type.onUpdate?.(next, current);
       type.allocate?.(next, this.store, current);
@@ -284,7 +328,7 @@ export class Registry {
     type: ResourceType,
     namespace: string | undefined,
     name: string,
-    patchType: PatchType,
+    patchType: Exclude<PatchType, 'apply'>,
     patch: unknown,
     subresource: 'status' | undefined,
     options: WriteOptions,
@@ -302,6 +346,42 @@ export class Registry {
     // A resourceVersion the patch sets is a precondition; otherwise the patch applies to the current object.
     if (patched.metadata.resourceVersion === undefined) patched.metadata.resourceVersion = current.metadata.resourceVersion;
     return this.updateNow(type, namespace, name, patched, subresource, options);
+  }
+
+  private async applyNow(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    force: boolean,
+    subresource: 'status' | undefined,
+    options: WriteOptions,
+  ): Promise<Written> {
+    const config = appliedConfiguration(type, copy(body));
+    const warnings = this.pruneUnknown(type, config, options);
+    const current = this.store.get(groupResource(type), namespace, name);
+    if (!current && subresource) throw notFound(named(type, name));
+    const live = current ?? { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { name: '' } };
+    const writer = { manager: options.fieldManager ?? '', apiVersion: apiVersionOf(type), subresource: subresource ?? '' };
+    const managers = decodeManagedFields(live.metadata.managedFields);
+    const { object, managers: after } = typedOrRefused(config, () =>
+      recordApply(
+        live,
+        config,
+        'error' in managers ? [] : managers,
+        writer,
+        force,
+        fieldScopeOf(type, writer.subresource),
+        mergeSchemaOf(type),
+        timestamp(),
+      ),
+    );
+    checkAppliedName(object, name, namespace);
+    const synced = syncLastApplied(object, config, writer.manager);
+    const written = current
+      ? await this.updateNow(type, namespace, name, synced, subresource, options, after)
+      : await this.createNow(type, namespace, synced, options, after);
+    return { ...written, warnings: [...warnings, ...written.warnings] };
   }
 
   private async deleteNow(
@@ -341,6 +421,29 @@ export class Registry {
     if (type.kind === 'Namespace' && (current.metadata.finalizers ?? []).length === 0) await this.deleteNamespaceContents(name);
     const foreground = isRecord(deleteOptions) && deleteOptions.propagationPolicy === 'Foreground';
     return { object: await this.deleteOrMark(groupResource(type), current, withForeground(current, foreground)), code: 200, warnings };
+  }
+
+  /** metadata.managedFields after `options.fieldManager` writes `after` over `before` (undefined: a create), or before's for the server's own writes. */
+  private managedFieldsAfter(
+    type: ResourceType,
+    before: KubeObject | undefined,
+    after: KubeObject,
+    subresource: string,
+    options: WriteOptions,
+  ): Record<string, unknown>[] | undefined {
+    if (options.fieldManager === undefined) return before?.metadata.managedFields as Record<string, unknown>[] | undefined;
+    const managers = managersBeforeUpdate(before, after.metadata.managedFields, subresource);
+    const writer = { manager: options.fieldManager, apiVersion: apiVersionOf(type), subresource };
+    const scope = fieldScopeOf(type, subresource);
+    try {
+      return encodeManagedFields(
+        recordUpdate(before ?? zeroObjectOf(type), after, managers, writer, scope, mergeSchemaOf(type), timestamp()),
+      );
+    } catch (error) {
+      // UpdateNoErrors: an object its schema cannot type (a list-map item without its key) keeps the managers it had.
+      if (error instanceof StructureError) return before?.metadata.managedFields as Record<string, unknown>[] | undefined;
+      throw error;
+    }
   }
 
   /** The warnings of the admission policies a user's write passes (it throws the denial of one it does not). */
@@ -453,6 +556,26 @@ export class Registry {
       );
     }
     return options.fieldValidation === 'Warn' ? unknown : [];
+  }
+}
+
+/**
+ * An apply whose configuration (or live object) its schema cannot type (structuredmerge.go: a list-map
+ * item without its key, two items with one key) fails as kube-apiserver's does: a plain error, a 500
+ * with no reason, `failed to create typed patch object (default/x; apps/v1, Kind=Deployment): ...`.
+ */
+function typedOrRefused<T>(config: KubeObject, apply: () => T): T {
+  try {
+    return apply();
+  } catch (error) {
+    if (!(error instanceof StructureError)) throw error;
+    const { namespace = '', name = '' } = config.metadata;
+    const [group, version] = config.apiVersion.includes('/') ? config.apiVersion.split('/', 2) : ['', config.apiVersion];
+    throw new ApiError(
+      500,
+      '',
+      `failed to create typed patch object (${namespace}/${name}; ${group}/${version}, Kind=${config.kind}): ${error.message}`,
+    );
   }
 }
 

@@ -93,6 +93,7 @@ const patchMediaTypes: Record<PatchType, string> = {
   json: 'application/json-patch+json',
   merge: 'application/merge-patch+json',
   strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
 };
 
 /** The patch type a PATCH's Content-Type names among `accepted`, or 415 (checked before the body is read). */
@@ -102,5 +103,5 @@ export function patchTypeOf(contentType: string | undefined, accepted: readonly 
   return type;
 }
 
-/** A PATCH's patch. */
+/** A PATCH's patch (but an apply's, which is YAML: apply-patch.ts). */
 export const decodePatch = (body: Buffer): unknown => parse(body, (error) => error);

@@ -31,6 +31,8 @@ import type { ServedTypes } from './served-types';
 import type { ServiceAccountTokens } from './service-account-tokens';
 import { type Selector, fieldSelector, labelSelector } from './selectors';
 import { bodyFormat, decodeDeleteOptions, decodeObject, decodePatch, patchTypeOf } from './request-body';
+import { decodeApplyPatch } from './apply-patch';
+import { writeManager } from './write-manager';
 import { badRequest, methodNotAllowed, noSuchPath } from './status';
 import { type IncludeObject, toTable } from './table';
 import type { Watches } from './watch';
@@ -61,9 +63,9 @@ interface Target {
   watchPath: boolean;
 }
 
-/** The patch types served: a custom resource takes no strategic merge patch (it has no Go type to merge by). */
-const builtInPatches: PatchType[] = ['json', 'merge', 'strategic'];
-const customResourcePatches: PatchType[] = ['json', 'merge'];
+/** The patch types served, in kube-apiserver's order: a custom resource takes no strategic merge patch (it has no Go type to merge by). */
+const builtInPatches: PatchType[] = ['json', 'merge', 'strategic', 'apply'];
+const customResourcePatches: PatchType[] = ['json', 'merge', 'apply'];
 
 /** Whether the Accept header asks for a meta.k8s.io Table (kubectl get's server-side printing). */
 function wantsTable(accept: string | undefined): boolean {
@@ -266,7 +268,8 @@ export class Router {
         case 'POST': {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
           const format = bodyFormat(contentType, type.kind);
-          const options = writeOptions(query, user);
+          const { fieldManager } = writeManager(query, req.headers['user-agent'], 'CreateOptions');
+          const options = { ...writeOptions(query, user), fieldManager };
           const written = await registry.create(type, namespace, decodeObject(body, type.kind, format), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
         }
@@ -311,14 +314,19 @@ export class Router {
       }
       case 'PUT': {
         const format = bodyFormat(contentType, type.kind);
-        const options = writeOptions(query, user);
+        const { fieldManager } = writeManager(query, req.headers['user-agent'], 'UpdateOptions');
+        const options = { ...writeOptions(query, user), fieldManager };
         const written = await registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'PATCH': {
         const patchType = patchTypeOf(contentType, type.schema ? customResourcePatches : builtInPatches);
-        const options = writeOptions(query, user);
-        const written = await registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
+        const { fieldManager, force } = writeManager(query, req.headers['user-agent'], 'PatchOptions', patchType);
+        const options = { ...writeOptions(query, user), fieldManager };
+        const written =
+          patchType === 'apply'
+            ? await registry.apply(type, namespace, name, decodeApplyPatch(body), force, subresource, options)
+            : await registry.patch(type, namespace, name, patchType, decodePatch(body), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };
       }
       case 'DELETE': {

@@ -88,17 +88,17 @@ describe('lab API server: bad input refused as kube-apiserver refuses it', funct
         'the body of the request was in an unknown format - accepted media types include: application/json',
       ),
     );
-    // patch.go: a PATCH's type is its Content-Type, checked first; a custom resource takes no strategic merge patch.
+    // patch.go: a PATCH's type is its Content-Type, checked first (1.31 reads no CBOR: its apply-patch+cbor came in 1.32, gated).
     const patched = await rawRequest(t, 'PATCH', '/api/v1/namespaces/default/configmaps/cm', {
       body: '{"data":{"k":"w"}}',
-      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      headers: { 'Content-Type': 'application/apply-patch+cbor' },
     });
     assert.deepEqual(
       answered(patched),
       failure(
         415,
         'UnsupportedMediaType',
-        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
       ),
     );
     // A GET's body is never read (get.go reads none): a list with a body that is no JSON, or past the size limit, is a list.

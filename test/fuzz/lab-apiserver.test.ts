@@ -637,7 +637,10 @@ describe('fuzz: the lab API server', function () {
       });
       const lines = log.lines.slice(logged);
       const what = `${input.method} ${input.path}${input.query ? `?${input.query}` : ''} as ${input.identity}: ${answer.code}`;
-      assert.ok(answer.code < 500, `a ${answer.code} for ${what}: ${answer.body.slice(0, 500)}`);
+      // kube-apiserver's own 5xx: an apply its schema cannot type is a plain error, a 500 without a reason
+      // (structuredmerge.go; kubernetes/kubernetes#122480), refused before anything is stored.
+      const untyped = answer.code === 500 && answer.body.includes('"message":"failed to create typed patch object (');
+      assert.ok(answer.code < 500 || untyped, `a ${answer.code} for ${what}: ${answer.body.slice(0, 500)}`);
       for (const line of lines) {
         assert.ok(Number(line.level) < 50, `an error logged for ${what}: ${JSON.stringify(line).slice(0, 800)}`);
         assert.doesNotMatch(JSON.stringify(line), stackFrame, `a stack logged for ${what}`);
@@ -666,6 +669,7 @@ describe('fuzz: the lab API server', function () {
         { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: answer.code },
         `the Status of ${what}`,
       );
+      if (untyped) return refused(`Unknown: ${String(status.message)}`);
       assert.ok(
         typeof status.reason === 'string' && /^[A-Z][A-Za-z]+$/.test(status.reason),
         `a Status without a reason for ${what}: ${answer.body}`,

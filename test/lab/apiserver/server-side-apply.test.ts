@@ -425,7 +425,8 @@ describe('lab API server: server-side apply and managedFields (kubectl 1.31, cli
         'error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}',
       ),
     );
-    // structuredmerge.go: a list-map item without its key cannot be typed (a plain error: 500, no reason).
+    // structuredmerge.go: a list-map item without its key cannot be typed, a plain error: 500 without a reason
+    // (kubernetes/kubernetes#122480 shows the real server's answer).
     const keyless = await applyRaw(
       '/apis/apps/v1/namespaces/default/deployments/web',
       JSON.stringify({

@@ -1,5 +1,6 @@
 /**
- * The agent's status on the API server: a JSON merge patch of nodedataplanes/<node>/status. The agent
+ * The agent's status on the API server: a server-side apply of nodedataplanes/<node>/status by the
+ * manager `strait-agent`, so a field it no longer reports goes and no one else's does. The agent
  * reports after every reconcile (every second), but a write only goes out when something other than
  * the time changed, and otherwise every `refreshMs` (30 s by default): a thousand nodes writing every
  * second is a thousand API writes a second for nothing. The fast heartbeat a gateway failover needs is
@@ -8,10 +9,11 @@
  * Writes are asynchronous and never pile up: one in flight; a newer status waits, replacing any older
  * one waiting. A failed write is logged once (until it succeeds again) and retried with the next report.
  */
-import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { NodeDataplaneStatus } from '../../api/node-dataplane';
-import { group, nodeDataplaneNames, version } from '../../api/resource-names';
+import { apiVersion, group, nodeDataplaneNames, version } from '../../api/resource-names';
 import { apiErrorText } from '../../k8s/api-errors';
+import { fieldManagers, forcedApply } from '../../k8s/server-side-apply';
 import type { Logger } from '../../log';
 import type { StatusSink } from '../control-plane-port';
 
@@ -60,12 +62,12 @@ export class KubernetesStatusSink implements StatusSink {
     const status = this.waiting;
     if (this.inFlight || status === undefined) return;
     this.waiting = undefined;
-    // A merge patch keeps what it does not name: fields the agent no longer reports are deleted by null.
-    const body = { status: { appliedSpec: null, error: null, ...status } };
+    const name = this.options.nodeName;
+    const body = { apiVersion, kind: nodeDataplaneNames.kind, metadata: { name }, status };
     this.inFlight = this.options.api
       .patchClusterCustomObjectStatus(
-        { group, version, plural: nodeDataplaneNames.plural, name: this.options.nodeName, body },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        { group, version, plural: nodeDataplaneNames.plural, name, body, fieldManager: fieldManagers.agent },
+        forcedApply,
       )
       .then(
         () => {

@@ -152,9 +152,9 @@ export class ClusterSync {
     this.networkConfigs = straitObjects(kubeConfig, networkConfigNames.plural, { log });
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.writers = {
-      nodeDataplanes: new StraitObjects(custom, nodeDataplaneNames.plural),
-      tunnelEndpoints: new StraitObjects(custom, tunnelEndpointNames.plural),
-      networkConfigs: new StraitObjects(custom, networkConfigNames.plural),
+      nodeDataplanes: new StraitObjects(custom, nodeDataplaneNames),
+      tunnelEndpoints: new StraitObjects(custom, tunnelEndpointNames),
+      networkConfigs: new StraitObjects(custom, networkConfigNames),
     };
     this.queue = new WorkQueue(() => this.timedSync(), {
       maxDelay: 5_000,
@@ -309,7 +309,7 @@ export class ClusterSync {
       this.peers.set(peer, {
         kubeconfig,
         ours,
-        objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames.plural),
+        objects: new StraitObjects(peerConfig.makeApiClient(CustomObjectsApi), networkConfigNames),
         // New credentials are judged against what the old ones met: checked at once, they say if they mend it.
         ...(link?.api ? { api: link.api } : {}),
       });

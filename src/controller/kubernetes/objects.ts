@@ -45,7 +45,7 @@ export interface WantedObject {
 
 export type ObjectWrite =
   | { op: 'create'; object: WantedObject }
-  /** A replace of the spec and labels, with the resourceVersion read (a 409 means: read again). */
+  /** An apply of the spec and our labels, with the resourceVersion read (a 409 means: read again). */
   | { op: 'update'; object: WantedObject; resourceVersion: string }
   | { op: 'delete'; name: string; resourceVersion: string };
 

@@ -1,7 +1,8 @@
 /**
  * What the controller on Kubernetes writes when a Node is added, changes or goes, counted from the
  * lab API server's request log (real client): NodeDataplanes do not list the nodes (each agent reads
- * the Node objects), so a Node's change writes only the objects whose own content changed.
+ * the Node objects), so a Node's change writes only the objects whose own content changed. Its writes
+ * are server-side applies (issue 27): a label, annotation or finalizer another writer adds survives them.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,7 +18,17 @@ import { type CapturedLog, captureLog } from '../../support/log-capture';
 import { waitFor } from '../../support/wait';
 
 interface Listed {
-  items: { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> }[];
+  items: {
+    metadata: {
+      name: string;
+      resourceVersion: string;
+      labels: Record<string, string>;
+      annotations?: Record<string, string>;
+      finalizers?: string[];
+      managedFields: { manager: string; operation: string }[];
+    };
+    spec: Record<string, unknown>;
+  }[];
 }
 
 const node = (i: number) => ({
@@ -95,13 +106,25 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     await registerNode(core, node(4));
     await waitFor("n4's NodeDataplane", async () => (await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
-    assert.deepEqual(writesSince(mark), ['POST /apis/strait.io/v1alpha1/nodedataplanes']);
+    assert.deepEqual(writesSince(mark), ['PATCH /apis/strait.io/v1alpha1/nodedataplanes/n4']);
 
     mark = requests.lines.length;
     for (const n of ['n1', 'n2', 'n3', 'n4']) await nodeStatusHeartbeat(core, n);
     await settle();
     assert.deepEqual(writesSince(mark), [], 'a status heartbeat of every Node writes nothing');
 
+    // Another writer (a person, a policy engine) marks n3's NodeDataplane; the controller's next write keeps the marks.
+    const marks = {
+      labels: { 'team.example.com/owner': 'net' },
+      annotations: { 'example.com/ticket': 'NET-42' },
+      finalizers: ['example.com/audit'],
+    };
+    await api.kubeConfig
+      .makeApiClient(CustomObjectsApi)
+      .patchClusterCustomObject(
+        { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes', name: 'n3', body: { metadata: marks }, fieldManager: 'ops' },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     mark = requests.lines.length;
     await core.patchNodeStatus(
       { name: 'n3', body: { status: { addresses: [{ type: 'InternalIP', address: '192.168.1.33' }] } } },
@@ -114,7 +137,20 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
         '192.168.1.33',
     );
     await settle();
-    assert.deepEqual(writesSince(mark), ['PUT /apis/strait.io/v1alpha1/nodedataplanes/n3'], "a worker's address is in its own object only");
+    assert.deepEqual(
+      writesSince(mark),
+      ['PATCH /apis/strait.io/v1alpha1/nodedataplanes/n3'],
+      "a worker's address is in its own object only",
+    );
+    const n3 = (await dataplanes()).find((o) => o.metadata.name === 'n3')!;
+    assert.equal(n3.metadata.labels['team.example.com/owner'], 'net');
+    assert.equal(n3.metadata.annotations?.['example.com/ticket'], 'NET-42');
+    assert.deepEqual(n3.metadata.finalizers, ['example.com/audit']);
+    assert.deepEqual(
+      n3.metadata.managedFields.map((m) => `${m.manager} ${m.operation}`),
+      ['strait-controller Apply', 'ops Update'],
+      'the controller owns what it applies, the other writer its marks',
+    );
 
     mark = requests.lines.length;
     await core.deleteNode({ name: 'n4' });
@@ -135,9 +171,9 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
       writesSince(mark).sort(),
       [
         'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
+        'PATCH /apis/strait.io/v1alpha1/nodedataplanes/n2',
+        'PATCH /apis/strait.io/v1alpha1/nodedataplanes/n3',
         'POST /api/v1/namespaces/default/events',
-        'PUT /apis/strait.io/v1alpha1/nodedataplanes/n2',
-        'PUT /apis/strait.io/v1alpha1/nodedataplanes/n3',
       ],
       'the GatewayMoved Event, and each NodeDataplane written once',
     );

@@ -14,7 +14,7 @@ export interface FieldSet {
   readonly children: ReadonlyMap<string, FieldSet>;
 }
 
-export const emptyFieldSet: FieldSet = { members: new Set(), children: new Map() };
+const emptyFieldSet: FieldSet = { members: new Set(), children: new Map() };
 
 export const isEmptyFieldSet = (set: FieldSet): boolean => set.members.size === 0 && set.children.size === 0;
 

@@ -135,7 +135,7 @@ export function managersBeforeUpdate(live: KubeObject | undefined, sent: unknown
   return 'error' in sentManagers || sentManagers.length === 0 ? fromLive : sentManagers;
 }
 
-/** The object as Go's zero value of its kind would compare with it (an update's "before" for a create). */
+/** The object without its managers: what changed between two objects is never their managedFields. */
 const withoutManagedFields = (object: KubeObject): KubeObject => {
   const { managedFields: _m, ...metadata } = object.metadata;
   return { ...object, metadata };

@@ -267,8 +267,9 @@ export class Router {
         }
         case 'POST': {
           if (type.namespaced && namespace === undefined) throw methodNotAllowed();
-          const format = bodyFormat(contentType, type.kind);
+          // create.go validates CreateOptions before it negotiates the body's type.
           const { fieldManager } = writeManager(query, req.headers['user-agent'], 'CreateOptions');
+          const format = bodyFormat(contentType, type.kind);
           const options = { ...writeOptions(query, user), fieldManager };
           const written = await registry.create(type, namespace, decodeObject(body, type.kind, format), options);
           return { code: written.code, body: written.object, warnings: written.warnings };
@@ -313,8 +314,8 @@ export class Router {
         };
       }
       case 'PUT': {
-        const format = bodyFormat(contentType, type.kind);
         const { fieldManager } = writeManager(query, req.headers['user-agent'], 'UpdateOptions');
+        const format = bodyFormat(contentType, type.kind);
         const options = { ...writeOptions(query, user), fieldManager };
         const written = await registry.update(type, namespace, name, decodeObject(body, type.kind, format), subresource, options);
         return { code: written.code, body: written.object, warnings: written.warnings };

@@ -4,7 +4,7 @@
  * between two values, an applied configuration merged into a live object, and fields removed from one.
  * Pure: values in, new values out.
  */
-import { type FieldSet, emptyFieldSet, fieldSetOf } from './field-set';
+import { type FieldSet, fieldSetOf } from './field-set';
 import { isRecord } from './kube-object';
 import { type ListType, type MergeSchema, keyDefaults } from './merge-schema';
 
@@ -189,7 +189,6 @@ export const merge = (live: unknown, applied: unknown, schema: MergeSchema): unk
  * struct of a typed object (`labels` once its last label is removed).
  */
 export function removeItems(value: unknown, set: FieldSet, schema: MergeSchema, path: readonly string[] = []): unknown {
-  if (set === emptyFieldSet) return value;
   if (isRecord(value)) {
     const out: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(value)) {

@@ -5,13 +5,14 @@
  * and patcher check it: the same group, version and kind as the endpoint (versioncheck.go, 400
  * `invalid object type: apps/v1, Kind=Deployment`), no managedFields (structuredmerge.go, 400
  * `metadata.managedFields must be nil`), and, once merged, the name and namespace of the URL
- * (rest.go checkName).
+ * (rest.go checkName). One its schema cannot type fails as there: a plain error, a 500 without a reason.
  */
 import { parse } from 'yaml';
 import { jsonKind } from './go-json';
 import { type KubeObject, isRecord } from './kube-object';
 import { type ResourceType, apiVersionOf } from './resource-types';
-import { badRequest } from './status';
+import { ApiError, badRequest } from './status';
+import { StructureError } from './structured-merge';
 
 /** The applied configuration in an apply's body, or the 400 of one that is not a YAML or JSON map. */
 export function decodeApplyPatch(body: Buffer): Record<string, unknown> {
@@ -52,4 +53,23 @@ export function checkAppliedName(object: KubeObject, name: string, namespace: st
   const givenNamespace = object.metadata.namespace;
   if (namespace && typeof givenNamespace === 'string' && givenNamespace !== '' && givenNamespace !== namespace)
     throw badRequest(`the namespace of the object (${givenNamespace}) does not match the namespace on the URL (${namespace})`);
+}
+
+/**
+ * `apply()`, or, for a configuration (or live object) its schema cannot type (structuredmerge.go: a
+ * list-map item without its key, two items with one key), kube-apiserver's plain error: a 500 without a
+ * reason, `failed to create typed patch object (default/x; apps/v1, Kind=Deployment): ...`.
+ */
+export function typedOrRefused<T>(config: KubeObject, apply: () => T): T {
+  try {
+    return apply();
+  } catch (error) {
+    if (!(error instanceof StructureError)) throw error;
+    const { namespace = '', name = '' } = config.metadata;
+    throw new ApiError(
+      500,
+      '',
+      `failed to create typed patch object (${namespace}/${name}; ${groupVersionKind(config.apiVersion, config.kind)}): ${error.message}`,
+    );
+  }
 }

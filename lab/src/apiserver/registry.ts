@@ -13,7 +13,7 @@ import type { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import type { UserInfo } from './authentication';
 import { type KubeObject, copy, isRecord, timestamp } from './kube-object';
 import { type PatchType, jsonPatch, mergePatch, strategicDirective } from './patch';
-import { appliedConfiguration, checkAppliedName } from './apply-patch';
+import { appliedConfiguration, checkAppliedName, typedOrRefused } from './apply-patch';
 import { syncLastApplied } from './last-applied';
 import { fieldScopeOf, mergeSchemaOf, zeroObjectOf } from './field-ownership';
 import { StructureError } from './structured-merge';
@@ -556,26 +556,6 @@ export class Registry {
       );
     }
     return options.fieldValidation === 'Warn' ? unknown : [];
-  }
-}
-
-/**
- * An apply whose configuration (or live object) its schema cannot type (structuredmerge.go: a list-map
- * item without its key, two items with one key) fails as kube-apiserver's does: a plain error, a 500
- * with no reason, `failed to create typed patch object (default/x; apps/v1, Kind=Deployment): ...`.
- */
-function typedOrRefused<T>(config: KubeObject, apply: () => T): T {
-  try {
-    return apply();
-  } catch (error) {
-    if (!(error instanceof StructureError)) throw error;
-    const { namespace = '', name = '' } = config.metadata;
-    const [group, version] = config.apiVersion.includes('/') ? config.apiVersion.split('/', 2) : ['', config.apiVersion];
-    throw new ApiError(
-      500,
-      '',
-      `failed to create typed patch object (${namespace}/${name}; ${group}/${version}, Kind=${config.kind}): ${error.message}`,
-    );
   }
 }
 

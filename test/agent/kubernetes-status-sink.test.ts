@@ -1,4 +1,4 @@
-/** The agent's status on the lab API server through the real client: when it writes, and what. */
+/** The agent's status on the lab API server through the real client: when it writes, and what (a server-side apply by strait-agent). */
 import assert from 'node:assert/strict';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KubernetesStatusSink } from '../../src/agent/kubernetes/status-sink';
@@ -69,6 +69,14 @@ describe('agent: status on the API server (KubernetesStatusSink)', function () {
     await sink.flushed();
     assert.equal(statusWrites(), 3);
     assert.deepEqual(await stored(), fixed, 'error is gone from the object, appliedSpec is there');
+    // A server-side apply of the status by its own manager: what it stops reporting goes, nobody else's fields do.
+    const { metadata } = (await custom.getClusterCustomObject({ ...strait, name: 'n1' })) as {
+      metadata: { managedFields: { manager: string; operation: string; subresource?: string }[] };
+    };
+    assert.ok(
+      metadata.managedFields.some((m) => m.manager === 'strait-agent' && m.operation === 'Apply' && m.subresource === 'status'),
+      JSON.stringify(metadata.managedFields),
+    );
   });
 
   it('keeps one write in flight: of the statuses reported meanwhile only the newest goes out', async () => {

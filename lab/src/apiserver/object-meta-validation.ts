@@ -23,7 +23,7 @@ const valueFormat =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 /** IsQualifiedName: why `key` is not one (each reason the real function gives). */
-function qualifiedNameProblems(key: string): string[] {
+export function qualifiedNameProblems(key: string): string[] {
   const parts = key.split('/');
   if (parts.length > 2)
     return [

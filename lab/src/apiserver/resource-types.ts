@@ -29,7 +29,6 @@ import {
   validateConfigMap,
   validateDaemonSet,
   validateDeployment,
-  validateEvent,
   validateLease,
   validateRole,
   validateRoleBinding,
@@ -38,6 +37,7 @@ import {
   validateService,
   validateWorkloadUpdate,
 } from './built-in-validation';
+import { validateCoreEvent, validateEventsV1Create, validateEventsV1Update } from './event-validation';
 import { establishedStatus, validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './custom-resource-definitions';
 import type { StatusCause } from './status';
 import { allocateService } from './service-allocation';
@@ -227,7 +227,7 @@ export const builtInTypes: ResourceType[] = [
     namespaced: true,
     shortNames: ['ev'],
     createOnUpdate: true,
-    validate: validateEvent,
+    validate: validateCoreEvent,
     fields: Object.fromEntries(
       ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
         `involvedObject.${f}`,
@@ -242,6 +242,28 @@ export const builtInTypes: ResourceType[] = [
         isRecord(o.involvedObject) ? `${String(o.involvedObject.kind).toLowerCase()}/${String(o.involvedObject.name)}` : '',
       ),
       pathColumn({ name: 'Message', type: 'string', jsonPath: '.message' }),
+      ageColumn,
+    ],
+  }),
+  // Stored apart from core/v1 Events here; kube-apiserver keeps both in one storage, converted.
+  builtIn({
+    group: 'events.k8s.io',
+    version: 'v1',
+    kind: 'Event',
+    plural: 'events',
+    namespaced: true,
+    shortNames: ['ev'],
+    createOnUpdate: true,
+    validate: validateEventsV1Create,
+    validateUpdate: validateEventsV1Update,
+    columns: [
+      nameColumn,
+      pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
+      pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
+      computedColumn('Object', (o) =>
+        isRecord(o.regarding) ? `${String(o.regarding.kind).toLowerCase()}/${String(o.regarding.name)}` : '',
+      ),
+      pathColumn({ name: 'Note', type: 'string', jsonPath: '.note' }),
       ageColumn,
     ],
   }),

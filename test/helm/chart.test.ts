@@ -221,6 +221,12 @@ describe('the Helm chart', function () {
     assert.match(one(get('defaults'), 'ConfigMap', 'strait-config').data['controller.yaml'], /^deployment: strait-controller$/m);
   });
 
+  it('lets the controller create and patch events.k8s.io Events in default (a repeat patches its series), and no core/v1 Events', () => {
+    const role = one(get('defaults'), 'Role', 'strait-controller-events');
+    assert.equal(role.metadata.namespace, 'default');
+    assert.deepEqual(role.rules, [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }]);
+  });
+
   // test/helm/controller-rbac.test.ts: the controller, run under this role, reads its peers' Secrets and is refused any other.
   it("lets the controller list and watch its peers' Secrets by name, and no other Secret (none without peers)", () => {
     const secretRules = (objects: Obj[]) =>

@@ -38,7 +38,7 @@ import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import type { ApiIpamStore } from './ipam-store';
 import type { GatewayTenure } from '../election';
 import { type ReconcileResult, reconcile } from '../reconcile';
-import type { EventRecorder, EventSubject, EventType } from './events';
+import type { EventRecorder, EventSubject, Occurrence } from './events';
 import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
 import { nodeHeartbeats } from './heartbeats';
 import { type Sighting, observeRenewals } from '../sightings';
@@ -218,9 +218,7 @@ export class ClusterSync {
     else log.warn({ peer, reason }, message);
     this.record(
       { kind: tunnelEndpointNames.kind, name: peer },
-      ok ? 'Normal' : 'Warning',
-      ok ? 'PeerApiReachable' : `PeerApi${reason}`,
-      message,
+      { type: ok ? 'Normal' : 'Warning', reason: ok ? 'PeerApiReachable' : `PeerApi${reason}`, action: 'CheckPeerApi', note: message },
     );
     this.queue.add(clusterKey);
   }
@@ -256,7 +254,10 @@ export class ClusterSync {
     const state = await ipamStore.load();
     for (const problem of ipamStore.dropped) {
       this.options.log.warn({ problem }, 'IPAM object left out');
-      this.record({ kind: 'ClusterNetworks', name: config.clusterId }, 'Warning', 'IpamObjectRejected', problem);
+      this.record(
+        { kind: 'ClusterNetworks', name: config.clusterId },
+        { type: 'Warning', reason: 'IpamObjectRejected', action: 'LoadIpam', note: problem },
+      );
     }
     return state;
   }
@@ -347,7 +348,11 @@ export class ClusterSync {
     }
 
     const read = clusterNodes(this.nodes.list(), this.podCIDR, config.gatewayNodeSelector);
-    for (const p of read.problems) this.record({ kind: 'Node', name: p.node, apiVersion: 'v1' }, 'Warning', 'NodeNotUsable', p.message);
+    for (const p of read.problems)
+      this.record(
+        { kind: 'Node', name: p.node, apiVersion: 'v1' },
+        { type: 'Warning', reason: 'NodeNotUsable', action: 'ReadNode', note: p.message },
+      );
     const nodes = read.nodes.map((n) => n.config);
     if (!nodes.some((n) => n.gatewayCandidate)) {
       log.warn(
@@ -493,7 +498,7 @@ export class ClusterSync {
    * Records an Event about `subject` with its uid (`kubectl describe` matches on it): from an informer's
    * cache, or from the answer to our write of it when the cache has not shown it yet.
    */
-  private record(subject: EventSubject, type: EventType, reason: string, message: string): void {
+  private record(subject: EventSubject, occurrence: Occurrence): void {
     const caches: Record<string, Informer<KubernetesObject>> = {
       Node: this.nodes,
       [nodeDataplaneNames.kind]: this.nodeDataplanes,
@@ -501,7 +506,7 @@ export class ClusterSync {
       [networkConfigNames.kind]: this.networkConfigs,
     };
     const uid = caches[subject.kind]?.get(subject.name)?.metadata?.uid ?? this.writtenUids.get(`${subject.kind}/${subject.name}`);
-    this.options.events.record(uid ? { ...subject, uid } : subject, type, reason, message);
+    this.options.events.record(uid ? { ...subject, uid } : subject, occurrence);
   }
 
   /** Events and log lines for what changed since the last reconcile. */
@@ -516,9 +521,12 @@ export class ClusterSync {
       );
       this.record(
         { kind: nodeDataplaneNames.kind, name: gateway },
-        'Normal',
-        before ? 'GatewayMoved' : 'GatewayElected',
-        `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`,
+        {
+          type: 'Normal',
+          reason: before ? 'GatewayMoved' : 'GatewayElected',
+          action: 'ElectGateway',
+          note: `${gateway} is the gateway (${reason})${before ? `, was ${before.election.gateway}` : ''}`,
+        },
       );
     }
     for (const peer of result.status.peers) {
@@ -531,16 +539,12 @@ export class ClusterSync {
       if (peer.state === 'ready')
         this.record(
           { kind: tunnelEndpointNames.kind, name: peer.clusterId },
-          'Normal',
-          'PeerReady',
-          `peering with ${peer.clusterId} is ready`,
+          { type: 'Normal', reason: 'PeerReady', action: 'Peer', note: `peering with ${peer.clusterId} is ready` },
         );
       if (peer.state === 'refused')
         this.record(
           { kind: networkConfigNames.kind, name: networkConfigName(peer.clusterId, this.options.config.clusterId) },
-          'Warning',
-          'PeerRefused',
-          peer.reason ?? '',
+          { type: 'Warning', reason: 'PeerRefused', action: 'Peer', note: peer.reason ?? '' },
         );
     }
     for (const problem of [...result.problems, ...conflicts]) {

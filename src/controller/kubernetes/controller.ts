@@ -5,7 +5,7 @@
  * when it dies, after the lease duration. A new leader adopts what is written (IPAM objects, the gateway
  * named by the NodeDataplanes), so a change of leader changes nothing in any dataplane.
  */
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi, EventsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
 import { ApiIpamStore } from './ipam-store';
 import { describeKubeConfig } from '../../k8s/kubeconfig';
@@ -17,6 +17,9 @@ import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import { ClusterSync } from './cluster-sync';
 import { EventRecorder } from './events';
 import { WorkloadWatch } from '../../k8s/workload-watch';
+
+/** Who writes the controller's Events (their reportingController, a qualified name). */
+const eventReportingController = 'strait.io/controller';
 
 /** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
 const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
@@ -43,7 +46,13 @@ export interface KubernetesControllerOptions {
 /** Runs until the signal aborts; a leader stops its work, then releases the Lease. */
 export async function runKubernetesController(options: KubernetesControllerOptions, signal: AbortSignal): Promise<void> {
   const { config, kubeConfig, namespace, identity, log, metrics } = options;
-  const events = new EventRecorder(kubeConfig.makeApiClient(CoreV1Api), 'strait-controller', log);
+  const events = new EventRecorder({
+    api: kubeConfig.makeApiClient(EventsV1Api),
+    reportingController: eventReportingController,
+    reportingInstance: identity,
+    log,
+  });
+  events.start();
   let sync: ClusterSync | undefined;
   // The Lease is the IPAM's writer lock: only the leader's store writes.
   const ipamStore = new ApiIpamStore({
@@ -104,5 +113,6 @@ export async function runKubernetesController(options: KubernetesControllerOptio
     log.info({ peers: withdrawn }, 'the release is uninstalled: our NetworkConfigs are withdrawn from the peers');
   }
   await elector.stop();
+  await events.stop();
   log.info({ clusterId: config.clusterId }, 'controller stopped');
 }

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace } from '../../../src/k8s/names';
@@ -178,11 +178,15 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     );
     // In `default`, as kube-apiserver requires of an Event about a cluster-scoped object, with the
     // object's uid, which `kubectl describe` matches on.
-    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default' });
+    const events = await servers.get('cluster-a')!.kubeConfig.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default' });
     const tunnelEndpoint = (await list('cluster-a', 'tunnelendpoints')).find((o) => o.metadata.name === 'cluster-b')!;
     assert.ok(
       events.items.some(
-        (e) => e.reason === 'PeerReady' && e.involvedObject.name === 'cluster-b' && e.involvedObject.uid === tunnelEndpoint.metadata.uid,
+        (e) =>
+          e.reason === 'PeerReady' &&
+          e.reportingController === 'strait.io/controller' &&
+          e.regarding?.name === 'cluster-b' &&
+          e.regarding.uid === tunnelEndpoint.metadata.uid,
       ),
       'a PeerReady event about the TunnelEndpoint, with its uid',
     );

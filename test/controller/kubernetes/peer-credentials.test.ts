@@ -6,7 +6,7 @@
  * nodes' specs do not change. A new token in the peer's Secret brings it back: a Normal Event, the gauge 1.
  */
 import assert from 'node:assert/strict';
-import { type AuthenticationV1TokenRequest, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { type AuthenticationV1TokenRequest, CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
 import { defaultNamespace, peerKubeconfigKey, peerSecretName } from '../../../src/k8s/names';
@@ -42,8 +42,8 @@ describe("the controller shows a peer's credentials failing (bound tokens, the p
   const peerKubeconfig = (token: string) => kubeconfigText([{ name: 'cluster-b', server: b.server.url, ca: b.server.ca, token }]);
   const peerApiUp = async () => /strait_controller_peer_api_up\{peer="cluster-b"\} (\d)/.exec(await metrics.registry.metrics())?.[1];
   const eventReasons = async () =>
-    (await a.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default' })).items
-      .filter((e) => e.involvedObject.name === 'cluster-b')
+    (await a.kubeConfig.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default' })).items
+      .filter((e) => e.regarding?.name === 'cluster-b')
       .map((e) => e.reason);
   const nodeSpecVersion = async () =>
     (

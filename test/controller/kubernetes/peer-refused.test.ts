@@ -5,7 +5,7 @@
  * the lab's API server (the real client), as a peer's controller would write them.
  */
 import assert from 'node:assert/strict';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import { readControllerConfig } from '../../../src/api/controller-config';
 import { apiVersion, group, version } from '../../../src/api/resource-names';
 import { runKubernetesController } from '../../../src/controller/kubernetes/controller';
@@ -70,18 +70,19 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
   });
 
   it('records a PeerRefused Event naming the field and value, answers the other peer, and plans no NodeDataplane with it', async () => {
-    const core = api.kubeConfig.makeApiClient(CoreV1Api);
-    const refusal = async () => (await core.listNamespacedEvent({ namespace: 'default' })).items.find((e) => e.reason === 'PeerRefused');
+    const eventsApi = api.kubeConfig.makeApiClient(EventsV1Api);
+    const refusal = async () =>
+      (await eventsApi.listNamespacedEvent({ namespace: 'default' })).items.find((e) => e.reason === 'PeerRefused');
     await waitFor('a PeerRefused Event', async () => (await refusal()) !== undefined, 20_000);
     const event = (await refusal())!;
     assert.equal(event.type, 'Warning');
-    assert.deepEqual([event.involvedObject.kind, event.involvedObject.name], ['NetworkConfig', 'cluster-c.cluster-a']);
+    assert.deepEqual([event.regarding?.kind, event.regarding?.name], ['NetworkConfig', 'cluster-c.cluster-a']);
     const offer = await api.kubeConfig
       .makeApiClient(CustomObjectsApi)
       .getClusterCustomObject({ group: 'strait.io', version: 'v1alpha1', plural: 'networkconfigs', name: 'cluster-c.cluster-a' });
-    assert.equal(event.involvedObject.uid, (offer as { metadata: { uid: string } }).metadata.uid, "the offer's uid, for kubectl describe");
+    assert.equal(event.regarding?.uid, (offer as { metadata: { uid: string } }).metadata.uid, "the offer's uid, for kubectl describe");
     assert.match(
-      event.message ?? '',
+      event.note ?? '',
       /^NetworkConfig from cluster-c: spec\.podCIDR: is IPv6: Strait's dataplanes carry IPv4 only .*\(got "fd00::\/48"\)$/,
     );
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);

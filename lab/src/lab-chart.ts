@@ -21,6 +21,12 @@ import { k8sTool } from './k8s-tools';
 export const labRelease = 'strait';
 export const labConfigMap = `${labRelease}-config`;
 
+/**
+ * Shorter than the chart's (client-go's 15/10/2): the lab's API server answers in microseconds, and its
+ * failover tests kill leaders; a standby takes over within 4.5 s.
+ */
+const labLeaderElection = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
+
 /** What the lab sets in the chart's values (helm/strait/values.yaml), from its controller configuration. */
 export interface LabChartSettings {
   /** The controller configuration document the lab makes for the cluster (lab.ts controllerConfig). */
@@ -39,7 +45,7 @@ export function labChartValues(s: LabChartSettings): object {
     dataplane: s.dataplane,
     encryption: { enabled: s.encryption },
     agent: { interval: s.agentInterval, podInterfaces: s.podInterfaces },
-    controller: { interval: s.config.interval, heartbeatTimeout: s.config.heartbeatTimeout },
+    controller: { interval: s.config.interval, heartbeatTimeout: s.config.heartbeatTimeout, leaderElection: labLeaderElection },
   };
 }
 

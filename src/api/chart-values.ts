@@ -128,6 +128,12 @@ const ChartValuesSchema = Strict({
     replicas: Type.Integer({ minimum: 1 }),
     interval: config.interval,
     heartbeatTimeout: config.heartbeatTimeout,
+    // Checked whole by the controller as client-go checks them (leaseDuration > renewDeadline > 1.2 × retryPeriod).
+    leaderElection: Strict({
+      leaseDuration: Type.Integer({ minimum: 1, description: 'Seconds a standby waits for a silent leader (client-go: 15).' }),
+      renewDeadline: Seconds('Seconds a leader leads without renewing its Lease (client-go: 10).'),
+      retryPeriod: Seconds('Seconds between two attempts to acquire or renew the Lease (client-go: 2).'),
+    }),
     podDisruptionBudget: Strict({
       enabled: Type.Boolean(),
       maxUnavailable: Type.Union(IntOrPercent),

@@ -11,14 +11,16 @@ import { runController, runUntilSignalled } from '../controller/files/controller
 import { checkFormat } from '../api/formats';
 import { InputError } from '../errors';
 import { defaultNamespace, straitNamespace } from '../k8s/names';
+import { type LeaseTimings, clientGoLeaseTimings } from '../k8s/lease-decision';
 import { createLogger } from '../log';
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import { type MetricsFlags, type MetricsListen, defaultMetricsAddress, defaultMetricsPort, parseMetricsListen } from '../metrics/listen';
 import { startMetricsServer } from '../metrics/server';
 import { optionsWithFlagsFile } from './flags-file';
 import { jsonAction } from './output';
+import { type LeaderElectionFlags, leaderElectionTimings } from './leader-election-flags';
 
-interface ControllerFlags extends MetricsFlags {
+interface ControllerFlags extends MetricsFlags, LeaderElectionFlags {
   config?: string;
   once?: boolean;
   kubernetes?: boolean;
@@ -36,20 +38,27 @@ export const controllerFlagsFileRules = { paths: ['config', 'kubeconfig'], comma
 function kubernetesFlags(
   flags: ControllerFlags,
   env: NodeJS.ProcessEnv = process.env,
-): { config: string; namespace: string; identity: string; deployment?: string } {
+): { config: string; namespace: string; identity: string; leaseTimings: LeaseTimings; deployment?: string } {
   if (flags.config === undefined || flags.config === '')
     throw new InputError('--config', flags.config, 'required: the controller configuration file (or config: in --flags-file)');
   if (!flags.kubernetes) {
     for (const flag of ['kubeconfig', 'namespace', 'identity', 'deployment'] as const) {
       if (flags[flag] !== undefined) throw new InputError(`--${flag}`, flags[flag], 'only with --kubernetes');
     }
+    for (const [option, field] of [
+      ['--leader-elect-lease-duration', flags.leaderElectLeaseDuration],
+      ['--leader-elect-renew-deadline', flags.leaderElectRenewDeadline],
+      ['--leader-elect-retry-period', flags.leaderElectRetryPeriod],
+    ] as const)
+      if (field !== undefined) throw new InputError(option, field, 'only with --kubernetes');
   }
   if (flags.kubernetes && flags.once) throw new InputError('--once', true, 'only for the standalone controller (without --kubernetes)');
   const namespace = straitNamespace(flags.namespace, env);
   const identity = flags.identity ?? env.POD_NAME ?? `${hostname()}-${process.pid}`;
   if (identity.trim() === '') throw new InputError('--identity', identity, 'must not be empty');
   const deployment = flags.deployment === undefined ? undefined : checkFormat('object-name', '--deployment', flags.deployment);
-  return { config: flags.config, namespace, identity, ...(deployment === undefined ? {} : { deployment }) };
+  const leaseTimings = leaderElectionTimings(flags);
+  return { config: flags.config, namespace, identity, leaseTimings, ...(deployment === undefined ? {} : { deployment }) };
 }
 
 /** Where the metrics server listens (none for --once, which exits after one reconcile). */
@@ -80,7 +89,7 @@ async function withMetrics(
 
 async function runOnKubernetes(
   flags: ControllerFlags,
-  { config: configPath, namespace, identity, deployment }: ReturnType<typeof kubernetesFlags>,
+  { config: configPath, namespace, identity, leaseTimings, deployment }: ReturnType<typeof kubernetesFlags>,
   listen: MetricsListen | undefined,
 ): Promise<void> {
   const config = loadControllerConfig(configPath, 'kubernetes');
@@ -102,6 +111,7 @@ async function runOnKubernetes(
           kubeConfig,
           namespace,
           identity,
+          leaseTimings,
           log: createLogger('controller'),
           ...(deployment ? { deployment } : {}),
           ...(metrics ? { metrics } : {}),
@@ -136,6 +146,18 @@ export function registerControllerCommand(program: Command): void {
     .option(
       '--deployment <name>',
       "with --kubernetes: the controller's Deployment, in its namespace; once it is deleted (helm uninstall), the leader's stop withdraws this cluster's NetworkConfigs from the peers' API servers",
+    )
+    .option(
+      '--leader-elect-lease-duration <seconds>',
+      `with --kubernetes: how long a standby waits for a silent leader before taking over (default ${clientGoLeaseTimings.leaseDuration}, client-go's)`,
+    )
+    .option(
+      '--leader-elect-renew-deadline <seconds>',
+      `with --kubernetes: how long a leader leads without renewing its Lease (default ${clientGoLeaseTimings.renewDeadline})`,
+    )
+    .option(
+      '--leader-elect-retry-period <seconds>',
+      `with --kubernetes: between two attempts to acquire or renew the Lease (default ${clientGoLeaseTimings.retryPeriod})`,
     )
     .option(
       '--metrics-address <ip>',

@@ -18,6 +18,12 @@ export interface LeaseTimings {
   retryPeriod: number;
 }
 
+/**
+ * client-go's defaults (and kube-controller-manager's, Cilium's): a dead leader is replaced within 15 s
+ * plus a retry, and a leader survives an API server or etcd hiccup of up to 10 s.
+ */
+export const clientGoLeaseTimings: LeaseTimings = { leaseDuration: 15, renewDeadline: 10, retryPeriod: 2 };
+
 /** The fields of a Lease's spec that election reads and writes. */
 export interface LeaseRecord {
   /** Absent or '' when nobody holds the Lease (never taken, or released). */

@@ -221,6 +221,14 @@ describe('the Helm chart', function () {
     assert.match(one(get('defaults'), 'ConfigMap', 'strait-config').data['controller.yaml'], /^deployment: strait-controller$/m);
   });
 
+  it("hands the controller client-go's leader-election timings (15/10/2 s) unless the values say otherwise", () => {
+    const flags = (objects: Obj[]) => parse(one(objects, 'ConfigMap', 'strait-config').data['controller.yaml']) as Obj;
+    const timings = (f: Obj) => [f['leader-elect-lease-duration'], f['leader-elect-renew-deadline'], f['leader-elect-retry-period']];
+    assert.deepEqual(timings(flags(get('defaults'))), [15, 10, 2]);
+    const lab = render('defaults', ['--set-json', 'controller.leaderElection={"leaseDuration":4,"renewDeadline":3,"retryPeriod":0.5}']);
+    assert.deepEqual(timings(flags(lab)), [4, 3, 0.5]);
+  });
+
   it('lets the controller create and patch events.k8s.io Events in default (a repeat patches its series), and no core/v1 Events', () => {
     const role = one(get('defaults'), 'Role', 'strait-controller-events');
     assert.equal(role.metadata.namespace, 'default');

@@ -11,7 +11,7 @@ import { ApiIpamStore } from './ipam-store';
 import { describeKubeConfig } from '../../k8s/kubeconfig';
 import { LeaderElector } from '../../k8s/leader-elector';
 import { controllerLeaseName } from '../../k8s/names';
-import type { LeaseTimings } from '../../k8s/lease-decision';
+import { type LeaseTimings, clientGoLeaseTimings } from '../../k8s/lease-decision';
 import type { Logger } from '../../log';
 import type { ControllerMetrics } from '../../metrics/controller-metrics';
 import { ClusterSync } from './cluster-sync';
@@ -20,9 +20,6 @@ import { WorkloadWatch } from '../../k8s/workload-watch';
 
 /** Who writes the controller's Events (their reportingController, a qualified name). */
 const eventReportingController = 'strait.io/controller';
-
-/** client-go's defaults scaled down: a dead leader is replaced within leaseDuration plus one retry. */
-const defaultLeaseTimings: LeaseTimings = { leaseDuration: 4, renewDeadline: 3, retryPeriod: 0.5 };
 
 export interface KubernetesControllerOptions {
   config: ControllerConfig;
@@ -62,7 +59,7 @@ export async function runKubernetesController(options: KubernetesControllerOptio
     log,
   });
   const elector: LeaderElector = new LeaderElector({
-    ...(options.leaseTimings ?? defaultLeaseTimings),
+    ...(options.leaseTimings ?? clientGoLeaseTimings),
     api: kubeConfig.makeApiClient(CoordinationV1Api),
     namespace,
     name: controllerLeaseName,

@@ -10,24 +10,28 @@
  *   resourceVersion stays recent and a reconnect does not fall out of the server's window) and a
  *   timeoutSeconds, so the server ends a watch now and then, as client-go asks.
  * - After any error other than 410 (the server unreachable, a list refused) ListWatch just stops: we
- *   start again after a delay doubling up to retry.maxDelay, with a new ListWatch, so a relist: a server
- *   back after a restart may have lost its history, and a watch from our old version could miss changes.
+ *   start again after client-go's reflector backoff (backoff.ts: 0.8 s doubling to 30 s, jittered, so
+ *   many agents do not relist in the same instant), with a new ListWatch, so a relist: a server back
+ *   after a restart may have lost its history, and a watch from our old version could miss changes.
+ * - ListWatch lists in one request: ours lists in pages of 500 (pager.ts), as client-go's reflector.
  * - A stop while a watch is being opened leaves that watch running in ListWatch: ours aborts it.
  */
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { apiErrorText } from './api-errors';
+import { type BackoffParameters, type BackoffState, initialBackoff, nextBackoff, reflectorBackoff } from './backoff';
+import { type ListPage, listAllPages } from './pager';
 
 export interface InformerOptions<T extends KubernetesObject> {
   kubeConfig: KubeConfig;
   /** The collection's URL path: `/api/v1/nodes`, `/apis/strait.io/v1alpha1/nodedataplanes`. */
   path: string;
-  /** Lists the collection (a client-node API call with the same selectors). */
-  list: () => Promise<KubernetesListObject<T>>;
+  /** Lists a page of the collection (a client-node API call with the same selectors and `page`'s limit and continue). */
+  list: (page: ListPage) => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
   fieldSelector?: string;
-  /** Delays before starting again after an error, ms (defaults 500 and 30,000). */
-  retry?: { baseDelay: number; maxDelay: number };
+  /** The delays before starting again after an error (default: client-go's reflector's). */
+  backoff?: BackoffParameters;
   log?: Logger;
 }
 
@@ -65,12 +69,14 @@ export class Informer<T extends KubernetesObject> {
   private readonly handlers: ((key: string) => void)[] = [];
   private listWatch: ListWatch<T> | undefined;
   private stopped = true;
-  private failures = 0;
+  private backoff: BackoffState;
   private retryTimer: NodeJS.Timeout | undefined;
   private hasSynced = false;
   private syncWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: InformerOptions<T>) {}
+  constructor(private readonly options: InformerOptions<T>) {
+    this.backoff = initialBackoff(options.backoff ?? reflectorBackoff);
+  }
 
   /** Called with the key of every object added, changed or deleted (also those a relist finds). */
   onChange(handler: (key: string) => void): void {
@@ -128,12 +134,11 @@ export class Informer<T extends KubernetesObject> {
 
   /** Lists, and makes the cache exactly the list before ListWatch goes on to watch. */
   private async relist(listWatch: ListWatch<T>): Promise<KubernetesListObject<T>> {
-    const list = await this.options.list();
+    const list = await listAllPages(this.options.list);
     if (this.listWatch !== listWatch) throw new Error('informer stopped');
     const listed = new Set(list.items.map(objectKey));
     for (const key of [...this.cache.keys()]) if (!listed.has(key)) this.remove(key);
     for (const object of list.items) this.upsert(object);
-    this.failures = 0;
     if (!this.hasSynced) {
       this.hasSynced = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
@@ -145,9 +150,9 @@ export class Informer<T extends KubernetesObject> {
     if (this.listWatch !== listWatch) return;
     this.listWatch = undefined;
     void listWatch.stop();
-    const { baseDelay, maxDelay } = this.options.retry ?? { baseDelay: 500, maxDelay: 30_000 };
-    const delay = Math.min(baseDelay * 2 ** this.failures, maxDelay);
-    this.failures++;
+    const next = nextBackoff(this.backoff, this.options.backoff ?? reflectorBackoff, Date.now());
+    this.backoff = next.state;
+    const delay = Math.round(next.delay);
     this.options.log?.warn({ path: this.options.path, error: apiErrorText(err), retryInMs: delay }, 'informer lost its watch; relisting');
     this.retryTimer = setTimeout(() => {
       if (!this.stopped) this.connect();

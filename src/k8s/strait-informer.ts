@@ -14,8 +14,8 @@ export function straitInformer<T extends KubernetesObject>(
   return new Informer<T>({
     kubeConfig,
     path: `/apis/${group}/${version}/${plural}`,
-    list: () =>
-      api.listClusterCustomObject({ group, version, plural, ...(fieldSelector ? { fieldSelector } : {}) }) as Promise<
+    list: (page) =>
+      api.listClusterCustomObject({ group, version, plural, ...page, ...(fieldSelector ? { fieldSelector } : {}) }) as Promise<
         KubernetesListObject<T>
       >,
     ...(fieldSelector ? { fieldSelector } : {}),

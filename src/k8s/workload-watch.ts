@@ -11,6 +11,7 @@
 import { AppsV1Api, type KubeConfig, type KubernetesListObject, type V1DaemonSet, type V1Deployment } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { Informer } from './informer';
+import type { ListPage } from './pager';
 
 type Workload = V1DaemonSet | V1Deployment;
 
@@ -32,10 +33,10 @@ export class WorkloadWatch {
     const apps = kubeConfig.makeApiClient(AppsV1Api);
     // By name: the chart's roles allow this workload only (resourceNames), which needs the field selector.
     const fieldSelector = `metadata.name=${name}`;
-    const list = (): Promise<KubernetesListObject<Workload>> =>
+    const list = (page: ListPage): Promise<KubernetesListObject<Workload>> =>
       resource === 'daemonsets'
-        ? apps.listNamespacedDaemonSet({ namespace, fieldSelector })
-        : apps.listNamespacedDeployment({ namespace, fieldSelector });
+        ? apps.listNamespacedDaemonSet({ namespace, fieldSelector, ...page })
+        : apps.listNamespacedDeployment({ namespace, fieldSelector, ...page });
     this.informer = new Informer<Workload>({
       kubeConfig,
       path: `/apis/apps/v1/namespaces/${namespace}/${resource}`,

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api, type V1Node, type V1NodeList } from '@kubernetes/client-node';
 import { Informer } from '../../src/k8s/informer';
+import { reflectorBackoff } from '../../src/k8s/backoff';
+import type { ListPage } from '../../src/k8s/pager';
 import type { Logger } from '../../src/log';
 import { startTestApiServer } from '../support/apiserver';
 import { captureLog } from '../support/log-capture';
@@ -52,20 +54,23 @@ describe('informer on the API server', function () {
     const core = api.kubeConfig.makeApiClient(CoreV1Api);
     const captured = captureLog();
     let lists = 0;
+    const pages: ListPage[] = [];
     const informer = new Informer<V1Node>({
       kubeConfig: api.kubeConfig,
       path: '/api/v1/nodes',
-      list: () => {
+      list: (page) => {
         lists++;
-        return options.list ? options.list(core) : core.listNode();
+        pages.push(page);
+        return options.list ? options.list(core) : core.listNode(page);
       },
-      retry: { baseDelay: retryMs, maxDelay: 8 * retryMs },
+      // No jitter: the recovery test counts on the first retry coming when it says.
+      backoff: { ...reflectorBackoff, initial: retryMs, cap: 8 * retryMs, jitter: 0 },
       log: captured.log,
     });
     stops.push(() => informer.stop());
     const changes: string[] = [];
     informer.onChange((key) => changes.push(`${key}${informer.get(key) ? '' : ' gone'}`));
-    return { api, core, informer, changes, captured, lists: () => lists };
+    return { api, core, informer, changes, captured, lists: () => lists, pages };
   }
 
   it('fills its cache from the list, then each add, update and delete arrives with the key', async () => {
@@ -150,6 +155,22 @@ describe('informer on the API server', function () {
     assert.deepEqual(changes.slice(2).sort(), ['a', 'b gone', 'c']);
     await core.deleteNode({ name: 'c' });
     await until(informer, 'watching the new server', () => informer.get('c') === undefined);
+  });
+
+  // k8s.io/client-go/tools/pager: the reflector lists in pages of 500 with the continue token of each.
+  it('lists 1,200 Nodes in 3 pages of at most 500, and caches all of them', async () => {
+    const { core, informer, pages } = await setup();
+    for (let i = 0; i < 1200; i++) await core.createNode({ body: node(`n${String(i).padStart(4, '0')}`) });
+    await informer.start();
+    assert.equal(informer.list().length, 1200);
+    assert.deepEqual(
+      pages.map((p) => [p.limit, p._continue !== undefined]),
+      [
+        [500, false],
+        [500, true],
+        [500, true],
+      ],
+    );
   });
 
   it('asks for bookmarks and a server-side watch timeout (client-node alone asks for neither)', async () => {

@@ -59,7 +59,7 @@ export class KubernetesSpecSource implements SpecSource {
       this.tell();
     });
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
+    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: (page) => core.listNode(page), log });
     // A relist (a thousand changes at once) makes the list once.
     this.nodes.onChange(() => {
       this.nodesVersion += 1;

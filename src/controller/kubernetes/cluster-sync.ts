@@ -125,11 +125,11 @@ export class ClusterSync {
     this.podCIDR = parseHomeNetworks(options.config.home).podCIDR;
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), log });
+    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: (page) => core.listNode(page), log });
     this.leases = new Informer<V1Lease>({
       kubeConfig,
       path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
-      list: () => coordination.listNamespacedLease({ namespace }),
+      list: (page) => coordination.listNamespacedLease({ namespace, ...page }),
       log,
     });
     this.secrets = new Map(
@@ -141,7 +141,7 @@ export class ClusterSync {
             kubeConfig,
             path: `/api/v1/namespaces/${namespace}/secrets`,
             fieldSelector,
-            list: () => core.listNamespacedSecret({ namespace, fieldSelector }),
+            list: (page) => core.listNamespacedSecret({ namespace, fieldSelector, ...page }),
             log,
           }),
         ];

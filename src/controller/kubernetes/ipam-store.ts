@@ -13,7 +13,7 @@
  * as a valid state (no address given twice, nothing kept for a peer that is gone), and the next save
  * completes it.
  */
-import { type CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import type { CustomObjectsApi, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { type CompiledValidatorName, checkCompiled } from '../../api/compiled-validators';
 import { makeObject } from '../../api/object';
 import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../../api/resource-names';
@@ -23,6 +23,7 @@ import type { Logger } from '../../log';
 import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites } from './ipam-objects';
 import type { Store, StoreLock } from '../../store/store';
 import { apiErrorText, apiStatus } from '../../k8s/api-errors';
+import { listAllPages } from '../../k8s/pager';
 
 /** Each kind's names and the validator of its spec. */
 const kinds = {
@@ -66,9 +67,13 @@ export class ApiIpamStore implements Store<IpamState> {
     const dropped: string[] = [];
     this.versions.clear();
     for (const kind of ['ClusterNetworks', 'PeerNetworks', 'NatMapping'] as const) {
-      const list = (await this.options.api.listClusterCustomObject({ group, version, plural: kinds[kind].names.plural })) as {
-        items: (KubernetesObject & { spec?: unknown })[];
-      };
+      // NatMappings grow with the endpoints: in pages, as client-go lists.
+      const list = await listAllPages(
+        (page) =>
+          this.options.api.listClusterCustomObject({ group, version, plural: kinds[kind].names.plural, ...page }) as Promise<
+            KubernetesListObject<KubernetesObject & { spec?: unknown }>
+          >,
+      );
       for (const object of list.items) {
         const name = object.metadata?.name ?? '';
         this.versions.set(`${kind}/${name}`, object.metadata?.resourceVersion ?? '');

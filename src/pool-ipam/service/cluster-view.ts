@@ -48,13 +48,15 @@ export class PoolIpamView {
     this.endpoints = new Informer<EndpointObject>({
       kubeConfig,
       path: `/apis/${group}/${version}/endpoints`,
-      list: () =>
-        custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' }) as Promise<KubernetesListObject<EndpointObject>>,
+      list: (page) =>
+        custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints', ...page }) as Promise<
+          KubernetesListObject<EndpointObject>
+        >,
       ...opts,
     });
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    this.pods = new Informer<V1Pod>({ kubeConfig, path: '/api/v1/pods', list: () => core.listPodForAllNamespaces(), ...opts });
-    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: () => core.listNode(), ...opts });
+    this.pods = new Informer<V1Pod>({ kubeConfig, path: '/api/v1/pods', list: (page) => core.listPodForAllNamespaces(page), ...opts });
+    this.nodes = new Informer<V1Node>({ kubeConfig, path: '/api/v1/nodes', list: (page) => core.listNode(page), ...opts });
   }
 
   private get all(): Informer<KubernetesObject>[] {

@@ -30,6 +30,12 @@ export interface InformerOptions<T extends KubernetesObject> {
   list: (page: ListPage) => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * What of each object the cache keeps (client-go's SetTransform): an update that changes nothing it
+   * keeps but the resourceVersion is no change. A method (bivariant), so an Informer of Nodes is still
+   * an Informer of KubernetesObjects.
+   */
+  transform?(object: T): T;
   /** The delays before starting again after an error (default: client-go's reflector's). */
   backoff?: BackoffParameters;
   log?: Logger;
@@ -62,6 +68,12 @@ class InformerWatch extends Watch {
     if (!this.current()) controller.abort();
     return controller;
   }
+}
+
+/** Whether two objects differ in their resourceVersion alone. */
+function sameButVersion(a: KubernetesObject, b: KubernetesObject): boolean {
+  const unversioned = (o: KubernetesObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return unversioned(a) === unversioned(b);
 }
 
 export class Informer<T extends KubernetesObject> {
@@ -159,14 +171,15 @@ export class Informer<T extends KubernetesObject> {
     }, delay);
   }
 
-  private upsert(object: T): void {
+  private upsert(received: T): void {
+    const object = this.options.transform?.(received) ?? received;
     const key = objectKey(object);
     const cached = this.cache.get(key);
     // The uid too: an API server that lost its state (the lab's, restarted) gives versions again.
     if (cached && cached.metadata?.resourceVersion === object.metadata?.resourceVersion && cached.metadata?.uid === object.metadata?.uid)
       return;
     this.cache.set(key, object);
-    this.tell(key);
+    if (!cached || !sameButVersion(cached, object)) this.tell(key);
   }
 
   private remove(key: string): void {

@@ -4,7 +4,7 @@
  * stopped and came back empty.
  */
 import assert from 'node:assert/strict';
-import { CoreV1Api, type V1Node, type V1NodeList } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, type V1Node, type V1NodeList, setHeaderOptions } from '@kubernetes/client-node';
 import { Informer } from '../../src/k8s/informer';
 import { reflectorBackoff } from '../../src/k8s/backoff';
 import type { ListPage } from '../../src/k8s/pager';
@@ -171,6 +171,34 @@ describe('informer on the API server', function () {
         [500, true],
       ],
     );
+  });
+
+  it('with a transform, caches what it keeps, and tells no change when an update changes nothing kept but the version', async () => {
+    const { api, core } = await setup();
+    const informer = new Informer<V1Node>({
+      kubeConfig: api.kubeConfig,
+      path: '/api/v1/nodes',
+      list: (page) => core.listNode(page),
+      transform: (n) => ({
+        metadata: { name: n.metadata!.name!, resourceVersion: n.metadata!.resourceVersion!, labels: n.metadata!.labels ?? {} },
+      }),
+    });
+    stops.push(() => informer.stop());
+    const changes: string[] = [];
+    informer.onChange((key) => changes.push(key));
+    await core.createNode({ body: node('a') });
+    await informer.start();
+    assert.deepEqual(informer.get('a')!.spec, undefined, 'only what the transform keeps');
+    await core.patchNode(
+      { name: 'a', body: { metadata: { annotations: { unread: 'x' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await core.patchNode(
+      { name: 'a', body: { metadata: { labels: { read: 'y' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await until(informer, 'the label', () => informer.get('a')?.metadata?.labels?.read === 'y');
+    assert.deepEqual(changes, ['a', 'a'], 'the annotation was no change');
   });
 
   it('asks for bookmarks and a server-side watch timeout (client-node alone asks for neither)', async () => {

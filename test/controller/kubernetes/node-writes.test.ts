@@ -173,7 +173,7 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
         'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n1',
         'PATCH /apis/strait.io/v1alpha1/nodedataplanes/n2',
         'PATCH /apis/strait.io/v1alpha1/nodedataplanes/n3',
-        'POST /api/v1/namespaces/default/events',
+        'POST /apis/events.k8s.io/v1/namespaces/default/events',
       ],
       'the GatewayMoved Event, and each NodeDataplane written once',
     );

@@ -15,7 +15,7 @@ export interface ListPage {
 }
 
 /** The pager's defaultPageSize. */
-export const pageSize = 500;
+const pageSize = 500;
 
 /** Every item of the collection, with the resourceVersion of its snapshot (the last page's). */
 export async function listAllPages<T extends KubernetesObject>(

@@ -29,7 +29,7 @@ export interface EventSubject {
   uid?: string;
 }
 
-export type EventType = 'Normal' | 'Warning';
+type EventType = 'Normal' | 'Warning';
 
 export interface Occurrence {
   type: EventType;

@@ -6,13 +6,9 @@
 import { run } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { labPrefix, nodeNetns, podNetns, publicNetns, switchNetns } from './names';
+import { type NodePlace, inPlace } from './node-place';
 import { attachPod, podLeaseDir, podNetworkConfig } from './pod-network';
 import type { LabCluster, LabNode, LabTopology } from './topology';
-
-/** Where a node's links are: a namespace of this machine, or (a lab across machines) this machine itself. */
-export type NodePlace = { netns: string } | 'this machine';
-
-const inPlace = (place: NodePlace, argv: string[]) => (place === 'this machine' ? argv : ['ip', 'netns', 'exec', place.netns, ...argv]);
 
 export function batch(place: NodePlace, lines: string[]): void {
   run(['ip', ...(place === 'this machine' ? [] : ['-n', place.netns]), '-batch', '-'], `${lines.join('\n')}\n`);

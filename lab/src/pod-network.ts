@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
 import { netnsPath } from '../../src/kernel/netns';
 import { podNetns } from './names';
-import type { NodePlace } from './network';
+import { type NodePlace, inPlace } from './node-place';
 import type { LabNode, LabPod } from './topology';
 
 const cniPath = '/usr/lib/cni';
@@ -44,8 +44,7 @@ function ptp(place: NodePlace, command: 'ADD' | 'DEL', pod: LabPod, config: Reco
     `CNI_PATH=${cniPath}`,
     ...(command === 'ADD' ? [`CNI_ARGS=IP=${pod.ip}`] : []),
   ];
-  const plugin = ['env', ...env, join(cniPath, 'ptp')];
-  return run(place === 'this machine' ? plugin : ['ip', 'netns', 'exec', place.netns, ...plugin], JSON.stringify(config));
+  return run(inPlace(place, ['env', ...env, join(cniPath, 'ptp')]), JSON.stringify(config));
 }
 
 export function attachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {

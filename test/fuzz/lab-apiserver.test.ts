@@ -38,6 +38,17 @@ const validSpecs: Record<string, Record<string, unknown>> = {
   ConfigMap: { data: { k: 'v' } },
   // About a Pod of its namespace: an Event about a cluster-scoped object belongs in `default` (built-in-validation.ts).
   Event: { involvedObject: { kind: 'Pod', name: 'p', namespace: ns }, reason: 'R', message: 'm', type: 'Normal' },
+  // events.k8s.io/v1's Event (its own rules: event-validation.ts).
+  'events.k8s.io/Event': {
+    regarding: { kind: 'Pod', name: 'p', namespace: ns },
+    eventTime: '2026-01-01T00:00:00.000000Z',
+    reportingController: 'fuzz.example/c',
+    reportingInstance: 'fuzz-0',
+    action: 'Fuzz',
+    reason: 'R',
+    note: 'n',
+    type: 'Normal',
+  },
   Lease: { spec: { holderIdentity: 'x', leaseDurationSeconds: 4 } },
   ServiceAccount: {},
   Service: { spec: { ports: [{ port: 80 }] } },
@@ -127,9 +138,12 @@ const validSpecs: Record<string, Record<string, unknown>> = {
   },
 };
 
+/** The valid object of a kind (one another group also has by that name: `<group>/<kind>`). */
+const validSpec = (type: ResourceType) => validSpecs[`${type.group}/${type.kind}`] ?? validSpecs[type.kind];
+
 /** A valid object of `type` named `name`. */
 function object(type: ResourceType, name: string): Record<string, unknown> {
-  const { metadata, ...rest } = (validSpecs[type.kind] ?? {}) as { metadata?: Record<string, unknown> };
+  const { metadata, ...rest } = (validSpec(type) ?? {}) as { metadata?: Record<string, unknown> };
   return {
     apiVersion: apiVersionOf(type),
     kind: type.kind,
@@ -604,7 +618,7 @@ describe('fuzz: the lab API server', function () {
       },
     ];
     for (const o of [object(namespace, ns), ...rbac, ...seeds]) {
-      const type = types.find((x) => x.kind === o.kind)!;
+      const type = types.find((x) => x.kind === o.kind && apiVersionOf(x) === o.apiVersion)!;
       const created = await admin('POST', collectionPath(type, ns), o);
       assert.ok(created.code === 201 || created.code === 409, `seed ${type.kind}: ${created.code} ${created.body}`);
     }
@@ -613,7 +627,7 @@ describe('fuzz: the lab API server', function () {
   before(async () => {
     log = captureLog('debug');
     t = await startTestApiServer({ users: [reader, nobody], logger: log.log, watchCacheSize: 50 });
-    for (const type of writable) assert.ok(validSpecs[type.kind], `a valid ${type.kind} to mutate (a kind served now)`);
+    for (const type of writable) assert.ok(validSpec(type), `a valid ${type.kind} to mutate (a kind served now)`);
     await seed();
   });
   after(async () => t?.close());

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultTopologyPath } from '../../lab/src/names';
 import { nodeSpecDocument, specFileText } from '../support/node-specs';
+import { startTestEtcd } from '../support/etcd';
 
 const cliPath = join(__dirname, '../../src/cli/main.js');
 const distSrc = join(__dirname, '../../src');
@@ -34,7 +35,8 @@ function schemaModulesLoaded(
     ${script}
   `,
     ],
-    { encoding: 'utf8', ...options },
+    // A process that does not end is a failure with what it said, not a suite that never ends.
+    { encoding: 'utf8', timeout: 60_000, ...options },
   );
   const lines = stderr.split('\n');
   return { loaded: JSON.parse(lines.at(-1)!) as string[], status, stderr: lines.slice(0, -1).join('\n') };
@@ -198,16 +200,22 @@ describe('strait start-up', () => {
       assert.deepEqual(lab.loaded, [], lab.stderr);
     });
 
-    it("the lab's API server, serving the chart's CRDs until SIGTERM", () => {
-      const kubeconfig = JSON.stringify(join(dir, 'kubeconfig'));
-      const server = schemaModulesLoaded(`
-        lab('apiserver', '--kubeconfig', ${kubeconfig});
-        const served = setInterval(() => {
-          if (!require('node:fs').existsSync(${kubeconfig})) return;
-          clearInterval(served);
-          process.emit('SIGTERM');
-        }, 20);
-      `);
+    it("the lab's API server, on its etcd, serving until SIGTERM", async () => {
+      const etcd = await startTestEtcd(join(dir, 'etcd'));
+      let server: ReturnType<typeof schemaModulesLoaded>;
+      try {
+        const kubeconfig = JSON.stringify(join(dir, 'kubeconfig'));
+        server = schemaModulesLoaded(`
+          lab('apiserver', '--kubeconfig', ${kubeconfig}, '--etcd-servers', ${JSON.stringify(etcd.url)});
+          const served = setInterval(() => {
+            if (!require('node:fs').existsSync(${kubeconfig})) return;
+            clearInterval(served);
+            process.emit('SIGTERM');
+          }, 20);
+        `);
+      } finally {
+        await etcd.close();
+      }
       assert.deepEqual([server.status, server.loaded], [0, []], server.stderr);
     });
   });

@@ -42,7 +42,8 @@ class PodProber {
     this.child.on('error', (err) => gone(`could not start (${err.message})`));
     // A prober that died takes our next write with EPIPE: what it had in flight fails by its exit, above.
     this.child.stdin.on('error', () => {});
-    this.child.on('exit', (code, signal) => gone(`exited (${signal ?? `code ${code}`})`));
+    // 'close', not 'exit': after its stderr is read to the end, so the reason it gives is in the message.
+    this.child.on('close', (code, signal) => gone(`exited (${signal ?? `code ${code}`})`));
   }
 
   echo(mode: EchoMode, to: string, port: number, waitMs: number, timeoutMs: number): Promise<EchoResult> {

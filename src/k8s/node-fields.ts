@@ -9,8 +9,10 @@
  * Neither a metadata-only watch (PartialObjectMetadata) nor a watch of the agent's own Node by name can
  * replace the full watch: the node list needs every Node's spec.podCIDRs, status.addresses and Ready.
  */
-import type { V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import type { Logger } from '../log';
 import { publicAddressAnnotation } from './cluster-nodes';
+import { Informer } from './informer';
 
 export function nodeReadFields(node: V1Node): V1Node {
   const { name, uid, resourceVersion, labels, annotations } = node.metadata ?? {};
@@ -34,4 +36,16 @@ export function nodeReadFields(node: V1Node): V1Node {
       ...(ready ? { conditions: [{ type: ready.type, status: ready.status }] } : {}),
     },
   };
+}
+
+/** The cluster's Nodes, as the agent and the controller cache them (the fields above). */
+export function nodeInformer(kubeConfig: KubeConfig, log?: Logger): Informer<V1Node> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  return new Informer<V1Node>({
+    kubeConfig,
+    path: '/api/v1/nodes',
+    list: (page) => core.listNode(page),
+    transform: nodeReadFields,
+    ...(log ? { log } : {}),
+  });
 }

@@ -187,3 +187,16 @@ export const validatingAdmissionPolicyBindingColumns: Column[] = [
   computedColumn('ParamRef', paramRef),
   ageColumn,
 ];
+
+/** An Event's columns in either API: the object it is about and its text are named differently in each. */
+export const eventColumns = (about: 'involvedObject' | 'regarding', textName: string, textField: string): Column[] => [
+  nameColumn,
+  pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
+  pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
+  computedColumn('Object', (o) => {
+    const object = o[about];
+    return isRecord(object) ? `${String(object.kind).toLowerCase()}/${String(object.name)}` : '';
+  }),
+  pathColumn({ name: textName, type: 'string', jsonPath: `.${textField}` }),
+  ageColumn,
+];

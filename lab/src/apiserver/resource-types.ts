@@ -13,6 +13,7 @@ import {
   createdAtColumns,
   daemonSetColumns,
   deploymentColumns,
+  eventColumns,
   priorityClassColumns,
   serviceAccountColumns,
   serviceColumns,
@@ -234,16 +235,7 @@ export const builtInTypes: ResourceType[] = [
         (o: KubeObject) => text(o, 'involvedObject', f),
       ]),
     ),
-    columns: [
-      nameColumn,
-      pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
-      pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
-      computedColumn('Object', (o) =>
-        isRecord(o.involvedObject) ? `${String(o.involvedObject.kind).toLowerCase()}/${String(o.involvedObject.name)}` : '',
-      ),
-      pathColumn({ name: 'Message', type: 'string', jsonPath: '.message' }),
-      ageColumn,
-    ],
+    columns: eventColumns('involvedObject', 'Message', 'message'),
   }),
   // Stored apart from core/v1 Events here; kube-apiserver keeps both in one storage, converted.
   builtIn({
@@ -256,16 +248,7 @@ export const builtInTypes: ResourceType[] = [
     createOnUpdate: true,
     validate: validateEventsV1Create,
     validateUpdate: validateEventsV1Update,
-    columns: [
-      nameColumn,
-      pathColumn({ name: 'Type', type: 'string', jsonPath: '.type' }),
-      pathColumn({ name: 'Reason', type: 'string', jsonPath: '.reason' }),
-      computedColumn('Object', (o) =>
-        isRecord(o.regarding) ? `${String(o.regarding.kind).toLowerCase()}/${String(o.regarding.name)}` : '',
-      ),
-      pathColumn({ name: 'Note', type: 'string', jsonPath: '.note' }),
-      ageColumn,
-    ],
+    columns: eventColumns('regarding', 'Note', 'note'),
   }),
   builtIn({
     group: 'coordination.k8s.io',

@@ -12,11 +12,11 @@
  * status heartbeat, anything else of a Node Strait does not read, or the agent's own status write costs
  * no reconcile.
  */
-import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import type { ClusterNodeDocument } from '../../api/node-dataplane';
 import { nodeDataplaneNames } from '../../api/resource-names';
 import { Informer } from '../../k8s/informer';
-import { nodeReadFields } from '../../k8s/node-fields';
+import { nodeInformer } from '../../k8s/node-fields';
 import { nodeList, parsePodCIDR, podCIDRText, withNodeList } from '../../k8s/node-list';
 import { straitInformer } from '../../k8s/strait-informer';
 import type { Logger } from '../../log';
@@ -59,14 +59,7 @@ export class KubernetesSpecSource implements SpecSource {
       this.toldSpec = spec;
       this.tell();
     });
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    this.nodes = new Informer<V1Node>({
-      kubeConfig,
-      path: '/api/v1/nodes',
-      list: (page) => core.listNode(page),
-      transform: nodeReadFields,
-      log,
-    });
+    this.nodes = nodeInformer(kubeConfig, log);
     // A relist (a thousand changes at once) makes the list once.
     this.nodes.onChange(() => {
       this.nodesVersion += 1;

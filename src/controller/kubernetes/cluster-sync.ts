@@ -30,7 +30,7 @@ import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';
 import { apiErrorText } from '../../k8s/api-errors';
 import { Informer } from '../../k8s/informer';
-import { nodeReadFields } from '../../k8s/node-fields';
+import { nodeInformer } from '../../k8s/node-fields';
 import { straitInformer } from '../../k8s/strait-informer';
 import { kubeConfigFromText } from '../../k8s/kubeconfig';
 import { WorkQueue } from '../../k8s/workqueue';
@@ -126,13 +126,7 @@ export class ClusterSync {
     this.podCIDR = parseHomeNetworks(options.config.home).podCIDR;
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    this.nodes = new Informer<V1Node>({
-      kubeConfig,
-      path: '/api/v1/nodes',
-      list: (page) => core.listNode(page),
-      transform: nodeReadFields,
-      log,
-    });
+    this.nodes = nodeInformer(kubeConfig, log);
     this.leases = new Informer<V1Lease>({
       kubeConfig,
       path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,

@@ -9,7 +9,8 @@ import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-nod
 import type { Reflection } from '../../src/api/controller-status';
 import type { NatMappingSpec } from '../../src/api/ipam-objects';
 import { type NodeDataplaneStatus, readNodeDataplane, readNodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { group, natMappingNames, nodeDataplaneNames, tunnelEndpointNames, version } from '../../src/api/resource-names';
+import { group, natMappingNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames, version } from '../../src/api/resource-names';
+import { withGateways } from '../../src/k8s/gateway-view';
 import { withNodeListFrom } from '../../src/k8s/node-list';
 import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
@@ -63,8 +64,9 @@ export class KubernetesLabState implements LabState {
   }
 
   async read(cluster: LabCluster): Promise<ClusterState> {
-    const [dataplanes, tunnels, natMappings, clusterNodes] = await Promise.all([
+    const [dataplanes, gateways, tunnels, natMappings, clusterNodes] = await Promise.all([
       this.list(cluster.id, nodeDataplaneNames.plural),
+      this.list(cluster.id, straitGatewayNames.plural),
       this.list(cluster.id, tunnelEndpointNames.plural),
       this.list(cluster.id, natMappingNames.plural),
       this.api(cluster.id)
@@ -77,8 +79,10 @@ export class KubernetesLabState implements LabState {
       let spec: NodeDataplaneSpec | undefined;
       let status: NodeDataplaneStatus | undefined;
       try {
-        // The spec its agent applies: with the node list made from the Nodes, as the agent makes it.
-        if (object) spec = readNodeDataplane(withNodeListFrom(object, clusterNodes)).spec;
+        // The spec its agent applies: with the node list made from the Nodes and the gateways of the
+        // cluster's StraitGateway, as the agent makes it.
+        const ours = gateways.find((g) => g.metadata.name === cluster.id);
+        if (object) spec = readNodeDataplane(withGateways(withNodeListFrom(object, clusterNodes), ours)).spec;
       } catch {
         spec = undefined; // not one we can use: as if not written yet
       }

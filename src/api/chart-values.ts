@@ -116,7 +116,9 @@ const ChartValuesSchema = Strict({
     attach: StringEnum(['auto', 'tcx', 'clsact']),
     podInterfaces: Type.String({ minLength: 1 }),
     leaseInterval: Seconds('Seconds between Lease renewals.'),
-    statusRefresh: Seconds('Seconds after which an unchanged status is written anyway.'),
+    statusRefresh: Seconds(
+      'Seconds after which an unchanged status is written anyway (the kubelet reports an unchanged node status every 5 minutes).',
+    ),
     pinRoot: Type.String({ pattern: '^/sys/fs/bpf(/.*)?$' }),
     capabilities: List(Capability),
     terminationGracePeriodSeconds: Type.Integer({ minimum: 0 }),

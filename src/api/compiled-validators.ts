@@ -23,6 +23,7 @@ import type {
   StatusResponse,
 } from './pool-ipam-protocol-schema';
 import { checkWith } from './schema-errors';
+import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
 /** Each validator by name, with the type of the documents it accepts (its schema's static type). */
@@ -33,6 +34,7 @@ export interface ValidatorTypes {
   networkConfigSpec: NetworkConfigSpec;
   networkConfigStatus: NetworkConfigStatus;
   tunnelEndpointSpec: TunnelEndpointSpecDocument;
+  straitGatewaySpec: StraitGatewaySpecDocument;
   controllerConfig: ControllerConfigDocument;
   controllerStatus: ControllerStatus;
   reflections: Reflection[];

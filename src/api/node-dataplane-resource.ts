@@ -23,7 +23,10 @@ import {
   Uint32,
 } from './schema';
 
-const Endpoint = Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." });
+const Endpoint = Strict(
+  { address: IpText(), port: Port() },
+  { description: "The peer gateway's tunnel address and port. Absent on Kubernetes: the agent reads it from the StraitGateway." },
+);
 
 const Peer = Strict({
   clusterId: ClusterIdText(),
@@ -32,7 +35,7 @@ const Peer = Strict({
   remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
   localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
   localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
-  endpoint: Endpoint,
+  endpoint: Type.Optional(Endpoint),
   transport: StringEnum([...peerTransports], {
     description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).',
   }),
@@ -57,14 +60,26 @@ export const NodeDataplaneSpecSchema = Strict(
     transitAddress: IpText({ description: "The hub's source for transit traffic: an ExternalCIDR address the IPAM never hands out." }),
     node: Strict({
       name: NodeNameText(),
-      role: StringEnum(['gateway', 'worker']),
+      role: Type.Optional(
+        StringEnum(['gateway', 'worker'], {
+          description: 'Whether this node is the active gateway; when given, it must agree with activeGateway. Absent on Kubernetes.',
+        }),
+      ),
       underlayAddress: IpText(),
       publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
       gatewayCandidate: Type.Optional(
         Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' }),
       ),
     }),
-    activeGateway: Strict({ name: NodeNameText(), underlayAddress: IpText() }),
+    activeGateway: Type.Optional(
+      Strict(
+        { name: NodeNameText(), underlayAddress: IpText() },
+        {
+          description:
+            "The node every other node sends cross-cluster traffic to. Absent on Kubernetes: the agent reads it from the cluster's StraitGateway, so a gateway move rewrites no NodeDataplane.",
+        },
+      ),
+    ),
     overlay: Strict({
       vni: Type.Integer({ minimum: 0, maximum: 0xffffff, description: 'VNI of the intra-cluster overlay (never a peering VNI).' }),
       port: Port({ description: 'UDP port of every VXLAN device.' }),
@@ -121,8 +136,7 @@ export const nodeDataplaneResource: ResourceDefinition<typeof NodeDataplaneSpecS
   status: NodeDataplaneStatusSchema,
   columns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterId' },
-    { name: 'Role', type: 'string', jsonPath: '.spec.node.role' },
-    { name: 'Gateway', type: 'string', jsonPath: '.spec.activeGateway.name' },
+    { name: 'Candidate', type: 'boolean', jsonPath: '.spec.node.gatewayCandidate' },
     { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
     { name: 'Dataplane', type: 'string', jsonPath: '.status.dataplane' },
     { name: 'Error', type: 'string', jsonPath: '.status.error', priority: 1 },

@@ -12,6 +12,7 @@ import { RangeIndex } from '../net/range-index';
 import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
 import { checkCompiled } from './compiled-validators';
 import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
+import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 
 export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 
@@ -94,9 +95,14 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
 export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDataplaneSpec {
   const doc = checkCompiled('nodeDataplaneSpec', value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
-  // A spec file lists the nodes; on Kubernetes the agent adds them from the Node objects before reading.
+  // A spec file holds everything; on Kubernetes the agent adds the node list from the Node objects and
+  // the gateways from the cluster's StraitGateway before reading (k8s/agent-view.ts).
   if (doc.nodes === undefined)
     throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
+  const fromGateways = '(on Kubernetes the agent adds it from the StraitGateway named after the cluster)';
+  const activeGateway = doc.activeGateway;
+  if (activeGateway === undefined) throw new InputError(at('activeGateway'), undefined, `is required ${fromGateways}`);
+  const role = doc.node.name === activeGateway.name ? 'gateway' : 'worker';
   const cidr = (field: string, text: string): Cidr => parseCidr(at(field), text);
   const ip = (field: string, text: string): Ip => parseIp(at(field), text);
   const podCIDR = cidr('podCIDR', doc.podCIDR);
@@ -114,18 +120,19 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
     transitAddress,
     node: {
       name: doc.node.name,
-      role: doc.node.role,
+      role,
       underlayAddress: ip('node.underlayAddress', doc.node.underlayAddress),
       ...(doc.node.publicAddress !== undefined ? { publicAddress: ip('node.publicAddress', doc.node.publicAddress) } : {}),
       gatewayCandidate: doc.node.gatewayCandidate ?? false,
     },
     activeGateway: {
-      name: doc.activeGateway.name,
-      underlayAddress: ip('activeGateway.underlayAddress', doc.activeGateway.underlayAddress),
+      name: activeGateway.name,
+      underlayAddress: ip('activeGateway.underlayAddress', activeGateway.underlayAddress),
     },
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toLowerCase() },
     peers: doc.peers.map((p, i) => {
       const field = `peers[${i}]`;
+      if (p.endpoint === undefined) throw new InputError(at(`${field}.endpoint`), undefined, `is required ${fromGateways}`);
       const peer = {
         clusterId: p.clusterId,
         peerId: p.peerId,
@@ -166,6 +173,8 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   };
   disjointNetworks(spec, at);
   consistentNodes(spec, at);
+  if (doc.node.role !== undefined && doc.node.role !== role)
+    throw new InputError(at('node.role'), doc.node.role, `must be ${role}: activeGateway is ${activeGateway.name}`);
   spec.natMappings.forEach((m, i) => {
     if (m.externalAddress.value === transitAddress.value)
       throw new InputError(
@@ -198,10 +207,25 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
 }
 
 /**
- * The document of a typed spec without its node list: what the controller stores in a NodeDataplane on
- * Kubernetes, where each agent reads the nodes from the Node objects (`writeClusterNodes` of them).
+ * The document of a typed spec without what is the same on every node and changes with the cluster:
+ * what the controller stores in a NodeDataplane on Kubernetes. Each agent adds the node list from the
+ * Node objects (`writeClusterNodes` of them) and the gateways, ours and each peer's, from the cluster's
+ * StraitGateway (`writeGateways`): a Node added or a gateway moved rewrites no NodeDataplane.
  */
-export function writeNodeDataplaneSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<NodeDataplaneSpecDocument, 'nodes'> {
+export function writeNodeDataplaneObjectSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument {
+  const { activeGateway: _gateway, node, peers, ...rest } = writeSpecWithoutNodes(spec);
+  const { role: _role, ...self } = node;
+  return { ...rest, node: self, peers: peers.map(({ endpoint: _endpoint, ...peer }) => peer) };
+}
+
+/** The gateways of a typed spec: ours and each peer's (a StraitGateway's spec; the same in every node's spec). */
+export const writeGateways = (spec: NodeDataplaneSpec): StraitGatewaySpecDocument => ({
+  activeGateway: { name: spec.activeGateway.name, underlayAddress: formatIp(spec.activeGateway.underlayAddress) },
+  peers: spec.peers.map((p) => ({ clusterId: p.clusterId, endpoint: { address: formatIp(p.endpoint.address), port: p.endpoint.port } })),
+});
+
+/** The document of a typed spec without its node list (`writeNodeDataplaneSpec` adds it). */
+function writeSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<WholeNodeDataplaneSpecDocument, 'nodes'> {
   return {
     clusterId: spec.clusterId,
     podCIDR: formatCidr(spec.podCIDR),
@@ -234,13 +258,23 @@ export function writeNodeDataplaneSpecWithoutNodes(spec: NodeDataplaneSpec): Omi
   };
 }
 
+type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
+
+/** A spec document with nothing left for an agent to add: as a spec file holds it and `writeNodeDataplaneSpec` writes it. */
+export type WholeNodeDataplaneSpecDocument = Omit<NodeDataplaneSpecDocument, 'node' | 'activeGateway' | 'peers' | 'nodes'> & {
+  node: NodeDataplaneSpecDocument['node'] & { role: NodeDataplaneSpec['node']['role'] };
+  activeGateway: NonNullable<NodeDataplaneSpecDocument['activeGateway']>;
+  peers: (PeerDocument & { endpoint: NonNullable<PeerDocument['endpoint']> })[];
+  nodes: ClusterNodeDocument[];
+};
+
 /** The document of a node list (`spec.nodes`). */
 export const writeClusterNodes = (nodes: readonly ClusterNodeSpec[]): ClusterNodeDocument[] =>
   nodes.map((n) => ({ name: n.name, underlayAddress: formatIp(n.underlayAddress), podCIDRs: n.podCIDRs.map(formatCidr) }));
 
 /** The document of a typed spec (canonical text: formatted addresses and networks), its node list last. */
-export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument & { nodes: ClusterNodeDocument[] } {
-  return { ...writeNodeDataplaneSpecWithoutNodes(spec), nodes: writeClusterNodes(spec.nodes) };
+export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): WholeNodeDataplaneSpecDocument {
+  return { ...writeSpecWithoutNodes(spec), nodes: writeClusterNodes(spec.nodes) };
 }
 
 /** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */

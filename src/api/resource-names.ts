@@ -15,6 +15,7 @@ export interface ResourceNames {
 export const networkConfigNames = { kind: 'NetworkConfig', plural: 'networkconfigs' } as const satisfies ResourceNames;
 export const tunnelEndpointNames = { kind: 'TunnelEndpoint', plural: 'tunnelendpoints' } as const satisfies ResourceNames;
 export const nodeDataplaneNames = { kind: 'NodeDataplane', plural: 'nodedataplanes' } as const satisfies ResourceNames;
+export const straitGatewayNames = { kind: 'StraitGateway', plural: 'straitgateways' } as const satisfies ResourceNames;
 export const clusterNetworksNames = { kind: 'ClusterNetworks', plural: 'clusternetworks' } as const satisfies ResourceNames;
 export const peerNetworksNames = { kind: 'PeerNetworks', plural: 'peernetworks' } as const satisfies ResourceNames;
 export const natMappingNames = { kind: 'NatMapping', plural: 'natmappings' } as const satisfies ResourceNames;

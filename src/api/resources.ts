@@ -6,6 +6,7 @@ import { networkConfigResource } from './network-config-schema';
 import { nodeDataplaneResource } from './node-dataplane-resource';
 import { endpointResource } from './pool-endpoint';
 import { reservedIpResource } from './reserved-ip';
+import { straitGatewayResource } from './strait-gateway-schema';
 import { subnetResource } from './subnet';
 import { tunnelEndpointResource } from './tunnel-endpoint-schema';
 
@@ -13,6 +14,7 @@ export const resources = [
   networkConfigResource,
   tunnelEndpointResource,
   nodeDataplaneResource,
+  straitGatewayResource,
   clusterNetworksResource,
   peerNetworksResource,
   natMappingResource,

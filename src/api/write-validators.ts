@@ -27,6 +27,7 @@ import {
 } from './pool-ipam-protocol-schema';
 import { mustBeKeyword } from './schema-errors';
 import { kubernetesSchemaKeywords } from './schema';
+import { StraitGatewaySpecSchema } from './strait-gateway-schema';
 import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
 import { validatorFormats } from './validator-formats';
 
@@ -57,6 +58,7 @@ export const documentSchemas: Record<CompiledValidatorName, TSchema> = {
   networkConfigSpec: NetworkConfigSpecSchema,
   networkConfigStatus: NetworkConfigStatusSchema,
   tunnelEndpointSpec: TunnelEndpointSpecSchema,
+  straitGatewaySpec: StraitGatewaySpecSchema,
   controllerConfig: ControllerConfigSchema,
   controllerStatus: ControllerStatusSchema,
   reflections: ReflectionListSchema,

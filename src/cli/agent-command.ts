@@ -205,7 +205,7 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
     namespace,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
     leaseIntervalMs: parseSeconds('--lease-interval', flags.leaseInterval ?? '0.2'),
-    statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '30'),
+    statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '300'),
     ...(ipam === undefined ? {} : { poolIpam: ipam }),
     ...(flags.daemonset === undefined ? {} : { daemonSet: checkFormat('object-name', '--daemonset', flags.daemonset) }),
   };
@@ -263,7 +263,10 @@ export function registerAgentCommand(program: Command): void {
     .option('--kubeconfig <file>', "with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod's service account)")
     .option('--namespace <ns>', `with --kubernetes: the namespace of this node's Lease (default: POD_NAMESPACE, else ${defaultNamespace})`)
     .option('--lease-interval <seconds>', 'with --kubernetes: how often a ready gateway candidate renews its Lease (default 0.2)')
-    .option('--status-refresh <seconds>', 'with --kubernetes: how often an unchanged status is written anyway (default 30)')
+    .option(
+      '--status-refresh <seconds>',
+      'with --kubernetes: how often an unchanged status is written anyway (default 300, as the kubelet reports a node status)',
+    )
     .option(
       '--pool-ipam-socket <path>',
       `with --kubernetes: serve the pool IPAM of this node's underlay pods on this unix socket, for the strait-ipam CNI plugin (its configuration's "socket", like ${defaultIpamSocket}); default: none`,

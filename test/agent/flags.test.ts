@@ -108,14 +108,14 @@ describe('strait agent flags', () => {
         nodeName: 'n1',
         namespace: 'strait-system',
         leaseIntervalMs: 200,
-        statusRefreshMs: 30_000,
+        statusRefreshMs: 300_000,
       });
       assert.deepEqual(parseAgentFlags(flags(kubernetes()), { NODE_NAME: 'worker-2.example', POD_NAMESPACE: 'kube-strait' }).controlPlane, {
         kind: 'kubernetes',
         nodeName: 'worker-2.example',
         namespace: 'kube-strait',
         leaseIntervalMs: 200,
-        statusRefreshMs: 30_000,
+        statusRefreshMs: 300_000,
       });
       const all = parseAgentFlags(
         flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, leaseInterval: '0.1', statusRefresh: '5', interval: '2' })),

@@ -101,6 +101,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       'NodeDataplane',
       'PeerNetworks',
       'ReservedIP',
+      'StraitGateway',
       'Subnet',
       'TunnelEndpoint',
     ]);

@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import {
+  readNodeDataplaneSpec,
+  writeClusterNodes,
+  writeGateways,
+  writeNodeDataplaneObjectSpec,
+  writeNodeDataplaneSpec,
+} from '../../src/api/node-dataplane';
+import { withGateways } from '../../src/k8s/gateway-view';
+import { withNodeList } from '../../src/k8s/node-list';
 import { readTunnelEndpoint, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { type Cidr, type Ip, cidrsOverlap, containsIp, formatIp } from '../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
@@ -64,6 +72,8 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
     const externalCIDR = cidr4(v4(10, 64, 0, 0), r.extPrefix);
     const size = 1n << BigInt(32 - r.extPrefix);
     const [self, ...others] = r.nodes;
+    // The role follows from the active gateway (the reader refuses a role that does not).
+    const gateway = r.role === 'gateway' ? self : (others[0] ?? self);
     return {
       clusterId: 'home',
       podCIDR,
@@ -71,12 +81,12 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
       transitAddress: { family: 4, value: externalCIDR.base + size - 2n },
       node: {
         name: self!.name,
-        role: r.role,
+        role: gateway === self ? 'gateway' : 'worker',
         underlayAddress: self!.underlay,
         ...(r.publicAddress ? { publicAddress: r.publicAddress } : {}),
         gatewayCandidate: r.gatewayCandidate,
       },
-      activeGateway: { name: (others[0] ?? self)!.name, underlayAddress: (others[0] ?? self)!.underlay },
+      activeGateway: { name: gateway!.name, underlayAddress: gateway!.underlay },
       overlay: { vni: r.vni, port: 4789, mac: r.mac },
       peers: r.peers.map((p, i) => ({
         clusterId: p.clusterId,
@@ -137,6 +147,22 @@ describe('strait.io documents round-trip through their typed form (property)', (
         assert.deepEqual(readNodeDataplaneSpec(JSON.parse(JSON.stringify(doc))), spec);
         assert.deepEqual(readNodeDataplaneSpec(respelled(doc)), spec);
         assert.deepEqual(writeNodeDataplaneSpec(readNodeDataplaneSpec(respelled(doc))), doc, 'written back canonical');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('NodeDataplane on Kubernetes: the object the controller writes, with the node list and the StraitGateway the agent adds, reads back to the spec', () => {
+    fc.assert(
+      fc.property(specs, (spec) => {
+        const object = { metadata: { name: spec.node.name }, spec: writeNodeDataplaneObjectSpec(spec) };
+        const gateways = { metadata: { name: spec.clusterId }, spec: writeGateways(spec) };
+        const stored = JSON.parse(JSON.stringify(object)) as typeof object;
+        assert.deepEqual(readNodeDataplaneSpec(withGateways(withNodeList(stored, writeClusterNodes(spec.nodes)), gateways).spec), spec);
+        assert.throws(
+          () => readNodeDataplaneSpec(withNodeList(stored, writeClusterNodes(spec.nodes)).spec),
+          /spec\.activeGateway: is required/,
+        );
       }),
       { numRuns: 300 },
     );

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs every suite but e2e, cni, idle and multivm (or those named on the command line), prints a table
+ * `npm run bench`: runs every suite but e2e, cni, idle, multivm and restwrites (or those named on the command line), prints a table
  * and writes bench-results/latest.json. BENCHMARKS.md summarises these files; tests never assert on timings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,10 +20,11 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   e2e: () => import('./e2e.bench'),
   idle: () => import('./idle.bench'),
   multivm: () => import('./multivm.bench'),
+  restwrites: () => import('./rest-writes.bench'),
 };
 
-/** Suites that take minutes (e2e brings up labs, and no other lab may be up; multivm boots VMs): run only when named. */
-const onlyWhenNamed = new Set(['e2e', 'cni', 'idle', 'multivm']);
+/** Suites that take minutes (e2e and restwrites bring up labs, and no other lab may be up; multivm boots VMs): run only when named. */
+const onlyWhenNamed = new Set(['e2e', 'cni', 'idle', 'multivm', 'restwrites']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ControllerConfig, readControllerConfig } from '../../src/api/controller-config';
 import { runDirPaths } from '../../src/api/run-dir';
-import { type NodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
+import { type WholeNodeDataplaneSpecDocument, readNodeDataplane } from '../../src/api/node-dataplane';
 import { type TunnelEndpointSpecDocument, writeTunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { readExchange, readHeartbeats, runDirFiles, syncFiles } from '../../src/controller/files/exchange';
 import { emptyExchange } from '../../src/controller/exchange-view';
@@ -93,8 +93,8 @@ class Lab {
   }
 
   /** The node's spec file, checked by its reader, as the document it holds. */
-  nodeSpec(cluster: string, node: string): NodeDataplaneSpecDocument {
-    const object = this.disk.json(runDirPaths.nodeSpec(cluster, node)) as { spec: NodeDataplaneSpecDocument };
+  nodeSpec(cluster: string, node: string): WholeNodeDataplaneSpecDocument {
+    const object = this.disk.json(runDirPaths.nodeSpec(cluster, node)) as { spec: WholeNodeDataplaneSpecDocument };
     readNodeDataplane(object);
     return object.spec;
   }
@@ -138,11 +138,11 @@ function assertConsistent(lab: Lab, x: string, y: string): void {
   }
 }
 
-function peersOf(spec: NodeDataplaneSpecDocument): string[] {
+function peersOf(spec: WholeNodeDataplaneSpecDocument): string[] {
   return spec.peers.map((p) => p.clusterId);
 }
 
-function endpointOf(spec: NodeDataplaneSpecDocument, peer: string): { address: string; port: number } {
+function endpointOf(spec: WholeNodeDataplaneSpecDocument, peer: string): { address: string; port: number } {
   const entry = spec.peers.find((p) => p.clusterId === peer);
   assert.ok(entry, `${spec.clusterId}/${spec.node.name} has no peer ${peer}`);
   return entry.endpoint;

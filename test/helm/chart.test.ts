@@ -187,11 +187,11 @@ describe('the Helm chart', function () {
     });
   }
 
-  it('lets the agent read Nodes and NodeDataplanes, write NodeDataplane status and its Lease, watch its own DaemonSet, and nothing else', () => {
+  it('lets the agent read Nodes, NodeDataplanes and StraitGateways, write NodeDataplane status and its Lease, watch its own DaemonSet, and nothing else', () => {
     const rules = (kind: string) => one(get('defaults'), kind, 'strait-agent').rules as Obj[];
     assert.deepEqual(rules('ClusterRole'), [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['strait.io'], resources: ['nodedataplanes', 'straitgateways'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
     ]);
     assert.deepEqual(rules('Role'), [
@@ -373,7 +373,7 @@ describe('the Helm chart', function () {
     it('lets the agent also do what the pool IPAM service does, and nothing more', () => {
       assert.deepEqual(one(enabled, 'ClusterRole', 'strait-agent').rules, [
         { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: ['strait.io'], resources: ['nodedataplanes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['nodedataplanes', 'straitgateways'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
@@ -538,7 +538,7 @@ describe('the Helm chart', function () {
       nodeName: 'n1',
       namespace: 'strait-system',
       leaseIntervalMs: 200,
-      statusRefreshMs: 30_000,
+      statusRefreshMs: 300_000,
       daemonSet: 'strait-agent',
     });
     assert.equal(parsed.dataplane, 'ebpf');

@@ -72,13 +72,18 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         assert.ok(all.includes(row), `kubectl get shows ${row}:\n${all}`);
       // Whichever node's agent was Ready first leads (the start-up grace is one heartbeat timeout).
       const gatewayOfB = await gatewayOf('cluster-b');
-      const rows = kubectl('cluster-b', ['get', 'nodedataplanes', '--no-headers'])
-        .trim()
-        .split('\n')
-        .map((l) => l.split(/\s+/).slice(0, 6));
+      const rows = (resource: string) =>
+        kubectl('cluster-b', ['get', resource, '--no-headers'])
+          .trim()
+          .split('\n')
+          .map((l) => l.split(/\s+/));
       assert.deepEqual(
-        rows,
-        ['b-gw', 'b-w1'].map((n) => [n, 'cluster-b', n === gatewayOfB ? 'gateway' : 'worker', gatewayOfB, 'true', dataplane]),
+        rows('nodedataplanes').map(([name, cluster, , ready, shown]) => [name, cluster, ready, shown]),
+        ['b-gw', 'b-w1'].map((n) => [n, 'cluster-b', 'true', dataplane]),
+      );
+      assert.deepEqual(
+        rows('straitgateways').map((row) => row.slice(0, 2)),
+        [['cluster-b', gatewayOfB]],
       );
 
       // End A-B: every object of it goes, in both API servers, and both datapaths forget it; B-C stays.

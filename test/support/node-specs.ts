@@ -3,12 +3,12 @@
  * 10.0.0.0/16 with peers of the same and of other prefix lengths), and hub B as the planner plans it.
  * Each comes as a document (what a file or the API server holds) and typed through the document's reader.
  */
-import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
+import { type NodeDataplaneSpecDocument, type WholeNodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { makeObject } from '../../src/api/object';
 import { nodeDataplaneNames } from '../../src/api/resource-names';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
-type PeerDocument = NodeDataplaneSpecDocument['peers'][number];
+type PeerDocument = WholeNodeDataplaneSpecDocument['peers'][number];
 
 export const peerB: PeerDocument = {
   clusterId: 'b',
@@ -33,7 +33,7 @@ export const peerC: PeerDocument = {
 };
 
 /** The spec of node n1 as a document (what a file or the API server holds). */
-export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): NodeDataplaneSpecDocument => ({
+export const nodeSpecDocument = (peers: PeerDocument[] = [peerB]): WholeNodeDataplaneSpecDocument => ({
   clusterId: 'a',
   podCIDR: '10.0.0.0/16',
   externalCIDR: '10.50.0.0/24',
@@ -56,7 +56,7 @@ export const nodeObject = (doc: NodeDataplaneSpecDocument) => makeObject(nodeDat
 export const specFileText = (doc: NodeDataplaneSpecDocument): string => JSON.stringify(nodeObject(doc));
 
 /** Hub B as the planner plans it (test/nodespec/plan.test.ts): A remapped, C remapped, one NatMapping. */
-export const hubSpecDocument = (): NodeDataplaneSpecDocument => ({
+export const hubSpecDocument = (): WholeNodeDataplaneSpecDocument => ({
   clusterId: 'cluster-b',
   podCIDR: '10.0.0.0/16',
   externalCIDR: '10.50.0.0/24',
@@ -97,10 +97,10 @@ export const hubSpecDocument = (): NodeDataplaneSpecDocument => ({
 export const hubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(hubSpecDocument());
 
 /** `doc` with `edit` made to it, typed through the reader. */
-export function specWith(doc: NodeDataplaneSpecDocument, edit: (doc: NodeDataplaneSpecDocument) => void): NodeDataplaneSpec {
+export function specWith(doc: WholeNodeDataplaneSpecDocument, edit: (doc: WholeNodeDataplaneSpecDocument) => void): NodeDataplaneSpec {
   edit(doc);
   return readNodeDataplaneSpec(doc);
 }
 
 /** The hub's spec with `edit` made to its document, typed through the reader. */
-export const hubSpecWith = (edit: (doc: NodeDataplaneSpecDocument) => void): NodeDataplaneSpec => specWith(hubSpecDocument(), edit);
+export const hubSpecWith = (edit: (doc: WholeNodeDataplaneSpecDocument) => void): NodeDataplaneSpec => specWith(hubSpecDocument(), edit);

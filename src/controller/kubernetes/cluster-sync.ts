@@ -1,10 +1,11 @@
 /**
  * The leader's work on Kubernetes, the imperative shell around reconcile(): informers on what it reads
- * (Nodes, the node Leases, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
+ * (Nodes, the node Leases, the StraitGateway, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
  * NetworkConfig in each peer's API server, each peer's Secret holding its kubeconfig), one work-queue
  * key for the whole cluster (a reconcile is cheap and never races itself), and the writes: the IPAM
- * objects first (an allocation is durable before anything names it), then NodeDataplanes and
- * TunnelEndpoints, our NetworkConfigs into the peers, our answers as their status here.
+ * objects first (an allocation is durable before anything names it), then the StraitGateway (a peer's
+ * gateway is there before a NodeDataplane names the peer), NodeDataplanes and TunnelEndpoints, our
+ * NetworkConfigs into the peers, our answers as their status here.
  *
  * A write that fails (409 on a stale read, a peer unreachable) fails the reconcile; the queue retries it
  * with backoff, and every informer change queues it again. Problems with inputs (a Node left out, a peer
@@ -23,7 +24,7 @@ import {
 } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
-import { networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
+import { networkConfigNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames } from '../../api/resource-names';
 import { parseHomeNetworks } from '../../api/home-networks';
 import type { IpamState } from '../../network-ipam/state';
 import type { Cidr } from '../../net/cidr';
@@ -104,10 +105,16 @@ export class ClusterSync {
   private readonly secrets: Map<string, Informer<V1Secret>>;
   /** The uids of objects we wrote, by `Kind/name`, for Events about them before the informers show them. */
   private readonly writtenUids = new Map<string, string>();
+  private readonly gateways: Informer<KubeObject & KubernetesObject>;
   private readonly nodeDataplanes: Informer<KubeObject & KubernetesObject>;
   private readonly tunnelEndpoints: Informer<KubeObject & KubernetesObject>;
   private readonly networkConfigs: Informer<KubeObject & KubernetesObject>;
-  private readonly writers: { nodeDataplanes: StraitObjects; tunnelEndpoints: StraitObjects; networkConfigs: StraitObjects };
+  private readonly writers: {
+    gateways: StraitObjects;
+    nodeDataplanes: StraitObjects;
+    tunnelEndpoints: StraitObjects;
+    networkConfigs: StraitObjects;
+  };
   private readonly peers = new Map<string, PeerLink>();
   private readonly queue: WorkQueue;
   private readonly unseen = new UnseenWrites(unseenWritesTimeoutMs);
@@ -148,11 +155,16 @@ export class ClusterSync {
         ];
       }),
     );
+    this.gateways = straitObjects(kubeConfig, straitGatewayNames.plural, {
+      fieldSelector: `metadata.name=${options.config.clusterId}`,
+      log,
+    });
     this.nodeDataplanes = straitObjects(kubeConfig, nodeDataplaneNames.plural, { log });
     this.tunnelEndpoints = straitObjects(kubeConfig, tunnelEndpointNames.plural, { log });
     this.networkConfigs = straitObjects(kubeConfig, networkConfigNames.plural, { log });
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.writers = {
+      gateways: new StraitObjects(custom, straitGatewayNames),
       nodeDataplanes: new StraitObjects(custom, nodeDataplaneNames),
       tunnelEndpoints: new StraitObjects(custom, tunnelEndpointNames),
       networkConfigs: new StraitObjects(custom, networkConfigNames),
@@ -171,13 +183,14 @@ export class ClusterSync {
       this.nodes,
       this.leases,
       ...this.secrets.values(),
+      this.gateways,
       this.nodeDataplanes,
       this.tunnelEndpoints,
       this.networkConfigs,
     ] as Informer<KubernetesObject>[];
   }
 
-  /** Fills the caches and the IPAM state, adopts the gateway the NodeDataplanes name, then reconciles on every change. */
+  /** Fills the caches and the IPAM state, adopts the gateway the StraitGateway names, then reconciles on every change. */
   async start(): Promise<void> {
     const { log, config } = this.options;
     for (const informer of this.local) informer.onChange(() => this.queue.add(clusterKey));
@@ -263,13 +276,11 @@ export class ClusterSync {
     return state;
   }
 
-  /** The gateway the controller before us chose (the active gateway of the NodeDataplanes), kept while it is Ready. */
+  /** The gateway the controller before us chose (the StraitGateway's), kept while it is Ready. */
   private adoptedGateway(): GatewayTenure | undefined {
-    for (const object of this.nodeDataplanes.list()) {
-      const name = (object.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
-      if (typeof name === 'string') return { gateway: name };
-    }
-    return undefined;
+    const object = this.gateways.get(this.options.config.clusterId);
+    const name = (object?.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
+    return typeof name === 'string' ? { gateway: name } : undefined;
   }
 
   /**
@@ -416,8 +427,10 @@ export class ClusterSync {
     this.ipam = result.ipam;
 
     const wanted = localObjects(result, config.clusterId);
+    const gw = objectWrites(wanted.gateways, this.gateways.list(), config.clusterId);
     const nd = objectWrites(wanted.nodeDataplanes, this.nodeDataplanes.list(), config.clusterId);
     const te = objectWrites(wanted.tunnelEndpoints, this.tunnelEndpoints.list(), config.clusterId);
+    await this.writers.gateways.apply(gw.writes, (w, o) => this.wrote(this.gateways, straitGatewayNames.kind, w, o));
     await this.writers.nodeDataplanes.apply(nd.writes, (w, o) => this.wrote(this.nodeDataplanes, nodeDataplaneNames.kind, w, o));
     await this.writers.tunnelEndpoints.apply(te.writes, (w, o) => this.wrote(this.tunnelEndpoints, tunnelEndpointNames.kind, w, o));
     // Our NetworkConfig into each peer's API server.
@@ -450,7 +463,7 @@ export class ClusterSync {
       if (current && !isDeepStrictEqual(current.status, status)) await this.writers.networkConfigs.patchStatus(name, status);
     }
     await this.writePeeringConditions(result, exchange);
-    this.report(result, [...nd.conflicts, ...te.conflicts]);
+    this.report(result, [...gw.conflicts, ...nd.conflicts, ...te.conflicts]);
     this.last = result;
     return { result, previousGateway: previous?.gateway };
   }
@@ -502,6 +515,7 @@ export class ClusterSync {
   private record(subject: EventSubject, occurrence: Occurrence): void {
     const caches: Record<string, Informer<KubernetesObject>> = {
       Node: this.nodes,
+      [straitGatewayNames.kind]: this.gateways,
       [nodeDataplaneNames.kind]: this.nodeDataplanes,
       [tunnelEndpointNames.kind]: this.tunnelEndpoints,
       [networkConfigNames.kind]: this.networkConfigs,
@@ -521,7 +535,7 @@ export class ClusterSync {
         before ? 'gateway changed' : 'gateway elected',
       );
       this.record(
-        { kind: nodeDataplaneNames.kind, name: gateway },
+        { kind: straitGatewayNames.kind, name: this.options.config.clusterId },
         {
           type: 'Normal',
           reason: before ? 'GatewayMoved' : 'GatewayElected',

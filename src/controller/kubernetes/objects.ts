@@ -13,9 +13,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import type { IpamState } from '../../network-ipam/state';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
-import { writeNodeDataplaneSpecWithoutNodes } from '../../api/node-dataplane';
+import { writeGateways, writeNodeDataplaneObjectSpec } from '../../api/node-dataplane';
 import { notRemapped } from '../../api/not-remapped';
-import { apiVersion, networkConfigNames, nodeDataplaneNames, tunnelEndpointNames } from '../../api/resource-names';
+import { apiVersion, networkConfigNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames } from '../../api/resource-names';
 import { writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
 import { type ExchangeView, emptyExchange } from '../exchange-view';
@@ -94,18 +94,21 @@ export function objectWrites(
 }
 
 /**
- * What one reconcile wants in our own API server, by kind. A NodeDataplane holds no node list: each agent
- * makes it from the Node objects (k8s/node-list.ts), so a Node added, changed or removed rewrites only
- * the NodeDataplanes whose own content changed (its own, and every one when the gateway moves).
+ * What one reconcile wants in our own API server, by kind. A NodeDataplane holds neither the node list
+ * nor the gateways: each agent makes the list from the Node objects (k8s/node-list.ts) and reads the
+ * gateways, ours and each peer's, from the one StraitGateway named after the cluster
+ * (k8s/gateway-view.ts). So a Node added, changed or removed rewrites only the NodeDataplanes whose own
+ * content changed, and a gateway move, here or in a peer, is one write.
  */
 export function localObjects(
   result: ReconcileResult,
   clusterId: string,
-): { nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
+): { gateways: WantedObject[]; nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
+  const specs = [...result.nodeSpecs.values()];
   return {
-    nodeDataplanes: [...result.nodeSpecs.values()].map((spec) =>
-      wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneSpecWithoutNodes(spec)),
-    ),
+    // The same in every node's spec; none without nodes.
+    gateways: specs.slice(0, 1).map((spec) => wanted(straitGatewayNames.kind, clusterId, clusterId, writeGateways(spec))),
+    nodeDataplanes: specs.map((spec) => wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneObjectSpec(spec))),
     // One per configured peer, ready or not: its status says why not (peering-conditions.ts).
     tunnelEndpoints: result.status.peers.map(({ clusterId: peer }) => {
       const tunnel = result.tunnels.find((t) => t.clusterId === peer);

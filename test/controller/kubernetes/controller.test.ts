@@ -156,18 +156,20 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     assert.match(table, /\ncluster-b\s+cluster-b\s+False\s+NoReadyGateway\s+10\.1\.0\.0\/16\s+10\.2\.0\.0\/24\s+10\.1\.0\.0\/16\s+\S+\n$/);
     const dataplanes = await list('cluster-a', 'nodedataplanes');
     assert.deepEqual(
-      dataplanes.map((d) => [
-        d.metadata.name,
-        d.spec.node.role,
-        d.spec.activeGateway.name,
-        d.spec.peers.length,
-        d.spec.node.gatewayCandidate,
-      ]),
+      dataplanes.map((d) => [d.metadata.name, d.spec.peers.length, d.spec.node.gatewayCandidate]),
       [
-        ['a-gw', 'gateway', 'a-gw', 1, true],
-        ['a-w1', 'worker', 'a-gw', 1, true],
+        ['a-gw', 1, true],
+        ['a-w1', 1, true],
       ],
     );
+    // The gateways, ours and the peer's, are in one object: the StraitGateway named after the cluster.
+    const gateways = await list('cluster-a', 'straitgateways');
+    const peerGateway = (await list('cluster-b', 'straitgateways'))[0]!.spec.activeGateway.name;
+    assert.deepEqual(
+      gateways.map((g) => [g.metadata.name, g.spec.activeGateway.name, g.spec.peers.map((p: { clusterId: string }) => p.clusterId)]),
+      [['cluster-a', 'a-gw', ['cluster-b']]],
+    );
+    assert.ok(peerGateway.startsWith('b-'), `cluster-b's gateway ${peerGateway}`);
     assert.deepEqual(
       (await list('cluster-a', 'clusternetworks')).map((o) => o.metadata.name),
       ['cluster-a'],

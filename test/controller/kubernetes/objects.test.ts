@@ -50,46 +50,51 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     assert.deepEqual(conflicts, ['TunnelEndpoint foreign: exists and is not managed by the controller of cluster-a; left as it is']);
   });
 
-  it('writes for a Node added, changed or removed only the NodeDataplanes whose own content changed: none lists the nodes', () => {
+  it('writes for a Node added, changed or removed only the NodeDataplanes whose own content changed, and for a gateway move the StraitGateway alone: no NodeDataplane lists the nodes or names a gateway', () => {
     type NodeInput = { name: string; underlayAddress: string; podCIDRs: string[]; gatewayCandidate: boolean };
-    const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`): NodeInput => ({
+    const node = (i: number, underlayAddress = `192.168.1.${i}`, podCIDR = `10.0.${i}.0/24`, gatewayCandidate = i === 1): NodeInput => ({
       name: `n${i}`,
       underlayAddress,
       podCIDRs: [podCIDR],
-      gatewayCandidate: i === 1,
+      gatewayCandidate,
     });
     const exchange = emptyExchange();
-    const server = new Map<string, KubeObject>();
+    const servers = { gateways: new Map<string, KubeObject>(), nodeDataplanes: new Map<string, KubeObject>() };
     let ipam: IpamState | undefined;
     let previous: GatewayTenure | undefined;
     let rv = 0;
-    /** One reconcile of the cluster with these nodes, its writes applied to `server`, each as "op name". */
+    /** One reconcile of the cluster with these nodes, its writes applied to `servers`, each as "op name" (the StraitGateway as "op gateways"). */
     const step = (nodes: NodeInput[]): string[] => {
       const config = readControllerConfig({ clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', nodes });
       const result = reconcile({ config, ipam, exchange, heartbeats: new Map(), previous, now: Date.parse('2026-01-01T00:00:00Z') });
       ipam = result.ipam;
       previous = result.election;
-      const { writes } = objectWrites(localObjects(result, 'cluster-a').nodeDataplanes, [...server.values()], 'cluster-a');
-      for (const w of writes) {
-        if (w.op === 'delete') server.delete(w.name);
-        else server.set(w.object.metadata.name, { ...w.object, metadata: { ...w.object.metadata, resourceVersion: String(++rv) } });
-      }
-      return writes.map((w) => (w.op === 'delete' ? `delete ${w.name}` : `${w.op} ${w.object.metadata.name}`));
+      const wanted = localObjects(result, 'cluster-a');
+      return (['gateways', 'nodeDataplanes'] as const).flatMap((kind) => {
+        const server = servers[kind];
+        const { writes } = objectWrites(wanted[kind], [...server.values()], 'cluster-a');
+        for (const w of writes) {
+          if (w.op === 'delete') server.delete(w.name);
+          else server.set(w.object.metadata.name, { ...w.object, metadata: { ...w.object.metadata, resourceVersion: String(++rv) } });
+        }
+        const name = (n: string) => (kind === 'gateways' ? 'gateways' : n);
+        return writes.map((w) => (w.op === 'delete' ? `delete ${name(w.name)}` : `${w.op} ${name(w.object.metadata.name)}`));
+      });
     };
-    assert.deepEqual(step([node(1), node(2), node(3)]), ['create n1', 'create n2', 'create n3']);
+    assert.deepEqual(step([node(1), node(2), node(3)]), ['create gateways', 'create n1', 'create n2', 'create n3']);
     assert.deepEqual(step([node(1), node(2), node(3)]), [], 'nothing changed, nothing written');
     assert.deepEqual(step([node(1), node(2), node(3), node(4)]), ['create n4'], 'a Node added: its own object only');
-    assert.deepEqual(server.get('n4')!.spec, {
+    assert.deepEqual(servers.nodeDataplanes.get('n4')!.spec, {
       clusterId: 'cluster-a',
       podCIDR: '10.0.0.0/16',
       externalCIDR: '10.200.0.0/24',
       transitAddress: '10.200.0.254',
-      node: { name: 'n4', role: 'worker', underlayAddress: '192.168.1.4' },
-      activeGateway: { name: 'n1', underlayAddress: '192.168.1.1' },
+      node: { name: 'n4', underlayAddress: '192.168.1.4' },
       overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' },
       peers: [],
       natMappings: [],
     });
+    assert.deepEqual(servers.gateways.get('cluster-a')!.spec, { activeGateway: { name: 'n1', underlayAddress: '192.168.1.1' }, peers: [] });
     assert.deepEqual(step([node(1), node(2), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]), [], "a worker's pod network: in no object");
     assert.deepEqual(
       step([node(1), node(2, '192.168.1.22'), node(3, '192.168.1.3', '10.0.33.0/24'), node(4)]),
@@ -99,8 +104,13 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     assert.deepEqual(step([node(1), node(2, '192.168.1.22'), node(4)]), ['delete n3'], 'a Node removed: its own object only');
     assert.deepEqual(
       step([node(1, '192.168.1.11'), node(2, '192.168.1.22'), node(4)]),
-      ['update n1', 'update n2', 'update n4'],
-      "the gateway's address: in every object (activeGateway)",
+      ['update gateways', 'update n1'],
+      "the gateway's address: the StraitGateway and its own object",
+    );
+    assert.deepEqual(
+      step([node(1, '192.168.1.11', '10.0.1.0/24', false), node(2, '192.168.1.22', '10.0.2.0/24', true), node(4)]),
+      ['update gateways', 'update n1', 'update n2'],
+      'the gateway moved: the StraitGateway, and the two nodes whose candidacy changed',
     );
   });
 

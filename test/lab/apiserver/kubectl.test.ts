@@ -20,7 +20,7 @@ spec:
   podCIDR: ${podCIDR}
   externalCIDR: 100.64.1.0/24
   transitAddress: 100.64.1.1
-  node: {name: ${name}, role: gateway, underlayAddress: 192.168.1.10}
+  node: {name: ${name}, role: gateway, underlayAddress: 192.168.1.10, gatewayCandidate: true}
   activeGateway: {name: ${name}, underlayAddress: 192.168.1.10}
   overlay: {vni: 1, port: 4789, mac: "02:53:54:00:00:01"}
   peers: []
@@ -93,10 +93,10 @@ describe('lab API server with kubectl 1.31', function () {
     const get = await kubectl('get', 'nodedataplanes');
     assert.equal(get.stderr, '');
     const [header, row] = lines(get.stdout);
-    assert.equal(header, 'NAME CLUSTER ROLE GATEWAY READY DATAPLANE HEARTBEAT AGE');
-    assert.match(row!, /^n1 west gateway n1 true ebpf \d+s \d+s$/);
+    assert.equal(header, 'NAME CLUSTER CANDIDATE READY DATAPLANE HEARTBEAT AGE');
+    assert.match(row!, /^n1 west true true ebpf \d+s \d+s$/);
     const wide = await kubectl('get', 'sdp', '-o', 'wide');
-    assert.equal(lines(wide.stdout)[0], 'NAME CLUSTER ROLE GATEWAY READY DATAPLANE ERROR HEARTBEAT AGE');
+    assert.equal(lines(wide.stdout)[0], 'NAME CLUSTER CANDIDATE READY DATAPLANE ERROR HEARTBEAT AGE');
   });
 
   it('gets all four strait kinds at once with -A', async () => {
@@ -108,8 +108,8 @@ describe('lab API server with kubectl 1.31', function () {
     const run = await kubectl('get', 'networkconfigs,tunnelendpoints,natmappings,nodedataplanes', '-A');
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
     const [header, row, ...more] = lines(run.stdout);
-    assert.equal(header, 'NAME CLUSTER ROLE GATEWAY READY DATAPLANE HEARTBEAT AGE');
-    assert.match(row!, /^nodedataplane\.strait\.io\/n1 east gateway n1 \d+s$/);
+    assert.equal(header, 'NAME CLUSTER CANDIDATE READY DATAPLANE HEARTBEAT AGE');
+    assert.match(row!, /^nodedataplane\.strait\.io\/n1 east true \d+s$/);
     assert.deepEqual(more, []);
   });
 
@@ -168,9 +168,9 @@ describe('lab API server with kubectl 1.31', function () {
       await kubectl('apply', '-f', file('n1.yaml', manifest('n1', 'west')));
       await rows(3);
       const [header, first, second] = lines(stdout);
-      assert.equal(header, 'NAME CLUSTER ROLE GATEWAY READY DATAPLANE HEARTBEAT AGE');
-      assert.match(first!, /^n0 east gateway n0 \d+s$/);
-      assert.match(second!, /^n1 west gateway n1 \d+s$/);
+      assert.equal(header, 'NAME CLUSTER CANDIDATE READY DATAPLANE HEARTBEAT AGE');
+      assert.match(first!, /^n0 east true \d+s$/);
+      assert.match(second!, /^n1 west true \d+s$/);
       assert.equal(stderr, '');
     } finally {
       watcher.kill();

@@ -90,6 +90,7 @@ describe('strait-lab apiserver (the process)', function () {
         'customresourcedefinition.apiextensions.k8s.io/nodedataplanes.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/peernetworks.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/reservedips.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/straitgateways.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/subnets.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/tunnelendpoints.strait.io',
         '',

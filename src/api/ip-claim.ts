@@ -7,13 +7,13 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
-import { ipClaimNames } from './resource-names';
+import { ipClaimNames, ipPoolNames } from './resource-names';
 import { IpText, MacText, NodeNameText, Strict } from './schema';
 import { ObjectName, OwnerRef } from './pool-ipam-schema';
 
 export const IPClaimSpecSchema = Strict({
   address: IpText(),
-  pool: ObjectName('The IPPool it was given from.'),
+  pool: ObjectName(`The ${ipPoolNames.kind} it was given from.`),
   podNamespace: ObjectName("The pod's namespace."),
   podName: ObjectName('The pod.'),
   podUID: Type.String({ description: "The pod incarnation it was given to (a StatefulSet pod's next incarnation takes it over)." }),

@@ -1,7 +1,7 @@
 /**
- * IPPool: addresses of one underlay subnet that pods may be given, and who may take them (node, namespace,
+ * StraitIPPool: addresses of one underlay subnet that pods may be given, and who may take them (node, namespace,
  * pod and network affinities). Written by a person (or by the pool IPAM, for an application's pool made
- * from a Subnet); its status counts are written by the node services, off the allocation path.
+ * from a StraitSubnet); its status counts are written by the node services, off the allocation path.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';

@@ -1,11 +1,11 @@
 /**
- * Endpoint: the pool IPAM's record of one pod (in the pod's namespace, named after it): its addresses per
- * interface, pools, node, controller and uid. A StatefulSet pod's Endpoint outlives the pod's incarnations
+ * StraitEndpoint: the pool IPAM's record of one pod (in the pod's namespace, named after it): its addresses per
+ * interface, pools, node, controller and uid. A StatefulSet pod's StraitEndpoint outlives the pod's incarnations
  * (its next one, on any node, gets the same addresses); a stateless pod's goes with the pod.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
-import { endpointNames } from './resource-names';
+import { endpointNames, ipPoolNames } from './resource-names';
 import { IpText, List, NodeNameText, Strict } from './schema';
 import { ObjectName, OwnerRef, Vlan } from './pool-ipam-schema';
 
@@ -22,7 +22,7 @@ export const EndpointSpecSchema = Strict({
         Strict({
           address: IpText(),
           prefixLength: Type.Integer({ minimum: 0, maximum: 128 }),
-          pool: ObjectName('The IPPool.'),
+          pool: ObjectName(`The ${ipPoolNames.kind}.`),
           gateway: Type.Optional(IpText()),
           vlan: Type.Optional(Vlan()),
         }),

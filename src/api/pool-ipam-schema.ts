@@ -1,4 +1,4 @@
-/** Schema pieces the pool IPAM's resources share (IPPool, Subnet, ReservedIP, Endpoint, IPClaim). */
+/** Schema pieces the pool IPAM's resources share (StraitIPPool, StraitSubnet, ReservedIP, StraitEndpoint, IPClaim). */
 import { Type } from '@sinclair/typebox';
 import type { PrinterColumn } from './resource';
 import { CidrText, IpText, List, Strict, StringEnum } from './schema';
@@ -47,7 +47,7 @@ export const OwnerRef = () =>
     { description: "The pod's controller (a StatefulSet pod keeps its addresses across restarts)." },
   );
 
-/** The status counts of a pool of addresses (an IPPool, a Subnet): written off the allocation path. */
+/** The status counts of a pool of addresses (a StraitIPPool, a StraitSubnet): written off the allocation path. */
 export const addressCounts = {
   allocatedIPCount: Type.Optional(Type.Integer({ minimum: 0 })),
   totalIPCount: Type.Optional(Type.Integer({ minimum: 0 })),

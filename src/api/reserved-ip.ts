@@ -1,7 +1,7 @@
 /** ReservedIP: addresses no pool gives, whatever the pool says (a router, a VIP, a host outside the cluster). */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
-import { reservedIpNames } from './resource-names';
+import { ipPoolNames, reservedIpNames } from './resource-names';
 import { Strict } from './schema';
 import { IpList } from './pool-ipam-schema';
 
@@ -15,7 +15,7 @@ export type ReservedIPSpecDocument = Static<typeof ReservedIPSpecSchema>;
 export const reservedIpResource: ResourceDefinition<typeof ReservedIPSpecSchema, undefined> = {
   ...reservedIpNames,
   shortNames: ['sreservedip'],
-  description: 'Addresses no IPPool gives to a pod.',
+  description: `Addresses no ${ipPoolNames.kind} gives to a pod.`,
   spec: ReservedIPSpecSchema,
   status: undefined,
   columns: [

@@ -21,7 +21,7 @@ export interface PrinterColumn {
 export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema | undefined> extends ResourceNames {
   shortNames: string[];
   description: string;
-  /** Cluster-scoped unless said (a pool IPAM Endpoint lives in its pod's namespace). */
+  /** Cluster-scoped unless said (a pool IPAM StraitEndpoint lives in its pod's namespace). */
   scope?: 'Cluster' | 'Namespaced';
   spec: Spec;
   status: Status;

@@ -1,12 +1,12 @@
 /**
- * Subnet: addresses from which the pool IPAM makes an application's own IPPool on demand (a pod annotated
+ * StraitSubnet: addresses from which the pool IPAM makes an application's own StraitIPPool on demand (a pod annotated
  * `ipam.strait.io/subnet`). The status records which addresses went to which pool: a pool is carved
- * only after its addresses are recorded here under the Subnet's resourceVersion, so two applications
+ * only after its addresses are recorded here under the StraitSubnet's resourceVersion, so two applications
  * never get the same address (one write per application, not per pod).
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
-import { subnetNames } from './resource-names';
+import { ipPoolNames, subnetNames } from './resource-names';
 import { CidrText, IpText, List, Strict } from './schema';
 import { IpList, ObjectName, PoolRoutes, Vlan, addressColumns, addressCounts } from './pool-ipam-schema';
 
@@ -21,7 +21,7 @@ export const SubnetSpecSchema = Strict({
 
 export const SubnetStatusSchema = Strict({
   allocations: Type.Optional(
-    List(Strict({ pool: ObjectName('An IPPool made from this Subnet.'), ips: IpList('Its addresses.') }), {
+    List(Strict({ pool: ObjectName(`A ${ipPoolNames.kind} made from this ${subnetNames.kind}.`), ips: IpList('Its addresses.') }), {
       description: 'Addresses given to application pools.',
     }),
   ),
@@ -34,7 +34,7 @@ export type SubnetStatusDocument = Static<typeof SubnetStatusSchema>;
 export const subnetResource: ResourceDefinition<typeof SubnetSpecSchema, typeof SubnetStatusSchema> = {
   ...subnetNames,
   shortNames: ['ssubnet'],
-  description: 'Underlay addresses from which applications get their own IPPool on demand.',
+  description: `Underlay addresses from which applications get their own ${ipPoolNames.kind} on demand.`,
   spec: SubnetSpecSchema,
   status: SubnetStatusSchema,
   columns: addressColumns,

@@ -23,10 +23,10 @@ function seconds(field: string, text: string): number {
 export function registerPoolIpamCommands(program: Command): void {
   const poolIpam = program
     .command('pool-ipam')
-    .description('the pool IPAM for underlay pods (IPPools, Subnets; the strait-ipam CNI plugin)');
+    .description('the pool IPAM for underlay pods (StraitIPPools, StraitSubnets; the strait-ipam CNI plugin)');
   poolIpam
     .command('serve')
-    .description("serve the strait-ipam CNI plugin of this node on a unix socket, from the API server's IPPools, until SIGTERM")
+    .description("serve the strait-ipam CNI plugin of this node on a unix socket, from the API server's StraitIPPools, until SIGTERM")
     .option('--kubeconfig <file>', "the kubeconfig (default: KUBECONFIG, else the Pod's service account)")
     .option('--node <name>', "this node's name (default: NODE_NAME)")
     .option('--socket <path>', 'the unix socket strait-ipam calls (mode 0600)', defaultIpamSocket)

@@ -3,16 +3,17 @@
  * group `ipam.strait.io`, and their strict parsers: a malformed value is an InputError naming the
  * annotation and its text (the service answers CNI code 105), never silently a lower-priority rule.
  */
+import { ipPoolNames, subnetNames } from '../api/resource-names';
 import { InputError } from '../errors';
 import { parseJsonText } from '../json-text';
 import type { IpNumber } from './model';
 
 export const podAnnotations = {
-  /** Rule 1, one interface: {"interface"?: "eth0", "ipv4": ["subnet-a"], "ipv6": []} (Subnet names). */
+  /** Rule 1, one interface: {"interface"?: "eth0", "ipv4": ["subnet-a"], "ipv6": []} (StraitSubnet names). */
   subnet: 'ipam.strait.io/subnet',
   /** Rule 1, several interfaces: a list of the above, each with its "interface"; checked before `subnet`. */
   subnets: 'ipam.strait.io/subnets',
-  /** Rule 2, one interface: {"interface"?: "eth0", "ipv4": ["pool-a", "pool-b"], "ipv6": [...]} (IPPool names). */
+  /** Rule 2, one interface: {"interface"?: "eth0", "ipv4": ["pool-a", "pool-b"], "ipv6": [...]} (StraitIPPool names). */
   ippool: 'ipam.strait.io/ippool',
   /** Rule 2, several interfaces: a list of the above, each with its "interface"; checked before `ippool`. */
   ippools: 'ipam.strait.io/ippools',
@@ -21,12 +22,12 @@ export const podAnnotations = {
 } as const;
 
 export const namespaceAnnotations = {
-  /** Rule 3: JSON lists of IPPool names, tried in order. */
+  /** Rule 3: JSON lists of StraitIPPool names, tried in order. */
   defaultIpv4Ippool: 'ipam.strait.io/default-ipv4-ippool',
   defaultIpv6Ippool: 'ipam.strait.io/default-ipv6-ippool',
 } as const;
 
-/** One interface's choice: IPPool names (or Subnet names for rule 1) per family, in order. */
+/** One interface's choice: StraitIPPool names (or StraitSubnet names for rule 1) per family, in order. */
 export interface InterfaceSelection {
   /** Absent in the single-interface annotations: the choice applies to whichever interface is being added. */
   interface?: string;
@@ -102,14 +103,14 @@ export function parseSelections(key: string, text: string): InterfaceSelection[]
   return list;
 }
 
-/** Rule 1 carves one application pool per family from one Subnet. */
+/** Rule 1 carves one application pool per family from one StraitSubnet. */
 export function checkOneSubnetPerFamily(key: string, text: string, choice: InterfaceSelection): void {
   for (const family of ['ipv4', 'ipv6'] as const) {
     if (choice[family].length > 1) {
       throw new InputError(
         key,
         text,
-        `${choice.interface ? `interface ${choice.interface}: ` : ''}${family} names ${choice[family].length} Subnets; an application pool is made from one`,
+        `${choice.interface ? `interface ${choice.interface}: ` : ''}${family} names ${choice[family].length} ${subnetNames.kind}s; an application pool is made from one`,
       );
     }
   }
@@ -126,9 +127,9 @@ export function parseIpNumber(text: string): IpNumber {
   return { fixed: n };
 }
 
-/** `ipam.strait.io/default-ipv4-ippool` / `-ipv6-`: a JSON list of IPPool names. */
+/** `ipam.strait.io/default-ipv4-ippool` / `-ipv6-`: a JSON list of StraitIPPool names. */
 export function parseNamespaceDefaultPools(key: string, text: string): string[] {
   const value = parseJson(key, text);
-  if (!Array.isArray(value)) throw new InputError(key, text, 'expected a JSON list of IPPool names like ["pool-a"]');
+  if (!Array.isArray(value)) throw new InputError(key, text, `expected a JSON list of ${ipPoolNames.kind} names like ["pool-a"]`);
   return names(key, text, 'the list', value);
 }

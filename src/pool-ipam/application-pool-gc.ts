@@ -1,6 +1,6 @@
 /**
- * Which application pools (rule 1: an application's own IPPool carved from a Subnet) to delete, pure. The
- * cluster's garbage collector cannot: an IPPool is cluster-scoped and its application namespaced, and a
+ * Which application pools (rule 1: an application's own StraitIPPool carved from a StraitSubnet) to delete, pure. The
+ * cluster's garbage collector cannot: a StraitIPPool is cluster-scoped and its application namespaced, and a
  * cluster-scoped dependent of a namespaced owner is never collected (kubernetes.io, "Owners and
  * Dependents"). A pool goes once the application it was made for is gone, or is another one by now (the
  * same name, another uid: a re-created application gets a pool of its own), and no claim holds one of
@@ -9,10 +9,10 @@
 import type { ApplicationRef } from './model';
 
 export interface ApplicationPoolRecord {
-  /** The IPPool's name and uid (the delete's precondition). */
+  /** The StraitIPPool's name and uid (the delete's precondition). */
   name: string;
   uid: string;
-  /** The Subnet it was carved from (whose status.allocations records it). */
+  /** The StraitSubnet it was carved from (whose status.allocations records it). */
   subnet: string;
   application: Omit<ApplicationRef, 'apiVersion'>;
 }

@@ -1,7 +1,7 @@
 /**
- * Rule 1 (the Subnet annotation): an application gets its own pool carved from a Subnet. Its name is a
- * function of the Subnet, the application, the family and the interface, so every node's service (and a
- * restart of it) finds or makes the same pool; its addresses are the Subnet's lowest free ones.
+ * Rule 1 (the subnet annotation): an application gets its own pool carved from a StraitSubnet. Its name is a
+ * function of the StraitSubnet, the application, the family and the interface, so every node's service (and a
+ * restart of it) finds or makes the same pool; its addresses are the StraitSubnet's lowest free ones.
  */
 import { createHash } from 'node:crypto';
 import type { IpFamily } from '../net/cidr';
@@ -37,9 +37,9 @@ export function applicationPoolName(subnet: string, application: ApplicationRef,
 }
 
 /**
- * `count` addresses for a new application pool: the lowest usable addresses of the Subnet (spec.ips minus
+ * `count` addresses for a new application pool: the lowest usable addresses of the StraitSubnet (spec.ips minus
  * excludeIPs, its network, broadcast and gateway addresses) that no other pool holds; undefined when the
- * Subnet has fewer than `count` left.
+ * StraitSubnet has fewer than `count` left.
  */
 export function carvePool(subnet: Subnet, takenByOtherPools: readonly IpRange[], count: number): IpRange[] | undefined {
   let left = BigInt(count);

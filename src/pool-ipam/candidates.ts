@@ -2,8 +2,8 @@
  * Candidate pool acquisition (the document's "Candidate Pool Acquisition"): five rules in descending
  * priority; the first that names any pool for the interface being added decides the candidates of both
  * families, and no later rule is consulted (nor its annotation parsed):
- *   1. the Pod's Subnet annotation (`subnets` for this interface, else `subnet`),
- *   2. the Pod's IPPool annotation (`ippools` for this interface, else `ippool`),
+ *   1. the Pod's subnet annotation (`subnets` for this interface, else `subnet`),
+ *   2. the Pod's ippool annotation (`ippools` for this interface, else `ippool`),
  *   3. the Namespace's default pools,
  *   4. the CNI network configuration's default pools,
  *   5. the cluster default pools (`spec.default: true`), per family, by name.

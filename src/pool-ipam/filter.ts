@@ -8,6 +8,7 @@
  * A name list takes precedence over the selector of the same kind (the pool reference: "nodeName has
  * higher priority than nodeAffinity"): when spec.nodeName is set, spec.nodeAffinity is not consulted.
  */
+import { ipPoolNames } from '../api/resource-names';
 import { formatCidr, type IpFamily } from '../net/cidr';
 import { countAddresses, formatIpRanges, subtractRanges } from './ip-ranges';
 import { formatSelector, selectorMatches } from './label-selector';
@@ -90,7 +91,7 @@ export function filterPools(
   const result: FilterResult = { usable: [], rejected: [] };
   for (const name of names) {
     const pool = pools.get(name);
-    const reason = pool ? rejection(pool, family, pod, use) : `IPPool "${name}" does not exist`;
+    const reason = pool ? rejection(pool, family, pod, use) : `${ipPoolNames.kind} "${name}" does not exist`;
     if (reason === undefined) result.usable.push(pool!);
     else result.rejected.push({ pool: name, reason });
   }

@@ -1,6 +1,6 @@
 /**
  * Garbage collection of given addresses (the source document's "IP Garbage Collection"), pure: which
- * IPClaims to release and which Endpoints are outdated, from what the API server holds now.
+ * IPClaims to release and which StraitEndpoints are outdated, from what the API server holds now.
  *
  * A node collects the claims of its own pods, and those of nodes that are gone or not Ready (their own
  * service cannot): two nodes releasing the same claim is harmless, each delete carries the claim's uid.
@@ -36,9 +36,9 @@ export interface GcSettings {
   terminatingOnNotReadyNode: boolean;
   /** How long an address that another host answered for stays held. */
   conflictHoldMs: number;
-  /** A claim or Endpoint younger than this is kept when its pod is unknown or another incarnation (the pod informer may lag an ADD). */
+  /** A claim or StraitEndpoint younger than this is kept when its pod is unknown or another incarnation (the pod informer may lag an ADD). */
   freshMs: number;
-  /** Delete Endpoints no claim refers to. */
+  /** Delete StraitEndpoints no claim refers to. */
   cleanOutdatedEndpoints: boolean;
 }
 

@@ -37,7 +37,7 @@ export function rangesOfAddresses(addresses: Iterable<Ip>): IpRange[] {
 
 /**
  * Parses `spec.ips`-like entries ("10.6.0.2", "10.6.0.10-10.6.0.20", "fd00::2-fd00::9") of a pool or
- * Subnet in `subnet`. Errors name the entry (`spec.ips[3]`) and its text.
+ * StraitSubnet in `subnet`. Errors name the entry (`spec.ips[3]`) and its text.
  */
 export function parseIpRanges(field: string, entries: unknown, subnet: Cidr): IpRange[] {
   if (!Array.isArray(entries)) throw new InputError(field, entries, 'expected a list of addresses and ranges like "10.6.0.10-10.6.0.20"');

@@ -22,7 +22,7 @@ export interface Route {
   gw?: Ip;
 }
 
-/** The addresses an IPPool or a Subnet holds, and what is handed to pods with them. */
+/** The addresses a StraitIPPool or a StraitSubnet holds, and what is handed to pods with them. */
 interface Addressing {
   name: string;
   family: IpFamily;
@@ -63,7 +63,7 @@ export interface ApplicationRef {
   uid: string;
 }
 
-/** A Subnet: the addresses application pools are carved from. */
+/** A StraitSubnet: the addresses application pools are carved from. */
 export type Subnet = Addressing;
 
 /** What the rules read about the pod being given addresses. */
@@ -92,7 +92,7 @@ export interface Candidates {
   source: CandidateSource;
   ipv4: string[];
   ipv6: string[];
-  /** For a subnet annotation: the Subnets named (ipv4/ipv6 are then the application pools made from them). */
+  /** For a subnet annotation: the StraitSubnets named (ipv4/ipv6 are then the application pools made from them). */
   subnets?: { ipv4: string[]; ipv6: string[]; ipNumber: IpNumber };
 }
 

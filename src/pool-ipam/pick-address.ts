@@ -10,7 +10,7 @@ import { usableAddresses } from './usable-addresses';
 
 /** Addresses not to be given: each list normalized (ip-ranges.ts), of any family (others are ignored). */
 export interface AddressUse {
-  /** Held by an allocation (an Endpoint) of any pool. */
+  /** Held by an allocation (a StraitEndpoint) of any pool. */
   taken: readonly IpRange[];
   /** Held by a ReservedIP. */
   reserved: readonly IpRange[];

@@ -1,5 +1,5 @@
 /**
- * IPPool, Subnet and ReservedIP objects (as the API server holds them, schema-checked) in the model the
+ * StraitIPPool, StraitSubnet and ReservedIP objects (as the API server holds them, schema-checked) in the model the
  * pure core works on. What the schema cannot say (an address outside the subnet, a range backwards, a
  * route of the other family) is checked here, naming the object and field: such a pool is unusable and
  * every ADD that would use it says why.
@@ -7,6 +7,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { IPPoolSpecDocument } from '../api/ip-pool';
 import type { ReservedIPSpecDocument } from '../api/reserved-ip';
+import { ipPoolNames, subnetNames } from '../api/resource-names';
 import type { SubnetSpecDocument } from '../api/subnet';
 import { InputError } from '../errors';
 import { type Cidr, type Ip, containsIp, formatCidr, parseCidr, parseIp } from '../net/cidr';
@@ -48,10 +49,10 @@ function addressing(kind: string, name: string, spec: Spec) {
 export function readPool(object: KubernetesObject & { spec: IPPoolSpecDocument }): Pool {
   const name = object.metadata?.name ?? '';
   const { spec } = object;
-  const at = (field: string) => `IPPool ${name}: spec.${field}`;
+  const at = (field: string) => `${ipPoolNames.kind} ${name}: spec.${field}`;
   return {
     name,
-    ...addressing('IPPool', name, spec),
+    ...addressing(ipPoolNames.kind, name, spec),
     default: spec.default ?? false,
     disable: spec.disable ?? false,
     terminating: object.metadata?.deletionTimestamp !== undefined,
@@ -68,7 +69,7 @@ export function readPool(object: KubernetesObject & { spec: IPPoolSpecDocument }
 
 export function readSubnet(object: KubernetesObject & { spec: SubnetSpecDocument }): Subnet {
   const name = object.metadata?.name ?? '';
-  return { name, ...addressing('Subnet', name, object.spec) };
+  return { name, ...addressing(subnetNames.kind, name, object.spec) };
 }
 
 /** Every ReservedIP's addresses, both families (an entry's family is its own: no subnet to hold it to). */

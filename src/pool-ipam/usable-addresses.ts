@@ -1,5 +1,5 @@
 /**
- * The addresses of a pool (or Subnet) that may ever be given to a pod: `spec.ips` minus `spec.excludeIPs`
+ * The addresses of a pool (or StraitSubnet) that may ever be given to a pod: `spec.ips` minus `spec.excludeIPs`
  * minus the addresses the network itself uses (network address, IPv4 broadcast, gateway). Filtering,
  * picking and carving all start from this one list, so "exhausted" and "nothing to pick" agree.
  */

@@ -342,7 +342,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
           l.msg ===
           `${resource}.strait.io is forbidden: User "${agentUser.name}" cannot list resource "${resource}" in API group "strait.io" at the cluster scope`,
       );
-    assert.ok(refused('ippools'), 'IPPools refused by RBAC');
+    assert.ok(refused('straitippools'), 'StraitIPPools refused by RBAC');
 
     // helm upgrade --set poolIpam.enabled=true: the informers' next relist (at most 30 s apart) succeeds.
     await applyChartAccess(admin, ['--set', 'poolIpam.enabled=true']);

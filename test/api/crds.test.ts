@@ -70,7 +70,7 @@ describe('strait.io CustomResourceDefinitions', () => {
     assert.deepEqual(renderedCrds('crds.install=false'), []);
   });
 
-  it("are structural, cluster-scoped (an Endpoint lives in its pod's namespace), with the status subresource, printer columns, short names and the category strait", () => {
+  it("are structural, cluster-scoped (a StraitEndpoint lives in its pod's namespace), with the status subresource, printer columns, short names and the category strait", () => {
     const kinds: string[] = [];
     for (const [name, text] of crdFiles()) {
       const crd = parse(text) as Node & {
@@ -80,7 +80,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       kinds.push(spec.names.kind as string);
       assert.equal(crd.apiVersion, 'apiextensions.k8s.io/v1');
       assert.equal((crd.metadata as Node).name, `${spec.names.plural}.strait.io`);
-      assert.equal(spec.scope, spec.names.kind === 'Endpoint' ? 'Namespaced' : 'Cluster', name);
+      assert.equal(spec.scope, spec.names.kind === 'StraitEndpoint' ? 'Namespaced' : 'Cluster', name);
       assert.deepEqual(spec.names.categories, ['strait']);
       assert.ok((spec.names.shortNames as string[]).length > 0, name);
       const [v] = spec.versions;
@@ -93,18 +93,96 @@ describe('strait.io CustomResourceDefinitions', () => {
     }
     assert.deepEqual(kinds.sort(), [
       'ClusterNetworks',
-      'Endpoint',
       'IPClaim',
-      'IPPool',
       'NatMapping',
       'NetworkConfig',
       'NodeDataplane',
       'PeerNetworks',
       'ReservedIP',
+      'StraitEndpoint',
       'StraitGateway',
-      'Subnet',
+      'StraitIPPool',
+      'StraitSubnet',
       'TunnelEndpoint',
     ]);
+  });
+
+  it("name no resource of a cluster they run beside: no plural, singular or short name is another resource's plural or short name", () => {
+    // kubectl resolves `kubectl get <name>` by plural, singular and short name across every API group, a
+    // built-in first: a Strait CRD named like another resource is shadowed by it, or shadows it. Each entry:
+    // where the names come from, then the plural and short names (`kubectl api-resources`).
+    const wellKnown: [source: string, names: string[]][] = [
+      // Kubernetes core/v1 (pkg/registry/core/*/storage: ShortNames), `kubectl api-resources --api-group=''`.
+      [
+        'core/v1',
+        [
+          'bindings',
+          'componentstatuses',
+          'cs',
+          'configmaps',
+          'cm',
+          'endpoints',
+          'ep',
+          'events',
+          'ev',
+          'limitranges',
+          'limits',
+          'namespaces',
+          'ns',
+          'nodes',
+          'no',
+          'persistentvolumeclaims',
+          'pvc',
+          'persistentvolumes',
+          'pv',
+          'pods',
+          'po',
+          'podtemplates',
+          'replicationcontrollers',
+          'rc',
+          'resourcequotas',
+          'quota',
+          'secrets',
+          'serviceaccounts',
+          'sa',
+          'services',
+          'svc',
+        ],
+      ],
+      // Kubernetes apps/v1 (pkg/registry/apps/*/storage).
+      ['apps/v1', ['controllerrevisions', 'daemonsets', 'ds', 'deployments', 'deploy', 'replicasets', 'rs', 'statefulsets', 'sts']],
+      // Kubernetes networking built-ins: discovery.k8s.io/v1, networking.k8s.io/v1 (IPAddress `ip`, 1.27+), apiextensions.k8s.io/v1.
+      ['discovery.k8s.io/v1', ['endpointslices']],
+      ['networking.k8s.io/v1', ['ingresses', 'ing', 'ingressclasses', 'networkpolicies', 'netpol', 'ipaddresses', 'ip', 'servicecidrs']],
+      ['apiextensions.k8s.io/v1', ['customresourcedefinitions', 'crd', 'crds']],
+      // Calico, crd.projectcalico.org/v1 and projectcalico.org/v3 (its API server): IPPool and its IPAM kinds, no short names.
+      ['Calico', ['ippools', 'ipamblocks', 'ipamhandles', 'ipreservations', 'blockaffinities', 'hostendpoints']],
+      // Antrea, crd.antrea.io (build/charts/antrea/crds/ippool.yaml).
+      ['Antrea', ['ippools', 'ipp']],
+      // Whereabouts, whereabouts.cni.cncf.io: IPPool, OverlappingRangeIPReservation (no short names).
+      ['Whereabouts', ['ippools', 'overlappingrangeipreservations']],
+      // Kube-OVN, kubeovn.io (the CRDs of dist/images/install.sh): Subnet, IP, IPPool, each with its singular as short name.
+      ['Kube-OVN', ['subnets', 'subnet', 'ips', 'ip', 'ippools', 'ippool']],
+      // Cilium, cilium.io/v2 (pkg/k8s/apis/cilium.io/client/crds/v2/): CiliumEndpoint, CiliumNode.
+      ['Cilium', ['ciliumendpoints', 'cep', 'ciliumep', 'ciliumnodes', 'cn', 'ciliumn']],
+      // Spiderpool, spiderpool.spidernet.io (charts/spiderpool/crds/): the pool IPAM Strait's follows.
+      ['Spiderpool', ['spiderippools', 'sp', 'spidersubnets', 'ss', 'spiderendpoints', 'se']],
+      // Multus, k8s.cni.cncf.io: NetworkAttachmentDefinition.
+      ['Multus', ['network-attachment-definitions', 'net-attach-def']],
+    ];
+    const owners = new Map<string, string[]>();
+    for (const [source, names] of wellKnown) for (const n of names) owners.set(n, [...(owners.get(n) ?? []), source]);
+    const clashes: string[] = [];
+    const own = new Map<string, string>();
+    for (const text of crdFiles().values()) {
+      const { names } = (parse(text) as { spec: { names: { kind: string; plural: string; singular: string; shortNames: string[] } } }).spec;
+      for (const n of [names.plural, names.singular, ...names.shortNames]) {
+        if (owners.has(n)) clashes.push(`${names.kind} ${n}: also ${owners.get(n)!.join(', ')}`);
+        if (own.has(n) && own.get(n) !== names.kind) clashes.push(`${names.kind} ${n}: also ${own.get(n)}`);
+        own.set(n, names.kind);
+      }
+    }
+    assert.deepEqual(clashes, []);
   });
 
   it('give CIDRs and addresses a pattern the API server checks (and the formats it knows)', () => {

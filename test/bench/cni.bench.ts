@@ -25,7 +25,7 @@ const pods = 1000;
 /** Of those, how many are ADDed and DELeted one at a time, per IPAM. */
 const sequentialPods = 100;
 const inFlight = 8;
-/** The pool, for both IPAMs: 1,021 addresses. The IPPool has no gateway, so strait-ipam probes none (and detect_gateway is false). */
+/** The pool, for both IPAMs: 1,021 addresses. The StraitIPPool has no gateway, so strait-ipam probes none (and detect_gateway is false). */
 const pool = { subnet: '10.20.0.0/22', first: '10.20.0.2', last: '10.20.3.254' };
 const inPool = /^10\.20\.[0-3]\.\d{1,3}\/22$/;
 const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
@@ -147,7 +147,7 @@ function hostLocalHeld(dataDir: string): string[] {
 }
 
 async function straitHeld(f: PoolIpamFixture): Promise<{ claims: { name: string; spec: Record<string, any> }[]; endpoints: number }> {
-  const endpoints = (await f.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as {
+  const endpoints = (await f.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'straitendpoints' })) as {
     items: unknown[];
   };
   return { claims: await f.claims(), endpoints: endpoints.items.length };
@@ -268,7 +268,7 @@ async function runRound(
       const { claims, endpoints } = await straitHeld(f);
       failIf(`${what}: held after every DEL returned`, [
         ...claims.map((c) => `IPClaim ${c.name}`),
-        ...(endpoints > 0 ? [`${endpoints} Endpoints`] : []),
+        ...(endpoints > 0 ? [`${endpoints} StraitEndpoints`] : []),
       ]);
     } else {
       failIf(
@@ -431,7 +431,7 @@ export const run: BenchSuite = async () => {
       'strait pool-ipam serve: RSS once ready',
       round1(startMemory.rss),
       'MiB',
-      `informers listed: ${pods} Pods, the IPPool, no claims`,
+      `informers listed: ${pods} Pods, the StraitIPPool, no claims`,
     );
     figure('strait pool-ipam serve: RSS after the run', round1(memory.rss), 'MiB', `peak (VmHWM) ${round1(memory.peak)} MiB`);
     figure(

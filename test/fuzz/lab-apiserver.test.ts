@@ -93,17 +93,9 @@ const validSpecs: Record<string, Record<string, unknown>> = {
   SelfSubjectAccessReview: { spec: { resourceAttributes: { verb: 'get', resource: 'nodes' } } },
   PriorityClass: { value: 1000 },
   ClusterNetworks: { spec: { clusterId: 'fz', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', reserved: [], pools: [] } },
-  Endpoint: {
-    spec: {
-      podUID: 'u',
-      node: 'n1',
-      attachments: [{ network: 'net', ifname: 'eth0', ips: [{ address: '10.6.0.10', prefixLength: 24, pool: 'p1' }] }],
-    },
-  },
   IPClaim: {
     spec: { address: '10.6.0.10', pool: 'p1', podNamespace: ns, podName: 'p', podUID: 'u', node: 'n1', network: 'net', ifname: 'eth0' },
   },
-  IPPool: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
   NatMapping: { spec: { externalAddress: '10.200.0.5', endpointAddress: '10.0.1.5', reflectedTo: ['b'] } },
   NetworkConfig: {
     spec: {
@@ -125,7 +117,15 @@ const validSpecs: Record<string, Record<string, unknown>> = {
     },
   },
   ReservedIP: { spec: { ips: ['10.6.0.30'] } },
-  Subnet: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
+  StraitEndpoint: {
+    spec: {
+      podUID: 'u',
+      node: 'n1',
+      attachments: [{ network: 'net', ifname: 'eth0', ips: [{ address: '10.6.0.10', prefixLength: 24, pool: 'p1' }] }],
+    },
+  },
+  StraitIPPool: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
+  StraitSubnet: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
   TunnelEndpoint: {
     spec: {
       clusterId: 'b',

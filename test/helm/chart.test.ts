@@ -378,13 +378,13 @@ describe('the Helm chart', function () {
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
         { apiGroups: ['apps'], resources: ['statefulsets', 'deployments', 'replicasets'], verbs: ['get'] },
-        { apiGroups: ['strait.io'], resources: ['ippools'], verbs: ['list', 'watch', 'create', 'delete'] },
-        { apiGroups: ['strait.io'], resources: ['ippools/status'], verbs: ['patch'] },
-        { apiGroups: ['strait.io'], resources: ['subnets'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: ['strait.io'], resources: ['subnets/status'], verbs: ['update'] },
+        { apiGroups: ['strait.io'], resources: ['straitippools'], verbs: ['list', 'watch', 'create', 'delete'] },
+        { apiGroups: ['strait.io'], resources: ['straitippools/status'], verbs: ['patch'] },
+        { apiGroups: ['strait.io'], resources: ['straitsubnets'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['strait.io'], resources: ['straitsubnets/status'], verbs: ['update'] },
         { apiGroups: ['strait.io'], resources: ['reservedips'], verbs: ['list', 'watch'] },
         { apiGroups: ['strait.io'], resources: ['ipclaims'], verbs: ['list', 'watch', 'create', 'update', 'delete'] },
-        { apiGroups: ['strait.io'], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+        { apiGroups: ['strait.io'], resources: ['straitendpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
       ]);
       assert.deepEqual(
         one(enabled, 'Role', 'strait-agent').rules,

@@ -55,7 +55,8 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
   /** What the API server refused, as it logs each refusal. */
   const refused = () => server.lines.map((l) => String(l.msg)).filter((m) => m.includes(' is forbidden: '));
   const poolStatus = async (name: string) =>
-    ((await f!.custom.getClusterCustomObject({ group, version, plural: 'ippools', name })) as { status?: Record<string, number> }).status;
+    ((await f!.custom.getClusterCustomObject({ group, version, plural: 'straitippools', name })) as { status?: Record<string, number> })
+      .status;
 
   it("allocates and releases, keeps a StatefulSet pod's address, carves application pools from a Subnet and counts, with nothing refused and no rule unused", async () => {
     const fx = f!;
@@ -92,10 +93,10 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
     await fx.custom.createClusterCustomObject({
       group,
       version,
-      plural: 'subnets',
+      plural: 'straitsubnets',
       body: {
         apiVersion: `${group}/${version}`,
-        kind: 'Subnet',
+        kind: 'StraitSubnet',
         metadata: { name: 'subnet-a' },
         spec: { subnet: '10.8.0.0/24', ips: ['10.8.0.10-10.8.0.40'] },
       },
@@ -130,7 +131,7 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
       assert.equal(out.code, 0, out.stdout + out.stderr);
       assert.match(out.json!.ips[0].address, range, pod.name);
     }
-    const subnet = (await fx.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'subnet-a' })) as {
+    const subnet = (await fx.custom.getClusterCustomObject({ group, version, plural: 'straitsubnets', name: 'subnet-a' })) as {
       status: { allocations: { pool: string; ips: string[] }[] };
     };
     assert.deepEqual(
@@ -145,11 +146,11 @@ describe("the pool IPAM service under the Helm chart's agent role (lab API serve
     await fx.apps.deleteNamespacedDeployment({ name: 'shop', namespace: 'default' });
     assert.equal((await fx.node.run('DEL', bySubnet, deployed)).code, 0);
     await fx.service!.collector.collect();
-    const pools = (await fx.custom.listClusterCustomObject({ group, version, plural: 'ippools' })) as {
+    const pools = (await fx.custom.listClusterCustomObject({ group, version, plural: 'straitippools' })) as {
       items: { metadata: { name: string } }[];
     };
     assert.ok(!pools.items.some((p) => p.metadata.name === shopPool), `${shopPool} deleted`);
-    const after = (await fx.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'subnet-a' })) as {
+    const after = (await fx.custom.getClusterCustomObject({ group, version, plural: 'straitsubnets', name: 'subnet-a' })) as {
       status: { allocations: { ips: string[] }[] };
     };
     assert.deepEqual(

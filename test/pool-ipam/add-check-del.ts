@@ -35,7 +35,7 @@ export async function addCheckDel(f: PoolIpamFixture, plugin: 'macvlan' | 'ipvla
     group,
     version,
     namespace: 'default',
-    plural: 'endpoints',
+    plural: 'straitendpoints',
     name: 'web-1',
   })) as { spec: Record<string, any> };
   assert.deepEqual(endpoint.spec.attachments, [
@@ -53,7 +53,7 @@ export async function addCheckDel(f: PoolIpamFixture, plugin: 'macvlan' | 'ipvla
   assert.equal(deleted.code, 0, deleted.stdout + deleted.stderr);
   await waitFor('the claim released', async () => (await f.claims()).length === 0);
   await assert.rejects(
-    f.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints', name: 'web-1' }),
+    f.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'straitendpoints', name: 'web-1' }),
     /404|not found/i,
   );
   const again = await f.node.run('DEL', config, pod);

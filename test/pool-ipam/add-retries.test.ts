@@ -28,7 +28,7 @@ describe('strait-ipam ADDs failed, retried and repeated', function () {
         group,
         version,
         namespace: 'default',
-        plural: 'endpoints',
+        plural: 'straitendpoints',
         name: pod,
       })) as { spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } };
       return endpoint.spec.attachments.map((a) => [a.containerID, a.ips.map((i) => i.address)]);

@@ -175,7 +175,7 @@ describe('pool IPAM: candidate pool acquisition, in descending priority', () => 
         /interface eth0 is listed twice/,
       ],
       ['ipam.strait.io/ippools', '[]', /non-empty list/],
-      ['ipam.strait.io/subnet', '{"ipv4": ["s1", "s2"]}', /ipv4 names 2 Subnets; an application pool is made from one/],
+      ['ipam.strait.io/subnet', '{"ipv4": ["s1", "s2"]}', /ipv4 names 2 StraitSubnets; an application pool is made from one/],
       ['ipam.strait.io/subnets', '{"interface": "eth0", "ipv4": ["s1"]}', /non-empty list/],
     ];
     for (const [key, value, pattern] of cases) {
@@ -196,7 +196,7 @@ describe('pool IPAM: candidate pool acquisition, in descending priority', () => 
     }
     for (const [key, value, pattern] of [
       ['ipam.strait.io/default-ipv4-ippool', 'ns-v4', /not valid JSON/],
-      ['ipam.strait.io/default-ipv6-ippool', '{"ipv6": ["a"]}', /expected a JSON list of IPPool names/],
+      ['ipam.strait.io/default-ipv6-ippool', '{"ipv6": ["a"]}', /expected a JSON list of StraitIPPool names/],
       ['ipam.strait.io/default-ipv4-ippool', '["a", 3]', /3 is not an object name/],
     ] as const) {
       assert.throws(

@@ -70,7 +70,7 @@ describe('strait-ipam chained under the real CNI plugins', function () {
     const failed = await f.node.run('ADD', config, pod);
     assert.equal(failed.code, 1);
     assert.equal(failed.json!.code, 103);
-    assert.match(failed.json!.msg, /gateway 10\.6\.2\.1 of IPPool pool-gw did not answer ARP probes/);
+    assert.match(failed.json!.msg, /gateway 10\.6\.2\.1 of StraitIPPool pool-gw did not answer ARP probes/);
     assert.deepEqual(await f.claims(), [], 'a failed ADD left a claim');
     await f.node.run('DEL', config, pod);
 

@@ -99,8 +99,8 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
     await custom.createClusterCustomObject({
       group,
       version,
-      plural: 'ippools',
-      body: { apiVersion, kind: 'IPPool', metadata: { name: 'crash' }, spec: { subnet: '10.9.0.0/24', ips: [options.ips] } },
+      plural: 'straitippools',
+      body: { apiVersion, kind: 'StraitIPPool', metadata: { name: 'crash' }, spec: { subnet: '10.9.0.0/24', ips: [options.ips] } },
     });
     const config = {
       cniVersion: '1.1.0',
@@ -220,7 +220,7 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
           .sort();
       },
       async endpoints() {
-        const list = (await custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as {
+        const list = (await custom.listCustomObjectForAllNamespaces({ group, version, plural: 'straitendpoints' })) as {
           items: { metadata: { name: string }; spec: { attachments: { containerID?: string; ips: { address: string }[] }[] } }[];
         };
         return list.items

@@ -16,9 +16,9 @@ function reasonFor(p: Pool, podContext: PodContext = pod(), use: AddressUse = no
 }
 
 describe("pool IPAM: candidate pool filtering, in the document's order", () => {
-  it('a candidate naming no IPPool is filtered out: IPPool "x" does not exist', () => {
+  it('a candidate naming no IPPool is filtered out: StraitIPPool "x" does not exist', () => {
     const result = filterPools(4, ['gone', 'here'], byName(pool('here')), pod(), nothingUsed);
-    assert.deepEqual(result.rejected, [{ pool: 'gone', reason: 'IPPool "gone" does not exist' }]);
+    assert.deepEqual(result.rejected, [{ pool: 'gone', reason: 'StraitIPPool "gone" does not exist' }]);
     assert.deepEqual(
       result.usable.map((p) => p.name),
       ['here'],

@@ -125,11 +125,11 @@ export async function poolIpamFixture(options: PoolIpamFixtureOptions = {}): Pro
       await custom.createClusterCustomObject({
         group,
         version,
-        plural: 'ippools',
-        body: { apiVersion, kind: 'IPPool', metadata: { name }, spec },
+        plural: 'straitippools',
+        body: { apiVersion, kind: 'StraitIPPool', metadata: { name }, spec },
       });
       if (service)
-        await waitFor(`IPPool ${name} in the service's cache`, () => service.allocator.pools().valid.some((p) => p.name === name));
+        await waitFor(`StraitIPPool ${name} in the service's cache`, () => service.allocator.pools().valid.some((p) => p.name === name));
     },
     async pod(name, o = {}) {
       const namespace = o.namespace ?? 'default';

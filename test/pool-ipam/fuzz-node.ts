@@ -59,7 +59,7 @@ export async function fuzzNode(options: { requestArrivalMs?: number } = {}): Pro
       const claims = (await f.custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as {
         items: { metadata: { name: string }; spec: unknown }[];
       };
-      const endpoints = (await f.custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints' })) as {
+      const endpoints = (await f.custom.listCustomObjectForAllNamespaces({ group, version, plural: 'straitendpoints' })) as {
         items: { metadata: { namespace: string; name: string }; spec: unknown }[];
       };
       return {

@@ -85,7 +85,7 @@ describe('pool IPAM garbage collection in the node service', function () {
     await waitFor(
       'the Endpoint deleted',
       () =>
-        fx.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints', name: 'web-1' }).then(
+        fx.custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural: 'straitendpoints', name: 'web-1' }).then(
           () => false,
           (err) => /404|not found/i.test(String(err)),
         ),
@@ -176,7 +176,7 @@ describe('pool IPAM garbage collection in the node service', function () {
       plan.deleteEndpoints.map((d) => [`${d.endpoint.namespace}/${d.endpoint.name}`, d.reason]),
       [['default/web-5', 'no address is given to pod default/web-5 any more']],
     );
-    const endpoints = (await fx.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'endpoints' })) as {
+    const endpoints = (await fx.custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural: 'straitendpoints' })) as {
       items: { metadata: { name: string } }[];
     };
     assert.deepEqual(

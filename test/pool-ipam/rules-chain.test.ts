@@ -29,8 +29,8 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     await f.custom.createClusterCustomObject({
       group,
       version,
-      plural: 'subnets',
-      body: { apiVersion, kind: 'Subnet', metadata: { name: 'dc1' }, spec: { subnet: '10.8.0.0/24', ips: ['10.8.0.10-10.8.0.40'] } },
+      plural: 'straitsubnets',
+      body: { apiVersion, kind: 'StraitSubnet', metadata: { name: 'dc1' }, spec: { subnet: '10.8.0.0/24', ips: ['10.8.0.10-10.8.0.40'] } },
     });
   });
   after(async () => f?.close());
@@ -61,7 +61,7 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     });
     const [address] = await pool(await f.node.run('ADD', f.config('macvlan', cniDefaults), pod));
     assert.match(address!, /^10\.8\.0\.1[0-2]\/24$/);
-    const subnet = (await f.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: 'dc1' })) as {
+    const subnet = (await f.custom.getClusterCustomObject({ group, version, plural: 'straitsubnets', name: 'dc1' })) as {
       status: { allocations: { pool: string; ips: string[] }[] };
     };
     assert.equal(subnet.status.allocations.length, 1);
@@ -71,7 +71,7 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     const made = (await f.custom.getClusterCustomObject({
       group,
       version,
-      plural: 'ippools',
+      plural: 'straitippools',
       name: subnet.status.allocations[0]!.pool,
     })) as { spec: Record<string, unknown> };
     assert.deepEqual([made.spec.namespaceName, made.spec.podAffinity], [['team'], { matchLabels: { app: 'api' } }]);
@@ -114,7 +114,7 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
     assert.equal(out.json!.code, 101, out.stdout);
     assert.match(out.json!.msg, /disabled: spec\.disable is true/);
     assert.match(out.json!.msg, /web-only: spec\.podAffinity/);
-    assert.match(out.json!.msg, /nope: IPPool "nope" does not exist/);
+    assert.match(out.json!.msg, /nope: StraitIPPool "nope" does not exist/);
   });
 
   it('a malformed annotation fails ADD with code 105 naming it, never falling through to a lower rule', async () => {
@@ -126,7 +126,7 @@ describe('pool IPAM rules through the real macvlan plugin', function () {
 
   it("writes the pools' allocated and total counts to their status", async () => {
     await waitFor('pod-v4 counted', async () => {
-      const p = (await f.custom.getClusterCustomObject({ group, version, plural: 'ippools', name: 'pod-v4' })) as {
+      const p = (await f.custom.getClusterCustomObject({ group, version, plural: 'straitippools', name: 'pod-v4' })) as {
         status?: { allocatedIPCount?: number; totalIPCount?: number };
       };
       return p.status?.allocatedIPCount === 1 && p.status.totalIPCount === 11;

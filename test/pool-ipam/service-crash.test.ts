@@ -13,7 +13,7 @@ const addressOf = (stdout: string) => (JSON.parse(stdout) as { ips: { address: s
 const codeOf = (stdout: string) => (JSON.parse(stdout) as { code: number }).code;
 
 /** What the service logs when a retried ADD finds claims of one that never finished (service/allocator.ts). */
-const unfinishedAdd = 'claims of an ADD that did not finish (no Endpoint records them): released, allocating anew';
+const unfinishedAdd = 'claims of an ADD that did not finish (no StraitEndpoint records them): released, allocating anew';
 
 describe('the pool IPAM service killed at random points', function () {
   this.timeout(300_000);

@@ -1,16 +1,17 @@
 /**
  * The pool IPAM of one node: CNI ADD, CHECK, DEL and GC as the source document describes them.
  *
- * ADD: an attachment that has addresses already gets them again (a retried ADD), once its Endpoint
+ * ADD: an attachment that has addresses already gets them again (a retried ADD), once its StraitEndpoint
  * records them (claims it does not record are an ADD that never finished: released, and the ADD is done
  * anew); a StatefulSet pod gets the addresses its earlier incarnation held (on any node); otherwise
  * candidates → filter → sort per family, and in the first usable pool the first free address from this
  * node's start position is claimed (an IPClaim named after it: a 409 means another node was first, and
  * the next is tried), then probed (a conflicting one is marked and the next tried), after the pool's
- * gateway answered. The Endpoint records what was given; if anything fails, every claim the ADD made is
+ * gateway answered. The StraitEndpoint records what was given; if anything fails, every claim the ADD made is
  * released before the error. Calls for one attachment run one at a time.
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1OwnerReference, type V1Pod } from '@kubernetes/client-node';
+import { endpointNames, ipPoolNames } from '../../api/resource-names';
 import { InputError } from '../../errors';
 import { apiStatus } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
@@ -51,7 +52,7 @@ const familyKey = (family: IpFamily) => (family === 4 ? 'ipv4' : 'ipv6');
 
 const attachmentKey = (a: Attachment & { network: string }) => JSON.stringify([a.network, a.containerId, a.ifname]);
 
-/** The pod's controller as claims and Endpoints record it (its namespace is the pod's). */
+/** The pod's controller as claims and StraitEndpoints record it (its namespace is the pod's). */
 const ownerOf = (pod: PodContext) =>
   pod.owner ? { owner: { apiVersion: pod.owner.apiVersion, kind: pod.owner.kind, name: pod.owner.name, uid: pod.owner.uid } } : {};
 
@@ -97,13 +98,13 @@ export class Allocator {
     if (again.length > 0) {
       const record = await this.record(again);
       if (record.recorded && record.containerID === req.containerId) return this.response(again);
-      // Recorded for an earlier container: a StatefulSet pod's takeover that stopped before its Endpoint (taken over again below).
+      // Recorded for an earlier container: a StatefulSet pod's takeover that stopped before its StraitEndpoint (taken over again below).
       if (!record.recorded) {
-        // Never given: an ADD stopped between its claims and its Endpoint (the service killed, a release
+        // Never given: an ADD stopped between its claims and its StraitEndpoint (the service killed, a release
         // that failed), maybe before its probes. Released, and this ADD starts anew.
         this.options.log.warn(
           { containerId: req.containerId, ifname: req.ifname, network: req.network, addresses: again.map((c) => formatIp(c.address)) },
-          'claims of an ADD that did not finish (no Endpoint records them): released, allocating anew',
+          `claims of an ADD that did not finish (no ${endpointNames.kind} records them): released, allocating anew`,
         );
         for (const claim of again) await this.claimWriter.release(claim);
       }
@@ -125,7 +126,7 @@ export class Allocator {
     if (candidates.ipv4.length === 0 && candidates.ipv6.length === 0) {
       throw new IpamError(
         cniErrorCodes.noCandidatePool,
-        `no IPPool for pod ${pod.namespace}/${pod.name} interface ${req.ifname}: no ipam.strait.io/subnet(s) or ipam.strait.io/ippool(s) annotation, no ipam.strait.io/default-ipv4-ippool or default-ipv6-ippool on namespace ${pod.namespace}, no default_ipv4_ippool or default_ipv6_ippool in network ${req.network}'s config, and no IPPool with spec.default true`,
+        `no ${ipPoolNames.kind} for pod ${pod.namespace}/${pod.name} interface ${req.ifname}: no ipam.strait.io/subnet(s) or ipam.strait.io/ippool(s) annotation, no ipam.strait.io/default-ipv4-ippool or default-ipv6-ippool on namespace ${pod.namespace}, no default_ipv4_ippool or default_ipv6_ippool in network ${req.network}'s config, and no ${ipPoolNames.kind} with spec.default true`,
       );
     }
     const given: Claim[] = [];
@@ -172,7 +173,7 @@ export class Allocator {
   private async delAttachment(req: DelRequest): Promise<string[]> {
     const held = this.claims.ofAttachment(req.containerId, req.ifname, req.network);
     if (held.length === 0 && req.podNamespace !== undefined && req.podName !== undefined) {
-      // A DEL again after one that released the addresses but stopped before the Endpoint (a crash).
+      // A DEL again after one that released the addresses but stopped before the StraitEndpoint (a crash).
       await this.endpoints.detachContainer(req.podNamespace, req.podName, req.network, req.ifname, req.containerId);
     }
     return this.releaseAttachment(held);
@@ -245,7 +246,7 @@ export class Allocator {
     const released: string[] = [];
     const first = held[0];
     if (!first) return released;
-    // Kept only once given: claims no Endpoint records (an ADD that never finished) were maybe never probed.
+    // Kept only once given: claims no StraitEndpoint records (an ADD that never finished) were maybe never probed.
     const keep =
       first.owner?.kind === 'StatefulSet' &&
       statefulSetGone(
@@ -297,7 +298,7 @@ export class Allocator {
     return this.response(taken);
   }
 
-  /** Whether the Endpoint of the claims' pod records their addresses on their interface, and for which container. */
+  /** Whether the StraitEndpoint of the claims' pod records their addresses on their interface, and for which container. */
   private async record(claims: Claim[]): Promise<{ recorded: boolean; containerID?: string }> {
     const { podNamespace, podName, network, ifname } = claims[0]!;
     const attachment = await this.endpoints.attachment(podNamespace, podName, network, ifname);
@@ -367,7 +368,7 @@ export class Allocator {
       if (!answer.answered) {
         throw new IpamError(
           cniErrorCodes.gatewayUnreachable,
-          `gateway ${formatIp(pool.gateway)} of IPPool ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`,
+          `gateway ${formatIp(pool.gateway)} of ${ipPoolNames.kind} ${pool.name} did not answer ${pool.family === 4 ? 'ARP' : 'NDP'} probes from ${req.ifname} in ${req.netns} (3 tries, 100 ms each); set spec.detectGateway false on the pool or detect_gateway false in the CNI config if the network refuses probes`,
         );
       }
     }

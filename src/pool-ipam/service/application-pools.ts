@@ -1,12 +1,12 @@
 /**
- * Rule 1, the Subnet annotation: the application's own IPPool per family, carved from the first Subnet
- * named that has room. The carve is recorded in the Subnet's status under its resourceVersion before the
+ * Rule 1, the subnet annotation: the application's own StraitIPPool per family, carved from the first StraitSubnet
+ * named that has room. The carve is recorded in the StraitSubnet's status under its resourceVersion before the
  * pool is created (a 409: someone else recorded first; read again), so two applications never get the
  * same address and two nodes making the same application's pool agree on it (its name is a function of
  * the application; the record is found and reused).
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../api/resource-names';
+import { apiVersion, group, ipPoolNames, subnetNames, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
 import type { IpFamily } from '../../net/cidr';
@@ -71,7 +71,7 @@ export class ApplicationPools {
       if (made.length === 0)
         throw new IpamError(
           cniErrorCodes.poolsExhausted,
-          `no Subnet of ${names.join(', ')} has ${count} free IPv${family} addresses for the pool of pod ${pod.namespace}/${pod.name}'s application`,
+          `no ${subnetNames.kind} of ${names.join(', ')} has ${count} free IPv${family} addresses for the pool of pod ${pod.namespace}/${pod.name}'s application`,
         );
     }
   }
@@ -91,7 +91,7 @@ export class ApplicationPools {
     return { replicas: 1 };
   }
 
-  /** Records and creates the pool; false when the Subnet has not `count` addresses left. */
+  /** Records and creates the pool; false when the StraitSubnet has not `count` addresses left. */
   private async make(
     subnetName: string,
     pool: string,
@@ -103,12 +103,17 @@ export class ApplicationPools {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
-        object = (await this.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: subnetName })) as SubnetObject;
+        object = (await this.custom.getClusterCustomObject({
+          group,
+          version,
+          plural: subnetNames.plural,
+          name: subnetName,
+        })) as SubnetObject;
       } catch (err) {
         if (apiStatus(err) === 404)
           throw new IpamError(
             cniErrorCodes.invalidAnnotation,
-            `Subnet ${subnetName}, named by pod ${pod.namespace}/${pod.name}, does not exist`,
+            `${subnetNames.kind} ${subnetName}, named by pod ${pod.namespace}/${pod.name}, does not exist`,
           );
         throw err;
       }
@@ -116,13 +121,15 @@ export class ApplicationPools {
       if (subnet.family !== family)
         throw new IpamError(
           cniErrorCodes.invalidAnnotation,
-          `Subnet ${subnetName} is IPv${subnet.family}, named as IPv${family} by pod ${pod.namespace}/${pod.name}`,
+          `${subnetNames.kind} ${subnetName} is IPv${subnet.family}, named as IPv${family} by pod ${pod.namespace}/${pod.name}`,
         );
       const allocations = object.status?.allocations ?? [];
       let ips = allocations.find((a) => a.pool === pool)?.ips;
       if (!ips) {
         const taken = normalizeRanges(
-          allocations.flatMap((a, i) => parseIpRanges(`Subnet ${subnetName}: status.allocations[${i}].ips`, a.ips, subnet.subnet)),
+          allocations.flatMap((a, i) =>
+            parseIpRanges(`${subnetNames.kind} ${subnetName}: status.allocations[${i}].ips`, a.ips, subnet.subnet),
+          ),
         );
         const carved = carvePool(subnet, taken, count);
         if (!carved) return false;
@@ -132,7 +139,7 @@ export class ApplicationPools {
           await this.custom.replaceClusterCustomObjectStatus({
             group,
             version,
-            plural: 'subnets',
+            plural: subnetNames.plural,
             name: subnetName,
             body: { ...object, status },
           });
@@ -152,7 +159,7 @@ export class ApplicationPools {
         namespaceName: [pod.namespace],
         ...(selector ? { podAffinity: selector } : {}),
       };
-      // No ownerReference: a cluster-scoped IPPool cannot be owned by a namespaced application (the
+      // No ownerReference: a cluster-scoped StraitIPPool cannot be owned by a namespaced application (the
       // cluster's collector never collects it); collect() below deletes it once the application is gone.
       const labels = {
         [poolLabels.subnet]: subnetName,
@@ -166,12 +173,12 @@ export class ApplicationPools {
         await this.custom.createClusterCustomObject({
           group,
           version,
-          plural: 'ippools',
-          body: { apiVersion, kind: 'IPPool', metadata, spec },
+          plural: ipPoolNames.plural,
+          body: { apiVersion, kind: ipPoolNames.kind, metadata, spec },
         });
         this.log.info(
           { subnet: subnetName, pool, ips, application: `${app.kind} ${app.namespace}/${app.name}` },
-          'made an application pool from a Subnet',
+          `made an application pool from a ${subnetNames.kind}`,
         );
       } catch (err) {
         if (apiStatus(err) !== 409) throw err;
@@ -179,13 +186,13 @@ export class ApplicationPools {
       await this.seen(pool);
       return true;
     }
-    throw new IpamError(cniErrorCodes.tryAgainLater, `Subnet ${subnetName} changed under 8 attempts to record pool ${pool}`);
+    throw new IpamError(cniErrorCodes.tryAgainLater, `${subnetNames.kind} ${subnetName} changed under 8 attempts to record pool ${pool}`);
   }
 
   /**
    * Deletes the application pools whose application is gone or another one by now and whose addresses
    * no claim holds (application-pool-gc.ts), with the pool's uid as precondition, and takes each out of
-   * its Subnet's status.allocations, so the Subnet can carve those addresses again. Returns what it deleted.
+   * its StraitSubnet's status.allocations, so the StraitSubnet can carve those addresses again. Returns what it deleted.
    */
   async collect(claimedPools: ReadonlySet<string>): Promise<string[]> {
     const records = this.view.pools.list().flatMap(applicationPoolRecord);
@@ -200,7 +207,7 @@ export class ApplicationPools {
         await this.custom.deleteClusterCustomObject({
           group,
           version,
-          plural: 'ippools',
+          plural: ipPoolNames.plural,
           name: pool.name,
           body: { preconditions: { uid: pool.uid } },
         });
@@ -236,12 +243,17 @@ export class ApplicationPools {
     return undefined;
   }
 
-  /** Takes the pool's entry out of the Subnet's status.allocations (under its resourceVersion; a 409 reads again). */
+  /** Takes the pool's entry out of the StraitSubnet's status.allocations (under its resourceVersion; a 409 reads again). */
   private async forget(subnetName: string, pool: string): Promise<void> {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
-        object = (await this.custom.getClusterCustomObject({ group, version, plural: 'subnets', name: subnetName })) as SubnetObject;
+        object = (await this.custom.getClusterCustomObject({
+          group,
+          version,
+          plural: subnetNames.plural,
+          name: subnetName,
+        })) as SubnetObject;
       } catch (err) {
         if (apiStatus(err) === 404) return;
         throw err;
@@ -253,7 +265,7 @@ export class ApplicationPools {
         await this.custom.replaceClusterCustomObjectStatus({
           group,
           version,
-          plural: 'subnets',
+          plural: subnetNames.plural,
           name: subnetName,
           body: { ...object, status },
         });
@@ -262,7 +274,7 @@ export class ApplicationPools {
         if (apiStatus(err) !== 409) throw err;
       }
     }
-    throw new Error(`Subnet ${subnetName} changed under 8 attempts to forget pool ${pool}`);
+    throw new Error(`${subnetNames.kind} ${subnetName} changed under 8 attempts to forget pool ${pool}`);
   }
 
   /** Waits (bounded) until the pools informer has the pool, so the filter that follows finds it. */

@@ -4,13 +4,13 @@
  * with the claim's uid as precondition, so a claim someone made again since is never deleted).
  */
 import { type CustomObjectsApi } from '@kubernetes/client-node';
-import { apiVersion, group, version } from '../../api/resource-names';
+import { apiVersion, group, ipClaimNames, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import { type Claim, claimName, readClaim, writeClaimSpec } from '../claim';
 import type { ClaimIndex } from './claim-index';
 import type { IPClaimObject } from './cluster-view';
 
-const plural = 'ipclaims';
+const { kind, plural } = ipClaimNames;
 
 export type ClaimFields = Omit<Claim, 'name' | 'uid' | 'resourceVersion' | 'created'>;
 
@@ -22,7 +22,7 @@ export class ClaimWriter {
 
   /** The new claim, or undefined when the address is claimed already (409). */
   async create(fields: ClaimFields): Promise<Claim | undefined> {
-    const body = { apiVersion, kind: 'IPClaim', metadata: { name: claimName(fields.address) }, spec: writeClaimSpec(fields) };
+    const body = { apiVersion, kind, metadata: { name: claimName(fields.address) }, spec: writeClaimSpec(fields) };
     try {
       const claim = readClaim((await this.api.createClusterCustomObject({ group, version, plural, body })) as IPClaimObject);
       this.index.record(claim);
@@ -37,7 +37,7 @@ export class ClaimWriter {
   async update(claim: Claim, fields: ClaimFields): Promise<Claim> {
     const body = {
       apiVersion,
-      kind: 'IPClaim',
+      kind,
       metadata: { name: claim.name, resourceVersion: claim.resourceVersion },
       spec: writeClaimSpec(fields),
     };

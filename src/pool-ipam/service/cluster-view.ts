@@ -16,7 +16,7 @@ import type { IPClaimSpecDocument } from '../../api/ip-claim';
 import type { IPPoolSpecDocument, IPPoolStatusDocument } from '../../api/ip-pool';
 import type { EndpointSpecDocument } from '../../api/pool-endpoint';
 import type { ReservedIPSpecDocument } from '../../api/reserved-ip';
-import { group, version } from '../../api/resource-names';
+import { endpointNames, group, ipClaimNames, ipPoolNames, reservedIpNames, subnetNames, version } from '../../api/resource-names';
 import type { SubnetSpecDocument, SubnetStatusDocument } from '../../api/subnet';
 import { Informer } from '../../k8s/informer';
 import { straitInformer } from '../../k8s/strait-informer';
@@ -40,16 +40,16 @@ export class PoolIpamView {
 
   constructor(kubeConfig: KubeConfig, log?: Logger) {
     const opts = log ? { log } : {};
-    this.pools = straitInformer(kubeConfig, 'ippools', opts);
-    this.subnets = straitInformer(kubeConfig, 'subnets', opts);
-    this.reserved = straitInformer(kubeConfig, 'reservedips', opts);
-    this.claims = straitInformer(kubeConfig, 'ipclaims', opts);
+    this.pools = straitInformer(kubeConfig, ipPoolNames.plural, opts);
+    this.subnets = straitInformer(kubeConfig, subnetNames.plural, opts);
+    this.reserved = straitInformer(kubeConfig, reservedIpNames.plural, opts);
+    this.claims = straitInformer(kubeConfig, ipClaimNames.plural, opts);
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.endpoints = new Informer<EndpointObject>({
       kubeConfig,
-      path: `/apis/${group}/${version}/endpoints`,
+      path: `/apis/${group}/${version}/${endpointNames.plural}`,
       list: (page) =>
-        custom.listCustomObjectForAllNamespaces({ group, version, plural: 'endpoints', ...page }) as Promise<
+        custom.listCustomObjectForAllNamespaces({ group, version, plural: endpointNames.plural, ...page }) as Promise<
           KubernetesListObject<EndpointObject>
         >,
       ...opts,

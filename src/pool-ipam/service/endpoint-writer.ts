@@ -1,14 +1,14 @@
 /**
- * Writes of Endpoints (one per pod, in its namespace): the attachment an ADD gave addresses to, and its
+ * Writes of StraitEndpoints (one per pod, in its namespace): the attachment an ADD gave addresses to, and its
  * removal on DEL. Read-modify-write with the resourceVersion, again on a 409.
  */
 import { type CustomObjectsApi } from '@kubernetes/client-node';
 import type { EndpointSpecDocument } from '../../api/pool-endpoint';
-import { apiVersion, group, version } from '../../api/resource-names';
+import { apiVersion, endpointNames, group, version } from '../../api/resource-names';
 import { apiStatus } from '../../k8s/api-errors';
 import type { EndpointObject } from './cluster-view';
 
-const plural = 'endpoints';
+const { kind, plural } = endpointNames;
 type Attachment = EndpointSpecDocument['attachments'][number];
 
 export interface EndpointHolder {
@@ -31,7 +31,7 @@ export class EndpointWriter {
     }
   }
 
-  /** Changes the Endpoint's spec by `change` (undefined: delete it), retrying on conflicts. */
+  /** Changes the StraitEndpoint's spec by `change` (undefined: delete it), retrying on conflicts. */
   private async modify(
     namespace: string,
     name: string,
@@ -55,7 +55,7 @@ export class EndpointWriter {
         } else if (current) {
           const body = {
             apiVersion,
-            kind: 'Endpoint',
+            kind,
             metadata: { name, namespace, resourceVersion: current.metadata?.resourceVersion },
             spec: next,
           };
@@ -66,7 +66,7 @@ export class EndpointWriter {
             version,
             namespace,
             plural,
-            body: { apiVersion, kind: 'Endpoint', metadata: { name, namespace }, spec: next },
+            body: { apiVersion, kind, metadata: { name, namespace }, spec: next },
           });
         }
         return;
@@ -97,7 +97,7 @@ export class EndpointWriter {
     });
   }
 
-  /** Removes the attachment (keep: only its containerID, for a StatefulSet pod); the Endpoint goes with its last attachment. */
+  /** Removes the attachment (keep: only its containerID, for a StatefulSet pod); the StraitEndpoint goes with its last attachment. */
   detach(namespace: string, name: string, network: string, ifname: string, keep: boolean): Promise<void> {
     return this.modify(namespace, name, (current) => {
       if (!current) return 'unchanged';
@@ -122,7 +122,7 @@ export class EndpointWriter {
     });
   }
 
-  /** Deletes an outdated Endpoint (garbage collection), unless it changed since it was read. */
+  /** Deletes an outdated StraitEndpoint (garbage collection), unless it changed since it was read. */
   async remove(namespace: string, name: string, uid: string): Promise<void> {
     try {
       await this.api.deleteNamespacedCustomObject({ group, version, namespace, plural, name, body: { preconditions: { uid } } });

@@ -4,6 +4,7 @@
  * never released). Only for pod changes that can free an address: deleted, terminating, finished.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import { endpointNames } from '../../api/resource-names';
 import type { Logger } from '../../log';
 import { formatIp } from '../../net/cidr';
 import { type GcPlan, type GcPod, type GcSettings, planGarbageCollection } from '../gc-plan';
@@ -159,11 +160,11 @@ export class GarbageCollector {
     for (const { endpoint, reason } of plan.deleteEndpoints) {
       try {
         await allocator.removeEndpoint(endpoint.namespace, endpoint.name, endpoint.uid);
-        log.info({ endpoint: `${endpoint.namespace}/${endpoint.name}`, reason }, 'deleted an outdated Endpoint');
+        log.info({ endpoint: `${endpoint.namespace}/${endpoint.name}`, reason }, `deleted an outdated ${endpointNames.kind}`);
       } catch (err) {
         log.warn(
           { endpoint: `${endpoint.namespace}/${endpoint.name}`, err: (err as Error).message },
-          'could not delete an outdated Endpoint',
+          `could not delete an outdated ${endpointNames.kind}`,
         );
       }
     }

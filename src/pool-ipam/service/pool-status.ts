@@ -1,10 +1,10 @@
 /**
- * IPPool status counts (allocatedIPCount, totalIPCount), written off the allocation path: a while after
+ * StraitIPPool status counts (allocatedIPCount, totalIPCount), written off the allocation path: a while after
  * claims change (debounced), only where the count differs. Every node's service may write them; they
  * agree, since each counts the same claims.
  */
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { group, version } from '../../api/resource-names';
+import { group, ipPoolNames, version } from '../../api/resource-names';
 import { apiErrorText } from '../../k8s/api-errors';
 import type { Logger } from '../../log';
 import { poolSize } from '../pick-address';
@@ -49,7 +49,7 @@ export class PoolStatusWriter {
       if (current?.allocatedIPCount === status.allocatedIPCount && current?.totalIPCount === status.totalIPCount) continue;
       try {
         await this.api.patchClusterCustomObjectStatus(
-          { group, version, plural: 'ippools', name: pool.name, body: { status } },
+          { group, version, plural: ipPoolNames.plural, name: pool.name, body: { status } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
       } catch (err) {

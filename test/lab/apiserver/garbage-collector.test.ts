@@ -84,12 +84,12 @@ describe('lab API server: garbage collection of dependents', function () {
   it('never collects a cluster-scoped dependent of a namespaced owner, and says so in a Warning Event', async () => {
     const web = await statefulSet('web');
     const custom = t.kubeConfig.makeApiClient(CustomObjectsApi);
-    const pools = { group: 'strait.io', version: 'v1alpha1', plural: 'ippools' };
+    const pools = { group: 'strait.io', version: 'v1alpha1', plural: 'straitippools' };
     await custom.createClusterCustomObject({
       ...pools,
       body: {
         apiVersion: 'strait.io/v1alpha1',
-        kind: 'IPPool',
+        kind: 'StraitIPPool',
         metadata: { name: 'auto-web', ownerReferences: [ownedBy(web)] },
         spec: { subnet: '192.0.2.0/24', ips: ['192.0.2.10-192.0.2.20'] },
       },
@@ -100,7 +100,7 @@ describe('lab API server: garbage collection of dependents', function () {
       async () => (await core.listNamespacedEvent({ namespace: 'default' })).items.some((e) => e.reason === 'OwnerRefInvalidNamespace'),
       5_000,
     );
-    assert.ok(await custom.getClusterCustomObject({ ...pools, name: 'auto-web' }), 'the IPPool is still there');
+    assert.ok(await custom.getClusterCustomObject({ ...pools, name: 'auto-web' }), 'the StraitIPPool is still there');
   });
 
   // pkg/controller/garbagecollector/garbagecollector.go processDeletingDependentsItem, attemptToDeleteItem;

@@ -82,16 +82,16 @@ describe('strait-lab apiserver (the process)', function () {
       code: 0,
       stdout: [
         'customresourcedefinition.apiextensions.k8s.io/clusternetworks.strait.io',
-        'customresourcedefinition.apiextensions.k8s.io/endpoints.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/ipclaims.strait.io',
-        'customresourcedefinition.apiextensions.k8s.io/ippools.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/natmappings.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/networkconfigs.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/nodedataplanes.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/peernetworks.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/reservedips.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/straitendpoints.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/straitgateways.strait.io',
-        'customresourcedefinition.apiextensions.k8s.io/subnets.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/straitippools.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/straitsubnets.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/tunnelendpoints.strait.io',
         '',
       ].join('\n'),
@@ -118,10 +118,10 @@ describe('strait-lab apiserver (the process)', function () {
     assert.match(token, /^[0-9a-f]{64}$/);
     const served = () => kubectl(kubeconfig, dir, 'api-resources', '--api-group', 'strait.io', '--namespaced=true', '-o', 'name');
     assert.deepEqual(await served(), { code: 0, stdout: '', stderr: '' });
-    const crd = join(dir, 'endpoints.yaml');
-    writeFileSync(crd, crdFiles().get('endpoints.strait.io.yaml')!);
+    const crd = join(dir, 'straitendpoints.yaml');
+    writeFileSync(crd, crdFiles().get('straitendpoints.strait.io.yaml')!);
     assert.equal((await kubectl(kubeconfig, dir, 'create', '-f', crd)).code, 0);
-    assert.deepEqual(await served(), { code: 0, stdout: 'endpoints.strait.io\n', stderr: '' });
+    assert.deepEqual(await served(), { code: 0, stdout: 'straitendpoints.strait.io\n', stderr: '' });
     assert.ok(!output.stderr.includes(token), 'the token is in the log');
   });
 

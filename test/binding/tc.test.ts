@@ -17,6 +17,7 @@ import {
   replaceTcxProgram,
   u32,
 } from '../../src/native';
+import { ip } from '../../src/kernel/command';
 import { netnsPath } from '../../src/kernel/netns';
 import { ping, requireRoot, tempPinDir, testObject, vethPair } from '../support/kernel';
 
@@ -38,6 +39,12 @@ describe('TC attachments (real kernel, real packets)', function () {
     net = vethPair();
     pins = tempPinDir();
     target = { ifindex: ifIndex('veth1', netnsPath(net.right)), direction: 'ingress', netns: netnsPath(net.right) };
+    // Static neighbours, so a ping tells only what the program did: a program that dropped ARP leaves
+    // the resolution failing for seconds after it is gone (INCOMPLETE, then FAILED until the next
+    // packet), and a ping then would measure ARP's retry timer (seen: 0 of 3 right after a detach).
+    const mac = (ns: string, dev: string) => (JSON.parse(ip(['-j', 'link', 'show', dev], ns)) as { address: string }[])[0]!.address;
+    ip(['neigh', 'replace', '10.213.0.2', 'lladdr', mac(net.right, 'veth1'), 'dev', 'veth0', 'nud', 'permanent'], net.left);
+    ip(['neigh', 'replace', '10.213.0.1', 'lladdr', mac(net.left, 'veth0'), 'dev', 'veth1', 'nud', 'permanent'], net.right);
   });
   afterEach(() => {
     net.cleanup();

@@ -124,6 +124,12 @@ const validSpecs: Record<string, Record<string, unknown>> = {
       attachments: [{ network: 'net', ifname: 'eth0', ips: [{ address: '10.6.0.10', prefixLength: 24, pool: 'p1' }] }],
     },
   },
+  StraitGateway: {
+    spec: {
+      activeGateway: { name: 'n1', underlayAddress: '192.168.1.1' },
+      peers: [{ clusterId: 'b', endpoint: { address: '203.0.113.2', port: 4789 } }],
+    },
+  },
   StraitIPPool: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
   StraitSubnet: { spec: { subnet: '10.6.0.0/24', ips: ['10.6.0.10-10.6.0.20'] } },
   TunnelEndpoint: {

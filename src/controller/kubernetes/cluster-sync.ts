@@ -55,6 +55,7 @@ import {
   objectWrites,
   ownedBy,
   peerNetworkConfigs,
+  tunnelsByPeer,
 } from './objects';
 import { StraitObjects, type WrittenObject } from './object-client';
 import { UnseenWrites } from './unseen-writes';
@@ -475,10 +476,11 @@ export class ClusterSync {
   private async writePeeringConditions(result: ReconcileResult, exchange: ExchangeView): Promise<void> {
     const now = new Date().toISOString();
     const gateway = { name: result.election.gateway, ready: result.status.readyNodes.includes(result.election.gateway) };
+    const tunnels = tunnelsByPeer(result);
     for (const { clusterId: peer, state, reason } of result.status.peers) {
       const current = this.tunnelEndpoints.get(peer);
       if (!current || !ownedBy(current, this.options.config.clusterId)) continue; // not ours: a conflict, reported
-      const tunnel = result.tunnels.find((t) => t.clusterId === peer);
+      const tunnel = tunnels.get(peer);
       const theirs = exchange.specsForUs.get(peer);
       const api = this.peers.get(peer)?.api;
       const previous = (current.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];

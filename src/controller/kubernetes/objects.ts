@@ -16,7 +16,7 @@ import { cidrsEqual, formatCidr } from '../../net/cidr';
 import { writeGateways, writeNodeDataplaneObjectSpec } from '../../api/node-dataplane';
 import { notRemapped } from '../../api/not-remapped';
 import { apiVersion, networkConfigNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames } from '../../api/resource-names';
-import { writeTunnelEndpoint } from '../../api/tunnel-endpoint';
+import { type TunnelEndpoint, writeTunnelEndpoint } from '../../api/tunnel-endpoint';
 import { InputError } from '../../errors';
 import { type ExchangeView, emptyExchange } from '../exchange-view';
 import type { ReconcileResult } from '../reconcile';
@@ -105,17 +105,21 @@ export function localObjects(
   clusterId: string,
 ): { gateways: WantedObject[]; nodeDataplanes: WantedObject[]; tunnelEndpoints: WantedObject[] } {
   const specs = [...result.nodeSpecs.values()];
+  const tunnels = tunnelsByPeer(result);
   return {
     // The same in every node's spec; none without nodes.
     gateways: specs.slice(0, 1).map((spec) => wanted(straitGatewayNames.kind, clusterId, clusterId, writeGateways(spec))),
     nodeDataplanes: specs.map((spec) => wanted(nodeDataplaneNames.kind, spec.node.name, clusterId, writeNodeDataplaneObjectSpec(spec))),
     // One per configured peer, ready or not: its status says why not (peering-conditions.ts).
     tunnelEndpoints: result.status.peers.map(({ clusterId: peer }) => {
-      const tunnel = result.tunnels.find((t) => t.clusterId === peer);
+      const tunnel = tunnels.get(peer);
       return wanted(tunnelEndpointNames.kind, peer, clusterId, tunnel ? writeTunnelEndpoint(tunnel) : { clusterId: peer });
     }),
   };
 }
+
+/** The established peerings' tunnels by peer: looked up once per configured peer (a thousand peers). */
+export const tunnelsByPeer = (result: ReconcileResult): Map<string, TunnelEndpoint> => new Map(result.tunnels.map((t) => [t.clusterId, t]));
 
 /** Our NetworkConfig for each peer, to be written into that peer's API server. */
 export function peerNetworkConfigs(result: ReconcileResult, clusterId: string): Map<string, WantedObject> {

@@ -1,7 +1,8 @@
 /**
  * The agent's spec source on Kubernetes, on the lab's API server with the real client: its own
- * NodeDataplane (stored without a node list, as the controller writes it) and the node list made from
- * the Node objects, and when it tells the agent to reconcile.
+ * NodeDataplane (stored without a node list, as the controller writes it), the node list made from
+ * the Node objects and the gateways of its cluster's StraitGateway, and when it tells the agent to
+ * reconcile.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -112,6 +113,47 @@ describe("the agent's spec source on Kubernetes (lab API server, real client)", 
     });
     await registerNode(core, { name: 'n1', underlayAddress: '192.0.2.11', podCIDR: '10.0.0.0/24' });
     await waitFor('n1 back', () => (documentNodes(source) as { name: string }[]).some((n) => n.name === 'n1'));
+  });
+
+  it("reads the gateways from its cluster's StraitGateway, and tells the agent of a gateway move there, not of another cluster's StraitGateway", async () => {
+    const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const gateways = { group: 'strait.io', version: 'v1alpha1', plural: 'straitgateways' };
+    const gatewaysOf = (cluster: string, name: string, address: string) => ({
+      apiVersion: 'strait.io/v1alpha1',
+      kind: 'StraitGateway',
+      metadata: { name: cluster },
+      spec: {
+        activeGateway: { name, underlayAddress: address },
+        peers: [{ clusterId: 'b', endpoint: { address: '203.0.113.22', port: 4789 } }],
+      },
+    });
+    // As the controller stores it: no gateway, no role, no peer endpoint.
+    await custom.patchClusterCustomObject(
+      {
+        ...strait,
+        name: 'n1',
+        body: { spec: { activeGateway: null, node: { role: null }, peers: [{ ...peerB, endpoint: undefined }] } },
+      },
+      mergePatch,
+    );
+    await custom.createClusterCustomObject({ ...gateways, body: gatewaysOf('a', 'n3', '192.0.2.13') });
+    const { source, changes } = await start();
+    const gatewayOf = () => {
+      const { spec } = readNodeDataplane(source.read()!.parse());
+      return `${spec.activeGateway.name} ${formatIp(spec.activeGateway.underlayAddress)} ${spec.node.role} ${formatIp(spec.peers[0]!.endpoint.address)}`;
+    };
+    assert.equal(gatewayOf(), 'n3 192.0.2.13 worker 203.0.113.22');
+
+    await custom.createClusterCustomObject({ ...gateways, body: gatewaysOf('z', 'z1', '192.0.2.99') });
+    await sleep(200);
+    // Same watch, in order: once the move is read, the other cluster's object before it has been seen.
+    await custom.patchClusterCustomObject(
+      { ...gateways, name: 'a', body: { spec: { activeGateway: { name: 'n1', underlayAddress: '192.0.2.11' } } } },
+      mergePatch,
+    );
+    await waitFor('the gateway moved to n1', () => gatewayOf().startsWith('n1 '));
+    assert.equal(gatewayOf(), 'n1 192.0.2.11 gateway 203.0.113.22');
+    assert.equal(changes(), 1, "one change told: the move (not the other cluster's object)");
   });
 
   it('tells the agent of a new spec of its NodeDataplane, and not of its own status write', async () => {

@@ -237,7 +237,7 @@ export const builtInTypes: ResourceType[] = [
     ),
     columns: eventColumns('involvedObject', 'Message', 'message'),
   }),
-  // Stored apart from core/v1 Events here; kube-apiserver keeps both in one storage, converted.
+  // Stored as core/v1 Events, converted each way (event-conversion.ts), as kube-apiserver stores them.
   builtIn({
     group: 'events.k8s.io',
     version: 'v1',

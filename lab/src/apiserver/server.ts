@@ -42,6 +42,8 @@ import { ApiError, forbidden, unauthorized } from './status';
 import type { Store } from './store';
 import { MemoryStore } from './memory-store';
 import { EtcdStore } from './etcd-store';
+import { eventsV1View } from './event-conversion';
+import { ViewingStore } from './viewing-store';
 import { startCompactor } from './compactor';
 import { Watches } from './watch';
 import { WatchCache } from './watch-cache';
@@ -148,8 +150,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }
 }
 
-async function serveOn(store: Store, options: ApiServerOptions): Promise<ApiServer> {
+async function serveOn(storage: Store, options: ApiServerOptions): Promise<ApiServer> {
   const log = options.logger;
+  // events.k8s.io/v1 Events are core/v1 Events, converted (one resource, as kube-apiserver stores it).
+  const store = new ViewingStore(storage, [eventsV1View]);
   const tokens = new ServiceAccountTokens(store, options.clock ?? Date.now, options.serviceAccountKey ?? randomBytes(32));
   const authenticator = new Authenticator([adminUser(options.token), ...(options.users ?? [])], tokens);
   const registry = new Registry(store, new AdmissionPolicies(store), log);
@@ -236,7 +240,7 @@ async function serveOn(store: Store, options: ApiServerOptions): Promise<ApiServ
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const stopCompactor =
-    store instanceof EtcdStore ? startCompactor(store, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
+    storage instanceof EtcdStore ? startCompactor(storage, options.compactionIntervalMs ?? 5 * 60_000, log) : () => undefined;
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {

@@ -96,7 +96,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   const doc = checkCompiled('nodeDataplaneSpec', value, root);
   const at = (field: string) => (root === '' ? field : `${root}.${field}`);
   // A spec file holds everything; on Kubernetes the agent adds the node list from the Node objects and
-  // the gateways from the cluster's StraitGateway before reading (k8s/agent-view.ts).
+  // the gateways from the cluster's StraitGateway before reading (k8s/node-list.ts, k8s/gateway-view.ts).
   if (doc.nodes === undefined)
     throw new InputError(at('nodes'), undefined, 'is required (on Kubernetes the agent adds the node list from the Node objects)');
   const fromGateways = '(on Kubernetes the agent adds it from the StraitGateway named after the cluster)';

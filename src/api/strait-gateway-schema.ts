@@ -1,4 +1,7 @@
-/** The StraitGateway resource (strait-gateway.ts): its spec schema, the spec's document type, its CRD's columns. */
+/**
+ * The StraitGateway resource: its spec schema, the spec's document type, its CRD's columns. The controller
+ * writes it (`writeGateways`, node-dataplane.ts); each agent adds it to its NodeDataplane (k8s/gateway-view.ts).
+ */
 import type { Static } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { straitGatewayNames } from './resource-names';

@@ -2,8 +2,9 @@
  * The agent's status on the API server: a server-side apply of nodedataplanes/<node>/status by the
  * manager `strait-agent`, so a field it no longer reports goes and no one else's does. The agent
  * reports after every reconcile (every second), but a write only goes out when something other than
- * the time changed, and otherwise every `refreshMs` (5 minutes by default, the kubelet's node status report): a thousand nodes writing every
- * second is a thousand API writes a second for nothing. The fast heartbeat a gateway failover needs is
+ * the time changed, and otherwise every `refreshMs` (5 minutes by default, as the kubelet reports an
+ * unchanged node status): a thousand nodes writing every second is a thousand API writes a second for
+ * nothing. The fast heartbeat a gateway failover needs is
  * the Lease of gateway candidates (node-lease.ts), not this.
  *
  * Writes are asynchronous and never pile up: one in flight; a newer status waits, replacing any older

@@ -277,10 +277,16 @@ export class ClusterSync {
     return state;
   }
 
-  /** The gateway the controller before us chose (the StraitGateway's), kept while it is Ready. */
+  /**
+   * The gateway the controller before us chose, kept while it is Ready: the StraitGateway's, or, from a
+   * controller that named it in every NodeDataplane (before the StraitGateway), theirs: an upgrade keeps it.
+   */
   private adoptedGateway(): GatewayTenure | undefined {
-    const object = this.gateways.get(this.options.config.clusterId);
-    const name = (object?.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
+    const named = (object: KubeObject | undefined) =>
+      (object?.spec as { activeGateway?: { name?: unknown } } | undefined)?.activeGateway?.name;
+    const name = [this.gateways.get(this.options.config.clusterId), ...this.nodeDataplanes.list()]
+      .map(named)
+      .find((n) => typeof n === 'string');
     return typeof name === 'string' ? { gateway: name } : undefined;
   }
 

@@ -17,6 +17,7 @@ import { createLogger } from '../../../src/log';
 import { type TestApiServer, startTestApiServer } from '../../support/apiserver';
 import { nodeStatusHeartbeat } from '../../support/kubelet';
 import { type CapturedLog, captureLog } from '../../support/log-capture';
+import { nodeObject, nodeSpecDocument } from '../../support/node-specs';
 import { waitFor } from '../../support/wait';
 
 interface Listed {
@@ -40,8 +41,11 @@ interface ControllerRun {
   close(): Promise<void>;
 }
 
-/** A cluster of `count` Ready Nodes on a lab API server, and its controller (a reconcile every 0.1 s). */
-async function controllerRun(count: number): Promise<ControllerRun> {
+/**
+ * A cluster of `count` Ready Nodes on a lab API server, and its controller (a reconcile every 0.1 s),
+ * started once `before` has written what it finds there.
+ */
+async function controllerRun(count: number, before?: (api: TestApiServer) => Promise<void>): Promise<ControllerRun> {
   const requests = captureLog();
   const api = await startTestApiServer({ logger: requests.log });
   await seedCluster(
@@ -49,6 +53,7 @@ async function controllerRun(count: number): Promise<ControllerRun> {
     Array.from({ length: count }, (_, i) => node(i + 1)),
     new Map(),
   );
+  await before?.(api);
   const config = readControllerConfig(
     { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24', interval: 0.1 },
     'kubernetes',
@@ -207,6 +212,37 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
       ],
       'the GatewayMoved Event, the StraitGateway, and no other NodeDataplane',
     );
+  });
+});
+
+describe('controller on Kubernetes: the gateway an earlier controller chose (lab API server, real client)', function () {
+  this.timeout(60_000);
+
+  it('keeps the gateway a controller from before the StraitGateway named in the NodeDataplanes, and writes it to the StraitGateway', async () => {
+    // What such a controller left: every NodeDataplane naming the gateway (n2; the name order would pick n1).
+    const run = await controllerRun(3, async (api) => {
+      for (const name of ['n1', 'n2', 'n3'])
+        await api.kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+          group: 'strait.io',
+          version: 'v1alpha1',
+          plural: 'nodedataplanes',
+          body: {
+            apiVersion: 'strait.io/v1alpha1',
+            kind: 'NodeDataplane',
+            metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'strait-controller', 'strait.io/cluster-id': 'cluster-a' } },
+            spec: {
+              ...nodeObject({ ...nodeSpecDocument([]), node: { name, underlayAddress: '192.0.2.1' } }).spec,
+              activeGateway: { name: 'n2', underlayAddress: '192.168.1.2' },
+            },
+          },
+        });
+    });
+    try {
+      await waitFor('the StraitGateway', async () => (await activeGateway(run)) !== undefined, 20_000);
+      assert.equal(await activeGateway(run), 'n2');
+    } finally {
+      await run.close();
+    }
   });
 });
 

@@ -103,12 +103,7 @@ export class ApplicationPools {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
-        object = (await this.custom.getClusterCustomObject({
-          group,
-          version,
-          plural: subnetNames.plural,
-          name: subnetName,
-        })) as SubnetObject;
+        object = await this.readSubnet(subnetName);
       } catch (err) {
         if (apiStatus(err) === 404)
           throw new IpamError(
@@ -243,17 +238,16 @@ export class ApplicationPools {
     return undefined;
   }
 
+  private async readSubnet(name: string): Promise<SubnetObject> {
+    return (await this.custom.getClusterCustomObject({ group, version, plural: subnetNames.plural, name })) as SubnetObject;
+  }
+
   /** Takes the pool's entry out of the StraitSubnet's status.allocations (under its resourceVersion; a 409 reads again). */
   private async forget(subnetName: string, pool: string): Promise<void> {
     for (let attempt = 0; attempt < 8; attempt++) {
       let object: SubnetObject;
       try {
-        object = (await this.custom.getClusterCustomObject({
-          group,
-          version,
-          plural: subnetNames.plural,
-          name: subnetName,
-        })) as SubnetObject;
+        object = await this.readSubnet(subnetName);
       } catch (err) {
         if (apiStatus(err) === 404) return;
         throw err;

@@ -14,6 +14,20 @@ import { waitFor } from '../../support/wait';
 /** The client's model objects as plain JSON. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
+/** An events.k8s.io/v1 Event of the controller, `name`, about Node `node` (with its uid when given). */
+const nodeEvent = (name: string, node: string, what: { reason: string; note: string; type?: string; uid?: string }): EventsV1Event =>
+  ({
+    metadata: { name },
+    eventTime: new V1MicroTime(),
+    reportingController: 'strait.io/controller',
+    reportingInstance: 'strait-controller-0',
+    action: 'ReadNode',
+    reason: what.reason,
+    note: what.note,
+    type: what.type ?? 'Warning',
+    regarding: { apiVersion: 'v1', kind: 'Node', name: node, ...(what.uid ? { uid: what.uid } : {}) },
+  }) as EventsV1Event;
+
 describe('lab API server: core/v1 and events.k8s.io/v1 Events are one resource', function () {
   this.timeout(30_000);
   let t: TestApiServer;
@@ -28,20 +42,9 @@ describe('lab API server: core/v1 and events.k8s.io/v1 Events are one resource',
 
   it('an events.k8s.io/v1 Event is a core/v1 Event with its fields renamed, and back; one resourceVersion; deleted through either', async () => {
     const node = await core.createNode({ body: { metadata: { name: 'node-a' } } });
-    const eventTime = new V1MicroTime('2026-11-27T10:00:00.123456Z');
     const written = await events.createNamespacedEvent({
       namespace: 'default',
-      body: {
-        metadata: { name: 'node-a.1' },
-        eventTime,
-        reportingController: 'strait.io/controller',
-        reportingInstance: 'strait-controller-0',
-        action: 'ReadNode',
-        reason: 'NodeNotUsable',
-        note: 'node-a has no PodCIDR',
-        type: 'Warning',
-        regarding: { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata!.uid! },
-      } as EventsV1Event,
+      body: nodeEvent('node-a.1', 'node-a', { reason: 'NodeNotUsable', note: 'node-a has no PodCIDR', uid: node.metadata!.uid! }),
     });
     const legacy = await core.readNamespacedEvent({ namespace: 'default', name: 'node-a.1' });
     assert.equal(legacy.metadata.resourceVersion, written.metadata!.resourceVersion);
@@ -120,17 +123,7 @@ describe('lab API server: core/v1 and events.k8s.io/v1 Events are one resource',
     try {
       await events.createNamespacedEvent({
         namespace: 'default',
-        body: {
-          metadata: { name: 'node-b.1' },
-          eventTime: new V1MicroTime(),
-          reportingController: 'strait.io/controller',
-          reportingInstance: 'strait-controller-0',
-          action: 'ElectGateway',
-          reason: 'GatewayElected',
-          note: 'node-b is the gateway',
-          type: 'Normal',
-          regarding: { apiVersion: 'v1', kind: 'Node', name: 'node-b' },
-        } as EventsV1Event,
+        body: nodeEvent('node-b.1', 'node-b', { reason: 'GatewayElected', note: 'node-b is the gateway', type: 'Normal' }),
       });
       await waitFor('the Event in the core/v1 watch', () => seen.some((e) => e.metadata.name === 'node-b.1'));
       const event = seen.find((e) => e.metadata.name === 'node-b.1')!;
@@ -144,17 +137,7 @@ describe('lab API server: core/v1 and events.k8s.io/v1 Events are one resource',
     const node = await core.createNode({ body: { metadata: { name: 'node-c' } } });
     await events.createNamespacedEvent({
       namespace: 'default',
-      body: {
-        metadata: { name: 'node-c.1' },
-        eventTime: new V1MicroTime(),
-        reportingController: 'strait.io/controller',
-        reportingInstance: 'strait-controller-0',
-        action: 'ReadNode',
-        reason: 'NodeNotUsable',
-        note: 'node-c has no InternalIP',
-        type: 'Warning',
-        regarding: { apiVersion: 'v1', kind: 'Node', name: 'node-c', uid: node.metadata!.uid! },
-      } as EventsV1Event,
+      body: nodeEvent('node-c.1', 'node-c', { reason: 'NodeNotUsable', note: 'node-c has no InternalIP', uid: node.metadata!.uid! }),
     });
     const described = await kubectl(t.kubeconfigPath, t.dir, 'describe', 'node', 'node-c');
     assert.equal(described.code, 0, described.stderr);

@@ -325,9 +325,13 @@ async function runInProcess(argv: string[], cwd: string): Promise<Run> {
 }
 
 describe('fuzz: strait network-ipam (arguments, options, state and lock files)', function () {
-  const root = mkdtempSync(join(tmpdir(), 'strait-fuzz-ipam-'));
+  // Made when the suite runs, not when its file is loaded: a run that filters it out leaves nothing.
+  let root: string;
   let scene: Scene;
   let count = 0;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'strait-fuzz-ipam-'));
+  });
   after(() => rmSync(root, { recursive: true, force: true }));
 
   fuzzSurface<Input>(() => ({

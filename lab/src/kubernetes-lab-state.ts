@@ -74,6 +74,7 @@ export class KubernetesLabState implements LabState {
         .then((l): V1Node[] => l.items),
     ]);
     const nodes = new Map<string, NodeState>();
+    const ours = gateways.find((g) => g.metadata.name === cluster.id);
     for (const node of cluster.nodes) {
       const object = dataplanes.find((o) => o.metadata.name === node.name);
       let spec: NodeDataplaneSpec | undefined;
@@ -81,7 +82,6 @@ export class KubernetesLabState implements LabState {
       try {
         // The spec its agent applies: with the node list made from the Nodes and the gateways of the
         // cluster's StraitGateway, as the agent makes it.
-        const ours = gateways.find((g) => g.metadata.name === cluster.id);
         if (object) spec = readNodeDataplane(withGateways(withNodeListFrom(object, clusterNodes), ours)).spec;
       } catch {
         spec = undefined; // not one we can use: as if not written yet

@@ -28,9 +28,11 @@ export function withGateways<T extends SpecObject>(object: T, gateways: SpecObje
   const { activeGateway, peers } = checkCompiled('straitGatewaySpec', gateways.spec, where);
   const endpoints = new Map(peers.map((p) => [p.clusterId, p.endpoint]));
   const spec = (object.spec ?? {}) as { peers?: unknown };
+  // The object is not checked yet: a peer that is no object, or names no listed cluster, stays as it is.
   const withEndpoint = (peer: unknown) => {
-    const endpoint = endpoints.get((peer as { clusterId?: unknown } | null)?.clusterId as string);
-    return endpoint === undefined || typeof peer !== 'object' || peer === null ? peer : { ...peer, endpoint };
+    if (typeof peer !== 'object' || peer === null) return peer;
+    const endpoint = endpoints.get((peer as { clusterId?: unknown }).clusterId as string);
+    return endpoint === undefined ? peer : { ...peer, endpoint };
   };
   return {
     ...object,

@@ -33,8 +33,9 @@ function writeKind(l: RequestLine): string {
 
 /** The requests a cluster's API server logged after byte `from` of its log. */
 function requestsSince(log: string, from: number): RequestLine[] {
-  return readFileSync(log, 'utf8')
-    .slice(from)
+  return readFileSync(log)
+    .subarray(from)
+    .toString('utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as RequestLine)

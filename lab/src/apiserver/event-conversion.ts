@@ -10,7 +10,7 @@ import type { KubeObject } from './kube-object';
 import type { ResourceView } from './viewing-store';
 
 /** events.k8s.io/v1 field → core/v1 field, where the names differ. */
-const renamed: [string, string][] = [
+const renamed: readonly [string, string][] = [
   ['regarding', 'involvedObject'],
   ['note', 'message'],
   ['reportingController', 'reportingComponent'],
@@ -20,22 +20,19 @@ const renamed: [string, string][] = [
   ['deprecatedCount', 'count'],
 ];
 
-function convert(object: KubeObject, apiVersion: string, fields: [string, string][]): KubeObject {
+const toCore = new Map(renamed);
+const toV1 = new Map(renamed.map(([v1, core]) => [core, v1]));
+
+function convert(object: KubeObject, apiVersion: string, names: ReadonlyMap<string, string>): KubeObject {
   const { apiVersion: _apiVersion, kind, metadata, ...rest } = object;
-  const from = new Map(fields);
   const out: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(rest)) out[from.get(field) ?? field] = value;
+  for (const [field, value] of Object.entries(rest)) out[names.get(field) ?? field] = value;
   return { apiVersion, kind, metadata, ...out };
 }
 
 export const eventsV1View: ResourceView = {
   resource: 'events.events.k8s.io',
   storage: 'events',
-  fromStorage: (core) =>
-    convert(
-      core,
-      'events.k8s.io/v1',
-      renamed.map(([v1, c]) => [c, v1]),
-    ),
-  toStorage: (v1) => convert(v1, 'v1', renamed),
+  fromStorage: (core) => convert(core, 'events.k8s.io/v1', toV1),
+  toStorage: (v1) => convert(v1, 'v1', toCore),
 };

@@ -99,9 +99,9 @@ export class KubernetesSpecSource implements SpecSource {
     return clusterId === undefined ? undefined : this.gateways.get(clusterId);
   }
 
-  /** Which StraitGateway the cache holds for our cluster: uid and resourceVersion. */
-  private gatewaysVersion(): string {
-    const { uid, resourceVersion } = this.ourGateways()?.metadata ?? {};
+  /** Which StraitGateway the cache holds for our cluster (`gateways`: the one read): uid and resourceVersion. */
+  private gatewaysVersion(gateways = this.ourGateways()): string {
+    const { uid, resourceVersion } = gateways?.metadata ?? {};
     return uid === undefined ? '' : `${uid}/${resourceVersion ?? ''}`;
   }
 
@@ -134,7 +134,7 @@ export class KubernetesSpecSource implements SpecSource {
     const gateways = this.ourGateways();
     // The uid too: an API server that lost its state counts resourceVersions from 1 again.
     return {
-      version: `${uid ?? ''}/${resourceVersion ?? ''}/${this.listVersion}/${this.gatewaysVersion()}`,
+      version: `${uid ?? ''}/${resourceVersion ?? ''}/${this.listVersion}/${this.gatewaysVersion(gateways)}`,
       ...(generation === undefined ? {} : { generation }),
       // Without a PodCIDR to read the Nodes for, the object as it is: its reader says what is wrong.
       parse: () => withGateways(nodes === undefined ? object : withNodeList(object, nodes), gateways),

@@ -17,7 +17,8 @@
         "native/src/netlink-xfrm.cc",
         "native/src/nftables.cc",
         "native/src/netlink-monitor.cc",
-        "native/src/memory.cc"
+        "native/src/memory.cc",
+        "native/src/udp-socket.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "<!@(pkg-config --cflags libbpf libmnl libnftables)"],

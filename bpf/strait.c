@@ -1,9 +1,11 @@
 // The node's datapath: strait_from_pod on each pod veth's TC ingress, strait_from_overlay on the VXLAN
-// device's TC ingress (logic in lib/datapath.h).
+// device's TC ingress (logic in lib/datapath.h), strait_liveness_reply on the ingress of each device
+// holding the node's underlay or public address (lib/liveness.h).
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 #include "datapath.h"
+#include "liveness.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -17,4 +19,10 @@ SEC("tc")
 int strait_from_overlay(struct __sk_buff *skb)
 {
 	return strait_overlay_ingress(skb);
+}
+
+SEC("tc")
+int strait_liveness_reply(struct __sk_buff *skb)
+{
+	return strait_liveness_ingress(skb);
 }

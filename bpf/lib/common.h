@@ -106,3 +106,36 @@ struct strait_snat_entry {
 #define STRAIT_SNAT_FIN_FORWARD (1u << 0)
 #define STRAIT_SNAT_FIN_REPLY (1u << 1)
 #define STRAIT_SNAT_RST (1u << 2)
+
+/* strait_liveness: what the node's probe responder (lib/liveness.h) answers with. All zero: it answers
+ * nothing. Written by the agent after each apply. */
+struct strait_liveness {
+	__be32 addrs[2];  /* the addresses probes are answered on: the underlay's, the public one (or 0) */
+	__u32 generation; /* the agent's apply count since its datapath was loaded; a restart starts again */
+	__u16 port;       /* the UDP port probes go to; 0: not answering */
+	__u8 state;       /* enum strait_probe_state */
+	__u8 _pad;
+};
+
+enum strait_probe_state {
+	STRAIT_PROBE_DOWN = 0,  /* programs run, maps hold no spec the node forwards by */
+	STRAIT_PROBE_READY = 1, /* forwarding by its last applied spec */
+};
+
+/* A probe's UDP payload, both ways (network order; docs/liveness.md, "Wire format"). */
+#define STRAIT_PROBE_MAGIC 0x5354524cu /* "STRL" */
+#define STRAIT_PROBE_VERSION 1
+#define STRAIT_PROBE_REQUEST 1
+#define STRAIT_PROBE_REPLY 2
+#define STRAIT_PROBE_TTL 64
+
+struct strait_probe {
+	__be32 magic;
+	__u8 version;
+	__u8 type;  /* STRAIT_PROBE_REQUEST, STRAIT_PROBE_REPLY */
+	__u8 state; /* reply: enum strait_probe_state */
+	__u8 _pad;
+	__be32 session;    /* the prober's, echoed: tells its replies from another's */
+	__be32 seq;        /* the prober's, echoed */
+	__be32 generation; /* reply: strait_liveness.generation */
+};

@@ -15,6 +15,7 @@ static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   strait::InitNftables(env, exports);
   strait::InitNetlinkMonitor(env, exports);
   strait::InitMemory(env, exports);
+  strait::InitUdpSocket(env, exports);
   return exports;
 }
 

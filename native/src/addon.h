@@ -19,7 +19,7 @@ enum class NativeErrorKind {
   kNetlink,   // rtnetlink and xfrm over netlink, the netlink monitor, interfaces: NetlinkError
   kNftables,  // libnftables: NftablesError
   kNetns,     // opening or entering a network namespace: NetnsError
-  kSocket,    // the address probe's packet sockets: SocketError
+  kSocket,    // the address probe's packet sockets, the liveness prober's UDP sockets: SocketError
 };
 
 // Throws the error of `kind`. `err` may be negative (libbpf style).
@@ -73,5 +73,6 @@ void InitNetlinkXfrm(Napi::Env env, Napi::Object exports);
 void InitNftables(Napi::Env env, Napi::Object exports);
 void InitNetlinkMonitor(Napi::Env env, Napi::Object exports);
 void InitMemory(Napi::Env env, Napi::Object exports);
+void InitUdpSocket(Napi::Env env, Napi::Object exports);
 
 }  // namespace strait

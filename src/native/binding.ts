@@ -8,6 +8,13 @@ import { type NetlinkError, nativeErrorClasses } from './error';
 type NetlinkAction = 'new' | 'del';
 
 /** What a netlink monitor (native/src/netlink-monitor.cc) tells its listener, in batches. */
+/** A datagram received by a UDP socket of native/src/udp-socket.cc. */
+export interface Datagram {
+  address: string;
+  port: number;
+  data: Buffer;
+}
+
 export type NetlinkEvent =
   /** `new` also for a change to an existing link (up, renamed, moved here). */
   | { kind: 'link'; action: NetlinkAction; ifindex: number; ifname?: string; family: number }
@@ -296,6 +303,10 @@ export interface NativeBinding {
   ): Promise<{ answered: boolean; mac?: string }>;
   netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
   netlinkMonitorClose(id: number): boolean;
+  udpSocketOpen(netns: string | null, onDatagrams: (datagrams: Datagram[]) => void): number;
+  udpSocketSend(id: number, address: string, port: number, data: Buffer): void;
+  udpSocketLocalPort(id: number): number;
+  udpSocketClose(id: number): boolean;
 }
 
 let binding: NativeBinding | undefined;

@@ -45,6 +45,13 @@ export const be16 = integer<number>(
   (b, o) => b.readUInt16BE(o),
 );
 
+/** `__be32` integer fields (sequence numbers on the wire). */
+export const be32 = integer<number>(
+  4,
+  (b, v, o) => b.writeUInt32BE(v, o),
+  (b, o) => b.readUInt32BE(o),
+);
+
 const dottedQuad =
   /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 

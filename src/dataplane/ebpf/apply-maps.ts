@@ -31,6 +31,7 @@ export class AppliedMaps {
       natmap: u32Mirror(maps.natmap),
       natmapRev: u32Mirror(maps.natmapRev),
       nodes: mirror(maps.nodes, tableIds.nodes),
+      liveness: mirror(maps.liveness, tableIds.liveness),
     };
   }
 
@@ -55,7 +56,9 @@ export class AppliedMaps {
       });
     }
     const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };
-    return { config, peers: { written: peersWritten, deleted: peersDeleted }, routes, natmap, natmapRev, nodes, peerCounters };
+    // Last: the node answers probes as Ready once everything it forwards by is written.
+    const liveness = m.liveness.sync(desired.liveness, read);
+    return { config, peers: { written: peersWritten, deleted: peersDeleted }, routes, natmap, natmapRev, nodes, peerCounters, liveness };
   }
 }
 

@@ -12,7 +12,20 @@ import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
 import { type Table, be32Ids, hexIds, tableOf } from './map-sync';
 import { U32Table } from './u32-table';
-import { CONFIG_KEY, Flags, PrefixKind, type cidr, type config, type lpmV4Key, maps, type node, type peer, type route } from './layout';
+import {
+  CONFIG_KEY,
+  Flags,
+  PrefixKind,
+  type cidr,
+  type config,
+  type liveness,
+  type lpmV4Key,
+  maps,
+  type node,
+  type peer,
+  type route,
+} from './layout';
+import { ProbeState, livenessPort } from '../../liveness/wire';
 
 type Entry<K, V> = readonly [K, V];
 type MapCidr = CodecValue<typeof cidr>;
@@ -24,6 +37,7 @@ export interface DesiredMaps {
   natmap: Entry<string, string>[];
   natmapRev: Entry<string, string>[];
   nodes: Entry<CodecValue<typeof lpmV4Key>, CodecValue<typeof node>>[];
+  liveness: Entry<number, CodecValue<typeof liveness>>[];
 }
 
 /** A prefix as the maps hold it (IPv4: `requireIpv4` refused anything else before). */
@@ -31,18 +45,22 @@ const v4 = (c: Cidr): MapCidr => ({ addr: formatIp({ family: 4, value: c.base })
 
 type NodeMaps = Omit<DesiredMaps, 'natmap' | 'natmapRev'>;
 
-/** `tunnelMtu`: the node's (src/kernel/underlay-mtu.ts); default: a 1500-byte underlay's. */
+/**
+ * `tunnelMtu`: the node's (src/kernel/underlay-mtu.ts); default: a 1500-byte underlay's. `generation`:
+ * what the probe responder answers as such (struct strait_liveness: which load of the datapath this is).
+ */
 export function desiredMaps(
   spec: NodeDataplaneSpec,
   overlayIfindex: number,
   tunnelMtu = tunnelMtus(defaultUnderlayMtu).vxlan,
+  generation = 0,
 ): DesiredMaps {
   const natmap = spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)] as const);
-  return { ...nodeMaps(spec, overlayIfindex, tunnelMtu), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
+  return { ...nodeMaps(spec, overlayIfindex, tunnelMtu, generation), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
 }
 
 /** Every map but the NAT ones: a few entries per peer and node. */
-function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number): NodeMaps {
+function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {
   const gateway = spec.node.role === 'gateway';
   const configValue = {
     podCidr: v4(spec.podCIDR),
@@ -77,11 +95,19 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
   ]);
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
   const nodes = spec.nodes.flatMap((n) => n.podCIDRs.map((c) => [v4(c), { underlay: formatIp(n.underlayAddress) }] as const));
+  // The responder answers on the addresses peers and nodes probe: the underlay's and the public one.
+  const livenessValue = {
+    addrs: [formatIp(spec.node.underlayAddress), spec.node.publicAddress ? formatIp(spec.node.publicAddress) : '0.0.0.0'],
+    generation,
+    port: livenessPort,
+    state: ProbeState.Ready,
+  };
   return {
     config: [[CONFIG_KEY, configValue]],
     peers,
     routes,
     nodes,
+    liveness: [[CONFIG_KEY, livenessValue]],
   };
 }
 
@@ -93,6 +119,7 @@ export interface DesiredTables {
   natmap: Table<number, number>;
   natmapRev: Table<number, number>;
   nodes: Table<string, string>;
+  liveness: Table<string, string>;
 }
 
 const hex = (map: { key: { size: number }; value: { size: number } }) => ({ key: hexIds(map.key.size), value: hexIds(map.value.size) });
@@ -106,6 +133,7 @@ export const tableIds = {
   natmap: be32,
   natmapRev: be32,
   nodes: hex(maps.nodes),
+  liveness: hex(maps.liveness),
 };
 
 const nodeTables = (m: NodeMaps) => ({
@@ -113,6 +141,7 @@ const nodeTables = (m: NodeMaps) => ({
   peers: tableOf(maps.peers, tableIds.peers, m.peers),
   routes: tableOf(maps.routes, tableIds.routes, m.routes),
   nodes: tableOf(maps.nodes, tableIds.nodes, m.nodes),
+  liveness: tableOf(maps.liveness, tableIds.liveness, m.liveness),
 });
 
 /** Typed entries as tables. */
@@ -125,7 +154,7 @@ export function tablesOf(desired: DesiredMaps): DesiredTables {
 }
 
 /** The same as `tablesOf(desiredMaps(...))`, at a fraction of the cost: no address is formatted or encoded. */
-export function desiredTables(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number): DesiredTables {
+export function desiredTables(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation = 0): DesiredTables {
   const natmap = new U32Table(spec.natMappings.length);
   const natmapRev = new U32Table(spec.natMappings.length);
   // IPv4 only (requireIpv4): the value is the `__be32` as a number. Later mappings win, as in desiredMaps.
@@ -135,5 +164,5 @@ export function desiredTables(spec: NodeDataplaneSpec, overlayIfindex: number, t
     natmap.set(ext, real);
     natmapRev.set(real, ext);
   }
-  return { ...nodeTables(nodeMaps(spec, overlayIfindex, tunnelMtu)), natmap, natmapRev };
+  return { ...nodeTables(nodeMaps(spec, overlayIfindex, tunnelMtu, generation)), natmap, natmapRev };
 }

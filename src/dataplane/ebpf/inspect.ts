@@ -168,6 +168,7 @@ function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]): Da
     snat: open(m.snat.name, m.snat.key, m.snat.value),
     peerCounters: open(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
     drops: open(m.drops.name, m.drops.key, perCpu(m.drops.value)),
+    liveness: open(m.liveness.name, m.liveness.key, m.liveness.value),
   };
 }
 

@@ -25,7 +25,7 @@ import {
 /** The compiled datapath object (bpf/strait.c). */
 export const datapathObjectPath = join(__dirname, '..', '..', '..', 'bpf', 'strait.o');
 
-export const Program = { FromPod: 'strait_from_pod', FromOverlay: 'strait_from_overlay' } as const;
+export const Program = { FromPod: 'strait_from_pod', FromOverlay: 'strait_from_overlay', Liveness: 'strait_liveness_reply' } as const;
 
 export const Flags = { Gateway: 1 << 0 } as const;
 
@@ -78,6 +78,8 @@ export const node = cstruct({ underlay: ipv4, _pad: u32 });
 export const peerCounters = struct({ txPackets: u64, txBytes: u64, rxPackets: u64, rxBytes: u64 });
 const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
 const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });
+/** What the probe responder answers with (bpf/lib/liveness.h); `state`: ProbeState. */
+export const liveness = cstruct({ addrs: array(ipv4, 2), generation: u32, port: u16, state: u8, _pad: u8 });
 
 /** C struct name → codec, for the BTF layout test and for tools that print raw maps. */
 export const structs = {
@@ -90,6 +92,7 @@ export const structs = {
   strait_peer_counters: peerCounters,
   strait_flow_key: flowKey,
   strait_snat_entry: snatEntry,
+  strait_liveness: liveness,
 } as const;
 
 /** Every map of the datapath: its pinned name and the codecs of its key and value. */
@@ -103,9 +106,10 @@ export const maps = {
   snat: { name: 'strait_snat', key: flowKey, value: snatEntry },
   peerCounters: { name: 'strait_peer_counters', key: u32, value: peerCounters, perCpu: true },
   drops: { name: 'strait_drops', key: u32, value: u64, perCpu: true },
+  liveness: { name: 'strait_liveness', key: u32, value: liveness },
 } as const;
 
-/** The key of strait_config's single element. */
+/** The key of strait_config's and strait_liveness's single element. */
 export const CONFIG_KEY = 0;
 
 /**
@@ -128,6 +132,7 @@ export function openMaps(obj: BpfObject) {
     snat: obj.map(m.snat.name, m.snat.key, m.snat.value),
     peerCounters: obj.map(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
     drops: obj.map(m.drops.name, m.drops.key, perCpu(m.drops.value)),
+    liveness: obj.map(m.liveness.name, m.liveness.key, m.liveness.value),
   };
 }
 export type DatapathMaps = ReturnType<typeof openMaps>;

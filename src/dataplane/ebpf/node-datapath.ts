@@ -25,6 +25,7 @@ import {
 import { netnsNameOf } from '../../kernel/netns';
 import { formatIp } from '../../net/cidr';
 import { nodeTunnelMtus } from '../../kernel/underlay-mtu';
+import { dumpAddresses } from '../../kernel/rtnetlink';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { AppliedMaps, type ApplyResult } from './apply-maps';
 import { desiredTables } from './desired-maps';
@@ -100,7 +101,7 @@ export interface ApplyScope {
 const everything: ApplyScope = { kernel: true, readMaps: true };
 
 const unchangedMaps: ApplyResult = Object.fromEntries(
-  ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }]),
+  ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters', 'liveness'].map((m) => [m, { written: 0, deleted: 0 }]),
 ) as ApplyResult;
 
 /** What of a spec the overlay device depends on (its MTU: src/kernel/underlay-mtu.ts). */
@@ -129,6 +130,8 @@ export class NodeDatapath {
   private overlay?: { ifindex: number; mtu: number; inputs: string };
   /** What the maps were last made to hold, and from which overlay device. */
   private mapped?: { spec: NodeDataplaneSpec; ifindex: number; mtu: number };
+  /** Which load of the datapath this is, as probes see it: the second it loaded (a restart changes it). */
+  private readonly generation = Math.floor(Date.now() / 1000) >>> 0;
 
   private constructor(
     private readonly obj: BpfObject,
@@ -183,14 +186,14 @@ export class NodeDatapath {
       overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
       this.overlay = { ifindex: ifIndex(this.device, netns), mtu, inputs };
       // A device made anew has lost its program.
-      if (scope.kernel || overlayDeviceChanged) attachments = this.reconcileAttachments();
+      if (scope.kernel || overlayDeviceChanged) attachments = this.reconcileAttachments(spec);
     }
     const { ifindex, mtu } = this.overlay;
     const mapped = this.mapped;
     if (!scope.readMaps && mapped?.spec === spec && mapped.ifindex === ifindex && mapped.mtu === mtu)
       return { overlayDeviceChanged, maps: unchangedMaps, attachments };
     this.mapped = undefined;
-    const maps = this.applied.apply(desiredTables(spec, ifindex, mtu), scope.readMaps);
+    const maps = this.applied.apply(desiredTables(spec, ifindex, mtu, this.generation), scope.readMaps);
     this.mapped = { spec, ifindex, mtu };
     return { overlayDeviceChanged, maps, attachments };
   }
@@ -206,17 +209,24 @@ export class NodeDatapath {
     return this.attach(ifname, Program.FromPod);
   }
 
-  /** Which program belongs on each interface's ingress now. */
-  private desiredAttachments(): Map<string, string> {
+  /**
+   * Which program belongs on each interface's ingress now: the overlay's, the pods', and the probe
+   * responder on each device holding an address probes go to (the underlay's, the public one).
+   */
+  private desiredAttachments(spec: NodeDataplaneSpec): Map<string, string> {
+    const { netns, podInterfaces } = this.options;
     const wanted = new Map<string, string>([[this.device, Program.FromOverlay]]);
-    for (const { name } of interfaces(this.options.netns)) if (this.options.podInterfaces.test(name)) wanted.set(name, Program.FromPod);
+    for (const { name } of interfaces(netns)) if (podInterfaces.test(name)) wanted.set(name, Program.FromPod);
+    const probed = [spec.node.underlayAddress, ...(spec.node.publicAddress ? [spec.node.publicAddress] : [])].map(formatIp);
+    for (const { dev, address } of dumpAddresses(netnsNameOf(netns)))
+      if (probed.includes(address) && !wanted.has(dev)) wanted.set(dev, Program.Liveness);
     return wanted;
   }
 
-  private reconcileAttachments(): AttachmentChange[] {
+  private reconcileAttachments(spec: NodeDataplaneSpec): AttachmentChange[] {
     const { pinRoot, netns } = this.options;
     const changes: AttachmentChange[] = [];
-    const wanted = this.desiredAttachments();
+    const wanted = this.desiredAttachments(spec);
     for (const [ifname, program] of wanted) changes.push(this.attach(ifname, program));
     for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
       detachAttachment(pinRoot, netns, stale);

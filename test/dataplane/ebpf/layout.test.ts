@@ -5,7 +5,8 @@ import type { StructCodec } from '../../../src/native';
 import { native } from '../../../src/native/binding';
 import { DROP_REASON_COUNT, DropReason, Flags, PrefixKind, datapathObjectPath, maps, structs } from '../../../src/dataplane/ebpf/layout';
 import { assertLayoutMatchesBtf } from '../../binding/layout.test';
-import { requireRoot } from '../../support/kernel';
+import { ProbeState, ProbeType, probe, probeMagic, probeVersion } from '../../../src/liveness/wire';
+import { requireRoot, testObject } from '../../support/kernel';
 import { Datapath } from './fixture';
 
 /** C's NO_NATMAPPING and TypeScript's NoNatMapping compare as `nonatmapping`. */
@@ -28,6 +29,17 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
   for (const [name, codec] of Object.entries(structs)) {
     it(`struct ${name}`, () => assertLayoutMatchesBtf(datapathObjectPath, name, asC(codec)));
   }
+
+  it('struct strait_probe (the liveness probe on the wire, src/liveness/wire.ts) and its constants', () => {
+    assertLayoutMatchesBtf(testObject('wire_types'), 'strait_probe', asC(probe));
+    const header = readFileSync(join(__dirname, '..', '..', '..', '..', 'bpf', 'lib', 'common.h'), 'utf8');
+    const define = (name: string) => Number(new RegExp(`#define ${name} (0x[0-9a-f]+|\\d+)`).exec(header)?.[1]);
+    assert.equal(define('STRAIT_PROBE_MAGIC'), probeMagic);
+    assert.equal(define('STRAIT_PROBE_VERSION'), probeVersion);
+    assert.equal(define('STRAIT_PROBE_REQUEST'), ProbeType.Request);
+    assert.equal(define('STRAIT_PROBE_REPLY'), ProbeType.Reply);
+    assert.match(header, new RegExp(`STRAIT_PROBE_DOWN = ${ProbeState.Down},[\\s\\S]*STRAIT_PROBE_READY = ${ProbeState.Ready},`));
+  });
 
   it('has the drop reasons, prefix kinds and flags of common.h (read from the header: the binding reads only structs from BTF, and macros are not in it)', () => {
     const header = readFileSync(join(__dirname, '..', '..', '..', '..', 'bpf', 'lib', 'common.h'), 'utf8');

@@ -1,0 +1,179 @@
+// UDP sockets opened in a network namespace (a socket keeps the namespace it was created in), for the
+// gateway liveness prober: Node's dgram sockets live in the process's namespace, and the lab's agents
+// program a node's namespace from outside it. Polled on Node's event loop (uv_poll_t, no thread); each
+// readable socket is drained and its datagrams handed to one JavaScript callback as a batch. Sending is
+// synchronous and never blocks (a full buffer is an error, as a lost probe would be).
+//
+// A socket is an id owned by JavaScript, released only by udpSocketClose, never by garbage collection;
+// its poll handle is unreferenced, as the netlink monitor's: it must not be what keeps a process alive.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "addon.h"
+
+namespace strait {
+
+namespace {
+
+struct UdpSocket {
+  napi_env env;
+  int fd;
+  Napi::FunctionReference callback;
+  std::unique_ptr<Napi::AsyncContext> context;
+  uv_poll_t poll;
+  bool polling;
+};
+
+std::map<uint32_t, UdpSocket*> sockets;
+uint32_t nextSocketId = 1;
+
+// Enough for every reply of a round to a thousand targets before the next wakeup.
+constexpr int kReadsPerWakeup = 1024;
+constexpr size_t kMaxDatagram = 2048;
+
+void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
+  auto* s = static_cast<UdpSocket*>(handle->data);
+  Napi::Env env(s->env);
+  Napi::HandleScope scope(env);
+  // A pending socket error (an ICMP unreachable for an earlier send) stops the handle: poll again, and
+  // let recvfrom below return it and read on.
+  if (status < 0) uv_poll_start(&s->poll, UV_READABLE, OnReadable);
+  Napi::Array datagrams = Napi::Array::New(env);
+  uint8_t buf[kMaxDatagram];
+  for (int i = 0; i < kReadsPerWakeup; i++) {
+    struct sockaddr_in from = {};
+    socklen_t fromLen = sizeof(from);
+    ssize_t n = recvfrom(s->fd, buf, sizeof(buf), MSG_DONTWAIT, reinterpret_cast<struct sockaddr*>(&from), &fromLen);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // EAGAIN: drained. Anything else (ECONNREFUSED, EHOSTUNREACH from an ICMP error) concerns one
+      // earlier datagram, which the prober counts as unanswered anyway: read on.
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      continue;
+    }
+    char address[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &from.sin_addr, address, sizeof(address));
+    Napi::Object d = Napi::Object::New(env);
+    d.Set("address", address);
+    d.Set("port", ntohs(from.sin_port));
+    d.Set("data", Napi::Buffer<uint8_t>::Copy(env, buf, static_cast<size_t>(n)));
+    datagrams[datagrams.Length()] = d;
+  }
+  if (datagrams.Length() == 0 || s->callback.IsEmpty()) return;
+  try {
+    s->callback.MakeCallback(env.Global(), {datagrams}, *s->context);
+  } catch (const Napi::Error& e) {
+    napi_fatal_exception(s->env, e.Value());
+  }
+}
+
+void OnClosed(uv_handle_t* handle) { delete static_cast<UdpSocket*>(handle->data); }
+
+void CloseSocket(UdpSocket* s) {
+  s->callback.Reset();
+  if (!s->polling) {
+    if (s->fd >= 0) close(s->fd);
+    delete s;
+    return;
+  }
+  uv_poll_stop(&s->poll);
+  close(s->fd);
+  uv_close(reinterpret_cast<uv_handle_t*>(&s->poll), OnClosed);
+}
+
+// udpSocketOpen(netns | null, callback(datagrams)) -> id: an IPv4 UDP socket on an ephemeral port.
+Napi::Value UdpSocketOpen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
+  if (!info[1].IsFunction()) throw Napi::TypeError::New(env, "argument 'callback' must be a function");
+  auto* s = new UdpSocket{env, -1, Napi::Persistent(info[1].As<Napi::Function>()),
+                          std::make_unique<Napi::AsyncContext>(env, "strait:udpSocket"), {}, false};
+  try {
+    {
+      NetnsGuard guard(env, netns);
+      s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (s->fd < 0) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", errno, netns);
+    }
+    struct sockaddr_in any = {};
+    any.sin_family = AF_INET;
+    if (bind(s->fd, reinterpret_cast<struct sockaddr*>(&any), sizeof(any)) != 0)
+      ThrowNativeError(env, NativeErrorKind::kSocket, "bind UDP socket", errno, netns);
+    uv_loop_t* loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", EINVAL, "no event loop");
+    int rc = uv_poll_init(loop, &s->poll, s->fd);
+    if (rc != 0) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", -rc, "uv_poll_init");
+    s->poll.data = s;
+    s->polling = true;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&s->poll));
+    rc = uv_poll_start(&s->poll, UV_READABLE, OnReadable);
+    if (rc != 0) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", -rc, "uv_poll_start");
+  } catch (...) {
+    CloseSocket(s);
+    throw;
+  }
+  uint32_t id = nextSocketId++;
+  sockets[id] = s;
+  return Napi::Number::New(env, id);
+}
+
+UdpSocket* Find(const Napi::CallbackInfo& info) {
+  auto it = sockets.find(ArgU32(info, 0, "socketId"));
+  if (it == sockets.end()) ThrowNativeError(info.Env(), NativeErrorKind::kSocket, "use UDP socket", EBADF, "closed");
+  return it->second;
+}
+
+// udpSocketSend(id, address, port, data): one datagram, without blocking.
+Napi::Value UdpSocketSend(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  UdpSocket* s = Find(info);
+  std::string address = ArgString(info, 1, "address");
+  uint32_t port = ArgU32(info, 2, "port");
+  Napi::Buffer<uint8_t> data = ArgBuffer(info, 3, "data");
+  struct sockaddr_in to = {};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  if (port == 0 || port > 65535 || inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1)
+    throw Napi::TypeError::New(env, "udpSocketSend: not an IPv4 address and port: " + address + ":" + std::to_string(port));
+  ssize_t n = sendto(s->fd, data.Data(), data.Length(), MSG_DONTWAIT, reinterpret_cast<struct sockaddr*>(&to), sizeof(to));
+  if (n < 0) ThrowNativeError(env, NativeErrorKind::kSocket, "send UDP datagram", errno, address + ":" + std::to_string(port));
+  return env.Undefined();
+}
+
+// udpSocketLocalPort(id) -> the port the socket is bound to.
+Napi::Value UdpSocketLocalPort(const Napi::CallbackInfo& info) {
+  UdpSocket* s = Find(info);
+  struct sockaddr_in local = {};
+  socklen_t len = sizeof(local);
+  if (getsockname(s->fd, reinterpret_cast<struct sockaddr*>(&local), &len) != 0)
+    ThrowNativeError(info.Env(), NativeErrorKind::kSocket, "read UDP socket address", errno);
+  return Napi::Number::New(info.Env(), ntohs(local.sin_port));
+}
+
+// udpSocketClose(id) -> whether it was open. No datagram is delivered after this returns.
+Napi::Value UdpSocketClose(const Napi::CallbackInfo& info) {
+  auto it = sockets.find(ArgU32(info, 0, "socketId"));
+  if (it == sockets.end()) return Napi::Boolean::New(info.Env(), false);
+  UdpSocket* s = it->second;
+  sockets.erase(it);
+  CloseSocket(s);
+  return Napi::Boolean::New(info.Env(), true);
+}
+
+}  // namespace
+
+void InitUdpSocket(Napi::Env env, Napi::Object exports) {
+  exports.Set("udpSocketOpen", Napi::Function::New(env, UdpSocketOpen));
+  exports.Set("udpSocketSend", Napi::Function::New(env, UdpSocketSend));
+  exports.Set("udpSocketLocalPort", Napi::Function::New(env, UdpSocketLocalPort));
+  exports.Set("udpSocketClose", Napi::Function::New(env, UdpSocketClose));
+}
+
+}  // namespace strait

@@ -1,0 +1,155 @@
+/**
+ * The probe responder on real packets: a node's datapath loaded by NodeDatapath in one namespace, a
+ * prober in another, joined by a veth pair. Nothing in the node's namespace listens on the liveness
+ * port, so every reply is the datapath's.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import * as layout from '../../src/dataplane/ebpf/layout';
+import { NodeDatapath, cleanupNode } from '../../src/dataplane/ebpf/node-datapath';
+import { ip } from '../../src/kernel/command';
+import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
+import { type Datagram, native } from '../../src/native/binding';
+import { ensureBpffs } from '../../src/native';
+import { Prober } from '../../src/liveness/prober';
+import type { Verdict } from '../../src/liveness/detection';
+import { ProbeState, livenessPort, probeRequest, readProbeReply } from '../../src/liveness/wire';
+import { specWith, nodeSpecDocument } from '../support/node-specs';
+import { ping, requireRoot, uniqueName } from '../support/kernel';
+import { waitFor } from '../support/wait';
+
+const nodeAddress = '10.213.0.2';
+const proberAddress = '10.213.0.1';
+/** Node n1 of the shared fixture, its underlay address on the veth toward the prober. */
+const spec = specWith(nodeSpecDocument(), (d) => {
+  d.node.underlayAddress = nodeAddress;
+});
+
+/** One request from a socket in `netns` to `address`, and the datagrams back within `ms`. */
+async function askOnce(netns: string, address: string, ms = 300): Promise<Datagram[]> {
+  const got: Datagram[] = [];
+  const socket = native().udpSocketOpen(netnsPath(netns), (d) => got.push(...d));
+  try {
+    native().udpSocketSend(socket, address, livenessPort, probeRequest(0xabcdef01, 7));
+    await new Promise((r) => setTimeout(r, ms));
+    return got;
+  } finally {
+    native().udpSocketClose(socket);
+  }
+}
+
+for (const attachMode of ['tcx', 'clsact'] as const) {
+  describe(`liveness responder (real kernel, ${attachMode})`, function () {
+    requireRoot(this);
+    let node: string;
+    let prober: string;
+    let options: { pinRoot: string; netns: string; podInterfaces: RegExp; attachMode: typeof attachMode };
+    let probers: Prober[];
+    beforeEach(() => {
+      ensureBpffs();
+      node = uniqueName('strait-test-node');
+      prober = uniqueName('strait-test-prober');
+      probers = [];
+      options = { pinRoot: join('/sys/fs/bpf', uniqueName('strait-test')), netns: netnsPath(node), podInterfaces: /^pod-/, attachMode };
+      createNetns(node);
+      createNetns(prober);
+      ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink', 'netns', prober], node);
+      ip(['addr', 'add', `${nodeAddress}/24`, 'dev', 'uplink'], node);
+      ip(['addr', 'add', `${proberAddress}/24`, 'dev', 'uplink'], prober);
+      for (const ns of [node, prober]) {
+        ip(['link', 'set', 'uplink', 'up'], ns);
+        ip(['link', 'set', 'lo', 'up'], ns);
+      }
+    });
+    afterEach(() => {
+      for (const p of probers) p.close();
+      try {
+        cleanupNode(options);
+      } finally {
+        deleteNetns(node);
+        deleteNetns(prober);
+      }
+    });
+
+    const startProber = (verdicts: Verdict[]) => {
+      const p = new Prober({ netns: netnsPath(prober), intervalMs: 20, multiplier: 3, onChange: (v) => verdicts.push(v.get('n1')!) });
+      probers.push(p);
+      p.setTargets(new Map([['n1', nodeAddress]]));
+      p.start();
+      return p;
+    };
+
+    it('answers on the underlay device with the state and generation the agent wrote, also once the agent is gone', async () => {
+      const datapath = await NodeDatapath.load(options);
+      let generation: number;
+      try {
+        const applied = datapath.apply(spec);
+        assert.ok(
+          applied.attachments.some((a) => a.interface === 'uplink' && a.program === layout.Program.Liveness && a.change === 'attached'),
+          JSON.stringify(applied.attachments),
+        );
+        const written = datapath.maps.liveness.lookup(layout.CONFIG_KEY)!;
+        assert.deepEqual(written.addrs, [nodeAddress, '0.0.0.0']);
+        assert.equal(written.port, livenessPort);
+        assert.equal(written.state, ProbeState.Ready);
+        generation = written.generation;
+        assert.ok(generation > 0);
+      } finally {
+        // The agent exits: its fds close, the pinned programs stay attached.
+        datapath.close();
+      }
+      const replies = (await askOnce(prober, nodeAddress)).map((d) => ({ from: `${d.address}:${d.port}`, reply: readProbeReply(d.data) }));
+      assert.deepEqual(replies, [
+        { from: `${nodeAddress}:${livenessPort}`, reply: { session: 0xabcdef01, seq: 7, state: ProbeState.Ready, generation } },
+      ]);
+      // Other traffic to and through the device goes on as before (the responder passes it to the next program or the stack).
+      assert.deepEqual(ping(prober, nodeAddress, 2), { transmitted: 2, received: 2 });
+    });
+
+    it('answers only probes to its own addresses; other datagrams on the port are not turned around', async () => {
+      const datapath = await NodeDatapath.load(options);
+      try {
+        datapath.apply(spec);
+      } finally {
+        datapath.close();
+      }
+      ip(['addr', 'add', '10.213.0.3/24', 'dev', 'uplink'], node);
+      assert.deepEqual(await askOnce(prober, '10.213.0.3'), [], 'an address of the node that probes do not go to');
+      // A datagram on the port that is not a request (a reply, as a reflection would send) gets no answer either.
+      const got: Datagram[] = [];
+      const socket = native().udpSocketOpen(netnsPath(prober), (d) => got.push(...d));
+      try {
+        const reply = probeRequest(1, 1);
+        reply[5] = 2; // type: reply
+        native().udpSocketSend(socket, nodeAddress, livenessPort, reply);
+        native().udpSocketSend(socket, nodeAddress, livenessPort, Buffer.from('not a probe, long enough to hold one'));
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        native().udpSocketClose(socket);
+      }
+      assert.deepEqual(got, []);
+    });
+
+    it('a prober sees the node up, then down within a few detection times once the programs are gone, and when the maps say not ready', async () => {
+      const datapath = await NodeDatapath.load(options);
+      const verdicts: Verdict[] = [];
+      try {
+        datapath.apply(spec);
+        const p = startProber(verdicts);
+        await waitFor('the node answers', () => p.verdicts().get('n1') === 'up', 2000, undefined, 10);
+        // The agent says the node does not forward: replies come, saying so, and count as none.
+        const value = datapath.maps.liveness.lookup(layout.CONFIG_KEY)!;
+        datapath.maps.liveness.update(layout.CONFIG_KEY, { ...value, state: ProbeState.Down });
+        await waitFor('a not-ready node is down', () => p.verdicts().get('n1') === 'down', 2000, undefined, 10);
+        datapath.maps.liveness.update(layout.CONFIG_KEY, value);
+        await waitFor('ready again: up after answering for a detection time', () => p.verdicts().get('n1') === 'up', 2000, undefined, 10);
+      } finally {
+        datapath.close();
+      }
+      // The node's programs are taken off (a node gone, or `strait agent --cleanup`).
+      cleanupNode(options);
+      await waitFor('no programs: down', () => probers[0]!.verdicts().get('n1') === 'down', 2000, undefined, 10);
+      assert.deepEqual(verdicts, ['up', 'down', 'up', 'down']);
+    });
+  });
+}

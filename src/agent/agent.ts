@@ -27,6 +27,10 @@ import type { AgentPorts, ControlPlaneOptions, SpecSource } from './control-plan
 import type { MetricsListen } from '../metrics/listen';
 import type { AgentMetrics, AgentMetricsSource, AgentState } from '../metrics/agent-metrics';
 import { type MetricsServer, startMetricsServer } from '../metrics/server';
+import type { DetectionSettings } from '../liveness/detection';
+import { Prober } from '../liveness/prober';
+import { netnsPath } from '../kernel/netns';
+import { type LocalGateway, localGateway } from './local-gateway';
 
 export type DataplaneRequest = 'auto' | Dataplane;
 
@@ -40,6 +44,8 @@ export interface AgentOptions {
   intervalMs: number;
   /** How often the whole kernel state is read and repaired even when no change event said so (the maps: only then). */
   resyncMs: number;
+  /** The probes of the gateway candidates (src/liveness); none: the node follows the published gateway only. */
+  liveness?: DetectionSettings;
   /** The node's namespace by name (/run/netns/NAME); default: the agent's own, as in the lab. */
   netns?: string;
   /** A directory with one file per encrypted peering's cluster id, holding its secret (base64, 0600). */
@@ -114,6 +120,8 @@ export class Agent {
     private readonly log: Logger,
     private readonly metrics?: AgentMetrics,
     private readonly releaseMemory: () => void = () => {},
+    /** The gateway this node's probes choose; none: the published one. */
+    private readonly gateway?: LocalGateway,
   ) {}
 
   tick(): void {
@@ -203,14 +211,15 @@ export class Agent {
   /** Whether the dataplane read the node's whole state. */
   private apply({ spec, digest, generation }: NonNullable<Agent['good']>): boolean {
     try {
-      const { changes, conflicts: routeConflicts, readAll } = this.dataplane.apply(spec);
+      const effective = this.gateway?.effective(spec) ?? spec;
+      const { changes, conflicts: routeConflicts, readAll } = this.dataplane.apply(effective);
       if (digest !== this.appliedDigest) {
         this.generation += 1;
         this.appliedDigest = digest;
         this.log.info(
           {
             specGeneration: this.generation,
-            role: spec.node.role,
+            role: effective.node.role,
             peers: spec.peers.length,
             natMappings: spec.natMappings.length,
             nodes: spec.nodes.length,
@@ -374,6 +383,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     // probed, or its report read from the cache.
     const [control, probe] = await openBoth(openControlPlane(options.controlPlane, log), probeOnce(options), (c) => c.close());
     let dataplane: NodeDataplane;
+    let prober: Prober | undefined;
     let sourceReady: Promise<unknown>;
     let uninstalled = false;
     try {
@@ -418,8 +428,6 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();
       const { source } = control.ports;
-      const agent = new Agent(control.ports, dataplane, log, served?.metrics, () => native().releaseMemory());
-      running = agent;
       // A burst of notices for one write (create, write, rename) becomes one reconcile.
       let pending: NodeJS.Timeout | undefined;
       const onChange = () => {
@@ -428,6 +436,11 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
           agent.tick();
         }, 10);
       };
+      // A verdict that changes reconciles at once: that is the failover.
+      prober =
+        options.liveness && new Prober({ ...options.liveness, ...(options.netns ? { netns: netnsPath(options.netns) } : {}), onChange });
+      const agent = new Agent(control.ports, dataplane, log, served?.metrics, () => native().releaseMemory(), localGateway(prober, log));
+      running = agent;
       source.watch(onChange);
       // Until the source can answer (the informer's first list) nothing is applied nor reported: the
       // datapath a previous agent left stays as it is.
@@ -435,6 +448,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       let timer: NodeJS.Timeout | undefined;
       if (!stop.isStopped()) {
         agent.tick();
+        prober?.start();
         control.start(() => agent.readyGatewayCandidate);
         timer = setInterval(() => {
           source.watch(onChange);
@@ -448,10 +462,13 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       // gateway candidates' Leases decide, and a restart moves the gateway: docs/kubernetes.md.)
       clearInterval(timer);
       clearTimeout(pending);
+      prober?.close();
+      prober = undefined;
       if (options.controlPlane.kind === 'files') agent.beatStopping(restartGraceSeconds);
       uninstalled = control.uninstalled();
       await control.close();
     } finally {
+      prober?.close();
       running = undefined;
       phase = 'stopping';
       dataplane.close();

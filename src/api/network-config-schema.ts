@@ -3,13 +3,17 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { networkConfigNames } from './resource-names';
 import { notRemapped } from './not-remapped';
-import { CidrText, ClusterIdText, IpText, Port, Strict } from './schema';
+import { CidrText, ClusterIdText, IpText, Port, StandbyAddresses, Strict } from './schema';
 
 const CidrOrNone = (description: string) =>
   Type.Union([CidrText(), Type.Literal(notRemapped)], { description: `${description} "${notRemapped}": kept as the owner numbers it.` });
 
 const GatewayEndpointSchema = Strict(
-  { address: IpText(), port: Type.Optional(Port({ description: 'The VXLAN port (default 4789).' })) },
+  {
+    address: IpText(),
+    port: Type.Optional(Port({ description: 'The VXLAN port (default 4789).' })),
+    standbyAddresses: Type.Optional(StandbyAddresses()),
+  },
   { description: "The owner's gateway: where the peer's gateway sends tunnel traffic." },
 );
 

@@ -17,6 +17,7 @@ import {
   MacText,
   NodeNameText,
   Port,
+  StandbyAddresses,
   StringEnum,
   Strict,
   TunnelMtu,
@@ -24,7 +25,7 @@ import {
 } from './schema';
 
 const Endpoint = Strict(
-  { address: IpText(), port: Port() },
+  { address: IpText(), port: Port(), standbyAddresses: Type.Optional(StandbyAddresses()) },
   { description: "The peer gateway's tunnel address and port. Absent on Kubernetes: the agent reads it from the StraitGateway." },
 );
 
@@ -79,6 +80,12 @@ export const NodeDataplaneSpecSchema = Strict(
             "The node every other node sends cross-cluster traffic to. Absent on Kubernetes: the agent reads it from the cluster's StraitGateway, so a gateway move rewrites no NodeDataplane.",
         },
       ),
+    ),
+    standbyGateways: Type.Optional(
+      List(NodeNameText(), {
+        description:
+          "The other gateway candidates, in the order nodes fail over to them when the active gateway stops answering their probes. Absent on Kubernetes: the agent reads it from the cluster's StraitGateway.",
+      }),
     ),
     overlay: Strict({
       vni: Type.Integer({ minimum: 0, maximum: 0xffffff, description: 'VNI of the intra-cluster overlay (never a peering VNI).' }),

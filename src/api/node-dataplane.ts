@@ -84,6 +84,13 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
       `is not node ${gateway.name}'s underlayAddress ${formatIp(gateway.underlayAddress)}`,
     );
   }
+  spec.standbyGateways.forEach((name, i) => {
+    const field = at(`standbyGateways[${i}]`);
+    if (!spec.nodes.some((n) => n.name === name)) throw new InputError(field, name, 'is not one of the nodes');
+    if (name === spec.activeGateway.name) throw new InputError(field, name, 'is the activeGateway, not a standby');
+    if (spec.standbyGateways.indexOf(name) !== i)
+      throw new InputError(field, name, `repeats standbyGateways[${spec.standbyGateways.indexOf(name)}]`);
+  });
 }
 
 /**
@@ -129,6 +136,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
       name: activeGateway.name,
       underlayAddress: ip('activeGateway.underlayAddress', activeGateway.underlayAddress),
     },
+    standbyGateways: [...(doc.standbyGateways ?? [])],
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toLowerCase() },
     peers: doc.peers.map((p, i) => {
       const field = `peers[${i}]`;
@@ -140,7 +148,11 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
         remoteExternalCIDR: cidr(`${field}.remoteExternalCIDR`, p.remoteExternalCIDR),
         localNATPodCIDR: cidr(`${field}.localNATPodCIDR`, p.localNATPodCIDR),
         localNATExternalCIDR: cidr(`${field}.localNATExternalCIDR`, p.localNATExternalCIDR),
-        endpoint: { address: ip(`${field}.endpoint.address`, p.endpoint.address), port: p.endpoint.port },
+        endpoint: {
+          address: ip(`${field}.endpoint.address`, p.endpoint.address),
+          port: p.endpoint.port,
+          standbyAddresses: (p.endpoint.standbyAddresses ?? []).map((a, j) => ip(`${field}.endpoint.standbyAddresses[${j}]`, a)),
+        },
         transport: p.transport,
       };
       // The translation swaps network bits only: our networks and their views in the peer share a shape.
@@ -213,7 +225,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
  * StraitGateway (`writeGateways`): a Node added or a gateway moved rewrites no NodeDataplane.
  */
 export function writeNodeDataplaneObjectSpec(spec: NodeDataplaneSpec): NodeDataplaneSpecDocument {
-  const { activeGateway: _gateway, node, peers, ...rest } = writeSpecWithoutNodes(spec);
+  const { activeGateway: _gateway, standbyGateways: _standby, node, peers, ...rest } = writeSpecWithoutNodes(spec);
   const { role: _role, ...self } = node;
   return { ...rest, node: self, peers: peers.map(({ endpoint: _endpoint, ...peer }) => peer) };
 }
@@ -221,7 +233,14 @@ export function writeNodeDataplaneObjectSpec(spec: NodeDataplaneSpec): NodeDatap
 /** The gateways of a typed spec: ours and each peer's (a StraitGateway's spec; the same in every node's spec). */
 export const writeGateways = (spec: NodeDataplaneSpec): StraitGatewaySpecDocument => ({
   activeGateway: { name: spec.activeGateway.name, underlayAddress: formatIp(spec.activeGateway.underlayAddress) },
-  peers: spec.peers.map((p) => ({ clusterId: p.clusterId, endpoint: { address: formatIp(p.endpoint.address), port: p.endpoint.port } })),
+  ...(spec.standbyGateways.length > 0 ? { standbyGateways: [...spec.standbyGateways] } : {}),
+  peers: spec.peers.map((p) => ({ clusterId: p.clusterId, endpoint: writeEndpoint(p.endpoint) })),
+});
+
+const writeEndpoint = (e: NodeDataplaneSpec['peers'][number]['endpoint']) => ({
+  address: formatIp(e.address),
+  port: e.port,
+  ...(e.standbyAddresses.length > 0 ? { standbyAddresses: e.standbyAddresses.map(formatIp) } : {}),
 });
 
 /** The document of a typed spec without its node list (`writeNodeDataplaneSpec` adds it). */
@@ -239,6 +258,7 @@ function writeSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<WholeNodeDataplane
       ...(spec.node.gatewayCandidate ? { gatewayCandidate: true } : {}),
     },
     activeGateway: { name: spec.activeGateway.name, underlayAddress: formatIp(spec.activeGateway.underlayAddress) },
+    ...(spec.standbyGateways.length > 0 ? { standbyGateways: [...spec.standbyGateways] } : {}),
     overlay: { ...spec.overlay },
     peers: spec.peers.map((p) => ({
       clusterId: p.clusterId,
@@ -247,7 +267,7 @@ function writeSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<WholeNodeDataplane
       remoteExternalCIDR: formatCidr(p.remoteExternalCIDR),
       localNATPodCIDR: formatCidr(p.localNATPodCIDR),
       localNATExternalCIDR: formatCidr(p.localNATExternalCIDR),
-      endpoint: { address: formatIp(p.endpoint.address), port: p.endpoint.port },
+      endpoint: writeEndpoint(p.endpoint),
       transport: p.transport,
     })),
     natMappings: spec.natMappings.map((m) => ({

@@ -4,6 +4,7 @@
  */
 import { type ArrayOptions, type TProperties, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import { tunnelMtuRange } from '../nodespec/tunnel-mtu';
+import { maxStandbyGateways } from '../nodespec/spec';
 import type { ApiFormatName } from './formats';
 
 type Options = { description?: string };
@@ -23,6 +24,14 @@ export const NodeNameText = (options?: Options) => formatted('node-name', 'A Kub
 export const Port = (options: Options = {}) =>
   Type.Integer({ minimum: 1, maximum: 65535, description: options.description ?? 'A UDP or TCP port.' });
 /** The cluster's override of the tunnel MTU (src/nodespec/tunnel-mtu.ts): the controller config's `tunnelMTU`, handed on in every NodeDataplane. */
+/** A gateway's standbys, where a peer's gateway fails over to when it stops answering probes (docs/liveness.md). */
+export const StandbyAddresses = () =>
+  List(IpText(), {
+    maxItems: maxStandbyGateways,
+    description:
+      "The owner's standby gateways, in failover order: where the peer's gateway sends once the endpoint stops answering its probes.",
+  });
+
 export const TunnelMtu = () =>
   Type.Integer({
     ...tunnelMtuRange,

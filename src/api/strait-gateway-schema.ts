@@ -2,10 +2,10 @@
  * The StraitGateway resource: its spec schema, the spec's document type, its CRD's columns. The controller
  * writes it (`writeGateways`, node-dataplane.ts); each agent adds it to its NodeDataplane (k8s/gateway-view.ts).
  */
-import type { Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { straitGatewayNames } from './resource-names';
-import { ClusterIdText, IpText, List, NodeNameText, Port, Strict } from './schema';
+import { ClusterIdText, IpText, List, NodeNameText, Port, StandbyAddresses, Strict } from './schema';
 
 export const StraitGatewaySpecSchema = Strict(
   {
@@ -13,10 +13,19 @@ export const StraitGatewaySpecSchema = Strict(
       { name: NodeNameText(), underlayAddress: IpText() },
       { description: 'The node every other node of the cluster sends cross-cluster traffic to, at its underlay address.' },
     ),
+    standbyGateways: Type.Optional(
+      List(NodeNameText(), {
+        description:
+          'The other gateway candidates, in the order nodes fail over to them when the active gateway stops answering their probes (no write needed: each node decides from its own probes).',
+      }),
+    ),
     peers: List(
       Strict({
         clusterId: ClusterIdText(),
-        endpoint: Strict({ address: IpText(), port: Port() }, { description: "The peer gateway's tunnel address and port." }),
+        endpoint: Strict(
+          { address: IpText(), port: Port(), standbyAddresses: Type.Optional(StandbyAddresses()) },
+          { description: "The peer gateway's tunnel address and port." },
+        ),
       }),
       { description: "Each established peering's gateway, sorted by clusterId." },
     ),
@@ -36,5 +45,6 @@ export const straitGatewayResource: ResourceDefinition<typeof StraitGatewaySpecS
   columns: [
     { name: 'Gateway', type: 'string', jsonPath: '.spec.activeGateway.name' },
     { name: 'Address', type: 'string', jsonPath: '.spec.activeGateway.underlayAddress' },
+    { name: 'Standby', type: 'string', jsonPath: '.spec.standbyGateways' },
   ],
 };

@@ -2,7 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { tunnelEndpointNames } from './resource-names';
-import { CidrText, ClusterIdText, Conditions, IpText, Port, Strict } from './schema';
+import { CidrText, ClusterIdText, Conditions, IpText, Port, StandbyAddresses, Strict } from './schema';
 
 /** A peering's TunnelEndpoint exists while the peer is configured; all but `clusterId` once both directions are known. */
 export const TunnelEndpointSpecSchema = Strict({
@@ -11,7 +11,12 @@ export const TunnelEndpointSpecSchema = Strict({
   remoteExternalCIDR: Type.Optional(CidrText({ description: "The peer's ExternalCIDR as seen here." })),
   localNATPodCIDR: Type.Optional(CidrText({ description: 'Our PodCIDR as the peer sees it.' })),
   localNATExternalCIDR: Type.Optional(CidrText({ description: 'Our ExternalCIDR as the peer sees it.' })),
-  endpoint: Type.Optional(Strict({ address: IpText(), port: Type.Optional(Port()) }, { description: "The peer's gateway." })),
+  endpoint: Type.Optional(
+    Strict(
+      { address: IpText(), port: Type.Optional(Port()), standbyAddresses: Type.Optional(StandbyAddresses()) },
+      { description: "The peer's gateway." },
+    ),
+  ),
 });
 
 export const TunnelEndpointStatusSchema = Strict({ conditions: Type.Optional(Conditions()) });

@@ -20,8 +20,8 @@ export interface TunnelEndpoint {
   /** Our networks as seen by the peer. */
   localNATPodCIDR: Cidr;
   localNATExternalCIDR: Cidr;
-  /** The peer's gateway (no port: the default VXLAN port). */
-  endpoint: { address: Ip; port?: number };
+  /** The peer's gateway (no port: the default VXLAN port), and its standbys in failover order. */
+  endpoint: { address: Ip; port?: number; standbyAddresses: Ip[] };
 }
 
 /** An established peering's TunnelEndpoint (every field there). */
@@ -43,6 +43,7 @@ export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoin
     endpoint: {
       address: parseIp(`${root}.endpoint.address`, endpoint.address),
       ...(endpoint.port !== undefined ? { port: endpoint.port } : {}),
+      standbyAddresses: (endpoint.standbyAddresses ?? []).map((a, i) => parseIp(`${root}.endpoint.standbyAddresses[${i}]`, a)),
     },
   };
 }
@@ -54,6 +55,10 @@ export function writeTunnelEndpoint(te: TunnelEndpoint): TunnelEndpointSpecDocum
     remoteExternalCIDR: formatCidr(te.remoteExternalCIDR),
     localNATPodCIDR: formatCidr(te.localNATPodCIDR),
     localNATExternalCIDR: formatCidr(te.localNATExternalCIDR),
-    endpoint: { address: formatIp(te.endpoint.address), ...(te.endpoint.port !== undefined ? { port: te.endpoint.port } : {}) },
+    endpoint: {
+      address: formatIp(te.endpoint.address),
+      ...(te.endpoint.port !== undefined ? { port: te.endpoint.port } : {}),
+      ...(te.endpoint.standbyAddresses.length > 0 ? { standbyAddresses: te.endpoint.standbyAddresses.map(formatIp) } : {}),
+    },
   };
 }

@@ -33,6 +33,8 @@ export interface AgentFlags extends MetricsFlags {
   attach: string;
   interval: string;
   resyncInterval: string;
+  probeInterval: string;
+  probeMultiplier: string;
   netns?: string;
   ipsecSecrets?: string;
   probeCache?: string;
@@ -79,6 +81,15 @@ function parseSeconds(flag: string, value: string): number {
   const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
   if (!(seconds > 0)) throw new InputError(flag, value, 'must be a number of seconds greater than 0, like 1 or 0.2');
   return Math.max(1, Math.round(seconds * 1000));
+}
+
+/** --probe-interval 0 turns the gateway probes (and local failover) off. */
+function parseLiveness(flags: AgentFlags): AgentOptions['liveness'] {
+  if (flags.probeInterval === '0') return undefined;
+  const multiplier = /^\d+$/.test(flags.probeMultiplier) ? Number(flags.probeMultiplier) : NaN;
+  if (!(multiplier >= 1 && multiplier <= 255))
+    throw new InputError('--probe-multiplier', flags.probeMultiplier, 'must be a whole number of probes from 1 to 255, like 3');
+  return { intervalMs: parseSeconds('--probe-interval', flags.probeInterval), multiplier };
 }
 
 function checkNetns(value: string): string {
@@ -232,6 +243,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
   const metrics = parseMetricsListen(flags, env, defaultMetricsPort.agent);
   const probeCache = checkProbeCache(flags.probeCache);
   const plugin = flags.kubernetes ? poolIpamPlugin(flags) : undefined;
+  const liveness = cleanup ? undefined : parseLiveness(flags);
   return {
     cleanup,
     controlPlane: flags.kubernetes ? kubernetesControlPlane(flags, env) : fileControlPlane(flags, cleanup),
@@ -241,6 +253,7 @@ export function parseAgentFlags(flags: AgentFlags, env: AgentEnvironment = proce
     attachMode: oneOf<TcMode>('--attach', flags.attach, ['auto', 'tcx', 'clsact']),
     intervalMs: parseSeconds('--interval', flags.interval),
     resyncMs: parseSeconds('--resync-interval', flags.resyncInterval),
+    ...(liveness === undefined ? {} : { liveness }),
     ...(flags.netns === undefined ? {} : { netns: checkNetns(flags.netns) }),
     ...(flags.ipsecSecrets === undefined ? {} : { ipsecSecrets: checkSecretsDir(flags.ipsecSecrets) }),
     ...(probeCache === undefined ? {} : { probeCache }),
@@ -300,6 +313,16 @@ export function registerAgentCommand(program: Command): void {
       '--resync-interval <seconds>',
       "seconds between full reads of the node's kernel state (maps, devices, routes), which repair changes made by hand that no kernel event reports (a map entry); between them a reconcile writes only what changed",
       '60',
+    )
+    .option(
+      '--probe-interval <seconds>',
+      'seconds between the probes this node sends to each gateway candidate (docs/liveness.md); 0: no probes, the node follows the published gateway only',
+      '0.05',
+    )
+    .option(
+      '--probe-multiplier <n>',
+      'probes unanswered before a gateway candidate counts as down: it is detected in interval × multiplier',
+      '3',
     )
     .option('--netns <name>', "the node's network namespace (/run/netns/NAME); default: the agent's own")
     .option(

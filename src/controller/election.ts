@@ -60,12 +60,21 @@ export function readyNodes(
   return nodes.filter((n) => isReady(heartbeats.get(n.name), now, timeoutSeconds)).map((n) => n.name);
 }
 
-function preferred(candidates: readonly Candidate[]): Candidate | undefined {
+/** The candidates best first: a public address first, then by name (every controller agrees). */
+function byPreference<C extends Candidate>(candidates: readonly C[]): C[] {
   return [...candidates].sort((a, b) => {
     const publicFirst = Number(b.publicAddress !== undefined) - Number(a.publicAddress !== undefined);
     return publicFirst !== 0 ? publicFirst : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-  })[0];
+  });
 }
+
+const preferred = (candidates: readonly Candidate[]): Candidate | undefined => byPreference(candidates)[0];
+
+/** The standby gateways of `gateway`: the other candidates, in the order nodes fail over to them. */
+export const standbyOrder = (candidates: readonly Candidate[], gateway: string): string[] =>
+  byPreference(candidates)
+    .map((c) => c.name)
+    .filter((name) => name !== gateway);
 
 /**
  * `nodes` must not be empty (the configuration guarantees it). `awaiting`: nodes that have not reported

@@ -4,11 +4,12 @@
  * adapter publishes them: to the run directory (files/exchange.ts, `runDirFiles`) or to API servers.
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
-import { type Election, type GatewayTenure, type Heartbeat, electGateway, gatewayAddress, readyNodes } from './election';
+import { type Election, type GatewayTenure, type Heartbeat, electGateway, gatewayAddress, readyNodes, standbyOrder } from './election';
 import type { ExchangeView } from './exchange-view';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
 import { formatIp } from '../net/cidr';
+import { maxStandbyGateways } from '../nodespec/spec';
 import { mapEndpoint, unmapEndpoint } from '../network-ipam/endpoints';
 import { initializeIpam } from '../network-ipam/initialize';
 import { homePodIp, removePeer } from '../network-ipam/peers';
@@ -85,7 +86,15 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const since = elected.gateway === previous?.gateway ? previous.since : input.now;
   const election = { ...elected, ...(since !== undefined ? { since } : {}) };
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
-  const endpoint = { address: formatIp(gatewayAddress(gatewayNode)), port: defaultTunnelPort };
+  const standbyGateways = standbyOrder(candidates, election.gateway);
+  const standbyAddresses = standbyGateways
+    .slice(0, maxStandbyGateways)
+    .map((name) => formatIp(gatewayAddress(config.nodes.find((n) => n.name === name)!)));
+  const endpoint = {
+    address: formatIp(gatewayAddress(gatewayNode)),
+    port: defaultTunnelPort,
+    ...(standbyAddresses.length > 0 ? { standbyAddresses } : {}),
+  };
 
   const tunnels: TunnelEndpoint[] = [];
   const peerStates: ControllerStatus['peers'] = [];
@@ -130,6 +139,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       nodeList,
       nodeName: node.name,
       gatewayName: election.gateway,
+      standbyGateways,
       encryptedPeers,
       ...(config.tunnelMTU !== undefined ? { tunnelMTU: config.tunnelMTU } : {}),
     });

@@ -18,14 +18,14 @@ export function clusterIdText(object: SpecObject): string | undefined {
 }
 
 /**
- * The object with `spec.activeGateway` and each peer's `endpoint` from `gateways` (the StraitGateway
+ * The object with `spec.activeGateway`, `spec.standbyGateways` and each peer's `endpoint` from `gateways` (the StraitGateway
  * is the truth, whatever the object holds); as it is without one (its reader says what is missing). A
  * StraitGateway that is not one throws, naming it and the field.
  */
 export function withGateways<T extends SpecObject>(object: T, gateways: SpecObject | undefined): T {
   if (gateways === undefined) return object;
   const where = `${straitGatewayNames.kind} ${gateways.metadata?.name ?? ''}: spec`;
-  const { activeGateway, peers } = checkCompiled('straitGatewaySpec', gateways.spec, where);
+  const { activeGateway, standbyGateways, peers } = checkCompiled('straitGatewaySpec', gateways.spec, where);
   const endpoints = new Map(peers.map((p) => [p.clusterId, p.endpoint]));
   const spec = (object.spec ?? {}) as { peers?: unknown };
   // The object is not checked yet: a peer that is no object, or names no listed cluster, stays as it is.
@@ -36,6 +36,11 @@ export function withGateways<T extends SpecObject>(object: T, gateways: SpecObje
   };
   return {
     ...object,
-    spec: { ...spec, activeGateway, ...(Array.isArray(spec.peers) ? { peers: spec.peers.map(withEndpoint) } : {}) },
+    spec: {
+      ...spec,
+      activeGateway,
+      standbyGateways: standbyGateways ?? [],
+      ...(Array.isArray(spec.peers) ? { peers: spec.peers.map(withEndpoint) } : {}),
+    },
   };
 }

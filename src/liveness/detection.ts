@@ -5,8 +5,10 @@
  *
  * Coming back is slower than going: a node that was down is up again only once it has answered without
  * a gap for one detection time, so a node flapping at the edge of loss does not pull traffic back and
- * forth. A node never heard from is `unknown` until the first detection time has passed: a fresh prober
- * trusts the published order rather than failing over from what it has not had time to see.
+ * forth. A node never heard from stays `unknown`, which a node treats as alive: one that cannot answer
+ * (a kernel-fallback node has no responder) is never failed away from on probes alone, and a prober
+ * just started trusts the published order rather than what it has not seen. Only a node seen answering
+ * can be seen to stop.
  */
 
 export type Verdict = 'unknown' | 'up' | 'down';
@@ -51,7 +53,7 @@ export function judge(d: Detection, now: number, s: DetectionSettings): Detectio
   const answering = d.lastReplyAt !== undefined && now - d.lastReplyAt <= detect;
   let verdict = d.verdict;
   if (!answering) {
-    if (verdict !== 'down' && now - (d.lastReplyAt ?? d.startedAt) > detect) verdict = 'down';
+    if (verdict === 'up') verdict = 'down';
   } else if (verdict === 'unknown') {
     verdict = 'up';
   } else if (verdict === 'down' && now - d.answeringSince! >= detect) {

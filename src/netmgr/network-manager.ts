@@ -81,6 +81,7 @@ function placeTheirNetworks(
   carriedCidr('spec.podCIDR', theirs.podCIDR);
   carriedCidr('spec.externalCIDR', theirs.externalCIDR);
   carriedIp('spec.endpoint.address', theirs.endpoint.address);
+  theirs.endpoint.standbyAddresses?.forEach((a, i) => carriedIp(`spec.endpoint.standbyAddresses[${i}]`, a));
   const { state, result } = addPeer(ipam, { clusterId: theirs.clusterId, podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR });
   return {
     ipam: state,

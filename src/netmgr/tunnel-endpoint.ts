@@ -21,6 +21,7 @@ export function tunnelEndpoint(ipam: IpamState, peer: string, endpoint: GatewayE
     endpoint: {
       address: parseIp('spec.endpoint.address', endpoint.address),
       ...(endpoint.port !== undefined ? { port: endpoint.port } : {}),
+      standbyAddresses: (endpoint.standbyAddresses ?? []).map((a, i) => parseIp(`spec.endpoint.standbyAddresses[${i}]`, a)),
     },
   };
 }

@@ -32,6 +32,8 @@ export interface NodePlanInput {
   nodeName: string;
   /** The elected gateway. */
   gatewayName: string;
+  /** The other candidates in failover order (`failoverOrder`); default none. */
+  standbyGateways?: readonly string[];
   overlay?: OverlaySettings;
   /** The cluster's override of the tunnel MTU (controller config `tunnelMTU`). */
   tunnelMTU?: number;
@@ -71,7 +73,7 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       remoteExternalCIDR: t.remoteExternalCIDR,
       localNATPodCIDR: t.localNATPodCIDR,
       localNATExternalCIDR: t.localNATExternalCIDR,
-      endpoint: { address: t.endpoint.address, port: t.endpoint.port ?? defaultTunnelPort },
+      endpoint: { address: t.endpoint.address, port: t.endpoint.port ?? defaultTunnelPort, standbyAddresses: t.endpoint.standbyAddresses },
       transport: input.encryptedPeers?.has(t.clusterId) ? 'ipsec' : 'vxlan',
     }));
   // An endpoint reflected to several peers has one ExternalCIDR address: one NatMapping for all of them.
@@ -99,6 +101,7 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       gatewayCandidate: self.gatewayCandidate,
     },
     activeGateway: { name: gateway.name, underlayAddress: gateway.underlayAddress },
+    standbyGateways: [...(input.standbyGateways ?? [])],
     overlay,
     peers,
     natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),

@@ -26,6 +26,9 @@ export interface OverlaySettings {
 export const peerTransports = ['vxlan', 'ipsec'] as const;
 type PeerTransport = (typeof peerTransports)[number];
 
+/** The most standby gateways a cluster publishes to its peers (bounded: a peer's documents are untrusted input). */
+export const maxStandbyGateways = 8;
+
 export interface PeerSpec {
   clusterId: string;
   /** Stable small number naming the peer in BPF maps and counters. */
@@ -37,7 +40,8 @@ export interface PeerSpec {
   localNATPodCIDR: Cidr;
   localNATExternalCIDR: Cidr;
   /** The peer gateway's tunnel address and port. */
-  endpoint: { address: Ip; port: number };
+  /** The peer's gateway, and its standbys in the order this node fails over to them (docs/liveness.md). */
+  endpoint: { address: Ip; port: number; standbyAddresses: Ip[] };
   /**
    * How the gateways carry the peering's traffic: a VXLAN tunnel, or IPsec (tunnel-mode ESP, AES-GCM;
    * the kernel fallback only, keys from a per-peering secret the agent reads, never from the spec).
@@ -71,6 +75,11 @@ export interface NodeDataplaneSpec {
    */
   node: { name: string; role: NodeRole; underlayAddress: Ip; publicAddress?: Ip; gatewayCandidate: boolean };
   activeGateway: { name: string; underlayAddress: Ip };
+  /**
+   * The other gateway candidates, by name, in the order a node fails over to them when the active one
+   * stops answering its probes (src/liveness); each is one of `nodes`.
+   */
+  standbyGateways: string[];
   overlay: OverlaySettings;
   /** Sorted by clusterId. */
   peers: PeerSpec[];

@@ -13,6 +13,8 @@ const flags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
   attach: 'auto',
   interval: '1',
   resyncInterval: '60',
+  probeInterval: '0.05',
+  probeMultiplier: '3',
   ...over,
 });
 /** --kubernetes, without the file mode's --spec. */
@@ -41,6 +43,7 @@ describe('strait agent flags', () => {
       attachMode: 'auto',
       intervalMs: 1000,
       resyncMs: 60_000,
+      liveness: { intervalMs: 50, multiplier: 3 },
       probeCache: '/run/strait/probe-cache.json',
       metrics: { address: '127.0.0.1', port: 9972, addressFrom: 'default' },
     });
@@ -50,6 +53,11 @@ describe('strait agent flags', () => {
     );
     assert.equal(all.intervalMs, 200);
     assert.equal(parseAgentFlags(flags({ resyncInterval: '5' }), {}).resyncMs, 5_000);
+    assert.equal(parseAgentFlags(flags({ probeInterval: '0' }), {}).liveness, undefined, 'probes off');
+    assert.deepEqual(parseAgentFlags(flags({ probeInterval: '0.1', probeMultiplier: '5' }), {}).liveness, {
+      intervalMs: 100,
+      multiplier: 5,
+    });
     assert.deepEqual(all.controlPlane, {
       kind: 'files',
       specPath: '/run/strait/lab/a/nodes/n1.json',
@@ -84,6 +92,9 @@ describe('strait agent flags', () => {
     rejects({ interval: '1s' }, '--interval', '1s');
     rejects({ interval: '' }, '--interval', '');
     rejects({ resyncInterval: '0' }, '--resync-interval', '0');
+    rejects({ probeInterval: '-1' }, '--probe-interval', '-1');
+    rejects({ probeMultiplier: '0' }, '--probe-multiplier', '0');
+    rejects({ probeMultiplier: '2.5' }, '--probe-multiplier', '2.5');
     rejects({ dataplane: 'xdp' }, '--dataplane', 'xdp');
     rejects({ attach: 'xdp' }, '--attach', 'xdp');
     rejects({ pinRoot: 'pins/n1' }, '--pin-root', 'pins/n1');

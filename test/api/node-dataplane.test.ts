@@ -41,7 +41,7 @@ describe('NodeDataplane documents', () => {
     const doc = nodeSpecDocument([peerB, peerC]);
     const spec = readNodeDataplaneSpec(doc);
     assert.deepEqual(spec.podCIDR, { family: 4, base: 0x0a000000n, prefix: 16 });
-    assert.deepEqual(spec.peers[1]!.endpoint, { address: { family: 4, value: 0xcb007103n }, port: 4789 });
+    assert.deepEqual(spec.peers[1]!.endpoint, { address: { family: 4, value: 0xcb007103n }, port: 4789, standbyAddresses: [] });
     assert.deepEqual(writeNodeDataplaneSpec(spec), doc);
     assert.deepEqual(readNodeDataplane(parseJsonDocument(specFileText(doc), 'f.json')).spec, spec);
   });

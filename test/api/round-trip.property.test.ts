@@ -87,6 +87,8 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
         gatewayCandidate: r.gatewayCandidate,
       },
       activeGateway: { name: gateway!.name, underlayAddress: gateway!.underlay },
+      // Every other node a standby, in the order generated.
+      standbyGateways: r.nodes.map((n) => n.name).filter((n) => n !== gateway!.name),
       overlay: { vni: r.vni, port: 4789, mac: r.mac },
       peers: r.peers.map((p, i) => ({
         clusterId: p.clusterId,
@@ -95,7 +97,7 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
         remoteExternalCIDR: cidr4(v4(10, 129 + 2 * i, 0, 0), p.extPrefix),
         localNATPodCIDR: cidr4(v4(172, 16 + i, 0, 0), r.podPrefix),
         localNATExternalCIDR: cidr4(v4(100, 64 + i, 0, 0), r.extPrefix),
-        endpoint: { address: p.address, port: p.port },
+        endpoint: { address: p.address, port: p.port, standbyAddresses: i % 2 === 0 ? [] : [r.nodes[0]!.underlay] },
         transport: p.ipsec ? 'ipsec' : 'vxlan',
       })),
       natMappings: r.mappings.map((m) => ({
@@ -127,7 +129,14 @@ function respelled(doc: ReturnType<typeof writeNodeDataplaneSpec>): unknown {
     ...doc,
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toUpperCase() },
     natMappings: doc.natMappings.map((m) => ({ ...m, endpointAddress: full(m.endpointAddress) })),
-    peers: doc.peers.map((p) => ({ ...p, endpoint: { ...p.endpoint, address: full(p.endpoint.address) } })),
+    peers: doc.peers.map((p) => ({
+      ...p,
+      endpoint: {
+        ...p.endpoint,
+        address: full(p.endpoint.address),
+        ...(p.endpoint.standbyAddresses ? { standbyAddresses: p.endpoint.standbyAddresses.map(full) } : {}),
+      },
+    })),
   };
 }
 
@@ -181,7 +190,11 @@ describe('strait.io documents round-trip through their typed form (property)', (
             remoteExternalCIDR: p.remoteExternalCIDR,
             localNATPodCIDR: p.localNATPodCIDR,
             localNATExternalCIDR: p.localNATExternalCIDR,
-            endpoint: { address: p.endpoint.address, ...(withPort ? { port: p.endpoint.port } : {}) },
+            endpoint: {
+              address: p.endpoint.address,
+              ...(withPort ? { port: p.endpoint.port } : {}),
+              standbyAddresses: p.endpoint.standbyAddresses,
+            },
           };
           assert.deepEqual(readTunnelEndpoint(JSON.parse(JSON.stringify(writeTunnelEndpoint(te)))), te);
         },

@@ -20,7 +20,7 @@ const tunnel = {
   remoteExternalCIDR: parseCidr('t', '10.201.0.0/24'),
   localNATPodCIDR: parseCidr('t', '10.0.0.0/16'),
   localNATExternalCIDR: parseCidr('t', '10.200.0.0/24'),
-  endpoint: { address: parseIp('t', '203.0.113.2') },
+  endpoint: { address: parseIp('t', '203.0.113.2'), standbyAddresses: [] },
 };
 const established: PeeringFacts = {
   peer: 'cluster-b',

@@ -130,6 +130,7 @@ describe('strait controller processes', () => {
     assert.deepEqual(hub.peers.find((p) => p.clusterId === 'cluster-a')!.endpoint, {
       address: parseIp('address', '203.0.113.1'),
       port: 4789,
+      standbyAddresses: [],
     });
     assert.equal(hub.node.role, 'gateway');
     const status = JSON.parse(readFileSync(join(runDir, 'cluster-b', 'controller.json'), 'utf8')) as {

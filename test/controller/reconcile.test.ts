@@ -177,7 +177,8 @@ describe('controller reconcile (three clusters, in memory)', () => {
       remoteExternalCIDR: '10.2.0.0/24',
       localNATPodCIDR: '10.1.0.0/16',
       localNATExternalCIDR: '10.2.0.0/24',
-      endpoint: { address: '203.0.113.2', port: 4789 },
+      // b-w1 is a candidate too, with a public address: B's standby.
+      endpoint: { address: '203.0.113.2', port: 4789, standbyAddresses: ['203.0.113.3'] },
     });
     assert.deepEqual(lab.tunnel('cluster-b', 'cluster-c'), {
       clusterId: 'cluster-c',
@@ -185,7 +186,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
       remoteExternalCIDR: '10.201.0.0/25',
       localNATPodCIDR: '10.0.0.0/16',
       localNATExternalCIDR: '10.200.0.0/24',
-      endpoint: { address: '192.168.3.1', port: 4789 },
+      endpoint: { address: '192.168.3.1', port: 4789, standbyAddresses: ['192.168.3.2'] },
     });
   });
 
@@ -306,9 +307,17 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.equal(lab.nodeSpec('cluster-b', 'b-gw').node.role, 'worker');
     assert.notEqual(lab.disk.read(runDirPaths.spec('cluster-b', 'cluster-a')), bSpecForA);
     for (const node of ['a-gw', 'a-w1'])
-      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-a', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-a', node), 'cluster-b'), {
+        address: '203.0.113.3',
+        port: 4789,
+        standbyAddresses: ['203.0.113.2'],
+      });
     for (const node of ['c-gw', 'c-w1'])
-      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-c', node), 'cluster-b'), { address: '203.0.113.3', port: 4789 });
+      assert.deepEqual(endpointOf(lab.nodeSpec('cluster-c', node), 'cluster-b'), {
+        address: '203.0.113.3',
+        port: 4789,
+        standbyAddresses: ['203.0.113.2'],
+      });
     assertConsistent(lab, 'cluster-a', 'cluster-b');
 
     // The old gateway coming back does not take the role back: tunnels stay where they are.

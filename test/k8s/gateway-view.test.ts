@@ -26,6 +26,7 @@ describe('the gateways of a NodeDataplane on Kubernetes, from the StraitGateway 
       clusterId: 'a',
       node: { name: 'n1' },
       activeGateway: { name: 'n3', underlayAddress: '192.0.2.13' },
+      standbyGateways: [],
       peers: [{ clusterId: 'b', endpoint: { address: '203.0.113.2', port: 4789 } }, { clusterId: 'c' }],
     });
     assert.equal(object.spec.activeGateway.name, 'stale', 'the object given is not changed');

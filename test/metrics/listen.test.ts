@@ -11,6 +11,8 @@ const agentFlags = (over: Partial<AgentFlags> = {}): AgentFlags => ({
   attach: 'auto',
   interval: '1',
   resyncInterval: '60',
+  probeInterval: '0.05',
+  probeMultiplier: '3',
   ...over,
 });
 const agentListen = (over: Partial<AgentFlags>, env: { HOST_IP?: string } = {}) => parseAgentFlags(agentFlags(over), env).metrics;

@@ -35,8 +35,12 @@ function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
   return {
     ipam,
     tunnels: [
-      { clusterId: 'cluster-c', ...view('cluster-c'), endpoint: { address: ip('203.0.113.3') } },
-      { clusterId: 'cluster-a', ...view('cluster-a'), endpoint: { address: ip('203.0.113.1'), port: 4790 } },
+      { clusterId: 'cluster-c', ...view('cluster-c'), endpoint: { address: ip('203.0.113.3'), standbyAddresses: [] } },
+      {
+        clusterId: 'cluster-a',
+        ...view('cluster-a'),
+        endpoint: { address: ip('203.0.113.1'), port: 4790, standbyAddresses: [ip('203.0.113.4')] },
+      },
     ],
   };
 }
@@ -54,7 +58,15 @@ const nodes = [node('b-worker', '192.0.2.12', '10.0.1.0/24'), node('b-gw', '192.
 describe('node dataplane planner', () => {
   it('plans the hub gateway: the four prefixes per peer, the NatMapping, the nodes', () => {
     const { ipam, tunnels } = hubB();
-    const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName: 'b-gw', gatewayName: 'b-gw' });
+    const spec = planNodeSpec({
+      clusterId: 'cluster-b',
+      ipam,
+      tunnels,
+      nodes,
+      nodeName: 'b-gw',
+      gatewayName: 'b-gw',
+      standbyGateways: ['b-worker'],
+    });
     assert.deepEqual(writeNodeDataplaneSpec(spec), {
       clusterId: 'cluster-b',
       podCIDR: '10.0.0.0/16',
@@ -62,6 +74,7 @@ describe('node dataplane planner', () => {
       transitAddress: '10.50.0.254',
       node: { name: 'b-gw', role: 'gateway', underlayAddress: '192.0.2.11', gatewayCandidate: true },
       activeGateway: { name: 'b-gw', underlayAddress: '192.0.2.11' },
+      standbyGateways: ['b-worker'],
       overlay: { vni: 18952, port: 4789, mac: '02:53:54:00:00:01' }, // the default (docs/cli.md: `strait inspect`)
       peers: [
         {
@@ -71,7 +84,7 @@ describe('node dataplane planner', () => {
           remoteExternalCIDR: '10.60.0.0/24',
           localNATPodCIDR: '172.16.0.0/16',
           localNATExternalCIDR: '172.17.0.0/24',
-          endpoint: { address: '203.0.113.1', port: 4790 },
+          endpoint: { address: '203.0.113.1', port: 4790, standbyAddresses: ['203.0.113.4'] },
           transport: 'vxlan',
         },
         {

@@ -114,7 +114,8 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       remoteClusterId: 'cluster-b',
       podCIDR: '10.0.0.0/16',
       externalCIDR: '10.200.0.0/24',
-      endpoint: { address: '203.0.113.1', port: 4789 },
+      // Cluster A's second candidate, n2, is its standby gateway.
+      endpoint: { address: '203.0.113.1', port: 4789, standbyAddresses: ['203.0.113.11'] },
     });
     assert.deepEqual(offer!.status, {
       processed: true,
@@ -130,7 +131,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       remoteExternalCIDR: '10.2.0.0/24',
       localNATPodCIDR: '10.1.0.0/16',
       localNATExternalCIDR: '10.2.0.0/24',
-      endpoint: { address: '203.0.113.2', port: 4789 },
+      endpoint: { address: '203.0.113.2', port: 4789, standbyAddresses: ['203.0.113.12'] },
     });
     // The peering's conditions (peering-conditions.ts), and the line `kubectl get` makes of them.
     assert.deepEqual(

@@ -130,7 +130,7 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
 
   const dataplanes = () => list(run, 'nodedataplanes');
 
-  it("writes the new Node's NodeDataplane and nothing else for a Node added to three, nothing for a heartbeat, one object for a worker's new address, one delete for a worker removed, the StraitGateway alone for the gateway removed", async () => {
+  it("writes the new Node's NodeDataplane and the StraitGateway (a new standby) for a Node added to three, nothing for a heartbeat, one object for a worker's new address, one delete for a worker removed, the StraitGateway alone for the gateway removed", async () => {
     const { api, core, requests } = run;
     await waitFor('three NodeDataplanes', async () => (await dataplanes()).length === 3, 20_000);
     await settle();
@@ -143,7 +143,11 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     await registerNode(core, node(4));
     await waitFor("n4's NodeDataplane", async () => (await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
-    assert.deepEqual(writesSince(run, mark), ['PATCH /apis/strait.io/v1alpha1/nodedataplanes/n4']);
+    // n4 is a gateway candidate too: it joins the StraitGateway's standbys (and the peers' NetworkConfigs, on their API servers).
+    assert.deepEqual(writesSince(run, mark).sort(), [
+      'PATCH /apis/strait.io/v1alpha1/nodedataplanes/n4',
+      'PATCH /apis/strait.io/v1alpha1/straitgateways/cluster-a',
+    ]);
 
     mark = requests.lines.length;
     for (const n of ['n1', 'n2', 'n3', 'n4']) await nodeStatusHeartbeat(core, n);
@@ -193,7 +197,10 @@ describe('controller on Kubernetes: what a Node added, changed or removed writes
     await core.deleteNode({ name: 'n4' });
     await waitFor("n4's NodeDataplane deleted", async () => !(await dataplanes()).some((o) => o.metadata.name === 'n4'));
     await settle();
-    assert.deepEqual(writesSince(run, mark), ['DELETE /apis/strait.io/v1alpha1/nodedataplanes/n4']);
+    assert.deepEqual(writesSince(run, mark).sort(), [
+      'DELETE /apis/strait.io/v1alpha1/nodedataplanes/n4',
+      'PATCH /apis/strait.io/v1alpha1/straitgateways/cluster-a',
+    ]);
 
     // The gateway's Node removed: the gateway moves to n2, which the StraitGateway alone names.
     mark = requests.lines.length;

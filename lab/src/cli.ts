@@ -9,6 +9,7 @@ import type { ControlPlane } from './control-plane';
 import type { LabDataplane } from './lab';
 import { defaultRunDir, defaultTopologyPath } from './names';
 import type { LabPaceName } from './pace';
+import { restartPolicyOf } from './restart-backoff';
 import { jsonAction } from '../../src/cli/output';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -35,6 +36,17 @@ const paceHelp = "host, or emulated: an emulated VM's timeouts (heartbeats 120 s
 function controlPlaneOption(value: string): ControlPlane {
   if (value !== 'files' && value !== 'kubernetes') throw new InputError('--control-plane', value, "must be 'files' or 'kubernetes'");
   return value;
+}
+
+/** What `up` is given. */
+interface UpFlags {
+  topology: string;
+  dataplane: string;
+  controlPlane: string;
+  node?: string;
+  pace: string;
+  restartDelay: string;
+  restartDelayMax?: string;
 }
 
 /** The lab's option and verbs on `lab`, the program (main.ts). */
@@ -65,9 +77,16 @@ export function registerLabCommands(lab: Command): void {
       `${nodeHelp}: its NICs (by the plan's MACs), pods, agent, and its cluster's controller when it is the cluster's first node; the run directory is shared by every machine`,
     )
     .option('--pace <name>', paceHelp, 'host')
+    .option(
+      '--restart-delay <seconds>',
+      "how long a crashed agent or controller stays down before its supervisor restarts it, doubled after each crash in a row (the kubelet's CrashLoopBackOff; reset once it ran 10 s)",
+      '1',
+    )
+    .option('--restart-delay-max <seconds>', 'the cap of that delay (default: 10, or --restart-delay when longer)')
     .action(
-      jsonAction(async (opts: { topology: string; dataplane: string; controlPlane: string; node?: string; pace: string }) => {
+      jsonAction(async (opts: UpFlags) => {
         const dataplane = dataplaneOption(opts.dataplane);
+        const restart = restartPolicyOf(opts.restartDelay, opts.restartDelayMax);
         if (opts.node !== undefined) {
           if (controlPlaneOption(opts.controlPlane) !== 'files')
             throw new InputError(
@@ -77,7 +96,7 @@ export function registerLabCommands(lab: Command): void {
             );
           await (
             await import('./machine')
-          ).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say });
+          ).machineUp(opts.topology, { runDir: runDir(), node: opts.node, dataplane, pace: paceOption(opts.pace), say, restart });
           return undefined;
         }
         const pace = await labPace(paceOption(opts.pace));
@@ -89,6 +108,7 @@ export function registerLabCommands(lab: Command): void {
           controlPlane: controlPlaneOption(opts.controlPlane),
           say,
           ...pace.lab,
+          restart,
         });
         return undefined;
       }),

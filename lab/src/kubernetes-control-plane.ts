@@ -63,7 +63,11 @@ function serverOf(runDir: string, cluster: string): { server: string; ca: string
   return { server, ca: Buffer.from(caData ?? '', 'base64').toString() };
 }
 
-/** Starts the etcd of each cluster (together: each takes a second to elect itself), and notes its client URL. */
+/**
+ * Starts the etcd of each cluster (together: each takes a second to elect itself), and notes its client URL.
+ * The etcds and API servers run unsupervised (processes.ts): they stand in for a cluster's control plane,
+ * and a test that crashes one starts it again itself (restartApiServer).
+ */
 async function startEtcds(topology: LabTopology, runDir: string): Promise<void> {
   await Promise.all(
     topology.clusters.map(async (cluster) => {

@@ -21,7 +21,8 @@ import { openLabState } from './lab-state';
 import type { ClusterState, LabState } from './lab-state-port';
 import { defaultNamespace } from '../../src/k8s/names';
 import { type ControlPlane, identityKubeconfigPath, labConfigDir, runsOnKubernetes } from './control-plane';
-import { knownProcesses, logsDir, startProcess, stopProcess } from './processes';
+import { knownProcesses, logsDir, startProcess, startSupervised, stopProcess, writeRestartPolicy } from './processes';
+import { type RestartPolicy, defaultRestartPolicy } from './restart-backoff';
 import { SpecsSeen, controllerDecisions } from './convergence-story';
 import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isEncrypted, loadTopology } from './topology';
 
@@ -54,6 +55,11 @@ export interface LabOptions {
    */
   controllerInterval?: number;
   agentInterval?: number;
+  /**
+   * How a crashed agent or controller is restarted (its supervisor's delays, restart-backoff.ts; default
+   * 1 s doubling to 10 s): `--restart-delay`, `--restart-delay-max` (restartPolicyOf checks them).
+   */
+  restart?: RestartPolicy;
 }
 
 /**
@@ -208,9 +214,9 @@ export const netnsHost = (runDir: string, node: string): NodeHost => ({ netns: n
 export const machineHost = (runDir: string, node: string): NodeHost => ({ processDir: join(runDir, runDirPaths.machine(node)) });
 
 /**
- * Starts one node's agent, working in the node's namespace through --netns. Not `ip netns exec`: that
- * gives the process a mount namespace with its own /sys, so its bpffs pins would be invisible to
- * inspect, cleanup and the next agent.
+ * Starts one node's agent, supervised (restarted after a crash: processes.ts), working in the node's
+ * namespace through --netns. Not `ip netns exec`: that gives the process a mount namespace with its own
+ * /sys, so its bpffs pins would be invisible to inspect, cleanup and the next agent.
  */
 export function startAgent(
   topology: LabTopology,
@@ -220,7 +226,7 @@ export function startAgent(
   interval = defaultAgentInterval,
   host = netnsHost(runDir, node),
 ): void {
-  startProcess(host.processDir, `agent-${node}`, [
+  startSupervised(host.processDir, `agent-${node}`, [
     process.execPath,
     cli,
     'agent',
@@ -276,7 +282,7 @@ function agentFlags(
   ];
 }
 
-/** Starts the echo servers of a node's pods, each in its pod's namespace. */
+/** Starts the echo servers of a node's pods, each in its pod's namespace (unsupervised: processes.ts says why). */
 export function startEchoServers(node: LabNode, host: NodeHost): void {
   for (const pod of node.pods)
     startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
@@ -356,6 +362,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
   }
   mkdirSync(runDir, { recursive: true });
   writeFileAtomic(topologyFile(runDir), JSON.stringify(topology, null, 2));
+  writeRestartPolicy(runDir, options.restart ?? defaultRestartPolicy);
   writePeeringSecrets(topology, runDir);
   try {
     say(`networks: ${topology.clusters.length} clusters, ${topology.clusters.reduce((n, c) => n + c.nodes.length, 0)} nodes`);
@@ -467,7 +474,7 @@ async function prepareController(
   const dir = await (await import('./kubernetes-control-plane')).installStrait(runDir, cluster.id, settings, nodes);
   return () => {
     for (const name of controllerProcesses(runDir, topology, cluster.id)) {
-      startProcess(runDir, name, [
+      startSupervised(runDir, name, [
         process.execPath,
         cli,
         'controller',
@@ -485,7 +492,10 @@ async function prepareController(
   };
 }
 
-/** The standalone controller of a cluster, with its pid file and log in `processDir` (the lab's, or its machine's). */
+/**
+ * The standalone controller of a cluster, supervised, with its pid files and log in `processDir` (the
+ * lab's, or its machine's).
+ */
 export function startStandaloneController(
   topology: LabTopology,
   runDir: string,
@@ -495,7 +505,7 @@ export function startStandaloneController(
 ): void {
   const path = join(runDir, runDirPaths.controllerConfig(clusterId));
   writeFileAtomic(path, JSON.stringify(config, null, 2));
-  startProcess(processDir, `controller-${clusterId}`, [
+  startSupervised(processDir, `controller-${clusterId}`, [
     process.execPath,
     cli,
     'controller',

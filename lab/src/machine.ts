@@ -43,7 +43,8 @@ import { labPinRoot, podNetns } from './names';
 import { detachPod, podLeaseDir, podNetworkConfig } from './pod-network';
 import { batch, buildPods, podRoutes, strictReversePath, sysctl } from './network';
 import { type LabPaceName, labPaces } from './pace';
-import { knownProcesses, stopProcess } from './processes';
+import { knownProcesses, stopProcess, writeRestartPolicy } from './processes';
+import { type RestartPolicy, defaultRestartPolicy } from './restart-backoff';
 import type { CheckResult } from './run-checks';
 import { type LabTopology, findNode, loadTopology } from './topology';
 
@@ -112,6 +113,8 @@ export interface MachineOptions {
   dataplane: LabDataplane;
   pace: LabPaceName;
   say: Say;
+  /** How this machine's agent and controller are restarted after a crash (LabOptions.restart). */
+  restart?: RestartPolicy;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -147,6 +150,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   mkdirSync(runDir, { recursive: true });
   publishTopology(runDir, topology, node.name);
   mkdirSync(host.processDir, { recursive: true });
+  writeRestartPolicy(host.processDir, options.restart ?? defaultRestartPolicy);
   mkdirSync(secretsDir(runDir, cluster.id), { recursive: true, mode: 0o700 });
   if (planned.controller) writeMachineSecrets(topology, runDir, cluster.id, node.name);
   say(`${node.name}: NICs ${planned.nics.map((n) => `${n.name} ${n.address}`).join(', ')}; ${node.pods.length} pods`);

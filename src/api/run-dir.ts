@@ -43,4 +43,6 @@ export const runDirPaths = {
   /** What `strait-lab test --node` found from that machine's pods, for `strait-lab report`. */
   results: (node: string) => `results/${node}.json`,
   pids: 'pids',
+  /** The lab's: how its supervisors restart a crashed agent or controller (lab/src/restart-backoff.ts), beside `pids`. */
+  restartPolicy: 'restart-policy.json',
 };

@@ -168,8 +168,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
         const views = await clusterViews(topology, runDir);
 
-        // 1. A's controller leader dies (SIGKILL: no release). The standby takes the Lease once it expires
-        //    (4 s, checked every 0.5 s) and rewrites nothing: the datapath never notices.
+        // 1. A's controller leader dies (SIGKILL, with its supervisor: no release, no restart). The standby takes
+        //    the Lease once it expires (4 s, checked every 0.5 s) and rewrites nothing: the datapath never notices.
         const leader = leaderOf('cluster-a');
         assert.match(leader, /^controller-cluster-a-[01]$/);
         const standby = leader.endsWith('-0') ? 'controller-cluster-a-1' : 'controller-cluster-a-0';
@@ -186,8 +186,9 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         );
         assert.equal(pinged.received, pinged.transmitted, 'no packet lost while the controller changed leader');
 
-        // 2. A's gateway node dies: its agent is killed and its links go down at once. Its Lease stops being
-        //    renewed; after the heartbeat timeout (1.5 s, lab/src/lab.ts says why) the controller elects the other node.
+        // 2. A's gateway node dies: its agent is killed (with its supervisor) and its links go down at once. Its
+        //    Lease stops being renewed; after the heartbeat timeout (1.5 s, lab/src/lab.ts says why) the
+        //    controller elects the other node.
         const nodesOfA = topology.clusters[0]!.nodes;
         const first = nodesOfA.find((n) => n.name === views['cluster-a']!.spec.activeGateway.name)!;
         const second = nodesOfA.find((n) => n !== first)!;

@@ -219,7 +219,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.equal(pinged.received, pinged.transmitted, 'no ping lost across ten agent restarts');
       assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 
-      // 2. The active gateway of A goes away: its agent stops and its node is marked not Ready.
+      // 2. The active gateway of A goes away: its agent stops (a deliberate stop: its supervisor does not restart
+      //    it) and its node is marked not Ready.
       const nodesOfA = topology.clusters[0]!.nodes;
       const first = nodesOfA.find((n) => n.name === gatewayOf(runDir, 'cluster-a'))!;
       const second = nodesOfA.find((n) => n !== first)!;
@@ -250,8 +251,9 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
           : run(['ip', '-n', nodeNetns(bGateway), '-d', 'link']).includes(`remote ${second.publicAddress} `);
       assert.ok(sendsToNewGateway, "B's gateway now sends to the new gateway's public address");
 
-      // 3. The new gateway's node dies: its agent is killed and its links go down at once; nobody reports
-      //    it, its heartbeat ages out. The first node (its agent back) takes over.
+      // 3. The new gateway's node dies: its agent is killed with its supervisor (stopProcess with no grace:
+      //    nothing restarts it) and its links go down at once; nobody reports it, its heartbeat ages out.
+      //    The first node (its agent back) takes over.
       startAgent(topology, runDir, first.name, dataplane);
       await waitFor(`${first.name}'s agent`, () => heartbeatOf(runDir, 'cluster-a', first.name).ready);
       await stopProcess(runDir, `agent-${second.name}`, 0);

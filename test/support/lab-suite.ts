@@ -18,6 +18,7 @@ import { labPinRoot, nodeNetns, podNetns } from '../../lab/src/names';
 import { labNamespaces } from '../../lab/src/network';
 import { type PingCount, echoOutcome } from '../../lab/src/ping';
 import { cannotRunHere } from './kernel';
+import { restartLines } from './supervised';
 import { waitFor } from './wait';
 
 const hostState = () => ({
@@ -40,9 +41,15 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
   afterEach(async function (this: Mocha.Context) {
     if (this.currentTest?.state === 'failed') {
       process.stdout.write(`lab output:\n${lines.slice(-60).join('\n')}\n`);
-      // A lab process that died (an agent, an echo server) explains many failures at once; its log goes with the run dir.
-      for (const name of knownProcesses(runDir).filter((n) => !isAlive(processPid(runDir, n) ?? 0))) {
-        process.stdout.write(`${name} died; its log ends:\n${readFileSync(join(logsDir(runDir), `${name}.log`), 'utf8').slice(-2000)}\n`);
+      // A lab process that died (an echo server) or crashed and was restarted by its supervisor (an agent, a
+      // controller) explains many failures at once; its log goes with the run dir.
+      for (const name of knownProcesses(runDir)) {
+        const restarts = restartLines(runDir, name).length;
+        if (isAlive(processPid(runDir, name) ?? 0) && restarts === 0) continue;
+        const what = restarts > 0 ? `crashed (restarted ${restarts} times)` : 'died';
+        process.stdout.write(
+          `${name} ${what}; its log ends:\n${readFileSync(join(logsDir(runDir), `${name}.log`), 'utf8').slice(-2000)}\n`,
+        );
       }
     }
     lines.length = 0;

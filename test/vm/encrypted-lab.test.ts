@@ -16,7 +16,7 @@ import { addressSeenFrom } from '../../lab/src/checks';
 import { labDown, labUp, savedTopology, secretsDir } from '../../lab/src/lab';
 import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
-import { knownProcesses, processPid } from '../../lab/src/processes';
+import { childPid, knownProcesses, processPid } from '../../lab/src/processes';
 import { labNamespaces } from '../../lab/src/network';
 import { encryptionRequirements } from '../../src/probe/features';
 import { cannotRunHere, requireKernel, requireRoot } from '../support/kernel';
@@ -125,10 +125,11 @@ describe('encrypted lab (IPsec between gateways)', function () {
       .join('\n')
       .toLowerCase();
     for (const text of forbidden) assert.ok(!logs.includes(text.toLowerCase()), 'a secret or key reached a log');
-    // Nor any process's argv (every user of the machine can read it), nor a document of the run directory
-    // besides the secrets' own files (node specs, exchanged NetworkConfigs, heartbeats, statuses).
+    // Nor any process's argv, a supervisor's or its child's (every user of the machine can read it), nor a
+    // document of the run directory besides the secrets' own files (node specs, exchanged NetworkConfigs,
+    // heartbeats, statuses).
     const argv = knownProcesses(runDir)
-      .map((name) => processPid(runDir, name))
+      .flatMap((name) => [processPid(runDir, name), childPid(runDir, name)])
       .map((pid) => (pid !== undefined && existsSync(`/proc/${pid}`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : ''))
       .join('\n');
     const documents = (readdirSync(runDir, { recursive: true, withFileTypes: true }) as Dirent[])

@@ -11,6 +11,9 @@ struct strait_cidr {
 };
 
 #define STRAIT_F_GATEWAY (1u << 0)
+/* A gateway candidate that is not the gateway this node sends through: it translates what arrives for a
+ * peer or from one (a node or a peer whose probes chose it), but its own pods go through the gateway. */
+#define STRAIT_F_STANDBY (1u << 1)
 
 /* The node's settings; the one element (key 0) of an array map. All zero: not programmed yet. */
 struct strait_config {

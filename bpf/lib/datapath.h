@@ -121,11 +121,11 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
 }
 
-/* Gateway only; a worker lets the kernel deliver to the pod. */
+/* Gateway and standbys; a worker lets the kernel deliver to the pod. */
 static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 {
 	const struct strait_config *cfg = strait_config_get();
-	if (!cfg || !(cfg->flags & STRAIT_F_GATEWAY))
+	if (!cfg || !(cfg->flags & (STRAIT_F_GATEWAY | STRAIT_F_STANDBY)))
 		return TC_ACT_OK;
 	struct strait_pkt p;
 	int parsed = strait_parse(skb, &p);

@@ -39,13 +39,8 @@ uint32_t nextSocketId = 1;
 constexpr int kReadsPerWakeup = 1024;
 constexpr size_t kMaxDatagram = 2048;
 
-void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
-  auto* s = static_cast<UdpSocket*>(handle->data);
-  Napi::Env env(s->env);
-  Napi::HandleScope scope(env);
-  // A pending socket error (an ICMP unreachable for an earlier send) stops the handle: poll again, and
-  // let recvfrom below return it and read on.
-  if (status < 0) uv_poll_start(&s->poll, UV_READABLE, OnReadable);
+// Every datagram waiting on the socket, without blocking.
+Napi::Array Drain(Napi::Env env, UdpSocket* s) {
   Napi::Array datagrams = Napi::Array::New(env);
   uint8_t buf[kMaxDatagram];
   for (int i = 0; i < kReadsPerWakeup; i++) {
@@ -67,6 +62,17 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
     d.Set("data", Napi::Buffer<uint8_t>::Copy(env, buf, static_cast<size_t>(n)));
     datagrams[datagrams.Length()] = d;
   }
+  return datagrams;
+}
+
+void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
+  auto* s = static_cast<UdpSocket*>(handle->data);
+  Napi::Env env(s->env);
+  Napi::HandleScope scope(env);
+  // A pending socket error (an ICMP unreachable for an earlier send) stops the handle: poll again, and
+  // let recvfrom return it and read on.
+  if (status < 0) uv_poll_start(&s->poll, UV_READABLE, OnReadable);
+  Napi::Array datagrams = Drain(env, s);
   if (datagrams.Length() == 0 || s->callback.IsEmpty()) return;
   try {
     s->callback.MakeCallback(env.Global(), {datagrams}, *s->context);
@@ -147,15 +153,9 @@ Napi::Value UdpSocketSend(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// udpSocketLocalPort(id) -> the port the socket is bound to.
-Napi::Value UdpSocketLocalPort(const Napi::CallbackInfo& info) {
-  UdpSocket* s = Find(info);
-  struct sockaddr_in local = {};
-  socklen_t len = sizeof(local);
-  if (getsockname(s->fd, reinterpret_cast<struct sockaddr*>(&local), &len) != 0)
-    ThrowNativeError(info.Env(), NativeErrorKind::kSocket, "read UDP socket address", errno);
-  return Napi::Number::New(info.Env(), ntohs(local.sin_port));
-}
+// udpSocketReceive(id) -> the datagrams waiting now, as the callback would get them: for a caller that
+// must see them before it goes on (after its event loop was held up, timers run before the poll).
+Napi::Value UdpSocketReceive(const Napi::CallbackInfo& info) { return Drain(info.Env(), Find(info)); }
 
 // udpSocketClose(id) -> whether it was open. No datagram is delivered after this returns.
 Napi::Value UdpSocketClose(const Napi::CallbackInfo& info) {
@@ -172,7 +172,7 @@ Napi::Value UdpSocketClose(const Napi::CallbackInfo& info) {
 void InitUdpSocket(Napi::Env env, Napi::Object exports) {
   exports.Set("udpSocketOpen", Napi::Function::New(env, UdpSocketOpen));
   exports.Set("udpSocketSend", Napi::Function::New(env, UdpSocketSend));
-  exports.Set("udpSocketLocalPort", Napi::Function::New(env, UdpSocketLocalPort));
+  exports.Set("udpSocketReceive", Napi::Function::New(env, UdpSocketReceive));
   exports.Set("udpSocketClose", Napi::Function::New(env, UdpSocketClose));
 }
 

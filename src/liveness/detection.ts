@@ -1,10 +1,12 @@
 /**
- * Whether a probed node answers, judged as BFD judges a session (RFC 5880, "Detection Time"): a probe
- * every `intervalMs`; a node that sent no fresh Ready reply for `multiplier` intervals is down. Pure:
- * the prober (prober.ts) feeds it replies and the clock.
+ * Whether a probed node answers, judged as BFD judges a session (RFC 5880, "Detection Time"), counted
+ * in probes rather than read off a clock: a node that left the last `multiplier` requests sent to it
+ * unanswered is down, so one is detected within (multiplier + 1) intervals of its last answer. Counting
+ * probes, a prober whose own process was held up (a long apply, a pause: no request went out) does not
+ * take the silence it caused for the node's. Pure: the prober (prober.ts) feeds it replies and rounds.
  *
- * Coming back is slower than going: a node that was down is up again only once it has answered without
- * a gap for one detection time, so a node flapping at the edge of loss does not pull traffic back and
+ * Coming back is slower than going: a node that was down is up again only once it answered
+ * `multiplier` requests in a row, so a node flapping at the edge of loss does not pull traffic back and
  * forth. A node never heard from stays `unknown`, which a node treats as alive: one that cannot answer
  * (a kernel-fallback node has no responder) is never failed away from on probes alone, and a prober
  * just started trusts the published order rather than what it has not seen. Only a node seen answering
@@ -18,46 +20,44 @@ export interface DetectionSettings {
   multiplier: number;
 }
 
-/** One probed node, as the prober last judged it. */
+/** One probed node, as the prober last judged it. Sequence numbers are the prober's, one per round. */
 export interface Detection {
   verdict: Verdict;
-  /** When probing it began (ms, the prober's clock). */
-  startedAt: number;
-  /** When the verdict last changed. */
+  /** When the verdict last changed (ms, the prober's clock). */
   changedAt: number;
-  /** The last fresh Ready reply. */
-  lastReplyAt?: number;
-  /** The first reply of the current run without a gap of a detection time. */
-  answeringSince?: number;
+  /** The newest request it answered. */
+  lastAnswered?: number;
+  /** The first request of the current run answered without a gap. */
+  runFrom?: number;
 }
 
 export const detectionTimeMs = (s: DetectionSettings): number => s.intervalMs * s.multiplier;
 
-export const startDetection = (now: number): Detection => ({ verdict: 'unknown', startedAt: now, changedAt: now });
+export const startDetection = (now: number): Detection => ({ verdict: 'unknown', changedAt: now });
+
+/** `a - b` on wrapping 32-bit sequence numbers. */
+const since = (a: number, b: number) => (a - b) >>> 0;
 
 /**
- * A reply numbered `seq` when `lastSeq` was the last request sent: fresh when it answers one of the
- * last `multiplier` requests (an older one, queued somewhere meanwhile, says nothing of now). Replies
- * saying the node's maps hold no spec (`ready` false) are not answers: such a node does not forward.
+ * A Ready reply to request `seq` when `lastSent` was the last request sent. One to a request older than
+ * the last `multiplier` (queued somewhere meanwhile) says nothing of now, nor does one older than an
+ * answer already counted; one saying the node's maps hold no spec (`ready` false) is no answer: such a
+ * node does not forward.
  */
-export function observeReply(d: Detection, now: number, seq: number, lastSeq: number, ready: boolean, s: DetectionSettings): Detection {
-  const age = (lastSeq - seq) >>> 0;
-  if (!ready || age >= s.multiplier) return d;
-  const gap = d.lastReplyAt === undefined || now - d.lastReplyAt > detectionTimeMs(s);
-  return { ...d, lastReplyAt: now, answeringSince: gap ? now : d.answeringSince };
+export function observeReply(d: Detection, seq: number, lastSent: number, ready: boolean, s: DetectionSettings): Detection {
+  if (!ready || since(lastSent, seq) >= s.multiplier) return d;
+  if (d.lastAnswered !== undefined && (seq === d.lastAnswered || since(seq, d.lastAnswered) > since(lastSent, d.lastAnswered))) return d;
+  const unbroken = d.lastAnswered !== undefined && since(seq, d.lastAnswered) === 1;
+  return { ...d, lastAnswered: seq, runFrom: unbroken ? d.runFrom : seq };
 }
 
-/** The verdict at `now`. */
-export function judge(d: Detection, now: number, s: DetectionSettings): Detection {
-  const detect = detectionTimeMs(s);
-  const answering = d.lastReplyAt !== undefined && now - d.lastReplyAt <= detect;
+/** The verdict once request `lastSent` (and every one before it) had its interval to be answered. */
+export function judge(d: Detection, lastSent: number, now: number, s: DetectionSettings): Detection {
+  if (d.lastAnswered === undefined) return d;
+  const unanswered = since(lastSent, d.lastAnswered);
   let verdict = d.verdict;
-  if (!answering) {
-    if (verdict === 'up') verdict = 'down';
-  } else if (verdict === 'unknown') {
-    verdict = 'up';
-  } else if (verdict === 'down' && now - d.answeringSince! >= detect) {
-    verdict = 'up';
-  }
+  if (unanswered >= s.multiplier) verdict = 'down';
+  else if (verdict === 'unknown') verdict = 'up';
+  else if (verdict === 'down' && since(d.lastAnswered, d.runFrom!) + 1 >= s.multiplier && unanswered === 0) verdict = 'up';
   return verdict === d.verdict ? d : { ...d, verdict, changedAt: now };
 }

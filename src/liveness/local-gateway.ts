@@ -12,6 +12,14 @@ import { chooseGateway } from './gateway-choice';
 /** The gateways in failover order. */
 export const gatewayOrder = (spec: NodeDataplaneSpec): string[] => [spec.activeGateway.name, ...spec.standbyGateways];
 
+/**
+ * A gateway candidate this node does not send through: it translates what arrives at it (a node or a
+ * peer whose probes chose it) as the gateway does, so a split view costs nothing; its own pods go
+ * through the gateway.
+ */
+export const isStandby = (spec: NodeDataplaneSpec): boolean =>
+  spec.node.role !== 'gateway' && spec.standbyGateways.includes(spec.node.name);
+
 /** A peer gateway's probe target name: its address, kept apart from node names (which never hold ':'). */
 const peerTarget = (address: string) => `peer:${address}`;
 

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { native } from '../native/binding';
 import type { Datagram } from '../native/binding';
 import { type Detection, type DetectionSettings, type Verdict, judge, observeReply, startDetection } from './detection';
-import { livenessPort, probeRequest, readProbeReply } from './wire';
+import { ProbeState, livenessPort, probeRequest, readProbeReply } from './wire';
 
 export interface ProberOptions extends DetectionSettings {
   /** The namespace probes leave from (a path, /run/netns/NAME); default: the process's. */
@@ -70,12 +70,17 @@ export class Prober {
     this.round();
   }
 
-  /** One round: judge, then send the next request to every target. */
+  /**
+   * One round: read the replies already there, judge, then send the next request to every target. The
+   * replies are read first because after the event loop was held up (a long apply, a pause) timers run
+   * before sockets are polled: judged first, every target would look silent for as long as the hold-up.
+   */
   round(): void {
+    this.receive(native().udpSocketReceive(this.socket));
     const now = this.clock();
     const changed: string[] = [];
     for (const [name, t] of this.targets) {
-      const judged = judge(t.detection, now, this.options);
+      const judged = judge(t.detection, this.seq, now, this.options);
       if (judged !== t.detection && judged.verdict !== t.detection.verdict) changed.push(name);
       t.detection = judged;
     }
@@ -93,13 +98,12 @@ export class Prober {
   }
 
   private receive(datagrams: Datagram[]): void {
-    const now = this.clock();
     for (const d of datagrams) {
       const reply = readProbeReply(d.data);
       if (!reply || reply.session !== this.session) continue;
       for (const t of this.targets.values()) {
         if (t.address !== d.address) continue;
-        t.detection = observeReply(t.detection, now, reply.seq, this.seq, reply.state === 1, this.options);
+        t.detection = observeReply(t.detection, reply.seq, this.seq, reply.state === ProbeState.Ready, this.options);
       }
     }
   }

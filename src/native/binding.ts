@@ -305,7 +305,7 @@ export interface NativeBinding {
   netlinkMonitorClose(id: number): boolean;
   udpSocketOpen(netns: string | null, onDatagrams: (datagrams: Datagram[]) => void): number;
   udpSocketSend(id: number, address: string, port: number, data: Buffer): void;
-  udpSocketLocalPort(id: number): number;
+  udpSocketReceive(id: number): Datagram[];
   udpSocketClose(id: number): boolean;
 }
 

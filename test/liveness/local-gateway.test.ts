@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../src/errors';
 import type { Verdict } from '../../src/liveness/detection';
-import { gatewayOrder, probeTargets, withLocalGateway } from '../../src/liveness/local-gateway';
+import { gatewayOrder, isStandby, probeTargets, withLocalGateway } from '../../src/liveness/local-gateway';
+import { desiredMaps } from '../../src/dataplane/ebpf/desired-maps';
+import { Flags } from '../../src/dataplane/ebpf/layout';
 import { LocalGateway } from '../../src/agent/local-gateway';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { captureLog } from '../support/log-capture';
@@ -106,6 +108,17 @@ describe('local gateway choice (pure)', () => {
     assert.deepEqual(failed.peers[0]!.endpoint.standbyAddresses, gw.peers[0]!.endpoint.standbyAddresses);
     assert.equal(failed.peers[1], gw.peers[1], 'the other peer is untouched');
     assert.equal(failed.activeGateway, gw.activeGateway);
+  });
+
+  it('a standby is flagged in its datapath config as such (it translates what arrives), until it chooses itself', () => {
+    const flags = (s: NodeDataplaneSpec) => desiredMaps(s, 42).config[0]![1].flags;
+    assert.equal(isStandby(spec('b-c2')), true);
+    assert.equal(flags(spec('b-c2')), Flags.Standby);
+    assert.equal(flags(spec('b-worker')), 0);
+    assert.equal(flags(spec('b-gw')), Flags.Gateway);
+    const promoted = withLocalGateway(spec('b-c2'), verdicts([['b-gw', 'down']]));
+    assert.equal(isStandby(promoted), false);
+    assert.equal(flags(promoted), Flags.Gateway);
   });
 
   it('the reader refuses standbys that are not nodes, the active gateway itself, or repeated, naming the field', () => {

@@ -130,6 +130,25 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       assert.deepEqual(got, []);
     });
 
+    it('an event loop held up for longer than the detection time does not make an answering node look down', async () => {
+      const datapath = await NodeDatapath.load(options);
+      const verdicts: Verdict[] = [];
+      try {
+        datapath.apply(spec);
+      } finally {
+        datapath.close();
+      }
+      const p = startProber(verdicts);
+      await waitFor('the node answers', () => p.verdicts().get('n1') === 'up', 2000, undefined, 10);
+      // As a long apply or a garbage collection would: 300 ms (five detection times) without a turn of the loop.
+      for (let i = 0; i < 3; i++) {
+        const until = Date.now() + 300;
+        while (Date.now() < until);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(verdicts, ['up'], 'the replies that came meanwhile are read before judging');
+    });
+
     it('a prober sees the node up, then down within a few detection times once the programs are gone, and when the maps say not ready', async () => {
       const datapath = await NodeDatapath.load(options);
       const verdicts: Verdict[] = [];

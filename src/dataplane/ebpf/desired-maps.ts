@@ -26,6 +26,7 @@ import {
   type route,
 } from './layout';
 import { ProbeState, livenessPort } from '../../liveness/wire';
+import { isStandby } from '../../liveness/local-gateway';
 
 type Entry<K, V> = readonly [K, V];
 type MapCidr = CodecValue<typeof cidr>;
@@ -70,7 +71,7 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
     transitAddr: formatIp(spec.transitAddress),
     overlayIfindex,
     overlayVni: spec.overlay.vni,
-    flags: gateway ? Flags.Gateway : 0,
+    flags: gateway ? Flags.Gateway : isStandby(spec) ? Flags.Standby : 0,
     overlayMac: spec.overlay.mac,
     tunnelMtu,
   };

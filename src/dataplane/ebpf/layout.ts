@@ -27,7 +27,7 @@ export const datapathObjectPath = join(__dirname, '..', '..', '..', 'bpf', 'stra
 
 export const Program = { FromPod: 'strait_from_pod', FromOverlay: 'strait_from_overlay', Liveness: 'strait_liveness_reply' } as const;
 
-export const Flags = { Gateway: 1 << 0 } as const;
+export const Flags = { Gateway: 1 << 0, Standby: 1 << 1 } as const;
 
 export enum PrefixKind {
   Pod = 0,

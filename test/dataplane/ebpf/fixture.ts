@@ -80,7 +80,8 @@ export const peerQ: PeerSetup = {
 /** Node hosting 10.0.3.0/24 (not the gateway): symmetric routing sends there. */
 export const otherNode = { prefix: { addr: '10.0.3.0', prefixLen: 24 }, underlay: '192.168.1.13' };
 
-export type Role = 'gateway' | 'worker';
+/** A standby: a gateway candidate this node does not send through (it still translates what arrives). */
+export type Role = 'gateway' | 'worker' | 'standby';
 
 export function configFor(role: Role, over: Partial<CodecValue<typeof layout.config>> = {}): CodecValue<typeof layout.config> {
   return {
@@ -91,7 +92,7 @@ export function configFor(role: Role, over: Partial<CodecValue<typeof layout.con
     transitAddr: home.transit,
     overlayIfindex: 42,
     overlayVni: home.overlayVni,
-    flags: role === 'gateway' ? layout.Flags.Gateway : 0,
+    flags: { gateway: layout.Flags.Gateway, standby: layout.Flags.Standby, worker: 0 }[role],
     overlayMac: home.overlayMac,
     tunnelMtu: home.tunnelMtu,
     ...over,

@@ -50,6 +50,7 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
     assert.equal(max, DROP_REASON_COUNT);
     assert.deepEqual(constants('STRAIT_PREFIX'), enumEntries(PrefixKind));
     assert.match(header, new RegExp(`#define STRAIT_F_GATEWAY \\(1u << ${Math.log2(Flags.Gateway)}\\)`));
+    assert.match(header, new RegExp(`#define STRAIT_F_STANDBY \\(1u << ${Math.log2(Flags.Standby)}\\)`));
   });
 
   describe('maps (real kernel)', function () {

@@ -48,6 +48,25 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     });
   });
 
+  describe('on a standby gateway', () => {
+    let dp: Datapath;
+    before(async () => {
+      dp = (await Datapath.load()).program('standby');
+    });
+    after(() => dp?.close());
+
+    it('translates what a peer or a node whose probes chose it sends, as the gateway does; its own pods go through the gateway', async () => {
+      const fromP = frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp);
+      dp.expect('fromOverlay', fromP, TC_ACT_REDIRECT, frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp, overlayMacs));
+      const fromWorker = frame({ src: localPod, dst: '10.32.0.9' }, tcp);
+      assert.deepEqual((await dp.tunnelOf('fromOverlay', fromWorker)).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+      assert.deepEqual(await dp.tunnelOf('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp)), {
+        retval: TC_ACT_REDIRECT,
+        tunnel: { remote: home.gateway, vni: home.overlayVni, ttl: 64 },
+      });
+    });
+  });
+
   describe('on the gateway', () => {
     let dp: Datapath;
     before(async () => {

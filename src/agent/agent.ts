@@ -285,6 +285,8 @@ export class Agent {
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) status.error = error;
     if (this.applied !== undefined) status.appliedSpec = this.applied.digest;
+    const probes = this.gateway?.report() ?? [];
+    if (probes.length > 0) status.gatewayProbes = probes;
     this.conditions = setConditions(
       this.conditions,
       agentConditions({

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Verdict } from '../liveness/detection';
-import { chosenGateways, probeTargets, withLocalGateway } from '../liveness/local-gateway';
+import { chosenGateways, gatewayProbeReport, probeTargets, withLocalGateway } from '../liveness/local-gateway';
 
 /** What the agent needs of a prober (liveness/prober.ts). */
 export interface GatewayProbes {
@@ -40,6 +40,11 @@ export class LocalGateway {
     else if (last !== undefined && last.effective !== last.spec && isDeepStrictEqual(chosenGateways(last.spec), published))
       this.log.info(detail, 'the published gateways answer again: following them');
     return effective;
+  }
+
+  /** What this node reports of its probes of the cluster's other gateway candidates, for the spec in force. */
+  report(): ReturnType<typeof gatewayProbeReport> {
+    return this.last ? gatewayProbeReport(this.last.spec, this.probes.verdicts()) : [];
   }
 }
 

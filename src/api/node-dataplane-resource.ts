@@ -4,7 +4,7 @@
  * these schemas (compiled-validators.ts); node-dataplane.ts reads and writes the documents.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { peerTransports } from '../nodespec/spec';
+import { maxStandbyGateways, peerTransports } from '../nodespec/spec';
 import { dataplanes } from './dataplane';
 import { type ResourceDefinition, objectSchema } from './resource';
 import { nodeDataplaneNames } from './resource-names';
@@ -83,6 +83,7 @@ export const NodeDataplaneSpecSchema = Strict(
     ),
     standbyGateways: Type.Optional(
       List(NodeNameText(), {
+        maxItems: maxStandbyGateways,
         description:
           "The other gateway candidates, in the order nodes fail over to them when the active gateway stops answering their probes. Absent on Kubernetes: the agent reads it from the cluster's StraitGateway.",
       }),
@@ -124,6 +125,15 @@ export const NodeDataplaneStatusSchema = Strict(
         maximum: 3600,
         description:
           "Written by an agent stopping on SIGTERM (a restart, an upgrade): seconds this last heartbeat keeps the node Ready when that is longer than the controller's heartbeat timeout, so that its successor's start does not fail the gateway over. A running agent's heartbeats have none.",
+      }),
+    ),
+    gatewayProbes: Type.Optional(
+      List(Strict({ name: NodeNameText(), verdict: StringEnum(['up', 'down']) }), {
+        maxItems: maxStandbyGateways + 1,
+        description:
+          "A gateway candidate's probes of the cluster's other candidates (docs/liveness.md), by name: whether each one's datapath answers. The controller moves the gateway on these, not on an agent's heartbeat. Candidates never heard from are not listed.",
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
       }),
     ),
     conditions: Type.Optional(Conditions()),

@@ -6,6 +6,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ResourceDefinition } from './resource';
 import { straitGatewayNames } from './resource-names';
 import { ClusterIdText, IpText, List, NodeNameText, Port, StandbyAddresses, Strict } from './schema';
+import { maxStandbyGateways } from '../nodespec/spec';
 
 export const StraitGatewaySpecSchema = Strict(
   {
@@ -15,6 +16,7 @@ export const StraitGatewaySpecSchema = Strict(
     ),
     standbyGateways: Type.Optional(
       List(NodeNameText(), {
+        maxItems: maxStandbyGateways,
         description:
           'The other gateway candidates, in the order nodes fail over to them when the active gateway stops answering their probes (no write needed: each node decides from its own probes).',
       }),

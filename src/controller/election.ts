@@ -7,8 +7,11 @@
 import type { NodeDataplaneStatus } from '../api/node-dataplane';
 import type { Ip } from '../net/cidr';
 
-/** What decides a node's readiness in the status its agent writes (its heartbeat). */
-export type Heartbeat = Pick<NodeDataplaneStatus, 'ready' | 'time' | 'validFor'>;
+/**
+ * What decides a node's readiness in the status its agent writes (its heartbeat), and, from a gateway
+ * candidate, its probes of the others' datapaths.
+ */
+export type Heartbeat = Pick<NodeDataplaneStatus, 'ready' | 'time' | 'validFor' | 'gatewayProbes'>;
 
 export interface Candidate {
   name: string;
@@ -48,6 +51,50 @@ export function isReady(heartbeat: Heartbeat | undefined, now: number, timeoutSe
   const age = now - Date.parse(heartbeat.time);
   // NaN (unparsable time) compares false: not Ready.
   return age <= Math.max(timeoutSeconds, heartbeat.validFor ?? 0) * 1000;
+}
+
+/**
+ * The candidates whose datapath the others' probes judge (docs/liveness.md): up when a Ready candidate's
+ * probes say it answers, down when some say it does not and none says it does (a split view keeps the
+ * gateway: a node that still reaches it keeps sending there). A candidate nobody has heard from (a
+ * kernel-fallback node has no responder) is not listed: its agent's heartbeat judges it.
+ */
+export function probedVerdicts(
+  candidates: readonly Candidate[],
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  timeoutSeconds: number,
+): Map<string, 'up' | 'down'> {
+  const said = new Map<string, Set<'up' | 'down'>>();
+  for (const reporter of candidates) {
+    const heartbeat = heartbeats.get(reporter.name);
+    if (!isReady(heartbeat, now, timeoutSeconds)) continue;
+    for (const { name, verdict } of heartbeat!.gatewayProbes ?? []) {
+      if (name === reporter.name || !candidates.some((c) => c.name === name)) continue;
+      said.set(name, (said.get(name) ?? new Set()).add(verdict));
+    }
+  }
+  return new Map([...said].map(([name, verdicts]) => [name, verdicts.has('up') ? 'up' : 'down']));
+}
+
+/**
+ * The candidates that may carry the gateway, in the order given: the datapath's answer where a candidate
+ * was probed (an agent restarting, however long, does not count against a node whose programs forward),
+ * its agent's heartbeat where it was not.
+ */
+export function aliveCandidates(
+  candidates: readonly Candidate[],
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  timeoutSeconds: number,
+): string[] {
+  const probed = probedVerdicts(candidates, heartbeats, now, timeoutSeconds);
+  return candidates
+    .filter((c) => {
+      const verdict = probed.get(c.name);
+      return verdict === undefined ? isReady(heartbeats.get(c.name), now, timeoutSeconds) : verdict === 'up';
+    })
+    .map((c) => c.name);
 }
 
 /** The nodes whose heartbeat is Ready, in the order given. */

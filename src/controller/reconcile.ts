@@ -4,7 +4,16 @@
  * adapter publishes them: to the run directory (files/exchange.ts, `runDirFiles`) or to API servers.
  */
 import type { ControllerConfig, ReflectionConfig } from '../api/controller-config';
-import { type Election, type GatewayTenure, type Heartbeat, electGateway, gatewayAddress, readyNodes, standbyOrder } from './election';
+import {
+  type Election,
+  type GatewayTenure,
+  type Heartbeat,
+  aliveCandidates,
+  electGateway,
+  gatewayAddress,
+  readyNodes,
+  standbyOrder,
+} from './election';
 import type { ExchangeView } from './exchange-view';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
@@ -82,14 +91,13 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const awaiting = within(input.startedAt) ? candidates.filter((n) => !input.heartbeats.has(n.name)).map((n) => n.name) : [];
   const { previous } = input;
   const settling = previous !== undefined && within(previous.since) && input.heartbeats.get(previous.gateway)?.ready === true;
-  const elected = electGateway(candidates, ready, previous?.gateway, awaiting, settling);
+  const alive = aliveCandidates(candidates, input.heartbeats, input.now, config.heartbeatTimeout);
+  const elected = electGateway(candidates, alive, previous?.gateway, awaiting, settling);
   const since = elected.gateway === previous?.gateway ? previous.since : input.now;
   const election = { ...elected, ...(since !== undefined ? { since } : {}) };
   const gatewayNode = config.nodes.find((n) => n.name === election.gateway)!;
-  const standbyGateways = standbyOrder(candidates, election.gateway);
-  const standbyAddresses = standbyGateways
-    .slice(0, maxStandbyGateways)
-    .map((name) => formatIp(gatewayAddress(config.nodes.find((n) => n.name === name)!)));
+  const standbyGateways = standbyOrder(candidates, election.gateway).slice(0, maxStandbyGateways);
+  const standbyAddresses = standbyGateways.map((name) => formatIp(gatewayAddress(config.nodes.find((n) => n.name === name)!)));
   const endpoint = {
     address: formatIp(gatewayAddress(gatewayNode)),
     port: defaultTunnelPort,

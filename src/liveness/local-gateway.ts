@@ -73,6 +73,26 @@ export function withLocalGateway(spec: NodeDataplaneSpec, verdicts: ReadonlyMap<
   return peers.every((p, i) => p === spec.peers[i]) ? effective : { ...effective, peers };
 }
 
+/**
+ * What a gateway candidate reports of its probes of the cluster's other candidates (status
+ * `gatewayProbes`), sorted by name; nothing from a node that is no candidate (its view would cost a
+ * status write per node at each failover) and nothing of a candidate never heard from.
+ */
+export function gatewayProbeReport(
+  spec: NodeDataplaneSpec,
+  verdicts: ReadonlyMap<string, Verdict>,
+): { name: string; verdict: 'up' | 'down' }[] {
+  const order = gatewayOrder(spec);
+  if (!order.includes(spec.node.name)) return [];
+  return order
+    .filter((name) => name !== spec.node.name)
+    .sort()
+    .flatMap((name) => {
+      const verdict = verdicts.get(name);
+      return verdict === 'up' || verdict === 'down' ? [{ name, verdict }] : [];
+    });
+}
+
 /** The gateways a spec sends through: ours, and each peer's endpoint. */
 export const chosenGateways = (spec: NodeDataplaneSpec) => ({
   gateway: spec.activeGateway.name,

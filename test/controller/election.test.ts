@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { electGateway, gatewayAddress, isReady, readyNodes } from '../../src/controller/election';
+import { aliveCandidates, electGateway, gatewayAddress, isReady, probedVerdicts, readyNodes } from '../../src/controller/election';
 import { parseIp } from '../../src/net/cidr';
 
 const ip = (text: string) => parseIp('test', text);
@@ -87,5 +87,60 @@ describe('controller gateway election', () => {
       ip('203.0.113.1'),
     );
     assert.deepEqual(gatewayAddress({ name: 'g', underlayAddress: ip('192.168.1.1') }), ip('192.168.1.1'));
+  });
+
+  describe("the datapath's answers (the candidates' probes of each other)", () => {
+    const candidates = [{ name: 'a' }, { name: 'b' }, { name: 'c' }];
+    const fresh = (probes: [string, 'up' | 'down'][] = []) => ({
+      ready: true,
+      time: at(0.1),
+      gatewayProbes: probes.map(([name, verdict]) => ({ name, verdict })),
+    });
+    const stale = { ready: true, time: at(60) };
+
+    it("keeps a candidate whose agent is gone while another's probes see its datapath answer", () => {
+      const heartbeats = new Map([
+        ['a', stale],
+        ['b', fresh([['a', 'up']])],
+      ]);
+      assert.deepEqual(readyNodes(candidates, heartbeats, now, 1.5), ['b'], 'by heartbeats, a is not Ready');
+      assert.deepEqual([...probedVerdicts(candidates, heartbeats, now, 1.5)], [['a', 'up']]);
+      assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['a', 'b']);
+      assert.deepEqual(electGateway(candidates, aliveCandidates(candidates, heartbeats, now, 1.5), 'a'), { gateway: 'a', reason: 'kept' });
+    });
+
+    it("a candidate the probes see down is not alive, whatever its agent's heartbeat says", () => {
+      const heartbeats = new Map([
+        ['a', fresh()],
+        ['b', fresh([['a', 'down']])],
+      ]);
+      assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['b']);
+      assert.deepEqual(electGateway(candidates, aliveCandidates(candidates, heartbeats, now, 1.5), 'a'), {
+        gateway: 'b',
+        reason: 'elected',
+      });
+    });
+
+    it('a split view keeps the candidate (one reporter still reaches it); reports from a candidate that is not Ready, of itself, or of strangers count for nothing', () => {
+      const heartbeats = new Map([
+        ['a', fresh()],
+        ['b', fresh([['a', 'down']])],
+        [
+          'c',
+          fresh([
+            ['a', 'up'],
+            ['c', 'down'],
+            ['zz', 'down'],
+          ]),
+        ],
+      ]);
+      assert.deepEqual([...probedVerdicts(candidates, heartbeats, now, 1.5)], [['a', 'up']]);
+      const notReady = new Map([
+        ['a', fresh()],
+        ['b', { ...fresh([['a', 'down']]), time: at(60) }],
+      ]);
+      assert.deepEqual(probedVerdicts(candidates, notReady, now, 1.5).size, 0);
+      assert.deepEqual(aliveCandidates(candidates, notReady, now, 1.5), ['a'], 'unprobed: its heartbeat judges it');
+    });
   });
 });

@@ -135,6 +135,10 @@ static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 	const struct strait_route *dst = src ? 0 : strait_lpm(&strait_routes, p.daddr);
 	if (!src && !dst)
 		return TC_ACT_OK;
+	/* From a remote source on our own overlay VNI: a gateway of ours translated it already and delivers
+	 * it to its pod here (a standby, or the gateway, that a peer's probes did not choose). */
+	if (src && strait_on_overlay_vni(skb, cfg))
+		return TC_ACT_OK;
 	if (parsed == STRAIT_PKT_MALFORMED)
 		return strait_drop(STRAIT_DROP_MALFORMED);
 	/* From a peer: its SYN or SYN-ACK gets an MSS that fits our tunnels too (the peer's may be larger).

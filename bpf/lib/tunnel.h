@@ -7,6 +7,7 @@
  *   with the kernel fallback, whose tunnel device answers only to its own MAC. */
 #pragma once
 
+#include <stdbool.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_endian.h>
@@ -30,6 +31,13 @@ static __always_inline int strait_encap(struct __sk_buff *skb, const struct stra
 	if (bpf_skb_store_bytes(skb, 0, macs, sizeof(macs), 0))
 		return strait_drop(STRAIT_DROP_TUNNEL);
 	return bpf_redirect(cfg->overlay_ifindex, 0);
+}
+
+/* Whether the packet came in on the intra-cluster overlay VNI (from a node of ours), not on a peering's. */
+static __always_inline bool strait_on_overlay_vni(struct __sk_buff *skb, const struct strait_config *cfg)
+{
+	struct bpf_tunnel_key key = {};
+	return bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) == 0 && key.tunnel_id == cfg->overlay_vni;
 }
 
 /* To another node of the cluster on the overlay VNI. */

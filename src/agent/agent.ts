@@ -399,6 +399,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       dataplane = await openDataplane(kind, {
         ...options,
         log,
+        livenessResponder: missingFor('ebpf', report).length === 0,
         ...(unavailable ? { ipsecUnavailable: unavailable } : {}),
       });
       log.info(

@@ -79,8 +79,8 @@ export function probedVerdicts(
 
 /**
  * The candidates that may carry the gateway, in the order given: the datapath's answer where a candidate
- * was probed (an agent restarting, however long, does not count against a node whose programs forward),
- * its agent's heartbeat where it was not.
+ * was probed (an agent restarting, however long, does not count against a node whose programs forward;
+ * an agent that says its node is not ready, freshly, does), its agent's heartbeat where it was not.
  */
 export function aliveCandidates(
   candidates: readonly Candidate[],
@@ -92,7 +92,10 @@ export function aliveCandidates(
   return candidates
     .filter((c) => {
       const verdict = probed.get(c.name);
-      return verdict === undefined ? isReady(heartbeats.get(c.name), now, timeoutSeconds) : verdict === 'up';
+      const heartbeat = heartbeats.get(c.name);
+      if (verdict === undefined) return isReady(heartbeat, now, timeoutSeconds);
+      const saysNotReady = heartbeat?.ready === false && isReady({ ...heartbeat, ready: true }, now, timeoutSeconds);
+      return verdict === 'up' && !saysNotReady;
     })
     .map((c) => c.name);
 }

@@ -14,6 +14,8 @@ export interface DataplaneOptions extends EbpfDataplaneOptions {
   ipsecSecrets?: string;
   /** Why this kernel cannot run IPsec peerings (`strait probe`), when it cannot. */
   ipsecUnavailable?: string;
+  /** The kernel fallback answers gateway probes with the eBPF responder (where the kernel runs TC programs). */
+  livenessResponder?: boolean;
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
@@ -24,7 +26,8 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
       ...(options.ipsecSecrets === undefined ? {} : { secrets: secretsDirectory(options.ipsecSecrets) }),
       ...(options.ipsecUnavailable === undefined ? {} : { unavailable: options.ipsecUnavailable }),
     };
-    return openKernelDataplane(options.netns, ipsec, options.resyncMs);
+    const responder = options.livenessResponder ? { pinRoot: options.pinRoot, attachMode: options.attachMode } : undefined;
+    return openKernelDataplane(options.netns, ipsec, options.resyncMs, responder);
   }
   cleanupKernelNode(options.netns);
   return openEbpfDataplane(options);

@@ -13,7 +13,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
-import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
 import { spawnAgent } from '../support/agent-process';
 import { noMetricsServer } from '../support/metrics';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { BpfMap, type Codec, type CodecValue, ifIndex, queryTcx } from '../../src/native';
 import * as layout from '../../src/dataplane/ebpf/layout';
-import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
 
 /** Runs `use` on a pinned map of the node, closing it after. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { mainRoutes as readMainRoutes } from '../support/routes';
 import { type BpfMap, type CodecValue, ifIndex, queryTcx } from '../../src/native';
 import * as layout from '../../src/dataplane/ebpf/layout';
-import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { ip } from '../../src/kernel/command';
 import { netnsPath } from '../../src/kernel/netns';
 import type { NodeDataplaneSpecDocument } from '../../src/api/node-dataplane';

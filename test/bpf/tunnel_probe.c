@@ -49,3 +49,22 @@ int probe_from_overlay(struct __sk_buff *skb)
 {
 	return probe_record(skb, strait_overlay_ingress(skb));
 }
+
+/* The VNI the next packet of probe_from_overlay_vni arrived on (BPF_PROG_TEST_RUN has no tunnel). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} probe_vni SEC(".maps");
+
+SEC("tc")
+int probe_from_overlay_vni(struct __sk_buff *skb)
+{
+	__u32 zero = 0;
+	const __u32 *vni = bpf_map_lookup_elem(&probe_vni, &zero);
+	struct bpf_tunnel_key key = { .tunnel_id = vni ? *vni : 0, .tunnel_ttl = 64 };
+	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), 0))
+		return -1;
+	return strait_overlay_ingress(skb);
+}

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import { aliveCandidates, electGateway, gatewayAddress, isReady, probedVerdicts, readyNodes } from '../../src/controller/election';
+import {
+  type Heartbeat,
+  aliveCandidates,
+  electGateway,
+  gatewayAddress,
+  isReady,
+  probedVerdicts,
+  readyNodes,
+} from '../../src/controller/election';
 import { parseIp } from '../../src/net/cidr';
 
 const ip = (text: string) => parseIp('test', text);
@@ -107,6 +115,20 @@ describe('controller gateway election', () => {
       assert.deepEqual([...probedVerdicts(candidates, heartbeats, now, 1.5)], [['a', 'up']]);
       assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['a', 'b']);
       assert.deepEqual(electGateway(candidates, aliveCandidates(candidates, heartbeats, now, 1.5), 'a'), { gateway: 'a', reason: 'kept' });
+    });
+
+    it('a candidate whose agent says, freshly, that it is not ready is not alive, answering or not', () => {
+      const heartbeats = new Map<string, Heartbeat>([
+        ['a', { ready: false, time: at(0.1) }],
+        ['b', fresh([['a', 'up']])],
+      ]);
+      assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['b']);
+      heartbeats.set('a', { ready: false, time: at(60) });
+      assert.deepEqual(
+        aliveCandidates(candidates, heartbeats, now, 1.5),
+        ['a', 'b'],
+        'an old word: the agent is gone, the datapath answers',
+      );
     });
 
     it("a candidate the probes see down is not alive, whatever its agent's heartbeat says", () => {

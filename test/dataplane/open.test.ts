@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupNodeDataplanes, openDataplane } from '../../src/dataplane/open';
 import { ensureBpffs } from '../../src/native';
-import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { ip, run } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { hubSpec } from '../support/node-specs';

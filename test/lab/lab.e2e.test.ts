@@ -4,14 +4,16 @@
  * Figures (lost packets, failover window) are printed for BENCHMARKS.md, never asserted as timings.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { formatIp } from '../../src/net/cidr';
 import { run } from '../../src/kernel/command';
 import { addressSeenFrom } from '../../lab/src/checks';
-import { labUp, nodePinRoot, removePeering, startAgent } from '../../lab/src/lab';
+import { labUp, nodePinRoot, removePeering, startAgent, startStandaloneController } from '../../lab/src/lab';
+import { runDirPaths } from '../../src/api/run-dir';
+import type { ControllerConfigDocument } from '../../src/api/controller-config';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, echoPort, nodeNetns } from '../../lab/src/names';
 import { knownProcesses, stopProcess } from '../../lab/src/processes';
@@ -219,6 +221,39 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.equal(pinged.received, pinged.transmitted, 'no ping lost across ten agent restarts');
       assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 
+      // 1b. Crashes: both gateways' agents and both controllers SIGKILLed (no last heartbeat, no clean stop)
+      //     and started again after 0, 1, 5 and 10 s, as a kubelet would or later. The gateways' programs
+      //     go on forwarding and answering the probes, so no gateway moves and no ping is lost.
+      const crashes: [string, number][] = [
+        [`agent-${gatewaysBefore[0]}`, 0],
+        [`agent-${gatewaysBefore[1]}`, 1000],
+        ['controller-cluster-a', 5000],
+        ['controller-cluster-b', 10_000],
+      ];
+      const crashPing = pingFor('a-w1-p', target, 2500);
+      const crashesStarted = Date.now();
+      for (const [name, afterMs] of crashes) {
+        await stopProcess(runDir, name, 0);
+        await sleep(afterMs);
+        if (name.startsWith('agent-')) startAgent(topology, runDir, name.slice('agent-'.length), dataplane);
+        else {
+          const cluster = name.slice('controller-'.length);
+          const config = JSON.parse(readFileSync(join(runDir, runDirPaths.controllerConfig(cluster)), 'utf8')) as ControllerConfigDocument;
+          startStandaloneController(topology, runDir, cluster, config);
+        }
+      }
+      await waitFor('the crashed agents Ready again', () =>
+        gatewaysBefore.every((node, i) => heartbeatOf(runDir, ['cluster-a', 'cluster-b'][i]!, node!).ready),
+      );
+      const crashesMs = Date.now() - crashesStarted;
+      const crashed = await crashPing;
+      process.stdout.write(
+        `      crashes relaunched after 0, 1, 5, 10 s (${crashesMs} ms): ping ${crashed.received}/${crashed.transmitted} answered (longest gap ${crashed.longestGapMs} ms)\n`,
+      );
+      assert.ok(crashed.transmitted * 10 > crashesMs, 'the ping covered every crash');
+      assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway moved');
+      assert.equal(crashed.received, crashed.transmitted, 'no ping lost across the crashes');
+
       // 2. The active gateway of A goes away: its agent stops (a deliberate stop: its supervisor does not restart
       //    it) and its node is marked not Ready.
       const nodesOfA = topology.clusters[0]!.nodes;
@@ -261,15 +296,12 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       const died = await pingFor('b-w1-p', podOn(first), 600);
       assert.equal(gatewayOf(runDir, 'cluster-a'), first.name, `A elected ${first.name} again`);
       process.stdout.write(
-        `      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (heartbeat timeout 0.6 s)\n`,
+        `      gateway node failure: ${died.transmitted - died.received} of ${died.transmitted} pings lost, longest gap ${died.longestGapMs} ms (probes 50 ms × 3)\n`,
       );
-      // The node's last heartbeat is at most 0.2 s old when it dies, and it is not Ready until 0.6 s after
-      // it (the lab's heartbeat timeout); then each controller's next round (0.2 s) and the agents' apply.
-      // Bounds: 0.4 s (earlier would mean the heartbeat timeout was not waited for) to 1.25 s.
-      assert.ok(
-        died.longestGapMs >= 400 && died.longestGapMs <= 1250,
-        `the dead gateway cost 0.4 to 1.25 s without replies; it cost ${died.longestGapMs} ms`,
-      );
+      // Every node of A and B's gateway see the dead node's datapath stop answering within 3 to 4 probe
+      // intervals (50 ms) and switch on their own (docs/liveness.md), before any controller. Measured
+      // 216 ms (eBPF); the goal is 300 ms, the bound leaves room for a loaded machine.
+      assert.ok(died.longestGapMs <= 450, `the dead gateway cost at most 0.45 s without replies; it cost ${died.longestGapMs} ms`);
       const recovered = await pingFor('b-w1-p', podOn(first), 50);
       assert.equal(recovered.received, recovered.transmitted, 'traffic flows through the surviving gateway');
       assert.ok(knownProcesses(runDir).includes('controller-cluster-a'));

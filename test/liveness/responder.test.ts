@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import * as layout from '../../src/dataplane/ebpf/layout';
 import { NodeDatapath, cleanupNode } from '../../src/dataplane/ebpf/node-datapath';
+import { LivenessResponder } from '../../src/dataplane/ebpf/liveness-responder';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { type Datagram, native } from '../../src/native/binding';
@@ -104,6 +106,24 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       ]);
       // Other traffic to and through the device goes on as before (the responder passes it to the next program or the stack).
       assert.deepEqual(ping(prober, nodeAddress, 2), { transmitted: 2, received: 2 });
+    });
+
+    it("the kernel fallback's responder alone (no datapath maps programmed) answers the same, until the node is cleaned up", async () => {
+      const responder = await LivenessResponder.load(options);
+      try {
+        responder.apply(spec);
+        responder.apply(spec);
+        assert.deepEqual(
+          findAttachments(options.pinRoot, options.netns).map((a) => `${a.interface}:${a.program}`),
+          [`uplink:${layout.Program.Liveness}`],
+        );
+      } finally {
+        responder.close();
+      }
+      const [reply] = (await askOnce(prober, nodeAddress)).map((d) => readProbeReply(d.data));
+      assert.equal(reply?.state, ProbeState.Ready);
+      cleanupNode(options);
+      assert.deepEqual(await askOnce(prober, nodeAddress), []);
     });
 
     it('answers only probes to its own addresses; other datagrams on the port are not turned around', async () => {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findAttachments } from '../../src/dataplane/ebpf/node-datapath';
+import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
 import { addressSeenFrom } from '../../lab/src/checks';
 import { labUp, nodePinRoot } from '../../lab/src/lab';

@@ -60,6 +60,14 @@ export function desiredMaps(
   return { ...nodeMaps(spec, overlayIfindex, tunnelMtu, generation), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
 }
 
+/** What the probe responder answers with, on the addresses nodes and peers probe: the underlay's and the public one. */
+export const livenessValue = (spec: NodeDataplaneSpec, generation: number): CodecValue<typeof liveness> => ({
+  addrs: [formatIp(spec.node.underlayAddress), spec.node.publicAddress ? formatIp(spec.node.publicAddress) : '0.0.0.0'],
+  generation,
+  port: livenessPort,
+  state: ProbeState.Ready,
+});
+
 /** Every map but the NAT ones: a few entries per peer and node. */
 function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {
   const gateway = spec.node.role === 'gateway';
@@ -96,19 +104,12 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
   ]);
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
   const nodes = spec.nodes.flatMap((n) => n.podCIDRs.map((c) => [v4(c), { underlay: formatIp(n.underlayAddress) }] as const));
-  // The responder answers on the addresses peers and nodes probe: the underlay's and the public one.
-  const livenessValue = {
-    addrs: [formatIp(spec.node.underlayAddress), spec.node.publicAddress ? formatIp(spec.node.publicAddress) : '0.0.0.0'],
-    generation,
-    port: livenessPort,
-    state: ProbeState.Ready,
-  };
   return {
     config: [[CONFIG_KEY, configValue]],
     peers,
     routes,
     nodes,
-    liveness: [[CONFIG_KEY, livenessValue]],
+    liveness: [[CONFIG_KEY, livenessValue(spec, generation)]],
   };
 }
 

@@ -7,6 +7,9 @@ import { requireIpv4 } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type ChangeSource, type NodeDataplane, defaultResyncMs } from '../port';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyChanged } from './kernel-datapath';
+import { LivenessResponder } from '../ebpf/liveness-responder';
+import type { AttachOptions } from '../ebpf/attachments';
+import { netnsPath } from '../../kernel/netns';
 
 /**
  * The kernel fallback. Reading its whole state takes several processes, so a reconcile is skipped while
@@ -20,6 +23,7 @@ export function kernelDataplane(
   changes?: ChangeSource,
   resyncMs = defaultResyncMs,
   now = Date.now,
+  responder?: Pick<LivenessResponder, 'apply' | 'close'>,
 ): NodeDataplane {
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
@@ -40,15 +44,30 @@ export function kernelDataplane(
         ...result.blocked.map((b) => `blocked ${b}`),
       ];
       if (problems.length > 0) throw new Error(problems.join('; '));
+      // Answering probes says the node forwards by this spec: only once it does.
+      responder?.apply(spec);
       lastGood = { spec, inputs, at: now() };
       // Every apply that is not skipped reads the node's whole state.
       return { ...(kernelApplyChanged(result) ? { changes: { ...result } } : {}), conflicts: [], readAll: true };
     },
-    close: () => changes?.close(),
+    close: () => {
+      changes?.close();
+      responder?.close();
+    },
   };
 }
 
-/** Opens the kernel fallback in namespace `netns` (by name; the agent's own when absent). */
-export function openKernelDataplane(netns?: string, ipsec?: IpsecSetup, resyncMs?: number): NodeDataplane {
-  return kernelDataplane(new KernelDatapath(netns, ipsec), new KernelChangeMonitor(netns), resyncMs);
+/**
+ * Opens the kernel fallback in namespace `netns` (by name; the agent's own when absent), with the probe
+ * responder when `responder` says where (a kernel that runs TC programs).
+ */
+export async function openKernelDataplane(
+  netns?: string,
+  ipsec?: IpsecSetup,
+  resyncMs?: number,
+  responder?: Omit<AttachOptions, 'netns'>,
+): Promise<NodeDataplane> {
+  const loaded =
+    responder === undefined ? undefined : await LivenessResponder.load({ ...responder, ...(netns ? { netns: netnsPath(netns) } : {}) });
+  return kernelDataplane(new KernelDatapath(netns, ipsec), new KernelChangeMonitor(netns), resyncMs, Date.now, loaded);
 }

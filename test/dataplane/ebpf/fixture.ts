@@ -220,6 +220,14 @@ export class Datapath {
     return { retval, pktType: seen.pktType };
   }
 
+  /** `frame` through strait_overlay_ingress as if it came in on VXLAN `vni`: the verdict and the packet out. */
+  async fromOverlayOnVni(frame: Buffer, vni: number): Promise<{ retval: number; data: Buffer }> {
+    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+    this.probe.map('probe_vni', u32, u32).update(0, vni);
+    const { retval, data } = this.probe.program('probe_from_overlay_vni').testRun(frame);
+    return { retval, data };
+  }
+
   private async probeRun(name: 'fromPod' | 'fromOverlay', frame: Buffer) {
     this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
     const retval = this.probe.program(name === 'fromPod' ? 'probe_from_pod' : 'probe_from_overlay').testRun(frame).retval;

@@ -65,6 +65,15 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
         tunnel: { remote: home.gateway, vni: home.overlayVni, ttl: 64 },
       });
     });
+
+    it('what a gateway of ours delivers on the overlay VNI (already in the home view) goes to the kernel untouched; a peering VNI is translated', async () => {
+      const delivered = frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp);
+      assert.deepEqual(await dp.fromOverlayOnVni(delivered, home.overlayVni), { retval: TC_ACT_OK, data: delivered });
+      const fromP = frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp);
+      const translated = await dp.fromOverlayOnVni(fromP, peerP.vni);
+      assert.equal(translated.retval, TC_ACT_REDIRECT);
+      assert.deepEqual(translated.data, frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp, overlayMacs));
+    });
   });
 
   describe('on the gateway', () => {

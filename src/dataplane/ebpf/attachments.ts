@@ -1,0 +1,172 @@
+/**
+ * Strait's TC attachments on a node and the pins that tell them apart: which program runs on which
+ * interface's ingress, made to match what is wanted (attach, swap atomically, detach the stale), and
+ * found again by a restarted agent or `--cleanup` from the pin root alone. Shared by the eBPF datapath
+ * (node-datapath.ts) and the probe responder the kernel fallback runs (liveness-responder.ts).
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type BpfObject,
+  type TcMode,
+  type TcSlot,
+  attachTc,
+  detachClsact,
+  detachTcx,
+  ifIndex,
+  interfaces,
+  pinFd,
+  queryClsact,
+  queryTcx,
+  unpin,
+} from '../../native';
+
+/** The clsact slot Strait uses on every interface ('ST'): how a restart finds its filters. */
+export const straitSlot: TcSlot = { priority: 1, handle: 0x5354 };
+
+export const linksDir = (pinRoot: string) => join(pinRoot, 'links');
+// bpffs refuses '.' in names, and interface names may hold one (eth0.100): escape it.
+const linkPinName = (ifname: string) => `ingress_${encodeURIComponent(ifname).replace(/\./g, '%2E')}`;
+const ifnameOfPin = (pin: string) => decodeURIComponent(pin.replace(/^ingress_/, ''));
+const linkPin = (pinRoot: string, ifname: string) => join(linksDir(pinRoot), linkPinName(ifname));
+
+/**
+ * Every program a datapath loads is pinned under the pin root as `<name>@<id>` until no attachment runs
+ * it: how an agent tells which program an attachment runs, and that a clsact filter is its own, from
+ * the program's id alone. (Asking the kernel, BPF_PROG_GET_FD_BY_ID, needs CAP_SYS_ADMIN, which the
+ * agent's container does not have: docs/helm.md.) The pin holds the program, so its id stays its own.
+ */
+const programsDir = (pinRoot: string) => join(pinRoot, 'programs');
+const programPin = (pinRoot: string, name: string, id: number) => join(programsDir(pinRoot), `${name}@${id}`);
+
+/** The programs pinned under the pin root: full name by id. */
+function pinnedPrograms(pinRoot: string): Map<number, string> {
+  let pins: string[] = [];
+  try {
+    pins = readdirSync(programsDir(pinRoot));
+  } catch {
+    // none pinned
+  }
+  const byId = new Map<number, string>();
+  for (const pin of pins) {
+    const match = /^(.+)@(\d+)$/.exec(pin);
+    if (match) byId.set(Number(match[2]), match[1]!);
+  }
+  return byId;
+}
+
+export interface AttachmentChange {
+  interface: string;
+  program: string;
+  change: 'attached' | 'replaced' | 'unchanged' | 'detached';
+  kind?: 'tcx' | 'clsact';
+}
+
+/** Where a loaded object's programs are attached from, and how. */
+export interface AttachOptions {
+  pinRoot: string;
+  /** The node's namespace (a path under /run/netns); default: the process's. */
+  netns?: string;
+  /** tcx where the kernel has it, else clsact (auto); or forced. */
+  attachMode?: TcMode;
+}
+
+/** The programs of one loaded object, attached where wanted. */
+export class Attachments {
+  /** Pins `programs` of `obj` (by name and id) so attachments running them are found again. */
+  constructor(
+    private readonly obj: BpfObject,
+    private readonly programs: readonly string[],
+    private readonly options: AttachOptions,
+  ) {
+    for (const name of programs) {
+      const prog = obj.program(name);
+      pinFd(prog.fd, programPin(options.pinRoot, name, prog.info().id));
+    }
+  }
+
+  /** Makes the ingress of each interface of `wanted` run its program, detaches the others of ours, unpins what no attachment runs. */
+  reconcile(wanted: ReadonlyMap<string, string>): AttachmentChange[] {
+    const { pinRoot, netns } = this.options;
+    const changes: AttachmentChange[] = [];
+    for (const [ifname, program] of wanted) changes.push(this.attach(ifname, program));
+    for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
+      detachAttachment(pinRoot, netns, stale);
+      changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
+    }
+    this.unpinUnusedPrograms();
+    return changes;
+  }
+
+  /** Makes `program` the one on `ifname`'s ingress, unless it is already. */
+  attach(ifname: string, program: string): AttachmentChange {
+    const { pinRoot, netns } = this.options;
+    const prog = this.obj.program(program);
+    const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
+    const pinPath = linkPin(pinRoot, ifname);
+    // A pinned link counts only while attached to this interface (see attachTc).
+    const link = queryTcx(pinPath);
+    const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
+    if (before === prog.info().id) return { interface: ifname, program, change: 'unchanged' };
+    const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
+    return { interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind };
+  }
+
+  /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */
+  private unpinUnusedPrograms(): void {
+    const { pinRoot, netns } = this.options;
+    const keep = new Set([
+      ...this.programs.map((name) => this.obj.program(name).info().id),
+      ...findAttachments(pinRoot, netns).map((a) => a.progId),
+    ]);
+    for (const [id, name] of pinnedPrograms(pinRoot)) if (!keep.has(id)) unpin(programPin(pinRoot, name, id));
+  }
+}
+
+export interface FoundAttachment {
+  interface: string;
+  program: string;
+  progId: number;
+  kind: 'tcx' | 'clsact';
+}
+
+/**
+ * Strait's attachments in a namespace: links pinned under the pin root, and the clsact filters at our
+ * slot that run a program pinned there.
+ */
+export function findAttachments(pinRoot: string, netns?: string): FoundAttachment[] {
+  const found: FoundAttachment[] = [];
+  const programs = pinnedPrograms(pinRoot);
+  let pins: string[] = [];
+  try {
+    pins = readdirSync(linksDir(pinRoot));
+  } catch {
+    // no pin root: no links
+  }
+  for (const pin of pins) {
+    const link = queryTcx(join(linksDir(pinRoot), pin));
+    // Our pin, so our link, whatever it runs; named when the program is pinned here (unpinned by hand, it is not).
+    if (link)
+      found.push({
+        interface: ifnameOfPin(pin),
+        program: programs.get(link.progId) ?? `program ${link.progId}`,
+        progId: link.progId,
+        kind: 'tcx',
+      });
+  }
+  for (const { index, name } of interfaces(netns)) {
+    const progId = queryClsact({ ifindex: index, direction: 'ingress', netns }, straitSlot);
+    const program = progId === undefined ? undefined : programs.get(progId);
+    if (program) found.push({ interface: name, program, progId: progId!, kind: 'clsact' });
+  }
+  return found;
+}
+
+export function detachAttachment(pinRoot: string, netns: string | undefined, a: FoundAttachment): void {
+  if (a.kind === 'tcx') {
+    detachTcx(linkPin(pinRoot, a.interface));
+    return;
+  }
+  const ifindex = interfaces(netns).find((i) => i.name === a.interface)?.index;
+  if (ifindex !== undefined) detachClsact({ ifindex, direction: 'ingress', netns }, straitSlot);
+}

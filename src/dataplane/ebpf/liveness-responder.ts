@@ -1,0 +1,61 @@
+/**
+ * The probe responder alone (bpf/lib/liveness.h), for the kernel fallback on a kernel that runs TC
+ * programs: the fallback forwards with the kernel's routes and xfrm states, and this answers the
+ * gateway probes for it, so its gateways fail over on the datapath's answers as the eBPF dataplane's
+ * do (docs/liveness.md). Attached and found again as the eBPF datapath's programs are (attachments.ts),
+ * under the same pin root, so `--cleanup` and a switch of dataplane take it off.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { BpfObject, type BpfMap, type CodecValue, ensureBpffs } from '../../native';
+import { netnsNameOf } from '../../kernel/netns';
+import { dumpAddresses } from '../../kernel/rtnetlink';
+import { formatIp } from '../../net/cidr';
+import type { NodeDataplaneSpec } from '../../nodespec/spec';
+import { type AttachOptions, Attachments, linksDir } from './attachments';
+import { mkdirSync } from 'node:fs';
+import { livenessValue } from './desired-maps';
+import { CONFIG_KEY, Program, datapathObjectPath, type liveness, maps } from './layout';
+
+/** The devices holding an address probes go to: the node's underlay address, its public one. */
+export function probedDevices(spec: NodeDataplaneSpec, netns?: string): string[] {
+  const probed = [spec.node.underlayAddress, ...(spec.node.publicAddress ? [spec.node.publicAddress] : [])].map(formatIp);
+  return [...new Set(dumpAddresses(netnsNameOf(netns)).flatMap(({ dev, address }) => (probed.includes(address) ? [dev] : [])))];
+}
+
+export class LivenessResponder {
+  private readonly generation = Math.floor(Date.now() / 1000) >>> 0;
+  private readonly attachments: Attachments;
+
+  private constructor(
+    private readonly obj: BpfObject,
+    private readonly map: BpfMap<number, CodecValue<typeof liveness>>,
+    private readonly options: AttachOptions,
+  ) {
+    this.attachments = new Attachments(obj, [Program.Liveness], options);
+  }
+
+  /** Loads the datapath object for its responder (its maps pinned under the pin root, as the eBPF dataplane's). */
+  static async load(options: AttachOptions): Promise<LivenessResponder> {
+    ensureBpffs();
+    mkdirSync(linksDir(options.pinRoot), { recursive: true });
+    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => o.unpinIncompatible());
+    try {
+      return new LivenessResponder(obj, obj.map(maps.liveness.name, maps.liveness.key, maps.liveness.value), options);
+    } catch (err) {
+      obj.close();
+      throw err;
+    }
+  }
+
+  /** Answers on the devices probed for `spec`, with its addresses; twice in a row, the second changes nothing. */
+  apply(spec: NodeDataplaneSpec): void {
+    this.attachments.reconcile(new Map(probedDevices(spec, this.options.netns).map((dev) => [dev, Program.Liveness])));
+    const wanted = livenessValue(spec, this.generation);
+    if (!isDeepStrictEqual(this.map.lookup(CONFIG_KEY), wanted)) this.map.update(CONFIG_KEY, wanted);
+  }
+
+  /** Releases this process's fds; the responder stays attached. */
+  close(): void {
+    this.obj.close();
+  }
+}

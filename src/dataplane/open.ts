@@ -8,6 +8,8 @@ import { type EbpfDataplaneOptions, cleanupEbpfNode, openEbpfDataplane } from '.
 import { cleanupKernelNode } from './kernel/kernel-datapath';
 import { secretsDirectory } from './kernel/ipsec-secrets';
 import { openKernelDataplane } from './kernel/dataplane';
+import { LivenessResponder } from './ebpf/liveness-responder';
+import { netnsPath } from '../kernel/netns';
 
 export interface DataplaneOptions extends EbpfDataplaneOptions {
   /** The kernel fallback's IPsec peerings: the directory of their secrets (`--ipsec-secrets`). */
@@ -26,7 +28,14 @@ export async function openDataplane(kind: Dataplane, options: DataplaneOptions):
       ...(options.ipsecSecrets === undefined ? {} : { secrets: secretsDirectory(options.ipsecSecrets) }),
       ...(options.ipsecUnavailable === undefined ? {} : { unavailable: options.ipsecUnavailable }),
     };
-    const responder = options.livenessResponder ? { pinRoot: options.pinRoot, attachMode: options.attachMode } : undefined;
+    // The eBPF probe responder alone, so the fallback's gateways fail over on the datapath's answers too.
+    const responder = options.livenessResponder
+      ? await LivenessResponder.load({
+          pinRoot: options.pinRoot,
+          attachMode: options.attachMode,
+          ...(options.netns === undefined ? {} : { netns: netnsPath(options.netns) }),
+        })
+      : undefined;
     return openKernelDataplane(options.netns, ipsec, options.resyncMs, responder);
   }
   cleanupKernelNode(options.netns);

@@ -33,3 +33,11 @@ export interface ChangeSource {
 
 /** Default of `--resync-interval`: how often either dataplane reads its whole kernel state anyway, to repair a change no event told of. */
 export const defaultResyncMs = 60_000;
+
+/** What answers gateway probes for a dataplane that has no programs of its own (docs/liveness.md). */
+export interface ProbeResponder {
+  /** Answers for `spec`'s addresses, as forwarding by it: called once the dataplane applied it. */
+  apply(spec: NodeDataplaneSpec): void;
+  /** Releases this process's hold; the responder keeps answering. */
+  close(): void;
+}

@@ -31,8 +31,6 @@ export interface Detection {
   runFrom?: number;
 }
 
-export const detectionTimeMs = (s: DetectionSettings): number => s.intervalMs * s.multiplier;
-
 export const startDetection = (now: number): Detection => ({ verdict: 'unknown', changedAt: now });
 
 /** `a - b` on wrapping 32-bit sequence numbers. */

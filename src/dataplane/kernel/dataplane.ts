@@ -5,11 +5,8 @@
 import { KernelChangeMonitor } from '../../kernel/change-monitor';
 import { requireIpv4 } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
-import { type ChangeSource, type NodeDataplane, defaultResyncMs } from '../port';
+import { type ChangeSource, type NodeDataplane, type ProbeResponder, defaultResyncMs } from '../port';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyChanged } from './kernel-datapath';
-import { LivenessResponder } from '../ebpf/liveness-responder';
-import type { AttachOptions } from '../ebpf/attachments';
-import { netnsPath } from '../../kernel/netns';
 
 /**
  * The kernel fallback. Reading its whole state takes several processes, so a reconcile is skipped while
@@ -23,7 +20,7 @@ export function kernelDataplane(
   changes?: ChangeSource,
   resyncMs = defaultResyncMs,
   now = Date.now,
-  responder?: Pick<LivenessResponder, 'apply' | 'close'>,
+  responder?: ProbeResponder,
 ): NodeDataplane {
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
@@ -57,17 +54,7 @@ export function kernelDataplane(
   };
 }
 
-/**
- * Opens the kernel fallback in namespace `netns` (by name; the agent's own when absent), with the probe
- * responder when `responder` says where (a kernel that runs TC programs).
- */
-export async function openKernelDataplane(
-  netns?: string,
-  ipsec?: IpsecSetup,
-  resyncMs?: number,
-  responder?: Omit<AttachOptions, 'netns'>,
-): Promise<NodeDataplane> {
-  const loaded =
-    responder === undefined ? undefined : await LivenessResponder.load({ ...responder, ...(netns ? { netns: netnsPath(netns) } : {}) });
-  return kernelDataplane(new KernelDatapath(netns, ipsec), new KernelChangeMonitor(netns), resyncMs, Date.now, loaded);
+/** Opens the kernel fallback in namespace `netns` (by name; the agent's own when absent), answering probes with `responder`. */
+export function openKernelDataplane(netns?: string, ipsec?: IpsecSetup, resyncMs?: number, responder?: ProbeResponder): NodeDataplane {
+  return kernelDataplane(new KernelDatapath(netns, ipsec), new KernelChangeMonitor(netns), resyncMs, Date.now, responder);
 }

@@ -23,7 +23,7 @@ export interface DataplaneOptions extends EbpfDataplaneOptions {
 /** Opens the chosen dataplane after removing what the other one left on the node. */
 export async function openDataplane(kind: Dataplane, options: DataplaneOptions): Promise<NodeDataplane> {
   if (kind === 'kernel') {
-    cleanupEbpfNode(options.pinRoot, options.netns);
+    cleanupEbpfNode(options.pinRoot, options.netns, options.livenessResponder ? 'responder' : 'nothing');
     const ipsec = {
       ...(options.ipsecSecrets === undefined ? {} : { secrets: secretsDirectory(options.ipsecSecrets) }),
       ...(options.ipsecUnavailable === undefined ? {} : { unavailable: options.ipsecUnavailable }),

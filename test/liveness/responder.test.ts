@@ -126,6 +126,28 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       assert.deepEqual(await askOnce(prober, nodeAddress), []);
     });
 
+    it("a restarted fallback agent keeps its predecessor's responder answering and swaps its own in: a prober sees no gap", async () => {
+      const first = await LivenessResponder.load(options);
+      first.apply(spec);
+      first.close();
+      const verdicts: Verdict[] = [];
+      const p = startProber(verdicts);
+      await waitFor('the node answers', () => p.verdicts().get('n1') === 'up', 2000, undefined, 10);
+      // What openDataplane does for the fallback: take off what an eBPF datapath left, but the responder.
+      assert.deepEqual(cleanupNode(options, 'responder').detached, []);
+      const second = await LivenessResponder.load(options);
+      try {
+        second.apply(spec);
+      } finally {
+        second.close();
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(verdicts, ['up'], 'never down across the restart');
+      const [attached] = findAttachments(options.pinRoot, options.netns);
+      assert.equal(attached?.program, layout.Program.Liveness);
+      assert.deepEqual(cleanupNode(options).detached.length, 1);
+    });
+
     it('answers only probes to its own addresses; other datagrams on the port are not turned around', async () => {
       const datapath = await NodeDatapath.load(options);
       try {

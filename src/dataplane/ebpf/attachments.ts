@@ -4,7 +4,7 @@
  * found again by a restarted agent or `--cleanup` from the pin root alone. Shared by the eBPF datapath
  * (node-datapath.ts) and the probe responder the kernel fallback runs (liveness-responder.ts).
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type BpfObject,
@@ -19,6 +19,7 @@ import {
   queryClsact,
   queryTcx,
   unpin,
+  unpinAll,
 } from '../../native';
 
 /** The clsact slot Strait uses on every interface ('ST'): how a restart finds its filters. */
@@ -160,6 +161,30 @@ export function findAttachments(pinRoot: string, netns?: string): FoundAttachmen
     if (program) found.push({ interface: name, program, progId: progId!, kind: 'clsact' });
   }
   return found;
+}
+
+/**
+ * Removes every pin under the pin root but those `kept` attachments need (their link and program pins)
+ * and the maps named in `maps`; the directory goes when nothing is kept.
+ */
+export function unpinAllBut(pinRoot: string, kept: readonly FoundAttachment[], maps: readonly string[]): void {
+  if (kept.length === 0 && maps.length === 0) return unpinAll(pinRoot);
+  const keep = new Set([
+    ...kept.map((a) => linkPin(pinRoot, a.interface)),
+    ...kept.map((a) => programPin(pinRoot, a.program, a.progId)),
+    ...maps.map((m) => join(pinRoot, m)),
+  ]);
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(pinRoot);
+  } catch {
+    return; // no pin root: nothing pinned
+  }
+  for (const entry of entries) {
+    const path = join(pinRoot, entry);
+    const inner = [linksDir(pinRoot), programsDir(pinRoot)].includes(path) ? readdirSync(path).map((e) => join(path, e)) : [path];
+    for (const pin of inner) if (!keep.has(pin)) rmSync(pin, { recursive: true, force: true });
+  }
 }
 
 export function detachAttachment(pinRoot: string, netns: string | undefined, a: FoundAttachment): void {

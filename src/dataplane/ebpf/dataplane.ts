@@ -137,8 +137,12 @@ export async function openEbpfDataplane(options: EbpfDataplaneOptions): Promise<
 }
 
 /** Removes what the eBPF datapath put on the node: its overlay routes, attachments, overlay device and pins. */
-export function cleanupEbpfNode(pinRoot: string, netns?: string): ReturnType<typeof cleanupNode> & { routesRemoved: string[] } {
+export function cleanupEbpfNode(
+  pinRoot: string,
+  netns?: string,
+  keep: 'nothing' | 'responder' = 'nothing',
+): ReturnType<typeof cleanupNode> & { routesRemoved: string[] } {
   const routes = reconcileOverlayRoutes([], defaultOverlayDevice, netns);
-  const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) });
+  const { detached, overlayDeviceRemoved } = cleanupNode({ pinRoot, ...(netns === undefined ? {} : { netns: netnsPath(netns) }) }, keep);
   return { detached, overlayDeviceRemoved, routesRemoved: routes.removed };
 }

@@ -5,16 +5,24 @@
  * existing attachments atomically, so traffic never sees a gap.
  */
 import { mkdirSync } from 'node:fs';
-import { BpfObject, type TcMode, ensureBpffs, ifIndex, interfaces, unpinAll } from '../../native';
+import { BpfObject, type TcMode, ensureBpffs, ifIndex, interfaces } from '../../native';
 import { netnsNameOf } from '../../kernel/netns';
 import { formatIp } from '../../net/cidr';
 import { nodeTunnelMtus } from '../../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { AppliedMaps, type ApplyResult } from './apply-maps';
 import { desiredTables } from './desired-maps';
-import { type DatapathMaps, Program, datapathObjectPath, openMaps } from './layout';
+import { type DatapathMaps, Program, datapathObjectPath, maps, openMaps } from './layout';
 import { ensureOverlayDevice, removeOverlayDevice } from './overlay-device';
-import { type AttachmentChange, Attachments, type FoundAttachment, detachAttachment, findAttachments, linksDir } from './attachments';
+import {
+  type AttachmentChange,
+  Attachments,
+  type FoundAttachment,
+  detachAttachment,
+  findAttachments,
+  linksDir,
+  unpinAllBut,
+} from './attachments';
 import { probedDevices } from './liveness-responder';
 
 export interface NodeDatapathOptions {
@@ -178,13 +186,20 @@ export class NodeDatapath {
  * Removes everything Strait put on a node and nothing else: its attachments, the overlay device, the
  * pinned maps and links. Safe to run twice and after a crash.
  */
-export function cleanupNode(options: Pick<NodeDatapathOptions, 'pinRoot' | 'netns' | 'overlayDevice'>): {
+export function cleanupNode(
+  options: Pick<NodeDatapathOptions, 'pinRoot' | 'netns' | 'overlayDevice'>,
+  keep: 'nothing' | 'responder' = 'nothing',
+): {
   detached: FoundAttachment[];
   overlayDeviceRemoved: boolean;
 } {
-  const detached = findAttachments(options.pinRoot, options.netns);
+  const found = findAttachments(options.pinRoot, options.netns);
+  // The kernel fallback keeps the probe responder a previous agent attached: its replacement swaps in
+  // place, so the node never stops answering (a gap of three probes would fail it over).
+  const kept = keep === 'responder' ? found.filter((a) => a.program === Program.Liveness) : [];
+  const detached = found.filter((a) => !kept.includes(a));
   for (const a of detached) detachAttachment(options.pinRoot, options.netns, a);
   const overlayDeviceRemoved = removeOverlayDevice(options.overlayDevice ?? defaultOverlayDevice, options.netns);
-  unpinAll(options.pinRoot);
+  unpinAllBut(options.pinRoot, kept, kept.length > 0 ? [maps.liveness.name] : []);
   return { detached, overlayDeviceRemoved };
 }

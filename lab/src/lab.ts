@@ -68,10 +68,11 @@ export interface LabOptions {
  * (BENCHMARKS.md, "Lab"). A restart does not count as a death: a stopping agent's last heartbeat keeps
  * its node Ready for 5 s (`validFor`), the time its successor may take.
  *
- * On Kubernetes the product's default, 1.5 s: a renewal there is a request to the cluster's API server,
- * and with three API servers, six controllers and six agents on two cores the lab's start-up load made
- * renewals take up to 1.3 s (event loops late by up to 0.9 s); at 0.6 s gateways moved back and forth
- * for as long as the load lasted, and a CI run lost packets in every check.
+ * On Kubernetes the product's default, 1.5 s. There no agent renews a heartbeat: a node's liveness is its
+ * Node's Ready condition and, for gateway candidates, the probes they report (docs/kubernetes.md), so the
+ * timeout only bounds how long a gateway just elected is kept while it settles. (When candidates still
+ * renewed Leases through the API server, the lab's start-up load on two cores made renewals take up to
+ * 1.3 s; at 0.6 s gateways moved back and forth for as long as the load lasted.)
  */
 const standaloneHeartbeatTimeout = 0.6;
 

@@ -255,14 +255,6 @@ export class Agent {
   }
 
   /**
-   * A gateway candidate whose datapath is applied and ready renews its fast heartbeat (kubernetes/node-lease.ts);
-   * one that is not stops, so the controller fails the gateway over.
-   */
-  get readyGatewayCandidate(): boolean {
-    return this.ready && this.applied?.spec.node.gatewayCandidate === true;
-  }
-
-  /**
    * The last heartbeat of an agent stopping for a restart: as Ready as the agent was (its datapath stays),
    * valid for `seconds`, so the controller does not fail the gateway over while the next agent starts.
    * A node whose agent does not come back stops being Ready when that runs out.
@@ -452,7 +444,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       if (!stop.isStopped()) {
         agent.tick();
         prober?.start();
-        control.start(() => agent.readyGatewayCandidate);
+        control.start();
         timer = setInterval(() => {
           source.watch(onChange);
           agent.tick();
@@ -462,7 +454,8 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
       // No last "not ready" heartbeat: a restart (an upgrade) must not fail the gateway over. Standalone,
       // where the heartbeat is the node's readiness, the last one says how long a restart may take; the
       // node stops being Ready when it ages out, which is what a stopped agent means. (On Kubernetes the
-      // gateway candidates' Leases decide, and a restart moves the gateway: docs/kubernetes.md.)
+      // Node's Ready condition and the datapath's answers decide, and neither stops with the agent:
+      // docs/kubernetes.md.)
       clearInterval(timer);
       clearTimeout(pending);
       prober?.close();

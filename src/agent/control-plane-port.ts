@@ -67,9 +67,8 @@ export interface KubernetesControlPlane {
   /** A kubeconfig file; none: in-cluster (the Pod's service account). */
   kubeconfig?: string;
   nodeName: string;
-  /** Where the node's Lease lives (the agent's own namespace). */
+  /** The agent's own namespace (its DaemonSet's). */
   namespace: string;
-  leaseIntervalMs: number;
   /** How often an unchanged status is written anyway. */
   statusRefreshMs: number;
   /** The node's pool IPAM service (src/pool-ipam/service), with the same kubeconfig and node; none: not served. */
@@ -98,13 +97,13 @@ export interface ControlPlane {
    * loaded; its readiness is its own, so nothing waits for it.
    */
   serve(): Promise<void>;
-  /** Starts what runs beside the reconcile loop; `readyGatewayCandidate` is asked before each Lease renewal. */
-  start(readyGatewayCandidate: () => boolean): void;
+  /** Starts what runs beside the reconcile loop (the watch of the agent's DaemonSet). */
+  start(): void;
   /**
    * Whether the installation this agent belongs to is being removed (its DaemonSet deleted): then a stop
    * takes the datapath off the node, as no agent will come after it.
    */
   uninstalled(): boolean;
-  /** Stops watching, renewing and serving; resolves when no write is in flight. */
+  /** Stops watching and serving; resolves when no write is in flight. */
   close(): Promise<void>;
 }

@@ -1,8 +1,7 @@
 /**
  * Where an agent's NodeDataplane comes from and where it reports, by mode: files (the standalone lab:
  * a spec file and a heartbeat file) or the API server (`--kubernetes`: informers on its NodeDataplane and
- * the Nodes, the status subresource, and a fast Lease while it is a ready gateway candidate). The reconcile
- * loop (agent.ts) is the same for both.
+ * the Nodes, the status subresource). The reconcile loop (agent.ts) is the same for both.
  */
 import type { Logger } from '../log';
 import type { ControlPlane, ControlPlaneOptions } from './control-plane-port';

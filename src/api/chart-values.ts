@@ -115,7 +115,6 @@ const ChartValuesSchema = Strict({
     interval: Seconds('Seconds between reconciles and heartbeats.'),
     attach: StringEnum(['auto', 'tcx', 'clsact']),
     podInterfaces: Type.String({ minLength: 1 }),
-    leaseInterval: Seconds('Seconds between Lease renewals.'),
     statusRefresh: Seconds(
       'Seconds after which an unchanged status is written anyway (the kubelet reports an unchanged node status every 5 minutes).',
     ),

@@ -69,7 +69,10 @@ export const NodeDataplaneSpecSchema = Strict(
       underlayAddress: IpText(),
       publicAddress: Type.Optional(IpText({ description: 'Where peers reach this node when it is the gateway.' })),
       gatewayCandidate: Type.Optional(
-        Type.Boolean({ description: 'May be elected the gateway: its agent reports on a fast heartbeat (a Lease). Default false.' }),
+        Type.Boolean({
+          description:
+            'May be elected the gateway: its agent probes the other candidates and reports what answers (status gatewayProbes). Default false.',
+        }),
       ),
     }),
     activeGateway: Type.Optional(

@@ -43,7 +43,6 @@ export interface AgentFlags extends MetricsFlags {
   kubernetes?: boolean;
   kubeconfig?: string;
   namespace?: string;
-  leaseInterval?: string;
   statusRefresh?: string;
   /** With --kubernetes: serve the pool IPAM (strait-ipam) on this unix socket; absent: none. */
   poolIpamSocket?: string;
@@ -120,7 +119,6 @@ function fileControlPlane(flags: AgentFlags, cleanup: boolean): ControlPlaneOpti
   const kubernetesOnly = {
     kubeconfig: '--kubeconfig',
     namespace: '--namespace',
-    leaseInterval: '--lease-interval',
     statusRefresh: '--status-refresh',
     poolIpamSocket: '--pool-ipam-socket',
     poolIpamGcInterval: '--pool-ipam-gc-interval',
@@ -215,7 +213,6 @@ function kubernetesControlPlane(flags: AgentFlags, env: AgentEnvironment): Contr
     nodeName: checkFormat('node-name', nodeField, nodeName),
     namespace,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
-    leaseIntervalMs: parseSeconds('--lease-interval', flags.leaseInterval ?? '0.2'),
     statusRefreshMs: parseSeconds('--status-refresh', flags.statusRefresh ?? '300'),
     ...(ipam === undefined ? {} : { poolIpam: ipam }),
     ...(flags.daemonset === undefined ? {} : { daemonSet: checkFormat('object-name', '--daemonset', flags.daemonset) }),
@@ -274,8 +271,10 @@ export function registerAgentCommand(program: Command): void {
     .option('--status <file>', 'where to write the heartbeat {node, ready, time, dataplane, specGeneration}')
     .option('--kubernetes', "watch this node's NodeDataplane on the API server and write its status there (instead of --spec and --status)")
     .option('--kubeconfig <file>', "with --kubernetes: the kubeconfig (default: KUBECONFIG, else the Pod's service account)")
-    .option('--namespace <ns>', `with --kubernetes: the namespace of this node's Lease (default: POD_NAMESPACE, else ${defaultNamespace})`)
-    .option('--lease-interval <seconds>', 'with --kubernetes: how often a ready gateway candidate renews its Lease (default 0.2)')
+    .option(
+      '--namespace <ns>',
+      `with --kubernetes: the agent's namespace, its DaemonSet's (default: POD_NAMESPACE, else ${defaultNamespace})`,
+    )
     .option(
       '--status-refresh <seconds>',
       'with --kubernetes: how often an unchanged status is written anyway (default 300, as the kubelet reports a node status)',

@@ -2,12 +2,13 @@
  * When the controller last saw each node's heartbeat change, on its own clock. Another machine's clock
  * says nothing about when it wrote: a heartbeat stamped an hour ahead would keep a dead node Ready for
  * that hour. So freshness is judged by sightings, the rule of the kube-controller-manager's node
- * lifecycle controller: on Kubernetes of a Lease's resourceVersion, standalone of a heartbeat file's stamp.
+ * lifecycle controller: of a heartbeat file's stamp (the standalone controller; on Kubernetes the Node's
+ * Ready condition is that controller's own).
  */
 import type { Heartbeat } from './election';
 
 export interface Sighting {
-  /** What changes at every renewal: a Lease's resourceVersion, a heartbeat's stamp. */
+  /** What changes at every renewal: a heartbeat's stamp. */
   version: string;
   /** Milliseconds since the epoch, on the controller's clock. */
   seenAt: number;

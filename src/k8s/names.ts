@@ -4,14 +4,11 @@
  */
 import { InputError } from '../errors';
 
-/** Where the controller's Lease, the node Leases, the peers' Secrets and the Events live by default. */
+/** Where the controller's Lease, the peers' Secrets and the Events live by default. */
 export const defaultNamespace = 'strait-system';
 
 /** The Lease the controller replicas campaign for. */
 export const controllerLeaseName = 'strait-controller';
-
-/** The Lease a gateway candidate's agent renews while its datapath is ready. */
-export const nodeLeaseName = (node: string) => `strait-node-${node}`;
 
 /** The Secret holding a peer's kubeconfig (key `peerKubeconfigKey`), written by a person. */
 export const peerSecretName = (peer: string) => `strait-peer-${peer}`;

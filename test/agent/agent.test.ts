@@ -244,22 +244,6 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.equal(heartbeat().ready, false);
   });
 
-  it("is a ready gateway candidate (it renews its Lease) only while a candidate's spec is applied and ready", () => {
-    const doc = nodeSpecDocument();
-    writeSpec(specFileText({ ...doc, node: { ...doc.node, gatewayCandidate: true } }));
-    agent.tick();
-    assert.equal(agent.readyGatewayCandidate, true);
-    failWith = 'bpf_map_update_elem: ENOMEM';
-    agent.tick();
-    assert.equal(agent.readyGatewayCandidate, false, "not while applying fails, though the candidate's spec was applied before");
-    failWith = undefined;
-    agent.tick();
-    assert.equal(agent.readyGatewayCandidate, true);
-    writeSpec(specFileText(doc));
-    agent.tick();
-    assert.equal(agent.readyGatewayCandidate, false, 'no candidate any more');
-  });
-
   it('refuses a spec written for another node when --node is given', () => {
     agent = new Agent(
       { ...ports(), nodeName: 'n2' },

@@ -113,28 +113,27 @@ describe('strait agent flags', () => {
     });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('takes the node from --node, else NODE_NAME; the namespace from --namespace, else POD_NAMESPACE, else strait-system; a Lease every 0.2 s and a status refresh every 30 s', () => {
+    it('takes the node from --node, else NODE_NAME; the namespace from --namespace, else POD_NAMESPACE, else strait-system; a status refresh every 300 s', () => {
       assert.deepEqual(parseAgentFlags(flags(kubernetes({ node: 'n1' })), {}).controlPlane, {
         kind: 'kubernetes',
         nodeName: 'n1',
         namespace: 'strait-system',
-        leaseIntervalMs: 200,
         statusRefreshMs: 300_000,
       });
       assert.deepEqual(parseAgentFlags(flags(kubernetes()), { NODE_NAME: 'worker-2.example', POD_NAMESPACE: 'kube-strait' }).controlPlane, {
         kind: 'kubernetes',
         nodeName: 'worker-2.example',
         namespace: 'kube-strait',
-        leaseIntervalMs: 200,
         statusRefreshMs: 300_000,
       });
-      const all = parseAgentFlags(
-        flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, leaseInterval: '0.1', statusRefresh: '5', interval: '2' })),
-        { NODE_NAME: 'n9', POD_NAMESPACE: 'other', KUBECONFIG: '/nowhere' },
-      );
+      const all = parseAgentFlags(flags(kubernetes({ node: 'n1', namespace: 'lab', kubeconfig, statusRefresh: '5', interval: '2' })), {
+        NODE_NAME: 'n9',
+        POD_NAMESPACE: 'other',
+        KUBECONFIG: '/nowhere',
+      });
       assert.deepEqual(
         all.controlPlane,
-        { kind: 'kubernetes', nodeName: 'n1', namespace: 'lab', kubeconfig, leaseIntervalMs: 100, statusRefreshMs: 5_000 },
+        { kind: 'kubernetes', nodeName: 'n1', namespace: 'lab', kubeconfig, statusRefreshMs: 5_000 },
         'flags win over the environment',
       );
       assert.equal(all.intervalMs, 2_000);
@@ -159,7 +158,6 @@ describe('strait agent flags', () => {
     it('refuses its own flags without --kubernetes', () => {
       rejects({ kubeconfig }, '--kubeconfig', kubeconfig, {}, /only with --kubernetes/);
       rejects({ namespace: 'lab' }, '--namespace', 'lab');
-      rejects({ leaseInterval: '0.2' }, '--lease-interval', '0.2');
       rejects({ statusRefresh: '30' }, '--status-refresh', '30');
       rejects({ poolIpamSocket: '/run/strait/ipam.sock' }, '--pool-ipam-socket', '/run/strait/ipam.sock', {}, /^only with --kubernetes$/);
       rejects({ poolIpamGcInterval: '60' }, '--pool-ipam-gc-interval', '60', {}, /^only with --kubernetes$/);
@@ -239,7 +237,7 @@ describe('strait agent flags', () => {
       rejects(kubernetes({ node: 'n1', kubeconfig: join(dir, 'none') }), '--kubeconfig', join(dir, 'none'), {}, /no such file/);
       rejects(kubernetes({ node: 'n1', kubeconfig: dir }), '--kubeconfig', dir);
       rejects(kubernetes({ node: 'n1' }), 'KUBECONFIG', join(dir, 'none'), { KUBECONFIG: join(dir, 'none') });
-      rejects(kubernetes({ node: 'n1', leaseInterval: '0' }), '--lease-interval', '0');
+      rejects(kubernetes({ node: 'n1', statusRefresh: '0' }), '--status-refresh', '0');
       rejects(kubernetes({ node: 'n1', statusRefresh: '30s' }), '--status-refresh', '30s');
     });
   });

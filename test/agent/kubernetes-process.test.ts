@@ -3,15 +3,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AppsV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
@@ -108,8 +100,6 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     ).length;
   const leaseRequests = () =>
     requests.lines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/apis/coordination.k8s.io/')).length;
-  const leases = () => api.kubeConfig.makeApiClient(CoordinationV1Api);
-  const renewTime = async () => String((await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.renewTime);
   const tunnelRoutes = () =>
     mainRoutes(node)
       .filter((r) => r.dev === 'strait0')
@@ -185,7 +175,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
     await stopAgent(exited);
     assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
-    assert.equal(leaseRequests(), 0, 'a node that is no gateway candidate never writes a Lease');
+    assert.equal(leaseRequests(), 0, 'no Lease: an agent has no heartbeat of its own');
     assert.ok(stderr.includes('agent started'), logOf());
     assert.ok(!stderr.includes(token()), 'the token is never logged');
   });
@@ -267,23 +257,11 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await stopAgent(exited);
   });
 
-  it('renews the Lease of a ready gateway candidate every --lease-interval, stops when the spec says it is none, and refreshes an unchanged status every --status-refresh', async () => {
+  it('a ready gateway candidate writes no Lease (its liveness is the datapath answering probes), and refreshes an unchanged status every --status-refresh', async () => {
     const candidate = nodeSpecDocument([peerB]);
     await createObject({ ...candidate, node: { ...candidate.node, gatewayCandidate: true } });
-    const exited = startAgent(['--interval', '0.2', '--lease-interval', '0.1', '--status-refresh', '1']);
+    const exited = startAgent(['--interval', '0.2', '--status-refresh', '1']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    await waitFor(
-      'the Lease',
-      async () => (await leases().readNamespacedLease({ name: 'strait-node-n1', namespace })).spec?.holderIdentity === 'n1',
-      5_000,
-      logOf,
-    );
-    const lease = await leases().readNamespacedLease({ name: 'strait-node-n1', namespace });
-    assert.equal(lease.spec?.leaseDurationSeconds, 1);
-    const first = await renewTime();
-    await waitFor('a renewal', async () => (await renewTime()) > first, 2_000, logOf);
-    const second = await renewTime();
-    await waitFor('another renewal', async () => (await renewTime()) > second, 2_000, logOf);
 
     // Nothing changes but the time: written again at the refresh, the transition times kept.
     const before = (await status())!;
@@ -293,13 +271,8 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.notEqual(after.time, before.time);
     assert.deepEqual(after.conditions, before.conditions);
 
-    await patchSpec({ node: { ...candidate.node, gatewayCandidate: false } });
-    await waitFor('no longer renewing', () => stderr.includes('stopped renewing the Lease: not a ready gateway candidate'), 5_000, logOf);
-    await sleep(300);
-    const last = await renewTime();
-    await sleep(1_000);
-    assert.equal(await renewTime(), last, 'no renewal in ten intervals');
     await stopAgent(exited);
+    assert.equal(leaseRequests(), 0, 'no request to coordination.k8s.io at all');
   });
 
   it("serves the pool IPAM on --pool-ipam-socket beside the datapath: the datapath does not wait for it, strait-ipam STATUS answers ready once the chart's role lets it read, and SIGTERM removes the socket", async () => {

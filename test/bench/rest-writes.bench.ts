@@ -3,6 +3,10 @@
  * from liveness): the default lab on Kubernetes (eBPF), brought up with its API servers logging every
  * request, left alone until it has settled, then every write over a minute counted from those logs, by
  * who wrote what. Run only when named (`npm run bench -- restwrites`), with no other lab up.
+ *
+ * Liveness writes nothing at rest since issue 28 (the gateway candidates' Leases, 300 writes a minute
+ * each, are gone): what is left is the controllers' leader-election Lease, and each agent's unchanged
+ * status every 5 minutes.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,9 +28,13 @@ interface RequestLine {
   name?: string;
 }
 
-/** What a write is, in a few words: liveness (a Lease), the leader's lease, a status, a spec, an Event. */
+const leaderLease = 'leader election Lease';
+/** Any other Lease: there should be none (a node's liveness is its Node's Ready condition and the probes). */
+const otherLease = 'other Lease';
+
+/** What a write is, in a few words: the leader's Lease, another Lease, a status, a spec, an Event. */
 function writeKind(l: RequestLine): string {
-  if (l.resource === 'leases') return l.name === 'strait-controller' ? 'leader election Lease' : 'gateway candidate Lease';
+  if (l.resource === 'leases') return l.name === 'strait-controller' ? leaderLease : otherLease;
   if (l.resource === 'events') return 'Event';
   return `${l.resource ?? 'non-resource'}${l.subresource ? `/${l.subresource}` : ''}`;
 }
@@ -65,7 +73,9 @@ export const run: BenchSuite = async () => {
     });
     const perMinute = (n: number) => Math.round((n / (windowMs / 60_000)) * 10) / 10;
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
-    const leases = (counts.get('gateway candidate Lease') ?? 0) + (counts.get('leader election Lease') ?? 0);
+    // Said even when none was written: the figure the issue asks for.
+    counts.set(otherLease, counts.get(otherLease) ?? 0);
+    const leader = counts.get(leaderLease) ?? 0;
     figures.push(
       {
         suite: 'restwrites',
@@ -76,8 +86,8 @@ export const run: BenchSuite = async () => {
       },
       {
         suite: 'restwrites',
-        name: 'writes per minute per node, apart from Leases (liveness, leader election)',
-        value: perMinute((total - leases) / nodes),
+        name: 'writes per minute per node, apart from the leader-election Lease',
+        value: perMinute((total - leader) / nodes),
         unit: 'writes/min',
       },
       ...[...counts].map(([kind, n]) => ({

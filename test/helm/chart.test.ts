@@ -18,7 +18,6 @@ import { type AgentFlags, agentFlagsFileRules, parseAgentFlags, registerAgentCom
 import { controllerFlagsFileRules, registerControllerCommand } from '../../src/cli/controller-command';
 import { optionsWithFlagsFile } from '../../src/cli/flags-file';
 import { clusterNodes } from '../../src/k8s/cluster-nodes';
-import { nodeLeaseName } from '../../src/k8s/names';
 import { parseCidr } from '../../src/net/cidr';
 import { k8sTool } from '../../lab/src/k8s-tools';
 import { type ChartObject, renderChart } from '../support/chart';
@@ -187,7 +186,7 @@ describe('the Helm chart', function () {
     });
   }
 
-  it('lets the agent read Nodes, NodeDataplanes and StraitGateways, write NodeDataplane status and its Lease, watch its own DaemonSet, and nothing else', () => {
+  it('lets the agent read Nodes, NodeDataplanes and StraitGateways, write NodeDataplane status, watch its own DaemonSet, and nothing else (no Lease)', () => {
     const rules = (kind: string) => one(get('defaults'), kind, 'strait-agent').rules as Obj[];
     assert.deepEqual(rules('ClusterRole'), [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
@@ -195,15 +194,16 @@ describe('the Helm chart', function () {
       { apiGroups: ['strait.io'], resources: ['nodedataplanes/status'], verbs: ['patch'] },
     ]);
     assert.deepEqual(rules('Role'), [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] },
       // Its deletion is helm uninstall (src/agent/kubernetes/daemonset-watch.ts): by name, no other DaemonSet.
       { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: ['strait-agent'], verbs: ['list', 'watch'] },
     ]);
     assert.equal(one(get('defaults'), 'DaemonSet', 'strait-agent').metadata.namespace, 'strait-system');
-    // The admission policy names the agent's Lease as names.ts does.
+    // The admission policy: its own node's NodeDataplane status, nothing else (no Lease).
     const policy = one(get('defaults'), 'ValidatingAdmissionPolicy', 'strait-agent-own-node');
-    assert.equal(nodeLeaseName('n1'), 'strait-node-n1');
-    assert.match(policy.spec.validations[0].expression, /'strait-node-' \+ variables\.node/);
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules, [
+      { apiGroups: ['strait.io'], apiVersions: ['*'], operations: ['UPDATE'], resources: ['nodedataplanes/status'] },
+    ]);
+    assert.equal(policy.spec.validations[0].expression, "variables.node != '' && object.metadata.name == variables.node");
     assert.equal(
       policy.spec.matchConditions[0].expression,
       'request.userInfo.username == "system:serviceaccount:strait-system:strait-agent"',
@@ -537,7 +537,6 @@ describe('the Helm chart', function () {
       kind: 'kubernetes',
       nodeName: 'n1',
       namespace: 'strait-system',
-      leaseIntervalMs: 200,
       statusRefreshMs: 300_000,
       daemonSet: 'strait-agent',
     });

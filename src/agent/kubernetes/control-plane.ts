@@ -1,16 +1,16 @@
 /**
  * The agent's control plane on Kubernetes (control-plane.ts): informers on its NodeDataplane and the Nodes,
- * the status subresource, the node Lease, with --pool-ipam-socket the node's pool IPAM service, and with
- * --daemonset a watch of the agent's DaemonSet (its deletion: the release uninstalled).
+ * the status subresource, with --pool-ipam-socket the node's pool IPAM service, and with --daemonset a
+ * watch of the agent's DaemonSet (its deletion: the release uninstalled). No heartbeat of its own: the
+ * node's liveness is its Node's Ready condition (the kubelet's) and the datapath's answers to probes.
  */
-import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { describeKubeConfig, loadKubeConfig } from '../../k8s/kubeconfig';
 import type { Logger } from '../../log';
 import { type PoolIpamService, startPoolIpamService } from '../../pool-ipam/service/pool-ipam-service';
 import type { ControlPlane, KubernetesControlPlane } from '../control-plane-port';
 import { KubernetesSpecSource } from './spec-source';
 import { KubernetesStatusSink } from './status-sink';
-import { NodeLease } from './node-lease';
 import { WorkloadWatch } from '../../k8s/workload-watch';
 
 /** Loads the kubeconfig at once (a bad one fails before the kernel is touched); connects on start. */
@@ -20,7 +20,6 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
   const { nodeName, namespace } = options;
   const source = new KubernetesSpecSource({ kubeConfig, nodeName, log });
   const sink = new KubernetesStatusSink({ api: custom, nodeName, refreshMs: options.statusRefreshMs, log });
-  let lease: NodeLease | undefined;
   let poolIpam: PoolIpamService | undefined;
   const daemonSet =
     options.daemonSet === undefined
@@ -32,7 +31,6 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
       apiServer: describeKubeConfig(kubeConfig),
       node: nodeName,
       namespace,
-      leaseIntervalMs: options.leaseIntervalMs,
       statusRefreshMs: options.statusRefreshMs,
       poolIpamSocket: options.poolIpam?.socket ?? null,
       daemonSet: options.daemonSet ?? null,
@@ -50,19 +48,13 @@ export function kubernetesControlPlane(options: KubernetesControlPlane, log: Log
         log: log.child({ component: 'pool-ipam' }),
       });
     },
-    start: (readyGatewayCandidate) => {
-      lease = new NodeLease(
-        { api: kubeConfig.makeApiClient(CoordinationV1Api), namespace, nodeName, intervalMs: options.leaseIntervalMs, log },
-        readyGatewayCandidate,
-      );
-      lease.start();
+    start: () => {
       daemonSet?.start();
     },
     uninstalled: () => daemonSet?.removed ?? false,
     close: async () => {
       source.close();
       await daemonSet?.stop();
-      await lease?.stop();
       await poolIpam?.stop();
       await sink.flushed();
     },

@@ -4,8 +4,8 @@
  * reports after every reconcile (every second), but a write only goes out when something other than
  * the time changed, and otherwise every `refreshMs` (5 minutes by default, as the kubelet reports an
  * unchanged node status): a thousand nodes writing every second is a thousand API writes a second for
- * nothing. The fast heartbeat a gateway failover needs is
- * the Lease of gateway candidates (node-lease.ts), not this.
+ * nothing. A gateway failover needs no fast heartbeat here: the datapaths' answers to probes decide it,
+ * and a gateway candidate's status carries what it probed (`gatewayProbes`), written when that changes.
  *
  * Writes are asynchronous and never pile up: one in flight; a newer status waits, replacing any older
  * one waiting. A failed write is logged once (until it succeeds again) and retried with the next report.

@@ -1,6 +1,6 @@
 /**
  * The leader's work on Kubernetes, the imperative shell around reconcile(): informers on what it reads
- * (Nodes, the node Leases, the StraitGateway, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
+ * (Nodes, the StraitGateway, NodeDataplanes, TunnelEndpoints, the NetworkConfigs peers put here, our
  * NetworkConfig in each peer's API server, each peer's Secret holding its kubeconfig), one work-queue
  * key for the whole cluster (a reconcile is cheap and never races itself), and the writes: the IPAM
  * objects first (an allocation is durable before anything names it), then the StraitGateway (a peer's
@@ -12,16 +12,7 @@
  * without a kubeconfig) are Events and log lines, not failures: the rest of the cluster goes on.
  */
 import { isDeepStrictEqual } from 'node:util';
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
-  type V1Lease,
-  type V1Node,
-  type V1Secret,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
 import { networkConfigNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames } from '../../api/resource-names';
@@ -41,9 +32,8 @@ import type { ApiIpamStore } from './ipam-store';
 import type { GatewayTenure } from '../election';
 import { type ReconcileResult, reconcile } from '../reconcile';
 import type { EventRecorder, EventSubject, Occurrence } from './events';
-import { nodeLeaseName, peerKubeconfigKey, peerSecretName } from '../../k8s/names';
+import { peerKubeconfigKey, peerSecretName } from '../../k8s/names';
 import { nodeHeartbeats } from './heartbeats';
-import { type Sighting, observeRenewals } from '../sightings';
 import {
   type KubeObject,
   type ObjectWrite,
@@ -67,7 +57,6 @@ import type { ExchangeView } from '../exchange-view';
 const clusterKey = 'cluster';
 /** How long a reconcile waits for the informers to show our own writes: an event takes milliseconds. */
 const unseenWritesTimeoutMs = 1_000;
-const leasePrefix = nodeLeaseName('');
 
 type StraitObject = KubeObject & KubernetesObject;
 const straitObjects = (kubeConfig: KubeConfig, plural: string, options: { fieldSelector?: string; log?: Logger } = {}) =>
@@ -101,7 +90,6 @@ export interface ClusterSyncOptions {
 
 export class ClusterSync {
   private readonly nodes: Informer<V1Node>;
-  private readonly leases: Informer<V1Lease>;
   /** Each configured peer's Secret, by peer: read by name, as the chart's Role grants (no other Secret). */
   private readonly secrets: Map<string, Informer<V1Secret>>;
   /** The uids of objects we wrote, by `Kind/name`, for Events about them before the informers show them. */
@@ -122,7 +110,6 @@ export class ClusterSync {
   private timer: NodeJS.Timeout | undefined;
   private peerCheckTimer: NodeJS.Timeout | undefined;
   private ipam: IpamState | undefined;
-  private sightings = new Map<string, Sighting>();
   /** When this controller's election last named a new gateway, written to the NodeDataplanes. */
   private last: ReconcileResult | undefined;
   private startedAt = Date.now();
@@ -133,14 +120,7 @@ export class ClusterSync {
     const { kubeConfig, namespace, log } = options;
     this.podCIDR = parseHomeNetworks(options.config.home).podCIDR;
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.nodes = nodeInformer(kubeConfig, log);
-    this.leases = new Informer<V1Lease>({
-      kubeConfig,
-      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
-      list: (page) => coordination.listNamespacedLease({ namespace, ...page }),
-      log,
-    });
     this.secrets = new Map(
       options.config.peers.map((peer) => {
         const fieldSelector = `metadata.name=${peerSecretName(peer)}`;
@@ -182,7 +162,6 @@ export class ClusterSync {
   private get local(): Informer<KubernetesObject>[] {
     return [
       this.nodes,
-      this.leases,
       ...this.secrets.values(),
       this.gateways,
       this.nodeDataplanes,
@@ -200,7 +179,7 @@ export class ClusterSync {
     if (this.stopped) return; // lost the lead while filling the caches
     this.startedAt = Date.now();
     log.info({ clusterId: config.clusterId, peers: config.peers, nodes: this.nodes.list().length }, 'leading: caches filled');
-    // Heartbeats age out: reconcile at the interval even when nothing was written.
+    // Time decides too (a gateway settling, the start-up grace): reconcile at the interval even when nothing was written.
     this.timer = setInterval(() => this.queue.add(clusterKey), config.interval * 1000);
     this.peerCheckTimer = setInterval(() => void this.checkPeers(), this.options.peerCheckIntervalMs ?? defaultPeerCheckIntervalMs);
     this.queue.add(clusterKey);
@@ -381,12 +360,6 @@ export class ClusterSync {
       return undefined;
     }
 
-    const leases = new Map<string, string>();
-    for (const lease of this.leases.list()) {
-      const name = lease.metadata?.name ?? '';
-      if (name.startsWith(leasePrefix)) leases.set(name.slice(leasePrefix.length), lease.metadata?.resourceVersion ?? '');
-    }
-    this.sightings = observeRenewals(this.sightings, leases, now);
     const statuses = new Map<string, NodeDataplaneStatus | undefined>();
     for (const object of this.nodeDataplanes.list()) {
       try {
@@ -395,9 +368,10 @@ export class ClusterSync {
         statuses.set(object.metadata.name, undefined); // a status we cannot read says nothing
       }
     }
+    // Liveness without a write at rest: the Nodes' Ready conditions, the agents' statuses and, for the
+    // gateway candidates, what their probes of each other found (heartbeats.ts).
     const heartbeats = nodeHeartbeats(
       read.nodes.map((n) => ({ name: n.config.name, gatewayCandidate: n.gatewayCandidate, nodeReady: n.ready })),
-      this.sightings,
       statuses,
       now,
     );

@@ -1,49 +1,84 @@
 import assert from 'node:assert/strict';
 import type { NodeDataplaneStatus } from '../../../src/api/node-dataplane';
-import { isReady } from '../../../src/controller/election';
+import { aliveCandidates, isReady } from '../../../src/controller/election';
 import { nodeHeartbeats } from '../../../src/controller/kubernetes/heartbeats';
-import type { Sighting } from '../../../src/controller/sightings';
-import { nodeLeaseName } from '../../../src/k8s/names';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-const status = (ready: boolean): NodeDataplaneStatus => ({ ready, time: '2025-01-01T00:00:00.000Z', dataplane: 'ebpf', specGeneration: 1 });
+const status = (ready: boolean, gatewayProbes?: NodeDataplaneStatus['gatewayProbes']): NodeDataplaneStatus => ({
+  ready,
+  time: '2025-01-01T00:00:00.000Z',
+  dataplane: 'ebpf',
+  specGeneration: 1,
+  ...(gatewayProbes === undefined ? {} : { gatewayProbes }),
+});
 
 describe('node heartbeats on Kubernetes (pure)', () => {
-  it('names the Lease after the node', () => {
-    assert.equal(nodeLeaseName('b-gw'), 'strait-node-b-gw');
-  });
-
-  it('makes a candidate Ready only with its Node Ready, its agent not saying otherwise, and a Lease renewal seen; it ages out by the sighting, not by the clock of the node', () => {
+  it("makes a candidate Ready while its Node is and its agent does not say otherwise, a worker while its Node is and its agent says ready; no Lease, no age: every heartbeat is dated now, whatever the status's own time", () => {
     const nodes = [
-      { name: 'gw-fresh', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-stale', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-no-lease', gatewayCandidate: true, nodeReady: true },
+      { name: 'gw-ready', gatewayCandidate: true, nodeReady: true },
+      { name: 'gw-no-status', gatewayCandidate: true, nodeReady: true },
       { name: 'gw-node-down', gatewayCandidate: true, nodeReady: false },
       { name: 'gw-agent-failing', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-no-status', gatewayCandidate: true, nodeReady: true },
       { name: 'w-ready', gatewayCandidate: false, nodeReady: true },
       { name: 'w-no-status', gatewayCandidate: false, nodeReady: true },
       { name: 'w-node-down', gatewayCandidate: false, nodeReady: false },
+      { name: 'w-agent-failing', gatewayCandidate: false, nodeReady: true },
     ];
     const now = t0 + 10_000;
-    const sightings = new Map<string, Sighting>(
-      ['gw-fresh', 'gw-node-down', 'gw-agent-failing', 'gw-no-status'].map((n) => [n, { version: '1', seenAt: now - 200 }]),
-    );
-    sightings.set('gw-stale', { version: '1', seenAt: now - 1_600 });
     const statuses = new Map<string, NodeDataplaneStatus | undefined>([
-      ['gw-fresh', status(true)],
-      ['gw-stale', status(true)],
-      ['gw-no-lease', status(true)],
+      ['gw-ready', status(true)],
       ['gw-node-down', status(true)],
       ['gw-agent-failing', status(false)],
       ['w-ready', status(true)],
       ['w-node-down', status(true)],
+      ['w-agent-failing', status(false)],
     ]);
-    const beats = nodeHeartbeats(nodes, sightings, statuses, now);
-    const readyAt = (timeout: number) => nodes.map((n) => n.name).filter((n) => isReady(beats.get(n), now, timeout));
-    assert.deepEqual(readyAt(1.5), ['gw-fresh', 'gw-no-status', 'w-ready']);
-    assert.deepEqual(readyAt(2), ['gw-fresh', 'gw-stale', 'gw-no-status', 'w-ready']);
-    assert.equal(beats.get('gw-stale')!.time, '2026-01-01T00:00:08.400Z');
-    assert.equal(beats.has('gw-no-lease'), false, 'no sighting: no heartbeat');
+    const beats = nodeHeartbeats(nodes, statuses, now);
+    assert.deepEqual(
+      [...beats.keys()],
+      nodes.map((n) => n.name),
+      'one heartbeat per node, none left out',
+    );
+    for (const beat of beats.values()) assert.equal(beat.time, '2026-01-01T00:00:10.000Z');
+    const ready = nodes.map((n) => n.name).filter((n) => isReady(beats.get(n), now, 1.5));
+    assert.deepEqual(ready, ['gw-ready', 'gw-no-status', 'w-ready']);
+    assert.deepEqual(
+      nodes.map((n) => n.name).filter((n) => isReady(beats.get(n), now + 60_000, 1.5)),
+      [],
+      'a heartbeat is as old as the reconcile that made it: the next one dates its own',
+    );
+  });
+
+  it("carries each candidate's reported probes to the election: a candidate probed down is not alive though its Node and agent say Ready, one probed up is alive though its agent says not ready", () => {
+    const nodes = [
+      { name: 'gw-a', gatewayCandidate: true, nodeReady: true },
+      { name: 'gw-b', gatewayCandidate: true, nodeReady: true },
+      { name: 'gw-c', gatewayCandidate: true, nodeReady: true },
+      { name: 'w-1', gatewayCandidate: false, nodeReady: true },
+    ];
+    const statuses = new Map<string, NodeDataplaneStatus | undefined>([
+      [
+        'gw-a',
+        status(true, [
+          { name: 'gw-b', verdict: 'down' },
+          { name: 'gw-c', verdict: 'up' },
+        ]),
+      ],
+      // gw-c's agent restarts (not ready yet): its datapath still answers gw-a's probes.
+      ['gw-c', status(false, [{ name: 'gw-a', verdict: 'up' }])],
+      ['gw-b', status(true)],
+      ['w-1', status(true)],
+    ]);
+    const now = t0;
+    const beats = nodeHeartbeats(nodes, statuses, now);
+    assert.deepEqual(beats.get('gw-a')!.gatewayProbes, [
+      { name: 'gw-b', verdict: 'down' },
+      { name: 'gw-c', verdict: 'up' },
+    ]);
+    assert.deepEqual(beats.get('gw-c')!.gatewayProbes, [{ name: 'gw-a', verdict: 'up' }]);
+    assert.equal('gatewayProbes' in beats.get('gw-b')!, false, 'none reported, none carried');
+    assert.equal('gatewayProbes' in beats.get('w-1')!, false);
+    const candidates = nodes.filter((n) => n.gatewayCandidate).map((n) => ({ name: n.name }));
+    assert.deepEqual(aliveCandidates(candidates, beats, now, 1.5), ['gw-a', 'gw-c']);
   });
 });

@@ -371,7 +371,7 @@ export class ClusterSync {
     // Liveness without a write at rest: the Nodes' Ready conditions, the agents' statuses and, for the
     // gateway candidates, what their probes of each other found (heartbeats.ts).
     const heartbeats = nodeHeartbeats(
-      read.nodes.map((n) => ({ name: n.config.name, gatewayCandidate: n.gatewayCandidate, nodeReady: n.ready })),
+      read.nodes.map((n) => ({ name: n.config.name, nodeReady: n.ready })),
       statuses,
       now,
     );

@@ -14,16 +14,16 @@ import type { Heartbeat } from '../election';
 
 export interface NodeReadiness {
   name: string;
-  gatewayCandidate: boolean;
   /** The Node's Ready condition (the kubelet's view). */
   nodeReady: boolean;
 }
 
 /**
  * One heartbeat per node for reconcile(), always current (`now`: its freshness is the Node's Ready
- * condition, which the kubelet and the node lifecycle controller keep): a candidate is Ready while its
- * Node is and its agent does not report itself not ready; a worker while its Node is and its agent
- * reports ready. A candidate's heartbeat carries the probes its agent reported, for the election.
+ * condition, which the kubelet and the node lifecycle controller keep): a node is Ready while its Node
+ * is and its agent reported ready (a candidate whose agent never ran is not elected over one whose agent
+ * did; one whose agent died since keeps its last word, and the probes judge its datapath). A candidate's
+ * heartbeat carries the probes its agent reported, for the election.
  */
 export function nodeHeartbeats(
   nodes: readonly NodeReadiness[],
@@ -34,9 +34,8 @@ export function nodeHeartbeats(
   const time = new Date(now).toISOString();
   for (const node of nodes) {
     const status = statuses.get(node.name);
-    const agentReady = node.gatewayCandidate ? status?.ready !== false : status?.ready === true;
     heartbeats.set(node.name, {
-      ready: node.nodeReady && agentReady,
+      ready: node.nodeReady && status?.ready === true,
       time,
       ...(status?.gatewayProbes === undefined ? {} : { gatewayProbes: status.gatewayProbes }),
     });

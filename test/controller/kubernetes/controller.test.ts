@@ -97,13 +97,14 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
   });
 
   it("replicates the NetworkConfigs through the peers' API servers, allocates as objects, and writes a NodeDataplane per Node", async () => {
-    // Ready though no agent runs here: a gateway candidate whose Node is Ready and whose agent does not
-    // say otherwise is Ready (docs/kubernetes.md, "Readiness and the gateway").
-    const ready = async (cluster: string) =>
-      (await list(cluster, 'tunnelendpoints')).map((o) => o.status?.conditions?.find((c: { type: string }) => c.type === 'Ready')?.status);
+    // Connected, not Ready: no agent runs here, so no gateway said it is ready (its Node's Ready is not enough).
+    const connected = async (cluster: string) =>
+      (await list(cluster, 'tunnelendpoints')).map(
+        (o) => o.status?.conditions?.find((c: { type: string }) => c.type === 'Connected')?.status,
+      );
     await waitFor(
-      'both TunnelEndpoints Ready',
-      async () => (await ready('cluster-a')).join() === 'True' && (await ready('cluster-b')).join() === 'True',
+      'both TunnelEndpoints Connected',
+      async () => (await connected('cluster-a')).join() === 'True' && (await connected('cluster-b')).join() === 'True',
       20_000,
     );
     const [offer] = await list('cluster-b', 'networkconfigs');
@@ -132,16 +133,15 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       localNATExternalCIDR: '10.2.0.0/24',
       endpoint: { address: '203.0.113.2', port: 4789, standbyAddresses: ['203.0.113.12'] },
     });
-    // The peering's conditions (peering-conditions.ts), and the line `kubectl get` makes of them. The
-    // gateway is Ready: its Node is, and no agent says otherwise (no Lease, no heartbeat to wait for).
+    // The peering's conditions (peering-conditions.ts), and the line `kubectl get` makes of them.
     assert.deepEqual(
       tunnel!.status.conditions.map((c: { type: string; status: string; reason: string }) => [c.type, c.status, c.reason]),
       [
-        ['Ready', 'True', 'Connected'],
+        ['Ready', 'False', 'NoReadyGateway'],
         ['Connected', 'True', 'Exchanged'],
         ['CredentialsValid', 'True', 'Accepted'],
         ['Remapped', 'True', 'Overlapping'],
-        ['GatewayReady', 'True', 'GatewayReady'],
+        ['GatewayReady', 'False', 'NoReadyGateway'],
       ],
     );
     const remapped = tunnel!.status.conditions.find((c: { type: string }) => c.type === 'Remapped').message;
@@ -154,7 +154,7 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
       'tunnelendpoints',
     ]);
     assert.match(table, /^NAME\s+PEER\s+READY\s+REASON\s+REMOTE POD\s+REMOTE EXTERNAL\s+LOCAL NAT POD\s+AGE\n/);
-    assert.match(table, /\ncluster-b\s+cluster-b\s+True\s+Connected\s+10\.1\.0\.0\/16\s+10\.2\.0\.0\/24\s+10\.1\.0\.0\/16\s+\S+\n$/);
+    assert.match(table, /\ncluster-b\s+cluster-b\s+False\s+NoReadyGateway\s+10\.1\.0\.0\/16\s+10\.2\.0\.0\/24\s+10\.1\.0\.0\/16\s+\S+\n$/);
     const dataplanes = await list('cluster-a', 'nodedataplanes');
     assert.deepEqual(
       dataplanes.map((d) => [d.metadata.name, d.spec.peers.length, d.spec.node.gatewayCandidate]),

@@ -13,16 +13,16 @@ const status = (ready: boolean, gatewayProbes?: NodeDataplaneStatus['gatewayProb
 });
 
 describe('node heartbeats on Kubernetes (pure)', () => {
-  it("makes a candidate Ready while its Node is and its agent does not say otherwise, a worker while its Node is and its agent says ready; no Lease, no age: every heartbeat is dated now, whatever the status's own time", () => {
+  it("makes a node Ready while its Node is and its agent said it is ready (a candidate whose agent never ran is not); no Lease, no age: every heartbeat is dated now, whatever the status's own time", () => {
     const nodes = [
-      { name: 'gw-ready', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-no-status', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-node-down', gatewayCandidate: true, nodeReady: false },
-      { name: 'gw-agent-failing', gatewayCandidate: true, nodeReady: true },
-      { name: 'w-ready', gatewayCandidate: false, nodeReady: true },
-      { name: 'w-no-status', gatewayCandidate: false, nodeReady: true },
-      { name: 'w-node-down', gatewayCandidate: false, nodeReady: false },
-      { name: 'w-agent-failing', gatewayCandidate: false, nodeReady: true },
+      { name: 'gw-ready', nodeReady: true },
+      { name: 'gw-no-status', nodeReady: true },
+      { name: 'gw-node-down', nodeReady: false },
+      { name: 'gw-agent-failing', nodeReady: true },
+      { name: 'w-ready', nodeReady: true },
+      { name: 'w-no-status', nodeReady: true },
+      { name: 'w-node-down', nodeReady: false },
+      { name: 'w-agent-failing', nodeReady: true },
     ];
     const now = t0 + 10_000;
     const statuses = new Map<string, NodeDataplaneStatus | undefined>([
@@ -41,7 +41,7 @@ describe('node heartbeats on Kubernetes (pure)', () => {
     );
     for (const beat of beats.values()) assert.equal(beat.time, '2026-01-01T00:00:10.000Z');
     const ready = nodes.map((n) => n.name).filter((n) => isReady(beats.get(n), now, 1.5));
-    assert.deepEqual(ready, ['gw-ready', 'gw-no-status', 'w-ready']);
+    assert.deepEqual(ready, ['gw-ready', 'w-ready']);
     assert.deepEqual(
       nodes.map((n) => n.name).filter((n) => isReady(beats.get(n), now + 60_000, 1.5)),
       [],
@@ -49,12 +49,12 @@ describe('node heartbeats on Kubernetes (pure)', () => {
     );
   });
 
-  it("carries each candidate's reported probes to the election: a candidate probed down is not alive though its Node and agent say Ready, one probed up is alive though its agent says not ready", () => {
+  it("carries each candidate's reported probes to the election: a candidate probed down is not alive though its Node and agent say Ready, one probed up is alive though its agent is gone, not when its agent says it is not ready", () => {
     const nodes = [
-      { name: 'gw-a', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-b', gatewayCandidate: true, nodeReady: true },
-      { name: 'gw-c', gatewayCandidate: true, nodeReady: true },
-      { name: 'w-1', gatewayCandidate: false, nodeReady: true },
+      { name: 'gw-a', nodeReady: true },
+      { name: 'gw-b', nodeReady: true },
+      { name: 'gw-c', nodeReady: true },
+      { name: 'w-1', nodeReady: true },
     ];
     const statuses = new Map<string, NodeDataplaneStatus | undefined>([
       [
@@ -64,7 +64,7 @@ describe('node heartbeats on Kubernetes (pure)', () => {
           { name: 'gw-c', verdict: 'up' },
         ]),
       ],
-      // gw-c's agent restarts (not ready yet): its datapath still answers gw-a's probes.
+      // gw-c's agent last said its apply failed: its datapath answers gw-a's probes, but by what spec?
       ['gw-c', status(false, [{ name: 'gw-a', verdict: 'up' }])],
       ['gw-b', status(true)],
       ['w-1', status(true)],
@@ -78,7 +78,10 @@ describe('node heartbeats on Kubernetes (pure)', () => {
     assert.deepEqual(beats.get('gw-c')!.gatewayProbes, [{ name: 'gw-a', verdict: 'up' }]);
     assert.equal('gatewayProbes' in beats.get('gw-b')!, false, 'none reported, none carried');
     assert.equal('gatewayProbes' in beats.get('w-1')!, false);
-    const candidates = nodes.filter((n) => n.gatewayCandidate).map((n) => ({ name: n.name }));
-    assert.deepEqual(aliveCandidates(candidates, beats, now, 1.5), ['gw-a', 'gw-c']);
+    const candidates = nodes.filter((n) => n.name.startsWith('gw-')).map((n) => ({ name: n.name }));
+    assert.deepEqual(aliveCandidates(candidates, beats, now, 1.5), ['gw-a']);
+    // Its agent gone (no status change since it said ready), the probes carry it: alive.
+    statuses.set('gw-c', status(true, [{ name: 'gw-a', verdict: 'up' }]));
+    assert.deepEqual(aliveCandidates(candidates, nodeHeartbeats(nodes, statuses, now), now, 1.5), ['gw-a', 'gw-c']);
   });
 });

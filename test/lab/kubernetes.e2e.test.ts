@@ -184,7 +184,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       });
 
     if (dataplane === 'ebpf')
-      it("the controller leader killed loses no packet and the standby leads within a lease; a gateway's agent crashed and restarted moves no gateway and loses no packet; a dead gateway node fails over within two seconds; a crashed API server started again serves what etcd kept", async () => {
+      it("the controller leader killed loses no packet and the standby leads within a lease; a gateway's agent crashed and restarted moves no gateway and loses no packet; a dead gateway node fails over within 0.45 s; a crashed API server started again serves what etcd kept", async () => {
         const topology = await labUp(defaultTopologyPath, { runDir, dataplane, controlPlane: 'kubernetes', say });
         const views = await clusterViews(topology, runDir);
 
@@ -262,7 +262,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         );
         // Seen down within 150 ms by the other candidate, which then forwards; B's gateway, which probes A's
         // candidates too, sends to the other as soon as it sees the same; the controller's record follows.
-        assert.ok(died.longestGapMs <= 2500, `a dead gateway cost at most 2.5 s without replies; it cost ${died.longestGapMs} ms`);
+        // Measured 192-208 ms; the goal is 300 ms (docs/liveness.md), the bound leaves room for a loaded machine.
+        assert.ok(died.longestGapMs <= 450, `a dead gateway cost at most 0.45 s without replies; it cost ${died.longestGapMs} ms`);
 
         // 4. B's API server crashes (SIGKILL) and the lab starts it again on the same port, etcd, certificate
         //    and signing key: it serves the objects etcd kept (the same uids), and the controllers carry on
@@ -274,7 +275,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
             .split(' ')
             .map(Number);
         const uids = objects();
-        const across = pingFor('a-w1-p', target, 300);
+        // From the surviving node of A (the dead one's pod went with it).
+        const across = pingFor(second.pods[0]!.name, target, 300);
         const crashed = Date.now();
         await restartApiServer(runDir, 'cluster-b');
         const restartedIn = Date.now() - crashed;
@@ -290,5 +292,6 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         process.stdout.write(
           `      API server of B restarted in ${restartedIn} ms; the Lease renewed ${Date.now() - crashed} ms after the crash; ping A to B ${crossed.received}/${crossed.transmitted}\n`,
         );
+        assert.equal(crossed.received, crossed.transmitted, "traffic from A to B never needed B's API server");
       });
   });

@@ -23,15 +23,13 @@ export interface DetectionSettings {
 /** One probed node, as the prober last judged it. Sequence numbers are the prober's, one per round. */
 export interface Detection {
   verdict: Verdict;
-  /** When the verdict last changed (ms, the prober's clock). */
-  changedAt: number;
   /** The newest request it answered. */
   lastAnswered?: number;
   /** The first request of the current run answered without a gap. */
   runFrom?: number;
 }
 
-export const startDetection = (now: number): Detection => ({ verdict: 'unknown', changedAt: now });
+export const startDetection = (): Detection => ({ verdict: 'unknown' });
 
 /** `a - b` on wrapping 32-bit sequence numbers. */
 const since = (a: number, b: number) => (a - b) >>> 0;
@@ -50,12 +48,12 @@ export function observeReply(d: Detection, seq: number, lastSent: number, ready:
 }
 
 /** The verdict once request `lastSent` (and every one before it) had its interval to be answered. */
-export function judge(d: Detection, lastSent: number, now: number, s: DetectionSettings): Detection {
+export function judge(d: Detection, lastSent: number, s: DetectionSettings): Detection {
   if (d.lastAnswered === undefined) return d;
   const unanswered = since(lastSent, d.lastAnswered);
   let verdict = d.verdict;
   if (unanswered >= s.multiplier) verdict = 'down';
   else if (verdict === 'unknown') verdict = 'up';
   else if (verdict === 'down' && since(d.lastAnswered, d.runFrom!) + 1 >= s.multiplier && unanswered === 0) verdict = 'up';
-  return verdict === d.verdict ? d : { ...d, verdict, changedAt: now };
+  return verdict === d.verdict ? d : { ...d, verdict };
 }

@@ -1,7 +1,7 @@
 /**
  * Probes nodes' datapaths (wire.ts) from one network namespace and keeps a verdict per node
  * (detection.ts), reporting each change. The imperative shell: a UDP socket of the native binding (it
- * opens in the node's namespace, where a Node.js socket cannot), a timer, the clock. One request per
+ * opens in the node's namespace, where a Node.js socket cannot) and a timer. One request per
  * target per interval; a send the kernel refuses (no route yet) is a probe unanswered.
  */
 import { randomInt } from 'node:crypto';
@@ -16,9 +16,7 @@ export interface ProberOptions extends DetectionSettings {
   /** Where probes go; default livenessPort. */
   port?: number;
   /** Called after a round that changed verdicts, with every target's (name → verdict). */
-  onChange?: (verdicts: ReadonlyMap<string, Verdict>, changed: readonly string[]) => void;
-  /** Milliseconds; default Date.now (tests drive their own). */
-  clock?: () => number;
+  onChange?: (verdicts: ReadonlyMap<string, Verdict>) => void;
 }
 
 interface Target {
@@ -32,34 +30,24 @@ export class Prober {
   private readonly targets = new Map<string, Target>();
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
-  private readonly clock: () => number;
-  /** Sends the kernel refused, by errno code: a number to report, never an exception from the timer. */
-  readonly sendErrors = new Map<string, number>();
 
   /** Throws a SocketError (or NetnsError) when the socket cannot be opened. */
   constructor(private readonly options: ProberOptions) {
-    this.clock = options.clock ?? Date.now;
     this.socket = native().udpSocketOpen(options.netns ?? null, (datagrams) => this.receive(datagrams));
   }
 
   /** Probes these nodes (name → address) from now on; a node kept keeps its verdict. */
   setTargets(targets: ReadonlyMap<string, string>): void {
-    const now = this.clock();
     for (const name of [...this.targets.keys()]) if (!targets.has(name)) this.targets.delete(name);
     for (const [name, address] of targets) {
       const known = this.targets.get(name);
       if (known?.address === address) continue;
-      this.targets.set(name, { address, detection: startDetection(now) });
+      this.targets.set(name, { address, detection: startDetection() });
     }
   }
 
   verdicts(): Map<string, Verdict> {
     return new Map([...this.targets].map(([name, t]) => [name, t.detection.verdict]));
-  }
-
-  /** Every target's detection, for metrics and `strait inspect`. */
-  detections(): Map<string, Detection & { address: string }> {
-    return new Map([...this.targets].map(([name, t]) => [name, { ...t.detection, address: t.address }]));
   }
 
   /** Starts probing every interval; the timer does not keep the process alive. */
@@ -77,10 +65,9 @@ export class Prober {
    */
   round(): void {
     this.receive(native().udpSocketReceive(this.socket));
-    const now = this.clock();
     const changed: string[] = [];
     for (const [name, t] of this.targets) {
-      const judged = judge(t.detection, this.seq, now, this.options);
+      const judged = judge(t.detection, this.seq, this.options);
       if (judged !== t.detection && judged.verdict !== t.detection.verdict) changed.push(name);
       t.detection = judged;
     }
@@ -89,12 +76,11 @@ export class Prober {
     for (const t of this.targets.values()) {
       try {
         native().udpSocketSend(this.socket, t.address, this.options.port ?? livenessPort, request);
-      } catch (err) {
-        const code = (err as { code?: string }).code ?? 'unknown';
-        this.sendErrors.set(code, (this.sendErrors.get(code) ?? 0) + 1);
+      } catch {
+        // No route yet, a full buffer: a probe unanswered, which is what detection counts.
       }
     }
-    if (changed.length > 0) this.options.onChange?.(this.verdicts(), changed);
+    if (changed.length > 0) this.options.onChange?.(this.verdicts());
   }
 
   private receive(datagrams: Datagram[]): void {

@@ -23,6 +23,14 @@ export const isStandby = (spec: NodeDataplaneSpec): boolean =>
 /** A peer gateway's probe target name: its address, kept apart from node names (which never hold ':'). */
 const peerTarget = (address: string) => `peer:${address}`;
 
+/**
+ * The peers whose gateway a candidate fails over from on its own probes: those with standbys, but not an
+ * encrypted peering (its probes would cross the public network in the clear, and its SAs are set up
+ * between the published gateways: the controllers' record moves it).
+ */
+const failsOverLocally = (peers: readonly PeerSpec[]) =>
+  peers.filter((p) => p.transport !== 'ipsec' && p.endpoint.standbyAddresses.length > 0);
+
 /** A peer's gateway addresses in failover order. */
 const peerOrder = (p: PeerSpec): string[] => [p.endpoint.address, ...p.endpoint.standbyAddresses].map(formatIp);
 
@@ -39,7 +47,7 @@ export function probeTargets(spec: NodeDataplaneSpec): Map<string, string> {
     if (node && name !== spec.node.name) targets.set(name, formatIp(node.underlayAddress));
   }
   if (order.includes(spec.node.name))
-    for (const p of spec.peers) if (p.endpoint.standbyAddresses.length > 0) for (const a of peerOrder(p)) targets.set(peerTarget(a), a);
+    for (const p of failsOverLocally(spec.peers)) for (const a of peerOrder(p)) targets.set(peerTarget(a), a);
   return targets;
 }
 
@@ -63,7 +71,9 @@ export function withLocalGateway(spec: NodeDataplaneSpec, verdicts: ReadonlyMap<
     const verdict = verdicts.get(peerTarget(a));
     if (verdict !== undefined) peerVerdicts.set(a, verdict);
   }
+  const local = new Set(failsOverLocally(spec.peers));
   const peers = spec.peers.map((p) => {
+    if (!local.has(p)) return p;
     const order = peerOrder(p);
     const address = chooseGateway(order, '', peerVerdicts);
     if (address === undefined || address === order[0]) return p;

@@ -108,6 +108,13 @@ describe('local gateway choice (pure)', () => {
     assert.deepEqual(failed.peers[0]!.endpoint.standbyAddresses, gw.peers[0]!.endpoint.standbyAddresses);
     assert.equal(failed.peers[1], gw.peers[1], 'the other peer is untouched');
     assert.equal(failed.activeGateway, gw.activeGateway);
+    // An encrypted peering is neither probed (the probes would cross the public network in the clear) nor failed over locally.
+    const encrypted = hubSpecWith((d) => {
+      d.peers[0]!.endpoint.standbyAddresses = ['203.0.113.21'];
+      d.peers[0]!.transport = 'ipsec';
+    });
+    assert.deepEqual([...probeTargets(encrypted).keys()], []);
+    assert.equal(withLocalGateway(encrypted, verdicts([['peer:203.0.113.1', 'down']])), encrypted);
   });
 
   it('a standby is flagged in its datapath config as such (it translates what arrives), until it chooses itself', () => {

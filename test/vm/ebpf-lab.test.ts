@@ -57,17 +57,26 @@ const attachmentsOf = (node: string) =>
     .map(({ interface: ifname, program, kind, progId }) => ({ ifname, program, kind, progId }))
     .sort((x, y) => x.ifname.localeCompare(y.ifname));
 
-/** Every eBPF node's agent started without tcx, and its two programs run on clsact: the overlay device's and its pod's. */
+/**
+ * Every eBPF node's agent started without tcx, and its programs run on clsact: the overlay device's, its
+ * pod's, and the probe responder on its underlay device (and its public one, where it has one).
+ */
 function assertClsactOnly(nodes: string[]): void {
   for (const node of nodes) {
     assert.deepEqual(tcxAtStarts(node), [false], `${node}'s agent started once and saw no tcx`);
+    const found = attachmentsOf(node).map(({ progId: _, ...a }) => a);
     assert.deepEqual(
-      attachmentsOf(node).map(({ progId: _, ...a }) => a),
+      found.filter((a) => a.program !== 'strait_liveness_reply'),
       [
         { ifname: 'strait0', program: 'strait_from_overlay', kind: 'clsact' },
         { ifname: podVethOf(node, `${node}-p`), program: 'strait_from_pod', kind: 'clsact' },
       ],
       `${node}'s programs are attached through clsact`,
+    );
+    const responders = found.filter((a) => a.program === 'strait_liveness_reply');
+    assert.ok(
+      responders.some((a) => a.ifname === 'ul0') && responders.every((a) => ['ul0', 'pub0'].includes(a.ifname) && a.kind === 'clsact'),
+      `${node}'s probe responder runs on its underlay (and public) device through clsact: ${JSON.stringify(responders)}`,
     );
   }
 }

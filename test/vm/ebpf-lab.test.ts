@@ -102,7 +102,7 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
 
     // Restart A's gateway agent while a ping crosses it (one restart: a node process takes up to 40 s to
     // start in the emulated VM on a loaded host): the new agent loads its own programs and, finding clsact
-    // filters of the old ones in its slot, replaces both (pod veth and overlay device) in place.
+    // filters of the old ones in its slot, replaces each (pod veth, overlay device, the probe responder's devices) in place.
     const views = await clusterViews(topology, runDir);
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
     const restarted = [gatewayOf(runDir, 'cluster-a')];
@@ -138,8 +138,8 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
       const now = attachmentsOf(node);
       assert.deepEqual(
         now.map((a) => a.kind),
-        ['clsact', 'clsact'],
-        `${node}'s programs are still on clsact`,
+        before[node]!.map(() => 'clsact'),
+        `${node}'s programs (the pod's, the overlay's, the probe responder's) are still on clsact`,
       );
       assert.ok(
         now.every((a, i) => a.progId !== before[node]![i]),

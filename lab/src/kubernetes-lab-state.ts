@@ -1,7 +1,7 @@
 /**
  * The LabState of a lab on Kubernetes: read from each cluster's API server, as `kubectl get` would.
  * NodeDataplanes give the specs, with the node list each agent makes from the Node objects (the object
- * holds none), the agents' statuses and the gateway; the established peerings' TunnelEndpoints (with their prefixes); a hub's
+ * holds none), the agents' statuses and the gateway; each ready agent's /metrics the whole spec it runs; the established peerings' TunnelEndpoints (with their prefixes); a hub's
  * NatMappings its reflections, turned into the addresses its peers dial with the hub's own node spec
  * (each peer's view of our ExternalCIDR, and which peer an endpoint belongs to).
  */
@@ -15,8 +15,12 @@ import { withNodeListFrom } from '../../src/k8s/node-list';
 import { containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { clusterKubeConfig } from './kubernetes-control-plane';
+import { labMetricsPort, runningSpec } from './metrics-endpoint';
 import type { ClusterState, LabState, NodeState } from './lab-state-port';
 import type { LabCluster, LabTopology } from './topology';
+
+/** How long one agent's /metrics may take: a loaded machine's agent answers in milliseconds. */
+const scrapeTimeoutMs = 2_000;
 
 interface Listed {
   items: { metadata: { name: string }; spec?: unknown; status?: unknown }[];
@@ -91,7 +95,8 @@ export class KubernetesLabState implements LabState {
       } catch {
         status = undefined;
       }
-      nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}) });
+      const running = status?.ready ? await runningSpec(labMetricsPort(this.topology, `agent-${node.name}`), scrapeTimeoutMs) : undefined;
+      nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}), ...(running === undefined ? {} : { running }) });
     }
     const anySpec = [...nodes.values()].find((n) => n.spec)?.spec;
     // Every configured peer has a TunnelEndpoint; an established peering's has its prefixes.

@@ -12,6 +12,12 @@ export interface NodeState {
   spec?: NodeDataplaneSpec;
   /** Undefined until the agent reported. */
   status?: NodeDataplaneStatus;
+  /**
+   * The digest of the whole spec its agent runs, node list and gateways included: the status's
+   * appliedSpec where the status names the whole spec (files), the agent's strait_agent_applied_spec_info
+   * on Kubernetes (where the status names the object's own part, so a gateway move writes no status).
+   */
+  running?: string;
 }
 
 export interface ClusterState {

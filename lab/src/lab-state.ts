@@ -23,7 +23,11 @@ class RunDirLabState implements LabState {
     for (const node of cluster.nodes) {
       const spec = pollDocumentFile(at(runDirPaths.nodeSpec(cluster.id, node.name)), readNodeDataplane)?.spec;
       const status = pollDocumentFile(at(runDirPaths.heartbeat(cluster.id, node.name)), readNodeDataplaneStatus);
-      nodes.set(node.name, { ...(spec ? { spec } : {}), ...(status ? { status } : {}) });
+      nodes.set(node.name, {
+        ...(spec ? { spec } : {}),
+        ...(status ? { status } : {}),
+        ...(status?.appliedSpec === undefined ? {} : { running: status.appliedSpec }),
+      });
     }
     const controller = pollDocumentFile(at(runDirPaths.controllerStatus(cluster.id)), readControllerStatus);
     return {

@@ -16,6 +16,7 @@ import { echoPort, labPinRoot, nodeNetns, podNetns } from './names';
 import { podInterfacePattern } from './pod-network';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
+import { labMetricsPort } from './metrics-endpoint';
 import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../../src/api/controller-config';
 import { openLabState } from './lab-state';
 import type { ClusterState, LabState } from './lab-state-port';
@@ -181,19 +182,6 @@ export function agentDataplane(topology: LabTopology, cluster: string, requested
   return encrypts ? 'kernel' : wanted;
 }
 
-/**
- * Every agent and controller of the lab runs in this machine's own network namespace: each gets a
- * loopback port of its own for /metrics, /healthz and /readyz, agents from 29720 in node order,
- * controllers from 29780 (`lab test` scrapes them).
- */
-export function labMetricsPort(topology: LabTopology, name: string): number {
-  const nodes = topology.clusters.flatMap((c) => c.nodes.map((n) => `agent-${n.name}`));
-  const controllers = topology.clusters.flatMap((c) => [`controller-${c.id}`, `controller-${c.id}-0`, `controller-${c.id}-1`]);
-  if (nodes.includes(name)) return 29720 + nodes.indexOf(name);
-  if (controllers.includes(name)) return 29780 + controllers.indexOf(name);
-  throw new Error(`no lab process ${name}`);
-}
-
 const metricsServer = (topology: LabTopology, name: string) => [
   '--metrics-address',
   '127.0.0.1',
@@ -298,13 +286,13 @@ export function convergenceGaps(topology: LabTopology, states: ReadonlyMap<strin
     const state = states.get(cluster.id)!;
     const wantPeers = topology.peerings.filter((p) => p.includes(cluster.id)).length;
     for (const node of cluster.nodes) {
-      const { spec, status } = state.nodes.get(node.name) ?? {};
+      const { spec, status, running } = state.nodes.get(node.name) ?? {};
       if (!spec) gaps.push(`${node.name}: no spec yet`);
       else if (spec.peers.length < wantPeers) gaps.push(`${node.name}: ${spec.peers.length}/${wantPeers} peers`);
       if (status?.error) gaps.push(`${node.name}: ${status.error}`);
       else if (!status?.ready) gaps.push(`${node.name}: agent not ready`);
-      // The agent names the spec it applied: the spec as it is now must be that one.
-      else if (spec && status.appliedSpec !== specDigest(canonicalSpecText(spec))) gaps.push(`${node.name}: latest spec not applied yet`);
+      // The agent names the spec it runs: the spec as it is now must be that one.
+      else if (spec && running !== specDigest(canonicalSpecText(spec))) gaps.push(`${node.name}: latest spec not applied yet`);
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
     if (state.reflections.length < wantReflections) gaps.push(`${cluster.id}: ${state.reflections.length}/${wantReflections} reflections`);

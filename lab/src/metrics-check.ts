@@ -8,29 +8,14 @@
 import { inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { parseSamples, sampleValue } from '../../src/metrics/exposition';
 import type { ClusterState } from './lab-state-port';
-import { labMetricsPort, nodePinRoot } from './lab';
+import { nodePinRoot } from './lab';
+import { get, labMetricsPort } from './metrics-endpoint';
 import type { LabTopology } from './topology';
 
 export interface MetricsResult {
   node: string;
   ok: boolean;
   detail: string;
-}
-
-/**
- * One GET on a connection of its own: between scrapes this process blocks on synchronous map reads, long
- * enough on an emulated VM for the server to close a kept-alive connection the client would then reuse
- * ("fetch failed", UND_ERR_SOCKET). A failure names the URL and the socket's error.
- */
-async function get(port: number, path: string, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const url = `http://127.0.0.1:${port}${path}`;
-  try {
-    const response = await fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) });
-    return { status: response.status, text: await response.text() };
-  } catch (err) {
-    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`GET ${url}: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
-  }
 }
 
 /** Per peer cluster id: tx/rx packets and bytes, as inspect reads them. */

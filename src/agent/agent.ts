@@ -86,17 +86,31 @@ export function selectDataplane(requested: DataplaneRequest, report: ProbeReport
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/**
+ * A spec that passed every check: `digest` names it whole (the metrics' strait_agent_applied_spec_info),
+ * `acknowledged` the part the status's appliedSpec names (SpecSource.ownPartText; the whole spec from a
+ * file), and `generation` the document's metadata.generation where there is one.
+ */
+interface GoodSpec {
+  spec: NodeDataplaneSpec;
+  digest: string;
+  acknowledged: string;
+  generation?: number;
+}
+
 /** The reconcile state of one agent process; `tick` is one reconcile, run from the timer and the source's change notices. */
 export class Agent {
   /** The version of the document last read (undefined: none there), so an unchanged one is not re-parsed. */
   private lastVersion: string | undefined | null = null;
   /** metadata.generation of the document last read, when its source has one. */
   private newestGeneration?: number;
-  private good?: { spec: NodeDataplaneSpec; digest: string; generation?: number };
-  /** The digest of the spec last applied: a new one counts a new generation. */
+  private good?: GoodSpec;
+  /** The digest of the spec last applied, to log a new one once. */
   private appliedDigest?: string;
-  /** The spec last applied in full, its digest (status `appliedSpec`) and generation. */
-  private applied?: { spec: NodeDataplaneSpec; digest: string; generation?: number };
+  /** The `acknowledged` digest last applied: a new one counts a new generation. */
+  private acknowledgedDigest?: string;
+  /** The spec last applied in full, its digests and generation. */
+  private applied?: GoodSpec;
   private conditions: Condition[] = [];
   private generation = 0;
   private ready = false;
@@ -157,7 +171,7 @@ export class Agent {
     return {
       dataplane: this.dataplane.kind,
       specGeneration: this.generation,
-      ...(this.applied === undefined ? {} : { applied: this.applied.spec }),
+      ...(this.applied === undefined ? {} : { applied: this.applied.spec, appliedSpec: this.applied.digest }),
       ...(this.dataplane.counters === undefined ? {} : { counters: () => this.dataplane.counters!() }),
     };
   }
@@ -194,9 +208,11 @@ export class Agent {
       // Dry run of the dataplane's own checks (IPv4 only...), so a spec it cannot take changes nothing.
       this.dataplane.validate(spec);
       // Its digest, not its canonical text: megabytes at 100,000 NatMappings, held as long as the spec.
+      const digest = specDigest(canonicalSpecText(spec));
       this.good = {
         spec,
-        digest: specDigest(canonicalSpecText(spec)),
+        digest,
+        acknowledged: source.ownPartText === undefined ? digest : specDigest(source.ownPartText(spec)),
         ...(document.generation === undefined ? {} : { generation: document.generation }),
       };
       this.rejection = undefined;
@@ -209,16 +225,19 @@ export class Agent {
   }
 
   /** Whether the dataplane read the node's whole state. */
-  private apply({ spec, digest, generation }: NonNullable<Agent['good']>): boolean {
+  private apply(good: GoodSpec): boolean {
+    const { spec, digest, acknowledged } = good;
     try {
       const effective = this.gateway?.effective(spec) ?? spec;
       const { changes, conflicts: routeConflicts, readAll } = this.dataplane.apply(effective);
       if (digest !== this.appliedDigest) {
-        this.generation += 1;
+        if (acknowledged !== this.acknowledgedDigest) this.generation += 1;
         this.appliedDigest = digest;
+        this.acknowledgedDigest = acknowledged;
         this.log.info(
           {
             specGeneration: this.generation,
+            spec: digest,
             role: effective.node.role,
             peers: spec.peers.length,
             natMappings: spec.natMappings.length,
@@ -243,7 +262,7 @@ export class Agent {
       if (this.lastError !== undefined) this.log.info({ after: this.lastError }, 'reconcile recovered');
       this.lastError = undefined;
       this.ready = true;
-      this.applied = { spec, digest, ...(generation === undefined ? {} : { generation }) };
+      this.applied = good;
       return readAll === true;
     } catch (err) {
       // Not ready until an apply succeeds again; each distinct error is logged once, not every tick.
@@ -276,7 +295,7 @@ export class Agent {
     };
     const error = this.rejection ?? this.lastError;
     if (error !== undefined) status.error = error;
-    if (this.applied !== undefined) status.appliedSpec = this.applied.digest;
+    if (this.applied !== undefined) status.appliedSpec = this.applied.acknowledged;
     const probes = this.gateway?.report() ?? [];
     if (probes.length > 0) status.gatewayProbes = probes;
     this.conditions = setConditions(
@@ -289,7 +308,7 @@ export class Agent {
         dataplane: this.dataplane.kind,
         ...(this.newestGeneration === undefined ? {} : { newestGeneration: this.newestGeneration }),
         ...(this.applied?.generation === undefined ? {} : { appliedGeneration: this.applied.generation }),
-        ...(this.applied === undefined ? {} : { appliedSpec: this.applied.digest }),
+        ...(this.applied === undefined ? {} : { appliedSpec: this.applied.acknowledged }),
       }),
       time,
     );

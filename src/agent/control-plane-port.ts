@@ -4,6 +4,7 @@
  * the loop and the adapters depend on them and not on each other.
  */
 import type { NodeDataplaneStatus } from '../api/node-dataplane';
+import type { NodeDataplaneSpec } from '../nodespec/spec';
 
 /**
  * Where the agent's NodeDataplane comes from (files/spec-source.ts, kubernetes/spec-source.ts). The agent
@@ -27,6 +28,13 @@ export interface SpecSource {
    * agent keeps the last good spec).
    */
   read(): SpecDocument | undefined;
+  /**
+   * The canonical text of the part of a spec that the status's `appliedSpec` names, where that is not the
+   * whole spec: on Kubernetes the NodeDataplane object's own part, as the node list and the gateways are
+   * read from objects every node shares (an acknowledgement of those would have every agent write its
+   * status on each gateway move or Node added). Undefined: the whole spec.
+   */
+  ownPartText?(spec: NodeDataplaneSpec): string;
   /** Calls `onChange` when the document may have changed; again from every tick (re-establishes a lost watch). */
   watch(onChange: () => void): void;
   /** Resolves once `read` can answer: at once for a file, after the first list for the API server. */

@@ -114,11 +114,15 @@ export const NodeDataplaneStatusSchema = Strict(
     ready: Type.Boolean({ description: 'The datapath is loaded and the last reconcile succeeded.' }),
     time: Type.String({ format: 'date-time', description: 'When the agent wrote this (its heartbeat).' }),
     dataplane: StringEnum([...dataplanes]),
-    specGeneration: Type.Integer({ minimum: 0, description: 'How many distinct specs this agent process has applied (0: none yet).' }),
+    specGeneration: Type.Integer({
+      minimum: 0,
+      description: 'How many distinct specs (as appliedSpec names them) this agent process has applied (0: none yet).',
+    }),
     appliedSpec: Type.Optional(
       Type.String({
         pattern: '^[0-9a-f]{16}$',
-        description: 'A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits).',
+        description:
+          "A digest of the spec last applied in full (sha256 of its canonical JSON, 16 hex digits). On Kubernetes, of the object's own spec only: the node list and the gateways come from objects every node shares, and the agent's metric strait_agent_applied_spec_info names the whole spec it runs.",
       }),
     ),
     error: Type.Optional(Type.String({ description: 'Why the newest spec is not in force, or why applying failed.' })),

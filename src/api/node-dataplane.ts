@@ -17,8 +17,9 @@ import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 export type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 
 /**
- * `status.appliedSpec`: a short digest of the spec's canonical text (`canonicalSpecText`; not a secret: it names a version). The same whether the spec came from
- * a file or the API server, and whatever the formatting or key order of the document.
+ * A short digest of a spec's canonical text (`canonicalSpecText`, or `canonicalObjectSpecText` of its
+ * object's own part; not a secret: it names a version): `status.appliedSpec` and the agent's
+ * `strait_agent_applied_spec_info`. The same whatever the formatting or key order of the document.
  */
 export const specDigest = (canonicalText: string) => createHash('sha256').update(canonicalText).digest('hex').slice(0, 16);
 
@@ -299,6 +300,12 @@ export function writeNodeDataplaneSpec(spec: NodeDataplaneSpec): WholeNodeDatapl
 
 /** The spec's canonical text: what the agent compares to see a new spec, and digests (`specDigest`). */
 export const canonicalSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(writeNodeDataplaneSpec(spec));
+
+/**
+ * The canonical text of what a NodeDataplane object holds on Kubernetes (`writeNodeDataplaneObjectSpec`):
+ * what an agent's status acknowledges there, so a gateway move or a Node added costs no status write.
+ */
+export const canonicalObjectSpecText = (spec: NodeDataplaneSpec) => JSON.stringify(writeNodeDataplaneObjectSpec(spec));
 
 /** A whole NodeDataplane object (as a file holds it, or the API server serves it): the typed spec, and the status as it is. */
 export function readNodeDataplane(value: unknown): { name: string; spec: NodeDataplaneSpec; status?: NodeDataplaneStatus } {

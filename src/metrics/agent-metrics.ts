@@ -16,6 +16,8 @@ export interface AgentState {
   specGeneration: number;
   /** The spec in force; its peers name the peer ids of the counters. */
   applied?: NodeDataplaneSpec;
+  /** The digest of the whole spec in force (node list and gateways included). */
+  appliedSpec?: string;
   /** The datapath's own counters; absent on the kernel fallback, which has none. */
   counters?: () => DatapathCounters;
 }
@@ -74,6 +76,17 @@ export class AgentMetrics {
       registers,
       collect() {
         this.set(source.state()?.specGeneration ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'strait_agent_applied_spec_info',
+      help: "1, labelled with the digest of the whole spec in force (its node list and gateways included; the status's appliedSpec names on Kubernetes only the NodeDataplane's own part)",
+      labelNames: ['spec'],
+      registers,
+      collect() {
+        this.reset();
+        const spec = source.state()?.appliedSpec;
+        if (spec !== undefined) this.set({ spec }, 1);
       },
     });
     new Gauge({

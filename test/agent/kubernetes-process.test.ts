@@ -8,7 +8,7 @@ import type { NodeDataplaneSpecDocument, NodeDataplaneStatus } from '../../src/a
 import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
 import { spawnAgent } from '../support/agent-process';
-import { noMetricsServer } from '../support/metrics';
+import { freePort, noMetricsServer, scrape, series } from '../support/metrics';
 import { registerNode } from '../../lab/src/kubernetes-control-plane';
 import { type TestApiServer, startTestApiServer } from '../support/apiserver';
 import { requireRoot } from '../support/kernel';
@@ -25,11 +25,18 @@ import { attachments, nodeRoutes, peerIds, withPeers } from './node-view';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const strait = { group: 'strait.io', version: 'v1alpha1', plural: 'nodedataplanes' };
 const namespace = 'strait-test';
-/** status.appliedSpec of nodeSpecDocument([peerB]) and of ([peerB, peerC]): sha256sum of their canonical text (test/agent/agent.test.ts). */
-const specBDigest = 'e6b714edfe2924f1';
-const specBCDigest = 'e63607a547eab0ef';
-/** Of nodeSpecDocument([peerB]) with n2 (192.0.2.12, 10.0.1.0/24) added to its nodes. */
+/**
+ * status.appliedSpec on Kubernetes, of nodeSpecDocument([peerB]) and of ([peerB, peerC]): the sha256sum
+ * of the object's own part (canonicalObjectSpecText: no node list, gateways, role nor peer endpoints).
+ */
+const specBDigest = 'ec267ae479017567';
+const specBCDigest = '4174df7e9b1465f0';
+/**
+ * strait_agent_applied_spec_info of the whole spec, the sha256sum of its canonical text: nodeSpecDocument([peerB])
+ * with n2 (192.0.2.12, 10.0.1.0/24) added to its nodes, and then peer b's gateway moved to 203.0.113.9.
+ */
 const specBn2Digest = '33a2ac83619adad9';
+const specBn2MovedDigest = 'be387726a3d0d3a4';
 const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
 /** The chart's agent ServiceAccount, for the tests that run the agent with the chart's RBAC. */
 const agentUser = chartAgentUser('agent-token-5e0c2a');
@@ -227,13 +234,14 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await stopAgent(exited);
   });
 
-  it("programs the node list it reads from the Node objects: a new Node's pod network at once, and nothing for a status heartbeat", async () => {
+  it("programs the node list it reads from the Node objects and the gateways of its cluster's StraitGateway at once, with no status write for either, and nothing for a Node's status heartbeat", async () => {
     await createObject(nodeSpecDocument([peerB]));
     // Reconciles every 30 s: whatever happens sooner comes from the informers' events. Each reconcile
     // reads the whole node, so a change by hand shows whether one ran.
-    const exited = startAgent(['--interval', '30', '--resync-interval', '0.001']);
+    const port = await freePort();
+    const exited = startAgent(['--interval', '30', '--resync-interval', '0.001', '--metrics-port', String(port)]);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    assert.equal((await status())!.appliedSpec, specBDigest, 'the spec of a file listing n1 alone');
+    assert.equal((await status())!.appliedSpec, specBDigest, 'the digest of the object as stored');
     assert.deepEqual(nodeRoutes(pinRoot), ['10.0.0.0/24 192.0.2.11']);
 
     // A change by hand that only a reconcile repairs: neither a Node's status heartbeat nor the agent's
@@ -247,13 +255,37 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await sleep(1_000);
     assert.deepEqual(peerIds(pinRoot), [], `no reconcile for a Node status heartbeat\n${logOf()}`);
 
+    const writes = statusWrites();
+    const before = (await status())!;
+    const running = async () => series(await scrape(port), 'strait_agent_applied_spec_info');
     await registerNode(core, { name: 'n2', underlayAddress: '192.0.2.12', podCIDR: '10.0.1.0/24' });
     await waitFor('n2 in strait_nodes', () => nodeRoutes(pinRoot).join() === '10.0.0.0/24 192.0.2.11,10.0.1.0/24 192.0.2.12', 3_000, logOf);
     assert.deepEqual(peerIds(pinRoot), [5], 'the reconcile of the new node list repaired the peer too');
-    // The NodeDataplane did not change: the same generation, a new spec in force.
-    await waitFor('the spec with n2 reported', async () => (await status())?.appliedSpec === specBn2Digest, 3_000, logOf);
-    assert.deepEqual(await conditions(), ['Applied True SpecApplied 1', 'Ready True DatapathReady 1']);
-    assert.equal((await status())!.specGeneration, 2);
+    await waitFor('the whole spec with n2 on /metrics', async () => (await running()).join() === `spec=${specBn2Digest} 1`, 3_000, logOf);
+
+    // Peer b's gateway moves (the controller writes the StraitGateway only): applied at once.
+    await custom.createClusterCustomObject({
+      group: 'strait.io',
+      version: 'v1alpha1',
+      plural: 'straitgateways',
+      body: {
+        apiVersion: 'strait.io/v1alpha1',
+        kind: 'StraitGateway',
+        metadata: { name: 'a' },
+        spec: {
+          activeGateway: { name: 'n1', underlayAddress: '192.0.2.11' },
+          peers: [{ clusterId: 'b', endpoint: { address: '203.0.113.9', port: 4789 } }],
+        },
+      },
+    });
+    await waitFor('peer b at its new gateway', () => withPeers(pinRoot, (m) => m.lookup(5))?.endpoint === '203.0.113.9', 3_000, logOf);
+    await waitFor('the moved gateway on /metrics', async () => (await running()).join() === `spec=${specBn2MovedDigest} 1`, 3_000, logOf);
+    // The NodeDataplane did not change, so neither does the status: a Node added or a gateway moved costs
+    // no agent a write (O(1) writes per move however many nodes).
+    await sleep(500);
+    assert.equal(statusWrites(), writes, 'no status write for a Node added nor for a gateway move');
+    assert.deepEqual({ ...(await status())!, time: 0 }, { ...before, time: 0 });
+    assert.equal(before.specGeneration, 1);
     await stopAgent(exited);
   });
 

@@ -73,6 +73,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     assert.deepEqual(series(before, 'strait_agent_dataplane'), ['dataplane=ebpf 1']);
     assert.deepEqual(series(before, 'strait_agent_spec_generation'), ['0']);
     assert.deepEqual(series(before, 'strait_agent_nat_mappings'), ['0']);
+    assert.deepEqual(series(before, 'strait_agent_applied_spec_info'), [], 'no spec in force, none named');
     assert.deepEqual(series(before, 'strait_agent_peer_packets_total'), [], 'no spec, no peer to name');
 
     writeSpec([peerB, peerC]);
@@ -82,6 +83,8 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     const after = await scrape(port);
     assert.deepEqual(series(after, 'strait_agent_ready'), ['1']);
     assert.deepEqual(series(after, 'strait_agent_spec_generation'), ['1']);
+    // The sha256sum of the canonical text of nodeSpecDocument([peerB, peerC]).
+    assert.deepEqual(series(after, 'strait_agent_applied_spec_info'), ['spec=e63607a547eab0ef 1']);
     assert.deepEqual(series(after, 'strait_agent_nat_mappings'), ['1']);
     assert.deepEqual(series(after, 'strait_agent_reconcile_errors_total'), ['0']);
 
@@ -174,6 +177,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     ]);
     assert.deepEqual(series(samples, 'strait_agent_nat_mappings'), ['1']);
     assert.deepEqual(metricNames(samples, 'strait_agent_'), [
+      'strait_agent_applied_spec_info',
       'strait_agent_dataplane',
       'strait_agent_dropped_packets_total',
       'strait_agent_nat_mappings',

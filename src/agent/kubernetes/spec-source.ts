@@ -11,10 +11,11 @@
  *
  * The agent is told of a change when its NodeDataplane's spec changed, the node list did or its
  * cluster's StraitGateway did: a Node's status heartbeat, anything else of a Node Strait does not read,
- * or the agent's own status write costs no reconcile.
+ * or the agent's own status write costs no reconcile. The status acknowledges the object's own part only
+ * (`ownPartText`): a gateway move or a Node added reaches every agent and costs no status write.
  */
 import { type KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
-import type { ClusterNodeDocument } from '../../api/node-dataplane';
+import { type ClusterNodeDocument, canonicalObjectSpecText } from '../../api/node-dataplane';
 import { nodeDataplaneNames, straitGatewayNames } from '../../api/resource-names';
 import { Informer } from '../../k8s/informer';
 import { clusterIdText, withGateways } from '../../k8s/gateway-view';
@@ -32,6 +33,7 @@ export interface KubernetesSpecSourceOptions {
 
 export class KubernetesSpecSource implements SpecSource {
   readonly where: Record<string, string>;
+  readonly ownPartText = canonicalObjectSpecText;
   private readonly dataplanes: Informer<KubernetesObject>;
   private readonly nodes: Informer<V1Node>;
   private readonly gateways: Informer<KubernetesObject>;

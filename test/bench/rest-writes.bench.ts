@@ -4,6 +4,9 @@
  * request, left alone until it has settled, then every write over a minute counted from those logs, by
  * who wrote what. Run only when named (`npm run bench -- restwrites`), with no other lab up.
  *
+ * Then A's gateway node dies, and every write of the failover is counted: a gateway move is O(1) writes
+ * (the StraitGateways, an Event, the probing candidates' statuses), not one per node.
+ *
  * Liveness writes nothing at rest since issue 28 (the gateway candidates' Leases, 300 writes a minute
  * each, are gone): what is left is the controllers' leader-election Lease, and each agent's unchanged
  * status every 5 minutes.
@@ -12,7 +15,10 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labUp } from '../../lab/src/lab';
-import { defaultTopologyPath } from '../../lab/src/names';
+import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
+import { clusterViews } from '../../lab/src/lab-test';
+import { stopProcess } from '../../lab/src/processes';
+import { run as runCommand } from '../../src/kernel/command';
 import type { BenchFigure, BenchSuite } from './result';
 
 const runDir = `/run/strait/lab-bench-rest-${process.pid}`;
@@ -60,17 +66,22 @@ export const run: BenchSuite = async () => {
     const topology = await labUp(defaultTopologyPath, { runDir, dataplane: 'ebpf', controlPlane: 'kubernetes', say });
     await sleep(settleMs);
     const logs = topology.clusters.map((c) => join(runDir, 'logs', `apiserver-${c.id}.log`));
-    const marks = logs.map((log) => statSync(log).size);
-    await sleep(windowMs);
+    /** Every write the API servers logged while `during` ran, by kind. */
+    const writesDuring = async (during: () => Promise<unknown>) => {
+      const marks = logs.map((log) => statSync(log).size);
+      await during();
+      const counts = new Map<string, number>();
+      logs.forEach((log, i) => {
+        for (const l of requestsSince(log, marks[i]!)) {
+          if (l.method === 'GET') continue;
+          const kind = writeKind(l);
+          counts.set(kind, (counts.get(kind) ?? 0) + 1);
+        }
+      });
+      return counts;
+    };
+    const counts = await writesDuring(() => sleep(windowMs));
     const nodes = topology.clusters.reduce((sum, c) => sum + c.nodes.length, 0);
-    const counts = new Map<string, number>();
-    logs.forEach((log, i) => {
-      for (const l of requestsSince(log, marks[i]!)) {
-        if (l.method === 'GET') continue;
-        const kind = writeKind(l);
-        counts.set(kind, (counts.get(kind) ?? 0) + 1);
-      }
-    });
     const perMinute = (n: number) => Math.round((n / (windowMs / 60_000)) * 10) / 10;
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     // Said even when none was written: the figure the issue asks for.
@@ -95,6 +106,31 @@ export const run: BenchSuite = async () => {
         name: `writes per minute: ${kind}`,
         value: perMinute(n),
         unit: 'writes/min',
+      })),
+    );
+
+    // A's gateway node dies (its agent killed, its links down, as the Kubernetes e2e test does): every
+    // write of the failover, in every cluster, within the 10 s that follow, apart from the leader Leases.
+    const gateway = (await clusterViews(topology, runDir))['cluster-a']!.spec.activeGateway.name;
+    const failover = await writesDuring(async () => {
+      await stopProcess(runDir, `agent-${gateway}`, 0);
+      for (const link of ['ul0', 'pub0']) runCommand(['ip', '-n', nodeNetns(gateway), 'link', 'set', link, 'down']);
+      await sleep(10_000);
+    });
+    failover.delete(leaderLease);
+    figures.push(
+      {
+        suite: 'restwrites',
+        name: 'writes for a gateway failover, all clusters, leader Leases apart',
+        value: [...failover.values()].reduce((a, b) => a + b, 0),
+        unit: 'writes',
+        note: `${nodes} nodes; in the 10 s after ${gateway} died`,
+      },
+      ...[...failover].map(([kind, n]) => ({
+        suite: 'restwrites',
+        name: `writes for a gateway failover: ${kind}`,
+        value: n,
+        unit: 'writes',
       })),
     );
   } finally {

@@ -436,8 +436,8 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
     try {
       if (dataplane.replacedMaps)
         log.warn(
-          { maps: dataplane.replacedMaps },
-          'pinned maps of another build had a layout this one cannot use: replaced, and refilled by the first apply',
+          { maps: dataplane.replacedMaps, carriedState: dataplane.carriedState ?? [] },
+          "pinned maps of another build had a layout this one cannot use: replaced, their state carried over, and refilled by the first apply before this build's programs replace the running ones",
         );
       // Beside the datapath, not behind it: a pool IPAM still reading the API server delays no reconcile.
       await control.serve();

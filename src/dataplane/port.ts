@@ -21,6 +21,8 @@ export interface NodeDataplane {
   counters?(): DatapathCounters;
   /** Maps pinned by an earlier build with another layout, replaced when this one loaded (logged at start). */
   readonly replacedMaps?: readonly string[];
+  /** The state carried over from those of them that hold some: entries per map, or why none (logged at start). */
+  readonly carriedState?: readonly { map: string; entries: number; notCarried?: string }[];
   /** Releases this process's handles; what was programmed stays. */
   close(): void;
 }

@@ -110,6 +110,19 @@ export function array<T>(element: Codec<T>, length: number): Codec<T[]> {
   };
 }
 
+/** `size` raw bytes, as they are (a map copied without knowing its layout). */
+export function bytes(size: number): Codec<Buffer> {
+  return {
+    size,
+    align: 1,
+    encode(value, buf, offset) {
+      if (value.length !== size) throw new TypeError(`expected ${size} bytes, got ${value.length}`);
+      value.copy(buf, offset);
+    },
+    decode: (buf, offset) => Buffer.from(buf.subarray(offset, offset + size)),
+  };
+}
+
 interface FieldLayout {
   name: string;
   offset: number;

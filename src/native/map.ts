@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type Codec, encode, u32 } from './codec';
+import { type Codec, bytes, encode, u32 } from './codec';
 import { native, type NativeMapInfo } from './binding';
 
 export const MapType = {
@@ -29,9 +29,10 @@ const updateFlags: Record<UpdateMode, number> = { any: 0, noexist: 1, exist: 2 }
 export const MapFlags = { NoPrealloc: 1 } as const;
 
 /** Per-CPU values: one slot per possible CPU, each rounded up to 8 bytes, as the kernel copies them. */
-export function perCpu<T>(element: Codec<T>, cpus = native().numPossibleCpus()): Codec<T[]> {
+export function perCpu<T>(element: Codec<T>, cpus = native().numPossibleCpus()): Codec<T[]> & { element: Codec<T> } {
   const stride = Math.ceil(element.size / 8) * 8;
   return {
+    element,
     size: stride * cpus,
     align: 8,
     encode(values, buf, offset) {
@@ -42,6 +43,13 @@ export function perCpu<T>(element: Codec<T>, cpus = native().numPossibleCpus()):
     decode: (buf, offset) => Array.from({ length: cpus }, (_, i) => element.decode(buf, offset + i * stride)),
   };
 }
+
+/** Whether the kernel copies a value of a map of `type` once per possible CPU. */
+export const isPerCpu = (type: number) => perCpuTypes.has(type);
+
+/** The bytes one value of a map takes in a syscall: per-CPU maps copy every CPU's slot, each rounded up to 8. */
+const transferSize = (info: { type: number; valueSize: number }) =>
+  isPerCpu(info.type) ? Math.ceil(info.valueSize / 8) * 8 * native().numPossibleCpus() : info.valueSize;
 
 export class BpfMap<K, V> {
   readonly name: string;
@@ -71,7 +79,7 @@ export class BpfMap<K, V> {
    */
   static fromFd<K, V>(fd: number, key: Codec<K>, value: Codec<V>, owned: boolean): BpfMap<K, V> {
     const info = native().mapInfo(fd);
-    const transferSize = perCpuTypes.has(info.type) ? Math.ceil(info.valueSize / 8) * 8 * native().numPossibleCpus() : info.valueSize;
+    const valueBytes = transferSize(info);
     const fail = (what: string, codecSize: number, mapSize: number) => {
       if (owned) native().closeFd(fd);
       return new TypeError(
@@ -79,8 +87,19 @@ export class BpfMap<K, V> {
       );
     };
     if (key.size !== info.keySize) throw fail('key', key.size, info.keySize);
-    if (value.size !== transferSize) throw fail('value', value.size, transferSize);
+    if (value.size !== valueBytes) throw fail('value', value.size, valueBytes);
     return new BpfMap(fd, info, key, value, owned);
+  }
+
+  /** A map fd seen as raw bytes: its keys, and its values as a syscall copies them (every CPU's slot, for per-CPU maps). */
+  static rawFromFd(fd: number, owned: boolean): BpfMap<Buffer, Buffer> {
+    const info = native().mapInfo(fd);
+    return BpfMap.fromFd(fd, bytes(info.keySize), bytes(transferSize(info)), owned);
+  }
+
+  /** Opens a pinned map as raw bytes (rawFromFd; its fd is owned by the returned object). */
+  static openPinnedRaw(path: string): BpfMap<Buffer, Buffer> {
+    return BpfMap.rawFromFd(native().objGet(path), true);
   }
 
   /** Opens a pinned map (its fd is owned by the returned object). */
@@ -98,11 +117,13 @@ export class BpfMap<K, V> {
     flags?: number;
     innerMap?: BpfMap<unknown, unknown>;
   }): BpfMap<K, V> {
+    // A per-CPU map's value is one CPU's (its codec, perCpu(), covers them all).
+    const valueSize = isPerCpu(spec.type) && 'element' in spec.value ? (spec.value.element as Codec<unknown>).size : spec.value.size;
     const fd = native().mapCreate(
       spec.type,
       spec.name,
       spec.key.size,
-      spec.value.size,
+      valueSize,
       spec.maxEntries,
       spec.flags ?? 0,
       spec.innerMap?.fd ?? null,

@@ -3,7 +3,7 @@
  * adjust it (globals, map sizes, pin paths, maps to reuse), then `load` verifies and creates the kernel
  * objects off the event loop. The object owns the fds of its maps and programs until `close`.
  */
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type Codec, encode } from './codec';
 import { BpfMap } from './map';
 import { native, type NativeMapSpec } from './binding';
@@ -79,13 +79,12 @@ export class BpfObject {
   }
 
   /**
-   * Before load: unpins each map pinned where this object pins one that it could not reuse (another
-   * type, key or value size, max_entries or flags: another build's layout), so load creates it afresh
-   * instead of failing. Whatever still holds the old map (attached programs) keeps it until released.
-   * Returns the names of the maps unpinned.
+   * Before load: the maps pinned where this object pins one that it could not reuse (another type, key
+   * or value size, max_entries or flags: another build's layout). Load fails on them until they are moved
+   * away (src/dataplane/ebpf/map-upgrade.ts sets them aside and carries their state over).
    */
-  unpinIncompatible(): string[] {
-    const unpinned: string[] = [];
+  incompatiblePins(): { name: string; pinPath: string }[] {
+    const found: { name: string; pinPath: string }[] = [];
     for (const spec of this.maps()) {
       if (spec.pinPath === null || !existsSync(spec.pinPath)) continue;
       const fd = native().objGet(spec.pinPath);
@@ -101,11 +100,9 @@ export class BpfObject {
         pinned.valueSize === spec.valueSize &&
         pinned.maxEntries === spec.maxEntries &&
         pinned.flags === spec.flags;
-      if (same) continue;
-      unlinkSync(spec.pinPath);
-      unpinned.push(spec.name);
+      if (!same) found.push({ name: spec.name, pinPath: spec.pinPath });
     }
-    return unpinned;
+    return found;
   }
 
   /** Makes the object use an existing map instead of creating one. */

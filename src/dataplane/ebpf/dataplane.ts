@@ -54,7 +54,7 @@ function refuseEncryption(spec: NodeDataplaneSpec): void {
  * nothing at all. `counters` reads the datapath's counter maps (tests that fake the datapath have none).
  */
 export function ebpfDataplane(
-  datapath: Pick<NodeDatapath, 'apply' | 'close'> & Partial<Pick<NodeDatapath, 'replacedMaps'>>,
+  datapath: Pick<NodeDatapath, 'apply' | 'close'> & Partial<Pick<NodeDatapath, 'replacedMaps' | 'carriedState'>>,
   netns?: string,
   counters?: () => DatapathCounters,
   changes?: ChangeSource,
@@ -66,7 +66,7 @@ export function ebpfDataplane(
   return {
     kind: 'ebpf',
     ...(counters === undefined ? {} : { counters }),
-    ...(datapath.replacedMaps?.length ? { replacedMaps: datapath.replacedMaps } : {}),
+    ...(datapath.replacedMaps?.length ? { replacedMaps: datapath.replacedMaps, carriedState: datapath.carriedState ?? [] } : {}),
     validate: (spec) => {
       requireIpv4(spec, 'the eBPF datapath');
       refuseEncryption(spec);

@@ -109,6 +109,9 @@ export const maps = {
   liveness: { name: 'strait_liveness', key: u32, value: liveness },
 } as const;
 
+/** The maps whose entries no spec can rebuild (the datapath writes them): an upgrade carries them over (map-upgrade.ts). */
+export const stateMaps: ReadonlySet<string> = new Set([maps.snat.name, maps.peerCounters.name, maps.drops.name]);
+
 /** The key of strait_config's and strait_liveness's single element. */
 export const CONFIG_KEY = 0;
 

@@ -14,6 +14,7 @@ import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type AttachOptions, Attachments, linksDir } from './attachments';
 import { mkdirSync } from 'node:fs';
 import { livenessValue } from './desired-maps';
+import { type SetAsideMap, carryOverState, setAsideIncompatible } from './map-upgrade';
 import { CONFIG_KEY, Program, datapathObjectPath, type liveness, maps } from './layout';
 
 /** The devices holding an address probes go to: the node's underlay address, its public one. */
@@ -38,8 +39,13 @@ export class LivenessResponder {
   static async load(options: AttachOptions): Promise<LivenessResponder> {
     ensureBpffs();
     mkdirSync(linksDir(options.pinRoot), { recursive: true });
-    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => o.unpinIncompatible());
+    let setAside: SetAsideMap[] = [];
+    const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => {
+      setAside = setAsideIncompatible(o);
+    });
     try {
+      // Nothing the responder alone runs holds state: an eBPF datapath's (a switch of dataplane) is dropped.
+      carryOverState(obj, setAside, new Set());
       return new LivenessResponder(obj, obj.map(maps.liveness.name, maps.liveness.key, maps.liveness.value), options);
     } catch (err) {
       obj.close();

@@ -12,7 +12,7 @@ import { nodeTunnelMtus } from '../../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { AppliedMaps, type ApplyResult } from './apply-maps';
 import { desiredTables } from './desired-maps';
-import { type DatapathMaps, Program, datapathObjectPath, maps, openMaps } from './layout';
+import { type DatapathMaps, Program, datapathObjectPath, maps, openMaps, stateMaps } from './layout';
 import { ensureOverlayDevice, removeOverlayDevice } from './overlay-device';
 import {
   type AttachmentChange,
@@ -24,6 +24,7 @@ import {
   unpinAllBut,
 } from './attachments';
 import { probedDevices } from './liveness-responder';
+import { type CarriedOver, type SetAsideMap, carryOverState, setAsideIncompatible } from './map-upgrade';
 
 export interface NodeDatapathOptions {
   /** Where this node's maps and links are pinned (one directory per node: many share a machine in the lab). */
@@ -93,6 +94,8 @@ export class NodeDatapath {
     private readonly options: NodeDatapathOptions,
     /** Maps an earlier build pinned with another layout, created afresh by this load (apply refills them). */
     readonly replacedMaps: readonly string[],
+    /** The state carried over from those of them that hold some (map-upgrade.ts). */
+    readonly carriedState: readonly CarriedOver[],
   ) {
     this.applied = new AppliedMaps(maps);
     this.attachments = new Attachments(obj, Object.values(Program), options);
@@ -100,18 +103,26 @@ export class NodeDatapath {
 
   /**
    * Loads the programs, reusing the maps pinned under `pinRoot` by an earlier run; one pinned by another
-   * build with a layout this one cannot use (e.g. strait_config, once a hash) is replaced. The programs
-   * still attached keep the old map until apply swaps them, after writing the new one.
+   * build with a layout this one cannot use (a field added, e.g.) is replaced, and its state carried over
+   * where it holds some (map-upgrade.ts). The programs still attached keep the old map until apply swaps
+   * them, after writing the new one.
    */
   static async load(options: NodeDatapathOptions): Promise<NodeDatapath> {
     ensureBpffs();
     mkdirSync(linksDir(options.pinRoot), { recursive: true });
-    let replaced: string[] = [];
+    let setAside: SetAsideMap[] = [];
     const obj = await BpfObject.load(datapathObjectPath, { pinRoot: options.pinRoot }, (o) => {
-      replaced = o.unpinIncompatible();
+      setAside = setAsideIncompatible(o);
     });
     try {
-      return new NodeDatapath(obj, openMaps(obj), options, replaced);
+      const carried = carryOverState(obj, setAside, stateMaps);
+      return new NodeDatapath(
+        obj,
+        openMaps(obj),
+        options,
+        setAside.map((m) => m.name),
+        carried,
+      );
     } catch (err) {
       obj.close();
       throw err;
@@ -130,6 +141,7 @@ export class NodeDatapath {
     const { netns } = this.options;
     let overlayDeviceChanged = false;
     let attachments: AttachmentChange[] = [];
+    let reattach = false;
     const inputs = overlayInputs(spec);
     if (scope.kernel || this.overlay?.inputs !== inputs) {
       this.overlay = undefined;
@@ -137,15 +149,18 @@ export class NodeDatapath {
       overlayDeviceChanged = ensureOverlayDevice({ name: this.device, port: spec.overlay.port, mac: spec.overlay.mac, mtu }, netns);
       this.overlay = { ifindex: ifIndex(this.device, netns), mtu, inputs };
       // A device made anew has lost its program.
-      if (scope.kernel || overlayDeviceChanged) attachments = this.reconcileAttachments(spec);
+      reattach = scope.kernel || overlayDeviceChanged;
     }
     const { ifindex, mtu } = this.overlay;
     const mapped = this.mapped;
-    if (!scope.readMaps && mapped?.spec === spec && mapped.ifindex === ifindex && mapped.mtu === mtu)
-      return { overlayDeviceChanged, maps: unchangedMaps, attachments };
-    this.mapped = undefined;
-    const maps = this.applied.apply(desiredTables(spec, ifindex, mtu, this.generation), scope.readMaps);
-    this.mapped = { spec, ifindex, mtu };
+    let maps = unchangedMaps;
+    if (scope.readMaps || mapped?.spec !== spec || mapped.ifindex !== ifindex || mapped.mtu !== mtu) {
+      this.mapped = undefined;
+      maps = this.applied.apply(desiredTables(spec, ifindex, mtu, this.generation), scope.readMaps);
+      this.mapped = { spec, ifindex, mtu };
+    }
+    // After the maps: programs swapped in by an upgrade whose maps were replaced find them full.
+    if (reattach) attachments = this.reconcileAttachments(spec);
     return { overlayDeviceChanged, maps, attachments };
   }
 

@@ -1,7 +1,22 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, BpfProgram, MapType, ProgType, attachClsact, u32, ensureBpffs, ifIndex, queryClsact, queryTcx } from '../../../src/native';
+import {
+  BpfMap,
+  BpfProgram,
+  MapType,
+  ProgType,
+  attachClsact,
+  bytes,
+  ensureBpffs,
+  ifIndex,
+  perCpu,
+  queryClsact,
+  queryTcx,
+  struct,
+  u32,
+  u64,
+} from '../../../src/native';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';
 import { findAttachments, straitSlot } from '../../../src/dataplane/ebpf/attachments';
@@ -74,10 +89,13 @@ describe('NodeDatapath (real kernel)', function () {
       assert.equal(second.maps.peers.lookup(5)?.endpoint, '203.0.113.2');
       const restarted = second.apply(spec('gateway'));
       assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
+      // strait_liveness names the load (its generation, in seconds): one write when the restart crossed a second.
+      const { liveness, ...specMaps } = restarted.maps;
       assert.ok(
-        Object.values(restarted.maps).every((m) => m.written === 0 && m.deleted === 0),
+        Object.values(specMaps).every((m) => m.written === 0 && m.deleted === 0),
         'the adopted maps needed no write',
       );
+      assert.ok(liveness.written <= 1 && liveness.deleted === 0);
       const linkAfter = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
       assert.equal(linkAfter.id, linkBefore.id, 'the same link: the program was swapped in place');
       assert.notEqual(linkAfter.progId, linkBefore.progId);
@@ -207,6 +225,91 @@ describe('NodeDatapath (real kernel)', function () {
       } finally {
         pinned.close();
       }
+    } finally {
+      dp.close();
+    }
+  });
+
+  it("an upgrade over maps of another layout carries the datapath's state over: values that grew are zero-extended (per CPU too), an interrupted upgrade's set-aside map is carried without overwriting, and no set-aside pin stays", async () => {
+    const flowKey = layout.structs.strait_flow_key;
+    const key = Buffer.from(flowKey.size === 16 ? '0a0000050a3c00090400005006000000' : '', 'hex');
+    assert.equal(key.length, flowKey.size, 'struct strait_flow_key is 16 bytes');
+    // An older build: strait_snat without closed_ns (16 bytes, not 24), counters of tx only (16, not 32).
+    const oldSnat = BpfMap.create({ type: MapType.LruHash, name: 'strait_snat', key: bytes(16), value: bytes(16), maxEntries: 64 });
+    const oldCounters = BpfMap.create({
+      type: MapType.PercpuHash,
+      name: 'strait_peer_counters',
+      key: u32,
+      value: perCpu(struct({ txPackets: u64, txBytes: u64 })),
+      maxEntries: 256,
+    });
+    // An upgrade interrupted after it set strait_drops aside and its new map counted some drops already.
+    const leftDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
+    const newDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
+    const cpus = oldCounters.value.size / 16;
+    try {
+      // addr 10.200.0.254, port 40000, flags 3 (both FINs seen), padding.
+      oldSnat.update(key, Buffer.from('0ac800fe9c400300' + '00000000' + '00000000', 'hex'));
+      oldCounters.update(
+        5,
+        Array.from({ length: cpus }, (_, i) => ({ txPackets: BigInt(10 + i), txBytes: BigInt(1000 + i) })),
+      );
+      leftDrops.update(
+        layout.DropReason.NoPeer,
+        Array.from({ length: cpus }, () => 7n),
+      );
+      leftDrops.update(
+        layout.DropReason.Malformed,
+        Array.from({ length: cpus }, () => 2n),
+      );
+      newDrops.update(
+        layout.DropReason.NoPeer,
+        Array.from({ length: cpus }, () => 9n),
+      );
+      newDrops.pin(join(pinRoot, 'strait_drops'));
+      oldSnat.pin(join(pinRoot, 'strait_snat'));
+      oldCounters.pin(join(pinRoot, 'strait_peer_counters'));
+      leftDrops.pin(join(pinRoot, 'strait_drops:pending'));
+    } finally {
+      oldSnat.close();
+      oldCounters.close();
+      leftDrops.close();
+      newDrops.close();
+    }
+    const dp = await NodeDatapath.load(options);
+    try {
+      assert.deepEqual([...dp.replacedMaps].sort(), ['strait_drops', 'strait_peer_counters', 'strait_snat']);
+      assert.deepEqual(
+        [...dp.carriedState].sort((a, b) => a.map.localeCompare(b.map)),
+        [
+          { map: 'strait_drops', entries: 1 },
+          { map: 'strait_peer_counters', entries: 1 },
+          { map: 'strait_snat', entries: 1 },
+        ],
+        'a drop reason the new map counts already is left as it is, and a zero one has nothing to carry',
+      );
+      assert.deepEqual(dp.maps.snat.lookup(flowKey.decode(key, 0)), { addr: '10.200.0.254', port: 40000, flags: 3, closedNs: 0n });
+      assert.deepEqual(
+        dp.maps.peerCounters.lookup(5),
+        Array.from({ length: cpus }, (_, i) => ({ txPackets: BigInt(10 + i), txBytes: BigInt(1000 + i), rxPackets: 0n, rxBytes: 0n })),
+      );
+      assert.deepEqual(
+        dp.maps.drops.lookup(layout.DropReason.NoPeer),
+        Array.from({ length: cpus }, () => 9n),
+        'the newer count stays',
+      );
+      assert.deepEqual(
+        dp.maps.drops.lookup(layout.DropReason.Malformed),
+        Array.from({ length: cpus }, () => 2n),
+        'the older one is carried',
+      );
+      assert.deepEqual(
+        readdirSync(pinRoot).filter((f) => f.endsWith(':pending')),
+        [],
+        'the set-aside maps are unpinned once carried (the programs still attached hold them)',
+      );
+      dp.apply(spec('gateway'));
+      assert.equal(dp.maps.snat.lookup(flowKey.decode(key, 0))?.port, 40000, 'an apply leaves the carried state alone');
     } finally {
       dp.close();
     }

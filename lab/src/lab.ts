@@ -205,7 +205,8 @@ export const machineHost = (runDir: string, node: string): NodeHost => ({ proces
 /**
  * Starts one node's agent, supervised (restarted after a crash: processes.ts), working in the node's
  * namespace through --netns. Not `ip netns exec`: that gives the process a mount namespace with its own
- * /sys, so its bpffs pins would be invisible to inspect, cleanup and the next agent.
+ * /sys, so its bpffs pins would be invisible to inspect, cleanup and the next agent. `build`: the CLI of
+ * another build of Strait (an upgrade, as a DaemonSet's new image), default this one's.
  */
 export function startAgent(
   topology: LabTopology,
@@ -214,10 +215,11 @@ export function startAgent(
   dataplane: LabDataplane,
   interval = defaultAgentInterval,
   host = netnsHost(runDir, node),
+  build = cli,
 ): void {
   startSupervised(host.processDir, `agent-${node}`, [
     process.execPath,
-    cli,
+    build,
     'agent',
     ...agentFlags(topology, runDir, node, dataplane, interval, host),
   ]);

@@ -16,7 +16,8 @@ import { runDirPaths } from '../../src/api/run-dir';
 import type { ControllerConfigDocument } from '../../src/api/controller-config';
 import { clusterViews, failureSummary, labStatus, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, echoPort, nodeNetns } from '../../lab/src/names';
-import { knownProcesses, stopProcess } from '../../lab/src/processes';
+import { knownProcesses, logsDir, stopProcess } from '../../lab/src/processes';
+import { buildNextRelease } from '../support/next-build';
 import { requireRoot } from '../support/kernel';
 import {
   checksByKind,
@@ -253,6 +254,60 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.ok(crashed.transmitted * 10 > crashesMs, 'the ping covered every crash');
       assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway moved');
       assert.equal(crashed.received, crashed.transmitted, 'no ping lost across the crashes');
+
+      // 1c. An upgrade to a release whose map layouts changed (a field appended to strait_peer, which the spec
+      //     fills, and to the transit SNAT entry, which holds state: test/support/next-build.ts), agent by agent
+      //     along both paths as a DaemonSet rolls, then back, under a ping and two TCP streams, peered and
+      //     through the hub: each map of another layout is set aside, its state carried over and the spec's
+      //     written before the programs are swapped, so nothing is lost and the hub's SNAT flows go on.
+      const next = buildNextRelease();
+      const hubTarget = views['cluster-b']!.reflections.find((r) => r.to === 'cluster-a')!.address;
+      const rolled = ['a-w1', 'a-gw', 'b-gw', 'b-w1', 'c-gw', 'c-w1'];
+      const streamFor = (address: string) =>
+        inPod('a-w1-p', [
+          process.execPath,
+          join(__dirname, '..', '..', 'lab', 'src', 'echo-client.js'),
+          'stream',
+          address,
+          String(echoPort),
+          '15000',
+        ]).then((out) => JSON.parse(out) as { ok: boolean; sent: number; echoed: number; error?: string });
+      let upgradeTrafficEnded = false;
+      const upgradePing = pingFor('a-w1-p', target, 1500);
+      const streams = [streamFor(target), streamFor(hubTarget)];
+      void Promise.race([upgradePing, ...streams]).then(() => {
+        upgradeTrafficEnded = true;
+      });
+      await sleep(500);
+      // On eBPF the hub's reverse packets need its SNAT state: a lost entry drops them as TransitState.
+      const transitDrops = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot('b-gw')).drops.TransitState : 0);
+      const transitDropsBefore = transitDrops();
+      const rollStarted = Date.now();
+      for (const build of [next, undefined])
+        for (const node of rolled) await restartAgent(runDir, topology, node, dataplane, build === undefined ? {} : { build });
+      const rollMs = Date.now() - rollStarted;
+      assert.ok(!upgradeTrafficEnded, `the traffic still ran when the last agent was back (after ${rollMs} ms)`);
+      const upgradePinged = await upgradePing;
+      const [peeredStream, hubStream] = await Promise.all(streams);
+      process.stdout.write(
+        `      ${rolled.length} agents upgraded to a build with changed map layouts and back in ${rollMs} ms: ping ${upgradePinged.received}/${upgradePinged.transmitted} (longest gap ${upgradePinged.longestGapMs} ms); TCP streams peered ${peeredStream.echoed}/${peeredStream.sent}, through the hub ${hubStream.echoed}/${hubStream.sent} bytes echoed\n`,
+      );
+      assert.equal(upgradePinged.received, upgradePinged.transmitted, 'no ping lost across the upgrade and the downgrade');
+      assert.ok(peeredStream.ok, `the peered stream survived: ${JSON.stringify(peeredStream)}`);
+      assert.ok(hubStream.ok, `the stream through the hub survived: ${JSON.stringify(hubStream)}`);
+      assert.equal(transitDrops(), transitDropsBefore, "no packet of the hub's flows found its SNAT state gone");
+      if (dataplane === 'ebpf') {
+        // The hub's agent said so, both ways: both maps replaced, the hub stream's SNAT entries carried.
+        const upgrades = readFileSync(join(logsDir(runDir), 'agent-b-gw.log'), 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('pinned maps of another build'))
+          .map((line) => JSON.parse(line) as { maps: string[]; carriedState: { map: string; entries: number }[] });
+        assert.equal(upgrades.length, 2, 'the upgrade and the downgrade');
+        for (const { maps, carriedState } of upgrades) {
+          assert.deepEqual([...maps].sort(), ['strait_peers', 'strait_snat']);
+          assert.ok(carriedState.find((c) => c.map === 'strait_snat')!.entries >= 2, 'the hub flow, both ways');
+        }
+      }
 
       // 2. The active gateway of A goes away: its agent stops (a deliberate stop: its supervisor does not restart
       //    it) and its node is marked not Ready.

@@ -74,20 +74,21 @@ export function heartbeatOf(runDir: string, cluster: string, node: string): Node
 
 /**
  * Stops a node's agent (SIGTERM: it leaves the datapath in place) and starts a new one; resolves once the
- * new agent has written a Ready heartbeat, i.e. applied the spec. `interval`: the lab's agent interval.
+ * new agent has written a Ready heartbeat, i.e. applied the spec. `interval`: the lab's agent interval;
+ * `build`: the CLI of another build to start (an upgrade, or back).
  */
 export async function restartAgent(
   runDir: string,
   topology: LabTopology,
   node: string,
   dataplane: LabDataplane,
-  options: { interval?: number; timeoutMs?: number } = {},
+  options: { interval?: number; timeoutMs?: number; build?: string } = {},
 ): Promise<void> {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!.id;
   await stopProcess(runDir, `agent-${node}`);
   // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
   const restarted = Date.now();
-  startAgent(topology, runDir, node, dataplane, options.interval);
+  startAgent(topology, runDir, node, dataplane, options.interval, undefined, options.build);
   // The heartbeat file is there from the old agent: what counts is a Ready one written after it exited.
   await waitFor(
     `${node}'s new agent to be Ready`,

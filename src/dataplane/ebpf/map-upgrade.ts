@@ -7,14 +7,15 @@
  * swaps the programs only after writing them (NodeDatapath.apply). A set-aside pin an interrupted upgrade
  * left is carried over by the next load, never over an entry the new map already has.
  *
- * What carries over: a map of the same type and key size whose value grew or stayed (a field appended,
- * as the rule for changing a shared struct is: docs/datapath.md), each value zero-extended. Anything else
- * (a value that shrank: a downgrade; another key) starts empty, and says so.
+ * What carries over: a map of the same type and key size, each value zero-extended where it grew and cut
+ * where it shrank, as the rule for changing a shared struct makes right (fields are only appended, zero
+ * meaning absent: docs/datapath.md): an upgrade adds the field as zero, a downgrade drops the field it
+ * does not know. A map of another type or key starts empty, and says so.
  */
 import { existsSync, renameSync, unlinkSync } from 'node:fs';
 import { BpfMap, type BpfObject, MapType, isPerCpu } from '../../native';
 
-export const setAsideSuffix = ':pending';
+const setAsideSuffix = ':pending';
 
 export interface SetAsideMap {
   name: string;
@@ -52,16 +53,20 @@ export interface CarriedOver {
 
 const arrayTypes: ReadonlySet<number> = new Set([MapType.Array, MapType.PercpuArray]);
 
-/** `from` (a value of the old map, as a syscall copies it) zero-extended to the new map's value, slot by slot for per-CPU maps. */
-function widen(from: Buffer, oldValueSize: number, newValueSize: number, perCpu: boolean, newBytes: number): Buffer {
+/**
+ * `from` (a value of the old map, as a syscall copies it) as a value of the new map: zero-extended or cut,
+ * slot by slot for per-CPU maps.
+ */
+function resize(from: Buffer, oldValueSize: number, newValueSize: number, perCpu: boolean, newBytes: number): Buffer {
   const to = Buffer.alloc(newBytes);
+  const kept = Math.min(oldValueSize, newValueSize);
   if (!perCpu) {
-    from.copy(to, 0, 0, oldValueSize);
+    from.copy(to, 0, 0, kept);
     return to;
   }
   const oldStride = Math.ceil(oldValueSize / 8) * 8;
   const newStride = Math.ceil(newValueSize / 8) * 8;
-  for (let cpu = 0; cpu * oldStride < from.length; cpu++) from.copy(to, cpu * newStride, cpu * oldStride, cpu * oldStride + oldValueSize);
+  for (let cpu = 0; cpu * oldStride < from.length; cpu++) from.copy(to, cpu * newStride, cpu * oldStride, cpu * oldStride + kept);
   return to;
 }
 
@@ -70,14 +75,14 @@ function carryOne(from: BpfMap<Buffer, Buffer>, into: BpfMap<Buffer, Buffer>, ca
   const perCpu = isPerCpu(into.type);
   const isArray = arrayTypes.has(into.type);
   for (const [key, value] of from.entries()) {
-    const widened = widen(value, from.valueSize, into.valueSize, perCpu, into.value.size);
+    const resized = resize(value, from.valueSize, into.valueSize, perCpu, into.value.size);
     if (isArray) {
       // An array has every element: carried where the old one holds something and the new one nothing yet.
       if (value.every((b) => b === 0) || into.lookup(key)?.some((b) => b !== 0)) continue;
-      into.update(key, widened);
+      into.update(key, resized);
     } else {
       try {
-        into.update(key, widened, 'noexist');
+        into.update(key, resized, 'noexist');
       } catch (err) {
         if ((err as { code?: string }).code === 'EEXIST') continue;
         throw err;
@@ -90,7 +95,7 @@ function carryOne(from: BpfMap<Buffer, Buffer>, into: BpfMap<Buffer, Buffer>, ca
 /**
  * After load: carries each set-aside map named in `stateMaps` over into the object's new map of that name
  * and removes every set-aside pin (the old maps live on while old programs hold them). A map that cannot
- * take the old entries (another type or key, a smaller value, full) is left empty and reported.
+ * take the old entries (another type or key, full) is left empty and reported.
  */
 export function carryOverState(obj: BpfObject, setAside: readonly SetAsideMap[], stateMaps: ReadonlySet<string>): CarriedOver[] {
   const carried: CarriedOver[] = [];
@@ -105,9 +110,7 @@ export function carryOverState(obj: BpfObject, setAside: readonly SetAsideMap[],
             ? `its type changed (${from.type} to ${into.type})`
             : from.keySize !== into.keySize
               ? `its key changed size (${from.keySize} to ${into.keySize} bytes)`
-              : from.valueSize > into.valueSize
-                ? `its value shrank (${from.valueSize} to ${into.valueSize} bytes)`
-                : undefined;
+              : undefined;
         const result: CarriedOver = { map: name, entries: 0 };
         carried.push(result);
         if (notCarried !== undefined) result.notCarried = notCarried;

@@ -230,29 +230,36 @@ describe('NodeDatapath (real kernel)', function () {
     }
   });
 
-  it("an upgrade over maps of another layout carries the datapath's state over: values that grew are zero-extended (per CPU too), an interrupted upgrade's set-aside map is carried without overwriting, and no set-aside pin stays", async () => {
+  it("an upgrade (or a downgrade) over maps of another layout carries the datapath's state over: values that grew are zero-extended, values that shrank cut (per CPU too), an interrupted upgrade's set-aside map is carried without overwriting, and no set-aside pin stays", async () => {
     const flowKey = layout.structs.strait_flow_key;
     const key = Buffer.from(flowKey.size === 16 ? '0a0000050a3c00090400005006000000' : '', 'hex');
     assert.equal(key.length, flowKey.size, 'struct strait_flow_key is 16 bytes');
-    // An older build: strait_snat without closed_ns (16 bytes, not 24), counters of tx only (16, not 32).
+    // An older build's strait_snat, without closed_ns (16 bytes, not 24: an upgrade), and a newer build's
+    // counters, with a field appended (40 bytes, not 32: a downgrade).
     const oldSnat = BpfMap.create({ type: MapType.LruHash, name: 'strait_snat', key: bytes(16), value: bytes(16), maxEntries: 64 });
     const oldCounters = BpfMap.create({
       type: MapType.PercpuHash,
       name: 'strait_peer_counters',
       key: u32,
-      value: perCpu(struct({ txPackets: u64, txBytes: u64 })),
+      value: perCpu(struct({ txPackets: u64, txBytes: u64, rxPackets: u64, rxBytes: u64, appended: u64 })),
       maxEntries: 256,
     });
     // An upgrade interrupted after it set strait_drops aside and its new map counted some drops already.
     const leftDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
     const newDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
-    const cpus = oldCounters.value.size / 16;
+    const cpus = oldCounters.value.size / 40;
     try {
       // addr 10.200.0.254, port 40000, flags 3 (both FINs seen), padding.
       oldSnat.update(key, Buffer.from('0ac800fe9c400300' + '00000000' + '00000000', 'hex'));
       oldCounters.update(
         5,
-        Array.from({ length: cpus }, (_, i) => ({ txPackets: BigInt(10 + i), txBytes: BigInt(1000 + i) })),
+        Array.from({ length: cpus }, (_, i) => ({
+          txPackets: BigInt(10 + i),
+          txBytes: BigInt(1000 + i),
+          rxPackets: BigInt(20 + i),
+          rxBytes: BigInt(2000 + i),
+          appended: 99n,
+        })),
       );
       leftDrops.update(
         layout.DropReason.NoPeer,
@@ -291,7 +298,13 @@ describe('NodeDatapath (real kernel)', function () {
       assert.deepEqual(dp.maps.snat.lookup(flowKey.decode(key, 0)), { addr: '10.200.0.254', port: 40000, flags: 3, closedNs: 0n });
       assert.deepEqual(
         dp.maps.peerCounters.lookup(5),
-        Array.from({ length: cpus }, (_, i) => ({ txPackets: BigInt(10 + i), txBytes: BigInt(1000 + i), rxPackets: 0n, rxBytes: 0n })),
+        Array.from({ length: cpus }, (_, i) => ({
+          txPackets: BigInt(10 + i),
+          txBytes: BigInt(1000 + i),
+          rxPackets: BigInt(20 + i),
+          rxBytes: BigInt(2000 + i),
+        })),
+        'the field this build does not know is dropped, slot by slot',
       );
       assert.deepEqual(
         dp.maps.drops.lookup(layout.DropReason.NoPeer),

@@ -58,6 +58,11 @@ export function isReady(heartbeat: Heartbeat | undefined, now: number, timeoutSe
  * probes say it answers, down when some say it does not and none says it does (a split view keeps the
  * gateway: a node that still reaches it keeps sending there). A candidate nobody has heard from (a
  * kernel-fallback node has no responder) is not listed: its agent's heartbeat judges it.
+ *
+ * The probes of a candidate that another one sees down do not count: a report is written when it
+ * changes, so a dead candidate's last one stays while its Node is still Ready (40 s on Kubernetes), and
+ * its stale "up" would keep a second dead candidate alive. Two candidates that see each other down (a
+ * split) then both count for nothing, and their heartbeats judge them.
  */
 export function probedVerdicts(
   candidates: readonly Candidate[],
@@ -65,15 +70,18 @@ export function probedVerdicts(
   now: number,
   timeoutSeconds: number,
 ): Map<string, 'up' | 'down'> {
-  const said = new Map<string, Set<'up' | 'down'>>();
-  for (const reporter of candidates) {
+  const isCandidate = (name: string) => candidates.some((c) => c.name === name);
+  const reports = candidates.flatMap((reporter) => {
     const heartbeat = heartbeats.get(reporter.name);
-    if (!isReady(heartbeat, now, timeoutSeconds)) continue;
-    for (const { name, verdict } of heartbeat!.gatewayProbes ?? []) {
-      if (name === reporter.name || !candidates.some((c) => c.name === name)) continue;
-      said.set(name, (said.get(name) ?? new Set()).add(verdict));
-    }
-  }
+    if (!isReady(heartbeat, now, timeoutSeconds)) return [];
+    return (heartbeat!.gatewayProbes ?? [])
+      .filter(({ name }) => name !== reporter.name && isCandidate(name))
+      .map(({ name, verdict }) => ({ reporter: reporter.name, name, verdict }));
+  });
+  const seenDown = new Set(reports.filter((r) => r.verdict === 'down').map((r) => r.name));
+  const said = new Map<string, Set<'up' | 'down'>>();
+  for (const { reporter, name, verdict } of reports)
+    if (!seenDown.has(reporter)) said.set(name, (said.get(name) ?? new Set()).add(verdict));
   return new Map([...said].map(([name, verdicts]) => [name, verdicts.has('up') ? 'up' : 'down']));
 }
 

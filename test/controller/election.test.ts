@@ -164,5 +164,53 @@ describe('controller gateway election', () => {
       assert.deepEqual(probedVerdicts(candidates, notReady, now, 1.5).size, 0);
       assert.deepEqual(aliveCandidates(candidates, notReady, now, 1.5), ['a'], 'unprobed: its heartbeat judges it');
     });
+
+    it('two candidates die together: their last reports (each saw the other up) count for nothing once a live one sees them down, so the live one is elected (on Kubernetes their Nodes stay Ready for 40 s)', () => {
+      const heartbeats = new Map([
+        [
+          'a',
+          fresh([
+            ['b', 'up'],
+            ['c', 'up'],
+          ]),
+        ],
+        [
+          'b',
+          fresh([
+            ['a', 'up'],
+            ['c', 'up'],
+          ]),
+        ],
+        [
+          'c',
+          fresh([
+            ['a', 'down'],
+            ['b', 'down'],
+          ]),
+        ],
+      ]);
+      assert.deepEqual(
+        [...probedVerdicts(candidates, heartbeats, now, 1.5)],
+        [
+          ['a', 'down'],
+          ['b', 'down'],
+        ],
+      );
+      assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['c']);
+      assert.deepEqual(electGateway(candidates, aliveCandidates(candidates, heartbeats, now, 1.5), 'a'), {
+        gateway: 'c',
+        reason: 'elected',
+      });
+    });
+
+    it('two candidates that see each other down (a split between them) keep the gateway: neither report counts, their heartbeats judge', () => {
+      const heartbeats = new Map([
+        ['a', fresh([['b', 'down']])],
+        ['b', fresh([['a', 'down']])],
+      ]);
+      assert.equal(probedVerdicts(candidates, heartbeats, now, 1.5).size, 0);
+      assert.deepEqual(aliveCandidates(candidates, heartbeats, now, 1.5), ['a', 'b']);
+      assert.deepEqual(electGateway(candidates, aliveCandidates(candidates, heartbeats, now, 1.5), 'a'), { gateway: 'a', reason: 'kept' });
+    });
   });
 });

@@ -173,6 +173,7 @@ export class Agent {
       specGeneration: this.generation,
       ...(this.applied === undefined ? {} : { applied: this.applied.spec, appliedSpec: this.applied.digest }),
       ...(this.dataplane.counters === undefined ? {} : { counters: () => this.dataplane.counters!() }),
+      ...(this.gateway === undefined ? {} : { gateway: this.gateway.metricsState() }),
     };
   }
 

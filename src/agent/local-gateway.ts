@@ -16,8 +16,19 @@ export interface GatewayProbes {
   verdicts(): ReadonlyMap<string, Verdict>;
 }
 
+/** What a metrics scrape reads of the local failover (strait_agent_gateway_*). */
+export interface LocalGatewayState {
+  /** Each probe target's verdict (a candidate by name, a peer's gateway as `peer:<address>`). */
+  verdicts: ReadonlyMap<string, Verdict>;
+  /** Whether this node sends through gateways other than the published ones now. */
+  overriding: boolean;
+  /** How often the gateways this node sends through changed since the agent started. */
+  switches: number;
+}
+
 export class LocalGateway {
   private last?: { spec: NodeDataplaneSpec; effective: NodeDataplaneSpec };
+  private switches = 0;
 
   constructor(
     private readonly probes: GatewayProbes,
@@ -33,6 +44,7 @@ export class LocalGateway {
     const before = this.last && chosenGateways(this.last.effective);
     const last = this.last;
     if (last?.spec === spec && isDeepStrictEqual(before, chosen)) return last.effective;
+    if (last !== undefined && !isDeepStrictEqual(before, chosen)) this.switches += 1;
     this.last = { spec, effective };
     const published = chosenGateways(spec);
     const detail = { published, chosen, verdicts: Object.fromEntries(verdicts) };
@@ -40,6 +52,14 @@ export class LocalGateway {
     else if (last !== undefined && last.effective !== last.spec && isDeepStrictEqual(chosenGateways(last.spec), published))
       this.log.info(detail, 'the published gateways answer again: following them');
     return effective;
+  }
+
+  metricsState(): LocalGatewayState {
+    return {
+      verdicts: this.probes.verdicts(),
+      overriding: this.last !== undefined && this.last.effective !== this.last.spec,
+      switches: this.switches,
+    };
   }
 
   /** What this node reports of its probes of the cluster's other gateway candidates, for the spec in force. */

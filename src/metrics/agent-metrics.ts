@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DatapathCounters } from '../dataplane/ebpf/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../api/dataplane';
+import type { LocalGatewayState } from '../agent/local-gateway';
 import { reconcileBuckets } from './buckets';
 
 /** What the scrape reads from the running agent. */
@@ -20,6 +21,8 @@ export interface AgentState {
   appliedSpec?: string;
   /** The datapath's own counters; absent on the kernel fallback, which has none. */
   counters?: () => DatapathCounters;
+  /** The local failover's probes and choice; absent with --probe-interval 0. */
+  gateway?: LocalGatewayState;
 }
 
 export interface AgentMetricsSource {
@@ -123,6 +126,34 @@ export class AgentMetrics {
       collect() {
         this.reset();
         for (const [reason, packets] of Object.entries(source.state()?.counters?.().drops ?? {})) this.inc({ reason }, packets);
+      },
+    });
+    new Gauge({
+      name: 'strait_agent_gateway_probe_up',
+      help: 'Per gateway this node probes (a candidate by name, a peer gateway as peer:<address>): 1 answering, 0 down; no series while never heard (docs/liveness.md)',
+      labelNames: ['target'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [target, verdict] of source.state()?.gateway?.verdicts ?? [])
+          if (verdict !== 'unknown') this.set({ target }, verdict === 'up' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'strait_agent_gateway_overridden',
+      help: "1 while this node's probes make it send through gateways other than the published ones (local failover), else 0",
+      registers,
+      collect() {
+        this.set(source.state()?.gateway?.overriding ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'strait_agent_gateway_switches_total',
+      help: 'Changes of the gateways this node sends through (its own probes, or a new published order)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(source.state()?.gateway?.switches ?? 0);
       },
     });
     this.reconcileDuration = new Histogram({

@@ -180,6 +180,8 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
       'strait_agent_applied_spec_info',
       'strait_agent_dataplane',
       'strait_agent_dropped_packets_total',
+      'strait_agent_gateway_overridden',
+      'strait_agent_gateway_switches_total',
       'strait_agent_nat_mappings',
       'strait_agent_peer_bytes_total',
       'strait_agent_peer_packets_total',

@@ -7,6 +7,8 @@ import { Flags } from '../../src/dataplane/ebpf/layout';
 import { LocalGateway } from '../../src/agent/local-gateway';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { captureLog } from '../support/log-capture';
+import { parseSamples, series } from '../support/metrics';
+import { AgentMetrics } from '../../src/metrics/agent-metrics';
 import { hubSpecWith } from '../support/node-specs';
 
 /** Cluster b's three candidates in failover order b-gw, b-c2, b-c3, seen from `self`. */
@@ -154,11 +156,49 @@ describe("the agent's local gateway", () => {
     const failed = local.effective(s);
     assert.equal(failed.activeGateway.name, 'b-c2');
     assert.equal(local.effective(s), failed, 'the same object while the choice holds: the dataplane has nothing to diff');
+    assert.deepEqual(
+      { ...local.metricsState(), verdicts: [...local.metricsState().verdicts] },
+      {
+        verdicts: [['b-gw', 'down']],
+        overriding: true,
+        switches: 1,
+      },
+    );
     current = verdicts([['b-gw', 'up']]);
     assert.equal(local.effective(s), s);
     assert.deepEqual(
       logs.lines.map((l) => l.msg),
       ["gateways not answering this node's probes: sending through others", 'the published gateways answer again: following them'],
     );
+    assert.deepEqual(
+      { overriding: local.metricsState().overriding, switches: local.metricsState().switches },
+      { overriding: false, switches: 2 },
+    );
+  });
+
+  it('its metrics: a series per target heard (1 answering, 0 down), whether it overrides the published gateways, and how often it switched', async () => {
+    let current = verdicts([
+      ['b-gw', 'down'],
+      ['b-c2', 'up'],
+      ['b-c3', 'unknown'],
+    ]);
+    const local = new LocalGateway({ setTargets: () => {}, verdicts: () => current }, captureLog().log);
+    const metrics = new AgentMetrics({
+      notReady: () => undefined,
+      state: () => ({ dataplane: 'ebpf', specGeneration: 1, gateway: local.metricsState() }),
+    });
+    const scrape = async () => parseSamples(await metrics.registry.metrics());
+    local.effective(spec('b-worker'));
+    assert.deepEqual(
+      series(await scrape(), 'strait_agent_gateway_probe_up'),
+      ['target=b-c2 1', 'target=b-gw 0'],
+      'b-c3 never heard: no series',
+    );
+    assert.deepEqual(series(await scrape(), 'strait_agent_gateway_overridden'), ['1']);
+    assert.deepEqual(series(await scrape(), 'strait_agent_gateway_switches_total'), ['0'], 'the first choice is no switch');
+    current = verdicts([['b-gw', 'up']]);
+    local.effective(spec('b-worker'));
+    assert.deepEqual(series(await scrape(), 'strait_agent_gateway_overridden'), ['0']);
+    assert.deepEqual(series(await scrape(), 'strait_agent_gateway_switches_total'), ['1']);
   });
 });

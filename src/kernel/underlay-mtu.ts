@@ -6,15 +6,12 @@
 import { formatIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
-import { dumpAddresses, dumpLinks } from './rtnetlink';
+import { devicesHolding } from './address-holders';
+import { dumpLinks } from './rtnetlink';
 
 /** The smallest MTU among the devices holding one of `addresses`; undefined when none holds any. */
 export function deviceMtuOf(addresses: readonly string[], ns?: string): number | undefined {
-  const holders = new Set(
-    dumpAddresses(ns)
-      .filter((a) => addresses.includes(a.address))
-      .map((a) => a.dev),
-  );
+  const holders = new Set(devicesHolding(addresses, ns));
   if (holders.size === 0) return undefined;
   const mtus = dumpLinks(ns)
     .filter((l) => holders.has(l.ifname))

@@ -60,6 +60,12 @@ export function desiredMaps(
   return { ...nodeMaps(spec, overlayIfindex, tunnelMtu, generation), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
 }
 
+/**
+ * Which load of the datapath this is, as the probes' answers say it: the second it loaded, so a restarted
+ * agent's (or responder's) answers differ from its predecessor's.
+ */
+export const loadGeneration = (now = Date.now()): number => Math.floor(now / 1000) >>> 0;
+
 /** What the probe responder answers with, on the addresses nodes and peers probe: the underlay's and the public one. */
 export const livenessValue = (spec: NodeDataplaneSpec, generation: number): CodecValue<typeof liveness> => ({
   addrs: [formatIp(spec.node.underlayAddress), spec.node.publicAddress ? formatIp(spec.node.publicAddress) : '0.0.0.0'],

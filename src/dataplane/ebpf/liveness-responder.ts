@@ -8,23 +8,23 @@
 import { isDeepStrictEqual } from 'node:util';
 import { BpfObject, type BpfMap, type CodecValue, ensureBpffs } from '../../native';
 import { netnsNameOf } from '../../kernel/netns';
-import { dumpAddresses } from '../../kernel/rtnetlink';
+import { devicesHolding } from '../../kernel/address-holders';
 import { formatIp } from '../../net/cidr';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type AttachOptions, Attachments, linksDir } from './attachments';
 import { mkdirSync } from 'node:fs';
-import { livenessValue } from './desired-maps';
+import { livenessValue, loadGeneration } from './desired-maps';
 import { type SetAsideMap, carryOverState, setAsideIncompatible } from './map-upgrade';
 import { CONFIG_KEY, Program, datapathObjectPath, type liveness, maps } from './layout';
 
 /** The devices holding an address probes go to: the node's underlay address, its public one. */
 export function probedDevices(spec: NodeDataplaneSpec, netns?: string): string[] {
   const probed = [spec.node.underlayAddress, ...(spec.node.publicAddress ? [spec.node.publicAddress] : [])].map(formatIp);
-  return [...new Set(dumpAddresses(netnsNameOf(netns)).flatMap(({ dev, address }) => (probed.includes(address) ? [dev] : [])))];
+  return devicesHolding(probed, netnsNameOf(netns));
 }
 
 export class LivenessResponder {
-  private readonly generation = Math.floor(Date.now() / 1000) >>> 0;
+  private readonly generation = loadGeneration();
   private readonly attachments: Attachments;
 
   private constructor(

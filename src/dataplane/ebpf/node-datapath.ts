@@ -11,7 +11,7 @@ import { formatIp } from '../../net/cidr';
 import { nodeTunnelMtus } from '../../kernel/underlay-mtu';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { AppliedMaps, type ApplyResult } from './apply-maps';
-import { desiredTables } from './desired-maps';
+import { desiredTables, loadGeneration } from './desired-maps';
 import { type DatapathMaps, Program, datapathObjectPath, maps, openMaps, stateMaps } from './layout';
 import { ensureOverlayDevice, removeOverlayDevice } from './overlay-device';
 import {
@@ -86,7 +86,7 @@ export class NodeDatapath {
   /** What the maps were last made to hold, and from which overlay device. */
   private mapped?: { spec: NodeDataplaneSpec; ifindex: number; mtu: number };
   /** Which load of the datapath this is, as probes see it: the second it loaded (a restart changes it). */
-  private readonly generation = Math.floor(Date.now() / 1000) >>> 0;
+  private readonly generation = loadGeneration();
 
   private constructor(
     private readonly obj: BpfObject,

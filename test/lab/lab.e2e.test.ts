@@ -222,16 +222,23 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.equal(pinged.received, pinged.transmitted, 'no ping lost across ten agent restarts');
       assert.ok(streamed.ok, `the TCP stream survived: ${JSON.stringify(streamed)}`);
 
-      // 1b. Crashes: both gateways' agents and both controllers SIGKILLed (no last heartbeat, no clean stop)
-      //     and started again after 0, 1, 5 and 10 s, as a kubelet would or later. The gateways' programs
-      //     go on forwarding and answering the probes, so no gateway moves and no ping is lost.
-      const crashes: [string, number][] = [
-        [`agent-${gatewaysBefore[0]}`, 0],
-        [`agent-${gatewaysBefore[1]}`, 1000],
-        ['controller-cluster-a', 5000],
-        ['controller-cluster-b', 10_000],
+      // 1b. Ten crashes in a row: the agents on the path and both controllers SIGKILLed (no last heartbeat,
+      //     no clean stop) and started again after 0, 1, 5 or 10 s, as a kubelet would or later. The
+      //     programs go on forwarding and answering the probes, so no gateway moves and no ping is lost.
+      const delays = [0, 1000, 5000, 10_000];
+      const crashed10 = [
+        `agent-${gatewaysBefore[0]}`,
+        `agent-${gatewaysBefore[1]}`,
+        'controller-cluster-a',
+        'controller-cluster-b',
+        'agent-a-w1',
+        'agent-b-w1',
       ];
-      const crashPing = pingFor('a-w1-p', target, 2500);
+      const crashes = Array.from({ length: 10 }, (_, i): [string, number] => [
+        crashed10[i % crashed10.length]!,
+        delays[i % delays.length]!,
+      ]);
+      const crashPing = pingFor('a-w1-p', target, 4500);
       const crashesStarted = Date.now();
       for (const [name, afterMs] of crashes) {
         await stopProcess(runDir, name, 0);
@@ -243,13 +250,14 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
           startStandaloneController(topology, runDir, cluster, config);
         }
       }
+      const crashedNodes = crashed10.filter((n) => n.startsWith('agent-')).map((n) => n.slice('agent-'.length));
       await waitFor('the crashed agents Ready again', () =>
-        gatewaysBefore.every((node, i) => heartbeatOf(runDir, ['cluster-a', 'cluster-b'][i]!, node!).ready),
+        crashedNodes.every((node) => heartbeatOf(runDir, node.startsWith('a-') ? 'cluster-a' : 'cluster-b', node).ready),
       );
       const crashesMs = Date.now() - crashesStarted;
       const crashed = await crashPing;
       process.stdout.write(
-        `      crashes relaunched after 0, 1, 5, 10 s (${crashesMs} ms): ping ${crashed.received}/${crashed.transmitted} answered (longest gap ${crashed.longestGapMs} ms)\n`,
+        `      ${crashes.length} crashes in a row relaunched after 0, 1, 5, 10 s (${crashesMs} ms): ping ${crashed.received}/${crashed.transmitted} answered (longest gap ${crashed.longestGapMs} ms)\n`,
       );
       assert.ok(crashed.transmitted * 10 > crashesMs, 'the ping covered every crash');
       assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway moved');

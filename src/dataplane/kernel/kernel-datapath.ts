@@ -16,7 +16,8 @@ import { type ApplyResult as IpsecApplyResult, IpsecError, applyIpsec, removeIps
 import type { Secret } from './ipsec-keys';
 import { planIpsec } from './ipsec-plan';
 import type { PeeringSecrets } from './ipsec-secrets';
-import { applyNat, removeNat } from './nat-apply';
+import { applyNat, hasGatewayNat, removeNat } from './nat-apply';
+import { forgetFlows } from '../../kernel/conntrack';
 import { natRuleset } from './nat-ruleset';
 import { type RoutePlan, planKernelRouting } from './routing-plan';
 
@@ -27,6 +28,8 @@ export interface KernelApplyResult {
   routes: number;
   rules: number;
   natChanged: boolean;
+  /** Tracked flows forgotten because the node's role changed (their NAT was decided under the old one). */
+  flowsForgotten: number;
   ipsec: IpsecApplyResult;
   /** Encrypted peers whose traffic is blocked (no tunnel) because IPsec cannot be set up, and why. */
   blocked: string[];
@@ -54,6 +57,8 @@ const noIpsecChange: IpsecApplyResult = { added: 0, updated: 0, removed: 0 };
 export class KernelDatapath {
   /** Whether xfrm may hold entries of ours: read at the first apply, then while a plan has any. */
   private xfrmMayHoldOurs = true;
+  /** Whether the last apply made this node the gateway (undefined: none yet; the kernel's NAT says). */
+  private gateway?: boolean;
 
   /** `netns`: the node's namespace by name; default: the agent's own. */
   constructor(
@@ -136,10 +141,25 @@ export class KernelDatapath {
       plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })),
       this.netns,
     );
+    const wasGateway = this.gateway ?? hasGatewayNat(this.netns);
     const nat = applyNat(natRuleset(spec, { peerInterface: tunnelDevice, overlay: overlayDevice }, mtus), this.netns);
     const failed = [fdb, ...neighbourChanges, routes, rules].flatMap((c) =>
       c.failed.map((f) => `${JSON.stringify(f.item)}: ${f.error.message}`),
     );
+    // A flow's NAT was decided by its first packet: one a worker tracked (untranslated) would stay so
+    // through the node once it is the gateway, and the other way round (conntrack.ts).
+    this.gateway = spec.node.role === 'gateway';
+    let flowsForgotten = 0;
+    if (wasGateway !== this.gateway) {
+      try {
+        flowsForgotten = forgetFlows(
+          spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]),
+          this.netns,
+        );
+      } catch (err) {
+        failed.push(`forgetting the flows tracked before the role changed: ${message(err)}`);
+      }
+    }
     return {
       devices,
       fdb: count(fdb),
@@ -147,6 +167,7 @@ export class KernelDatapath {
       routes: count(routes),
       rules: count(rules),
       natChanged: nat.changed,
+      flowsForgotten,
       ipsec: ipsec.result,
       blocked: [...blocked].map(([peer, why]) => `peer ${peer}: ${why}`),
       failed: [...failed, ...ipsec.failed],
@@ -170,6 +191,7 @@ export function kernelApplyChanged(r: KernelApplyResult): boolean {
       r.ipsec.removed >
       0 ||
     r.natChanged ||
+    r.flowsForgotten > 0 ||
     r.failed.length > 0
   );
 }

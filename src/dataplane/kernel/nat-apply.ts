@@ -41,6 +41,11 @@ export function applyNat(ruleset: NftDocument, netns?: string): { changed: boole
   return { changed: true };
 }
 
+/** Whether the node holds the gateway's NAT (its table exists: a worker has the filter table only). */
+export function hasGatewayNat(netns?: string): boolean {
+  return liveState(netns).has(tableKey(NAT_TABLE.family, NAT_TABLE.name));
+}
+
 /** Deletes Strait's tables (both, in one transaction) and nothing else. */
 export function removeNat(netns?: string): { changed: boolean } {
   if (liveState(netns).size === 0) return { changed: false };

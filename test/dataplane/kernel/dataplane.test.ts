@@ -15,6 +15,7 @@ const quiet: KernelApplyResult = {
   routes: 0,
   rules: 0,
   natChanged: false,
+  flowsForgotten: 0,
   ipsec: { added: 0, updated: 0, removed: 0 },
   blocked: [],
   failed: [],

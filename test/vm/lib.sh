@@ -2,7 +2,8 @@
 # host side of booting Debian bookworm's own kernel under qemu. Needs $repo and say()/fail() from the
 # caller. See README.md for why each step is as it is.
 #   vm_host_tools            installs qemu (and xz, kmod) when missing
-#   vm_kernel CACHE TMP      downloads + unpacks the kernel; sets kver, moddir, vmlinuz, busybox
+#   vm_kernel CACHE TMP      downloads + unpacks the kernel of the series STRAIT_VM_KERNEL (6.1, the
+#                            default, or 6.12); sets kver, moddir, vmlinuz, busybox
 #   vm_initramfs OUT INIT MODULE...   the initramfs: busybox, INIT as /init, init-lib.sh, the MODULEs
 #   vm_accel                 sets accel_args (KVM when really usable, else TCG)
 
@@ -35,21 +36,34 @@ vm_unpack() {  # vm_unpack CACHE TMP PACKAGE: download PACKAGE into CACHE/PACKAG
   touch "$dir/.done"
 }
 
+# The kernel series the VMs boot: STRAIT_VM_KERNEL=6.1 (default: bookworm's own, through the meta package
+# linux-image-amd64) or 6.12 (bookworm-security's backport, through linux-image-6.12-amd64; it has tcx).
+# Sets kmeta (the meta package) and kglob (the versioned packages of that series, for the cache).
+vm_kernel_series() {
+  case ${STRAIT_VM_KERNEL:-6.1} in
+    6.1) kmeta=linux-image-amd64 kglob='linux-image-6.1.0-*-amd64' ;;
+    6.12) kmeta=linux-image-6.12-amd64 kglob='linux-image-6.12.*-amd64' ;;
+    *) fail "STRAIT_VM_KERNEL=${STRAIT_VM_KERNEL}: expected 6.1 or 6.12" ;;
+  esac
+}
+
 vm_kernel() {  # vm_kernel CACHE TMP (TMP: a directory the _apt user can reach)
-  local cache=$1 pkg kroot
-  # The kernel: the versioned package linux-image-amd64 depends on.
-  kpkg() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1; }
+  local cache=$1 pkg kroot kmeta kglob
+  vm_kernel_series
+  # The kernel: the versioned package the series' meta package depends on.
+  kpkg() { apt-cache depends "$kmeta" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1; }
   pkg=$(kpkg)
   if [ -z "$pkg" ]; then
-    say "apt does not know linux-image-amd64; running apt-get update"
+    say "apt does not know $kmeta; running apt-get update"
     apt-get update -q >/dev/null || true
     pkg=$(kpkg)
   fi
   if [ -z "$pkg" ]; then
-    # Offline with no lists: fall back on whatever kernel is already unpacked.
-    pkg=$(ls -1d "$cache"/linux-image-* 2>/dev/null | sort -V | tail -1 | xargs -r basename)
-    [ -n "$pkg" ] || fail "cannot resolve the kernel package linux-image-amd64 depends on"
+    # Offline with no lists: fall back on whatever kernel of the series is already unpacked.
+    pkg=$(find "$cache" -mindepth 1 -maxdepth 1 -name "$kglob" -printf '%f\n' 2>/dev/null | sort -V | tail -1)
+    [ -n "$pkg" ] || fail "cannot resolve the kernel package $kmeta depends on"
   fi
+  case $pkg in $kglob) ;; *) fail "$kmeta depends on $pkg, not a $kglob" ;; esac
   kroot=$cache/$pkg
   vm_unpack "$cache" "$2" "$pkg"
   kver=$(ls "$kroot/lib/modules")
@@ -57,7 +71,8 @@ vm_kernel() {  # vm_kernel CACHE TMP (TMP: a directory the _apt user can reach)
   vmlinuz=$kroot/boot/vmlinuz-$kver
   # The package ships no modules.dep (its postinst makes it); make it in the cache only.
   [ -s "$moddir/modules.dep" ] || depmod -b "$kroot" "$kver"
-  find "$cache" -mindepth 1 -maxdepth 1 -name 'linux-image-*' ! -name "$pkg" -exec rm -rf {} +   # older ABIs
+  # Older ABIs of this series only: each series keeps its own kernel beside the others'.
+  find "$cache" -mindepth 1 -maxdepth 1 -name "$kglob" ! -name "$pkg" -exec rm -rf {} +
   # busybox-static for the initramfs (no libc there). Downloaded rather than installed: it Conflicts with
   # the dynamic busybox that initramfs-tools uses on many hosts.
   vm_unpack "$cache" "$2" busybox-static
@@ -65,7 +80,7 @@ vm_kernel() {  # vm_kernel CACHE TMP (TMP: a directory the _apt user can reach)
 }
 
 # The initramfs (rebuilt each run: ~0.1 s): busybox, INIT as /init with test/vm/init-lib.sh beside it,
-# and the MODULEs with their dependencies from modules.dep, in load order.
+# and the MODULEs with their dependencies from modules.dep, in load order (those built in skipped).
 vm_initramfs() {  # vm_initramfs OUT INIT MODULE...
   local out=$1 init=$2 ird path name
   shift 2
@@ -80,6 +95,8 @@ vm_initramfs() {  # vm_initramfs OUT INIT MODULE...
   cp "$init" "$ird/init" && chmod +x "$ird/init"
   cp "$repo/test/vm/init-lib.sh" "$ird/init-lib.sh"
   for mod in "$@"; do
+    # Built in (virtio_pci is from 6.12 on): nothing to load.
+    grep -q "/$mod\.ko\$" "$moddir/modules.builtin" && continue
     path=$(grep -o "^[^:]*/$mod\.ko[^:]*" "$moddir/modules.dep") || fail "module $mod not in $kver"
     deps "$path"
   done | awk '!seen[$0]++' | while read -r path; do

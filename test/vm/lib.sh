@@ -5,7 +5,8 @@
 #   vm_kernel CACHE TMP      downloads + unpacks the kernel of the series STRAIT_VM_KERNEL (6.1, the
 #                            default, or 6.12); sets kver, moddir, vmlinuz, busybox
 #   vm_initramfs OUT INIT MODULE...   the initramfs: busybox, INIT as /init, init-lib.sh, the MODULEs
-#   vm_accel                 sets accel_args (KVM when really usable, else TCG)
+#   vm_accel                 sets accel_args (KVM when really usable, else TCG, threaded as the kernel
+#                            of vm_kernel, called first, needs)
 
 vm_host_tools() {  # installed only when missing; xz-utils and kmod are there on any Debian
   local need=()
@@ -38,11 +39,13 @@ vm_unpack() {  # vm_unpack CACHE TMP PACKAGE: download PACKAGE into CACHE/PACKAG
 
 # The kernel series the VMs boot: STRAIT_VM_KERNEL=6.1 (default: bookworm's own, through the meta package
 # linux-image-amd64) or 6.12 (bookworm-security's backport, through linux-image-6.12-amd64; it has tcx).
-# Sets kmeta (the meta package) and kglob (the versioned packages of that series, for the cache).
+# Sets kmeta (the meta package) and kglob (the versioned packages of that series, for the cache), and
+# vm_tcg_thread, how qemu's TCG runs the vCPUs (vm_accel): 6.12 patching its own code under multi-threaded
+# TCG dies in seconds (README.md, "Things that were not obvious"), so it gets one thread for both vCPUs.
 vm_kernel_series() {
   case ${STRAIT_VM_KERNEL:-6.1} in
-    6.1) kmeta=linux-image-amd64 kglob='linux-image-6.1.0-*-amd64' ;;
-    6.12) kmeta=linux-image-6.12-amd64 kglob='linux-image-6.12.*-amd64' ;;
+    6.1) kmeta=linux-image-amd64 kglob='linux-image-6.1.0-*-amd64' vm_tcg_thread=multi ;;
+    6.12) kmeta=linux-image-6.12-amd64 kglob='linux-image-6.12.*-amd64' vm_tcg_thread=single ;;
     *) fail "STRAIT_VM_KERNEL=${STRAIT_VM_KERNEL}: expected 6.1 or 6.12" ;;
   esac
 }
@@ -114,7 +117,8 @@ vm_initramfs() {  # vm_initramfs OUT INIT MODULE...
 
 # KVM needs the hardware backend (kvm_intel/kvm_amd). A /dev/kvm served only by kvm_pvm (PVM, a
 # software hypervisor for nested clouds) runs only PVM-enabled guest kernels; Debian's crawls there
-# (no kernel output after minutes), so that counts as no KVM. STRAIT_VM_ACCEL=kvm|tcg overrides.
+# (no kernel output after minutes), so that counts as no KVM. STRAIT_VM_ACCEL=kvm|tcg overrides, and
+# STRAIT_VM_TCG_THREAD=multi|single the kernel's choice of TCG threading (vm_kernel_series).
 vm_accel() {
   local accel=${STRAIT_VM_ACCEL:-}
   if [ -z "$accel" ]; then
@@ -127,7 +131,10 @@ vm_accel() {
     accel_args=(-enable-kvm -cpu host,-arch-capabilities)
   else
     say "WARNING: no usable hardware KVM (/dev/kvm missing or kvm_pvm only): TCG emulation, several times slower"
-    accel_args=(-accel tcg,thread=multi -cpu max)
+    local thread=${STRAIT_VM_TCG_THREAD:-${vm_tcg_thread:-multi}}
+    case $thread in multi | single) ;; *) fail "STRAIT_VM_TCG_THREAD=$thread: expected multi or single" ;; esac
+    [ "$thread" = multi ] || say "TCG on one host thread for both vCPUs (thread=single): slower, but this kernel's code patching is safe"
+    accel_args=(-accel "tcg,thread=$thread" -cpu max)
   fi
 }
 

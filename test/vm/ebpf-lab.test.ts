@@ -1,13 +1,17 @@
 /**
- * The eBPF lab on a kernel without tcx: Debian's 6.1 in the VM of `npm run test:vm` (@vm-kernel; tcx came
- * in 6.6), where the datapath's programs go on clsact with cls_bpf filters. The mixed topology (the
- * default one's clusters, checks and reflection, with A and C on eBPF peered through a hub B on the kernel
- * fallback) must pass every check of `lab test`, as on the host with tcx, and a restarted agent must swap
- * its programs in on clsact (a filter replaced in place) without losing a ping. One lab, not two: each
- * costs minutes under TCG, and eBPF peered with eBPF on 6.1 is the multi-VM lab's (test/multivm).
+ * The eBPF lab on the VM's kernel (@vm-kernel), on the attach path that kernel gives the agents: Debian's
+ * 6.1 has no tcx (it came in 6.6), so the datapath's programs go on clsact with cls_bpf filters; Debian's
+ * 6.12 (bookworm-security, trixie's kernel) has tcx, which the agents then take, as on the host but on an
+ * older tcx. The mixed topology (the default one's clusters, checks and reflection, with A and C on eBPF
+ * peered through a hub B on the kernel fallback) must pass every check of `lab test`, and a restarted
+ * agent must swap its programs in (a clsact filter replaced in place, or a tcx link updated) without
+ * losing a ping. The path expected is the kernel version's, not the probe's, so a probe that got tcx
+ * wrong fails here. One lab, not two: each costs minutes under TCG, and eBPF peered with eBPF on 6.1 is
+ * the multi-VM lab's (test/multivm).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { join } from 'node:path';
 import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { netnsPath } from '../../src/kernel/netns';
@@ -35,6 +39,13 @@ const say = (line: string) => lines.push(line);
 const mixedTopology = join(defaultTopologyPath, '..', 'mixed.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The attach path the agents must take on this kernel: tcx from 6.6 on, clsact + cls_bpf before. */
+function expectedKind(): 'tcx' | 'clsact' {
+  const [major = 0, minor = 0] = release().split('.').map(Number);
+  return major > 6 || (major === 6 && minor >= 6) ? 'tcx' : 'clsact';
+}
+const kind = expectedKind();
+
 /** What each "agent started" record of a node's agent log says about tcx (one record per start). */
 function tcxAtStarts(node: string): unknown[] {
   return readFileSync(join(logsDir(runDir), `agent-${node}.log`), 'utf8')
@@ -58,41 +69,46 @@ const attachmentsOf = (node: string) =>
     .sort((x, y) => x.ifname.localeCompare(y.ifname));
 
 /**
- * Every eBPF node's agent started without tcx, and its programs run on clsact: the overlay device's, its
- * pod's, and the probe responder on its underlay device (and its public one, where it has one).
+ * Every eBPF node's agent started seeing tcx or not as this kernel has it, and its programs run on the
+ * kernel's attach path: the overlay device's, its pod's, and the probe responder on its underlay device
+ * (and its public one, where it has one).
  */
-function assertClsactOnly(nodes: string[]): void {
+function assertAttachPath(nodes: string[]): void {
   for (const node of nodes) {
-    assert.deepEqual(tcxAtStarts(node), [false], `${node}'s agent started once and saw no tcx`);
+    assert.deepEqual(
+      tcxAtStarts(node),
+      [kind === 'tcx'],
+      `${node}'s agent started once and saw tcx ${kind === 'tcx' ? 'present' : 'absent'} (${release()})`,
+    );
     const found = attachmentsOf(node).map(({ progId: _, ...a }) => a);
     assert.deepEqual(
       found.filter((a) => a.program !== 'strait_liveness_reply'),
       [
-        { ifname: 'strait0', program: 'strait_from_overlay', kind: 'clsact' },
-        { ifname: podVethOf(node, `${node}-p`), program: 'strait_from_pod', kind: 'clsact' },
+        { ifname: 'strait0', program: 'strait_from_overlay', kind },
+        { ifname: podVethOf(node, `${node}-p`), program: 'strait_from_pod', kind },
       ],
-      `${node}'s programs are attached through clsact`,
+      `${node}'s programs are attached through ${kind}`,
     );
     const responders = found.filter((a) => a.program === 'strait_liveness_reply');
     assert.ok(
-      responders.some((a) => a.ifname === 'ul0') && responders.every((a) => ['ul0', 'pub0'].includes(a.ifname) && a.kind === 'clsact'),
-      `${node}'s probe responder runs on its underlay (and public) device through clsact: ${JSON.stringify(responders)}`,
+      responders.some((a) => a.ifname === 'ul0') && responders.every((a) => ['ul0', 'pub0'].includes(a.ifname) && a.kind === kind),
+      `${node}'s probe responder runs on its underlay (and public) device through ${kind}: ${JSON.stringify(responders)}`,
     );
   }
 }
 
-describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @vm-lab', function () {
+describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact before 6.6, tcx from it; here ${kind}) @vm-kernel @vm-lab`, function () {
   requireRoot(this);
   // Measured under a loaded host: 6.5 min for the mixed topology without the restart.
   this.timeout(1_800_000);
   labSuiteHooks(runDir, lines, say);
   before(async function (this: Mocha.Context) {
-    await requireKernel(this, { has: ['clsact'], lacks: ['tcx'] });
+    await requireKernel(this, kind === 'tcx' ? { has: ['clsact', 'tcx'] } : { has: ['clsact'], lacks: ['tcx'] });
   });
 
-  it('mixed topology: A and C on eBPF through clsact, the hub B on the kernel fallback, every check passes the first time, and an agent restart under a continuous ping loses none', async () => {
+  it("mixed topology: A and C on eBPF through the kernel's attach path, the hub B on the kernel fallback, every check passes the first time, and an agent restart under a continuous ping loses none", async () => {
     const topology = await labUp(mixedTopology, { runDir, dataplane: 'ebpf', say, ...emulatedLab });
-    assertClsactOnly(['a-gw', 'a-w1', 'c-gw', 'c-w1']);
+    assertAttachPath(['a-gw', 'a-w1', 'c-gw', 'c-w1']);
     const outcome = await labTest(runDir, say, emulatedPace);
     assert.equal(outcome.failed, 0, failureSummary(outcome));
     // The host's count (test/lab/lab.e2e.test.ts): a check that silently drops out shows. mixed.yaml only
@@ -101,8 +117,9 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
     await assertMixedLab(runDir, outcome);
 
     // Restart A's gateway agent while a ping crosses it (one restart: a node process takes up to 40 s to
-    // start in the emulated VM on a loaded host): the new agent loads its own programs and, finding clsact
-    // filters of the old ones in its slot, replaces each (pod veth, overlay device, the probe responder's devices) in place.
+    // start in the emulated VM on a loaded host): the new agent loads its own programs and, finding the old
+    // ones' clsact filters in its slot (or their pinned tcx links), replaces each (pod veth, overlay device,
+    // the probe responder's devices) in place.
     const views = await clusterViews(topology, runDir);
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
     const restarted = [gatewayOf(runDir, 'cluster-a')];
@@ -122,7 +139,7 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
     const pinged = await pingUntil('a-w1-p', target, restarting, 0.05);
     await restarting;
     process.stdout.write(
-      `      agent restart on clsact: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
+      `      agent restart on ${kind}: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
     );
     // A restart slower than the heartbeat timeout is a node failure to the controller: a failover, with
     // its loss, and a second one back would leave the same gateway. Say so rather than blame the datapath.
@@ -134,12 +151,12 @@ describe('eBPF lab on a kernel without tcx: every program on clsact @vm-kernel @
     assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore);
     assert.equal(pinged.received, pinged.transmitted, 'no ping lost across the agent restart');
     for (const node of restarted) {
-      assert.deepEqual(tcxAtStarts(node), [false, false], `${node}'s new agent saw no tcx either`);
+      assert.deepEqual(tcxAtStarts(node), [kind === 'tcx', kind === 'tcx'], `${node}'s new agent saw tcx as the first did`);
       const now = attachmentsOf(node);
       assert.deepEqual(
         now.map((a) => a.kind),
-        before[node]!.map(() => 'clsact'),
-        `${node}'s programs (the pod's, the overlay's, the probe responder's) are still on clsact`,
+        before[node]!.map(() => kind),
+        `${node}'s programs (the pod's, the overlay's, the probe responder's) are still on ${kind}`,
       );
       assert.ok(
         now.every((a, i) => a.progId !== before[node]![i]),

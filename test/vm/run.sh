@@ -2,7 +2,8 @@
 # Boot Debian bookworm's own kernel (it has ESP, xfrm interfaces...) under qemu with this machine's root
 # filesystem shared read-only over 9p, and run a command inside from the repo directory.
 #   bash test/vm/run.sh [command...]     default: the VM test suite (see README.md)
-# Exits with the command's exit code. Env: STRAIT_VM_TIMEOUT (seconds, default 2400: the eBPF lab takes most of it).
+# Exits with the command's exit code. Env: STRAIT_VM_KERNEL (6.1, the default, or 6.12; test/vm/kernels.sh
+# runs both), STRAIT_VM_TIMEOUT (seconds, default 2400: the eBPF lab takes most of it).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

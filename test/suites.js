@@ -5,7 +5,8 @@
 //            a kernel without ESP, as this one is.
 //   vm       `npm run test:vm` (test/vm/run.sh, once per kernel): Debian's 6.1 and 6.12 under qemu. `@esp`
 //            needs ESP in the kernel, `@vm-kernel` a module this kernel lacks (ipvlan) or Debian's
-//            kernels themselves (the eBPF lab on 6.1's clsact and 6.12's tcx).
+//            kernels themselves (the eBPF lab on 6.1's clsact and 6.12's tcx). `@vm-6.1-only`: left out
+//            of the 6.12 run by test/vm/kernels.sh, for CI's time.
 //   multivm  `npm run test:multivm`: three local qemu VMs, booted by the test itself.
 // A strict run (CI=true, and always in the VMs) fails on a skipped test, one that would pass while
 // testing nothing, and on an `it.only`, which would run one test and call the suite green.

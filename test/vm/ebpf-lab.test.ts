@@ -3,9 +3,9 @@
  * 6.1 has no tcx (it came in 6.6), so the datapath's programs go on clsact with cls_bpf filters; Debian's
  * 6.12 (bookworm-security, trixie's kernel) has tcx, which the agents then take, as on the host but on an
  * older tcx. The mixed topology (the default one's clusters, checks and reflection, with A and C on eBPF
- * peered through a hub B on the kernel fallback) must pass every check of `lab test`, and a restarted
- * agent must swap its programs in (a clsact filter replaced in place, or a tcx link updated) without
- * losing a ping. The path expected is the kernel version's, not the probe's, so a probe that got tcx
+ * peered through a hub B on the kernel fallback) must pass every check of `lab test`, and an agent
+ * upgraded to a build whose map layouts changed must replace those maps and swap its programs in (a clsact
+ * filter replaced in place, or a tcx link updated) without losing a ping. The path expected is the kernel version's, not the probe's, so a probe that got tcx
  * wrong fails here. One lab, not two: each costs minutes under TCG, and eBPF peered with eBPF on 6.1 is
  * the multi-VM lab's (test/multivm).
  */
@@ -21,6 +21,7 @@ import { clusterViews, failureSummary, labTest } from '../../lab/src/lab-test';
 import { defaultTopologyPath, nodeNetns } from '../../lab/src/names';
 import { logsDir } from '../../lab/src/processes';
 import { requireKernel, requireRoot } from '../support/kernel';
+import { buildNextRelease } from '../support/next-build';
 import {
   assertMixedLab,
   checksByKind,
@@ -55,6 +56,13 @@ function tcxAtStarts(node: string): unknown[] {
     .filter((r) => r.msg === 'agent started')
     .map((r) => r.tcx);
 }
+
+/** The maps each agent of `node` found pinned with another layout and replaced (its log says so at start). */
+const replacedMaps = (node: string) =>
+  readFileSync(join(logsDir(runDir), `agent-${node}.log`), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{') && l.includes('pinned maps of another build'))
+    .map((l) => [...(JSON.parse(l) as { maps: string[] }).maps].sort());
 
 /** How many times a cluster's controller changed its gateway (its log's "gateway changed" records). */
 const gatewayChanges = (cluster: string) =>
@@ -106,7 +114,7 @@ describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact 
     await requireKernel(this, kind === 'tcx' ? { has: ['clsact', 'tcx'] } : { has: ['clsact'], lacks: ['tcx'] });
   });
 
-  it("mixed topology: A and C on eBPF through the kernel's attach path, the hub B on the kernel fallback, every check passes the first time, and an agent restart under a continuous ping loses none", async () => {
+  it("mixed topology: A and C on eBPF through the kernel's attach path, the hub B on the kernel fallback, every check passes the first time, and an agent upgraded to a build whose map layouts changed under a continuous ping loses none", async () => {
     const topology = await labUp(mixedTopology, { runDir, dataplane: 'ebpf', say, ...emulatedLab });
     assertAttachPath(['a-gw', 'a-w1', 'c-gw', 'c-w1']);
     const outcome = await labTest(runDir, say, emulatedPace);
@@ -116,10 +124,11 @@ describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact 
     assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 1 });
     await assertMixedLab(runDir, outcome);
 
-    // Restart A's gateway agent while a ping crosses it (one restart: a node process takes up to 40 s to
-    // start in the emulated VM on a loaded host): the new agent loads its own programs and, finding the old
-    // ones' clsact filters in its slot (or their pinned tcx links), replaces each (pod veth, overlay device,
-    // the probe responder's devices) in place.
+    // Upgrade A's gateway agent while a ping crosses it, to a release whose map layouts changed (a field
+    // appended to strait_peer and to the SNAT entry: test/support/next-build.ts; one upgrade: a node process
+    // takes up to 40 s to start in the emulated VM on a loaded host): the new agent sets the old maps aside,
+    // fills its own, and only then, finding the old programs' clsact filters in its slot (or their pinned
+    // tcx links), replaces each (pod veth, overlay device, the probe responder's devices) in place.
     const views = await clusterViews(topology, runDir);
     const target = addressSeenFrom(topology, views, 'cluster-a', 'cluster-b', '10.0.1.10'); // b-w1-p as A sees it
     const restarted = [gatewayOf(runDir, 'cluster-a')];
@@ -128,18 +137,20 @@ describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact 
     const changesBefore = [gatewayChanges('cluster-a'), gatewayChanges('cluster-b')];
     // Pings 0.05 s apart from before the restart until a second after the restarted agent is Ready (a
     // node process takes 20 to 60 s to start there).
+    const next = buildNextRelease();
     const restarting = (async () => {
       await sleep(1000);
       for (const node of restarted)
         await restartAgent(runDir, topology, node, 'ebpf', {
           interval: emulatedLab.agentInterval,
           timeoutMs: 1000 * emulatedLab.heartbeatTimeout,
+          build: next,
         });
     })();
     const pinged = await pingUntil('a-w1-p', target, restarting, 0.05);
     await restarting;
     process.stdout.write(
-      `      agent restart on ${kind}: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
+      `      agent upgrade to changed map layouts on ${kind}: ping ${pinged.received}/${pinged.transmitted} answered (longest gap ${pinged.longestGapMs} ms)\n`,
     );
     // A restart slower than the heartbeat timeout is a node failure to the controller: a failover, with
     // its loss, and a second one back would leave the same gateway. Say so rather than blame the datapath.
@@ -149,8 +160,13 @@ describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact 
       'no gateway changed, even for a while: every restart was faster than the heartbeat timeout',
     );
     assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore);
-    assert.equal(pinged.received, pinged.transmitted, 'no ping lost across the agent restart');
+    assert.equal(pinged.received, pinged.transmitted, 'no ping lost across the agent upgrade');
     for (const node of restarted) {
+      assert.deepEqual(
+        replacedMaps(node),
+        [['strait_peers', 'strait_snat']],
+        `${node}'s new agent replaced the two maps whose layout changed`,
+      );
       assert.deepEqual(tcxAtStarts(node), [kind === 'tcx', kind === 'tcx'], `${node}'s new agent saw tcx as the first did`);
       const now = attachmentsOf(node);
       assert.deepEqual(

@@ -67,7 +67,7 @@ const stateKeys = (node: string) =>
     ?.map((k) => createHash('sha256').update(k).digest('hex').slice(0, 12))
     .sort() ?? [];
 
-describe('encrypted lab (IPsec between gateways)', function () {
+describe('encrypted lab (IPsec between gateways) @vm-6.1-only', function () {
   requireRoot(this);
   this.timeout(600_000);
   let up = false;

@@ -9,12 +9,20 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 say() { echo "strait-vm: $*" >&2; }
 kernels=${STRAIT_VM_KERNEL:-6.1 6.12}
+# The VM suite on 6.12 leaves out the tests tagged @vm-6.1-only: the encrypted lab, 3 of its 8.5 minutes
+# under emulation, whose ESP states the xfrm and IPsec apply tests (@esp) check on 6.12 too.
+suite_without_61_only=(env CI=true node node_modules/.bin/mocha --config test/vm/mocharc.js
+  --grep '^(?!.*@vm-6\.1-only).*(?:@esp|@vm-kernel)')
 results=()
 failed=()
 for k in $kernels; do
   say "=== kernel $k"
   start=$(date +%s)
-  STRAIT_VM_KERNEL=$k bash "$here/run.sh" "$@"
+  if [ $# -eq 0 ] && [ "$k" != 6.1 ]; then
+    STRAIT_VM_KERNEL=$k bash "$here/run.sh" "${suite_without_61_only[@]}"
+  else
+    STRAIT_VM_KERNEL=$k bash "$here/run.sh" "$@"
+  fi
   rc=$?
   took=$(($(date +%s) - start))
   if [ "$rc" = 0 ]; then

@@ -37,7 +37,7 @@ describe('vagrant/provision/install.sh', () => {
     assert.equal(out.status, 0, out.stderr);
     assert.equal(
       out.stdout,
-      `install.sh: nothing to do: 12 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`,
+      `install.sh: nothing to do: 13 packages installed, node ${process.version}, Strait built in ${repo}, bpffs mounted\n`,
     );
   });
 

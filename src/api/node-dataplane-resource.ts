@@ -29,13 +29,22 @@ const Endpoint = Strict(
   { description: "The peer gateway's tunnel address and port. Absent on Kubernetes: the agent reads it from the StraitGateway." },
 );
 
+const peerFamilyNetworks = {
+  remotePodCIDR: CidrText({ description: "The peer's PodCIDR as seen here." }),
+  remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
+  localNATPodCIDR: CidrText({ description: 'Our PodCIDR (of the same family) as the peer sees it.' }),
+  localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR (of the same family) as the peer sees it.' }),
+};
+
 const Peer = Strict({
   clusterId: ClusterIdText(),
   peerId: Uint32(1, { description: 'A stable number naming the peer in BPF maps and counters; 0 never names one.' }),
-  remotePodCIDR: CidrText({ description: "The peer's PodCIDR as seen here." }),
-  remoteExternalCIDR: CidrText({ description: "The peer's ExternalCIDR as seen here." }),
-  localNATPodCIDR: CidrText({ description: 'Our PodCIDR as the peer sees it.' }),
-  localNATExternalCIDR: CidrText({ description: 'Our ExternalCIDR as the peer sees it.' }),
+  ...peerFamilyNetworks,
+  secondary: Type.Optional(
+    Strict(peerFamilyNetworks, {
+      description: "The peering's networks of the other IP family, where both clusters are dual-stack.",
+    }),
+  ),
   endpoint: Type.Optional(Endpoint),
   transport: StringEnum([...peerTransports], {
     description: 'vxlan, or ipsec (the kernel fallback only; keys from a per-peering secret, never from here).',
@@ -53,12 +62,22 @@ const ClusterNode = Strict({
   podCIDRs: List(CidrText(), { description: 'The pod networks the node hosts.' }),
 });
 
+const familyNetworks = {
+  podCIDR: CidrText(),
+  externalCIDR: CidrText({ description: 'Of the family of podCIDR.' }),
+  transitAddress: IpText({ description: "The hub's source for transit traffic: an ExternalCIDR address the IPAM never hands out." }),
+};
+
 export const NodeDataplaneSpecSchema = Strict(
   {
     clusterId: ClusterIdText(),
-    podCIDR: CidrText(),
-    externalCIDR: CidrText(),
-    transitAddress: IpText({ description: "The hub's source for transit traffic: an ExternalCIDR address the IPAM never hands out." }),
+    ...familyNetworks,
+    secondary: Type.Optional(
+      Strict(familyNetworks, {
+        description:
+          "The cluster's networks of its secondary IP family (dual-stack); podCIDR and the fields beside it are the primary family's.",
+      }),
+    ),
     node: Strict({
       name: NodeNameText(),
       role: Type.Optional(

@@ -7,9 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { InputError } from '../errors';
-import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
+import { type Cidr, type Ip, type IpFamily, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
-import type { ClusterNodeSpec, NodeDataplaneSpec } from '../nodespec/spec';
+import { homeNetworks } from '../nodespec/families';
+import type { ClusterNodeSpec, FamilyNetworks, NodeDataplaneSpec, PeerFamilyNetworks } from '../nodespec/spec';
 import { checkCompiled } from './compiled-validators';
 import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
@@ -44,15 +45,29 @@ function disjointNetworks(spec: NodeDataplaneSpec, at: (field: string) => string
     if (clash !== undefined) throw new InputError(at(field), formatCidr(cidr), `overlaps ${clash}`);
     among.add(cidr, `${at(field)} ${formatCidr(cidr)}`);
   };
-  claim('podCIDR', spec.podCIDR, taken);
-  claim('externalCIDR', spec.externalCIDR, taken);
+  for (const [prefix, home] of familyParts(spec)) {
+    claim(`${prefix}podCIDR`, home.podCIDR, taken);
+    claim(`${prefix}externalCIDR`, home.externalCIDR, taken);
+  }
   spec.peers.forEach((p, i) => {
-    claim(`peers[${i}].remotePodCIDR`, p.remotePodCIDR, taken);
-    claim(`peers[${i}].remoteExternalCIDR`, p.remoteExternalCIDR, taken);
     const views = new RangeIndex<string>();
-    claim(`peers[${i}].localNATPodCIDR`, p.localNATPodCIDR, views);
-    claim(`peers[${i}].localNATExternalCIDR`, p.localNATExternalCIDR, views);
+    for (const [prefix, networks] of familyParts(p)) {
+      claim(`peers[${i}].${prefix}remotePodCIDR`, networks.remotePodCIDR, taken);
+      claim(`peers[${i}].${prefix}remoteExternalCIDR`, networks.remoteExternalCIDR, taken);
+      claim(`peers[${i}].${prefix}localNATPodCIDR`, networks.localNATPodCIDR, views);
+      claim(`peers[${i}].${prefix}localNATExternalCIDR`, networks.localNATExternalCIDR, views);
+    }
   });
+}
+
+/** The primary family's networks (the object's own fields) and the secondary's, with their field prefixes. */
+function familyParts<T extends object>(whole: T & { secondary?: T }): [string, T][] {
+  return whole.secondary
+    ? [
+        ['', whole],
+        ['secondary.', whole.secondary],
+      ]
+    : [['', whole]];
 }
 
 /**
@@ -65,8 +80,10 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
   spec.nodes.forEach((node, i) =>
     node.podCIDRs.forEach((cidr, j) => {
       const field = at(`nodes[${i}].podCIDRs[${j}]`);
-      if (cidr.prefix < spec.podCIDR.prefix || !containsIp(spec.podCIDR, { family: cidr.family, value: cidr.base })) {
-        throw new InputError(field, formatCidr(cidr), `is not inside podCIDR ${formatCidr(spec.podCIDR)}`);
+      const podCIDR = homeNetworks(spec, cidr.family)?.podCIDR;
+      if (!podCIDR) throw new InputError(field, formatCidr(cidr), `is IPv${cidr.family}, a family the cluster has no podCIDR of`);
+      if (cidr.prefix < podCIDR.prefix || !containsIp(podCIDR, { family: cidr.family, value: cidr.base })) {
+        throw new InputError(field, formatCidr(cidr), `is not inside podCIDR ${formatCidr(podCIDR)}`);
       }
       const clash = taken.overlapping(cidr).find((owner) => owner.node !== node.name);
       if (clash) throw new InputError(field, formatCidr(cidr), `overlaps ${clash.field}; a pod lives on one node`);
@@ -94,6 +111,56 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
   });
 }
 
+type FamilyNetworksDocument = Pick<NodeDataplaneSpecDocument, 'podCIDR' | 'externalCIDR' | 'transitAddress'>;
+type PeerFamilyNetworksDocument = Pick<NodeDataplaneSpecDocument['peers'][number], keyof PeerFamilyNetworks>;
+
+/** One family's home networks: an ExternalCIDR of the PodCIDR's family, the transit address inside it. */
+function readFamilyNetworks(doc: FamilyNetworksDocument, at: (field: string) => string, prefix: string): FamilyNetworks {
+  const podCIDR = parseCidr(at(`${prefix}podCIDR`), doc.podCIDR);
+  const externalCIDR = parseCidr(at(`${prefix}externalCIDR`), doc.externalCIDR);
+  if (externalCIDR.family !== podCIDR.family)
+    throw new InputError(at(`${prefix}externalCIDR`), doc.externalCIDR, `must be IPv${podCIDR.family}, as podCIDR ${doc.podCIDR} is`);
+  const transitAddress = parseIp(at(`${prefix}transitAddress`), doc.transitAddress);
+  if (!containsIp(externalCIDR, transitAddress))
+    throw new InputError(at(`${prefix}transitAddress`), doc.transitAddress, `is not in ${prefix}externalCIDR ${doc.externalCIDR}`);
+  return { podCIDR, externalCIDR, transitAddress };
+}
+
+/**
+ * One family's networks of a peering: of a family the home cluster has, all four of it, and our networks'
+ * views of our networks' shape (the translation swaps network bits only).
+ */
+function readPeerFamilyNetworks(
+  doc: PeerFamilyNetworksDocument,
+  at: (field: string) => string,
+  prefix: string,
+  homeOf: (family: IpFamily) => FamilyNetworks | undefined,
+): PeerFamilyNetworks {
+  const read = (name: keyof PeerFamilyNetworks) => parseCidr(at(`${prefix}${name}`), doc[name]);
+  const networks: PeerFamilyNetworks = {
+    remotePodCIDR: read('remotePodCIDR'),
+    remoteExternalCIDR: read('remoteExternalCIDR'),
+    localNATPodCIDR: read('localNATPodCIDR'),
+    localNATExternalCIDR: read('localNATExternalCIDR'),
+  };
+  const family = networks.remotePodCIDR.family;
+  const home = homeOf(family);
+  if (!home)
+    throw new InputError(at(`${prefix}remotePodCIDR`), doc.remotePodCIDR, `is IPv${family}, a family the cluster has no podCIDR of`);
+  if (networks.remoteExternalCIDR.family !== family)
+    throw new InputError(
+      at(`${prefix}remoteExternalCIDR`),
+      doc.remoteExternalCIDR,
+      `must be IPv${family}, as remotePodCIDR ${doc.remotePodCIDR} is`,
+    );
+  const ours = { localNATPodCIDR: ['podCIDR', home.podCIDR], localNATExternalCIDR: ['externalCIDR', home.externalCIDR] } as const;
+  for (const [name, [ownName, own]] of Object.entries(ours) as [keyof typeof ours, (typeof ours)[keyof typeof ours]][]) {
+    if (!sameShape(own, networks[name]))
+      throw new InputError(at(`${prefix}${name}`), doc[name], `must have the family and prefix length of ${ownName} ${formatCidr(own)}`);
+  }
+  return networks;
+}
+
 /**
  * The typed spec from a document (parsed JSON of a spec, `root` naming where it sits): the schema, then
  * what a schema cannot say (a transit address inside the ExternalCIDR and no mapping on it, our networks
@@ -113,19 +180,22 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   const role = doc.node.name === activeGateway.name ? 'gateway' : 'worker';
   const cidr = (field: string, text: string): Cidr => parseCidr(at(field), text);
   const ip = (field: string, text: string): Ip => parseIp(at(field), text);
-  const podCIDR = cidr('podCIDR', doc.podCIDR);
-  const externalCIDR = cidr('externalCIDR', doc.externalCIDR);
-  const transitAddress = ip('transitAddress', doc.transitAddress);
-  if (!containsIp(externalCIDR, transitAddress))
-    throw new InputError(at('transitAddress'), doc.transitAddress, `is not in externalCIDR ${doc.externalCIDR}`);
+  const primary = readFamilyNetworks(doc, at, '');
+  const secondary = doc.secondary && readFamilyNetworks(doc.secondary, at, 'secondary.');
+  if (secondary && secondary.podCIDR.family === primary.podCIDR.family)
+    throw new InputError(
+      at('secondary.podCIDR'),
+      doc.secondary?.podCIDR,
+      `must be of the other IP family than podCIDR ${doc.podCIDR}: the secondary family's networks`,
+    );
+  const homeOf = (family: IpFamily) => [primary, secondary].find((n) => n?.podCIDR.family === family);
   // Inner frames are addressed to it: a group address would be flooded, not delivered.
   if (parseInt(doc.overlay.mac.slice(0, 2), 16) & 1)
     throw new InputError(at('overlay.mac'), doc.overlay.mac, 'must be a unicast MAC address (lowest bit of the first octet clear)');
   const spec: NodeDataplaneSpec = {
     clusterId: doc.clusterId,
-    podCIDR,
-    externalCIDR,
-    transitAddress,
+    ...primary,
+    ...(secondary ? { secondary } : {}),
     node: {
       name: doc.node.name,
       role,
@@ -142,13 +212,19 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
     peers: doc.peers.map((p, i) => {
       const field = `peers[${i}]`;
       if (p.endpoint === undefined) throw new InputError(at(`${field}.endpoint`), undefined, `is required ${fromGateways}`);
-      const peer = {
+      const own = readPeerFamilyNetworks(p, at, `${field}.`, homeOf);
+      const other = p.secondary && readPeerFamilyNetworks(p.secondary, at, `${field}.secondary.`, homeOf);
+      if (other && other.remotePodCIDR.family === own.remotePodCIDR.family)
+        throw new InputError(
+          at(`${field}.secondary.remotePodCIDR`),
+          p.secondary?.remotePodCIDR,
+          `must be of the other IP family than remotePodCIDR ${p.remotePodCIDR}`,
+        );
+      return {
         clusterId: p.clusterId,
         peerId: p.peerId,
-        remotePodCIDR: cidr(`${field}.remotePodCIDR`, p.remotePodCIDR),
-        remoteExternalCIDR: cidr(`${field}.remoteExternalCIDR`, p.remoteExternalCIDR),
-        localNATPodCIDR: cidr(`${field}.localNATPodCIDR`, p.localNATPodCIDR),
-        localNATExternalCIDR: cidr(`${field}.localNATExternalCIDR`, p.localNATExternalCIDR),
+        ...own,
+        ...(other ? { secondary: other } : {}),
         endpoint: {
           address: ip(`${field}.endpoint.address`, p.endpoint.address),
           port: p.endpoint.port,
@@ -156,26 +232,24 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
         },
         transport: p.transport,
       };
-      // The translation swaps network bits only: our networks and their views in the peer share a shape.
-      if (!sameShape(podCIDR, peer.localNATPodCIDR))
-        throw new InputError(
-          at(`${field}.localNATPodCIDR`),
-          p.localNATPodCIDR,
-          `must have the family and prefix length of podCIDR ${doc.podCIDR}`,
-        );
-      if (!sameShape(externalCIDR, peer.localNATExternalCIDR))
-        throw new InputError(
-          at(`${field}.localNATExternalCIDR`),
-          p.localNATExternalCIDR,
-          `must have the family and prefix length of externalCIDR ${doc.externalCIDR}`,
-        );
-      return peer;
     }),
     natMappings: doc.natMappings.map((m, i) => {
       const externalAddress = ip(`natMappings[${i}].externalAddress`, m.externalAddress);
-      if (!containsIp(externalCIDR, externalAddress))
-        throw new InputError(at(`natMappings[${i}].externalAddress`), m.externalAddress, `is not in externalCIDR ${doc.externalCIDR}`);
-      return { externalAddress, endpointAddress: ip(`natMappings[${i}].endpointAddress`, m.endpointAddress) };
+      const externalCIDR = homeOf(externalAddress.family)?.externalCIDR;
+      if (!externalCIDR || !containsIp(externalCIDR, externalAddress))
+        throw new InputError(
+          at(`natMappings[${i}].externalAddress`),
+          m.externalAddress,
+          `is not in ${[primary, secondary].flatMap((n) => (n ? [`externalCIDR ${formatCidr(n.externalCIDR)}`] : [])).join(' nor ')}`,
+        );
+      const endpointAddress = ip(`natMappings[${i}].endpointAddress`, m.endpointAddress);
+      if (endpointAddress.family !== externalAddress.family)
+        throw new InputError(
+          at(`natMappings[${i}].endpointAddress`),
+          m.endpointAddress,
+          `must be IPv${externalAddress.family}, as externalAddress ${m.externalAddress} is: a mapping translates within one family`,
+        );
+      return { externalAddress, endpointAddress };
     }),
     nodes: doc.nodes.map((n, i) => ({
       name: n.name,
@@ -189,7 +263,8 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   if (doc.node.role !== undefined && doc.node.role !== role)
     throw new InputError(at('node.role'), doc.node.role, `must be ${role}: activeGateway is ${activeGateway.name}`);
   spec.natMappings.forEach((m, i) => {
-    if (m.externalAddress.value === transitAddress.value)
+    const transitAddress = homeOf(m.externalAddress.family)?.transitAddress;
+    if (m.externalAddress.value === transitAddress?.value)
       throw new InputError(
         at(`natMappings[${i}].externalAddress`),
         formatIp(m.externalAddress),
@@ -244,13 +319,25 @@ const writeEndpoint = (e: NodeDataplaneSpec['peers'][number]['endpoint']) => ({
   ...(e.standbyAddresses.length > 0 ? { standbyAddresses: e.standbyAddresses.map(formatIp) } : {}),
 });
 
+const writeFamilyNetworks = (n: FamilyNetworks): FamilyNetworksDocument => ({
+  podCIDR: formatCidr(n.podCIDR),
+  externalCIDR: formatCidr(n.externalCIDR),
+  transitAddress: formatIp(n.transitAddress),
+});
+
+const writePeerFamilyNetworks = (n: PeerFamilyNetworks): PeerFamilyNetworksDocument => ({
+  remotePodCIDR: formatCidr(n.remotePodCIDR),
+  remoteExternalCIDR: formatCidr(n.remoteExternalCIDR),
+  localNATPodCIDR: formatCidr(n.localNATPodCIDR),
+  localNATExternalCIDR: formatCidr(n.localNATExternalCIDR),
+});
+
 /** The document of a typed spec without its node list (`writeNodeDataplaneSpec` adds it). */
 function writeSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<WholeNodeDataplaneSpecDocument, 'nodes'> {
   return {
     clusterId: spec.clusterId,
-    podCIDR: formatCidr(spec.podCIDR),
-    externalCIDR: formatCidr(spec.externalCIDR),
-    transitAddress: formatIp(spec.transitAddress),
+    ...writeFamilyNetworks(spec),
+    ...(spec.secondary ? { secondary: writeFamilyNetworks(spec.secondary) } : {}),
     node: {
       name: spec.node.name,
       role: spec.node.role,
@@ -264,10 +351,8 @@ function writeSpecWithoutNodes(spec: NodeDataplaneSpec): Omit<WholeNodeDataplane
     peers: spec.peers.map((p) => ({
       clusterId: p.clusterId,
       peerId: p.peerId,
-      remotePodCIDR: formatCidr(p.remotePodCIDR),
-      remoteExternalCIDR: formatCidr(p.remoteExternalCIDR),
-      localNATPodCIDR: formatCidr(p.localNATPodCIDR),
-      localNATExternalCIDR: formatCidr(p.localNATExternalCIDR),
+      ...writePeerFamilyNetworks(p),
+      ...(p.secondary ? { secondary: writePeerFamilyNetworks(p.secondary) } : {}),
       endpoint: writeEndpoint(p.endpoint),
       transport: p.transport,
     })),

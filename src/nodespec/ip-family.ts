@@ -15,6 +15,11 @@ function* addressesOf(spec: NodeDataplaneSpec): Generator<[string, Value]> {
   yield ['podCIDR', spec.podCIDR];
   yield ['externalCIDR', spec.externalCIDR];
   yield ['transitAddress', spec.transitAddress];
+  if (spec.secondary) {
+    yield ['secondary.podCIDR', spec.secondary.podCIDR];
+    yield ['secondary.externalCIDR', spec.secondary.externalCIDR];
+    yield ['secondary.transitAddress', spec.secondary.transitAddress];
+  }
   yield ['node.underlayAddress', spec.node.underlayAddress];
   if (spec.node.publicAddress) yield ['node.publicAddress', spec.node.publicAddress];
   yield ['activeGateway.underlayAddress', spec.activeGateway.underlayAddress];
@@ -23,6 +28,7 @@ function* addressesOf(spec: NodeDataplaneSpec): Generator<[string, Value]> {
     yield [`peers[${i}].remoteExternalCIDR`, p.remoteExternalCIDR];
     yield [`peers[${i}].localNATPodCIDR`, p.localNATPodCIDR];
     yield [`peers[${i}].localNATExternalCIDR`, p.localNATExternalCIDR];
+    if (p.secondary) yield [`peers[${i}].secondary.remotePodCIDR`, p.secondary.remotePodCIDR];
     yield [`peers[${i}].endpoint.address`, p.endpoint.address];
   }
   for (const [i, m] of spec.natMappings.entries()) {

@@ -29,17 +29,28 @@ type PeerTransport = (typeof peerTransports)[number];
 /** The most standby gateways a cluster publishes to its peers (bounded: a peer's documents are untrusted input). */
 export const maxStandbyGateways = 8;
 
-export interface PeerSpec {
-  clusterId: string;
-  /** Stable small number naming the peer in BPF maps and counters. */
-  peerId: number;
+/**
+ * One IP family's networks of a peering: the peer's as seen here, ours as the peer sees them. Each is of
+ * the family of the home networks it pairs with (`FamilyNetworks` of that family).
+ */
+export interface PeerFamilyNetworks {
   /** The peer's networks as seen here. */
   remotePodCIDR: Cidr;
   remoteExternalCIDR: Cidr;
   /** Our networks as the peer sees them. */
   localNATPodCIDR: Cidr;
   localNATExternalCIDR: Cidr;
-  /** The peer gateway's tunnel address and port. */
+}
+
+/**
+ * A peering: its primary family's networks (the home cluster's primary family) and, where both clusters
+ * are dual-stack, the secondary family's (src/nodespec/families.ts reads them by family).
+ */
+export interface PeerSpec extends PeerFamilyNetworks {
+  clusterId: string;
+  /** Stable small number naming the peer in BPF maps and counters. */
+  peerId: number;
+  secondary?: PeerFamilyNetworks;
   /** The peer's gateway, and its standbys in the order this node fails over to them (docs/liveness.md). */
   endpoint: { address: Ip; port: number; standbyAddresses: Ip[] };
   /**
@@ -63,12 +74,21 @@ export interface ClusterNodeSpec {
   podCIDRs: Cidr[];
 }
 
-export interface NodeDataplaneSpec {
-  clusterId: string;
+/** One IP family's networks of the home cluster. */
+export interface FamilyNetworks {
   podCIDR: Cidr;
   externalCIDR: Cidr;
   /** The hub's source for transit traffic: an address of the ExternalCIDR that IPAM never hands out. */
   transitAddress: Ip;
+}
+
+/**
+ * The spec's own fields are the primary family's networks (IPv4 or IPv6, as Kubernetes' `podCIDR` is the
+ * first of `podCIDRs`); `secondary` the other family's, on a dual-stack cluster.
+ */
+export interface NodeDataplaneSpec extends FamilyNetworks {
+  clusterId: string;
+  secondary?: FamilyNetworks;
   /**
    * `publicAddress`: where peers reach this node when it is the gateway (its tunnels start there).
    * `gatewayCandidate`: it may be elected the gateway, so its agent reports on a fast heartbeat.

@@ -23,6 +23,9 @@ const cidr4 = (base: bigint, prefix: number): Cidr => ({ family: 4, base: base &
 const ipv4 = fc.integer({ min: 1, max: 0xdfffffff }).map((n): Ip => ({ family: 4, value: BigInt(n) }));
 const ipv6 = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n }).map((value): Ip => ({ family: 6, value }));
 const anyIp = fc.oneof(ipv4, ipv6);
+const cidr6 = (base: bigint, prefix: number): Cidr => ({ family: 6, base: base & ~((1n << BigInt(128 - prefix)) - 1n), prefix });
+/** fdXX:: as a 128-bit value: the secondary family's networks sit in fd00::/8. */
+const v6 = (first: number, second = 0): bigint => (BigInt(first) << 112n) | (BigInt(second) << 96n);
 const clusterId = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
 const mac = fc
   .array(fc.integer({ min: 0, max: 255 }), { minLength: 6, maxLength: 6 })
@@ -45,13 +48,26 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
         address: anyIp,
         port: fc.integer({ min: 1, max: 65535 }),
         ipsec: fc.boolean(),
+        dualStack: fc.boolean(),
       }),
       { maxLength: 5, selector: (p) => p.clusterId },
     ),
-    mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: anyIp }), {
+    mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: ipv4 }), {
       maxLength: 6,
       selector: (m) => m.offset,
     }),
+    /** The secondary (IPv6) family: its prefix lengths and mappings, or none (single-stack). */
+    secondary: fc.option(
+      fc.record({
+        podPrefix: fc.integer({ min: 40, max: 64 }),
+        extPrefix: fc.integer({ min: 96, max: 120 }),
+        mappings: fc.uniqueArray(fc.record({ offset: fc.integer({ min: 1, max: 8 }), endpoint: ipv6 }), {
+          maxLength: 3,
+          selector: (m) => m.offset,
+        }),
+      }),
+      { nil: undefined },
+    ),
     nodes: fc.uniqueArray(
       fc.record({
         name: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9](\.[a-z][a-z0-9]{0,4})?$/),
@@ -71,6 +87,12 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
     const podCIDR = cidr4(v4(10, 0, 0, 0), r.podPrefix);
     const externalCIDR = cidr4(v4(10, 64, 0, 0), r.extPrefix);
     const size = 1n << BigInt(32 - r.extPrefix);
+    const six = r.secondary;
+    const secondary = six && {
+      podCIDR: cidr6(v6(0xfd00, 0x0a00), six.podPrefix),
+      externalCIDR: cidr6(v6(0xfd00, 0x0b00), six.extPrefix),
+      transitAddress: { family: 6 as const, value: v6(0xfd00, 0x0b00) + 1n },
+    };
     const [self, ...others] = r.nodes;
     // The role follows from the active gateway (the reader refuses a role that does not).
     const gateway = r.role === 'gateway' ? self : (others[0] ?? self);
@@ -79,6 +101,7 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
       podCIDR,
       externalCIDR,
       transitAddress: { family: 4, value: externalCIDR.base + size - 2n },
+      ...(secondary ? { secondary } : {}),
       node: {
         name: self!.name,
         role: gateway === self ? 'gateway' : 'worker',
@@ -97,27 +120,48 @@ const specs: fc.Arbitrary<NodeDataplaneSpec> = fc
         remoteExternalCIDR: cidr4(v4(10, 129 + 2 * i, 0, 0), p.extPrefix),
         localNATPodCIDR: cidr4(v4(172, 16 + i, 0, 0), r.podPrefix),
         localNATExternalCIDR: cidr4(v4(100, 64 + i, 0, 0), r.extPrefix),
+        ...(six && p.dualStack
+          ? {
+              secondary: {
+                remotePodCIDR: cidr6(v6(0xfd10 + i), 48),
+                remoteExternalCIDR: cidr6(v6(0xfd20 + i), 100),
+                localNATPodCIDR: cidr6(v6(0xfd30 + i), six.podPrefix),
+                localNATExternalCIDR: cidr6(v6(0xfd40 + i), six.extPrefix),
+              },
+            }
+          : {}),
         endpoint: { address: p.address, port: p.port, standbyAddresses: i % 2 === 0 ? [] : [r.nodes[0]!.underlay] },
         transport: p.ipsec ? 'ipsec' : 'vxlan',
       })),
-      natMappings: r.mappings.map((m) => ({
-        externalAddress: { family: 4, value: externalCIDR.base + BigInt(m.offset) },
-        endpointAddress: m.endpoint,
-      })),
+      natMappings: [
+        ...r.mappings.map((m) => ({
+          externalAddress: { family: 4 as const, value: externalCIDR.base + BigInt(m.offset) },
+          endpointAddress: m.endpoint,
+        })),
+        ...(secondary && six
+          ? six.mappings.map((m) => ({
+              externalAddress: { family: 6 as const, value: secondary.externalCIDR.base + 1n + BigInt(m.offset) },
+              endpointAddress: m.endpoint,
+            }))
+          : []),
+      ],
       nodes: r.nodes.map((n, i) => ({
         name: n.name,
         underlayAddress: n.underlay,
-        podCIDRs: n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)),
+        podCIDRs: [
+          ...n.podCIDRs.map((k) => cidr4(v4(10, 0, 0, 0) + BigInt((k * r.nodes.length + i) << 8), 24)),
+          ...(secondary ? [cidr6(secondary.podCIDR.base + (BigInt(i) << 64n), 64)] : []),
+        ],
       })),
     };
   })
   // The reader's rules for the node list: pod CIDRs inside the cluster's and disjoint across nodes.
   .filter((s) => {
     const all = s.nodes.flatMap((n) => n.podCIDRs.map((c) => ({ node: n.name, c })));
+    const podCIDRs = [s.podCIDR, ...(s.secondary ? [s.secondary.podCIDR] : [])];
     return all.every(
       ({ node, c }) =>
-        c.prefix >= s.podCIDR.prefix &&
-        containsIp(s.podCIDR, { family: 4, value: c.base }) &&
+        podCIDRs.some((p) => c.prefix >= p.prefix && containsIp(p, { family: c.family, value: c.base })) &&
         all.every((o) => o.node === node || !cidrsOverlap(o.c, c)),
     );
   });
@@ -128,7 +172,7 @@ function respelled(doc: ReturnType<typeof writeNodeDataplaneSpec>): unknown {
   return {
     ...doc,
     overlay: { ...doc.overlay, mac: doc.overlay.mac.toUpperCase() },
-    natMappings: doc.natMappings.map((m) => ({ ...m, endpointAddress: full(m.endpointAddress) })),
+    natMappings: doc.natMappings.map((m) => ({ externalAddress: full(m.externalAddress), endpointAddress: full(m.endpointAddress) })),
     peers: doc.peers.map((p) => ({
       ...p,
       endpoint: {

@@ -8,11 +8,11 @@ describe('IP family of a node spec', () => {
     assert.doesNotThrow(() => requireIpv4(hubSpec(), 'the eBPF datapath'));
     const cases: [string, Parameters<typeof hubSpecWith>[0], string][] = [
       [
-        'a NatMapping to an IPv6 endpoint',
+        'a secondary IPv6 family',
         (s) => {
-          s.natMappings[0]!.endpointAddress = 'fd00::5';
+          s.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:b::/112', transitAddress: 'fd00:b::fe' };
         },
-        'spec.natMappings[0].endpointAddress',
+        'spec.secondary.podCIDR',
       ],
       [
         'an IPv6 public address',

@@ -36,7 +36,31 @@ function rejects(value: unknown, field: string, got: unknown, reason?: RegExp): 
   );
 }
 
+/** Makes the fixture dual-stack: an IPv6 secondary family at home, and peer b's IPv6 networks. */
+function dualStack(s: Mutable): void {
+  s.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:b::/112', transitAddress: 'fd00:b::fe' };
+  s.peers[0].secondary = {
+    remotePodCIDR: 'fd00:1::/56',
+    remoteExternalCIDR: 'fd00:2::/120',
+    localNATPodCIDR: 'fd00:3::/48',
+    localNATExternalCIDR: 'fd00:4::/112',
+  };
+}
+
 describe('NodeDataplane documents', () => {
+  it('reads a dual-stack spec: each family on its own, IPv6 mappings and node networks beside the IPv4 ones', () => {
+    const doc = edited((s) => {
+      dualStack(s);
+      s.natMappings.push({ externalAddress: 'fd00:b::10', endpointAddress: 'fd00:a::5' });
+      s.nodes[0].podCIDRs.push('fd00:a:0:1::/64');
+    }) as Mutable;
+    const spec = readNodeDataplaneSpec(doc);
+    assert.deepEqual(spec.secondary?.podCIDR, { family: 6, base: 0xfd00000a_00000000_00000000_00000000n, prefix: 48 });
+    assert.equal(spec.peers[0]!.secondary?.localNATExternalCIDR.prefix, 112);
+    assert.equal(spec.peers[1]!.secondary, undefined, 'peer c is single-stack: the peering carries IPv4 only');
+    assert.deepEqual(writeNodeDataplaneSpec(spec), doc);
+  });
+
   it('reads a valid spec into typed values, and writes them back as the same document', () => {
     const doc = nodeSpecDocument([peerB, peerC]);
     const spec = readNodeDataplaneSpec(doc);
@@ -391,6 +415,90 @@ describe('NodeDataplane documents', () => {
       },
       'spec.activeGateway.underlayAddress',
       '192.0.2.250',
+    ],
+    [
+      'a secondary family of the primary family',
+      (s) => {
+        s.secondary = { podCIDR: '10.9.0.0/16', externalCIDR: '10.10.0.0/24', transitAddress: '10.10.0.254' };
+      },
+      'spec.secondary.podCIDR',
+      '10.9.0.0/16',
+    ],
+    [
+      'an ExternalCIDR of another family than its PodCIDR',
+      (s) => {
+        s.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: '10.10.0.0/24', transitAddress: '10.10.0.254' };
+      },
+      'spec.secondary.externalCIDR',
+      '10.10.0.0/24',
+    ],
+    [
+      'a peering in a family the cluster does not have',
+      (s) => {
+        s.peers[0].secondary = {
+          remotePodCIDR: 'fd00:1::/48',
+          remoteExternalCIDR: 'fd00:2::/112',
+          localNATPodCIDR: 'fd00:3::/48',
+          localNATExternalCIDR: 'fd00:4::/112',
+        };
+      },
+      'spec.peers[0].secondary.remotePodCIDR',
+      'fd00:1::/48',
+    ],
+    [
+      "a peering's secondary family the same as its primary",
+      (s) => {
+        dualStack(s);
+        s.peers[0].secondary = { ...s.peers[1], remotePodCIDR: '10.3.0.0/16' };
+        for (const k of ['clusterId', 'peerId', 'endpoint', 'transport']) delete s.peers[0].secondary[k];
+      },
+      'spec.peers[0].secondary.remotePodCIDR',
+      '10.3.0.0/16',
+    ],
+    [
+      'a view of our IPv6 PodCIDR of another prefix length',
+      (s) => {
+        dualStack(s);
+        s.peers[0].secondary.localNATPodCIDR = 'fd00:30::/56';
+      },
+      'spec.peers[0].secondary.localNATPodCIDR',
+      'fd00:30::/56',
+    ],
+    [
+      'a peer IPv6 network overlapping ours',
+      (s) => {
+        dualStack(s);
+        s.peers[0].secondary.remotePodCIDR = 'fd00:a:0:1::/64';
+      },
+      'spec.peers[0].secondary.remotePodCIDR',
+      'fd00:a:0:1::/64',
+    ],
+    [
+      'a NatMapping from an IPv4 to an IPv6 address',
+      (s) => {
+        dualStack(s);
+        s.natMappings[0].endpointAddress = 'fd00:a::5';
+      },
+      'spec.natMappings[0].endpointAddress',
+      'fd00:a::5',
+    ],
+    [
+      'an IPv6 NatMapping outside the IPv6 ExternalCIDR',
+      (s) => {
+        dualStack(s);
+        s.natMappings.push({ externalAddress: 'fd00:c::10', endpointAddress: 'fd00:a::5' });
+      },
+      'spec.natMappings[1].externalAddress',
+      'fd00:c::10',
+    ],
+    [
+      'a node IPv6 pod network outside the IPv6 PodCIDR',
+      (s) => {
+        dualStack(s);
+        s.nodes[0].podCIDRs.push('fd00:9::/64');
+      },
+      'spec.nodes[0].podCIDRs[1]',
+      'fd00:9::/64',
     ],
   ];
   for (const [what, edit, field, got] of cases) {

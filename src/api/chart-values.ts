@@ -62,6 +62,8 @@ const ChartValuesSchema = Strict({
     podCIDR: config.podCIDR,
     externalCIDR: config.externalCIDR,
     serviceCIDR: OrEmpty(config.serviceCIDR),
+    // {}: single-stack.
+    secondary: Type.Union([Strict({}), config.secondary]),
     reserved: List(config.reserved.items),
     pools: List(config.pools.items),
     tunnelMTU: OrEmpty(config.tunnelMTU),

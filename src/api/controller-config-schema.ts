@@ -10,9 +10,18 @@ export const ControllerConfigSchema = Strict({
   runDir: Type.Optional(
     Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' }),
   ),
-  podCIDR: CidrText(),
+  podCIDR: CidrText({ description: "The cluster's PodCIDR of its primary IP family (IPv4)." }),
   externalCIDR: CidrText(),
   serviceCIDR: Type.Optional(CidrText()),
+  secondary: Type.Optional(
+    Strict(
+      { podCIDR: CidrText(), externalCIDR: CidrText(), serviceCIDR: Type.Optional(CidrText()) },
+      {
+        description:
+          "Dual-stack: the cluster's networks of its secondary IP family (IPv6); peers that have it too are peered in both families.",
+      },
+    ),
+  ),
   reserved: Type.Optional(List(CidrText(), { description: 'Networks in use here that peers must not be given.' })),
   pools: Type.Optional(List(CidrText(), { description: 'Where remapped peer networks are taken from, in order.' })),
   peers: Type.Optional(

@@ -5,8 +5,8 @@
  * compiles the validator this module checks with.
  */
 import { InputError } from '../errors';
-import { type HomeNetworksSpec, parseHomeNetworks } from './home-networks';
-import { carriedCidr, carriedIp } from '../net/carried';
+import { type HomeNetworksSpec, parseFamilies } from './home-networks';
+import { carriedCidr, carriedIp, underlayIp } from '../net/carried';
 import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
 import { checkCompiled } from './compiled-validators';
@@ -90,13 +90,20 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     podCIDR: doc.podCIDR,
     externalCIDR: doc.externalCIDR,
     ...(doc.serviceCIDR !== undefined ? { serviceCIDR: doc.serviceCIDR } : {}),
+    ...(doc.secondary !== undefined ? { secondary: doc.secondary } : {}),
     ...(doc.reserved !== undefined ? { reserved: doc.reserved } : {}),
     ...(doc.pools !== undefined ? { pools: doc.pools } : {}),
   };
   // Every node's spec carries these: a family or block the dataplanes cannot carry would have every
   // agent refuse its spec. The IPAM checks the rest again on start; here the file is refused before anything runs.
-  for (const field of ['podCIDR', 'externalCIDR', 'serviceCIDR'] as const) if (doc[field] !== undefined) carriedCidr(field, doc[field]);
-  const clusterPods = parseHomeNetworks(home).podCIDR;
+  for (const field of ['podCIDR', 'externalCIDR', 'serviceCIDR'] as const) {
+    if (doc[field] !== undefined) carriedCidr(field, doc[field]);
+    if (doc.secondary?.[field] !== undefined) carriedCidr(`secondary.${field}`, doc.secondary[field]);
+  }
+  // IPv6-only clusters, and IPv6 as the primary family, are not built yet (docs/dual-stack.md).
+  if (parseCidr('podCIDR', doc.podCIDR).family !== 4)
+    throw new InputError('podCIDR', doc.podCIDR, 'must be IPv4: the primary family is IPv4 (an IPv6 PodCIDR goes under secondary)');
+  const clusterPods = parseFamilies(home).map((family) => family.podCIDR);
 
   const peerList = doc.peers ?? [];
   const peers = peerList.map((p) => (typeof p === 'string' ? p : p.clusterId));
@@ -129,16 +136,18 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
 
   const nodes: NodeConfig[] = (doc.nodes ?? []).map((n, i) => ({
     name: n.name,
-    underlayAddress: carriedIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
+    underlayAddress: underlayIp(`nodes[${i}].underlayAddress`, n.underlayAddress),
     podCIDRs: (n.podCIDRs ?? []).map((text, j) => {
       const cidr = parseCidr(`nodes[${i}].podCIDRs[${j}]`, text);
-      // A node's pods outside the cluster PodCIDR would be neither translated nor routed.
-      if (!containsIp(clusterPods, { family: cidr.family, value: cidr.base }) || cidr.prefix < clusterPods.prefix) {
-        throw new InputError(`nodes[${i}].podCIDRs[${j}]`, text, `is not inside the cluster podCIDR ${doc.podCIDR}`);
+      // A node's pods outside the cluster PodCIDR of their family would be neither translated nor routed.
+      const inside = clusterPods.find((pods) => containsIp(pods, { family: cidr.family, value: cidr.base }) && cidr.prefix >= pods.prefix);
+      if (!inside) {
+        const names = clusterPods.map(formatCidr).join(' nor ');
+        throw new InputError(`nodes[${i}].podCIDRs[${j}]`, text, `is not inside the cluster podCIDR ${names}`);
       }
       return cidr;
     }),
-    ...(n.publicAddress !== undefined ? { publicAddress: carriedIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
+    ...(n.publicAddress !== undefined ? { publicAddress: underlayIp(`nodes[${i}].publicAddress`, n.publicAddress) } : {}),
     gatewayCandidate: n.gatewayCandidate ?? true,
   }));
   if (nodeSource === 'file' && !nodes.some((n) => n.gatewayCandidate))

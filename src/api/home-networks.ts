@@ -14,11 +14,20 @@ export interface HomeNetworks {
   readonly pools: readonly Cidr[];
 }
 
-/** The same settings as text, as they come from the CLI or a config file and are stored. */
-export interface HomeNetworksSpec {
+/** One family's own networks, as text. */
+export interface FamilyNetworksSpec {
   podCIDR: string;
   serviceCIDR?: string;
   externalCIDR: string;
+}
+
+/**
+ * The same settings as text, as they come from the CLI or a config file and are stored: the primary
+ * family's networks and, on a dual-stack cluster, the secondary family's (docs/dual-stack.md). The
+ * reserved networks and the pools serve both families (each is used by the family it is of).
+ */
+export interface HomeNetworksSpec extends FamilyNetworksSpec {
+  secondary?: FamilyNetworksSpec;
   reserved?: readonly string[];
   pools?: readonly string[];
 }
@@ -36,14 +45,23 @@ export function namedHomeNetworks(home: HomeNetworks): { name: string; cidr: Cid
   ];
 }
 
-export function parseHomeNetworks(spec: HomeNetworksSpec): HomeNetworks {
+/** `at`: where the family's networks sit in the settings (`secondary.` for the secondary family's plane). */
+export function parseHomeNetworks(spec: HomeNetworksSpec, at = ''): HomeNetworks {
   const home: HomeNetworks = {
-    podCIDR: parseCidr('podCIDR', spec.podCIDR),
-    ...(spec.serviceCIDR !== undefined ? { serviceCIDR: parseCidr('serviceCIDR', spec.serviceCIDR) } : {}),
-    externalCIDR: parseCidr('externalCIDR', spec.externalCIDR),
+    podCIDR: parseCidr(`${at}podCIDR`, spec.podCIDR),
+    ...(spec.serviceCIDR !== undefined ? { serviceCIDR: parseCidr(`${at}serviceCIDR`, spec.serviceCIDR) } : {}),
+    externalCIDR: parseCidr(`${at}externalCIDR`, spec.externalCIDR),
     reserved: (spec.reserved ?? []).map((text) => parseCidr('reserved', text)),
     pools: (spec.pools ?? defaultPools).map((text) => parseCidr('pools', text)),
   };
+  const family = home.podCIDR.family;
+  for (const [name, cidr] of [
+    ['externalCIDR', home.externalCIDR],
+    ['serviceCIDR', home.serviceCIDR],
+  ] as const) {
+    if (cidr && cidr.family !== family)
+      throw new InputError(`${at}${name}`, formatCidr(cidr), `must be IPv${family}, as ${at}podCIDR ${formatCidr(home.podCIDR)} is`);
+  }
   const named = namedHomeNetworks(home);
   for (let i = 0; i < named.length; i++) {
     for (let j = i + 1; j < named.length; j++) {
@@ -58,12 +76,42 @@ export function parseHomeNetworks(spec: HomeNetworksSpec): HomeNetworks {
       }
     }
   }
-  if (home.pools.length === 0) throw new InputError('pools', [], 'at least one pool is needed to remap overlapping peer networks');
+  if (!home.pools.some((pool) => pool.family === family))
+    throw new InputError(
+      'pools',
+      home.pools.map(formatCidr),
+      `has no IPv${family} pool; one is needed to remap peer networks that overlap ${at}podCIDR's family`,
+    );
   home.pools.forEach((pool, i) => {
     if (home.pools.findIndex((other) => cidrsEqual(other, pool)) !== i) throw new InputError('pools', formatCidr(pool), 'listed twice');
   });
   return home;
 }
+
+/**
+ * Every family's home networks, primary first: each parsed as its plane's (`familySpec`), the secondary
+ * of the other family than the primary.
+ */
+export function parseFamilies(spec: HomeNetworksSpec): HomeNetworks[] {
+  const primary = parseHomeNetworks(familySpec(spec, 'primary')!);
+  const secondarySpec = familySpec(spec, 'secondary');
+  if (!secondarySpec) return [primary];
+  const secondary = parseHomeNetworks(secondarySpec, 'secondary.');
+  if (secondary.podCIDR.family === primary.podCIDR.family)
+    throw new InputError(
+      'secondary.podCIDR',
+      secondarySpec.podCIDR,
+      `must be of the other IP family than podCIDR ${spec.podCIDR}: the secondary family's networks`,
+    );
+  return [primary, secondary];
+}
+
+/** The home settings of one family's IPAM plane (src/network-ipam/planes.ts): its networks, every reserved network and pool. */
+export const familySpec = (spec: HomeNetworksSpec, family: 'primary' | 'secondary'): HomeNetworksSpec | undefined => {
+  const { secondary, ...primary } = spec;
+  if (family === 'primary') return primary;
+  return secondary && { ...secondary, ...(spec.reserved ? { reserved: spec.reserved } : {}), ...(spec.pools ? { pools: spec.pools } : {}) };
+};
 
 export function homeNetworksSpec(home: HomeNetworks): HomeNetworksSpec & { reserved: string[]; pools: string[] } {
   return {

@@ -10,23 +10,31 @@ import type { ResourceDefinition } from './resource';
 import { clusterNetworksNames, natMappingNames, peerNetworksNames } from './resource-names';
 import { CidrText, ClusterIdText, IpText, List, Strict } from './schema';
 
+const familyNetworks = { podCIDR: CidrText(), serviceCIDR: Type.Optional(CidrText()), externalCIDR: CidrText() };
+
 export const ClusterNetworksSpecSchema = Strict({
   clusterId: ClusterIdText(),
-  podCIDR: CidrText(),
-  serviceCIDR: Type.Optional(CidrText()),
-  externalCIDR: CidrText(),
+  ...familyNetworks,
+  secondary: Type.Optional(Strict(familyNetworks, { description: "The secondary IP family's networks (dual-stack)." })),
   reserved: List(CidrText(), { description: 'Networks in use here that no peer is given.' }),
   pools: List(CidrText(), { description: 'Where remapped peer networks are taken from, in order.' }),
 });
 
-export const PeerNetworksSpecSchema = Strict({
-  clusterId: ClusterIdText({ description: 'The peer.' }),
+const peerFamilyNetworks = {
   podCIDR: CidrText({ description: 'As the peer numbers it.' }),
   externalCIDR: CidrText({ description: 'As the peer numbers it.' }),
   remotePodCIDR: CidrText({ description: 'Where it sits here (its own, or our remap of it).' }),
   remoteExternalCIDR: CidrText({ description: 'Where it sits here (its own, or our remap of it).' }),
   localNATPodCIDR: Type.Optional(CidrText({ description: 'Our PodCIDR as the peer sees it, once it answered.' })),
   localNATExternalCIDR: Type.Optional(CidrText({ description: 'Our ExternalCIDR as the peer sees it, once it answered.' })),
+};
+
+export const PeerNetworksSpecSchema = Strict({
+  clusterId: ClusterIdText({ description: 'The peer.' }),
+  ...peerFamilyNetworks,
+  secondary: Type.Optional(
+    Strict(peerFamilyNetworks, { description: 'The same of the secondary IP family, where both clusters are dual-stack.' }),
+  ),
 });
 
 export const NatMappingSpecSchema = Strict({

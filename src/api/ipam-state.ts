@@ -10,8 +10,7 @@ import { CidrText, ClusterIdText, IpText, List, Strict } from './schema';
 
 const CidrOrNull = (description: string) => Type.Union([CidrText(), Type.Null()], { description });
 
-export const IpamStateSchema = Strict({
-  version: Type.Literal(ipamStateVersion),
+const plane = {
   home: Strict({
     podCIDR: CidrText(),
     serviceCIDR: Type.Optional(CidrText()),
@@ -31,6 +30,13 @@ export const IpamStateSchema = Strict({
       natMappings: List(Strict({ externalIP: IpText(), endpointIP: IpText() })),
     }),
   ),
+};
+
+/** The primary family's plane, and the secondary family's on a dual-stack cluster (src/network-ipam/planes.ts). */
+export const IpamStateSchema = Strict({
+  version: Type.Literal(ipamStateVersion),
+  ...plane,
+  secondary: Type.Optional(Strict(plane, { description: "The secondary IP family's plane: its home networks and peers." })),
 });
 
 export type IpamStateDocument = Static<typeof IpamStateSchema>;

@@ -17,21 +17,36 @@ const GatewayEndpointSchema = Strict(
   { description: "The owner's gateway: where the peer's gateway sends tunnel traffic." },
 );
 
+const networks = { podCIDR: CidrText(), externalCIDR: CidrText() };
+
 export const NetworkConfigSpecSchema = Strict({
   clusterId: ClusterIdText({ description: 'The owner of the networks.' }),
   remoteClusterId: ClusterIdText({ description: 'The cluster this NetworkConfig is for.' }),
-  podCIDR: CidrText(),
-  externalCIDR: CidrText(),
+  ...networks,
+  secondary: Type.Optional(
+    Strict(networks, {
+      description: "The owner's networks of its secondary IP family (dual-stack); podCIDR and externalCIDR are its primary family's.",
+    }),
+  ),
   endpoint: GatewayEndpointSchema,
 });
 
-export const NetworkConfigStatusSchema = Strict({
-  processed: Type.Boolean({ description: 'The receiver has placed the networks.' }),
+const answer = {
   remappedPodCIDR: CidrOrNone("Where the receiver placed the owner's PodCIDR."),
   remappedExternalCIDR: CidrOrNone("Where the receiver placed the owner's ExternalCIDR."),
-  observed: Strict(
-    { podCIDR: CidrText(), externalCIDR: CidrText() },
-    { description: 'The spec networks this status answers: a status about networks the owner no longer has is never taken as the answer.' },
+  observed: Strict(networks, {
+    description: 'The spec networks this status answers: a status about networks the owner no longer has is never taken as the answer.',
+  }),
+};
+
+export const NetworkConfigStatusSchema = Strict({
+  processed: Type.Boolean({ description: 'The receiver has placed the networks.' }),
+  ...answer,
+  secondary: Type.Optional(
+    Strict(answer, {
+      description:
+        "Where the receiver placed the owner's secondary family's networks; absent while it has not, or when it has no such family.",
+    }),
   ),
 });
 

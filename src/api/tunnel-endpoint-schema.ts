@@ -11,6 +11,19 @@ export const TunnelEndpointSpecSchema = Strict({
   remoteExternalCIDR: Type.Optional(CidrText({ description: "The peer's ExternalCIDR as seen here." })),
   localNATPodCIDR: Type.Optional(CidrText({ description: 'Our PodCIDR as the peer sees it.' })),
   localNATExternalCIDR: Type.Optional(CidrText({ description: 'Our ExternalCIDR as the peer sees it.' })),
+  secondary: Type.Optional(
+    Strict(
+      {
+        remotePodCIDR: CidrText(),
+        remoteExternalCIDR: CidrText(),
+        localNATPodCIDR: CidrText(),
+        localNATExternalCIDR: CidrText(),
+      },
+      {
+        description: 'The same four networks of the secondary IP family, once both clusters are dual-stack and both directions are known.',
+      },
+    ),
+  ),
   endpoint: Type.Optional(
     Strict(
       { address: IpText(), port: Type.Optional(Port()), standbyAddresses: Type.Optional(StandbyAddresses()) },

@@ -7,19 +7,15 @@
 import { type Cidr, type Ip, formatCidr, formatIp, parseCidr, parseIp } from '../net/cidr';
 import { InputError } from '../errors';
 import { checkCompiled } from './compiled-validators';
+import type { PeerFamilyNetworks } from '../nodespec/spec';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
 export type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
-/** A TunnelEndpoint's spec, typed (readTunnelEndpoint, writeTunnelEndpoint). */
-export interface TunnelEndpoint {
+/** A TunnelEndpoint's spec, typed (readTunnelEndpoint, writeTunnelEndpoint): the primary family's four networks, and the secondary's. */
+export interface TunnelEndpoint extends PeerFamilyNetworks {
   clusterId: string;
-  /** The peer's networks as seen here. */
-  remotePodCIDR: Cidr;
-  remoteExternalCIDR: Cidr;
-  /** Our networks as seen by the peer. */
-  localNATPodCIDR: Cidr;
-  localNATExternalCIDR: Cidr;
+  secondary?: PeerFamilyNetworks;
   /** The peer's gateway (no port: the default VXLAN port), and its standbys in failover order. */
   endpoint: { address: Ip; port?: number; standbyAddresses: Ip[] };
 }
@@ -40,6 +36,16 @@ export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoin
     remoteExternalCIDR: cidr('remoteExternalCIDR'),
     localNATPodCIDR: cidr('localNATPodCIDR'),
     localNATExternalCIDR: cidr('localNATExternalCIDR'),
+    ...(doc.secondary
+      ? {
+          secondary: {
+            remotePodCIDR: parseCidr(`${root}.secondary.remotePodCIDR`, doc.secondary.remotePodCIDR),
+            remoteExternalCIDR: parseCidr(`${root}.secondary.remoteExternalCIDR`, doc.secondary.remoteExternalCIDR),
+            localNATPodCIDR: parseCidr(`${root}.secondary.localNATPodCIDR`, doc.secondary.localNATPodCIDR),
+            localNATExternalCIDR: parseCidr(`${root}.secondary.localNATExternalCIDR`, doc.secondary.localNATExternalCIDR),
+          },
+        }
+      : {}),
     endpoint: {
       address: parseIp(`${root}.endpoint.address`, endpoint.address),
       ...(endpoint.port !== undefined ? { port: endpoint.port } : {}),
@@ -48,13 +54,18 @@ export function readTunnelEndpoint(value: unknown, root = 'spec'): TunnelEndpoin
   };
 }
 
+const writeNetworks = (n: PeerFamilyNetworks) => ({
+  remotePodCIDR: formatCidr(n.remotePodCIDR),
+  remoteExternalCIDR: formatCidr(n.remoteExternalCIDR),
+  localNATPodCIDR: formatCidr(n.localNATPodCIDR),
+  localNATExternalCIDR: formatCidr(n.localNATExternalCIDR),
+});
+
 export function writeTunnelEndpoint(te: TunnelEndpoint): TunnelEndpointSpecDocument {
   return {
     clusterId: te.clusterId,
-    remotePodCIDR: formatCidr(te.remotePodCIDR),
-    remoteExternalCIDR: formatCidr(te.remoteExternalCIDR),
-    localNATPodCIDR: formatCidr(te.localNATPodCIDR),
-    localNATExternalCIDR: formatCidr(te.localNATExternalCIDR),
+    ...writeNetworks(te),
+    ...(te.secondary ? { secondary: writeNetworks(te.secondary) } : {}),
     endpoint: {
       address: formatIp(te.endpoint.address),
       ...(te.endpoint.port !== undefined ? { port: te.endpoint.port } : {}),

@@ -4,12 +4,12 @@
  */
 import type { Command } from 'commander';
 import { InputError, StateError } from '../errors';
-import { formatCidr } from '../net/cidr';
+import { formatCidr, parseCidr, parseIp } from '../net/cidr';
 import { mapEndpoint, natMappingsOf, unmapEndpoint } from '../network-ipam/endpoints';
-import { defaultPools, homeNetworksSpec } from '../api/home-networks';
-import { initializeIpam } from '../network-ipam/initialize';
+import { type FamilyNetworksSpec, type HomeNetworks, defaultPools, homeNetworksSpec } from '../api/home-networks';
 import { addPeer, findPeer, homePodIp, peerView, removePeer, setRemoteView } from '../network-ipam/peers';
-import type { IpamState, Outcome } from '../network-ipam/state';
+import type { IpamState, Outcome, PeerRecord } from '../network-ipam/state';
+import { type IpamPlanes, type PlaneName, initializePlanes, planesOf, withPlane } from '../network-ipam/planes';
 import { ipamStateCodec, toDocument } from '../network-ipam/state-document';
 import { FileStore } from '../store/file-store';
 import { transact } from '../store/store';
@@ -23,11 +23,11 @@ function statePath(text: string): string {
   return text;
 }
 
-function storeAt(path: string): FileStore<IpamState> {
+function storeAt(path: string): FileStore<IpamPlanes> {
   return new FileStore(path, ipamStateCodec);
 }
 
-function required(path: string, state: IpamState | undefined): IpamState {
+function required(path: string, state: IpamPlanes | undefined): IpamPlanes {
   if (!state) throw new InputError('--state', path, `no IPAM state there; create it with \`strait network-ipam init --state ${path} ...\``);
   return state;
 }
@@ -43,14 +43,49 @@ function onState<R>(path: string, operation: () => R): R {
 }
 
 /** Runs one operation on the saved state under the writer lock; saves only if the state changed. */
-function change<R>(path: string, operation: (state: IpamState) => Outcome<R>): Promise<R> {
+function change<R>(path: string, operation: (planes: IpamPlanes) => Outcome<R, IpamPlanes>): Promise<R> {
   return transact(storeAt(path), (current) => onState(path, () => operation(required(path, current))));
 }
 
 /** Runs one operation on the saved state, without the lock: a reader always sees a whole file. */
-async function read<R>(path: string, operation: (state: IpamState) => R): Promise<R> {
-  const state = required(path, await storeAt(path).load());
-  return onState(path, () => operation(state));
+async function read<R>(path: string, operation: (planes: IpamPlanes) => R): Promise<R> {
+  const planes = required(path, await storeAt(path).load());
+  return onState(path, () => operation(planes));
+}
+
+/** The plane of the family of `text` (an address or network the operation takes), named by its option. */
+function planeFor(planes: IpamPlanes, option: string, text: string): [PlaneName, IpamState] {
+  const { family } = text.includes('/') ? parseCidr(option, text) : parseIp(option, text);
+  const found = planesOf(planes).find(([, plane]) => plane.home.podCIDR.family === family);
+  if (!found)
+    throw new InputError(option, text, `is IPv${family}, a family this cluster has no networks of (init --secondary-pod-cidr adds one)`);
+  return found;
+}
+
+/** One single-family operation on the plane of `text`'s family. */
+function onPlane<R>(planes: IpamPlanes, option: string, text: string, operation: (state: IpamState) => Outcome<R>): Outcome<R, IpamPlanes> {
+  const [name, plane] = planeFor(planes, option, text);
+  const { state, result } = operation(plane);
+  return { state: withPlane(planes, name, state), result };
+}
+
+/** The secondary family's networks from init's options: both or none of the two required ones. */
+function secondaryNetworks(o: { secondaryPodCidr?: string; secondaryExternalCidr?: string; secondaryServiceCidr?: string }) {
+  const { secondaryPodCidr: podCIDR, secondaryExternalCidr: externalCIDR, secondaryServiceCidr: serviceCIDR } = o;
+  if (podCIDR === undefined && externalCIDR === undefined) {
+    if (serviceCIDR !== undefined)
+      throw new InputError('--secondary-service-cidr', serviceCIDR, 'needs --secondary-pod-cidr and --secondary-external-cidr');
+    return undefined;
+  }
+  if (podCIDR === undefined) throw new InputError('--secondary-pod-cidr', undefined, 'is required with --secondary-external-cidr');
+  if (externalCIDR === undefined) throw new InputError('--secondary-external-cidr', undefined, 'is required with --secondary-pod-cidr');
+  return { podCIDR, externalCIDR, ...(serviceCIDR !== undefined ? { serviceCIDR } : {}) };
+}
+
+/** A plane's own networks as text. */
+function familyNetworksSpec(home: HomeNetworks): FamilyNetworksSpec {
+  const { podCIDR, externalCIDR, serviceCIDR } = homeNetworksSpec(home);
+  return { podCIDR, externalCIDR, ...(serviceCIDR !== undefined ? { serviceCIDR } : {}) };
 }
 
 function list(text: string): string[] {
@@ -93,6 +128,9 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--pod-cidr <cidr>', 'PodCIDR of this cluster')
     .requiredOption('--external-cidr <cidr>', 'ExternalCIDR of this cluster: addresses for reflected non-local endpoints')
     .option('--service-cidr <cidr>', 'ServiceCIDR of this cluster')
+    .option('--secondary-pod-cidr <cidr>', 'dual-stack: the PodCIDR of the secondary IP family (IPv6 beside IPv4)')
+    .option('--secondary-external-cidr <cidr>', 'dual-stack: the ExternalCIDR of the secondary IP family')
+    .option('--secondary-service-cidr <cidr>', 'dual-stack: the ServiceCIDR of the secondary IP family')
     .option('--reserved <cidrs>', 'comma-separated networks never given to peers', '')
     .option('--pools <cidrs>', 'comma-separated pools for remapped peer networks, searched in order', defaultPools.join(','))
     .option('--force', 'start over: forget every peer and mapping (also replaces a state file that can no longer be loaded)')
@@ -103,6 +141,9 @@ export function registerNetworkIpamCommands(program: Command): void {
             podCidr: string;
             externalCidr: string;
             serviceCidr?: string;
+            secondaryPodCidr?: string;
+            secondaryExternalCidr?: string;
+            secondaryServiceCidr?: string;
             reserved: string;
             pools: string;
             force?: boolean;
@@ -112,15 +153,26 @@ export function registerNetworkIpamCommands(program: Command): void {
             storeAt(o.state),
             (current) =>
               onState(o.state, () => {
+                const secondary = secondaryNetworks(o);
                 const spec = {
                   podCIDR: o.podCidr,
                   externalCIDR: o.externalCidr,
                   ...(o.serviceCidr !== undefined ? { serviceCIDR: o.serviceCidr } : {}),
+                  ...(secondary ? { secondary } : {}),
                   reserved: list(o.reserved),
                   pools: list(o.pools),
                 };
-                const { state, result } = initializeIpam(current, spec, o.force === true);
-                return { state, result: { ...result, home: homeNetworksSpec(state.home), peers: state.peers.size } };
+                const { planes, result } = initializePlanes(current, spec, o.force === true);
+                const { primary, secondary: second } = planes;
+                return {
+                  state: planes,
+                  result: {
+                    ...result,
+                    home: { ...homeNetworksSpec(primary.home), ...(second ? { secondary: familyNetworksSpec(second.home) } : {}) },
+                    peers: primary.peers.size,
+                    ...(second ? { secondaryPeers: second.peers.size } : {}),
+                  },
+                };
               }),
             { replace: o.force === true },
           ),
@@ -139,8 +191,10 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--external-cidr <cidr>', "the peer's ExternalCIDR, as the peer numbers it")
     .action(
       jsonAction(async (o: ClusterOption & { podCidr: string; externalCidr: string }) => {
-        const view = await change(o.state, (state) =>
-          addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }),
+        const view = await change(o.state, (planes) =>
+          onPlane(planes, '--pod-cidr', o.podCidr, (state) =>
+            addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }),
+          ),
         );
         return { remotePodCIDR: view.remotePodCIDR, remoteExternalCIDR: view.remoteExternalCIDR };
       }),
@@ -154,8 +208,14 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--local-nat-external-cidr <cidr>', 'our ExternalCIDR as the peer sees it')
     .action(
       jsonAction((o: ClusterOption & { localNatPodCidr: string; localNatExternalCidr: string }) =>
-        change(o.state, (state) =>
-          setRemoteView(state, { clusterId: o.cluster, localNATPodCIDR: o.localNatPodCidr, localNATExternalCIDR: o.localNatExternalCidr }),
+        change(o.state, (planes) =>
+          onPlane(planes, '--local-nat-pod-cidr', o.localNatPodCidr, (state) =>
+            setRemoteView(state, {
+              clusterId: o.cluster,
+              localNATPodCIDR: o.localNatPodCidr,
+              localNATExternalCIDR: o.localNatExternalCidr,
+            }),
+          ),
         ),
       ),
     );
@@ -166,7 +226,21 @@ export function registerNetworkIpamCommands(program: Command): void {
     )
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
-    .action(jsonAction((o: ClusterOption) => change(o.state, (state) => removePeer(state, o.cluster))));
+    .action(
+      jsonAction((o: ClusterOption) =>
+        change(o.state, (planes) => {
+          // Every family's networks of the peer go.
+          let removed = false;
+          let state = planes;
+          for (const [name, plane] of planesOf(planes)) {
+            const outcome = removePeer(plane, o.cluster);
+            removed ||= outcome.result.removed;
+            state = withPlane(state, name, outcome.state);
+          }
+          return { state, result: { removed } };
+        }),
+      ),
+    );
 
   ipam
     .command('home-pod-ip')
@@ -174,7 +248,9 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer running the pod')
     .requiredOption('--ip <ip>', "the pod's IP in the peer")
-    .action(jsonAction((o: IpOption) => read(o.state, (state) => ({ ip: homePodIp(state, o.cluster, o.ip) }))));
+    .action(
+      jsonAction((o: IpOption) => read(o.state, (planes) => ({ ip: homePodIp(planeFor(planes, '--ip', o.ip)[1], o.cluster, o.ip) }))),
+    );
 
   ipam
     .command('map-endpoint')
@@ -185,14 +261,22 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer the endpoint is reflected to')
     .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
-    .action(jsonAction((o: IpOption) => change(o.state, (state) => mapEndpoint(state, o.cluster, o.ip))));
+    .action(
+      jsonAction((o: IpOption) =>
+        change(o.state, (planes) => onPlane(planes, '--ip', o.ip, (state) => mapEndpoint(state, o.cluster, o.ip))),
+      ),
+    );
   ipam
     .command('unmap-endpoint')
     .description('stop reflecting an endpoint to a peer; its ExternalCIDR address is freed with the last reflection (idempotent)')
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
-    .action(jsonAction((o: IpOption) => change(o.state, (state) => unmapEndpoint(state, o.cluster, o.ip))));
+    .action(
+      jsonAction((o: IpOption) =>
+        change(o.state, (planes) => onPlane(planes, '--ip', o.ip, (state) => unmapEndpoint(state, o.cluster, o.ip))),
+      ),
+    );
 
   ipam
     .command('nat-mappings')
@@ -201,13 +285,18 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--cluster <id>', 'cluster id of the peer')
     .action(
       jsonAction((o: ClusterOption) =>
-        read(o.state, (state) => {
-          const record = findPeer(state, o.cluster);
-          return {
-            clusterId: record.clusterId,
+        read(o.state, ({ primary, secondary }) => {
+          const mappings = (state: IpamState, record: PeerRecord) => ({
             externalCIDR: formatCidr(state.home.externalCIDR),
             localNATExternalCIDR: peerView(record).localNATExternalCIDR,
             mappings: natMappingsOf(record, state.home.externalCIDR.family),
+          });
+          const record = findPeer(primary, o.cluster);
+          const second = secondary?.peers.get(record.clusterId);
+          return {
+            clusterId: record.clusterId,
+            ...mappings(primary, record),
+            ...(secondary && second ? { secondary: mappings(secondary, second) } : {}),
           };
         }),
       ),

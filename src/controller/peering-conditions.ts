@@ -16,7 +16,7 @@
  */
 import type { ConditionValue } from '../api/conditions';
 import type { PeerState } from '../api/peer-states';
-import type { HomeNetworks } from '../api/home-networks';
+import type { IpamPlanes } from '../network-ipam/planes';
 import type { NetworkConfigSpec } from '../api/network-config';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { type Cidr, cidrsEqual, formatCidr, parseCidr } from '../net/cidr';
@@ -31,7 +31,8 @@ export interface PeeringFacts {
   /** The peer's NetworkConfig for us: its networks as it owns them. */
   theirs?: NetworkConfigSpec;
   /** Our networks. */
-  home: HomeNetworks;
+  /** Our networks, each family's (the IPAM's planes). */
+  home: IpamPlanes;
   /** The last check of the peer's API server with our credentials; undefined before this leader's first. */
   api?: { ok: boolean; reason: string; message: string };
   /** The conditions on the TunnelEndpoint now: until its first check, a new leader keeps the former's word. */
@@ -91,10 +92,18 @@ function remapped(f: PeeringFacts): ConditionValue {
   const compare = (what: string, owned: Cidr, seen: Cidr) => {
     if (!cidrsEqual(owned, seen)) moved.push(`${what} ${formatCidr(owned)} is ${formatCidr(seen)}`);
   };
-  compare(`${f.peer}'s PodCIDR`, parseCidr('podCIDR', f.theirs.podCIDR), f.tunnel.remotePodCIDR);
-  compare(`${f.peer}'s ExternalCIDR`, parseCidr('externalCIDR', f.theirs.externalCIDR), f.tunnel.remoteExternalCIDR);
-  compare(`our PodCIDR (as ${f.peer} sees it)`, f.home.podCIDR, f.tunnel.localNATPodCIDR);
-  compare(`our ExternalCIDR (as ${f.peer} sees it)`, f.home.externalCIDR, f.tunnel.localNATExternalCIDR);
+  const families = [
+    { what: '', theirs: f.theirs, tunnel: f.tunnel, home: f.home.primary.home },
+    ...(f.theirs.secondary && f.tunnel.secondary && f.home.secondary
+      ? [{ what: 'secondary ', theirs: f.theirs.secondary, tunnel: f.tunnel.secondary, home: f.home.secondary.home }]
+      : []),
+  ];
+  for (const { what, theirs, tunnel, home } of families) {
+    compare(`${f.peer}'s ${what}PodCIDR`, parseCidr('podCIDR', theirs.podCIDR), tunnel.remotePodCIDR);
+    compare(`${f.peer}'s ${what}ExternalCIDR`, parseCidr('externalCIDR', theirs.externalCIDR), tunnel.remoteExternalCIDR);
+    compare(`our ${what}PodCIDR (as ${f.peer} sees it)`, home.podCIDR, tunnel.localNATPodCIDR);
+    compare(`our ${what}ExternalCIDR (as ${f.peer} sees it)`, home.externalCIDR, tunnel.localNATExternalCIDR);
+  }
   return moved.length > 0
     ? { type: 'Remapped', status: 'True', reason: 'Overlapping', message: moved.join('; ') }
     : { type: 'Remapped', status: 'False', reason: 'NoOverlap', message: 'every network is used as its owner numbers it' };

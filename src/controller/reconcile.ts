@@ -17,10 +17,10 @@ import {
 import type { ExchangeView } from './exchange-view';
 import type { ControllerStatus, Reflection } from '../api/controller-status';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
-import { formatIp } from '../net/cidr';
+import { formatIp, parseIp } from '../net/cidr';
 import { maxStandbyGateways } from '../nodespec/spec';
 import { mapEndpoint, unmapEndpoint } from '../network-ipam/endpoints';
-import { initializeIpam } from '../network-ipam/initialize';
+import { type IpamPlanes, initializePlanes, planesOf, withPlane } from '../network-ipam/planes';
 import { homePodIp, removePeer } from '../network-ipam/peers';
 import type { IpamState } from '../network-ipam/state';
 import { reconcilePeering } from '../netmgr/network-manager';
@@ -31,7 +31,7 @@ import type { NodeDataplaneSpec } from '../nodespec/spec';
 export interface ReconcileInput {
   config: ControllerConfig;
   /** As last saved; undefined on the very first start. */
-  ipam: IpamState | undefined;
+  ipam: IpamPlanes | undefined;
   exchange: ExchangeView;
   heartbeats: ReadonlyMap<string, Heartbeat>;
   /**
@@ -51,7 +51,7 @@ export interface ReconcileInput {
 
 export interface ReconcileResult {
   /** The same object as the input when nothing changed, so the caller saves only real changes. */
-  ipam: IpamState;
+  ipam: IpamPlanes;
   /** With `since`: now when the gateway changed, else the previous tenure's. Pass it as the next `previous`. */
   election: Election & GatewayTenure;
   tunnels: TunnelEndpoint[];
@@ -75,15 +75,20 @@ function message(err: unknown): string {
 export function reconcile(input: ReconcileInput): ReconcileResult {
   const { config, exchange } = input;
   const us = config.clusterId;
-  let ipam = initializeIpam(input.ipam, config.home).state;
+  let ipam = initializePlanes(input.ipam, config.home).planes;
   const problems = [...exchange.problems];
 
-  const removedPeers: string[] = [];
-  for (const peer of [...ipam.peers.values()]) {
-    if (config.peers.includes(peer.clusterId)) continue;
-    ipam = removePeer(ipam, peer.clusterId).state;
-    removedPeers.push(peer.clusterId);
+  const removed = new Set<string>();
+  for (const [name, plane] of planesOf(ipam)) {
+    let kept = plane;
+    for (const peer of [...plane.peers.values()]) {
+      if (config.peers.includes(peer.clusterId)) continue;
+      kept = removePeer(kept, peer.clusterId).state;
+      removed.add(peer.clusterId);
+    }
+    ipam = withPlane(ipam, name, kept);
   }
+  const removedPeers = [...removed];
 
   const ready = readyNodes(config.nodes, input.heartbeats, input.now, config.heartbeatTimeout);
   const within = (since: number | undefined) => since !== undefined && input.now - since < config.heartbeatTimeout * 1000;
@@ -110,7 +115,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
   const answers = new Map<string, NetworkConfigStatus>();
   for (const peer of config.peers) {
     const step = reconcilePeering({
-      ipam,
+      planes: ipam,
       clusterId: us,
       peer,
       endpoint,
@@ -119,7 +124,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       theirAnswer: exchange.statusesOfOurs.get(peer),
       theirAnswerUnreadable: exchange.unreadableStatuses.get(peer),
     });
-    ipam = step.ipam;
+    ipam = step.planes;
     problems.push(...step.problems);
     const { peering } = step;
     ourNetworkConfigs.set(peer, peering.ours);
@@ -132,8 +137,16 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     });
   }
 
-  const reflected = reflect(ipam, config.reflections, new Set(tunnels.map((t) => t.clusterId)), problems);
-  ipam = reflected.ipam;
+  const reflections: Reflection[] = [];
+  const readyPeers = new Set(tunnels.map((t) => t.clusterId));
+  for (const [name, plane] of planesOf(ipam)) {
+    // Each reflection in the plane of its pod's family; the other plane unmaps what none of its family wants.
+    const family = plane.home.podCIDR.family;
+    const wanted = config.reflections.filter((r) => parseIp('podIP', r.podIP).family === family);
+    const reflected = reflect(plane, wanted, readyPeers, problems);
+    ipam = withPlane(ipam, name, reflected.ipam);
+    reflections.push(...reflected.reflections);
+  }
 
   const nodeSpecs = new Map<string, NodeDataplaneSpec>();
   const nodeList = clusterNodeSpecs(config.nodes);
@@ -166,7 +179,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     election,
     tunnels,
     nodeSpecs,
-    reflections: reflected.reflections,
+    reflections,
     status,
     ourNetworkConfigs,
     answers,

@@ -2,10 +2,10 @@
  * Core v1 Node objects as the cluster's nodes (the NodeConfig the controller's file configuration gives
  * today), pure. What Strait reads from a Node:
  * - name: metadata.name
- * - underlayAddress: the first InternalIP of status.addresses of the cluster PodCIDR's family (the kubelet
- *   lists its primary node IP first), a unicast address
- * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of the cluster PodCIDR's family; a
- *   dual-stack node's other family is not Strait's to route
+ * - underlayAddress: the first InternalIP of status.addresses of the cluster's primary PodCIDR's family
+ *   (the kubelet lists its primary node IP first), a unicast IPv4 address
+ * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of a family the cluster has a PodCIDR of
+ *   (both on a dual-stack cluster); another family is not Strait's to route
  * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
  * - ready: the Ready condition is "True" (the kubelet's view; the agent's heartbeat is a second signal)
  * - gatewayCandidate: the labels match the controller's gatewayNodeSelector (by default
@@ -20,7 +20,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
 import { InputError } from '../errors';
-import { carriedIp } from '../net/carried';
+import { underlayIp } from '../net/carried';
 import { type Cidr, containsIp, formatCidr, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
 
@@ -72,17 +72,18 @@ class TakenPodCIDRs {
 function readNode(
   node: V1Node,
   name: string,
-  clusterPodCIDR: Cidr,
+  clusterPodCIDRs: readonly Cidr[],
   selector: Readonly<Record<string, string>>,
   taken: TakenPodCIDRs,
 ): ClusterNode {
+  const clusterPodCIDR = clusterPodCIDRs[0]!;
   // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's family carries the tunnels.
   const addresses = node.status?.addresses ?? [];
   const internal = addresses.filter((a) => a.type === 'InternalIP');
   const ofFamily = internal.find((a) => (a.address.includes(':') ? 6 : 4) === clusterPodCIDR.family);
   if (!ofFamily)
     throw new InputError('status.addresses', addresses, `no InternalIP of the cluster podCIDR's family (IPv${clusterPodCIDR.family})`);
-  const underlayAddress = carriedIp(`status.addresses[InternalIP]`, ofFamily.address);
+  const underlayAddress = underlayIp(`status.addresses[InternalIP]`, ofFamily.address);
 
   const listed = node.spec?.podCIDRs?.length
     ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text }))
@@ -91,10 +92,11 @@ function readNode(
       : [];
   const podCIDRs = listed.flatMap(({ field, text }) => {
     const cidr = parseCidr(field, text);
-    if (cidr.family !== clusterPodCIDR.family) return [];
+    const ofFamily = clusterPodCIDRs.find((c) => c.family === cidr.family);
+    if (!ofFamily) return [];
     // A node's pods outside the cluster PodCIDR would be neither translated nor routed.
-    if (cidr.prefix < clusterPodCIDR.prefix || !containsIp(clusterPodCIDR, { family: cidr.family, value: cidr.base })) {
-      throw new InputError(field, text, `is not inside the cluster podCIDR ${formatCidr(clusterPodCIDR)}`);
+    if (cidr.prefix < ofFamily.prefix || !containsIp(ofFamily, { family: cidr.family, value: cidr.base })) {
+      throw new InputError(field, text, `is not inside the cluster podCIDR ${formatCidr(ofFamily)}`);
     }
     // A pod lives on one node: the later name is left out, so the answer does not depend on list order.
     const other = taken.overlapping(cidr);
@@ -103,7 +105,7 @@ function readNode(
   });
 
   const annotation = node.metadata?.annotations?.[publicAddressAnnotation];
-  const publicAddress = annotation === undefined ? undefined : carriedIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
+  const publicAddress = annotation === undefined ? undefined : underlayIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
 
   const label = node.metadata?.labels?.[gatewayCandidateLabel];
   if (label !== undefined && label !== 'true' && label !== 'false')
@@ -120,12 +122,12 @@ function readNode(
 }
 
 /**
- * The cluster's nodes from its Node objects; `clusterPodCIDR` is the controller's configured PodCIDR,
- * `gatewayNodeSelector` the labels of a gateway candidate.
+ * The cluster's nodes from its Node objects; `clusterPodCIDRs` are the controller's configured PodCIDRs
+ * (the primary family's first), `gatewayNodeSelector` the labels of a gateway candidate.
  */
 export function clusterNodes(
   nodes: readonly V1Node[],
-  clusterPodCIDR: Cidr,
+  clusterPodCIDRs: readonly Cidr[],
   gatewayNodeSelector: Readonly<Record<string, string>> = defaultGatewayNodeSelector,
 ): ClusterNodes {
   const out: ClusterNode[] = [];
@@ -135,7 +137,7 @@ export function clusterNodes(
   for (const node of byName) {
     const name = node.metadata?.name ?? '';
     try {
-      const read = readNode(node, name, clusterPodCIDR, gatewayNodeSelector, taken);
+      const read = readNode(node, name, clusterPodCIDRs, gatewayNodeSelector, taken);
       taken.add(read.config.podCIDRs, name, out.length);
       out.push(read);
     } catch (err) {

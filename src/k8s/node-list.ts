@@ -13,21 +13,25 @@ import { clusterNodes } from './cluster-nodes';
 
 type NodeDataplaneObject = KubernetesObject & { spec?: unknown };
 
-/** The cluster's nodes as `spec.nodes` lists them; `clusterPodCIDR` is the NodeDataplane's `spec.podCIDR`. Nodes with bad input are left out (the controller says why, in Events). */
-export function nodeList(nodes: readonly V1Node[], clusterPodCIDR: Cidr): ClusterNodeDocument[] {
-  return writeClusterNodes(clusterNodeSpecs(clusterNodes(nodes, clusterPodCIDR).nodes.map((n) => n.config)));
+/**
+ * The cluster's nodes as `spec.nodes` lists them; `clusterPodCIDRs` are the NodeDataplane's `spec.podCIDR`
+ * and `spec.secondary.podCIDR`. Nodes with bad input are left out (the controller says why, in Events).
+ */
+export function nodeList(nodes: readonly V1Node[], clusterPodCIDRs: readonly Cidr[]): ClusterNodeDocument[] {
+  return writeClusterNodes(clusterNodeSpecs(clusterNodes(nodes, clusterPodCIDRs).nodes.map((n) => n.config)));
 }
 
-/** The `spec.podCIDR` text of a NodeDataplane, if it has one. */
+/** The texts of a NodeDataplane's `spec.podCIDR` and `spec.secondary.podCIDR`, as far as it has them, space separated. */
 export function podCIDRText(object: NodeDataplaneObject): string | undefined {
-  const text = (object.spec as { podCIDR?: unknown } | undefined)?.podCIDR;
-  return typeof text === 'string' ? text : undefined;
+  const spec = object.spec as { podCIDR?: unknown; secondary?: { podCIDR?: unknown } } | undefined;
+  const texts = [spec?.podCIDR, spec?.secondary?.podCIDR].filter((t): t is string => typeof t === 'string');
+  return texts.length > 0 ? texts.join(' ') : undefined;
 }
 
-/** The cluster PodCIDR from its text; undefined when it is no CIDR (the spec's reader then says why). */
-export function parsePodCIDR(text: string | undefined): Cidr | undefined {
+/** The cluster PodCIDRs from `podCIDRText`; undefined when one is no CIDR (the spec's reader then says why). */
+export function parsePodCIDR(text: string | undefined): Cidr[] | undefined {
   try {
-    return text === undefined ? undefined : parseCidr('spec.podCIDR', text);
+    return text === undefined ? undefined : text.split(' ').map((t) => parseCidr('spec.podCIDR', t));
   } catch {
     return undefined;
   }

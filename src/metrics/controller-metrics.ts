@@ -8,6 +8,7 @@
  * Kubernetes, a leader once it reconciled in its term (its caches are filled first), a standby once it
  * has seen a leader on the Lease.
  */
+import { planesOf } from '../network-ipam/planes';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { peerStates } from '../api/peer-states';
 import type { ReconcileResult } from '../controller/reconcile';
@@ -28,16 +29,18 @@ export class ControllerMetrics {
   ]);
   private readonly peerNetworks = gauge(
     'strait_controller_ipam_peer_networks',
-    "Peers' networks placed in this cluster's view by the IPAM, per kind (pod, external) and whether they were remapped (they overlapped a network in use)",
-    ['kind', 'remapped'],
+    "Peers' networks placed in this cluster's view by the IPAM, per IP family (ipv4, ipv6), kind (pod, external) and whether they were remapped (they overlapped a network in use)",
+    ['family', 'kind', 'remapped'],
   );
   private readonly externalInUse = gauge(
     'strait_controller_ipam_external_addresses_in_use',
-    'ExternalCIDR addresses given to reflected endpoints (NatMappings)',
+    'ExternalCIDR addresses given to reflected endpoints (NatMappings), per IP family',
+    ['family'],
   );
   private readonly externalUsable = gauge(
     'strait_controller_ipam_external_addresses_usable',
-    'ExternalCIDR addresses that can be given out at most (network, broadcast and transit addresses left out)',
+    'ExternalCIDR addresses that can be given out at most (network, broadcast and transit addresses left out), per IP family; at most 2^53',
+    ['family'],
   );
   private readonly peerApiUp = gauge(
     'strait_controller_peer_api_up',
@@ -95,17 +98,22 @@ export class ControllerMetrics {
       if (this.registry.getSingleMetric(name) === undefined) this.registry.registerMetric(gauge);
     }
     for (const state of peerStates) this.peers.gauge.set({ state }, result.status.peers.filter((p) => p.state === state).length);
-    const placed = { pod: { true: 0, false: 0 }, external: { true: 0, false: 0 } };
-    for (const peer of result.ipam.peers.values()) {
-      placed.pod[`${formatCidr(peer.remotePodCIDR) !== formatCidr(peer.podCIDR)}`] += 1;
-      placed.external[`${formatCidr(peer.remoteExternalCIDR) !== formatCidr(peer.externalCIDR)}`] += 1;
+    for (const [, plane] of planesOf(result.ipam)) {
+      const family = `ipv${plane.home.podCIDR.family}`;
+      const placed = { pod: { true: 0, false: 0 }, external: { true: 0, false: 0 } };
+      for (const peer of plane.peers.values()) {
+        placed.pod[`${formatCidr(peer.remotePodCIDR) !== formatCidr(peer.podCIDR)}`] += 1;
+        placed.external[`${formatCidr(peer.remoteExternalCIDR) !== formatCidr(peer.externalCIDR)}`] += 1;
+      }
+      for (const kind of ['pod', 'external'] as const) {
+        for (const remapped of ['true', 'false'] as const) this.peerNetworks.gauge.set({ family, kind, remapped }, placed[kind][remapped]);
+      }
+      const { external } = plane;
+      this.externalInUse.gauge.set({ family }, external.byEndpoint.size);
+      // An IPv6 ExternalCIDR may hold far more than a float counts exactly: capped, as the help says.
+      const usable = cidrSize(external.cidr) - BigInt(unusableOffsets(external.cidr).length);
+      this.externalUsable.gauge.set({ family }, Number(usable > 2n ** 53n ? 2n ** 53n : usable));
     }
-    for (const kind of ['pod', 'external'] as const) {
-      for (const remapped of ['true', 'false'] as const) this.peerNetworks.gauge.set({ kind, remapped }, placed[kind][remapped]);
-    }
-    const { external } = result.ipam;
-    this.externalInUse.gauge.set(external.byEndpoint.size);
-    this.externalUsable.gauge.set(Number(cidrSize(external.cidr) - BigInt(unusableOffsets(external.cidr).length)));
   }
 
   /** What the leader's last check of a peer's API server found. */

@@ -17,8 +17,9 @@ export interface InitializeResult {
   migrated: string[];
 }
 
-export function initializeIpam(existing: IpamState | undefined, spec: HomeNetworksSpec, force = false): Outcome<InitializeResult> {
-  const home = parseHomeNetworks(spec);
+/** `at`: where the family's networks sit in the settings, for error messages (`secondary.`: src/network-ipam/planes.ts). */
+export function initializeIpam(existing: IpamState | undefined, spec: HomeNetworksSpec, force = false, at = ''): Outcome<InitializeResult> {
+  const home = parseHomeNetworks(spec, at);
   if (!existing || force) return { state: emptyIpamState(home), result: { created: true, migrated: [] } };
   const before = homeNetworksSpec(existing.home);
   const after = homeNetworksSpec(home);

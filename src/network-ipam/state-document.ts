@@ -16,13 +16,15 @@ import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetwor
 import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
+import type { IpamPlanes } from './planes';
 
 const stateVersion = ipamStateVersion;
 
-export function toDocument(state: IpamState): IpamStateDocument {
+type PlaneDocument = Omit<IpamStateDocument, 'version' | 'secondary'>;
+
+function planeDocument(state: IpamState): PlaneDocument {
   const peers = [...state.peers.values()].sort((a, b) => (a.clusterId < b.clusterId ? -1 : 1));
   return {
-    version: stateVersion,
     home: homeNetworksSpec(state.home),
     peers: peers.map((peer) => {
       const { natMappings: _count, ...view } = peerView(peer);
@@ -31,10 +33,18 @@ export function toDocument(state: IpamState): IpamStateDocument {
   };
 }
 
+export function toDocument(planes: IpamPlanes): IpamStateDocument {
+  return {
+    version: stateVersion,
+    ...planeDocument(planes.primary),
+    ...(planes.secondary ? { secondary: planeDocument(planes.secondary) } : {}),
+  };
+}
+
 /** Rebuilds and checks a state; any inconsistency is a StateError saying what is wrong. */
-export function fromDocument(doc: unknown): IpamState {
+export function fromDocument(doc: unknown): IpamPlanes {
   try {
-    return decode(doc);
+    return decodePlanes(doc);
   } catch (err) {
     if (err instanceof InputError || err instanceof StateError) {
       throw new StateError(
@@ -45,16 +55,25 @@ export function fromDocument(doc: unknown): IpamState {
   }
 }
 
-function decode(value: unknown): IpamState {
+function decodePlanes(value: unknown): IpamPlanes {
   const version = (value as { version?: unknown } | null)?.version;
   if (version !== stateVersion) {
     throw new StateError(`state version ${JSON.stringify(version)} is not supported (this strait reads version ${stateVersion})`);
   }
   const doc = checkCompiled('ipamState', value, 'state');
-  const restorer = new StateRestorer(parseHomeNetworks(doc.home));
+  const primary = decodePlane(doc, '');
+  if (!doc.secondary) return { primary };
+  const secondary = decodePlane(doc.secondary, 'secondary.');
+  if (secondary.home.podCIDR.family === primary.home.podCIDR.family)
+    throw new StateError(`secondary.home.podCIDR ${doc.secondary.home.podCIDR} is of the primary family`);
+  return { primary, secondary };
+}
+
+function decodePlane(doc: PlaneDocument, at: string): IpamState {
+  const restorer = new StateRestorer(parseHomeNetworks(doc.home, `${at}home.`));
   for (const [i, p] of doc.peers.entries()) {
-    restorer.addPeer(p, `peers[${i}]`);
-    for (const [j, mapping] of p.natMappings.entries()) restorer.addMapping(p.clusterId, mapping, `peers[${i}].natMappings[${j}]`);
+    restorer.addPeer(p, `${at}peers[${i}]`);
+    for (const [j, mapping] of p.natMappings.entries()) restorer.addMapping(p.clusterId, mapping, `${at}peers[${i}].natMappings[${j}]`);
   }
   return restorer.state;
 }
@@ -170,7 +189,7 @@ function countReflection(ext: ExternalAddresses, endpoint: string, address: bigi
 }
 
 /** The IPAM state as stored by a Store: compact JSON of the versioned document. */
-export const ipamStateCodec: Codec<IpamState> = {
+export const ipamStateCodec: Codec<IpamPlanes> = {
   encode: (state) => JSON.stringify(toDocument(state)),
   decode: (text) => {
     const parsed = parseJsonText(text);

@@ -30,8 +30,8 @@ export interface IpamState {
 }
 
 /** Result of an operation: the state after it and what the caller asked for. */
-export interface Outcome<R> {
-  readonly state: IpamState;
+export interface Outcome<R, S = IpamState> {
+  readonly state: S;
   readonly result: R;
 }
 

@@ -6,10 +6,11 @@ import type { NodeConfig } from '../api/controller-config';
 import { InputError } from '../errors';
 import { transitOffset } from '../network-ipam/external-addresses';
 import type { IpamState } from '../network-ipam/state';
+import { type IpamPlanes, planesOf } from '../network-ipam/planes';
 import { type Cidr, type Ip, parseIp } from '../net/cidr';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { assignPeerIds } from './peer-id';
-import type { ClusterNodeSpec, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from './spec';
+import type { ClusterNodeSpec, FamilyNetworks, NatMappingSpec, NodeDataplaneSpec, OverlaySettings, PeerSpec } from './spec';
 
 /** A node as configured: `publicAddress` is where peers reach it when it is the gateway. */
 export type PlannedNode = NodeConfig;
@@ -19,7 +20,8 @@ export const defaultTunnelPort = 4789;
 
 export interface NodePlanInput {
   clusterId: string;
-  ipam: IpamState;
+  /** The IPAM, a plane per family. */
+  ipam: IpamPlanes;
   /** The peerings whose two directions are known (Network Manager). */
   tunnels: readonly TunnelEndpoint[];
   /** Every node of the cluster. */
@@ -59,6 +61,28 @@ export const clusterNodeSpecs = (nodes: readonly PlannedNode[]): ClusterNodeSpec
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((n) => ({ name: n.name, underlayAddress: n.underlayAddress, podCIDRs: n.podCIDRs }));
 
+const familyNetworks = (plane: IpamState): FamilyNetworks => ({
+  podCIDR: plane.home.podCIDR,
+  externalCIDR: plane.home.externalCIDR,
+  transitAddress: transitAddress(plane.home.externalCIDR),
+});
+
+/**
+ * One plane's NatMappings toward the peerings that carry traffic, sorted by address (the primary
+ * family's, then the secondary's: the spec's order). An endpoint reflected to several peers has one
+ * ExternalCIDR address: one NatMapping for all of them.
+ */
+function natMappingsOf(plane: IpamState, tunnels: readonly TunnelEndpoint[]): NatMappingSpec[] {
+  const family = plane.home.externalCIDR.family;
+  const natMappings = new Map<bigint, NatMappingSpec>();
+  for (const t of tunnels) {
+    for (const [endpoint, address] of plane.peers.get(t.clusterId)?.natMappings.entries() ?? []) {
+      natMappings.set(address, { externalAddress: { family, value: address }, endpointAddress: parseIp('natMappings', endpoint) });
+    }
+  }
+  return [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1));
+}
+
 export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
   const overlay = input.overlay ?? defaultOverlay;
   const self = findNode(input.nodes, 'nodeName', input.nodeName);
@@ -73,26 +97,15 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
       remoteExternalCIDR: t.remoteExternalCIDR,
       localNATPodCIDR: t.localNATPodCIDR,
       localNATExternalCIDR: t.localNATExternalCIDR,
+      ...(t.secondary ? { secondary: t.secondary } : {}),
       endpoint: { address: t.endpoint.address, port: t.endpoint.port ?? defaultTunnelPort, standbyAddresses: t.endpoint.standbyAddresses },
       transport: input.encryptedPeers?.has(t.clusterId) ? 'ipsec' : 'vxlan',
     }));
-  // An endpoint reflected to several peers has one ExternalCIDR address: one NatMapping for all of them.
-  const home = input.ipam.home;
-  const natMappings = new Map<bigint, NatMappingSpec>();
-  for (const t of input.tunnels) {
-    const record = input.ipam.peers.get(t.clusterId);
-    for (const [endpoint, address] of record?.natMappings.entries() ?? []) {
-      natMappings.set(address, {
-        externalAddress: { family: home.externalCIDR.family, value: address },
-        endpointAddress: parseIp('natMappings', endpoint),
-      });
-    }
-  }
+  const { primary, secondary } = input.ipam;
   return {
     clusterId: input.clusterId,
-    podCIDR: home.podCIDR,
-    externalCIDR: home.externalCIDR,
-    transitAddress: transitAddress(home.externalCIDR),
+    ...familyNetworks(primary),
+    ...(secondary ? { secondary: familyNetworks(secondary) } : {}),
     node: {
       name: self.name,
       role: self.name === gateway.name ? 'gateway' : 'worker',
@@ -104,7 +117,7 @@ export function planNodeSpec(input: NodePlanInput): NodeDataplaneSpec {
     standbyGateways: [...(input.standbyGateways ?? [])],
     overlay,
     peers,
-    natMappings: [...natMappings.values()].sort((a, b) => (a.externalAddress.value < b.externalAddress.value ? -1 : 1)),
+    natMappings: planesOf(input.ipam).flatMap(([, plane]) => natMappingsOf(plane, input.tunnels)),
     nodes: input.nodeList ?? clusterNodeSpecs(input.nodes),
     ...(input.tunnelMTU !== undefined ? { tunnelMTU: input.tunnelMTU } : {}),
   };

@@ -8,7 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InputError, StateError } from '../../errors';
 import { ipamStateCodec } from '../../network-ipam/state-document';
-import type { IpamState } from '../../network-ipam/state';
+import type { IpamPlanes } from '../../network-ipam/planes';
+
 import { type Logger, createLogger } from '../../log';
 import { FileStore } from '../../store/file-store';
 import type { ControllerConfig } from '../../api/controller-config';
@@ -95,7 +96,7 @@ function logChanges(
 export async function runController(config: ControllerConfig, options: RunOptions = {}): Promise<ControllerStatus | undefined> {
   const log = options.log ?? createLogger('controller');
   const files = diskRunDir(config.runDir);
-  const store = new FileStore<IpamState>(join(config.runDir, runDirPaths.ipam(config.clusterId)), ipamStateCodec);
+  const store = new FileStore<IpamPlanes>(join(config.runDir, runDirPaths.ipam(config.clusterId)), ipamStateCodec);
   mkdirSync(dirname(store.path), { recursive: true });
   const lock = await store.lock();
   try {

@@ -16,8 +16,8 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, ty
 import type { ControllerConfig } from '../../api/controller-config';
 import { type NodeDataplaneStatus, readNodeDataplaneStatus } from '../../api/node-dataplane';
 import { networkConfigNames, nodeDataplaneNames, straitGatewayNames, tunnelEndpointNames } from '../../api/resource-names';
-import { parseHomeNetworks } from '../../api/home-networks';
-import type { IpamState } from '../../network-ipam/state';
+import { parseFamilies } from '../../api/home-networks';
+import type { IpamPlanes } from '../../network-ipam/planes';
 import type { Cidr } from '../../net/cidr';
 import { clusterNodes } from '../../k8s/cluster-nodes';
 import { apiErrorText } from '../../k8s/api-errors';
@@ -109,16 +109,17 @@ export class ClusterSync {
   private readonly unseen = new UnseenWrites(unseenWritesTimeoutMs);
   private timer: NodeJS.Timeout | undefined;
   private peerCheckTimer: NodeJS.Timeout | undefined;
-  private ipam: IpamState | undefined;
+  private ipam: IpamPlanes | undefined;
   /** When this controller's election last named a new gateway, written to the NodeDataplanes. */
   private last: ReconcileResult | undefined;
   private startedAt = Date.now();
   private stopped = false;
-  private readonly podCIDR: Cidr;
+  /** The cluster's PodCIDRs, the primary family's first. */
+  private readonly podCIDRs: Cidr[];
 
   constructor(private readonly options: ClusterSyncOptions) {
     const { kubeConfig, namespace, log } = options;
-    this.podCIDR = parseHomeNetworks(options.config.home).podCIDR;
+    this.podCIDRs = parseFamilies(options.config.home).map((family) => family.podCIDR);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     this.nodes = nodeInformer(kubeConfig, log);
     this.secrets = new Map(
@@ -243,7 +244,7 @@ export class ClusterSync {
   }
 
   /** The IPAM state from its objects; what could not be used is named (the next save replaces it). */
-  private async loadIpam(): Promise<IpamState | undefined> {
+  private async loadIpam(): Promise<IpamPlanes | undefined> {
     const { ipamStore, config } = this.options;
     const state = await ipamStore.load();
     for (const problem of ipamStore.dropped) {
@@ -345,7 +346,7 @@ export class ClusterSync {
       if (link.api?.ok === false) problems.push(`peer ${peer}: ${link.api.message} (since ${new Date(link.api.since).toISOString()})`);
     }
 
-    const read = clusterNodes(this.nodes.list(), this.podCIDR, config.gatewayNodeSelector);
+    const read = clusterNodes(this.nodes.list(), this.podCIDRs, config.gatewayNodeSelector);
     for (const p of read.problems)
       this.record(
         { kind: 'Node', name: p.node, apiVersion: 'v1' },
@@ -472,7 +473,7 @@ export class ClusterSync {
         ...(tunnel ? { tunnel } : {}),
         ...(theirs ? { theirs } : {}),
         ...(api ? { api } : {}),
-        home: result.ipam.home,
+        home: result.ipam,
         gateway,
       });
       const generation = current.metadata?.generation;

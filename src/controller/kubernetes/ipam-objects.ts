@@ -16,10 +16,11 @@
 import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../../api/ipam-objects';
 import { InputError, StateError } from '../../errors';
 import { homeNetworksSpec, parseHomeNetworks } from '../../api/home-networks';
-import type { IpamState } from '../../network-ipam/state';
+import type { PeerRecord } from '../../network-ipam/state';
+import { type IpamPlanes, planesOf } from '../../network-ipam/planes';
 import { StateRestorer } from '../../network-ipam/state-document';
 import { peerView } from '../../network-ipam/peers';
-import { type Ip, formatIp, parseIp } from '../../net/cidr';
+import { type Ip, type IpFamily, formatIp, parseIp } from '../../net/cidr';
 
 export interface IpamObjects {
   /** Named after the cluster id; absent before the first save. */
@@ -44,40 +45,64 @@ export function natMappingName(address: Ip): string {
   return Array.from({ length: 8 }, (_, i) => ((address.value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16).padStart(4, '0')).join('-');
 }
 
-/** The objects of a state. */
-export function ipamObjects(clusterId: string, state: IpamState): IpamObjects {
-  const reflectedTo = new Map<string, { address: bigint; peers: string[] }>();
+/** A peer's record as a PeerNetworks spec's networks. */
+function peerNetworks(peer: PeerRecord): Omit<PeerNetworksSpec, 'clusterId' | 'secondary'> {
+  const { natMappings: _count, clusterId: _id, localNATPodCIDR, localNATExternalCIDR, ...view } = peerView(peer);
+  return { ...view, ...(localNATPodCIDR ? { localNATPodCIDR } : {}), ...(localNATExternalCIDR ? { localNATExternalCIDR } : {}) };
+}
+
+/**
+ * The objects of a state: the secondary plane's networks beside the primary's in the same objects (a
+ * peer has secondary networks only beside primary ones: src/netmgr/network-manager.ts), its NatMappings
+ * among the others (an address names its family).
+ */
+export function ipamObjects(clusterId: string, planes: IpamPlanes): IpamObjects {
+  const { primary, secondary } = planes;
   const peers = new Map<string, PeerNetworksSpec>();
-  for (const peer of state.peers.values()) {
-    const { natMappings: _count, localNATPodCIDR, localNATExternalCIDR, ...view } = peerView(peer);
-    peers.set(peer.clusterId, {
-      ...view,
-      ...(localNATPodCIDR ? { localNATPodCIDR } : {}),
-      ...(localNATExternalCIDR ? { localNATExternalCIDR } : {}),
-    });
-    for (const [endpoint, address] of peer.natMappings.entries()) {
-      const entry = reflectedTo.get(endpoint) ?? { address, peers: [] };
-      entry.peers.push(peer.clusterId);
-      reflectedTo.set(endpoint, entry);
+  for (const peer of primary.peers.values()) {
+    const second = secondary?.peers.get(peer.clusterId);
+    peers.set(peer.clusterId, { clusterId: peer.clusterId, ...peerNetworks(peer), ...(second ? { secondary: peerNetworks(second) } : {}) });
+  }
+  const natMappings = new Map<string, NatMappingSpec>();
+  for (const [, state] of planesOf(planes)) {
+    const reflectedTo = new Map<string, { address: bigint; peers: string[] }>();
+    for (const peer of state.peers.values()) {
+      for (const [endpoint, address] of peer.natMappings.entries()) {
+        const entry = reflectedTo.get(endpoint) ?? { address, peers: [] };
+        entry.peers.push(peer.clusterId);
+        reflectedTo.set(endpoint, entry);
+      }
+    }
+    const family = state.home.externalCIDR.family;
+    for (const [endpoint, { address, peers: to }] of reflectedTo) {
+      const external = { family, value: address };
+      natMappings.set(natMappingName(external), { externalAddress: formatIp(external), endpointAddress: endpoint, reflectedTo: to.sort() });
     }
   }
-  const family = state.home.externalCIDR.family;
-  const natMappings = new Map<string, NatMappingSpec>();
-  for (const [endpoint, { address, peers: to }] of reflectedTo) {
-    const external = { family, value: address };
-    natMappings.set(natMappingName(external), { externalAddress: formatIp(external), endpointAddress: endpoint, reflectedTo: to.sort() });
-  }
-  return { cluster: { name: clusterId, spec: { clusterId, ...homeNetworksSpec(state.home) } }, peers, natMappings };
+  const { reserved, pools, ...home } = homeNetworksSpec(primary.home);
+  const cluster: ClusterNetworksSpec = {
+    clusterId,
+    ...home,
+    ...(secondary ? { secondary: familyOnly(homeNetworksSpec(secondary.home)) } : {}),
+    reserved,
+    pools,
+  };
+  return { cluster: { name: clusterId, spec: cluster }, peers, natMappings };
 }
+
+const familyOnly = ({ reserved: _reserved, pools: _pools, ...networks }: ReturnType<typeof homeNetworksSpec>) => networks;
 
 /**
  * The state the objects hold (undefined before the first save), and the records dropped because they
  * would break an invariant (a write cut short, or an edit by hand): each with why.
  */
-export function ipamFromObjects(objects: IpamObjects): { state: IpamState | undefined; dropped: string[] } {
+export function ipamFromObjects(objects: IpamObjects): { state: IpamPlanes | undefined; dropped: string[] } {
   if (!objects.cluster) return { state: undefined, dropped: [] };
-  const { clusterId: _id, ...home } = objects.cluster.spec;
-  const restorer = new StateRestorer(parseHomeNetworks(home));
+  const { clusterId: _id, secondary: secondaryHome, ...home } = objects.cluster.spec;
+  const primary = new StateRestorer(parseHomeNetworks(home));
+  const secondary =
+    secondaryHome && new StateRestorer(parseHomeNetworks({ ...secondaryHome, reserved: home.reserved, pools: home.pools }, 'secondary.'));
+  const restorerOf = (family: IpFamily) => [primary, secondary].find((r) => r?.state.home.podCIDR.family === family);
   const dropped: string[] = [];
   const attempt = (what: string, step: () => void) => {
     try {
@@ -87,28 +112,41 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamState | unde
       dropped.push(`${what}: ${err.message}`);
     }
   };
+  const restored = (p: Omit<PeerNetworksSpec, 'secondary'>) => ({
+    ...p,
+    localNATPodCIDR: p.localNATPodCIDR ?? null,
+    localNATExternalCIDR: p.localNATExternalCIDR ?? null,
+  });
   for (const [name, p] of [...objects.peers].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const { secondary: second, ...own } = p;
+    let placed = false;
     attempt(`PeerNetworks ${name}`, () => {
       if (p.clusterId !== name) throw new StateError(`named ${name} but for peer ${p.clusterId}`);
-      restorer.addPeer(
-        { ...p, localNATPodCIDR: p.localNATPodCIDR ?? null, localNATExternalCIDR: p.localNATExternalCIDR ?? null },
-        `peers.${name}`,
-      );
+      primary.addPeer(restored(own), `peers.${name}`);
+      placed = true;
+    });
+    if (!second || !placed) continue;
+    attempt(`PeerNetworks ${name} secondary`, () => {
+      if (!secondary) throw new StateError('the cluster has no secondary family');
+      secondary.addPeer(restored({ clusterId: name, ...second }), `peers.${name}.secondary`);
     });
   }
   for (const [name, m] of [...objects.natMappings].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (natMappingName(parseIp('externalAddress', m.externalAddress)) !== name) {
+    const address = parseIp('externalAddress', m.externalAddress);
+    if (natMappingName(address) !== name) {
       dropped.push(`NatMapping ${name}: named ${name} but for address ${m.externalAddress}`);
       continue;
     }
+    const restorer = restorerOf(address.family);
     // Each reflection on its own: one to a peer that is gone does not take the others with it.
     for (const peer of m.reflectedTo) {
-      attempt(`NatMapping ${name} to ${peer}`, () =>
-        restorer.addMapping(peer, { endpointIP: m.endpointAddress, externalIP: m.externalAddress }, `natMappings.${name}`),
-      );
+      attempt(`NatMapping ${name} to ${peer}`, () => {
+        if (!restorer) throw new StateError(`an IPv${address.family} address, a family the cluster has no networks of`);
+        restorer.addMapping(peer, { endpointIP: m.endpointAddress, externalIP: m.externalAddress }, `natMappings.${name}`);
+      });
     }
   }
-  return { state: restorer.state, dropped };
+  return { state: { primary: primary.state, ...(secondary ? { secondary: secondary.state } : {}) }, dropped };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -18,7 +18,7 @@ import { type CompiledValidatorName, checkCompiled } from '../../api/compiled-va
 import { makeObject } from '../../api/object';
 import { type ResourceNames, clusterNetworksNames, group, natMappingNames, peerNetworksNames, version } from '../../api/resource-names';
 import { InputError, StateError } from '../../errors';
-import type { IpamState } from '../../network-ipam/state';
+import type { IpamPlanes } from '../../network-ipam/planes';
 import type { Logger } from '../../log';
 import { type IpamObjectKind, type IpamObjects, type IpamWrite, ipamFromObjects, ipamObjects, ipamWrites } from './ipam-objects';
 import type { Store, StoreLock } from '../../store/store';
@@ -43,7 +43,7 @@ export interface ApiIpamStoreOptions {
 /** Objects as read, for ipamWrites: also those dropped on reading, so the next save replaces or deletes them. */
 const emptyObjects = (): IpamObjects => ({ peers: new Map(), natMappings: new Map() });
 
-export class ApiIpamStore implements Store<IpamState> {
+export class ApiIpamStore implements Store<IpamPlanes> {
   /** As last read or written; undefined before load() and after a conflict. */
   private current: IpamObjects | undefined;
   private readonly versions = new Map<string, string>();
@@ -61,7 +61,7 @@ export class ApiIpamStore implements Store<IpamState> {
     return { release: async () => undefined };
   }
 
-  async load(): Promise<IpamState | undefined> {
+  async load(): Promise<IpamPlanes | undefined> {
     const read = emptyObjects();
     const usable = emptyObjects();
     const dropped: string[] = [];
@@ -104,7 +104,7 @@ export class ApiIpamStore implements Store<IpamState> {
   }
 
   /** Writes the objects that differ, in ipamWrites' order; a conflict throws a StateError (load again). */
-  async save(state: IpamState): Promise<void> {
+  async save(state: IpamPlanes): Promise<void> {
     if (!this.current) throw new StateError('the IPAM objects must be read (load) before a save, and again after a conflict');
     for (const write of ipamWrites(this.current, ipamObjects(this.options.clusterId, state))) await this.apply(write);
   }

@@ -12,6 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import type { IpamState } from '../../network-ipam/state';
+import type { IpamPlanes } from '../../network-ipam/planes';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
 import { writeGateways, writeNodeDataplaneObjectSpec } from '../../api/node-dataplane';
 import { notRemapped } from '../../api/not-remapped';
@@ -150,12 +151,19 @@ function checked<T>(read: () => T, problems: string[], where: string): T | undef
  * undefined when it never answered. What to go on while the peer's API server has not been read: a new
  * leader, or a peer whose API server is down, must not tear down a peering that works.
  */
-function recordedAnswer(ipam: IpamState | undefined, peer: string): NetworkConfigStatus | undefined {
-  const record = ipam?.peers.get(peer);
-  if (!ipam || !record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
-  const { podCIDR, externalCIDR } = ipam.home;
+function recordedAnswer(ipam: IpamPlanes | undefined, peer: string): NetworkConfigStatus | undefined {
+  const primary = ipam && recordedFamilyAnswer(ipam.primary, peer);
+  if (!primary) return undefined;
+  const secondary = ipam.secondary && recordedFamilyAnswer(ipam.secondary, peer);
+  return { processed: true, ...primary, ...(secondary ? { secondary } : {}) };
+}
+
+/** One plane's part of `recordedAnswer`. */
+function recordedFamilyAnswer(plane: IpamState, peer: string): Omit<NetworkConfigStatus, 'processed' | 'secondary'> | undefined {
+  const record = plane.peers.get(peer);
+  if (!record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
+  const { podCIDR, externalCIDR } = plane.home;
   return {
-    processed: true,
     remappedPodCIDR: cidrsEqual(record.localNATPodCIDR, podCIDR) ? notRemapped : formatCidr(record.localNATPodCIDR),
     remappedExternalCIDR: cidrsEqual(record.localNATExternalCIDR, externalCIDR) ? notRemapped : formatCidr(record.localNATExternalCIDR),
     observed: { podCIDR: formatCidr(podCIDR), externalCIDR: formatCidr(externalCIDR) },
@@ -174,7 +182,7 @@ export function exchangeFromObjects(
   local: readonly KubeObject[],
   ours: ReadonlyMap<string, OursInPeer>,
   clusterId: string,
-  ipam: IpamState | undefined,
+  ipam: IpamPlanes | undefined,
 ): ExchangeView {
   const view = emptyExchange();
   for (const object of local) {

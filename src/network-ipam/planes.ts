@@ -1,0 +1,66 @@
+/**
+ * The IPAM of a dual-stack cluster: one plane per IP family, each the single-family IPAM of
+ * src/network-ipam (its own home networks, peers and ExternalCIDR addresses), so a peer's IPv6 networks
+ * are kept or remapped against the IPv6 networks in use only, exactly as its IPv4 ones against the IPv4
+ * ones (docs/dual-stack.md). The primary plane is the primary family's; the secondary exists on a
+ * dual-stack cluster.
+ */
+import { type HomeNetworksSpec, familySpec, parseFamilies } from '../api/home-networks';
+import type { Ip, IpFamily } from '../net/cidr';
+import { type InitializeResult, initializeIpam } from './initialize';
+import type { IpamState } from './state';
+
+export interface IpamPlanes {
+  readonly primary: IpamState;
+  readonly secondary?: IpamState;
+}
+
+export type PlaneName = keyof IpamPlanes;
+
+/** The planes that exist, with their names, primary first. */
+export const planesOf = (planes: IpamPlanes): [PlaneName, IpamState][] =>
+  planes.secondary
+    ? [
+        ['primary', planes.primary],
+        ['secondary', planes.secondary],
+      ]
+    : [['primary', planes.primary]];
+
+/** The plane of a family, if the cluster has that family. */
+export function planeOf(planes: IpamPlanes, family: IpFamily): IpamState | undefined {
+  return planesOf(planes).find(([, plane]) => plane.home.podCIDR.family === family)?.[1];
+}
+
+/** The plane an address belongs to by its family, if any. */
+export const planeOfIp = (planes: IpamPlanes, ip: Ip): IpamState | undefined => planeOf(planes, ip.family);
+
+/** Changes one plane; the same object when the plane did not change, so a caller saves only real changes. */
+export function withPlane(planes: IpamPlanes, name: PlaneName, plane: IpamState): IpamPlanes {
+  if (planes[name] === plane) return planes;
+  return { ...planes, [name]: plane };
+}
+
+/**
+ * Starts or resumes every plane with the home settings (initializeIpam per plane: the same rules). A
+ * secondary family dropped from the settings drops its plane, and with it every peering's networks of
+ * that family; one added starts empty.
+ */
+export function initializePlanes(
+  existing: IpamPlanes | undefined,
+  spec: HomeNetworksSpec,
+  force = false,
+): { planes: IpamPlanes; result: InitializeResult } {
+  parseFamilies(spec);
+  const primary = initializeIpam(existing?.primary, familySpec(spec, 'primary')!, force);
+  const secondarySpec = familySpec(spec, 'secondary');
+  const secondary = secondarySpec && initializeIpam(existing?.secondary, secondarySpec, force, 'secondary.');
+  const migrated = [
+    ...primary.result.migrated,
+    ...(secondary?.result.migrated.map((m) => `secondary.${m}`) ?? []),
+    ...(existing?.secondary && !secondary ? ['secondary'] : []),
+  ];
+  const created = primary.result.created;
+  const unchanged = existing && primary.state === existing.primary && secondary?.state === existing.secondary;
+  const planes: IpamPlanes = unchanged ? existing : { primary: primary.state, ...(secondary ? { secondary: secondary.state } : {}) };
+  return { planes, result: { created, migrated } };
+}

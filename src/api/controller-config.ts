@@ -124,7 +124,11 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
         );
     }
     if (r.to === r.fromPeer) throw new InputError(`reflections[${i}].to`, r.to, 'equals fromPeer; a peer reaches its own pods directly');
-    return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(carriedIp(`reflections[${i}].podIP`, r.podIP)) };
+    const podIP = carriedIp(`reflections[${i}].podIP`, r.podIP);
+    // Reflected in the IPAM plane of its family: one the cluster has.
+    if (!clusterPods.some((pods) => pods.family === podIP.family))
+      throw new InputError(`reflections[${i}].podIP`, r.podIP, `is IPv${podIP.family}, a family this cluster has no podCIDR of`);
+    return { to: r.to, fromPeer: r.fromPeer, podIP: formatIp(podIP) };
   });
   const sameReflection = repeated(reflections, (r) => `${r.to} ${r.fromPeer} ${r.podIP}`);
   if (sameReflection)

@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { InputError } from '../errors';
 import { type Cidr, type Ip, type IpFamily, containsIp, formatCidr, formatIp, parseCidr, parseIp, sameShape } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
-import { homeNetworks } from '../nodespec/families';
 import type { ClusterNodeSpec, FamilyNetworks, NodeDataplaneSpec, PeerFamilyNetworks } from '../nodespec/spec';
 import { checkCompiled } from './compiled-validators';
 import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
@@ -80,7 +79,7 @@ function consistentNodes(spec: NodeDataplaneSpec, at: (field: string) => string)
   spec.nodes.forEach((node, i) =>
     node.podCIDRs.forEach((cidr, j) => {
       const field = at(`nodes[${i}].podCIDRs[${j}]`);
-      const podCIDR = homeNetworks(spec, cidr.family)?.podCIDR;
+      const podCIDR = familyParts(spec).find(([, n]) => n.podCIDR.family === cidr.family)?.[1].podCIDR;
       if (!podCIDR) throw new InputError(field, formatCidr(cidr), `is IPv${cidr.family}, a family the cluster has no podCIDR of`);
       if (cidr.prefix < podCIDR.prefix || !containsIp(podCIDR, { family: cidr.family, value: cidr.base })) {
         throw new InputError(field, formatCidr(cidr), `is not inside podCIDR ${formatCidr(podCIDR)}`);

@@ -192,7 +192,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .action(
       jsonAction(async (o: ClusterOption & { podCidr: string; externalCidr: string }) => {
         const view = await change(o.state, (planes) =>
-          onPlane(planes, '--pod-cidr', o.podCidr, (state) =>
+          onPlane(planes, 'podCIDR', o.podCidr, (state) =>
             addPeer(state, { clusterId: o.cluster, podCIDR: o.podCidr, externalCIDR: o.externalCidr }),
           ),
         );
@@ -209,7 +209,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .action(
       jsonAction((o: ClusterOption & { localNatPodCidr: string; localNatExternalCidr: string }) =>
         change(o.state, (planes) =>
-          onPlane(planes, '--local-nat-pod-cidr', o.localNatPodCidr, (state) =>
+          onPlane(planes, 'localNATPodCIDR', o.localNatPodCidr, (state) =>
             setRemoteView(state, {
               clusterId: o.cluster,
               localNATPodCIDR: o.localNatPodCidr,
@@ -248,9 +248,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption(...stateOption)
     .requiredOption('--cluster <id>', 'cluster id of the peer running the pod')
     .requiredOption('--ip <ip>', "the pod's IP in the peer")
-    .action(
-      jsonAction((o: IpOption) => read(o.state, (planes) => ({ ip: homePodIp(planeFor(planes, '--ip', o.ip)[1], o.cluster, o.ip) }))),
-    );
+    .action(jsonAction((o: IpOption) => read(o.state, (planes) => ({ ip: homePodIp(planeFor(planes, 'ip', o.ip)[1], o.cluster, o.ip) }))));
 
   ipam
     .command('map-endpoint')
@@ -262,9 +260,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--cluster <id>', 'cluster id of the peer the endpoint is reflected to')
     .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
     .action(
-      jsonAction((o: IpOption) =>
-        change(o.state, (planes) => onPlane(planes, '--ip', o.ip, (state) => mapEndpoint(state, o.cluster, o.ip))),
-      ),
+      jsonAction((o: IpOption) => change(o.state, (planes) => onPlane(planes, 'ip', o.ip, (state) => mapEndpoint(state, o.cluster, o.ip)))),
     );
   ipam
     .command('unmap-endpoint')
@@ -274,7 +270,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--ip <ip>', 'the endpoint IP as this cluster sees it')
     .action(
       jsonAction((o: IpOption) =>
-        change(o.state, (planes) => onPlane(planes, '--ip', o.ip, (state) => unmapEndpoint(state, o.cluster, o.ip))),
+        change(o.state, (planes) => onPlane(planes, 'ip', o.ip, (state) => unmapEndpoint(state, o.cluster, o.ip))),
       ),
     );
 

@@ -92,6 +92,15 @@ export function addPeer(state: IpamState, input: PeerNetworksInput): Outcome<Pee
   const clusterId = parseClusterId('cluster', input.clusterId);
   const podCIDR = parseCidr('podCIDR', input.podCIDR);
   const externalCIDR = parseCidr('externalCIDR', input.externalCIDR);
+  // One IPAM state holds one family's networks (a dual-stack cluster has one per family: planes.ts).
+  const family = state.home.podCIDR.family;
+  for (const [name, cidr] of [
+    ['podCIDR', podCIDR],
+    ['externalCIDR', externalCIDR],
+  ] as const) {
+    if (cidr.family !== family)
+      throw new InputError(name, formatCidr(cidr), `is IPv${cidr.family}; this IPAM places IPv${family} networks (each family on its own)`);
+  }
   if (cidrsOverlap(podCIDR, externalCIDR)) {
     throw new InputError('externalCIDR', formatCidr(externalCIDR), `overlaps the peer's podCIDR ${formatCidr(podCIDR)}`);
   }

@@ -6,7 +6,6 @@
  * dual-stack cluster.
  */
 import { type HomeNetworksSpec, familySpec, parseFamilies } from '../api/home-networks';
-import type { Ip, IpFamily } from '../net/cidr';
 import { type InitializeResult, initializeIpam } from './initialize';
 import type { IpamState } from './state';
 
@@ -25,14 +24,6 @@ export const planesOf = (planes: IpamPlanes): [PlaneName, IpamState][] =>
         ['secondary', planes.secondary],
       ]
     : [['primary', planes.primary]];
-
-/** The plane of a family, if the cluster has that family. */
-export function planeOf(planes: IpamPlanes, family: IpFamily): IpamState | undefined {
-  return planesOf(planes).find(([, plane]) => plane.home.podCIDR.family === family)?.[1];
-}
-
-/** The plane an address belongs to by its family, if any. */
-export const planeOfIp = (planes: IpamPlanes, ip: Ip): IpamState | undefined => planeOf(planes, ip.family);
 
 /** Changes one plane; the same object when the plane did not change, so a caller saves only real changes. */
 export function withPlane(planes: IpamPlanes, name: PlaneName, plane: IpamState): IpamPlanes {

@@ -89,6 +89,26 @@ describe('controller configuration', () => {
     assert.deepEqual(config.encryptedPeers, ['cluster-a']);
   });
 
+  it('reads a dual-stack cluster: the secondary family beside the primary, nodes with pod networks of both', () => {
+    const path = join(dir, 'dual.yaml');
+    writeFileSync(
+      path,
+      [
+        'clusterId: cluster-b',
+        'podCIDR: 10.0.0.0/16',
+        'externalCIDR: 10.200.0.0/24',
+        'secondary: { podCIDR: "fd00:b::/48", externalCIDR: "fd00:bb::/120", serviceCIDR: "fd00:bc::/112" }',
+        'nodes: [{ name: b-gw, underlayAddress: 192.168.2.1, podCIDRs: [10.0.1.0/24, "fd00:b:0:1::/64"] }]',
+      ].join('\n'),
+    );
+    const config = loadControllerConfig(path);
+    assert.deepEqual(config.home.secondary, { podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:bb::/120', serviceCIDR: 'fd00:bc::/112' });
+    assert.deepEqual(
+      config.nodes[0]!.podCIDRs.map((c) => c.family),
+      [4, 6],
+    );
+  });
+
   it('reads JSON too (a subset of YAML 1.2)', () => {
     const path = join(dir, 'b.json');
     writeFileSync(path, JSON.stringify({ ...valid, runDir: '/tmp/lab', heartbeatTimeout: 3 }));
@@ -206,9 +226,34 @@ describe('controller configuration', () => {
 
   it('refuses what every agent would refuse in its spec: another family, a special block, a shared underlay address (issue 24)', () => {
     const node = (i: number) => (d: Record<string, unknown>) => (d.nodes as Record<string, unknown>[])[i]!;
-    refused((d) => (d.externalCIDR = 'fd00::/120'), 'externalCIDR', "is IPv6: Strait's dataplanes carry IPv4 only");
-    refused((d) => (d.podCIDR = 'fd00::/48'), 'podCIDR', 'is IPv6');
-    refused((d) => (d.serviceCIDR = 'fd00:1::/112'), 'serviceCIDR', 'is IPv6');
+    refused((d) => (d.externalCIDR = 'fd00::/120'), 'externalCIDR', 'must be IPv4, as podCIDR');
+    refused((d) => (d.podCIDR = 'fd00::/48'), 'podCIDR', 'must be IPv4: the primary family is IPv4');
+    refused((d) => (d.serviceCIDR = 'fd00:1::/112'), 'serviceCIDR', 'must be IPv4, as podCIDR');
+    // Dual-stack (docs/dual-stack.md): the secondary family is the other one, each network of its family.
+    refused(
+      (d) => (d.secondary = { podCIDR: '10.9.0.0/16', externalCIDR: '10.10.0.0/24' }),
+      'secondary.podCIDR',
+      'must be of the other IP family',
+    );
+    refused(
+      (d) => (d.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: '10.10.0.0/24' }),
+      'secondary.externalCIDR',
+      'must be IPv6, as secondary.podCIDR',
+    );
+    refused((d) => (d.secondary = { podCIDR: 'ff00::/48', externalCIDR: 'fd00:b::/120' }), 'secondary.podCIDR', 'multicast');
+    refused(
+      (d) => (d.pools = ['10.0.0.0/8']) && (d.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:b::/120' }),
+      'pools',
+      'has no IPv6 pool',
+    );
+    refused(
+      (d) => {
+        d.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:b::/120' };
+        node(0)(d).podCIDRs = ['fd00:c::/64'];
+      },
+      'nodes[0].podCIDRs[0]',
+      'is not inside the cluster podCIDR',
+    );
     refused((d) => (node(1)(d).underlayAddress = '0.0.0.0'), 'nodes[1].underlayAddress', 'is in 0.0.0.0/8, "this network"');
     refused((d) => (node(1)(d).underlayAddress = 'fd00::2'), 'nodes[1].underlayAddress', 'is IPv6');
     refused((d) => (node(1)(d).underlayAddress = '192.168.2.1'), 'nodes[1].underlayAddress', 'is also nodes[0].underlayAddress');

@@ -50,7 +50,7 @@ async function ipamFigures(figure: (name: string, value: number, unit: string, n
     await store.load();
     let mark = requests.lines.length;
     let started = process.hrtime.bigint();
-    await store.save(state);
+    await store.save({ primary: state });
     const saveMs = Number(process.hrtime.bigint() - started) / 1e6;
     const saved = writesSince(requests.lines, mark);
     figure(
@@ -64,7 +64,7 @@ async function ipamFigures(figure: (name: string, value: number, unit: string, n
     for (let i = 10_000; i < 10_050; i++) state = mapEndpoint(state, 'peer-a', `20.0.${i >> 8}.${i & 0xff}`).state;
     mark = requests.lines.length;
     started = process.hrtime.bigint();
-    await store.save(state);
+    await store.save({ primary: state });
     figure(
       'save a change of 100 NatMappings (50 unmapped, 50 mapped) among 10,000',
       round(Number(process.hrtime.bigint() - started) / 1e6),

@@ -133,7 +133,7 @@ describe('strait controller: metrics and health (standalone, real processes)', (
       logOf,
     );
     const samples = await scrape(port);
-    assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_in_use'), ['1']);
+    assert.deepEqual(series(samples, 'strait_controller_ipam_external_addresses_in_use'), ['family=ipv4 1']);
     assert.deepEqual(series(samples, 'strait_controller_peers'), [
       'state=ready 2',
       'state=refused 0',
@@ -141,14 +141,14 @@ describe('strait controller: metrics and health (standalone, real processes)', (
       'state=waiting-for-peer 0',
     ]);
     assert.deepEqual(series(samples, 'strait_controller_ipam_peer_networks'), [
-      'kind=external remapped=false 2',
-      'kind=external remapped=true 0',
-      'kind=pod remapped=false 0',
-      'kind=pod remapped=true 2',
+      'family=ipv4 kind=external remapped=false 2',
+      'family=ipv4 kind=external remapped=true 0',
+      'family=ipv4 kind=pod remapped=false 0',
+      'family=ipv4 kind=pod remapped=true 2',
     ]);
     assert.deepEqual(
       series(samples, 'strait_controller_ipam_external_addresses_usable'),
-      ['253'],
+      ['family=ipv4 253'],
       '10.200.0.0/24 less network, broadcast and transit',
     );
     assert.deepEqual(series(samples, 'strait_controller_gateway_changes_total'), ['0'], 'a first election is no change');

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { type PeeringFacts, peeringConditions } from '../../src/controller/peering-conditions';
-import { parseHomeNetworks } from '../../src/api/home-networks';
+import { initializePlanes } from '../../src/network-ipam/planes';
 import { parseCidr, parseIp } from '../../src/net/cidr';
 import { peerStates } from '../../src/api/peer-states';
 
-const home = parseHomeNetworks({ podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' });
+const home = initializePlanes(undefined, { podCIDR: '10.0.0.0/16', externalCIDR: '10.200.0.0/24' }).planes;
 const theirs = {
   clusterId: 'cluster-b',
   remoteClusterId: 'cluster-a',
@@ -49,7 +49,10 @@ describe("controller: a peering's conditions (TunnelEndpoint status)", () => {
       theirs: { ...theirs, podCIDR: '10.0.0.0/16' },
     };
     assert.equal(
-      peeringConditions({ ...distinct, home: parseHomeNetworks({ podCIDR: '10.9.0.0/16', externalCIDR: '10.200.0.0/24' }) })[3]!.reason,
+      peeringConditions({
+        ...distinct,
+        home: initializePlanes(undefined, { podCIDR: '10.9.0.0/16', externalCIDR: '10.200.0.0/24' }).planes,
+      })[3]!.reason,
       'Overlapping',
     );
     const same = { ...established, tunnel: { ...tunnel, remotePodCIDR: parseCidr('t', '10.0.0.0/16') } };

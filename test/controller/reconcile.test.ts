@@ -8,7 +8,7 @@ import { emptyExchange } from '../../src/controller/exchange-view';
 import type { GatewayTenure } from '../../src/controller/election';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
-import type { IpamState } from '../../src/network-ipam/state';
+import type { IpamPlanes } from '../../src/network-ipam/planes';
 import { requireIpv4 } from '../../src/nodespec/ip-family';
 import { MemoryRunDir } from './memory-run-dir';
 import { threeClusters as configs } from './three-clusters';
@@ -19,7 +19,7 @@ import { threeClusters as configs } from './three-clusters';
  */
 interface Controller {
   config: ControllerConfig;
-  ipam: IpamState | undefined;
+  ipam: IpamPlanes | undefined;
   /** The last election, carried to the next step as controller.ts does. */
   previous?: GatewayTenure;
   /** When the controller started (start-up grace); undefined: none. */
@@ -391,8 +391,8 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.deepEqual(lab.result('cluster-b').removedPeers, ['cluster-c']);
     lab.converge();
     const b = lab.controllers.get('cluster-b')!;
-    assert.equal(b.ipam!.peers.has('cluster-c'), false);
-    assert.equal(b.ipam!.external.byEndpoint.size, 0, "the reflected pod's ExternalCIDR address is released");
+    assert.equal(b.ipam!.primary.peers.has('cluster-c'), false);
+    assert.equal(b.ipam!.primary.external.byEndpoint.size, 0, "the reflected pod's ExternalCIDR address is released");
     for (const path of [
       runDirPaths.spec('cluster-b', 'cluster-c'),
       runDirPaths.status('cluster-c', 'cluster-b'),

@@ -126,7 +126,7 @@ describe('fuzz: the controller configuration', function () {
     const runDir = join(dir, 'run');
     for (const [doc, error] of [
       [{ ...valid, runDir, interval: 1e-9 }, /^interval: /],
-      [{ ...valid, runDir, externalCIDR: 'fd00::/120' }, /^externalCIDR: is IPv6: .*\(got "fd00::\/120"\)$/],
+      [{ ...valid, runDir, externalCIDR: 'fd00::/120' }, /^externalCIDR: must be IPv4, as podCIDR .*\(got "fd00::\/120"\)$/],
       [
         { ...valid, runDir, nodes: [valid.nodes[0], { ...valid.nodes[1], underlayAddress: '192.168.2.1' }] },
         /^nodes\[1\]\.underlayAddress: is also nodes\[0\]\.underlayAddress \(got "192\.168\.2\.1"\)$/,

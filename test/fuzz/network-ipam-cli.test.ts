@@ -48,7 +48,7 @@ function validDocument(): unknown {
   state = setRemoteView(state, { clusterId: 'a', localNATPodCIDR: '10.0.0.0/16', localNATExternalCIDR: '10.201.0.0/24' }).state;
   state = mapEndpoint(state, 'a', '10.3.0.5').state;
   state = mapEndpoint(state, 'a', '10.3.0.6').state;
-  return toDocument(state);
+  return toDocument({ primary: state });
 }
 const valid = validDocument();
 const validText = JSON.stringify(valid);

@@ -583,7 +583,7 @@ describe('the Helm chart', function () {
         node('edge-22', { 'node-role.example.com/edge-gateway': '', 'topology.kubernetes.io/zone': 'zone-b' }, '172.20.1.0/24'),
         node('w-333', { 'strait.io/gateway-candidate': 'true' }, '172.20.2.0/24'),
       ],
-      parseCidr('podCIDR', '172.20.0.0/20'),
+      [parseCidr('podCIDR', '172.20.0.0/20')],
       config.gatewayNodeSelector,
     );
     assert.deepEqual(

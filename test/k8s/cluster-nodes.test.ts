@@ -46,7 +46,7 @@ function node(name: string, input: NodeInput): V1Node {
 
 /** The result as text, so a table row says it in one line. */
 function summary(nodes: readonly V1Node[]) {
-  const { nodes: read, problems } = clusterNodes(nodes, clusterPods);
+  const { nodes: read, problems } = clusterNodes(nodes, [clusterPods]);
   return {
     nodes: read.map((n) =>
       [
@@ -95,6 +95,23 @@ describe('Kubernetes Nodes as cluster nodes', () => {
     ]);
   });
 
+  it("reads a dual-stack Node's pod networks of every family the cluster has, and the IPv4 InternalIP as its underlay", () => {
+    const dual = node('n', { internalIP: ['192.168.1.1', 'fd00:1::1'], podCIDRs: ['10.244.7.0/24', 'fd00:a:0:7::/64'] });
+    const read = (cidrs: string[]) =>
+      clusterNodes(
+        [dual],
+        cidrs.map((c) => parseCidr('test', c)),
+      ).nodes.map((n) => n.config.podCIDRs.map(formatCidr));
+    assert.deepEqual(read(['10.244.0.0/16', 'fd00:a::/48']), [['10.244.7.0/24', 'fd00:a:0:7::/64']]);
+    assert.deepEqual(read(['10.244.0.0/16']), [['10.244.7.0/24']], 'a single-stack cluster routes its family only');
+    const outside = clusterNodes([dual], [clusterPods, parseCidr('test', 'fd00:b::/48')]);
+    assert.deepEqual(outside.nodes, []);
+    assert.equal(
+      outside.problems[0]!.message,
+      'Node n: spec.podCIDRs[1]: is not inside the cluster podCIDR fd00:b::/48 (got "fd00:a:0:7::/64")',
+    );
+  });
+
   it('leaves out a Node with bad input, naming the node, field and value, and keeps the others', () => {
     const good = node('good', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24'], ready: 'True' });
     const cases: [V1Node, string][] = [
@@ -113,7 +130,7 @@ describe('Kubernetes Nodes as cluster nodes', () => {
       ],
       [
         node('v6-public', { internalIP: '192.168.1.2', publicAddress: '2001:db8::1' }),
-        'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s dataplanes carry IPv4 only (IPv6 clusters are not supported yet) (got "2001:db8::1")',
+        'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s tunnels run between IPv4 underlay addresses (IPv6 underlays are not supported yet) (got "2001:db8::1")',
       ],
       [
         node('bad-ip', { internalIP: '192.168.1.300' }),
@@ -155,7 +172,7 @@ describe('Kubernetes Nodes as cluster nodes', () => {
         bad.metadata!.name,
       );
     }
-    const [problem] = clusterNodes([good, cases.find(([n]) => n.metadata!.name === 'bad-label')![0]], clusterPods).problems;
+    const [problem] = clusterNodes([good, cases.find(([n]) => n.metadata!.name === 'bad-label')![0]], [clusterPods]).problems;
     assert.deepEqual(problem, {
       node: 'bad-label',
       field: 'metadata.labels["strait.io/gateway-candidate"]',
@@ -223,7 +240,7 @@ describe('Kubernetes Nodes as cluster nodes', () => {
         const names = lists.map((_, i) => `n${String(i).padStart(2, '0')}`);
         const { nodes: read, problems } = clusterNodes(
           lists.map((podCIDRs, i) => node(names[i]!, { internalIP: '192.168.1.1', podCIDRs })),
-          clusterPods,
+          [clusterPods],
         );
         // The brute-force answer: each node in name order against every node kept before it.
         const kept: { name: string; cidrs: ReturnType<typeof parseCidr>[] }[] = [];

@@ -9,6 +9,7 @@ import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node
 import { StateError } from '../../src/errors';
 import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
+import { initializePlanes } from '../../src/network-ipam/planes';
 import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
@@ -65,8 +66,21 @@ describe('IPAM store on the API server', function () {
   });
   after(() => api.close());
 
-  const store = (client: CustomObjectsApi = objects, leading = true) =>
+  const planesStore = (client: CustomObjectsApi = objects, leading = true) =>
     new ApiIpamStore({ api: client, clusterId: 'home', leading: () => leading });
+
+  /** The store's primary plane: these tests use one family (the dual-stack one below takes the planes). */
+  const store = (client: CustomObjectsApi = objects, leading = true) => {
+    const planes = planesStore(client, leading);
+    return {
+      lock: () => planes.lock(),
+      load: async (): Promise<IpamState | undefined> => (await planes.load())?.primary,
+      save: (state: IpamState) => planes.save({ primary: state }),
+      get dropped() {
+        return planes.dropped;
+      },
+    };
+  };
 
   const plurals: Record<string, string> = { ClusterNetworks: 'clusternetworks', PeerNetworks: 'peernetworks', NatMapping: 'natmappings' };
 
@@ -103,7 +117,7 @@ describe('IPAM store on the API server', function () {
     ]);
     const reading = store();
     const back = await reading.load();
-    assert.deepEqual([toDocument(back!), reading.dropped], [toDocument(state), []]);
+    assert.deepEqual([toDocument({ primary: back! }), reading.dropped], [toDocument({ primary: state }), []]);
     const before = (await objects.listClusterCustomObject({ group, version, plural: 'natmappings' })) as {
       metadata: { resourceVersion: string };
     };
@@ -217,13 +231,51 @@ describe('IPAM store on the API server', function () {
       assert.deepEqual({ ...summary(state), dropped: reader.dropped }, { ...after, dropped: [] }, `read back after ${done} writes`);
       await reader.save(next);
       const final = store();
-      assert.deepEqual(toDocument((await final.load())!), toDocument(next), `completed after ${done} writes`);
+      assert.deepEqual(toDocument({ primary: (await final.load())! }), toDocument({ primary: next }), `completed after ${done} writes`);
       assert.deepEqual(
         await stored(),
         ['ClusterNetworks/home', 'PeerNetworks/b', 'PeerNetworks/c', 'NatMapping/10.0.2.1'],
         `nothing left behind after ${done} writes`,
       );
     }
+  });
+
+  it('keeps a dual-stack state: the secondary networks beside the primary in the same objects, IPv6 NatMappings by address', async () => {
+    // Both planes from one home configuration: the reserved networks and pools are the cluster's, shared.
+    const start = initializePlanes(undefined, {
+      ...home,
+      pools: [...home.pools, 'fd00::/8'],
+      secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+    }).planes;
+    let six = addPeer(start.secondary!, { clusterId: 'a', podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fe::/120' }).state;
+    six = setRemoteView(six, { clusterId: 'a', localNATPodCIDR: 'fd00:1::/48', localNATExternalCIDR: 'fd00:fd::/120' }).state;
+    six = mapEndpoint(six, 'a', 'fd00:99::5').state;
+    const planes = { primary: { ...twoPeers(), home: start.primary.home }, secondary: six };
+    const saving = planesStore();
+    await saving.load();
+    await saving.save(planes);
+    assert.deepEqual(await stored(), [
+      'ClusterNetworks/home',
+      'PeerNetworks/a',
+      'PeerNetworks/b',
+      'NatMapping/10.0.2.1',
+      'NatMapping/10.0.2.2',
+      'NatMapping/fd00-00ff-0000-0000-0000-0000-0000-0000',
+    ]);
+    const peerA = (await objects.getClusterCustomObject({ group, version, plural: 'peernetworks', name: 'a' })) as {
+      spec: { secondary?: unknown };
+    };
+    assert.deepEqual(peerA.spec.secondary, {
+      podCIDR: 'fd00:a::/48',
+      externalCIDR: 'fd00:fe::/120',
+      remotePodCIDR: 'fd00::/48',
+      remoteExternalCIDR: 'fd00:fe::/120',
+      localNATPodCIDR: 'fd00:1::/48',
+      localNATExternalCIDR: 'fd00:fd::/120',
+    });
+    const reading = planesStore();
+    const back = await reading.load();
+    assert.deepEqual([toDocument(back!), reading.dropped], [toDocument(planes), []]);
   });
 
   it('reads an object that breaks an invariant as left out, naming it, and the next save deletes it', async () => {

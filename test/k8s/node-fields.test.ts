@@ -33,7 +33,7 @@ describe('node fields kept', () => {
   it('keeps what clusterNodes reads: the nodes read from the kept Node are the same', () => {
     const full = [node('n1', '2026-01-01T00:00:00Z'), node('n2', '2026-01-01T00:00:00Z')];
     const cidr = parseCidr('podCIDR', '10.0.0.0/16');
-    assert.deepEqual(clusterNodes(full.map(nodeReadFields), cidr), clusterNodes(full, cidr));
+    assert.deepEqual(clusterNodes(full.map(nodeReadFields), [cidr]), clusterNodes(full, [cidr]));
   });
 
   it('drops what Strait never reads, and the heartbeat times, so a status report changes nothing kept', () => {

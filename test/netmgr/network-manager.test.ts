@@ -28,7 +28,7 @@ function cluster(id: string, podCIDR: string, externalCIDR: string, gateway: str
 /** One round of x's peering with y, given what replication brought from y. */
 function step(x: Cluster, y: Cluster, theirs?: NetworkConfigSpec, theirAnswer?: NetworkConfigStatus): Peering {
   const out = reconcilePeering({
-    ipam: x.ipam,
+    planes: { primary: x.ipam },
     clusterId: x.id,
     peer: y.id,
     endpoint: x.endpoint,
@@ -36,7 +36,7 @@ function step(x: Cluster, y: Cluster, theirs?: NetworkConfigSpec, theirAnswer?: 
     ...(theirAnswer ? { theirAnswer } : {}),
   });
   assert.deepEqual(out.problems, []);
-  x.ipam = out.ipam;
+  x.ipam = out.planes.primary;
   return out.peering;
 }
 
@@ -205,10 +205,16 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
       [{ ...fromB, remoteClusterId: 'cluster-x' }, /spec\.remoteClusterId: this NetworkConfig is not for us \(cluster-a\)/],
       [{ ...fromB, clusterId: 'cluster-a' }, /spec\.clusterId: a cluster does not peer with itself/],
     ] as const) {
-      const out = reconcilePeering({ ipam: a.ipam, clusterId: 'cluster-a', peer: 'cluster-b', endpoint: a.endpoint, theirs });
+      const out = reconcilePeering({
+        planes: { primary: a.ipam },
+        clusterId: 'cluster-a',
+        peer: 'cluster-b',
+        endpoint: a.endpoint,
+        theirs,
+      });
       assert.equal(out.peering.state, 'refused');
       assert.equal((out.peering as { reason: string }).reason, out.problems[0]);
-      assert.equal(out.ipam, a.ipam, 'nothing placed');
+      assert.equal(out.planes.primary, a.ipam, 'nothing placed');
       assert.equal(out.problems.length, 1);
       assert.match(out.problems[0]!, problem);
     }

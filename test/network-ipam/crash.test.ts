@@ -119,7 +119,7 @@ describe('strait network-ipam under SIGKILL', function () {
     const path = join(dir, 'ipam.json');
     const store = new FileStore(path, ipamStateCodec);
     let current = seedState(rand);
-    await store.save(current);
+    await store.save({ primary: current });
 
     const run = async (op: Op, killAfterMs?: number) => {
       const started = process.hrtime.bigint();
@@ -160,8 +160,8 @@ describe('strait network-ipam under SIGKILL', function () {
     try {
       while (outcomes.kills < wantedKills || (!bothSeen() && outcomes.kills < maxKills)) {
         const op = randomOp(rand);
-        const before = toDocument(current);
-        const after = toDocument(expectedAfter(current, op));
+        const before = toDocument({ primary: current });
+        const after = toDocument({ primary: expectedAfter(current, op) });
         const kill = rand() < 0.85;
         const end = await run(op, kill ? killMoment() : undefined);
         assert.doesNotMatch(end.stderr, /held by process/, "a killed writer's lock must not block the next command");
@@ -184,7 +184,7 @@ describe('strait network-ipam under SIGKILL', function () {
           assert.deepEqual(doc, after, `"${op.args.join(' ')}" ran to the end`);
         }
         assertDocumentInvariants(doc);
-        current = fromDocument(doc);
+        current = fromDocument(doc).primary;
       }
     } catch (err) {
       throw new Error(`STRAIT_CRASH_SEED=${seed}: ${(err as Error).message}`);

@@ -45,9 +45,9 @@ describe('IPAM initialize: restart and migration', () => {
     const state = running();
     const out = initializeIpam(state, { ...spec, reserved: ['10.5.0.0/16', '10.6.0.0/16'] });
     assert.deepEqual(out.result, { created: false, migrated: ['reserved'] });
-    const doc = toDocument(out.state);
+    const doc = toDocument({ primary: out.state });
     assert.deepEqual(doc.home.reserved, ['10.5.0.0/16', '10.6.0.0/16']);
-    assert.deepEqual(doc.peers, toDocument(state).peers);
+    assert.deepEqual(doc.peers, toDocument({ primary: state }).peers);
   });
 
   it('stops with a StateError naming the peer, the network and what to do when a new reserved network is in use', () => {
@@ -65,7 +65,7 @@ describe('IPAM initialize: restart and migration', () => {
   it("migrates a changed PodCIDR and forgets the peers' view of it (they must process our new NetworkConfig)", () => {
     const out = initializeIpam(running(), { ...spec, podCIDR: '10.8.0.0/20' });
     assert.deepEqual(out.result.migrated, ['podCIDR']);
-    const peer = toDocument(out.state).peers[0]!;
+    const peer = toDocument({ primary: out.state }).peers[0]!;
     assert.equal(peer.localNATPodCIDR, null);
     assert.equal(peer.localNATExternalCIDR, '10.201.0.0/16');
     assert.equal(peer.natMappings.length, 1);

@@ -47,12 +47,19 @@ describe('IPAM peers: keep or remap', () => {
     assert.deepEqual(remoteOf(state, 'b', '10.0.0.0/16', '10.201.0.0/24'), ['172.16.0.0/16', '192.168.0.0/24']);
   });
 
-  it('remaps IPv6 peers into IPv6 pools (default fd00::/8) and IPv4 into IPv4 pools', () => {
-    let state = fresh({ podCIDR: 'fd00::/48', serviceCIDR: 'fd00:1::/108', externalCIDR: '10.201.0.0/16' });
-    const b = addPeer(state, { clusterId: 'b', podCIDR: 'fd00::/48', externalCIDR: '10.201.0.0/16' });
-    assert.deepEqual([b.result.remotePodCIDR, b.result.remoteExternalCIDR], ['fd00:0:1::/48', '10.0.0.0/16']);
+  it('remaps IPv6 peers into IPv6 pools (default fd00::/8), and refuses a network of the other family', () => {
+    let state = fresh({ podCIDR: 'fd00::/48', serviceCIDR: 'fd00:1::/108', externalCIDR: 'fd00:2::/112' });
+    const b = addPeer(state, { clusterId: 'b', podCIDR: 'fd00::/48', externalCIDR: 'fd00:2::/112' });
+    assert.deepEqual([b.result.remotePodCIDR, b.result.remoteExternalCIDR], ['fd00:0:1::/48', 'fd00:0:2::/112']);
     state = b.state;
-    assert.deepEqual(remoteOf(state, 'c', 'fd00::/64', '10.0.0.0/16'), ['fd00:0:2::/64', '10.1.0.0/16']);
+    assert.deepEqual(remoteOf(state, 'c', 'fd00::/64', 'fd00:3::/112'), ['fd00:0:2:1::/64', 'fd00:3::/112']);
+    assert.throws(
+      () => addPeer(state, { clusterId: 'd', podCIDR: 'fd00:9::/48', externalCIDR: '10.201.0.0/16' }),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === 'externalCIDR' &&
+        err.reason === 'is IPv4; this IPAM places IPv6 networks (each family on its own)',
+    );
   });
 
   it('fails clearly when no pool has a free network of that size, changing nothing', () => {
@@ -156,19 +163,20 @@ describe('IPAM peers: remote view and home pod IPs', () => {
 describe('IPAM peers: every prefix length', () => {
   for (const family of [4, 6] as const) {
     const bits = family === 4 ? 32 : 128;
-    it(`remaps a colliding /1 to /${bits} IPv${family} PodCIDR to the next network and keeps host bits`, () => {
-      // Home networks and the peers' ExternalCIDRs are of the other family, so only the two PodCIDRs meet.
-      const other =
+    it(`remaps a colliding /2 to /${bits} IPv${family} PodCIDR to the next network and keeps host bits`, () => {
+      // Home networks and the peers' ExternalCIDRs sit in the last quarter of the space, so only the two
+      // PodCIDRs meet (a /1 would meet them: the test starts at /2).
+      const top =
         family === 4
-          ? { podCIDR: 'fd10::/64', externalCIDR: 'fd11::/64', ext: ['fd00:1::/64', 'fd00:2::/64'] }
-          : { podCIDR: '10.0.0.0/16', externalCIDR: '10.1.0.0/16', ext: ['10.2.0.0/16', '10.3.0.0/16'] };
+          ? { podCIDR: '255.255.255.0/25', externalCIDR: '255.255.255.128/25', ext: ['255.255.254.0/25', '255.255.254.128/25'] }
+          : { podCIDR: 'ffff::/64', externalCIDR: 'ffff:1::/64', ext: ['ffff:2::/64', 'ffff:3::/64'] };
       const zero = family === 4 ? '0.0.0.0' : '::';
-      const pools = family === 4 ? ['0.0.0.0/1', '128.0.0.0/1', 'fd00::/8'] : ['::/1', '8000::/1', '10.0.0.0/8'];
-      for (let prefix = 1; prefix <= bits; prefix++) {
+      const pools = family === 4 ? ['0.0.0.0/1', '128.0.0.0/1'] : ['::/1', '8000::/1'];
+      for (let prefix = 2; prefix <= bits; prefix++) {
         const size = 1n << BigInt(bits - prefix);
-        let state = emptyIpamState(parseHomeNetworks({ podCIDR: other.podCIDR, externalCIDR: other.externalCIDR, pools }));
-        state = addPeer(state, { clusterId: 'x', podCIDR: `${zero}/${prefix}`, externalCIDR: other.ext[0] }).state;
-        const y = addPeer(state, { clusterId: 'y', podCIDR: `${zero}/${prefix}`, externalCIDR: other.ext[1] });
+        let state = emptyIpamState(parseHomeNetworks({ podCIDR: top.podCIDR, externalCIDR: top.externalCIDR, pools }));
+        state = addPeer(state, { clusterId: 'x', podCIDR: `${zero}/${prefix}`, externalCIDR: top.ext[0] }).state;
+        const y = addPeer(state, { clusterId: 'y', podCIDR: `${zero}/${prefix}`, externalCIDR: top.ext[1] });
         const ip = (value: bigint) => formatIp({ family, value });
         assert.equal(y.result.remotePodCIDR, `${ip(size)}/${prefix}`, `/${prefix}`);
         assert.equal(homePodIp(y.state, 'y', ip(0n)), ip(size));

@@ -15,7 +15,7 @@ function sampleDocument(): IpamDocument {
   state = mapEndpoint(state, 'a', '10.1.0.5').state;
   state = mapEndpoint(state, 'c', '10.1.0.5').state;
   state = mapEndpoint(state, 'c', '10.1.0.6').state;
-  return toDocument(state);
+  return toDocument({ primary: state });
 }
 
 function refused(mutate: (doc: IpamDocument) => void, pattern: RegExp): void {
@@ -37,10 +37,42 @@ describe('IPAM state document', () => {
         ['c', '10.0.3.0/24', '10.0.4.0/24'],
       ],
     );
-    const state = fromDocument(JSON.parse(JSON.stringify(doc)));
-    assert.deepEqual(toDocument(state), doc);
-    assert.deepEqual(state.external.byEndpoint.get('10.1.0.5'), { address: 0xc0a80001n, reflections: 2 });
-    assert.equal(state.external.used.lowestFree(), 3n);
+    const planes = fromDocument(JSON.parse(JSON.stringify(doc)));
+    assert.deepEqual(toDocument(planes), doc);
+    assert.deepEqual(planes.primary.external.byEndpoint.get('10.1.0.5'), { address: 0xc0a80001n, reflections: 2 });
+    assert.equal(planes.primary.external.used.lowestFree(), 3n);
+  });
+
+  it('round-trips a dual-stack state: the secondary plane with its own home, peers and IPv6 NatMappings', () => {
+    const doc = {
+      ...sampleDocument(),
+      secondary: {
+        home: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120', reserved: [], pools: ['fd00::/8'] },
+        peers: [
+          {
+            clusterId: 'a',
+            podCIDR: 'fd00:a::/48',
+            externalCIDR: 'fd00:fe::/120',
+            remotePodCIDR: 'fd00::/48',
+            remoteExternalCIDR: 'fd00:fe::/120',
+            localNATPodCIDR: 'fd00:1::/48',
+            localNATExternalCIDR: 'fd00:fd::/120',
+            natMappings: [{ externalIP: 'fd00:ff::1', endpointIP: 'fd00:99::5' }],
+          },
+        ],
+      },
+    };
+    const planes = fromDocument(JSON.parse(JSON.stringify(doc)));
+    assert.deepEqual(toDocument(planes), doc);
+    assert.equal(planes.secondary!.external.byEndpoint.get('fd00:99::5')?.address, 0xfd0000ff_00000000_00000000_00000001n);
+    // Each plane checks its own invariants: an IPv6 peer network over our IPv6 PodCIDR is refused, named.
+    const bad = structuredClone(doc);
+    bad.secondary.peers[0]!.remotePodCIDR = 'fd00:a::/48';
+    assert.throws(() => fromDocument(bad), /peer a podCIDR is seen as fd00:a::\/48, which overlaps podCIDR fd00:a::\/48/);
+    const sameFamily = structuredClone(doc);
+    sameFamily.secondary.home = { ...sameFamily.home, reserved: [] };
+    sameFamily.secondary.peers = [];
+    assert.throws(() => fromDocument(sameFamily), /secondary\.home\.podCIDR 10\.0\.0\.0\/24 is of the primary family/);
   });
 
   it('refuses another version, overlapping networks, an address given twice or unusable, a wrong-size view', () => {

@@ -5,7 +5,7 @@ import { formatIp, parseCidr, parseIp } from '../../src/net/cidr';
 import { mapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
 import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
-import type { IpamState } from '../../src/network-ipam/state';
+import type { IpamPlanes } from '../../src/network-ipam/planes';
 import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { assignPeerIds } from '../../src/nodespec/peer-id';
 import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
@@ -15,7 +15,7 @@ import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
  * 10.1.0.0/16) and C (10.1.0.0/20: then taken by A's remap, so remapped to 10.2.0.0/20); each peer
  * remapped B differently, so all four prefixes differ everywhere.
  */
-function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
+function hubB(): { ipam: IpamPlanes; tunnels: TunnelEndpoint[] } {
   let ipam = initializeIpam(undefined, { podCIDR: '10.0.0.0/16', externalCIDR: '10.50.0.0/24' }).state;
   ipam = addPeer(ipam, { clusterId: 'cluster-a', podCIDR: '10.0.0.0/16', externalCIDR: '10.60.0.0/24' }).state;
   ipam = addPeer(ipam, { clusterId: 'cluster-c', podCIDR: '10.1.0.0/20', externalCIDR: '10.70.0.0/24' }).state;
@@ -33,7 +33,7 @@ function hubB(): { ipam: IpamState; tunnels: TunnelEndpoint[] } {
     };
   };
   return {
-    ipam,
+    ipam: { primary: ipam },
     tunnels: [
       { clusterId: 'cluster-c', ...view('cluster-c'), endpoint: { address: ip('203.0.113.3'), standbyAddresses: [] } },
       {
@@ -175,6 +175,52 @@ describe('node dataplane planner', () => {
         const spec = planNodeSpec({ clusterId: 'cluster-b', ipam, tunnels, nodes, nodeName, gatewayName });
         assert.deepEqual(readNodeDataplaneSpec(writeNodeDataplaneSpec(spec)), spec);
       }
+  });
+
+  it('plans a dual-stack node: the secondary family of home, of each peering that has it, and its NatMappings', () => {
+    const { ipam, tunnels } = hubB();
+    // B's IPv6 plane: A numbers its IPv6 pods as B does (fd00:10::/56), so B places A's at the lowest free /56
+    // of fd00::/8; C has no IPv6. An IPv6 endpoint outside B reflected to A: a NatMapping of the IPv6 ExternalCIDR.
+    let six = initializeIpam(undefined, { podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:50::/120' }, false, 'secondary.').state;
+    six = addPeer(six, { clusterId: 'cluster-a', podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:60::/120' }).state;
+    six = setRemoteView(six, { clusterId: 'cluster-a', localNATPodCIDR: 'fd00:20::/56', localNATExternalCIDR: 'fd00:70::/120' }).state;
+    six = mapEndpoint(six, 'cluster-a', 'fd00:99::5').state;
+    const a = six.peers.get('cluster-a')!;
+    const dual = tunnels.map((t) =>
+      t.clusterId === 'cluster-a'
+        ? {
+            ...t,
+            secondary: {
+              remotePodCIDR: a.remotePodCIDR,
+              remoteExternalCIDR: a.remoteExternalCIDR,
+              localNATPodCIDR: a.localNATPodCIDR!,
+              localNATExternalCIDR: a.localNATExternalCIDR!,
+            },
+          }
+        : t,
+    );
+    const spec = planNodeSpec({
+      clusterId: 'cluster-b',
+      ipam: { ...ipam, secondary: six },
+      tunnels: dual,
+      nodes,
+      nodeName: 'b-gw',
+      gatewayName: 'b-gw',
+    });
+    const doc = writeNodeDataplaneSpec(spec);
+    assert.deepEqual(doc.secondary, { podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:50::/120', transitAddress: 'fd00:50::ff' });
+    assert.deepEqual(doc.peers.find((p) => p.clusterId === 'cluster-a')!.secondary, {
+      remotePodCIDR: 'fd00::/56',
+      remoteExternalCIDR: 'fd00:60::/120',
+      localNATPodCIDR: 'fd00:20::/56',
+      localNATExternalCIDR: 'fd00:70::/120',
+    });
+    assert.equal(doc.peers.find((p) => p.clusterId === 'cluster-c')!.secondary, undefined, 'C is single-stack');
+    assert.deepEqual(doc.natMappings, [
+      { externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' },
+      { externalAddress: 'fd00:50::', endpointAddress: 'fd00:99::5' },
+    ]);
+    assert.deepEqual(readNodeDataplaneSpec(doc), spec, 'the reader takes what the planner plans');
   });
 
   it('keeps the transit address out of reach of the lowest-first allocation for every IPv4 size', () => {

@@ -107,13 +107,14 @@ describe('IPAM state as objects (property)', () => {
       fc.property(fc.array(ops, { minLength: 4, maxLength: 30 }), fc.array(ops, { minLength: 1, maxLength: 8 }), (before, change) => {
         const old = before.reduce(apply, initializeIpam(undefined, home).state);
         const next = change.reduce(apply, old);
-        const stored = ipamObjects('home', old);
+        const stored = ipamObjects('home', { primary: old });
         const back = ipamFromObjects(stored);
-        assert.deepEqual([toDocument(back.state!), back.dropped], [toDocument(old), []], 'the old state reads back as it was');
-        const writes = ipamWrites(stored, ipamObjects('home', next));
+        assert.deepEqual([toDocument(back.state!), back.dropped], [toDocument({ primary: old }), []], 'the old state reads back as it was');
+        const writes = ipamWrites(stored, ipamObjects('home', { primary: next }));
         for (let done = 0; done <= writes.length; done++) {
-          const { state, dropped } = ipamFromObjects(run(stored, writes.slice(0, done)));
-          assert.ok(state, 'a state');
+          const { state: planes, dropped } = ipamFromObjects(run(stored, writes.slice(0, done)));
+          assert.ok(planes, 'a state');
+          const state = planes.primary;
           // Made only of records of the old or the new state.
           const either = new Set([...mappings(old), ...mappings(next)]);
           for (const m of mappings(state))
@@ -139,8 +140,8 @@ describe('IPAM state as objects (property)', () => {
         }
         const final = ipamFromObjects(run(stored, writes));
         assert.deepEqual(final.dropped, []);
-        assert.deepEqual(toDocument(final.state!), toDocument(next));
-        assert.deepEqual(ipamWrites(run(stored, writes), ipamObjects('home', next)), [], 'a second save writes nothing');
+        assert.deepEqual(toDocument(final.state!), toDocument({ primary: next }));
+        assert.deepEqual(ipamWrites(run(stored, writes), ipamObjects('home', { primary: next })), [], 'a second save writes nothing');
       }),
       { numRuns: 1000 },
     );
@@ -153,7 +154,7 @@ describe('IPAM state as objects (property)', () => {
     state = addPeer(state, { clusterId: 'a', podCIDR: '10.9.0.0/24', externalCIDR: '10.8.0.0/28' }).state;
     state = setRemoteView(state, { clusterId: 'a', localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
     state = mapEndpoint(state, 'a', '10.9.0.1').state;
-    const objects = ipamObjects('home', state);
+    const objects = ipamObjects('home', { primary: state });
     const [[name, spec]] = [...objects.natMappings] as [
       [string, { externalAddress: string; endpointAddress: string; reflectedTo: string[] }],
     ];
@@ -183,7 +184,7 @@ describe('IPAM object writes', () => {
     next = addPeer(next, { clusterId: 'c', podCIDR: '10.5.0.0/24', externalCIDR: '10.4.0.0/28' }).state;
     next = setRemoteView(next, { clusterId: 'c', localNATPodCIDR: '10.0.0.0/24', localNATExternalCIDR: '10.0.2.0/29' }).state;
     next = mapEndpoint(next, 'c', '10.7.0.1').state; // b's pod again, now to c: the lowest free address
-    const writes = ipamWrites(ipamObjects('home', state), ipamObjects('home', next)).map(
+    const writes = ipamWrites(ipamObjects('home', { primary: state }), ipamObjects('home', { primary: next })).map(
       (w) =>
         `${w.op} ${w.kind} ${w.name}${w.op === 'put' && w.kind === 'NatMapping' ? ` ${w.spec.endpointAddress}>${w.spec.reflectedTo}` : ''}`,
     );

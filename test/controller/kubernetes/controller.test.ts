@@ -215,12 +215,12 @@ describe('controller on Kubernetes (lab API servers, real client)', function () 
     ]);
     // B numbers its pods and ExternalCIDR as A does: both remapped here (10.1.0.0/16, 10.2.0.0/24).
     assert.deepEqual(series(led, 'strait_controller_ipam_peer_networks'), [
-      'kind=external remapped=false 0',
-      'kind=external remapped=true 1',
-      'kind=pod remapped=false 0',
-      'kind=pod remapped=true 1',
+      'family=ipv4 kind=external remapped=false 0',
+      'family=ipv4 kind=external remapped=true 1',
+      'family=ipv4 kind=pod remapped=false 0',
+      'family=ipv4 kind=pod remapped=true 1',
     ]);
-    assert.deepEqual(series(led, 'strait_controller_ipam_external_addresses_in_use'), ['0']);
+    assert.deepEqual(series(led, 'strait_controller_ipam_external_addresses_in_use'), ['family=ipv4 0']);
     assert.deepEqual(series(led, 'strait_controller_gateway_changes_total'), ['0']);
     const waiting = await scrape(port(standby));
     assert.deepEqual(series(waiting, 'strait_controller_leader'), ['0']);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ControllerConfig, readControllerConfig } from '../../../src/api/controller-config';
-import type { IpamState } from '../../../src/network-ipam/state';
+import type { IpamPlanes } from '../../../src/network-ipam/planes';
 import {
   type KubeObject,
   type ObjectWrite,
@@ -60,7 +60,7 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
     });
     const exchange = emptyExchange();
     const servers = { gateways: new Map<string, KubeObject>(), nodeDataplanes: new Map<string, KubeObject>() };
-    let ipam: IpamState | undefined;
+    let ipam: IpamPlanes | undefined;
     let previous: GatewayTenure | undefined;
     let rv = 0;
     /** One reconcile of the cluster with these nodes, its writes applied to `servers`, each as "op name" (the StraitGateway as "op gateways"). */
@@ -202,7 +202,7 @@ describe('Kubernetes objects of a reconcile (pure)', () => {
         ]),
       ]),
     );
-    const ipam = new Map<string, IpamState | undefined>();
+    const ipam = new Map<string, IpamPlanes | undefined>();
     let rv = 0;
     let writes = 0;
     const apply = (server: Server, kind: string, list: ObjectWrite[], owner: string) => {

@@ -1,0 +1,169 @@
+/**
+ * The Network Manager on dual-stack clusters: each family placed in its own plane, the two merged into one
+ * NetworkConfig, one answer and one TunnelEndpoint; a single-stack peer peered in IPv4 only; a network of
+ * the wrong family refused for that family alone.
+ */
+import assert from 'node:assert/strict';
+import type { NetworkConfigSpec, NetworkConfigStatus } from '../../src/api/network-config';
+import { formatCidr } from '../../src/net/cidr';
+import { type Peering, reconcilePeering } from '../../src/netmgr/network-manager';
+import { type IpamPlanes, initializePlanes } from '../../src/network-ipam/planes';
+import type { HomeNetworksSpec } from '../../src/api/home-networks';
+
+interface Cluster {
+  id: string;
+  planes: IpamPlanes;
+  endpoint: { address: string; port: number };
+}
+
+const cluster = (id: string, home: HomeNetworksSpec, gateway: string): Cluster => ({
+  id,
+  planes: initializePlanes(undefined, home).planes,
+  endpoint: { address: gateway, port: 4789 },
+});
+
+/** One round of x's peering with y, given what replication brought from y. */
+function step(
+  x: Cluster,
+  y: Cluster,
+  theirs?: NetworkConfigSpec,
+  theirAnswer?: NetworkConfigStatus,
+): { peering: Peering; problems: string[] } {
+  const out = reconcilePeering({
+    planes: x.planes,
+    clusterId: x.id,
+    peer: y.id,
+    endpoint: x.endpoint,
+    ...(theirs ? { theirs } : {}),
+    ...(theirAnswer ? { theirAnswer } : {}),
+  });
+  x.planes = out.planes;
+  return out;
+}
+
+const answerOf = (p: Peering) => ('answer' in p ? p.answer : undefined);
+
+/** Three rounds of replication both ways: specs, answers, views. */
+function peer(x: Cluster, y: Cluster) {
+  let xy = step(x, y).peering;
+  let yx = step(y, x).peering;
+  for (let round = 0; round < 3; round++) {
+    xy = step(x, y, yx.ours, answerOf(yx)).peering;
+    yx = step(y, x, xy.ours, answerOf(xy)).peering;
+  }
+  return { xy, yx };
+}
+
+const tunnelOf = (p: Peering) => {
+  assert.equal(p.state, 'ready', `the peering is ${p.state}: ${'reason' in p ? p.reason : ''}`);
+  return (p as Extract<Peering, { state: 'ready' }>).tunnel;
+};
+
+const networks = (t: ReturnType<typeof tunnelOf>['secondary']) =>
+  t && {
+    remotePodCIDR: formatCidr(t.remotePodCIDR),
+    remoteExternalCIDR: formatCidr(t.remoteExternalCIDR),
+    localNATPodCIDR: formatCidr(t.localNATPodCIDR),
+    localNATExternalCIDR: formatCidr(t.localNATExternalCIDR),
+  };
+
+describe('Network Manager: dual-stack peerings', () => {
+  it('places each family of two dual-stack clusters in its own plane: overlapping IPv6 PodCIDRs remapped, the IPv4 ones too', () => {
+    const a = cluster(
+      'cluster-a',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+      '203.0.113.1',
+    );
+    const b = cluster(
+      'cluster-b',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.202.0.0/24', secondary: { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' } },
+      '203.0.113.2',
+    );
+    const { xy, yx } = peer(a, b);
+    const ab = tunnelOf(xy);
+    const ba = tunnelOf(yx);
+    // IPv4 as before: each remaps the other's 10.0.0.0/16 to the lowest free /16 of 10/8.
+    assert.equal(formatCidr(ab.remotePodCIDR), '10.1.0.0/16');
+    assert.equal(formatCidr(ba.remotePodCIDR), '10.1.0.0/16');
+    // IPv6: B's /56 overlaps A's /48, and A's /48 overlaps B's /56: each placed at the lowest free prefix of
+    // its own length in fd00::/8, independently of the IPv4 plane.
+    assert.deepEqual(networks(ab.secondary), {
+      remotePodCIDR: 'fd00::/56',
+      remoteExternalCIDR: 'fd00:fe::/120',
+      localNATPodCIDR: 'fd00::/48',
+      localNATExternalCIDR: 'fd00:ff::/120',
+    });
+    assert.deepEqual(networks(ba.secondary), {
+      remotePodCIDR: 'fd00::/48',
+      remoteExternalCIDR: 'fd00:ff::/120',
+      localNATPodCIDR: 'fd00::/56',
+      localNATExternalCIDR: 'fd00:fe::/120',
+    });
+    // The NetworkConfigs carry both families, the answers both placements.
+    assert.deepEqual(xy.ours.secondary, { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' });
+    assert.deepEqual(answerOf(yx)?.secondary, {
+      remappedPodCIDR: 'fd00::/48',
+      remappedExternalCIDR: 'None',
+      observed: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+    });
+    // Running the rounds again changes nothing: the same plane objects.
+    const before = a.planes;
+    step(a, b, yx.ours, answerOf(yx));
+    assert.equal(a.planes, before);
+  });
+
+  it('peers a dual-stack cluster with a single-stack one in IPv4 only, and keeps nothing of the peer in the IPv6 plane', () => {
+    const a = cluster(
+      'cluster-a',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+      '203.0.113.1',
+    );
+    const c = cluster('cluster-c', { podCIDR: '10.9.0.0/16', externalCIDR: '10.203.0.0/24' }, '203.0.113.3');
+    const { xy, yx } = peer(a, c);
+    assert.equal(tunnelOf(xy).secondary, undefined);
+    assert.equal(tunnelOf(yx).secondary, undefined);
+    assert.equal(a.planes.secondary!.peers.size, 0);
+    assert.equal(answerOf(xy)?.secondary, undefined, 'no IPv6 networks of C to answer');
+    // C reads A's NetworkConfig with its secondary family and leaves it: C has no IPv6 plane.
+    assert.deepEqual(xy.ours.secondary, { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' });
+  });
+
+  it('refuses a peer IPv6 network where our primary (IPv4) family sits, naming the field and value', () => {
+    const a = cluster('cluster-a', { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24' }, '203.0.113.1');
+    const b = cluster('cluster-b', { podCIDR: '10.0.0.0/16', externalCIDR: '10.202.0.0/24' }, '203.0.113.2');
+    const theirs: NetworkConfigSpec = { ...step(b, a).peering.ours, podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:bb::/120' };
+    const out = step(a, b, theirs);
+    assert.equal(out.peering.state, 'refused');
+    assert.match(
+      (out.peering as { reason: string }).reason,
+      /spec\.podCIDR: is IPv6 where our primary family is IPv4; .* \(got "fd00:b::\/48"\)/,
+    );
+    assert.equal(a.planes.primary.peers.size, 0, 'nothing placed');
+  });
+
+  it("leaves the peering ready in IPv4 when the peer's IPv6 networks cannot be placed, saying why", () => {
+    const a = cluster(
+      'cluster-a',
+      // One IPv6 pool, a /48 already taken by our own PodCIDR: a colliding /48 of B has nowhere to go.
+      {
+        podCIDR: '10.0.0.0/16',
+        externalCIDR: '10.201.0.0/24',
+        secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ee::/120' },
+        pools: ['10.0.0.0/8', 'fd00:a::/48'],
+      },
+      '203.0.113.1',
+    );
+    const b = cluster(
+      'cluster-b',
+      { podCIDR: '10.5.0.0/16', externalCIDR: '10.202.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fe::/120' } },
+      '203.0.113.2',
+    );
+    const { xy } = peer(a, b);
+    assert.equal(tunnelOf(xy).secondary, undefined, 'ready in IPv4 only');
+    assert.match(
+      (xy as { reason?: string }).reason ?? '',
+      /^NetworkConfig from cluster-b: podCIDR fd00:a::\/48 overlaps a network in use and no free \/48 IPv6 network/,
+    );
+    assert.equal(a.planes.secondary!.peers.size, 0);
+  });
+});

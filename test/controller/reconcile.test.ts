@@ -190,6 +190,54 @@ describe('controller reconcile (three clusters, in memory)', () => {
     });
   });
 
+  it('peers dual-stack clusters in both families and a single-stack one in IPv4, each family remapped on its own, in every node spec', () => {
+    const lab = new Lab();
+    // A and B dual-stack with overlapping IPv6 PodCIDRs of different lengths; C stays IPv4-only.
+    lab.reconfigure('cluster-a', (d) => {
+      d.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' };
+      (d.nodes as { podCIDRs: string[] }[])[0]!.podCIDRs.push('fd00:a:0:1::/64');
+    });
+    lab.reconfigure('cluster-b', (d) => {
+      d.secondary = { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:ff::/120' };
+      d.reflections = [...(d.reflections as unknown[]), { to: 'cluster-c', fromPeer: 'cluster-a', podIP: 'fd00:a:0:1::9' }];
+    });
+    lab.heartbeatAll();
+    lab.converge();
+    assertConsistent(lab, 'cluster-a', 'cluster-b');
+    const ab = lab.tunnel('cluster-a', 'cluster-b');
+    const ba = lab.tunnel('cluster-b', 'cluster-a');
+    assert.deepEqual(ab.secondary, {
+      remotePodCIDR: 'fd00::/56',
+      remoteExternalCIDR: 'fd00:0:0:100::/120',
+      localNATPodCIDR: 'fd00::/48',
+      localNATExternalCIDR: 'fd00:0:1::/120',
+    });
+    assert.deepEqual(ba.secondary, {
+      remotePodCIDR: ab.secondary!.localNATPodCIDR,
+      remoteExternalCIDR: ab.secondary!.localNATExternalCIDR,
+      localNATPodCIDR: ab.secondary!.remotePodCIDR,
+      localNATExternalCIDR: ab.secondary!.remoteExternalCIDR,
+    });
+    assert.equal(lab.tunnel('cluster-b', 'cluster-c').secondary, undefined, 'C is IPv4-only');
+    // Every node spec carries the families its peerings have, and its own reader takes it.
+    const bgw = lab.nodeSpec('cluster-b', 'b-gw');
+    assert.deepEqual(bgw.secondary, { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:ff::/120', transitAddress: 'fd00:ff::ff' });
+    assert.deepEqual(
+      bgw.peers.map((p) => [p.clusterId, p.secondary?.remotePodCIDR]),
+      [
+        ['cluster-a', 'fd00::/48'],
+        ['cluster-c', undefined],
+      ],
+    );
+    assert.deepEqual(lab.nodeSpec('cluster-a', 'a-gw').nodes.find((n) => n.name === 'a-gw')!.podCIDRs, ['10.0.0.0/24', 'fd00:a:0:1::/64']);
+    // An IPv6 reflection to a single-stack peer has no plane there: said as a problem, nothing mapped.
+    assert.ok(
+      lab.result('cluster-b').problems.some((p) => p.startsWith('reflection of fd00:a:0:1::9 from cluster-a to cluster-c: ')),
+      lab.result('cluster-b').problems.join('; '),
+    );
+    assert.equal(lab.nodeSpec('cluster-b', 'b-gw').natMappings.filter((m) => m.externalAddress.includes(':')).length, 0);
+  });
+
   it("reflects a pod of C into A through B: an address in A's view of B's ExternalCIDR", () => {
     const lab = converged();
     const reflections = lab.disk.json(runDirPaths.reflections('cluster-b')) as {

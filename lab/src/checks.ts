@@ -4,11 +4,12 @@
  * every pair of pods on different nodes of a cluster, the hub path, and that clusters that are not
  * peered cannot reach each other. Pure: the runner executes the list.
  */
-import { type Cidr, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
+import { type Cidr, type Ip, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
+import { peerNetworks } from '../../src/nodespec/families';
 import type { Reflection } from '../../src/api/controller-status';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import type { EchoMode } from './echo-client';
-import type { LabTopology } from './topology';
+import type { LabPod, LabTopology } from './topology';
 
 /**
  * What a check sends: a ping; a TCP or UDP echo; a fragmented UDP echo (`frag`); a datagram to a closed
@@ -49,7 +50,32 @@ const pathMtuProbes: Probe[] = ['pmtu-tcp', 'pmtu-icmp'];
  */
 const hubProbes: Probe[] = ['icmp', 'tcp', 'udp', 'unreach'];
 
-/** A pod's address as cluster `viewer` sees it: its own PodCIDR's host bits in viewer's remotePodCIDR. */
+/** A cluster's own networks of each family it has, the primary's first. */
+function ownNetworks(topology: LabTopology, id: string): { podCIDR: Cidr; externalCIDR: Cidr }[] {
+  const c = topology.clusters.find((x) => x.id === id)!;
+  return [c, ...(c.secondary ? [c.secondary] : [])].map((n) => ({
+    podCIDR: parseCidr('podCIDR', n.podCIDR),
+    externalCIDR: parseCidr('externalCIDR', n.externalCIDR),
+  }));
+}
+
+/** A pod's addresses, of each family it has (every pod of a dual-stack cluster has both). */
+const podAddresses = (pod: LabPod): Ip[] => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])].map((a) => parseIp('podIP', a));
+
+/**
+ * A pod's address (of either family) as cluster `viewer` sees it: its own PodCIDR's host bits in viewer's
+ * remotePodCIDR of that family; undefined when the peering does not carry that family.
+ */
+function seenFrom(topology: LabTopology, views: Record<string, ClusterView>, viewer: string, owner: string, podIP: string) {
+  const peer = views[viewer]!.spec.peers.find((p) => p.clusterId === owner);
+  if (!peer) throw new Error(`${viewer} has no peering with ${owner}`);
+  const ip = parseIp('podIP', podIP);
+  const networks = peerNetworks(peer, ip.family);
+  const own = ownNetworks(topology, owner).find((n) => n.podCIDR.family === ip.family);
+  return networks && own ? formatIp(translateIp(ip, own.podCIDR, networks.remotePodCIDR)) : undefined;
+}
+
+/** `seenFrom`, for a family the peering carries. */
 export function addressSeenFrom(
   topology: LabTopology,
   views: Record<string, ClusterView>,
@@ -57,19 +83,18 @@ export function addressSeenFrom(
   owner: string,
   podIP: string,
 ): string {
-  const peer = views[viewer]!.spec.peers.find((p) => p.clusterId === owner);
-  if (!peer) throw new Error(`${viewer} has no peering with ${owner}`);
-  const ownPodCIDR = parseCidr('podCIDR', topology.clusters.find((c) => c.id === owner)!.podCIDR);
-  return formatIp(translateIp(parseIp('podIP', podIP), ownPodCIDR, peer.remotePodCIDR));
+  const seen = seenFrom(topology, views, viewer, owner, podIP);
+  if (seen === undefined) throw new Error(`the peering of ${viewer} with ${owner} does not carry ${podIP}'s family`);
+  return seen;
 }
 
-/** Every network that means something in cluster x: its own and its peers' as x sees them. */
+/** Every network that means something in cluster x: its own and its peers' as x sees them, in every family. */
 function knownNetworks(topology: LabTopology, views: Record<string, ClusterView>, x: string): Cidr[] {
-  const own = topology.clusters.find((c) => c.id === x)!;
   return [
-    parseCidr('podCIDR', own.podCIDR),
-    parseCidr('externalCIDR', own.externalCIDR),
-    ...views[x]!.spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]),
+    ...ownNetworks(topology, x).flatMap((n) => [n.podCIDR, n.externalCIDR]),
+    ...views[x]!.spec.peers.flatMap((p) =>
+      [p, ...(p.secondary ? [p.secondary] : [])].flatMap((n) => [n.remotePodCIDR, n.remoteExternalCIDR]),
+    ),
   ];
 }
 
@@ -87,22 +112,22 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
   const cluster = (id: string) => topology.clusters.find((c) => c.id === id)!;
   const pods = (id: string) => cluster(id).nodes.flatMap((n) => n.pods);
   const checks: TrafficCheck[] = [];
+  // Every check of a pair of pods runs in each family both have, and the peering carries (docs/dual-stack.md).
   for (const [a, b] of topology.peerings) {
     for (const [src, dst] of [
       [a, b],
       [b, a],
     ] as const) {
       for (const s of pods(src))
-        for (const t of pods(dst)) {
-          const address = addressSeenFrom(topology, views, src, dst, t.ip);
-          for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
-        }
+        for (const t of pods(dst))
+          for (const address of seenAddresses(topology, views, src, dst, t))
+            for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
       const s = pathMtuPod(topology, views, src);
       const t = pathMtuPod(topology, views, dst);
       if (!s || !t) continue;
-      const address = addressSeenFrom(topology, views, src, dst, t.ip);
-      for (const probe of pathMtuProbes)
-        checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered', mtu: topology.mtu });
+      for (const address of seenAddresses(topology, views, src, dst, t))
+        for (const probe of pathMtuProbes)
+          checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered', mtu: topology.mtu });
     }
   }
   // Inside a cluster, by the pod's own address: the routes of the CNI (network.ts), no Strait on the path.
@@ -112,8 +137,8 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
         if (sn === tn) continue;
         for (const s of sn.pods)
           for (const t of tn.pods)
-            for (const probe of peeredProbes)
-              checks.push({ from: s.name, to: t.name, address: t.ip, probe, expect: 'reach', kind: 'intra' });
+            for (const address of podAddresses(t).map(formatIp))
+              for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'intra' });
       }
   }
   for (const r of topology.reflections) {
@@ -130,11 +155,19 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
     for (const y of ids) {
       if (x === y || peered(x, y)) continue;
       // A pod of y dialled by its own address, where that address means nothing in x (with overlapping
-      // clusters it may be a pod of x or of one of x's peers: that pair is skipped).
+      // clusters it may be a pod of x or of one of x's peers: that pair is skipped), in each family.
       const known = knownNetworks(topology, views, x);
       const s = pods(x)[0];
-      const t = pods(y).find((p) => !known.some((c) => containsIp(c, parseIp('podIP', p.ip))));
-      if (s && t) checks.push({ from: s.name, to: t.name, address: t.ip, probe: 'udp', expect: 'blocked', kind: 'not-peered' });
+      for (const family of [4, 6] as const) {
+        const t = pods(y).find((p) => podAddresses(p).some((ip) => ip.family === family && !known.some((c) => containsIp(c, ip))));
+        const address = t && podAddresses(t).find((ip) => ip.family === family);
+        if (s && t && address)
+          checks.push({ from: s.name, to: t.name, address: formatIp(address), probe: 'udp', expect: 'blocked', kind: 'not-peered' });
+      }
     }
   return checks;
 }
+
+/** Pod `t` of cluster `dst` as `src` dials it: an address per family the peering carries and `t` has. */
+const seenAddresses = (topology: LabTopology, views: Record<string, ClusterView>, src: string, dst: string, t: LabPod): string[] =>
+  podAddresses(t).flatMap((ip) => seenFrom(topology, views, src, dst, formatIp(ip)) ?? []);

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { connect } from 'node:net';
+import { connect, isIPv6 } from 'node:net';
 
 const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
 export type EchoMode = (typeof echoModes)[number];
@@ -45,7 +45,7 @@ function udpProbe(
   done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void,
 ): void {
   const payload = mode === 'frag' ? Buffer.concat([randomBytes(16), Buffer.alloc(fragmentedSize - 16, 0x5a)]) : randomBytes(16);
-  const sock = createSocket('udp4');
+  const sock = createSocket(isIPv6(to) ? 'udp6' : 'udp4');
   let settled = false;
   const settle = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => {
     if (settled) return;

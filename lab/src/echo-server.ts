@@ -7,19 +7,30 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 
 export function startEchoServer(port: number): { close: () => void } {
-  // A client that gave up before its echo came back (on a loaded machine) resets the connection, and the
-  // echo then fails to send: that is the client's loss. Unhandled, the 'error' would end this server and
-  // fail every later check to the pod.
-  const tcp = createServer((socket) => socket.on('error', () => socket.destroy()).pipe(socket)).listen(port, '0.0.0.0');
-  const udp = createSocket('udp4');
-  udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address, () => {}));
-  udp.bind(port, '0.0.0.0');
-  return {
-    close: () => {
-      tcp.close();
-      udp.close();
-    },
+  // One socket of each kind per family (IPv6 only on the IPv6 ones), so each family's clients are
+  // answered by a socket of their own family, whether or not the pod has IPv6 at all.
+  const sockets = (['IPv4', 'IPv6'] as const).flatMap((family) => {
+    const any = family === 'IPv4' ? '0.0.0.0' : '::';
+    // A client that gave up before its echo came back (on a loaded machine) resets the connection, and the
+    // echo then fails to send: that is the client's loss. Unhandled, the 'error' would end this server and
+    // fail every later check to the pod.
+    const tcp = createServer((socket) => socket.on('error', () => socket.destroy()).pipe(socket));
+    tcp.on('error', () => tcp.close()); // no address of this family in the pod
+    tcp.listen({ port, host: any, ipv6Only: family === 'IPv6' });
+    const udp = createSocket({ type: family === 'IPv4' ? 'udp4' : 'udp6', ipv6Only: family === 'IPv6' });
+    udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address, () => {}));
+    udp.on('error', () => udp.close());
+    udp.bind(port, any);
+    return [tcp, udp];
+  });
+  const close = (socket: { close: () => unknown }) => {
+    try {
+      socket.close();
+    } catch {
+      // closed already, on an error
+    }
   };
+  return { close: () => sockets.forEach(close) };
 }
 
 if (require.main === module) {

@@ -158,7 +158,7 @@ export async function restartApiServer(runDir: string, cluster: string, labCli: 
 }
 
 /** A lab node as the kubelet would register it. */
-type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'underlayAddress'> & { publicAddress?: string };
+type LabNode = Pick<LabCluster['nodes'][number], 'name' | 'podCIDR' | 'secondaryPodCIDR' | 'underlayAddress'> & { publicAddress?: string };
 
 /** A Node as a kubelet registers it: with its status (InternalIP, Ready) in the same request. */
 function nodeObject(node: LabNode): V1Node {
@@ -168,7 +168,7 @@ function nodeObject(node: LabNode): V1Node {
       labels: { [gatewayCandidateLabel]: 'true', 'kubernetes.io/hostname': node.name },
       ...(node.publicAddress ? { annotations: { [publicAddressAnnotation]: node.publicAddress } } : {}),
     },
-    spec: { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+    spec: { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR, ...(node.secondaryPodCIDR ? [node.secondaryPodCIDR] : [])] },
     status: {
       addresses: [
         { type: 'InternalIP', address: node.underlayAddress },

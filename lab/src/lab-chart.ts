@@ -39,7 +39,12 @@ export interface LabChartSettings {
 
 export function labChartValues(s: LabChartSettings): object {
   return {
-    cluster: { id: s.config.clusterId, podCIDR: s.config.podCIDR, externalCIDR: s.config.externalCIDR },
+    cluster: {
+      id: s.config.clusterId,
+      podCIDR: s.config.podCIDR,
+      externalCIDR: s.config.externalCIDR,
+      ...(s.config.secondary ? { secondary: s.config.secondary } : {}),
+    },
     peers: s.config.peers ?? [],
     reflections: s.config.reflections ?? [],
     dataplane: s.dataplane,

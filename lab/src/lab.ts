@@ -139,6 +139,7 @@ function controllerConfig(
     ...(onKubernetes ? {} : { runDir }),
     podCIDR: cluster.podCIDR,
     externalCIDR: cluster.externalCIDR,
+    ...(cluster.secondary ? { secondary: cluster.secondary } : {}),
     peers,
     reflections: topology.reflections
       .filter((r) => r.hub === cluster.id)
@@ -153,7 +154,7 @@ function controllerConfig(
           nodes: cluster.nodes.map((n) => ({
             name: n.name,
             underlayAddress: n.underlayAddress,
-            podCIDRs: [n.podCIDR],
+            podCIDRs: [n.podCIDR, ...(n.secondaryPodCIDR ? [n.secondaryPodCIDR] : [])],
             publicAddress: n.publicAddress,
           })),
         }),

@@ -41,7 +41,7 @@ import { type MachineNic, machinePlan } from './machine-plan';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
 import { labPinRoot, podNetns } from './names';
 import { detachPod, podLeaseDir, podNetworkConfig } from './pod-network';
-import { batch, buildPods, podRoutes, strictReversePath, sysctl } from './network';
+import { batch, buildPods, forwarding, podRoutes, strictReversePath, sysctl } from './network';
 import { type LabPaceName, labPaces } from './pace';
 import { knownProcesses, stopProcess, writeRestartPolicy } from './processes';
 import { type RestartPolicy, defaultRestartPolicy } from './restart-backoff';
@@ -158,11 +158,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   batch('this machine', ['link set lo up']);
   configureNics(nics, topology.mtu);
   // The NICs existed before `default` was strict (and a distribution may make them loose): each is set too.
-  sysctl('this machine', [
-    'net.ipv4.ip_forward=1',
-    ...strictReversePath,
-    ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`),
-  ]);
+  sysctl('this machine', [...forwarding, ...strictReversePath, ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`)]);
   batch('this machine', podRoutes(cluster, node));
   buildPods('this machine', node, topology.mtu, runDir);
   if (planned.controller) {

@@ -25,6 +25,9 @@ function bridge(netns: string, mtu: number): void {
   batch({ netns }, ['link set lo up', `link add br0 mtu ${mtu} type bridge`, 'link set br0 up']);
 }
 
+/** A node routes for its pods in both families. */
+export const forwarding = ['net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1'];
+
 /**
  * Strict reverse-path filtering on every interface of a node: `all` and `default` are set before any
  * link exists, so the underlay and public veths, the pods' veths and the tunnel devices Strait creates
@@ -41,7 +44,13 @@ export const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.con
  * it (its route back to the peer's prefix is Strait's, not ul0): docs/lab.md, "Routing inside a cluster".
  */
 export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 'del' = 'replace'): string[] {
-  return cluster.nodes.filter((n) => n.name !== node.name).map((n) => `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`);
+  // A dual-stack node's IPv6 pods via its IPv4 underlay address (RFC 5549 next hop), as on an IPv4 underlay.
+  return cluster.nodes
+    .filter((n) => n.name !== node.name)
+    .flatMap((n) => [
+      `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`,
+      ...(n.secondaryPodCIDR ? [`route ${verb} ${n.secondaryPodCIDR} via inet ${n.underlayAddress} dev ul0`] : []),
+    ]);
 }
 
 /** The node's pods: a namespace each, attached by Debian's CNI plugins (pod-network.ts). */
@@ -62,7 +71,7 @@ export function buildNetworks(topology: LabTopology, runDir: string): void {
     for (const node of cluster.nodes) {
       const ns = nodeNetns(node.name);
       createNetns(ns);
-      sysctl({ netns: ns }, ['net.ipv4.ip_forward=1', ...strictReversePath]);
+      sysctl({ netns: ns }, [...forwarding, ...strictReversePath]);
       batch({ netns: ns }, [
         'link set lo up',
         `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,

@@ -72,17 +72,18 @@ export function echoOutcome(exitCode: number, stdout: string, stderr: string, co
 }
 
 /**
- * What one ping of the pod's MTU with DF set (`ping -M do -s MTU-28 -c 1`) says about the path: it must
- * be refused with an ICMP "fragmentation needed" naming an MTU below the pod's, either now ("From X
- * icmp_seq=1 Frag needed and DF set (mtu = N)") or earlier, when the pod's kernel already holds that path
- * MTU and refuses to send ("local error: message too long, mtu=N"). An answer means the packet crossed
+ * What one ping of the pod's MTU with DF set (`ping -M do -s MTU-28 -c 1`; IPv6: MTU-48, never
+ * fragmented on the way) says about the path: it must be refused with an ICMP "fragmentation needed"
+ * (IPv6: "packet too big") naming an MTU below the pod's, either now ("From X icmp_seq=1 Frag needed and
+ * DF set (mtu = N)", "From X icmp_seq=1 Packet too big: mtu=N") or earlier, when the pod's kernel already
+ * holds that path MTU and refuses to send ("local error: message too long, mtu=N"). An answer means the packet crossed
  * whole as far as the pod can tell; silence means it was dropped without a word (a black hole).
  */
 export function pathMtuVerdict(exitCode: number, stdout: string, stderr: string, podMtu: number): { ok: boolean; detail: string } {
   const counts = pingOutcome(exitCode, stdout, stderr);
-  const told = /From (\S+) icmp_seq=\d+ Frag needed and DF set \(mtu = (\d+)\)/.exec(stdout);
+  const told = /From (\S+) icmp_seq=\d+ (?:Frag needed and DF set \(mtu = (\d+)\)|Packet too big: mtu=(\d+))/.exec(stdout);
   const known = /local error: message too long, mtu[=:] ?(\d+)/.exec(`${stderr}\n${stdout}`);
-  const mtu = told ? Number(told[2]) : known ? Number(known[1]) : undefined;
+  const mtu = told ? Number(told[2] ?? told[3]) : known ? Number(known[1]) : undefined;
   if (mtu !== undefined) {
     const said = told ? `fragmentation needed from ${told[1]}, mtu ${mtu}` : `the pod already holds path MTU ${mtu} (told earlier)`;
     return mtu < podMtu ? { ok: true, detail: said } : { ok: false, detail: `${said}: not below the pod's MTU ${podMtu}` };

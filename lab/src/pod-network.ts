@@ -20,16 +20,26 @@ export const podInterfacePattern = '^veth';
  * The node's network configuration (CNI 1.0.0, the newest Debian's plugins speak): the gateway is the
  * PodCIDR's first address (host-local's default), the pod's default route goes through it, and
  * host-local keeps its leases in `dataDir`, under the lab's run directory (never the host's /var/lib/cni).
+ * A dual-stack node hands out an address of each family (a range set each, as a dual-stack CNI does).
  */
 export function podNetworkConfig(node: LabNode, mtu: number, dataDir: string): Record<string, unknown> {
+  const six = node.secondaryPodCIDR;
   return {
     cniVersion: '1.0.0',
     name: `strait-lab-${node.name}`,
     type: 'ptp',
     mtu,
-    ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir },
+    ipam: {
+      type: 'host-local',
+      ranges: [[{ subnet: node.podCIDR }], ...(six ? [[{ subnet: six }]] : [])],
+      routes: [{ dst: '0.0.0.0/0' }, ...(six ? [{ dst: '::/0' }] : [])],
+      dataDir,
+    },
   };
 }
+
+/** The pod's addresses, the primary family's first. */
+const podAddresses = (pod: LabPod) => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])];
 
 /** Where host-local keeps a node's leases. */
 export const podLeaseDir = (runDir: string, node: string) => join(runDir, 'cni', node);
@@ -42,15 +52,16 @@ function ptp(place: NodePlace, command: 'ADD' | 'DEL', pod: LabPod, config: Reco
     `CNI_NETNS=${netnsPath(podNetns(pod.name))}`,
     'CNI_IFNAME=eth0',
     `CNI_PATH=${cniPath}`,
-    ...(command === 'ADD' ? [`CNI_ARGS=IP=${pod.ip}`] : []),
+    ...(command === 'ADD' ? [`CNI_ARGS=IP=${podAddresses(pod).join(',')}`] : []),
   ];
   return run(inPlace(place, ['env', ...env, join(cniPath, 'ptp')]), JSON.stringify(config));
 }
 
 export function attachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {
   const result = JSON.parse(ptp(place, 'ADD', pod, config)) as { ips?: { address: string }[] };
-  const address = result.ips?.[0]?.address.split('/')[0];
-  if (address !== pod.ip) throw new Error(`ptp gave pod ${pod.name} the address ${address ?? 'none'}, not the topology's ${pod.ip}`);
+  const given = (result.ips ?? []).map((ip) => ip.address.split('/')[0]).join(', ');
+  const wanted = podAddresses(pod).join(', ');
+  if (given !== wanted) throw new Error(`ptp gave pod ${pod.name} the addresses ${given || 'none'}, not the topology's ${wanted}`);
 }
 
 /** CNI DEL: the plugin removes the pod's veth (at once, unlike a namespace's teardown) and its lease. */

@@ -4,6 +4,7 @@
  * a path whose first packets are lost fails, so a flake shows.
  */
 import { execFile } from 'node:child_process';
+import { isIPv6 } from 'node:net';
 import type { Probe, TrafficCheck } from './checks';
 import { bulkSize } from './echo-client';
 import type { PodProbers } from './pod-probers';
@@ -54,8 +55,12 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
     return { reached, detail: `${received}/${transmitted} answered${missing}` };
   }
   if (check.probe === 'pmtu-icmp') {
-    // ICMP echo: 8 bytes of header and 20 of IPv4 under the payload make a packet of the pod's MTU.
-    const r = await exec([...inPod, 'ping', '-M', 'do', '-s', String(check.mtu! - 28), '-c', '1', '-W', '2', check.address], timeoutMs);
+    // ICMP echo: 8 bytes of header and 20 of IPv4 (40 of IPv6) under the payload make a packet of the pod's MTU.
+    const headers = isIPv6(check.address) ? 48 : 28;
+    const r = await exec(
+      [...inPod, 'ping', '-M', 'do', '-s', String(check.mtu! - headers), '-c', '1', '-W', '2', check.address],
+      timeoutMs,
+    );
     const { ok, detail } = pathMtuVerdict(r.code, r.stdout, r.stderr, check.mtu!);
     return { reached: ok, detail };
   }

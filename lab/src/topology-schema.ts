@@ -21,13 +21,27 @@ export const LabTopologySchema = Strict({
       id: ClusterIdText(),
       podCIDR: CidrText(),
       externalCIDR: CidrText(),
+      secondary: Type.Optional(
+        Strict(
+          { podCIDR: CidrText(), externalCIDR: CidrText() },
+          { description: "Dual-stack: the cluster's IPv6 networks; each node then has a secondaryPodCIDR." },
+        ),
+      ),
       underlay: CidrText({ description: "The cluster's node network." }),
       dataplane: Type.Optional(StringEnum(['ebpf', 'kernel'])),
-      nodes: List(Strict({ name: LabName(), podCIDR: CidrText(), pods: Type.Optional(List(LabName())) }), {
-        minItems: 1,
-        maxItems: 9,
-        description: "At most 9: each cluster numbers its nodes' public addresses in a decade of its own (11-19 for the first).",
-      }),
+      nodes: List(
+        Strict({
+          name: LabName(),
+          podCIDR: CidrText(),
+          secondaryPodCIDR: Type.Optional(CidrText({ description: "Dual-stack: the node's IPv6 pod network, inside the cluster's." })),
+          pods: Type.Optional(List(LabName())),
+        }),
+        {
+          minItems: 1,
+          maxItems: 9,
+          description: "At most 9: each cluster numbers its nodes' public addresses in a decade of its own (11-19 for the first).",
+        },
+      ),
     }),
   ),
   peerings: Type.Optional(

@@ -21,11 +21,15 @@ const checkLabDocument = compiledChecker<LabValidatorTypes>((name) => require(`.
 export interface LabPod {
   name: string;
   ip: string;
+  /** Dual-stack: the pod's IPv6 address. */
+  secondaryIp?: string;
 }
 
 export interface LabNode {
   name: string;
   podCIDR: string;
+  /** Dual-stack: the node's IPv6 pod network. */
+  secondaryPodCIDR?: string;
   underlayAddress: string;
   publicAddress: string;
   pods: LabPod[];
@@ -35,6 +39,8 @@ export interface LabCluster {
   id: string;
   podCIDR: string;
   externalCIDR: string;
+  /** Dual-stack: the cluster's IPv6 networks (docs/dual-stack.md). */
+  secondary?: { podCIDR: string; externalCIDR: string };
   underlay: string;
   /** Pins the cluster's dataplane whatever `lab up --dataplane` says (a lab of mixed clusters). */
   dataplane?: 'ebpf' | 'kernel';
@@ -83,25 +89,45 @@ export function parseTopology(value: unknown): LabTopology {
   const clusters = doc.clusters.map((c, ci): LabCluster => {
     const f = `clusters[${ci}]`;
     const podCIDR = parseCidr(`${f}.podCIDR`, c.podCIDR);
+    const secondary = c.secondary && {
+      podCIDR: parseCidr(`${f}.secondary.podCIDR`, c.secondary.podCIDR),
+      externalCIDR: parseCidr(`${f}.secondary.externalCIDR`, c.secondary.externalCIDR),
+    };
     const underlay = parseCidr(`${f}.underlay`, c.underlay);
     const id = unique(`${f}.id`, c.id);
+    /** A node's pod network, inside the cluster's of its family. */
+    const nodePodCIDR = (field: string, text: string, cluster: Cidr, clusterField: string) => {
+      const cidr = parseCidr(field, text);
+      if (!containsIp(cluster, { family: cidr.family, value: cidr.base }))
+        throw new InputError(field, text, `is not inside the cluster's ${clusterField} ${formatCidr(cluster)}`);
+      return cidr;
+    };
     const nodes = c.nodes.map((n, ni): LabNode => {
       const nf = `${f}.nodes[${ni}]`;
-      const nodePods = parseCidr(`${nf}.podCIDR`, n.podCIDR);
-      if (!containsIp(podCIDR, { family: nodePods.family, value: nodePods.base }))
-        throw new InputError(`${nf}.podCIDR`, n.podCIDR, `is not inside the cluster's PodCIDR ${formatCidr(podCIDR)}`);
+      const nodePods = nodePodCIDR(`${nf}.podCIDR`, n.podCIDR, podCIDR, 'PodCIDR');
+      if (secondary && n.secondaryPodCIDR === undefined)
+        throw new InputError(`${nf}.secondaryPodCIDR`, undefined, 'is required: the cluster is dual-stack');
+      if (!secondary && n.secondaryPodCIDR !== undefined)
+        throw new InputError(`${nf}.secondaryPodCIDR`, n.secondaryPodCIDR, `needs ${f}.secondary: the cluster is IPv4-only`);
+      const nodePods6 = secondary && nodePodCIDR(`${nf}.secondaryPodCIDR`, n.secondaryPodCIDR!, secondary.podCIDR, 'secondary PodCIDR');
       return {
         name: unique(`${nf}.name`, n.name),
         podCIDR: formatCidr(nodePods),
+        ...(nodePods6 ? { secondaryPodCIDR: formatCidr(nodePods6) } : {}),
         underlayAddress: host(`${f}.underlay`, underlay, ni + 1),
         publicAddress: host('public', publicNet, 10 * (ci + 1) + ni + 1),
-        pods: (n.pods ?? []).map((p, pi) => ({ name: unique(`${nf}.pods[${pi}]`, p), ip: host(`${nf}.podCIDR`, nodePods, 10 + pi) })),
+        pods: (n.pods ?? []).map((p, pi) => ({
+          name: unique(`${nf}.pods[${pi}]`, p),
+          ip: host(`${nf}.podCIDR`, nodePods, 10 + pi),
+          ...(nodePods6 ? { secondaryIp: host(`${nf}.secondaryPodCIDR`, nodePods6, 10 + pi) } : {}),
+        })),
       };
     });
     return {
       id,
       podCIDR: formatCidr(podCIDR),
       externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, c.externalCIDR)),
+      ...(secondary ? { secondary: { podCIDR: formatCidr(secondary.podCIDR), externalCIDR: formatCidr(secondary.externalCIDR) } } : {}),
       underlay: formatCidr(underlay),
       ...(c.dataplane ? { dataplane: c.dataplane } : {}),
       nodes,

@@ -9,6 +9,13 @@ From 10.9.1.1 icmp_seq=1 Frag needed and DF set (mtu = 1400)
 --- 10.9.2.2 ping statistics ---
 1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms
 `;
+// The same over IPv6 (a router's ICMPv6 Packet Too Big).
+const packetTooBig = `PING fd09:2::2(fd09:2::2) 1452 data bytes
+From fd09:1::1 icmp_seq=1 Packet too big: mtu=1400
+
+--- fd09:2::2 ping statistics ---
+1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms
+`;
 const alreadyKnown = {
   stdout: `PING 10.9.2.2 (10.9.2.2) 1472(1500) bytes of data.
 
@@ -32,6 +39,7 @@ const silence = `PING 10.9.2.2 (10.9.2.2) 1472(1500) bytes of data.
 describe('lab path MTU probe (ping with DF set)', () => {
   it('passes on a fragmentation needed naming a smaller MTU, told now or earlier', () => {
     assert.deepEqual(pathMtuVerdict(1, fragNeeded, '', 1500), { ok: true, detail: 'fragmentation needed from 10.9.1.1, mtu 1400' });
+    assert.deepEqual(pathMtuVerdict(1, packetTooBig, '', 1500), { ok: true, detail: 'fragmentation needed from fd09:1::1, mtu 1400' });
     assert.deepEqual(pathMtuVerdict(1, alreadyKnown.stdout, alreadyKnown.stderr, 1500), {
       ok: true,
       detail: 'the pod already holds path MTU 1400 (told earlier)',

@@ -7,7 +7,7 @@ import { InputError } from '../../src/errors';
 import { type ClusterView, planChecks } from '../../lab/src/checks';
 import { agentDataplane } from '../../lab/src/lab';
 import { defaultTopologyPath } from '../../lab/src/names';
-import { isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
+import { findPod, isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;
@@ -230,6 +230,32 @@ describe('lab checks', () => {
     assert.equal(find('b-gw-p', 'c-w1-p'), '10.2.1.10', "C's pod (172.20.1.10 in 172.20.0.0/20) in B's /20 view");
     assert.equal(find('c-gw-p', 'b-gw-p'), '10.0.0.10');
     assert.equal(find('a-gw-p', 'c-w1-p'), '10.3.0.1', 'the hub path dials the reflected address');
+  });
+
+  it("plans every check in both families of a dual-stack peering, each dialled at its family's view", () => {
+    const topology = loadTopology(join(defaultTopologyPath, '..', 'dual-stack.yaml'));
+    assert.deepEqual(findPod(topology, 'c-w1-p').pod, { name: 'c-w1-p', ip: '172.20.1.10', secondaryIp: 'fd00:a::1:0:0:a' });
+    const dual = (clusterId: string, v4: string, v6: string) =>
+      ({
+        ...peer(clusterId, v4),
+        secondary: { remotePodCIDR: parseCidr('p', v6), remoteExternalCIDR: parseCidr('e', 'fd00:fe::/120') },
+      }) as NodeDataplaneSpec['peers'][number];
+    const views = {
+      'cluster-a': view('a-gw', [dual('cluster-b', '10.1.0.0/16', 'fd00::/56')]),
+      'cluster-b': view('b-w1', [dual('cluster-a', '10.1.0.0/16', 'fd00::/48'), dual('cluster-c', '10.2.0.0/20', 'fd00:1::/64')]),
+      'cluster-c': view('c-gw', [dual('cluster-b', '10.0.0.0/16', 'fd00::/56')]),
+    };
+    const checks = planChecks(topology, views);
+    // Twice the default lab's peered and intra checks (no hub here); one unpeered pair per family.
+    assert.deepEqual(byKind(checks), { peered: 176, intra: 60, 'not-peered': 2 });
+    const dialled = (from: string, to: string) =>
+      checks.filter((c) => c.from === from && c.to === to && c.probe === 'icmp' && c.kind === 'peered').map((c) => c.address);
+    assert.deepEqual(dialled('b-gw-p', 'c-w1-p'), ['10.2.1.10', 'fd00:1::1:0:0:a'], "C's /64 in B's view of it, host bits kept");
+    assert.deepEqual(dialled('a-w1-p', 'b-w1-p'), ['10.1.1.10', 'fd00:0:0:1::a']);
+    assert.deepEqual(
+      checks.filter((c) => c.probe === 'pmtu-icmp' && c.from === 'a-w1-p').map((c) => c.address),
+      ['10.1.0.10', 'fd00::a'],
+    );
   });
 
   it("probes the path MTU once each way per peering, between pods off the gateways, at the pods' MTU", () => {

@@ -41,7 +41,7 @@ import { type MachineNic, machinePlan } from './machine-plan';
 import { type MetricsResult, checkAgentMetrics, metricsLine } from './metrics-check';
 import { labPinRoot, podNetns } from './names';
 import { detachPod, podLeaseDir, podNetworkConfig } from './pod-network';
-import { batch, buildPods, forwarding, podRoutes, strictReversePath, sysctl } from './network';
+import { batch, buildPods, forwarding, podRoutes, strictReversePath, sysctl, underlayLinkLocalLines } from './network';
 import { type LabPaceName, labPaces } from './pace';
 import { knownProcesses, stopProcess, writeRestartPolicy } from './processes';
 import { type RestartPolicy, defaultRestartPolicy } from './restart-backoff';
@@ -159,7 +159,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   configureNics(nics, topology.mtu);
   // The NICs existed before `default` was strict (and a distribution may make them loose): each is set too.
   sysctl('this machine', [...forwarding, ...strictReversePath, ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`)]);
-  batch('this machine', podRoutes(cluster, node));
+  batch('this machine', [...underlayLinkLocalLines(cluster, node), ...podRoutes(cluster, node)]);
   buildPods('this machine', node, topology.mtu, runDir);
   if (planned.controller) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });
@@ -273,7 +273,7 @@ export async function machineDown(runDir: string, nodeName: string, say: Say): P
       // CNI DEL first: it removes the pod's veth at once (deleting the pod's namespace removes it too, but
       // later: the kernel tears a namespace down in the background, so a check right after down could
       // still find it). Not attached (up stopped before its pods, or down ran before): nothing to delete.
-      if (existsSync(netnsPath(podNetns(pod.name)))) detachPod('this machine', pod, config);
+      if (existsSync(netnsPath(podNetns(pod.name)))) detachPod('this machine', node, pod, config);
       if (deleteNetns(podNetns(pod.name))) pods++;
     }
     for (const route of podRoutes(cluster, node, 'del')) {

@@ -44,14 +44,27 @@ export const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.con
  * it (its route back to the peer's prefix is Strait's, not ul0): docs/lab.md, "Routing inside a cluster".
  */
 export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 'del' = 'replace'): string[] {
-  // A dual-stack node's IPv6 pods via its IPv4 underlay address (RFC 5549 next hop), as on an IPv4 underlay.
   return cluster.nodes
     .filter((n) => n.name !== node.name)
     .flatMap((n) => [
       `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`,
-      ...(n.secondaryPodCIDR ? [`route ${verb} ${n.secondaryPodCIDR} via inet ${n.underlayAddress} dev ul0`] : []),
+      ...(n.secondaryPodCIDR ? [`route ${verb} ${n.secondaryPodCIDR} via ${underlayLinkLocal(n)} dev ul0`] : []),
     ]);
 }
+
+/**
+ * A dual-stack node's IPv6 address on its IPv4 underlay: link-local, its IPv4 address in the low 32 bits,
+ * the next hop of the other nodes' routes to its IPv6 pods (Linux takes no IPv4 next hop for an IPv6
+ * route; a link-local one is what routing daemons use on such links).
+ */
+export function underlayLinkLocal(node: LabNode): string {
+  const [a, b, c, d] = node.underlayAddress.split('.').map(Number) as [number, number, number, number];
+  return `fe80::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/** The `ip` lines giving a dual-stack node its underlay link-local address (at once usable: no DAD on a lab link). */
+export const underlayLinkLocalLines = (cluster: LabCluster, node: LabNode): string[] =>
+  cluster.secondary ? [`addr replace ${underlayLinkLocal(node)}/64 dev ul0 nodad`] : [];
 
 /** The node's pods: a namespace each, attached by Debian's CNI plugins (pod-network.ts). */
 export function buildPods(place: NodePlace, node: LabNode, mtu: number, runDir: string): void {
@@ -59,7 +72,7 @@ export function buildPods(place: NodePlace, node: LabNode, mtu: number, runDir: 
   for (const pod of node.pods) {
     createNetns(podNetns(pod.name));
     batch({ netns: podNetns(pod.name) }, ['link set lo up']);
-    attachPod(place, pod, config);
+    attachPod(place, node, pod, config);
   }
 }
 
@@ -77,6 +90,7 @@ export function buildNetworks(topology: LabTopology, runDir: string): void {
         `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,
         `link add pub0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${publicNetns}`,
         `addr add ${node.underlayAddress}/${prefixLength(cluster.underlay)} dev ul0`,
+        ...underlayLinkLocalLines(cluster, node),
         `addr add ${node.publicAddress}/${prefixLength(topology.public)} dev pub0`,
         'link set ul0 up',
         'link set pub0 up',

@@ -41,30 +41,38 @@ export function podNetworkConfig(node: LabNode, mtu: number, dataDir: string): R
 /** The pod's addresses, the primary family's first. */
 const podAddresses = (pod: LabPod) => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])];
 
+/** The prefix length of the node network `address` is in: each address as `ips` takes it. */
+const withPrefix = (node: LabNode, address: string) =>
+  `${address}/${(address.includes(':') ? node.secondaryPodCIDR! : node.podCIDR).split('/')[1]}`;
+
 /** Where host-local keeps a node's leases. */
 export const podLeaseDir = (runDir: string, node: string) => join(runDir, 'cni', node);
 
-/** Runs `ptp` for one pod: ADD asks host-local for the topology's address of the pod (CNI_ARGS IP=). */
-function ptp(place: NodePlace, command: 'ADD' | 'DEL', pod: LabPod, config: Record<string, unknown>): string {
+/**
+ * Runs `ptp` for one pod: ADD asks host-local for the topology's addresses of the pod, one per family, as
+ * a container runtime passes static addresses (the `ips` capability's runtimeConfig).
+ */
+function ptp(place: NodePlace, command: 'ADD' | 'DEL', node: LabNode, pod: LabPod, config: Record<string, unknown>): string {
   const env = [
     `CNI_COMMAND=${command}`,
     `CNI_CONTAINERID=${pod.name}`,
     `CNI_NETNS=${netnsPath(podNetns(pod.name))}`,
     'CNI_IFNAME=eth0',
     `CNI_PATH=${cniPath}`,
-    ...(command === 'ADD' ? [`CNI_ARGS=IP=${podAddresses(pod).join(',')}`] : []),
   ];
-  return run(inPlace(place, ['env', ...env, join(cniPath, 'ptp')]), JSON.stringify(config));
+  const ips = podAddresses(pod).map((a) => withPrefix(node, a));
+  const input = command === 'ADD' ? { ...config, runtimeConfig: { ips } } : config;
+  return run(inPlace(place, ['env', ...env, join(cniPath, 'ptp')]), JSON.stringify(input));
 }
 
-export function attachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {
-  const result = JSON.parse(ptp(place, 'ADD', pod, config)) as { ips?: { address: string }[] };
+export function attachPod(place: NodePlace, node: LabNode, pod: LabPod, config: Record<string, unknown>): void {
+  const result = JSON.parse(ptp(place, 'ADD', node, pod, config)) as { ips?: { address: string }[] };
   const given = (result.ips ?? []).map((ip) => ip.address.split('/')[0]).join(', ');
   const wanted = podAddresses(pod).join(', ');
   if (given !== wanted) throw new Error(`ptp gave pod ${pod.name} the addresses ${given || 'none'}, not the topology's ${wanted}`);
 }
 
 /** CNI DEL: the plugin removes the pod's veth (at once, unlike a namespace's teardown) and its lease. */
-export function detachPod(place: NodePlace, pod: LabPod, config: Record<string, unknown>): void {
-  ptp(place, 'DEL', pod, config);
+export function detachPod(place: NodePlace, node: LabNode, pod: LabPod, config: Record<string, unknown>): void {
+  ptp(place, 'DEL', node, pod, config);
 }

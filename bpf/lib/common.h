@@ -64,6 +64,39 @@ struct strait_node {
 	__u32 _pad;
 };
 
+/* IPv6: separate maps of their own (lib/maps.h), so the IPv4 path and its structs stay as they are. The
+ * tunnel toward a peer (endpoint, VNI, MACs) is the peering's, shared by both families: strait_peers. */
+
+/* An IPv6 address, network order. */
+struct strait_in6 {
+	__be32 addr[4];
+};
+
+/* An IPv6 network: the network address and its prefix length (0..128). */
+struct strait_cidr6 {
+	struct strait_in6 addr;
+	__u32 prefix_len;
+};
+
+/* strait_config6, the one element of an array map: the home cluster's IPv6 networks. All zero: the
+ * node has no IPv6 family (an IPv6 PodCIDR is never /0). */
+struct strait_config6 {
+	struct strait_cidr6 pod_cidr;
+	struct strait_cidr6 external_cidr;
+	struct strait_in6 transit_addr;
+};
+
+struct strait_lpm_v6_key {
+	__u32 prefix_len;
+	struct strait_in6 addr;
+};
+
+/* strait_peers6: how a peer sees our IPv6 networks. */
+struct strait_peer6 {
+	struct strait_cidr6 local_nat_pod;
+	struct strait_cidr6 local_nat_external;
+};
+
 struct strait_peer_counters {
 	__u64 tx_packets; /* translated toward the peer */
 	__u64 tx_bytes;
@@ -81,7 +114,9 @@ enum strait_drop_reason {
 	STRAIT_DROP_NO_CONFIG = 5,      /* the node is not programmed yet */
 	STRAIT_DROP_CSUM = 6,           /* a checksum helper failed */
 	STRAIT_DROP_TUNNEL = 7,         /* setting the tunnel key or redirecting failed */
-	STRAIT_DROP_MAX = 8,
+	STRAIT_DROP_EXTHDRS = 8,        /* IPv6: extension headers we do not walk (too many, or a live routing header) */
+	STRAIT_DROP_TRANSIT6 = 9,       /* IPv6: hub transit (to another peer), not supported yet */
+	STRAIT_DROP_MAX = 10,
 };
 
 /* strait_snat (LRU): transit flows on the hub, one entry per direction. */

@@ -10,6 +10,8 @@
 
 #include "common.h"
 #include "counters.h"
+#include "datapath6.h"
+#include "forward.h"
 #include "maps.h"
 #include "mtu.h"
 #include "nat.h"
@@ -30,8 +32,7 @@ static __always_inline int strait_to_peer(struct __sk_buff *skb, const struct st
 		x->saddr = strait_translate(x->saddr, &peer->local_nat_external);
 	if (strait_apply(skb, p, x))
 		return strait_drop(STRAIT_DROP_CSUM);
-	strait_count_peer(peer_id, skb->len, true);
-	return strait_encap(skb, cfg, peer->endpoint, peer->vni, peer->dst_mac, peer->src_mac);
+	return strait_send_to_peer(skb, cfg, peer, peer_id);
 }
 
 /* Step 1 of strait_from_overlay: a packet from peer P, addressed in P's view of us. */
@@ -84,15 +85,7 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 	if (strait_apply(skb, p, &x))
 		return strait_drop(STRAIT_DROP_CSUM);
 	strait_count_peer(peer_id, skb->len, false);
-	/* Symmetric routing: a pod on another node gets the packet from us, the gateway its reply goes to. */
-	const struct strait_node *node = ours ? strait_lpm(&strait_nodes, x.daddr) : 0;
-	if (node && node->underlay != cfg->node_addr)
-		return strait_encap_overlay(skb, cfg, node->underlay);
-	/* The peer addressed the frame to our tunnel MAC toward it (the peering's wire format), not to the
-	 * overlay device's, so the device marked it for another host and IP would drop it: it is ours. */
-	if (skb->pkt_type == PACKET_OTHERHOST)
-		bpf_skb_change_type(skb, PACKET_HOST);
-	return TC_ACT_OK;
+	return strait_deliver(skb, cfg, ours ? strait_lpm(&strait_nodes, x.daddr) : 0);
 }
 
 /* Every node: steer traffic for a peer (worker: to the gateway; gateway: toPeer). */
@@ -101,7 +94,7 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 	struct strait_pkt p;
 	int parsed = strait_parse(skb, &p);
 	if (parsed == STRAIT_PKT_OTHER)
-		return TC_ACT_OK;
+		return strait_is_ipv6(skb) ? strait_pod_ingress6(skb) : TC_ACT_OK;
 	const struct strait_route *dst = strait_lpm(&strait_routes, p.daddr);
 	if (!dst)
 		return TC_ACT_OK;
@@ -130,7 +123,7 @@ static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 	struct strait_pkt p;
 	int parsed = strait_parse(skb, &p);
 	if (parsed == STRAIT_PKT_OTHER)
-		return TC_ACT_OK;
+		return strait_is_ipv6(skb) ? strait_overlay_ingress6(skb, cfg) : TC_ACT_OK;
 	const struct strait_route *src = strait_lpm(&strait_routes, p.saddr);
 	const struct strait_route *dst = src ? 0 : strait_lpm(&strait_routes, p.daddr);
 	if (!src && !dst)

@@ -60,6 +60,57 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } strait_nodes SEC(".maps");
 
+/* IPv6 (common.h): the same roles as the maps above, keyed by 128-bit addresses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct strait_config6);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_config6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct strait_lpm_v6_key);
+	__type(value, struct strait_route);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_routes6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct strait_peer6);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_peers6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct strait_in6);
+	__type(value, struct strait_in6);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_natmap6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct strait_in6);
+	__type(value, struct strait_in6);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_natmap6_rev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct strait_lpm_v6_key);
+	__type(value, struct strait_node);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_nodes6 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -97,5 +148,20 @@ static __always_inline const struct strait_config *strait_config_get(void)
 static __always_inline void *strait_lpm(void *map, __be32 addr)
 {
 	struct strait_lpm_v4_key key = { .prefix_len = 32, .addr = addr };
+	return bpf_map_lookup_elem(map, &key);
+}
+
+/* The node's IPv6 networks, or NULL when it has none (the element is all zero). */
+static __always_inline const struct strait_config6 *strait_config6_get(void)
+{
+	__u32 zero = 0;
+	const struct strait_config6 *cfg6 = bpf_map_lookup_elem(&strait_config6, &zero);
+	return cfg6 && cfg6->pod_cidr.prefix_len ? cfg6 : 0;
+}
+
+/* The longest route in `map` (strait_routes6 or strait_nodes6) covering `addr`. */
+static __always_inline void *strait_lpm6(void *map, const struct strait_in6 *addr)
+{
+	struct strait_lpm_v6_key key = { .prefix_len = 128, .addr = *addr };
 	return bpf_map_lookup_elem(map, &key);
 }

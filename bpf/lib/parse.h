@@ -43,6 +43,7 @@ enum strait_parse_result {
 	STRAIT_PKT_OTHER = 0,     /* not IPv4, or too short to hold the addresses: never ours to touch */
 	STRAIT_PKT_MALFORMED = 1, /* addresses readable, but a header we would rewrite is not valid */
 	STRAIT_PKT_OK = 2,
+	STRAIT_PKT_EXTHDRS = 3,   /* IPv6: extension headers we do not walk (parse6.h) */
 };
 
 /* The IP header quoted by an ICMP error, as far as the error carries it. */
@@ -89,10 +90,20 @@ static __always_inline bool strait_icmp_is_error(__u8 type)
  * and much cheaper than a helper call), through bpf_skb_load_bytes otherwise (non-linear skbs). The
  * offset is bounded for the verifier, which only tracks packet ranges below 64 KiB; headers are far
  * below 16 KiB. */
+/* A ctx field read as one instruction at a constant offset: with several parses inlined in one program
+ * the compiler may otherwise compute &skb->data_end once and read through it, which the verifier refuses
+ * ("dereference of modified ctx ptr"). */
+#define STRAIT_CTX_PTR(skb, field)                                                                          \
+	({                                                                                                  \
+		void *_p;                                                                                   \
+		asm volatile("%0 = *(u32 *)(%1 + %2)" : "=r"(_p) : "r"(skb), "i"(offsetof(struct __sk_buff, field))); \
+		_p;                                                                                         \
+	})
+
 static __always_inline int strait_load(struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
 {
-	void *data = (void *)(long)skb->data;
-	void *end = (void *)(long)skb->data_end;
+	void *data = STRAIT_CTX_PTR(skb, data);
+	void *end = STRAIT_CTX_PTR(skb, data_end);
 	__u64 bounded = off & 0x3fff;
 	void *from = data + bounded;
 	if (bounded == off && from + len <= end) {

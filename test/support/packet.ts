@@ -1,13 +1,23 @@
 /**
- * An independent packet builder, parser and checksum verifier for Ethernet, IPv4 (RFC 791), TCP
- * (RFC 793), UDP (RFC 768) and ICMP (RFC 792), with the Internet checksum of RFC 1071. Written from the
+ * An independent packet builder, parser and checksum verifier for Ethernet, IPv4 (RFC 791), IPv6
+ * (RFC 8200, with extension headers), TCP (RFC 793), UDP (RFC 768), ICMP (RFC 792) and ICMPv6
+ * (RFC 4443), with the Internet checksum of RFC 1071. Written from the
  * RFCs, not from the datapath's C: tests build the packet they expect from scratch and compare bytes.
  */
 import ipaddr from 'ipaddr.js';
 
 export const EtherType = { IPv4: 0x0800, ARP: 0x0806, IPv6: 0x86dd } as const;
-export const Proto = { ICMP: 1, TCP: 6, UDP: 17, GRE: 47 } as const;
+export const Proto = { ICMP: 1, TCP: 6, UDP: 17, GRE: 47, ICMPv6: 58 } as const;
+/** IPv6 extension headers (RFC 8200, 4). */
+export const NextHeader = { HopByHop: 0, Routing: 43, Fragment: 44, DestOptions: 60, NoNext: 59 } as const;
 export const IcmpType = { EchoReply: 0, DestUnreachable: 3, EchoRequest: 8, TimeExceeded: 11 } as const;
+export const Icmp6Type = {
+  PacketTooBig: 2,
+  EchoRequest: 128,
+  EchoReply: 129,
+  NeighborSolicitation: 135,
+  NeighborAdvertisement: 136,
+} as const;
 
 const ETH_LEN = 14;
 
@@ -26,8 +36,20 @@ function onesSum(data: Buffer): number {
 
 const addr = (a: string) => Buffer.from(ipaddr.IPv4.parse(a).toByteArray());
 const addrString = (b: Buffer, off: number) => [...b.subarray(off, off + 4)].join('.');
+const addr6 = (a: string) => Buffer.from(ipaddr.IPv6.parse(a).toByteArray());
+const addr6String = (b: Buffer, off: number) => ipaddr.fromByteArray([...b.subarray(off, off + 16)]).toString();
+const isV6 = (a: string) => a.includes(':');
 
+/** The pseudo-header of the L4 checksum: RFC 793's for IPv4, RFC 8200 8.1's for IPv6 (by the addresses' family). */
 function pseudoHeader(src: string, dst: string, proto: number, length: number): Buffer {
+  if (isV6(src)) {
+    const p = Buffer.alloc(40);
+    addr6(src).copy(p, 0);
+    addr6(dst).copy(p, 16);
+    p.writeUInt32BE(length, 32);
+    p.writeUInt8(proto, 39);
+    return p;
+  }
   const p = Buffer.alloc(12);
   addr(src).copy(p, 0);
   addr(dst).copy(p, 4);
@@ -47,7 +69,8 @@ export type L4 =
       /** A multiple of 4 bytes. */ options?: Buffer;
     }
   | { kind: 'udp'; sport: number; dport: number; payload?: Buffer; zeroChecksum?: boolean }
-  | { kind: 'icmp-echo'; type: 0 | 8; id: number; seq?: number; payload?: Buffer }
+  /** IPv6 addresses: ICMPv6 (echo request 128, reply 129), whose checksum covers the pseudo-header. */
+  | { kind: 'icmp-echo'; type: 0 | 8 | 128 | 129; id: number; seq?: number; payload?: Buffer }
   | { kind: 'icmp-error'; type: number; code: number; quote: Buffer }
   | { kind: 'raw'; proto: number; payload: Buffer };
 
@@ -61,7 +84,14 @@ export interface Ipv4Fields {
   options?: Buffer;
 }
 
-/** The L4 message with its checksum, for addresses `src` → `dst`. */
+/** ICMP's checksum; ICMPv6's covers the pseudo-header too (RFC 4443, 2.3). */
+function icmpMessage(m: Buffer, src: string, dst: string): { proto: number; bytes: Buffer } {
+  const proto = isV6(src) ? Proto.ICMPv6 : Proto.ICMP;
+  m.writeUInt16BE(internetChecksum(isV6(src) ? pseudoHeader(src, dst, proto, m.length) : Buffer.alloc(0), m), 2);
+  return { proto, bytes: m };
+}
+
+/** The L4 message with its checksum, for addresses `src` → `dst` (both IPv4 or both IPv6). */
 function l4Message(l4: L4, src: string, dst: string): { proto: number; bytes: Buffer } {
   switch (l4.kind) {
     case 'tcp': {
@@ -95,15 +125,13 @@ function l4Message(l4: L4, src: string, dst: string): { proto: number; bytes: Bu
       m.writeUInt8(l4.type, 0);
       m.writeUInt16BE(l4.id, 4);
       m.writeUInt16BE(l4.seq ?? 1, 6);
-      m.writeUInt16BE(internetChecksum(m), 2);
-      return { proto: Proto.ICMP, bytes: m };
+      return icmpMessage(m, src, dst);
     }
     case 'icmp-error': {
       const m = Buffer.concat([Buffer.alloc(8), l4.quote]);
       m.writeUInt8(l4.type, 0);
       m.writeUInt8(l4.code, 1);
-      m.writeUInt16BE(internetChecksum(m), 2);
-      return { proto: Proto.ICMP, bytes: m };
+      return icmpMessage(m, src, dst);
     }
     case 'raw':
       return { proto: l4.proto, bytes: l4.payload };
@@ -147,6 +175,56 @@ export function fragments(ip: Ipv4Fields, l4: L4, at: number): [Buffer, Buffer] 
   return [first, later];
 }
 
+export interface Ipv6Fields {
+  src: string;
+  dst: string;
+  hopLimit?: number;
+  /**
+   * Extension headers in order, each whole (a multiple of 8 bytes): its first byte, the next header, is
+   * filled in.
+   */
+  extensions?: { type: number; bytes: Buffer }[];
+}
+
+/** An IPv6 header and its extension headers, in front of `payloadLength` bytes of protocol `proto`. */
+export function ipv6Header(ip: Ipv6Fields, proto: number, payloadLength: number): Buffer {
+  const ext = ip.extensions ?? [];
+  const chain = ext.map((e, i) => {
+    const b = Buffer.from(e.bytes);
+    b.writeUInt8(i + 1 < ext.length ? ext[i + 1]!.type : proto, 0);
+    return b;
+  });
+  const h = Buffer.alloc(40);
+  h.writeUInt32BE(0x60000000, 0);
+  h.writeUInt16BE(chain.reduce((n, b) => n + b.length, 0) + payloadLength, 4);
+  h.writeUInt8(ext[0]?.type ?? proto, 6);
+  h.writeUInt8(ip.hopLimit ?? 64, 7);
+  addr6(ip.src).copy(h, 8);
+  addr6(ip.dst).copy(h, 24);
+  return Buffer.concat([h, ...chain]);
+}
+
+/** An extension header of `type` with `length` bytes (a multiple of 8, at least 8) of zero options. */
+export function extensionHeader(type: number, length = 8): { type: number; bytes: Buffer } {
+  const bytes = Buffer.alloc(length);
+  if (type !== NextHeader.Fragment) bytes.writeUInt8(length / 8 - 1, 1);
+  return { type, bytes };
+}
+
+/** A fragment header (RFC 8200, 4.5): `offset` in bytes (a multiple of 8). */
+export function fragmentHeader(offset: number, more: boolean, id = 0x1234): { type: number; bytes: Buffer } {
+  const bytes = Buffer.alloc(8);
+  bytes.writeUInt16BE(offset | (more ? 1 : 0), 2);
+  bytes.writeUInt32BE(id, 4);
+  return { type: NextHeader.Fragment, bytes };
+}
+
+/** A whole IPv6 packet. */
+export function datagram6(ip: Ipv6Fields, l4: L4): Buffer {
+  const { proto, bytes } = l4Message(l4, ip.src, ip.dst);
+  return Buffer.concat([ipv6Header(ip, proto, bytes.length), bytes]);
+}
+
 export interface Macs {
   dst: string;
   src: string;
@@ -167,6 +245,40 @@ export function ethernet(payload: Buffer, macs: Macs = defaultMacs, type: number
 /** Ethernet + IPv4 + L4 in one call. */
 export function frame(ip: Ipv4Fields, l4: L4, macs: Macs = defaultMacs): Buffer {
   return ethernet(datagram(ip, l4), macs);
+}
+
+/** Ethernet + IPv6 + L4 in one call. */
+export function frame6(ip: Ipv6Fields, l4: L4, macs: Macs = defaultMacs): Buffer {
+  return ethernet(datagram6(ip, l4), macs, EtherType.IPv6);
+}
+
+export interface ParsedIpv6 {
+  src: string;
+  dst: string;
+  /** The L4 protocol: the last next header. */
+  proto: number;
+  /** Where the L4 message starts, from the IPv6 header's start. */
+  l4Offset: number;
+  /** The IPv6 header's 40 bytes and the payload length. */
+  totalLength: number;
+  fragmented: boolean;
+}
+
+/** The IPv6 header at `off` with its extension headers walked, or undefined when it is not a complete one. */
+export function parseIpv6(buf: Buffer, off = ETH_LEN): ParsedIpv6 | undefined {
+  if (buf.length < off + 40 || buf.readUInt8(off) >> 4 !== 6) return undefined;
+  const totalLength = 40 + buf.readUInt16BE(off + 4);
+  let next = buf.readUInt8(off + 6);
+  let at = 40;
+  let fragmented = false;
+  while ([NextHeader.HopByHop, NextHeader.Routing, NextHeader.Fragment, NextHeader.DestOptions].includes(next as 0)) {
+    if (off + at + 8 > buf.length) return undefined;
+    fragmented ||= next === NextHeader.Fragment;
+    const length = next === NextHeader.Fragment ? 8 : (buf.readUInt8(off + at + 1) + 1) * 8;
+    next = buf.readUInt8(off + at);
+    at += length;
+  }
+  return { src: addr6String(buf, off + 8), dst: addr6String(buf, off + 24), proto: next, l4Offset: at, totalLength, fragmented };
 }
 
 export interface ParsedIpv4 {
@@ -218,6 +330,7 @@ function l4Valid(src: string, dst: string, proto: number, msg: Buffer): boolean 
  * Frames that are not IPv4, or too broken to carry checksums, give no problems.
  */
 export function checksumProblems(f: Buffer): string[] {
+  if (f.length >= ETH_LEN && f.readUInt16BE(12) === EtherType.IPv6) return checksumProblems6(f);
   if (f.length < ETH_LEN || f.readUInt16BE(12) !== EtherType.IPv4) return [];
   const ip = parseIpv4(f);
   if (!ip || ip.totalLength < ip.headerLength || ETH_LEN + ip.totalLength > f.length) return [];
@@ -237,6 +350,20 @@ export function checksumProblems(f: Buffer): string[] {
     }
   }
   return problems;
+}
+
+/** IPv6: no header checksum; TCP, UDP (a zero one is invalid, RFC 8200 8.1) and ICMPv6 all cover the pseudo-header. */
+function checksumProblems6(f: Buffer): string[] {
+  const ip = parseIpv6(f);
+  if (!ip || ip.fragmented || ETH_LEN + ip.totalLength > f.length || ip.l4Offset > ip.totalLength) return [];
+  const msg = f.subarray(ETH_LEN + ip.l4Offset, ETH_LEN + ip.totalLength);
+  if (![Proto.TCP, Proto.UDP, Proto.ICMPv6].includes(ip.proto as 6)) return [];
+  const at = { [Proto.TCP]: 16, [Proto.UDP]: 6, [Proto.ICMPv6]: 2 }[ip.proto as 6]!;
+  const valid =
+    msg.length >= at + 2 &&
+    (ip.proto !== Proto.UDP || msg.readUInt16BE(at) !== 0) &&
+    onesSum(Buffer.concat([pseudoHeader(ip.src, ip.dst, ip.proto, msg.length), msg])) === 0xffff;
+  return valid ? [] : [`L4 (protocol ${ip.proto}) checksum`];
 }
 
 function rewriteChecksum(buf: Buffer, at: number, value: number): void {

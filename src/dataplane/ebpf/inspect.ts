@@ -6,7 +6,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue, isBpfError, perCpu } from '../../native';
+import { BpfMap, type Codec, type CodecValue, isBpfError } from '../../native';
 import { StateError } from '../../errors';
 import {
   CONFIG_KEY,
@@ -18,6 +18,7 @@ import {
   type cidr,
   configProgrammed,
   maps,
+  openMapsWith,
 } from './layout';
 
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
@@ -157,19 +158,7 @@ function openPinnedMaps(pinRoot: string, opened: BpfMap<unknown, unknown>[]): Da
     opened.push(map as BpfMap<unknown, unknown>);
     return map;
   };
-  const m = maps;
-  return {
-    config: open(m.config.name, m.config.key, m.config.value),
-    routes: open(m.routes.name, m.routes.key, m.routes.value),
-    peers: open(m.peers.name, m.peers.key, m.peers.value),
-    natmap: open(m.natmap.name, m.natmap.key, m.natmap.value),
-    natmapRev: open(m.natmapRev.name, m.natmapRev.key, m.natmapRev.value),
-    nodes: open(m.nodes.name, m.nodes.key, m.nodes.value),
-    snat: open(m.snat.name, m.snat.key, m.snat.value),
-    peerCounters: open(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
-    drops: open(m.drops.name, m.drops.key, perCpu(m.drops.value)),
-    liveness: open(m.liveness.name, m.liveness.key, m.liveness.value),
-  };
+  return openMapsWith(open);
 }
 
 /** Refuses, before opening anything, a pin root that is absent or is not a node's (all maps pinned). */

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import {
+  type BpfMap,
   type BpfObject,
   type Codec,
   type CodecValue,
@@ -12,6 +13,7 @@ import {
   array,
   be16,
   ipv4,
+  ipv6,
   lpmKey,
   mac,
   perCpu,
@@ -44,8 +46,10 @@ export enum DropReason {
   NoConfig = 5,
   Csum = 6,
   Tunnel = 7,
+  ExtHdrs = 8,
+  Transit6 = 9,
 }
-export const DROP_REASON_COUNT = 8;
+export const DROP_REASON_COUNT = 10;
 
 type WithoutPad<T> = { [K in keyof T as K extends `_pad${string}` ? never : K]: T[K] };
 
@@ -81,6 +85,12 @@ const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, close
 /** What the probe responder answers with (bpf/lib/liveness.h); `state`: ProbeState. */
 export const liveness = cstruct({ addrs: array(ipv4, 2), generation: u32, port: u16, state: u8, _pad: u8 });
 
+/** IPv6: maps of their own, keyed by 128-bit addresses; the tunnel toward a peer stays in `peer`. */
+export const cidr6 = struct({ addr: ipv6, prefixLen: u32 });
+export const config6 = struct({ podCidr: cidr6, externalCidr: cidr6, transitAddr: ipv6 });
+export const lpmV6Key = lpmKey(ipv6);
+export const peer6 = struct({ localNatPod: cidr6, localNatExternal: cidr6 });
+
 /** C struct name → codec, for the BTF layout test and for tools that print raw maps. */
 export const structs = {
   strait_cidr: cidr,
@@ -93,6 +103,11 @@ export const structs = {
   strait_flow_key: flowKey,
   strait_snat_entry: snatEntry,
   strait_liveness: liveness,
+  strait_in6: struct({ addr: ipv6 }),
+  strait_cidr6: cidr6,
+  strait_config6: config6,
+  strait_lpm_v6_key: lpmV6Key,
+  strait_peer6: peer6,
 } as const;
 
 /** Every map of the datapath: its pinned name and the codecs of its key and value. */
@@ -107,6 +122,12 @@ export const maps = {
   peerCounters: { name: 'strait_peer_counters', key: u32, value: peerCounters, perCpu: true },
   drops: { name: 'strait_drops', key: u32, value: u64, perCpu: true },
   liveness: { name: 'strait_liveness', key: u32, value: liveness },
+  config6: { name: 'strait_config6', key: u32, value: config6 },
+  routes6: { name: 'strait_routes6', key: lpmV6Key, value: route },
+  peers6: { name: 'strait_peers6', key: u32, value: peer6 },
+  natmap6: { name: 'strait_natmap6', key: ipv6, value: ipv6 },
+  natmap6Rev: { name: 'strait_natmap6_rev', key: ipv6, value: ipv6 },
+  nodes6: { name: 'strait_nodes6', key: lpmV6Key, value: node },
 } as const;
 
 /** The maps whose entries no spec can rebuild (the datapath writes them): an upgrade carries them over (map-upgrade.ts). */
@@ -122,20 +143,32 @@ export const CONFIG_KEY = 0;
  */
 export const configProgrammed = (c: CodecValue<typeof config>): boolean => c.overlayIfindex !== 0;
 
-/** Opens every datapath map of a loaded object through its codecs (per-CPU values: one per CPU). */
-export function openMaps(obj: BpfObject) {
+/** Opens one map by its name through its codecs. */
+export type MapOpener = <K, V>(name: string, key: Codec<K>, value: Codec<V>) => BpfMap<K, V>;
+
+/** Opens every datapath map through `open` (per-CPU values: one per CPU). */
+export function openMapsWith(open: MapOpener) {
   const m = maps;
   return {
-    config: obj.map(m.config.name, m.config.key, m.config.value),
-    routes: obj.map(m.routes.name, m.routes.key, m.routes.value),
-    peers: obj.map(m.peers.name, m.peers.key, m.peers.value),
-    natmap: obj.map(m.natmap.name, m.natmap.key, m.natmap.value),
-    natmapRev: obj.map(m.natmapRev.name, m.natmapRev.key, m.natmapRev.value),
-    nodes: obj.map(m.nodes.name, m.nodes.key, m.nodes.value),
-    snat: obj.map(m.snat.name, m.snat.key, m.snat.value),
-    peerCounters: obj.map(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
-    drops: obj.map(m.drops.name, m.drops.key, perCpu(m.drops.value)),
-    liveness: obj.map(m.liveness.name, m.liveness.key, m.liveness.value),
+    config: open(m.config.name, m.config.key, m.config.value),
+    routes: open(m.routes.name, m.routes.key, m.routes.value),
+    peers: open(m.peers.name, m.peers.key, m.peers.value),
+    natmap: open(m.natmap.name, m.natmap.key, m.natmap.value),
+    natmapRev: open(m.natmapRev.name, m.natmapRev.key, m.natmapRev.value),
+    nodes: open(m.nodes.name, m.nodes.key, m.nodes.value),
+    snat: open(m.snat.name, m.snat.key, m.snat.value),
+    peerCounters: open(m.peerCounters.name, m.peerCounters.key, perCpu(m.peerCounters.value)),
+    drops: open(m.drops.name, m.drops.key, perCpu(m.drops.value)),
+    liveness: open(m.liveness.name, m.liveness.key, m.liveness.value),
+    config6: open(m.config6.name, m.config6.key, m.config6.value),
+    routes6: open(m.routes6.name, m.routes6.key, m.routes6.value),
+    peers6: open(m.peers6.name, m.peers6.key, m.peers6.value),
+    natmap6: open(m.natmap6.name, m.natmap6.key, m.natmap6.value),
+    natmap6Rev: open(m.natmap6Rev.name, m.natmap6Rev.key, m.natmap6Rev.value),
+    nodes6: open(m.nodes6.name, m.nodes6.key, m.nodes6.value),
   };
 }
-export type DatapathMaps = ReturnType<typeof openMaps>;
+
+/** Opens every datapath map of a loaded object. */
+export const openMaps = (obj: BpfObject) => openMapsWith((name, key, value) => obj.map(name, key, value));
+export type DatapathMaps = ReturnType<typeof openMapsWith>;

@@ -33,7 +33,18 @@ async function programmedNode(spec: NodeDataplaneSpec): Promise<{ obj: BpfObject
 /** The whitespace-separated cells of each line of a table, for comparing rows exactly. */
 const rowsOf = (text: string) => text.split('\n').map((line) => line.trim().split(/\s+/));
 
-const noDrops = { Malformed: 0, NoPeer: 0, NotOurs: 0, NoNatMapping: 0, TransitState: 0, NoConfig: 0, Csum: 0, Tunnel: 0 };
+const noDrops = {
+  Malformed: 0,
+  NoPeer: 0,
+  NotOurs: 0,
+  NoNatMapping: 0,
+  TransitState: 0,
+  NoConfig: 0,
+  Csum: 0,
+  Tunnel: 0,
+  ExtHdrs: 0,
+  Transit6: 0,
+};
 
 describe('strait inspect (real kernel)', function () {
   requireRoot(this);

@@ -246,7 +246,14 @@ describe('NodeDatapath (real kernel)', function () {
     });
     // An upgrade interrupted after it set strait_drops aside and its new map counted some drops already.
     const leftDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
-    const newDrops = BpfMap.create({ type: MapType.PercpuArray, name: 'strait_drops', key: u32, value: perCpu(u64), maxEntries: 8 });
+    // The new map is this build's; the set-aside one an older build's, with fewer reasons.
+    const newDrops = BpfMap.create({
+      type: MapType.PercpuArray,
+      name: 'strait_drops',
+      key: u32,
+      value: perCpu(u64),
+      maxEntries: layout.DROP_REASON_COUNT,
+    });
     const cpus = oldCounters.value.size / 40;
     try {
       // addr 10.200.0.254, port 40000, flags 3 (both FINs seen), padding.

@@ -125,7 +125,7 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
       }
     });
 
-    it('passes ARP and IPv6 untouched', () => {
+    it('passes ARP, and IPv6 while no IPv6 route is programmed, untouched', () => {
       const arp = ethernet(Buffer.concat([Buffer.from('0001080006040001', 'hex'), Buffer.alloc(20, 0x0a)]), undefined, EtherType.ARP);
       // An IPv6 header whose bytes 12..20 would read, as IPv4, as addresses in a peer's prefix.
       const v6 = Buffer.alloc(60);

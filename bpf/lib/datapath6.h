@@ -1,0 +1,125 @@
+/* The IPv6 datapath: the decisions of datapath.h (docs/datapath.md, "Decisions") for an IPv6 inner
+ * packet, on the IPv6 maps; the tunnel stays IPv4 (the peer's endpoint and VNI in strait_peers). Hub
+ * transit is not supported yet: counted as STRAIT_DROP_TRANSIT6. */
+#pragma once
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "common.h"
+#include "counters.h"
+#include "forward.h"
+#include "maps.h"
+#include "nat6.h"
+#include "parse6.h"
+#include "tunnel.h"
+
+/* The ethertype as the device read it: no load. */
+static __always_inline bool strait_is_ipv6(const struct __sk_buff *skb)
+{
+	return skb->protocol == bpf_htons(ETH_P_IPV6);
+}
+
+/* A route matched, so the packet is ours to forward: what its parse refuses is dropped and counted. */
+static __always_inline int strait_refuse6(int parsed)
+{
+	return strait_drop(parsed == STRAIT_PKT_EXTHDRS ? STRAIT_DROP_EXTHDRS : STRAIT_DROP_MALFORMED);
+}
+
+/* toPeer(P): our source gets P's view of it; the destination is already in P's view. */
+static __always_inline int strait_to_peer6(struct __sk_buff *skb, const struct strait_config *cfg, const struct strait_pkt6 *p,
+					   __u32 peer_id)
+{
+	const struct strait_peer *peer = bpf_map_lookup_elem(&strait_peers, &peer_id);
+	const struct strait_peer6 *peer6 = bpf_map_lookup_elem(&strait_peers6, &peer_id);
+	if (!peer || !peer6)
+		return strait_drop(STRAIT_DROP_NO_PEER);
+	const struct strait_config6 *cfg6 = strait_config6_get();
+	if (!cfg6)
+		return strait_drop(STRAIT_DROP_NO_CONFIG);
+	struct strait_in6 saddr = p->saddr;
+	if (strait_in6(&saddr, &cfg6->pod_cidr))
+		saddr = strait_translate6(&saddr, &peer6->local_nat_pod);
+	else if (strait_in6(&saddr, &cfg6->external_cidr))
+		saddr = strait_translate6(&saddr, &peer6->local_nat_external);
+	if (strait_apply6(skb, p, &saddr, &p->daddr))
+		return strait_drop(STRAIT_DROP_CSUM);
+	return strait_send_to_peer(skb, cfg, peer, peer_id);
+}
+
+/* A packet from peer P, addressed in P's view of us. */
+static __always_inline int strait_from_peer6(struct __sk_buff *skb, const struct strait_config *cfg, const struct strait_pkt6 *p,
+					     __u32 peer_id)
+{
+	const struct strait_peer6 *peer6 = bpf_map_lookup_elem(&strait_peers6, &peer_id);
+	if (!peer6)
+		return strait_drop(STRAIT_DROP_NO_PEER);
+	const struct strait_config6 *cfg6 = strait_config6_get();
+	if (!cfg6)
+		return strait_drop(STRAIT_DROP_NO_CONFIG);
+	struct strait_in6 daddr;
+	if (strait_in6(&p->daddr, &peer6->local_nat_pod)) {
+		daddr = strait_translate6(&p->daddr, &cfg6->pod_cidr);
+	} else if (strait_in6(&p->daddr, &peer6->local_nat_external)) {
+		struct strait_in6 ext = strait_translate6(&p->daddr, &cfg6->external_cidr);
+		const struct strait_in6 *real = bpf_map_lookup_elem(&strait_natmap6, &ext);
+		if (!real)
+			return strait_drop(STRAIT_DROP_NO_NATMAPPING);
+		daddr = *real;
+	} else {
+		return strait_drop(STRAIT_DROP_NOT_OURS);
+	}
+	/* As IPv4's: a destination in our PodCIDR has no onward route, one elsewhere no node. */
+	bool ours = strait_in6(&daddr, &cfg6->pod_cidr);
+	if (!ours && strait_lpm6(&strait_routes6, &daddr))
+		return strait_drop(STRAIT_DROP_TRANSIT6);
+	if (strait_apply6(skb, p, &p->saddr, &daddr))
+		return strait_drop(STRAIT_DROP_CSUM);
+	strait_count_peer(peer_id, skb->len, false);
+	return strait_deliver(skb, cfg, ours ? strait_lpm6(&strait_nodes6, &daddr) : 0);
+}
+
+/* strait_pod_ingress for IPv6. */
+static __always_inline int strait_pod_ingress6(struct __sk_buff *skb)
+{
+	struct strait_pkt6 p;
+	int parsed = strait_parse6(skb, &p);
+	if (parsed == STRAIT_PKT_OTHER)
+		return TC_ACT_OK;
+	const struct strait_route *dst = strait_lpm6(&strait_routes6, &p.daddr);
+	if (!dst)
+		return TC_ACT_OK;
+	const struct strait_config *cfg = strait_config_get();
+	if (!cfg)
+		return strait_drop(STRAIT_DROP_NO_CONFIG);
+	if (parsed != STRAIT_PKT_OK)
+		return strait_refuse6(parsed);
+	if (!(cfg->flags & STRAIT_F_GATEWAY))
+		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
+	return strait_to_peer6(skb, cfg, &p, dst->peer_id);
+}
+
+/* strait_overlay_ingress for IPv6, on a gateway or standby (`cfg`). */
+static __always_inline int strait_overlay_ingress6(struct __sk_buff *skb, const struct strait_config *cfg)
+{
+	struct strait_pkt6 p;
+	int parsed = strait_parse6(skb, &p);
+	if (parsed == STRAIT_PKT_OTHER)
+		return TC_ACT_OK;
+	const struct strait_route *src = strait_lpm6(&strait_routes6, &p.saddr);
+	const struct strait_route *dst = src ? 0 : strait_lpm6(&strait_routes6, &p.daddr);
+	if (!src && !dst)
+		return TC_ACT_OK;
+	/* Translated already by a gateway of ours, which delivers it to its pod here (as IPv4's). */
+	if (src && strait_on_overlay_vni(skb, cfg))
+		return TC_ACT_OK;
+	if (parsed != STRAIT_PKT_OK)
+		return strait_refuse6(parsed);
+	if (src)
+		return strait_from_peer6(skb, cfg, &p, src->peer_id);
+	return strait_to_peer6(skb, cfg, &p, dst->peer_id);
+}

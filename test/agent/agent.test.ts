@@ -202,12 +202,13 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.match(String(lines.at(-1)!.error), /--dataplane kernel/);
     assert.ok(applied.every((s) => s.peers.every((p) => p.transport === 'vxlan')));
 
-    // An IPv6 address is valid in a spec but not for the eBPF datapath: refused before anything is applied.
-    writeSpec(specFileText({ ...nodeSpecDocument([peerB]), natMappings: [{ externalAddress: '10.50.0.10', endpointAddress: 'fd00::5' }] }));
+    // An IPv6 public address is valid in a spec but not for the eBPF datapath (IPv4 tunnels): refused before anything is applied.
+    const doc = nodeSpecDocument([peerB]);
+    writeSpec(specFileText({ ...doc, node: { ...doc.node, publicAddress: '2001:db8::1' } }));
     agent.tick();
-    assert.equal(lines.at(-1)!.field, 'spec.natMappings[0].endpointAddress');
-    assert.match(String(lines.at(-1)!.error), /the eBPF datapath carries IPv4 only/);
-    assert.ok(applied.every((s) => s.natMappings.every((m) => m.endpointAddress.family === 4)));
+    assert.equal(lines.at(-1)!.field, 'spec.node.publicAddress');
+    assert.match(String(lines.at(-1)!.error), /the eBPF datapath tunnels over IPv4 only/);
+    assert.ok(applied.every((s) => s.node.publicAddress === undefined));
 
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));
     agent.tick();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../src/errors';
-import { requireIpv4 } from '../../src/nodespec/ip-family';
-import { hubSpec, hubSpecWith } from '../support/node-specs';
+import { requireEbpfFamilies, requireIpv4 } from '../../src/nodespec/ip-family';
+import { dualStackHubSpec, dualStackHubSpecDocument, hubSpec, hubSpecWith, specWith } from '../support/node-specs';
 
 describe('IP family of a node spec', () => {
   it('passes an IPv4 spec, and refuses the first IPv6 value with its field and the dataplane that cannot carry it', () => {
@@ -43,6 +43,64 @@ describe('IP family of a node spec', () => {
           err instanceof InputError &&
           err.field === field &&
           err.reason === 'the kernel fallback carries IPv4 only (IPv6 clusters are not supported yet)',
+        what,
+      );
+    }
+  });
+
+  it("the eBPF datapath: passes IPv6 as the secondary family (ours, peers', NatMappings, node prefixes), which the kernel fallback refuses", () => {
+    assert.doesNotThrow(() => requireEbpfFamilies(hubSpec()));
+    assert.doesNotThrow(() => requireEbpfFamilies(dualStackHubSpec()));
+    assert.throws(
+      () => requireIpv4(dualStackHubSpec(), 'the kernel fallback'),
+      (err: unknown) => err instanceof InputError && err.field === 'spec.secondary.podCIDR',
+    );
+  });
+
+  it('the eBPF datapath: refuses an IPv6 primary family, and IPv6 underlay, gateway and public addresses, naming field and value', () => {
+    const s = dualStackHubSpec();
+    const v6Primary = {
+      ...s,
+      ...s.secondary!,
+      secondary: { podCIDR: s.podCIDR, externalCIDR: s.externalCIDR, transitAddress: s.transitAddress },
+    };
+    const primary = /needs IPv4 as the primary family/;
+    const underlay = /tunnels over IPv4 only/;
+    const edit = (e: (doc: ReturnType<typeof dualStackHubSpecDocument>) => void) => specWith(dualStackHubSpecDocument(), e);
+    const cases: [string, ReturnType<typeof hubSpec>, string, string, RegExp][] = [
+      ['an IPv6 primary family', v6Primary, 'spec.podCIDR', 'fd00:b::/48', primary],
+      [
+        'an IPv6 public address',
+        edit((d) => {
+          d.node.publicAddress = '2001:db8::1';
+        }),
+        'spec.node.publicAddress',
+        '2001:db8::1',
+        underlay,
+      ],
+      [
+        'an IPv6 node address',
+        edit((d) => {
+          d.nodes![1]!.underlayAddress = 'fd00::12';
+        }),
+        'spec.nodes[1].underlayAddress',
+        'fd00::12',
+        underlay,
+      ],
+      [
+        'an IPv6 peer gateway',
+        edit((d) => {
+          d.peers[1]!.endpoint.address = '2001:db8::3';
+        }),
+        'spec.peers[1].endpoint.address',
+        '2001:db8::3',
+        underlay,
+      ],
+    ];
+    for (const [what, spec, field, value, reason] of cases) {
+      assert.throws(
+        () => requireEbpfFamilies(spec),
+        (err: unknown) => err instanceof InputError && err.field === field && err.value === value && reason.test(err.reason),
         what,
       );
     }

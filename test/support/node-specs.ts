@@ -104,3 +104,29 @@ export function specWith(doc: WholeNodeDataplaneSpecDocument, edit: (doc: WholeN
 
 /** The hub's spec with `edit` made to its document, typed through the reader. */
 export const hubSpecWith = (edit: (doc: WholeNodeDataplaneSpecDocument) => void): NodeDataplaneSpec => specWith(hubSpecDocument(), edit);
+
+/**
+ * Hub B dual-stack: IPv6 as the secondary family, A remapped in IPv6 too (other prefix lengths than
+ * ours), C not remapped; an IPv6 NatMapping and IPv6 pod prefixes per node.
+ */
+export const dualStackHubSpecDocument = (): WholeNodeDataplaneSpecDocument => {
+  const doc = hubSpecDocument();
+  doc.secondary = { podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:b:e::/112', transitAddress: 'fd00:b:e::fe' };
+  doc.peers[0]!.secondary = {
+    remotePodCIDR: 'fd00:a::/56',
+    remoteExternalCIDR: 'fd00:a:e::/120',
+    localNATPodCIDR: 'fd60:b::/48',
+    localNATExternalCIDR: 'fd70:b:e::/112',
+  };
+  doc.peers[1]!.secondary = {
+    remotePodCIDR: 'fd00:c::/64',
+    remoteExternalCIDR: 'fd00:c:e::/116',
+    localNATPodCIDR: 'fd00:b::/48',
+    localNATExternalCIDR: 'fd00:b:e::/112',
+  };
+  doc.natMappings.push({ externalAddress: 'fd00:b:e::1', endpointAddress: 'fd00:c::5' });
+  doc.nodes![0]!.podCIDRs.push('fd00:b:0:0::/64');
+  doc.nodes![1]!.podCIDRs.push('fd00:b:0:1::/64');
+  return doc;
+};
+export const dualStackHubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(dualStackHubSpecDocument());

@@ -32,6 +32,12 @@ export class AppliedMaps {
       natmapRev: u32Mirror(maps.natmapRev),
       nodes: mirror(maps.nodes, tableIds.nodes),
       liveness: mirror(maps.liveness, tableIds.liveness),
+      config6: mirror(maps.config6, tableIds.config6),
+      peers6: mirror(maps.peers6, tableIds.peers6),
+      routes6: mirror(maps.routes6, tableIds.routes6),
+      natmap6: mirror(maps.natmap6, tableIds.natmap6),
+      natmap6Rev: mirror(maps.natmap6Rev, tableIds.natmap6Rev),
+      nodes6: mirror(maps.nodes6, tableIds.nodes6),
     };
   }
 
@@ -39,13 +45,22 @@ export class AppliedMaps {
     const m = this.mirrors;
     const readPeers = read || m.peers.unknown;
     const config = m.config.sync(desired.config, read);
+    const config6 = m.config6.sync(desired.config6, read);
+    // An IPv6 route needs its peer in both peer maps (the tunnel is in `peers`).
     const peers = m.peers.plan(desired.peers, read);
+    const peers6 = m.peers6.plan(desired.peers6, read);
     const peersWritten = peers.upsert();
+    const peers6Written = peers6.upsert();
     const routes = m.routes.sync(desired.routes, read);
+    const routes6 = m.routes6.sync(desired.routes6, read);
     const peersDeleted = peers.delete();
+    const peers6Deleted = peers6.delete();
     const natmap = m.natmap.sync(desired.natmap, read);
     const natmapRev = m.natmapRev.sync(desired.natmapRev, read);
+    const natmap6 = m.natmap6.sync(desired.natmap6, read);
+    const natmap6Rev = m.natmap6Rev.sync(desired.natmap6Rev, read);
     const nodes = m.nodes.sync(desired.nodes, read);
+    const nodes6 = m.nodes6.sync(desired.nodes6, read);
     // Counters of peers that are gone; the others keep counting. Looked at when peers went, and on a read.
     let stale: number[] = [];
     if (readPeers || peersDeleted > 0) {
@@ -58,7 +73,22 @@ export class AppliedMaps {
     const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };
     // Last: the node answers probes as Ready once everything it forwards by is written.
     const liveness = m.liveness.sync(desired.liveness, read);
-    return { config, peers: { written: peersWritten, deleted: peersDeleted }, routes, natmap, natmapRev, nodes, peerCounters, liveness };
+    return {
+      config,
+      peers: { written: peersWritten, deleted: peersDeleted },
+      routes,
+      natmap,
+      natmapRev,
+      nodes,
+      peerCounters,
+      liveness,
+      config6,
+      peers6: { written: peers6Written, deleted: peers6Deleted },
+      routes6,
+      natmap6,
+      natmap6Rev,
+      nodes6,
+    };
   }
 }
 

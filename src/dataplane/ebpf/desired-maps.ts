@@ -8,6 +8,7 @@
 import type { CodecValue } from '../../native';
 import { type Cidr, formatIp } from '../../net/cidr';
 import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
+import { homeNetworks, peerNetworks } from '../../nodespec/families';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
 import { type Table, be32Ids, hexIds, tableOf } from './map-sync';
@@ -17,12 +18,16 @@ import {
   Flags,
   PrefixKind,
   type cidr,
+  type cidr6,
   type config,
+  type config6,
   type liveness,
   type lpmV4Key,
+  type lpmV6Key,
   maps,
   type node,
   type peer,
+  type peer6,
   type route,
 } from './layout';
 import { ProbeState, livenessPort } from '../../liveness/wire';
@@ -30,6 +35,7 @@ import { isStandby } from '../../liveness/local-gateway';
 
 type Entry<K, V> = readonly [K, V];
 type MapCidr = CodecValue<typeof cidr>;
+type MapCidr6 = CodecValue<typeof cidr6>;
 
 export interface DesiredMaps {
   config: Entry<number, CodecValue<typeof config>>[];
@@ -39,12 +45,36 @@ export interface DesiredMaps {
   natmapRev: Entry<string, string>[];
   nodes: Entry<CodecValue<typeof lpmV4Key>, CodecValue<typeof node>>[];
   liveness: Entry<number, CodecValue<typeof liveness>>[];
+  /** IPv6 (the secondary family): all zero without one, as the datapath reads it. */
+  config6: Entry<number, CodecValue<typeof config6>>[];
+  peers6: Entry<number, CodecValue<typeof peer6>>[];
+  routes6: Entry<CodecValue<typeof lpmV6Key>, CodecValue<typeof route>>[];
+  natmap6: Entry<string, string>[];
+  natmap6Rev: Entry<string, string>[];
+  nodes6: Entry<CodecValue<typeof lpmV6Key>, CodecValue<typeof node>>[];
 }
 
-/** A prefix as the maps hold it (IPv4: `requireIpv4` refused anything else before). */
-const v4 = (c: Cidr): MapCidr => ({ addr: formatIp({ family: 4, value: c.base }), prefixLen: c.prefix });
+/**
+ * A prefix as the maps hold it: IPv4 in the maps of the spec's own (primary) family, IPv6 in the `6`
+ * ones (requireEbpfFamilies refused anything else before).
+ */
+const mapCidr = (c: Cidr): MapCidr & MapCidr6 => ({ addr: formatIp({ family: c.family, value: c.base }), prefixLen: c.prefix });
 
-type NodeMaps = Omit<DesiredMaps, 'natmap' | 'natmapRev'>;
+const noIpv6: CodecValue<typeof config6> = {
+  podCidr: { addr: '::', prefixLen: 0 },
+  externalCidr: { addr: '::', prefixLen: 0 },
+  transitAddr: '::',
+};
+
+type NatMaps = 'natmap' | 'natmapRev' | 'natmap6' | 'natmap6Rev';
+type NodeMaps = Omit<DesiredMaps, NatMaps>;
+
+/** The NatMappings of one family as map entries, external → real. */
+const natEntries = (spec: NodeDataplaneSpec, family: 4 | 6) =>
+  spec.natMappings
+    .filter((m) => m.externalAddress.family === family)
+    .map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)] as const);
+const reversed = (entries: Entry<string, string>[]) => entries.map(([ext, real]) => [real, ext] as const);
 
 /**
  * `tunnelMtu`: the node's (src/kernel/underlay-mtu.ts); default: a 1500-byte underlay's. `generation`:
@@ -56,8 +86,15 @@ export function desiredMaps(
   tunnelMtu = tunnelMtus(defaultUnderlayMtu).vxlan,
   generation = 0,
 ): DesiredMaps {
-  const natmap = spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)] as const);
-  return { ...nodeMaps(spec, overlayIfindex, tunnelMtu, generation), natmap, natmapRev: natmap.map(([ext, real]) => [real, ext] as const) };
+  const natmap = natEntries(spec, 4);
+  const natmap6 = natEntries(spec, 6);
+  return {
+    ...nodeMaps(spec, overlayIfindex, tunnelMtu, generation),
+    natmap,
+    natmapRev: reversed(natmap),
+    natmap6,
+    natmap6Rev: reversed(natmap6),
+  };
 }
 
 /**
@@ -78,8 +115,8 @@ export const livenessValue = (spec: NodeDataplaneSpec, generation: number): Code
 function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {
   const gateway = spec.node.role === 'gateway';
   const configValue = {
-    podCidr: v4(spec.podCIDR),
-    externalCidr: v4(spec.externalCIDR),
+    podCidr: mapCidr(spec.podCIDR),
+    externalCidr: mapCidr(spec.externalCIDR),
     nodeAddr: formatIp(spec.node.underlayAddress),
     gatewayAddr: formatIp(spec.activeGateway.underlayAddress),
     transitAddr: formatIp(spec.transitAddress),
@@ -94,8 +131,8 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
       [
         p.peerId,
         {
-          localNatPod: v4(p.localNATPodCIDR),
-          localNatExternal: v4(p.localNATExternalCIDR),
+          localNatPod: mapCidr(p.localNATPodCIDR),
+          localNatExternal: mapCidr(p.localNATExternalCIDR),
           endpoint: formatIp(p.endpoint.address),
           // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
           vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
@@ -105,17 +142,44 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
       ] as const,
   );
   const routes = spec.peers.flatMap((p) => [
-    [v4(p.remotePodCIDR), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,
-    [v4(p.remoteExternalCIDR), { peerId: p.peerId, kind: PrefixKind.External }] as const,
+    [mapCidr(p.remotePodCIDR), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,
+    [mapCidr(p.remoteExternalCIDR), { peerId: p.peerId, kind: PrefixKind.External }] as const,
   ]);
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
-  const nodes = spec.nodes.flatMap((n) => n.podCIDRs.map((c) => [v4(c), { underlay: formatIp(n.underlayAddress) }] as const));
+  const nodesOf = (family: 4 | 6) =>
+    spec.nodes.flatMap((n) =>
+      n.podCIDRs.filter((c) => c.family === family).map((c) => [mapCidr(c), { underlay: formatIp(n.underlayAddress) }] as const),
+    );
   return {
     config: [[CONFIG_KEY, configValue]],
     peers,
     routes,
-    nodes,
+    nodes: nodesOf(4),
     liveness: [[CONFIG_KEY, livenessValue(spec, generation)]],
+    ...ipv6Maps(spec),
+    nodes6: nodesOf(6),
+  };
+}
+
+/** The IPv6 networks: the home cluster's, and each peer's that carries IPv6; the tunnel is the peer's entry in `peers`. */
+function ipv6Maps(spec: NodeDataplaneSpec): Pick<NodeMaps, 'config6' | 'peers6' | 'routes6'> {
+  const home = homeNetworks(spec, 6);
+  const config6 = home
+    ? { podCidr: mapCidr(home.podCIDR), externalCidr: mapCidr(home.externalCIDR), transitAddr: formatIp(home.transitAddress) }
+    : noIpv6;
+  const peers = spec.peers.flatMap((p) => {
+    const n = peerNetworks(p, 6);
+    return n ? [{ peerId: p.peerId, n }] : [];
+  });
+  return {
+    config6: [[CONFIG_KEY, config6]],
+    peers6: peers.map(
+      ({ peerId, n }) => [peerId, { localNatPod: mapCidr(n.localNATPodCIDR), localNatExternal: mapCidr(n.localNATExternalCIDR) }] as const,
+    ),
+    routes6: peers.flatMap(({ peerId, n }) => [
+      [mapCidr(n.remotePodCIDR), { peerId, kind: PrefixKind.Pod }] as const,
+      [mapCidr(n.remoteExternalCIDR), { peerId, kind: PrefixKind.External }] as const,
+    ]),
   };
 }
 
@@ -128,6 +192,12 @@ export interface DesiredTables {
   natmapRev: Table<number, number>;
   nodes: Table<string, string>;
   liveness: Table<string, string>;
+  config6: Table<string, string>;
+  peers6: Table<string, string>;
+  routes6: Table<string, string>;
+  natmap6: Table<string, string>;
+  natmap6Rev: Table<string, string>;
+  nodes6: Table<string, string>;
 }
 
 const hex = (map: { key: { size: number }; value: { size: number } }) => ({ key: hexIds(map.key.size), value: hexIds(map.value.size) });
@@ -142,6 +212,12 @@ export const tableIds = {
   natmapRev: be32,
   nodes: hex(maps.nodes),
   liveness: hex(maps.liveness),
+  config6: hex(maps.config6),
+  peers6: hex(maps.peers6),
+  routes6: hex(maps.routes6),
+  natmap6: hex(maps.natmap6),
+  natmap6Rev: hex(maps.natmap6Rev),
+  nodes6: hex(maps.nodes6),
 };
 
 const nodeTables = (m: NodeMaps) => ({
@@ -150,6 +226,16 @@ const nodeTables = (m: NodeMaps) => ({
   routes: tableOf(maps.routes, tableIds.routes, m.routes),
   nodes: tableOf(maps.nodes, tableIds.nodes, m.nodes),
   liveness: tableOf(maps.liveness, tableIds.liveness, m.liveness),
+  config6: tableOf(maps.config6, tableIds.config6, m.config6),
+  peers6: tableOf(maps.peers6, tableIds.peers6, m.peers6),
+  routes6: tableOf(maps.routes6, tableIds.routes6, m.routes6),
+  nodes6: tableOf(maps.nodes6, tableIds.nodes6, m.nodes6),
+});
+
+/** The IPv6 NAT maps (as many entries as IPv6 NatMappings: encoded like the small maps). */
+const nat6Tables = (natmap6: Entry<string, string>[]) => ({
+  natmap6: tableOf(maps.natmap6, tableIds.natmap6, natmap6),
+  natmap6Rev: tableOf(maps.natmap6Rev, tableIds.natmap6Rev, reversed(natmap6)),
 });
 
 /** Typed entries as tables. */
@@ -158,6 +244,7 @@ export function tablesOf(desired: DesiredMaps): DesiredTables {
     ...nodeTables(desired),
     natmap: tableOf(maps.natmap, be32, desired.natmap),
     natmapRev: tableOf(maps.natmapRev, be32, desired.natmapRev),
+    ...nat6Tables(desired.natmap6),
   };
 }
 
@@ -165,12 +252,13 @@ export function tablesOf(desired: DesiredMaps): DesiredTables {
 export function desiredTables(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation = 0): DesiredTables {
   const natmap = new U32Table(spec.natMappings.length);
   const natmapRev = new U32Table(spec.natMappings.length);
-  // IPv4 only (requireIpv4): the value is the `__be32` as a number. Later mappings win, as in desiredMaps.
+  // IPv4: the value is the `__be32` as a number. Later mappings win, as in desiredMaps.
   for (const m of spec.natMappings) {
+    if (m.externalAddress.family !== 4) continue;
     const ext = Number(m.externalAddress.value);
     const real = Number(m.endpointAddress.value);
     natmap.set(ext, real);
     natmapRev.set(real, ext);
   }
-  return { ...nodeTables(nodeMaps(spec, overlayIfindex, tunnelMtu, generation)), natmap, natmapRev };
+  return { ...nodeTables(nodeMaps(spec, overlayIfindex, tunnelMtu, generation)), natmap, natmapRev, ...nat6Tables(natEntries(spec, 6)) };
 }

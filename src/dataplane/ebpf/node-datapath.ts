@@ -55,7 +55,22 @@ export interface ApplyScope {
 const everything: ApplyScope = { kernel: true, readMaps: true };
 
 const unchangedMaps: ApplyResult = Object.fromEntries(
-  ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters', 'liveness'].map((m) => [m, { written: 0, deleted: 0 }]),
+  [
+    'config',
+    'peers',
+    'routes',
+    'natmap',
+    'natmapRev',
+    'nodes',
+    'peerCounters',
+    'liveness',
+    'config6',
+    'peers6',
+    'routes6',
+    'natmap6',
+    'natmap6Rev',
+    'nodes6',
+  ].map((m) => [m, { written: 0, deleted: 0 }]),
 ) as ApplyResult;
 
 /** What of a spec the overlay device depends on (its MTU: src/kernel/underlay-mtu.ts). */

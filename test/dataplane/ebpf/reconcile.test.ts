@@ -7,9 +7,9 @@ import type { Table } from '../../../src/dataplane/ebpf/map-sync';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
 import { recordMapWrites } from '../../support/map-writes';
-import { frame, parseIpv4 } from '../../support/packet';
+import { frame, frame6, parseIpv4, parseIpv6 } from '../../support/packet';
 import { requireRoot, tempPinDir } from '../../support/kernel';
-import { hubSpec, hubSpecWith } from '../../support/node-specs';
+import { dualStackHubSpec, hubSpec, hubSpecWith } from '../../support/node-specs';
 
 /** A table's entries, sorted by id. */
 function entriesOf<I>(table: Table<I, I>): [I, I][] {
@@ -115,6 +115,63 @@ describe('desired maps (pure)', () => {
     );
   });
 
+  it("derives the IPv6 maps from the secondary family: ours, each peer's that has one, IPv6 NatMappings and node prefixes", () => {
+    const d = desiredMaps(dualStackHubSpec(), 42, 1450);
+    assert.deepEqual(d.config6, [
+      [
+        0,
+        {
+          podCidr: { addr: 'fd00:b::', prefixLen: 48 },
+          externalCidr: { addr: 'fd00:b:e::', prefixLen: 112 },
+          transitAddr: 'fd00:b:e::fe',
+        },
+      ],
+    ]);
+    assert.deepEqual(d.peers6, [
+      [7, { localNatPod: { addr: 'fd60:b::', prefixLen: 48 }, localNatExternal: { addr: 'fd70:b:e::', prefixLen: 112 } }],
+      [9, { localNatPod: { addr: 'fd00:b::', prefixLen: 48 }, localNatExternal: { addr: 'fd00:b:e::', prefixLen: 112 } }],
+    ]);
+    assert.deepEqual(d.routes6, [
+      [
+        { addr: 'fd00:a::', prefixLen: 56 },
+        { peerId: 7, kind: layout.PrefixKind.Pod },
+      ],
+      [
+        { addr: 'fd00:a:e::', prefixLen: 120 },
+        { peerId: 7, kind: layout.PrefixKind.External },
+      ],
+      [
+        { addr: 'fd00:c::', prefixLen: 64 },
+        { peerId: 9, kind: layout.PrefixKind.Pod },
+      ],
+      [
+        { addr: 'fd00:c:e::', prefixLen: 116 },
+        { peerId: 9, kind: layout.PrefixKind.External },
+      ],
+    ]);
+    assert.deepEqual(d.natmap6, [['fd00:b:e::1', 'fd00:c::5']]);
+    assert.deepEqual(d.natmap6Rev, [['fd00:c::5', 'fd00:b:e::1']]);
+    assert.deepEqual(d.nodes6, [
+      [{ addr: 'fd00:b::', prefixLen: 64 }, { underlay: '192.0.2.11' }],
+      [{ addr: 'fd00:b:0:1::', prefixLen: 64 }, { underlay: '192.0.2.12' }],
+    ]);
+    // The IPv4 maps hold the IPv4 family only.
+    assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);
+    assert.deepEqual(d.nodes, desiredMaps(hubSpec(), 42, 1450).nodes);
+    const fast = desiredTables(dualStackHubSpec(), 42, 1450);
+    const typed = tablesOf(d);
+    for (const name of Object.keys(typed) as (keyof typeof typed)[])
+      assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
+  });
+
+  it('a single-stack spec leaves the IPv6 maps empty, and its config6 all zero (what the datapath reads as no IPv6)', () => {
+    const d = desiredMaps(hubSpec(), 42, 1450);
+    assert.deepEqual(d.config6, [
+      [0, { podCidr: { addr: '::', prefixLen: 0 }, externalCidr: { addr: '::', prefixLen: 0 }, transitAddr: '::' }],
+    ]);
+    assert.deepEqual([d.peers6, d.routes6, d.natmap6, d.natmap6Rev, d.nodes6], [[], [], [], [], []]);
+  });
+
   it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {
     const spec = hubSpec();
     const plan = planKernelRouting(spec);
@@ -174,6 +231,32 @@ describe('applying desired maps (real kernel)', function () {
     const ip = parseIpv4(out.data)!;
     assert.equal(ip.dst, '10.0.1.9');
     assert.equal(ip.src, '10.1.3.4');
+  });
+
+  it('programs a dual-stack node so that IPv6 packets are translated; a second apply writes nothing; single-stack again removes it all', () => {
+    const maps = layout.openMaps(obj);
+    const first = applyDesiredMaps(maps, desiredMaps(dualStackHubSpec(), 42, 1450));
+    assert.deepEqual(
+      [first.config6, first.peers6, first.routes6, first.natmap6, first.natmap6Rev, first.nodes6].map((r) => r.written),
+      [1, 2, 4, 1, 1, 2],
+    );
+    assert.equal(changedAnything(applyDesiredMaps(maps, desiredMaps(dualStackHubSpec(), 42, 1450))), false);
+
+    // A's pod fd00:a::34 sends to B's pod fd00:b:0:1::9 as A sees it (fd60:b:0:1::9): b-worker's.
+    const udp = { kind: 'udp', sport: 1000, dport: 53 } as const;
+    const out = obj.program(layout.Program.FromOverlay).testRun(frame6({ src: 'fd00:a::34', dst: 'fd60:b:0:1::9' }, udp));
+    assert.equal(out.retval, 7, 'redirected into the overlay toward b-worker');
+    assert.deepEqual((({ src, dst }) => ({ src, dst }))(parseIpv6(out.data)!), { src: 'fd00:a::34', dst: 'fd00:b:0:1::9' });
+
+    const back = applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
+    assert.deepEqual(
+      [back.peers6, back.routes6, back.natmap6, back.natmap6Rev, back.nodes6].map((r) => r.deleted),
+      [2, 4, 1, 1, 2],
+    );
+    assert.equal(back.config6.written, 1);
+    const passed = frame6({ src: 'fd00:a::34', dst: 'fd60:b:0:1::9' }, udp);
+    const { retval, data } = obj.program(layout.Program.FromOverlay).testRun(passed);
+    assert.deepEqual({ retval, data }, { retval: 0, data: passed }, 'no IPv6 route: untouched');
   });
 
   it('removes everything of a peer that is gone, counters included, and keeps the rest', () => {

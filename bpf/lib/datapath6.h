@@ -1,6 +1,6 @@
 /* The IPv6 datapath: the decisions of datapath.h (docs/datapath.md, "Decisions") for an IPv6 inner
- * packet, on the IPv6 maps; the tunnel stays IPv4 (the peer's endpoint and VNI in strait_peers). Hub
- * transit is not supported yet: counted as STRAIT_DROP_TRANSIT6. */
+ * packet, on the IPv6 maps; the tunnel stays IPv4 (the peer's endpoint and VNI in strait_peers), its
+ * MTU is the same (mtu6.h). Hub transit is not supported yet: counted as STRAIT_DROP_TRANSIT6. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "forward.h"
 #include "maps.h"
+#include "mtu6.h"
 #include "nat6.h"
 #include "parse6.h"
 #include "tunnel.h"
@@ -98,6 +99,11 @@ static __always_inline int strait_pod_ingress6(struct __sk_buff *skb)
 		return strait_drop(STRAIT_DROP_NO_CONFIG);
 	if (parsed != STRAIT_PKT_OK)
 		return strait_refuse6(parsed);
+	/* Everything from here on is encapsulated: it must fit the tunnel as the pod sent it. */
+	if (strait_too_big6(skb, &p, cfg->tunnel_mtu))
+		return strait_packet_too_big(skb, &p, cfg->tunnel_mtu);
+	if (strait_clamp_mss6(skb, &p, cfg->tunnel_mtu))
+		return strait_drop(STRAIT_DROP_CSUM);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))
 		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
 	return strait_to_peer6(skb, cfg, &p, dst->peer_id);
@@ -119,6 +125,9 @@ static __always_inline int strait_overlay_ingress6(struct __sk_buff *skb, const 
 		return TC_ACT_OK;
 	if (parsed != STRAIT_PKT_OK)
 		return strait_refuse6(parsed);
+	/* From a peer: its SYN or SYN-ACK gets an MSS that fits our tunnels too (as IPv4's). */
+	if (strait_clamp_mss6(skb, &p, cfg->tunnel_mtu))
+		return strait_drop(STRAIT_DROP_CSUM);
 	if (src)
 		return strait_from_peer6(skb, cfg, &p, src->peer_id);
 	return strait_to_peer6(skb, cfg, &p, dst->peer_id);

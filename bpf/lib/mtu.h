@@ -68,20 +68,29 @@ static long strait_mss_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* A SYN or SYN-ACK whose MSS option exceeds what a tunnel of `mtu` carries gets that much instead; the
- * checksum helper keeps the TCP checksum right (CHECKSUM_PARTIAL too). -1: a helper failed. */
-static __always_inline int strait_clamp_mss(struct __sk_buff *skb, const struct strait_pkt *p, __u16 mtu)
+/* A TCP header as either IP family's parse found it. */
+struct strait_tcp_seg {
+	__u32 l4;      /* offset of the TCP header */
+	__u32 l4_csum; /* offset of its checksum */
+	__u32 end;     /* where the IP packet ends */
+	__u8 flags;
+	__u8 hlen; /* with its options */
+};
+
+/* A SYN or SYN-ACK whose MSS option exceeds `mss` gets `mss` instead; the checksum helper keeps the TCP
+ * checksum right (CHECKSUM_PARTIAL too). -1: a helper failed. */
+static __always_inline int strait_clamp_mss_to(struct __sk_buff *skb, const struct strait_tcp_seg *seg, __u16 mss)
 {
-	if (!mtu || p->proto != IPPROTO_TCP || p->later_frag || !p->l4_csum || (p->tcp_flags & (STRAIT_TCP_SYN | STRAIT_TCP_RST)) != STRAIT_TCP_SYN)
+	if ((seg->flags & (STRAIT_TCP_SYN | STRAIT_TCP_RST)) != STRAIT_TCP_SYN)
 		return 0;
-	__u32 len = p->l4_hlen;
+	__u32 len = seg->hlen;
 	if (len <= sizeof(struct tcphdr))
 		return 0;
 	len -= sizeof(struct tcphdr);
 	if (len > STRAIT_TCP_MAX_OPTIONS)
 		return 0;
-	__u32 opts_off = p->l4 + sizeof(struct tcphdr);
-	if (opts_off + len > ETH_HLEN + p->ip_len)
+	__u32 opts_off = seg->l4 + sizeof(struct tcphdr);
+	if (opts_off + len > seg->end)
 		return 0;
 	struct strait_mss_scan scan = { .len = len, .at = -1 };
 	if (bpf_skb_load_bytes(skb, opts_off, scan.opts, len))
@@ -95,7 +104,6 @@ static __always_inline int strait_clamp_mss(struct __sk_buff *skb, const struct 
 	__be16 old;
 	if (bpf_skb_load_bytes(skb, value_off, &old, sizeof(old)))
 		return 0;
-	__u16 mss = mtu - STRAIT_TCPIP_HLEN;
 	if (bpf_ntohs(old) <= mss)
 		return 0;
 	__be16 new = bpf_htons(mss);
@@ -106,9 +114,18 @@ static __always_inline int strait_clamp_mss(struct __sk_buff *skb, const struct 
 		from = (__u16)((from >> 8) | (from << 8));
 		to = (__u16)((to >> 8) | (to << 8));
 	}
-	if (bpf_skb_store_bytes(skb, value_off, &new, sizeof(new), 0) || bpf_l4_csum_replace(skb, p->l4_csum, from, to, sizeof(to)))
+	if (bpf_skb_store_bytes(skb, value_off, &new, sizeof(new), 0) || bpf_l4_csum_replace(skb, seg->l4_csum, from, to, sizeof(to)))
 		return -1;
 	return 0;
+}
+
+/* A TCP SYN or SYN-ACK over IPv4 gets an MSS that fits a tunnel of `mtu`. */
+static __always_inline int strait_clamp_mss(struct __sk_buff *skb, const struct strait_pkt *p, __u16 mtu)
+{
+	if (!mtu || p->proto != IPPROTO_TCP || p->later_frag || !p->l4_csum)
+		return 0;
+	struct strait_tcp_seg seg = { .l4 = p->l4, .l4_csum = p->l4_csum, .end = ETH_HLEN + p->ip_len, .flags = p->tcp_flags, .hlen = p->l4_hlen };
+	return strait_clamp_mss_to(skb, &seg, mtu - STRAIT_TCPIP_HLEN);
 }
 
 /* Whether the packet, once in a tunnel of `mtu`, would have to be fragmented although its sender said
@@ -122,6 +139,19 @@ static __always_inline bool strait_too_big(const struct __sk_buff *skb, const st
 	if (skb->gso_size && p->l4_hlen && !p->later_frag)
 		len = (p->l4 - ETH_HLEN) + p->l4_hlen + skb->gso_size;
 	return len > mtu;
+}
+
+/* Makes the packet `len` bytes of `msg` (an IP packet) behind its Ethernet header `eth` with the
+ * addresses swapped, and sends it back out of the interface it came in by: an error like a router's. */
+static __always_inline int strait_send_back(struct __sk_buff *skb, const struct ethhdr *eth, const void *msg, __u32 len)
+{
+	__u8 macs[2 * ETH_ALEN];
+	__builtin_memcpy(macs, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(macs + ETH_ALEN, eth->h_dest, ETH_ALEN);
+	if (bpf_skb_change_tail(skb, ETH_HLEN + len, 0) || bpf_skb_store_bytes(skb, 0, macs, sizeof(macs), 0) ||
+	    bpf_skb_store_bytes(skb, ETH_HLEN, msg, len, 0))
+		return strait_drop(STRAIT_DROP_TUNNEL);
+	return bpf_redirect(skb->ifindex, 0);
 }
 
 /* The ICMP error: the IP and ICMP headers in front of the quote. */
@@ -157,11 +187,5 @@ static __always_inline int strait_frag_needed(struct __sk_buff *skb, const struc
 	/* An IP header is a multiple of 4 bytes, so is the ICMP message: bpf_csum_diff takes it whole. */
 	m.icmp.checksum = ~strait_csum_fold(bpf_csum_diff(0, 0, (__be32 *)&m.icmp, icmp_len, 0));
 
-	__u8 macs[2 * ETH_ALEN];
-	__builtin_memcpy(macs, eth.h_source, ETH_ALEN);
-	__builtin_memcpy(macs + ETH_ALEN, eth.h_dest, ETH_ALEN);
-	if (bpf_skb_change_tail(skb, ETH_HLEN + sizeof(m.ip) + icmp_len, 0) || bpf_skb_store_bytes(skb, 0, macs, sizeof(macs), 0) ||
-	    bpf_skb_store_bytes(skb, ETH_HLEN, &m, sizeof(m.ip) + icmp_len, 0))
-		return strait_drop(STRAIT_DROP_TUNNEL);
-	return bpf_redirect(skb->ifindex, 0);
+	return strait_send_back(skb, &eth, &m, sizeof(m.ip) + icmp_len);
 }

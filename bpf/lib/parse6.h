@@ -35,6 +35,7 @@ struct strait_ip6hdr {
 #define STRAIT_IP6_MAX_EXTHDRS 4
 #define STRAIT_IP6_FRAG_OFFSET_MASK 0xfff8
 
+#define STRAIT_ICMP6_INFO_FIRST 128
 /* Neighbour discovery (RFC 4861): router/neighbour solicitation and advertisement, redirect. */
 #define STRAIT_ICMP6_ND_FIRST 133
 #define STRAIT_ICMP6_ND_LAST 137
@@ -50,6 +51,7 @@ struct strait_pkt6 {
 	__u8 l4_hlen;    /* TCP: the header with its options; UDP: 8 */
 	bool later_frag; /* fragment offset > 0: no L4 header */
 	bool udp;        /* a zero checksum stays zero (nat6.h) */
+	bool icmp_error; /* ICMPv6 types below 128 (RFC 4443, 2.1) */
 };
 
 /* Link-local (fe80::/10) and multicast (ff00::/8): a link's own business, never translated or tunnelled,
@@ -92,6 +94,7 @@ static __always_inline int strait_parse6_l4(struct __sk_buff *skb, struct strait
 		if (icmp.type >= STRAIT_ICMP6_ND_FIRST && icmp.type <= STRAIT_ICMP6_ND_LAST)
 			return STRAIT_PKT_OTHER;
 		p->l4_csum = p->l4 + offsetof(struct strait_icmphdr, checksum);
+		p->icmp_error = icmp.type < STRAIT_ICMP6_INFO_FIRST;
 		return STRAIT_PKT_OK;
 	}
 	default:

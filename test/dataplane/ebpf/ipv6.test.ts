@@ -7,8 +7,10 @@ import {
   Icmp6Type,
   type L4,
   NextHeader,
+  Proto,
   checksumProblems,
   ethernet,
+  internetChecksum,
   extensionHeader,
   fragmentHeader,
   frame6,
@@ -31,6 +33,14 @@ const localPod = 'fd00:a:0:8000:7::9';
 const remotePod = 'fd00:a:0:ffff::77';
 const podOfP = 'fd17:16:0:1::5';
 const podOfQ = 'fd10:32:0:1a::5';
+const src6 = (pod: string) => translate6(pod, peerP6.localNatPod);
+/** The pseudo-header of an ICMPv6 checksum (RFC 8200, 8.1). */
+const pseudo6 = (src: string, dst: string, length: number) =>
+  Buffer.concat([
+    ipv6Bytes(src),
+    ipv6Bytes(dst),
+    Buffer.from([length >>> 24, (length >>> 16) & 255, (length >>> 8) & 255, length & 255, 0, 0, 0, 58]),
+  ]);
 const fromP = (l4: L4, dst: string) => frame6({ src: podOfP, dst }, l4, { dst: peerP.srcMac, src: peerP.dstMac });
 
 /** A Neighbor Solicitation (RFC 4861, 4.3) for `target`, to its solicited-node multicast address. */
@@ -177,6 +187,66 @@ describe('datapath: IPv6 (BPF_PROG_TEST_RUN)', function () {
       const f = frame6({ src: localPod, dst: podOfP }, tcp);
       f[f.length - 1] ^= 1;
       assert.notDeepEqual(checksumProblems(f), []);
+    });
+  });
+
+  describe('MTU (tunnel MTU 1450)', () => {
+    let worker: Datapath;
+    let gateway: Datapath;
+    before(async () => {
+      worker = programIpv6((await Datapath.load()).program('worker'));
+      gateway = programIpv6((await Datapath.load()).program('gateway'));
+    });
+    after(() => {
+      worker?.close();
+      gateway?.close();
+    });
+    const mss = (value: number) => Buffer.from([1, 2, 4, value >> 8, value & 255, 1, 1, 0]); // NOP, MSS at an odd offset, NOPs, EOL
+    const syn = (value: number, flags = 0x02): L4 => ({ kind: 'tcp', sport: 40000, dport: 80, flags, options: mss(value) });
+
+    it('a SYN with MSS 1440 leaves a worker with MSS 1390 (1450 - 60), a gateway translated too; one that fits is left', () => {
+      worker.expect(
+        'fromPod',
+        frame6({ src: localPod, dst: podOfP }, syn(1440)),
+        TC_ACT_REDIRECT,
+        frame6({ src: localPod, dst: podOfP }, syn(1390), overlayMacs),
+      );
+      const src = translate6(localPod, peerP6.localNatPod);
+      gateway.expect(
+        'fromPod',
+        frame6({ src: localPod, dst: podOfP }, syn(1440)),
+        TC_ACT_REDIRECT,
+        frame6({ src, dst: podOfP }, syn(1390), macsToward(peerP)),
+      );
+      worker.expect(
+        'fromPod',
+        frame6({ src: localPod, dst: podOfP }, syn(1300)),
+        TC_ACT_REDIRECT,
+        frame6({ src: localPod, dst: podOfP }, syn(1300), overlayMacs),
+      );
+    });
+
+    it("a SYN-ACK from a peer gets our tunnel's MSS", () => {
+      gateway.expect(
+        'fromOverlay',
+        fromP(syn(1440, 0x12), src6(localPod)),
+        TC_ACT_OK,
+        frame6({ src: podOfP, dst: localPod }, syn(1390, 0x12), { dst: peerP.srcMac, src: peerP.dstMac }),
+      );
+    });
+
+    it('answers a packet over 1450 bytes with ICMPv6 Packet Too Big, MTU 1450, quoting its headers, back to the pod; 1450 bytes pass', () => {
+      const udpOf = (ipLength: number): L4 => ({ kind: 'udp', sport: 4000, dport: 53, payload: Buffer.alloc(ipLength - 48, 7) });
+      const input = frame6({ src: localPod, dst: podOfP }, udpOf(1451));
+      const quote = input.subarray(14, 14 + 48);
+      // Type 2, code 0, the checksum, the MTU (RFC 4443, 3.2): from the destination the packet could not reach.
+      const body = Buffer.concat([Buffer.from([Icmp6Type.PacketTooBig, 0, 0, 0, 0, 0, 0x05, 0xaa]), quote]);
+      body.writeUInt16BE(internetChecksum(pseudo6(podOfP, localPod, body.length), body), 2);
+      const reply = Buffer.concat([ipv6Header({ src: podOfP, dst: localPod }, Proto.ICMPv6, body.length), body]);
+      const macs = { dst: '0a:00:00:00:00:01', src: '0a:00:00:00:00:02' };
+      for (const dp of [worker, gateway]) dp.expect('fromPod', input, TC_ACT_REDIRECT, ethernet(reply, macs, EtherType.IPv6));
+      const fits = frame6({ src: localPod, dst: podOfP }, udpOf(1450));
+      worker.expect('fromPod', fits, TC_ACT_REDIRECT, frame6({ src: localPod, dst: podOfP }, udpOf(1450), overlayMacs));
     });
   });
 

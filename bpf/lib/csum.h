@@ -33,3 +33,9 @@ static __always_inline __wsum strait_csum_diff8(__u32 from0, __u32 from1, __u32 
 	sum = (sum & 0xffffffff) + (sum >> 32);
 	return (__wsum)sum;
 }
+
+/* A checksum over data that changed by `diff` (a bpf_csum_diff of the old and new bytes). */
+static __always_inline __u16 strait_csum_add_diff(__u16 check, __u32 diff)
+{
+	return (__u16)~strait_csum_fold((__u32)(__u16)~check + strait_csum_fold(diff));
+}

@@ -17,9 +17,10 @@
 
 #define STRAIT_TCPIP6_HLEN 60
 #define STRAIT_ICMP6_PACKET_TOO_BIG 2
-/* The IPv6 header, then its extension headers as far as they fit and 8 bytes of the TCP or UDP header
- * (the ports and TCP's sequence number: what the sender matches the error to): at most 60 bytes, a mask. */
-#define STRAIT_QUOTE6_EXTRA 0x3c
+/* The IPv6 header, then 8 bytes: a TCP or UDP header's ports and TCP's sequence number, what the sender
+ * matches the error to. Extension headers would push them out: a packet with some is quoted as far as
+ * this goes (the stack has no room for more; pods rarely send them). A mask, for the verifier. */
+#define STRAIT_QUOTE6_EXTRA 0x8
 #define STRAIT_QUOTE6_MAX (40 + STRAIT_QUOTE6_EXTRA)
 
 static __always_inline int strait_clamp_mss6(struct __sk_buff *skb, const struct strait_pkt6 *p, __u16 mtu)
@@ -65,8 +66,8 @@ static __always_inline int strait_packet_too_big(struct __sk_buff *skb, const st
 {
 	struct ethhdr eth;
 	struct strait_packet_too_big m = {};
-	/* What follows the IPv6 header, as far as it fits, cut to whole 32-bit words (bpf_csum_diff sums
-	 * those): masked rather than compared, so the verifier sees the length's bounds. */
+	/* What follows the IPv6 header, as far as it fits, in whole 32-bit words (bpf_csum_diff sums those):
+	 * masked rather than compared, so the verifier sees the length's bounds. */
 	__u32 extra = p->l4 - ETH_HLEN - sizeof(struct strait_ip6hdr) + 8;
 	if (extra > p->ip_len - sizeof(struct strait_ip6hdr))
 		extra = p->ip_len - sizeof(struct strait_ip6hdr);

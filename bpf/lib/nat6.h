@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common.h"
+#include "icmp6.h"
 #include "nat.h"
 #include "parse6.h"
 
@@ -39,11 +40,6 @@ static __always_inline struct strait_in6 strait_translate6(const struct strait_i
 	return r;
 }
 
-static __always_inline bool strait_in6_eq(const struct strait_in6 *a, const struct strait_in6 *b)
-{
-	return ((a->addr[0] ^ b->addr[0]) | (a->addr[1] ^ b->addr[1]) | (a->addr[2] ^ b->addr[2]) | (a->addr[3] ^ b->addr[3])) == 0;
-}
-
 /* Gives the packet addresses `saddr` and `daddr`; -1 when a helper failed (drop it). The TCP, UDP and
  * ICMPv6 checksums all cover both through the pseudo-header (RFC 8200, 8.1): one update with the
  * difference of the 32 bytes. IPv6 has no header checksum to cancel the address change out of a
@@ -52,7 +48,7 @@ static __always_inline bool strait_in6_eq(const struct strait_in6 *a, const stru
 static __always_inline int strait_apply6(struct __sk_buff *skb, const struct strait_pkt6 *p, const struct strait_in6 *saddr,
 					 const struct strait_in6 *daddr)
 {
-	if (strait_in6_eq(saddr, &p->saddr) && strait_in6_eq(daddr, &p->daddr))
+	if (strait_in6_same(saddr, &p->saddr) && strait_in6_same(daddr, &p->daddr))
 		return 0;
 	struct strait_in6 from[2] = { p->saddr, p->daddr };
 	struct strait_in6 to[2] = { *saddr, *daddr };
@@ -61,5 +57,5 @@ static __always_inline int strait_apply6(struct __sk_buff *skb, const struct str
 		return -1;
 	if (p->l4_csum && bpf_l4_csum_replace(skb, p->l4_csum, 0, diff, BPF_F_PSEUDO_HDR | (p->udp ? BPF_F_MARK_MANGLED_0 : 0)))
 		return -1;
-	return 0;
+	return p->quote ? strait_icmp6_mirror(skb, p, saddr, daddr) : 0;
 }

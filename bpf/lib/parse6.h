@@ -52,7 +52,34 @@ struct strait_pkt6 {
 	bool later_frag; /* fragment offset > 0: no L4 header */
 	bool udp;        /* a zero checksum stays zero (nat6.h) */
 	bool icmp_error; /* ICMPv6 types below 128 (RFC 4443, 2.1) */
+	bool quote_udp;
+	__u32 quote;         /* ICMPv6 error: offset of the quoted IPv6 header; 0: not whole */
+	__u32 quote_l4_csum; /* its TCP, UDP or ICMPv6 checksum, right after the header; 0: not carried */
 };
+
+/* The packet an ICMPv6 error quotes, if its IPv6 header is whole; the L4 checksum found when no
+ * extension header comes first. */
+static __always_inline int strait_parse6_quote(struct __sk_buff *skb, struct strait_pkt6 *p, __u32 end)
+{
+	__u32 q = p->l4 + sizeof(struct strait_icmphdr);
+	__u32 l4 = q + sizeof(struct strait_ip6hdr);
+	__u8 head[8];
+	if (l4 > end)
+		return STRAIT_PKT_OK;
+	if (strait_load(skb, q, head, sizeof(head)))
+		return STRAIT_PKT_MALFORMED;
+	p->quote = q;
+	__u8 next = head[offsetof(struct strait_ip6hdr, nexthdr)];
+	if (next == IPPROTO_TCP && l4 + offsetof(struct tcphdr, check) + 2 <= end)
+		p->quote_l4_csum = l4 + offsetof(struct tcphdr, check);
+	if (next == IPPROTO_UDP && l4 + sizeof(struct udphdr) <= end) {
+		p->quote_l4_csum = l4 + offsetof(struct udphdr, check);
+		p->quote_udp = true;
+	}
+	if (next == STRAIT_IPPROTO_ICMPV6 && l4 + sizeof(struct strait_icmphdr) <= end)
+		p->quote_l4_csum = l4 + offsetof(struct strait_icmphdr, checksum);
+	return STRAIT_PKT_OK;
+}
 
 /* Link-local (fe80::/10) and multicast (ff00::/8): a link's own business, never translated or tunnelled,
  * whatever the routes say. */
@@ -95,7 +122,7 @@ static __always_inline int strait_parse6_l4(struct __sk_buff *skb, struct strait
 			return STRAIT_PKT_OTHER;
 		p->l4_csum = p->l4 + offsetof(struct strait_icmphdr, checksum);
 		p->icmp_error = icmp.type < STRAIT_ICMP6_INFO_FIRST;
-		return STRAIT_PKT_OK;
+		return p->icmp_error ? strait_parse6_quote(skb, p, end) : STRAIT_PKT_OK;
 	}
 	default:
 		return STRAIT_PKT_OK;

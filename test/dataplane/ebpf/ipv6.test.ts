@@ -9,6 +9,7 @@ import {
   NextHeader,
   Proto,
   checksumProblems,
+  datagram6,
   ethernet,
   internetChecksum,
   extensionHeader,
@@ -135,6 +136,34 @@ describe('datapath: IPv6 (BPF_PROG_TEST_RUN)', function () {
         dp.expect('fromPod', f, TC_ACT_OK, f);
         dp.expect('fromOverlay', f, TC_ACT_OK, f);
       }
+    });
+
+    it("an ICMPv6 error's quote gets the mirror of the translation, its checksum and the ICMPv6 one kept right, both ways", () => {
+      const unreachable = (quote: Buffer): L4 => ({ kind: 'icmp-error', type: 1, code: 4, quote });
+      // P's pod answers our pod's UDP (sent from P's view of it) with port unreachable.
+      const sent = (src: string) => datagram6({ src, dst: podOfP }, udp);
+      dp.expect(
+        'fromOverlay',
+        fromP(unreachable(sent(src6(localPod))), src6(localPod)),
+        TC_ACT_OK,
+        frame6({ src: podOfP, dst: localPod }, unreachable(sent(localPod)), { dst: peerP.srcMac, src: peerP.dstMac }),
+      );
+      // Our pod answers P's pod the same way: the quote's destination (our pod) becomes P's view of it.
+      const received = (dst: string) => datagram6({ src: podOfP, dst }, tcp);
+      dp.expect(
+        'fromPod',
+        frame6({ src: localPod, dst: podOfP }, unreachable(received(localPod))),
+        TC_ACT_REDIRECT,
+        frame6({ src: src6(localPod), dst: podOfP }, unreachable(received(src6(localPod))), macsToward(peerP)),
+      );
+      // A quote cut short of its L4 checksum: only the addresses are mirrored.
+      const cut = (dst: string) => received(dst).subarray(0, 44);
+      dp.expect(
+        'fromPod',
+        frame6({ src: localPod, dst: podOfP }, unreachable(cut(localPod))),
+        TC_ACT_REDIRECT,
+        frame6({ src: src6(localPod), dst: podOfP }, unreachable(cut(src6(localPod))), macsToward(peerP)),
+      );
     });
 
     it('walks extension headers (hop-by-hop, destination options, a first fragment) and translates past them', () => {

@@ -4,7 +4,8 @@
  * `node echo-client.js MODE IP PORT [TIMEOUT_MS]`, MODE one of:
  *   tcp      a nonce over one connection, echoed back;
  *   udp      a nonce in one datagram, echoed back from the address dialled;
- *   frag     a 3000-byte datagram (fragmented by any 1500-byte path both ways), echoed back whole;
+ *   frag     a 3000-byte datagram (fragmented by any 1500-byte path both ways), echoed back whole (over
+ *            IPv6 sent again once, after the Packet Too Big that sets a smaller path MTU);
  *   unreach  a datagram to a closed port: the ICMP port unreachable must come back to the socket, which
  *            the kernel only matches when the quoted header inside it names this socket's own addresses;
  *   pmtu-tcp 4 MiB over one connection in 64 KiB writes, so every segment is as large as the path
@@ -71,9 +72,19 @@ function udpProbe(
   });
   // Only a connected socket receives the ICMP errors about its datagrams; the echoes go unconnected, so
   // that a reply from another address is seen (and named) rather than filtered out by the kernel.
-  if (mode === 'unreach') sock.connect(port, to, () => sock.send(payload));
-  else sock.send(payload, port, to);
+  if (mode === 'unreach') return sock.connect(port, to, () => sock.send(payload));
+  sock.send(payload, port, to);
+  // IPv6 routers never fragment: a datagram whose fragments exceed the path MTU is dropped with a Packet
+  // Too Big, which lowers the sender's path MTU for the next one (RFC 8201). The first fragmented
+  // datagram on a new path is lost by design, so one more is sent, fragmented to the path MTU learnt.
+  if (mode === 'frag' && isIPv6(to)) {
+    const again = setTimeout(() => settled || sock.send(payload, port, to), pathMtuLearntMs);
+    sock.on('close', () => clearTimeout(again));
+  }
 }
+
+/** How long a Packet Too Big takes to come back and set the path MTU, on a loaded lab machine. */
+const pathMtuLearntMs = 300;
 
 /**
  * One connection: `payload` written in writes of `writeSize`, settles once as many bytes came back. It

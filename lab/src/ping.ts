@@ -48,8 +48,9 @@ export interface EchoOutcome extends PingCount {
   replyTimesMs: number[];
 }
 
-// "[1700000000.123456] 64 bytes from 10.0.1.10: icmp_seq=3 ttl=62 time=0.101 ms", a duplicate ending "(DUP!)".
-const replyLine = /^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_seq=(\d+) .*time=[\d.]+ ms$/gm;
+// "[1700000000.123456] 64 bytes from 10.0.1.10: icmp_seq=3 ttl=62 time=0.101 ms" (IPv6: "from fd00::a: icmp_seq=3"), a
+// duplicate ending "(DUP!)".
+const replyLine = /^(?:\[(\d+\.\d+)\] )?\d+ bytes from \S+: icmp_seq=(\d+) .*time=[\d.]+ ms$/gm;
 
 /**
  * Which of the first `count` requests of a ping (pingArgv's, or one sending more) were answered:

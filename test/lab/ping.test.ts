@@ -23,6 +23,14 @@ const secondDropped = `PING 10.219.0.2 (10.219.0.2) 56(84) bytes of data.
 4 packets transmitted, 3 received, 25% packet loss, time 609ms
 rtt min/avg/max/mdev = 0.039/0.063/0.077/0.017 ms
 `;
+// Over IPv6 (the address holds colons): the reply lines as ping printed them in the dual-stack lab, the loss written by hand.
+const overIpv6 = `PING fd00:a:0:1::a(fd00:a:0:1::a) 56 data bytes
+64 bytes from fd00:a:0:1::a: icmp_seq=1 ttl=62 time=0.066 ms
+64 bytes from fd00:a:0:1::a: icmp_seq=3 ttl=62 time=0.071 ms
+
+--- fd00:a:0:1::a ping statistics ---
+3 packets transmitted, 2 received, 33.3333% packet loss, time 2046ms
+`;
 const noAnswer = `PING 10.219.0.9 (10.219.0.9) 56(84) bytes of data.
 
 --- 10.219.0.9 ping statistics ---
@@ -81,6 +89,10 @@ describe('lab ping probe: which requests were answered', () => {
       unanswered: [2],
       replyTimesMs: [1795488060355.266, 1795488060760.852, 1795488060964.787],
     });
+  });
+
+  it('reads the replies of an IPv6 ping, whose address holds colons', () => {
+    assert.deepEqual(echoOutcome(1, overIpv6, '', 3), { transmitted: 3, received: 2, unanswered: [2], replyTimesMs: [] });
   });
 
   it('judges only the requests sent, ignores duplicates, and says nothing came back when nothing did', () => {

@@ -17,10 +17,14 @@
 
 #define STRAIT_TCPIP6_HLEN 60
 #define STRAIT_ICMP6_PACKET_TOO_BIG 2
-/* The IPv6 header, then 8 bytes: a TCP or UDP header's ports and TCP's sequence number, what the sender
- * matches the error to. Extension headers would push them out: a packet with some is quoted as far as
- * this goes (the stack has no room for more; pods rarely send them). A mask, for the verifier. */
-#define STRAIT_QUOTE6_EXTRA 0x8
+/* The IPv6 header, then up to 16 bytes: a fragment header (the first fragment of a datagram larger than
+ * the pod's MTU) and 8 bytes of the TCP or UDP header (the ports, TCP's sequence number), what the sender
+ * matches the error to: without them its stack drops the error and never learns the path MTU. Other
+ * extension headers would push them out: such a packet is quoted as far as this goes (the stack has no
+ * room for more; pods rarely send them). */
+#define STRAIT_QUOTE6_EXTRA 16
+/* Whole 32-bit words (bpf_csum_diff sums those), bounded for the verifier. */
+#define STRAIT_QUOTE6_EXTRA_MASK 0x1c
 #define STRAIT_QUOTE6_MAX (40 + STRAIT_QUOTE6_EXTRA)
 
 static __always_inline int strait_clamp_mss6(struct __sk_buff *skb, const struct strait_pkt6 *p, __u16 mtu)
@@ -73,7 +77,7 @@ static __always_inline int strait_packet_too_big(struct __sk_buff *skb, const st
 		extra = p->ip_len - sizeof(struct strait_ip6hdr);
 	if (extra > STRAIT_QUOTE6_EXTRA)
 		extra = STRAIT_QUOTE6_EXTRA;
-	__u32 quote = sizeof(struct strait_ip6hdr) + (extra & STRAIT_QUOTE6_EXTRA);
+	__u32 quote = sizeof(struct strait_ip6hdr) + (extra & STRAIT_QUOTE6_EXTRA_MASK);
 	if (strait_load(skb, 0, &eth, sizeof(eth)) || bpf_skb_load_bytes(skb, ETH_HLEN, m.quote, quote))
 		return strait_drop(STRAIT_DROP_MALFORMED);
 	__u32 icmp_len = 8 + quote;

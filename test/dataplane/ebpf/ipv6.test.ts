@@ -265,15 +265,27 @@ describe('datapath: IPv6 (BPF_PROG_TEST_RUN)', function () {
     });
 
     it('answers a packet over 1450 bytes with ICMPv6 Packet Too Big, MTU 1450, quoting its headers, back to the pod; 1450 bytes pass', () => {
-      const udpOf = (ipLength: number): L4 => ({ kind: 'udp', sport: 4000, dport: 53, payload: Buffer.alloc(ipLength - 48, 7) });
+      const udpOf = (ipLength: number, extra = 0): L4 => ({
+        kind: 'udp',
+        sport: 4000,
+        dport: 53,
+        payload: Buffer.alloc(ipLength - 48 - extra, 7),
+      });
+      /** The Packet Too Big `input` gets: its IPv6 header and `quoted` bytes more. */
+      const tooBig = (input: Buffer, quoted: number) => {
+        const quote = input.subarray(14, 14 + 40 + quoted);
+        // Type 2, code 0, the checksum, the MTU (RFC 4443, 3.2): from the destination the packet could not reach.
+        const body = Buffer.concat([Buffer.from([Icmp6Type.PacketTooBig, 0, 0, 0, 0, 0, 0x05, 0xaa]), quote]);
+        body.writeUInt16BE(internetChecksum(pseudo6(podOfP, localPod, body.length), body), 2);
+        const reply = Buffer.concat([ipv6Header({ src: podOfP, dst: localPod }, Proto.ICMPv6, body.length), body]);
+        return ethernet(reply, { dst: '0a:00:00:00:00:01', src: '0a:00:00:00:00:02' }, EtherType.IPv6);
+      };
       const input = frame6({ src: localPod, dst: podOfP }, udpOf(1451));
-      const quote = input.subarray(14, 14 + 48);
-      // Type 2, code 0, the checksum, the MTU (RFC 4443, 3.2): from the destination the packet could not reach.
-      const body = Buffer.concat([Buffer.from([Icmp6Type.PacketTooBig, 0, 0, 0, 0, 0, 0x05, 0xaa]), quote]);
-      body.writeUInt16BE(internetChecksum(pseudo6(podOfP, localPod, body.length), body), 2);
-      const reply = Buffer.concat([ipv6Header({ src: podOfP, dst: localPod }, Proto.ICMPv6, body.length), body]);
-      const macs = { dst: '0a:00:00:00:00:01', src: '0a:00:00:00:00:02' };
-      for (const dp of [worker, gateway]) dp.expect('fromPod', input, TC_ACT_REDIRECT, ethernet(reply, macs, EtherType.IPv6));
+      for (const dp of [worker, gateway]) dp.expect('fromPod', input, TC_ACT_REDIRECT, tooBig(input, 8));
+      // The first fragment of a datagram larger than the pod's MTU: the quote reaches past the fragment
+      // header to the UDP ports, or the pod's stack could not match the error and would never lower its path MTU.
+      const first = frame6({ src: localPod, dst: podOfP, extensions: [fragmentHeader(0, true)] }, udpOf(1500, 8));
+      for (const dp of [worker, gateway]) dp.expect('fromPod', first, TC_ACT_REDIRECT, tooBig(first, 16));
       const fits = frame6({ src: localPod, dst: podOfP }, udpOf(1450));
       worker.expect('fromPod', fits, TC_ACT_REDIRECT, frame6({ src: localPod, dst: podOfP }, udpOf(1450), overlayMacs));
     });

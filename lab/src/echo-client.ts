@@ -5,7 +5,7 @@
  *   tcp      a nonce over one connection, echoed back;
  *   udp      a nonce in one datagram, echoed back from the address dialled;
  *   frag     a 3000-byte datagram (fragmented by any 1500-byte path both ways), echoed back whole (over
- *            IPv6 sent again once, after the Packet Too Big that sets a smaller path MTU);
+ *            IPv6 sent twice more, as each way's Packet Too Big sets a smaller path MTU);
  *   unreach  a datagram to a closed port: the ICMP port unreachable must come back to the socket, which
  *            the kernel only matches when the quoted header inside it names this socket's own addresses;
  *   pmtu-tcp 4 MiB over one connection in 64 KiB writes, so every segment is as large as the path
@@ -75,11 +75,16 @@ function udpProbe(
   if (mode === 'unreach') return sock.connect(port, to, () => sock.send(payload));
   sock.send(payload, port, to);
   // IPv6 routers never fragment: a datagram whose fragments exceed the path MTU is dropped with a Packet
-  // Too Big, which lowers the sender's path MTU for the next one (RFC 8201). The first fragmented
-  // datagram on a new path is lost by design, so one more is sent, fragmented to the path MTU learnt.
+  // Too Big, which lowers its sender's path MTU for the next one (RFC 8201). On a new path the first
+  // datagram, and then the first echo, are lost by design: two more are sent, as the path MTU is learnt
+  // each way.
   if (mode === 'frag' && isIPv6(to)) {
-    const again = setTimeout(() => settled || sock.send(payload, port, to), pathMtuLearntMs);
-    sock.on('close', () => clearTimeout(again));
+    const again = setInterval(() => settled || sock.send(payload, port, to), pathMtuLearntMs);
+    const stop = setTimeout(() => clearInterval(again), pathMtuLearntMs * 2.5);
+    sock.on('close', () => {
+      clearInterval(again);
+      clearTimeout(stop);
+    });
   }
 }
 

@@ -3,6 +3,7 @@
  * truncated, extended or with odd header fields (half of them with their checksums repaired, so odd
  * but valid packets reach the deeper paths). Every run must give a known verdict and a packet of the
  * same length; every packet the program changed must carry valid checksums if it came in with them.
+ * IPv6 likewise, its maps programmed too (fixture6.ts), with extension headers, fragments and ICMPv6 errors.
  * Seeded: a failure prints the seed and case to reproduce it.
  */
 import assert from 'node:assert/strict';
@@ -11,17 +12,24 @@ import {
   EtherType,
   IcmpType,
   type L4,
+  NextHeader,
   checksumProblems,
   datagram,
+  datagram6,
   ethernet,
-  fragments,
+  extensionHeader,
+  fragmentHeader,
   frame,
+  frame6,
+  fragments,
   repairChecksums,
 } from '../../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, TC_ACT_SHOT } from './fixture';
+import { programIpv6 } from './fixture6';
 import { prng } from '../../support/prng';
 
 const CASES = 100_000;
+const CASES6 = 50_000;
 const SEED = Number(process.env.STRAIT_FUZZ_SEED ?? 0x5eed);
 const IPV4_MIN_FRAME = 14 + 20;
 /** BPF_PROG_TEST_RUN refuses IP frames shorter than their fixed header. */
@@ -86,6 +94,54 @@ function seeds(pick: <T>(xs: readonly T[]) => T, rand: () => number): Buffer {
       return frame({ src, dst, options: rand() < 0.1 ? Buffer.from([1, 1, 1, 0]) : undefined }, l4);
   }
 }
+
+/** IPv6 addresses from every prefix the programs look at (fixture6.ts), link-local, multicast and none. */
+const addresses6 = [
+  'fd00:a:0:8000:7::9',
+  'fd00:a:0:ffff::77', // our pods (on the gateway's node, on another)
+  'fd17:16:0:1::5',
+  'fd19:2:1:3abc::1', // P
+  'fd10:32:0:1a::5',
+  'fd10:33::3f', // Q
+  'fd60:6:0:8000:7::9',
+  'fd70:9:0:9f7::7',
+  'fd70:9:0:9f8::8',
+  'fd70:9:0:9aa::1', // us in P's view
+  'fd00:e:0:5f7::7',
+  'fd00:e:0:5f8::8', // our ExternalCIDR
+  'fe80::1',
+  'ff02::1:ff00:5',
+  '2001:db8::1',
+  '::',
+];
+
+function seeds6(pick: <T>(xs: readonly T[]) => T, rand: () => number): Buffer {
+  const src = pick(addresses6);
+  const dst = pick(addresses6);
+  const payload = Buffer.alloc(Math.floor(rand() * 80), Math.floor(rand() * 256));
+  const port = () => Math.floor(rand() * 65536);
+  const l4s: L4[] = [
+    { kind: 'tcp', sport: port(), dport: port(), payload },
+    { kind: 'udp', sport: port(), dport: port(), payload },
+    { kind: 'icmp-echo', type: pick([128, 129] as const), id: port(), payload },
+    { kind: 'raw', proto: 58, payload: Buffer.concat([Buffer.from([pick([135, 136, 133]), 0, 0, 0]), payload]) },
+  ];
+  const exts = [
+    extensionHeader(NextHeader.HopByHop),
+    extensionHeader(NextHeader.DestOptions, 16),
+    fragmentHeader(8 * Math.floor(rand() * 3), rand() < 0.5),
+  ];
+  const extensions = rand() < 0.3 ? exts.slice(Math.floor(rand() * 3)) : undefined;
+  if (rand() < 0.2) {
+    const quoted = datagram6({ src: dst, dst: src }, pick(l4s));
+    const quote = quoted.subarray(0, 40 + Math.floor(rand() * (quoted.length - 39)));
+    return frame6({ src, dst }, { kind: 'icmp-error', type: pick([1, 2, 3, 4]), code: 0, quote });
+  }
+  return frame6({ src, dst, extensions }, pick(l4s));
+}
+
+/** Link-local or multicast (fe80::/10, ff00::/8): never the datapath's to touch. */
+const linkScope = (f: Buffer, off: number) => f[off] === 0xff || (f[off] === 0xfe && (f[off + 1]! & 0xc0) === 0x80);
 
 function mutate(f: Buffer, rand: () => number): Buffer {
   const g = Buffer.from(f);
@@ -157,6 +213,41 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
       assert.ok(seen.checked > CASES / 20, `only ${seen.checked} changed packets were checked`);
       for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT])
         assert.ok((seen.verdicts.get(v) ?? 0) > CASES / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
+    } finally {
+      gateway.close();
+      worker?.close();
+    }
+  });
+
+  it(`survives ${CASES6.toLocaleString('en')} random and mutated IPv6 packets: checksums valid on what it changes, link-local and multicast never touched (seed ${SEED})`, async () => {
+    const gateway = programIpv6((await Datapath.load()).program('gateway'));
+    let worker: Datapath | undefined;
+    try {
+      worker = programIpv6((await Datapath.load()).program('worker'));
+      const roles = { gateway, worker };
+      const rand = prng(SEED);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+      const seen = { checked: 0, verdicts: new Map<number, number>() };
+      for (let i = 0; i < CASES6; i++) {
+        const input = mutate(seeds6(pick, rand), rand);
+        if (!testable(input)) continue;
+        const name = rand() < 0.5 ? 'fromPod' : 'fromOverlay';
+        const role = rand() < 0.9 ? 'gateway' : 'worker';
+        const r = roles[role].run(name, input);
+        const where = `case ${i} (seed ${SEED}), ${role} ${name}, input ${input.toString('hex')}`;
+        assert.ok([TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT].includes(r.retval), `verdict ${r.retval}: ${where}`);
+        assert.equal(r.data.length, input.length, `length changed: ${where}`);
+        seen.verdicts.set(r.retval, (seen.verdicts.get(r.retval) ?? 0) + 1);
+        const v6 = input.readUInt16BE(12) === EtherType.IPv6;
+        if (v6 && (linkScope(input, 22) || linkScope(input, 38)))
+          assert.deepEqual({ retval: r.retval, data: r.data.toString('hex') }, { retval: TC_ACT_OK, data: input.toString('hex') }, where);
+        if (r.data.equals(input) || checksumProblems(input).length) continue;
+        seen.checked++;
+        assert.deepEqual(checksumProblems(r.data), [], `output ${r.data.toString('hex')}: ${where}`);
+      }
+      assert.ok(seen.checked > CASES6 / 20, `only ${seen.checked} changed packets were checked`);
+      for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT])
+        assert.ok((seen.verdicts.get(v) ?? 0) > CASES6 / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
     } finally {
       gateway.close();
       worker?.close();

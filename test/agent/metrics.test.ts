@@ -167,11 +167,13 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     ]);
     assert.deepEqual(series(samples, 'strait_agent_dropped_packets_total'), [
       'reason=Csum 0',
+      'reason=ExtHdrs 0',
       'reason=Malformed 2',
       'reason=NoConfig 0',
       'reason=NoNatMapping 0',
       'reason=NoPeer 0',
       'reason=NotOurs 0',
+      'reason=Transit6 0',
       'reason=TransitState 0',
       'reason=Tunnel 0',
     ]);

@@ -37,6 +37,7 @@ const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
 const jumboTopology = join(defaultTopologyPath, '..', 'jumbo.yaml');
+const dualStackTopology = join(defaultTopologyPath, '..', 'dual-stack.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
@@ -151,6 +152,24 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       const { results, failed } = outcome;
       assert.equal(failed, 0, failureSummary(outcome));
       assert.deepEqual(checksByKind(results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
+    });
+
+    it('dual-stack topology (IPv6 PodCIDRs overlapping at /48, /56 and /64): every check passes in both families', async () => {
+      const topology = await labUp(dualStackTopology, { runDir, dataplane, say });
+      const outcome = await labTest(runDir, say);
+      const { results, failed } = outcome;
+      assert.equal(failed, 0, failureSummary(outcome));
+      // The default lab's peered and intra checks in each family (no hub here), an unpeered pair in each.
+      assert.deepEqual(checksByKind(results), { peered: 176, intra: 60, 'not-peered': 2 });
+      const ipv6 = results.filter((r) => r.address.includes(':'));
+      assert.deepEqual(
+        [...new Set(ipv6.filter((r) => r.kind === 'peered').map((r) => r.probe))].sort(),
+        ['frag', 'icmp', 'pmtu-icmp', 'pmtu-tcp', 'tcp', 'udp', 'unreach'],
+        'every probe of IPv4 runs over IPv6 too',
+      );
+      // B sees C's /64 remapped into fd00::/8, host bits kept (C's pod fd00:a::1:0:0:a).
+      const views = await clusterViews(topology, runDir);
+      assert.equal(addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', 'fd00:a::1:0:0:a'), 'fd00:0:1:1:1::a');
     });
 
     it('jumbo topology (every link MTU 9000): all checks pass, the path MTU ones at 9000 bytes', async () => {

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram } from '../../src/native';
 import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
-import { frame } from '../support/packet';
+import { frame, frame6 } from '../support/packet';
+import { peerP6 } from '../dataplane/ebpf/fixture6';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';
 import { type BenchFigure, type BenchSuite, median } from './result';
 
@@ -124,6 +125,58 @@ async function transitFigure(measure: Measure): Promise<Measured> {
   }
 }
 
+/** `toPeerFigure` in IPv6: the same swap of P's views, on L's IPv6 family (the tunnel stays IPv4). */
+async function toPeer6Figure(measure: Measure): Promise<Measured> {
+  const dp = await Datapath.load();
+  try {
+    const pod = { addr: 'fd00:a::', prefixLen: 48 };
+    const external = { addr: 'fd00:b::', prefixLen: 48 };
+    dp.maps.config.update(0, configFor('gateway'));
+    dp.addPeer(peerP);
+    dp.maps.config6.update(0, { podCidr: pod, externalCidr: external, transitAddr: 'fd00:b::fa' });
+    dp.maps.peers6.update(peerP.id, { localNatPod: external, localNatExternal: pod });
+    dp.maps.routes6.update(peerP6.remotePod, { peerId: peerP.id, kind: 0 });
+    const input = frame6(
+      { src: 'fd00:a:0:7::9', dst: 'fd17:16:0:1::5' },
+      { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) },
+    );
+    assertTwoCycle(dp, 'fromPod', input, TC_ACT_REDIRECT);
+    return measure(dp.prog('fromPod'), input);
+  } finally {
+    dp.close();
+  }
+}
+
+/**
+ * `natMappingFigure` with one NatMapping, in IPv6: P's pod to our ExternalCIDR in P's view, through the
+ * NatMapping to another address of P's view of us (the 2-cycle, as in IPv4).
+ */
+async function natMapping6Figure(measure: Measure): Promise<Measured> {
+  const dp = await Datapath.load();
+  try {
+    const external = { addr: 'fd00:e::', prefixLen: 64 };
+    const seen = { addr: 'fd70:9::', prefixLen: 64 };
+    dp.maps.config.update(0, configFor('gateway'));
+    dp.addPeer(peerP);
+    dp.maps.config6.update(0, { podCidr: { addr: 'fd00:a::', prefixLen: 48 }, externalCidr: external, transitAddr: 'fd00:e::fa' });
+    dp.maps.peers6.update(peerP.id, { localNatPod: { addr: 'fd60:6::', prefixLen: 48 }, localNatExternal: seen });
+    dp.maps.routes6.update(peerP6.remotePod, { peerId: peerP.id, kind: 0 });
+    // fd00:e::1 → fd70:9::2 (P's view of fd00:e::2) and back: the output is again a packet to an address of ours.
+    for (const [ext, real] of [
+      ['fd00:e::1', 'fd70:9::2'],
+      ['fd00:e::2', 'fd70:9::1'],
+    ]) {
+      dp.maps.natmap6.update(ext, real);
+      dp.maps.natmap6Rev.update(real, ext);
+    }
+    const input = frame6({ src: 'fd17:16:0:1::5', dst: 'fd70:9::1' }, { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) });
+    assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_OK);
+    return measure(dp.prog('fromOverlay'), input);
+  } finally {
+    dp.close();
+  }
+}
+
 export const run: BenchSuite = async () => {
   const empty = await BpfObject.load(emptyProgramPath);
   try {
@@ -140,7 +193,22 @@ export const run: BenchSuite = async () => {
       await transitFigure(measure),
     ]);
     measured.push(['strait_from_pod, gateway, UDP toward a peer (source translated, tunnel key, redirect)', await toPeerFigure(measure)]);
-    const note = '64-byte frame, median of 5 x 1M';
+    // The IPv6 paths beside their IPv4 twins (issue 29's goal: at most 1.2x the IPv4 cost).
+    const ipv6: [string, string, Measured][] = [
+      [
+        'strait_from_pod, gateway, IPv6 UDP toward a peer (source translated, tunnel key, redirect)',
+        measured.find(([name]) => name.startsWith('strait_from_pod, gateway, UDP toward a peer'))![0],
+        await toPeer6Figure(measure),
+      ],
+      [
+        'strait_from_overlay, gateway, IPv6 UDP from a peer to an ExternalCIDR address, 1 NatMapping',
+        measured.find(([name]) => name.endsWith(', 1 NatMapping'))![0],
+        await natMapping6Figure(measure),
+      ],
+    ];
+    measured.push(...ipv6.map(([name, , m]): [string, Measured] => [name, m]));
+    const note = '64-byte frame (IPv6: 84 bytes, the same payload), median of 5 x 1M';
+    const ns = (name: string) => measured.find(([n]) => n === name)![1].ns;
     return [
       {
         suite: 'datapath',
@@ -159,6 +227,13 @@ export const run: BenchSuite = async () => {
           note: `floor ${m.floor} ns, measured just before`,
         },
       ]),
+      ...ipv6.map(([name, twin]): BenchFigure => ({
+        suite: 'datapath',
+        name: `${name} / its IPv4 twin`,
+        value: Number((ns(name) / ns(twin)).toFixed(2)),
+        unit: 'x',
+        note: `IPv4: ${ns(twin)} ns`,
+      })),
     ];
   } finally {
     empty.close();

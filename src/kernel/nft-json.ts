@@ -6,6 +6,12 @@
 
 export type NftFamily = 'ip' | 'ip6' | 'inet';
 
+/** nft's type of an address of one family. */
+export type NftAddressType = 'ipv4_addr' | 'ipv6_addr';
+
+/** The network header of one family, as a payload protocol and a NAT family (`ip saddr`, `snat ip6 to`). */
+export type NftNetworkProtocol = 'ip' | 'ip6';
+
 interface NftTable {
   family: NftFamily;
   name: string;
@@ -27,7 +33,7 @@ interface NftSet {
   family: NftFamily;
   table: string;
   name: string;
-  type: 'ipv4_addr';
+  type: NftAddressType;
   flags?: 'interval'[];
 }
 
@@ -36,8 +42,8 @@ interface NftMap {
   family: NftFamily;
   table: string;
   name: string;
-  type: 'ipv4_addr';
-  map: 'ipv4_addr';
+  type: NftAddressType;
+  map: NftAddressType;
 }
 
 /** Elements added to the set or map `name`: keys, or [key, value] pairs. */
@@ -72,7 +78,7 @@ export type NftExpression =
   | number
   /** TCP flags, OR'd. */
   | string[]
-  | { payload: { protocol: 'ip' | 'tcp'; field: 'saddr' | 'daddr' | 'flags' } }
+  | { payload: { protocol: NftNetworkProtocol | 'tcp'; field: 'saddr' | 'daddr' | 'flags' } }
   | { meta: { key: 'iifname' | 'oifname' } }
   /** The MTU of the route the packet takes. */
   | { rt: { key: 'mtu' } }
@@ -92,7 +98,7 @@ export type NftExpression =
  * address into the range instead.
  */
 interface NftNat {
-  family?: 'ip';
+  family?: NftNetworkProtocol;
   addr: NftExpression;
   flags?: 'netmap';
   type_flags?: 'prefix';

@@ -1,5 +1,5 @@
 /**
- * Installs the document of `natRuleset` (nat-ruleset.ts): Strait's two nftables tables, replaced together
+ * Installs the document of `natRuleset` (nat-ruleset.ts): Strait's nftables tables, replaced together
  * in one nftables transaction (libnftables in this process: src/kernel/nftables.ts), so the kernel never
  * runs a half-written NAT. Reconciling: the live tables are compared with what the kernel listed right
  * after this process installed the same document, and nothing is written when they are equal; a rule or
@@ -9,9 +9,10 @@
 import { InputError } from '../../errors';
 import type { NftCommand, NftDocument } from '../../kernel/nft-json';
 import { listRuleset, runNft } from '../../kernel/nftables';
-import { FILTER_TABLE, NAT_TABLE } from './nat-ruleset';
+import { FILTER_TABLE, NAT6_TABLE, NAT_TABLE } from './nat-ruleset';
 
-const ownedTables = [NAT_TABLE, FILTER_TABLE];
+const natTables = [NAT_TABLE, NAT6_TABLE];
+const ownedTables = [...natTables, FILTER_TABLE];
 const tableKey = (family: string, name: string) => `${family} ${name}`;
 const ownedKeys = new Set(ownedTables.map((t) => tableKey(t.family, t.name)));
 
@@ -41,12 +42,13 @@ export function applyNat(ruleset: NftDocument, netns?: string): { changed: boole
   return { changed: true };
 }
 
-/** Whether the node holds the gateway's NAT (its table exists: a worker has the filter table only). */
+/** Whether the node holds the gateway's NAT (a table of it exists: a worker has the filter table only). */
 export function hasGatewayNat(netns?: string): boolean {
-  return liveState(netns).has(tableKey(NAT_TABLE.family, NAT_TABLE.name));
+  const state = liveState(netns);
+  return natTables.some((t) => state.has(tableKey(t.family, t.name)));
 }
 
-/** Deletes Strait's tables (both, in one transaction) and nothing else. */
+/** Deletes Strait's tables (all, in one transaction) and nothing else. */
 export function removeNat(netns?: string): { changed: boolean } {
   if (liveState(netns).size === 0) return { changed: false };
   runNft({ nftables: dropOwnedTables }, netns);

@@ -18,8 +18,13 @@
  * Tables (nothing else is created):
  * - `ip strait` (gateway only): map `natmappings`, chains `from_peers` (prerouting, dstnat - 10: before
  *   other DNAT such as kube-proxy's) and `to_peers` (postrouting, srcnat - 10).
- * - `inet strait_filter` (every node): set `remote_prefixes` (every peer's remote prefixes, home view)
- *   and chain `avoid_masquerade` (postrouting, srcnat - 5), to keep cross-cluster traffic out of a CNI's
+ * - `ip6 strait` (gateway of a cluster with IPv6 networks): the same map and chains for IPv6, built by
+ *   the same function. A table per family rather than one `inet` table: every map and prefix NAT is
+ *   typed by one family anyway, so each family keeps the same names and rules, and the IPv4 table of an
+ *   IPv4-only node is what it was before IPv6 existed (nothing to migrate at an upgrade).
+ * - `inet strait_filter` (every node): sets `remote_prefixes` (every peer's remote IPv4 prefixes, home
+ *   view) and `remote_prefixes6` (IPv6, on a cluster that has IPv6) and chain `avoid_masquerade`
+ *   (postrouting, srcnat - 5, a rule per family), to keep cross-cluster traffic out of a CNI's
  *   masquerading. nftables sets are visible only inside their own table, so a CNI's table cannot say
  *   `ip daddr @remote_prefixes return`; the chain holds an identity SNAT instead,
  *   `ip daddr @remote_prefixes snat ip to ip saddr`. The kernel runs every postrouting NAT chain of a
@@ -34,13 +39,32 @@
  *   40 (the peer's side may offer more than our tunnels carry). nftables only ever lowers an MSS.
  */
 import { InputError } from '../../errors';
-import type { NftCommand, NftDocument, NftExpression, NftFamily, NftStatement } from '../../kernel/nft-json';
-import { type Cidr, cidrSize, formatIp, translateIp } from '../../net/cidr';
-import type { NodeDataplaneSpec } from '../../nodespec/spec';
+import type {
+  NftAddressType,
+  NftCommand,
+  NftDocument,
+  NftExpression,
+  NftFamily,
+  NftNetworkProtocol,
+  NftStatement,
+} from '../../kernel/nft-json';
+import { type Cidr, type IpFamily, cidrSize, formatIp, translateIp } from '../../net/cidr';
+import { familiesOf, homeNetworks, peerNetworks } from '../../nodespec/families';
+import type { NodeDataplaneSpec, PeerFamilyNetworks, PeerSpec } from '../../nodespec/spec';
 import { type TunnelMtus, clampedMss, defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
 
 export const NAT_TABLE = { family: 'ip', name: 'strait' } as const;
+export const NAT6_TABLE = { family: 'ip6', name: 'strait' } as const;
 export const FILTER_TABLE = { family: 'inet', name: 'strait_filter' } as const;
+
+/** What nft calls each family's header, address type, NAT table and set of remote prefixes. */
+const familyTerms: Record<
+  IpFamily,
+  { protocol: NftNetworkProtocol; addressType: NftAddressType; natTable: { family: NftFamily; name: string }; remotePrefixes: string }
+> = {
+  4: { protocol: 'ip', addressType: 'ipv4_addr', natTable: NAT_TABLE, remotePrefixes: 'remote_prefixes' },
+  6: { protocol: 'ip6', addressType: 'ipv6_addr', natTable: NAT6_TABLE, remotePrefixes: 'remote_prefixes6' },
+};
 
 export interface NatDevices {
   /** The name of the tunnel interface toward a peer gateway. */
@@ -54,10 +78,12 @@ const interfaceNamePattern = /^[a-z0-9.-]{1,15}$/;
 /** The priorities nft names `dstnat`, `srcnat` and `mangle` (its JSON takes numbers only). */
 const priority = { dstnat: -100, srcnat: 100, mangle: -150 } as const;
 
-const address = (value: bigint) => formatIp({ family: 4, value });
-const hostMask = (cidr: Cidr) => address(cidrSize(cidr) - 1n);
-const prefix = (cidr: Cidr): NftExpression => ({ prefix: { addr: address(cidr.base), len: cidr.prefix } });
-const ip = (field: 'saddr' | 'daddr'): NftExpression => ({ payload: { protocol: 'ip', field } });
+const hostMask = (cidr: Cidr) => formatIp({ family: cidr.family, value: cidrSize(cidr) - 1n });
+const prefix = (cidr: Cidr): NftExpression => ({ prefix: { addr: formatIp({ family: cidr.family, value: cidr.base }), len: cidr.prefix } });
+/** `ip saddr`, `ip6 daddr`, ... */
+const header = (family: IpFamily, field: 'saddr' | 'daddr'): NftExpression => ({
+  payload: { protocol: familyTerms[family].protocol, field },
+});
 const is = (left: NftExpression, right: NftExpression): NftStatement => ({ match: { op: '==', left, right } });
 const iifname = (name: string) => is({ meta: { key: 'iifname' } }, name);
 const oifname = (names: string | string[]) => is({ meta: { key: 'oifname' } }, typeof names === 'string' ? names : { set: names });
@@ -66,8 +92,8 @@ const syn = is({ '&': [{ payload: { protocol: 'tcp', field: 'flags' } }, ['syn',
 /** `tcp option maxseg size set <value>`. */
 const setMss = (value: NftExpression): NftStatement => ({ mangle: { key: { 'tcp option': { name: 'maxseg', field: 'size' } }, value } });
 /** `snat|dnat ip prefix to <key> map { from : to, ... }`: the host part kept, the prefix replaced. */
-const prefixNat = (key: NftExpression, pairs: [Cidr, Cidr][]) => ({
-  family: 'ip' as const,
+const prefixNat = (family: IpFamily, key: NftExpression, pairs: [Cidr, Cidr][]) => ({
+  family: familyTerms[family].protocol,
   addr: { map: { key, data: { set: pairs.map(([from, to]): [NftExpression, NftExpression] => [prefix(from), prefix(to)]) } } },
   flags: 'netmap' as const,
   type_flags: 'prefix' as const,
@@ -92,13 +118,13 @@ class TableBuilder {
     return { family: this.table.family, table: this.table.name };
   }
 
-  set(name: string, keys: NftExpression[]): void {
-    this.commands.push({ add: { set: { ...this.at, name, type: 'ipv4_addr', flags: ['interval'] } } });
+  set(name: string, type: NftAddressType, keys: NftExpression[]): void {
+    this.commands.push({ add: { set: { ...this.at, name, type, flags: ['interval'] } } });
     if (keys.length > 0) this.commands.push({ add: { element: { ...this.at, name, elem: keys } } });
   }
 
-  map(name: string, pairs: [NftExpression, NftExpression][]): void {
-    this.commands.push({ add: { map: { ...this.at, name, type: 'ipv4_addr', map: 'ipv4_addr' } } });
+  map(name: string, type: NftAddressType, pairs: [NftExpression, NftExpression][]): void {
+    this.commands.push({ add: { map: { ...this.at, name, type, map: type } } });
     if (pairs.length > 0) this.commands.push({ add: { element: { ...this.at, name, elem: pairs } } });
   }
 
@@ -113,12 +139,22 @@ class TableBuilder {
   }
 }
 
+type NamedPeer = PeerSpec & { interfaceName: string };
+
+/** The peers that carry `family`, with their networks of it. */
+const peersOf = (peers: NamedPeer[], family: IpFamily) =>
+  peers.flatMap((peer) => {
+    const networks = peerNetworks(peer, family);
+    return networks ? [{ peer, networks }] : [];
+  });
+
+const remotePrefixes = (networks: PeerFamilyNetworks) => [networks.remotePodCIDR, networks.remoteExternalCIDR];
+
 /**
- * A spec checked by src/api/node-dataplane.ts (disjoint prefixes, views of our size) and `requireIpv4`;
- * `mtus`: the node's tunnel MTUs (default: a 1500-byte underlay's).
+ * A spec checked by src/api/node-dataplane.ts (disjoint prefixes, views of our size) and the dataplane's
+ * family check; `mtus`: the node's tunnel MTUs (default: a 1500-byte underlay's).
  */
 export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu)): NftDocument {
-  const { podCIDR, externalCIDR } = spec;
   const peers = spec.peers.map((peer) => ({ ...peer, interfaceName: peerInterface(devices, peer.peerId) }));
   if (!interfaceNamePattern.test(devices.overlay))
     throw new InputError('devices.overlay', devices.overlay, 'an interface name must match ^[a-z0-9.-]{1,15}$');
@@ -129,35 +165,54 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: T
       ? peers.map((p) => ({ name: p.interfaceName, mtu: p.transport === 'ipsec' ? mtus.ipsec : mtus.vxlan }))
       : []),
   ];
-  const remotePrefixes = peers
-    .flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR])
-    .sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+  const families = familiesOf(spec);
   const filter = new TableBuilder(FILTER_TABLE);
-  filter.set('remote_prefixes', remotePrefixes.map(prefix));
-  // `ip daddr @remote_prefixes snat ip to ip saddr`
-  filter.chain('avoid_masquerade', { type: 'nat', hook: 'postrouting', prio: priority.srcnat - 5 }, [
-    [is(ip('daddr'), '@remote_prefixes'), { snat: { family: 'ip', addr: ip('saddr') } }],
-  ]);
+  for (const family of families) {
+    const { remotePrefixes: set, addressType } = familyTerms[family];
+    const prefixes = peersOf(peers, family)
+      .flatMap(({ networks }) => remotePrefixes(networks))
+      .sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+    filter.set(set, addressType, prefixes.map(prefix));
+  }
+  // `ip daddr @remote_prefixes snat ip to ip saddr`, and the same for ip6
+  filter.chain(
+    'avoid_masquerade',
+    { type: 'nat', hook: 'postrouting', prio: priority.srcnat - 5 },
+    families.map((family) => [
+      is(header(family, 'daddr'), `@${familyTerms[family].remotePrefixes}`),
+      { snat: { family: familyTerms[family].protocol, addr: header(family, 'saddr') } },
+    ]),
+  );
   filter.chain('clamp_mss', { type: 'filter', hook: 'forward', prio: priority.mangle }, [
     [oifname(tunnels.map((t) => t.name)), syn, setMss({ rt: { key: 'mtu' } })],
     ...tunnels.map((t) => [iifname(t.name), syn, setMss(clampedMss(t.mtu))]),
   ]);
   if (spec.node.role === 'worker') return { nftables: filter.commands };
+  return { nftables: [...families.flatMap((family) => gatewayNatTable(spec, family, peers)), ...filter.commands] };
+}
 
-  const transit = spec.transitAddress;
+/** The gateway's NAT table of one family: the NatMappings of that family, the prefix and transit NAT. */
+function gatewayNatTable(spec: NodeDataplaneSpec, family: IpFamily, allPeers: NamedPeer[]): NftCommand[] {
+  const { podCIDR, externalCIDR, transitAddress } = homeNetworks(spec, family)!;
+  const daddr = header(family, 'daddr');
+  const saddr = header(family, 'saddr');
+  const peers = peersOf(allPeers, family);
   const fromPeers: NftStatement[][] = [];
   const toPeers: NftStatement[][] = [];
-  for (const peer of peers) {
+  for (const { peer, networks } of peers) {
     fromPeers.push(
       // `ip daddr <A's view of our ExternalCIDR> dnat ip to ip daddr & hostmask | externalBase map @natmappings`
       [
         iifname(peer.interfaceName),
-        is(ip('daddr'), prefix(peer.localNATExternalCIDR)),
+        is(daddr, prefix(networks.localNATExternalCIDR)),
         {
           dnat: {
-            family: 'ip',
+            family: familyTerms[family].protocol,
             addr: {
-              map: { key: { '|': [{ '&': [ip('daddr'), hostMask(externalCIDR)] }, address(externalCIDR.base)] }, data: '@natmappings' },
+              map: {
+                key: { '|': [{ '&': [daddr, hostMask(externalCIDR)] }, formatIp({ family, value: externalCIDR.base })] },
+                data: '@natmappings',
+              },
             },
           },
         },
@@ -165,9 +220,9 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: T
       [
         iifname(peer.interfaceName),
         {
-          dnat: prefixNat(ip('daddr'), [
-            [peer.localNATPodCIDR, podCIDR],
-            [peer.localNATExternalCIDR, externalCIDR],
+          dnat: prefixNat(family, daddr, [
+            [networks.localNATPodCIDR, podCIDR],
+            [networks.localNATExternalCIDR, externalCIDR],
           ]),
         },
       ],
@@ -175,29 +230,32 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: T
     toPeers.push([
       oifname(peer.interfaceName),
       {
-        snat: prefixNat(ip('saddr'), [
-          [podCIDR, peer.localNATPodCIDR],
-          [externalCIDR, peer.localNATExternalCIDR],
+        snat: prefixNat(family, saddr, [
+          [podCIDR, networks.localNATPodCIDR],
+          [externalCIDR, networks.localNATExternalCIDR],
         ]),
       },
     ]);
     // Transit from any other peer leaves from our transit address, in this peer's view of our ExternalCIDR.
-    const others = peers.filter((other) => other !== peer).flatMap((other) => [other.remotePodCIDR, other.remoteExternalCIDR]);
+    const others = peers.filter((other) => other.peer !== peer).flatMap((other) => remotePrefixes(other.networks));
     if (others.length > 0) {
-      const transitSeen = formatIp(translateIp(transit, externalCIDR, peer.localNATExternalCIDR));
+      const transitSeen = formatIp(translateIp(transitAddress, externalCIDR, networks.localNATExternalCIDR));
       toPeers.push([
         oifname(peer.interfaceName),
-        is(ip('saddr'), { set: others.map(prefix) }),
-        { snat: { family: 'ip', addr: transitSeen } },
+        is(saddr, { set: others.map(prefix) }),
+        { snat: { family: familyTerms[family].protocol, addr: transitSeen } },
       ]);
     }
   }
-  const nat = new TableBuilder(NAT_TABLE);
+  const nat = new TableBuilder(familyTerms[family].natTable);
   nat.map(
     'natmappings',
-    spec.natMappings.map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)]),
+    familyTerms[family].addressType,
+    spec.natMappings
+      .filter((m) => m.externalAddress.family === family)
+      .map((m) => [formatIp(m.externalAddress), formatIp(m.endpointAddress)]),
   );
   nat.chain('from_peers', { type: 'nat', hook: 'prerouting', prio: priority.dstnat - 10 }, fromPeers);
   nat.chain('to_peers', { type: 'nat', hook: 'postrouting', prio: priority.srcnat - 10 }, toPeers);
-  return { nftables: [...nat.commands, ...filter.commands] };
+  return nat.commands;
 }

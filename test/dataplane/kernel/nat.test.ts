@@ -35,6 +35,34 @@ const specDocument = (): NodeDataplaneSpecDocument => {
 };
 const spec = (): NodeDataplaneSpec => readNodeDataplaneSpec(specDocument());
 
+/*
+ * The same hub, dual-stack: the same roles in IPv6, with prefixes of three lengths. We are
+ * fd00:10::/56 + fd00:50::/120 (transit fd00:50::fe); A is fd00:11::/56 + fd00:60::/120 here, we are
+ * fd01:16::/56 + fd01:17::/120 there; C is fd00:12::/60 + fd00:70::/120 here, we are fd02:168::/56 +
+ * fd00:90::/120 there.
+ */
+const dualStackSpec = (): NodeDataplaneSpec => {
+  const s = specDocument();
+  s.secondary = { podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:50::/120', transitAddress: 'fd00:50::fe' };
+  s.peers[0]!.secondary = {
+    remotePodCIDR: 'fd00:11::/56',
+    remoteExternalCIDR: 'fd00:60::/120',
+    localNATPodCIDR: 'fd01:16::/56',
+    localNATExternalCIDR: 'fd01:17::/120',
+  };
+  s.peers[1]!.secondary = {
+    remotePodCIDR: 'fd00:12::/60',
+    remoteExternalCIDR: 'fd00:70::/120',
+    localNATPodCIDR: 'fd02:168::/56',
+    localNATExternalCIDR: 'fd00:90::/120',
+  };
+  s.natMappings.push(
+    { externalAddress: 'fd00:50::1', endpointAddress: 'fd00:10::6' },
+    { externalAddress: 'fd00:50::2', endpointAddress: 'fd00:12::5' },
+  );
+  return readNodeDataplaneSpec(s);
+};
+
 const PORT = 7000;
 
 /**
@@ -46,7 +74,7 @@ const dgram = require('node:dgram');
 const addrs = process.argv.slice(1);
 let bound = 0;
 for (const local of addrs) {
-  const s = dgram.createSocket('udp4');
+  const s = dgram.createSocket(local.includes(':') ? 'udp6' : 'udp4');
   s.on('message', (m, r) => s.send(Buffer.concat([Buffer.from(JSON.stringify({ local, from: r.address }) + '\\n'), m]), r.port, r.address));
   s.bind(${PORT}, local, () => { if (++bound === addrs.length) console.log('ready'); });
 }`;
@@ -59,7 +87,7 @@ const echoClient = `
 const dgram = require('node:dgram');
 const [source, target, size] = process.argv.slice(2);
 const payload = size ? Buffer.alloc(Number(size), 'fragment me ') : Buffer.from('hello');
-const s = dgram.createSocket('udp4');
+const s = dgram.createSocket(source.includes(':') ? 'udp6' : 'udp4');
 setTimeout(() => { console.error('no reply from ' + target); process.exit(1); }, 3000);
 s.on('message', (m, r) => {
   const end = m.indexOf(10);
@@ -159,31 +187,45 @@ class Topology {
   build(): void {
     for (const ns of [this.gateway, this.peerA, this.peerC, this.pod]) {
       createNetns(ns);
+      // Links usable at once: IPv6 forwarding waits for duplicate address detection of the link-local addresses.
+      run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
       ip(['link', 'set', 'lo', 'up'], ns);
     }
-    run(['ip', 'netns', 'exec', this.gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
-    this.link('stp0000002a', '100.64.1.1/30', this.peerA, '100.64.1.2/30');
-    this.link('stp00000009', '100.64.2.1/30', this.peerC, '100.64.2.2/30');
-    this.link('pod0', '10.0.0.1/24', this.pod, '10.0.0.5/24');
-    ip(['addr', 'add', '10.0.0.6/24', 'dev', 'peer'], this.pod);
-    ip(['addr', 'add', '10.50.0.9/32', 'dev', 'lo'], this.pod);
+    run(['ip', 'netns', 'exec', this.gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+    this.link('stp0000002a', ['100.64.1.1/30', 'fd64:1::1/64'], this.peerA, ['100.64.1.2/30', 'fd64:1::2/64']);
+    this.link('stp00000009', ['100.64.2.1/30', 'fd64:2::1/64'], this.peerC, ['100.64.2.2/30', 'fd64:2::2/64']);
+    this.link('pod0', ['10.0.0.1/24', 'fd00:10::1/64'], this.pod, ['10.0.0.5/24', '10.0.0.6/24', 'fd00:10::5/64', 'fd00:10::6/64']);
+    this.addresses(this.pod, 'lo', ['10.50.0.9/32', 'fd00:50::9/128']);
     ip(['route', 'add', 'default', 'via', '10.0.0.1'], this.pod);
-    ip(['addr', 'add', '10.1.0.7/32', 'dev', 'lo'], this.peerA);
-    ip(['addr', 'add', '10.2.0.5/32', 'dev', 'lo'], this.peerC);
-    for (const dst of ['172.16.0.0/16', '172.17.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.1.1'], this.peerA);
-    for (const dst of ['192.168.0.0/16', '10.90.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.2.1'], this.peerC);
-    for (const dst of ['10.1.0.0/16', '10.60.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.1.2'], this.gateway);
-    for (const dst of ['10.2.0.0/20', '10.70.0.0/24']) ip(['route', 'add', dst, 'via', '100.64.2.2'], this.gateway);
-    ip(['route', 'add', '10.50.0.9/32', 'via', '10.0.0.5'], this.gateway);
+    ip(['-6', 'route', 'add', 'default', 'via', 'fd00:10::1'], this.pod);
+    this.addresses(this.peerA, 'lo', ['10.1.0.7/32', 'fd00:11::7/128']);
+    this.addresses(this.peerC, 'lo', ['10.2.0.5/32', 'fd00:12::5/128']);
+    const routes: [string, string[], string][] = [
+      [this.peerA, ['172.16.0.0/16', '172.17.0.0/24'], '100.64.1.1'],
+      [this.peerA, ['fd01:16::/56', 'fd01:17::/120'], 'fd64:1::1'],
+      [this.peerC, ['192.168.0.0/16', '10.90.0.0/24'], '100.64.2.1'],
+      [this.peerC, ['fd02:168::/56', 'fd00:90::/120'], 'fd64:2::1'],
+      [this.gateway, ['10.1.0.0/16', '10.60.0.0/24'], '100.64.1.2'],
+      [this.gateway, ['fd00:11::/56', 'fd00:60::/120'], 'fd64:1::2'],
+      [this.gateway, ['10.2.0.0/20', '10.70.0.0/24'], '100.64.2.2'],
+      [this.gateway, ['fd00:12::/60', 'fd00:70::/120'], 'fd64:2::2'],
+      [this.gateway, ['10.50.0.9/32'], '10.0.0.5'],
+      [this.gateway, ['fd00:50::9/128'], 'fd00:10::5'],
+    ];
+    for (const [netns, destinations, via] of routes) for (const dst of destinations) ip(['route', 'add', dst, 'via', via], netns);
   }
 
   /** A veth pair: `gatewaySide` in the gateway, `peer` in `netns`. */
-  private link(gatewaySide: string, gatewayAddress: string, netns: string, address: string): void {
+  private link(gatewaySide: string, gatewayAddresses: string[], netns: string, addresses: string[]): void {
     ip(['link', 'add', gatewaySide, 'type', 'veth', 'peer', 'name', 'peer', 'netns', netns], this.gateway);
-    ip(['addr', 'add', gatewayAddress, 'dev', gatewaySide], this.gateway);
-    ip(['addr', 'add', address, 'dev', 'peer'], netns);
+    this.addresses(this.gateway, gatewaySide, gatewayAddresses);
+    this.addresses(netns, 'peer', addresses);
     ip(['link', 'set', gatewaySide, 'up'], this.gateway);
     ip(['link', 'set', 'peer', 'up'], netns);
+  }
+
+  private addresses(netns: string, device: string, addresses: string[]): void {
+    for (const address of addresses) ip(['addr', 'add', address, 'dev', device], netns);
   }
 
   async serve(netns: string, addresses: string[]): Promise<void> {
@@ -205,10 +247,11 @@ describe('fallback: nftables NAT (real kernel)', function () {
       topology = new Topology();
       try {
         topology.build();
-        assert.deepEqual(applyNat(natRuleset(spec(), devices), topology.gateway), { changed: true });
-        await topology.serve(topology.pod, ['10.0.0.5', '10.0.0.6', '10.50.0.9']);
-        await topology.serve(topology.peerA, ['10.1.0.7']);
-        await topology.serve(topology.peerC, ['10.2.0.5']);
+        // Dual-stack: the IPv4 cases run beside the IPv6 table, which must not change them.
+        assert.deepEqual(applyNat(natRuleset(dualStackSpec(), devices), topology.gateway), { changed: true });
+        await topology.serve(topology.pod, ['10.0.0.5', '10.0.0.6', '10.50.0.9', 'fd00:10::5', 'fd00:10::6', 'fd00:50::9']);
+        await topology.serve(topology.peerA, ['10.1.0.7', 'fd00:11::7']);
+        await topology.serve(topology.peerC, ['10.2.0.5', 'fd00:12::5']);
       } catch (err) {
         topology.cleanup();
         throw err;
@@ -254,6 +297,78 @@ describe('fallback: nftables NAT (real kernel)', function () {
         replyFrom: '172.17.0.2',
       });
     });
+
+    // The cases above in IPv6, through the `ip6 strait` table.
+    const ipv6Cases: { what: string; from: 'peerA' | 'peerC' | 'pod'; source: string; target: string; echo: Echo }[] = [
+      {
+        what: "from A to our pod in A's view",
+        from: 'peerA',
+        source: 'fd00:11::7',
+        target: 'fd01:16::5',
+        echo: { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' },
+      },
+      {
+        what: "from A to our ExternalCIDR in A's view, no NatMapping",
+        from: 'peerA',
+        source: 'fd00:11::7',
+        target: 'fd01:17::9',
+        echo: { local: 'fd00:50::9', from: 'fd00:11::7', replyFrom: 'fd01:17::9' },
+      },
+      {
+        what: 'from A to a NatMapping address',
+        from: 'peerA',
+        source: 'fd00:11::7',
+        target: 'fd01:17::1',
+        echo: { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' },
+      },
+      {
+        what: 'from our pod toward A',
+        from: 'pod',
+        source: 'fd00:10::5',
+        target: 'fd00:11::7',
+        echo: { local: 'fd00:11::7', from: 'fd01:16::5', replyFrom: 'fd00:11::7' },
+      },
+      {
+        what: 'from our ExternalCIDR toward A',
+        from: 'pod',
+        source: 'fd00:50::9',
+        target: 'fd00:11::7',
+        echo: { local: 'fd00:11::7', from: 'fd01:17::9', replyFrom: 'fd00:11::7' },
+      },
+      {
+        what: 'from our pod toward C',
+        from: 'pod',
+        source: 'fd00:10::6',
+        target: 'fd00:12::5',
+        echo: { local: 'fd00:12::5', from: 'fd02:168::6', replyFrom: 'fd00:12::5' },
+      },
+      {
+        what: "from C to our pod in C's view",
+        from: 'peerC',
+        source: 'fd00:12::5',
+        target: 'fd02:168::5',
+        echo: { local: 'fd00:10::5', from: 'fd00:12::5', replyFrom: 'fd02:168::5' },
+      },
+      {
+        what: "from C to a NatMapping address in C's view",
+        from: 'peerC',
+        source: 'fd00:12::5',
+        target: 'fd00:90::1',
+        echo: { local: 'fd00:10::6', from: 'fd00:12::5', replyFrom: 'fd00:90::1' },
+      },
+      {
+        what: "hub transit: A dials a NatMapping of C's pod",
+        from: 'peerA',
+        source: 'fd00:11::7',
+        target: 'fd01:17::2',
+        echo: { local: 'fd00:12::5', from: 'fd00:90::fe', replyFrom: 'fd01:17::2' },
+      },
+    ];
+    for (const c of ipv6Cases) {
+      it(`IPv6, ${c.what}: ${c.source} to ${c.target} arrives at ${c.echo.local} from ${c.echo.from}`, () => {
+        assert.deepEqual(sendUdp(topology[c.from], c.source, c.target), c.echo);
+      });
+    }
   });
 
   /*
@@ -545,11 +660,26 @@ describe('fallback: nftables NAT (real kernel)', function () {
 
     const listOwned = () => run(['ip', 'netns', 'exec', netns(), 'nft', 'list', 'ruleset']);
 
-    it('applying twice changes nothing the second time', () => {
-      const ruleset = natRuleset(spec(), devices);
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
+    for (const c of [
+      { name: 'IPv4', spec },
+      { name: 'dual-stack', spec: dualStackSpec },
+    ]) {
+      it(`${c.name}: applying twice changes nothing the second time`, () => {
+        const ruleset = natRuleset(c.spec(), devices);
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
+        const first = listOwned();
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
+        assert.equal(listOwned(), first);
+      });
+    }
+
+    it('dual-stack: restores a rule and a NatMapping element of the IPv6 table deleted by hand', () => {
+      const ruleset = natRuleset(dualStackSpec(), devices);
+      applyNat(ruleset, netns());
       const first = listOwned();
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
+      nft('flush chain ip6 strait to_peers\ndelete element ip6 strait natmappings { fd00:50::1 }\n', netns());
+      assert.doesNotMatch(listOwned(), /fd00:50::1 : fd00:10::6/);
+      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
       assert.equal(listOwned(), first);
     });
 

@@ -74,12 +74,18 @@ std::string Prefix(int family, const nlattr* addr, unsigned length) {
   return FormatAddress(family, mnl_attr_get_payload(addr)) + "/" + std::to_string(length);
 }
 
-// routeDump(netns, table) -> [{ dst, type, protocol, table, metric, onlink, dev?, gateway? }]: the IPv4
-// routes of one table (by number; a table with no routes yet is empty, not an error).
+// The address family of a dump: argument `index` is 6 for IPv6, else (absent, 4) IPv4.
+int ArgFamily(const Napi::CallbackInfo& info, size_t index) {
+  return !IsAbsent(info[index]) && ArgU32(info, index, "family") == 6 ? AF_INET6 : AF_INET;
+}
+
+// routeDump(netns, table, family?) -> [{ dst, type, protocol, table, metric, onlink, dev?, gateway? }]:
+// the IPv4 (or, family 6, IPv6) routes of one table (by number; a table with no routes yet is empty).
 Napi::Value RouteDump(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
   uint32_t table = ArgU32(info, 1, "table");
+  int family = ArgFamily(info, 2);
   NetnsGuard guard(env, netns);
   Napi::Array out = Napi::Array::New(env);
   uint32_t count = 0;
@@ -94,47 +100,49 @@ Napi::Value RouteDump(const Napi::CallbackInfo& info) {
     if (names[index].empty()) names[index] = IfName(index);
     return names[index];
   };
-  Dump(env, "dump routes", [](nlmsghdr* req) {
+  Dump(env, "dump routes", [family](nlmsghdr* req) {
     req->nlmsg_type = RTM_GETROUTE;
     auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(req, sizeof(rtmsg)));
-    rtm->rtm_family = AF_INET;
+    rtm->rtm_family = family;
   }, [&](const nlmsghdr* nlh) {
     if (nlh->nlmsg_type != RTM_NEWROUTE) return;
     auto* rtm = static_cast<const rtmsg*>(mnl_nlmsg_get_payload(nlh));
-    if (rtm->rtm_family != AF_INET || (rtm->rtm_flags & RTM_F_CLONED)) return;
+    if (rtm->rtm_family != family || (rtm->rtm_flags & RTM_F_CLONED)) return;
     Attrs a = ParseAttrs(nlh, sizeof(rtmsg));
     uint32_t t = a.tb[RTA_TABLE] ? mnl_attr_get_u32(a.tb[RTA_TABLE]) : rtm->rtm_table;
     if (t != table) return;
     Napi::Object r = Napi::Object::New(env);
-    r.Set(kDst, Prefix(AF_INET, a.tb[RTA_DST], rtm->rtm_dst_len));
+    r.Set(kDst, Prefix(family, a.tb[RTA_DST], rtm->rtm_dst_len));
     r.Set(kType, Napi::Number::New(env, rtm->rtm_type));
     r.Set(kProtocol, Napi::Number::New(env, rtm->rtm_protocol));
     r.Set(kTable, Napi::Number::New(env, t));
     r.Set(kMetric, Napi::Number::New(env, a.tb[RTA_PRIORITY] ? mnl_attr_get_u32(a.tb[RTA_PRIORITY]) : 0));
     r.Set(kOnlink, Napi::Boolean::New(env, (rtm->rtm_flags & RTNH_F_ONLINK) != 0));
     if (a.tb[RTA_OIF]) r.Set(kDev, name(mnl_attr_get_u32(a.tb[RTA_OIF])));
-    if (a.tb[RTA_GATEWAY]) r.Set(kGateway, FormatAddress(AF_INET, mnl_attr_get_payload(a.tb[RTA_GATEWAY])));
+    if (a.tb[RTA_GATEWAY]) r.Set(kGateway, FormatAddress(family, mnl_attr_get_payload(a.tb[RTA_GATEWAY])));
     out[count++] = r;
   });
   return out;
 }
 
-// ruleDump(netns) -> [{ priority, table, action, flags, tos, src?, dst?, iif?, oif?, fwmark?, fwmask?,
-// other }]: the IPv4 rules; `other` lists the attribute types of selectors not decoded here.
+// ruleDump(netns, family?) -> [{ priority, table, action, flags, tos, src?, dst?, iif?, oif?, fwmark?,
+// fwmask?, other }]: the IPv4 (or, family 6, IPv6) rules; `other` lists the attribute types of selectors
+// not decoded here.
 Napi::Value RuleDump(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
+  int family = ArgFamily(info, 1);
   NetnsGuard guard(env, netns);
   Napi::Array out = Napi::Array::New(env);
   uint32_t count = 0;
-  Dump(env, "dump rules", [](nlmsghdr* req) {
+  Dump(env, "dump rules", [family](nlmsghdr* req) {
     req->nlmsg_type = RTM_GETRULE;
     auto* frh = static_cast<fib_rule_hdr*>(mnl_nlmsg_put_extra_header(req, sizeof(fib_rule_hdr)));
-    frh->family = AF_INET;
+    frh->family = family;
   }, [&](const nlmsghdr* nlh) {
     if (nlh->nlmsg_type != RTM_NEWRULE) return;
     auto* frh = static_cast<const fib_rule_hdr*>(mnl_nlmsg_get_payload(nlh));
-    if (frh->family != AF_INET) return;
+    if (frh->family != family) return;
     Attrs a = ParseAttrs(nlh, sizeof(fib_rule_hdr));
     Napi::Object r = Napi::Object::New(env);
     r.Set("priority", a.tb[FRA_PRIORITY] ? mnl_attr_get_u32(a.tb[FRA_PRIORITY]) : 0);
@@ -142,8 +150,8 @@ Napi::Value RuleDump(const Napi::CallbackInfo& info) {
     r.Set("action", frh->action);
     r.Set("flags", frh->flags);
     r.Set("tos", frh->tos);
-    if (a.tb[FRA_SRC]) r.Set("src", Prefix(AF_INET, a.tb[FRA_SRC], frh->src_len));
-    if (a.tb[FRA_DST]) r.Set("dst", Prefix(AF_INET, a.tb[FRA_DST], frh->dst_len));
+    if (a.tb[FRA_SRC]) r.Set("src", Prefix(family, a.tb[FRA_SRC], frh->src_len));
+    if (a.tb[FRA_DST]) r.Set("dst", Prefix(family, a.tb[FRA_DST], frh->dst_len));
     if (a.tb[FRA_IIFNAME]) r.Set("iif", mnl_attr_get_str(a.tb[FRA_IIFNAME]));
     if (a.tb[FRA_OIFNAME]) r.Set("oif", mnl_attr_get_str(a.tb[FRA_OIFNAME]));
     if (a.tb[FRA_FWMARK]) r.Set("fwmark", mnl_attr_get_u32(a.tb[FRA_FWMARK]));
@@ -318,14 +326,14 @@ void BuildRoute(const Napi::Object& c, const std::string& op, NetlinkChange& p) 
   std::string dst = Str(c, "dst");
   p.operation = "route " + op + " " + dst;
   Address d;
-  if (!ParseAddress(dst, true, d) || d.family != AF_INET) return Refuse(p, "dst " + dst + " is not an IPv4 network");
+  if (!ParseAddress(dst, true, d)) return Refuse(p, "dst " + dst + " is not a network");
   bool del = op == "del";
   uint16_t flags = op == "add" ? NLM_F_CREATE | NLM_F_EXCL : op == "replace" ? NLM_F_CREATE | NLM_F_REPLACE : 0;
   if (!del && op != "add" && op != "replace") return Refuse(p, "unknown operation");
   nlmsghdr* nlh = Header(p, del ? RTM_DELROUTE : RTM_NEWROUTE, flags);
   auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(rtmsg)));
   uint32_t table = U32(c, "table", RT_TABLE_MAIN);
-  rtm->rtm_family = AF_INET;
+  rtm->rtm_family = d.family;
   rtm->rtm_dst_len = d.length;
   rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
   rtm->rtm_protocol = U32(c, "protocol", del ? RTPROT_UNSPEC : RTPROT_BOOT);
@@ -335,13 +343,13 @@ void BuildRoute(const Napi::Object& c, const std::string& op, NetlinkChange& p) 
   rtm->rtm_type = del ? RTN_UNSPEC : unreachable ? RTN_UNREACHABLE : RTN_UNICAST;
   rtm->rtm_scope = del ? RT_SCOPE_NOWHERE : (!unreachable && !Has(c, "via")) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
   if (c.Get("onlink").ToBoolean()) rtm->rtm_flags |= RTNH_F_ONLINK;
-  if (d.length > 0) mnl_attr_put(nlh, RTA_DST, 4, d.bytes);
+  if (d.length > 0) mnl_attr_put(nlh, RTA_DST, d.size(), d.bytes);
   mnl_attr_put_u32(nlh, RTA_TABLE, table);
   mnl_attr_put_u32(nlh, RTA_PRIORITY, U32(c, "metric", 0));
   if (Has(c, "via")) {
     Address via;
-    if (!ParseAddress(Str(c, "via"), false, via) || via.family != AF_INET) return Refuse(p, "via " + Str(c, "via"));
-    mnl_attr_put(nlh, RTA_GATEWAY, 4, via.bytes);
+    if (!ParseAddress(Str(c, "via"), false, via) || via.family != d.family) return Refuse(p, "via " + Str(c, "via") + " (not of dst's family)");
+    mnl_attr_put(nlh, RTA_GATEWAY, via.size(), via.bytes);
   }
   if (Has(c, "dev")) {
     unsigned index = Device(p, Str(c, "dev"));
@@ -350,7 +358,7 @@ void BuildRoute(const Napi::Object& c, const std::string& op, NetlinkChange& p) 
   }
 }
 
-// { kind: 'rule', op: 'add'|'del', priority, table?, src?, dst?, iif?, fwmark?, fwmask? }
+// { kind: 'rule', op: 'add'|'del', family?: 4|6, priority, table?, src?, dst?, iif?, fwmark?, fwmask? }
 void BuildRule(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
   uint32_t priority = U32(c, "priority", 0);
   p.operation = "rule " + op + " priority " + std::to_string(priority);
@@ -358,7 +366,8 @@ void BuildRule(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
   if (!del && op != "add") return Refuse(p, "unknown operation");
   nlmsghdr* nlh = Header(p, del ? RTM_DELRULE : RTM_NEWRULE, del ? 0 : NLM_F_CREATE | NLM_F_EXCL);
   auto* frh = static_cast<fib_rule_hdr*>(mnl_nlmsg_put_extra_header(nlh, sizeof(fib_rule_hdr)));
-  frh->family = AF_INET;
+  int family = U32(c, "family", 4) == 6 ? AF_INET6 : AF_INET;
+  frh->family = family;
   uint32_t table = U32(c, "table", 0);
   // A delete without a table (0) matches any table and action, as iproute2's.
   frh->action = del ? FR_ACT_UNSPEC : FR_ACT_TO_TBL;
@@ -368,9 +377,9 @@ void BuildRule(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
   for (auto [key, attr] : {std::pair{"src", FRA_SRC}, std::pair{"dst", FRA_DST}}) {
     if (!Has(c, key)) continue;
     Address a;
-    if (!ParseAddress(Str(c, key), true, a) || a.family != AF_INET) return Refuse(p, std::string(key) + " " + Str(c, key));
+    if (!ParseAddress(Str(c, key), true, a) || a.family != family) return Refuse(p, std::string(key) + " " + Str(c, key) + " (not of the rule's family)");
     (attr == FRA_SRC ? frh->src_len : frh->dst_len) = a.length;
-    mnl_attr_put(nlh, attr, 4, a.bytes);
+    mnl_attr_put(nlh, attr, a.size(), a.bytes);
   }
   if (Has(c, "iif")) mnl_attr_put_strz(nlh, FRA_IIFNAME, Str(c, "iif").c_str());
   if (Has(c, "fwmark")) mnl_attr_put_u32(nlh, FRA_FWMARK, U32(c, "fwmark", 0));

@@ -37,6 +37,10 @@ export function ipv4Prefix(field: string, value: unknown): string {
   return formatCidr(cidr);
 }
 
+/** An IPv4 or IPv6 network in canonical form; "default" is IPv4's default route, as for `ip route`. */
+export const ipPrefix = (field: string, value: unknown): string =>
+  value === 'default' ? '0.0.0.0/0' : formatCidr(parseCidr(field, value));
+
 /** A MAC address, lower case. */
 export function macAddress(field: string, value: unknown): string {
   if (typeof value !== 'string' || !/^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(value)) {

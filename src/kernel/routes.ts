@@ -1,23 +1,23 @@
 /**
- * Strait's IPv4 routes as desired state. A reconcile owns exactly one scope: a whole table Strait owns
+ * Strait's IPv4 and IPv6 routes as desired state. A reconcile owns exactly one scope: a whole table Strait owns
  * (18952), or the routes of protocol 252 in the main table; nothing outside it is read into the diff, so
  * nothing outside it is changed. A route's identity is its destination and metric, as in the kernel.
  */
 import { InputError } from '../errors';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { integer, ipv4Address, ipv4Prefix, linkName } from './kernel-values';
+import { integer, ipAddress, ipPrefix, ipv4Prefix, linkName } from './kernel-values';
 import { type NativeRoute, type NetlinkChange, applyNetlink, dumpRoutes } from './rtnetlink';
 
 export const straitRouteProtocol = 252;
 
 export interface Route {
-  /** Canonical IPv4 network; 0.0.0.0/0 for the default route. */
+  /** Canonical network; 0.0.0.0/0 (::/0) for the default route. */
   dst: string;
   /** An unreachable route rejects what it matches (ICMP net unreachable) and has neither dev nor via. */
   type?: 'unreachable';
   dev?: string;
   via?: string;
-  /** 0 when absent, as in the kernel. */
+  /** 0 when absent, as in the kernel (IPv6: the kernel's default 1024). */
   metric?: number;
   /** The gateway is reached on `dev` without a connected route to it (a next hop across a tunnel). */
   onlink?: boolean;
@@ -27,7 +27,7 @@ export type RouteScope = { table: number } | { protocol: typeof straitRouteProto
 
 /** Validates a desired route and puts it in the form the kernel shows. */
 export function route(value: Route, field = 'route'): Route {
-  const checked: Route = { dst: ipv4Prefix(`${field}.dst`, value.dst) };
+  const checked: Route = { dst: ipPrefix(`${field}.dst`, value.dst) };
   if (value.type !== undefined) {
     if (value.type !== 'unreachable')
       throw new InputError(`${field}.type`, value.type, 'the only route type besides unicast is unreachable');
@@ -38,7 +38,12 @@ export function route(value: Route, field = 'route'): Route {
     return checked;
   }
   if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
-  if (value.via !== undefined) checked.via = ipv4Address(`${field}.via`, value.via);
+  if (value.via !== undefined) {
+    checked.via = ipAddress(`${field}.via`, value.via);
+    // An IPv6 route cannot take an IPv4 gateway (the kernel refuses RTA_VIA for IPv6).
+    if (isIpv6(checked.via) !== isIpv6(checked.dst))
+      throw new InputError(`${field}.via`, value.via, `a gateway must be of the family of dst ${checked.dst}`);
+  }
   if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
   if (value.onlink) {
     if (!checked.dev || !checked.via) throw new InputError(`${field}.onlink`, value.onlink, 'an onlink route needs both dev and via');
@@ -76,6 +81,11 @@ export const routeIdentity: Identity<Route> = {
     (desired.type !== undefined || (desired.dev === undefined ? current.dev !== undefined : current.dev === desired.dev)),
 };
 
+const isIpv6 = (text: string) => text.includes(':');
+
+/** The kernel's metric of a route the model says is 0: IPv6 turns 0 into 1024 (IP6_RT_PRIO_USER). */
+const kernelMetric = (r: Route) => r.metric ?? (isIpv6(r.dst) ? 1024 : 0);
+
 // rtnetlink's route types (RTN_*) the model knows.
 const rtnUnicast = 1;
 const rtnUnreachable = 7;
@@ -93,14 +103,14 @@ function routeFromKernel(r: NativeRoute): Route {
   } else if (r.type === rtnUnreachable) {
     read.type = 'unreachable';
   }
-  if (r.metric) read.metric = r.metric;
+  if (r.metric && r.metric !== kernelMetric({ dst: r.dst })) read.metric = r.metric;
   return read;
 }
 
-/** The IPv4 routes in `scope`. */
+/** The IPv4 and IPv6 routes in `scope`. */
 function readRoutes(scope: RouteScope, netns?: string): Route[] {
   checkScope(scope);
-  const routes = dumpRoutes(scopeTable(scope), netns);
+  const routes = [...dumpRoutes(scopeTable(scope), netns, 4), ...dumpRoutes(scopeTable(scope), netns, 6)];
   return ('table' in scope ? routes : routes.filter((r) => r.protocol === straitRouteProtocol)).map(routeFromKernel);
 }
 
@@ -128,7 +138,7 @@ export function diffRoutes(current: readonly Route[], desired: readonly Route[])
 }
 
 function routeChange(op: 'add' | 'replace', r: Route, scope: RouteScope): NetlinkChange {
-  return { kind: 'route', op, ...r, metric: r.metric ?? 0, table: scopeTable(scope), protocol: straitRouteProtocol };
+  return { kind: 'route', op, ...r, metric: kernelMetric(r), table: scopeTable(scope), protocol: straitRouteProtocol };
 }
 
 /**
@@ -148,7 +158,7 @@ export function reconcileRoutes(desired: readonly Route[], scope: RouteScope, ne
         kind: 'route',
         op: 'del',
         dst: r.dst,
-        metric: r.metric ?? 0,
+        metric: kernelMetric(r),
         table: scopeTable(scope),
         ...('table' in scope ? {} : { protocol: straitRouteProtocol }),
       },

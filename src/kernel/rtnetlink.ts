@@ -29,11 +29,12 @@ export function applyNetlink(changes: readonly NetlinkChange[], netns?: string):
     .map((error) => (error ? { ok: false, error } : { ok: true }));
 }
 
-/** The IPv4 routes of one table (empty for a table that has no route yet). */
-export const dumpRoutes = (table: number, netns?: string): NativeRoute[] => native().rtnlRouteDump(path(netns), table);
+/** The routes of one family in one table (empty for a table that has no route yet). */
+export const dumpRoutes = (table: number, netns?: string, family: 4 | 6 = 4): NativeRoute[] =>
+  native().rtnlRouteDump(path(netns), table, family);
 
-/** The IPv4 policy rules. */
-export const dumpRules = (netns?: string): NativeRule[] => native().rtnlRuleDump(path(netns));
+/** The policy rules of one family. */
+export const dumpRules = (netns?: string, family: 4 | 6 = 4): NativeRule[] => native().rtnlRuleDump(path(netns), family);
 
 /** The IP neighbours (ARP and NDP) of a device. */
 export const dumpNeighbours = (dev: string, netns?: string): NativeNeighbour[] => native().rtnlNeighbourDump(path(netns), dev, false);

@@ -84,7 +84,7 @@ export interface NativeRoute {
   gateway?: string;
 }
 
-/** An IPv4 policy rule; `other` holds the attribute types of selectors not decoded. */
+/** An IPv4 or IPv6 policy rule; `other` holds the attribute types of selectors not decoded. */
 export interface NativeRule {
   priority: number;
   table: number;
@@ -135,6 +135,8 @@ export type NativeNetlinkChange =
   | {
       kind: 'rule';
       op: 'add' | 'del';
+      /** 4 when absent. */
+      family?: 4 | 6;
       priority: number;
       table?: number;
       src?: string;
@@ -283,8 +285,8 @@ export interface NativeBinding {
   ifNameToIndex(name: string, netns: string | null): number;
   interfaces(netns: string | null): { index: number; name: string }[];
   ensureBpffs(path: string, mount: boolean): boolean;
-  rtnlRouteDump(netns: string | null, table: number): NativeRoute[];
-  rtnlRuleDump(netns: string | null): NativeRule[];
+  rtnlRouteDump(netns: string | null, table: number, family?: 4 | 6): NativeRoute[];
+  rtnlRuleDump(netns: string | null, family?: 4 | 6): NativeRule[];
   rtnlNeighbourDump(netns: string | null, dev: string, bridge: boolean): NativeNeighbour[];
   rtnlLinkDump(netns: string | null): NativeLink[];
   rtnlAddressDump(netns: string | null): { dev: string; address: string }[];

@@ -96,6 +96,36 @@ export const hubSpecDocument = (): WholeNodeDataplaneSpecDocument => ({
 /** The same, typed (through the document's own reader). */
 export const hubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(hubSpecDocument());
 
+/*
+ * `doc` (the hub's, or one made from it) dual-stack: the same roles in IPv6, with prefixes of three
+ * lengths. We are fd00:10::/56 + fd00:50::/120 (transit fd00:50::fe); A is fd00:11::/56 + fd00:60::/120
+ * here, we are fd01:16::/56 + fd01:17::/120 there; C is fd00:12::/60 + fd00:70::/120 here, we are
+ * fd02:168::/56 + fd00:90::/120 there. NatMappings: fd00:50::1 is our pod fd00:10::6, fd00:50::2 C's pod
+ * fd00:12::5.
+ */
+export function withIpv6<T extends NodeDataplaneSpecDocument>(doc: T): T {
+  doc.secondary = { podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:50::/120', transitAddress: 'fd00:50::fe' };
+  doc.peers[0]!.secondary = {
+    remotePodCIDR: 'fd00:11::/56',
+    remoteExternalCIDR: 'fd00:60::/120',
+    localNATPodCIDR: 'fd01:16::/56',
+    localNATExternalCIDR: 'fd01:17::/120',
+  };
+  doc.peers[1]!.secondary = {
+    remotePodCIDR: 'fd00:12::/60',
+    remoteExternalCIDR: 'fd00:70::/120',
+    localNATPodCIDR: 'fd02:168::/56',
+    localNATExternalCIDR: 'fd00:90::/120',
+  };
+  doc.natMappings.push(
+    { externalAddress: 'fd00:50::1', endpointAddress: 'fd00:10::6' },
+    { externalAddress: 'fd00:50::2', endpointAddress: 'fd00:12::5' },
+  );
+  doc.nodes?.[0]?.podCIDRs.push('fd00:10::/64');
+  doc.nodes?.[1]?.podCIDRs.push('fd00:10:0:1::/64');
+  return doc;
+}
+
 /** `doc` with `edit` made to it, typed through the reader. */
 export function specWith(doc: WholeNodeDataplaneSpecDocument, edit: (doc: WholeNodeDataplaneSpecDocument) => void): NodeDataplaneSpec {
   edit(doc);

@@ -138,7 +138,13 @@ export class KernelDatapath {
     );
     const routes = reconcileRoutes(plan.routes.map(kernelRoute), { table: routingTable }, this.netns);
     const rules = reconcileRules(
-      plan.rules.map((r) => ({ priority: r.priority, table: r.table, ...(r.to ? { to: r.to } : {}), ...(r.iif ? { iif: r.iif } : {}) })),
+      plan.rules.map((r) => ({
+        ...(r.family ? { family: r.family } : {}),
+        priority: r.priority,
+        table: r.table,
+        ...(r.to ? { to: r.to } : {}),
+        ...(r.iif ? { iif: r.iif } : {}),
+      })),
       this.netns,
     );
     const wasGateway = this.gateway ?? hasGatewayNat(this.netns);

@@ -8,13 +8,17 @@
  *   traffic arriving from a peer looked up in table 18952 too, where the other nodes' pod prefixes go
  *   through the overlay (symmetric routing: replies leave the way requests came, so strict reverse-path
  *   filtering and cloud source checks pass).
+ * Both families of a dual-stack spec take the same devices: IPv6 routes name the far device's
+ * link-local address as next hop (identities.ts) where IPv4 routes name its underlay address, each with
+ * a permanent neighbour entry giving the MAC; the underlay stays IPv4.
  */
-import { formatCidr, formatIp } from '../../net/cidr';
+import { type Cidr, type Ip, type IpFamily, formatCidr, formatIp } from '../../net/cidr';
+import { familiesOf, peerNetworks } from '../../nodespec/families';
 import type { TunnelDevice } from '../../kernel/tunnel-devices';
-import type { NodeDataplaneSpec } from '../../nodespec/spec';
+import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
 import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
 import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
-import { overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
+import { linkLocalAddress, overlayDevice, overlayMac, routingTable, rulePriorities, tunnelDevice } from './identities';
 
 interface FdbEntryPlan {
   device: string;
@@ -44,6 +48,8 @@ export interface RoutePlan {
 const backstopMetric = 0xffff_ffff;
 
 interface RulePlan {
+  /** An IPv6 rule without an IPv6 prefix to tell it (absent: IPv4, or the family of `to`). */
+  family?: 6;
   priority: number;
   table: number;
   to?: string;
@@ -56,6 +62,15 @@ export interface KernelRoutingPlan {
   neighbours: NeighbourPlan[];
   routes: RoutePlan[];
   rules: RulePlan[];
+}
+
+/** The next hop of a family's routes to the device of `mac` behind `underlay` (and its neighbour entry's address). */
+const nextHop = (family: IpFamily, underlay: Ip, mac: string) => (family === 4 ? formatIp(underlay) : linkLocalAddress(mac));
+
+/** A peer's remote prefixes of one family (none if the peering does not carry it). */
+function remotePrefixesOf(peer: PeerSpec, family: IpFamily): Cidr[] {
+  const networks = peerNetworks(peer, family);
+  return networks ? [networks.remotePodCIDR, networks.remoteExternalCIDR] : [];
 }
 
 /**
@@ -71,6 +86,7 @@ export function planKernelRouting(
   mtus: TunnelMtus = tunnelMtus(defaultUnderlayMtu),
 ): KernelRoutingPlan {
   const self = spec.node;
+  const families = familiesOf(spec);
   const others = spec.nodes.filter((n) => n.name !== self.name);
   const gateway = self.role === 'gateway';
   const devices: TunnelDevice[] = [
@@ -88,46 +104,68 @@ export function planKernelRouting(
     // The all-zero entry floods broadcast and unknown frames to every VTEP (unicast mode, no multicast).
     { device: overlayDevice, mac: '00:00:00:00:00:00', dst: formatIp(n.underlayAddress) },
   ]);
-  const neighbours: NeighbourPlan[] = others.map((n) => ({
-    device: overlayDevice,
-    address: formatIp(n.underlayAddress),
-    mac: overlayMac(spec.clusterId, n.name),
-  }));
-  const remotePrefixes = spec.peers.flatMap((p) => [formatCidr(p.remotePodCIDR), formatCidr(p.remoteExternalCIDR)]);
-  const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to }));
+  const neighbours: NeighbourPlan[] = others.flatMap((n) =>
+    families.map((family) => {
+      const mac = overlayMac(spec.clusterId, n.name);
+      return { device: overlayDevice, address: nextHop(family, n.underlayAddress, mac), mac };
+    }),
+  );
+  const remotePrefixes = families.flatMap((family) => spec.peers.flatMap((p) => remotePrefixesOf(p, family)));
+  const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to: formatCidr(to) }));
   // The backstop: whatever route below goes missing, traffic to a peer never falls through to the main table.
-  const routes: RoutePlan[] = remotePrefixes.map((prefix) => ({ table: routingTable, prefix, unreachable: true, metric: backstopMetric }));
+  const routes: RoutePlan[] = remotePrefixes.map((prefix) => ({
+    table: routingTable,
+    prefix: formatCidr(prefix),
+    unreachable: true,
+    metric: backstopMetric,
+  }));
   if (!gateway) {
+    const gatewayMac = overlayMac(spec.clusterId, spec.activeGateway.name);
     for (const prefix of remotePrefixes)
-      routes.push({ table: routingTable, prefix, via: formatIp(spec.activeGateway.underlayAddress), device: overlayDevice });
+      routes.push({
+        table: routingTable,
+        prefix: formatCidr(prefix),
+        via: nextHop(prefix.family, spec.activeGateway.underlayAddress, gatewayMac),
+        device: overlayDevice,
+      });
   } else {
     for (const p of spec.peers) {
       if (blockedPeers.has(p.clusterId)) continue;
       const device = tunnelDevice(p.peerId);
-      const endpoint = formatIp(p.endpoint.address);
-      const prefixes = [p.remotePodCIDR, p.remoteExternalCIDR].map(formatCidr);
+      const peerFamilies = families.filter((family) => peerNetworks(p, family));
       if (p.transport === 'ipsec') {
         // The xfrm states and policies with this if_id (ipsec-plan.ts) encrypt what is routed into it.
         devices.push({ name: device, ifId: p.peerId, mtu: mtus.ipsec });
-        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, device });
+        for (const prefix of peerFamilies.flatMap((family) => remotePrefixesOf(p, family)))
+          routes.push({ table: routingTable, prefix: formatCidr(prefix), device });
       } else {
         devices.push({
           name: device,
           vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
           port: p.endpoint.port,
           mac: tunnelMac(spec.clusterId, p.clusterId),
-          remote: endpoint,
+          remote: formatIp(p.endpoint.address),
           mtu: mtus.vxlan,
         });
         // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
-        neighbours.push({ device, address: endpoint, mac: tunnelMac(p.clusterId, spec.clusterId) });
-        for (const prefix of prefixes) routes.push({ table: routingTable, prefix, via: endpoint, device });
+        const mac = tunnelMac(p.clusterId, spec.clusterId);
+        for (const family of peerFamilies) {
+          const via = nextHop(family, p.endpoint.address, mac);
+          neighbours.push({ device, address: via, mac });
+          for (const prefix of remotePrefixesOf(p, family)) routes.push({ table: routingTable, prefix: formatCidr(prefix), via, device });
+        }
       }
-      rules.push({ priority: rulePriorities.fromPeer, table: routingTable, iif: device });
+      for (const family of peerFamilies)
+        rules.push({ ...(family === 6 ? { family } : {}), priority: rulePriorities.fromPeer, table: routingTable, iif: device });
     }
     for (const n of others)
       for (const prefix of n.podCIDRs)
-        routes.push({ table: routingTable, prefix: formatCidr(prefix), via: formatIp(n.underlayAddress), device: overlayDevice });
+        routes.push({
+          table: routingTable,
+          prefix: formatCidr(prefix),
+          via: nextHop(prefix.family, n.underlayAddress, overlayMac(spec.clusterId, n.name)),
+          device: overlayDevice,
+        });
   }
   return { devices, fdb, neighbours, routes, rules };
 }

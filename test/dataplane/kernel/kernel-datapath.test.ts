@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { KernelDatapath, cleanupKernelNode, kernelApplyChanged } from '../../../src/dataplane/kernel/kernel-datapath';
 import { ip, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
-import { hubSpec } from '../../support/node-specs';
+import { hubSpec, hubSpecDocument, withIpv6 } from '../../support/node-specs';
+import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
 import { ipsecHub } from './ipsec-hub';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
@@ -72,6 +73,39 @@ describe('KernelDatapath (real kernel)', function () {
     assert.ok(!after.rules.includes('18952') && !after.rules.includes('18953'));
     assert.deepEqual(foreign(), before);
     assert.deepEqual(cleanupKernelNode(ns), { rules: 0, routes: 0, devices: [], xfrm: 0, nat: false }, 'safe to run twice');
+  });
+
+  it("dual-stack: IPv6 routes and rules through the same devices, next hops the far devices' link-local addresses; a second apply changes nothing", () => {
+    const dualStack = () => readNodeDataplaneSpec(withIpv6(hubSpecDocument()));
+    const dp = new KernelDatapath(ns);
+    const first = dp.apply(dualStack());
+    assert.deepEqual(first.failed, []);
+    assert.deepEqual(first.devices.created.sort(), ['stp00000007', 'stp00000009', 'strait.vxlan']);
+    assert.equal(first.routes, 18, 'four backstops and five routes per family');
+    assert.equal(first.rules, 12, 'six rules per family');
+    const v6 = (args: string[]) => run(['ip', '-6', '-n', ns, ...args]);
+    const table = v6(['route', 'show', 'table', '18952']);
+    // A's tunnel MAC at our end of the peering is tunnelMac(A, B); the route names its EUI-64 address.
+    const peerA = /fd00:11::\/56 via (fe80::[0-9a-f:]+) dev stp00000007 proto 252 metric 1024 onlink/.exec(table);
+    assert.ok(peerA, table);
+    assert.match(v6(['neigh', 'show', 'dev', 'stp00000007']), new RegExp(`^${peerA[1]} lladdr [0-9a-f:]+ PERMANENT`, 'm'));
+    assert.match(table, /fd00:10:0:1::\/64 via fe80::[0-9a-f:]+ dev strait\.vxlan proto 252 metric 1024 onlink/);
+    assert.match(table, /unreachable fd00:70::\/120 dev lo proto 252 metric 4294967295/);
+    const rules = v6(['rule']);
+    assert.match(rules, /18952:\tfrom all to fd00:12::\/60 lookup 18952/);
+    assert.match(rules, /18953:\tfrom all iif stp00000009 lookup 18952/);
+    assert.ok(state().nft.includes('table ip6 strait'));
+    assert.equal(kernelApplyChanged(dp.apply(dualStack())), false, 'a second apply changes nothing');
+
+    ip(['-6', 'route', 'del', 'fd00:12::/60', 'table', '18952', 'metric', '1024'], ns);
+    ip(['-6', 'rule', 'del', 'pref', '18953', 'iif', 'stp00000007'], ns);
+    const repaired = dp.apply(dualStack());
+    assert.deepEqual([repaired.routes, repaired.rules], [1, 1]);
+    assert.equal(v6(['route', 'show', 'table', '18952']), table, 'what was deleted by hand is back');
+
+    const removed = cleanupKernelNode(ns);
+    assert.deepEqual([removed.rules, removed.routes], [12, 18]);
+    assert.equal(v6(['rule']).includes('1895'), false);
   });
 
   it('blocks an encrypted peering it cannot set up: no tunnel, its traffic rejected rather than routed by the main table', () => {

@@ -10,7 +10,7 @@ import { ip, nft, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
-import { hubSpecDocument } from '../../support/node-specs';
+import { hubSpecDocument, withIpv6 } from '../../support/node-specs';
 import { netnsPerTest, requireRoot, uniqueName } from '../../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../../support/packet';
 import { waitFor } from '../../support/wait';
@@ -35,33 +35,8 @@ const specDocument = (): NodeDataplaneSpecDocument => {
 };
 const spec = (): NodeDataplaneSpec => readNodeDataplaneSpec(specDocument());
 
-/*
- * The same hub, dual-stack: the same roles in IPv6, with prefixes of three lengths. We are
- * fd00:10::/56 + fd00:50::/120 (transit fd00:50::fe); A is fd00:11::/56 + fd00:60::/120 here, we are
- * fd01:16::/56 + fd01:17::/120 there; C is fd00:12::/60 + fd00:70::/120 here, we are fd02:168::/56 +
- * fd00:90::/120 there.
- */
-const dualStackSpec = (): NodeDataplaneSpec => {
-  const s = specDocument();
-  s.secondary = { podCIDR: 'fd00:10::/56', externalCIDR: 'fd00:50::/120', transitAddress: 'fd00:50::fe' };
-  s.peers[0]!.secondary = {
-    remotePodCIDR: 'fd00:11::/56',
-    remoteExternalCIDR: 'fd00:60::/120',
-    localNATPodCIDR: 'fd01:16::/56',
-    localNATExternalCIDR: 'fd01:17::/120',
-  };
-  s.peers[1]!.secondary = {
-    remotePodCIDR: 'fd00:12::/60',
-    remoteExternalCIDR: 'fd00:70::/120',
-    localNATPodCIDR: 'fd02:168::/56',
-    localNATExternalCIDR: 'fd00:90::/120',
-  };
-  s.natMappings.push(
-    { externalAddress: 'fd00:50::1', endpointAddress: 'fd00:10::6' },
-    { externalAddress: 'fd00:50::2', endpointAddress: 'fd00:12::5' },
-  );
-  return readNodeDataplaneSpec(s);
-};
+/* The same hub, dual-stack (withIpv6 names its IPv6 networks). */
+const dualStackSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(withIpv6(specDocument()));
 
 const PORT = 7000;
 

@@ -6,14 +6,17 @@
  * tracked, and translated, anew; the translation being stateless, a TCP connection carries on.
  */
 import { spawnSync } from 'node:child_process';
-import { type Cidr, formatIp } from '../net/cidr';
+import { type Cidr, addressBits, formatIp } from '../net/cidr';
 import { CommandError } from './command';
 
-const all = (1n << 32n) - 1n;
-const maskOf = (prefix: number) => formatIp({ family: 4, value: all ^ (all >> BigInt(prefix)) });
+/** The netmask of a prefix, as conntrack takes it. */
+function maskOf({ family, prefix }: Cidr): string {
+  const all = (1n << BigInt(addressBits(family))) - 1n;
+  return formatIp({ family, value: all ^ (all >> BigInt(prefix)) });
+}
 
 /**
- * Deletes the entries of the IPv4 flows from or to `prefixes` in the namespace `netns` (by name); how many.
+ * Deletes the entries of the IPv4 and IPv6 flows from or to `prefixes` in the namespace `netns` (by name); how many.
  * Throws a CommandError naming the command when conntrack fails (it is missing, or refused).
  */
 export function forgetFlows(prefixes: readonly Cidr[], netns?: string): number {
@@ -25,7 +28,16 @@ export function forgetFlows(prefixes: readonly Cidr[], netns?: string): number {
     ] as const) {
       const command = [
         ...(netns ? ['ip', 'netns', 'exec', netns] : []),
-        ...['conntrack', '-D', '-f', 'ipv4', address, formatIp({ family: 4, value: prefix.base }), mask, maskOf(prefix.prefix)],
+        ...[
+          'conntrack',
+          '-D',
+          '-f',
+          `ipv${prefix.family}`,
+          address,
+          formatIp({ family: prefix.family, value: prefix.base }),
+          mask,
+          maskOf(prefix),
+        ],
       ];
       const { status, stderr, error } = spawnSync(command[0]!, command.slice(1), { encoding: 'utf8' });
       // It says how many it deleted, and exits 1 when that is none.

@@ -3,9 +3,9 @@
  * routing, nftables NAT and IPsec xfrm, reconciled from the kernel's own state.
  */
 import { KernelChangeMonitor } from '../../kernel/change-monitor';
-import { requireIpv4 } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type ChangeSource, type NodeDataplane, type ProbeResponder, defaultResyncMs } from '../port';
+import { requireFallbackFamilies } from './carried-families';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyChanged } from './kernel-datapath';
 
 /**
@@ -25,7 +25,7 @@ export function kernelDataplane(
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
-    validate: (spec) => requireIpv4(spec, 'the kernel fallback'),
+    validate: requireFallbackFamilies,
     apply(spec) {
       const inputs = datapath.inputsVersion(spec);
       // Taken before applying: events caused by this apply make the next tick look again, once.

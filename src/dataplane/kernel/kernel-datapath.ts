@@ -9,6 +9,7 @@ import { reconcileNeighbours } from '../../kernel/neighbours';
 import { type Route, reconcileRoutes } from '../../kernel/routes';
 import { reconcileRules } from '../../kernel/rules';
 import { nodeTunnelMtus } from '../../kernel/underlay-mtu';
+import { familiesOf } from '../../nodespec/families';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type DeviceChanges, reconcileTunnelDevices } from '../../kernel/tunnel-devices';
 import { isFallbackDevice, overlayDevice, routingTable, tunnelDevice } from './identities';
@@ -19,7 +20,7 @@ import type { PeeringSecrets } from './ipsec-secrets';
 import { applyNat, hasGatewayNat, removeNat } from './nat-apply';
 import { forgetFlows } from '../../kernel/conntrack';
 import { natRuleset } from './nat-ruleset';
-import { type RoutePlan, planKernelRouting } from './routing-plan';
+import { type RoutePlan, planKernelRouting, remotePrefixesOf } from './routing-plan';
 
 export interface KernelApplyResult {
   devices: DeviceChanges;
@@ -159,7 +160,7 @@ export class KernelDatapath {
     if (wasGateway !== this.gateway) {
       try {
         flowsForgotten = forgetFlows(
-          spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]),
+          familiesOf(spec).flatMap((family) => spec.peers.flatMap((p) => remotePrefixesOf(p, family))),
           this.netns,
         );
       } catch (err) {

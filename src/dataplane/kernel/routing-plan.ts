@@ -68,7 +68,7 @@ export interface KernelRoutingPlan {
 const nextHop = (family: IpFamily, underlay: Ip, mac: string) => (family === 4 ? formatIp(underlay) : linkLocalAddress(mac));
 
 /** A peer's remote prefixes of one family (none if the peering does not carry it). */
-function remotePrefixesOf(peer: PeerSpec, family: IpFamily): Cidr[] {
+export function remotePrefixesOf(peer: PeerSpec, family: IpFamily): Cidr[] {
   const networks = peerNetworks(peer, family);
   return networks ? [networks.remotePodCIDR, networks.remoteExternalCIDR] : [];
 }

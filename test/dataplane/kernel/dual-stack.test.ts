@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
+import { KernelDatapath, kernelApplyChanged } from '../../../src/dataplane/kernel/kernel-datapath';
+import { linkLocalAddress } from '../../../src/dataplane/kernel/identities';
+import { ip, run } from '../../../src/kernel/command';
+import { createNetns, deleteNetns } from '../../../src/kernel/netns';
+import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
+import { hubSpecDocument, withIpv6 } from '../../support/node-specs';
+import { requireRoot, uniqueName } from '../../support/kernel';
+
+const PORT = 7000;
+
+/** UDP and TCP echo on each address given: replies with the address it was reached at and the sender's. */
+const server = `
+const dgram = require('node:dgram'), net = require('node:net');
+const addrs = process.argv.slice(1);
+let bound = 0;
+const ready = () => { if (++bound === 2 * addrs.length) console.log('ready'); };
+for (const local of addrs) {
+  const u = dgram.createSocket('udp6');
+  u.on('message', (m, r) => u.send(JSON.stringify({ local, from: r.address }), r.port, r.address));
+  u.bind(${PORT}, local, ready);
+  net.createServer((c) => c.end(JSON.stringify({ local, from: c.remoteAddress }))).listen(${PORT}, local, ready);
+}`;
+
+/** Sends one UDP datagram or opens one TCP connection from `source` to `target`; prints the echo and who answered. */
+const client = `
+const dgram = require('node:dgram'), net = require('node:net');
+const [proto, source, target] = process.argv.slice(2);
+setTimeout(() => { console.error('no reply from ' + target); process.exit(1); }, 3000);
+const done = (m, replyFrom) => { console.log(JSON.stringify({ ...JSON.parse(String(m)), replyFrom })); process.exit(0); };
+if (proto === 'udp') {
+  const s = dgram.createSocket('udp6');
+  s.on('message', (m, r) => done(m, r.address));
+  s.bind(0, source, () => s.send('hello', ${PORT}, target));
+} else {
+  const c = net.connect({ host: target, port: ${PORT}, localAddress: source });
+  let m = '';
+  c.on('data', (d) => (m += d)).on('end', () => done(m, c.remoteAddress));
+}`;
+
+/*
+ * Hub B's gateway, dual-stack, programmed whole by KernelDatapath (devices, routes and rules, NAT), with
+ * peer A's gateway at the far end of its VXLAN tunnel and a pod behind it:
+ *
+ *   peerA (A's gateway: 203.0.113.1, its tunnel made by hand as A's agent would; A's pod fd00:11::7)
+ *     ── underlay veth ── gateway (b-gw: 192.0.2.11) ── pod0 ── pod (fd00:10::5, fd00:10::6)
+ *
+ * The IPv6 packets cross the IPv4 underlay inside the peering's VXLAN, routed by table 18952 to the
+ * far device's link-local next hop and translated by `ip6 strait`.
+ */
+describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real kernel)', function () {
+  requireRoot(this);
+  const gateway = uniqueName('strait-ds-gw');
+  const peerA = uniqueName('strait-ds-a');
+  const pod = uniqueName('strait-ds-pod');
+  const spec = () => readNodeDataplaneSpec(withIpv6(hubSpecDocument()));
+  let echo: ChildProcess | undefined;
+
+  before(async function () {
+    try {
+      for (const ns of [gateway, peerA, pod]) {
+        createNetns(ns);
+        // Links usable at once: IPv6 forwarding waits for duplicate address detection of the link-local addresses.
+        run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
+        ip(['link', 'set', 'lo', 'up'], ns);
+      }
+      run(['ip', 'netns', 'exec', gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+      ip(['link', 'add', 'underlay', 'type', 'veth', 'peer', 'name', 'underlay', 'netns', peerA], gateway);
+      ip(['addr', 'add', '192.0.2.11/32', 'dev', 'underlay'], gateway);
+      ip(['addr', 'add', '203.0.113.1/32', 'dev', 'underlay'], peerA);
+      ip(['link', 'add', 'pod0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], gateway);
+      for (const [ns, dev] of [
+        [gateway, 'underlay'],
+        [peerA, 'underlay'],
+        [gateway, 'pod0'],
+        [pod, 'eth0'],
+      ] as const)
+        ip(['link', 'set', dev, 'up'], ns);
+      ip(['route', 'add', '203.0.113.0/24', 'dev', 'underlay'], gateway);
+      ip(['route', 'add', '192.0.2.0/24', 'dev', 'underlay'], peerA);
+      for (const a of ['fd00:10::5/64', 'fd00:10::6/64']) ip(['addr', 'add', a, 'dev', 'eth0'], pod);
+      ip(['addr', 'add', 'fd00:10::1/64', 'dev', 'pod0'], gateway);
+      ip(['-6', 'route', 'add', 'default', 'via', 'fd00:10::1'], pod);
+
+      // A's end of the peering, as A's agent makes it (the wire format both ends derive from the cluster ids).
+      const mac = tunnelMac('cluster-a', 'cluster-b');
+      const vni = peeringVni('cluster-b', 'cluster-a', 18952);
+      ip(['link', 'add', 'stpb', 'address', mac, 'type', 'vxlan', 'id', String(vni), 'remote', '192.0.2.11', 'dstport', '4789'], peerA);
+      ip(['link', 'set', 'stpb', 'up'], peerA);
+      const bSide = linkLocalAddress(tunnelMac('cluster-b', 'cluster-a'));
+      ip(['-6', 'neigh', 'replace', bSide, 'lladdr', tunnelMac('cluster-b', 'cluster-a'), 'dev', 'stpb', 'nud', 'permanent'], peerA);
+      ip(['addr', 'add', 'fd00:11::7/128', 'dev', 'lo'], peerA);
+      for (const dst of ['fd01:16::/56', 'fd01:17::/120']) ip(['-6', 'route', 'add', dst, 'via', bSide, 'dev', 'stpb'], peerA);
+
+      const applied = new KernelDatapath(gateway).apply(spec());
+      assert.deepEqual(applied.failed, []);
+
+      echo = spawn('ip', ['netns', 'exec', pod, 'node', '-e', server, 'fd00:10::5', 'fd00:10::6'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      await new Promise<void>((resolve, reject) => {
+        echo!.once('exit', (code) => reject(new Error(`echo server exited (${code})`)));
+        echo!.stdout!.once('data', () => resolve());
+      });
+    } catch (err) {
+      cleanup();
+      throw err;
+    }
+  });
+  const cleanup = () => {
+    echo?.kill();
+    for (const ns of [gateway, peerA, pod]) deleteNetns(ns);
+  };
+  after(cleanup);
+
+  const send = (proto: 'udp' | 'tcp', target: string) =>
+    JSON.parse(run(['ip', 'netns', 'exec', peerA, 'node', '-', proto, 'fd00:11::7', target], client)) as unknown;
+
+  for (const proto of ['udp', 'tcp'] as const) {
+    it(`${proto.toUpperCase()} from A's pod to our pod in A's view: the same host in our PodCIDR, the reply from the address A dialled`, () => {
+      assert.deepEqual(send(proto, 'fd01:16::5'), { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' });
+    });
+  }
+
+  it('UDP from A to a NatMapping address: its endpoint, the reply from the address A dialled', () => {
+    assert.deepEqual(send('udp', 'fd01:17::1'), { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' });
+  });
+
+  it("ping from A's pod to our pod in A's view", () => {
+    run(['ip', 'netns', 'exec', peerA, 'ping', '-6', '-c', '1', '-W', '2', '-I', 'fd00:11::7', 'fd01:16::5']);
+  });
+
+  it('a second apply after the traffic changes nothing', () => {
+    assert.equal(kernelApplyChanged(new KernelDatapath(gateway).apply(spec())), false);
+  });
+});

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { parseIp } from '../../../src/net/cidr';
 import fc from 'fast-check';
-import { overlayMac, tunnelDevice } from '../../../src/dataplane/kernel/identities';
+import { linkLocalAddress, overlayMac, tunnelDevice } from '../../../src/dataplane/kernel/identities';
 import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
 import { type RoutePlan, planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
-import { hubSpec } from '../../support/node-specs';
+import { hubSpec, hubSpecDocument, specWith, withIpv6 } from '../../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
 const show = (r: RoutePlan) =>
@@ -87,6 +87,33 @@ describe('fallback routing plan (pure)', () => {
     const failover = planKernelRouting({ ...worker, activeGateway: { name: 'b-x', underlayAddress: parseIp('a', '192.0.2.13') } });
     assert.deepEqual({ ...failover, routes: [] }, { ...plan, routes: [] });
     assert.ok(failover.routes.every((r) => r.unreachable || r.via === '192.0.2.13'));
+  });
+
+  it("plans a dual-stack worker: IPv6 prefixes via the gateway overlay device's link-local address, which a neighbour entry maps to its MAC", () => {
+    const worker = specWith(withIpv6(hubSpecDocument()), (s) => {
+      s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+    });
+    const plan = planKernelRouting(worker);
+    const gatewayMac = overlayMac('cluster-b', 'b-gw');
+    const via = linkLocalAddress(gatewayMac);
+    assert.deepEqual(plan.neighbours, [
+      { device: 'strait.vxlan', address: '192.0.2.11', mac: gatewayMac },
+      { device: 'strait.vxlan', address: via, mac: gatewayMac },
+    ]);
+    assert.deepEqual(
+      plan.routes.filter((r) => !r.unreachable && r.prefix.includes(':')).map(show),
+      ['fd00:11::/56', 'fd00:60::/120', 'fd00:12::/60', 'fd00:70::/120'].map((p) => `${p} via ${via} dev strait.vxlan`),
+    );
+    assert.equal(plan.routes.filter((r) => r.unreachable).length, 8, 'a backstop per remote prefix of either family');
+    assert.deepEqual(
+      plan.rules.filter((r) => r.to?.includes(':')).map((r) => r.to),
+      ['fd00:11::/56', 'fd00:60::/120', 'fd00:12::/60', 'fd00:70::/120'],
+    );
+  });
+
+  it("derives a MAC's modified EUI-64 link-local address (RFC 4291)", () => {
+    assert.equal(linkLocalAddress('02:53:54:00:00:01'), 'fe80::53:54ff:fe00:1');
+    assert.equal(linkLocalAddress('52:54:00:12:34:56'), 'fe80::5054:ff:fe12:3456');
   });
 
   it('plans an encrypted peering through an xfrm interface, and blocks one that cannot be set up', () => {

@@ -6,7 +6,7 @@ import { linkLocalAddress } from '../../../src/dataplane/kernel/identities';
 import { ip, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
-import { hubSpecDocument, withIpv6 } from '../../support/node-specs';
+import { hubSpecDocument, specWith, withIpv6 } from '../../support/node-specs';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
 const PORT = 7000;
@@ -46,6 +46,9 @@ if (proto === 'udp') {
  *
  *   peerA (A's gateway: 203.0.113.1, its tunnel made by hand as A's agent would; A's pod fd00:11::7)
  *     ── underlay veth ── gateway (b-gw: 192.0.2.11) ── pod0 ── pod (fd00:10::5, fd00:10::6)
+ *                                                    ── underlay veth ── worker (b-worker: 192.0.2.12,
+ *                                                       programmed by its own KernelDatapath; a pod
+ *                                                       address fd00:10:0:1::5 of its own)
  *
  * The IPv6 packets cross the IPv4 underlay inside the peering's VXLAN, routed by table 18952 to the
  * far device's link-local next hop and translated by `ip6 strait`.
@@ -55,12 +58,17 @@ describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real ker
   const gateway = uniqueName('strait-ds-gw');
   const peerA = uniqueName('strait-ds-a');
   const pod = uniqueName('strait-ds-pod');
+  const worker = uniqueName('strait-ds-w');
   const spec = () => readNodeDataplaneSpec(withIpv6(hubSpecDocument()));
-  let echo: ChildProcess | undefined;
+  const workerSpec = () =>
+    specWith(withIpv6(hubSpecDocument()), (s) => {
+      s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+    });
+  const echoes: ChildProcess[] = [];
 
   before(async function () {
     try {
-      for (const ns of [gateway, peerA, pod]) {
+      for (const ns of [gateway, peerA, pod, worker]) {
         createNetns(ns);
         // Links usable at once: IPv6 forwarding waits for duplicate address detection of the link-local addresses.
         run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
@@ -78,6 +86,12 @@ describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real ker
         [pod, 'eth0'],
       ] as const)
         ip(['link', 'set', dev, 'up'], ns);
+      ip(['link', 'add', 'intra', 'type', 'veth', 'peer', 'name', 'intra', 'netns', worker], gateway);
+      ip(['addr', 'add', '192.0.2.12/32', 'dev', 'intra'], worker);
+      for (const ns of [gateway, worker]) ip(['link', 'set', 'intra', 'up'], ns);
+      ip(['route', 'add', '192.0.2.12/32', 'dev', 'intra'], gateway);
+      ip(['route', 'add', '192.0.2.11/32', 'dev', 'intra'], worker);
+      ip(['addr', 'add', 'fd00:10:0:1::5/128', 'dev', 'lo'], worker);
       ip(['route', 'add', '203.0.113.0/24', 'dev', 'underlay'], gateway);
       ip(['route', 'add', '192.0.2.0/24', 'dev', 'underlay'], peerA);
       for (const a of ['fd00:10::5/64', 'fd00:10::6/64']) ip(['addr', 'add', a, 'dev', 'eth0'], pod);
@@ -94,24 +108,28 @@ describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real ker
       ip(['addr', 'add', 'fd00:11::7/128', 'dev', 'lo'], peerA);
       for (const dst of ['fd01:16::/56', 'fd01:17::/120']) ip(['-6', 'route', 'add', dst, 'via', bSide, 'dev', 'stpb'], peerA);
 
-      const applied = new KernelDatapath(gateway).apply(spec());
-      assert.deepEqual(applied.failed, []);
+      assert.deepEqual(new KernelDatapath(gateway).apply(spec()).failed, []);
+      assert.deepEqual(new KernelDatapath(worker).apply(workerSpec()).failed, []);
 
-      echo = spawn('ip', ['netns', 'exec', pod, 'node', '-e', server, 'fd00:10::5', 'fd00:10::6'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve, reject) => {
-        echo!.once('exit', (code) => reject(new Error(`echo server exited (${code})`)));
-        echo!.stdout!.once('data', () => resolve());
-      });
+      for (const [ns, addresses] of [
+        [pod, ['fd00:10::5', 'fd00:10::6']],
+        [worker, ['fd00:10:0:1::5']],
+      ] as const) {
+        const echo = spawn('ip', ['netns', 'exec', ns, 'node', '-e', server, ...addresses], { stdio: ['ignore', 'pipe', 'inherit'] });
+        echoes.push(echo);
+        await new Promise<void>((resolve, reject) => {
+          echo.once('exit', (code) => reject(new Error(`echo server in ${ns} exited (${code})`)));
+          echo.stdout!.once('data', () => resolve());
+        });
+      }
     } catch (err) {
       cleanup();
       throw err;
     }
   });
   const cleanup = () => {
-    echo?.kill();
-    for (const ns of [gateway, peerA, pod]) deleteNetns(ns);
+    for (const echo of echoes) echo.kill();
+    for (const ns of [gateway, peerA, pod, worker]) deleteNetns(ns);
   };
   after(cleanup);
 
@@ -124,6 +142,12 @@ describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real ker
     });
   }
 
+  for (const proto of ['udp', 'tcp'] as const) {
+    it(`${proto.toUpperCase()} from A's pod to a pod on a worker: through the gateway and the overlay, replies the same way back`, () => {
+      assert.deepEqual(send(proto, 'fd01:16:0:1::5'), { local: 'fd00:10:0:1::5', from: 'fd00:11::7', replyFrom: 'fd01:16:0:1::5' });
+    });
+  }
+
   it('UDP from A to a NatMapping address: its endpoint, the reply from the address A dialled', () => {
     assert.deepEqual(send('udp', 'fd01:17::1'), { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' });
   });
@@ -132,7 +156,15 @@ describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real ker
     run(['ip', 'netns', 'exec', peerA, 'ping', '-6', '-c', '1', '-W', '2', '-I', 'fd00:11::7', 'fd01:16::5']);
   });
 
-  it('a second apply after the traffic changes nothing', () => {
-    assert.equal(kernelApplyChanged(new KernelDatapath(gateway).apply(spec())), false);
+  it('a second apply after the traffic changes nothing, on the gateway and on the worker', () => {
+    for (const [ns, nodeSpec] of [
+      [gateway, spec],
+      [worker, workerSpec],
+    ] as const) {
+      const dp = new KernelDatapath(ns);
+      // The first reinstalls the NAT: nat-apply remembers what this process installed last, the other node's (one agent per node).
+      assert.equal(dp.apply(nodeSpec()).routes, 0);
+      assert.equal(kernelApplyChanged(dp.apply(nodeSpec())), false, ns);
+    }
   });
 });

@@ -57,7 +57,7 @@ export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 
  * the next hop of the other nodes' routes to its IPv6 pods (Linux takes no IPv4 next hop for an IPv6
  * route; a link-local one is what routing daemons use on such links).
  */
-export function underlayLinkLocal(node: LabNode): string {
+function underlayLinkLocal(node: LabNode): string {
   const [a, b, c, d] = node.underlayAddress.split('.').map(Number) as [number, number, number, number];
   return `fe80::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }

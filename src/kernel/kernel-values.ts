@@ -21,12 +21,6 @@ export function integer(field: string, value: unknown, min: number, max: number)
   return value;
 }
 
-export const ipv4Address = (field: string, value: unknown): string => {
-  const ip = parseIp(field, value);
-  if (ip.family !== 4) throw new InputError(field, value, 'expected an IPv4 address');
-  return formatIp(ip);
-};
-
 export const ipAddress = (field: string, value: unknown): string => formatIp(parseIp(field, value));
 
 /** An IPv4 network in canonical form; "default" and 0.0.0.0/0 are both the default route. */

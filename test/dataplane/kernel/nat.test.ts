@@ -777,6 +777,9 @@ describe('fallback: nftables NAT (real kernel)', function () {
       { name: 'gateway', spec, mtus: undefined },
       { name: 'worker', spec: worker, mtus: undefined },
       { name: 'gateway, IPsec to A, 9000-byte underlay', spec: ipsecToA, mtus: { vxlan: 8950, ipsec: 8920 } },
+      // Recorded from the first install of the IPv6 tables (the IPv4 ones above are unchanged by them).
+      { name: 'gateway, dual-stack', spec: dualStackSpec, mtus: undefined },
+      { name: 'worker, dual-stack', spec: () => ({ ...dualStackSpec(), node: { ...worker().node } }), mtus: undefined },
     ];
     for (const c of cases) {
       it(`${c.name}: the tables the kernel lists are the known answer`, () => {

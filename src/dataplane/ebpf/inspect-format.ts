@@ -41,6 +41,13 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
           ['transit address', c.transitAddress],
           ['overlay', `ifindex ${c.overlayIfindex}, vni ${c.overlayVni}, mac ${c.overlayMac}`],
           ['tunnel MTU', String(c.tunnelMtu)],
+          ...(c.ipv6
+            ? [
+                ['IPv6 pod CIDR', c.ipv6.podCIDR],
+                ['IPv6 external CIDR', c.ipv6.externalCIDR],
+                ['IPv6 transit address', c.ipv6.transitAddress],
+              ]
+            : []),
         ],
       ),
     ];
@@ -68,8 +75,8 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
           p.peerId,
           p.remotePodCIDRs.join(',') || '-',
           p.remoteExternalCIDRs.join(',') || '-',
-          p.localNATPodCIDR,
-          p.localNATExternalCIDR,
+          [p.localNATPodCIDR, p.ipv6?.localNATPodCIDR].filter(Boolean).join(','),
+          [p.localNATExternalCIDR, p.ipv6?.localNATExternalCIDR].filter(Boolean).join(','),
           p.endpoint,
           p.vni,
           p.srcMac,

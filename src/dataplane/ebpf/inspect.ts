@@ -6,7 +6,8 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BpfMap, type Codec, type CodecValue, isBpfError } from '../../native';
+import { BpfMap, type Codec, isBpfError } from '../../native';
+import { parseIp } from '../../net/cidr';
 import { StateError } from '../../errors';
 import {
   CONFIG_KEY,
@@ -15,7 +16,6 @@ import {
   DropReason,
   Flags,
   PrefixKind,
-  type cidr,
   configProgrammed,
   maps,
   openMapsWith,
@@ -35,6 +35,8 @@ interface ConfigReport {
   overlayVni: number;
   overlayMac: string;
   tunnelMtu: number;
+  /** The IPv6 family (strait_config6), on a dual-stack node. */
+  ipv6?: { podCIDR: string; externalCIDR: string; transitAddress: string };
 }
 
 /** Counters summed over CPUs. Numbers, not bigints, so JSON carries them (exact up to 2^53). */
@@ -47,7 +49,7 @@ interface PeerCountersReport {
 
 interface PeerReport {
   peerId: number;
-  /** Normally one each; two while the reconciler replaces a changed prefix. */
+  /** Normally one each (per family); two while the reconciler replaces a changed prefix. */
   remotePodCIDRs: string[];
   remoteExternalCIDRs: string[];
   localNATPodCIDR: string;
@@ -58,6 +60,8 @@ interface PeerReport {
   srcMac: string;
   dstMac: string;
   counters: PeerCountersReport;
+  /** How the peer sees our IPv6 networks (strait_peers6), on a dual-stack peering. */
+  ipv6?: { localNATPodCIDR: string; localNATExternalCIDR: string };
 }
 
 /** A strait_routes entry the datapath cannot use (it drops packets matching it as NoPeer). */
@@ -134,10 +138,18 @@ export const sectionFields: Record<InspectSection, readonly (keyof InspectReport
 
 export const DEFAULT_SNAT_LIMIT = 100;
 
-type Cidr = CodecValue<typeof cidr>;
+type Cidr = { addr: string; prefixLen: number };
 const cidrText = (c: Cidr) => `${c.addr}/${c.prefixLen}`;
-const addressNumber = (a: string) => a.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
-const byAddress = (a: string, b: string) => addressNumber(a) - addressNumber(b);
+const ipv4Number = (a: string) => a.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+const ipv6Number = (a: string) => parseIp('address', a).value;
+/** IPv4 before IPv6, each in address order (IPv4, the many NAT and transit entries, without a parse). */
+const byAddress = (a: string, b: string) => {
+  const [a6, b6] = [a.includes(':'), b.includes(':')];
+  if (a6 !== b6) return a6 ? 1 : -1;
+  if (!a6) return ipv4Number(a) - ipv4Number(b);
+  const d = ipv6Number(a) - ipv6Number(b);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+};
 const byPrefix = (a: Cidr, b: Cidr) => byAddress(a.addr, b.addr) || a.prefixLen - b.prefixLen;
 const protoNames: Record<number, string> = { 1: 'icmp', 6: 'tcp', 17: 'udp' };
 
@@ -220,13 +232,14 @@ export interface DatapathCounters {
  * The counters alone, through the readers of inspectNode, from maps the caller holds open (the agent's
  * own, for its metrics at every scrape): the same figures `strait inspect` prints.
  */
-export function readCounters(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'drops'>): DatapathCounters {
+export function readCounters(m: PeerMaps & Pick<DatapathMaps, 'drops'>): DatapathCounters {
   return { peers: readPeers(m).peers.map(({ peerId, counters }) => ({ peerId, counters })), drops: readDrops(m) };
 }
 
-function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
+function readConfig(m: Pick<DatapathMaps, 'config' | 'config6'>): ConfigReport | null {
   const c = m.config.lookup(CONFIG_KEY);
   if (c === undefined || !configProgrammed(c)) return null;
+  const c6 = m.config6.lookup(CONFIG_KEY);
   return {
     role: c.flags & Flags.Gateway ? 'gateway' : 'worker',
     podCIDR: cidrText(c.podCidr),
@@ -238,10 +251,15 @@ function readConfig(m: Pick<DatapathMaps, 'config'>): ConfigReport | null {
     overlayVni: c.overlayVni,
     overlayMac: c.overlayMac,
     tunnelMtu: c.tunnelMtu,
+    ...(c6 && c6.podCidr.prefixLen
+      ? { ipv6: { podCIDR: cidrText(c6.podCidr), externalCIDR: cidrText(c6.externalCidr), transitAddress: c6.transitAddr } }
+      : {}),
   };
 }
 
-function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
+type PeerMaps = Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'peers6' | 'routes6'>;
+
+function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
   const peers = new Map<number, PeerReport>();
   for (const [peerId, p] of m.peers.entries()) {
     peers.set(peerId, {
@@ -257,12 +275,21 @@ function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): 
       counters: { txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 },
     });
   }
+  for (const [peerId, p] of m.peers6.entries()) {
+    const peer = peers.get(peerId);
+    if (peer) peer.ipv6 = { localNATPodCIDR: cidrText(p.localNatPod), localNATExternalCIDR: cidrText(p.localNatExternal) };
+  }
   const strayRoutes: StrayRoute[] = [];
-  const routes = [...m.routes.entries()].sort(([a], [b]) => byPrefix(a, b));
-  for (const [prefix, route] of routes) {
+  // An IPv6 route needs its peer in both peer maps (the tunnel is in strait_peers).
+  const routes = [
+    ...[...m.routes.entries()].map(([prefix, route]) => ({ prefix, route, ipv6: false })),
+    ...[...m.routes6.entries()].map(([prefix, route]) => ({ prefix, route, ipv6: true })),
+  ].sort((a, b) => byPrefix(a.prefix, b.prefix));
+  for (const { prefix, route, ipv6 } of routes) {
     const peer = peers.get(route.peerId);
     const stray = (problem: string) => strayRoutes.push({ prefix: cidrText(prefix), peerId: route.peerId, kind: route.kind, problem });
     if (peer === undefined) stray(`peer ${route.peerId} is not in strait_peers`);
+    else if (ipv6 && !peer.ipv6) stray(`peer ${route.peerId} is not in strait_peers6`);
     else if (route.kind === PrefixKind.Pod) peer.remotePodCIDRs.push(cidrText(prefix));
     else if (route.kind === PrefixKind.External) peer.remoteExternalCIDRs.push(cidrText(prefix));
     else stray(`unknown prefix kind ${route.kind}`);
@@ -280,12 +307,13 @@ function readPeers(m: Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters'>): 
   return { peers: [...peers.values()].sort((a, b) => a.peerId - b.peerId), strayRoutes };
 }
 
-function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): {
+function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev' | 'natmap6' | 'natmap6Rev'>): {
   natMappings: NatMappingReport[];
   strayReverseMappings: StrayReverseMapping[];
 } {
-  const forward = new Map(m.natmap.lookupBatch());
-  const reverse = new Map(m.natmapRev.lookupBatch());
+  // Both families: their addresses never collide, and their maps' names differ by the same suffix.
+  const forward = new Map([...m.natmap.lookupBatch(), ...m.natmap6.lookupBatch()]);
+  const reverse = new Map([...m.natmapRev.lookupBatch(), ...m.natmap6Rev.lookupBatch()]);
   const natMappings = [...forward]
     .sort(([a], [b]) => byAddress(a, b))
     .map(([externalAddress, endpointAddress]): NatMappingReport => {
@@ -309,8 +337,8 @@ function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev'>): {
   return { natMappings, strayReverseMappings };
 }
 
-function readNodes(m: Pick<DatapathMaps, 'nodes'>): NodeRouteReport[] {
-  return [...m.nodes.entries()]
+function readNodes(m: Pick<DatapathMaps, 'nodes' | 'nodes6'>): NodeRouteReport[] {
+  return [...m.nodes.entries(), ...m.nodes6.entries()]
     .sort(([a], [b]) => byPrefix(a, b))
     .map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
 }

@@ -11,7 +11,7 @@ import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { runCli } from '../../network-ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../../support/kernel';
 import { frame, parseIpv4 } from '../../support/packet';
-import { hubSpec, hubSpecWith } from '../../support/node-specs';
+import { dualStackHubSpec, hubSpec, hubSpecWith } from '../../support/node-specs';
 
 const TC_ACT_SHOT = 2;
 const TC_ACT_REDIRECT = 7;
@@ -274,6 +274,42 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     assert.equal(config?.role, 'worker');
     assert.equal(config?.nodeAddress, '192.0.2.12');
     assert.equal(config?.activeGatewayAddress, '192.0.2.11');
+  });
+
+  it('a dual-stack node: the IPv6 networks in config and peers, IPv6 routes, NatMappings and nodes after the IPv4 ones; an IPv6 route without its peer6 is stray', async () => {
+    node = await programmedNode(dualStackHubSpec());
+    layout.openMaps(node.obj).routes6.update({ prefixLen: 64, addr: 'fd00:99::' }, { peerId: 5, kind: layout.PrefixKind.Pod });
+    const report = inspectNode(node.pins.dir);
+    assert.deepEqual(report.config?.ipv6, { podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:b:e::/112', transitAddress: 'fd00:b:e::fe' });
+    assert.deepEqual(
+      report.peers.map((p) => [p.peerId, p.remotePodCIDRs, p.remoteExternalCIDRs, p.ipv6]),
+      [
+        [
+          7,
+          ['10.1.0.0/16', 'fd00:a::/56'],
+          ['10.60.0.0/24', 'fd00:a:e::/120'],
+          { localNATPodCIDR: 'fd60:b::/48', localNATExternalCIDR: 'fd70:b:e::/112' },
+        ],
+        [
+          9,
+          ['10.2.0.0/20', 'fd00:c::/64'],
+          ['10.70.0.0/24', 'fd00:c:e::/116'],
+          { localNATPodCIDR: 'fd00:b::/48', localNATExternalCIDR: 'fd00:b:e::/112' },
+        ],
+      ],
+    );
+    assert.deepEqual(report.strayRoutes, [{ prefix: 'fd00:99::/64', peerId: 5, kind: 0, problem: 'peer 5 is not in strait_peers' }]);
+    assert.deepEqual(report.natMappings, [
+      { externalAddress: '10.50.0.1', endpointAddress: '10.2.0.5' },
+      { externalAddress: 'fd00:b:e::1', endpointAddress: 'fd00:c::5' },
+    ]);
+    assert.deepEqual(
+      report.nodes.map((n) => n.prefix),
+      ['10.0.0.0/24', '10.0.1.0/24', 'fd00:b::/64', 'fd00:b:0:1::/64'],
+    );
+    const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'config', 'peers']).stdout;
+    assert.match(text, /^ {2}IPv6 pod CIDR +fd00:b::\/48$/m);
+    assert.match(text, / 172\.16\.0\.0\/16,fd60:b::\/48 +172\.17\.0\.0\/24,fd70:b:e::\/112 /);
   });
 
   it('a node the agent has not programmed: strait_config holds its zeroed element, reported as no config', async () => {

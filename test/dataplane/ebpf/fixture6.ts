@@ -10,7 +10,7 @@ import { type PeerSetup, home, peerP, peerQ } from './fixture';
 
 type Prefix = { addr: string; prefixLen: number };
 
-export const home6 = {
+const home6 = {
   pod: { addr: 'fd00:a::', prefixLen: 48 },
   external: { addr: 'fd00:e:0:500::', prefixLen: 56 },
   transit: 'fd00:e:0:5ff::fa',
@@ -33,7 +33,7 @@ export const peerP6: PeerSetup6 = {
   localNatExternal: { addr: 'fd70:9:0:900::', prefixLen: 56 },
 };
 
-export const peerQ6: PeerSetup6 = {
+const peerQ6: PeerSetup6 = {
   tunnel: peerQ,
   remotePod: { addr: 'fd10:32:0:10::', prefixLen: 60 },
   remoteExternal: { addr: 'fd10:33::20', prefixLen: 123 },
@@ -42,7 +42,7 @@ export const peerQ6: PeerSetup6 = {
 };
 
 /** This node (the gateway) hosts fd00:a:0:8000::/64, another node fd00:a:0:ffff::/64: host bits right after the /48 set. */
-export const thisNode6 = { addr: 'fd00:a:0:8000::', prefixLen: 64 };
+const thisNode6 = { addr: 'fd00:a:0:8000::', prefixLen: 64 };
 export const otherNode6 = { prefix: { addr: 'fd00:a:0:ffff::', prefixLen: 64 }, underlay: '192.168.1.13' };
 
 /** A local pod on another node, and a pod of P (reflected: a v6 hub transit, not supported yet). */

@@ -97,13 +97,18 @@ export function parseFamilies(spec: HomeNetworksSpec): HomeNetworks[] {
   const secondarySpec = familySpec(spec, 'secondary');
   if (!secondarySpec) return [primary];
   const secondary = parseHomeNetworks(secondarySpec, 'secondary.');
+  requireOtherFamily(primary, secondary);
+  return [primary, secondary];
+}
+
+/** The secondary family's networks must be of the other family than the primary's. */
+export function requireOtherFamily(primary: HomeNetworks, secondary: HomeNetworks): void {
   if (secondary.podCIDR.family === primary.podCIDR.family)
     throw new InputError(
       'secondary.podCIDR',
-      secondarySpec.podCIDR,
-      `must be of the other IP family than podCIDR ${spec.podCIDR}: the secondary family's networks`,
+      formatCidr(secondary.podCIDR),
+      `must be of the other IP family than podCIDR ${formatCidr(primary.podCIDR)}: the secondary family's networks`,
     );
-  return [primary, secondary];
 }
 
 /** The home settings of one family's IPAM plane (src/network-ipam/planes.ts): its networks, every reserved network and pool. */

@@ -252,21 +252,11 @@ function mergeFamilies(primary: Peering, secondary: Peering): Peering {
     const reasons = [own, secondaryReason].filter((r): r is string => r !== undefined);
     return reasons.length > 0 ? { reason: reasons.join('; ') } : {};
   };
-  switch (primary.state) {
-    case 'waiting-for-peer':
-      return { ...primary, ours };
-    case 'refused':
-      return { ...primary, ours };
-    case 'remapped': {
-      const answer = 'answer' in secondary ? { ...primary.answer, secondary: familyAnswer(secondary.answer) } : primary.answer;
-      return { ...primary, ours, answer, ...reason(primary.reason) };
-    }
-    case 'ready': {
-      const answer = 'answer' in secondary ? { ...primary.answer, secondary: familyAnswer(secondary.answer) } : primary.answer;
-      const tunnel = secondary.state === 'ready' ? { ...primary.tunnel, secondary: familyTunnel(secondary.tunnel) } : primary.tunnel;
-      return { ...primary, ours, answer, tunnel, ...reason() };
-    }
-  }
+  if (primary.state === 'waiting-for-peer' || primary.state === 'refused') return { ...primary, ours };
+  const answer = 'answer' in secondary ? { ...primary.answer, secondary: familyAnswer(secondary.answer) } : primary.answer;
+  if (primary.state === 'remapped') return { ...primary, ours, answer, ...reason(primary.reason) };
+  const tunnel = secondary.state === 'ready' ? { ...primary.tunnel, secondary: familyTunnel(secondary.tunnel) } : primary.tunnel;
+  return { ...primary, ours, answer, tunnel, ...reason() };
 }
 
 /** A TunnelEndpoint's four networks. */

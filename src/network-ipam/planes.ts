@@ -5,7 +5,7 @@
  * ones (docs/dual-stack.md). The primary plane is the primary family's; the secondary exists on a
  * dual-stack cluster.
  */
-import { type HomeNetworksSpec, familySpec, parseFamilies } from '../api/home-networks';
+import { type HomeNetworksSpec, familySpec, requireOtherFamily } from '../api/home-networks';
 import { type InitializeResult, initializeIpam } from './initialize';
 import type { IpamState } from './state';
 
@@ -41,10 +41,11 @@ export function initializePlanes(
   spec: HomeNetworksSpec,
   force = false,
 ): { planes: IpamPlanes; result: InitializeResult } {
-  parseFamilies(spec);
+  // Each family's settings parsed once, by its plane (a reconcile does this every round).
   const primary = initializeIpam(existing?.primary, familySpec(spec, 'primary')!, force);
   const secondarySpec = familySpec(spec, 'secondary');
   const secondary = secondarySpec && initializeIpam(existing?.secondary, secondarySpec, force, 'secondary.');
+  if (secondary) requireOtherFamily(primary.state.home, secondary.state.home);
   const migrated = [
     ...primary.result.migrated,
     ...(secondary?.result.migrated.map((m) => `secondary.${m}`) ?? []),

@@ -305,8 +305,12 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       void Promise.race([upgradePing, ...streams]).then(() => {
         upgradeTrafficEnded = true;
       });
-      await sleep(500);
-      // On eBPF the hub's reverse packets need its SNAT state: a lost entry drops them as TransitState.
+      // On eBPF the hub's reverse packets need its SNAT state: a lost entry drops them as TransitState. The
+      // roll starts once the hub stream holds its SNAT flow, both ways (a loaded machine starts the client late).
+      const hubFlows = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot('b-gw')).snat.flows.map((f) => JSON.stringify(f)) : []);
+      if (dataplane === 'ebpf') await waitFor("the hub stream's SNAT flow, both ways", () => hubFlows().length >= 2);
+      else await sleep(500);
+      const hubFlowsBefore = hubFlows();
       const transitDrops = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot('b-gw')).drops.TransitState : 0);
       const transitDropsBefore = transitDrops();
       const rollStarted = Date.now();
@@ -324,6 +328,13 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.ok(hubStream.ok, `the stream through the hub survived: ${JSON.stringify(hubStream)}`);
       assert.equal(transitDrops(), transitDropsBefore, "no packet of the hub's flows found its SNAT state gone");
       if (dataplane === 'ebpf') {
+        // Each SNAT flow the hub held before the roll is still there, as it was, after the upgrade and back.
+        const hubFlowsAfter = new Set(hubFlows());
+        assert.deepEqual(
+          hubFlowsBefore.filter((f) => !hubFlowsAfter.has(f)),
+          [],
+          "the hub's SNAT flows from before the roll, carried across both layout changes",
+        );
         // The hub's agent said so, both ways: both maps replaced, the hub stream's SNAT entries carried.
         const upgrades = readFileSync(join(logsDir(runDir), 'agent-b-gw.log'), 'utf8')
           .split('\n')
@@ -332,7 +343,8 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         assert.equal(upgrades.length, 2, 'the upgrade and the downgrade');
         for (const { maps, carriedState } of upgrades) {
           assert.deepEqual([...maps].sort(), ['strait_peers', 'strait_snat']);
-          assert.ok(carriedState.find((c) => c.map === 'strait_snat')!.entries >= 2, 'the hub flow, both ways');
+          const snat = carriedState.find((c) => c.map === 'strait_snat');
+          assert.ok(snat !== undefined && snat.entries >= 2, `the hub flow, both ways: ${JSON.stringify(carriedState)}`);
         }
       }
 

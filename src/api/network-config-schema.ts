@@ -39,9 +39,17 @@ const answer = {
   }),
 };
 
+// The answer mirrors the spec it answers: its own fields about the owner's primary family (absent where
+// the receiver has no such family: an IPv6-only receiver of a dual-stack owner), `secondary` about the other.
+const primaryAnswer = {
+  remappedPodCIDR: Type.Optional(answer.remappedPodCIDR),
+  remappedExternalCIDR: Type.Optional(answer.remappedExternalCIDR),
+  observed: Type.Optional(answer.observed),
+};
+
 export const NetworkConfigStatusSchema = Strict({
   processed: Type.Boolean({ description: 'The receiver has placed the networks.' }),
-  ...answer,
+  ...primaryAnswer,
   secondary: Type.Optional(
     Strict(answer, {
       description:

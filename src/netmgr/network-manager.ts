@@ -4,14 +4,20 @@
  * peer has answered ours too, the TunnelEndpoint. The controller runs one step per peer each round with
  * what replication brought; the step changes the IPAM and says what to replicate, and never sends.
  */
-import type { GatewayEndpoint, NetworkConfigSpec, NetworkConfigStatus } from '../api/network-config';
+import {
+  type FamilyAnswer,
+  type GatewayEndpoint,
+  type NetworkConfigSpec,
+  type NetworkConfigStatus,
+  primaryAnswer,
+} from '../api/network-config';
 import { notRemapped } from '../api/not-remapped';
 import { InputError } from '../errors';
 import { addPeer, removePeer, setRemoteView } from '../network-ipam/peers';
-import { type IpamPlanes, withPlane } from '../network-ipam/planes';
+import { type IpamPlanes, planesOf, withPlane } from '../network-ipam/planes';
 import type { IpamState } from '../network-ipam/state';
 import { carriedCidr, underlayIp } from '../net/carried';
-import { cidrsEqual, formatCidr } from '../net/cidr';
+import { type IpFamily, cidrsEqual, formatCidr } from '../net/cidr';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { tunnelEndpoint } from './tunnel-endpoint';
 
@@ -101,8 +107,7 @@ function placeTheirNetworks(
       throw new InputError(
         `${at}${name}`,
         theirs[name],
-        `is IPv${cidr.family} where our ${at === 'spec.' ? 'primary' : 'secondary'} family is IPv${family}; ` +
-          'a peering carries the families both clusters have, each in the same place (IPv4 first)',
+        `is IPv${cidr.family}, not the family of ${at}podCIDR ${theirs.podCIDR} (IPv${family}): each family's networks sit together`,
       );
   }
   underlayIp('spec.endpoint.address', theirs.endpoint.address);
@@ -125,13 +130,14 @@ function placeTheirNetworks(
  * translate into the wrong networks.
  */
 function recordTheirView(ipam: IpamState, ours: NetworkConfigSpec, theirAnswer: NetworkConfigStatus, at: string): IpamState | undefined {
-  if (!theirAnswer.processed || theirAnswer.observed.podCIDR !== ours.podCIDR || theirAnswer.observed.externalCIDR !== ours.externalCIDR)
+  const answer = primaryAnswer(theirAnswer);
+  if (!theirAnswer.processed || !answer || answer.observed.podCIDR !== ours.podCIDR || answer.observed.externalCIDR !== ours.externalCIDR)
     return undefined;
   // Our pods' sources leaving for the peer are translated into these: they must be unicast space.
-  const pod = carriedCidr(`${at}remappedPodCIDR`, theirAnswer.remappedPodCIDR === notRemapped ? ours.podCIDR : theirAnswer.remappedPodCIDR);
+  const pod = carriedCidr(`${at}remappedPodCIDR`, answer.remappedPodCIDR === notRemapped ? ours.podCIDR : answer.remappedPodCIDR);
   const external = carriedCidr(
     `${at}remappedExternalCIDR`,
-    theirAnswer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : theirAnswer.remappedExternalCIDR,
+    answer.remappedExternalCIDR === notRemapped ? ours.externalCIDR : answer.remappedExternalCIDR,
   );
   const record = ipam.peers.get(ours.remoteClusterId);
   if (
@@ -193,46 +199,136 @@ function reconcileFamily(input: FamilyPeeringInput, at: FamilyPlace): FamilyPeer
   return { ipam, peering: tunnel ? { ...remapped, state: 'ready', tunnel } : remapped, problems };
 }
 
+/** Where a family's networks sit in a NetworkConfig (or its answer): its own fields, or under `secondary`. */
+type Place = 'own' | 'secondary';
+
+const placeNames: Record<Place, FamilyPlace> = {
+  own: { spec: 'spec.', status: 'status.' },
+  secondary: { spec: 'spec.secondary.', status: 'status.secondary.' },
+};
+
+/** The family a network's text is of (a text that is no network is refused where it is parsed). */
+const familyOfText = (cidr: string): IpFamily => (cidr.includes(':') ? 6 : 4);
+
+/** Where the peer's NetworkConfig has its networks of `family`, if it has that family. */
+function placeOfFamily(theirs: NetworkConfigSpec, family: IpFamily): Place | undefined {
+  if (familyOfText(theirs.podCIDR) === family) return 'own';
+  return theirs.secondary && familyOfText(theirs.secondary.podCIDR) === family ? 'secondary' : undefined;
+}
+
+/** The peer's NetworkConfig projected onto one place: that place's networks as its own. */
+const projectedSpec = (theirs: NetworkConfigSpec, place: Place): NetworkConfigSpec =>
+  place === 'own' ? withoutSecondary(theirs) : { ...withoutSecondary(theirs), ...theirs.secondary! };
+
+/** The peer's answer about the family we have in `place` (an answer mirrors the NetworkConfig it answers). */
+const projectedAnswer = (answer: NetworkConfigStatus, place: Place): NetworkConfigStatus | undefined => {
+  const part = place === 'own' ? primaryAnswer(answer) : answer.secondary;
+  return part && { processed: answer.processed, ...part };
+};
+
+/** The peer's secondary family must be the other one: two places of one family say two things about it. */
+function requireTwoFamilies(theirs: NetworkConfigSpec): void {
+  if (theirs.secondary && familyOfText(theirs.secondary.podCIDR) === familyOfText(theirs.podCIDR))
+    throw new InputError(
+      'spec.secondary.podCIDR',
+      theirs.secondary.podCIDR,
+      `is IPv${familyOfText(theirs.podCIDR)} as spec.podCIDR ${theirs.podCIDR} is; the secondary family is the other one`,
+    );
+}
+
 /**
- * One round of one peering with what replication brought: the primary family's step on the primary plane
- * and, where both clusters are dual-stack, the secondary family's on the secondary plane, merged into one
- * NetworkConfig, one answer and one TunnelEndpoint. The peering's state is the primary family's: the
- * secondary family joins the TunnelEndpoint once both of its directions are known too.
+ * One round of one peering with what replication brought. A peering carries the families both clusters
+ * have, matched by value whatever place each cluster gives them (a dual-stack cluster with IPv4 first
+ * peers an IPv6-only one in IPv6): each shared family's step runs on its plane with the documents
+ * projected onto it, and the results merge into one NetworkConfig (ours: our families in our places), one
+ * answer (theirs: in the places of their NetworkConfig) and one TunnelEndpoint (the peering's first family,
+ * in our order, as its own, the other under `secondary` once both its directions are known). The
+ * peering's state is its first family's; the other joins only beside it. A family the peer lacks keeps
+ * nothing of the peer in its plane; a peer sharing no family is refused.
  */
 export function reconcilePeering(input: PeeringInput): PeeringStep {
   const { planes: before, ...rest } = input;
-  const primary = reconcileFamily({ ...rest, ipam: before.primary }, { spec: 'spec.', status: 'status.' });
-  const planes = withPlane(before, 'primary', primary.ipam);
-  if (!planes.secondary) return { planes, peering: primary.peering, problems: primary.problems };
-
-  const theirs = input.theirs;
-  const placed = primary.peering.state === 'remapped' || primary.peering.state === 'ready';
-  if (!theirs?.secondary || !placed) {
-    // A single-stack peer (or one that dropped its secondary family), or one whose primary networks have
-    // no place: none of its networks in this plane, which holds a peer's only beside its primary ones.
-    const secondary = removePeer(planes.secondary, input.peer).state;
-    const ours = {
-      ...primary.peering.ours,
-      secondary: familyNetworks(ourNetworkConfig(secondary, rest.clusterId, input.peer, input.endpoint)),
-    };
-    return { planes: withPlane(planes, 'secondary', secondary), peering: { ...primary.peering, ours }, problems: primary.problems };
-  }
-  const secondary = reconcileFamily(
-    {
-      ...rest,
-      ipam: planes.secondary,
-      theirs: { ...withoutSecondary(theirs), ...theirs.secondary },
-      theirAnswer: input.theirAnswer?.secondary && { processed: input.theirAnswer.processed, ...input.theirAnswer.secondary },
-      theirsUnreadable: undefined,
-      theirAnswerUnreadable: undefined,
-    },
-    { spec: 'spec.secondary.', status: 'status.secondary.' },
-  );
-  return {
-    planes: withPlane(planes, 'secondary', secondary.ipam),
-    peering: mergeFamilies(primary.peering, secondary.peering),
-    problems: [...primary.problems, ...secondary.problems],
+  const { theirs, theirAnswer } = input;
+  const refusedWhole = (reason: string): PeeringStep => {
+    let planes = before;
+    for (const [name, plane] of planesOf(before)) planes = withPlane(planes, name, removePeer(plane, input.peer).state);
+    const peering: Peering = { state: 'refused', clusterId: input.peer, ours: ourSpec(planes, rest), reason };
+    return { planes, peering, problems: [reason] };
   };
+  if (theirs) {
+    try {
+      requireTwoFamilies(theirs);
+    } catch (err) {
+      return refusedWhole(`NetworkConfig from ${input.peer}: ${message(err)}`);
+    }
+  }
+  // Our families in our order, each with where the peer has it (undefined: it does not; unknown while it sent nothing).
+  const families = planesOf(before).map(([name, plane]) => {
+    const family = plane.home.podCIDR.family;
+    return {
+      name,
+      plane,
+      family,
+      ours: (name === 'primary' ? 'own' : 'secondary') as Place,
+      theirs: theirs && placeOfFamily(theirs, family),
+    };
+  });
+  const shared = theirs ? families.filter((f) => f.theirs !== undefined) : families.slice(0, 1);
+  if (shared.length === 0) {
+    const ourFamilies = families.map((f) => `IPv${f.family}`).join(' and ');
+    const err = new InputError(
+      'spec.podCIDR',
+      theirs!.podCIDR,
+      `shares no IP family with this cluster, which has ${ourFamilies}${theirs!.secondary ? ` (nor does spec.secondary.podCIDR ${theirs!.secondary.podCIDR})` : ''}: a peering carries the families both clusters have`,
+    );
+    return refusedWhole(`NetworkConfig from ${input.peer}: ${err.message}`);
+  }
+  let planes = before;
+  let answerOfTheirs: Pick<NetworkConfigStatus, 'processed'> & Partial<NetworkConfigStatus> = { processed: true };
+  const steps: Peering[] = [];
+  const problems: string[] = [];
+  for (const f of families) {
+    const first = f === shared[0];
+    // The second family joins only beside a placed first one.
+    const joins = shared.includes(f) && (first || steps[0]!.state === 'remapped' || steps[0]!.state === 'ready');
+    if (!joins) {
+      planes = withPlane(planes, f.name, removePeer(f.plane, input.peer).state);
+      continue;
+    }
+    let projectedTheirAnswer: NetworkConfigStatus | undefined;
+    let answerUnreadable: string | undefined;
+    try {
+      projectedTheirAnswer = theirAnswer && projectedAnswer(theirAnswer, f.ours);
+    } catch (err) {
+      answerUnreadable = `status from ${input.peer} on our NetworkConfig: ${message(err)}`;
+      problems.push(answerUnreadable);
+    }
+    const step = reconcileFamily(
+      {
+        ...rest,
+        ipam: f.plane,
+        ...(theirs ? { theirs: projectedSpec(theirs, f.theirs!) } : {}),
+        ...(projectedTheirAnswer ? { theirAnswer: projectedTheirAnswer } : {}),
+        ...(first ? {} : { theirsUnreadable: undefined, theirAnswerUnreadable: undefined }),
+        ...(answerUnreadable !== undefined ? { theirAnswerUnreadable: answerUnreadable } : {}),
+      },
+      { spec: placeNames[f.theirs ?? 'own'].spec, status: placeNames[f.ours].status },
+    );
+    planes = withPlane(planes, f.name, step.ipam);
+    problems.push(...step.problems);
+    steps.push(step.peering);
+    if ('answer' in step.peering) answerOfTheirs = { ...answerOfTheirs, ...answerIn(familyAnswer(step.peering.answer), f.theirs!) };
+  }
+  return { planes, peering: mergeFamilies(steps[0]!, steps[1], ourSpec(planes, rest), answerOfTheirs), problems };
+}
+
+/** Our NetworkConfig for the peer: each of our families in its place. */
+function ourSpec(
+  planes: IpamPlanes,
+  { clusterId, peer, endpoint }: Pick<PeeringInput, 'clusterId' | 'peer' | 'endpoint'>,
+): NetworkConfigSpec {
+  const ours = ourNetworkConfig(planes.primary, clusterId, peer, endpoint);
+  return planes.secondary ? { ...ours, secondary: familyNetworks(ourNetworkConfig(planes.secondary, clusterId, peer, endpoint)) } : ours;
 }
 
 const withoutSecondary = <T extends { secondary?: unknown }>({ secondary: _secondary, ...rest }: T) => rest;
@@ -241,22 +337,26 @@ const withoutSecondary = <T extends { secondary?: unknown }>({ secondary: _secon
 const familyNetworks = (spec: NetworkConfigSpec) => ({ podCIDR: spec.podCIDR, externalCIDR: spec.externalCIDR });
 
 /** The answer's part about one family. */
-const familyAnswer = ({ processed: _processed, ...answer }: NetworkConfigStatus) => withoutSecondary(answer);
+const familyAnswer = (answer: NetworkConfigStatus): FamilyAnswer => primaryAnswer(withoutSecondary(answer))!;
 
-/** The primary family's peering with the secondary family's networks, answer and tunnel added where they exist. */
-function mergeFamilies(primary: Peering, secondary: Peering): Peering {
-  const ours = { ...primary.ours, secondary: familyNetworks(secondary.ours) };
-  // A secondary family that cannot be placed leaves the peering single-stack, and says why.
-  const secondaryReason = 'reason' in secondary && secondary.reason !== undefined ? secondary.reason : undefined;
+/** One family's answer in its place of the status. */
+const answerIn = (answer: FamilyAnswer, place: Place): Partial<NetworkConfigStatus> => (place === 'own' ? answer : { secondary: answer });
+
+/**
+ * The peering's first family's step with the other family's networks and tunnel added where they exist,
+ * our whole NetworkConfig, and the answer with every family placed.
+ */
+function mergeFamilies(first: Peering, other: Peering | undefined, ours: NetworkConfigSpec, answer: NetworkConfigStatus): Peering {
+  // A family that cannot be placed leaves the peering single-family, and says why.
+  const otherReason = other && 'reason' in other && other.reason !== undefined ? other.reason : undefined;
   const reason = (own?: string) => {
-    const reasons = [own, secondaryReason].filter((r): r is string => r !== undefined);
+    const reasons = [own, otherReason].filter((r): r is string => r !== undefined);
     return reasons.length > 0 ? { reason: reasons.join('; ') } : {};
   };
-  if (primary.state === 'waiting-for-peer' || primary.state === 'refused') return { ...primary, ours };
-  const answer = 'answer' in secondary ? { ...primary.answer, secondary: familyAnswer(secondary.answer) } : primary.answer;
-  if (primary.state === 'remapped') return { ...primary, ours, answer, ...reason(primary.reason) };
-  const tunnel = secondary.state === 'ready' ? { ...primary.tunnel, secondary: familyTunnel(secondary.tunnel) } : primary.tunnel;
-  return { ...primary, ours, answer, tunnel, ...reason() };
+  if (first.state === 'waiting-for-peer' || first.state === 'refused') return { ...first, ours };
+  if (first.state === 'remapped') return { ...first, ours, answer, ...reason(first.reason) };
+  const tunnel = other?.state === 'ready' ? { ...first.tunnel, secondary: familyTunnel(other.tunnel) } : first.tunnel;
+  return { ...first, ours, answer, tunnel, ...reason() };
 }
 
 /** A TunnelEndpoint's four networks. */

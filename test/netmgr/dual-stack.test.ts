@@ -1,7 +1,7 @@
 /**
  * The Network Manager on dual-stack clusters: each family placed in its own plane, the two merged into one
- * NetworkConfig, one answer and one TunnelEndpoint; a single-stack peer peered in IPv4 only; a network of
- * the wrong family refused for that family alone.
+ * NetworkConfig, one answer and one TunnelEndpoint; families matched by value (a single-stack peer peered in
+ * its family only, an IPv6-only one in IPv6); a peer sharing no family refused.
  */
 import assert from 'node:assert/strict';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../../src/api/network-config';
@@ -128,17 +128,104 @@ describe('Network Manager: dual-stack peerings', () => {
     assert.deepEqual(xy.ours.secondary, { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' });
   });
 
-  it('refuses a peer IPv6 network where our primary (IPv4) family sits, naming the field and value', () => {
+  it('refuses a peer that shares no IP family, naming the field and value, and keeps nothing of it', () => {
     const a = cluster('cluster-a', { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24' }, '203.0.113.1');
-    const b = cluster('cluster-b', { podCIDR: '10.0.0.0/16', externalCIDR: '10.202.0.0/24' }, '203.0.113.2');
-    const theirs: NetworkConfigSpec = { ...step(b, a).peering.ours, podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:bb::/120' };
-    const out = step(a, b, theirs);
-    assert.equal(out.peering.state, 'refused');
+    const b = cluster('cluster-b', { podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:bb::/120' }, '203.0.113.2');
+    const { xy, yx } = peer(a, b);
+    assert.equal(xy.state, 'refused');
     assert.match(
-      (out.peering as { reason: string }).reason,
-      /spec\.podCIDR: is IPv6 where our primary family is IPv4; .* \(got "fd00:b::\/48"\)/,
+      (xy as { reason: string }).reason,
+      /^NetworkConfig from cluster-b: spec\.podCIDR: shares no IP family with this cluster, which has IPv4: .* \(got "fd00:b::\/48"\)$/,
+    );
+    assert.match(
+      (yx as { reason: string }).reason,
+      /spec\.podCIDR: shares no IP family with this cluster, which has IPv6: .*"10\.0\.0\.0\/16"/,
     );
     assert.equal(a.planes.primary.peers.size, 0, 'nothing placed');
+    assert.equal(b.planes.primary.peers.size, 0, 'nothing placed');
+  });
+
+  it('peers a dual-stack cluster (IPv4 first) with an IPv6-only one in IPv6: the peering is IPv6 first, each answer in the place it answers', () => {
+    const a = cluster(
+      'cluster-a',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+      '203.0.113.1',
+    );
+    const c = cluster('cluster-c', { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' }, '203.0.113.3');
+    const { xy, yx } = peer(a, c);
+    // The tunnels' own networks are the peering's first family: IPv6 on both sides, nothing under secondary.
+    assert.deepEqual(networks(tunnelOf(xy)), {
+      remotePodCIDR: 'fd00::/56',
+      remoteExternalCIDR: 'fd00:fe::/120',
+      localNATPodCIDR: 'fd00::/48',
+      localNATExternalCIDR: 'fd00:ff::/120',
+    });
+    assert.equal(tunnelOf(xy).secondary, undefined);
+    assert.deepEqual(networks(tunnelOf(yx)), {
+      remotePodCIDR: 'fd00::/48',
+      remoteExternalCIDR: 'fd00:ff::/120',
+      localNATPodCIDR: 'fd00::/56',
+      localNATExternalCIDR: 'fd00:fe::/120',
+    });
+    assert.equal(a.planes.primary.peers.size, 0, 'nothing of C in the IPv4 plane');
+    assert.ok(a.planes.secondary!.peers.has('cluster-c'));
+    // A answers C's own (IPv6) networks in the status's own fields; C answers A's secondary (IPv6) ones under
+    // secondary and has nothing to say about A's IPv4 networks.
+    assert.deepEqual(answerOf(xy), {
+      processed: true,
+      remappedPodCIDR: 'fd00::/56',
+      remappedExternalCIDR: 'None',
+      observed: { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' },
+    });
+    assert.deepEqual(answerOf(yx), {
+      processed: true,
+      secondary: {
+        remappedPodCIDR: 'fd00::/48',
+        remappedExternalCIDR: 'None',
+        observed: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+      },
+    });
+    // A half answer about a family is refused by field, and leaves that family unanswered.
+    const c2 = cluster('cluster-c', { podCIDR: 'fd00:c::/48', externalCIDR: 'fd00:fe::/120' }, '203.0.113.3');
+    const a2 = cluster('cluster-a', { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' }, '203.0.113.1');
+    step(a2, c2);
+    const refusedHalf = step(a2, c2, step(c2, a2).peering.ours, { processed: true, remappedPodCIDR: 'None' });
+    assert.equal(refusedHalf.peering.state, 'remapped');
+    assert.match((refusedHalf.peering as { reason?: string }).reason ?? '', /status\.remappedExternalCIDR: is required beside the rest/);
+  });
+
+  it('matches families by value between an IPv6-first and an IPv4-first dual-stack cluster', () => {
+    const a = cluster(
+      'cluster-a',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+      '203.0.113.1',
+    );
+    const d = cluster(
+      'cluster-d',
+      { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fd::/120', secondary: { podCIDR: '10.0.0.0/16', externalCIDR: '10.204.0.0/24' } },
+      '203.0.113.4',
+    );
+    const { xy, yx } = peer(a, d);
+    // Each tunnel's own networks are its cluster's first family, the other under secondary.
+    assert.equal(formatCidr(tunnelOf(xy).remotePodCIDR), '10.1.0.0/16');
+    assert.equal(networks(tunnelOf(xy).secondary)?.remotePodCIDR, 'fd00::/48');
+    assert.equal(formatCidr(tunnelOf(yx).remotePodCIDR), 'fd00::/48');
+    assert.equal(networks(tunnelOf(yx).secondary)?.remotePodCIDR, '10.1.0.0/16');
+    // Each answer in the places of the NetworkConfig it answers: D's IPv6 (its own fields) answered in A's
+    // status's own fields, A's IPv6 (its secondary) under D's status's secondary.
+    assert.equal(answerOf(xy)?.observed?.podCIDR, 'fd00:a::/48');
+    assert.equal(answerOf(xy)?.secondary?.observed.podCIDR, '10.0.0.0/16');
+    assert.equal(answerOf(yx)?.observed?.podCIDR, '10.0.0.0/16');
+    assert.equal(answerOf(yx)?.secondary?.observed.podCIDR, 'fd00:a::/48');
+  });
+
+  it('refuses a peer whose secondary family is its primary one', () => {
+    const a = cluster('cluster-a', { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24' }, '203.0.113.1');
+    const b = cluster('cluster-b', { podCIDR: '10.5.0.0/16', externalCIDR: '10.202.0.0/24' }, '203.0.113.2');
+    const theirs = { ...step(b, a).peering.ours, secondary: { podCIDR: '10.6.0.0/16', externalCIDR: '10.203.0.0/24' } };
+    const out = step(a, b, theirs);
+    assert.equal(out.peering.state, 'refused');
+    assert.match((out.peering as { reason: string }).reason, /spec\.secondary\.podCIDR: is IPv4 as spec\.podCIDR 10\.5\.0\.0\/16 is/);
   });
 
   it("leaves the peering ready in IPv4 when the peer's IPv6 networks cannot be placed, saying why", () => {

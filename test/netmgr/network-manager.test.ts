@@ -228,7 +228,7 @@ describe('Network Manager: NetworkConfig exchange and TunnelEndpoints', () => {
     assert.equal(step(a, b, yx.ours, bAnswer).state, 'ready');
     assert.equal(step(a, b, yx.ours, { ...bAnswer, processed: false }).state, 'remapped');
     // An answer about an ExternalCIDR we no longer have (the PodCIDR it names is still ours).
-    assert.equal(step(a, b, yx.ours, { ...bAnswer, observed: { ...bAnswer.observed, externalCIDR: '10.202.0.0/16' } }).state, 'remapped');
+    assert.equal(step(a, b, yx.ours, { ...bAnswer, observed: { ...bAnswer.observed!, externalCIDR: '10.202.0.0/16' } }).state, 'remapped');
     // Our PodCIDR changes: B's answer is about the old one, and our NetworkConfig says the new one.
     a.ipam = initializeIpam(a.ipam, { podCIDR: '10.4.0.0/16', externalCIDR: '10.201.0.0/16' }).state;
     const changed = step(a, b, yx.ours, bAnswer);

@@ -10,7 +10,7 @@
  * wants is found and deleted, and nothing it did not write is ever touched.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
+import { type FamilyAnswer, type NetworkConfigStatus, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import type { IpamState } from '../../network-ipam/state';
 import type { IpamPlanes } from '../../network-ipam/planes';
 import { cidrsEqual, formatCidr } from '../../net/cidr';
@@ -152,14 +152,16 @@ function checked<T>(read: () => T, problems: string[], where: string): T | undef
  * leader, or a peer whose API server is down, must not tear down a peering that works.
  */
 function recordedAnswer(ipam: IpamPlanes | undefined, peer: string): NetworkConfigStatus | undefined {
-  const primary = ipam && recordedFamilyAnswer(ipam.primary, peer);
-  if (!primary) return undefined;
+  if (!ipam) return undefined;
+  // In the places of our NetworkConfig: the primary family's as the answer's own fields, the secondary's under it.
+  const primary = recordedFamilyAnswer(ipam.primary, peer);
   const secondary = ipam.secondary && recordedFamilyAnswer(ipam.secondary, peer);
+  if (!primary && !secondary) return undefined;
   return { processed: true, ...primary, ...(secondary ? { secondary } : {}) };
 }
 
 /** One plane's part of `recordedAnswer`. */
-function recordedFamilyAnswer(plane: IpamState, peer: string): Omit<NetworkConfigStatus, 'processed' | 'secondary'> | undefined {
+function recordedFamilyAnswer(plane: IpamState, peer: string): FamilyAnswer | undefined {
   const record = plane.peers.get(peer);
   if (!record?.localNATPodCIDR || !record.localNATExternalCIDR) return undefined;
   const { podCIDR, externalCIDR } = plane.home;

@@ -83,7 +83,7 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
     assert.equal(event.regarding?.uid, (offer as { metadata: { uid: string } }).metadata.uid, "the offer's uid, for kubectl describe");
     assert.match(
       event.note ?? '',
-      /^NetworkConfig from cluster-c: spec\.podCIDR: is IPv6 where our primary family is IPv4; .*\(got "fd00::\/48"\)$/,
+      /^NetworkConfig from cluster-c: spec\.podCIDR: shares no IP family with this cluster, which has IPv4: .*\(got "fd00::\/48"\)$/,
     );
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
     await waitFor(

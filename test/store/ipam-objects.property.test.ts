@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { InputError, StateError } from '../../src/errors';
 import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
+import { initializePlanes, withPlane } from '../../src/network-ipam/planes';
 import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
@@ -163,6 +164,64 @@ describe('IPAM state as objects (property)', () => {
     const read = ipamFromObjects(objects);
     assert.equal(read.dropped.length, 1);
     assert.match(read.dropped[0]!, /^NatMapping 10\.0\.2\.2: named 10\.0\.2\.2 but for address 10\.0\.2\.1/);
+  });
+});
+
+describe('IPAM state of two families as objects', () => {
+  it('reads back a peer of both families, one of the secondary family only, and an IPv6-first cluster, each family in its plane', () => {
+    const views = { a: ['10.0.0.0/24', '10.0.2.0/29'], b: ['fd00:a::/48', 'fd00:ff::/120'] } as const;
+    for (const secondary of [
+      { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+      { podCIDR: '10.0.0.0/24', externalCIDR: '10.0.2.0/29' },
+    ]) {
+      const primary = secondary.podCIDR.includes(':') ? home : { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' };
+      let planes = initializePlanes(undefined, { ...primary, secondary, pools: [...home.pools, 'fd00::/8'] }).planes;
+      const [v4, v6] = planes.primary.home.podCIDR.family === 4 ? (['primary', 'secondary'] as const) : (['secondary', 'primary'] as const);
+      const peer = (plane: 'primary' | 'secondary', id: string, pod: string, ext: string, view: readonly [string, string]) => {
+        let state = addPeer(planes[plane]!, { clusterId: id, podCIDR: pod, externalCIDR: ext }).state;
+        state = setRemoteView(state, { clusterId: id, localNATPodCIDR: view[0], localNATExternalCIDR: view[1] }).state;
+        planes = withPlane(planes, plane, state);
+      };
+      peer(v4, 'dual', '10.9.0.0/24', '10.8.0.0/28', views.a); // both families
+      peer(v6, 'dual', 'fd00:b::/48', 'fd00:bb::/120', views.b);
+      peer(v6, 'six', 'fd00:a::/48', 'fd00:cc::/120', views.b); // the IPv6 family only: remapped here
+      planes = withPlane(planes, v6, mapEndpoint(planes[v6]!, 'six', 'fd00:b::5').state);
+      const objects = ipamObjects('home', planes);
+      // A PeerNetworks holds the peering's first family (ours, in our order) as its own networks.
+      const first = planes.primary.home.podCIDR.family === 4 ? '10.9.0.0/24' : 'fd00:b::/48';
+      assert.equal(objects.peers.get('dual')!.podCIDR, first);
+      assert.equal(objects.peers.get('six')!.podCIDR, 'fd00:a::/48');
+      assert.equal(objects.peers.get('six')!.secondary, undefined);
+      const back = ipamFromObjects(objects);
+      assert.deepEqual(back.dropped, []);
+      assert.deepEqual(toDocument(back.state!), toDocument(planes), 'both planes read back as they were');
+    }
+  });
+
+  it('drops a PeerNetworks of a family the cluster lacks, or whose two places hold one family, saying why', () => {
+    let planes = initializePlanes(undefined, home).planes;
+    planes = withPlane(
+      planes,
+      'primary',
+      addPeer(planes.primary, { clusterId: 'a', podCIDR: '10.9.0.0/24', externalCIDR: '10.8.0.0/28' }).state,
+    );
+    const objects = ipamObjects('home', planes);
+    const a = objects.peers.get('a')!;
+    const six = {
+      ...a,
+      clusterId: 'six',
+      podCIDR: 'fd00:b::/48',
+      externalCIDR: 'fd00:bb::/120',
+      remotePodCIDR: 'fd00:b::/48',
+      remoteExternalCIDR: 'fd00:bb::/120',
+    };
+    objects.peers.set('six', six);
+    objects.peers.set('a', { ...a, secondary: { ...a, podCIDR: '10.7.0.0/24' } } as typeof a);
+    const { dropped } = ipamFromObjects(objects);
+    assert.deepEqual(dropped, [
+      'PeerNetworks a secondary: secondary.podCIDR 10.7.0.0/24 is of the family of podCIDR 10.9.0.0/24',
+      'PeerNetworks six: podCIDR fd00:b::/48 is IPv6, a family the cluster has no networks of',
+    ]);
   });
 });
 

@@ -20,7 +20,7 @@ import type { PeerRecord } from '../../network-ipam/state';
 import { type IpamPlanes, planesOf } from '../../network-ipam/planes';
 import { StateRestorer } from '../../network-ipam/state-document';
 import { peerView } from '../../network-ipam/peers';
-import { type Ip, type IpFamily, formatIp, parseIp } from '../../net/cidr';
+import { type Ip, type IpFamily, formatIp, parseCidr, parseIp } from '../../net/cidr';
 
 export interface IpamObjects {
   /** Named after the cluster id; absent before the first save. */
@@ -52,16 +52,16 @@ function peerNetworks(peer: PeerRecord): Omit<PeerNetworksSpec, 'clusterId' | 's
 }
 
 /**
- * The objects of a state: the secondary plane's networks beside the primary's in the same objects (a
- * peer has secondary networks only beside primary ones: src/netmgr/network-manager.ts), its NatMappings
- * among the others (an address names its family).
+ * The objects of a state: a PeerNetworks holds the peering's first family (ours, in our order, that the
+ * peer shares: src/netmgr/network-manager.ts) as its own networks and the other under `secondary`, as a
+ * TunnelEndpoint does; the NatMappings of both planes among each other (an address names its family).
  */
 export function ipamObjects(clusterId: string, planes: IpamPlanes): IpamObjects {
   const { primary, secondary } = planes;
   const peers = new Map<string, PeerNetworksSpec>();
-  for (const peer of primary.peers.values()) {
-    const second = secondary?.peers.get(peer.clusterId);
-    peers.set(peer.clusterId, { clusterId: peer.clusterId, ...peerNetworks(peer), ...(second ? { secondary: peerNetworks(second) } : {}) });
+  for (const id of new Set([...primary.peers.values(), ...(secondary?.peers.values() ?? [])].map((r) => r.clusterId))) {
+    const [first, second] = [primary.peers.get(id), secondary?.peers.get(id)].filter((r): r is PeerRecord => r !== undefined);
+    peers.set(id, { clusterId: id, ...peerNetworks(first!), ...(second ? { secondary: peerNetworks(second) } : {}) });
   }
   const natMappings = new Map<string, NatMappingSpec>();
   for (const [, state] of planesOf(planes)) {
@@ -117,18 +117,26 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamPlanes | und
     localNATPodCIDR: p.localNATPodCIDR ?? null,
     localNATExternalCIDR: p.localNATExternalCIDR ?? null,
   });
+  // Each family's networks into the plane of that family, whichever place the object gives them.
+  const restoreFamily = (name: string, networks: Omit<PeerNetworksSpec, 'secondary'>, at: string) => {
+    const family = parseCidr(`${at}podCIDR`, networks.podCIDR).family;
+    const restorer = restorerOf(family);
+    if (!restorer) throw new StateError(`${at}podCIDR ${networks.podCIDR} is IPv${family}, a family the cluster has no networks of`);
+    restorer.addPeer(restored(networks), `peers.${name}${at === '' ? '' : '.secondary'}`);
+    return family;
+  };
   for (const [name, p] of [...objects.peers].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const { secondary: second, ...own } = p;
-    let placed = false;
+    let placed: IpFamily | undefined;
     attempt(`PeerNetworks ${name}`, () => {
       if (p.clusterId !== name) throw new StateError(`named ${name} but for peer ${p.clusterId}`);
-      primary.addPeer(restored(own), `peers.${name}`);
-      placed = true;
+      placed = restoreFamily(name, own, '');
     });
-    if (!second || !placed) continue;
+    if (!second || placed === undefined) continue;
     attempt(`PeerNetworks ${name} secondary`, () => {
-      if (!secondary) throw new StateError('the cluster has no secondary family');
-      secondary.addPeer(restored({ clusterId: name, ...second }), `peers.${name}.secondary`);
+      if (parseCidr('secondary.podCIDR', second.podCIDR).family === placed)
+        throw new StateError(`secondary.podCIDR ${second.podCIDR} is of the family of podCIDR ${own.podCIDR}`);
+      restoreFamily(name, { clusterId: name, ...second }, 'secondary.');
     });
   }
   for (const [name, m] of [...objects.natMappings].sort(([a], [b]) => (a < b ? -1 : 1))) {

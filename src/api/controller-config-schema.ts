@@ -10,7 +10,9 @@ export const ControllerConfigSchema = Strict({
   runDir: Type.Optional(
     Type.String({ minLength: 1, description: 'The run directory standing in for the API server (default /run/strait/lab).' }),
   ),
-  podCIDR: CidrText({ description: "The cluster's PodCIDR of its primary IP family (IPv4)." }),
+  podCIDR: CidrText({
+    description: "The cluster's PodCIDR of its primary IP family (IPv4, or IPv6 on an IPv6-only or IPv6-first cluster).",
+  }),
   externalCIDR: CidrText(),
   serviceCIDR: Type.Optional(CidrText()),
   secondary: Type.Optional(
@@ -18,7 +20,7 @@ export const ControllerConfigSchema = Strict({
       { podCIDR: CidrText(), externalCIDR: CidrText(), serviceCIDR: Type.Optional(CidrText()) },
       {
         description:
-          "Dual-stack: the cluster's networks of its secondary IP family (IPv6); peers that have it too are peered in both families.",
+          "Dual-stack: the cluster's networks of its secondary IP family (the other one); peers that have both are peered in both families, matched by value.",
       },
     ),
   ),

@@ -100,9 +100,6 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
     if (doc[field] !== undefined) carriedCidr(field, doc[field]);
     if (doc.secondary?.[field] !== undefined) carriedCidr(`secondary.${field}`, doc.secondary[field]);
   }
-  // IPv6-only clusters, and IPv6 as the primary family, are not built yet (docs/dual-stack.md).
-  if (parseCidr('podCIDR', doc.podCIDR).family !== 4)
-    throw new InputError('podCIDR', doc.podCIDR, 'must be IPv4: the primary family is IPv4 (an IPv6 PodCIDR goes under secondary)');
   const clusterPods = parseFamilies(home).map((family) => family.podCIDR);
 
   const peerList = doc.peers ?? [];

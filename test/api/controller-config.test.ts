@@ -109,6 +109,28 @@ describe('controller configuration', () => {
     );
   });
 
+  it('reads an IPv6-only cluster and an IPv6-first dual-stack one (the underlay stays IPv4)', () => {
+    for (const [name, secondary] of [
+      ['six.yaml', undefined],
+      ['six-first.yaml', 'secondary: { podCIDR: 10.0.0.0/16, externalCIDR: 10.200.0.0/24 }'],
+    ] as const) {
+      const path = join(dir, name);
+      writeFileSync(
+        path,
+        [
+          'clusterId: cluster-b',
+          'podCIDR: "fd00:b::/48"',
+          'externalCIDR: "fd00:bb::/120"',
+          ...(secondary ? [secondary] : []),
+          'nodes: [{ name: b-gw, underlayAddress: 192.168.2.1, podCIDRs: ["fd00:b:0:1::/64"] }]',
+        ].join('\n'),
+      );
+      const config = loadControllerConfig(path);
+      assert.equal(config.home.podCIDR, 'fd00:b::/48', name);
+      assert.equal(config.home.secondary?.podCIDR, secondary && '10.0.0.0/16', name);
+    }
+  });
+
   it('reads JSON too (a subset of YAML 1.2)', () => {
     const path = join(dir, 'b.json');
     writeFileSync(path, JSON.stringify({ ...valid, runDir: '/tmp/lab', heartbeatTimeout: 3 }));
@@ -227,7 +249,7 @@ describe('controller configuration', () => {
   it('refuses what every agent would refuse in its spec: another family, a special block, a shared underlay address (issue 24)', () => {
     const node = (i: number) => (d: Record<string, unknown>) => (d.nodes as Record<string, unknown>[])[i]!;
     refused((d) => (d.externalCIDR = 'fd00::/120'), 'externalCIDR', 'must be IPv4, as podCIDR');
-    refused((d) => (d.podCIDR = 'fd00::/48'), 'podCIDR', 'must be IPv4: the primary family is IPv4');
+    refused((d) => (d.podCIDR = 'fd00::/48'), 'externalCIDR', 'must be IPv6, as podCIDR');
     refused((d) => (d.serviceCIDR = 'fd00:1::/112'), 'serviceCIDR', 'must be IPv4, as podCIDR');
     // Dual-stack (docs/dual-stack.md): the secondary family is the other one, each network of its family.
     refused(

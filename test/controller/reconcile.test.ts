@@ -238,6 +238,44 @@ describe('controller reconcile (three clusters, in memory)', () => {
     assert.equal(lab.nodeSpec('cluster-b', 'b-gw').natMappings.filter((m) => m.externalAddress.includes(':')).length, 0);
   });
 
+  it('peers an IPv6-only cluster in IPv6 with a dual-stack one, in every node spec', () => {
+    const lab = new Lab();
+    // B dual-stack (IPv4 first), C IPv6-only with a PodCIDR overlapping B's; A stays IPv4-only and is not C's peer.
+    lab.reconfigure('cluster-b', (d) => {
+      d.secondary = { podCIDR: 'fd00:c::/56', externalCIDR: 'fd00:ff::/120' };
+      d.reflections = [];
+    });
+    lab.reconfigure('cluster-c', (d) => {
+      d.podCIDR = 'fd00:c::/48';
+      d.externalCIDR = 'fd00:fe::/120';
+      delete d.serviceCIDR;
+      for (const [i, n] of (d.nodes as { podCIDRs: string[] }[]).entries()) n.podCIDRs = [`fd00:c:0:${i + 1}::/64`];
+    });
+    lab.heartbeatAll();
+    lab.converge();
+    const bc = lab.tunnel('cluster-b', 'cluster-c');
+    const cb = lab.tunnel('cluster-c', 'cluster-b');
+    // The peering's first family is IPv6 on both sides: each tunnel's own networks, each side's view of the other.
+    assert.deepEqual(
+      [bc.remotePodCIDR, bc.localNATPodCIDR, bc.secondary],
+      ['fd00::/48', 'fd00::/56', undefined],
+      "C's /48 and B's /56 overlap: each remapped in the other to the lowest free prefix of its length",
+    );
+    assert.deepEqual([cb.remotePodCIDR, cb.localNATPodCIDR], [bc.localNATPodCIDR, bc.remotePodCIDR]);
+    assert.deepEqual([cb.remoteExternalCIDR, cb.localNATExternalCIDR], [bc.localNATExternalCIDR, bc.remoteExternalCIDR]);
+    // Every node spec is one its reader takes (lab.nodeSpec reads it): C's networks and peers all IPv6.
+    const cgw = lab.nodeSpec('cluster-c', 'c-gw');
+    assert.deepEqual([cgw.podCIDR, cgw.secondary, cgw.peers.map((p) => p.remotePodCIDR)], ['fd00:c::/48', undefined, ['fd00::/56']]);
+    assert.deepEqual(
+      lab.nodeSpec('cluster-b', 'b-gw').peers.map((p) => [p.clusterId, p.remotePodCIDR, p.secondary]),
+      [
+        ['cluster-a', '10.1.0.0/16', undefined],
+        ['cluster-c', 'fd00::/48', undefined],
+      ],
+    );
+    assert.equal(lab.controllers.get('cluster-b')!.ipam!.primary.peers.get('cluster-c'), undefined, 'nothing of C in the IPv4 plane');
+  });
+
   it("reflects a pod of C into A through B: an address in A's view of B's ExternalCIDR", () => {
     const lab = converged();
     const reflections = lab.disk.json(runDirPaths.reflections('cluster-b')) as {

@@ -159,7 +159,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   configureNics(nics, topology.mtu);
   // The NICs existed before `default` was strict (and a distribution may make them loose): each is set too.
   sysctl('this machine', [...forwarding, ...strictReversePath, ...planned.nics.map((n) => `net.ipv4.conf.${n.name}.rp_filter=1`)]);
-  batch('this machine', [...underlayLinkLocalLines(cluster, node), ...podRoutes(cluster, node)]);
+  batch('this machine', [...underlayLinkLocalLines(node), ...podRoutes(cluster, node)]);
   buildPods('this machine', node, topology.mtu, runDir);
   if (planned.controller) {
     mkdirSync(join(runDir, cluster.id), { recursive: true });

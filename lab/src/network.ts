@@ -46,14 +46,18 @@ export const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.con
 export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 'del' = 'replace'): string[] {
   return cluster.nodes
     .filter((n) => n.name !== node.name)
-    .flatMap((n) => [
-      `route ${verb} ${n.podCIDR} via ${n.underlayAddress} dev ul0`,
-      ...(n.secondaryPodCIDR ? [`route ${verb} ${n.secondaryPodCIDR} via ${underlayLinkLocal(n)} dev ul0`] : []),
-    ]);
+    .flatMap((n) =>
+      nodePodCIDRs(n).map(
+        (prefix) => `route ${verb} ${prefix} via ${prefix.includes(':') ? underlayLinkLocal(n) : n.underlayAddress} dev ul0`,
+      ),
+    );
 }
 
+/** A node's pod networks, of each family its cluster has. */
+const nodePodCIDRs = (n: LabNode): string[] => [n.podCIDR, ...(n.secondaryPodCIDR ? [n.secondaryPodCIDR] : [])];
+
 /**
- * A dual-stack node's IPv6 address on its IPv4 underlay: link-local, its IPv4 address in the low 32 bits,
+ * A node's IPv6 address on its IPv4 underlay, where its cluster has IPv6: link-local, its IPv4 address in the low 32 bits,
  * the next hop of the other nodes' routes to its IPv6 pods (Linux takes no IPv4 next hop for an IPv6
  * route; a link-local one is what routing daemons use on such links).
  */
@@ -62,9 +66,9 @@ function underlayLinkLocal(node: LabNode): string {
   return `fe80::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
-/** The `ip` lines giving a dual-stack node its underlay link-local address (at once usable: no DAD on a lab link). */
-export const underlayLinkLocalLines = (cluster: LabCluster, node: LabNode): string[] =>
-  cluster.secondary ? [`addr replace ${underlayLinkLocal(node)}/64 dev ul0 nodad`] : [];
+/** The `ip` lines giving a node of a cluster with IPv6 its underlay link-local address (at once usable: no DAD on a lab link). */
+export const underlayLinkLocalLines = (node: LabNode): string[] =>
+  nodePodCIDRs(node).some((prefix) => prefix.includes(':')) ? [`addr replace ${underlayLinkLocal(node)}/64 dev ul0 nodad`] : [];
 
 /** The node's pods: a namespace each, attached by Debian's CNI plugins (pod-network.ts). */
 export function buildPods(place: NodePlace, node: LabNode, mtu: number, runDir: string): void {
@@ -90,7 +94,7 @@ export function buildNetworks(topology: LabTopology, runDir: string): void {
         `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,
         `link add pub0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${publicNetns}`,
         `addr add ${node.underlayAddress}/${prefixLength(cluster.underlay)} dev ul0`,
-        ...underlayLinkLocalLines(cluster, node),
+        ...underlayLinkLocalLines(node),
         `addr add ${node.publicAddress}/${prefixLength(topology.public)} dev pub0`,
         'link set ul0 up',
         'link set pub0 up',

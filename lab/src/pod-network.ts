@@ -23,7 +23,7 @@ export const podInterfacePattern = '^veth';
  * A dual-stack node hands out an address of each family (a range set each, as a dual-stack CNI does).
  */
 export function podNetworkConfig(node: LabNode, mtu: number, dataDir: string): Record<string, unknown> {
-  const six = node.secondaryPodCIDR;
+  const subnets = nodePodCIDRs(node);
   return {
     cniVersion: '1.0.0',
     name: `strait-lab-${node.name}`,
@@ -31,19 +31,26 @@ export function podNetworkConfig(node: LabNode, mtu: number, dataDir: string): R
     mtu,
     ipam: {
       type: 'host-local',
-      ranges: [[{ subnet: node.podCIDR }], ...(six ? [[{ subnet: six }]] : [])],
-      routes: [{ dst: '0.0.0.0/0' }, ...(six ? [{ dst: '::/0' }] : [])],
+      ranges: subnets.map((subnet) => [{ subnet }]),
+      routes: subnets.map((subnet) => ({ dst: subnet.includes(':') ? '::/0' : '0.0.0.0/0' })),
       dataDir,
     },
   };
 }
 
+/** A node's pod networks, the primary family's first. */
+const nodePodCIDRs = (node: LabNode) => [node.podCIDR, ...(node.secondaryPodCIDR ? [node.secondaryPodCIDR] : [])];
+
 /** The pod's addresses, the primary family's first. */
 const podAddresses = (pod: LabPod) => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])];
 
-/** The prefix length of the node network `address` is in: each address as `ips` takes it. */
+/** The prefix length of the node network `address` is in (the one of its family): each address as `ips` takes it. */
 const withPrefix = (node: LabNode, address: string) =>
-  `${address}/${(address.includes(':') ? node.secondaryPodCIDR! : node.podCIDR).split('/')[1]}`;
+  `${address}/${
+    nodePodCIDRs(node)
+      .find((c) => c.includes(':') === address.includes(':'))!
+      .split('/')[1]
+  }`;
 
 /** Where host-local keeps a node's leases. */
 export const podLeaseDir = (runDir: string, node: string) => join(runDir, 'cni', node);

@@ -24,7 +24,7 @@ export const LabTopologySchema = Strict({
       secondary: Type.Optional(
         Strict(
           { podCIDR: CidrText(), externalCIDR: CidrText() },
-          { description: "Dual-stack: the cluster's IPv6 networks; each node then has a secondaryPodCIDR." },
+          { description: "Dual-stack: the cluster's networks of its other IP family; each node then has a secondaryPodCIDR." },
         ),
       ),
       underlay: CidrText({ description: "The cluster's node network." }),
@@ -33,7 +33,9 @@ export const LabTopologySchema = Strict({
         Strict({
           name: LabName(),
           podCIDR: CidrText(),
-          secondaryPodCIDR: Type.Optional(CidrText({ description: "Dual-stack: the node's IPv6 pod network, inside the cluster's." })),
+          secondaryPodCIDR: Type.Optional(
+            CidrText({ description: "Dual-stack: the node's pod network of the secondary family, inside the cluster's." }),
+          ),
           pods: Type.Optional(List(LabName())),
         }),
         {

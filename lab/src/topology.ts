@@ -108,7 +108,7 @@ export function parseTopology(value: unknown): LabTopology {
       if (secondary && n.secondaryPodCIDR === undefined)
         throw new InputError(`${nf}.secondaryPodCIDR`, undefined, 'is required: the cluster is dual-stack');
       if (!secondary && n.secondaryPodCIDR !== undefined)
-        throw new InputError(`${nf}.secondaryPodCIDR`, n.secondaryPodCIDR, `needs ${f}.secondary: the cluster is IPv4-only`);
+        throw new InputError(`${nf}.secondaryPodCIDR`, n.secondaryPodCIDR, `needs ${f}.secondary: the cluster is single-stack`);
       const nodePods6 = secondary && nodePodCIDR(`${nf}.secondaryPodCIDR`, n.secondaryPodCIDR!, secondary.podCIDR, 'secondary PodCIDR');
       return {
         name: unique(`${nf}.name`, n.name),

@@ -8,6 +8,7 @@ import { type ClusterView, planChecks } from '../../lab/src/checks';
 import { agentDataplane } from '../../lab/src/lab';
 import { defaultTopologyPath } from '../../lab/src/names';
 import { findPod, isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
+import { podNetworkConfig } from '../../lab/src/pod-network';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
 const doc = () => parse(readFileSync(defaultTopologyPath, 'utf8')) as Record<string, any>;
@@ -255,6 +256,25 @@ describe('lab checks', () => {
     assert.deepEqual(
       checks.filter((c) => c.probe === 'pmtu-icmp' && c.from === 'a-w1-p').map((c) => c.address),
       ['10.1.0.10', 'fd00::a'],
+    );
+  });
+
+  it('gives each pod an address of each family its cluster has, IPv6 first where the cluster is, and the CNI a range per family', () => {
+    const mixed = loadTopology(join(defaultTopologyPath, '..', 'ipv6-mixed.yaml'));
+    assert.deepEqual(findPod(mixed, 'a-w1-p').pod, { name: 'a-w1-p', ip: '10.0.1.10', secondaryIp: 'fd00:a:0:1::a' });
+    assert.deepEqual(findPod(mixed, 'b-w1-p').pod, { name: 'b-w1-p', ip: 'fd00:a:0:1::a' });
+    assert.deepEqual(findPod(mixed, 'c-w1-p').pod, { name: 'c-w1-p', ip: 'fd00:a::1:0:0:a', secondaryIp: '10.0.1.10' });
+    const ipam = (node: string) => podNetworkConfig(findPod(mixed, `${node}-p`).node, 1500, '/leases').ipam as { routes: unknown };
+    assert.deepEqual(ipam('c-w1'), {
+      type: 'host-local',
+      ranges: [[{ subnet: 'fd00:a:0:0:1::/80' }], [{ subnet: '10.0.1.0/24' }]],
+      routes: [{ dst: '::/0' }, { dst: '0.0.0.0/0' }],
+      dataDir: '/leases',
+    });
+    assert.deepEqual(ipam('b-w1').routes, [{ dst: '::/0' }]);
+    assert.deepEqual(
+      loadTopology(join(defaultTopologyPath, '..', 'ipv6-only.yaml')).clusters.map((c) => c.podCIDR),
+      ['fd00:a::/48', 'fd00:a::/56', 'fd00:a::/64'],
     );
   });
 

@@ -38,6 +38,7 @@ const runDir = `/run/strait/lab-k8s-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
+const ipv6MixedTopology = join(defaultTopologyPath, '..', 'ipv6-mixed.yaml');
 /** kubectl 1.31 against a lab cluster's API server. */
 const kubectl = (cluster: string, args: string[]) =>
   execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), ...args], {
@@ -183,6 +184,25 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         const outcome = await labTest(runDir, say);
         assert.equal(outcome.failed, 0, failureSummary(outcome));
         assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
+      });
+
+    if (dataplane === 'ebpf')
+      it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack): every check passes, the objects say each family in its place', async () => {
+        await labUp(ipv6MixedTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
+        const outcome = await labTest(runDir, say);
+        assert.equal(outcome.failed, 0, failureSummary(outcome));
+        // A's answer to B's (IPv6-only) offer is about B's own networks; B's answer to A's offer is about A's
+        // secondary (IPv6) networks alone: B has nothing to say of A's IPv4 ones.
+        const status = (cluster: string, name: string) =>
+          JSON.parse(kubectl(cluster, ['get', 'networkconfig', name, '-o', 'jsonpath={.status}'])) as Record<string, unknown>;
+        assert.equal((status('cluster-a', 'cluster-b.cluster-a').observed as { podCIDR: string }).podCIDR, 'fd00:a::/56');
+        const bAnswer = status('cluster-b', 'cluster-a.cluster-b');
+        assert.deepEqual(
+          [bAnswer.observed, (bAnswer.secondary as { observed: { podCIDR: string } }).observed.podCIDR],
+          [undefined, 'fd00:a::/48'],
+        );
+        // A's PeerNetworks of B holds B's IPv6 networks as its own (the peering's first family).
+        assert.equal(kubectl('cluster-a', ['get', 'peernetworks', 'cluster-b', '-o', 'jsonpath={.spec.podCIDR}']), 'fd00:a::/56');
       });
 
     it('the controller leader killed loses no packet and the standby leads within a lease; ten crashes in a row of agents and controllers move no gateway and lose no packet; a dead gateway node fails over within 0.45 s; a crashed API server started again serves what etcd kept', async () => {

@@ -38,6 +38,7 @@ const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
 const jumboTopology = join(defaultTopologyPath, '..', 'jumbo.yaml');
 const dualStackTopology = join(defaultTopologyPath, '..', 'dual-stack.yaml');
+const ipv6MixedTopology = join(defaultTopologyPath, '..', 'ipv6-mixed.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
@@ -170,6 +171,26 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       // B sees C's /64 remapped into fd00::/8, host bits kept (C's pod fd00:a::1:0:0:a).
       const views = await clusterViews(topology, runDir);
       assert.equal(addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', 'fd00:a::1:0:0:a'), 'fd00:0:1:1:1::a');
+    });
+
+    it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack): each peering carries the families both clusters have', async () => {
+      const topology = await labUp(ipv6MixedTopology, { runDir, dataplane, say });
+      const outcome = await labTest(runDir, say);
+      const { results, failed } = outcome;
+      assert.equal(failed, 0, failureSummary(outcome));
+      const families = (from: string, to: string) =>
+        [
+          ...new Set(
+            results.filter((r) => r.kind === 'peered' && r.from === from && r.to === to).map((r) => (r.address.includes(':') ? 6 : 4)),
+          ),
+        ].sort();
+      assert.deepEqual(families('a-w1-p', 'b-w1-p'), [6], 'A-B: IPv6 only (B has no IPv4)');
+      assert.deepEqual(families('b-w1-p', 'c-w1-p'), [6], 'B-C: IPv6 only');
+      assert.deepEqual(families('c-w1-p', 'a-w1-p'), [4, 6], "A-C: both, A's primary being C's secondary");
+      // B sees C's /64 remapped into fd00::/8, host bits kept; A sees C's IPv4 10.0.0.0/16 remapped too.
+      const views = await clusterViews(topology, runDir);
+      assert.match(addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', 'fd00:a::1:0:0:a'), /^fd00:[0-9a-f:]+:a$/);
+      assert.notEqual(addressSeenFrom(topology, views, 'cluster-a', 'cluster-c', '10.0.1.10'), '10.0.1.10');
     });
 
     it('jumbo topology (every link MTU 9000): all checks pass, the path MTU ones at 9000 bytes', async () => {

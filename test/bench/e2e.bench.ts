@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- e2e`: the datapath end to end on the lab (test/bench/e2e/topology.yaml), side by side
  * with the limit (pod to pod over a plain route, no Strait) and the incumbent's rule list, for 1 to
- * 100,000 NatMappings on the hub; then the time to apply 10,000 mapping changes three ways. Writes
+ * 100,000 NatMappings on the hub, and the peered path in IPv6 against IPv6's limit; then the time to apply 10,000 mapping changes three ways. Writes
  * bench-results/e2e.json, e2e.md (the table) and e2e.svg (the chart); docs/benchmarks.md says how to read them.
  *
  * During each measurement the lab's controllers and agents are paused (SIGSTOP): on 2 cores their
@@ -22,7 +22,16 @@ import { pauseControlPlane } from './e2e/pause';
 import { dialledLast, installIncumbent, lastRulePackets, mappingRules, removeIncumbent } from './e2e/incumbent';
 import { benchTopologyPath, roles, setMappings } from './e2e/mappings';
 import { type Measurement, type PathFigures, markdownTable, ratios } from './e2e/results';
-import { buildCrr, connectionsPerSecond, requestResponse, startServers, stream, toolSeconds, waitForServers } from './e2e/traffic';
+import {
+  buildCrr,
+  connectionsPerSecond,
+  requestResponse,
+  requestResponseTool,
+  startServers,
+  stream,
+  toolSeconds,
+  waitForServers,
+} from './e2e/traffic';
 import { type BenchFigure, type BenchSuite, benchResultsDir, headCommit } from './result';
 
 const sizes = [1, 1_000, 10_000, 100_000];
@@ -70,8 +79,8 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
       const resume = pauseControlPlane(runDir);
       try {
         const limit = measure(topology, findPod(topology, roles.samePod).pod.ip, false);
-        const add = (path: string, figures: PathFigures) => {
-          measurements.push({ path, mappings: n, figures, limit });
+        const add = (path: string, figures: PathFigures, family: 4 | 6 = 4, limitOfFamily = limit) => {
+          measurements.push({ path, family, mappings: n, figures, limit: limitOfFamily });
           const r = ratios(measurements.at(-1)!);
           say(
             `${path}, ${n} NatMappings: ${Math.round(figures.connPerS)} conn/s (×${r.connPerS}), p99 ${figures.p99Us} µs (×${r.p99}), ${figures.gbps.toFixed(2)} Gbit/s (×${r.gbps}), ${figures.fragments} fragments`,
@@ -83,6 +92,13 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
           measure(topology, addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.ip), ebpf),
         );
         add(`${lab} hub`, measure(topology, dialled, ebpf));
+        if (n === sizes[0]) {
+          // IPv6 (A and B are dual-stack): the limit and the peered path, each against its own family's limit.
+          const limit6 = measure(topology, findPod(topology, roles.samePod).pod.secondaryIp!, false);
+          add(`limit IPv6 (${lab} lab)`, limit6, 6, limit6);
+          const peered6 = addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.secondaryIp!);
+          add(`${lab} peered IPv6`, measure(topology, peered6, ebpf), 6, limit6);
+        }
         if (!ebpf) {
           const rules = dialledLast(mappingRules(hubGatewaySpec, client.cluster.id), dialled);
           installIncumbent(nodeNetns(roles.hubGateway), rules);
@@ -117,7 +133,13 @@ function figuresOf(m: Measurement): BenchFigure[] {
   const name = figureName(m);
   return [
     { suite: 'e2e', name: `${name}: connections/s`, value: Math.round(f.connPerS), unit: 'conn/s', note: `× limit ${r.connPerS}` },
-    { suite: 'e2e', name: `${name}: TCP request/response p50`, value: f.p50Us, unit: 'µs', note: 'sockperf ping-pong, round trip' },
+    {
+      suite: 'e2e',
+      name: `${name}: TCP request/response p50`,
+      value: f.p50Us,
+      unit: 'µs',
+      note: `${requestResponseTool(m.family ?? 4)}, round trip`,
+    },
     { suite: 'e2e', name: `${name}: TCP request/response p99`, value: f.p99Us, unit: 'µs', note: `× limit ${r.p99}` },
     {
       suite: 'e2e',

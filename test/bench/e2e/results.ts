@@ -15,6 +15,8 @@ export interface PathFigures {
 
 export interface Measurement {
   path: string;
+  /** The pods' family the path carries (absent: IPv4, as every run before IPv6 was measured). */
+  family?: 4 | 6;
   mappings: number;
   figures: PathFigures;
   /** The limit path's figures, measured in the same lab at the same number of NatMappings. */

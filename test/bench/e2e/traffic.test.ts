@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { benchReflections } from './mappings';
 import { bpfCost } from './bpf-stats';
-import { parseCrr, parseIperf3, parseSockperf } from './traffic';
+import { parseCrr, parseIperf3, parseRoundTrips, parseSockperf } from './traffic';
 
 describe("the e2e bench's tool outputs and inputs (pure)", () => {
   it("reads tcp-crr's connections per second and refuses a run where a connection failed", () => {
@@ -19,6 +19,11 @@ describe("the e2e bench's tool outputs and inputs (pure)", () => {
     ].join('\n');
     assert.deepEqual(parseSockperf(output), { p50Us: 4.977, p99Us: 71.92 });
     assert.throws(() => parseSockperf('sockperf: ---> percentile 99.000 = 1'), /no 50\.000 percentile/);
+  });
+
+  it("reads tcp-crr rr's percentiles and refuses a run without a round trip", () => {
+    assert.deepEqual(parseRoundTrips('{"roundTrips": 185830, "p50Us": 4.746, "p99Us": 11.234}\n'), { p50Us: 4.746, p99Us: 11.234 });
+    assert.throws(() => parseRoundTrips('{"roundTrips": 0, "p50Us": 0, "p99Us": 0}'), /no round trip/);
   });
 
   it("reads iperf3's received rate in Gbit/s and reports its error", () => {

@@ -1,21 +1,22 @@
 /**
  * The e2e bench's traffic: servers in a target pod, and from the client pod a connect/close loop
- * (tcp-crr, our C tool), TCP request/response latency (sockperf ping-pong) and a stream (iperf3), each
- * for a fixed duration, against one dialled address. The output parsers are pure.
+ * (tcp-crr, our C tool), TCP request/response latency (sockperf ping-pong; over IPv6 tcp-crr's `rr`, as
+ * Debian's sockperf 3.7 has no IPv6) and a stream (iperf3), each for a fixed duration, against one
+ * dialled address. The output parsers are pure.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { podNetns } from '../../../lab/src/names';
 
-const ports = { crr: 7101, sockperf: 7102, iperf3: 7103 };
+const ports = { crr: 7101, sockperf: 7102, iperf3: 7103, rr: 7104 };
 /** Seconds each tool runs: long enough for a stable figure, short enough for 30-odd measurements. */
 export const toolSeconds = 4;
 /** The connect/close loop's processes: at most 2 on a 2-core machine, where the lab's pods share the cores. */
 const crrParallel = 2;
 
 /**
- * sockperf's client and server share one CPU: the round trip is then the path's own cost, without the
+ * The request/response client and server share one CPU: the round trip is then the path's own cost, without the
  * wake-up of an idle vCPU (tens of µs on a VM), which made the p50 jump between runs from 9 to 85 µs.
  */
 const sameCpu = ['taskset', '-c', '0'];
@@ -65,6 +66,7 @@ export function startServers(pod: string): { stop: () => void } {
   const commands = [
     toolCommands.crrServer,
     [...sameCpu, 'sockperf', 'server', '--tcp', '-p', String(ports.sockperf)],
+    [...sameCpu, crrBinary, 'serve', String(ports.rr)],
     toolCommands.iperf3Server,
   ];
   const children: ChildProcess[] = commands.map((argv) =>
@@ -119,13 +121,37 @@ export function parseIperf3(output: string): number {
 
 export const connectionsPerSecond = (client: string, address: string) => parseCrr(inPod(client, toolCommands.crrClient(address)));
 
+/** tcp-crr rr's output: the round trip's percentiles, in microseconds. */
+export function parseRoundTrips(output: string): { p50Us: number; p99Us: number } {
+  const r = JSON.parse(output) as { roundTrips: number; p50Us: number; p99Us: number };
+  if (!(r.roundTrips > 0)) throw new Error(`tcp-crr rr: no round trip: ${output}`);
+  return { p50Us: r.p50Us, p99Us: r.p99Us };
+}
+
+/** The request/response tool of a family: sockperf for IPv4, tcp-crr rr for IPv6. */
+export const requestResponseTool = (family: 4 | 6) => (family === 6 ? 'tcp-crr rr' : 'sockperf ping-pong');
+
 export const requestResponse = (client: string, address: string) =>
-  parseSockperf(
-    inPod(
-      client,
-      [...sameCpu, 'sockperf', 'ping-pong', '--tcp', '--full-rtt', '-i', address, '-p', String(ports.sockperf), '-t', String(toolSeconds)],
-      true,
-    ),
-  );
+  address.includes(':')
+    ? parseRoundTrips(inPod(client, [...sameCpu, crrBinary, 'rr', address, String(ports.rr), String(toolSeconds)]))
+    : parseSockperf(
+        inPod(
+          client,
+          [
+            ...sameCpu,
+            'sockperf',
+            'ping-pong',
+            '--tcp',
+            '--full-rtt',
+            '-i',
+            address,
+            '-p',
+            String(ports.sockperf),
+            '-t',
+            String(toolSeconds),
+          ],
+          true,
+        ),
+      );
 
 export const stream = (client: string, address: string) => parseIperf3(inPod(client, toolCommands.iperf3Client(address)));

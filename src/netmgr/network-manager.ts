@@ -249,20 +249,23 @@ function requireTwoFamilies(theirs: NetworkConfigSpec): void {
 export function reconcilePeering(input: PeeringInput): PeeringStep {
   const { planes: before, ...rest } = input;
   const { theirs, theirAnswer } = input;
-  const refusedWhole = (reason: string): PeeringStep => {
-    let planes = before;
-    for (const [name, plane] of planesOf(before)) planes = withPlane(planes, name, removePeer(plane, input.peer).state);
-    const peering: Peering = { state: 'refused', clusterId: input.peer, ours: ourSpec(planes, rest), reason };
-    return { planes, peering, problems: [reason] };
-  };
-  if (theirs) {
-    try {
-      requireTwoFamilies(theirs);
-    } catch (err) {
-      return refusedWhole(`NetworkConfig from ${input.peer}: ${message(err)}`);
-    }
+  // A NetworkConfig refused whole changes nothing, as any input refused.
+  const refusedWhole = (reason: string): PeeringStep => ({
+    planes: before,
+    peering: { state: 'refused', clusterId: input.peer, ours: ourSpec(before, rest), reason },
+    problems: [reason],
+  });
+  if (!theirs) {
+    // Nothing to match families with yet (or unreadable): every plane stays as it is.
+    const waiting = reconcileFamily({ ...rest, ipam: before.primary }, placeNames.own);
+    return { planes: before, peering: { ...waiting.peering, ours: ourSpec(before, rest) }, problems: waiting.problems };
   }
-  // Our families in our order, each with where the peer has it (undefined: it does not; unknown while it sent nothing).
+  try {
+    requireTwoFamilies(theirs);
+  } catch (err) {
+    return refusedWhole(`NetworkConfig from ${input.peer}: ${message(err)}`);
+  }
+  // Our families in our order, each with where the peer has it (undefined: it does not).
   const families = planesOf(before).map(([name, plane]) => {
     const family = plane.home.podCIDR.family;
     return {
@@ -270,16 +273,16 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
       plane,
       family,
       ours: (name === 'primary' ? 'own' : 'secondary') as Place,
-      theirs: theirs && placeOfFamily(theirs, family),
+      theirs: placeOfFamily(theirs, family),
     };
   });
-  const shared = theirs ? families.filter((f) => f.theirs !== undefined) : families.slice(0, 1);
+  const shared = families.filter((f) => f.theirs !== undefined);
   if (shared.length === 0) {
     const ourFamilies = families.map((f) => `IPv${f.family}`).join(' and ');
     const err = new InputError(
       'spec.podCIDR',
-      theirs!.podCIDR,
-      `shares no IP family with this cluster, which has ${ourFamilies}${theirs!.secondary ? ` (nor does spec.secondary.podCIDR ${theirs!.secondary.podCIDR})` : ''}: a peering carries the families both clusters have`,
+      theirs.podCIDR,
+      `shares no IP family with this cluster, which has ${ourFamilies}${theirs.secondary ? ` (nor does spec.secondary.podCIDR ${theirs.secondary.podCIDR})` : ''}: a peering carries the families both clusters have`,
     );
     return refusedWhole(`NetworkConfig from ${input.peer}: ${err.message}`);
   }
@@ -307,12 +310,12 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
       {
         ...rest,
         ipam: f.plane,
-        ...(theirs ? { theirs: projectedSpec(theirs, f.theirs!) } : {}),
+        theirs: projectedSpec(theirs, f.theirs!),
         ...(projectedTheirAnswer ? { theirAnswer: projectedTheirAnswer } : {}),
-        ...(first ? {} : { theirsUnreadable: undefined, theirAnswerUnreadable: undefined }),
-        ...(answerUnreadable !== undefined ? { theirAnswerUnreadable: answerUnreadable } : {}),
+        // A status that cannot be read at all is said once, by the first family.
+        theirAnswerUnreadable: answerUnreadable ?? (first ? input.theirAnswerUnreadable : undefined),
       },
-      { spec: placeNames[f.theirs ?? 'own'].spec, status: placeNames[f.ours].status },
+      { spec: placeNames[f.theirs!].spec, status: placeNames[f.ours].status },
     );
     planes = withPlane(planes, f.name, step.ipam);
     problems.push(...step.problems);

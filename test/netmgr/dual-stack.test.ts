@@ -228,6 +228,27 @@ describe('Network Manager: dual-stack peerings', () => {
     assert.match((out.peering as { reason: string }).reason, /spec\.secondary\.podCIDR: is IPv4 as spec\.podCIDR 10\.5\.0\.0\/16 is/);
   });
 
+  it("changes nothing on a NetworkConfig refused whole, nor while the peer's is missing: an IPv6-only peering stays placed", () => {
+    const a = cluster(
+      'cluster-a',
+      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+      '203.0.113.1',
+    );
+    const c = cluster('cluster-c', { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' }, '203.0.113.3');
+    const { yx } = peer(a, c);
+    const placed = a.planes;
+    assert.ok(placed.secondary!.peers.has('cluster-c'));
+    for (const [theirs, state] of [
+      [undefined, 'waiting-for-peer'],
+      [{ ...yx.ours, secondary: { podCIDR: 'fd00:c::/48', externalCIDR: 'fd00:cc::/120' } }, 'refused'],
+      [{ ...yx.ours, externalCIDR: '10.209.0.0/24' }, 'refused'],
+    ] as const) {
+      const out = step(a, c, theirs);
+      assert.equal(out.peering.state, state);
+      assert.equal(a.planes, placed, `the planes are the same objects (${state})`);
+    }
+  });
+
   it("leaves the peering ready in IPv4 when the peer's IPv6 networks cannot be placed, saying why", () => {
     const a = cluster(
       'cluster-a',

@@ -128,7 +128,7 @@ export function registerNetworkIpamCommands(program: Command): void {
     .requiredOption('--pod-cidr <cidr>', 'PodCIDR of this cluster')
     .requiredOption('--external-cidr <cidr>', 'ExternalCIDR of this cluster: addresses for reflected non-local endpoints')
     .option('--service-cidr <cidr>', 'ServiceCIDR of this cluster')
-    .option('--secondary-pod-cidr <cidr>', 'dual-stack: the PodCIDR of the secondary IP family (IPv6 beside IPv4)')
+    .option('--secondary-pod-cidr <cidr>', "dual-stack: the PodCIDR of the secondary IP family (the other one than --pod-cidr's)")
     .option('--secondary-external-cidr <cidr>', 'dual-stack: the ExternalCIDR of the secondary IP family')
     .option('--secondary-service-cidr <cidr>', 'dual-stack: the ServiceCIDR of the secondary IP family')
     .option('--reserved <cidrs>', 'comma-separated networks never given to peers', '')

@@ -147,14 +147,15 @@ Napi::Value PolicyDump(const Napi::CallbackInfo& info) {
 
 // ---- changes ----
 
-// An IPv4 address, or a network with /len (its length in `length`); false when it is neither.
-bool ParseIPv4(const std::string& text, bool prefix, xfrm_address_t& out, uint8_t* length = nullptr) {
+// An IPv4 or IPv6 address, or a network with /len (its length in `length`): its family (AF_INET or
+// AF_INET6), 0 when it is neither.
+int ParseXfrmAddress(const std::string& text, bool prefix, xfrm_address_t& out, uint8_t* length = nullptr) {
   Address parsed;
   memset(&out, 0, sizeof(out));
-  if (!ParseAddress(text, prefix, parsed) || parsed.family != AF_INET) return false;
-  memcpy(&out.a4, parsed.bytes, 4);
+  if (!ParseAddress(text, prefix, parsed)) return 0;
+  memcpy(&out, parsed.bytes, parsed.size());
   if (prefix) *length = static_cast<uint8_t>(parsed.length);
-  return true;
+  return parsed.family;
 }
 
 std::string DirName(uint32_t dir) {
@@ -169,13 +170,14 @@ void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) 
   uint32_t spi = U32(o, "spi");
   c.operation = "xfrm state " + op + " " + src + " -> " + dst + " spi " + Hex32(spi);
   xfrm_address_t saddr, daddr;
-  if (!ParseIPv4(src, false, saddr) || !ParseIPv4(dst, false, daddr)) return Refuse(c, "an address is not IPv4");
+  int family = ParseXfrmAddress(src, false, saddr);
+  if (!family || family != ParseXfrmAddress(dst, false, daddr)) return Refuse(c, "the addresses are not both IPv4 or both IPv6");
   if (op == "del") {
     nlmsghdr* nlh = Header(c, XFRM_MSG_DELSA, 0, 2048);
     auto* id = static_cast<xfrm_usersa_id*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_usersa_id)));
     id->daddr = daddr;
     id->spi = htonl(spi);
-    id->family = AF_INET;
+    id->family = static_cast<uint16_t>(family);
     id->proto = IPPROTO_ESP;
     mnl_attr_put(nlh, XFRMA_SRCADDR, sizeof(saddr), &saddr);
     return;
@@ -192,7 +194,7 @@ void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) 
   sa->id.spi = htonl(spi);
   sa->id.proto = IPPROTO_ESP;
   sa->saddr = saddr;
-  sa->family = AF_INET;
+  sa->family = static_cast<uint16_t>(family);
   sa->mode = XFRM_MODE_TUNNEL;
   sa->reqid = U32(o, "reqid");
   NoLimits(sa->lft);
@@ -233,17 +235,20 @@ void BuildPolicy(const Napi::Object& o, const std::string& op, NetlinkChange& c)
   if (dir > XFRM_POLICY_FWD) return Refuse(c, "dir must be in, out or fwd");
   nlmsghdr* nlh = Header(c, op == "add" ? XFRM_MSG_NEWPOLICY : XFRM_MSG_UPDPOLICY, op == "add" ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE, 2048);
   auto* pol = static_cast<xfrm_userpolicy_info*>(mnl_nlmsg_put_extra_header(nlh, sizeof(xfrm_userpolicy_info)));
-  if (!ParseIPv4(src, true, pol->sel.saddr, &pol->sel.prefixlen_s) || !ParseIPv4(dst, true, pol->sel.daddr, &pol->sel.prefixlen_d))
-    return Refuse(c, "a selector is not an IPv4 network");
-  pol->sel.family = AF_INET;
+  // The selectors are of the inner packets' family, the template's addresses of the tunnel's (IPv6 in IPv4 is one).
+  int family = ParseXfrmAddress(src, true, pol->sel.saddr, &pol->sel.prefixlen_s);
+  if (!family || family != ParseXfrmAddress(dst, true, pol->sel.daddr, &pol->sel.prefixlen_d))
+    return Refuse(c, "the selectors are not both IPv4 or both IPv6 networks");
+  pol->sel.family = static_cast<uint16_t>(family);
   pol->dir = static_cast<uint8_t>(dir);
   pol->action = XFRM_POLICY_ALLOW;
   NoLimits(pol->lft);
   xfrm_user_tmpl t = {};
-  if (!ParseIPv4(Str(o, "tmplSrc"), false, t.saddr) || !ParseIPv4(Str(o, "tmplDst"), false, t.id.daddr))
-    return Refuse(c, "a template address is not IPv4");
+  int tunnel = ParseXfrmAddress(Str(o, "tmplSrc"), false, t.saddr);
+  if (!tunnel || tunnel != ParseXfrmAddress(Str(o, "tmplDst"), false, t.id.daddr))
+    return Refuse(c, "the template addresses are not both IPv4 or both IPv6");
   t.id.proto = IPPROTO_ESP;
-  t.family = AF_INET;
+  t.family = static_cast<uint16_t>(tunnel);
   t.reqid = U32(o, "reqid");
   t.mode = XFRM_MODE_TUNNEL;
   // Any algorithm, as `ip xfrm policy` sets by default.

@@ -193,7 +193,7 @@ export interface NativeXfrmPolicy {
   tmpls: { src: string; dst: string; proto: number; reqid: number; mode: number }[];
 }
 
-/** Strait's xfrm changes: ESP states in tunnel mode, policies with one ESP template; a policy is deleted by its index. */
+/** Strait's xfrm changes: ESP states in tunnel mode, policies with one ESP template (addresses and selectors IPv4 or IPv6, each pair of one family); a policy is deleted by its index. */
 export type NativeXfrmChange =
   | {
       kind: 'state';

@@ -145,12 +145,41 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
         code: 'EINVAL',
         operation: 'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16',
         message:
-          'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16 failed: EINVAL (Invalid argument): a selector is not an IPv4 network',
+          'xfrm policy add dir out src 172.16.0.0 dst 10.1.0.0/16 failed: EINVAL (Invalid argument): the selectors are not both IPv4 or both IPv6 networks',
       },
       'ok',
       'ok',
     ]);
     assert.deepEqual(policies(), [ours('172.16.0.0/16'), ours('172.17.0.0/24').replace('dst 203.0.113.1', 'dst 192.0.2.9')]);
+  });
+
+  it('programs a policy of IPv6 selectors through an IPv4 tunnel, reads it back and deletes it; refuses mixed families by field', () => {
+    const six = policy('fd00:10::/64', { dst: 'fd00:20::/56' });
+    assert.deepEqual(applyXfrm([six], ns).map(outcome), ['ok']);
+    const [dumped, ...more] = dumpXfrmPolicies(ns);
+    assert.deepEqual(more, []);
+    assert.deepEqual(
+      [dumped!.src, dumped!.dst, dumped!.tmpls],
+      ['fd00:10::/64', 'fd00:20::/56', [{ src: '198.51.100.11', dst: '203.0.113.1', proto: 50, reqid: 0x53540007, mode: 1 }]],
+    );
+    assert.deepEqual(policies(), [ours('fd00:10::/64').replace('dst 10.1.0.0/16', 'dst fd00:20::/56')], 'as ip xfrm shows it');
+    const refused = applyXfrm(
+      [
+        policy('fd00:10::/64'), // an IPv6 source, an IPv4 destination
+        policy('fd00:10::/64', { dst: 'fd00:20::/56', tmplSrc: '2001:db8::1' }), // a template of each family
+      ],
+      ns,
+    );
+    assert.deepEqual(
+      refused.map((r) => (r.ok ? 'ok' : r.error.message)),
+      [
+        'xfrm policy add dir out src fd00:10::/64 dst 10.1.0.0/16 failed: EINVAL (Invalid argument): the selectors are not both IPv4 or both IPv6 networks',
+        'xfrm policy add dir out src fd00:10::/64 dst fd00:20::/56 failed: EINVAL (Invalid argument): the template addresses are not both IPv4 or both IPv6',
+      ],
+    );
+    const del: XfrmChange = { kind: 'policy', op: 'del', dir: dumped!.dir, index: dumped!.index, ifId: dumped!.ifId };
+    assert.deepEqual(applyXfrm([del], ns).map(outcome), ['ok']);
+    assert.deepEqual(policies(), []);
   });
 
   it('deletes a policy by the index its dump gave, with its mark and if_id; a second delete is ENOENT', () => {
@@ -181,6 +210,20 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
     assert.ok(!inspect(results, { depth: 5 }).includes(key.toString('hex')));
     assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
     assert.deepEqual(policies(), [ours('172.16.0.0/16')]);
+  });
+
+  it('refuses an IPv6 ESP state as an IPv4 one without ESP, and a state whose addresses are of both families before sending it @no-esp', async function () {
+    await requireKernel(this, { lacks: ['esp'] });
+    const six: XfrmChange = { ...state, src: '2001:db8::1', dst: '2001:db8::2' };
+    const mixed: XfrmChange = { ...state, dst: '2001:db8::2' };
+    assert.deepEqual(
+      applyXfrm([six, mixed], ns).map((r) => (r.ok ? 'ok' : r.error.message)),
+      [
+        'xfrm state add 2001:db8::1 -> 2001:db8::2 spi 0x00001234 failed: ENOSYS (Function not implemented): Requested AEAD algorithm not found',
+        'xfrm state add 198.51.100.11 -> 2001:db8::2 spi 0x00001234 failed: EINVAL (Invalid argument): the addresses are not both IPv4 or both IPv6',
+      ],
+    );
+    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
   });
 
   it('installs a state and reads it back with its fields and a digest of its key, never the key; deletes it @esp', async function () {

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chooseDataplane, featureNames, missingFor, type ProbeReport } from '../../src/probe/features';
-import { probeKernel } from '../../src/probe/probe';
+import { type Feature, type ProbeReport, carries, chooseDataplane, featureNames, missingFor } from '../../src/probe/features';
+import { natProbeRuleset, probeKernel } from '../../src/probe/probe';
+import { probeText } from '../../src/probe/report';
 import { ip, run } from '../../src/kernel/command';
+import { runNft } from '../../src/kernel/nftables';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { requireKernel, requireRoot, uniqueName } from '../support/kernel';
 
@@ -23,6 +25,50 @@ describe('dataplane choice', () => {
     assert.equal(chooseDataplane(report(['tcx', 'clsact'])), 'kernel');
     for (const f of ['bpf', 'btf', 'lpmTrie', 'vxlanCollectMd']) assert.equal(chooseDataplane(report([f])), 'kernel', f);
     assert.deepEqual(missingFor('kernel', report(['nftables'])), ['nftables']);
+  });
+
+  it('needs for IPv6 what IPv4 needs and the IPv6 twins of the family features, and never picks the dataplane by IPv6', () => {
+    assert.deepEqual(missingFor('ebpf', report(['lpmTrie6', 'routes6']), 6), ['lpmTrie6', 'routes6']);
+    assert.deepEqual(missingFor('ebpf', report(['lpmTrie6', 'routes6'])), [], 'IPv4 is carried without them');
+    assert.equal(chooseDataplane(report(['lpmTrie6'])), 'ebpf');
+    assert.deepEqual(missingFor('ebpf', report(['lpmTrie']), 6), ['lpmTrie'], 'IPv6 is the secondary family, beside IPv4');
+    assert.deepEqual(missingFor('kernel', report(['policyRouting6', 'nftables6', 'xfrm6', 'esp6']), 6), ['policyRouting6', 'nftables6']);
+    assert.deepEqual(missingFor('kernel', report(['policyRouting6', 'nftables6'])), []);
+  });
+
+  it("tells IPsec's carriage per family: IPv6 selectors need xfrm6, the tunnel's ESP states are IPv4's; IPv6 is not carried yet", () => {
+    assert.deepEqual(carries(report(['esp6']), 'ipsec', 4), { carries: true, lacks: [] });
+    assert.deepEqual(carries(report(['xfrm6', 'esp6']), 'ipsec', 4), { carries: true, lacks: [] });
+    const six = carries(report(['xfrm6', 'esp', 'esp6']), 'ipsec', 6);
+    assert.deepEqual(six.lacks, ['xfrm6', 'esp']);
+    assert.equal(six.carries, false);
+    assert.match(six.notYet ?? '', /IPsec peerings carry IPv4 only/);
+    assert.equal(carries(report([]), 'ipsec', 6).carries, false, 'not yet, whatever the kernel has');
+    assert.deepEqual(carries(report([]), 'kernel', 6), { carries: true, lacks: [] });
+  });
+
+  it('prints each family feature in a column per family, with the reason of each family that lacks it, and what carries each family', () => {
+    const lacking = report(['policyRouting6', 'esp', 'esp6', 'xfrmInterface']);
+    lacking.reasons = { policyRouting6: 'EAFNOSUPPORT (Address family not supported by protocol)', esp: 'ENOSYS (a)', esp6: 'ENOSYS (b)' };
+    const text = probeText(lacking);
+    assert.match(text, /^both families\n {2}bpf {13}yes {2}bpf\(2\) syscall: create a map$/m);
+    assert.match(text, /^per family {8}IPv4 {2}IPv6$/m);
+    assert.match(
+      text,
+      /^ {2}policyRouting {3}yes {3}no {4}the family's policy rules .*\n {18}IPv6: EAFNOSUPPORT \(Address family not supported by protocol\)$/m,
+    );
+    assert.match(text, /^ {2}esp {13}no {4}no {4}.*\n {18}IPv4: ENOSYS \(a\)\n {18}IPv6: ENOSYS \(b\)$/m);
+    assert.match(text, /^ {2}xfrmInterface {3}no {3}xfrm interfaces/m);
+    assert.match(text, /^ {2}kernel fallback {2}IPv4 {2}yes$/m);
+    assert.match(text, /^ {2}kernel fallback {2}IPv6 {2}no \(lacks: policyRouting6\)$/m);
+    assert.match(text, /^ {2}eBPF datapath {4}IPv6 {2}yes$/m);
+    assert.match(text, /^ {2}IPsec peerings {3}IPv4 {2}no \(lacks: esp, xfrmInterface\)$/m);
+    assert.match(
+      text,
+      /^ {2}IPsec peerings {3}IPv6 {2}no \(Strait's IPsec peerings carry IPv4 only.*; this kernel also lacks: esp, xfrmInterface\)$/m,
+    );
+    assert.match(text, /^dataplane \(auto\): ebpf$/m);
+    assert.match(text, /^encryption \(IPsec peerings\): no \(lacks: esp \(ENOSYS \(a\)\), xfrmInterface\)$/m);
   });
 });
 
@@ -45,36 +91,74 @@ describe('strait probe (real kernel)', function () {
       .split('\n')
       .filter((l) => l !== '')
       .map((l) => l.split(': ')[1]),
-    rules: run(['ip', '-n', ns, 'rule', 'list']),
+    rules: run(['ip', '-n', ns, 'rule', 'list']) + run(['ip', '-n', ns, '-6', 'rule', 'list']),
     nft: run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'ruleset']),
     xfrm: run(['ip', '-n', ns, 'xfrm', 'state', 'list']) + run(['ip', '-n', ns, 'xfrm', 'policy', 'list']),
   });
 
-  it('prints one JSON object with a boolean per feature, found by trying, and leaves nothing in the namespace', () => {
+  /** The features and their order as docs/cli.md documents them. */
+  const documented = [
+    'bpf',
+    'btf',
+    'clsact',
+    'tcx',
+    'testRun',
+    'lpmTrie',
+    'lpmTrie6',
+    'vxlan',
+    'vxlanCollectMd',
+    'routes',
+    'routes6',
+    'policyRouting',
+    'policyRouting6',
+    'nftables',
+    'nftables6',
+    'xfrm',
+    'xfrm6',
+    'esp',
+    'esp6',
+    'xfrmInterface',
+  ] as const;
+  /** What every kernel that runs these tests has (the binding tests use all of it), in each family: all but tcx (6.6) and IPsec's. */
+  const everyKernelHas: Feature[] = documented.filter((f) => !['tcx', 'esp', 'esp6', 'xfrmInterface'].includes(f));
+
+  it('prints one JSON object with a boolean per feature, each family feature for IPv4 and IPv6, found by trying, and leaves nothing in the namespace', () => {
     const before = leftovers();
     assert.deepEqual(before.links, ['lo']);
     const out = probe() as Record<string, unknown>;
-    // The features and their order as the README documents them.
-    assert.deepEqual(Object.keys(out), [
-      'bpf',
-      'btf',
-      'clsact',
-      'tcx',
-      'testRun',
-      'lpmTrie',
-      'vxlan',
-      'vxlanCollectMd',
-      'policyRouting',
-      'nftables',
-      'xfrm',
-      'esp',
-      'xfrmInterface',
-    ]);
+    assert.deepEqual(Object.keys(out), documented);
     for (const [f, present] of Object.entries(out)) assert.equal(typeof present, 'boolean', f);
-    // What every kernel that runs these tests has (the binding tests use all of it).
-    for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm'])
-      assert.equal(out[f], true, f);
+    for (const f of everyKernelHas) assert.equal(out[f], true, f);
     assert.deepEqual(leftovers(), before);
+  });
+
+  it('says with --reasons what carries each family, and the same ESP answer for both families', () => {
+    const out = probe('--reasons') as Record<string, unknown> & {
+      reasons: Record<string, string>;
+      families: Record<'ipv4' | 'ipv6', Record<'ebpf' | 'kernel' | 'ipsec', { carries: boolean; lacks: string[]; notYet?: string }>>;
+    };
+    assert.deepEqual(Object.keys(out.families), ['ipv4', 'ipv6']);
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      assert.deepEqual(out.families[family].ebpf, { carries: true, lacks: [] }, family);
+      assert.deepEqual(out.families[family].kernel, { carries: true, lacks: [] }, family);
+    }
+    assert.equal(out.families.ipv4.ipsec.carries, out.encryption);
+    assert.equal(out.families.ipv6.ipsec.carries, false);
+    // ESP is an algorithm of the kernel's, not of a family: both or neither (this kernel: neither, ENOSYS).
+    assert.equal(out.esp6, out.esp);
+    if (!out.esp) assert.equal(out.reasons.esp6, out.reasons.esp);
+  });
+
+  it('checks a NAT ruleset of each family that the kernel takes as it is when applied for real', () => {
+    for (const [family, listed] of [
+      [4, /snat ip prefix to ip saddr map \{ 192\.0\.2\.0\/25 : 198\.51\.100\.0\/25 \}/],
+      [6, /snat ip6 prefix to ip6 saddr map \{ 2001:db8::\/64 : 2001:db8:2::\/64 \}/],
+    ] as const) {
+      runNft(natProbeRuleset(family), ns);
+      const ruleset = run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'table', family === 4 ? 'ip' : 'ip6', 'strait_probe']);
+      assert.match(ruleset, listed);
+      assert.match(ruleset, /dnat (ip6 )?to ip6? daddr map @m/);
+    }
   });
 
   it("finds the collect_md mode when another device holds the probe's port in it, and leaves that device alone", () => {
@@ -112,19 +196,7 @@ describe('strait probe (real kernel)', function () {
     } finally {
       process.env.PATH = path;
     }
-    for (const f of [
-      'bpf',
-      'btf',
-      'clsact',
-      'tcx',
-      'testRun',
-      'lpmTrie',
-      'vxlan',
-      'vxlanCollectMd',
-      'policyRouting',
-      'nftables',
-      'xfrm',
-    ] as const) {
+    for (const f of [...everyKernelHas, 'tcx' as const]) {
       assert.equal(found.features[f], true, `${f}: ${found.reasons[f]}`);
     }
     for (const [f, why] of Object.entries(found.reasons)) assert.doesNotMatch(why, /ENOENT|spawn/, f);
@@ -135,5 +207,7 @@ describe('strait probe (real kernel)', function () {
     const found = await probeKernel(ns);
     assert.equal(found.features.esp, false);
     assert.equal(found.reasons.esp, 'ENOSYS (Function not implemented): Requested AEAD algorithm not found');
+    assert.equal(found.features.esp6, false, 'nor between IPv6 addresses');
+    assert.equal(found.reasons.esp6, 'ENOSYS (Function not implemented): Requested AEAD algorithm not found');
   });
 });

@@ -234,115 +234,74 @@ describe('fallback: nftables NAT (real kernel)', function () {
     });
     afterEach(() => topology.cleanup());
 
-    it("from A to our pod in A's view: the same host in our PodCIDR; the reply comes from the address A sent to", () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.16.0.5'), { local: '10.0.0.5', from: '10.1.0.7', replyFrom: '172.16.0.5' });
-    });
-
-    it("from A to our ExternalCIDR in A's view: the same host in our ExternalCIDR when no NatMapping holds it", () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.9'), {
-        local: '10.50.0.9',
-        from: '10.1.0.7',
-        replyFrom: '172.17.0.9',
-      });
-    });
-
-    it('from A to a NatMapping address: its local endpoint; the reply comes from the address A dialled', () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.1'), { local: '10.0.0.6', from: '10.1.0.7', replyFrom: '172.17.0.1' });
-    });
-
-    it("from our pod and our ExternalCIDR toward A: sources in A's view of our PodCIDR and ExternalCIDR", () => {
-      assert.deepEqual(sendUdp(topology.pod, '10.0.0.5', '10.1.0.7'), { local: '10.1.0.7', from: '172.16.0.5', replyFrom: '10.1.0.7' });
-      assert.deepEqual(sendUdp(topology.pod, '10.50.0.9', '10.1.0.7'), { local: '10.1.0.7', from: '172.17.0.9', replyFrom: '10.1.0.7' });
-    });
-
-    it("with C: C's view of our networks, not A's, both ways", () => {
-      assert.deepEqual(sendUdp(topology.pod, '10.0.0.6', '10.2.0.5'), { local: '10.2.0.5', from: '192.168.0.6', replyFrom: '10.2.0.5' });
-      assert.deepEqual(sendUdp(topology.peerC, '10.2.0.5', '192.168.0.5'), {
-        local: '10.0.0.5',
-        from: '10.2.0.5',
-        replyFrom: '192.168.0.5',
-      });
-      assert.deepEqual(sendUdp(topology.peerC, '10.2.0.5', '10.90.0.1'), { local: '10.0.0.6', from: '10.2.0.5', replyFrom: '10.90.0.1' });
-    });
-
-    it("hub transit: A dials a NatMapping of C's pod; C sees our transit address in C's view, A the address it dialled", () => {
-      assert.deepEqual(sendUdp(topology.peerA, '10.1.0.7', '172.17.0.2'), {
-        local: '10.2.0.5',
-        from: '10.90.0.254',
-        replyFrom: '172.17.0.2',
-      });
-    });
-
-    // The cases above in IPv6, through the `ip6 strait` table.
-    const ipv6Cases: { what: string; from: 'peerA' | 'peerC' | 'pod'; source: string; target: string; echo: Echo }[] = [
+    /**
+     * Each case in both families (the IPv6 one through the `ip6 strait` table): [source, target, the address
+     * the datagram arrives at, the source it arrives from]. The reply always comes from the address dialled.
+     */
+    type Leg = [source: string, target: string, local: string, from: string];
+    const cases: { what: string; from: 'peerA' | 'peerC' | 'pod'; 4: Leg; 6: Leg }[] = [
       {
-        what: "from A to our pod in A's view",
+        what: "from A to our pod in A's view: the same host in our PodCIDR",
         from: 'peerA',
-        source: 'fd00:11::7',
-        target: 'fd01:16::5',
-        echo: { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' },
+        4: ['10.1.0.7', '172.16.0.5', '10.0.0.5', '10.1.0.7'],
+        6: ['fd00:11::7', 'fd01:16::5', 'fd00:10::5', 'fd00:11::7'],
       },
       {
-        what: "from A to our ExternalCIDR in A's view, no NatMapping",
+        what: "from A to our ExternalCIDR in A's view: the same host in our ExternalCIDR when no NatMapping holds it",
         from: 'peerA',
-        source: 'fd00:11::7',
-        target: 'fd01:17::9',
-        echo: { local: 'fd00:50::9', from: 'fd00:11::7', replyFrom: 'fd01:17::9' },
+        4: ['10.1.0.7', '172.17.0.9', '10.50.0.9', '10.1.0.7'],
+        6: ['fd00:11::7', 'fd01:17::9', 'fd00:50::9', 'fd00:11::7'],
       },
       {
-        what: 'from A to a NatMapping address',
+        what: 'from A to a NatMapping address: its local endpoint',
         from: 'peerA',
-        source: 'fd00:11::7',
-        target: 'fd01:17::1',
-        echo: { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' },
+        4: ['10.1.0.7', '172.17.0.1', '10.0.0.6', '10.1.0.7'],
+        6: ['fd00:11::7', 'fd01:17::1', 'fd00:10::6', 'fd00:11::7'],
       },
       {
-        what: 'from our pod toward A',
+        what: "from our pod toward A: a source in A's view of our PodCIDR",
         from: 'pod',
-        source: 'fd00:10::5',
-        target: 'fd00:11::7',
-        echo: { local: 'fd00:11::7', from: 'fd01:16::5', replyFrom: 'fd00:11::7' },
+        4: ['10.0.0.5', '10.1.0.7', '10.1.0.7', '172.16.0.5'],
+        6: ['fd00:10::5', 'fd00:11::7', 'fd00:11::7', 'fd01:16::5'],
       },
       {
-        what: 'from our ExternalCIDR toward A',
+        what: "from our ExternalCIDR toward A: a source in A's view of our ExternalCIDR",
         from: 'pod',
-        source: 'fd00:50::9',
-        target: 'fd00:11::7',
-        echo: { local: 'fd00:11::7', from: 'fd01:17::9', replyFrom: 'fd00:11::7' },
+        4: ['10.50.0.9', '10.1.0.7', '10.1.0.7', '172.17.0.9'],
+        6: ['fd00:50::9', 'fd00:11::7', 'fd00:11::7', 'fd01:17::9'],
       },
       {
-        what: 'from our pod toward C',
+        what: "from our pod toward C: a source in C's view of our PodCIDR, not A's",
         from: 'pod',
-        source: 'fd00:10::6',
-        target: 'fd00:12::5',
-        echo: { local: 'fd00:12::5', from: 'fd02:168::6', replyFrom: 'fd00:12::5' },
+        4: ['10.0.0.6', '10.2.0.5', '10.2.0.5', '192.168.0.6'],
+        6: ['fd00:10::6', 'fd00:12::5', 'fd00:12::5', 'fd02:168::6'],
       },
       {
         what: "from C to our pod in C's view",
         from: 'peerC',
-        source: 'fd00:12::5',
-        target: 'fd02:168::5',
-        echo: { local: 'fd00:10::5', from: 'fd00:12::5', replyFrom: 'fd02:168::5' },
+        4: ['10.2.0.5', '192.168.0.5', '10.0.0.5', '10.2.0.5'],
+        6: ['fd00:12::5', 'fd02:168::5', 'fd00:10::5', 'fd00:12::5'],
       },
       {
         what: "from C to a NatMapping address in C's view",
         from: 'peerC',
-        source: 'fd00:12::5',
-        target: 'fd00:90::1',
-        echo: { local: 'fd00:10::6', from: 'fd00:12::5', replyFrom: 'fd00:90::1' },
+        4: ['10.2.0.5', '10.90.0.1', '10.0.0.6', '10.2.0.5'],
+        6: ['fd00:12::5', 'fd00:90::1', 'fd00:10::6', 'fd00:12::5'],
       },
       {
-        what: "hub transit: A dials a NatMapping of C's pod",
+        what: "hub transit: A dials a NatMapping of C's pod; C sees our transit address in C's view",
         from: 'peerA',
-        source: 'fd00:11::7',
-        target: 'fd01:17::2',
-        echo: { local: 'fd00:12::5', from: 'fd00:90::fe', replyFrom: 'fd01:17::2' },
+        4: ['10.1.0.7', '172.17.0.2', '10.2.0.5', '10.90.0.254'],
+        6: ['fd00:11::7', 'fd01:17::2', 'fd00:12::5', 'fd00:90::fe'],
       },
     ];
-    for (const c of ipv6Cases) {
-      it(`IPv6, ${c.what}: ${c.source} to ${c.target} arrives at ${c.echo.local} from ${c.echo.from}`, () => {
-        assert.deepEqual(sendUdp(topology[c.from], c.source, c.target), c.echo);
-      });
+    for (const c of cases) {
+      for (const family of [4, 6] as const) {
+        const [source, target, local, from] = c[family];
+        it(`IPv${family}, ${c.what}: ${source} to ${target} arrives at ${local} from ${from}; the reply comes from ${target}`, () => {
+          assert.deepEqual(sendUdp(topology[c.from], source, target), { local, from, replyFrom: target });
+        });
+      }
     }
   });
 
@@ -648,36 +607,37 @@ describe('fallback: nftables NAT (real kernel)', function () {
       });
     }
 
-    it('dual-stack: restores a rule and a NatMapping element of the IPv6 table deleted by hand', () => {
-      const ruleset = natRuleset(dualStackSpec(), devices);
-      applyNat(ruleset, netns());
-      const first = listOwned();
-      nft('flush chain ip6 strait to_peers\ndelete element ip6 strait natmappings { fd00:50::1 }\n', netns());
-      assert.doesNotMatch(listOwned(), /fd00:50::1 : fd00:10::6/);
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
-      assert.equal(listOwned(), first);
-    });
+    for (const c of [
+      { family: 'IPv4', spec, table: 'ip', natMapping: '10.50.0.1' },
+      { family: 'IPv6', spec: dualStackSpec, table: 'ip6', natMapping: 'fd00:50::1' },
+    ]) {
+      it(`${c.family}: restores a rule, a NatMapping element and the identity SNAT of the family deleted by hand`, () => {
+        const ruleset = natRuleset(c.spec(), devices);
+        applyNat(ruleset, netns());
+        const wanted = listOwned();
+        const listing = run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'chain', c.table, 'strait', 'to_peers']);
+        const handle = new RegExp(`oifname "stp00000009" snat ${c.table} prefix .* # handle (\\d+)`).exec(listing)?.[1];
+        assert.ok(handle, listing);
+        nft(`delete rule ${c.table} strait to_peers handle ${handle}\n`, netns());
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
+        assert.equal(listOwned(), wanted);
 
-    it('restores a rule, a NatMapping element and the identity SNAT deleted by hand', () => {
-      const ruleset = natRuleset(spec(), devices);
-      applyNat(ruleset, netns());
-      const wanted = listOwned();
-      const listing = run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'chain', 'ip', 'strait', 'to_peers']);
-      const handle = /oifname "stp00000009" snat ip prefix .* # handle (\d+)/.exec(listing)?.[1];
-      assert.ok(handle, listing);
-      nft(`delete rule ip strait to_peers handle ${handle}\n`, netns());
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
-      assert.equal(listOwned(), wanted);
+        nft(`delete element ${c.table} strait natmappings { ${c.natMapping} }\n`, netns());
+        assert.doesNotMatch(listOwned(), new RegExp(`${c.natMapping} : `));
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
+        assert.equal(listOwned(), wanted);
 
-      nft('delete element ip strait natmappings { 10.50.0.1 }\n', netns());
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
-      assert.equal(listOwned(), wanted);
-
-      nft('flush chain inet strait_filter avoid_masquerade\n', netns());
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
-      assert.equal(listOwned(), wanted);
-      assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
-    });
+        const avoid = run(['ip', 'netns', 'exec', netns(), 'nft', '-a', 'list', 'chain', 'inet', 'strait_filter', 'avoid_masquerade']);
+        const identity = new RegExp(`${c.table} daddr @remote_prefixes6? snat ${c.table} to ${c.table} saddr # handle (\\d+)`).exec(
+          avoid,
+        )?.[1];
+        assert.ok(identity, avoid);
+        nft(`delete rule inet strait_filter avoid_masquerade handle ${identity}\n`, netns());
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: true });
+        assert.equal(listOwned(), wanted);
+        assert.deepEqual(applyNat(ruleset, netns()), { changed: false });
+      });
+    }
 
     it('replaces the NAT table when the spec changes, and a worker keeps only the avoid-masquerade set and chain', () => {
       applyNat(natRuleset(spec(), devices), netns());

@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram } from '../../src/native';
-import { configFor, Datapath, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
-import { frame, frame6 } from '../support/packet';
+import { type IpFamily, formatIp, parseIp } from '../../src/net/cidr';
+import { configFor, Datapath, home, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
+import { type L4, frame, frame6 } from '../support/packet';
 import { peerP6 } from '../dataplane/ebpf/fixture6';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';
 import { type BenchFigure, type BenchSuite, median } from './result';
@@ -22,8 +23,71 @@ interface Measured {
 type Measure = (prog: BpfProgram, frame: Buffer) => Measured;
 const BATCH = 10_000;
 
-const u32ToAddr = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-const addrToU32 = (a: string) => a.split('.').reduce((acc, x) => acc * 256 + Number(x), 0);
+type Prefix = { addr: string; prefixLen: number };
+
+/** The address `offset` after the first of `prefix`. */
+const hostAt = (prefix: Prefix, offset: number): string => {
+  const base = parseIp('prefix', prefix.addr);
+  return formatIp({ family: base.family, value: base.value + BigInt(offset) });
+};
+
+/** A gateway's networks in one family: its PodCIDR, ExternalCIDR and transit address, and P's views of the first two. */
+interface FamilyNetworks {
+  pod: Prefix;
+  external: Prefix;
+  transit: string;
+  localNatPod: Prefix;
+  localNatExternal: Prefix;
+}
+
+/**
+ * What differs between the families for a figure: the frame, P's pod (a source from P) and how a
+ * gateway's networks and NatMappings are installed (IPv6 is the secondary family, beside the IPv4
+ * fixture's, its maps its own; the tunnel stays IPv4).
+ */
+const families: Record<
+  IpFamily,
+  {
+    frame: (ip: { src: string; dst: string }, l4: L4) => Buffer;
+    peerPod: string;
+    install(dp: Datapath, networks: FamilyNetworks): void;
+    /** NatMappings external → real, as many as a figure needs. */
+    mapExternals(dp: Datapath, entries: [string, string][]): void;
+    natmapEntries(dp: Datapath): number;
+  }
+> = {
+  4: {
+    frame,
+    peerPod: '172.16.4.5',
+    install(dp, { pod, external, transit, localNatPod, localNatExternal }) {
+      dp.maps.config.update(0, configFor('gateway', { podCidr: pod, externalCidr: external, transitAddr: transit }));
+      dp.addPeer({ ...peerP, localNatPod, localNatExternal });
+    },
+    mapExternals(dp, entries) {
+      for (let i = 0; i < entries.length; i += BATCH) dp.maps.natmap.updateBatch(entries.slice(i, i + BATCH));
+    },
+    natmapEntries: (dp) => dp.maps.natmap.lookupBatch().length,
+  },
+  6: {
+    frame: frame6,
+    peerPod: 'fd17:16:0:1::5',
+    install(dp, { pod, external, transit, localNatPod, localNatExternal }) {
+      dp.maps.config.update(0, configFor('gateway'));
+      dp.addPeer(peerP);
+      dp.maps.config6.update(0, { podCidr: pod, externalCidr: external, transitAddr: transit });
+      dp.maps.peers6.update(peerP.id, { localNatPod, localNatExternal });
+      dp.maps.routes6.update(peerP6.remotePod, { peerId: peerP.id, kind: 0 });
+    },
+    mapExternals(dp, entries) {
+      for (const [external, real] of entries) {
+        dp.maps.natmap6.update(external, real);
+        dp.maps.natmap6Rev.update(real, external);
+      }
+    },
+    natmapEntries: (dp) => [...dp.maps.natmap6.keys()].length,
+  },
+};
+const udpL4 = (): L4 => ({ kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) });
 
 /**
  * Two runs on the same skb must give back the input datagram (the MACs stay rewritten), with `verdict`
@@ -38,26 +102,45 @@ function assertTwoCycle(dp: Datapath, name: 'fromPod' | 'fromOverlay', input: Bu
   assert.equal(ip(twice.data), ip(input), `${name}: the second run undoes the first`);
 }
 
+/** The gateway's networks for the NatMapping figures, by family (IPv4: room for 100,000 NatMappings). */
+const natMappingNetworks: Record<IpFamily, FamilyNetworks> = {
+  4: {
+    pod: home.pod,
+    external: { addr: '10.128.0.0', prefixLen: 14 },
+    transit: home.transit,
+    localNatPod: peerP.localNatPod,
+    localNatExternal: { addr: '100.64.0.0', prefixLen: 14 },
+  },
+  6: {
+    pod: { addr: 'fd00:a::', prefixLen: 48 },
+    external: { addr: 'fd00:e::', prefixLen: 64 },
+    transit: 'fd00:e::fa',
+    localNatPod: peerP6.localNatPod,
+    localNatExternal: { addr: 'fd70:9::', prefixLen: 64 },
+  },
+};
+
 /**
  * strait_from_overlay on a gateway: a UDP packet from P's pod to one of our ExternalCIDR addresses in
  * P's view, translated to our ExternalCIDR, then through a NatMapping among `count`. The measured pair
  * maps A → B' and B → A' (B', A': P's view), so the output is again a packet from P to an address of us.
  */
-async function natMappingFigure(count: number, measure: Measure): Promise<Measured> {
+async function natMappingFigure(family: IpFamily, count: number, measure: Measure): Promise<Measured> {
   const dp = await Datapath.load();
   try {
-    const external = { addr: '10.128.0.0', prefixLen: 14 }; // room for 100,000 NatMappings
-    const seen = { addr: '100.64.0.0', prefixLen: 14 };
-    dp.maps.config.update(0, configFor('gateway', { externalCidr: external }));
-    dp.addPeer({ ...peerP, localNatExternal: seen });
-    const base = addrToU32(external.addr);
-    const entries: [string, string][] = [];
-    for (let i = 2; i < count; i++) entries.push([u32ToAddr(base + i), `10.0.${(i >> 8) & 255}.${i & 255}`]);
-    const inSeen = (a: number) => u32ToAddr(addrToU32(seen.addr) + (a - base));
-    entries.push([u32ToAddr(base), inSeen(base + 1)], [u32ToAddr(base + 1), inSeen(base)]);
-    for (let i = 0; i < entries.length; i += BATCH) dp.maps.natmap.updateBatch(entries.slice(i, i + BATCH));
-    assert.equal(dp.maps.natmap.lookupBatch().length, Math.max(count, 2));
-    const input = frame({ src: '172.16.4.5', dst: inSeen(base) }, { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) });
+    const networks = natMappingNetworks[family];
+    const { external, localNatExternal: seen } = networks;
+    const of = families[family];
+    of.install(dp, networks);
+    // The pair: external+1 → P's view of external+2, and external+2 → P's view of external+1.
+    const entries: [string, string][] = [
+      [hostAt(external, 1), hostAt(seen, 2)],
+      [hostAt(external, 2), hostAt(seen, 1)],
+    ];
+    for (let i = 3; i <= count; i++) entries.push([hostAt(external, i), hostAt(networks.pod, i)]);
+    of.mapExternals(dp, entries);
+    assert.equal(of.natmapEntries(dp), Math.max(count, 2));
+    const input = of.frame({ src: of.peerPod, dst: hostAt(seen, 1) }, udpL4());
     assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_OK);
     return measure(dp.prog('fromOverlay'), input);
   } finally {
@@ -65,19 +148,27 @@ async function natMappingFigure(count: number, measure: Measure): Promise<Measur
   }
 }
 
+/** The gateway's networks for the figures toward a peer, by family: P sees our PodCIDR as our ExternalCIDR and the other way round. */
+const toPeerNetworks = (family: IpFamily): FamilyNetworks => {
+  const [pod, external, transit]: [Prefix, Prefix, string] =
+    family === 4
+      ? [{ addr: '10.0.0.0', prefixLen: 16 }, { addr: '10.1.0.0', prefixLen: 16 }, home.transit]
+      : [{ addr: 'fd00:a::', prefixLen: 48 }, { addr: 'fd00:b::', prefixLen: 48 }, 'fd00:b::fa'];
+  return { pod, external, transit, localNatPod: external, localNatExternal: pod };
+};
+
 /**
  * strait_from_pod on a gateway: a pod's UDP packet toward P, source translated, tunnel key set, MACs
  * rewritten, redirected. P sees our PodCIDR as our ExternalCIDR and the other way round, so the
  * translated source is again one of ours.
  */
-async function toPeerFigure(measure: Measure): Promise<Measured> {
+async function toPeerFigure(family: IpFamily, measure: Measure): Promise<Measured> {
   const dp = await Datapath.load();
   try {
-    const pod = { addr: '10.0.0.0', prefixLen: 16 };
-    const external = { addr: '10.1.0.0', prefixLen: 16 };
-    dp.maps.config.update(0, configFor('gateway', { podCidr: pod, externalCidr: external }));
-    dp.addPeer({ ...peerP, localNatPod: external, localNatExternal: pod });
-    const input = frame({ src: '10.0.7.9', dst: '172.16.4.5' }, { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) });
+    const networks = toPeerNetworks(family);
+    families[family].install(dp, networks);
+    const src = family === 4 ? '10.0.7.9' : 'fd00:a:0:7::9';
+    const input = families[family].frame({ src, dst: families[family].peerPod }, udpL4());
     assertTwoCycle(dp, 'fromPod', input, TC_ACT_REDIRECT);
     return measure(dp.prog('fromPod'), input);
   } finally {
@@ -125,86 +216,28 @@ async function transitFigure(measure: Measure): Promise<Measured> {
   }
 }
 
-/** `toPeerFigure` in IPv6: the same swap of P's views, on L's IPv6 family (the tunnel stays IPv4). */
-async function toPeer6Figure(measure: Measure): Promise<Measured> {
-  const dp = await Datapath.load();
-  try {
-    const pod = { addr: 'fd00:a::', prefixLen: 48 };
-    const external = { addr: 'fd00:b::', prefixLen: 48 };
-    dp.maps.config.update(0, configFor('gateway'));
-    dp.addPeer(peerP);
-    dp.maps.config6.update(0, { podCidr: pod, externalCidr: external, transitAddr: 'fd00:b::fa' });
-    dp.maps.peers6.update(peerP.id, { localNatPod: external, localNatExternal: pod });
-    dp.maps.routes6.update(peerP6.remotePod, { peerId: peerP.id, kind: 0 });
-    const input = frame6(
-      { src: 'fd00:a:0:7::9', dst: 'fd17:16:0:1::5' },
-      { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) },
-    );
-    assertTwoCycle(dp, 'fromPod', input, TC_ACT_REDIRECT);
-    return measure(dp.prog('fromPod'), input);
-  } finally {
-    dp.close();
-  }
-}
-
-/**
- * `natMappingFigure` with one NatMapping, in IPv6: P's pod to our ExternalCIDR in P's view, through the
- * NatMapping to another address of P's view of us (the 2-cycle, as in IPv4).
- */
-async function natMapping6Figure(measure: Measure): Promise<Measured> {
-  const dp = await Datapath.load();
-  try {
-    const external = { addr: 'fd00:e::', prefixLen: 64 };
-    const seen = { addr: 'fd70:9::', prefixLen: 64 };
-    dp.maps.config.update(0, configFor('gateway'));
-    dp.addPeer(peerP);
-    dp.maps.config6.update(0, { podCidr: { addr: 'fd00:a::', prefixLen: 48 }, externalCidr: external, transitAddr: 'fd00:e::fa' });
-    dp.maps.peers6.update(peerP.id, { localNatPod: { addr: 'fd60:6::', prefixLen: 48 }, localNatExternal: seen });
-    dp.maps.routes6.update(peerP6.remotePod, { peerId: peerP.id, kind: 0 });
-    // fd00:e::1 → fd70:9::2 (P's view of fd00:e::2) and back: the output is again a packet to an address of ours.
-    for (const [ext, real] of [
-      ['fd00:e::1', 'fd70:9::2'],
-      ['fd00:e::2', 'fd70:9::1'],
-    ]) {
-      dp.maps.natmap6.update(ext, real);
-      dp.maps.natmap6Rev.update(real, ext);
-    }
-    const input = frame6({ src: 'fd17:16:0:1::5', dst: 'fd70:9::1' }, { kind: 'udp', sport: 1234, dport: 80, payload: Buffer.alloc(22) });
-    assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_OK);
-    return measure(dp.prog('fromOverlay'), input);
-  } finally {
-    dp.close();
-  }
-}
+/** The figures' names: the IPv6 one of each pair says so. */
+const ipv6Word = (family: IpFamily) => (family === 6 ? 'IPv6 ' : '');
+const natMappingName = (family: IpFamily, count: number) =>
+  `strait_from_overlay, gateway, ${ipv6Word(family)}UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`;
+const toPeerName = (family: IpFamily) =>
+  `strait_from_pod, gateway, ${ipv6Word(family)}UDP toward a peer (source translated, tunnel key, redirect)`;
 
 export const run: BenchSuite = async () => {
   const empty = await BpfObject.load(emptyProgramPath);
   try {
     const measure: Measure = (prog, f) => ({ floor: nsPerPacket(empty.program('empty'), udpFrame()), ns: nsPerPacket(prog, f) });
     const measured: [string, Measured][] = [];
-    for (const count of SIZES) {
-      measured.push([
-        `strait_from_overlay, gateway, UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`,
-        await natMappingFigure(count, measure),
-      ]);
-    }
+    for (const count of SIZES) measured.push([natMappingName(4, count), await natMappingFigure(4, count, measure)]);
     measured.push([
       'strait_from_overlay, hub, UDP of an established transit flow (NatMapping, SNAT, toward the other peer)',
       await transitFigure(measure),
     ]);
-    measured.push(['strait_from_pod, gateway, UDP toward a peer (source translated, tunnel key, redirect)', await toPeerFigure(measure)]);
-    // The IPv6 paths beside their IPv4 twins (issue 29's goal: at most 1.2x the IPv4 cost).
+    measured.push([toPeerName(4), await toPeerFigure(4, measure)]);
+    // The IPv6 paths beside their IPv4 twins (issue 29's goal: at most 1.2x the IPv4 cost): [IPv6, IPv4].
     const ipv6: [string, string, Measured][] = [
-      [
-        'strait_from_pod, gateway, IPv6 UDP toward a peer (source translated, tunnel key, redirect)',
-        measured.find(([name]) => name.startsWith('strait_from_pod, gateway, UDP toward a peer'))![0],
-        await toPeer6Figure(measure),
-      ],
-      [
-        'strait_from_overlay, gateway, IPv6 UDP from a peer to an ExternalCIDR address, 1 NatMapping',
-        measured.find(([name]) => name.endsWith(', 1 NatMapping'))![0],
-        await natMapping6Figure(measure),
-      ],
+      [toPeerName(6), toPeerName(4), await toPeerFigure(6, measure)],
+      [natMappingName(6, 1), natMappingName(4, 1), await natMappingFigure(6, 1, measure)],
     ];
     measured.push(...ipv6.map(([name, , m]): [string, Measured] => [name, m]));
     const note = '64-byte frame (IPv6: 84 bytes, the same payload), median of 5 x 1M';

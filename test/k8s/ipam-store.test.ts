@@ -9,21 +9,24 @@ import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node
 import { StateError } from '../../src/errors';
 import { mapEndpoint, unmapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
-import { initializePlanes } from '../../src/network-ipam/planes';
+import { type IpamPlanes, initializePlanes, withPlane } from '../../src/network-ipam/planes';
 import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
 import { ApiIpamStore } from '../../src/controller/kubernetes/ipam-store';
-import { formatIp } from '../../src/net/cidr';
+import { formatCidr, formatIp } from '../../src/net/cidr';
 import { startTestApiServer, type TestApiServer } from '../support/apiserver';
 
 const home = { podCIDR: '10.0.0.0/24', externalCIDR: '10.0.2.0/29', pools: ['10.0.4.0/22'] };
 const group = 'strait.io';
 const version = 'v1alpha1';
 
-/** Two peers, each with a pod of the other reflected to it: b's 10.7.0.1 to a at 10.0.2.1, a's 10.9.0.1 to b at 10.0.2.2. */
-function twoPeers(): IpamState {
-  let state = initializeIpam(undefined, home).state;
+/**
+ * Two peers, each with a pod of the other reflected to it: b's 10.7.0.1 to a at 10.0.2.1, a's 10.9.0.1 to b
+ * at 10.0.2.2; on the IPv4 plane `start` (by default `home`'s, alone).
+ */
+function twoPeers(start: IpamState = initializeIpam(undefined, home).state): IpamState {
+  let state = start;
   for (const [id, pod, ext] of [
     ['a', '10.9.0.0/24', '10.8.0.0/28'],
     ['b', '10.7.0.0/24', '10.6.0.0/28'],
@@ -33,6 +36,26 @@ function twoPeers(): IpamState {
   }
   state = mapEndpoint(state, 'a', '10.7.0.1').state;
   return mapEndpoint(state, 'b', '10.9.0.1').state;
+}
+
+/** `home` with an IPv6 family: the reserved networks and pools are the cluster's, one list for both planes. */
+const dualStackHome = {
+  ...home,
+  pools: [...home.pools, 'fd00::/8'],
+  secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+};
+
+/**
+ * Both planes from one configuration, as the controller starts them (initializePlanes), each then peered
+ * in its own family: the IPv4 plane as twoPeers, the IPv6 one with a (whose PodCIDR collides with ours,
+ * so it is remapped) and b's pod fd00:99::5 reflected to it.
+ */
+function dualStackPlanes(): IpamPlanes {
+  const start = initializePlanes(undefined, dualStackHome).planes;
+  let six = addPeer(start.secondary!, { clusterId: 'a', podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fe::/120' }).state;
+  six = setRemoteView(six, { clusterId: 'a', localNATPodCIDR: 'fd00:1::/48', localNATExternalCIDR: 'fd00:fd::/120' }).state;
+  six = mapEndpoint(six, 'a', 'fd00:99::5').state;
+  return withPlane(withPlane(start, 'primary', twoPeers(start.primary)), 'secondary', six);
 }
 
 /** Peer a gone, a's pod no longer reflected to b, a new peer c, and b's pod reflected to c: four writes. */
@@ -241,16 +264,12 @@ describe('IPAM store on the API server', function () {
   });
 
   it('keeps a dual-stack state: the secondary networks beside the primary in the same objects, IPv6 NatMappings by address', async () => {
-    // Both planes from one home configuration: the reserved networks and pools are the cluster's, shared.
-    const start = initializePlanes(undefined, {
-      ...home,
-      pools: [...home.pools, 'fd00::/8'],
-      secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
-    }).planes;
-    let six = addPeer(start.secondary!, { clusterId: 'a', podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fe::/120' }).state;
-    six = setRemoteView(six, { clusterId: 'a', localNATPodCIDR: 'fd00:1::/48', localNATExternalCIDR: 'fd00:fd::/120' }).state;
-    six = mapEndpoint(six, 'a', 'fd00:99::5').state;
-    const planes = { primary: { ...twoPeers(), home: start.primary.home }, secondary: six };
+    const planes = dualStackPlanes();
+    assert.deepEqual(
+      planes.primary.home.pools.map(formatCidr),
+      ['10.0.4.0/22', 'fd00::/8'],
+      "the primary plane's home is the configuration's (both families' pools), not single-stack home's",
+    );
     const saving = planesStore();
     await saving.load();
     await saving.save(planes);

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { readNodeDataplaneSpec, writeNodeDataplaneSpec } from '../../src/api/node-dataplane';
-import { formatIp, parseCidr, parseIp } from '../../src/net/cidr';
+import { formatCidr, formatIp, parseCidr, parseIp } from '../../src/net/cidr';
 import { mapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
-import { addPeer, setRemoteView } from '../../src/network-ipam/peers';
+import { addPeer, homePodIp, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamPlanes } from '../../src/network-ipam/planes';
 import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { assignPeerIds } from '../../src/nodespec/peer-id';
 import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
+import { desiredMaps } from '../../src/dataplane/ebpf/desired-maps';
+import { planKernelRouting } from '../../src/dataplane/kernel/routing-plan';
 
 /**
  * Hub B (PodCIDR 10.0.0.0/16, ExternalCIDR 10.50.0.0/24) peered with A (the same PodCIDR: remapped to
@@ -221,6 +223,95 @@ describe('node dataplane planner', () => {
       { externalAddress: 'fd00:50::', endpointAddress: 'fd00:99::5' },
     ]);
     assert.deepEqual(readNodeDataplaneSpec(doc), spec, 'the reader takes what the planner plans');
+  });
+
+  it('plans IPv6 PodCIDRs longer than /64 (docs/dual-stack.md): a /120 cluster remapped to a /120, /124 and /128 node prefixes, through both dataplanes', () => {
+    const { ipam, tunnels } = hubB();
+    // Cilium's default per-node IPv6 block is a /120, Calico's a /122: B's IPv6 pods in one /120, A's too,
+    // numbered as B's (remapped), a node of one address (/128) beside one of sixteen (/124).
+    let six = initializeIpam(undefined, { podCIDR: 'fd00:10::/120', externalCIDR: 'fd00:50::/122' }, false, 'secondary.').state;
+    six = addPeer(six, { clusterId: 'cluster-a', podCIDR: 'fd00:10::/120', externalCIDR: 'fd00:60::/128' }).state;
+    six = setRemoteView(six, { clusterId: 'cluster-a', localNATPodCIDR: 'fd00:20::/120', localNATExternalCIDR: 'fd00:70::/122' }).state;
+    const a = six.peers.get('cluster-a')!;
+    assert.deepEqual([formatCidr(a.remotePodCIDR), formatCidr(a.remoteExternalCIDR)], ['fd00::/120', 'fd00:60::/128']);
+    assert.equal(homePodIp(six, 'cluster-a', 'fd00:10::fe'), 'fd00::fe', "A's pod in B's view: the host bits kept");
+    six = mapEndpoint(six, 'cluster-a', 'fd00::7').state;
+    const dual = tunnels.map((t) =>
+      t.clusterId === 'cluster-a'
+        ? {
+            ...t,
+            secondary: {
+              remotePodCIDR: a.remotePodCIDR,
+              remoteExternalCIDR: a.remoteExternalCIDR,
+              localNATPodCIDR: a.localNATPodCIDR!,
+              localNATExternalCIDR: a.localNATExternalCIDR!,
+            },
+          }
+        : t,
+    );
+    const dualNodes = [
+      { ...nodes[0]!, podCIDRs: [...nodes[0]!.podCIDRs, parseCidr('test', 'fd00:10::80/128')] },
+      { ...nodes[1]!, podCIDRs: [...nodes[1]!.podCIDRs, parseCidr('test', 'fd00:10::/124')] },
+    ];
+    const plan = (nodeName: string) =>
+      planNodeSpec({
+        clusterId: 'cluster-b',
+        ipam: { ...ipam, secondary: six },
+        tunnels: dual,
+        nodes: dualNodes,
+        nodeName,
+        gatewayName: 'b-gw',
+      });
+    const gateway = plan('b-gw');
+    const doc = writeNodeDataplaneSpec(gateway);
+    assert.deepEqual(doc.secondary, { podCIDR: 'fd00:10::/120', externalCIDR: 'fd00:50::/122', transitAddress: 'fd00:50::3f' });
+    assert.deepEqual(doc.peers.find((p) => p.clusterId === 'cluster-a')!.secondary, {
+      remotePodCIDR: 'fd00::/120',
+      remoteExternalCIDR: 'fd00:60::/128',
+      localNATPodCIDR: 'fd00:20::/120',
+      localNATExternalCIDR: 'fd00:70::/122',
+    });
+    assert.deepEqual(
+      doc.nodes.map((n) => n.podCIDRs),
+      [
+        ['10.0.0.0/24', 'fd00:10::/124'],
+        ['10.0.1.0/24', 'fd00:10::80/128'],
+      ],
+    );
+    assert.deepEqual(doc.natMappings[1], { externalAddress: 'fd00:50::', endpointAddress: 'fd00::7' });
+    assert.deepEqual(readNodeDataplaneSpec(doc), gateway, 'the reader takes what the planner plans');
+    // eBPF: the node prefixes as LPM keys of their own length, the peer's /120 and /128 as its routes.
+    const maps = desiredMaps(gateway, 42);
+    assert.deepEqual(
+      maps.nodes6.map(([key, value]) => [`${key.addr}/${key.prefixLen}`, value.underlay]),
+      [
+        ['fd00:10::/124', '192.0.2.11'],
+        ['fd00:10::80/128', '192.0.2.12'],
+      ],
+    );
+    assert.deepEqual(
+      maps.routes6.map(([key]) => `${key.addr}/${key.prefixLen}`),
+      ['fd00::/120', 'fd00:60::/128'],
+    );
+    // The kernel fallback: the gateway routes A's /120 and /128 to A, the worker's /128 through the overlay
+    // (symmetric routing); the worker routes A's prefixes toward the gateway.
+    const routes6 = (nodeName: string) =>
+      planKernelRouting(plan(nodeName))
+        .routes.filter((r) => r.prefix.includes(':'))
+        .map((r) => `${r.prefix} ${r.unreachable ? 'unreachable (backstop)' : r.device}`);
+    assert.deepEqual(routes6('b-gw').sort(), [
+      'fd00:10::80/128 strait.vxlan',
+      'fd00:60::/128 stpb20a3a53',
+      'fd00:60::/128 unreachable (backstop)',
+      'fd00::/120 stpb20a3a53',
+      'fd00::/120 unreachable (backstop)',
+    ]);
+    assert.deepEqual(routes6('b-worker').sort(), [
+      'fd00:60::/128 strait.vxlan',
+      'fd00:60::/128 unreachable (backstop)',
+      'fd00::/120 strait.vxlan',
+      'fd00::/120 unreachable (backstop)',
+    ]);
   });
 
   it('keeps the transit address out of reach of the lowest-first allocation for every IPv4 size', () => {

@@ -111,7 +111,7 @@ export function missingFor(dataplane: Dataplane, report: ProbeReport, family: Ip
 }
 
 /** What IPsec peerings carrying `family` lack on this kernel. */
-export const encryptionMissing = (report: ProbeReport, family: IpFamily): Feature[] =>
+const encryptionMissing = (report: ProbeReport, family: IpFamily): Feature[] =>
   requirementsOf('encryption', family).filter((f) => !report.features[f]);
 
 /** `auto`: eBPF where the kernel can run it, the kernel fallback otherwise (for IPv4, the primary family). */

@@ -5,6 +5,9 @@
  * fallback's nftables map, replaced with nft -j -f (its JSON document). The kernel parts run in
  * throwaway namespaces; no lab.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run } from '../../../src/kernel/command';
 import { withThrowawayNetns } from '../../../src/kernel/netns';
 import { applyNat } from '../../../src/dataplane/kernel/nat-apply';
@@ -41,10 +44,21 @@ function fallbackApplyMs(): Promise<{ nft: number; applyNat: number }> {
     const applyNatMs = timeMs(() => applyNat(after, ns));
     // The same replacement without the listing: nft -j -f alone.
     const drop = [NAT_TABLE, FILTER_TABLE].flatMap((table) => [{ add: { table } }, { delete: { table } }]);
-    const replace = (ruleset: NftDocument) =>
-      run(['ip', 'netns', 'exec', ns, 'nft', '-j', '-f', '-'], JSON.stringify({ nftables: [...drop, ...ruleset.nftables] }));
-    replace(before);
-    return { nft: timeMs(() => replace(after)), applyNat: applyNatMs };
+    // From a file: nft's JSON parser opens `-` as /dev/stdin, which cannot be opened on the socket a
+    // Node.js child's stdin is. Each document is written before the clock starts.
+    const dir = mkdtempSync(join(tmpdir(), 'strait-bench-nft-'));
+    try {
+      const replace = (ruleset: NftDocument) => {
+        const path = join(dir, 'ruleset.json');
+        writeFileSync(path, JSON.stringify({ nftables: [...drop, ...ruleset.nftables] }));
+        return () => run(['ip', 'netns', 'exec', ns, 'nft', '-j', '-f', path]);
+      };
+      replace(before)();
+      const replaceAfter = replace(after);
+      return { nft: timeMs(replaceAfter), applyNat: applyNatMs };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 /** What `strait probe` reports, and what each dataplane needs of it, per IP family. */
 import type { Dataplane } from '../api/dataplane';
+import type { IpFamily } from '../net/cidr';
 
 /**
  * Every feature in the order `strait probe` lists them. A feature of one IP family is probed with that
@@ -36,7 +37,6 @@ export const familyFeatureNames = ['lpmTrie', 'routes', 'policyRouting', 'nftabl
 export type FamilyFeature = (typeof familyFeatureNames)[number];
 type CommonFeature = Exclude<Feature, FamilyFeature | `${FamilyFeature}6`>;
 
-export type IpFamily = 4 | 6;
 export const ipFamilies: readonly IpFamily[] = [4, 6];
 
 /** A family's feature under the name it is reported by: `esp` (IPv4), `esp6` (IPv6). */
@@ -79,9 +79,9 @@ type Requirement = Feature | { family: FamilyFeature };
  * tcx, in missingFor) with BTF maps, LPM tries of the family and a collect_md VXLAN device; the kernel
  * fallback VXLAN devices and the family's policy rules and nftables NAT; both the family's routes.
  * IPsec peerings (on the kernel fallback's gateways) need xfrm policies with the family's selectors,
- * ESP states and xfrm interfaces. IPv6 is carried as the secondary family, beside IPv4 and through IPv4
- * tunnels (docs/dual-stack.md): it needs what IPv4 needs as well as its own features, and its ESP states
- * are the IPv4 tunnel's (`esp6` would be an IPv6 underlay's).
+ * ESP states and xfrm interfaces. IPv6 goes through IPv4 tunnels (docs/dual-stack.md): it needs what
+ * IPv4 needs as well as its own features (the underlay is IPv4), and its ESP states are the IPv4
+ * tunnel's (`esp6` would be an IPv6 underlay's).
  */
 const requirements: Record<Dataplane | 'encryption', readonly Requirement[]> = {
   ebpf: ['bpf', 'btf', { family: 'lpmTrie' }, 'vxlanCollectMd', { family: 'routes' }],

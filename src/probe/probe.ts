@@ -20,7 +20,8 @@ import { checkNft } from '../kernel/nftables';
 import type { NftAddressType, NftDocument, NftNetworkProtocol } from '../kernel/nft-json';
 import { type NetlinkChange, type NetlinkResult, applyNetlink, dumpRoutes, dumpRules } from '../kernel/rtnetlink';
 import { type XfrmChange, type XfrmResult, applyXfrm, dumpXfrmPolicies, xfrmDir } from '../kernel/xfrm';
-import { type Feature, type IpFamily, type ProbeReport, featureNames, inFamily, ipFamilies } from './features';
+import { type Feature, type ProbeReport, featureNames, inFamily, ipFamilies } from './features';
+import type { IpFamily } from '../net/cidr';
 
 /** `r0 = 0; exit`: the smallest valid TC program (TC_ACT_OK). */
 const returnZero = Buffer.from('b700000000000000' + '9500000000000000', 'hex');

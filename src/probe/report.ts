@@ -2,7 +2,6 @@
 import {
   type Carrier,
   type Feature,
-  type IpFamily,
   type ProbeReport,
   carriers,
   carries,
@@ -16,6 +15,7 @@ import {
   ipFamilies,
   missingFor,
 } from './features';
+import type { IpFamily } from '../net/cidr';
 
 const familyName = (family: IpFamily) => `IPv${family}`;
 const familyKey = (family: IpFamily) => `ipv${family}` as const;

@@ -13,7 +13,8 @@ import { InputError, StateError } from '../errors';
 import type { Logger } from '../log';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../api/dataplane';
-import { type ProbeReport, chooseDataplane, describeMissing, encryptionRequirements, missingFor } from '../probe/features';
+import { type ProbeReport, chooseDataplane, describeMissing, encryptionRequirements, ipFamilies, missingFor } from '../probe/features';
+import type { FamiliesUnavailable } from '../nodespec/kernel-families';
 import { probeKernel } from '../probe/probe';
 import { type CachedProbe, cachedProbe } from '../probe/probe-cache';
 import type { NodeDataplane } from '../dataplane/port';
@@ -82,6 +83,16 @@ export function selectDataplane(requested: DataplaneRequest, report: ProbeReport
       `${notPermitted} either dataplane needs ${privileges}: eBPF: ${lacks('ebpf')}; the kernel fallback: ${lacks('kernel')}`,
     );
   throw new StateError(`this kernel can run neither dataplane: eBPF lacks ${lacks('ebpf')}; the kernel fallback lacks ${lacks('kernel')}`);
+}
+
+/** Pure: per IP family the chosen dataplane cannot carry on this kernel, what it lacks (with the kernel's reasons). */
+export function familiesUnavailable(kind: Dataplane, report: ProbeReport): FamiliesUnavailable {
+  return Object.fromEntries(
+    ipFamilies.flatMap((family) => {
+      const lacks = describeMissing(missingFor(kind, report, family), report);
+      return lacks.length > 0 ? [[family, lacks.join(', ')]] : [];
+    }),
+  );
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -413,6 +424,7 @@ export async function runAgent(options: AgentOptions, log: Logger): Promise<void
         log,
         livenessResponder: missingFor('ebpf', report).length === 0,
         ...(unavailable ? { ipsecUnavailable: unavailable } : {}),
+        familiesUnavailable: familiesUnavailable(kind, report),
       });
       log.info(
         {

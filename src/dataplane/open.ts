@@ -10,6 +10,7 @@ import { secretsDirectory } from './kernel/ipsec-secrets';
 import { openKernelDataplane } from './kernel/dataplane';
 import { LivenessResponder } from './ebpf/liveness-responder';
 import { netnsPath } from '../kernel/netns';
+import { type FamiliesUnavailable, requireKernelFamilies } from '../nodespec/kernel-families';
 
 export interface DataplaneOptions extends EbpfDataplaneOptions {
   /** The kernel fallback's IPsec peerings: the directory of their secrets (`--ipsec-secrets`). */
@@ -18,10 +19,30 @@ export interface DataplaneOptions extends EbpfDataplaneOptions {
   ipsecUnavailable?: string;
   /** The kernel fallback answers gateway probes with the eBPF responder (where the kernel runs TC programs). */
   livenessResponder?: boolean;
+  /** The IP families this kernel cannot carry on the chosen dataplane, and why (`strait probe`). */
+  familiesUnavailable?: FamiliesUnavailable;
+}
+
+const dataplaneNames: Record<Dataplane, string> = { ebpf: 'the eBPF datapath', kernel: 'the kernel fallback' };
+
+/** The dataplane, refusing besides its own checks a spec of a family this kernel cannot carry. */
+function withKernelFamilies(dataplane: NodeDataplane, unavailable: FamiliesUnavailable = {}): NodeDataplane {
+  if (Object.keys(unavailable).length === 0) return dataplane;
+  return {
+    ...dataplane,
+    validate: (spec) => {
+      dataplane.validate(spec);
+      requireKernelFamilies(spec, unavailable, dataplaneNames[dataplane.kind]);
+    },
+  };
 }
 
 /** Opens the chosen dataplane after removing what the other one left on the node. */
 export async function openDataplane(kind: Dataplane, options: DataplaneOptions): Promise<NodeDataplane> {
+  return withKernelFamilies(await openChosen(kind, options), options.familiesUnavailable);
+}
+
+async function openChosen(kind: Dataplane, options: DataplaneOptions): Promise<NodeDataplane> {
   if (kind === 'kernel') {
     cleanupEbpfNode(options.pinRoot, options.netns, options.livenessResponder ? 'responder' : 'nothing');
     const ipsec = {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { Agent, selectDataplane } from '../../src/agent/agent';
+import { Agent, familiesUnavailable, selectDataplane } from '../../src/agent/agent';
+import { requireKernelFamilies } from '../../src/nodespec/kernel-families';
 import type { AgentPorts } from '../../src/agent/control-plane-port';
 import { FileSpecSource } from '../../src/agent/files/spec-source';
 import { FileStatusSink } from '../../src/agent/files/status-sink';
@@ -17,7 +18,7 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { type ProbeReport, featureNames } from '../../src/probe/features';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
+import { dualStackHubSpec, hubSpec, nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
 
 const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => ({
   features: Object.fromEntries(featureNames.map((f) => [f, !(f in missing)])) as ProbeReport['features'],
@@ -33,6 +34,22 @@ describe('agent: dataplane choice', () => {
     assert.equal(selectDataplane('auto', report()), 'ebpf');
     assert.equal(selectDataplane('ebpf', report()), 'ebpf');
     assert.equal(selectDataplane('ebpf', report({ tcx: 'EINVAL' })), 'ebpf', 'clsact is enough');
+  });
+
+  it('says per IP family what the chosen dataplane lacks on this kernel, and a spec of such a family is refused by its PodCIDR', () => {
+    assert.deepEqual(familiesUnavailable('ebpf', report()), {});
+    const noIpv6Routes = report({ routes6: 'EAFNOSUPPORT', nftables6: 'no ip6 table' });
+    assert.deepEqual(familiesUnavailable('ebpf', noIpv6Routes), { 6: 'routes6 (EAFNOSUPPORT)' });
+    assert.deepEqual(familiesUnavailable('kernel', noIpv6Routes), { 6: 'routes6 (EAFNOSUPPORT), nftables6 (no ip6 table)' });
+    const unavailable = familiesUnavailable('ebpf', noIpv6Routes);
+    assert.doesNotThrow(() => requireKernelFamilies(hubSpec(), unavailable, 'the eBPF datapath'), 'IPv4 alone is carried');
+    assert.throws(
+      () => requireKernelFamilies(dualStackHubSpec(), unavailable, 'the eBPF datapath'),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === 'spec.secondary.podCIDR' &&
+        err.reason === 'this kernel lacks what the eBPF datapath needs to carry IPv6: routes6 (EAFNOSUPPORT)',
+    );
   });
 
   it('refuses a forced ebpf on a kernel that lacks something, naming what and why', () => {

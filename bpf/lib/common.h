@@ -4,11 +4,19 @@
 
 #include <linux/types.h>
 
-/* An IPv4 network: the network address and its prefix length (0..32). */
+/* An IPv4 network: the network address and its prefix length (0..32), or STRAIT_PREFIX_LEN_NONE. */
 struct strait_cidr {
 	__be32 addr;
 	__u32 prefix_len;
 };
+
+/* No network: the prefix length of a network the home cluster or a peering does not have, in the maps
+ * of a family it lacks (an IPv6-only home's strait_config, the strait_peers entry of a peering that
+ * carries IPv6 only, the strait_config6 of a home without IPv6). Longer than any address, so nothing is
+ * in it (strait_in, strait_in6), and the programs never translate into one (strait_has, strait_has6):
+ * an address of 0 with a prefix length of 0 would be 0.0.0.0/0, every address. Its address is 0.
+ * src/dataplane/ebpf/layout.ts mirrors it (PREFIX_LEN_NONE). */
+#define STRAIT_PREFIX_LEN_NONE 255
 
 #define STRAIT_F_GATEWAY (1u << 0)
 /* A gateway candidate that is not the gateway this node sends through: it translates what arrives for a
@@ -72,14 +80,15 @@ struct strait_in6 {
 	__be32 addr[4];
 };
 
-/* An IPv6 network: the network address and its prefix length (0..128). */
+/* An IPv6 network: the network address and its prefix length (0..128), or STRAIT_PREFIX_LEN_NONE. */
 struct strait_cidr6 {
 	struct strait_in6 addr;
 	__u32 prefix_len;
 };
 
-/* strait_config6, the one element of an array map: the home cluster's IPv6 networks. All zero: the
- * node has no IPv6 family (an IPv6 PodCIDR is never /0). */
+/* strait_config6, the one element of an array map: the home cluster's IPv6 networks. The node has no
+ * IPv6 family when its PodCIDR is STRAIT_PREFIX_LEN_NONE (what the agent writes then) or all is zero
+ * (never written: an IPv6 PodCIDR is never /0). */
 struct strait_config6 {
 	struct strait_cidr6 pod_cidr;
 	struct strait_cidr6 external_cidr;

@@ -26,10 +26,18 @@ static __always_inline int strait_to_peer(struct __sk_buff *skb, const struct st
 	const struct strait_peer *peer = bpf_map_lookup_elem(&strait_peers, &peer_id);
 	if (!peer)
 		return strait_drop(STRAIT_DROP_NO_PEER);
+	const struct strait_cidr *view = 0;
 	if (strait_in(x->saddr, &cfg->pod_cidr))
-		x->saddr = strait_translate(x->saddr, &peer->local_nat_pod);
+		view = &peer->local_nat_pod;
 	else if (strait_in(x->saddr, &cfg->external_cidr))
-		x->saddr = strait_translate(x->saddr, &peer->local_nat_external);
+		view = &peer->local_nat_external;
+	if (view) {
+		/* A peering without IPv4 has no IPv4 routes; its entry can say so before a reconcile has
+		 * removed them (the entry is written first): never send our address untranslated. */
+		if (!strait_has(view))
+			return strait_drop(STRAIT_DROP_NO_PEER);
+		x->saddr = strait_translate(x->saddr, view);
+	}
 	if (strait_apply(skb, p, x))
 		return strait_drop(STRAIT_DROP_CSUM);
 	return strait_send_to_peer(skb, cfg, peer, peer_id);
@@ -44,9 +52,10 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 		return strait_drop(STRAIT_DROP_NO_PEER);
 	struct strait_xlate x = strait_xlate_of(p);
 	bool reply = false;
-	if (strait_in(p->daddr, &peer->local_nat_pod)) {
+	/* A home without IPv4 has no network to translate into (a stale peer entry may still have a view). */
+	if (strait_in(p->daddr, &peer->local_nat_pod) && strait_has(&cfg->pod_cidr)) {
 		x.daddr = strait_translate(p->daddr, &cfg->pod_cidr);
-	} else if (strait_in(p->daddr, &peer->local_nat_external)) {
+	} else if (strait_in(p->daddr, &peer->local_nat_external) && strait_has(&cfg->external_cidr)) {
 		x.daddr = strait_translate(p->daddr, &cfg->external_cidr);
 		if (cfg->transit_addr && x.daddr == cfg->transit_addr) {
 			if (p->icmp_error ? strait_snat_reverse_error(p, &x, cfg->transit_addr) : strait_snat_reverse(p, &x))

@@ -43,10 +43,17 @@ static __always_inline int strait_to_peer6(struct __sk_buff *skb, const struct s
 	if (!cfg6)
 		return strait_drop(STRAIT_DROP_NO_CONFIG);
 	struct strait_in6 saddr = p->saddr;
+	const struct strait_cidr6 *view = 0;
 	if (strait_in6(&saddr, &cfg6->pod_cidr))
-		saddr = strait_translate6(&saddr, &peer6->local_nat_pod);
+		view = &peer6->local_nat_pod;
 	else if (strait_in6(&saddr, &cfg6->external_cidr))
-		saddr = strait_translate6(&saddr, &peer6->local_nat_external);
+		view = &peer6->local_nat_external;
+	if (view) {
+		/* As IPv4's: never into a view the peering lacks. */
+		if (!strait_has6(view))
+			return strait_drop(STRAIT_DROP_NO_PEER);
+		saddr = strait_translate6(&saddr, view);
+	}
 	if (strait_apply6(skb, p, &saddr, &p->daddr))
 		return strait_drop(STRAIT_DROP_CSUM);
 	return strait_send_to_peer(skb, cfg, peer, peer_id);
@@ -63,9 +70,9 @@ static __always_inline int strait_from_peer6(struct __sk_buff *skb, const struct
 	if (!cfg6)
 		return strait_drop(STRAIT_DROP_NO_CONFIG);
 	struct strait_in6 daddr;
-	if (strait_in6(&p->daddr, &peer6->local_nat_pod)) {
+	if (strait_in6(&p->daddr, &peer6->local_nat_pod) && strait_has6(&cfg6->pod_cidr)) {
 		daddr = strait_translate6(&p->daddr, &cfg6->pod_cidr);
-	} else if (strait_in6(&p->daddr, &peer6->local_nat_external)) {
+	} else if (strait_in6(&p->daddr, &peer6->local_nat_external) && strait_has6(&cfg6->external_cidr)) {
 		struct strait_in6 ext = strait_translate6(&p->daddr, &cfg6->external_cidr);
 		const struct strait_in6 *real = bpf_map_lookup_elem(&strait_natmap6, &ext);
 		if (!real)

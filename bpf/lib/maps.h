@@ -151,12 +151,13 @@ static __always_inline void *strait_lpm(void *map, __be32 addr)
 	return bpf_map_lookup_elem(map, &key);
 }
 
-/* The node's IPv6 networks, or NULL when it has none (the element is all zero). */
+/* The node's IPv6 networks, or NULL when it has none: a PodCIDR of STRAIT_PREFIX_LEN_NONE, or the element
+ * all zero (never written). */
 static __always_inline const struct strait_config6 *strait_config6_get(void)
 {
 	__u32 zero = 0;
 	const struct strait_config6 *cfg6 = bpf_map_lookup_elem(&strait_config6, &zero);
-	return cfg6 && cfg6->pod_cidr.prefix_len ? cfg6 : 0;
+	return cfg6 && cfg6->pod_cidr.prefix_len && cfg6->pod_cidr.prefix_len <= 128 ? cfg6 : 0;
 }
 
 /* The longest route in `map` (strait_routes6 or strait_nodes6) covering `addr`. */

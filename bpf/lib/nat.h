@@ -15,6 +15,14 @@ static __always_inline __u32 strait_mask(__u32 prefix_len)
 	return prefix_len == 0 ? 0 : ~0u << (32 - (prefix_len > 32 ? 32 : prefix_len));
 }
 
+/* Whether `c` is a network, not the STRAIT_PREFIX_LEN_NONE of a family the home or the peering lacks:
+ * what is translated into `c` must be, or its host bits would land in 0.0.0.0/32. */
+static __always_inline bool strait_has(const struct strait_cidr *c)
+{
+	return c->prefix_len <= 32;
+}
+
+/* Never true for STRAIT_PREFIX_LEN_NONE. */
 static __always_inline bool strait_in(__be32 addr, const struct strait_cidr *c)
 {
 	return c->prefix_len <= 32 && ((bpf_ntohl(addr) ^ bpf_ntohl(c->addr)) & strait_mask(c->prefix_len)) == 0;

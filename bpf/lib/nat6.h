@@ -15,6 +15,13 @@ static __always_inline struct strait_cidr strait_cidr6_word(const struct strait_
 	return (struct strait_cidr){ .addr = c->addr.addr[word], .prefix_len = len > 32 ? 32 : len };
 }
 
+/* Whether `c` is a network, not the STRAIT_PREFIX_LEN_NONE of a family the home or the peering lacks. */
+static __always_inline bool strait_has6(const struct strait_cidr6 *c)
+{
+	return c->prefix_len <= 128;
+}
+
+/* Never true for STRAIT_PREFIX_LEN_NONE. */
 static __always_inline bool strait_in6(const struct strait_in6 *a, const struct strait_cidr6 *c)
 {
 	if (c->prefix_len > 128)

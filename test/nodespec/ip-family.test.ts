@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../src/errors';
 import { requireEbpfFamilies, requireIpv4 } from '../../src/nodespec/ip-family';
-import { dualStackHubSpec, dualStackHubSpecDocument, hubSpec, hubSpecWith, specWith } from '../support/node-specs';
+import {
+  dualStackHubSpec,
+  dualStackHubSpecDocument,
+  hubSpec,
+  hubSpecWith,
+  ipv6Only,
+  ipv6Primary,
+  peerIpv6Only,
+  specWith,
+} from '../support/node-specs';
 
 describe('IP family of a node spec', () => {
   it('passes an IPv4 spec, and refuses the first IPv6 value with its field and the dataplane that cannot carry it', () => {
@@ -48,27 +57,30 @@ describe('IP family of a node spec', () => {
     }
   });
 
-  it("the eBPF datapath: passes IPv6 as the secondary family (ours, peers', NatMappings, node prefixes), which the kernel fallback refuses", () => {
+  it("the eBPF datapath: passes IPv6 in any place (secondary, primary, IPv6 only, a peering's only family), which requireIpv4 refuses", () => {
     assert.doesNotThrow(() => requireEbpfFamilies(hubSpec()));
     assert.doesNotThrow(() => requireEbpfFamilies(dualStackHubSpec()));
+    for (const shape of [ipv6Primary, ipv6Only, (d: ReturnType<typeof dualStackHubSpecDocument>) => peerIpv6Only(d, 1)])
+      assert.doesNotThrow(() => requireEbpfFamilies(specWith(shape(dualStackHubSpecDocument()), () => {})), shape.name);
     assert.throws(
       () => requireIpv4(dualStackHubSpec(), 'the kernel fallback'),
       (err: unknown) => err instanceof InputError && err.field === 'spec.secondary.podCIDR',
     );
   });
 
-  it('the eBPF datapath: refuses an IPv6 primary family, and IPv6 underlay, gateway and public addresses, naming field and value', () => {
-    const s = dualStackHubSpec();
-    const v6Primary = {
-      ...s,
-      ...s.secondary!,
-      secondary: { podCIDR: s.podCIDR, externalCIDR: s.externalCIDR, transitAddress: s.transitAddress },
-    };
-    const primary = /needs IPv4 as the primary family/;
+  it('the eBPF datapath: refuses IPv6 underlay, gateway and public addresses, also of an IPv6-only spec, naming field and value', () => {
     const underlay = /tunnels over IPv4 only/;
     const edit = (e: (doc: ReturnType<typeof dualStackHubSpecDocument>) => void) => specWith(dualStackHubSpecDocument(), e);
     const cases: [string, ReturnType<typeof hubSpec>, string, string, RegExp][] = [
-      ['an IPv6 primary family', v6Primary, 'spec.podCIDR', 'fd00:b::/48', primary],
+      [
+        "an IPv6-only spec's IPv6 peer gateway",
+        specWith(ipv6Only(dualStackHubSpecDocument()), (d) => {
+          d.peers[0]!.endpoint.address = '2001:db8::1';
+        }),
+        'spec.peers[0].endpoint.address',
+        '2001:db8::1',
+        underlay,
+      ],
       [
         'an IPv6 public address',
         edit((d) => {

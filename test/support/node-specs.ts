@@ -160,3 +160,42 @@ export const dualStackHubSpecDocument = (): WholeNodeDataplaneSpecDocument => {
   return doc;
 };
 export const dualStackHubSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(dualStackHubSpecDocument());
+
+const homeKeys = ['podCIDR', 'externalCIDR', 'transitAddress'] as const;
+const peerKeys = ['remotePodCIDR', 'remoteExternalCIDR', 'localNATPodCIDR', 'localNATExternalCIDR'] as const;
+
+/** Moves `whole`'s secondary networks into its own fields; its own ones become the secondary, or go with `drop`. */
+function promoteSecondary(whole: { secondary?: object }, keys: readonly string[], drop: boolean): void {
+  const own = whole as Record<string, unknown> & { secondary?: Record<string, unknown> };
+  const secondary = own.secondary;
+  if (!secondary) throw new Error('promoteSecondary: no secondary family to promote');
+  const primary = Object.fromEntries(keys.map((k) => [k, own[k]]));
+  for (const k of keys) own[k] = secondary[k];
+  if (drop) delete own.secondary;
+  else own.secondary = primary;
+}
+
+/** A dual-stack `doc` (every peer dual-stack) with IPv6 as the primary family: the same networks, the families' places swapped. */
+export function ipv6Primary<T extends NodeDataplaneSpecDocument>(doc: T): T {
+  promoteSecondary(doc, homeKeys, false);
+  for (const p of doc.peers) promoteSecondary(p, peerKeys, false);
+  return doc;
+}
+
+/**
+ * A dual-stack `doc` (every peer dual-stack) made IPv6-only: its IPv6 networks in the own fields, no
+ * `secondary`, its IPv4 NatMappings and node pod prefixes gone (the underlay stays IPv4).
+ */
+export function ipv6Only<T extends NodeDataplaneSpecDocument>(doc: T): T {
+  promoteSecondary(doc, homeKeys, true);
+  for (const p of doc.peers) promoteSecondary(p, peerKeys, true);
+  doc.natMappings = doc.natMappings.filter((m) => m.externalAddress.includes(':'));
+  for (const n of doc.nodes ?? []) n.podCIDRs = n.podCIDRs.filter((c) => c.includes(':'));
+  return doc;
+}
+
+/** Peer `index` of a dual-stack `doc` peered in IPv6 only (an IPv6-only peer): its IPv6 networks in its own fields, no `secondary`. */
+export function peerIpv6Only<T extends NodeDataplaneSpecDocument>(doc: T, index: number): T {
+  promoteSecondary(doc.peers[index]!, peerKeys, true);
+  return doc;
+}

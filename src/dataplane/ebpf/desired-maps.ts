@@ -9,13 +9,14 @@ import type { CodecValue } from '../../native';
 import { type Cidr, formatIp } from '../../net/cidr';
 import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
 import { homeNetworks, peerNetworks } from '../../nodespec/families';
-import type { NodeDataplaneSpec } from '../../nodespec/spec';
+import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
 import { defaultUnderlayMtu, tunnelMtus } from '../../nodespec/tunnel-mtu';
 import { type Table, be32Ids, hexIds, tableOf } from './map-sync';
 import { U32Table } from './u32-table';
 import {
   CONFIG_KEY,
   Flags,
+  PREFIX_LEN_NONE,
   PrefixKind,
   type cidr,
   type cidr6,
@@ -45,7 +46,10 @@ export interface DesiredMaps {
   natmapRev: Entry<string, string>[];
   nodes: Entry<CodecValue<typeof lpmV4Key>, CodecValue<typeof node>>[];
   liveness: Entry<number, CodecValue<typeof liveness>>[];
-  /** IPv6 (the secondary family): all zero without one, as the datapath reads it. */
+  /**
+   * The maps of each family hold that family's networks, whichever place it has in the spec; a home or
+   * a peering without a family has PREFIX_LEN_NONE networks in the config and peer entry of that family.
+   */
   config6: Entry<number, CodecValue<typeof config6>>[];
   peers6: Entry<number, CodecValue<typeof peer6>>[];
   routes6: Entry<CodecValue<typeof lpmV6Key>, CodecValue<typeof route>>[];
@@ -54,17 +58,43 @@ export interface DesiredMaps {
   nodes6: Entry<CodecValue<typeof lpmV6Key>, CodecValue<typeof node>>[];
 }
 
-/**
- * A prefix as the maps hold it: IPv4 in the maps of the spec's own (primary) family, IPv6 in the `6`
- * ones (requireEbpfFamilies refused anything else before).
- */
+/** A prefix as the maps hold it: IPv4 ones in the IPv4 maps, IPv6 ones in the `6` ones. */
 const mapCidr = (c: Cidr): MapCidr & MapCidr6 => ({ addr: formatIp({ family: c.family, value: c.base }), prefixLen: c.prefix });
 
-const noIpv6: CodecValue<typeof config6> = {
-  podCidr: { addr: '::', prefixLen: 0 },
-  externalCidr: { addr: '::', prefixLen: 0 },
-  transitAddr: '::',
-};
+/** A network of a family the home or the peering lacks (STRAIT_PREFIX_LEN_NONE): nothing is in it. */
+const noNetwork = { 4: { addr: '0.0.0.0', prefixLen: PREFIX_LEN_NONE }, 6: { addr: '::', prefixLen: PREFIX_LEN_NONE } } as const;
+const noAddress = { 4: '0.0.0.0', 6: '::' } as const;
+
+/** A home's networks of `family` as a config holds them: the PodCIDR, the ExternalCIDR and the transit address. */
+function homeConfig(spec: NodeDataplaneSpec, family: 4 | 6) {
+  const home = homeNetworks(spec, family);
+  return {
+    podCidr: home ? mapCidr(home.podCIDR) : noNetwork[family],
+    externalCidr: home ? mapCidr(home.externalCIDR) : noNetwork[family],
+    transitAddr: home ? formatIp(home.transitAddress) : noAddress[family],
+  };
+}
+
+/** A peering's views of our networks of `family`, as its peer entry holds them. */
+function peerViews(p: PeerSpec, family: 4 | 6) {
+  const n = peerNetworks(p, family);
+  return {
+    localNatPod: n ? mapCidr(n.localNATPodCIDR) : noNetwork[family],
+    localNatExternal: n ? mapCidr(n.localNATExternalCIDR) : noNetwork[family],
+  };
+}
+
+/** The remote prefixes of the peerings that carry `family`, as route entries. */
+const routesOf = (spec: NodeDataplaneSpec, family: 4 | 6) =>
+  spec.peers.flatMap((p) => {
+    const n = peerNetworks(p, family);
+    return n
+      ? [
+          [mapCidr(n.remotePodCIDR), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,
+          [mapCidr(n.remoteExternalCIDR), { peerId: p.peerId, kind: PrefixKind.External }] as const,
+        ]
+      : [];
+  });
 
 type NatMaps = 'natmap' | 'natmapRev' | 'natmap6' | 'natmap6Rev';
 type NodeMaps = Omit<DesiredMaps, NatMaps>;
@@ -115,11 +145,9 @@ export const livenessValue = (spec: NodeDataplaneSpec, generation: number): Code
 function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {
   const gateway = spec.node.role === 'gateway';
   const configValue = {
-    podCidr: mapCidr(spec.podCIDR),
-    externalCidr: mapCidr(spec.externalCIDR),
+    ...homeConfig(spec, 4),
     nodeAddr: formatIp(spec.node.underlayAddress),
     gatewayAddr: formatIp(spec.activeGateway.underlayAddress),
-    transitAddr: formatIp(spec.transitAddress),
     overlayIfindex,
     overlayVni: spec.overlay.vni,
     flags: gateway ? Flags.Gateway : isStandby(spec) ? Flags.Standby : 0,
@@ -131,8 +159,8 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
       [
         p.peerId,
         {
-          localNatPod: mapCidr(p.localNATPodCIDR),
-          localNatExternal: mapCidr(p.localNATExternalCIDR),
+          // A peering without IPv4 has an entry still: it holds the tunnel both families take.
+          ...peerViews(p, 4),
           endpoint: formatIp(p.endpoint.address),
           // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
           vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
@@ -141,10 +169,6 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
         },
       ] as const,
   );
-  const routes = spec.peers.flatMap((p) => [
-    [mapCidr(p.remotePodCIDR), { peerId: p.peerId, kind: PrefixKind.Pod }] as const,
-    [mapCidr(p.remoteExternalCIDR), { peerId: p.peerId, kind: PrefixKind.External }] as const,
-  ]);
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
   const nodesOf = (family: 4 | 6) =>
     spec.nodes.flatMap((n) =>
@@ -153,33 +177,13 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
   return {
     config: [[CONFIG_KEY, configValue]],
     peers,
-    routes,
+    routes: routesOf(spec, 4),
     nodes: nodesOf(4),
     liveness: [[CONFIG_KEY, livenessValue(spec, generation)]],
-    ...ipv6Maps(spec),
+    config6: [[CONFIG_KEY, homeConfig(spec, 6)]],
+    peers6: spec.peers.filter((p) => peerNetworks(p, 6)).map((p) => [p.peerId, peerViews(p, 6)] as const),
+    routes6: routesOf(spec, 6),
     nodes6: nodesOf(6),
-  };
-}
-
-/** The IPv6 networks: the home cluster's, and each peer's that carries IPv6; the tunnel is the peer's entry in `peers`. */
-function ipv6Maps(spec: NodeDataplaneSpec): Pick<NodeMaps, 'config6' | 'peers6' | 'routes6'> {
-  const home = homeNetworks(spec, 6);
-  const config6 = home
-    ? { podCidr: mapCidr(home.podCIDR), externalCidr: mapCidr(home.externalCIDR), transitAddr: formatIp(home.transitAddress) }
-    : noIpv6;
-  const peers = spec.peers.flatMap((p) => {
-    const n = peerNetworks(p, 6);
-    return n ? [{ peerId: p.peerId, n }] : [];
-  });
-  return {
-    config6: [[CONFIG_KEY, config6]],
-    peers6: peers.map(
-      ({ peerId, n }) => [peerId, { localNatPod: mapCidr(n.localNATPodCIDR), localNatExternal: mapCidr(n.localNATExternalCIDR) }] as const,
-    ),
-    routes6: peers.flatMap(({ peerId, n }) => [
-      [mapCidr(n.remotePodCIDR), { peerId, kind: PrefixKind.Pod }] as const,
-      [mapCidr(n.remoteExternalCIDR), { peerId, kind: PrefixKind.External }] as const,
-    ]),
   };
 }
 

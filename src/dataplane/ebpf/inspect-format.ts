@@ -34,11 +34,12 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
         ['FIELD', 'VALUE'],
         [
           ['role', c.role],
-          ['pod CIDR', c.podCIDR],
-          ['external CIDR', c.externalCIDR],
+          // A node without IPv4: its IPv4 networks are absent ('-'), not 0.0.0.0.
+          ['pod CIDR', c.podCIDR ?? '-'],
+          ['external CIDR', c.externalCIDR ?? '-'],
           ['node address', c.nodeAddress],
           ['active gateway', c.activeGatewayAddress],
-          ['transit address', c.transitAddress],
+          ['transit address', c.transitAddress ?? '-'],
           ['overlay', `ifindex ${c.overlayIfindex}, vni ${c.overlayVni}, mac ${c.overlayMac}`],
           ['tunnel MTU', String(c.tunnelMtu)],
           ...(c.ipv6
@@ -75,8 +76,8 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
           p.peerId,
           p.remotePodCIDRs.join(',') || '-',
           p.remoteExternalCIDRs.join(',') || '-',
-          [p.localNATPodCIDR, p.ipv6?.localNATPodCIDR].filter(Boolean).join(','),
-          [p.localNATExternalCIDR, p.ipv6?.localNATExternalCIDR].filter(Boolean).join(','),
+          [p.localNATPodCIDR, p.ipv6?.localNATPodCIDR].filter(Boolean).join(',') || '-',
+          [p.localNATExternalCIDR, p.ipv6?.localNATExternalCIDR].filter(Boolean).join(',') || '-',
           p.endpoint,
           p.vni,
           p.srcMac,

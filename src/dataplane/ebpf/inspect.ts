@@ -11,6 +11,7 @@ import { parseIp } from '../../net/cidr';
 import { StateError } from '../../errors';
 import {
   CONFIG_KEY,
+  isNetwork,
   DROP_REASON_COUNT,
   type DatapathMaps,
   DropReason,
@@ -26,16 +27,17 @@ export type InspectSection = (typeof inspectSections)[number];
 
 interface ConfigReport {
   role: 'gateway' | 'worker';
-  podCIDR: string;
-  externalCIDR: string;
+  /** The IPv4 family's networks; absent on a node without IPv4 (PREFIX_LEN_NONE in strait_config). */
+  podCIDR?: string;
+  externalCIDR?: string;
+  transitAddress?: string;
   nodeAddress: string;
   activeGatewayAddress: string;
-  transitAddress: string;
   overlayIfindex: number;
   overlayVni: number;
   overlayMac: string;
   tunnelMtu: number;
-  /** The IPv6 family (strait_config6), on a dual-stack node. */
+  /** The IPv6 family (strait_config6), on a node with IPv6. */
   ipv6?: { podCIDR: string; externalCIDR: string; transitAddress: string };
 }
 
@@ -52,15 +54,16 @@ interface PeerReport {
   /** Normally one each (per family); two while the reconciler replaces a changed prefix. */
   remotePodCIDRs: string[];
   remoteExternalCIDRs: string[];
-  localNATPodCIDR: string;
-  localNATExternalCIDR: string;
+  /** How the peer sees our IPv4 networks; absent when the peering does not carry IPv4 (PREFIX_LEN_NONE). */
+  localNATPodCIDR?: string;
+  localNATExternalCIDR?: string;
   endpoint: string;
   vni: number;
   /** The inner Ethernet addresses of frames toward the peer: ours toward it (source), its toward us. */
   srcMac: string;
   dstMac: string;
   counters: PeerCountersReport;
-  /** How the peer sees our IPv6 networks (strait_peers6), on a dual-stack peering. */
+  /** How the peer sees our IPv6 networks (strait_peers6), on a peering that carries IPv6. */
   ipv6?: { localNATPodCIDR: string; localNATExternalCIDR: string };
 }
 
@@ -242,16 +245,17 @@ function readConfig(m: Pick<DatapathMaps, 'config' | 'config6'>): ConfigReport |
   const c6 = m.config6.lookup(CONFIG_KEY);
   return {
     role: c.flags & Flags.Gateway ? 'gateway' : 'worker',
-    podCIDR: cidrText(c.podCidr),
-    externalCIDR: cidrText(c.externalCidr),
+    ...(isNetwork(c.podCidr, 4)
+      ? { podCIDR: cidrText(c.podCidr), externalCIDR: cidrText(c.externalCidr), transitAddress: c.transitAddr }
+      : {}),
     nodeAddress: c.nodeAddr,
     activeGatewayAddress: c.gatewayAddr,
-    transitAddress: c.transitAddr,
     overlayIfindex: c.overlayIfindex,
     overlayVni: c.overlayVni,
     overlayMac: c.overlayMac,
     tunnelMtu: c.tunnelMtu,
-    ...(c6 && c6.podCidr.prefixLen
+    // All zero: never written.
+    ...(c6 && c6.podCidr.prefixLen && isNetwork(c6.podCidr, 6)
       ? { ipv6: { podCIDR: cidrText(c6.podCidr), externalCIDR: cidrText(c6.externalCidr), transitAddress: c6.transitAddr } }
       : {}),
   };
@@ -266,8 +270,7 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
       peerId,
       remotePodCIDRs: [],
       remoteExternalCIDRs: [],
-      localNATPodCIDR: cidrText(p.localNatPod),
-      localNATExternalCIDR: cidrText(p.localNatExternal),
+      ...(isNetwork(p.localNatPod, 4) ? { localNATPodCIDR: cidrText(p.localNatPod), localNATExternalCIDR: cidrText(p.localNatExternal) } : {}),
       endpoint: p.endpoint,
       vni: p.vni,
       srcMac: p.srcMac,
@@ -290,6 +293,7 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
     const stray = (problem: string) => strayRoutes.push({ prefix: cidrText(prefix), peerId: route.peerId, kind: route.kind, problem });
     if (peer === undefined) stray(`peer ${route.peerId} is not in strait_peers`);
     else if (ipv6 && !peer.ipv6) stray(`peer ${route.peerId} is not in strait_peers6`);
+    else if (!ipv6 && peer.localNATPodCIDR === undefined) stray(`peer ${route.peerId} carries no IPv4 (its strait_peers entry has no IPv4 network)`);
     else if (route.kind === PrefixKind.Pod) peer.remotePodCIDRs.push(cidrText(prefix));
     else if (route.kind === PrefixKind.External) peer.remoteExternalCIDRs.push(cidrText(prefix));
     else stray(`unknown prefix kind ${route.kind}`);

@@ -59,6 +59,16 @@ function cstruct<F extends Record<string, Codec<any>>>(fields: F): StructCodec<W
   return struct(fields) as StructCodec<never>;
 }
 
+/**
+ * STRAIT_PREFIX_LEN_NONE (bpf/lib/common.h): the prefix length of a network a family lacks (the IPv4
+ * networks of an IPv6-only home or peering, the IPv6 ones of an IPv4-only home), its address all zero.
+ * Nothing is in it and the programs translate nothing into it.
+ */
+export const PREFIX_LEN_NONE = 255;
+
+/** Whether a map's network is one, not PREFIX_LEN_NONE; a /0 strait_config6 PodCIDR is the map never written. */
+export const isNetwork = (c: { prefixLen: number }, family: 4 | 6): boolean => c.prefixLen <= (family === 4 ? 32 : 128);
+
 export const cidr = struct({ addr: ipv4, prefixLen: u32 });
 
 export const config = cstruct({

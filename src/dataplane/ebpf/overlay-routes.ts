@@ -8,6 +8,7 @@
  */
 import { formatCidr } from '../../net/cidr';
 import { reconcileRoutes, routedElsewhere, straitRouteProtocol } from '../../kernel/routes';
+import { peerNetworks } from '../../nodespec/families';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 
 export interface RouteChanges {
@@ -17,9 +18,17 @@ export interface RouteChanges {
   conflicts: string[];
 }
 
-/** Pure: the prefixes a spec routes through the overlay device, canonical and sorted. */
+/**
+ * Pure: the prefixes a spec routes through the overlay device, canonical and sorted: the IPv4 ones of
+ * the peerings that carry IPv4, whichever place IPv4 has in the spec. IPv6 needs none: reverse-path
+ * filtering is IPv4's, and the programs forward before routing.
+ */
 export function desiredRoutes(spec: NodeDataplaneSpec): string[] {
-  return [...new Set(spec.peers.flatMap((p) => [p.remotePodCIDR, p.remoteExternalCIDR]).map(formatCidr))].sort();
+  const prefixes = spec.peers.flatMap((p) => {
+    const n = peerNetworks(p, 4);
+    return n ? [n.remotePodCIDR, n.remoteExternalCIDR] : [];
+  });
+  return [...new Set(prefixes.map(formatCidr))].sort();
 }
 
 /** Makes Strait's routes in the main table exactly `prefixes` on `device`, but for the conflicts. */

@@ -14,6 +14,7 @@
  */
 import { InputError } from '../../errors';
 import { formatCidr, formatIp } from '../../net/cidr';
+import { peerNetworks } from '../../nodespec/families';
 import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
 import { type Secret, derivePeeringKeys } from './ipsec-keys';
 
@@ -66,8 +67,10 @@ function planPeer(spec: NodeDataplaneSpec, peer: PeerSpec, local: string, secret
   const remote = formatIp(peer.endpoint.address);
   const reqid = peerReqid(peer.peerId);
   const ifId = peer.peerId;
-  const ours = [peer.localNATPodCIDR, peer.localNATExternalCIDR].map(formatCidr);
-  const theirs = [peer.remotePodCIDR, peer.remoteExternalCIDR].map(formatCidr);
+  // Its IPv4 networks, whichever place IPv4 has: an encrypted peering carries IPv4 only (carried-families.ts).
+  const networks = peerNetworks(peer, 4);
+  const ours = networks ? [networks.localNATPodCIDR, networks.localNATExternalCIDR].map(formatCidr) : [];
+  const theirs = networks ? [networks.remotePodCIDR, networks.remoteExternalCIDR].map(formatCidr) : [];
   const keys = derivePeeringKeys(secret, spec.clusterId, peer.clusterId);
   const states: XfrmStateSpec[] = [
     { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, ifId, key: keys.forward.key },

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StructCodec } from '../../../src/native';
 import { native } from '../../../src/native/binding';
-import { DROP_REASON_COUNT, DropReason, Flags, PrefixKind, datapathObjectPath, maps, structs } from '../../../src/dataplane/ebpf/layout';
+import { DROP_REASON_COUNT, DropReason, Flags, PREFIX_LEN_NONE, PrefixKind, datapathObjectPath, maps, structs } from '../../../src/dataplane/ebpf/layout';
 import { assertLayoutMatchesBtf } from '../../binding/layout.test';
 import { ProbeState, ProbeType, probe, probeMagic, probeVersion } from '../../../src/liveness/wire';
 import { requireRoot, testObject } from '../../support/kernel';
@@ -51,6 +51,9 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
     assert.deepEqual(constants('STRAIT_PREFIX'), enumEntries(PrefixKind));
     assert.match(header, new RegExp(`#define STRAIT_F_GATEWAY \\(1u << ${Math.log2(Flags.Gateway)}\\)`));
     assert.match(header, new RegExp(`#define STRAIT_F_STANDBY \\(1u << ${Math.log2(Flags.Standby)}\\)`));
+    assert.match(header, new RegExp(`#define STRAIT_PREFIX_LEN_NONE ${PREFIX_LEN_NONE}\\n`));
+    // Longer than an IPv6 address: no family has a network of that length.
+    assert.ok(PREFIX_LEN_NONE > 128);
   });
 
   describe('maps (real kernel)', function () {

@@ -9,7 +9,16 @@ import { planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
 import { recordMapWrites } from '../../support/map-writes';
 import { frame, frame6, parseIpv4, parseIpv6 } from '../../support/packet';
 import { requireRoot, tempPinDir } from '../../support/kernel';
-import { dualStackHubSpec, hubSpec, hubSpecWith } from '../../support/node-specs';
+import {
+  dualStackHubSpec,
+  dualStackHubSpecDocument,
+  hubSpec,
+  hubSpecWith,
+  ipv6Only,
+  ipv6Primary,
+  peerIpv6Only,
+  specWith,
+} from '../../support/node-specs';
 
 /** A table's entries, sorted by id. */
 function entriesOf<I>(table: Table<I, I>): [I, I][] {
@@ -164,12 +173,74 @@ describe('desired maps (pure)', () => {
       assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
   });
 
-  it('a single-stack spec leaves the IPv6 maps empty, and its config6 all zero (what the datapath reads as no IPv6)', () => {
+  const none = (addr: string) => ({ addr, prefixLen: layout.PREFIX_LEN_NONE });
+
+  it('an IPv4-only spec leaves the IPv6 maps empty, and its config6 with no networks (what the datapath reads as no IPv6)', () => {
     const d = desiredMaps(hubSpec(), 42, 1450);
-    assert.deepEqual(d.config6, [
-      [0, { podCidr: { addr: '::', prefixLen: 0 }, externalCidr: { addr: '::', prefixLen: 0 }, transitAddr: '::' }],
-    ]);
+    assert.deepEqual(d.config6, [[0, { podCidr: none('::'), externalCidr: none('::'), transitAddr: '::' }]]);
     assert.deepEqual([d.peers6, d.routes6, d.natmap6, d.natmap6Rev, d.nodes6], [[], [], [], [], []]);
+  });
+
+  const ipv4Maps = ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes'] as const;
+  const ipv6MapNames = ['config6', 'peers6', 'routes6', 'natmap6', 'natmap6Rev', 'nodes6'] as const;
+  const pick = (d: ReturnType<typeof desiredMaps>, names: readonly (keyof typeof d)[]) => names.map((n) => d[n]);
+  const fastEqualsTyped = (spec: ReturnType<typeof hubSpec>) => {
+    const fast = desiredTables(spec, 42, 1450);
+    const typed = tablesOf(desiredMaps(spec, 42, 1450));
+    for (const name of Object.keys(typed) as (keyof typeof typed)[])
+      assert.deepEqual(entriesOf<string | number>(fast[name]), entriesOf<string | number>(typed[name]), name);
+  };
+
+  it("each family's maps hold that family whichever place it has: IPv6 primary gives the maps of IPv6 secondary", () => {
+    const v6Primary = specWith(ipv6Primary(dualStackHubSpecDocument()), () => {});
+    assert.equal(v6Primary.podCIDR.family, 6);
+    assert.deepEqual(desiredMaps(v6Primary, 42, 1450), desiredMaps(dualStackHubSpec(), 42, 1450));
+    fastEqualsTyped(v6Primary);
+  });
+
+  it('an IPv6-only home: its IPv6 maps as a dual-stack one has them, an IPv4 config and peer entries whose networks are none, no IPv4 routes', () => {
+    const spec = specWith(ipv6Only(dualStackHubSpecDocument()), () => {});
+    const d = desiredMaps(spec, 42, 1450);
+    const dual = desiredMaps(dualStackHubSpec(), 42, 1450);
+    assert.deepEqual(pick(d, ipv6MapNames), pick(dual, ipv6MapNames));
+    const [, config] = d.config[0]!;
+    assert.deepEqual(
+      { podCidr: config.podCidr, externalCidr: config.externalCidr, transitAddr: config.transitAddr },
+      { podCidr: none('0.0.0.0'), externalCidr: none('0.0.0.0'), transitAddr: '0.0.0.0' },
+    );
+    // Everything else in the config is the node's, the same as in a dual-stack spec.
+    assert.deepEqual({ ...config, podCidr: 0, externalCidr: 0, transitAddr: 0 }, { ...dual.config[0]![1], podCidr: 0, externalCidr: 0, transitAddr: 0 });
+    // Each peering keeps its entry (the tunnel both families take), with no IPv4 views.
+    assert.deepEqual(
+      d.peers,
+      dual.peers.map(([id, p]) => [id, { ...p, localNatPod: none('0.0.0.0'), localNatExternal: none('0.0.0.0') }]),
+    );
+    assert.deepEqual([d.routes, d.natmap, d.natmapRev, d.nodes], [[], [], [], []]);
+    fastEqualsTyped(spec);
+  });
+
+  it("a dual-stack home's IPv6-only peering: its entry's IPv4 views none, IPv4 routes for the other peer only, its IPv6 maps as before", () => {
+    const spec = specWith(peerIpv6Only(dualStackHubSpecDocument(), 0), () => {});
+    assert.equal(spec.peers[0]!.remotePodCIDR.family, 6);
+    const d = desiredMaps(spec, 42, 1450);
+    const dual = desiredMaps(dualStackHubSpec(), 42, 1450);
+    assert.deepEqual(pick(d, ipv6MapNames), pick(dual, ipv6MapNames));
+    assert.deepEqual(d.config, dual.config);
+    assert.deepEqual(d.peers, [
+      [7, { ...dual.peers[0]![1], localNatPod: none('0.0.0.0'), localNatExternal: none('0.0.0.0') }],
+      dual.peers[1],
+    ]);
+    assert.deepEqual(
+      d.routes,
+      dual.routes.filter(([, r]) => r.peerId !== 7),
+    );
+    assert.deepEqual(pick(d, ['natmap', 'natmapRev', 'nodes']), pick(dual, ['natmap', 'natmapRev', 'nodes']));
+    fastEqualsTyped(spec);
+  });
+
+  it('the IPv4 maps of an IPv6-primary dual-stack spec are those of the IPv4-only one', () => {
+    const d = desiredMaps(specWith(ipv6Primary(dualStackHubSpecDocument()), () => {}), 42, 1450);
+    assert.deepEqual(pick(d, ipv4Maps), pick(desiredMaps(hubSpec(), 42, 1450), ipv4Maps));
   });
 
   it("speaks the kernel fallback's wire format: each peer's VNI and inner MACs are those of the fallback's tunnel toward it", () => {

@@ -1,33 +1,32 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../../src/errors';
 import { requireFallbackFamilies } from '../../../src/dataplane/kernel/carried-families';
-import { hubSpecDocument, specWith, withIpv6 } from '../../support/node-specs';
+import { hubSpecDocument, ipv6Only, ipv6Primary, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
 
 describe('kernel fallback: the IP families it carries', () => {
   const dualStackWith = (edit: Parameters<typeof specWith>[1]) => specWith(withIpv6(hubSpecDocument()), edit);
 
-  it('passes an IPv4 spec and a dual-stack one with IPv6 as the secondary family', () => {
+  it('passes IPv4 only, dual-stack with either family primary, IPv6 only, and a dual-stack home peered in IPv6 only', () => {
     assert.doesNotThrow(() => requireFallbackFamilies(dualStackWith(() => {})));
     assert.doesNotThrow(() => requireFallbackFamilies(specWith(hubSpecDocument(), () => {})));
+    for (const shape of [ipv6Primary, ipv6Only, (d: ReturnType<typeof hubSpecDocument>) => peerIpv6Only(d, 0)])
+      assert.doesNotThrow(() => requireFallbackFamilies(specWith(shape(withIpv6(hubSpecDocument())), () => {})), shape.name);
+  });
+
+  it("passes an encrypted peering of IPv4 only, in the peering's own fields or under its secondary (an IPv6-primary home)", () => {
+    const encrypted = (doc: ReturnType<typeof hubSpecDocument>) => {
+      doc.peers[0]!.transport = 'ipsec';
+      delete doc.peers[0]!.secondary;
+      return doc;
+    };
+    assert.doesNotThrow(() => requireFallbackFamilies(specWith(encrypted(withIpv6(hubSpecDocument())), () => {})));
+    // IPv6 primary: the peering's IPv4 networks are its only ones, in its own fields.
+    const v6Primary = ipv6Primary(withIpv6(hubSpecDocument()));
+    v6Primary.peers[0] = { ...hubSpecDocument().peers[0]!, transport: 'ipsec' };
+    assert.doesNotThrow(() => requireFallbackFamilies(specWith(v6Primary, () => {})));
   });
 
   const cases: [string, Parameters<typeof specWith>[1], string, string, RegExp][] = [
-    [
-      'IPv6 as the primary family',
-      (s) => {
-        // The same networks, the families' roles swapped.
-        const swap = <T extends object>(whole: T & { secondary?: T }, keys: (keyof T)[]) => {
-          const primary = Object.fromEntries(keys.map((k) => [k, whole[k]])) as T;
-          for (const k of keys) whole[k] = whole.secondary![k];
-          whole.secondary = primary;
-        };
-        swap(s, ['podCIDR', 'externalCIDR', 'transitAddress']);
-        for (const p of s.peers) swap(p, ['remotePodCIDR', 'remoteExternalCIDR', 'localNATPodCIDR', 'localNATExternalCIDR']);
-      },
-      'spec.podCIDR',
-      'fd00:10::/56',
-      /IPv4 as the primary family/,
-    ],
     ['an IPv6 public address', (s) => (s.node.publicAddress = '2001:db8::1'), 'spec.node.publicAddress', '2001:db8::1', /underlay/],
     ['an IPv6 node address', (s) => (s.nodes![1]!.underlayAddress = 'fd00::12'), 'spec.nodes[1].underlayAddress', 'fd00::12', /underlay/],
     [
@@ -49,6 +48,26 @@ describe('kernel fallback: the IP families it carries', () => {
       (s) => (s.peers[0]!.transport = 'ipsec'),
       'spec.peers[0].secondary.remotePodCIDR',
       'fd00:11::/56',
+      /IPsec.*IPv4 only/,
+    ],
+    [
+      'an encrypted peering of IPv6 only',
+      (s) => {
+        peerIpv6Only(s, 0);
+        s.peers[0]!.transport = 'ipsec';
+      },
+      'spec.peers[0].remotePodCIDR',
+      'fd00:11::/56',
+      /IPsec.*IPv4 only/,
+    ],
+    [
+      "an IPv6-primary home's encrypted dual-stack peering",
+      (s) => {
+        ipv6Primary(s);
+        s.peers[1]!.transport = 'ipsec';
+      },
+      'spec.peers[1].remotePodCIDR',
+      'fd00:12::/60',
       /IPsec.*IPv4 only/,
     ],
   ];

@@ -99,6 +99,16 @@ export function configFor(role: Role, over: Partial<CodecValue<typeof layout.con
   };
 }
 
+/** `p`'s strait_peers entry: its views of our IPv4 networks and its tunnel. */
+export const peerEntry = (p: PeerSetup): CodecValue<typeof layout.peer> => ({
+  localNatPod: p.localNatPod,
+  localNatExternal: p.localNatExternal,
+  endpoint: p.endpoint,
+  vni: p.vni,
+  dstMac: p.dstMac,
+  srcMac: p.srcMac,
+});
+
 export class Datapath {
   private constructor(
     readonly obj: BpfObject,
@@ -132,14 +142,7 @@ export class Datapath {
   }
 
   addPeer(p: PeerSetup): void {
-    this.maps.peers.update(p.id, {
-      localNatPod: p.localNatPod,
-      localNatExternal: p.localNatExternal,
-      endpoint: p.endpoint,
-      vni: p.vni,
-      dstMac: p.dstMac,
-      srcMac: p.srcMac,
-    });
+    this.maps.peers.update(p.id, peerEntry(p));
     this.maps.routes.update(p.remotePod, { peerId: p.id, kind: layout.PrefixKind.Pod });
     this.maps.routes.update(p.remoteExternal, { peerId: p.id, kind: layout.PrefixKind.External });
   }

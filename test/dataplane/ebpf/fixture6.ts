@@ -5,8 +5,8 @@
  * or a translation that keeps the wrong bits, gives a different packet.
  */
 import ipaddr from 'ipaddr.js';
-import type { Datapath } from './fixture';
-import { type PeerSetup, home, peerP, peerQ } from './fixture';
+import { CONFIG_KEY, PREFIX_LEN_NONE } from '../../../src/dataplane/ebpf/layout';
+import { Datapath, type PeerSetup, type Role, configFor, home, peerEntry, peerP, peerQ } from './fixture';
 
 type Prefix = { addr: string; prefixLen: number };
 
@@ -49,6 +49,31 @@ export const otherNode6 = { prefix: { addr: 'fd00:a:0:ffff::', prefixLen: 64 }, 
 export const natMappings6 = [
   { external: 'fd00:e:0:5f7::7', real: 'fd00:a:0:ffff::4' },
   { external: 'fd00:e:0:5f8::8', real: 'fd17:16:0:1::9' },
+];
+
+/** An IPv4 network a home or a peering lacks (STRAIT_PREFIX_LEN_NONE): what the agent writes for it. */
+export const noNetwork = { addr: '0.0.0.0', prefixLen: PREFIX_LEN_NONE };
+
+/** `p`'s IPv4 entry as a peering without IPv4 has it: the tunnel, no views of our networks. */
+export const ipv6OnlyPeerEntry = (p: PeerSetup) => ({ ...peerEntry(p), localNatPod: noNetwork, localNatExternal: noNetwork });
+
+/**
+ * The shapes of L the IPv6 tests run on, each loaded as `role`: dual-stack (IPv4 programmed by
+ * Datapath.program, then IPv6), and IPv6-only, as the agent writes it (src/dataplane/ebpf/desired-maps.ts):
+ * an IPv4 config and P's and Q's entries (their tunnels) with no IPv4 networks, no IPv4 route,
+ * NatMapping or node prefix.
+ */
+export const homeShapes: [string, (role: Role) => Promise<Datapath>][] = [
+  ['dual-stack', async (role) => programIpv6((await Datapath.load()).program(role))],
+  [
+    'IPv6-only',
+    async (role) => {
+      const dp = await Datapath.load();
+      dp.maps.config.update(CONFIG_KEY, configFor(role, { podCidr: noNetwork, externalCidr: noNetwork, transitAddr: '0.0.0.0' }));
+      for (const p of [peerP, peerQ]) dp.maps.peers.update(p.id, ipv6OnlyPeerEntry(p));
+      return programIpv6(dp);
+    },
+  ],
 ];
 
 /** Programs L's IPv6 family into `dp` (programmed already for IPv4 by Datapath.program). */

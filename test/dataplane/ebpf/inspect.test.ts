@@ -11,7 +11,15 @@ import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { runCli } from '../../network-ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../../support/kernel';
 import { frame, parseIpv4 } from '../../support/packet';
-import { dualStackHubSpec, hubSpec, hubSpecWith } from '../../support/node-specs';
+import {
+  dualStackHubSpec,
+  dualStackHubSpecDocument,
+  hubSpec,
+  hubSpecWith,
+  ipv6Only,
+  peerIpv6Only,
+  specWith,
+} from '../../support/node-specs';
 
 const TC_ACT_SHOT = 2;
 const TC_ACT_REDIRECT = 7;
@@ -310,6 +318,44 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'config', 'peers']).stdout;
     assert.match(text, /^ {2}IPv6 pod CIDR +fd00:b::\/48$/m);
     assert.match(text, / 172\.16\.0\.0\/16,fd60:b::\/48 +172\.17\.0\.0\/24,fd70:b:e::\/112 /);
+  });
+
+  it("an IPv6-only node, and a dual-stack node's IPv6-only peering: the family a node or a peering lacks is absent, not 0.0.0.0/255; an IPv4 route to such a peering is stray", async () => {
+    node = await programmedNode(specWith(ipv6Only(dualStackHubSpecDocument()), () => {}));
+    const report = inspectNode(node.pins.dir);
+    assert.deepEqual(
+      [report.config?.podCIDR, report.config?.externalCIDR, report.config?.transitAddress, report.config?.ipv6?.podCIDR],
+      [undefined, undefined, undefined, 'fd00:b::/48'],
+    );
+    assert.deepEqual(
+      report.peers.map((p) => [p.peerId, p.localNATPodCIDR, p.localNATExternalCIDR, p.remotePodCIDRs, p.ipv6?.localNATPodCIDR]),
+      [
+        [7, undefined, undefined, ['fd00:a::/56'], 'fd60:b::/48'],
+        [9, undefined, undefined, ['fd00:c::/64'], 'fd00:b::/48'],
+      ],
+    );
+    const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'config', 'peers']).stdout;
+    assert.match(text, /^ {2}pod CIDR +-$/m);
+    assert.match(text, /^ {2}transit address +-$/m);
+    assert.doesNotMatch(text, /0\.0\.0\.0|\/255/);
+    node.obj.close();
+    node.pins.cleanup();
+    node = undefined;
+
+    node = await programmedNode(specWith(peerIpv6Only(dualStackHubSpecDocument(), 0), () => {}));
+    layout.openMaps(node.obj).routes.update({ prefixLen: 16, addr: '10.1.0.0' }, { peerId: 7, kind: layout.PrefixKind.Pod });
+    const mixed = inspectNode(node.pins.dir);
+    assert.deepEqual(mixed.config?.podCIDR, '10.0.0.0/16');
+    assert.deepEqual(
+      mixed.peers.map((p) => [p.peerId, p.localNATPodCIDR, p.remotePodCIDRs]),
+      [
+        [7, undefined, ['fd00:a::/56']],
+        [9, '192.168.0.0/16', ['10.2.0.0/20', 'fd00:c::/64']],
+      ],
+    );
+    assert.deepEqual(mixed.strayRoutes, [
+      { prefix: '10.1.0.0/16', peerId: 7, kind: 0, problem: 'peer 7 carries no IPv4 (its strait_peers entry has no IPv4 network)' },
+    ]);
   });
 
   it('a node the agent has not programmed: strait_config holds its zeroed element, reported as no config', async () => {

@@ -6,12 +6,16 @@ import { ensureBpffs } from '../../../src/native';
 import { NodeDatapath, cleanupNode } from '../../../src/dataplane/ebpf/node-datapath';
 import { ip } from '../../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../../src/kernel/netns';
+import { ipv6Only, ipv6Primary, peerIpv6Only } from '../../support/node-specs';
+import { inspectNode } from '../../../src/dataplane/ebpf/inspect';
+import { homeNetworks, peerNetworks } from '../../../src/nodespec/families';
+import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
 /**
  * Two clusters with the same networks, IPv4 and IPv6 (10.0.0.0/16, fd00:1::/48): each sees the other's
  * through its own remapping (A sees B's pods as fd60:b::/48, B sees A's as fd60:a::/48), their gateways
- * peered over an IPv4 underlay.
+ * peered over an IPv4 underlay. Dual-stack, IPv4 primary: each shape below makes its own of it.
  */
 const gatewaySpec = (self: 'a' | 'b', underlay: string, other: string): WholeNodeDataplaneSpecDocument => {
   const peer = self === 'a' ? 'b' : 'a';
@@ -49,6 +53,18 @@ const gatewaySpec = (self: 'a' | 'b', underlay: string, other: string): WholeNod
   };
 };
 
+type Doc = WholeNodeDataplaneSpecDocument;
+const same = (doc: Doc) => doc;
+
+/** The shapes of the two clusters the IPv6 connection is made between (each cluster's spec from the dual-stack one). */
+const shapes: { name: string; a: (doc: Doc) => Doc; b: (doc: Doc) => Doc }[] = [
+  { name: 'both dual-stack, IPv4 primary', a: same, b: same },
+  { name: 'both dual-stack, IPv6 primary', a: ipv6Primary, b: ipv6Primary },
+  { name: 'both IPv6-only', a: ipv6Only, b: ipv6Only },
+  // A's peering carries only its secondary family: its PeerSpec's own fields are IPv6, with no secondary.
+  { name: 'A dual-stack (IPv4 primary), peered in IPv6 only with an IPv6-only B', a: (d) => peerIpv6Only(d, 0), b: ipv6Only },
+];
+
 /** Answers one TCP connection on [::]:8080 with the address it came from. */
 const server = `
 import socket
@@ -68,63 +84,81 @@ c.sendall(b"hello")
 print(c.recv(200).decode())
 `;
 
-describe('IPv6 TCP between two clusters with the same networks, through their eBPF gateways (real kernel)', function () {
-  requireRoot(this);
-  const names = { gwA: '', gwB: '', podA: '', podB: '' };
-  const pins: Record<string, string> = {};
-  const datapaths: NodeDatapath[] = [];
-  before(async () => {
-    ensureBpffs();
-    for (const k of Object.keys(names) as (keyof typeof names)[]) {
-      names[k] = uniqueName(`strait-test-${k.toLowerCase()}`);
-      createNetns(names[k]);
-    }
-    ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink', 'netns', names.gwB], names.gwA);
-    for (const [gw, pod, underlay, other] of [
-      [names.gwA, names.podA, '192.0.2.1', '192.0.2.2'],
-      [names.gwB, names.podB, '192.0.2.2', '192.0.2.1'],
-    ] as const) {
-      ip(['addr', 'add', `${underlay}/24`, 'dev', 'uplink'], gw);
-      ip(['link', 'add', 'pod-a', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], gw);
-      for (const dev of ['uplink', 'pod-a', 'lo']) ip(['link', 'set', dev, 'up'], gw);
-      spawnSync('ip', ['netns', 'exec', gw, 'sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
-      const gwMac = (JSON.parse(ip(['-j', 'link', 'show', 'pod-a'], gw)) as { address: string }[])[0]!.address;
-      const podMac = (JSON.parse(ip(['-j', 'link', 'show', 'eth0'], pod)) as { address: string }[])[0]!.address;
-      ip(['-6', 'addr', 'add', 'fd00:1::5/64', 'dev', 'eth0', 'nodad'], pod);
-      for (const dev of ['eth0', 'lo']) ip(['link', 'set', dev, 'up'], pod);
-      ip(['-6', 'route', 'add', 'default', 'via', 'fd00:1::1', 'dev', 'eth0', 'onlink'], pod);
-      ip(['-6', 'neigh', 'add', 'fd00:1::1', 'lladdr', gwMac, 'dev', 'eth0', 'nud', 'permanent'], pod);
-      // What the CNI does: the pod's address routed to its interface.
-      ip(['-6', 'route', 'add', 'fd00:1::5/128', 'dev', 'pod-a'], gw);
-      ip(['-6', 'neigh', 'add', 'fd00:1::5', 'lladdr', podMac, 'dev', 'pod-a', 'nud', 'permanent'], gw);
-      pins[gw] = join('/sys/fs/bpf', uniqueName('strait-test'));
-      const datapath = await NodeDatapath.load({ pinRoot: pins[gw]!, netns: netnsPath(gw), podInterfaces: /^pod-/ });
-      datapaths.push(datapath);
-      datapath.apply(readNodeDataplaneSpec(gatewaySpec(gw === names.gwA ? 'a' : 'b', underlay, other)));
-    }
-  });
-  after(() => {
-    try {
-      for (const d of datapaths) d.close();
-      for (const [gw, pinRoot] of Object.entries(pins)) cleanupNode({ pinRoot, netns: netnsPath(gw) });
-    } finally {
-      for (const n of Object.values(names)) if (n) deleteNetns(n);
-    }
-  });
+for (const shape of shapes)
+  describe(`IPv6 TCP between two clusters with the same networks, through their eBPF gateways (real kernel): ${shape.name}`, function () {
+    requireRoot(this);
+    const names = { gwA: '', gwB: '', podA: '', podB: '' };
+    const pins: Record<string, string> = {};
+    const specs: Record<string, NodeDataplaneSpec> = {};
+    const datapaths: NodeDatapath[] = [];
+    before(async () => {
+      ensureBpffs();
+      for (const k of Object.keys(names) as (keyof typeof names)[]) {
+        names[k] = uniqueName(`strait-test-${k.toLowerCase()}`);
+        createNetns(names[k]);
+      }
+      ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink', 'netns', names.gwB], names.gwA);
+      for (const [gw, pod, underlay, other] of [
+        [names.gwA, names.podA, '192.0.2.1', '192.0.2.2'],
+        [names.gwB, names.podB, '192.0.2.2', '192.0.2.1'],
+      ] as const) {
+        ip(['addr', 'add', `${underlay}/24`, 'dev', 'uplink'], gw);
+        ip(['link', 'add', 'pod-a', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], gw);
+        for (const dev of ['uplink', 'pod-a', 'lo']) ip(['link', 'set', dev, 'up'], gw);
+        spawnSync('ip', ['netns', 'exec', gw, 'sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
+        const gwMac = (JSON.parse(ip(['-j', 'link', 'show', 'pod-a'], gw)) as { address: string }[])[0]!.address;
+        const podMac = (JSON.parse(ip(['-j', 'link', 'show', 'eth0'], pod)) as { address: string }[])[0]!.address;
+        ip(['-6', 'addr', 'add', 'fd00:1::5/64', 'dev', 'eth0', 'nodad'], pod);
+        for (const dev of ['eth0', 'lo']) ip(['link', 'set', dev, 'up'], pod);
+        ip(['-6', 'route', 'add', 'default', 'via', 'fd00:1::1', 'dev', 'eth0', 'onlink'], pod);
+        ip(['-6', 'neigh', 'add', 'fd00:1::1', 'lladdr', gwMac, 'dev', 'eth0', 'nud', 'permanent'], pod);
+        // What the CNI does: the pod's address routed to its interface.
+        ip(['-6', 'route', 'add', 'fd00:1::5/128', 'dev', 'pod-a'], gw);
+        ip(['-6', 'neigh', 'add', 'fd00:1::5', 'lladdr', podMac, 'dev', 'pod-a', 'nud', 'permanent'], gw);
+        pins[gw] = join('/sys/fs/bpf', uniqueName('strait-test'));
+        const datapath = await NodeDatapath.load({ pinRoot: pins[gw]!, netns: netnsPath(gw), podInterfaces: /^pod-/ });
+        datapaths.push(datapath);
+        const self = gw === names.gwA ? 'a' : 'b';
+        specs[gw] = readNodeDataplaneSpec(shape[self](gatewaySpec(self, underlay, other)));
+        datapath.apply(specs[gw]!);
+      }
+    });
+    after(() => {
+      try {
+        for (const d of datapaths) d.close();
+        for (const [gw, pinRoot] of Object.entries(pins)) cleanupNode({ pinRoot, netns: netnsPath(gw) });
+      } finally {
+        for (const n of Object.values(names)) if (n) deleteNetns(n);
+      }
+    });
 
-  it("A's pod reaches B's pod (the same address as its own) at B's address in A's view; B sees it at A's address in B's view", async () => {
-    const listening = spawn('ip', ['netns', 'exec', names.podB, 'python3', '-c', server]);
-    let output = '';
-    listening.stdout.on('data', (b: Buffer) => (output += b.toString()));
-    listening.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    const exited = new Promise<void>((resolve) => listening.on('exit', () => resolve()));
-    try {
-      for (let i = 0; i < 50 && !output.includes('listening'); i++) await new Promise((r) => setTimeout(r, 100));
-      const r = spawnSync('ip', ['netns', 'exec', names.podA, 'python3', '-c', client('fd60:b::5')], { encoding: 'utf8', timeout: 15000 });
-      assert.equal(r.stdout.trim(), 'hello from fd60:a::5', r.stderr + output);
-    } finally {
-      listening.kill();
-      await exited;
-    }
+    it("A's pod reaches B's pod (the same address as its own) at B's address in A's view; B sees it at A's address in B's view", async () => {
+      const listening = spawn('ip', ['netns', 'exec', names.podB, 'python3', '-c', server]);
+      let output = '';
+      listening.stdout.on('data', (b: Buffer) => (output += b.toString()));
+      listening.stderr.on('data', (b: Buffer) => (output += b.toString()));
+      const exited = new Promise<void>((resolve) => listening.on('exit', () => resolve()));
+      try {
+        for (let i = 0; i < 50 && !output.includes('listening'); i++) await new Promise((r) => setTimeout(r, 100));
+        const r = spawnSync('ip', ['netns', 'exec', names.podA, 'python3', '-c', client('fd60:b::5')], {
+          encoding: 'utf8',
+          timeout: 15000,
+        });
+        assert.equal(r.stdout.trim(), 'hello from fd60:a::5', r.stderr + output);
+        // Both gateways counted what they translated, on the peering's entry (its tunnel), whatever its families.
+        for (const gw of [names.gwA, names.gwB]) {
+          const report = inspectNode(pins[gw]!);
+          const [peer] = report.peers;
+          assert.ok(peer!.counters.txPackets > 0 && peer!.counters.rxPackets > 0, `${gw}: ${JSON.stringify(peer)}`);
+          // A family the node or the peering lacks is shown absent, not as 0.0.0.0/255.
+          const spec = specs[gw]!;
+          assert.equal(report.config!.podCIDR !== undefined, homeNetworks(spec, 4) !== undefined, gw);
+          assert.equal(peer!.localNATPodCIDR !== undefined, peerNetworks(spec.peers[0]!, 4) !== undefined, gw);
+          assert.ok(report.config!.ipv6 && peer!.ipv6, gw);
+        }
+      } finally {
+        listening.kill();
+        await exited;
+      }
+    });
   });
-});

@@ -6,7 +6,10 @@ import { linkLocalAddress } from '../../../src/dataplane/kernel/identities';
 import { ip, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
-import { hubSpecDocument, specWith, withIpv6 } from '../../support/node-specs';
+import { liveState } from '../../../src/dataplane/kernel/nat-apply';
+import type { IpFamily } from '../../../src/net/cidr';
+import { homeNetworks } from '../../../src/nodespec/families';
+import { hubSpecDocument, ipv6Only, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
 const PORT = 7000;
@@ -40,8 +43,48 @@ if (proto === 'udp') {
   c.on('data', (d) => (m += d)).on('end', () => done(m, c.remoteAddress));
 }`;
 
+type Doc = ReturnType<typeof hubSpecDocument>;
+
+/**
+ * The shapes of hub B the IPv6 traffic crosses: dual-stack (IPv4 primary); IPv6-only (the same IPv6
+ * networks in its own fields); dual-stack peered with A in IPv6 only (A's PeerSpec's own fields IPv6, no
+ * secondary; C in both families). Each reconciles to `other` and back in one of the tests.
+ */
+const shapes: { name: string; docOf: (doc: Doc) => Doc; other: string }[] = [
+  { name: 'dual-stack', docOf: withIpv6, other: 'IPv6-only' },
+  { name: 'IPv6-only', docOf: (doc) => ipv6Only(withIpv6(doc)), other: 'dual-stack' },
+  { name: 'dual-stack, peered with A in IPv6 only,', docOf: (doc) => peerIpv6Only(withIpv6(doc), 0), other: 'IPv6-only' },
+];
+
+/**
+ * What a node holds of one family's programming: the gateway's NAT table, the set of remote prefixes,
+ * rules at Strait's priorities, routes of table 18952 and permanent neighbour entries on Strait's devices.
+ */
+function familyState(ns: string, family: IpFamily, gateway: boolean): Record<string, boolean> {
+  const flag = family === 4 ? '-4' : '-6';
+  const list = (args: string[]) => JSON.parse(ip(['-j', flag, ...args], ns) || '[]') as Record<string, unknown>[];
+  // A table the family never had a route in does not exist: as good as empty.
+  const routesOfTable = () => {
+    try {
+      return list(['route', 'show', 'table', '18952']).length > 0;
+    } catch (err) {
+      if (/FIB table does not exist/.test(String(err))) return false;
+      throw err;
+    }
+  };
+  const nat = liveState(ns);
+  const set = family === 4 ? '"remote_prefixes"' : '"remote_prefixes6"';
+  return {
+    ...(gateway ? { natTable: nat.has(family === 4 ? 'ip strait' : 'ip6 strait') } : {}),
+    remotePrefixes: (nat.get('inet strait_filter') ?? '').includes(`"name":${set}`),
+    rules: list(['rule', 'show']).some((r) => Number(r.priority) >= 18952 && Number(r.priority) <= 18959),
+    routes: routesOfTable(),
+    neighbours: list(['neigh', 'show', 'nud', 'permanent']).some((n) => /^(strait\.|stp)/.test(String(n.dev))),
+  };
+}
+
 /*
- * Hub B's gateway, dual-stack, programmed whole by KernelDatapath (devices, routes and rules, NAT), with
+ * Hub B's gateway, dual-stack or IPv6-only, programmed whole by KernelDatapath (devices, routes and rules, NAT), with
  * peer A's gateway at the far end of its VXLAN tunnel and a pod behind it:
  *
  *   peerA (A's gateway: 203.0.113.1, its tunnel made by hand as A's agent would; A's pod fd00:11::7)
@@ -53,118 +96,160 @@ if (proto === 'udp') {
  * The IPv6 packets cross the IPv4 underlay inside the peering's VXLAN, routed by table 18952 to the
  * far device's link-local next hop and translated by `ip6 strait`.
  */
-describe('fallback: IPv6 through a dual-stack gateway, tunnels and NAT (real kernel)', function () {
-  requireRoot(this);
-  const gateway = uniqueName('strait-ds-gw');
-  const peerA = uniqueName('strait-ds-a');
-  const pod = uniqueName('strait-ds-pod');
-  const worker = uniqueName('strait-ds-w');
-  const spec = () => readNodeDataplaneSpec(withIpv6(hubSpecDocument()));
-  const workerSpec = () =>
-    specWith(withIpv6(hubSpecDocument()), (s) => {
-      s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
-    });
-  const echoes: ChildProcess[] = [];
+for (const { name: shape, docOf, other: otherShape } of shapes)
+  describe(`fallback: IPv6 through a ${shape} gateway, tunnels and NAT (real kernel)`, function () {
+    requireRoot(this);
+    const gateway = uniqueName('strait-ds-gw');
+    const peerA = uniqueName('strait-ds-a');
+    const pod = uniqueName('strait-ds-pod');
+    const worker = uniqueName('strait-ds-w');
+    const spec = () => readNodeDataplaneSpec(docOf(hubSpecDocument()));
+    const workerSpec = () =>
+      specWith(docOf(hubSpecDocument()), (s) => {
+        s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+      });
+    const echoes: ChildProcess[] = [];
 
-  before(async function () {
-    try {
-      for (const ns of [gateway, peerA, pod, worker]) {
-        createNetns(ns);
-        // Links usable at once: IPv6 forwarding waits for duplicate address detection of the link-local addresses.
-        run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
-        ip(['link', 'set', 'lo', 'up'], ns);
+    before(async function () {
+      try {
+        for (const ns of [gateway, peerA, pod, worker]) {
+          createNetns(ns);
+          // Links usable at once: IPv6 forwarding waits for duplicate address detection of the link-local addresses.
+          run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
+          ip(['link', 'set', 'lo', 'up'], ns);
+        }
+        run(['ip', 'netns', 'exec', gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+        ip(['link', 'add', 'underlay', 'type', 'veth', 'peer', 'name', 'underlay', 'netns', peerA], gateway);
+        ip(['addr', 'add', '192.0.2.11/32', 'dev', 'underlay'], gateway);
+        ip(['addr', 'add', '203.0.113.1/32', 'dev', 'underlay'], peerA);
+        ip(['link', 'add', 'pod0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], gateway);
+        for (const [ns, dev] of [
+          [gateway, 'underlay'],
+          [peerA, 'underlay'],
+          [gateway, 'pod0'],
+          [pod, 'eth0'],
+        ] as const)
+          ip(['link', 'set', dev, 'up'], ns);
+        ip(['link', 'add', 'intra', 'type', 'veth', 'peer', 'name', 'intra', 'netns', worker], gateway);
+        ip(['addr', 'add', '192.0.2.12/32', 'dev', 'intra'], worker);
+        for (const ns of [gateway, worker]) ip(['link', 'set', 'intra', 'up'], ns);
+        ip(['route', 'add', '192.0.2.12/32', 'dev', 'intra'], gateway);
+        ip(['route', 'add', '192.0.2.11/32', 'dev', 'intra'], worker);
+        ip(['addr', 'add', 'fd00:10:0:1::5/128', 'dev', 'lo'], worker);
+        ip(['route', 'add', '203.0.113.0/24', 'dev', 'underlay'], gateway);
+        ip(['route', 'add', '192.0.2.0/24', 'dev', 'underlay'], peerA);
+        for (const a of ['fd00:10::5/64', 'fd00:10::6/64']) ip(['addr', 'add', a, 'dev', 'eth0'], pod);
+        ip(['addr', 'add', 'fd00:10::1/64', 'dev', 'pod0'], gateway);
+        ip(['-6', 'route', 'add', 'default', 'via', 'fd00:10::1'], pod);
+
+        // A's end of the peering, as A's agent makes it (the wire format both ends derive from the cluster ids).
+        const mac = tunnelMac('cluster-a', 'cluster-b');
+        const vni = peeringVni('cluster-b', 'cluster-a', 18952);
+        ip(['link', 'add', 'stpb', 'address', mac, 'type', 'vxlan', 'id', String(vni), 'remote', '192.0.2.11', 'dstport', '4789'], peerA);
+        ip(['link', 'set', 'stpb', 'up'], peerA);
+        const bSide = linkLocalAddress(tunnelMac('cluster-b', 'cluster-a'));
+        ip(['-6', 'neigh', 'replace', bSide, 'lladdr', tunnelMac('cluster-b', 'cluster-a'), 'dev', 'stpb', 'nud', 'permanent'], peerA);
+        ip(['addr', 'add', 'fd00:11::7/128', 'dev', 'lo'], peerA);
+        for (const dst of ['fd01:16::/56', 'fd01:17::/120']) ip(['-6', 'route', 'add', dst, 'via', bSide, 'dev', 'stpb'], peerA);
+
+        assert.deepEqual(new KernelDatapath(gateway).apply(spec()).failed, []);
+        assert.deepEqual(new KernelDatapath(worker).apply(workerSpec()).failed, []);
+
+        for (const [ns, addresses] of [
+          [pod, ['fd00:10::5', 'fd00:10::6']],
+          [worker, ['fd00:10:0:1::5']],
+        ] as const) {
+          const echo = spawn('ip', ['netns', 'exec', ns, 'node', '-e', server, ...addresses], { stdio: ['ignore', 'pipe', 'inherit'] });
+          echoes.push(echo);
+          await new Promise<void>((resolve, reject) => {
+            echo.once('exit', (code) => reject(new Error(`echo server in ${ns} exited (${code})`)));
+            echo.stdout!.once('data', () => resolve());
+          });
+        }
+      } catch (err) {
+        cleanup();
+        throw err;
       }
-      run(['ip', 'netns', 'exec', gateway, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
-      ip(['link', 'add', 'underlay', 'type', 'veth', 'peer', 'name', 'underlay', 'netns', peerA], gateway);
-      ip(['addr', 'add', '192.0.2.11/32', 'dev', 'underlay'], gateway);
-      ip(['addr', 'add', '203.0.113.1/32', 'dev', 'underlay'], peerA);
-      ip(['link', 'add', 'pod0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod], gateway);
-      for (const [ns, dev] of [
-        [gateway, 'underlay'],
-        [peerA, 'underlay'],
-        [gateway, 'pod0'],
-        [pod, 'eth0'],
+    });
+    const cleanup = () => {
+      for (const echo of echoes) echo.kill();
+      for (const ns of [gateway, peerA, pod, worker]) deleteNetns(ns);
+    };
+    after(cleanup);
+
+    const send = (proto: 'udp' | 'tcp', target: string) =>
+      JSON.parse(run(['ip', 'netns', 'exec', peerA, 'node', '-', proto, 'fd00:11::7', target], client)) as unknown;
+
+    for (const proto of ['udp', 'tcp'] as const) {
+      it(`${proto.toUpperCase()} from A's pod to our pod in A's view: the same host in our PodCIDR, the reply from the address A dialled`, () => {
+        assert.deepEqual(send(proto, 'fd01:16::5'), { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' });
+      });
+    }
+
+    for (const proto of ['udp', 'tcp'] as const) {
+      it(`${proto.toUpperCase()} from A's pod to a pod on a worker: through the gateway and the overlay, replies the same way back`, () => {
+        assert.deepEqual(send(proto, 'fd01:16:0:1::5'), { local: 'fd00:10:0:1::5', from: 'fd00:11::7', replyFrom: 'fd01:16:0:1::5' });
+      });
+    }
+
+    it('UDP from A to a NatMapping address: its endpoint, the reply from the address A dialled', () => {
+      assert.deepEqual(send('udp', 'fd01:17::1'), { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' });
+    });
+
+    it("ping from A's pod to our pod in A's view", () => {
+      run(['ip', 'netns', 'exec', peerA, 'ping', '-6', '-c', '1', '-W', '2', '-I', 'fd00:11::7', 'fd01:16::5']);
+    });
+
+    it('each node holds the programming of the families its spec has, and nothing of one it lacks', () => {
+      for (const [ns, gw] of [
+        [gateway, true],
+        [worker, false],
       ] as const)
-        ip(['link', 'set', dev, 'up'], ns);
-      ip(['link', 'add', 'intra', 'type', 'veth', 'peer', 'name', 'intra', 'netns', worker], gateway);
-      ip(['addr', 'add', '192.0.2.12/32', 'dev', 'intra'], worker);
-      for (const ns of [gateway, worker]) ip(['link', 'set', 'intra', 'up'], ns);
-      ip(['route', 'add', '192.0.2.12/32', 'dev', 'intra'], gateway);
-      ip(['route', 'add', '192.0.2.11/32', 'dev', 'intra'], worker);
-      ip(['addr', 'add', 'fd00:10:0:1::5/128', 'dev', 'lo'], worker);
-      ip(['route', 'add', '203.0.113.0/24', 'dev', 'underlay'], gateway);
-      ip(['route', 'add', '192.0.2.0/24', 'dev', 'underlay'], peerA);
-      for (const a of ['fd00:10::5/64', 'fd00:10::6/64']) ip(['addr', 'add', a, 'dev', 'eth0'], pod);
-      ip(['addr', 'add', 'fd00:10::1/64', 'dev', 'pod0'], gateway);
-      ip(['-6', 'route', 'add', 'default', 'via', 'fd00:10::1'], pod);
+        for (const family of [4, 6] as const) {
+          const has = homeNetworks(spec(), family) !== undefined;
+          const state = familyState(ns, family, gw);
+          assert.deepEqual(state, Object.fromEntries(Object.keys(state).map((k) => [k, has])), `${ns} IPv${family}`);
+        }
+    });
 
-      // A's end of the peering, as A's agent makes it (the wire format both ends derive from the cluster ids).
-      const mac = tunnelMac('cluster-a', 'cluster-b');
-      const vni = peeringVni('cluster-b', 'cluster-a', 18952);
-      ip(['link', 'add', 'stpb', 'address', mac, 'type', 'vxlan', 'id', String(vni), 'remote', '192.0.2.11', 'dstport', '4789'], peerA);
-      ip(['link', 'set', 'stpb', 'up'], peerA);
-      const bSide = linkLocalAddress(tunnelMac('cluster-b', 'cluster-a'));
-      ip(['-6', 'neigh', 'replace', bSide, 'lladdr', tunnelMac('cluster-b', 'cluster-a'), 'dev', 'stpb', 'nud', 'permanent'], peerA);
-      ip(['addr', 'add', 'fd00:11::7/128', 'dev', 'lo'], peerA);
-      for (const dst of ['fd01:16::/56', 'fd01:17::/120']) ip(['-6', 'route', 'add', dst, 'via', bSide, 'dev', 'stpb'], peerA);
-
-      assert.deepEqual(new KernelDatapath(gateway).apply(spec()).failed, []);
-      assert.deepEqual(new KernelDatapath(worker).apply(workerSpec()).failed, []);
-
-      for (const [ns, addresses] of [
-        [pod, ['fd00:10::5', 'fd00:10::6']],
-        [worker, ['fd00:10:0:1::5']],
-      ] as const) {
-        const echo = spawn('ip', ['netns', 'exec', ns, 'node', '-e', server, ...addresses], { stdio: ['ignore', 'pipe', 'inherit'] });
-        echoes.push(echo);
-        await new Promise<void>((resolve, reject) => {
-          echo.once('exit', (code) => reject(new Error(`echo server in ${ns} exited (${code})`)));
-          echo.stdout!.once('data', () => resolve());
+    it(`reconciles to ${otherShape} and back: nothing stale of IPv4 stays, IPv6 carries on`, () => {
+      const other = shapes.find(({ name }) => name === otherShape)!.docOf;
+      const otherSpec = (role: 'gateway' | 'worker') =>
+        specWith(other(hubSpecDocument()), (s) => {
+          if (role === 'worker') s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
         });
+      const expectIpv4 = (has: boolean) => {
+        for (const [ns, gw] of [
+          [gateway, true],
+          [worker, false],
+        ] as const) {
+          const state = familyState(ns, 4, gw);
+          assert.deepEqual(state, Object.fromEntries(Object.keys(state).map((k) => [k, has])), `${ns} IPv4`);
+          assert.ok(Object.values(familyState(ns, 6, gw)).every(Boolean), `${ns} IPv6`);
+        }
+      };
+      try {
+        assert.deepEqual(new KernelDatapath(gateway).apply(otherSpec('gateway')).failed, []);
+        assert.deepEqual(new KernelDatapath(worker).apply(otherSpec('worker')).failed, []);
+        expectIpv4(homeNetworks(otherSpec('gateway'), 4) !== undefined);
+        assert.deepEqual(send('udp', 'fd01:16:0:1::5'), { local: 'fd00:10:0:1::5', from: 'fd00:11::7', replyFrom: 'fd01:16:0:1::5' });
+      } finally {
+        assert.deepEqual(new KernelDatapath(gateway).apply(spec()).failed, []);
+        assert.deepEqual(new KernelDatapath(worker).apply(workerSpec()).failed, []);
       }
-    } catch (err) {
-      cleanup();
-      throw err;
-    }
-  });
-  const cleanup = () => {
-    for (const echo of echoes) echo.kill();
-    for (const ns of [gateway, peerA, pod, worker]) deleteNetns(ns);
-  };
-  after(cleanup);
-
-  const send = (proto: 'udp' | 'tcp', target: string) =>
-    JSON.parse(run(['ip', 'netns', 'exec', peerA, 'node', '-', proto, 'fd00:11::7', target], client)) as unknown;
-
-  for (const proto of ['udp', 'tcp'] as const) {
-    it(`${proto.toUpperCase()} from A's pod to our pod in A's view: the same host in our PodCIDR, the reply from the address A dialled`, () => {
-      assert.deepEqual(send(proto, 'fd01:16::5'), { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' });
+      expectIpv4(homeNetworks(spec(), 4) !== undefined);
+      assert.deepEqual(send('tcp', 'fd01:16::5'), { local: 'fd00:10::5', from: 'fd00:11::7', replyFrom: 'fd01:16::5' });
     });
-  }
 
-  for (const proto of ['udp', 'tcp'] as const) {
-    it(`${proto.toUpperCase()} from A's pod to a pod on a worker: through the gateway and the overlay, replies the same way back`, () => {
-      assert.deepEqual(send(proto, 'fd01:16:0:1::5'), { local: 'fd00:10:0:1::5', from: 'fd00:11::7', replyFrom: 'fd01:16:0:1::5' });
+    it('a second apply after the traffic changes nothing, on the gateway and on the worker', () => {
+      for (const [ns, nodeSpec] of [
+        [gateway, spec],
+        [worker, workerSpec],
+      ] as const) {
+        const dp = new KernelDatapath(ns);
+        // The first reinstalls the NAT: nat-apply remembers what this process installed last, the other node's (one agent per node).
+        assert.equal(dp.apply(nodeSpec()).routes, 0);
+        assert.equal(kernelApplyChanged(dp.apply(nodeSpec())), false, ns);
+      }
     });
-  }
-
-  it('UDP from A to a NatMapping address: its endpoint, the reply from the address A dialled', () => {
-    assert.deepEqual(send('udp', 'fd01:17::1'), { local: 'fd00:10::6', from: 'fd00:11::7', replyFrom: 'fd01:17::1' });
   });
-
-  it("ping from A's pod to our pod in A's view", () => {
-    run(['ip', 'netns', 'exec', peerA, 'ping', '-6', '-c', '1', '-W', '2', '-I', 'fd00:11::7', 'fd01:16::5']);
-  });
-
-  it('a second apply after the traffic changes nothing, on the gateway and on the worker', () => {
-    for (const [ns, nodeSpec] of [
-      [gateway, spec],
-      [worker, workerSpec],
-    ] as const) {
-      const dp = new KernelDatapath(ns);
-      // The first reinstalls the NAT: nat-apply remembers what this process installed last, the other node's (one agent per node).
-      assert.equal(dp.apply(nodeSpec()).routes, 0);
-      assert.equal(kernelApplyChanged(dp.apply(nodeSpec())), false, ns);
-    }
-  });
-});

@@ -3,13 +3,25 @@ import { parseIp } from '../../../src/net/cidr';
 import { InputError } from '../../../src/errors';
 import { peeringSecret } from '../../../src/dataplane/kernel/ipsec-keys';
 import { isStraitReqid, planIpsec } from '../../../src/dataplane/kernel/ipsec-plan';
-import { hubSpec } from '../../support/node-specs';
-import { ipsecHub } from './ipsec-hub';
+import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
+import { hubSpec, ipv6Primary, withIpv6 } from '../../support/node-specs';
+import { ipsecHub, ipsecHubDocument } from './ipsec-hub';
 
 const secretA = peeringSecret('secret', Buffer.alloc(32, 0xa5));
 const local = '198.51.100.11';
 
 describe('IPsec plan', () => {
+  it("an IPv6-primary home's encrypted IPv4-only peering: the same IPv4 selectors as an IPv4 home's (its IPv4 networks by family, not by place)", () => {
+    const doc = ipv6Primary(withIpv6(ipsecHubDocument(['cluster-a'], local)));
+    const { secondary: _ipv6OfA, ...a } = doc.peers[0]!;
+    doc.peers[0] = { ...a, ...ipsecHubDocument(['cluster-a'], local).peers[0]! };
+    const secrets = new Map([['cluster-a', secretA]]);
+    const plan = planIpsec(readNodeDataplaneSpec(doc), secrets);
+    assert.equal(readNodeDataplaneSpec(doc).podCIDR.family, 6);
+    assert.deepEqual(plan.policies, planIpsec(ipsecHub(['cluster-a'], local), secrets).policies);
+    assert.ok(plan.policies.length > 0);
+  });
+
   it('plans states per direction and wire-view selectors for an encrypted peer with distinct prefixes', () => {
     // Hub B: home 10.0.0.0/16 + 10.50.0.0/24; A sees B as 172.16.0.0/16 + 172.17.0.0/24; B sees A as 10.1.0.0/16 + 10.60.0.0/24.
     const plan = planIpsec(ipsecHub(['cluster-a'], local), new Map([['cluster-a', secretA]]));

@@ -10,7 +10,7 @@ import { ip, nft, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { type NodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
-import { hubSpecDocument, withIpv6 } from '../../support/node-specs';
+import { hubSpecDocument, ipv6Only, withIpv6 } from '../../support/node-specs';
 import { netnsPerTest, requireRoot, uniqueName } from '../../support/kernel';
 import { IcmpType, type Ipv4Fields, type L4, Proto, checksumProblems, datagram, parseIpv4 } from '../../support/packet';
 import { waitFor } from '../../support/wait';
@@ -37,6 +37,8 @@ const spec = (): NodeDataplaneSpec => readNodeDataplaneSpec(specDocument());
 
 /* The same hub, dual-stack (withIpv6 names its IPv6 networks). */
 const dualStackSpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(withIpv6(specDocument()));
+/* The same hub, IPv6-only: the dual-stack one's IPv6 networks in its own fields. */
+const ipv6OnlySpec = (): NodeDataplaneSpec => readNodeDataplaneSpec(ipv6Only(withIpv6(specDocument())));
 
 const PORT = 7000;
 
@@ -740,6 +742,8 @@ describe('fallback: nftables NAT (real kernel)', function () {
       // Recorded from the first install of the IPv6 tables (the IPv4 ones above are unchanged by them).
       { name: 'gateway, dual-stack', spec: dualStackSpec, mtus: undefined },
       { name: 'worker, dual-stack', spec: () => ({ ...dualStackSpec(), node: { ...worker().node } }), mtus: undefined },
+      { name: 'gateway, IPv6-only', spec: ipv6OnlySpec, mtus: undefined },
+      { name: 'worker, IPv6-only', spec: () => ({ ...ipv6OnlySpec(), node: { ...worker().node } }), mtus: undefined },
     ];
     for (const c of cases) {
       it(`${c.name}: the tables the kernel lists are the known answer`, () => {
@@ -747,6 +751,20 @@ describe('fallback: nftables NAT (real kernel)', function () {
         assert.deepEqual(ownedListing(), listings[c.name]);
       });
     }
+
+    it('the IPv6-only answers are the dual-stack ones without IPv4: no `ip strait`, no remote_prefixes or its rule, `ip6 strait` the same', () => {
+      const isIpv4 = (line: unknown) => {
+        const text = JSON.stringify(line);
+        return text.includes('"name":"remote_prefixes"') || text.includes('"right":"@remote_prefixes"');
+      };
+      for (const role of ['gateway', 'worker']) {
+        const dual = listings[`${role}, dual-stack`] as Record<string, unknown[]>;
+        const { 'ip strait': _ipv4, ...rest } = dual;
+        const expected = { ...rest, 'inet strait_filter': dual['inet strait_filter']!.filter((line) => !isIpv4(line)) };
+        assert.ok(dual['inet strait_filter']!.some(isIpv4), role);
+        assert.deepEqual(listings[`${role}, IPv6-only`], expected, role);
+      }
+    });
   });
 
   describe('input checking', () => {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { linkLocalAddress, overlayMac, tunnelDevice } from '../../../src/dataplane/kernel/identities';
 import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
 import { type RoutePlan, planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
-import { hubSpec, hubSpecDocument, specWith, withIpv6 } from '../../support/node-specs';
+import { hubSpec, hubSpecDocument, ipv6Only, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
 const show = (r: RoutePlan) =>
@@ -109,6 +109,60 @@ describe('fallback routing plan (pure)', () => {
       plan.rules.filter((r) => r.to?.includes(':')).map((r) => r.to),
       ['fd00:11::/56', 'fd00:60::/120', 'fd00:12::/60', 'fd00:70::/120'],
     );
+  });
+
+  it("plans each peer by the families its peering carries: a dual-stack gateway's IPv6-only peering gets IPv6 routes, rule and neighbour only", () => {
+    const plan = planKernelRouting(specWith(peerIpv6Only(withIpv6(hubSpecDocument()), 0), () => {}));
+    const [toA, toC] = [7, 9].map(tunnelDevice);
+    const viaA = linkLocalAddress(tunnelMac('cluster-a', 'cluster-b'));
+    assert.deepEqual(
+      plan.routes.filter((r) => r.device === toA).map(show),
+      ['fd00:11::/56', 'fd00:60::/120'].map((p) => `${p} via ${viaA} dev ${toA}`),
+    );
+    assert.deepEqual(
+      plan.neighbours.filter((n) => n.device === toA).map((n) => n.address),
+      [viaA],
+    );
+    assert.deepEqual(
+      plan.rules.filter((r) => r.iif).map((r) => [r.iif, r.family ?? 4]),
+      [
+        [toA, 6],
+        [toC, 4],
+        [toC, 6],
+      ],
+    );
+    assert.deepEqual(
+      plan.rules.filter((r) => r.to && !r.to.includes(':')).map((r) => r.to),
+      ['10.2.0.0/20', '10.70.0.0/24'],
+      "IPv4 rules for C's prefixes only",
+    );
+  });
+
+  it('plans an IPv6-only node with no IPv4 route, rule or neighbour (the FDB, which carries both, stays)', () => {
+    for (const role of ['gateway', 'worker'] as const) {
+      const plan = planKernelRouting(
+        specWith(ipv6Only(withIpv6(hubSpecDocument())), (s) => {
+          if (role === 'worker') s.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+        }),
+      );
+      const ipv4 = (text: string | undefined) => text !== undefined && !text.includes(':');
+      assert.deepEqual(
+        plan.routes.filter((r) => ipv4(r.prefix)),
+        [],
+        role,
+      );
+      assert.deepEqual(
+        plan.rules.filter((r) => ipv4(r.to) || (r.iif && r.family !== 6)),
+        [],
+        role,
+      );
+      assert.deepEqual(
+        plan.neighbours.filter((n) => ipv4(n.address)),
+        [],
+        role,
+      );
+      assert.ok(plan.routes.length > 0 && plan.rules.length > 0 && plan.fdb.length > 0, role);
+    }
   });
 
   it("derives a MAC's modified EUI-64 link-local address (RFC 4291)", () => {

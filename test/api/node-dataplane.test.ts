@@ -12,7 +12,17 @@ import {
   writeNodeDataplaneSpec,
 } from '../../src/api/node-dataplane';
 import { InputError } from '../../src/errors';
-import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
+import {
+  dualStackHubSpecDocument,
+  hubSpecDocument,
+  ipv6Only,
+  ipv6Primary,
+  nodeSpecDocument,
+  peerB,
+  peerC,
+  peerIpv6Only,
+  specFileText,
+} from '../support/node-specs';
 
 type Mutable = Record<string, any>;
 
@@ -646,4 +656,95 @@ describe('NodeDataplane documents', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('NodeDataplane reader: IPv6 in any place', () => {
+  const shapes: [string, () => ReturnType<typeof hubSpecDocument>, (spec: ReturnType<typeof readNodeDataplaneSpec>) => unknown, unknown][] =
+    [
+      [
+        'an IPv6-only home and peers',
+        () => ipv6Only(dualStackHubSpecDocument()),
+        (s) => [s.podCIDR.family, s.secondary, s.peers.map((p) => [p.remotePodCIDR.family, p.secondary])],
+        [
+          6,
+          undefined,
+          [
+            [6, undefined],
+            [6, undefined],
+          ],
+        ],
+      ],
+      [
+        'a dual-stack home, IPv6 primary',
+        () => ipv6Primary(dualStackHubSpecDocument()),
+        (s) => [
+          s.podCIDR.family,
+          s.secondary?.podCIDR.family,
+          s.peers.map((p) => [p.remotePodCIDR.family, p.secondary?.remotePodCIDR.family]),
+        ],
+        [
+          6,
+          4,
+          [
+            [6, 4],
+            [6, 4],
+          ],
+        ],
+      ],
+      [
+        'a dual-stack home (IPv4 primary) and a peering of its secondary family only',
+        () => peerIpv6Only(dualStackHubSpecDocument(), 0),
+        (s) => [
+          s.podCIDR.family,
+          s.secondary?.podCIDR.family,
+          s.peers.map((p) => [p.remotePodCIDR.family, p.secondary?.remotePodCIDR.family]),
+        ],
+        [
+          4,
+          6,
+          [
+            [6, undefined],
+            [4, 6],
+          ],
+        ],
+      ],
+    ];
+  for (const [what, doc, families, expected] of shapes) {
+    it(`reads ${what}, and reads back what it writes`, () => {
+      const spec = readNodeDataplaneSpec(doc());
+      assert.deepEqual(families(spec), expected);
+      assert.deepEqual(readNodeDataplaneSpec(writeNodeDataplaneSpec(spec)), spec);
+    });
+  }
+
+  const refusals: [string, (d: ReturnType<typeof hubSpecDocument>) => void, string, string][] = [
+    [
+      'an IPv4 peering of an IPv6-only home',
+      (d) => (d.peers[1] = { ...hubSpecDocument().peers[1]! }),
+      'spec.peers[1].remotePodCIDR',
+      '10.2.0.0/20',
+    ],
+    [
+      'an IPv4 NatMapping of an IPv6-only home',
+      (d) => d.natMappings.push({ externalAddress: '10.50.0.9', endpointAddress: '10.0.0.9' }),
+      'spec.natMappings[1].externalAddress',
+      '10.50.0.9',
+    ],
+    [
+      'an IPv4 pod network of a node of an IPv6-only home',
+      (d) => d.nodes![1]!.podCIDRs.push('10.0.1.0/24'),
+      'spec.nodes[1].podCIDRs[1]',
+      '10.0.1.0/24',
+    ],
+  ];
+  for (const [what, edit, field, value] of refusals) {
+    it(`refuses ${what}, naming ${field} and its value`, () => {
+      const d = ipv6Only(dualStackHubSpecDocument());
+      edit(d);
+      assert.throws(
+        () => readNodeDataplaneSpec(d),
+        (err: unknown) => err instanceof InputError && err.field === field && err.value === value,
+      );
+    });
+  }
 });

@@ -14,7 +14,7 @@ import {
   dualStackHubSpecDocument,
   hubSpec,
   hubSpecWith,
-  ipv6Only,
+  ipv6Only as ipv6OnlyOf,
   ipv6Primary,
   peerIpv6Only,
   specWith,
@@ -199,7 +199,7 @@ describe('desired maps (pure)', () => {
   });
 
   it('an IPv6-only home: its IPv6 maps as a dual-stack one has them, an IPv4 config and peer entries whose networks are none, no IPv4 routes', () => {
-    const spec = specWith(ipv6Only(dualStackHubSpecDocument()), () => {});
+    const spec = specWith(ipv6OnlyOf(dualStackHubSpecDocument()), () => {});
     const d = desiredMaps(spec, 42, 1450);
     const dual = desiredMaps(dualStackHubSpec(), 42, 1450);
     assert.deepEqual(pick(d, ipv6MapNames), pick(dual, ipv6MapNames));
@@ -209,7 +209,10 @@ describe('desired maps (pure)', () => {
       { podCidr: none('0.0.0.0'), externalCidr: none('0.0.0.0'), transitAddr: '0.0.0.0' },
     );
     // Everything else in the config is the node's, the same as in a dual-stack spec.
-    assert.deepEqual({ ...config, podCidr: 0, externalCidr: 0, transitAddr: 0 }, { ...dual.config[0]![1], podCidr: 0, externalCidr: 0, transitAddr: 0 });
+    assert.deepEqual(
+      { ...config, podCidr: 0, externalCidr: 0, transitAddr: 0 },
+      { ...dual.config[0]![1], podCidr: 0, externalCidr: 0, transitAddr: 0 },
+    );
     // Each peering keeps its entry (the tunnel both families take), with no IPv4 views.
     assert.deepEqual(
       d.peers,
@@ -239,7 +242,11 @@ describe('desired maps (pure)', () => {
   });
 
   it('the IPv4 maps of an IPv6-primary dual-stack spec are those of the IPv4-only one', () => {
-    const d = desiredMaps(specWith(ipv6Primary(dualStackHubSpecDocument()), () => {}), 42, 1450);
+    const d = desiredMaps(
+      specWith(ipv6Primary(dualStackHubSpecDocument()), () => {}),
+      42,
+      1450,
+    );
     assert.deepEqual(pick(d, ipv4Maps), pick(desiredMaps(hubSpec(), 42, 1450), ipv4Maps));
   });
 
@@ -328,6 +335,42 @@ describe('applying desired maps (real kernel)', function () {
     const passed = frame6({ src: 'fd00:a::34', dst: 'fd60:b:0:1::9' }, udp);
     const { retval, data } = obj.program(layout.Program.FromOverlay).testRun(passed);
     assert.deepEqual({ retval, data }, { retval: 0, data: passed }, 'no IPv6 route: untouched');
+  });
+
+  it('reconciles dual-stack -> IPv6-only -> dual-stack: each time the maps hold exactly what the spec wants, IPv6 translated throughout', () => {
+    const maps = layout.openMaps(obj);
+    const names = [
+      'config',
+      'peers',
+      'routes',
+      'natmap',
+      'natmapRev',
+      'nodes',
+      'config6',
+      'peers6',
+      'routes6',
+      'natmap6',
+      'natmap6Rev',
+      'nodes6',
+    ] as const;
+    // Keys in one order whatever the order of their fields: an LPM key by its prefix.
+    const key = ([k]: readonly [unknown, unknown]) =>
+      typeof k === 'object' && k !== null && 'addr' in k && 'prefixLen' in k ? `${String(k.addr)}/${String(k.prefixLen)}` : String(k);
+    const sorted = (entries: Iterable<readonly [unknown, unknown]>) => [...entries].sort((a, b) => (key(a) < key(b) ? -1 : 1));
+    const udp = { kind: 'udp', sport: 1000, dport: 53 } as const;
+    const ipv6Only = specWith(ipv6OnlyOf(dualStackHubSpecDocument()), () => {});
+    for (const spec of [dualStackHubSpec(), ipv6Only, dualStackHubSpec()]) {
+      applyDesiredMaps(maps, desiredMaps(spec, 42, 1450));
+      const desired = desiredMaps(spec, 42, 1450);
+      for (const name of names) assert.deepEqual(sorted(maps[name].entries()), sorted(desired[name]), name);
+      const out = obj.program(layout.Program.FromOverlay).testRun(frame6({ src: 'fd00:a::34', dst: 'fd60:b:0:1::9' }, udp));
+      assert.equal(out.retval, 7);
+      assert.equal(parseIpv6(out.data)!.dst, 'fd00:b:0:1::9');
+      const v4 = frame({ src: '10.1.3.4', dst: '172.16.1.9' }, udp);
+      const r = obj.program(layout.Program.FromOverlay).testRun(v4);
+      // IPv6-only: no IPv4 route, the packet passes untouched.
+      assert.deepEqual(spec === ipv6Only ? { retval: r.retval, data: r.data } : r.retval, spec === ipv6Only ? { retval: 0, data: v4 } : 7);
+    }
   });
 
   it('removes everything of a peer that is gone, counters included, and keeps the rest', () => {

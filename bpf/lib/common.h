@@ -116,7 +116,7 @@ struct strait_peer_counters {
 /* Why a packet was dropped; strait_drops counts them per CPU. Keep in step with src/datapath/layout.ts. */
 enum strait_drop_reason {
 	STRAIT_DROP_MALFORMED = 0,      /* a header we must rewrite is truncated or invalid */
-	STRAIT_DROP_NO_PEER = 1,        /* a route names a peer that is not (yet) programmed */
+	STRAIT_DROP_NO_PEER = 1,        /* a route names a peer that is not (yet) programmed, or not in the packet's family */
 	STRAIT_DROP_NOT_OURS = 2,       /* from a peer, to an address outside both of our views */
 	STRAIT_DROP_NO_NATMAPPING = 3,  /* to an ExternalCIDR address that maps to nothing */
 	STRAIT_DROP_TRANSIT_STATE = 4,  /* transit: no port free, unknown reply, or an untranslatable protocol */

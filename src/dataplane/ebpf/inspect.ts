@@ -270,7 +270,9 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
       peerId,
       remotePodCIDRs: [],
       remoteExternalCIDRs: [],
-      ...(isNetwork(p.localNatPod, 4) ? { localNATPodCIDR: cidrText(p.localNatPod), localNATExternalCIDR: cidrText(p.localNatExternal) } : {}),
+      ...(isNetwork(p.localNatPod, 4)
+        ? { localNATPodCIDR: cidrText(p.localNatPod), localNATExternalCIDR: cidrText(p.localNatExternal) }
+        : {}),
       endpoint: p.endpoint,
       vni: p.vni,
       srcMac: p.srcMac,
@@ -293,7 +295,8 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
     const stray = (problem: string) => strayRoutes.push({ prefix: cidrText(prefix), peerId: route.peerId, kind: route.kind, problem });
     if (peer === undefined) stray(`peer ${route.peerId} is not in strait_peers`);
     else if (ipv6 && !peer.ipv6) stray(`peer ${route.peerId} is not in strait_peers6`);
-    else if (!ipv6 && peer.localNATPodCIDR === undefined) stray(`peer ${route.peerId} carries no IPv4 (its strait_peers entry has no IPv4 network)`);
+    else if (!ipv6 && peer.localNATPodCIDR === undefined)
+      stray(`peer ${route.peerId} carries no IPv4 (its strait_peers entry has no IPv4 network)`);
     else if (route.kind === PrefixKind.Pod) peer.remotePodCIDRs.push(cidrText(prefix));
     else if (route.kind === PrefixKind.External) peer.remoteExternalCIDRs.push(cidrText(prefix));
     else stray(`unknown prefix kind ${route.kind}`);

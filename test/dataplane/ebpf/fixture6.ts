@@ -52,7 +52,7 @@ export const natMappings6 = [
 ];
 
 /** An IPv4 network a home or a peering lacks (STRAIT_PREFIX_LEN_NONE): what the agent writes for it. */
-export const noNetwork = { addr: '0.0.0.0', prefixLen: PREFIX_LEN_NONE };
+const noNetwork = { addr: '0.0.0.0', prefixLen: PREFIX_LEN_NONE };
 
 /** `p`'s IPv4 entry as a peering without IPv4 has it: the tunnel, no views of our networks. */
 export const ipv6OnlyPeerEntry = (p: PeerSetup) => ({ ...peerEntry(p), localNatPod: noNetwork, localNatExternal: noNetwork });

@@ -3,7 +3,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StructCodec } from '../../../src/native';
 import { native } from '../../../src/native/binding';
-import { DROP_REASON_COUNT, DropReason, Flags, PREFIX_LEN_NONE, PrefixKind, datapathObjectPath, maps, structs } from '../../../src/dataplane/ebpf/layout';
+import {
+  DROP_REASON_COUNT,
+  DropReason,
+  Flags,
+  PREFIX_LEN_NONE,
+  PrefixKind,
+  datapathObjectPath,
+  maps,
+  structs,
+} from '../../../src/dataplane/ebpf/layout';
 import { assertLayoutMatchesBtf } from '../../binding/layout.test';
 import { ProbeState, ProbeType, probe, probeMagic, probeVersion } from '../../../src/liveness/wire';
 import { requireRoot, testObject } from '../../support/kernel';

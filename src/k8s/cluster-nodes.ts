@@ -2,8 +2,8 @@
  * Core v1 Node objects as the cluster's nodes (the NodeConfig the controller's file configuration gives
  * today), pure. What Strait reads from a Node:
  * - name: metadata.name
- * - underlayAddress: the first InternalIP of status.addresses of the cluster's primary PodCIDR's family
- *   (the kubelet lists its primary node IP first), a unicast IPv4 address
+ * - underlayAddress: the first IPv4 InternalIP of status.addresses (the tunnels run over IPv4, whichever
+ *   family the pods' primary is), a unicast address
  * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of a family the cluster has a PodCIDR of
  *   (both on a dual-stack cluster); another family is not Strait's to route
  * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
@@ -76,14 +76,18 @@ function readNode(
   selector: Readonly<Record<string, string>>,
   taken: TakenPodCIDRs,
 ): ClusterNode {
-  const clusterPodCIDR = clusterPodCIDRs[0]!;
-  // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's family carries the tunnels.
+  // A dual-stack node lists an InternalIP per family, its primary first: the IPv4 one carries the tunnels,
+  // whichever family the pods' primary is (the underlay is IPv4: docs/dual-stack.md).
   const addresses = node.status?.addresses ?? [];
   const internal = addresses.filter((a) => a.type === 'InternalIP');
-  const ofFamily = internal.find((a) => (a.address.includes(':') ? 6 : 4) === clusterPodCIDR.family);
-  if (!ofFamily)
-    throw new InputError('status.addresses', addresses, `no InternalIP of the cluster podCIDR's family (IPv${clusterPodCIDR.family})`);
-  const underlayAddress = underlayIp(`status.addresses[InternalIP]`, ofFamily.address);
+  const ofUnderlay = internal.find((a) => !a.address.includes(':'));
+  if (!ofUnderlay)
+    throw new InputError(
+      'status.addresses',
+      addresses,
+      "no IPv4 InternalIP: Strait's tunnels run over IPv4 (an IPv6 underlay is not built yet)",
+    );
+  const underlayAddress = underlayIp(`status.addresses[InternalIP]`, ofUnderlay.address);
 
   const listed = node.spec?.podCIDRs?.length
     ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text }))

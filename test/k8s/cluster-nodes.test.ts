@@ -104,6 +104,14 @@ describe('Kubernetes Nodes as cluster nodes', () => {
       ).nodes.map((n) => n.config.podCIDRs.map(formatCidr));
     assert.deepEqual(read(['10.244.0.0/16', 'fd00:a::/48']), [['10.244.7.0/24', 'fd00:a:0:7::/64']]);
     assert.deepEqual(read(['10.244.0.0/16']), [['10.244.7.0/24']], 'a single-stack cluster routes its family only');
+    // An IPv6-first Node (its IPv6 InternalIP and PodCIDR listed first) of an IPv6-only cluster: its
+    // IPv6 pods, over its IPv4 InternalIP.
+    const sixFirst = node('s', { internalIP: ['fd00:1::2', '192.168.1.2'], podCIDRs: ['fd00:a:0:8::/64', '10.244.8.0/24'] });
+    const six = clusterNodes([sixFirst], [parseCidr('test', 'fd00:a::/48')]).nodes;
+    assert.deepEqual(
+      six.map((n) => [n.config.underlayAddress && formatIp(n.config.underlayAddress), n.config.podCIDRs.map(formatCidr)]),
+      [['192.168.1.2', ['fd00:a:0:8::/64']]],
+    );
     const outside = clusterNodes([dual], [clusterPods, parseCidr('test', 'fd00:b::/48')]);
     assert.deepEqual(outside.nodes, []);
     assert.equal(
@@ -117,12 +125,12 @@ describe('Kubernetes Nodes as cluster nodes', () => {
     const cases: [V1Node, string][] = [
       [
         node('no-ip', { externalIP: '198.51.100.1' }),
-        'Node no-ip: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])',
+        'Node no-ip: status.addresses: no IPv4 InternalIP: Strait\'s tunnels run over IPv4 (an IPv6 underlay is not built yet) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])',
       ],
       // Issue 24: every agent refuses a spec whose node list has an address its dataplane cannot carry.
       [
         node('v6-only', { internalIP: 'fd00::4' }),
-        'Node v6-only: status.addresses: no InternalIP of the cluster podCIDR\'s family (IPv4) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])',
+        'Node v6-only: status.addresses: no IPv4 InternalIP: Strait\'s tunnels run over IPv4 (an IPv6 underlay is not built yet) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])',
       ],
       [
         node('zero-ip', { internalIP: '0.0.0.0' }),

@@ -110,7 +110,10 @@ describe('controller on Kubernetes: a peer offering what the dataplanes cannot c
     await waitFor('the refused peering says so', async () => (await conditionsOf('cluster-c')).some((c) => c.reason === 'Refused'), 5_000);
     const [ready] = await conditionsOf('cluster-c');
     assert.deepEqual([ready!.type, ready!.status, ready!.reason], ['Ready', 'False', 'Refused']);
-    assert.match(ready!.message, /^the NetworkConfig from cluster-c cannot be used: NetworkConfig from cluster-c: spec\.podCIDR: shares no IP family/);
+    assert.match(
+      ready!.message,
+      /^the NetworkConfig from cluster-c cannot be used: NetworkConfig from cluster-c: spec\.podCIDR: shares no IP family/,
+    );
     const dataplanes = (await custom.listClusterCustomObject({ group, version, plural: 'nodedataplanes' })) as Listed;
     assert.deepEqual(
       dataplanes.items.map((d) => d.spec.peers.map((p) => p.remotePodCIDR)),

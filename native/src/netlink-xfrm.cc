@@ -51,8 +51,10 @@ XfrmAttrs Parse(const nlmsghdr* nlh, size_t header) {
 
 uint32_t IfId(const XfrmAttrs& a) { return a.tb[XFRMA_IF_ID] ? mnl_attr_get_u32(a.tb[XFRMA_IF_ID]) : 0; }
 
-// xfrmStateDump(netns) -> [{ src, dst, proto, spi, reqid, mode, ifId, aead?: { name, icvBits, key } }]:
-// every state; `key` is a Buffer of the AEAD key (with its salt), for the caller to digest and drop.
+// xfrmStateDump(netns) -> [{ src, dst, proto, spi, reqid, mode, ifId, afUnspec, aead?: { name, icvBits, key } }]:
+// every state; `afUnspec`: its selector has no family (flag af-unspec), so in tunnel mode it carries
+// inner packets of either family; `key` is a Buffer of the AEAD key (with its salt), for the caller to
+// digest and drop.
 Napi::Value StateDump(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
@@ -72,6 +74,7 @@ Napi::Value StateDump(const Napi::CallbackInfo& info) {
     s.Set("reqid", sa->reqid);
     s.Set("mode", sa->mode);
     s.Set("ifId", IfId(a));
+    s.Set("afUnspec", sa->sel.family == AF_UNSPEC);
     if (const nlattr* attr = a.tb[XFRMA_ALG_AEAD]) {
       auto* aead = static_cast<const xfrm_algo_aead*>(mnl_attr_get_payload(attr));
       size_t bytes = std::min<size_t>((aead->alg_key_len + 7) / 8, mnl_attr_get_payload_len(attr) - sizeof(xfrm_algo_aead));
@@ -163,8 +166,12 @@ std::string DirName(uint32_t dir) {
   return dir <= XFRM_POLICY_FWD ? names[dir] : std::to_string(dir);
 }
 
-// { kind: 'state', op: 'add', src, dst, spi, reqid, ifId, aead, icvBits, key: Buffer } (an ESP state in
-// tunnel mode) | { kind: 'state', op: 'del', src, dst, spi }
+// { kind: 'state', op: 'add', src, dst, spi, reqid, ifId, aead, icvBits, key: Buffer, afUnspec? } (an ESP
+// state in tunnel mode) | { kind: 'state', op: 'del', src, dst, spi }. The state's selector stays empty;
+// the kernel gives an empty selector the family of the state's addresses (copy_from_user_state), and a
+// tunnel-mode state then carries inner packets of that family only, unless `afUnspec` sets
+// XFRM_STATE_AF_UNSPEC (`ip xfrm state ... flag af-unspec`): the selector keeps no family, and the state
+// carries either inner family (IPv6 through an IPv4 tunnel and IPv4 through it alike).
 void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) {
   std::string src = Str(o, "src"), dst = Str(o, "dst");
   uint32_t spi = U32(o, "spi");
@@ -197,6 +204,7 @@ void BuildState(const Napi::Object& o, const std::string& op, NetlinkChange& c) 
   sa->family = static_cast<uint16_t>(family);
   sa->mode = XFRM_MODE_TUNNEL;
   sa->reqid = U32(o, "reqid");
+  if (o.Get("afUnspec").ToBoolean()) sa->flags |= XFRM_STATE_AF_UNSPEC;
   NoLimits(sa->lft);
   std::vector<char> alg(sizeof(xfrm_algo_aead) + bytes.Length(), 0);
   auto* aeadAlg = reinterpret_cast<xfrm_algo_aead*>(alg.data());

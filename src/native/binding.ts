@@ -174,6 +174,8 @@ export interface NativeXfrmState {
   reqid: number;
   mode: number;
   ifId: number;
+  /** Its selector has no family (XFRM_STATE_AF_UNSPEC): in tunnel mode it carries inner packets of either family. */
+  afUnspec: boolean;
   aead?: { name: string; icvBits: number; key: Buffer };
 }
 
@@ -206,6 +208,8 @@ export type NativeXfrmChange =
       aead: string;
       icvBits: number;
       key: Buffer;
+      /** XFRM_STATE_AF_UNSPEC (`ip xfrm state ... flag af-unspec`): inner packets of either family; else only of the addresses' family. */
+      afUnspec?: boolean;
     }
   | { kind: 'state'; op: 'del'; src: string; dst: string; spi: number }
   | {

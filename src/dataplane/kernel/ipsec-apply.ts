@@ -6,6 +6,13 @@
  *
  * Order: states, then policies, then removals (policies before their states), so a policy never exists
  * without its states; a failure undoes what this run added.
+ *
+ * Every state is installed with XFRM_STATE_AF_UNSPEC (`ip xfrm state ... flag af-unspec`): without it the
+ * kernel gives the state's empty selector the family of its (IPv4) addresses, and the tunnel then carries
+ * IPv4 inner packets only (an IPv6 one finds no state on the way out, XfrmOutNoStates, and is refused on
+ * the way in). With it one pair of states carries both families, and the policies alone say which
+ * prefixes of which family are encrypted. A state read back without the flag (an earlier release's) is
+ * replaced once, with the same SPI and key.
  */
 import type { Logger } from '../../log';
 import { NetlinkError, isNativeError } from '../../native/error';
@@ -50,6 +57,7 @@ const stateMatches = (want: XfrmStateSpec, have: XfrmState) =>
   have.reqid === want.reqid &&
   have.mode === xfrmMode.tunnel &&
   have.ifId === want.ifId &&
+  have.afUnspec &&
   have.aead?.name === aeadAlgorithm &&
   have.aead.icvBits === aeadIcvBits &&
   have.keyDigest === keyDigest(want.key.reveal());
@@ -73,6 +81,7 @@ const stateAdd = (s: XfrmStateSpec): XfrmChange => ({
   aead: aeadAlgorithm,
   icvBits: aeadIcvBits,
   key: s.key.reveal(),
+  afUnspec: true,
 });
 const stateDelete = (s: { src: string; dst: string; spi: number }): XfrmChange => ({
   kind: 'state',
@@ -219,8 +228,9 @@ export function applyIpsec(plan: IpsecPlan, options: ApplyOptions = {}): ApplyRe
   const staleStates = oursStates.filter((s) => !wantedStates.has(stateId(s)));
   const stalePolicies = oursPolicies.filter((p) => !wantedPolicies.has(actualKey(p)));
 
-  // A state whose key changed under the same SPI (only by hand) is replaced: the kernel cannot change a
-  // state's key in place (XFRM_MSG_UPDSA keeps it), and the old key cannot be restored.
+  // A state whose key changed under the same SPI (only by hand), or that lacks the flag af-unspec (an
+  // earlier release's), is replaced: the kernel cannot change a state's key or flags in place
+  // (XFRM_MSG_UPDSA keeps them), and the old key cannot be restored.
   const stateResults = apply([...replacedStates.map(stateDelete), ...newStates.map(stateAdd)], netns);
   const addResults = stateResults.slice(replacedStates.length);
   const stateFailed = firstFailure(addResults);

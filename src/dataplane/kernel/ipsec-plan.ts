@@ -11,11 +11,15 @@
  *   policy check undoes the NAT for its lookup (nf_nat_decode_session), so the destination is localNAT*.
  * The peer's out selectors are therefore exactly our in/fwd selectors, and no selector names a home
  * network, which may overlap the peer's.
+ *
+ * Each family the peering carries gets its own policies (selectors are of one family), all through the
+ * same two states: the tunnel is IPv4 whatever the inner family, and a state without a selector family
+ * (ipsec-apply.ts: XFRM_STATE_AF_UNSPEC) carries inner packets of both.
  */
 import { InputError } from '../../errors';
 import { formatCidr, formatIp } from '../../net/cidr';
-import { peerNetworks } from '../../nodespec/families';
-import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
+import { familiesOf, peerNetworks } from '../../nodespec/families';
+import type { NodeDataplaneSpec, PeerFamilyNetworks, PeerSpec } from '../../nodespec/spec';
 import { type Secret, derivePeeringKeys } from './ipsec-keys';
 
 /** Strait's xfrm entries carry reqid 0x5354xxxx ("ST"); xxxx is the peer id's low 16 bits. */
@@ -63,25 +67,32 @@ export interface IpsecPlan {
   policies: XfrmPolicySpec[];
 }
 
+/** A family's networks of a peering as the packets between the gateways carry them: ours in the peer's view, theirs in ours. */
+const wireView = (n: PeerFamilyNetworks) => ({
+  ours: [n.localNATPodCIDR, n.localNATExternalCIDR].map(formatCidr),
+  theirs: [n.remotePodCIDR, n.remoteExternalCIDR].map(formatCidr),
+});
+
 function planPeer(spec: NodeDataplaneSpec, peer: PeerSpec, local: string, secret: Secret): IpsecPlan {
   const remote = formatIp(peer.endpoint.address);
   const reqid = peerReqid(peer.peerId);
   const ifId = peer.peerId;
-  // Its IPv4 networks, whichever place IPv4 has: an encrypted peering carries IPv4 only (carried-families.ts).
-  const networks = peerNetworks(peer, 4);
-  const ours = networks ? [networks.localNATPodCIDR, networks.localNATExternalCIDR].map(formatCidr) : [];
-  const theirs = networks ? [networks.remotePodCIDR, networks.remoteExternalCIDR].map(formatCidr) : [];
   const keys = derivePeeringKeys(secret, spec.clusterId, peer.clusterId);
   const states: XfrmStateSpec[] = [
     { peer: peer.clusterId, src: local, dst: remote, spi: keys.forward.spi, reqid, ifId, key: keys.forward.key },
     { peer: peer.clusterId, src: remote, dst: local, spi: keys.reverse.spi, reqid, ifId, key: keys.reverse.key },
   ];
   const policies: XfrmPolicySpec[] = [];
-  for (const src of ours) {
-    for (const dst of theirs) {
-      policies.push({ peer: peer.clusterId, dir: 'out', src, dst, tmplSrc: local, tmplDst: remote, reqid, ifId });
-      for (const dir of ['in', 'fwd'] as const) {
-        policies.push({ peer: peer.clusterId, dir, src: dst, dst: src, tmplSrc: remote, tmplDst: local, reqid, ifId });
+  // The spec's families in its order (primary first), each one the peering carries (by value, wherever the peering keeps it).
+  const carried = familiesOf(spec).flatMap((family) => peerNetworks(peer, family) ?? []);
+  for (const networks of carried) {
+    const { ours, theirs } = wireView(networks);
+    for (const src of ours) {
+      for (const dst of theirs) {
+        policies.push({ peer: peer.clusterId, dir: 'out', src, dst, tmplSrc: local, tmplDst: remote, reqid, ifId });
+        for (const dir of ['in', 'fwd'] as const) {
+          policies.push({ peer: peer.clusterId, dir, src: dst, dst: src, tmplSrc: remote, tmplDst: local, reqid, ifId });
+        }
       }
     }
   }

@@ -3,26 +3,36 @@
  * networks of either family in either place (IPv4 only, IPv6 only, dual-stack with either primary, a
  * peering of one family; NAT in `ip strait` and `ip6 strait`, routes and rules of each family the spec
  * has). The underlay stays IPv4: node, gateway and public addresses and peer endpoints are the tunnels'
- * outer addresses. An encrypted peering carries IPv4 only: its xfrm policies select IPv4 prefixes
- * (ipsec-plan.ts).
+ * outer addresses. An encrypted peering carries each family it has, through its IPv4 ESP tunnel
+ * (ipsec-plan.ts: xfrm policies per family).
  */
 import { InputError } from '../../errors';
-import { formatCidr } from '../../net/cidr';
+import { peerNetworks } from '../../nodespec/families';
 import { requireIpv4Underlay } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
+import { defaultUnderlayMtu, tunnelMtu } from '../../nodespec/tunnel-mtu';
 
 /** Refuses a spec the kernel fallback cannot carry, naming the first field that it cannot. */
 export function requireFallbackFamilies(spec: NodeDataplaneSpec): void {
   requireIpv4Underlay(spec, "the kernel fallback's underlay (the tunnels' outer addresses) is IPv4 only");
-  for (const [i, p] of spec.peers.entries()) {
-    if (p.transport !== 'ipsec') continue;
-    // IPv6 in the peering's own fields (a peering of IPv6 first) or under its secondary.
-    for (const [place, networks] of [['', p] as const, ['secondary.', p.secondary] as const])
-      if (networks && networks.remotePodCIDR.family !== 4)
-        throw new InputError(
-          `spec.peers[${i}].${place}remotePodCIDR`,
-          formatCidr(networks.remotePodCIDR),
-          'an encrypted (IPsec) peering of the kernel fallback carries IPv4 only: its xfrm policies select IPv4 prefixes',
-        );
-  }
+  requireIpv6Mtu(spec);
+}
+
+/** IPv6's minimum link MTU (RFC 8200): Linux takes no IPv6 route into a device with a smaller one. */
+const ipv6MinimumMtu = 1280;
+
+/**
+ * An encrypted peering carrying IPv6 needs its xfrm interface's MTU (tunnelMTU less 30) to be at least
+ * IPv6's minimum: Linux turns IPv6 off on a smaller device and refuses routes into it (ENODEV).
+ */
+function requireIpv6Mtu(spec: NodeDataplaneSpec): void {
+  if (spec.tunnelMTU === undefined) return;
+  const mtu = tunnelMtu('ipsec', defaultUnderlayMtu, spec.tunnelMTU);
+  const peer = spec.peers.find((p) => p.transport === 'ipsec' && peerNetworks(p, 6));
+  if (peer && mtu < ipv6MinimumMtu)
+    throw new InputError(
+      'spec.tunnelMTU',
+      spec.tunnelMTU,
+      `the encrypted peering with ${peer.clusterId} carries IPv6, and its tunnel's MTU would be ${mtu}, under IPv6's minimum of ${ipv6MinimumMtu}: give at least ${spec.tunnelMTU + ipv6MinimumMtu - mtu}`,
+    );
 }

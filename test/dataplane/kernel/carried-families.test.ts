@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { InputError } from '../../../src/errors';
 import { requireFallbackFamilies } from '../../../src/dataplane/kernel/carried-families';
+import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
 import { hubSpecDocument, ipv6Only, ipv6Primary, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
+import { ipsecHubCarrying, ipsecHubCarryingDocument } from './ipsec-hub';
 
 describe('kernel fallback: the IP families it carries', () => {
   const dualStackWith = (edit: Parameters<typeof specWith>[1]) => specWith(withIpv6(hubSpecDocument()), edit);
@@ -26,7 +28,20 @@ describe('kernel fallback: the IP families it carries', () => {
     assert.doesNotThrow(() => requireFallbackFamilies(specWith(v6Primary, () => {})));
   });
 
-  const cases: [string, Parameters<typeof specWith>[1], string, string, RegExp][] = [
+  it('passes encrypted peerings carrying IPv6: dual-stack, IPv6 only (its own fields IPv6), and at the smallest MTU IPv6 takes', () => {
+    assert.doesNotThrow(() => requireFallbackFamilies(ipsecHubCarrying('dual')));
+    assert.doesNotThrow(() => requireFallbackFamilies(ipsecHubCarrying('ipv6')));
+    const atMinimum = ipsecHubCarryingDocument('dual');
+    atMinimum.tunnelMTU = 1310;
+    assert.doesNotThrow(() => requireFallbackFamilies(readNodeDataplaneSpec(atMinimum)));
+    // A small MTU is no matter for an encrypted peering without IPv6, nor for IPv6 over VXLAN.
+    const v4Only = ipsecHubCarryingDocument('ipv4', undefined, { dualStackHome: true });
+    v4Only.tunnelMTU = 1280;
+    assert.doesNotThrow(() => requireFallbackFamilies(readNodeDataplaneSpec(v4Only)));
+    assert.doesNotThrow(() => requireFallbackFamilies(dualStackWith((s) => (s.tunnelMTU = 1280))));
+  });
+
+  const cases: [string, Parameters<typeof specWith>[1], string, string | number, RegExp][] = [
     ['an IPv6 public address', (s) => (s.node.publicAddress = '2001:db8::1'), 'spec.node.publicAddress', '2001:db8::1', /underlay/],
     ['an IPv6 node address', (s) => (s.nodes![1]!.underlayAddress = 'fd00::12'), 'spec.nodes[1].underlayAddress', 'fd00::12', /underlay/],
     [
@@ -44,31 +59,14 @@ describe('kernel fallback: the IP families it carries', () => {
       /underlay/,
     ],
     [
-      'IPv6 through an encrypted peering',
-      (s) => (s.peers[0]!.transport = 'ipsec'),
-      'spec.peers[0].secondary.remotePodCIDR',
-      'fd00:11::/56',
-      /IPsec.*IPv4 only/,
-    ],
-    [
-      'an encrypted peering of IPv6 only',
+      "an encrypted peering's IPv6 through a tunnel MTU under IPv6's minimum",
       (s) => {
-        peerIpv6Only(s, 0);
         s.peers[0]!.transport = 'ipsec';
+        s.tunnelMTU = 1309; // the xfrm interface's 1279
       },
-      'spec.peers[0].remotePodCIDR',
-      'fd00:11::/56',
-      /IPsec.*IPv4 only/,
-    ],
-    [
-      "an IPv6-primary home's encrypted dual-stack peering",
-      (s) => {
-        ipv6Primary(s);
-        s.peers[1]!.transport = 'ipsec';
-      },
-      'spec.peers[1].remotePodCIDR',
-      'fd00:12::/60',
-      /IPsec.*IPv4 only/,
+      'spec.tunnelMTU',
+      1309,
+      /peering with cluster-a carries IPv6.*MTU would be 1279, under IPv6's minimum of 1280: give at least 1310/,
     ],
   ];
   for (const [what, edit, field, value, reason] of cases) {

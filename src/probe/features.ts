@@ -80,8 +80,9 @@ type Requirement = Feature | { family: FamilyFeature };
  * fallback VXLAN devices and the family's policy rules and nftables NAT; both the family's routes.
  * IPsec peerings (on the kernel fallback's gateways) need xfrm policies with the family's selectors,
  * ESP states and xfrm interfaces. IPv6 goes through IPv4 tunnels (docs/dual-stack.md): it needs what
- * IPv4 needs as well as its own features (the underlay is IPv4), and its ESP states are the IPv4
- * tunnel's (`esp6` would be an IPv6 underlay's).
+ * IPv4 needs as well as its own features (the underlay is IPv4); an encrypted peering's IPv6 goes through
+ * the same IPv4 ESP states as its IPv4 (`esp`: states of no selector family, which carry both), so it
+ * needs `xfrm6` for its policies and not `esp6`, which an IPv6 underlay would.
  */
 const requirements: Record<Dataplane | 'encryption', readonly Requirement[]> = {
   ebpf: ['bpf', 'btf', { family: 'lpmTrie' }, 'vxlanCollectMd', { family: 'routes' }],
@@ -124,9 +125,7 @@ export const carriers = ['ebpf', 'kernel', 'ipsec'] as const;
 export type Carrier = (typeof carriers)[number];
 
 /** What Strait itself does not carry yet in a family, whatever the kernel has (docs/dual-stack.md, "What is next"). */
-const notCarriedYet: Partial<Record<IpFamily, Partial<Record<Carrier, string>>>> = {
-  6: { ipsec: "Strait's IPsec peerings carry IPv4 only: their xfrm policies select IPv4 prefixes" },
-};
+const notCarriedYet: Partial<Record<IpFamily, Partial<Record<Carrier, string>>>> = {};
 
 /** Whether `carrier` can carry `family` on this kernel; if not, what it lacks and, where Strait does not carry it yet, why. */
 export function carries(report: ProbeReport, carrier: Carrier, family: IpFamily): { carries: boolean; lacks: Feature[]; notYet?: string } {

@@ -247,7 +247,10 @@ function probeXfrmPolicy(family: IpFamily, netns: string | undefined): void {
   if (added.length !== 1) throw new Error(`the policy added reads back ${added.length} times, not once`);
 }
 
-/** An ESP state between the family's documentation addresses, added and deleted in one batch. */
+/**
+ * An ESP state between the family's documentation addresses, as Strait installs its states (no selector
+ * family: XFRM_STATE_AF_UNSPEC), added and deleted in one batch.
+ */
 function probeEsp(family: IpFamily, netns: string | undefined): void {
   // An SA without a policy sends nothing; between documentation addresses it receives nothing either.
   // Added and deleted in one batch: the delete runs also when the add is refused (then ESRCH, not reported).
@@ -264,6 +267,7 @@ function probeEsp(family: IpFamily, netns: string | undefined): void {
           aead: 'rfc4106(gcm(aes))',
           icvBits: 128,
           key: Buffer.alloc(20, 0x11),
+          afUnspec: true,
         },
         { kind: 'state', op: 'del', ...id },
       ],

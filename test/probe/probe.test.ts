@@ -36,14 +36,13 @@ describe('dataplane choice', () => {
     assert.deepEqual(missingFor('kernel', report(['policyRouting6', 'nftables6'])), []);
   });
 
-  it("tells IPsec's carriage per family: IPv6 selectors need xfrm6, the tunnel's ESP states are IPv4's; IPv6 is not carried yet", () => {
+  it("tells IPsec's carriage per family: IPv6 selectors need xfrm6, the tunnel's ESP states are IPv4's", () => {
     assert.deepEqual(carries(report(['esp6']), 'ipsec', 4), { carries: true, lacks: [] });
     assert.deepEqual(carries(report(['xfrm6', 'esp6']), 'ipsec', 4), { carries: true, lacks: [] });
-    const six = carries(report(['xfrm6', 'esp', 'esp6']), 'ipsec', 6);
-    assert.deepEqual(six.lacks, ['xfrm6', 'esp']);
-    assert.equal(six.carries, false);
-    assert.match(six.notYet ?? '', /IPsec peerings carry IPv4 only/);
-    assert.equal(carries(report([]), 'ipsec', 6).carries, false, 'not yet, whatever the kernel has');
+    assert.deepEqual(carries(report(['xfrm6', 'esp', 'esp6']), 'ipsec', 6), { carries: false, lacks: ['xfrm6', 'esp'] });
+    assert.deepEqual(carries(report(['esp6']), 'ipsec', 6), { carries: true, lacks: [] }, 'IPv6 inside the IPv4 tunnel: no IPv6 ESP state');
+    assert.deepEqual(carries(report(['xfrmInterface']), 'ipsec', 6), { carries: false, lacks: ['xfrmInterface'] });
+    assert.deepEqual(carries(report(['xfrm']), 'ipsec', 6), { carries: false, lacks: ['xfrm'] }, 'beside IPv4, as the secondary family');
     assert.deepEqual(carries(report([]), 'kernel', 6), { carries: true, lacks: [] });
   });
 
@@ -63,10 +62,8 @@ describe('dataplane choice', () => {
     assert.match(text, /^ {2}kernel fallback {2}IPv6 {2}no \(lacks: policyRouting6\)$/m);
     assert.match(text, /^ {2}eBPF datapath {4}IPv6 {2}yes$/m);
     assert.match(text, /^ {2}IPsec peerings {3}IPv4 {2}no \(lacks: esp, xfrmInterface\)$/m);
-    assert.match(
-      text,
-      /^ {2}IPsec peerings {3}IPv6 {2}no \(Strait's IPsec peerings carry IPv4 only.*; this kernel also lacks: esp, xfrmInterface\)$/m,
-    );
+    assert.match(text, /^ {2}IPsec peerings {3}IPv6 {2}no \(lacks: esp, xfrmInterface\)$/m);
+    assert.match(probeText(report(['esp6'])), /^ {2}IPsec peerings {3}IPv6 {2}yes$/m);
     assert.match(text, /^dataplane \(auto\): ebpf$/m);
     assert.match(text, /^encryption \(IPsec peerings\): no \(lacks: esp \(ENOSYS \(a\)\), xfrmInterface\)$/m);
   });
@@ -143,7 +140,9 @@ describe('strait probe (real kernel)', function () {
       assert.deepEqual(out.families[family].kernel, { carries: true, lacks: [] }, family);
     }
     assert.equal(out.families.ipv4.ipsec.carries, out.encryption);
-    assert.equal(out.families.ipv6.ipsec.carries, false);
+    // IPv6 rides the IPv4 ESP tunnel: the same answer as IPv4 wherever xfrm6 is there, as on every kernel that runs these tests.
+    assert.equal(out.xfrm6, true);
+    assert.deepEqual(out.families.ipv6.ipsec, out.families.ipv4.ipsec);
     // ESP is an algorithm of the kernel's, not of a family: both or neither (this kernel: neither, ENOSYS).
     assert.equal(out.esp6, out.esp);
     if (!out.esp) assert.equal(out.reasons.esp6, out.reasons.esp);

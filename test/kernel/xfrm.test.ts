@@ -226,29 +226,36 @@ describe('xfrm netlink through the native addon (real kernel)', function () {
     assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
   });
 
-  it('installs a state and reads it back with its fields and a digest of its key, never the key; deletes it @esp', async function () {
-    await requireKernel(this, { has: ['esp'] });
-    assert.deepEqual(applyXfrm([state], ns).map(outcome), ['ok']);
-    const dumped = dumpXfrmStates(ns);
-    assert.deepEqual(dumped, [
-      {
-        src: '198.51.100.11',
-        dst: '203.0.113.1',
-        proto: 50,
-        spi: 0x1234,
-        reqid: 0x53540007,
-        mode: 1,
-        ifId: 7,
-        aead: { name: 'rfc4106(gcm(aes))', icvBits: 128 },
-        keyDigest: 'df51ade4e10ab621f46b4bd86e46fbe264e5f989970f91a7a697bcd3116b1f8f',
-      },
-    ]);
-    assert.ok(ip(['xfrm', 'state'], ns).includes(`aead rfc4106(gcm(aes)) 0x${key.toString('hex')} 128`), 'the kernel holds the key sent');
-    const del: XfrmChange = { kind: 'state', op: 'del', src: state.src, dst: state.dst, spi: 0x1234 };
-    assert.deepEqual(
-      applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)),
-      ['ok', 'ESRCH'],
-    );
-    assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
-  });
+  for (const afUnspec of [false, true]) {
+    it(`installs a state${afUnspec ? ' with af-unspec (either inner family)' : ''} and reads it back with its fields and a digest of its key, never the key; deletes it @esp`, async function () {
+      await requireKernel(this, { has: ['esp'] });
+      assert.deepEqual(applyXfrm([{ ...state, afUnspec }], ns).map(outcome), ['ok']);
+      const dumped = dumpXfrmStates(ns);
+      assert.deepEqual(dumped, [
+        {
+          src: '198.51.100.11',
+          dst: '203.0.113.1',
+          proto: 50,
+          spi: 0x1234,
+          reqid: 0x53540007,
+          mode: 1,
+          ifId: 7,
+          afUnspec,
+          aead: { name: 'rfc4106(gcm(aes))', icvBits: 128 },
+          keyDigest: 'df51ade4e10ab621f46b4bd86e46fbe264e5f989970f91a7a697bcd3116b1f8f',
+        },
+      ]);
+      const text = ip(['xfrm', 'state'], ns);
+      assert.ok(text.includes(`aead rfc4106(gcm(aes)) 0x${key.toString('hex')} 128`), 'the kernel holds the key sent');
+      // Without the flag the kernel gives the empty selector the addresses' family (ip shows it); with it, none.
+      assert.equal(/ flag af-unspec\n/.test(text), afUnspec, text);
+      assert.equal(text.includes('sel src 0.0.0.0/0 dst 0.0.0.0/0'), !afUnspec, text);
+      const del: XfrmChange = { kind: 'state', op: 'del', src: state.src, dst: state.dst, spi: 0x1234 };
+      assert.deepEqual(
+        applyXfrm([del, del], ns).map((r) => (r.ok ? 'ok' : r.error.code)),
+        ['ok', 'ESRCH'],
+      );
+      assert.equal(ip(['xfrm', 'state'], ns).trim(), '');
+    });
+  }
 });

@@ -1,7 +1,7 @@
 /**
- * Packets on the wire of a namespace, below the sockets Node has: capture the IPv4 frames arriving on an
- * interface (fragments before reassembly, ICMP errors with their quotes) with an AF_PACKET socket, and
- * send an IPv4 datagram exactly as built (test/support/packet.ts) with a raw socket. Both run python3
+ * Packets on the wire of a namespace, below the sockets Node has: capture the frames arriving on an
+ * interface (IPv4's by default, or any ethertype's; fragments before reassembly, ICMP errors with their
+ * quotes) with an AF_PACKET socket, and send an IPv4 datagram exactly as built (test/support/packet.ts) with a raw socket. Both run python3
  * in the namespace (.ci/setup installs it; Node has no raw sockets).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -9,7 +9,7 @@ import { run } from '../../src/kernel/command';
 
 const captureScript = `
 import os, select, socket, sys
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(int(sys.argv[2])))
 s.bind((sys.argv[1], 0))
 print('ready', flush=True)
 while True:
@@ -22,6 +22,9 @@ while True:
         break
 `;
 
+/** What a Capture takes: IPv4 frames, IPv6 frames, or all of them (ETH_P_ALL). */
+export const ethertypes = { ipv4: 0x0800, ipv6: 0x86dd, all: 0x0003 } as const;
+
 /** The frames arriving on one interface (outgoing ones are left out), from start to stop. */
 export class Capture {
   private text = '';
@@ -30,9 +33,14 @@ export class Capture {
     child.stdout!.on('data', (chunk: Buffer) => (this.text += chunk.toString()));
   }
 
-  /** Resolves once the socket is bound, so nothing sent after is missed. */
-  static async start(netns: string, device: string): Promise<Capture> {
-    const child = spawn('ip', ['netns', 'exec', netns, 'python3', '-c', captureScript, device], { stdio: ['pipe', 'pipe', 'pipe'] });
+  /**
+   * Resolves once the socket is bound, so nothing sent after is missed. `ethertype`: the frames to take,
+   * IPv4's by default; `allFrames` (ETH_P_ALL) takes every one, IPv6's and ARP's too.
+   */
+  static async start(netns: string, device: string, ethertype: number = ethertypes.ipv4): Promise<Capture> {
+    const child = spawn('ip', ['netns', 'exec', netns, 'python3', '-c', captureScript, device, String(ethertype)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const capture = new Capture(child);

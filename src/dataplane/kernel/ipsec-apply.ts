@@ -9,8 +9,8 @@
  *
  * Every state is installed with XFRM_STATE_AF_UNSPEC (`ip xfrm state ... flag af-unspec`): without it the
  * kernel gives the state's empty selector the family of its (IPv4) addresses, and the tunnel then carries
- * IPv4 inner packets only (an IPv6 one finds no state on the way out, XfrmOutNoStates, and is refused on
- * the way in). With it one pair of states carries both families, and the policies alone say which
+ * IPv4 inner packets only (an IPv6 one finds no state on the way out, XfrmOutNoStates, and is dropped on
+ * the way in, XfrmInStateMismatch). With it one pair of states carries both families, and the policies alone say which
  * prefixes of which family are encrypted. A state read back without the flag (an earlier release's) is
  * replaced once, with the same SPI and key.
  */

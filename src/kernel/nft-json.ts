@@ -79,7 +79,7 @@ export type NftExpression =
   /** TCP flags, OR'd. */
   | string[]
   | { payload: { protocol: NftNetworkProtocol | 'tcp'; field: 'saddr' | 'daddr' | 'flags' } }
-  | { meta: { key: 'iifname' | 'oifname' } }
+  | { meta: { key: 'iifname' | 'oifname' | 'nfproto' } }
   /** The MTU of the route the packet takes. */
   | { rt: { key: 'mtu' } }
   | { 'tcp option': { name: 'maxseg'; field: 'size' } }

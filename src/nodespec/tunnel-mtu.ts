@@ -29,8 +29,11 @@ export function tunnelMtu(encapsulation: Encapsulation, underlayMtu: number, ove
   return path - (encapsulation === 'vxlan' ? vxlanOverhead : ipsecOverhead);
 }
 
-/** The largest TCP segment a tunnel of `mtu` carries whole: less IPv4 and TCP headers without options (40). */
-export const clampedMss = (mtu: number) => mtu - 40;
+/**
+ * The largest TCP segment a tunnel of `mtu` carries whole: less the family's IP header and a TCP header
+ * without options (40 for IPv4, 60 for IPv6).
+ */
+export const clampedMss = (mtu: number, family: 4 | 6 = 4) => mtu - (family === 6 ? 60 : 40);
 
 /** Assumed when no device of the node holds its tunnels' source address (one behind NAT): Ethernet's. */
 export const defaultUnderlayMtu = 1500;

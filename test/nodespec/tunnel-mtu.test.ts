@@ -22,5 +22,6 @@ describe('tunnel MTU', () => {
   it('clamps TCP to the MTU less 40 (IPv4 and TCP headers)', () => {
     assert.equal(clampedMss(1450), 1410);
     assert.equal(clampedMss(8950), 8910);
+    assert.equal(clampedMss(1450, 6), 1390, "IPv6's header is 20 bytes longer");
   });
 });

@@ -35,8 +35,9 @@
  *   identity SNAT catches only what `to_peers` left (a worker's pod traffic, which its gateway
  *   translates). A CNI chain below srcnat - 5 would still masquerade first.
  *   Chain `clamp_mss` (forward, mangle) clamps the MSS of SYN and SYN-ACK crossing a Strait tunnel device:
- *   leaving through one to the route's MTU less 40 (`rt mtu`), arriving from one to that tunnel's MTU less
- *   40 (the peer's side may offer more than our tunnels carry). nftables only ever lowers an MSS.
+ *   leaving through one to the route's MTU less 40 (`rt mtu`, per family), arriving from one to that
+ *   tunnel's MTU less 40, and less 60 for IPv6 (the peer's side may offer more than our tunnels carry).
+ *   nftables only ever lowers an MSS.
  */
 import { InputError } from '../../errors';
 import type {
@@ -86,6 +87,7 @@ const header = (family: IpFamily, field: 'saddr' | 'daddr'): NftExpression => ({
 });
 const is = (left: NftExpression, right: NftExpression): NftStatement => ({ match: { op: '==', left, right } });
 const iifname = (name: string) => is({ meta: { key: 'iifname' } }, name);
+const ipv6Only = is({ meta: { key: 'nfproto' } }, 'ipv6');
 const oifname = (names: string | string[]) => is({ meta: { key: 'oifname' } }, typeof names === 'string' ? names : { set: names });
 /** `tcp flags syn / syn,rst`: SYN and SYN-ACK. */
 const syn = is({ '&': [{ payload: { protocol: 'tcp', field: 'flags' } }, ['syn', 'rst']] }, 'syn');
@@ -186,6 +188,8 @@ export function natRuleset(spec: NodeDataplaneSpec, devices: NatDevices, mtus: T
   filter.chain('clamp_mss', { type: 'filter', hook: 'forward', prio: priority.mangle }, [
     [oifname(tunnels.map((t) => t.name)), syn, setMss({ rt: { key: 'mtu' } })],
     ...tunnels.map((t) => [iifname(t.name), syn, setMss(clampedMss(t.mtu))]),
+    // IPv6's header is 20 bytes longer: its SYNs lowered again (nftables only ever lowers an MSS).
+    ...(families.includes(6) ? tunnels.map((t) => [iifname(t.name), ipv6Only, syn, setMss(clampedMss(t.mtu, 6))]) : []),
   ]);
   if (spec.node.role === 'worker') return { nftables: filter.commands };
   return { nftables: [...families.flatMap((family) => gatewayNatTable(spec, family, peers)), ...filter.commands] };

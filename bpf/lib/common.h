@@ -124,7 +124,7 @@ enum strait_drop_reason {
 	STRAIT_DROP_CSUM = 6,           /* a checksum helper failed */
 	STRAIT_DROP_TUNNEL = 7,         /* setting the tunnel key or redirecting failed */
 	STRAIT_DROP_EXTHDRS = 8,        /* IPv6: extension headers we do not walk (too many, or a live routing header) */
-	STRAIT_DROP_TRANSIT6 = 9,       /* IPv6: hub transit (to another peer), not supported yet */
+	STRAIT_DROP_TRANSIT6 = 9,       /* IPv6: hub transit, but its program (strait_progs) is missing */
 	STRAIT_DROP_MAX = 10,
 };
 
@@ -144,6 +144,31 @@ struct strait_snat_entry {
 	__u16 flags; /* reverse: STRAIT_SNAT_* (how far a TCP flow has closed); forward: 0 */
 	__u32 _pad;
 	__u64 closed_ns; /* reverse: when the flow closed (bpf_ktime_get_ns); forward: 0 */
+};
+
+/* strait_snat6 (LRU): IPv6 transit flows on the hub, as strait_snat. After the addresses, both families'
+ * keys and entries have the same fields at the same offsets (lib/snat.h works on either). */
+struct strait_flow6_key {
+	struct strait_in6 saddr;
+	struct strait_in6 daddr;
+	__be16 sport; /* ICMPv6 echo: the identifier */
+	__be16 dport; /* ICMPv6 echo: the identifier */
+	__u8 proto;
+	__u8 _pad[3];
+};
+
+struct strait_snat6_entry {
+	struct strait_in6 addr; /* forward: the transit address; reverse: the original source */
+	__be16 port;
+	__u16 flags;
+	__u32 _pad;
+	__u64 closed_ns;
+};
+
+/* strait_progs: the programs the datapath tail-calls, by slot. */
+enum strait_prog_slot {
+	STRAIT_PROG_TRANSIT6 = 0, /* strait_transit6: IPv6 hub transit (lib/transit6.h) */
+	STRAIT_PROG_MAX = 1,
 };
 
 /* A TCP transit flow's close, seen on its reverse entry: a second after both FINs or a RST passed (the

@@ -120,6 +120,14 @@ struct {
 } strait_snat SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct strait_flow6_key);
+	__type(value, struct strait_snat6_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_snat6 SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 256);
 	__type(key, __u32);

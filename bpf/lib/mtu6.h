@@ -63,13 +63,12 @@ struct strait_pseudo6_tail {
 	__u8 nexthdr;
 };
 
-/* Turns the packet into ICMPv6 Packet Too Big (MTU `mtu`) to its sender and sends it back. This node
- * may have no IPv6 address: the error comes from the destination the packet could not reach, which is
- * what the sender's stack needs to match it (the quote names the flow). */
-static __always_inline int strait_packet_too_big(struct __sk_buff *skb, const struct strait_pkt6 *p, __u16 mtu)
+/* Writes ICMPv6 Packet Too Big (MTU `mtu`) about the packet into `m`: its length, 0 when the packet
+ * cannot be read. It comes from the destination the packet could not reach, which is what the sender's
+ * stack needs to match it (the quote names the flow); this node may have no IPv6 address anyway. */
+static __always_inline __u32 strait_packet_too_big_msg(struct __sk_buff *skb, const struct strait_pkt6 *p, __u16 mtu,
+							struct strait_packet_too_big *m)
 {
-	struct ethhdr eth;
-	struct strait_packet_too_big m = {};
 	/* What follows the IPv6 header, as far as it fits, in whole 32-bit words (bpf_csum_diff sums those):
 	 * masked rather than compared, so the verifier sees the length's bounds. */
 	__u32 extra = p->l4 - ETH_HLEN - sizeof(struct strait_ip6hdr) + 8;
@@ -78,21 +77,34 @@ static __always_inline int strait_packet_too_big(struct __sk_buff *skb, const st
 	if (extra > STRAIT_QUOTE6_EXTRA)
 		extra = STRAIT_QUOTE6_EXTRA;
 	__u32 quote = sizeof(struct strait_ip6hdr) + (extra & STRAIT_QUOTE6_EXTRA_MASK);
-	if (strait_load(skb, 0, &eth, sizeof(eth)) || bpf_skb_load_bytes(skb, ETH_HLEN, m.quote, quote))
-		return strait_drop(STRAIT_DROP_MALFORMED);
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, quote))
+		return 0;
 	__u32 icmp_len = 8 + quote;
-	m.ip.ver_tc = 0x60;
-	m.ip.payload_len = bpf_htons(icmp_len);
-	m.ip.nexthdr = STRAIT_IPPROTO_ICMPV6;
-	m.ip.hop_limit = STRAIT_ICMP_TTL;
-	m.ip.saddr = p->daddr;
-	m.ip.daddr = p->saddr;
-	m.type = STRAIT_ICMP6_PACKET_TOO_BIG;
-	m.mtu = bpf_htonl(mtu);
+	m->ip.ver_tc = 0x60;
+	m->ip.payload_len = bpf_htons(icmp_len);
+	m->ip.nexthdr = STRAIT_IPPROTO_ICMPV6;
+	m->ip.hop_limit = STRAIT_ICMP_TTL;
+	m->ip.saddr = p->daddr;
+	m->ip.daddr = p->saddr;
+	m->type = STRAIT_ICMP6_PACKET_TOO_BIG;
+	m->mtu = bpf_htonl(mtu);
 	struct strait_pseudo6_tail tail = { .len = bpf_htonl(icmp_len), .nexthdr = STRAIT_IPPROTO_ICMPV6 };
-	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)&m.ip.saddr, 2 * sizeof(struct strait_in6), 0);
+	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)&m->ip.saddr, 2 * sizeof(struct strait_in6), 0);
 	sum = bpf_csum_diff(0, 0, (__be32 *)&tail, sizeof(tail), sum);
-	sum = bpf_csum_diff(0, 0, (__be32 *)&m.type, icmp_len, sum);
-	m.checksum = ~strait_csum_fold(sum);
-	return strait_send_back(skb, &eth, &m, sizeof(m.ip) + icmp_len);
+	sum = bpf_csum_diff(0, 0, (__be32 *)&m->type, icmp_len, sum);
+	m->checksum = ~strait_csum_fold(sum);
+	return sizeof(m->ip) + icmp_len;
+}
+
+/* Turns the packet into ICMPv6 Packet Too Big (MTU `mtu`) to its sender and sends it back. */
+static __always_inline int strait_packet_too_big(struct __sk_buff *skb, const struct strait_pkt6 *p, __u16 mtu)
+{
+	struct ethhdr eth;
+	struct strait_packet_too_big m = {};
+	if (strait_load(skb, 0, &eth, sizeof(eth)))
+		return strait_drop(STRAIT_DROP_MALFORMED);
+	__u32 len = strait_packet_too_big_msg(skb, p, mtu, &m);
+	if (!len)
+		return strait_drop(STRAIT_DROP_MALFORMED);
+	return strait_send_back(skb, &eth, &m, len);
 }

@@ -52,16 +52,24 @@ static __always_inline int strait_rewrite_addr(struct __sk_buff *skb, const stru
 	return 0;
 }
 
-static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const struct strait_pkt *p, __u32 off, __be16 from, __be16 to)
+/* A port (or an ICMP echo identifier) at `off` changed, whichever the IP family: `l4_csum` is the L4
+ * checksum's offset, `udp` and `udp_nocsum` say whether it is UDP's and zero. */
+static __always_inline int strait_rewrite_port_at(struct __sk_buff *skb, __u32 l4_csum, bool udp, bool udp_nocsum, __u32 off, __be16 from,
+						  __be16 to)
 {
 	if (from == to)
 		return 0;
 	/* A CHECKSUM_COMPLETE skb's sum stays right when the L4 checksum moves with the port; a zero UDP
 	 * checksum does not move, so the store itself must update skb->csum. */
-	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), p->udp_nocsum ? BPF_F_RECOMPUTE_CSUM : 0) ||
-	    bpf_l4_csum_replace(skb, p->l4_csum, from, to, strait_l4_flags(p) | sizeof(to)))
+	if (bpf_skb_store_bytes(skb, off, &to, sizeof(to), udp_nocsum ? BPF_F_RECOMPUTE_CSUM : 0) ||
+	    bpf_l4_csum_replace(skb, l4_csum, from, to, (udp ? BPF_F_MARK_MANGLED_0 : 0) | sizeof(to)))
 		return -1;
 	return 0;
+}
+
+static __always_inline int strait_rewrite_port(struct __sk_buff *skb, const struct strait_pkt *p, __u32 off, __be16 from, __be16 to)
+{
+	return strait_rewrite_port_at(skb, p->l4_csum, p->udp, p->udp_nocsum, off, from, to);
 }
 
 /* Both addresses (adjacent in the header): one store and one checksum update per header, with the

@@ -52,8 +52,11 @@ static __always_inline struct strait_in6 strait_translate6(const struct strait_i
  * difference of the 32 bytes. IPv6 has no header checksum to cancel the address change out of a
  * CHECKSUM_COMPLETE skb's sum as IPv4's does, so the store itself updates skb->csum. A zero UDP checksum
  * (invalid in IPv6 but for tunnels that allow it, RFC 6935) stays zero: the receiver decides. */
-static __always_inline int strait_apply6(struct __sk_buff *skb, const struct strait_pkt6 *p, const struct strait_in6 *saddr,
-					 const struct strait_in6 *daddr)
+/* The quote of an ICMPv6 error gets the mirror (icmp6.h: `src_of`, and the quoted source port at `ports`
+ * from `sport_from` to `sport_to`, for hub transit). */
+static __always_inline int strait_apply6_to(struct __sk_buff *skb, const struct strait_pkt6 *p, const struct strait_in6 *saddr,
+					    const struct strait_in6 *daddr, const struct strait_in6 *src_of, __u32 ports, __be16 sport_from,
+					    __be16 sport_to)
 {
 	if (strait_in6_same(saddr, &p->saddr) && strait_in6_same(daddr, &p->daddr))
 		return 0;
@@ -64,5 +67,11 @@ static __always_inline int strait_apply6(struct __sk_buff *skb, const struct str
 		return -1;
 	if (p->l4_csum && bpf_l4_csum_replace(skb, p->l4_csum, 0, diff, BPF_F_PSEUDO_HDR | (p->udp ? BPF_F_MARK_MANGLED_0 : 0)))
 		return -1;
-	return p->quote ? strait_icmp6_mirror(skb, p, saddr, daddr) : 0;
+	return p->quote ? strait_icmp6_mirror_to(skb, p, saddr, daddr, src_of, ports, sport_from, sport_to) : 0;
+}
+
+static __always_inline int strait_apply6(struct __sk_buff *skb, const struct strait_pkt6 *p, const struct strait_in6 *saddr,
+					 const struct strait_in6 *daddr)
+{
+	return strait_apply6_to(skb, p, saddr, daddr, &p->saddr, 0, 0, 0);
 }

@@ -1,9 +1,12 @@
 // Wraps the datapath's entry logic and records the tunnel key it chose and the packet type it left, which
 // the output packet of BPF_PROG_TEST_RUN cannot show. Loaded with the datapath's pin root, it shares its maps.
+// strait_progs among them: its load puts this object's strait_transit6 (the same logic, recorded) in the
+// slot the datapath's strait_from_overlay tail-calls, so IPv6 transit is recorded whichever program ran.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 #include "datapath.h"
+#include "transit6.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -67,4 +70,10 @@ int probe_from_overlay_vni(struct __sk_buff *skb)
 	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), 0))
 		return -1;
 	return strait_overlay_ingress(skb);
+}
+
+SEC("tc")
+int strait_transit6(struct __sk_buff *skb)
+{
+	return probe_record(skb, strait_transit6_ingress(skb));
 }

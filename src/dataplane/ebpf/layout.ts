@@ -100,6 +100,12 @@ export const cidr6 = struct({ addr: ipv6, prefixLen: u32 });
 export const config6 = struct({ podCidr: cidr6, externalCidr: cidr6, transitAddr: ipv6 });
 export const lpmV6Key = lpmKey(ipv6);
 export const peer6 = struct({ localNatPod: cidr6, localNatExternal: cidr6 });
+/** strait_snat6: IPv6 transit flows, as strait_snat's (the same fields after the addresses). */
+const flow6Key = cstruct({ saddr: ipv6, daddr: ipv6, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
+const snat6Entry = cstruct({ addr: ipv6, port: be16, flags: u16, _pad: u32, closedNs: u64 });
+
+/** strait_progs' slots (enum strait_prog_slot): the programs the datapath tail-calls, filled by libbpf at load. */
+export const TailProgram = { Transit6: 'strait_transit6' } as const;
 
 /** C struct name → codec, for the BTF layout test and for tools that print raw maps. */
 export const structs = {
@@ -118,6 +124,8 @@ export const structs = {
   strait_config6: config6,
   strait_lpm_v6_key: lpmV6Key,
   strait_peer6: peer6,
+  strait_flow6_key: flow6Key,
+  strait_snat6_entry: snat6Entry,
 } as const;
 
 /** Every map of the datapath: its pinned name and the codecs of its key and value. */
@@ -138,10 +146,13 @@ export const maps = {
   natmap6: { name: 'strait_natmap6', key: ipv6, value: ipv6 },
   natmap6Rev: { name: 'strait_natmap6_rev', key: ipv6, value: ipv6 },
   nodes6: { name: 'strait_nodes6', key: lpmV6Key, value: node },
+  snat6: { name: 'strait_snat6', key: flow6Key, value: snat6Entry },
+  /** A program array: slot (u32) → program (an fd written, an id read). */
+  progs: { name: 'strait_progs', key: u32, value: u32 },
 } as const;
 
 /** The maps whose entries no spec can rebuild (the datapath writes them): an upgrade carries them over (map-upgrade.ts). */
-export const stateMaps: ReadonlySet<string> = new Set([maps.snat.name, maps.peerCounters.name, maps.drops.name]);
+export const stateMaps: ReadonlySet<string> = new Set([maps.snat.name, maps.snat6.name, maps.peerCounters.name, maps.drops.name]);
 
 /** The key of strait_config's and strait_liveness's single element. */
 export const CONFIG_KEY = 0;
@@ -176,6 +187,7 @@ export function openMapsWith(open: MapOpener) {
     natmap6: open(m.natmap6.name, m.natmap6.key, m.natmap6.value),
     natmap6Rev: open(m.natmap6Rev.name, m.natmap6Rev.key, m.natmap6Rev.value),
     nodes6: open(m.nodes6.name, m.nodes6.key, m.nodes6.value),
+    snat6: open(m.snat6.name, m.snat6.key, m.snat6.value),
   };
 }
 

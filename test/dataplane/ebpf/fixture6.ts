@@ -10,7 +10,7 @@ import { Datapath, type PeerSetup, type Role, configFor, home, peerEntry, peerP,
 
 type Prefix = { addr: string; prefixLen: number };
 
-const home6 = {
+export const home6 = {
   pod: { addr: 'fd00:a::', prefixLen: 48 },
   external: { addr: 'fd00:e:0:500::', prefixLen: 56 },
   transit: 'fd00:e:0:5ff::fa',
@@ -45,7 +45,7 @@ const peerQ6: PeerSetup6 = {
 const thisNode6 = { addr: 'fd00:a:0:8000::', prefixLen: 64 };
 export const otherNode6 = { prefix: { addr: 'fd00:a:0:ffff::', prefixLen: 64 }, underlay: '192.168.1.13' };
 
-/** A local pod on another node, and a pod of P (reflected: a v6 hub transit, not supported yet). */
+/** A local pod on another node, and a pod of P (reflected to Q: hub transit, test/dataplane/ebpf/transit.test.ts). */
 export const natMappings6 = [
   { external: 'fd00:e:0:5f7::7', real: 'fd00:a:0:ffff::4' },
   { external: 'fd00:e:0:5f8::8', real: 'fd17:16:0:1::9' },

@@ -128,11 +128,6 @@ describe('datapath: IPv6 (BPF_PROG_TEST_RUN)', function () {
             dp.expectDrop('fromOverlay', fromP(tcp, dst), DropReason.NotOurs);
         });
 
-        it("hub transit (a destination that is another peer's) is not supported yet: counted", () => {
-          const { external } = natMappings6[1]!;
-          dp.expectDrop('fromOverlay', frame6({ src: podOfQ, dst: external }, tcp), DropReason.Transit6);
-        });
-
         it('neighbour discovery, link-local and multicast traffic pass untouched, whatever the routes', () => {
           const na = Buffer.alloc(20);
           na.writeUInt8(Icmp6Type.NeighborAdvertisement, 0);

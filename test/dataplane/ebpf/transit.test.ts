@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { DROP_REASON_COUNT, DropReason } from '../../../src/dataplane/ebpf/layout';
 import { requireRoot } from '../../support/kernel';
-import { type L4, datagram, ethernet, fragments, frame } from '../../support/packet';
+import { u32 } from '../../../src/native';
+import { type L4, type Macs, checksumProblems, datagram, datagram6, ethernet, fragments, frame, frame6 } from '../../support/packet';
 import { Datapath, TC_ACT_REDIRECT, home, macsToward, peerP, peerQ, translate } from './fixture';
+import { home6, natMappings6, peerP6, programIpv6, translate6 } from './fixture6';
 
 /*
  * L is the hub: 10.201.5.8 (our ExternalCIDR) is a NatMapping for 172.16.9.9, a pod of P, reflected to
@@ -414,5 +416,313 @@ describe('datapath: hub transit (BPF_PROG_TEST_RUN)', function () {
   it('drops transit on a gateway that has no transit address', () => {
     dp.maps.config.update(0, { ...dp.maps.config.lookup(0)!, transitAddr: '0.0.0.0' });
     dp.expectDrop('fromOverlay', frame({ src: qPod, dst: reflected }, flows.UDP!.forward(40001)), DropReason.TransitState);
+  });
+});
+
+/*
+ * The same hub in both families, one table: L reflects P's pod to Q as an ExternalCIDR address; Q's pod
+ * sends to it through L, which DNATs it to P's pod and SNATs it to its transit address. IPv4 runs in
+ * strait_from_overlay, IPv6 in strait_transit6 (tail-called), on strait_snat and strait_snat6.
+ */
+interface Family {
+  name: string;
+  load: () => Promise<Datapath>;
+  frame: (ip: { src: string; dst: string }, l4: L4, macs?: Macs) => Buffer;
+  datagram: (ip: { src: string; dst: string }, l4: L4) => Buffer;
+  qPod: string;
+  pPod: string;
+  reflected: string;
+  transit: string;
+  transitSeenByP: string;
+  /** Where the L4 header starts in a frame. */
+  l4At: number;
+  echo: { request: 8 | 128; reply: 0 | 129; proto: number };
+  snat: (dp: Datapath) => {
+    lookup: (k: FlowKey) => SnatEntry | undefined;
+    keys: () => Iterable<unknown>;
+    update: (k: FlowKey, v: SnatEntry) => void;
+  };
+}
+type FlowKey = { saddr: string; daddr: string; sport: number; dport: number; proto: number };
+type SnatEntry = { addr: string; port: number; flags: number; closedNs: bigint };
+
+const families: Family[] = [
+  {
+    name: 'IPv4',
+    load: async () => (await Datapath.load()).program('gateway'),
+    frame,
+    datagram: (ip, l4) => datagram(ip, l4),
+    qPod,
+    pPod,
+    reflected,
+    transit: home.transit,
+    transitSeenByP,
+    l4At: 14 + 20,
+    echo: { request: 8, reply: 0, proto: 1 },
+    snat: (dp) => dp.maps.snat,
+  },
+  {
+    name: 'IPv6',
+    load: async () => programIpv6((await Datapath.load()).program('gateway')),
+    frame: frame6,
+    datagram: datagram6,
+    qPod: 'fd10:32:0:1a::5',
+    pPod: natMappings6[1]!.real,
+    reflected: natMappings6[1]!.external,
+    transit: home6.transit,
+    transitSeenByP: translate6(home6.transit, peerP6.localNatExternal),
+    l4At: 14 + 40,
+    echo: { request: 128, reply: 129, proto: 58 },
+    snat: (dp) => dp.maps.snat6,
+  },
+];
+
+for (const fam of families) {
+  describe(`datapath: hub transit, ${fam.name} (BPF_PROG_TEST_RUN)`, function () {
+    requireRoot(this);
+    let dp: Datapath;
+    beforeEach(async () => {
+      dp = await fam.load();
+    });
+    afterEach(() => dp?.close());
+
+    const kinds: [string, { forward: (p: number) => L4; reply: (p: number) => L4; proto: number; dport: number; idAt: number }][] = [
+      [
+        'TCP',
+        {
+          forward: (p) => ({ kind: 'tcp', sport: p, dport: 443, payload: Buffer.from('hi') }),
+          reply: (p) => ({ kind: 'tcp', sport: 443, dport: p, payload: Buffer.from('ho') }),
+          proto: 6,
+          dport: 443,
+          idAt: 0,
+        },
+      ],
+      [
+        'UDP',
+        {
+          forward: (p) => ({ kind: 'udp', sport: p, dport: 53, payload: Buffer.from('q') }),
+          reply: (p) => ({ kind: 'udp', sport: 53, dport: p, payload: Buffer.from('a') }),
+          proto: 17,
+          dport: 53,
+          idAt: 0,
+        },
+      ],
+      [
+        'ICMP echo',
+        {
+          forward: (id) => ({ kind: 'icmp-echo', type: fam.echo.request, id }),
+          reply: (id) => ({ kind: 'icmp-echo', type: fam.echo.reply, id }),
+          proto: fam.echo.proto,
+          dport: -1,
+          idAt: 4,
+        },
+      ],
+    ];
+    for (const [what, k] of kinds) {
+      it(`${what}: SNAT to the transit address toward P with both halves in the map, and the reply back to Q from the address Q sent to`, async () => {
+        const portOf = (f: Buffer) => f.readUInt16BE(fam.l4At + k.idAt);
+        const input = fam.frame({ src: fam.qPod, dst: fam.reflected }, k.forward(40001));
+        const forward = dp.run('fromOverlay', input);
+        assert.equal(forward.retval, TC_ACT_REDIRECT);
+        const port = portOf(forward.data);
+        assert.equal(port, 40001, 'its own port, free and in 32768..65535');
+        dp.expect(
+          'fromOverlay',
+          input,
+          TC_ACT_REDIRECT,
+          fam.frame({ src: fam.transitSeenByP, dst: fam.pPod }, k.forward(port), macsToward(peerP)),
+        );
+        assert.deepEqual((await dp.tunnelOf('fromOverlay', input)).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
+        const dport = k.dport < 0 ? 40001 : k.dport;
+        const snat = fam.snat(dp);
+        assert.deepEqual(snat.lookup({ saddr: fam.qPod, daddr: fam.pPod, sport: 40001, dport, proto: k.proto }), {
+          addr: fam.transit,
+          port,
+          flags: 0,
+          closedNs: 0n,
+        });
+        const replyKey = { saddr: fam.pPod, daddr: fam.transit, sport: k.dport < 0 ? port : k.dport, dport: port, proto: k.proto };
+        assert.deepEqual(snat.lookup(replyKey), { addr: fam.qPod, port: 40001, flags: 0, closedNs: 0n });
+        assert.equal([...snat.keys()].length, 2);
+
+        const reply = fam.frame({ src: fam.pPod, dst: fam.transitSeenByP }, k.reply(port), { dst: peerP.srcMac, src: peerP.dstMac });
+        dp.expect(
+          'fromOverlay',
+          reply,
+          TC_ACT_REDIRECT,
+          fam.frame({ src: fam.reflected, dst: fam.qPod }, k.reply(40001), macsToward(peerQ)),
+        );
+        assert.deepEqual((await dp.tunnelOf('fromOverlay', reply)).tunnel, { remote: peerQ.endpoint, vni: peerQ.vni, ttl: 64 });
+      });
+    }
+
+    it('a port another flow holds: the new flow gets another, and each reply finds its own flow', () => {
+      const udp = kinds[1]![1];
+      fam
+        .snat(dp)
+        .update(
+          { saddr: fam.pPod, daddr: fam.transit, sport: 53, dport: 40002, proto: 17 },
+          { addr: fam.qPod, port: 40009, flags: 0, closedNs: 0n },
+        );
+      const out = dp.run('fromOverlay', fam.frame({ src: fam.qPod, dst: fam.reflected }, udp.forward(40002)));
+      const port = out.data.readUInt16BE(fam.l4At);
+      assert.notEqual(port, 40002);
+      assert.ok(port >= 32768 && port <= 65535, `port ${port}`);
+      for (const [to, from] of [
+        [port, 40002],
+        [40002, 40009],
+      ] as const)
+        dp.expect(
+          'fromOverlay',
+          fam.frame({ src: fam.pPod, dst: fam.transitSeenByP }, udp.reply(to)),
+          TC_ACT_REDIRECT,
+          fam.frame({ src: fam.reflected, dst: fam.qPod }, udp.reply(from), macsToward(peerQ)),
+        );
+    });
+
+    it('drops, counted as TransitState: an unknown reply, an ICMP error about an unknown flow, a protocol without ports', () => {
+      const udp = kinds[1]![1];
+      dp.expectDrop('fromOverlay', fam.frame({ src: fam.pPod, dst: fam.transitSeenByP }, udp.reply(33333)), DropReason.TransitState);
+      const error: L4 = {
+        kind: 'icmp-error',
+        type: fam.name === 'IPv4' ? 3 : 1,
+        code: fam.name === 'IPv4' ? 3 : 4,
+        quote: fam.datagram({ src: fam.transitSeenByP, dst: fam.pPod }, udp.forward(33333)),
+      };
+      dp.expectDrop('fromOverlay', fam.frame({ src: fam.pPod, dst: fam.transitSeenByP }, error), DropReason.TransitState);
+      dp.expectDrop(
+        'fromOverlay',
+        fam.frame({ src: fam.qPod, dst: fam.reflected }, { kind: 'raw', proto: 47, payload: Buffer.alloc(8) }),
+        DropReason.TransitState,
+      );
+      assert.deepEqual([...fam.snat(dp).keys()], [], 'nothing written');
+    });
+
+    const errorCases: [string, 'TCP' | 'UDP', string, number | undefined][] = [
+      ['from the endpoint, quoting a whole UDP datagram', 'UDP', fam.pPod, undefined],
+      [
+        'from a router in P, quoting a TCP header with its checksum',
+        'TCP',
+        fam.name === 'IPv4' ? '172.16.0.1' : 'fd17:16:0:1::1',
+        undefined,
+      ],
+      ["from a router in P, quoting a TCP header's first 8 bytes", 'TCP', fam.name === 'IPv4' ? '172.16.0.1' : 'fd17:16:0:1::1', 8],
+    ];
+    for (const [what, kind, from, cut] of errorCases) {
+      it(`an ICMP error about a transit flow ${what}: Q sees it from the address it sent to, about what it sent`, () => {
+        const k = kinds.find(([n]) => n === kind)![1];
+        dp.run('fromOverlay', fam.frame({ src: fam.qPod, dst: fam.reflected }, k.forward(40001)));
+        const l3 = fam.l4At - 14;
+        const quoted = (q: Buffer) => (cut === undefined ? q : q.subarray(0, l3 + cut));
+        const error = (q: Buffer): L4 => ({
+          kind: 'icmp-error',
+          type: fam.name === 'IPv4' ? 3 : 1,
+          code: fam.name === 'IPv4' ? 3 : 4,
+          quote: quoted(q),
+        });
+        dp.expect(
+          'fromOverlay',
+          fam.frame(
+            { src: from, dst: fam.transitSeenByP },
+            error(fam.datagram({ src: fam.transitSeenByP, dst: fam.pPod }, k.forward(40001))),
+          ),
+          TC_ACT_REDIRECT,
+          fam.frame(
+            { src: fam.reflected, dst: fam.qPod },
+            error(fam.datagram({ src: fam.qPod, dst: fam.reflected }, k.forward(40001))),
+            macsToward(peerQ),
+          ),
+        );
+      });
+    }
+  });
+}
+
+describe('datapath: IPv6 hub transit only (BPF_PROG_TEST_RUN)', function () {
+  requireRoot(this);
+  const v6 = families[1]!;
+  let dp: Datapath;
+  beforeEach(async () => {
+    dp = await v6.load();
+  });
+  afterEach(() => dp?.close());
+
+  it("a packet from P larger than our tunnel to Q: Packet Too Big (MTU 1450) back to its sender through P's tunnel, no state taken", async () => {
+    const big: L4 = { kind: 'udp', sport: 53, dport: 40001, payload: Buffer.alloc(1500 - 40 - 8) };
+    // Q's pod reflected to P: P's pod sends to it, P → L → Q.
+    dp.maps.natmap6.update('fd00:e:0:5f9::9', v6.qPod);
+    dp.maps.natmap6Rev.update(v6.qPod, 'fd00:e:0:5f9::9');
+    const toQ = v6.frame({ src: v6.pPod, dst: translate6('fd00:e:0:5f9::9', peerP6.localNatExternal) }, big, {
+      dst: peerP.srcMac,
+      src: peerP.dstMac,
+    });
+    const r = dp.run('fromOverlay', toQ);
+    assert.equal(r.retval, TC_ACT_REDIRECT);
+    const ip = toQ.subarray(14);
+    const icmp = r.data.subarray(14 + 40);
+    assert.equal(r.data.readUInt16BE(12), 0x86dd);
+    assert.equal(icmp[0], 2, 'Packet Too Big');
+    assert.equal(icmp.readUInt32BE(4), home.tunnelMtu);
+    assert.equal(
+      r.data.subarray(14 + 8, 14 + 24).toString('hex'),
+      ip.subarray(24, 40).toString('hex'),
+      'from the destination it could not reach',
+    );
+    assert.equal(r.data.subarray(14 + 24, 14 + 40).toString('hex'), ip.subarray(8, 24).toString('hex'), 'to its sender');
+    assert.equal(icmp.subarray(8).toString('hex'), ip.subarray(0, 40 + 8).toString('hex'), 'quoting its header and ports');
+    assert.deepEqual(checksumProblems(r.data), []);
+    assert.deepEqual((await dp.tunnelOf('fromOverlay', toQ)).tunnel, { remote: peerP.endpoint, vni: peerP.vni, ttl: 64 });
+    assert.deepEqual([...dp.maps.snat6.keys()], []);
+  });
+
+  it("a reflected source needs no state: P's pod, reflected to Q, reaches Q's pod with its ExternalCIDR address", () => {
+    dp.maps.natmap6.update('fd00:e:0:5f9::9', v6.qPod);
+    dp.maps.natmap6Rev.update(v6.qPod, 'fd00:e:0:5f9::9');
+    const udp: L4 = { kind: 'udp', sport: 5353, dport: 53, payload: Buffer.from('x') };
+    dp.expect(
+      'fromOverlay',
+      v6.frame({ src: v6.pPod, dst: translate6('fd00:e:0:5f9::9', peerP6.localNatExternal) }, udp, {
+        dst: peerP.srcMac,
+        src: peerP.dstMac,
+      }),
+      TC_ACT_REDIRECT,
+      v6.frame({ src: v6.reflected, dst: v6.qPod }, udp, macsToward(peerQ)),
+    );
+    assert.deepEqual([...dp.maps.snat6.keys()], []);
+  });
+
+  it('a zero UDP checksum (invalid in IPv6 but for tunnels, RFC 6935) stays zero through the SNAT: the receiver decides', () => {
+    const zero = (sport: number, dport: number): L4 => ({ kind: 'udp', sport, dport, payload: Buffer.from('q'), zeroChecksum: true });
+    const out = dp.run('fromOverlay', v6.frame({ src: v6.qPod, dst: v6.reflected }, zero(1234, 53)));
+    assert.equal(out.retval, TC_ACT_REDIRECT);
+    const port = out.data.readUInt16BE(v6.l4At);
+    assert.ok(port >= 32768, `port ${port}`);
+    assert.equal(
+      out.data.toString('hex'),
+      v6.frame({ src: v6.transitSeenByP, dst: v6.pPod }, zero(port, 53), macsToward(peerP)).toString('hex'),
+    );
+  });
+
+  it('with its program gone from strait_progs, transit is dropped as Transit6 (and nothing else changes)', () => {
+    assert.equal(dp.obj.map('strait_progs', u32, u32).delete(0), true);
+    dp.expectDrop(
+      'fromOverlay',
+      v6.frame({ src: v6.qPod, dst: v6.reflected }, { kind: 'udp', sport: 40001, dport: 53 }),
+      DropReason.Transit6,
+    );
+    dp.expectDrop(
+      'fromOverlay',
+      v6.frame({ src: v6.pPod, dst: v6.transitSeenByP }, { kind: 'udp', sport: 53, dport: 40001 }),
+      DropReason.Transit6,
+    );
+  });
+
+  it('drops transit on a gateway without an IPv6 transit address', () => {
+    dp.maps.config6.update(0, { ...dp.maps.config6.lookup(0)!, transitAddr: '::' });
+    dp.expectDrop(
+      'fromOverlay',
+      v6.frame({ src: v6.qPod, dst: v6.reflected }, { kind: 'udp', sport: 40001, dport: 53 }),
+      DropReason.TransitState,
+    );
   });
 });

@@ -7,6 +7,7 @@
  * Seeded: a failure prints the seed and case to reproduce it.
  */
 import assert from 'node:assert/strict';
+import { DropReason } from '../../../src/dataplane/ebpf/layout';
 import { requireRoot } from '../../support/kernel';
 import {
   EtherType,
@@ -108,7 +109,8 @@ const addresses6 = [
   'fd70:9:0:9f8::8',
   'fd70:9:0:9aa::1', // us in P's view
   'fd00:e:0:5f7::7',
-  'fd00:e:0:5f8::8', // our ExternalCIDR
+  'fd00:e:0:5f8::8', // our ExternalCIDR (P's pod reflected to Q: hub transit, strait_transit6)
+  'fd70:9:0:9ff::fa', // our transit address in P's view (replies of transit flows)
   'fe80::1',
   'ff02::1:ff00:5',
   '2001:db8::1',
@@ -248,6 +250,11 @@ describe('datapath: fuzz (BPF_PROG_TEST_RUN)', function () {
       assert.ok(seen.checked > CASES6 / 20, `only ${seen.checked} changed packets were checked`);
       for (const v of [TC_ACT_OK, TC_ACT_SHOT, TC_ACT_REDIRECT])
         assert.ok((seen.verdicts.get(v) ?? 0) > CASES6 / 50, `verdict ${v} seen ${seen.verdicts.get(v) ?? 0} times`);
+      // Transit reached strait_transit6 (tail call): flows got SNAT state, and the rest was dropped as such.
+      const transitFlows = [...gateway.maps.snat6.keys()].length;
+      assert.ok(transitFlows > 10, `only ${transitFlows} strait_snat6 entries`);
+      assert.ok(gateway.drops()[DropReason.TransitState]! > 10, `TransitState drops: ${gateway.drops()[DropReason.TransitState]}`);
+      assert.equal(gateway.drops()[DropReason.Transit6], 0, 'the tail call always found its program');
     } finally {
       gateway.close();
       worker?.close();

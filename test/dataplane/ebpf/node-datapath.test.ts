@@ -335,6 +335,38 @@ describe('NodeDatapath (real kernel)', function () {
     }
   });
 
+  it('carries strait_snat6 over an upgrade as strait_snat: an older layout (no closed_ns) zero-extended, the flow kept', async () => {
+    const flowKey = layout.structs.strait_flow6_key;
+    // fd10:32::5 → fd17:16::9, ports 40001 → 53, UDP.
+    const key = Buffer.from('fd100032000000000000000000000005' + 'fd170016000000000000000000000009' + '9c410035' + '11000000', 'hex');
+    assert.equal(key.length, flowKey.size, 'struct strait_flow6_key is 40 bytes');
+    const oldSnat6 = BpfMap.create({ type: MapType.LruHash, name: 'strait_snat6', key: bytes(40), value: bytes(24), maxEntries: 64 });
+    try {
+      // addr fd00:e:0:5ff::fa, port 40000, flags 0, padding: 24 bytes, not 32.
+      oldSnat6.update(key, Buffer.from('fd00000e000005ff00000000000000fa' + '9c400000' + '00000000', 'hex'));
+      oldSnat6.pin(join(pinRoot, 'strait_snat6'));
+    } finally {
+      oldSnat6.close();
+    }
+    const dp = await NodeDatapath.load(options);
+    try {
+      assert.deepEqual([...dp.replacedMaps], ['strait_snat6']);
+      assert.deepEqual([...dp.carriedState], [{ map: 'strait_snat6', entries: 1 }]);
+      assert.deepEqual(dp.maps.snat6.lookup(flowKey.decode(key, 0) as never), {
+        addr: 'fd00:e:0:5ff::fa',
+        port: 40000,
+        flags: 0,
+        closedNs: 0n,
+      });
+      assert.deepEqual(
+        readdirSync(pinRoot).filter((f) => f.endsWith(':pending')),
+        [],
+      );
+    } finally {
+      dp.close();
+    }
+  });
+
   it('leaves alone a clsact filter at its slot that runs a program it did not load', async () => {
     const foreign = BpfProgram.fromInstructions(ProgType.SchedCls, Buffer.from('b700000000000000' + '9500000000000000', 'hex'));
     const target = { ifindex: ifIndex('uplink', options.netns), direction: 'ingress' as const, netns: options.netns };

@@ -223,6 +223,59 @@ const natMappingName = (family: IpFamily, count: number) =>
 const toPeerName = (family: IpFamily) =>
   `strait_from_pod, gateway, ${ipv6Word(family)}UDP toward a peer (source translated, tunnel key, redirect)`;
 
+/**
+ * `transitFigure` in IPv6: the same hub, each peer seeing our ExternalCIDR inside its remote PodCIDR, so
+ * the 2-cycle holds; strait_from_overlay tail-calls strait_transit6, which parses again and works on
+ * strait_snat6.
+ */
+async function transit6Figure(measure: Measure): Promise<Measured> {
+  const dp = await Datapath.load();
+  try {
+    const transit = 'fd00:e::fa';
+    dp.maps.config.update(0, configFor('gateway'));
+    const pSees = { addr: 'fd64:1::', prefixLen: 64 };
+    const qSees = { addr: 'fd65:1::', prefixLen: 64 };
+    dp.addPeer(peerP);
+    dp.addPeer(peerQ);
+    dp.maps.config6.update(0, {
+      podCidr: { addr: 'fd00:a::', prefixLen: 48 },
+      externalCidr: { addr: 'fd00:e::', prefixLen: 64 },
+      transitAddr: transit,
+    });
+    for (const [p, sees] of [
+      [peerP, pSees],
+      [peerQ, qSees],
+    ] as const) {
+      dp.maps.peers6.update(p.id, { localNatPod: { addr: 'fd60:6::', prefixLen: 48 }, localNatExternal: sees });
+      dp.maps.routes6.update(sees, { peerId: p.id, kind: 0 });
+    }
+    const [pPod, qPod, pTransit, qTransit] = ['fd64:1::9', 'fd65:1::8', 'fd64:1::fa', 'fd65:1::fa'];
+    for (const [ext, real] of [
+      ['fd00:e::8', pPod], // Q sends to fd65:1::8
+      ['fd00:e::9', qPod], // P sends to fd64:1::9
+    ]) {
+      dp.maps.natmap6.update(ext, real);
+      dp.maps.natmap6Rev.update(real, ext);
+    }
+    const udp = 17;
+    const flow = (saddr: string, daddr: string, sport: number, port: number) => {
+      dp.maps.snat6.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
+      dp.maps.snat6.update(
+        { saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp },
+        { addr: saddr, port: sport, flags: 0, closedNs: 0n },
+      );
+    };
+    flow(qTransit, pPod, 40001, 50000);
+    flow(pTransit, qPod, 50000, 40001);
+    const input = frame6({ src: qTransit, dst: 'fd65:1::8' }, { kind: 'udp', sport: 40001, dport: 53, payload: Buffer.alloc(22) });
+    assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_REDIRECT);
+    assert.equal([...dp.maps.snat6.keys()].length, 4, 'no new flow');
+    return measure(dp.prog('fromOverlay'), input);
+  } finally {
+    dp.close();
+  }
+}
+
 export const run: BenchSuite = async () => {
   const empty = await BpfObject.load(emptyProgramPath);
   try {
@@ -238,6 +291,11 @@ export const run: BenchSuite = async () => {
     const ipv6: [string, string, Measured][] = [
       [toPeerName(6), toPeerName(4), await toPeerFigure(6, measure)],
       [natMappingName(6, 1), natMappingName(4, 1), await natMappingFigure(6, 1, measure)],
+      [
+        'strait_from_overlay, hub, IPv6 UDP of an established transit flow (tail call to strait_transit6, NatMapping, SNAT, toward the other peer)',
+        measured.find(([name]) => name.startsWith('strait_from_overlay, hub, UDP of an established transit flow'))![0],
+        await transit6Figure(measure),
+      ],
     ];
     measured.push(...ipv6.map(([name, , m]): [string, Measured] => [name, m]));
     const note = '64-byte frame (IPv6: 84 bytes, the same payload), median of 5 x 1M';

@@ -104,9 +104,6 @@ export const peer6 = struct({ localNatPod: cidr6, localNatExternal: cidr6 });
 const flow6Key = cstruct({ saddr: ipv6, daddr: ipv6, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
 const snat6Entry = cstruct({ addr: ipv6, port: be16, flags: u16, _pad: u32, closedNs: u64 });
 
-/** strait_progs' slots (enum strait_prog_slot): the programs the datapath tail-calls, filled by libbpf at load. */
-export const TailProgram = { Transit6: 'strait_transit6' } as const;
-
 /** C struct name → codec, for the BTF layout test and for tools that print raw maps. */
 export const structs = {
   strait_cidr: cidr,
@@ -147,7 +144,7 @@ export const maps = {
   natmap6Rev: { name: 'strait_natmap6_rev', key: ipv6, value: ipv6 },
   nodes6: { name: 'strait_nodes6', key: lpmV6Key, value: node },
   snat6: { name: 'strait_snat6', key: flow6Key, value: snat6Entry },
-  /** A program array: slot (u32) → program (an fd written, an id read). */
+  /** A program array: slot (enum strait_prog_slot) → program (an fd written, an id read); libbpf fills it at load. */
   progs: { name: 'strait_progs', key: u32, value: u32 },
 } as const;
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as layout from '../../../src/dataplane/ebpf/layout';
 import { DROP_REASON_COUNT, DropReason } from '../../../src/dataplane/ebpf/layout';
 import { requireRoot } from '../../support/kernel';
 import { u32 } from '../../../src/native';
@@ -704,7 +705,7 @@ describe('datapath: IPv6 hub transit only (BPF_PROG_TEST_RUN)', function () {
   });
 
   it('with its program gone from strait_progs, transit is dropped as Transit6 (and nothing else changes)', () => {
-    assert.equal(dp.obj.map('strait_progs', u32, u32).delete(0), true);
+    assert.equal(dp.obj.map(layout.maps.progs.name, u32, u32).delete(0), true);
     dp.expectDrop(
       'fromOverlay',
       v6.frame({ src: v6.qPod, dst: v6.reflected }, { kind: 'udp', sport: 40001, dport: 53 }),

@@ -350,11 +350,14 @@ function readNodes(m: Pick<DatapathMaps, 'nodes' | 'nodes6'>): NodeRouteReport[]
     .map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
 }
 
-function readSnat(m: Pick<DatapathMaps, 'snat'>, config: ConfigReport | null, limit: number): SnatReport {
-  // A reply entry is keyed by its destination, the transit address (bpf/lib/snat.h).
+/** The transit flows of both families (strait_snat, strait_snat6: the same fields after the addresses). */
+function readSnat(m: Pick<DatapathMaps, 'snat' | 'snat6'>, config: ConfigReport | null, limit: number): SnatReport {
+  // A reply entry is keyed by its destination, its family's transit address (bpf/lib/snat.h).
+  const transit = new Set([config?.transitAddress, config?.ipv6?.transitAddress].filter((a): a is string => a !== undefined));
   const direction = (daddr: string): SnatFlowReport['direction'] =>
-    config === null ? 'unknown' : daddr === config.transitAddress ? 'reply' : 'forward';
-  const flows = m.snat.lookupBatch().map(([k, v]): SnatFlowReport => ({
+    config === null ? 'unknown' : transit.has(daddr) ? 'reply' : 'forward';
+  const entries = [...m.snat.lookupBatch(), ...m.snat6.lookupBatch()];
+  const flows = entries.map(([k, v]): SnatFlowReport => ({
     direction: direction(k.daddr),
     proto: protoNames[k.proto] ?? String(k.proto),
     src: k.saddr,

@@ -284,7 +284,7 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     assert.equal(config?.activeGatewayAddress, '192.0.2.11');
   });
 
-  it('a dual-stack node: the IPv6 networks in config and peers, IPv6 routes, NatMappings and nodes after the IPv4 ones; an IPv6 route without its peer6 is stray', async () => {
+  it('a dual-stack node: the IPv6 networks in config and peers, IPv6 routes, NatMappings, nodes and transit flows after the IPv4 ones; an IPv6 route without its peer6 is stray', async () => {
     node = await programmedNode(dualStackHubSpec());
     layout.openMaps(node.obj).routes6.update({ prefixLen: 64, addr: 'fd00:99::' }, { peerId: 5, kind: layout.PrefixKind.Pod });
     const report = inspectNode(node.pins.dir);
@@ -315,6 +315,37 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
       report.nodes.map((n) => n.prefix),
       ['10.0.0.0/24', '10.0.1.0/24', 'fd00:b::/64', 'fd00:b:0:1::/64'],
     );
+    // An IPv6 transit flow's two halves (strait_snat6), listed beside IPv4's, the reply's by its family's transit address.
+    const snat6 = layout.openMaps(node.obj).snat6;
+    const udp = 17;
+    snat6.update(
+      { saddr: 'fd00:a::9', daddr: 'fd00:c::5', sport: 4000, dport: 53, proto: udp },
+      { addr: 'fd00:b:e::fe', port: 40001, flags: 0, closedNs: 0n },
+    );
+    snat6.update(
+      { saddr: 'fd00:c::5', daddr: 'fd00:b:e::fe', sport: 53, dport: 40001, proto: udp },
+      { addr: 'fd00:a::9', port: 4000, flags: 0, closedNs: 0n },
+    );
+    assert.deepEqual(inspectNode(node.pins.dir).snat.flows, [
+      {
+        direction: 'forward',
+        proto: 'udp',
+        src: 'fd00:a::9',
+        sport: 4000,
+        dst: 'fd00:c::5',
+        dport: 53,
+        to: { addr: 'fd00:b:e::fe', port: 40001 },
+      },
+      {
+        direction: 'reply',
+        proto: 'udp',
+        src: 'fd00:c::5',
+        sport: 53,
+        dst: 'fd00:b:e::fe',
+        dport: 40001,
+        to: { addr: 'fd00:a::9', port: 4000 },
+      },
+    ]);
     const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'config', 'peers']).stdout;
     assert.match(text, /^ {2}IPv6 pod CIDR +fd00:b::\/48$/m);
     assert.match(text, / 172\.16\.0\.0\/16,fd60:b::\/48 +172\.17\.0\.0\/24,fd70:b:e::\/112 /);

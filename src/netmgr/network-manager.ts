@@ -241,14 +241,16 @@ function requireTwoFamilies(theirs: NetworkConfigSpec): void {
  * have, matched by value whatever place each cluster gives them (a dual-stack cluster with IPv4 first
  * peers an IPv6-only one in IPv6): each shared family's step runs on its plane with the documents
  * projected onto it, and the results merge into one NetworkConfig (ours: our families in our places), one
- * answer (theirs: in the places of their NetworkConfig) and one TunnelEndpoint (the peering's first family,
- * in our order, as its own, the other under `secondary` once both its directions are known). The
- * peering's state is its first family's; the other joins only beside it. A family the peer lacks keeps
- * nothing of the peer in its plane; a peer sharing no family is refused.
+ * answer (theirs: in the places of their NetworkConfig) and one TunnelEndpoint (the peering's first family
+ * as its own, the other under `secondary` once both its directions are known). The first family is the
+ * first of ours, in our order, whose networks are placed; the peering's state is its. A family the peer
+ * lacks keeps nothing of the peer in its plane; a family refused changes nothing in it; a peer sharing no
+ * family is refused.
  */
 export function reconcilePeering(input: PeeringInput): PeeringStep {
-  const { planes: before, ...rest } = input;
-  const { theirs, theirAnswer } = input;
+  // Each family's step gets the answer projected onto it, never the whole one.
+  const { planes: before, theirAnswer, ...rest } = input;
+  const { theirs } = input;
   // A NetworkConfig refused whole changes nothing, as any input refused.
   const refusedWhole = (reason: string): PeeringStep => ({
     planes: before,
@@ -291,10 +293,8 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
   const steps: Peering[] = [];
   const problems: string[] = [];
   for (const f of families) {
-    const first = f === shared[0];
-    // The second family joins only beside a placed first one.
-    const joins = shared.includes(f) && (first || steps[0]!.state === 'remapped' || steps[0]!.state === 'ready');
-    if (!joins) {
+    if (f.theirs === undefined) {
+      // A family the peer lacks keeps nothing of the peer.
       planes = withPlane(planes, f.name, removePeer(f.plane, input.peer).state);
       continue;
     }
@@ -310,19 +310,24 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
       {
         ...rest,
         ipam: f.plane,
-        theirs: projectedSpec(theirs, f.theirs!),
+        theirs: projectedSpec(theirs, f.theirs),
         ...(projectedTheirAnswer ? { theirAnswer: projectedTheirAnswer } : {}),
         // A status that cannot be read at all is said once, by the first family.
-        theirAnswerUnreadable: answerUnreadable ?? (first ? input.theirAnswerUnreadable : undefined),
+        theirAnswerUnreadable: answerUnreadable ?? (steps.length === 0 ? input.theirAnswerUnreadable : undefined),
       },
-      { spec: placeNames[f.theirs!].spec, status: placeNames[f.ours].status },
+      { spec: placeNames[f.theirs].spec, status: placeNames[f.ours].status },
     );
     planes = withPlane(planes, f.name, step.ipam);
     problems.push(...step.problems);
     steps.push(step.peering);
-    if ('answer' in step.peering) answerOfTheirs = { ...answerOfTheirs, ...answerIn(familyAnswer(step.peering.answer), f.theirs!) };
+    if ('answer' in step.peering) answerOfTheirs = { ...answerOfTheirs, ...answerIn(familyAnswer(step.peering.answer), f.theirs) };
   }
-  return { planes, peering: mergeFamilies(steps[0]!, steps[1], ourSpec(planes, rest), answerOfTheirs), problems };
+  // The peering's first family is the first, in our order, that is placed (either side may fail to place
+  // one family and both still agree on the other); none placed: the first shared one says why.
+  const placed = steps.findIndex((p) => p.state === 'remapped' || p.state === 'ready');
+  const first = placed < 0 ? 0 : placed;
+  const other = steps.find((_, i) => i !== first);
+  return { planes, peering: mergeFamilies(steps[first]!, other, ourSpec(planes, rest), answerOfTheirs), problems };
 }
 
 /** Our NetworkConfig for the peer: each of our families in its place. */

@@ -1,6 +1,6 @@
 // Wraps the datapath's entry logic and records the tunnel key it chose and the packet type it left, which
 // the output packet of BPF_PROG_TEST_RUN cannot show. Loaded with the datapath's pin root, it shares its maps.
-// strait_progs among them: its load puts this object's strait_transit6 (the same logic, recorded) in the
+// strait_progs among them: the fixture puts this object's strait_transit6 (the same logic, recorded) in the
 // slot the datapath's strait_from_overlay tail-calls, so IPv6 transit is recorded whichever program ran.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

@@ -194,6 +194,37 @@ describe('Network Manager: dual-stack peerings', () => {
     assert.match((refusedHalf.peering as { reason?: string }).reason ?? '', /status\.remappedExternalCIDR: is required beside the rest/);
   });
 
+  it('peers in the family both can place when one side cannot place the other family: the same family on both sides', () => {
+    // A's only IPv4 pool is its own PodCIDR: C's colliding IPv4 /16 has nowhere to go in A. C is IPv6-first.
+    const a = cluster(
+      'cluster-a',
+      {
+        podCIDR: '10.0.0.0/16',
+        externalCIDR: '10.201.0.0/24',
+        secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+        pools: ['10.0.0.0/16', 'fd00::/8'],
+      },
+      '203.0.113.1',
+    );
+    const c = cluster(
+      'cluster-c',
+      { podCIDR: 'fd00:c::/48', externalCIDR: 'fd00:fc::/120', secondary: { podCIDR: '10.0.0.0/16', externalCIDR: '10.204.0.0/24' } },
+      '203.0.113.3',
+    );
+    const { xy, yx } = peer(a, c);
+    assert.deepEqual(
+      [networks(tunnelOf(xy))?.remotePodCIDR, tunnelOf(xy).secondary],
+      ['fd00:c::/48', undefined],
+      "A: ready in IPv6, its first placed family, though IPv4 comes first in A's order",
+    );
+    assert.match(
+      (xy as { reason?: string }).reason ?? '',
+      /NetworkConfig from cluster-c: podCIDR 10\.0\.0\.0\/16 overlaps a network in use and no free/,
+    );
+    assert.deepEqual([networks(tunnelOf(yx))?.remotePodCIDR, tunnelOf(yx).secondary], ['fd00:a::/48', undefined], 'C: ready in IPv6 too');
+    assert.equal(a.planes.primary.peers.size, 0, 'nothing of C placed in IPv4');
+  });
+
   it('matches families by value between an IPv6-first and an IPv4-first dual-stack cluster', () => {
     const a = cluster(
       'cluster-a',
@@ -242,6 +273,8 @@ describe('Network Manager: dual-stack peerings', () => {
       [undefined, 'waiting-for-peer'],
       [{ ...yx.ours, secondary: { podCIDR: 'fd00:c::/48', externalCIDR: 'fd00:cc::/120' } }, 'refused'],
       [{ ...yx.ours, externalCIDR: '10.209.0.0/24' }, 'refused'],
+      // Bad for every family: the one placed family keeps its networks, the others theirs.
+      [{ ...yx.ours, endpoint: { address: '2001:db8::1', port: 4789 } }, 'refused'],
     ] as const) {
       const out = step(a, c, theirs);
       assert.equal(out.peering.state, state);

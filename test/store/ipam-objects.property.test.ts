@@ -14,7 +14,7 @@ import { initializePlanes, withPlane } from '../../src/network-ipam/planes';
 import { addPeer, removePeer, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamState } from '../../src/network-ipam/state';
 import { toDocument } from '../../src/network-ipam/state-document';
-import { cidrsEqual, parseIp } from '../../src/net/cidr';
+import { cidrsEqual, formatCidr, parseIp } from '../../src/net/cidr';
 import {
   type IpamObjects,
   type IpamWrite,
@@ -222,6 +222,33 @@ describe('IPAM state of two families as objects', () => {
       'PeerNetworks a secondary: secondary.podCIDR 10.7.0.0/24 is of the family of podCIDR 10.9.0.0/24',
       'PeerNetworks six: podCIDR fd00:b::/48 is IPv6, a family the cluster has no networks of',
     ]);
+  });
+
+  it("reads back the family a cluster kept when it dropped the other: an IPv6-only cluster keeps its dual-stack peers' IPv6", () => {
+    let planes = initializePlanes(undefined, {
+      ...home,
+      secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' },
+      pools: [...home.pools, 'fd00::/8'],
+    }).planes;
+    planes = withPlane(
+      planes,
+      'primary',
+      addPeer(planes.primary, { clusterId: 'p', podCIDR: '10.9.0.0/24', externalCIDR: '10.8.0.0/28' }).state,
+    );
+    planes = withPlane(
+      planes,
+      'secondary',
+      addPeer(planes.secondary!, { clusterId: 'p', podCIDR: 'fd00:b::/48', externalCIDR: 'fd00:bb::/120' }).state,
+    );
+    const objects = ipamObjects('home', planes);
+    // The cluster becomes IPv6-only: its ClusterNetworks holds the IPv6 networks alone.
+    objects.cluster = {
+      name: 'home',
+      spec: { clusterId: 'home', podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120', reserved: [], pools: ['fd00::/8'] },
+    };
+    const back = ipamFromObjects(objects);
+    assert.deepEqual(back.dropped, ['PeerNetworks p: podCIDR 10.9.0.0/24 is IPv4, a family the cluster has no networks of']);
+    assert.equal(back.state!.primary.peers.get('p')?.podCIDR && formatCidr(back.state!.primary.peers.get('p')!.podCIDR), 'fd00:b::/48');
   });
 });
 

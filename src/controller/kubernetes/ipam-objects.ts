@@ -127,14 +127,15 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamPlanes | und
   };
   for (const [name, p] of [...objects.peers].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const { secondary: second, ...own } = p;
-    let placed: IpFamily | undefined;
-    attempt(`PeerNetworks ${name}`, () => {
-      if (p.clusterId !== name) throw new StateError(`named ${name} but for peer ${p.clusterId}`);
-      placed = restoreFamily(name, own, '');
-    });
-    if (!second || placed === undefined) continue;
+    if (p.clusterId !== name) {
+      dropped.push(`PeerNetworks ${name}: named ${name} but for peer ${p.clusterId}`);
+      continue;
+    }
+    attempt(`PeerNetworks ${name}`, () => restoreFamily(name, own, ''));
+    // Each family on its own: one that cannot be read back (a family the cluster dropped) keeps the other.
+    if (!second) continue;
     attempt(`PeerNetworks ${name} secondary`, () => {
-      if (parseCidr('secondary.podCIDR', second.podCIDR).family === placed)
+      if (parseCidr('secondary.podCIDR', second.podCIDR).family === parseCidr('podCIDR', own.podCIDR).family)
         throw new StateError(`secondary.podCIDR ${second.podCIDR} is of the family of podCIDR ${own.podCIDR}`);
       restoreFamily(name, { clusterId: name, ...second }, 'secondary.');
     });

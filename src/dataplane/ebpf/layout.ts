@@ -31,6 +31,11 @@ export const Program = { FromPod: 'strait_from_pod', FromOverlay: 'strait_from_o
 
 export const Flags = { Gateway: 1 << 0, Standby: 1 << 1 } as const;
 
+/** The slots of strait_progs (enum strait_prog_slot, bpf/lib/common.h). */
+export enum TailCall {
+  Transit6 = 0,
+}
+
 export enum PrefixKind {
   Pod = 0,
   External = 1,
@@ -144,7 +149,7 @@ export const maps = {
   natmap6Rev: { name: 'strait_natmap6_rev', key: ipv6, value: ipv6 },
   nodes6: { name: 'strait_nodes6', key: lpmV6Key, value: node },
   snat6: { name: 'strait_snat6', key: flow6Key, value: snat6Entry },
-  /** A program array: slot (enum strait_prog_slot) → program (an fd written, an id read); libbpf fills it at load. */
+  /** A program array: slot (TailCall) → program (an fd written, an id read); the agent fills it (tail-calls.ts). */
   progs: { name: 'strait_progs', key: u32, value: u32 },
 } as const;
 

@@ -25,6 +25,7 @@ import {
 } from './attachments';
 import { probedDevices } from './liveness-responder';
 import { type CarriedOver, type SetAsideMap, carryOverState, setAsideIncompatible } from './map-upgrade';
+import { syncTailCalls } from './tail-calls';
 
 export interface NodeDatapathOptions {
   /** Where this node's maps and links are pinned (one directory per node: many share a machine in the lab). */
@@ -174,8 +175,12 @@ export class NodeDatapath {
       maps = this.applied.apply(desiredTables(spec, ifindex, mtu, this.generation), scope.readMaps);
       this.mapped = { spec, ifindex, mtu };
     }
-    // After the maps: programs swapped in by an upgrade whose maps were replaced find them full.
-    if (reattach) attachments = this.reconcileAttachments(spec);
+    // After the maps: programs swapped in by an upgrade whose maps were replaced find them full; the
+    // programs they tail-call go in with them.
+    if (reattach) {
+      syncTailCalls(this.obj);
+      attachments = this.reconcileAttachments(spec);
+    }
     return { overlayDeviceChanged, maps, attachments };
   }
 

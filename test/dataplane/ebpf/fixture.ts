@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram, type CodecValue, struct, u32 } from '../../../src/native';
 import * as layout from '../../../src/dataplane/ebpf/layout';
+import { syncTailCalls } from '../../../src/dataplane/ebpf/tail-calls';
 import { checksumProblems, type Macs } from '../../support/packet';
 import { tempPinDir, testObject } from '../../support/kernel';
 
@@ -123,6 +124,8 @@ export class Datapath {
     const pins = tempPinDir();
     try {
       const obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir }, configure);
+      // As the agent's first apply does (tail-calls.ts).
+      syncTailCalls(obj);
       return new Datapath(obj, layout.openMaps(obj), pins);
     } catch (err) {
       pins.cleanup();
@@ -225,14 +228,23 @@ export class Datapath {
 
   /** `frame` through strait_overlay_ingress as if it came in on VXLAN `vni`: the verdict and the packet out. */
   async fromOverlayOnVni(frame: Buffer, vni: number): Promise<{ retval: number; data: Buffer }> {
-    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+    this.probe = await this.probeObject();
     this.probe.map('probe_vni', u32, u32).update(0, vni);
     const { retval, data } = this.probe.program('probe_from_overlay_vni').testRun(frame);
     return { retval, data };
   }
 
+  /** The recording object, sharing the datapath's maps; its strait_transit6 (recording too) takes the slot. */
+  private async probeObject(): Promise<BpfObject> {
+    if (!this.probe) {
+      this.probe = await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+      syncTailCalls(this.probe);
+    }
+    return this.probe;
+  }
+
   private async probeRun(name: 'fromPod' | 'fromOverlay', frame: Buffer) {
-    this.probe ??= await BpfObject.load(testObject('tunnel_probe'), { pinRoot: this.pins.dir });
+    this.probe = await this.probeObject();
     const retval = this.probe.program(name === 'fromPod' ? 'probe_from_pod' : 'probe_from_overlay').testRun(frame).retval;
     return { retval, seen: this.probe.map('probe_tunnel', u32, probeTunnel).lookup(0)! };
   }

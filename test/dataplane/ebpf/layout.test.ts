@@ -9,6 +9,7 @@ import {
   Flags,
   PREFIX_LEN_NONE,
   PrefixKind,
+  TailCall,
   datapathObjectPath,
   maps,
   structs,
@@ -58,6 +59,9 @@ describe('datapath: C/TypeScript layouts (BTF of dist/bpf/strait.o)', () => {
     assert.deepEqual(reasons, enumEntries(DropReason));
     assert.equal(max, DROP_REASON_COUNT);
     assert.deepEqual(constants('STRAIT_PREFIX'), enumEntries(PrefixKind));
+    const { max: slots, ...tailCalls } = constants('STRAIT_PROG');
+    assert.deepEqual(tailCalls, enumEntries(TailCall));
+    assert.equal(slots, Object.keys(tailCalls).length);
     assert.match(header, new RegExp(`#define STRAIT_F_GATEWAY \\(1u << ${Math.log2(Flags.Gateway)}\\)`));
     assert.match(header, new RegExp(`#define STRAIT_F_STANDBY \\(1u << ${Math.log2(Flags.Standby)}\\)`));
     assert.match(header, new RegExp(`#define STRAIT_PREFIX_LEN_NONE ${PREFIX_LEN_NONE}\\n`));

@@ -81,13 +81,28 @@ describe('NodeDatapath (real kernel)', function () {
     assert.deepEqual(summary(again), ['pod-a:strait_from_pod:unchanged', 'strait0:strait_from_overlay:unchanged']);
     assert.ok(Object.values(again.maps).every((m) => m.written === 0 && m.deleted === 0));
     const linkBefore = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
+    // The tail-called program's slot: this load's strait_transit6, from its first apply on.
+    const transitSlot = () => {
+      const progs = BpfMap.openPinned(join(pinRoot, layout.maps.progs.name), u32, u32);
+      try {
+        return progs.lookup(layout.TailCall.Transit6);
+      } finally {
+        progs.close();
+      }
+    };
+    const firstTransit = transitSlot();
+    assert.equal(firstTransit !== undefined && BpfProgram.infoById(firstTransit).name, 'strait_transit6');
     first.close();
 
     // A new agent: the maps it finds pinned hold the last run's state before it writes anything.
     const second = await NodeDatapath.load(options);
     try {
       assert.equal(second.maps.peers.lookup(5)?.endpoint, '203.0.113.2');
+      assert.equal(transitSlot(), firstTransit, "a load leaves the slot to the running programs' transit6");
       const restarted = second.apply(spec('gateway'));
+      const secondTransit = transitSlot();
+      assert.ok(secondTransit !== undefined && secondTransit !== firstTransit, 'its apply puts its own in, with its entry programs');
+      assert.equal(BpfProgram.infoById(secondTransit).name, 'strait_transit6');
       assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
       // strait_liveness names the load (its generation, in seconds): one write when the restart crossed a second.
       const { liveness, ...specMaps } = restarted.maps;

@@ -71,7 +71,7 @@ function cstruct<F extends Record<string, Codec<any>>>(fields: F): StructCodec<W
  */
 export const PREFIX_LEN_NONE = 255;
 
-/** Whether a map's network is one, not PREFIX_LEN_NONE; a /0 strait_config6 PodCIDR is the map never written. */
+/** Whether a map's network is one, not PREFIX_LEN_NONE (inspect also reads a /0 strait_config6 PodCIDR as never written). */
 export const isNetwork = (c: { prefixLen: number }, family: 4 | 6): boolean => c.prefixLen <= (family === 4 ? 32 : 128);
 
 export const cidr = struct({ addr: ipv4, prefixLen: u32 });

@@ -10,7 +10,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 say() { echo "strait-vm: $*" >&2; }
 kernels=${STRAIT_VM_KERNEL:-6.1 6.12}
 # The VM suite on 6.12 leaves out the tests tagged @vm-6.1-only: the encrypted lab, 3 of its 8.5 minutes
-# under emulation, whose ESP states the xfrm and IPsec apply tests (@esp) check on 6.12 too.
+# under emulation, and the two gateways' traffic of each family through ESP (ipsec-apply.test.ts), whose
+# ESP states the xfrm and IPsec apply tests (@esp) check on 6.12 too.
 suite_without_61_only=(env CI=true node node_modules/.bin/mocha --config test/vm/mocharc.js
   --grep '^(?!.*@vm-6\.1-only).*(?:@esp|@vm-kernel)')
 results=()

@@ -464,7 +464,7 @@ function classify(frames: Buffer[]): { esp: number; clear4: number; clear6: numb
  *
  * The peering is dual-stack and encrypted: IPv4 and IPv6 cross the IPv4 underlay inside ESP.
  */
-describe('IPsec between two fallback gateways: each family encrypted end to end (real kernel with ESP) @esp', function () {
+describe('IPsec between two fallback gateways: each family encrypted end to end (real kernel with ESP) @esp @vm-6.1-only', function () {
   requireRoot(this);
   this.timeout(300_000);
   const names = { podA: '', gwA: '', wire: '', gwB: '', podB: '' };

@@ -34,6 +34,8 @@ struct strait_flow_ports {
 #define STRAIT_SNAT_FLAGS(entry, alen) ((__u16 *)((__u8 *)(entry) + (alen) + 2))
 #define STRAIT_SNAT_CLOSED_OFF(alen) (((alen) + 8 + 7) & ~7u)
 #define STRAIT_SNAT_CLOSED(entry, alen) ((__u64 *)((__u8 *)(entry) + STRAIT_SNAT_CLOSED_OFF(alen)))
+/* The bytes the engine reads of an entry: a field a later release appends (docs/datapath.md, "Changing a
+ * map's layout") comes after them, in the entries the wrappers declare whole and zeroed. */
 #define STRAIT_SNAT_SIZE(alen) (STRAIT_SNAT_CLOSED_OFF(alen) + sizeof(__u64))
 
 _Static_assert(__builtin_offsetof(struct strait_flow_key, sport) == 2 * sizeof(__be32) &&
@@ -45,12 +47,12 @@ _Static_assert(__builtin_offsetof(struct strait_flow6_key, sport) == 2 * sizeof(
 _Static_assert(__builtin_offsetof(struct strait_snat_entry, port) == sizeof(__be32) &&
 		       __builtin_offsetof(struct strait_snat_entry, flags) == sizeof(__be32) + 2 &&
 		       __builtin_offsetof(struct strait_snat_entry, closed_ns) == STRAIT_SNAT_CLOSED_OFF(sizeof(__be32)) &&
-		       sizeof(struct strait_snat_entry) == STRAIT_SNAT_SIZE(sizeof(__be32)),
+		       sizeof(struct strait_snat_entry) >= STRAIT_SNAT_SIZE(sizeof(__be32)),
 	       "strait_snat_entry: the layout STRAIT_SNAT_* reads");
 _Static_assert(__builtin_offsetof(struct strait_snat6_entry, port) == sizeof(struct strait_in6) &&
 		       __builtin_offsetof(struct strait_snat6_entry, flags) == sizeof(struct strait_in6) + 2 &&
 		       __builtin_offsetof(struct strait_snat6_entry, closed_ns) == STRAIT_SNAT_CLOSED_OFF(sizeof(struct strait_in6)) &&
-		       sizeof(struct strait_snat6_entry) == STRAIT_SNAT_SIZE(sizeof(struct strait_in6)),
+		       sizeof(struct strait_snat6_entry) >= STRAIT_SNAT_SIZE(sizeof(struct strait_in6)),
 	       "strait_snat6_entry: the layout STRAIT_SNAT_* reads");
 
 #define STRAIT_FLOW_PORTS(key, alen) ((struct strait_flow_ports *)((__u8 *)(key) + 2 * (alen)))

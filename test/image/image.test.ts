@@ -92,7 +92,7 @@ describe('the container image', function () {
   it("finds this kernel's features with strait probe, loading its addon and using its own ip and nft", async () => {
     const run = runEntrypoint(unpacked(), ['probe', '--json', '--reasons']);
     assert.equal(run.status, 0, run.stderr);
-    const { reasons, dataplane, encryption, ...features } = JSON.parse(run.stdout) as Record<string, unknown>;
+    const { reasons, dataplane, encryption, families, ...features } = JSON.parse(run.stdout) as Record<string, unknown>;
     // What every kernel that runs these tests has (test/probe/probe.test.ts); the namespace probes fail
     // without ip, the nftables one without nft, the first ones without the addon and libbpf.
     for (const f of ['bpf', 'btf', 'clsact', 'testRun', 'lpmTrie', 'vxlan', 'vxlanCollectMd', 'policyRouting', 'nftables', 'xfrm']) {
@@ -100,6 +100,9 @@ describe('the container image', function () {
     }
     assert.equal(dataplane, 'ebpf');
     assert.equal(typeof encryption, 'boolean');
+    // What each dataplane carries per family (--reasons): the eBPF datapath both, as on this machine.
+    const carried = families as Record<'ipv4' | 'ipv6', Record<'ebpf' | 'kernel' | 'ipsec', { carries: boolean }>>;
+    assert.deepEqual([carried.ipv4.ebpf.carries, carried.ipv6.ebpf.carries], [true, true]);
     assert.deepEqual(features, (await kernelFeatures()).features, "the image finds what this machine's own probe finds");
   });
 

@@ -328,11 +328,13 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       });
       // On eBPF the hub's reverse packets need its SNAT state: a lost entry drops them as TransitState. The
       // roll starts once the hub stream holds its SNAT flow, both ways (a loaded machine starts the client late).
-      const hubFlows = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot('b-gw')).snat.flows.map((f) => JSON.stringify(f)) : []);
+      // The hub is B's active gateway (either node: the election picks it; a fixed b-gw was the old flake's cause).
+      const hub = gatewaysBefore[1]!;
+      const hubFlows = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot(hub)).snat.flows.map((f) => JSON.stringify(f)) : []);
       if (dataplane === 'ebpf') await waitFor("the hub stream's SNAT flow, both ways", () => hubFlows().length >= 2);
       else await sleep(500);
       const hubFlowsBefore = hubFlows();
-      const transitDrops = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot('b-gw')).drops.TransitState : 0);
+      const transitDrops = () => (dataplane === 'ebpf' ? inspectNode(nodePinRoot(hub)).drops.TransitState : 0);
       const transitDropsBefore = transitDrops();
       const rollStarted = Date.now();
       for (const build of [next, undefined])
@@ -357,7 +359,7 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
           "the hub's SNAT flows from before the roll, carried across both layout changes",
         );
         // The hub's agent said so, both ways: both maps replaced, the hub stream's SNAT entries carried.
-        const upgrades = readFileSync(join(logsDir(runDir), 'agent-b-gw.log'), 'utf8')
+        const upgrades = readFileSync(join(logsDir(runDir), `agent-${hub}.log`), 'utf8')
           .split('\n')
           .filter((line) => line.includes('pinned maps of another build'))
           .map((line) => JSON.parse(line) as { maps: string[]; carriedState: { map: string; entries: number }[] });

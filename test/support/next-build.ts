@@ -40,7 +40,12 @@ function patchLayout(text: string): string {
     'export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac });',
     'export const peer = cstruct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac, _padNext: u32 });',
   );
-  return patch(text, file, '_pad: u32, closedNs: u64 });', '_pad: u32, closedNs: u64, _padNext: u64 });');
+  return patch(
+    text,
+    file,
+    'const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });',
+    'const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64, _padNext: u64 });',
+  );
 }
 
 /** Builds the next release (a few seconds); returns the path of its CLI (`node <it> agent ...`). */

@@ -150,13 +150,14 @@ export class Allocator {
     if (held.length === 0)
       throw new IpamError(
         cniErrorCodes.allocationMismatch,
-        `no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`,
+        // Named by the CNI field that asks (CNI_CONTAINERID), as every refusal names its field.
+        `CNI_CONTAINERID: no address is given to container ${req.containerId} interface ${req.ifname} on network ${req.network}`,
       );
     const other = held.find((c) => c.podNamespace !== req.podNamespace || c.podName !== req.podName);
     if (other)
       throw new IpamError(
         cniErrorCodes.allocationMismatch,
-        `address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`,
+        `CNI_ARGS: address ${formatIp(other.address)} of container ${req.containerId} is given to pod ${other.podNamespace}/${other.podName}, not ${req.podNamespace}/${req.podName}`,
       );
     if (req.prevResultAddresses === undefined) return;
     // What the runtime holds from ADD (prevResult) must be what is given, no more, no less.

@@ -67,13 +67,17 @@ const networks = (t: ReturnType<typeof tunnelOf>['secondary']) =>
     localNATExternalCIDR: formatCidr(t.localNATExternalCIDR),
   };
 
+/** The dual-stack cluster most cases peer from: IPv4 first, its IPv6 PodCIDR a /48. */
+const dualStackA = () =>
+  cluster(
+    'cluster-a',
+    { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
+    '203.0.113.1',
+  );
+
 describe('Network Manager: dual-stack peerings', () => {
   it('places each family of two dual-stack clusters in its own plane: overlapping IPv6 PodCIDRs remapped, the IPv4 ones too', () => {
-    const a = cluster(
-      'cluster-a',
-      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
-      '203.0.113.1',
-    );
+    const a = dualStackA();
     const b = cluster(
       'cluster-b',
       { podCIDR: '10.0.0.0/16', externalCIDR: '10.202.0.0/24', secondary: { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' } },
@@ -113,11 +117,7 @@ describe('Network Manager: dual-stack peerings', () => {
   });
 
   it('peers a dual-stack cluster with a single-stack one in IPv4 only, and keeps nothing of the peer in the IPv6 plane', () => {
-    const a = cluster(
-      'cluster-a',
-      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
-      '203.0.113.1',
-    );
+    const a = dualStackA();
     const c = cluster('cluster-c', { podCIDR: '10.9.0.0/16', externalCIDR: '10.203.0.0/24' }, '203.0.113.3');
     const { xy, yx } = peer(a, c);
     assert.equal(tunnelOf(xy).secondary, undefined);
@@ -146,11 +146,7 @@ describe('Network Manager: dual-stack peerings', () => {
   });
 
   it('peers a dual-stack cluster (IPv4 first) with an IPv6-only one in IPv6: the peering is IPv6 first, each answer in the place it answers', () => {
-    const a = cluster(
-      'cluster-a',
-      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
-      '203.0.113.1',
-    );
+    const a = dualStackA();
     const c = cluster('cluster-c', { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' }, '203.0.113.3');
     const { xy, yx } = peer(a, c);
     // The tunnels' own networks are the peering's first family: IPv6 on both sides, nothing under secondary.
@@ -226,11 +222,7 @@ describe('Network Manager: dual-stack peerings', () => {
   });
 
   it('matches families by value between an IPv6-first and an IPv4-first dual-stack cluster', () => {
-    const a = cluster(
-      'cluster-a',
-      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
-      '203.0.113.1',
-    );
+    const a = dualStackA();
     const d = cluster(
       'cluster-d',
       { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:fd::/120', secondary: { podCIDR: '10.0.0.0/16', externalCIDR: '10.204.0.0/24' } },
@@ -260,11 +252,7 @@ describe('Network Manager: dual-stack peerings', () => {
   });
 
   it("changes nothing on a NetworkConfig refused whole, nor while the peer's is missing: an IPv6-only peering stays placed", () => {
-    const a = cluster(
-      'cluster-a',
-      { podCIDR: '10.0.0.0/16', externalCIDR: '10.201.0.0/24', secondary: { podCIDR: 'fd00:a::/48', externalCIDR: 'fd00:ff::/120' } },
-      '203.0.113.1',
-    );
+    const a = dualStackA();
     const c = cluster('cluster-c', { podCIDR: 'fd00:a::/56', externalCIDR: 'fd00:fe::/120' }, '203.0.113.3');
     const { yx } = peer(a, c);
     const placed = a.planes;

@@ -31,7 +31,8 @@ async function labPace(name: LabPaceName) {
 }
 
 const nodeHelp = 'a lab across machines: this machine is the node NAME of the topology (docs/lab.md, "A lab across machines"; vagrant/)';
-const paceHelp = "host, or emulated: an emulated VM's timeouts (heartbeats 120 s, rounds of 1 s, convergence 300 s, 2 probes at once)";
+const paceHelp =
+  "host, or emulated: an emulated VM's timeouts (heartbeats 120 s, rounds of 1 s, gateway probes every 0.5 s, convergence 300 s, 2 probes at once)";
 
 function controlPlaneOption(value: string): ControlPlane {
   if (value !== 'files' && value !== 'kubernetes') throw new InputError('--control-plane', value, "must be 'files' or 'kubernetes'");

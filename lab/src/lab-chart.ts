@@ -33,6 +33,8 @@ export interface LabChartSettings {
   config: ControllerConfigDocument;
   dataplane: string;
   agentInterval: number;
+  /** Seconds between the agents' gateway probes; absent: the chart's. */
+  agentProbeInterval?: number;
   podInterfaces: string;
   encryption: boolean;
 }
@@ -49,7 +51,11 @@ export function labChartValues(s: LabChartSettings): object {
     reflections: s.config.reflections ?? [],
     dataplane: s.dataplane,
     encryption: { enabled: s.encryption },
-    agent: { interval: s.agentInterval, podInterfaces: s.podInterfaces },
+    agent: {
+      interval: s.agentInterval,
+      podInterfaces: s.podInterfaces,
+      ...(s.agentProbeInterval === undefined ? {} : { gatewayProbes: { interval: s.agentProbeInterval, multiplier: 3 } }),
+    },
     controller: { interval: s.config.interval, heartbeatTimeout: s.config.heartbeatTimeout, leaderElection: labLeaderElection },
   };
 }

@@ -57,6 +57,12 @@ export interface LabOptions {
   controllerInterval?: number;
   agentInterval?: number;
   /**
+   * Seconds between an agent's probes of each gateway candidate (default the agent's, 0.05: a dead
+   * gateway costs 0.15 s). An emulated VM wants them longer: there an agent's round or a packet's trip can
+   * stall for longer than three probes, and a node would fail over from a live gateway and back.
+   */
+  agentProbeInterval?: number;
+  /**
    * How a crashed agent or controller is restarted (its supervisor's delays, restart-backoff.ts; default
    * 1 s doubling to 10 s): `--restart-delay`, `--restart-delay-max` (restartPolicyOf checks them).
    */
@@ -214,7 +220,7 @@ export function startAgent(
   runDir: string,
   node: string,
   dataplane: LabDataplane,
-  interval = defaultAgentInterval,
+  pace: AgentPace = {},
   host = netnsHost(runDir, node),
   build = cli,
 ): void {
@@ -222,9 +228,12 @@ export function startAgent(
     process.execPath,
     build,
     'agent',
-    ...agentFlags(topology, runDir, node, dataplane, interval, host),
+    ...agentFlags(topology, runDir, node, dataplane, pace, host),
   ]);
 }
+
+/** How fast an agent goes: its reconciles and its probes of the gateway candidates. */
+export type AgentPace = Pick<LabOptions, 'agentInterval' | 'agentProbeInterval'>;
 
 /** What a node's agent is given. */
 function agentFlags(
@@ -232,7 +241,7 @@ function agentFlags(
   runDir: string,
   node: string,
   dataplane: LabDataplane,
-  interval: number,
+  pace: AgentPace,
   host: NodeHost,
 ): string[] {
   const { cluster } = findNode(topology, node, 'node');
@@ -256,7 +265,8 @@ function agentFlags(
         '--dataplane',
         agentDataplane(topology, cluster.id, dataplane),
         '--interval',
-        String(interval),
+        String(pace.agentInterval ?? defaultAgentInterval),
+        ...(pace.agentProbeInterval === undefined ? [] : ['--probe-interval', String(pace.agentProbeInterval)]),
       ];
   return [
     '--node',
@@ -369,7 +379,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
       startControllers[i]!();
       for (const node of cluster.nodes) {
         startEchoServers(node, netnsHost(runDir, node.name));
-        startAgent(topology, runDir, node.name, options.dataplane, options.agentInterval);
+        startAgent(topology, runDir, node.name, options.dataplane, options);
       }
     }
     say('controllers and agents started; waiting for the peerings');
@@ -438,7 +448,7 @@ export async function uninstallStrait(runDir: string, clusterId: string): Promis
 export const controllerProcesses = (runDir: string, topology: LabTopology, cluster: string) =>
   runsOnKubernetes(runDir, topology) ? [`controller-${cluster}-0`, `controller-${cluster}-1`] : [`controller-${cluster}`];
 
-type ControllerOptions = Pick<LabOptions, 'dataplane' | 'heartbeatTimeout' | 'controllerInterval' | 'agentInterval'>;
+type ControllerOptions = Pick<LabOptions, 'dataplane' | 'heartbeatTimeout' | 'controllerInterval' | 'agentInterval' | 'agentProbeInterval'>;
 
 /**
  * A cluster's controller configuration put in place (on Kubernetes: the chart installed or upgraded);
@@ -459,6 +469,7 @@ async function prepareController(
     config,
     dataplane: agentDataplane(topology, cluster.id, options.dataplane),
     agentInterval: options.agentInterval ?? defaultAgentInterval,
+    ...(options.agentProbeInterval === undefined ? {} : { agentProbeInterval: options.agentProbeInterval }),
     podInterfaces: podInterfacePattern,
     encryption: topology.encryptedPeerings.some((p) => p.includes(cluster.id)),
   };

@@ -168,7 +168,7 @@ export async function machineUp(topologyPath: string, options: MachineOptions): 
   }
   startEchoServers(node, host);
   const started = Date.now();
-  startAgent(topology, runDir, node.name, dataplane, lab.agentInterval, host);
+  startAgent(topology, runDir, node.name, dataplane, lab, host);
   say(`${node.name}: agent (${dataplane}) started; waiting for it to be Ready`);
   for (;;) {
     const heartbeat = readHeartbeat(runDir, cluster.id, node.name);

@@ -9,13 +9,16 @@ import { type LabPace, hostPace } from './lab-test';
  * or restart; convergence, the start of each probe process and the echo server's answer get time, and
  * two probes run at once instead of four. Agents and controllers take a round
  * a second instead of four or five: at the host's pace the nine of them at rest took 0.85 of the VM's two
- * CPUs, and a probe process then needed 5 s to start instead of 0.4 s.
+ * CPUs, and a probe process then needed 5 s to start instead of 0.4 s. Gateway probes go every 0.5 s (a
+ * dead gateway in 1.5 s): at the host's 0.05 s a node of the multi-VM lab judged a live gateway down for
+ * a second under load, failed over and back, and a check's packets were lost in between.
  */
 export const emulatedLab = {
   heartbeatTimeout: 120,
   convergeTimeoutMs: 300_000,
   controllerInterval: 1,
   agentInterval: 1,
+  agentProbeInterval: 0.5,
 } satisfies Partial<LabOptions>;
 export const emulatedPace: LabPace = {
   convergeTimeoutMs: emulatedLab.convergeTimeoutMs,

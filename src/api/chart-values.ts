@@ -120,6 +120,13 @@ const ChartValuesSchema = Strict({
     statusRefresh: Seconds(
       'Seconds after which an unchanged status is written anyway (the kubelet reports an unchanged node status every 5 minutes).',
     ),
+    gatewayProbes: Strict({
+      interval: Type.Number({
+        minimum: 0,
+        description: 'Seconds between two probes to each gateway candidate; 0 turns the probes (and local failover) off.',
+      }),
+      multiplier: Type.Integer({ minimum: 1, maximum: 255, description: 'Probes unanswered before a gateway candidate counts as down.' }),
+    }),
     pinRoot: Type.String({ pattern: '^/sys/fs/bpf(/.*)?$' }),
     capabilities: List(Capability),
     terminationGracePeriodSeconds: Type.Integer({ minimum: 0 }),

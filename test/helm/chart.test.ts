@@ -543,6 +543,7 @@ describe('the Helm chart', function () {
     assert.equal(parsed.dataplane, 'ebpf');
     assert.equal(parsed.attachMode, 'tcx');
     assert.equal(parsed.intervalMs, 500);
+    assert.deepEqual(parsed.liveness, { intervalMs: 200, multiplier: 5 }, 'agent.gatewayProbes');
     assert.equal(parsed.pinRoot, '/sys/fs/bpf/lab', 'the command line wins over pin-root: /sys/fs/bpf/strait');
     assert.equal(String(parsed.podInterfaces), '/^(veth|cali|lxc)/');
     assert.equal(parsed.ipsecSecrets, undefined);

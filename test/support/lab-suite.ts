@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
-import { type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../lab/src/lab';
+import { type AgentPace, type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../lab/src/lab';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
 import { type LabTestOutcome, labStatus } from '../../lab/src/lab-test';
 import { isAlive, knownProcesses, logsDir, processPid, stopProcess } from '../../lab/src/processes';
@@ -74,7 +74,7 @@ export function heartbeatOf(runDir: string, cluster: string, node: string): Node
 
 /**
  * Stops a node's agent (SIGTERM: it leaves the datapath in place) and starts a new one; resolves once the
- * new agent has written a Ready heartbeat, i.e. applied the spec. `interval`: the lab's agent interval;
+ * new agent has written a Ready heartbeat, i.e. applied the spec. `pace`: the lab's agents' (LabOptions);
  * `build`: the CLI of another build to start (an upgrade, or back).
  */
 export async function restartAgent(
@@ -82,13 +82,13 @@ export async function restartAgent(
   topology: LabTopology,
   node: string,
   dataplane: LabDataplane,
-  options: { interval?: number; timeoutMs?: number; build?: string } = {},
+  options: { pace?: AgentPace; timeoutMs?: number; build?: string } = {},
 ): Promise<void> {
   const cluster = topology.clusters.find((c) => c.nodes.some((n) => n.name === node))!.id;
   await stopProcess(runDir, `agent-${node}`);
   // Taken once the old agent is gone: it writes heartbeats until it exits (seconds under emulation).
   const restarted = Date.now();
-  startAgent(topology, runDir, node, dataplane, options.interval, undefined, options.build);
+  startAgent(topology, runDir, node, dataplane, options.pace, undefined, options.build);
   // The heartbeat file is there from the old agent: what counts is a Ready one written after it exited.
   await waitFor(
     `${node}'s new agent to be Ready`,

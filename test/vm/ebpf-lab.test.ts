@@ -142,7 +142,7 @@ describe(`eBPF lab on the VM's kernel: every program on its attach path (clsact 
       await sleep(1000);
       for (const node of restarted)
         await restartAgent(runDir, topology, node, 'ebpf', {
-          interval: emulatedLab.agentInterval,
+          pace: emulatedLab,
           timeoutMs: 1000 * emulatedLab.heartbeatTimeout,
           build: next,
         });

@@ -1,7 +1,7 @@
 /**
- * The lab with mixed dataplanes (lab/src/topologies/mixed.yaml): the hub B on the kernel-route fallback,
- * A and C on the eBPF datapath, so every peering, and hub transit from C through B into A, joins an eBPF
- * gateway and a fallback gateway. Both speak the peering's wire format (per-peering VNI and tunnel MACs,
+ * The lab with mixed dataplanes (lab/src/topologies/mixed.yaml, dual-stack): the hub B on the kernel-route
+ * fallback, A and C on the eBPF datapath, so every peering in both families, and hub transit from C through
+ * B into A, joins an eBPF gateway and a fallback gateway. Both speak the peering's wire format (per-peering VNI and tunnel MACs,
  * src/nodespec/peer-tunnel.ts): every check must pass. Same setup and cleanup as lab.e2e.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ describe('lab end to end (real kernel, mixed dataplanes: eBPF gateways peered wi
   this.timeout(240_000);
   labSuiteHooks(runDir, lines, say);
 
-  it('A and C on eBPF, the hub B on the kernel fallback: every peered pair both ways, the hub path, unpeered clusters blocked', async () => {
+  it('A and C on eBPF, the hub B on the kernel fallback: every peered pair both ways in both families, the hub path, unpeered clusters blocked', async () => {
     // `--dataplane ebpf` for the lab: B's pin to kernel must win.
     await labUp(mixedTopology, { runDir, dataplane: 'ebpf', say });
     const outcome = await labTest(runDir, say);

@@ -236,6 +236,8 @@ export function nonStrictReversePath(nodes: string[]): string[] {
  * both ways with the fallback hub (its frames were accepted).
  */
 export async function assertMixedLab(runDir: string, outcome: LabTestOutcome): Promise<void> {
+  // The dual-stack lab's count, each check in both families: a check that silently drops out shows.
+  assert.deepEqual(checksByKind(outcome.results), { peered: 176, intra: 60, hub: 8, 'not-peered': 2 });
   assert.ok(
     outcome.results.some((r) => r.kind === 'hub' && r.probe === 'udp' && r.detail === `reply from ${r.address}`),
     'the hub reply comes from the address dialled',

@@ -39,13 +39,15 @@ vm_unpack() {  # vm_unpack CACHE TMP PACKAGE: download PACKAGE into CACHE/PACKAG
 
 # The kernel series the VMs boot: STRAIT_VM_KERNEL=6.1 (default: bookworm's own, through the meta package
 # linux-image-amd64) or 6.12 (bookworm-security's backport, through linux-image-6.12-amd64; it has tcx).
-# Sets kmeta (the meta package) and kglob (the versioned packages of that series, for the cache), and
-# vm_tcg_thread, how qemu's TCG runs the vCPUs (vm_accel): 6.12 patching its own code under multi-threaded
-# TCG dies in seconds (README.md, "Things that were not obvious"), so it gets one thread for both vCPUs.
+# Sets kmeta (the meta package) and kglob (the versioned packages of that series, for the cache),
+# vm_tcg_thread, how qemu's TCG runs the vCPUs (vm_accel), and vm_tcg_cpus, how many it gets under TCG:
+# 6.12 patching its own code under multi-threaded TCG dies in seconds (README.md, "Things that were not
+# obvious"), so it runs on one thread, and with one vCPU: two vCPUs taking turns on one thread spin on
+# each other's locks, and the eBPF lab took 719 s there against 368 s on one vCPU.
 vm_kernel_series() {
   case ${STRAIT_VM_KERNEL:-6.1} in
-    6.1) kmeta=linux-image-amd64 kglob='linux-image-6.1.0-*-amd64' vm_tcg_thread=multi ;;
-    6.12) kmeta=linux-image-6.12-amd64 kglob='linux-image-6.12.*-amd64' vm_tcg_thread=single ;;
+    6.1) kmeta=linux-image-amd64 kglob='linux-image-6.1.0-*-amd64' vm_tcg_thread=multi vm_tcg_cpus=2 ;;
+    6.12) kmeta=linux-image-6.12-amd64 kglob='linux-image-6.12.*-amd64' vm_tcg_thread=single vm_tcg_cpus=1 ;;
     *) fail "STRAIT_VM_KERNEL=${STRAIT_VM_KERNEL}: expected 6.1 or 6.12" ;;
   esac
 }
@@ -118,7 +120,8 @@ vm_initramfs() {  # vm_initramfs OUT INIT MODULE...
 # KVM needs the hardware backend (kvm_intel/kvm_amd). A /dev/kvm served only by kvm_pvm (PVM, a
 # software hypervisor for nested clouds) runs only PVM-enabled guest kernels; Debian's crawls there
 # (no kernel output after minutes), so that counts as no KVM. STRAIT_VM_ACCEL=kvm|tcg overrides, and
-# STRAIT_VM_TCG_THREAD=multi|single the kernel's choice of TCG threading (vm_kernel_series).
+# STRAIT_VM_TCG_THREAD=multi|single the kernel's choice of TCG threading (vm_kernel_series), and
+# STRAIT_VM_CPUS its number of vCPUs (vm_cpus).
 vm_accel() {
   local accel=${STRAIT_VM_ACCEL:-}
   if [ -z "$accel" ]; then
@@ -129,11 +132,13 @@ vm_accel() {
     # -arch-capabilities: under nested KVM qemu 7.2 can abort setting MSR 0x10a with a plain "-cpu host";
     # without it the guest merely assumes it is vulnerable to the speculation bugs that MSR reports.
     accel_args=(-enable-kvm -cpu host,-arch-capabilities)
+    vm_cpus=${STRAIT_VM_CPUS:-2}
   else
     say "WARNING: no usable hardware KVM (/dev/kvm missing or kvm_pvm only): TCG emulation, several times slower"
     local thread=${STRAIT_VM_TCG_THREAD:-${vm_tcg_thread:-multi}}
     case $thread in multi | single) ;; *) fail "STRAIT_VM_TCG_THREAD=$thread: expected multi or single" ;; esac
-    [ "$thread" = multi ] || say "TCG on one host thread for both vCPUs (thread=single): slower, but this kernel's code patching is safe"
+    vm_cpus=${STRAIT_VM_CPUS:-${vm_tcg_cpus:-2}}
+    [ "$thread" = multi ] || say "TCG on one host thread (thread=single) for $vm_cpus vCPU(s): slower, but this kernel's code patching is safe"
     accel_args=(-accel "tcg,thread=$thread" -cpu max)
   fi
 }

@@ -52,7 +52,7 @@ start=$(date +%s)
 # stdin from /dev/null: the console is output only, and qemu must not put a terminal into raw mode.
 {
   rc=0
-  timeout -k 10 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" -m 2048 -smp 2 -nographic -vga none -bios qboot.rom -no-reboot -nic none \
+  timeout -k 10 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" -m 2048 -smp "$vm_cpus" -nographic -vga none -bios qboot.rom -no-reboot -nic none \
     -pidfile "$tmp/qemu.pid" \
     -kernel "$vmlinuz" -initrd "$tmp/initramfs.cpio" -append "$vm_append" \
     -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \

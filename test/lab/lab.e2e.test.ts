@@ -308,7 +308,6 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       process.stdout.write(
         `      ${crashes.length} crashes in a row relaunched after 0, 1, 5, 10 s (${crashesMs} ms): ping ${crashed.received}/${crashed.transmitted} answered (longest gap ${crashed.longestGapMs} ms)\n`,
       );
-      assert.ok(crashed.transmitted * 10 > crashesMs, 'the ping covered every crash');
       assert.deepEqual([gatewayOf(runDir, 'cluster-a'), gatewayOf(runDir, 'cluster-b')], gatewaysBefore, 'no gateway moved');
       assert.equal(crashed.received, crashed.transmitted, 'no ping lost across the crashes');
 

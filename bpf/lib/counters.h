@@ -1,4 +1,4 @@
-/* Per-CPU counters: translated traffic per peer and drops per reason (read by `strait inspect`). */
+/* Per-CPU counters: translated traffic per peer and family, and drops per reason (read by `strait inspect`). */
 #pragma once
 
 #include <stdbool.h>
@@ -6,14 +6,15 @@
 
 #include "maps.h"
 
-static __always_inline void strait_count_peer(__u32 peer_id, __u32 bytes, bool tx)
+/* `counters`: the packet's family's map, strait_peer_counters (IPv4) or strait_peer_counters6 (IPv6). */
+static __always_inline void strait_count_peer(void *counters, __u32 peer_id, __u32 bytes, bool tx)
 {
-	struct strait_peer_counters *c = bpf_map_lookup_elem(&strait_peer_counters, &peer_id);
+	struct strait_peer_counters *c = bpf_map_lookup_elem(counters, &peer_id);
 	if (!c) {
 		struct strait_peer_counters zero = {};
 		/* NOEXIST: another CPU may have created it meanwhile; then the lookup below finds that one. */
-		bpf_map_update_elem(&strait_peer_counters, &peer_id, &zero, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&strait_peer_counters, &peer_id);
+		bpf_map_update_elem(counters, &peer_id, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(counters, &peer_id);
 		if (!c)
 			return;
 	}

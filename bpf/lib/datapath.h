@@ -40,7 +40,7 @@ static __always_inline int strait_to_peer(struct __sk_buff *skb, const struct st
 	}
 	if (strait_apply(skb, p, x))
 		return strait_drop(STRAIT_DROP_CSUM);
-	return strait_send_to_peer(skb, cfg, peer, peer_id);
+	return strait_send_to_peer(skb, cfg, peer, peer_id, &strait_peer_counters);
 }
 
 /* Step 1 of strait_from_overlay: a packet from peer P, addressed in P's view of us. */
@@ -88,12 +88,12 @@ static __always_inline int strait_from_peer(struct __sk_buff *skb, const struct 
 			x.saddr = *ext;
 		else if (reply || strait_snat_forward(p, &x, cfg->transit_addr))
 			return strait_drop(STRAIT_DROP_TRANSIT_STATE);
-		strait_count_peer(peer_id, skb->len, false);
+		strait_count_peer(&strait_peer_counters, peer_id, skb->len, false);
 		return strait_to_peer(skb, cfg, p, &x, onward->peer_id);
 	}
 	if (strait_apply(skb, p, &x))
 		return strait_drop(STRAIT_DROP_CSUM);
-	strait_count_peer(peer_id, skb->len, false);
+	strait_count_peer(&strait_peer_counters, peer_id, skb->len, false);
 	return strait_deliver(skb, cfg, ours ? strait_lpm(&strait_nodes, x.daddr) : 0);
 }
 

@@ -70,7 +70,7 @@ static __always_inline int strait_to_peer6(struct __sk_buff *skb, const struct s
 		return strait_drop(refused);
 	if (strait_apply6(skb, p, &saddr, &p->daddr))
 		return strait_drop(STRAIT_DROP_CSUM);
-	return strait_send_to_peer(skb, cfg, peer, peer_id);
+	return strait_send_to_peer(skb, cfg, peer, peer_id, &strait_peer_counters6);
 }
 
 static __always_inline bool strait_in6_zero(const struct strait_in6 *a)
@@ -133,7 +133,7 @@ static __always_inline int strait_from_peer6(struct __sk_buff *skb, const struct
 		return strait_tail_transit6(skb);
 	if (strait_apply6(skb, p, &p->saddr, &daddr))
 		return strait_drop(STRAIT_DROP_CSUM);
-	strait_count_peer(peer_id, skb->len, false);
+	strait_count_peer(&strait_peer_counters6, peer_id, skb->len, false);
 	return strait_deliver(skb, cfg, ours ? strait_lpm6(&strait_nodes6, &daddr) : 0);
 }
 

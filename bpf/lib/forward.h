@@ -11,10 +11,11 @@
 #include "counters.h"
 #include "tunnel.h"
 
+/* `counters`: the packet's family's (strait_count_peer). */
 static __always_inline int strait_send_to_peer(struct __sk_buff *skb, const struct strait_config *cfg, const struct strait_peer *peer,
-					       __u32 peer_id)
+					       __u32 peer_id, void *counters)
 {
-	strait_count_peer(peer_id, skb->len, true);
+	strait_count_peer(counters, peer_id, skb->len, true);
 	return strait_encap(skb, cfg, peer->endpoint, peer->vni, peer->dst_mac, peer->src_mac);
 }
 

@@ -135,6 +135,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } strait_peer_counters SEC(".maps");
 
+/* IPv6's, apart so a dual-stack peering's families are told apart and strait_peer_counters keeps the
+ * layout older builds pinned (an upgrade reuses it rather than set it aside). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct strait_peer_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} strait_peer_counters6 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, STRAIT_DROP_MAX);

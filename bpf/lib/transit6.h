@@ -218,7 +218,7 @@ static __always_inline int strait_transit6_to_peer(struct __sk_buff *skb, const 
 		return strait_drop(refused);
 	if (strait_apply6_transit(skb, p, f, x))
 		return strait_drop(STRAIT_DROP_CSUM);
-	return strait_send_to_peer(skb, cfg, peer, peer_id);
+	return strait_send_to_peer(skb, cfg, peer, peer_id, &strait_peer_counters6);
 }
 
 /* The packet's parse and translation, in a per-CPU array rather than on the stack: room, and what the
@@ -287,7 +287,7 @@ static __always_inline int strait_transit6_ingress(struct __sk_buff *skb)
 		/* A reply whose flow came from here (the routes changed meanwhile): delivered, as IPv4's. */
 		if (strait_apply6_transit(skb, p, f, x))
 			return strait_drop(STRAIT_DROP_CSUM);
-		strait_count_peer(peer_id, skb->len, false);
+		strait_count_peer(&strait_peer_counters6, peer_id, skb->len, false);
 		return strait_deliver(skb, cfg, ours ? strait_lpm6(&strait_nodes6, &x->daddr) : 0);
 	}
 	/* No IPv6 packet is fragmented on the way: one that our tunnel to Q cannot carry (P's tunnel may be
@@ -306,6 +306,6 @@ static __always_inline int strait_transit6_ingress(struct __sk_buff *skb)
 		x->saddr = *ext;
 	else if (reply || strait_snat6_forward(p, f, x, &cfg6->transit_addr))
 		return strait_drop(STRAIT_DROP_TRANSIT_STATE);
-	strait_count_peer(peer_id, skb->len, false);
+	strait_count_peer(&strait_peer_counters6, peer_id, skb->len, false);
 	return strait_transit6_to_peer(skb, cfg, cfg6, p, f, x, onward->peer_id);
 }

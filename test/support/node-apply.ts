@@ -4,7 +4,10 @@ import type { NodeApplyResult } from '../../src/dataplane/ebpf/node-datapath';
 export const unchangedApply: NodeApplyResult = {
   overlayDeviceChanged: false,
   maps: Object.fromEntries(
-    ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters'].map((m) => [m, { written: 0, deleted: 0 }]),
+    ['config', 'peers', 'routes', 'natmap', 'natmapRev', 'nodes', 'peerCounters', 'peerCounters6'].map((m) => [
+      m,
+      { written: 0, deleted: 0 },
+    ]),
   ) as NodeApplyResult['maps'],
   attachments: [{ interface: 'strait0', program: 'strait_from_overlay', change: 'unchanged' }],
 };

@@ -10,7 +10,20 @@ import { maps as layoutMaps } from './layout';
 import { MapMirror, type SyncResult, idMap } from './map-sync';
 import { U32Table } from './u32-table';
 
-export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters', SyncResult>;
+export type ApplyResult = Record<keyof DesiredMaps | 'peerCounters' | 'peerCounters6', SyncResult>;
+
+/**
+ * Deletes from `counters` (either family's) the counters of peers `peers` no longer has. A peer's
+ * counters go with its strait_peers entry, which every peering has whatever families it carries.
+ */
+function deleteGoneCounters(counters: DatapathMaps['peerCounters'], peers: DesiredTables['peers']): SyncResult {
+  const key = Buffer.alloc(layoutMaps.peers.key.size);
+  const gone = [...counters.keys()].filter((id) => {
+    layoutMaps.peers.key.encode(id, key, 0);
+    return !peers.has(tableIds.peers.key.decode(key, 0));
+  });
+  return { written: 0, deleted: gone.filter((id) => counters.delete(id)).length };
+}
 
 /**
  * The node's maps as this process last wrote them (map-sync.ts): an apply writes only what differs from
@@ -62,15 +75,10 @@ export class AppliedMaps {
     const nodes = m.nodes.sync(desired.nodes, read);
     const nodes6 = m.nodes6.sync(desired.nodes6, read);
     // Counters of peers that are gone; the others keep counting. Looked at when peers went, and on a read.
-    let stale: number[] = [];
-    if (readPeers || peersDeleted > 0) {
-      const key = Buffer.alloc(layoutMaps.peers.key.size);
-      stale = [...this.maps.peerCounters.keys()].filter((id) => {
-        layoutMaps.peers.key.encode(id, key, 0);
-        return !desired.peers.has(tableIds.peers.key.decode(key, 0));
-      });
-    }
-    const peerCounters = { written: 0, deleted: stale.filter((id) => this.maps.peerCounters.delete(id)).length };
+    const countersOfGone = (counters: DatapathMaps['peerCounters']) =>
+      readPeers || peersDeleted > 0 ? deleteGoneCounters(counters, desired.peers) : { written: 0, deleted: 0 };
+    const peerCounters = countersOfGone(this.maps.peerCounters);
+    const peerCounters6 = countersOfGone(this.maps.peerCounters6);
     // Last: the node answers probes as Ready once everything it forwards by is written.
     const liveness = m.liveness.sync(desired.liveness, read);
     return {
@@ -81,6 +89,7 @@ export class AppliedMaps {
       natmapRev,
       nodes,
       peerCounters,
+      peerCounters6,
       liveness,
       config6,
       peers6: { written: peers6Written, deleted: peers6Deleted },

@@ -139,6 +139,7 @@ export const maps = {
   natmapRev: { name: 'strait_natmap_rev', key: ipv4, value: ipv4 },
   nodes: { name: 'strait_nodes', key: lpmV4Key, value: node },
   snat: { name: 'strait_snat', key: flowKey, value: snatEntry },
+  /** A peer's IPv4 traffic; IPv6's is in peerCounters6, of the same value. */
   peerCounters: { name: 'strait_peer_counters', key: u32, value: peerCounters, perCpu: true },
   drops: { name: 'strait_drops', key: u32, value: u64, perCpu: true },
   liveness: { name: 'strait_liveness', key: u32, value: liveness },
@@ -149,12 +150,19 @@ export const maps = {
   natmap6Rev: { name: 'strait_natmap6_rev', key: ipv6, value: ipv6 },
   nodes6: { name: 'strait_nodes6', key: lpmV6Key, value: node },
   snat6: { name: 'strait_snat6', key: flow6Key, value: snat6Entry },
+  peerCounters6: { name: 'strait_peer_counters6', key: u32, value: peerCounters, perCpu: true },
   /** A program array: slot (TailCall) → program (an fd written, an id read); the agent fills it (tail-calls.ts). */
   progs: { name: 'strait_progs', key: u32, value: u32 },
 } as const;
 
 /** The maps whose entries no spec can rebuild (the datapath writes them): an upgrade carries them over (map-upgrade.ts). */
-export const stateMaps: ReadonlySet<string> = new Set([maps.snat.name, maps.snat6.name, maps.peerCounters.name, maps.drops.name]);
+export const stateMaps: ReadonlySet<string> = new Set([
+  maps.snat.name,
+  maps.snat6.name,
+  maps.peerCounters.name,
+  maps.peerCounters6.name,
+  maps.drops.name,
+]);
 
 /** The key of strait_config's and strait_liveness's single element. */
 export const CONFIG_KEY = 0;
@@ -190,6 +198,7 @@ export function openMapsWith(open: MapOpener) {
     natmap6Rev: open(m.natmap6Rev.name, m.natmap6Rev.key, m.natmap6Rev.value),
     nodes6: open(m.nodes6.name, m.nodes6.key, m.nodes6.value),
     snat6: open(m.snat6.name, m.snat6.key, m.snat6.value),
+    peerCounters6: open(m.peerCounters6.name, m.peerCounters6.key, perCpu(m.peerCounters6.value)),
   };
 }
 

@@ -64,6 +64,7 @@ const unchangedMaps: ApplyResult = Object.fromEntries(
     'natmapRev',
     'nodes',
     'peerCounters',
+    'peerCounters6',
     'liveness',
     'config6',
     'peers6',

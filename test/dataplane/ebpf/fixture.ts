@@ -110,6 +110,9 @@ export const peerEntry = (p: PeerSetup): CodecValue<typeof layout.peer> => ({
   srcMac: p.srcMac,
 });
 
+export type PeerCounts = CodecValue<typeof layout.peerCounters>;
+export const noCounts: PeerCounts = { txPackets: 0n, txBytes: 0n, rxPackets: 0n, rxBytes: 0n };
+
 export class Datapath {
   private constructor(
     readonly obj: BpfObject,
@@ -170,17 +173,19 @@ export class Datapath {
     );
   }
 
-  peerCounters(id: number): { txPackets: bigint; txBytes: bigint; rxPackets: bigint; rxBytes: bigint } {
-    const zero = { txPackets: 0n, txBytes: 0n, rxPackets: 0n, rxBytes: 0n };
-    return (this.maps.peerCounters.lookup(id) ?? []).reduce(
-      (a, c) => ({
-        txPackets: a.txPackets + c.txPackets,
-        txBytes: a.txBytes + c.txBytes,
-        rxPackets: a.rxPackets + c.rxPackets,
-        rxBytes: a.rxBytes + c.rxBytes,
-      }),
-      zero,
-    );
+  /** Peer `id`'s counters in each family's map, summed over CPUs. */
+  peerCounters(id: number): Record<'ipv4' | 'ipv6', PeerCounts> {
+    const sum = (map: layout.DatapathMaps['peerCounters']) =>
+      (map.lookup(id) ?? []).reduce(
+        (a, c) => ({
+          txPackets: a.txPackets + c.txPackets,
+          txBytes: a.txBytes + c.txBytes,
+          rxPackets: a.rxPackets + c.rxPackets,
+          rxBytes: a.rxBytes + c.rxBytes,
+        }),
+        noCounts,
+      );
+    return { ipv4: sum(this.maps.peerCounters), ipv6: sum(this.maps.peerCounters6) };
   }
 
   /**

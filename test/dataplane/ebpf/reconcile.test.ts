@@ -373,20 +373,21 @@ describe('applying desired maps (real kernel)', function () {
     }
   });
 
-  it('removes everything of a peer that is gone, counters included, and keeps the rest', () => {
+  it("removes everything of a peer that is gone, both families' counters included, and keeps the rest", () => {
     const maps = layout.openMaps(obj);
     applyDesiredMaps(maps, desiredMaps(hubSpec(), 42, 1450));
     const cpus = maps.peerCounters.value.size / layout.peerCounters.size;
-    maps.peerCounters.update(
-      9,
-      Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n })),
-    );
+    const counted = Array.from({ length: cpus }, () => ({ txPackets: 1n, txBytes: 60n, rxPackets: 0n, rxBytes: 0n }));
+    for (const counters of [maps.peerCounters, maps.peerCounters6]) for (const peerId of [7, 9]) counters.update(peerId, counted);
     const withoutC = { ...hubSpec(), peers: hubSpec().peers.slice(0, 1), natMappings: [] };
     const result = applyDesiredMaps(maps, desiredMaps(withoutC, 42, 1450));
     assert.deepEqual(result.routes, { written: 0, deleted: 2 });
     assert.deepEqual(result.peers, { written: 0, deleted: 1 });
     assert.deepEqual(result.natmap, { written: 0, deleted: 1 });
     assert.deepEqual(result.peerCounters, { written: 0, deleted: 1 });
+    assert.deepEqual(result.peerCounters6, { written: 0, deleted: 1 });
+    // A's go on counting in both families, C's are gone from both (its IPv6 ones although the spec has no IPv6).
+    for (const counters of [maps.peerCounters, maps.peerCounters6]) assert.deepEqual([...counters.entries()], [[7, counted]]);
     assert.equal(maps.peers.lookup(9), undefined);
     assert.equal(maps.routes.lookup({ prefixLen: 32, addr: '10.2.0.5' }), undefined);
     assert.equal(maps.natmap.lookup('10.50.0.1'), undefined);

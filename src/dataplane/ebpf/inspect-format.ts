@@ -2,7 +2,7 @@
  * The human-readable form of an inspect report: one titled section per table, columns aligned with
  * spaces (numbers to the right) so it reads in a terminal and survives grep and copy-paste.
  */
-import type { InspectReport, InspectSection, SnatFlowReport } from './inspect';
+import { type InspectReport, type InspectSection, type SnatFlowReport, counterFamilies } from './inspect';
 
 type Cell = string | number;
 
@@ -57,21 +57,7 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
     const lines = [
       `peers (${r.peers.length})`,
       ...table(
-        [
-          'PEER',
-          'REMOTE POD',
-          'REMOTE EXTERNAL',
-          'LOCAL NAT POD',
-          'LOCAL NAT EXTERNAL',
-          'ENDPOINT',
-          'VNI',
-          'SRC MAC',
-          'DST MAC',
-          'TX PKTS',
-          'TX BYTES',
-          'RX PKTS',
-          'RX BYTES',
-        ],
+        ['PEER', 'REMOTE POD', 'REMOTE EXTERNAL', 'LOCAL NAT POD', 'LOCAL NAT EXTERNAL', 'ENDPOINT', 'VNI', 'SRC MAC', 'DST MAC'],
         r.peers.map((p) => [
           p.peerId,
           p.remotePodCIDRs.join(',') || '-',
@@ -82,11 +68,19 @@ const formatters: Record<InspectSection, (r: InspectReport) => string[]> = {
           p.vni,
           p.srcMac,
           p.dstMac,
-          p.counters.txPackets,
-          p.counters.txBytes,
-          p.counters.rxPackets,
-          p.counters.rxBytes,
         ]),
+      ),
+      '',
+      // Apart, a row per family: a column per family and figure would make the peers' rows far wider.
+      'peer counters',
+      ...table(
+        ['PEER', 'FAMILY', 'TX PKTS', 'TX BYTES', 'RX PKTS', 'RX BYTES'],
+        r.peers.flatMap((p) =>
+          counterFamilies.map((family) => {
+            const c = p.counters[family];
+            return [p.peerId, family, c.txPackets, c.txBytes, c.rxPackets, c.rxBytes];
+          }),
+        ),
       ),
     ];
     // Shown only when there are some: an unusable route is a fault to notice, not a routine row.

@@ -42,12 +42,23 @@ interface ConfigReport {
 }
 
 /** Counters summed over CPUs. Numbers, not bigints, so JSON carries them (exact up to 2^53). */
-interface PeerCountersReport {
+interface TrafficCounts {
   txPackets: number;
   txBytes: number;
   rxPackets: number;
   rxBytes: number;
 }
+const countFields = ['txPackets', 'txBytes', 'rxPackets', 'rxBytes'] as const;
+
+/** The families a peer's traffic is counted in: strait_peer_counters and strait_peer_counters6. */
+export const counterFamilies = ['ipv4', 'ipv6'] as const;
+export type CounterFamily = (typeof counterFamilies)[number];
+
+/**
+ * A peer's traffic, each family's and both together (the figures of the one map there was before IPv6
+ * had its own, which readers of `counters.txPackets` and the like keep).
+ */
+type PeerCountersReport = TrafficCounts & Record<CounterFamily, TrafficCounts>;
 
 interface PeerReport {
   peerId: number;
@@ -261,7 +272,9 @@ function readConfig(m: Pick<DatapathMaps, 'config' | 'config6'>): ConfigReport |
   };
 }
 
-type PeerMaps = Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'peers6' | 'routes6'>;
+type PeerMaps = Pick<DatapathMaps, 'peers' | 'routes' | 'peerCounters' | 'peers6' | 'routes6' | 'peerCounters6'>;
+
+const noTraffic = (): TrafficCounts => ({ txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 });
 
 function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[] } {
   const peers = new Map<number, PeerReport>();
@@ -277,7 +290,7 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
       vni: p.vni,
       srcMac: p.srcMac,
       dstMac: p.dstMac,
-      counters: { txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 },
+      counters: { ...noTraffic(), ipv4: noTraffic(), ipv6: noTraffic() },
     });
   }
   for (const [peerId, p] of m.peers6.entries()) {
@@ -301,14 +314,17 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
     else if (route.kind === PrefixKind.External) peer.remoteExternalCIDRs.push(cidrText(prefix));
     else stray(`unknown prefix kind ${route.kind}`);
   }
-  for (const [peerId, perCpuCounters] of m.peerCounters.entries()) {
-    const peer = peers.get(peerId);
-    if (peer === undefined) continue; // the reconciler deletes a gone peer's counters right after it
-    for (const c of perCpuCounters) {
-      peer.counters.txPackets += Number(c.txPackets);
-      peer.counters.txBytes += Number(c.txBytes);
-      peer.counters.rxPackets += Number(c.rxPackets);
-      peer.counters.rxBytes += Number(c.rxBytes);
+  const counterMaps: Record<CounterFamily, PeerMaps['peerCounters']> = { ipv4: m.peerCounters, ipv6: m.peerCounters6 };
+  for (const family of counterFamilies) {
+    for (const [peerId, perCpuCounters] of counterMaps[family].entries()) {
+      const peer = peers.get(peerId);
+      if (peer === undefined) continue; // the reconciler deletes a gone peer's counters right after it
+      for (const c of perCpuCounters) {
+        for (const field of countFields) {
+          peer.counters[family][field] += Number(c[field]);
+          peer.counters[field] += Number(c[field]);
+        }
+      }
     }
   }
   return { peers: [...peers.values()].sort((a, b) => a.peerId - b.peerId), strayRoutes };

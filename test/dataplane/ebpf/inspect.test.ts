@@ -10,7 +10,7 @@ import * as layout from '../../../src/dataplane/ebpf/layout';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { runCli } from '../../network-ipam/cli-runner';
 import { requireRoot, tempPinDir } from '../../support/kernel';
-import { frame, parseIpv4 } from '../../support/packet';
+import { frame, frame6, parseIpv4 } from '../../support/packet';
 import {
   dualStackHubSpec,
   dualStackHubSpecDocument,
@@ -20,6 +20,13 @@ import {
   peerIpv6Only,
   specWith,
 } from '../../support/node-specs';
+
+const noTraffic = { txPackets: 0, txBytes: 0, rxPackets: 0, rxBytes: 0 };
+/** A peer's counters in the report when all its traffic was IPv4: the total is IPv4's. */
+const ipv4Only = (counts: Partial<typeof noTraffic>) => {
+  const ipv4 = { ...noTraffic, ...counts };
+  return { ...ipv4, ipv4, ipv6: noTraffic };
+};
 
 const TC_ACT_SHOT = 2;
 const TC_ACT_REDIRECT = 7;
@@ -113,7 +120,7 @@ describe('strait inspect (real kernel)', function () {
           vni: 1829182,
           srcMac: '02:93:55:a1:01:47',
           dstMac: '02:c3:8b:16:94:d6',
-          counters: { txPackets: 0, txBytes: 0, rxPackets: 4, rxBytes: 3 * toPod.length + transit.length },
+          counters: ipv4Only({ rxPackets: 4, rxBytes: 3 * toPod.length + transit.length }),
         },
         {
           peerId: 9,
@@ -125,7 +132,7 @@ describe('strait inspect (real kernel)', function () {
           vni: 8387962,
           srcMac: '02:d1:97:a8:06:b1',
           dstMac: '02:a0:0a:81:2a:63',
-          counters: { txPackets: 1, txBytes: transitOut.length, rxPackets: 0, rxBytes: 0 },
+          counters: ipv4Only({ txPackets: 1, txBytes: transitOut.length }),
         },
       ],
       strayRoutes: [],
@@ -207,36 +214,14 @@ describe('strait inspect (real kernel)', function () {
       ['overlay', 'ifindex', '42,', 'vni', '18952,', 'mac', '02:53:54:00:00:01'],
       ['tunnel', 'MTU', '1450'],
       ['peers', '(2)'],
-      [
-        '7',
-        '10.1.0.0/16',
-        '10.60.0.0/24',
-        '172.16.0.0/16',
-        '172.17.0.0/24',
-        '203.0.113.1',
-        String(pa!.vni),
-        pa!.srcMac,
-        pa!.dstMac,
-        '0',
-        '0',
-        '4',
-        String(a!.rxBytes),
-      ],
-      [
-        '9',
-        '10.2.0.0/20',
-        '10.70.0.0/24',
-        '192.168.0.0/16',
-        '10.90.0.0/24',
-        '203.0.113.3',
-        String(pc!.vni),
-        pc!.srcMac,
-        pc!.dstMac,
-        '1',
-        String(c!.txBytes),
-        '0',
-        '0',
-      ],
+      ['7', '10.1.0.0/16', '10.60.0.0/24', '172.16.0.0/16', '172.17.0.0/24', '203.0.113.1', String(pa!.vni), pa!.srcMac, pa!.dstMac],
+      ['9', '10.2.0.0/20', '10.70.0.0/24', '192.168.0.0/16', '10.90.0.0/24', '203.0.113.3', String(pc!.vni), pc!.srcMac, pc!.dstMac],
+      ['peer', 'counters'],
+      ['PEER', 'FAMILY', 'TX', 'PKTS', 'TX', 'BYTES', 'RX', 'PKTS', 'RX', 'BYTES'],
+      ['7', 'ipv4', '0', '0', '4', String(a!.rxBytes)],
+      ['7', 'ipv6', '0', '0', '0', '0'],
+      ['9', 'ipv4', '1', String(c!.txBytes), '0', '0'],
+      ['9', 'ipv6', '0', '0', '0', '0'],
       ['10.50.0.1', '10.2.0.5', 'ok'],
       ['10.0.1.0/24', '192.0.2.12'],
       ['forward', 'udp', '10.1.3.4:2000', '10.2.0.5:53', 'src', '->', `10.50.0.254:${port}`],
@@ -349,6 +334,37 @@ describe('strait inspect: faults and other roles (real kernel)', function () {
     const text = runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'config', 'peers']).stdout;
     assert.match(text, /^ {2}IPv6 pod CIDR +fd00:b::\/48$/m);
     assert.match(text, / 172\.16\.0\.0\/16,fd60:b::\/48 +172\.17\.0\.0\/24,fd70:b:e::\/112 /);
+  });
+
+  it("a dual-stack node: each peer's counters per family and their sum, in JSON and in the table", async () => {
+    node = await programmedNode(dualStackHubSpec());
+    const udp = { kind: 'udp', sport: 1000, dport: 53, payload: Buffer.alloc(20) } as const;
+    // From A's pods to pods of ours on b-worker, one in IPv4 and two in IPv6; from our pod to C's in IPv6.
+    const fromA4 = frame({ src: '10.1.3.4', dst: '172.16.1.9' }, udp);
+    const fromA6 = frame6({ src: 'fd00:a::34', dst: 'fd60:b:0:1::9' }, udp);
+    const toC6 = frame6({ src: 'fd00:b::9', dst: 'fd00:c::5' }, udp);
+    const run = (program: string, f: Buffer) => assert.equal(node!.obj.program(program).testRun(f).retval, TC_ACT_REDIRECT);
+    run(layout.Program.FromOverlay, fromA4);
+    for (let i = 0; i < 2; i++) run(layout.Program.FromOverlay, fromA6);
+    run(layout.Program.FromPod, toC6);
+    const a4 = { ...noTraffic, rxPackets: 1, rxBytes: fromA4.length };
+    const a6 = { ...noTraffic, rxPackets: 2, rxBytes: 2 * fromA6.length };
+    const c6 = { ...noTraffic, txPackets: 1, txBytes: toC6.length };
+    assert.deepEqual(
+      inspectNode(node.pins.dir).peers.map((p) => [p.peerId, p.counters]),
+      [
+        [7, { ...noTraffic, rxPackets: 3, rxBytes: a4.rxBytes + a6.rxBytes, ipv4: a4, ipv6: a6 }],
+        [9, { ...c6, ipv4: noTraffic, ipv6: c6 }],
+      ],
+    );
+    const rows = rowsOf(runCli(['inspect', '--pin-root', node.pins.dir, '--section', 'peers']).stdout);
+    const at = rows.findIndex((r) => r.join(' ') === 'peer counters');
+    assert.deepEqual(rows.slice(at + 2, at + 6), [
+      ['7', 'ipv4', '0', '0', '1', String(fromA4.length)],
+      ['7', 'ipv6', '0', '0', '2', String(2 * fromA6.length)],
+      ['9', 'ipv4', '0', '0', '0', '0'],
+      ['9', 'ipv6', '1', String(toC6.length), '0', '0'],
+    ]);
   });
 
   it("an IPv6-only node, and a dual-stack node's IPv6-only peering: the family a node or a peering lacks is absent, not 0.0.0.0/255; an IPv4 route to such a peering is stray", async () => {

@@ -1,11 +1,12 @@
 /**
  * After the traffic, every agent's /metrics against what `strait inspect` reads from the same node's
- * pinned maps: per peer, packets and bytes each way must be the same numbers (the agent's metrics are
- * read from those maps at scrape time; a wrong label, a peer mixed up or a stale cache shows here).
+ * pinned maps: per peer and IP family, packets and bytes each way must be the same numbers (the agent's
+ * metrics are read from those maps at scrape time; a wrong label, a peer or family mixed up or a stale
+ * cache shows here).
  * The kernel fallback has no per-peer counters: its agents must say which dataplane they run and be
  * ready. Counters that move between the two readings (a late packet) are read again.
  */
-import { inspectNode } from '../../src/dataplane/ebpf/inspect';
+import { type CounterFamily, counterFamilies, inspectNode } from '../../src/dataplane/ebpf/inspect';
 import { parseSamples, sampleValue } from '../../src/metrics/exposition';
 import type { ClusterState } from './lab-state-port';
 import { nodePinRoot } from './lab';
@@ -18,22 +19,34 @@ export interface MetricsResult {
   detail: string;
 }
 
-/** Per peer cluster id: tx/rx packets and bytes, as inspect reads them. */
+type Figure = number | undefined;
+
+/** One peer's counters in one family, as both readings are compared. */
+const row = (peer: string, family: CounterFamily, c: { txPackets: Figure; txBytes: Figure; rxPackets: Figure; rxBytes: Figure }) =>
+  `${peer} ${family} tx ${c.txPackets}/${c.txBytes} rx ${c.rxPackets}/${c.rxBytes}`;
+
+/** Per peer cluster id and family: tx/rx packets and bytes, as inspect reads them. */
 function inspected(node: string, names: ReadonlyMap<number, string>): string {
   const rows = inspectNode(nodePinRoot(node))
     .peers.filter((p) => names.has(p.peerId))
-    .map((p) => `${names.get(p.peerId)} tx ${p.counters.txPackets}/${p.counters.txBytes} rx ${p.counters.rxPackets}/${p.counters.rxBytes}`);
+    .flatMap((p) => counterFamilies.map((family) => row(names.get(p.peerId)!, family, p.counters[family])));
   return rows.sort().join('; ');
 }
 
 function scraped(text: string, names: ReadonlyMap<number, string>): string {
   const samples = parseSamples(text);
-  const value = (unit: 'packets' | 'bytes', peer: string, direction: string) =>
-    sampleValue(samples, `strait_agent_peer_${unit}_total`, { peer, direction });
+  const value = (unit: 'packets' | 'bytes', peer: string, family: CounterFamily, direction: string) =>
+    sampleValue(samples, `strait_agent_peer_${unit}_total`, { peer, family, direction });
   return [...names.values()]
-    .map(
-      (peer) =>
-        `${peer} tx ${value('packets', peer, 'tx')}/${value('bytes', peer, 'tx')} rx ${value('packets', peer, 'rx')}/${value('bytes', peer, 'rx')}`,
+    .flatMap((peer) =>
+      counterFamilies.map((family) =>
+        row(peer, family, {
+          txPackets: value('packets', peer, family, 'tx'),
+          txBytes: value('bytes', peer, family, 'tx'),
+          rxPackets: value('packets', peer, family, 'rx'),
+          rxBytes: value('bytes', peer, family, 'rx'),
+        }),
+      ),
     )
     .sort()
     .join('; ');

@@ -4,7 +4,7 @@
  * reconcile loop does no extra work; only the reconcile histogram and error counter are fed by the loop.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DatapathCounters } from '../dataplane/ebpf/inspect';
+import { type DatapathCounters, counterFamilies } from '../dataplane/ebpf/inspect';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
 import type { Dataplane } from '../api/dataplane';
 import type { LocalGatewayState } from '../agent/local-gateway';
@@ -40,8 +40,11 @@ export class AgentMetrics {
   constructor(source: AgentMetricsSource) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    /** Each peer's counters as two series of a counter, tx (translated toward the peer) and rx (from it). */
-    const perPeer = (metric: Counter<'peer' | 'direction'>, unit: 'Packets' | 'Bytes') => {
+    /**
+     * Each peer's counters as series of a counter per family (ipv4, ipv6) and direction, tx (translated
+     * toward the peer) and rx (from it).
+     */
+    const perPeer = (metric: Counter<'peer' | 'family' | 'direction'>, unit: 'Packets' | 'Bytes') => {
       metric.reset();
       const state = source.state();
       const names = new Map(state?.applied?.peers.map((p) => [p.peerId, p.clusterId]));
@@ -49,8 +52,10 @@ export class AgentMetrics {
         // A peer the spec in force does not name (a previous agent's, before the first apply deletes it).
         const peer = names.get(peerId);
         if (peer === undefined) continue;
-        metric.inc({ peer, direction: 'tx' }, c[`tx${unit}`]);
-        metric.inc({ peer, direction: 'rx' }, c[`rx${unit}`]);
+        for (const family of counterFamilies) {
+          metric.inc({ peer, family, direction: 'tx' }, c[family][`tx${unit}`]);
+          metric.inc({ peer, family, direction: 'rx' }, c[family][`rx${unit}`]);
+        }
       }
     };
 
@@ -102,8 +107,8 @@ export class AgentMetrics {
     });
     new Counter({
       name: 'strait_agent_peer_packets_total',
-      help: 'Packets translated per peer cluster: tx toward the peer, rx from it (eBPF dataplane only)',
-      labelNames: ['peer', 'direction'],
+      help: 'Packets translated per peer cluster and IP family: tx toward the peer, rx from it (eBPF dataplane only)',
+      labelNames: ['peer', 'family', 'direction'],
       registers,
       collect() {
         perPeer(this, 'Packets');
@@ -111,8 +116,8 @@ export class AgentMetrics {
     });
     new Counter({
       name: 'strait_agent_peer_bytes_total',
-      help: 'Bytes (whole frames) translated per peer cluster: tx toward the peer, rx from it (eBPF dataplane only)',
-      labelNames: ['peer', 'direction'],
+      help: 'Bytes (whole frames) translated per peer cluster and IP family: tx toward the peer, rx from it (eBPF dataplane only)',
+      labelNames: ['peer', 'family', 'direction'],
       registers,
       collect() {
         perPeer(this, 'Bytes');

@@ -14,13 +14,17 @@ import { cliJson } from '../network-ipam/cli-runner';
 import { nextReconcile } from '../support/heartbeat';
 import { requireRoot } from '../support/kernel';
 import { freePort, get, metricNames, scrape, series } from '../support/metrics';
-import { Proto, datagram, ipv4Header } from '../support/packet';
+import { Proto, datagram, datagram6, ipv4Header } from '../support/packet';
 import { waitFor } from '../support/wait';
 import { sendDatagram } from '../support/wire';
 import { createAgentNode, removeAgentNode } from './agent-node';
-import { nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
+import { nodeSpecDocument, peerB, peerC, specFileText, withIpv6 } from '../support/node-specs';
+import { type InspectReport, counterFamilies } from '../../src/dataplane/ebpf/inspect';
+import type { WholeNodeDataplaneSpecDocument } from '../../src/api/node-dataplane';
 
 const podAddress = '10.0.0.5';
+/** In n1's IPv6 pod prefix (withIpv6: fd00:10::/64). */
+const podAddress6 = 'fd00:10::5';
 
 describe('strait agent: metrics and health (real process, real kernel)', function () {
   requireRoot(this);
@@ -43,8 +47,8 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
 
   const specPath = () => join(dir, 'nodes', 'n1.json');
   const statusPath = () => join(dir, 'status', 'n1.json');
-  const writeSpec = (peers = [peerB]) => {
-    writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), specFileText(nodeSpecDocument(peers)));
+  const writeSpec = (doc: WholeNodeDataplaneSpecDocument = nodeSpecDocument()) => {
+    writeFileSync(join(dir, 'nodes', '.n1.json.tmp'), specFileText(doc));
     renameSync(join(dir, 'nodes', '.n1.json.tmp'), specPath());
   };
   const logOf = () => `agent log:\n${stderr}`;
@@ -76,7 +80,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     assert.deepEqual(series(before, 'strait_agent_applied_spec_info'), [], 'no spec in force, none named');
     assert.deepEqual(series(before, 'strait_agent_peer_packets_total'), [], 'no spec, no peer to name');
 
-    writeSpec([peerB, peerC]);
+    writeSpec(nodeSpecDocument([peerB, peerC]));
     await waitFor('/readyz 200', async () => (await readyz()).status === 200, 10_000, logOf);
     assert.deepEqual(await readyz(), { status: 200, body: 'ready\n' });
     assert.deepEqual(await get(port, '/healthz'), { status: 200, body: 'ok\n' });
@@ -93,38 +97,39 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     await assert.rejects(get(port, '/healthz'), 'the server closed with the agent');
   });
 
-  it('counts per peer exactly the packets and bytes `strait inspect` reads from the node, and the drops per reason', async () => {
+  it('counts per peer and family exactly the packets and bytes `strait inspect` reads from the node, and the drops per reason', async () => {
     // The pod sends through its veth to the node, whose p-x runs strait_from_pod: a static neighbour for
-    // a next hop stands in for the node answering ARP.
+    // a next hop stands in for the node answering ARP and NDP.
     ip(['link', 'set', 'p-x', 'up'], node);
     for (const dev of ['lo', 'eth0']) ip(['link', 'set', dev, 'up'], pod);
     ip(['addr', 'add', `${podAddress}/32`, 'dev', 'eth0'], pod);
     ip(['neigh', 'add', '169.254.1.1', 'lladdr', '02:00:00:00:00:01', 'dev', 'eth0', 'nud', 'permanent'], pod);
     ip(['route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0', 'onlink'], pod);
-    writeSpec([peerB, peerC]);
+    ip(['-6', 'addr', 'add', `${podAddress6}/128`, 'dev', 'eth0', 'nodad'], pod);
+    ip(['-6', 'neigh', 'add', 'fe80::1', 'lladdr', '02:00:00:00:00:01', 'dev', 'eth0', 'nud', 'permanent'], pod);
+    ip(['-6', 'route', 'add', 'default', 'via', 'fe80::1', 'dev', 'eth0'], pod);
+    // Dual-stack, b and c too (a copy: withIpv6 gives the peer documents an IPv6 family).
+    writeSpec(withIpv6(structuredClone(nodeSpecDocument([peerB, peerC]))));
     startAgent();
     await waitFor('/readyz 200', async () => (await readyz()).status === 200, 15_000, logOf);
 
     // 3 datagrams to a pod of b (10.1.0.0/16), 1 to a pod of c (10.2.0.0/20), each a 142-byte frame at
-    // the pod interface (Ethernet 14 + IP 20 + UDP 8 + 100); 2 TCP packets to b cut short in their TCP
-    // header, dropped as Malformed.
-    const udp = (dst: string) =>
-      datagram({ src: podAddress, dst }, { kind: 'udp', sport: 1000, dport: 2000, payload: Buffer.alloc(100, 7) });
-    for (let i = 0; i < 3; i++) sendDatagram(pod, udp('10.1.0.9'));
-    sendDatagram(pod, udp('10.2.0.9'));
+    // the pod interface (Ethernet 14 + IP 20 + UDP 8 + 100); 2 to b's IPv6 pod (fd00:11::/56), 162 bytes
+    // each (IPv6 40); 2 TCP packets to b cut short in their TCP header, dropped as Malformed.
+    const udp = { kind: 'udp', sport: 1000, dport: 2000, payload: Buffer.alloc(100, 7) } as const;
+    for (let i = 0; i < 3; i++) sendDatagram(pod, datagram({ src: podAddress, dst: '10.1.0.9' }, udp));
+    sendDatagram(pod, datagram({ src: podAddress, dst: '10.2.0.9' }, udp));
+    for (let i = 0; i < 2; i++) sendDatagram(pod, datagram6({ src: podAddress6, dst: 'fd00:11::9' }, udp));
     for (let i = 0; i < 2; i++)
       sendDatagram(pod, Buffer.concat([ipv4Header({ src: podAddress, dst: '10.1.0.9' }, Proto.TCP, 4), Buffer.alloc(4)]));
 
-    interface Inspected {
-      peers: { peerId: number; counters: { txPackets: number; txBytes: number; rxPackets: number; rxBytes: number } }[];
-      drops: Record<string, number>;
-    }
+    type Inspected = Pick<InspectReport, 'peers' | 'drops'>;
     const inspect = () => cliJson(['inspect', '--pin-root', pinRoot, '--json', '--section', 'peers', 'drops']) as Inspected;
     await waitFor(
-      'the datapath to count all 6 packets',
+      'the datapath to count all 8 packets',
       () => {
         const { peers, drops } = inspect();
-        return peers.reduce((n, p) => n + p.counters.txPackets, 0) === 4 && drops.Malformed === 2;
+        return peers.reduce((n, p) => n + p.counters.txPackets, 0) === 6 && drops.Malformed === 2;
       },
       10_000,
       () => JSON.stringify(inspect()),
@@ -139,10 +144,12 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     ]);
     const fromInspect = (unit: 'Packets' | 'Bytes') =>
       inspected.peers
-        .flatMap((p) => [
-          `direction=rx peer=${byPeer.get(p.peerId)} ${p.counters[`rx${unit}`]}`,
-          `direction=tx peer=${byPeer.get(p.peerId)} ${p.counters[`tx${unit}`]}`,
-        ])
+        .flatMap((p) =>
+          counterFamilies.flatMap((family) => [
+            `direction=rx family=${family} peer=${byPeer.get(p.peerId)} ${p.counters[family][`rx${unit}`]}`,
+            `direction=tx family=${family} peer=${byPeer.get(p.peerId)} ${p.counters[family][`tx${unit}`]}`,
+          ]),
+        )
         .sort();
     assert.deepEqual(series(samples, 'strait_agent_peer_packets_total'), fromInspect('Packets'));
     assert.deepEqual(series(samples, 'strait_agent_peer_bytes_total'), fromInspect('Bytes'));
@@ -154,16 +161,24 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
     );
     // And the known answers.
     assert.deepEqual(series(samples, 'strait_agent_peer_packets_total'), [
-      'direction=rx peer=b 0',
-      'direction=rx peer=c 0',
-      'direction=tx peer=b 3',
-      'direction=tx peer=c 1',
+      'direction=rx family=ipv4 peer=b 0',
+      'direction=rx family=ipv4 peer=c 0',
+      'direction=rx family=ipv6 peer=b 0',
+      'direction=rx family=ipv6 peer=c 0',
+      'direction=tx family=ipv4 peer=b 3',
+      'direction=tx family=ipv4 peer=c 1',
+      'direction=tx family=ipv6 peer=b 2',
+      'direction=tx family=ipv6 peer=c 0',
     ]);
     assert.deepEqual(series(samples, 'strait_agent_peer_bytes_total'), [
-      'direction=rx peer=b 0',
-      'direction=rx peer=c 0',
-      'direction=tx peer=b 426',
-      'direction=tx peer=c 142',
+      'direction=rx family=ipv4 peer=b 0',
+      'direction=rx family=ipv4 peer=c 0',
+      'direction=rx family=ipv6 peer=b 0',
+      'direction=rx family=ipv6 peer=c 0',
+      'direction=tx family=ipv4 peer=b 426',
+      'direction=tx family=ipv4 peer=c 142',
+      'direction=tx family=ipv6 peer=b 324',
+      'direction=tx family=ipv6 peer=c 0',
     ]);
     assert.deepEqual(series(samples, 'strait_agent_dropped_packets_total'), [
       'reason=Csum 0',
@@ -177,7 +192,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
       'reason=TransitState 0',
       'reason=Tunnel 0',
     ]);
-    assert.deepEqual(series(samples, 'strait_agent_nat_mappings'), ['1']);
+    assert.deepEqual(series(samples, 'strait_agent_nat_mappings'), ['3']);
     assert.deepEqual(metricNames(samples, 'strait_agent_'), [
       'strait_agent_applied_spec_info',
       'strait_agent_dataplane',
@@ -223,7 +238,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
   it('gives on the kernel fallback what it has: no per-peer or drop series, which only the eBPF datapath counts', async () => {
     // As on any node: the kernel refuses onlink next hops while lo is down.
     ip(['link', 'set', 'lo', 'up'], node);
-    writeSpec([peerB, peerC]);
+    writeSpec(nodeSpecDocument([peerB, peerC]));
     startAgent('--dataplane', 'kernel');
     await waitFor('/readyz 200', async () => (await readyz()).status === 200, 15_000, logOf);
     const samples = await scrape(port);

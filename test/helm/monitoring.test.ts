@@ -153,6 +153,10 @@ describe('Helm chart monitoring (ServiceMonitor, PrometheusRule, Grafana dashboa
     for (const name of used) assert.ok(documented.has(name), `${name} is not in docs/metrics.md`);
     for (const name of ['strait_agent_dropped_packets_total', 'strait_controller_peer_api_up', 'strait_agent_peer_bytes_total'])
       assert.ok(used.has(name), name);
+    // A dual-stack peering's traffic per family, as the agent counts it.
+    const perPeer = exprs.filter((e) => /strait_agent_peer_/.test(e));
+    assert.equal(perPeer.length, 2);
+    for (const expr of perPeer) assert.match(expr, /^sum by \(peer, family, direction\) /);
     const ids = (dashboard.panels as ChartObject[]).map((p) => p.id);
     assert.equal(new Set(ids).size, ids.length, 'panel ids are unique');
     const elsewhere = renderChart([

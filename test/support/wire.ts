@@ -1,7 +1,7 @@
 /**
  * Packets on the wire of a namespace, below the sockets Node has: capture the frames arriving on an
  * interface (IPv4's by default, or any ethertype's; fragments before reassembly, ICMP errors with their
- * quotes) with an AF_PACKET socket, and send an IPv4 datagram exactly as built (test/support/packet.ts) with a raw socket. Both run python3
+ * quotes) with an AF_PACKET socket, and send an IPv4 or IPv6 datagram exactly as built (test/support/packet.ts) with a raw socket. Both run python3
  * in the namespace (.ci/setup installs it; Node has no raw sockets).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -78,15 +78,18 @@ export class Capture {
   }
 }
 
-// IP_HDRINCL: the kernel routes by the header's destination and keeps every field but the header checksum
-// and total length, which it fills in (packet.ts computes the same values).
+// IPPROTO_RAW includes the header (IP_HDRINCL): the kernel routes by its destination and keeps every
+// field but IPv4's header checksum and total length, which it fills in (packet.ts computes the same values).
 const sendScript = `
 import socket, sys
 datagram = bytes.fromhex(sys.stdin.read())
-socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW).sendto(datagram, (socket.inet_ntoa(datagram[16:20]), 0))
+if datagram[0] >> 4 == 6:
+    socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_RAW).sendto(datagram, (socket.inet_ntop(socket.AF_INET6, datagram[24:40]), 0))
+else:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW).sendto(datagram, (socket.inet_ntoa(datagram[16:20]), 0))
 `;
 
-/** Sends one IPv4 datagram (header included) from `netns`, routed by its destination. */
+/** Sends one IPv4 or IPv6 datagram (header included) from `netns`, routed by its destination. */
 export function sendDatagram(netns: string, datagram: Buffer): void {
   run(['ip', 'netns', 'exec', netns, 'python3', '-c', sendScript], datagram.toString('hex'));
 }

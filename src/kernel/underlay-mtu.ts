@@ -5,26 +5,29 @@
  */
 import { formatIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from '../nodespec/spec';
-import { type TunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
+import { type NodeTunnelMtus, type UnderlayDevice, defaultUnderlayMtu, tunnelMtus } from '../nodespec/tunnel-mtu';
 import { devicesHolding } from './address-holders';
 import { dumpLinks } from './rtnetlink';
 
-/** The smallest MTU among the devices holding one of `addresses`; undefined when none holds any. */
-export function deviceMtuOf(addresses: readonly string[], ns?: string): number | undefined {
+/** The device of the smallest MTU among those holding one of `addresses`; undefined when none holds any. */
+export function underlayDeviceOf(addresses: readonly string[], ns?: string): UnderlayDevice | undefined {
   const holders = new Set(devicesHolding(addresses, ns));
   if (holders.size === 0) return undefined;
-  const mtus = dumpLinks(ns)
+  return dumpLinks(ns)
     .filter((l) => holders.has(l.ifname))
-    .map((l) => l.mtu);
-  return mtus.length > 0 ? Math.min(...mtus) : undefined;
+    .reduce<UnderlayDevice | undefined>(
+      (smallest, l) => (smallest && smallest.mtu <= l.mtu ? smallest : { name: l.ifname, mtu: l.mtu }),
+      undefined,
+    );
 }
 
 /** The node's tunnel MTUs: the cluster's override, else derived from its underlay device (`ns`: a namespace by name). */
-export function nodeTunnelMtus(spec: NodeDataplaneSpec, ns?: string): TunnelMtus {
+export function nodeTunnelMtus(spec: NodeDataplaneSpec, ns?: string): NodeTunnelMtus {
   if (spec.tunnelMTU !== undefined) return tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU);
   const sources = [
     spec.node.underlayAddress,
     ...(spec.node.role === 'gateway' && spec.node.publicAddress ? [spec.node.publicAddress] : []),
   ].map(formatIp);
-  return tunnelMtus(deviceMtuOf(sources, ns) ?? defaultUnderlayMtu);
+  const underlay = underlayDeviceOf(sources, ns);
+  return underlay ? { ...tunnelMtus(underlay.mtu), underlay } : tunnelMtus(defaultUnderlayMtu);
 }

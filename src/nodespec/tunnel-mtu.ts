@@ -14,8 +14,11 @@ const vxlanOverhead = 50;
  */
 const ipsecOverhead = 80;
 
+/** IPv6's minimum link MTU (RFC 8200): Linux turns IPv6 off on a device with a smaller one. */
+export const ipv6MinimumMtu = 1280;
+
 /** The bounds of the cluster-level override (`tunnelMTU`): IPv6's minimum link MTU, and IPv4's largest packet. */
-export const tunnelMtuRange = { minimum: 1280, maximum: 65535 } as const;
+export const tunnelMtuRange = { minimum: ipv6MinimumMtu, maximum: 65535 } as const;
 
 export type Encapsulation = 'vxlan' | 'ipsec';
 
@@ -42,6 +45,20 @@ export const defaultUnderlayMtu = 1500;
 export interface TunnelMtus {
   vxlan: number;
   ipsec: number;
+}
+
+/** The device a node's tunnel MTUs derive from: the one holding its tunnels' source address (the smallest MTU of several). */
+export interface UnderlayDevice {
+  name: string;
+  mtu: number;
+}
+
+/**
+ * A node's tunnel MTUs, with the underlay device they derive from when they do (no `tunnelMTU` override,
+ * and a device holds the node's address), so a refusal can name what to change.
+ */
+export interface NodeTunnelMtus extends TunnelMtus {
+  underlay?: UnderlayDevice;
 }
 
 export const tunnelMtus = (underlayMtu: number, override?: number): TunnelMtus => ({

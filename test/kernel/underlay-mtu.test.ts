@@ -1,11 +1,11 @@
 /**
  * The underlay MTU read from the kernel (addresses and links through rtnetlink), in a throwaway
- * namespace: the MTU of the device holding an address, the smallest when several do.
+ * namespace: the device holding an address and its MTU, the one of the smallest MTU when several do.
  */
 import assert from 'node:assert/strict';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { deviceMtuOf } from '../../src/kernel/underlay-mtu';
+import { underlayDeviceOf } from '../../src/kernel/underlay-mtu';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 describe('underlay MTU (real kernel)', function () {
@@ -21,11 +21,11 @@ describe('underlay MTU (real kernel)', function () {
   });
   afterEach(() => deleteNetns(ns));
 
-  it('is the MTU of the device holding the address, the smallest of several, and undefined when none holds it', () => {
-    assert.equal(deviceMtuOf(['10.213.0.1'], ns), 1400);
-    assert.equal(deviceMtuOf(['10.213.0.1', '10.213.1.1'], ns), 1300);
-    assert.equal(deviceMtuOf(['fd00::1'], ns), 1300);
-    assert.equal(deviceMtuOf(['10.9.9.9'], ns), undefined);
-    assert.equal(deviceMtuOf(['10.213.0.2'], ns), undefined, 'an address of the subnet is not the device address');
+  it('is the device holding the address, the one of the smallest MTU of several, and undefined when none holds it', () => {
+    assert.deepEqual(underlayDeviceOf(['10.213.0.1'], ns), { name: 'veth0', mtu: 1400 });
+    assert.deepEqual(underlayDeviceOf(['10.213.0.1', '10.213.1.1'], ns), { name: 'veth1', mtu: 1300 });
+    assert.deepEqual(underlayDeviceOf(['fd00::1'], ns), { name: 'veth1', mtu: 1300 });
+    assert.equal(underlayDeviceOf(['10.9.9.9'], ns), undefined);
+    assert.equal(underlayDeviceOf(['10.213.0.2'], ns), undefined, 'an address of the subnet is not the device address');
   });
 });

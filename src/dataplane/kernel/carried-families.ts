@@ -1,5 +1,6 @@
 /**
- * The IP families the kernel fallback carries, checked by its `validate` before anything is programmed:
+ * The IP families the kernel fallback carries, checked by its `validate` before anything is programmed
+ * (and IPv6's MTU again by each apply, with the MTUs it gives the tunnels):
  * networks of either family in either place (IPv4 only, IPv6 only, dual-stack with either primary, a
  * peering of one family; NAT in `ip strait` and `ip6 strait`, routes and rules of each family the spec
  * has). The underlay stays IPv4: node, gateway and public addresses and peer endpoints are the tunnels'
@@ -7,32 +8,49 @@
  * (ipsec-plan.ts: xfrm policies per family).
  */
 import { InputError } from '../../errors';
-import { peerNetworks } from '../../nodespec/families';
+import { familiesOf, peerNetworks } from '../../nodespec/families';
 import { requireIpv4Underlay } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
-import { defaultUnderlayMtu, tunnelMtu } from '../../nodespec/tunnel-mtu';
-
-/** Refuses a spec the kernel fallback cannot carry, naming the first field that it cannot. */
-export function requireFallbackFamilies(spec: NodeDataplaneSpec): void {
-  requireIpv4Underlay(spec, "the kernel fallback's underlay (the tunnels' outer addresses) is IPv4 only");
-  requireIpv6Mtu(spec);
-}
-
-/** IPv6's minimum link MTU (RFC 8200): Linux takes no IPv6 route into a device with a smaller one. */
-const ipv6MinimumMtu = 1280;
+import { type NodeTunnelMtus, ipv6MinimumMtu } from '../../nodespec/tunnel-mtu';
 
 /**
- * An encrypted peering carrying IPv6 needs its xfrm interface's MTU (tunnelMTU less 30) to be at least
- * IPv6's minimum: Linux turns IPv6 off on a smaller device and refuses routes into it (ENODEV).
+ * Refuses a spec the kernel fallback cannot carry, naming the first field that it cannot. `mtus`: the
+ * node's tunnel MTUs (src/kernel/underlay-mtu.ts).
  */
-function requireIpv6Mtu(spec: NodeDataplaneSpec): void {
-  if (spec.tunnelMTU === undefined) return;
-  const mtu = tunnelMtu('ipsec', defaultUnderlayMtu, spec.tunnelMTU);
-  const peer = spec.peers.find((p) => p.transport === 'ipsec' && peerNetworks(p, 6));
-  if (peer && mtu < ipv6MinimumMtu)
-    throw new InputError(
-      'spec.tunnelMTU',
-      spec.tunnelMTU,
-      `the encrypted peering with ${peer.clusterId} carries IPv6, and its tunnel's MTU would be ${mtu}, under IPv6's minimum of ${ipv6MinimumMtu}: give at least ${spec.tunnelMTU + ipv6MinimumMtu - mtu}`,
+export function requireFallbackFamilies(spec: NodeDataplaneSpec, mtus: NodeTunnelMtus): void {
+  requireIpv4Underlay(spec, "the kernel fallback's underlay (the tunnels' outer addresses) is IPv4 only");
+  requireIpv6TunnelMtus(spec, mtus);
+}
+
+/**
+ * IPv6 needs every tunnel device it is routed into to have at least IPv6's minimum MTU: Linux turns IPv6
+ * off on a smaller device and refuses routes and neighbours into it (ENODEV). Those are the VXLAN
+ * devices of a spec with IPv6 (every node's overlay, a gateway's tunnels to peers), and a gateway's xfrm
+ * interface for an encrypted peering carrying IPv6 (its MTU 30 under the VXLAN one). The override's
+ * range keeps VXLAN's at 1280 or more: a smaller one comes from the underlay device.
+ */
+export function requireIpv6TunnelMtus(spec: NodeDataplaneSpec, mtus: NodeTunnelMtus): void {
+  if (!familiesOf(spec).includes(6)) return;
+  if (mtus.vxlan < ipv6MinimumMtu) throw mtuRefusal(spec, mtus, mtus.vxlan, "this cluster has IPv6, and its VXLAN tunnels' MTU");
+  const encrypted = spec.node.role === 'gateway' ? spec.peers.find((p) => p.transport === 'ipsec' && peerNetworks(p, 6)) : undefined;
+  if (encrypted && mtus.ipsec < ipv6MinimumMtu)
+    throw mtuRefusal(spec, mtus, mtus.ipsec, `the encrypted peering with ${encrypted.clusterId} carries IPv6, and its tunnel's MTU`);
+}
+
+/**
+ * The refusal of `tunnel`'s MTU of `mtu`, naming what sets it: the underlay device when the MTUs derive
+ * from one, else `spec.tunnelMTU` (given, or to be given: the override is the VXLAN tunnels' MTU, and
+ * both tunnel MTUs move with it byte for byte, as with the device's).
+ */
+function mtuRefusal(spec: NodeDataplaneSpec, mtus: NodeTunnelMtus, mtu: number, tunnel: string): InputError {
+  const missing = ipv6MinimumMtu - mtu;
+  const why = `${tunnel} would be ${mtu}, under IPv6's minimum of ${ipv6MinimumMtu}`;
+  const { underlay } = mtus;
+  if (underlay)
+    return new InputError(
+      `the MTU of ${underlay.name} (the node's underlay device)`,
+      underlay.mtu,
+      `${why}: without spec.tunnelMTU the tunnels' MTU follows this device's; raise it to at least ${underlay.mtu + missing}`,
     );
+  return new InputError('spec.tunnelMTU', spec.tunnelMTU, `${why}: give at least ${mtus.vxlan + missing}`);
 }

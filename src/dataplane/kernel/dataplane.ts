@@ -5,7 +5,6 @@
 import { KernelChangeMonitor } from '../../kernel/change-monitor';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type ChangeSource, type NodeDataplane, type ProbeResponder, defaultResyncMs } from '../port';
-import { requireFallbackFamilies } from './carried-families';
 import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyChanged } from './kernel-datapath';
 
 /**
@@ -16,7 +15,7 @@ import { type IpsecSetup, type KernelApplyResult, KernelDatapath, kernelApplyCha
  * serialising a spec of 100,000 NatMappings at every tick would cost more than the skip saves.
  */
 export function kernelDataplane(
-  datapath: Pick<KernelDatapath, 'apply' | 'inputsVersion'>,
+  datapath: Pick<KernelDatapath, 'validate' | 'apply' | 'inputsVersion'>,
   changes?: ChangeSource,
   resyncMs = defaultResyncMs,
   now = Date.now,
@@ -25,7 +24,7 @@ export function kernelDataplane(
   let lastGood: { spec: NodeDataplaneSpec; inputs: string; at: number } | undefined;
   return {
     kind: 'kernel',
-    validate: requireFallbackFamilies,
+    validate: (spec) => datapath.validate(spec),
     apply(spec) {
       const inputs = datapath.inputsVersion(spec);
       // Taken before applying: events caused by this apply make the next tick look again, once.

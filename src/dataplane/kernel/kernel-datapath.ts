@@ -21,6 +21,7 @@ import { applyNat, hasGatewayNat, removeNat } from './nat-apply';
 import { forgetFlows } from '../../kernel/conntrack';
 import { natRuleset } from './nat-ruleset';
 import { type RoutePlan, planKernelRouting, remotePrefixesOf } from './routing-plan';
+import { requireFallbackFamilies, requireIpv6TunnelMtus } from './carried-families';
 
 export interface KernelApplyResult {
   devices: DeviceChanges;
@@ -117,9 +118,17 @@ export class KernelDatapath {
     }
   }
 
+  /** Refuses a spec this node cannot carry (InputError naming the field), with the tunnel MTUs it derives now; changes nothing. */
+  validate(spec: NodeDataplaneSpec): void {
+    requireFallbackFamilies(spec, nodeTunnelMtus(spec, this.netns));
+  }
+
   apply(spec: NodeDataplaneSpec): KernelApplyResult {
     const { secrets, blocked } = this.ipsecInputs(spec);
     const mtus = nodeTunnelMtus(spec, this.netns);
+    // Before anything changes, with the MTUs given below: the underlay device's may have changed since
+    // the spec was validated, and a node made the gateway counts its public address's device too.
+    requireIpv6TunnelMtus(spec, mtus);
     const plan = planKernelRouting(spec, new Set(blocked.keys()), mtus);
     // Devices before xfrm: an xfrm interface drops what no policy of its if_id matches, so an encrypted
     // peering is never in the clear, also while its states and policies are being installed.

@@ -2,17 +2,26 @@ import assert from 'node:assert/strict';
 import { InputError } from '../../../src/errors';
 import { requireFallbackFamilies } from '../../../src/dataplane/kernel/carried-families';
 import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
+import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
+import { type NodeTunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../../../src/nodespec/tunnel-mtu';
 import { hubSpecDocument, ipv6Only, ipv6Primary, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
 import { ipsecHubCarrying, ipsecHubCarryingDocument } from './ipsec-hub';
+
+/** The MTUs of a node whose underlay device is `name` of `mtu` (spec.tunnelMTU not given). */
+const underlayOf = (name: string, mtu: number): NodeTunnelMtus => ({ ...tunnelMtus(mtu), underlay: { name, mtu } });
+
+/** The check on a node with the spec's override, else (by default) no device holding its address: Ethernet's MTU assumed. */
+const check = (spec: NodeDataplaneSpec, mtus: NodeTunnelMtus = tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU)) =>
+  requireFallbackFamilies(spec, mtus);
 
 describe('kernel fallback: the IP families it carries', () => {
   const dualStackWith = (edit: Parameters<typeof specWith>[1]) => specWith(withIpv6(hubSpecDocument()), edit);
 
   it('passes IPv4 only, dual-stack with either family primary, IPv6 only, and a dual-stack home peered in IPv6 only', () => {
-    assert.doesNotThrow(() => requireFallbackFamilies(dualStackWith(() => {})));
-    assert.doesNotThrow(() => requireFallbackFamilies(specWith(hubSpecDocument(), () => {})));
+    assert.doesNotThrow(() => check(dualStackWith(() => {})));
+    assert.doesNotThrow(() => check(specWith(hubSpecDocument(), () => {})));
     for (const shape of [ipv6Primary, ipv6Only, (d: ReturnType<typeof hubSpecDocument>) => peerIpv6Only(d, 0)])
-      assert.doesNotThrow(() => requireFallbackFamilies(specWith(shape(withIpv6(hubSpecDocument())), () => {})), shape.name);
+      assert.doesNotThrow(() => check(specWith(shape(withIpv6(hubSpecDocument())), () => {})), shape.name);
   });
 
   it("passes an encrypted peering of IPv4 only, in the peering's own fields or under its secondary (an IPv6-primary home)", () => {
@@ -21,24 +30,72 @@ describe('kernel fallback: the IP families it carries', () => {
       delete doc.peers[0]!.secondary;
       return doc;
     };
-    assert.doesNotThrow(() => requireFallbackFamilies(specWith(encrypted(withIpv6(hubSpecDocument())), () => {})));
+    assert.doesNotThrow(() => check(specWith(encrypted(withIpv6(hubSpecDocument())), () => {})));
     // IPv6 primary: the peering's IPv4 networks are its only ones, in its own fields.
     const v6Primary = ipv6Primary(withIpv6(hubSpecDocument()));
     v6Primary.peers[0] = { ...hubSpecDocument().peers[0]!, transport: 'ipsec' };
-    assert.doesNotThrow(() => requireFallbackFamilies(specWith(v6Primary, () => {})));
+    assert.doesNotThrow(() => check(specWith(v6Primary, () => {})));
   });
 
   it('passes encrypted peerings carrying IPv6: dual-stack, IPv6 only (its own fields IPv6), and at the smallest MTU IPv6 takes', () => {
-    assert.doesNotThrow(() => requireFallbackFamilies(ipsecHubCarrying('dual')));
-    assert.doesNotThrow(() => requireFallbackFamilies(ipsecHubCarrying('ipv6')));
+    assert.doesNotThrow(() => check(ipsecHubCarrying('dual')));
+    assert.doesNotThrow(() => check(ipsecHubCarrying('ipv6')));
     const atMinimum = ipsecHubCarryingDocument('dual');
     atMinimum.tunnelMTU = 1310;
-    assert.doesNotThrow(() => requireFallbackFamilies(readNodeDataplaneSpec(atMinimum)));
+    assert.doesNotThrow(() => check(readNodeDataplaneSpec(atMinimum)));
     // A small MTU is no matter for an encrypted peering without IPv6, nor for IPv6 over VXLAN.
     const v4Only = ipsecHubCarryingDocument('ipv4', undefined, { dualStackHome: true });
     v4Only.tunnelMTU = 1280;
-    assert.doesNotThrow(() => requireFallbackFamilies(readNodeDataplaneSpec(v4Only)));
-    assert.doesNotThrow(() => requireFallbackFamilies(dualStackWith((s) => (s.tunnelMTU = 1280))));
+    assert.doesNotThrow(() => check(readNodeDataplaneSpec(v4Only)));
+    assert.doesNotThrow(() => check(dualStackWith((s) => (s.tunnelMTU = 1280))));
+  });
+
+  it('passes an MTU derived from the underlay device at the smallest each tunnel carrying IPv6 takes, and any where none does', () => {
+    assert.doesNotThrow(
+      () =>
+        check(
+          dualStackWith(() => {}),
+          underlayOf('eth0', 1330),
+        ),
+      "VXLAN's 50 bytes less: 1280",
+    );
+    assert.doesNotThrow(() => check(ipsecHubCarrying('dual'), underlayOf('eth0', 1360)), "ESP's 80 less: 1280");
+    assert.doesNotThrow(
+      () =>
+        check(
+          specWith(hubSpecDocument(), () => {}),
+          underlayOf('eth0', 1000),
+        ),
+      'IPv4 only',
+    );
+    // A worker makes no xfrm interface: its encrypted peerings' traffic leaves through the gateway's.
+    const worker = ipsecHubCarryingDocument('dual');
+    worker.node = { name: 'b-worker', role: 'worker', underlayAddress: '192.0.2.12' };
+    assert.doesNotThrow(() => check(readNodeDataplaneSpec(worker), underlayOf('eth0', 1330)));
+    worker.tunnelMTU = 1280;
+    assert.doesNotThrow(() => check(readNodeDataplaneSpec(worker)));
+  });
+
+  it("refuses IPv6 through a tunnel whose MTU, derived from the underlay device, is under IPv6's minimum, naming the device, its MTU and the one needed", () => {
+    const refused = (spec: NodeDataplaneSpec, mtus: NodeTunnelMtus, reason: RegExp) =>
+      assert.throws(
+        () => check(spec, mtus),
+        (err: unknown) =>
+          err instanceof InputError &&
+          err.field === "the MTU of eth0 (the node's underlay device)" &&
+          err.value === mtus.underlay?.mtu &&
+          reason.test(err.reason),
+      );
+    refused(
+      dualStackWith(() => {}),
+      underlayOf('eth0', 1329),
+      /^this cluster has IPv6, and its VXLAN tunnels' MTU would be 1279, under IPv6's minimum of 1280: without spec.tunnelMTU the tunnels' MTU follows this device's; raise it to at least 1330$/,
+    );
+    refused(
+      ipsecHubCarrying('ipv6'),
+      underlayOf('eth0', 1359),
+      /^the encrypted peering with cluster-a carries IPv6, and its tunnel's MTU would be 1279, .*raise it to at least 1360$/,
+    );
   });
 
   const cases: [string, Parameters<typeof specWith>[1], string, string | number, RegExp][] = [
@@ -72,7 +129,7 @@ describe('kernel fallback: the IP families it carries', () => {
   for (const [what, edit, field, value, reason] of cases) {
     it(`refuses ${what}, naming ${field} and its value`, () => {
       assert.throws(
-        () => requireFallbackFamilies(dualStackWith(edit)),
+        () => check(dualStackWith(edit)),
         (err: unknown) => err instanceof InputError && err.field === field && err.value === value && reason.test(err.reason),
       );
     });

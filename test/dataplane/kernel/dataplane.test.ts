@@ -30,7 +30,7 @@ describe('kernel dataplane: reconciles only when something may have changed', ()
     let changed = false;
     let clock = 0;
     const dataplane = kernelDataplane(
-      { apply: () => (applies++, result), inputsVersion: () => version },
+      { validate: () => {}, apply: () => (applies++, result), inputsVersion: () => version },
       {
         takeChanged: () => {
           const c = changed;
@@ -84,7 +84,11 @@ describe('kernel dataplane with the kernel change monitor (real kernel)', functi
     const datapath = new KernelDatapath(ns);
     const monitor = new KernelChangeMonitor(ns);
     const dataplane = kernelDataplane(
-      { apply: (s) => (applies++, datapath.apply(s)), inputsVersion: (s) => datapath.inputsVersion(s) },
+      {
+        validate: (s) => datapath.validate(s),
+        apply: (s) => (applies++, datapath.apply(s)),
+        inputsVersion: (s) => datapath.inputsVersion(s),
+      },
       monitor,
     );
     const spec = hubSpec(); // one object, as the agent hands over until its spec file changes

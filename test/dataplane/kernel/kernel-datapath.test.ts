@@ -4,7 +4,8 @@ import { ip, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { hubSpec, hubSpecDocument, withIpv6 } from '../../support/node-specs';
 import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
-import { ipsecHub } from './ipsec-hub';
+import { InputError } from '../../../src/errors';
+import { ipsecHub, ipsecHubCarrying } from './ipsec-hub';
 import { requireRoot, uniqueName } from '../../support/kernel';
 
 describe('KernelDatapath (real kernel)', function () {
@@ -23,17 +24,18 @@ describe('KernelDatapath (real kernel)', function () {
   });
   afterEach(() => deleteNetns(ns));
 
-  const state = () => ({
+  /** All but table 18952's routes (`ip route show` fails for a table that does not exist). */
+  const stateButRoutes = () => ({
     links: run(['ip', '-n', ns, '-br', 'link'])
       .split('\n')
       .map((l) => l.split(/[\s@]+/)[0])
       .filter(Boolean)
       .sort(),
-    table: run(['ip', '-n', ns, 'route', 'show', 'table', '18952']),
     // Rules of one priority list in the order they were added: compare them as a set.
     rules: run(['ip', '-n', ns, 'rule']).split('\n').sort().join('\n'),
     nft: run(['ip', 'netns', 'exec', ns, 'nft', 'list', 'tables']),
   });
+  const state = () => ({ ...stateButRoutes(), table: run(['ip', '-n', ns, 'route', 'show', 'table', '18952']) });
   const foreign = () => [
     run(['ip', '-n', ns, 'route', 'show', 'table', '100']),
     run(['ip', '-n', ns, 'rule']).includes('100:\tfrom all lookup 100'),
@@ -106,6 +108,30 @@ describe('KernelDatapath (real kernel)', function () {
     const removed = cleanupKernelNode(ns);
     assert.deepEqual([removed.rules, removed.routes], [12, 18]);
     assert.equal(v6(['rule']).includes('1895'), false);
+  });
+
+  it("refuses IPv6 through tunnels whose MTU, derived from the underlay device, is under IPv6's minimum, changing nothing", () => {
+    // The device holding the node's underlay address (hubSpec's 192.0.2.11), 1 byte short for VXLAN.
+    ip(['link', 'set', 'other0', 'mtu', '1329'], ns);
+    ip(['addr', 'add', '192.0.2.11/24', 'dev', 'other0'], ns);
+    const dp = new KernelDatapath(ns);
+    const before = stateButRoutes();
+    const dualStack = readNodeDataplaneSpec(withIpv6(hubSpecDocument()));
+    const namesOther0 = (mtu: number, needed: number) => (err: unknown) =>
+      err instanceof InputError &&
+      err.field === "the MTU of other0 (the node's underlay device)" &&
+      err.value === mtu &&
+      err.reason.endsWith(`raise it to at least ${needed}`);
+    assert.throws(() => dp.validate(dualStack), namesOther0(1329, 1330));
+    assert.throws(() => dp.apply(dualStack), namesOther0(1329, 1330));
+    assert.deepEqual(stateButRoutes(), before, 'nothing programmed');
+    // Enough for VXLAN, not for ESP: a gateway with an encrypted peering carrying IPv6.
+    ip(['link', 'set', 'other0', 'mtu', '1359'], ns);
+    assert.throws(() => dp.apply(ipsecHubCarrying('dual')), namesOther0(1359, 1360));
+    assert.deepEqual(stateButRoutes(), before, 'nothing programmed');
+    assert.throws(() => ip(['route', 'show', 'table', '18952'], ns), /table does not exist/, 'no route either');
+    assert.deepEqual(dp.apply(dualStack).failed, [], 'the VXLAN tunnels carry IPv6 at 1309');
+    assert.match(ip(['link', 'show', 'strait.vxlan'], ns), /mtu 1309 /);
   });
 
   it('blocks an encrypted peering it cannot set up: no tunnel, its traffic rejected rather than routed by the main table', () => {

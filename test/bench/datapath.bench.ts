@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { BpfObject, type BpfProgram } from '../../src/native';
 import { type IpFamily, formatIp, parseIp } from '../../src/net/cidr';
-import { configFor, Datapath, home, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
+import { type PeerSetup, configFor, Datapath, home, peerP, peerQ, TC_ACT_OK, TC_ACT_REDIRECT } from '../dataplane/ebpf/fixture';
 import { type L4, frame, frame6 } from '../support/packet';
 import { peerP6 } from '../dataplane/ebpf/fixture6';
 import { emptyProgramPath, nsPerPacket, udpFrame } from './maps.bench';
@@ -177,39 +177,89 @@ async function toPeerFigure(family: IpFamily, measure: Measure): Promise<Measure
 }
 
 /**
- * strait_from_overlay on the hub: an established transit flow (NatMapping DNAT, SNAT to the transit
- * address through strait_snat, toPeer). For the 2-cycle each peer sees our ExternalCIDR inside its own
- * remote PodCIDR, so the translated packet is again a transit packet, from the other peer: flow 1 goes
- * from Q's 100.65.1.250:40001 to P's 100.64.1.9:53 and leaves as P's view of the transit address,
- * 100.64.1.250:50000; that is flow 2, toward Q's 100.65.1.8:53, which leaves from 100.65.1.250:40001
- * again. Both flows are in strait_snat (both halves) with those ports, as after their first packets.
+ * The hub of the transit figure, by family: our ExternalCIDR, and P's and Q's views of it, each also that
+ * peer's remote PodCIDR (transitFigure says why). IPv6 is the secondary family, beside the IPv4 fixture's.
  */
-async function transitFigure(measure: Measure): Promise<Measured> {
+interface TransitHub {
+  external: Prefix;
+  pSees: Prefix;
+  qSees: Prefix;
+  /** Programs our ExternalCIDR and transit address, and each peer with its view of our ExternalCIDR. */
+  install(dp: Datapath, external: Prefix, transit: string, peers: readonly (readonly [PeerSetup, Prefix])[]): void;
+  /** A NatMapping, both ways, as the agent writes it. */
+  mapExternal(dp: Datapath, external: string, real: string): void;
+  snat(dp: Datapath): Datapath['maps']['snat'];
+}
+
+const transitHubs: Record<IpFamily, TransitHub> = {
+  4: {
+    external: home.external,
+    pSees: { addr: '100.64.1.0', prefixLen: 24 },
+    qSees: { addr: '100.65.1.0', prefixLen: 24 },
+    install(dp, external, transit, peers) {
+      dp.maps.config.update(0, configFor('gateway', { externalCidr: external, transitAddr: transit }));
+      for (const [peer, sees] of peers) dp.addPeer({ ...peer, remotePod: sees, localNatExternal: sees });
+    },
+    mapExternal: (dp, external, real) => dp.mapExternal(external, real),
+    snat: (dp) => dp.maps.snat,
+  },
+  6: {
+    external: { addr: 'fd00:e::', prefixLen: 64 },
+    pSees: { addr: 'fd64:1::', prefixLen: 64 },
+    qSees: { addr: 'fd65:1::', prefixLen: 64 },
+    install(dp, external, transit, peers) {
+      dp.maps.config.update(0, configFor('gateway'));
+      dp.maps.config6.update(0, { podCidr: { addr: 'fd00:a::', prefixLen: 48 }, externalCidr: external, transitAddr: transit });
+      for (const [peer, sees] of peers) {
+        dp.addPeer(peer);
+        dp.maps.peers6.update(peer.id, { localNatPod: { addr: 'fd60:6::', prefixLen: 48 }, localNatExternal: sees });
+        dp.maps.routes6.update(sees, { peerId: peer.id, kind: 0 });
+      }
+    },
+    mapExternal(dp, external, real) {
+      dp.maps.natmap6.update(external, real);
+      dp.maps.natmap6Rev.update(real, external);
+    },
+    snat: (dp) => dp.maps.snat6,
+  },
+};
+
+/**
+ * strait_from_overlay on the hub: an established transit flow (NatMapping DNAT, SNAT to the transit
+ * address through strait_snat, toPeer; IPv6: a tail call to strait_transit6, which parses again, on
+ * strait_snat6). For the 2-cycle each peer sees our ExternalCIDR inside its own remote PodCIDR, so the
+ * translated packet is again a transit packet, from the other peer. In IPv4: flow 1 goes from Q's
+ * 100.65.1.250:40001 to P's 100.64.1.9:53 and leaves as P's view of the transit address,
+ * 100.64.1.250:50000; that is flow 2, toward Q's 100.65.1.8:53, which leaves from 100.65.1.250:40001
+ * again. Both flows are in the SNAT map (both halves) with those ports, as after their first packets.
+ */
+async function transitFigure(family: IpFamily, measure: Measure): Promise<Measured> {
   const dp = await Datapath.load();
   try {
-    const external = { addr: '10.201.5.0', prefixLen: 24 };
-    const transit = '10.201.5.250';
-    dp.maps.config.update(0, configFor('gateway', { externalCidr: external, transitAddr: transit }));
-    const pSees = { addr: '100.64.1.0', prefixLen: 24 };
-    const qSees = { addr: '100.65.1.0', prefixLen: 24 };
-    dp.addPeer({ ...peerP, remotePod: pSees, localNatExternal: pSees });
-    dp.addPeer({ ...peerQ, remotePod: qSees, localNatExternal: qSees });
-    const [pPod, qPod, pTransit, qTransit] = ['100.64.1.9', '100.65.1.8', '100.64.1.250', '100.65.1.250'];
-    dp.mapExternal('10.201.5.8', pPod); // Q sends to 100.65.1.8
-    dp.mapExternal('10.201.5.9', qPod); // P sends to 100.64.1.9
+    const hub = transitHubs[family];
+    const { external, pSees, qSees } = hub;
+    const transit = hostAt(external, 250);
+    hub.install(dp, external, transit, [
+      [peerP, pSees],
+      [peerQ, qSees],
+    ]);
+    const [pPod, qPod, pTransit, qTransit] = [hostAt(pSees, 9), hostAt(qSees, 8), hostAt(pSees, 250), hostAt(qSees, 250)];
+    hub.mapExternal(dp, hostAt(external, 8), pPod); // Q sends to its view of it, qPod's address
+    hub.mapExternal(dp, hostAt(external, 9), qPod); // P sends to its view of it, pPod's address
+    const snat = hub.snat(dp);
     const udp = 17;
     const flow = (saddr: string, daddr: string, sport: number, port: number) => {
-      dp.maps.snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
-      dp.maps.snat.update(
+      snat.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
+      snat.update(
         { saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp },
         { addr: saddr, port: sport, flags: 0, closedNs: 0n },
       );
     };
     flow(qTransit, pPod, 40001, 50000);
     flow(pTransit, qPod, 50000, 40001);
-    const input = frame({ src: qTransit, dst: '100.65.1.8' }, { kind: 'udp', sport: 40001, dport: 53, payload: Buffer.alloc(22) });
+    const input = families[family].frame({ src: qTransit, dst: qPod }, { kind: 'udp', sport: 40001, dport: 53, payload: Buffer.alloc(22) });
     assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_REDIRECT);
-    assert.equal([...dp.maps.snat.keys()].length, 4, 'no new flow');
+    assert.equal([...snat.keys()].length, 4, 'no new flow');
     return measure(dp.prog('fromOverlay'), input);
   } finally {
     dp.close();
@@ -222,59 +272,8 @@ const natMappingName = (family: IpFamily, count: number) =>
   `strait_from_overlay, gateway, ${ipv6Word(family)}UDP from a peer to an ExternalCIDR address, ${count.toLocaleString('en')} NatMapping${count === 1 ? '' : 's'}`;
 const toPeerName = (family: IpFamily) =>
   `strait_from_pod, gateway, ${ipv6Word(family)}UDP toward a peer (source translated, tunnel key, redirect)`;
-
-/**
- * `transitFigure` in IPv6: the same hub, each peer seeing our ExternalCIDR inside its remote PodCIDR, so
- * the 2-cycle holds; strait_from_overlay tail-calls strait_transit6, which parses again and works on
- * strait_snat6.
- */
-async function transit6Figure(measure: Measure): Promise<Measured> {
-  const dp = await Datapath.load();
-  try {
-    const transit = 'fd00:e::fa';
-    dp.maps.config.update(0, configFor('gateway'));
-    const pSees = { addr: 'fd64:1::', prefixLen: 64 };
-    const qSees = { addr: 'fd65:1::', prefixLen: 64 };
-    dp.addPeer(peerP);
-    dp.addPeer(peerQ);
-    dp.maps.config6.update(0, {
-      podCidr: { addr: 'fd00:a::', prefixLen: 48 },
-      externalCidr: { addr: 'fd00:e::', prefixLen: 64 },
-      transitAddr: transit,
-    });
-    for (const [p, sees] of [
-      [peerP, pSees],
-      [peerQ, qSees],
-    ] as const) {
-      dp.maps.peers6.update(p.id, { localNatPod: { addr: 'fd60:6::', prefixLen: 48 }, localNatExternal: sees });
-      dp.maps.routes6.update(sees, { peerId: p.id, kind: 0 });
-    }
-    const [pPod, qPod, pTransit, qTransit] = ['fd64:1::9', 'fd65:1::8', 'fd64:1::fa', 'fd65:1::fa'];
-    for (const [ext, real] of [
-      ['fd00:e::8', pPod], // Q sends to fd65:1::8
-      ['fd00:e::9', qPod], // P sends to fd64:1::9
-    ]) {
-      dp.maps.natmap6.update(ext, real);
-      dp.maps.natmap6Rev.update(real, ext);
-    }
-    const udp = 17;
-    const flow = (saddr: string, daddr: string, sport: number, port: number) => {
-      dp.maps.snat6.update({ saddr, daddr, sport, dport: 53, proto: udp }, { addr: transit, port, flags: 0, closedNs: 0n });
-      dp.maps.snat6.update(
-        { saddr: daddr, daddr: transit, sport: 53, dport: port, proto: udp },
-        { addr: saddr, port: sport, flags: 0, closedNs: 0n },
-      );
-    };
-    flow(qTransit, pPod, 40001, 50000);
-    flow(pTransit, qPod, 50000, 40001);
-    const input = frame6({ src: qTransit, dst: 'fd65:1::8' }, { kind: 'udp', sport: 40001, dport: 53, payload: Buffer.alloc(22) });
-    assertTwoCycle(dp, 'fromOverlay', input, TC_ACT_REDIRECT);
-    assert.equal([...dp.maps.snat6.keys()].length, 4, 'no new flow');
-    return measure(dp.prog('fromOverlay'), input);
-  } finally {
-    dp.close();
-  }
-}
+const transitName = (family: IpFamily) =>
+  `strait_from_overlay, hub, ${ipv6Word(family)}UDP of an established transit flow (${family === 6 ? 'tail call to strait_transit6, ' : ''}NatMapping, SNAT, toward the other peer)`;
 
 export const run: BenchSuite = async () => {
   const empty = await BpfObject.load(emptyProgramPath);
@@ -282,20 +281,13 @@ export const run: BenchSuite = async () => {
     const measure: Measure = (prog, f) => ({ floor: nsPerPacket(empty.program('empty'), udpFrame()), ns: nsPerPacket(prog, f) });
     const measured: [string, Measured][] = [];
     for (const count of SIZES) measured.push([natMappingName(4, count), await natMappingFigure(4, count, measure)]);
-    measured.push([
-      'strait_from_overlay, hub, UDP of an established transit flow (NatMapping, SNAT, toward the other peer)',
-      await transitFigure(measure),
-    ]);
+    measured.push([transitName(4), await transitFigure(4, measure)]);
     measured.push([toPeerName(4), await toPeerFigure(4, measure)]);
     // The IPv6 paths beside their IPv4 twins (issue 29's goal: at most 1.2x the IPv4 cost): [IPv6, IPv4].
     const ipv6: [string, string, Measured][] = [
       [toPeerName(6), toPeerName(4), await toPeerFigure(6, measure)],
       [natMappingName(6, 1), natMappingName(4, 1), await natMappingFigure(6, 1, measure)],
-      [
-        'strait_from_overlay, hub, IPv6 UDP of an established transit flow (tail call to strait_transit6, NatMapping, SNAT, toward the other peer)',
-        measured.find(([name]) => name.startsWith('strait_from_overlay, hub, UDP of an established transit flow'))![0],
-        await transit6Figure(measure),
-      ],
+      [transitName(6), transitName(4), await transitFigure(6, measure)],
     ];
     measured.push(...ipv6.map(([name, , m]): [string, Measured] => [name, m]));
     const note = '64-byte frame (IPv6: 84 bytes, the same payload), median of 5 x 1M';

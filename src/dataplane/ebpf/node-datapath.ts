@@ -25,6 +25,7 @@ import {
 } from './attachments';
 import { probedDevices } from './liveness-responder';
 import { type CarriedOver, type SetAsideMap, carryOverState, setAsideIncompatible } from './map-upgrade';
+import type { SyncResult } from './map-sync';
 import { syncTailCalls } from './tail-calls';
 
 export interface NodeDatapathOptions {
@@ -55,25 +56,26 @@ export interface ApplyScope {
 
 const everything: ApplyScope = { kernel: true, readMaps: true };
 
-const unchangedMaps: ApplyResult = Object.fromEntries(
-  [
-    'config',
-    'peers',
-    'routes',
-    'natmap',
-    'natmapRev',
-    'nodes',
-    'peerCounters',
-    'peerCounters6',
-    'liveness',
-    'config6',
-    'peers6',
-    'routes6',
-    'natmap6',
-    'natmap6Rev',
-    'nodes6',
-  ].map((m) => [m, { written: 0, deleted: 0 }]),
-) as ApplyResult;
+const untouched: SyncResult = { written: 0, deleted: 0 };
+
+/** What an apply that wrote no map reports: each map by name, so one added to ApplyResult and not here does not compile. */
+const unchangedMaps: ApplyResult = {
+  config: untouched,
+  peers: untouched,
+  routes: untouched,
+  natmap: untouched,
+  natmapRev: untouched,
+  nodes: untouched,
+  peerCounters: untouched,
+  peerCounters6: untouched,
+  liveness: untouched,
+  config6: untouched,
+  peers6: untouched,
+  routes6: untouched,
+  natmap6: untouched,
+  natmap6Rev: untouched,
+  nodes6: untouched,
+};
 
 /** What of a spec the overlay device depends on (its MTU: src/kernel/underlay-mtu.ts). */
 const overlayInputs = (spec: NodeDataplaneSpec): string => {

@@ -7,6 +7,7 @@
 import { compiledChecker } from '../../src/api/compiled-validators';
 import { loadYamlFile } from '../../src/api/document';
 import { InputError } from '../../src/errors';
+import { requireOtherFamily } from '../../src/api/secondary-family';
 import { type Cidr, cidrSize, containsIp, formatCidr, formatIp, parseCidr } from '../../src/net/cidr';
 import { defaultMtu } from './link-mtu';
 import type { LabTopologyDocument } from './topology-schema';
@@ -93,6 +94,7 @@ export function parseTopology(value: unknown): LabTopology {
       podCIDR: parseCidr(`${f}.secondary.podCIDR`, c.secondary.podCIDR),
       externalCIDR: parseCidr(`${f}.secondary.externalCIDR`, c.secondary.externalCIDR),
     };
+    if (secondary) requireOtherFamily([`${f}.podCIDR`, podCIDR], [`${f}.secondary.podCIDR`, secondary.podCIDR]);
     const underlay = parseCidr(`${f}.underlay`, c.underlay);
     const id = unique(`${f}.id`, c.id);
     /** A node's pod network, inside the cluster's of its family. */

@@ -3,6 +3,7 @@
  * Parsed and checked once here, so the rest of the IPAM can rely on them being disjoint.
  */
 import { InputError } from '../errors';
+import { requireOtherFamily } from './secondary-family';
 import { type Cidr, cidrsEqual, cidrsOverlap, formatCidr, parseCidr } from '../net/cidr';
 
 export interface HomeNetworks {
@@ -97,18 +98,8 @@ export function parseFamilies(spec: HomeNetworksSpec): HomeNetworks[] {
   const secondarySpec = familySpec(spec, 'secondary');
   if (!secondarySpec) return [primary];
   const secondary = parseHomeNetworks(secondarySpec, 'secondary.');
-  requireOtherFamily(primary, secondary);
+  requireOtherFamily(['podCIDR', primary.podCIDR], ['secondary.podCIDR', secondary.podCIDR]);
   return [primary, secondary];
-}
-
-/** The secondary family's networks must be of the other family than the primary's. */
-export function requireOtherFamily(primary: HomeNetworks, secondary: HomeNetworks): void {
-  if (secondary.podCIDR.family === primary.podCIDR.family)
-    throw new InputError(
-      'secondary.podCIDR',
-      formatCidr(secondary.podCIDR),
-      `must be of the other IP family than podCIDR ${formatCidr(primary.podCIDR)}: the secondary family's networks`,
-    );
 }
 
 /** The home settings of one family's IPAM plane (src/network-ipam/planes.ts): its networks, every reserved network and pool. */

@@ -11,6 +11,7 @@ import { type Cidr, type Ip, type IpFamily, containsIp, formatCidr, formatIp, pa
 import { RangeIndex } from '../net/range-index';
 import type { ClusterNodeSpec, FamilyNetworks, NodeDataplaneSpec, PeerFamilyNetworks } from '../nodespec/spec';
 import { checkCompiled } from './compiled-validators';
+import { requireOtherFamily } from './secondary-family';
 import type { ClusterNodeDocument, NodeDataplaneSpecDocument, NodeDataplaneStatus } from './node-dataplane-resource';
 import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 
@@ -181,12 +182,7 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
   const ip = (field: string, text: string): Ip => parseIp(at(field), text);
   const primary = readFamilyNetworks(doc, at, '');
   const secondary = doc.secondary && readFamilyNetworks(doc.secondary, at, 'secondary.');
-  if (secondary && secondary.podCIDR.family === primary.podCIDR.family)
-    throw new InputError(
-      at('secondary.podCIDR'),
-      doc.secondary?.podCIDR,
-      `must be of the other IP family than podCIDR ${doc.podCIDR}: the secondary family's networks`,
-    );
+  if (secondary) requireOtherFamily([at('podCIDR'), primary.podCIDR], [at('secondary.podCIDR'), secondary.podCIDR]);
   const homeOf = (family: IpFamily) => [primary, secondary].find((n) => n?.podCIDR.family === family);
   // Inner frames are addressed to it: a group address would be flooded, not delivered.
   if (parseInt(doc.overlay.mac.slice(0, 2), 16) & 1)
@@ -213,11 +209,10 @@ export function readNodeDataplaneSpec(value: unknown, root = 'spec'): NodeDatapl
       if (p.endpoint === undefined) throw new InputError(at(`${field}.endpoint`), undefined, `is required ${fromGateways}`);
       const own = readPeerFamilyNetworks(p, at, `${field}.`, homeOf);
       const other = p.secondary && readPeerFamilyNetworks(p.secondary, at, `${field}.secondary.`, homeOf);
-      if (other && other.remotePodCIDR.family === own.remotePodCIDR.family)
-        throw new InputError(
-          at(`${field}.secondary.remotePodCIDR`),
-          p.secondary?.remotePodCIDR,
-          `must be of the other IP family than remotePodCIDR ${p.remotePodCIDR}`,
+      if (other)
+        requireOtherFamily(
+          [at(`${field}.remotePodCIDR`), own.remotePodCIDR],
+          [at(`${field}.secondary.remotePodCIDR`), other.remotePodCIDR],
         );
       return {
         clusterId: p.clusterId,

@@ -12,6 +12,7 @@ import {
   primaryAnswer,
 } from '../api/network-config';
 import { notRemapped } from '../api/not-remapped';
+import { networkFamily, requireOtherFamily } from '../api/secondary-family';
 import { InputError } from '../errors';
 import { addPeer, removePeer, setRemoteView } from '../network-ipam/peers';
 import { type IpamPlanes, planesOf, withPlane } from '../network-ipam/planes';
@@ -207,13 +208,10 @@ const placeNames: Record<Place, FamilyPlace> = {
   secondary: { spec: 'spec.secondary.', status: 'status.secondary.' },
 };
 
-/** The family a network's text is of (a text that is no network is refused where it is parsed). */
-const familyOfText = (cidr: string): IpFamily => (cidr.includes(':') ? 6 : 4);
-
-/** Where the peer's NetworkConfig has its networks of `family`, if it has that family. */
+/** Where the peer's NetworkConfig has its networks of `family`, if it has that family (a text that is no network is refused where it is parsed). */
 function placeOfFamily(theirs: NetworkConfigSpec, family: IpFamily): Place | undefined {
-  if (familyOfText(theirs.podCIDR) === family) return 'own';
-  return theirs.secondary && familyOfText(theirs.secondary.podCIDR) === family ? 'secondary' : undefined;
+  if (networkFamily(theirs.podCIDR) === family) return 'own';
+  return theirs.secondary && networkFamily(theirs.secondary.podCIDR) === family ? 'secondary' : undefined;
 }
 
 /** The peer's NetworkConfig projected onto one place: that place's networks as its own. */
@@ -225,16 +223,6 @@ const projectedAnswer = (answer: NetworkConfigStatus, place: Place): NetworkConf
   const part = place === 'own' ? primaryAnswer(answer) : answer.secondary;
   return part && { processed: answer.processed, ...part };
 };
-
-/** The peer's secondary family must be the other one: two places of one family say two things about it. */
-function requireTwoFamilies(theirs: NetworkConfigSpec): void {
-  if (theirs.secondary && familyOfText(theirs.secondary.podCIDR) === familyOfText(theirs.podCIDR))
-    throw new InputError(
-      'spec.secondary.podCIDR',
-      theirs.secondary.podCIDR,
-      `is IPv${familyOfText(theirs.podCIDR)} as spec.podCIDR ${theirs.podCIDR} is; the secondary family is the other one`,
-    );
-}
 
 /**
  * One round of one peering with what replication brought. A peering carries the families both clusters
@@ -263,7 +251,7 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
     return { planes: before, peering: { ...waiting.peering, ours: ourSpec(before, rest) }, problems: waiting.problems };
   }
   try {
-    requireTwoFamilies(theirs);
+    if (theirs.secondary) requireOtherFamily(['spec.podCIDR', theirs.podCIDR], ['spec.secondary.podCIDR', theirs.secondary.podCIDR]);
   } catch (err) {
     return refusedWhole(`NetworkConfig from ${input.peer}: ${message(err)}`);
   }

@@ -5,7 +5,8 @@
  * ones (docs/dual-stack.md). The primary plane is the primary family's; the secondary exists on a
  * dual-stack cluster.
  */
-import { type HomeNetworksSpec, familySpec, requireOtherFamily } from '../api/home-networks';
+import { type HomeNetworksSpec, familySpec } from '../api/home-networks';
+import { requireOtherFamily } from '../api/secondary-family';
 import { type InitializeResult, initializeIpam } from './initialize';
 import type { IpamState } from './state';
 
@@ -45,7 +46,7 @@ export function initializePlanes(
   const primary = initializeIpam(existing?.primary, familySpec(spec, 'primary')!, force);
   const secondarySpec = familySpec(spec, 'secondary');
   const secondary = secondarySpec && initializeIpam(existing?.secondary, secondarySpec, force, 'secondary.');
-  if (secondary) requireOtherFamily(primary.state.home, secondary.state.home);
+  if (secondary) requireOtherFamily(['podCIDR', primary.state.home.podCIDR], ['secondary.podCIDR', secondary.state.home.podCIDR]);
   const migrated = [
     ...primary.result.migrated,
     ...(secondary?.result.migrated.map((m) => `secondary.${m}`) ?? []),

@@ -13,6 +13,7 @@ import { ipamStateVersion } from '../api/ipam-state-version';
 import { natMappingsOf, parseEndpointAddress } from './endpoints';
 import { type ExternalAddresses, unusableOffsets } from './external-addresses';
 import { type HomeNetworks, homeNetworksSpec, namedHomeNetworks, parseHomeNetworks } from '../api/home-networks';
+import { requireOtherFamily } from '../api/secondary-family';
 import { peerView } from './peers';
 import { PersistentMap } from './persistent-map';
 import { type IpamState, type PeerRecord, emptyIpamState } from './state';
@@ -64,8 +65,7 @@ function decodePlanes(value: unknown): IpamPlanes {
   const primary = decodePlane(doc, '');
   if (!doc.secondary) return { primary };
   const secondary = decodePlane(doc.secondary, 'secondary.');
-  if (secondary.home.podCIDR.family === primary.home.podCIDR.family)
-    throw new StateError(`secondary.home.podCIDR ${doc.secondary.home.podCIDR} is of the primary family`);
+  requireOtherFamily(['home.podCIDR', primary.home.podCIDR], ['secondary.home.podCIDR', secondary.home.podCIDR]);
   return { primary, secondary };
 }
 

@@ -255,7 +255,7 @@ describe('controller configuration', () => {
     refused(
       (d) => (d.secondary = { podCIDR: '10.9.0.0/16', externalCIDR: '10.10.0.0/24' }),
       'secondary.podCIDR',
-      'must be of the other IP family',
+      "is IPv4, as podCIDR 10.0.0.0/16 is: a secondary holds the other IP family's networks",
     );
     refused(
       (d) => (d.secondary = { podCIDR: 'fd00:a::/48', externalCIDR: '10.10.0.0/24' }),

@@ -142,6 +142,13 @@ describe('lab topology', () => {
       ],
       [
         (d) => {
+          d.clusters[1].secondary = { podCIDR: '10.9.0.0/16', externalCIDR: '10.10.0.0/24' };
+          for (const n of d.clusters[1].nodes) n.secondaryPodCIDR = '10.9.0.0/24';
+        },
+        /^clusters\[1\]\.secondary\.podCIDR: is IPv4, as clusters\[1\]\.podCIDR \S+ is: a secondary holds the other IP family's networks/,
+      ],
+      [
+        (d) => {
           d.clusters[0].dataplane = 'xdp';
         },
         /clusters\[0\]\.dataplane: must be one of ebpf, kernel/,

@@ -72,7 +72,7 @@ describe('IPAM state document', () => {
     const sameFamily = structuredClone(doc);
     sameFamily.secondary.home = { ...sameFamily.home, reserved: [] };
     sameFamily.secondary.peers = [];
-    assert.throws(() => fromDocument(sameFamily), /secondary\.home\.podCIDR 10\.0\.0\.0\/24 is of the primary family/);
+    assert.throws(() => fromDocument(sameFamily), /secondary\.home\.podCIDR: is IPv4, as home\.podCIDR 10\.0\.0\.0\/24 is/);
   });
 
   it('refuses another version, overlapping networks, an address given twice or unusable, a wrong-size view', () => {

@@ -219,7 +219,7 @@ describe('IPAM state of two families as objects', () => {
     objects.peers.set('a', { ...a, secondary: { ...a, podCIDR: '10.7.0.0/24' } } as typeof a);
     const { dropped } = ipamFromObjects(objects);
     assert.deepEqual(dropped, [
-      'PeerNetworks a secondary: secondary.podCIDR 10.7.0.0/24 is of the family of podCIDR 10.9.0.0/24',
+      'PeerNetworks a secondary: secondary.podCIDR: is IPv4, as podCIDR 10.9.0.0/24 is: a secondary holds the other IP family\'s networks (got "10.7.0.0/24")',
       'PeerNetworks six: podCIDR fd00:b::/48 is IPv6, a family the cluster has no networks of',
     ]);
   });

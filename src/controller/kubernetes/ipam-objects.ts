@@ -16,6 +16,7 @@
 import type { ClusterNetworksSpec, NatMappingSpec, PeerNetworksSpec } from '../../api/ipam-objects';
 import { InputError, StateError } from '../../errors';
 import { homeNetworksSpec, parseHomeNetworks } from '../../api/home-networks';
+import { requireOtherFamily } from '../../api/secondary-family';
 import type { PeerRecord } from '../../network-ipam/state';
 import { type IpamPlanes, planesOf } from '../../network-ipam/planes';
 import { StateRestorer } from '../../network-ipam/state-document';
@@ -135,8 +136,7 @@ export function ipamFromObjects(objects: IpamObjects): { state: IpamPlanes | und
     // Each family on its own: one that cannot be read back (a family the cluster dropped) keeps the other.
     if (!second) continue;
     attempt(`PeerNetworks ${name} secondary`, () => {
-      if (parseCidr('secondary.podCIDR', second.podCIDR).family === parseCidr('podCIDR', own.podCIDR).family)
-        throw new StateError(`secondary.podCIDR ${second.podCIDR} is of the family of podCIDR ${own.podCIDR}`);
+      requireOtherFamily(['podCIDR', own.podCIDR], ['secondary.podCIDR', second.podCIDR]);
       restoreFamily(name, { clusterId: name, ...second }, 'secondary.');
     });
   }

@@ -6,11 +6,24 @@ import { mapEndpoint } from '../../src/network-ipam/endpoints';
 import { initializeIpam } from '../../src/network-ipam/initialize';
 import { addPeer, homePodIp, setRemoteView } from '../../src/network-ipam/peers';
 import type { IpamPlanes } from '../../src/network-ipam/planes';
+import type { PeerRecord } from '../../src/network-ipam/state';
 import type { TunnelEndpoint } from '../../src/api/tunnel-endpoint';
 import { assignPeerIds } from '../../src/nodespec/peer-id';
 import { planNodeSpec, transitAddress } from '../../src/nodespec/plan';
 import { desiredMaps } from '../../src/dataplane/ebpf/desired-maps';
 import { planKernelRouting } from '../../src/dataplane/kernel/routing-plan';
+
+/** A peering's four networks in a TunnelEndpoint, from the IPAM's record of it (both directions known). */
+const tunnelNetworks = (p: PeerRecord) => ({
+  remotePodCIDR: p.remotePodCIDR,
+  remoteExternalCIDR: p.remoteExternalCIDR,
+  localNATPodCIDR: p.localNATPodCIDR!,
+  localNATExternalCIDR: p.localNATExternalCIDR!,
+});
+
+/** Hub B's tunnels with A's peering carrying `a` (B's record of A in its IPv6 plane) under `secondary`. */
+const withSecondaryOfA = (tunnels: TunnelEndpoint[], a: PeerRecord): TunnelEndpoint[] =>
+  tunnels.map((t) => (t.clusterId === 'cluster-a' ? { ...t, secondary: tunnelNetworks(a) } : t));
 
 /**
  * Hub B (PodCIDR 10.0.0.0/16, ExternalCIDR 10.50.0.0/24) peered with A (the same PodCIDR: remapped to
@@ -25,15 +38,7 @@ function hubB(): { ipam: IpamPlanes; tunnels: TunnelEndpoint[] } {
   ipam = setRemoteView(ipam, { clusterId: 'cluster-c', localNATPodCIDR: '192.168.0.0/16', localNATExternalCIDR: '10.90.0.0/24' }).state;
   // C's pod 10.1.0.5 (10.2.0.5 in B's view) reflected into A: a NatMapping on B.
   ipam = mapEndpoint(ipam, 'cluster-a', '10.2.0.5').state;
-  const view = (id: string) => {
-    const p = ipam.peers.get(id)!;
-    return {
-      remotePodCIDR: p.remotePodCIDR,
-      remoteExternalCIDR: p.remoteExternalCIDR,
-      localNATPodCIDR: p.localNATPodCIDR!,
-      localNATExternalCIDR: p.localNATExternalCIDR!,
-    };
-  };
+  const view = (id: string) => tunnelNetworks(ipam.peers.get(id)!);
   return {
     ipam: { primary: ipam },
     tunnels: [
@@ -188,19 +193,7 @@ describe('node dataplane planner', () => {
     six = setRemoteView(six, { clusterId: 'cluster-a', localNATPodCIDR: 'fd00:20::/56', localNATExternalCIDR: 'fd00:70::/120' }).state;
     six = mapEndpoint(six, 'cluster-a', 'fd00:99::5').state;
     const a = six.peers.get('cluster-a')!;
-    const dual = tunnels.map((t) =>
-      t.clusterId === 'cluster-a'
-        ? {
-            ...t,
-            secondary: {
-              remotePodCIDR: a.remotePodCIDR,
-              remoteExternalCIDR: a.remoteExternalCIDR,
-              localNATPodCIDR: a.localNATPodCIDR!,
-              localNATExternalCIDR: a.localNATExternalCIDR!,
-            },
-          }
-        : t,
-    );
+    const dual = withSecondaryOfA(tunnels, a);
     const spec = planNodeSpec({
       clusterId: 'cluster-b',
       ipam: { ...ipam, secondary: six },
@@ -236,19 +229,7 @@ describe('node dataplane planner', () => {
     assert.deepEqual([formatCidr(a.remotePodCIDR), formatCidr(a.remoteExternalCIDR)], ['fd00::/120', 'fd00:60::/128']);
     assert.equal(homePodIp(six, 'cluster-a', 'fd00:10::fe'), 'fd00::fe', "A's pod in B's view: the host bits kept");
     six = mapEndpoint(six, 'cluster-a', 'fd00::7').state;
-    const dual = tunnels.map((t) =>
-      t.clusterId === 'cluster-a'
-        ? {
-            ...t,
-            secondary: {
-              remotePodCIDR: a.remotePodCIDR,
-              remoteExternalCIDR: a.remoteExternalCIDR,
-              localNATPodCIDR: a.localNATPodCIDR!,
-              localNATExternalCIDR: a.localNATExternalCIDR!,
-            },
-          }
-        : t,
-    );
+    const dual = withSecondaryOfA(tunnels, a);
     const dualNodes = [
       { ...nodes[0]!, podCIDRs: [...nodes[0]!.podCIDRs, parseCidr('test', 'fd00:10::80/128')] },
       { ...nodes[1]!, podCIDRs: [...nodes[1]!.podCIDRs, parseCidr('test', 'fd00:10::/124')] },

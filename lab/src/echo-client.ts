@@ -76,11 +76,13 @@ function udpProbe(
   sock.send(payload, port, to);
   // IPv6 routers never fragment: a datagram whose fragments exceed the path MTU is dropped with a Packet
   // Too Big, which lowers its sender's path MTU for the next one (RFC 8201). On a new path the first
-  // datagram, and then the first echo, are lost by design: two more are sent, as the path MTU is learnt
-  // each way.
+  // datagram, and then the first echo, are lost by design: more are sent, as the path MTU is learnt each
+  // way, for the first half of the wait (at least three in all). A slow path (ESP in an emulated VM) takes
+  // longer than one interval to bring each Packet Too Big back: three sends 0.3 s apart were not enough
+  // there, while a path that loses what it should carry still fails once the sends stop.
   if (mode === 'frag' && isIPv6(to)) {
     const again = setInterval(() => settled || sock.send(payload, port, to), pathMtuLearntMs);
-    const stop = setTimeout(() => clearInterval(again), pathMtuLearntMs * 2.5);
+    const stop = setTimeout(() => clearInterval(again), Math.max(pathMtuLearntMs * 2.5, timeoutMs / 2));
     sock.on('close', () => {
       clearInterval(again);
       clearTimeout(stop);

@@ -33,7 +33,7 @@ export interface LabChartSettings {
   config: ControllerConfigDocument;
   dataplane: string;
   agentInterval: number;
-  /** Seconds between the agents' gateway probes; absent: the chart's. */
+  /** Seconds between the agents' gateway probes; absent: the chart's (its multiplier stays the chart's: Helm merges values). */
   agentProbeInterval?: number;
   podInterfaces: string;
   encryption: boolean;
@@ -54,7 +54,7 @@ export function labChartValues(s: LabChartSettings): object {
     agent: {
       interval: s.agentInterval,
       podInterfaces: s.podInterfaces,
-      ...(s.agentProbeInterval === undefined ? {} : { gatewayProbes: { interval: s.agentProbeInterval, multiplier: 3 } }),
+      ...(s.agentProbeInterval === undefined ? {} : { gatewayProbes: { interval: s.agentProbeInterval } }),
     },
     controller: { interval: s.config.interval, heartbeatTimeout: s.config.heartbeatTimeout, leaderElection: labLeaderElection },
   };

@@ -47,8 +47,8 @@ export interface CrashingService {
   stopKilling(): Promise<void>;
   /** Lines the service logged with this message, over every incarnation. */
   logged(msg: string): number;
-  /** The end of the service's log, for a failure's message. */
-  logTail(): string;
+  /** The service's log lines (over every incarnation, each prefixed by its number) that mention `text`: a failure's story. */
+  linesAbout(text: string): string[];
   /** Every IPClaim as [containerID ('' for none), address, conflict marked], sorted. */
   claims(): Promise<[string, string, boolean][]>;
   /** Every Endpoint as [pod, containerID, addresses], sorted. */
@@ -116,11 +116,15 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
     const random = prng(options.seed);
     let tail = '';
     const counts = new Map<string, number>();
+    /** Every line the service logged, `incarnation: line` (a few thousand per test). */
+    const logLines: string[] = [];
+    let incarnations = 0;
     /** The current incarnation's: whether it said it serves, and the requests it answered. */
     let incarnation = { ready: false, answered: 0 };
     const start = () => {
       const current = { ready: false, answered: 0 };
       incarnation = current;
+      const number = ++incarnations;
       service = spawn(
         process.execPath,
         [cli, 'pool-ipam', 'serve', '--kubeconfig', api.kubeconfigPath, '--node', 'node-a', '--socket', socket, '--gc-interval', '3600'],
@@ -139,6 +143,7 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
             continue; // a line cut by SIGKILL
           }
           counts.set(msg, (counts.get(msg) ?? 0) + 1);
+          logLines.push(`${number}: ${line}`);
           if (msg === 'pool IPAM serving') current.ready = true;
           if (msg === 'pool IPAM request' || msg === 'pool IPAM request failed') current.answered++;
         }
@@ -210,7 +215,7 @@ export async function crashingService(options: CrashingServiceOptions): Promise<
         await killing;
       },
       logged: (msg) => counts.get(msg) ?? 0,
-      logTail: () => tail,
+      linesAbout: (text) => logLines.filter((line) => line.includes(text)),
       async claims() {
         const list = (await custom.listClusterCustomObject({ group, version, plural: 'ipclaims' })) as {
           items: { spec: { address: string; containerID?: string; conflict?: object } }[];

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { requireRoot } from '../support/kernel';
+import type { PluginRun } from '../cni/plugin-process';
 import { type CrashingService, crashingService, retried } from './crashing-service';
 
 const addressOf = (stdout: string) => (JSON.parse(stdout) as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
@@ -29,7 +30,19 @@ describe('the pool IPAM service killed at random points', function () {
     const operations = 300;
     let next = 0;
     const enough = () => next >= operations && (c.kills >= 5 || next >= 3 * operations);
-    const del = (pod: string, containerId: string) => retried(() => c.run('DEL', pod, containerId), `DEL of ${containerId}`);
+    /** What the runtime saw of each container's calls, in order: a failure's story, with the service's lines. */
+    const story = new Map<string, string[]>();
+    const tell = (containerId: string, what: string) => story.set(containerId, [...(story.get(containerId) ?? []), what]);
+    const outcome = (run: PluginRun) => (run.status === 0 ? 'ok' : `failed: ${run.stdout.trim()}`);
+    const del = async (pod: string, containerId: string) => {
+      const run = await retried(
+        () => c.run('DEL', pod, containerId),
+        `DEL of ${containerId}`,
+        (failed) => tell(containerId, `DEL ${outcome(failed)}`),
+      );
+      tell(containerId, 'DEL ok');
+      return run;
+    };
     const live = new Map<string, { pod: string; address: string }>();
     let failedAdds = 0;
     c.startKilling();
@@ -49,6 +62,7 @@ describe('the pool IPAM service killed at random points', function () {
         const containerId = `ctr-${i}`;
         await c.createPod(pod);
         const out = await c.run('ADD', pod, containerId);
+        tell(containerId, `ADD ${outcome(out)}`);
         if (out.status === 0) {
           live.set(containerId, { pod, address: addressOf(out.stdout) });
         } else {
@@ -74,10 +88,20 @@ describe('the pool IPAM service killed at random points', function () {
     const forgotten = await c.run('ADD', 'forgotten', 'ctr-forgotten');
     assert.equal(forgotten.status, 0, forgotten.stdout);
     // DEL alone (every failed ADD was DELeted, as CNI asks) left exactly the live attachments, and the lost one.
+    const expected = [...liveHeld, ['ctr-forgotten', addressOf(forgotten.stdout), false]].sort();
+    const claims = await c.claims();
+    const key = (claim: readonly unknown[]) => JSON.stringify(claim);
+    const differing = [
+      ...claims.filter((claim) => !expected.some((e) => key(e) === key(claim))),
+      ...expected.filter((e) => !claims.some((claim) => key(e) === key(claim))),
+    ].map(([containerId]) => String(containerId));
+    const stories = differing.map(
+      (containerId) => `${containerId}: ${(story.get(containerId) ?? []).join(' / ')}\n  ${c.linesAbout(`"${containerId}"`).join('\n  ')}`,
+    );
     assert.deepEqual(
-      await c.claims(),
-      [...liveHeld, ['ctr-forgotten', addressOf(forgotten.stdout), false]].sort(),
-      `claims differ from the live attachments after ${c.kills} kills and ${failedAdds} failed ADDs, before GC`,
+      claims,
+      expected,
+      `claims differ from the live attachments after ${c.kills} kills and ${failedAdds} failed ADDs, before GC:\n${stories.join('\n')}`,
     );
     // One GC with what the runtime holds releases the lost one and nothing else.
     const gc = await c.run('GC', '', '', {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- e2e`: the datapath end to end on the lab (test/bench/e2e/topology.yaml), side by side
- * with the limit (pod to pod over a plain route, no Strait) and the incumbent's rule list, for 1 to
- * 100,000 NatMappings on the hub, and the peered path in IPv6 against IPv6's limit; then the time to apply 10,000 mapping changes three ways. Writes
+ * with the limit (pod to pod over a plain route, no Strait) and the incumbent's rule list, for 2 to
+ * 100,000 NatMappings on the hub, and the peered and hub paths in IPv6 against IPv6's limit; then the
+ * time to apply 10,000 mapping changes three ways. Writes
  * bench-results/e2e.json, e2e.md (the table) and e2e.svg (the chart); docs/benchmarks.md says how to read them.
  *
  * During each measurement the lab's controllers and agents are paused (SIGSTOP): on 2 cores their
@@ -34,7 +35,8 @@ import {
 } from './e2e/traffic';
 import { type BenchFigure, type BenchSuite, benchResultsDir, headCommit } from './result';
 
-const sizes = [1, 1_000, 10_000, 100_000];
+/** NatMappings on the hub: at least the reflected pod's two (IPv4 and IPv6). */
+const sizes = [2, 1_000, 10_000, 100_000];
 /** The lab's own run directory, so `strait-lab down` also cleans up after a bench that was killed. */
 const runDir = defaultRunDir;
 const say = (line: string) => process.stderr.write(`  ${line}\n`);
@@ -73,7 +75,7 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
     if (dataplane === 'ebpf') restoreBpfStats = enableBpfStats();
     const ebpf = dataplane === 'ebpf';
     for (const n of sizes) {
-      const { views, hubGatewaySpec, dialled } = await setMappings(runDir, topology, n, say, 300_000);
+      const { views, hubGatewaySpec, dialled, dialled6 } = await setMappings(runDir, topology, n, say, 300_000);
       const client = findPod(topology, roles.client);
       const peered = findPod(topology, roles.peeredPod);
       const resume = pauseControlPlane(runDir);
@@ -93,11 +95,12 @@ async function labMeasurements(dataplane: LabDataplane): Promise<Measurement[]> 
         );
         add(`${lab} hub`, measure(topology, dialled, ebpf));
         if (n === sizes[0]) {
-          // IPv6 (A and B are dual-stack): the limit and the peered path, each against its own family's limit.
+          // IPv6 (every cluster is dual-stack): the limit, the peered and the hub path, against IPv6's limit.
           const limit6 = measure(topology, findPod(topology, roles.samePod).pod.secondaryIp!, false);
           add(`limit IPv6 (${lab} lab)`, limit6, 6, limit6);
           const peered6 = addressSeenFrom(topology, views, client.cluster.id, peered.cluster.id, peered.pod.secondaryIp!);
           add(`${lab} peered IPv6`, measure(topology, peered6, ebpf), 6, limit6);
+          add(`${lab} hub IPv6`, measure(topology, dialled6, ebpf), 6, limit6);
         }
         if (!ebpf) {
           const rules = dialledLast(mappingRules(hubGatewaySpec, client.cluster.id), dialled);

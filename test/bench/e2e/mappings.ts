@@ -1,6 +1,6 @@
 /**
- * N NatMappings on the hub of the bench's lab: the hub's controller gets N reflections (N - 1 of
- * addresses in the spoke's PodCIDR where no pod lives, and the real pod's) and is restarted with them; the
+ * N NatMappings on the hub of the bench's lab: the hub's controller gets N reflections (the real pod's
+ * IPv4 and IPv6 addresses, and N - 2 of addresses in the spoke's PodCIDR where no pod lives) and is restarted with them; the
  * bench then waits until the hub gateway's agent has applied a spec with N NatMappings.
  */
 import { join } from 'node:path';
@@ -26,19 +26,22 @@ export const roles = {
 } as const;
 
 /**
- * `n` reflections to `to` of pods of `fromPeer`: n - 1 addresses from the upper half of its PodCIDR
- * (the lab's nodes take the lowest /24s), then the real pod's (pure).
+ * `n` reflections: `real` (the reflected pod's address in each family), and n - real.length addresses
+ * from the upper half of the spoke's IPv4 PodCIDR, where no pod lives (the lab's nodes take the lowest
+ * /24s) (pure).
  */
-export function benchReflections(n: number, real: ReflectionConfig, fromPodCIDR: string): ReflectionConfig[] {
+export function benchReflections(n: number, real: readonly ReflectionConfig[], fromPodCIDR: string): ReflectionConfig[] {
+  const [first] = real;
+  if (!first || n < real.length) throw new Error(`${n} reflections cannot hold the ${real.length} of the real pod`);
   const cidr = parseCidr('podCIDR', fromPodCIDR);
   const half = 2n ** BigInt(32 - cidr.prefix) / 2n;
   if (BigInt(n) >= half) throw new Error(`${fromPodCIDR} has no room for ${n} reflections in its upper half`);
-  const unused = Array.from({ length: n - 1 }, (_, i) => ({
-    to: real.to,
-    fromPeer: real.fromPeer,
+  const unused = Array.from({ length: n - real.length }, (_, i) => ({
+    to: first.to,
+    fromPeer: first.fromPeer,
     podIP: formatIp({ family: 4, value: cidr.base + half + BigInt(i + 1) }),
   }));
-  return [...unused, real];
+  return [...unused, ...real];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,14 +57,16 @@ export async function setMappings(
   n: number,
   say: (line: string) => void,
   timeoutMs: number,
-): Promise<{ views: Record<string, ClusterView>; hubGatewaySpec: NodeDataplaneSpec; dialled: string }> {
+): Promise<{ views: Record<string, ClusterView>; hubGatewaySpec: NodeDataplaneSpec; dialled: string; dialled6: string }> {
   const reflected = findPod(topology, roles.reflectedPod);
-  const real: ReflectionConfig = {
+  const reflect = (podIP: string): ReflectionConfig => ({
     to: findPod(topology, roles.client).cluster.id,
     fromPeer: reflected.cluster.id,
-    podIP: reflected.pod.ip,
-  };
-  const reflections = benchReflections(n, real, reflected.cluster.podCIDR);
+    podIP,
+  });
+  const real = reflect(reflected.pod.ip);
+  const real6 = reflect(reflected.pod.secondaryIp!);
+  const reflections = benchReflections(n, [real, real6], reflected.cluster.podCIDR);
   await reconfigureController(runDir, roles.hub, (config) => ({ ...config, reflections }));
   const started = Date.now();
   const state = await openLabState(runDir, topology);
@@ -72,13 +77,14 @@ export async function setMappings(
       const hubGatewaySpec = hub.nodes.get(roles.hubGateway)?.spec;
       const mappings = hubGatewaySpec?.natMappings.length ?? 0;
       const gaps = [...convergenceGaps(topology, states), ...(mappings === n ? [] : [`${roles.hubGateway}: ${mappings}/${n} NatMappings`])];
-      const dialled = hub.reflections.find((r) => r.podIP === real.podIP && r.to === real.to)?.address;
-      if (gaps.length === 0 && dialled && hubGatewaySpec) {
+      const dialledFor = (r: ReflectionConfig) => hub.reflections.find((x) => x.podIP === r.podIP && x.to === r.to)?.address;
+      const [dialled, dialled6] = [dialledFor(real), dialledFor(real6)];
+      if (gaps.length === 0 && dialled && dialled6 && hubGatewaySpec) {
         const views = Object.fromEntries(
           [...states].map(([id, s]) => [id, { spec: [...s.nodes.values()][0]!.spec!, reflections: s.reflections }]),
         );
         say(`${n} NatMappings applied in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-        return { views, hubGatewaySpec, dialled };
+        return { views, hubGatewaySpec, dialled, dialled6 };
       }
       if (Date.now() - started > timeoutMs)
         throw new Error(`${n} NatMappings not applied in ${timeoutMs / 1000} s: ${gaps.slice(0, 3).join('; ')}`);

@@ -31,15 +31,18 @@ describe("the e2e bench's tool outputs and inputs (pure)", () => {
     assert.throws(() => parseIperf3('{"error": "unable to connect to server"}'), /iperf3: unable to connect to server/);
   });
 
-  it('reflects n - 1 addresses of the upper half of the PodCIDR, then the real pod', () => {
+  it('reflects the real pod in each family, then fills up to n with addresses of the upper half of the PodCIDR', () => {
     const real = { to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.20.1.10' };
-    assert.deepEqual(benchReflections(3, real, '172.20.0.0/14'), [
+    const real6 = { ...real, podIP: 'fd00:c:0:1::10' };
+    assert.deepEqual(benchReflections(4, [real, real6], '172.20.0.0/14'), [
       { to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.22.0.1' },
       { to: 'cluster-a', fromPeer: 'cluster-c', podIP: '172.22.0.2' },
       real,
+      real6,
     ]);
-    assert.deepEqual(benchReflections(1, real, '172.20.0.0/14'), [real]);
-    assert.throws(() => benchReflections(128, real, '172.20.0.0/24'), /no room for 128/);
+    assert.deepEqual(benchReflections(2, [real, real6], '172.20.0.0/14'), [real, real6]);
+    assert.throws(() => benchReflections(1, [real, real6], '172.20.0.0/14'), /1 reflections cannot hold the 2 of the real pod/);
+    assert.throws(() => benchReflections(128, [real], '172.20.0.0/24'), /no room for 128/);
   });
 
   it('gives each program its runs and ns per run between two readings, leaving out programs that did not run', () => {

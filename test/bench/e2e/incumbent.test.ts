@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { parseIp } from '../../../src/net/cidr';
 import { hubSpec } from '../reconcile.bench';
 import { dialledLast, fromPeersWithoutNatMappings, mappingRules, ruleListRestore } from './incumbent';
 
 describe("the e2e bench's incumbent rule list (pure)", () => {
-  it('writes one DNAT per NatMapping from the address the peer dials (its view of our ExternalCIDR) to the endpoint', () => {
+  it('writes one DNAT per IPv4 NatMapping from the address the peer dials (its view of our ExternalCIDR) to the endpoint', () => {
     // hubSpec: ExternalCIDR 11.0.0.0/8, which peer p sees as 12.0.0.0/8; mapping i: 11.0.0.i -> 13.0.0.i.
-    assert.deepEqual(mappingRules(hubSpec(3, 0), 'p'), [
+    const spec = hubSpec(3, 0);
+    // An IPv6 mapping (the bench's hub reflects its pod in both families) is not the IPv4 rule list's.
+    const ipv6 = { externalAddress: parseIp('m', 'fd00:fe::1'), endpointAddress: parseIp('m', 'fd00:c:0:1::10') };
+    assert.deepEqual(mappingRules({ ...spec, natMappings: [...spec.natMappings, ipv6] }, 'p'), [
       { destination: '12.0.0.1', endpoint: '13.0.0.1' },
       { destination: '12.0.0.2', endpoint: '13.0.0.2' },
       { destination: '12.0.0.3', endpoint: '13.0.0.3' },

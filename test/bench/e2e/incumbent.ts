@@ -19,14 +19,19 @@ export interface DnatRule {
   endpoint: string;
 }
 
-/** The hub's NatMappings as the peer `peerId` dials them, one rule each, in the spec's order (pure). */
+/**
+ * The hub's IPv4 NatMappings as the peer `peerId` dials them, one rule each, in the spec's order: the
+ * rule list stands in for the fallback's `ip strait` map; its IPv6 mappings (`ip6 strait`) stay (pure).
+ */
 export function mappingRules(spec: NodeDataplaneSpec, peerId: string): DnatRule[] {
   const peer = spec.peers.find((p) => p.clusterId === peerId);
   if (!peer) throw new Error(`the hub has no peer ${peerId}`);
-  return spec.natMappings.map((m) => ({
-    destination: formatIp(translateIp(m.externalAddress, spec.externalCIDR, peer.localNATExternalCIDR)),
-    endpoint: formatIp(m.endpointAddress),
-  }));
+  return spec.natMappings
+    .filter((m) => m.externalAddress.family === 4)
+    .map((m) => ({
+      destination: formatIp(translateIp(m.externalAddress, spec.externalCIDR, peer.localNATExternalCIDR)),
+      endpoint: formatIp(m.endpointAddress),
+    }));
 }
 
 /** The rule of `dialled` moved last, so every new connection to it walks the whole list (pure). */

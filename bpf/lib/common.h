@@ -18,6 +18,11 @@ struct strait_cidr {
  * src/dataplane/ebpf/layout.ts mirrors it (PREFIX_LEN_NONE). */
 #define STRAIT_PREFIX_LEN_NONE 255
 
+/* An IPv6 address, network order. */
+struct strait_in6 {
+	__be32 addr[4];
+};
+
 #define STRAIT_F_GATEWAY (1u << 0)
 /* A gateway candidate that is not the gateway this node sends through: it translates what arrives for a
  * peer or from one (a node or a peer whose probes chose it), but its own pods go through the gateway. */
@@ -35,6 +40,11 @@ struct strait_config {
 	__u32 flags;                      /* STRAIT_F_* */
 	__u8 overlay_mac[6];              /* MAC of every overlay device: inner frames are addressed to it */
 	__u16 tunnel_mtu;                 /* largest inner IP packet a tunnel carries unfragmented; 0: unknown */
+	/* An IPv6 underlay (node_addr and gateway_addr 0): the same two addresses in IPv6. A failover
+	 * rewrites gateway_addr6 in place, four words: a packet in that instant may be sent to neither
+	 * gateway, as one in flight to the old gateway is lost anyway. */
+	struct strait_in6 node_addr6;
+	struct strait_in6 gateway_addr6;
 };
 
 enum strait_prefix_kind {
@@ -55,30 +65,28 @@ struct strait_lpm_v4_key {
 
 /* strait_peers: how a peer sees us, and how to reach its gateway. The VNI and the two MACs are the
  * peering's wire format (src/nodespec/peer-tunnel.ts), derived from both cluster ids and the same on the
- * kernel fallback, so an eBPF gateway and a fallback gateway accept each other's frames. 36 bytes,
- * 4-byte aligned: the MACs fill the tail exactly, no padding. */
+ * kernel fallback, so an eBPF gateway and a fallback gateway accept each other's frames. 52 bytes,
+ * 4-byte aligned: the MACs fill the middle exactly, no padding. */
 struct strait_peer {
 	struct strait_cidr local_nat_pod;      /* our PodCIDR in the peer's view */
 	struct strait_cidr local_nat_external; /* our ExternalCIDR in the peer's view */
-	__be32 endpoint;                       /* the peer gateway's tunnel address */
+	__be32 endpoint;                       /* the peer gateway's tunnel address; 0: IPv6, endpoint6 */
 	__u32 vni;                             /* VNI of the tunnel toward the peer (peeringVni) */
 	__u8 dst_mac[6];                       /* inner destination: the peer's tunnel MAC toward us */
 	__u8 src_mac[6];                       /* inner source: our tunnel MAC toward the peer */
+	struct strait_in6 endpoint6;           /* the tunnel address of a peering over IPv6 (appended) */
 };
 
-/* strait_nodes: which node hosts a pod prefix (symmetric routing on the gateway). */
+/* strait_nodes: which node hosts a pod prefix (symmetric routing on the gateway), at which underlay
+ * address: `underlay`, or where it is 0 (an IPv6 underlay) `underlay6`. */
 struct strait_node {
 	__be32 underlay;
 	__u32 _pad;
+	struct strait_in6 underlay6;
 };
 
 /* IPv6: separate maps of their own (lib/maps.h), so the IPv4 path and its structs stay as they are. The
  * tunnel toward a peer (endpoint, VNI, MACs) is the peering's, shared by both families: strait_peers. */
-
-/* An IPv6 address, network order. */
-struct strait_in6 {
-	__be32 addr[4];
-};
 
 /* An IPv6 network: the network address and its prefix length (0..128), or STRAIT_PREFIX_LEN_NONE. */
 struct strait_cidr6 {

@@ -118,7 +118,7 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 	if (strait_clamp_mss(skb, &p, cfg->tunnel_mtu))
 		return strait_drop(STRAIT_DROP_CSUM);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))
-		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
+		return strait_encap_to_gateway(skb, cfg);
 	struct strait_xlate x = strait_xlate_of(&p);
 	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
 }

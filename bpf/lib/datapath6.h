@@ -14,6 +14,7 @@
 #include "common.h"
 #include "counters.h"
 #include "forward.h"
+#include "in6.h"
 #include "maps.h"
 #include "mtu6.h"
 #include "nat6.h"
@@ -71,11 +72,6 @@ static __always_inline int strait_to_peer6(struct __sk_buff *skb, const struct s
 	if (strait_apply6(skb, p, &saddr, &p->daddr))
 		return strait_drop(STRAIT_DROP_CSUM);
 	return strait_send_to_peer(skb, cfg, peer, peer_id, &strait_peer_counters6);
-}
-
-static __always_inline bool strait_in6_zero(const struct strait_in6 *a)
-{
-	return (a->addr[0] | a->addr[1] | a->addr[2] | a->addr[3]) == 0;
 }
 
 /* The destination in our view of a packet from peer P (addressed in P's view of us), through the
@@ -158,7 +154,7 @@ static __always_inline int strait_pod_ingress6(struct __sk_buff *skb)
 	if (strait_clamp_mss6(skb, &p, cfg->tunnel_mtu))
 		return strait_drop(STRAIT_DROP_CSUM);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))
-		return strait_encap_overlay(skb, cfg, cfg->gateway_addr);
+		return strait_encap_to_gateway(skb, cfg);
 	return strait_to_peer6(skb, cfg, &p, dst->peer_id);
 }
 

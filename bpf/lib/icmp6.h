@@ -5,12 +5,8 @@
 #pragma once
 
 #include "csum.h"
+#include "in6.h"
 #include "parse6.h"
-
-static __always_inline bool strait_in6_same(const struct strait_in6 *a, const struct strait_in6 *b)
-{
-	return ((a->addr[0] ^ b->addr[0]) | (a->addr[1] ^ b->addr[1]) | (a->addr[2] ^ b->addr[2]) | (a->addr[3] ^ b->addr[3])) == 0;
-}
 
 /* `src_of`: the address `saddr` stands for (normally the packet's own source; hub transit: what an error
  * from a router on the way stands for). `ports`: the offset of the quoted source port, changed from

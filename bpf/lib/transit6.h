@@ -200,7 +200,7 @@ static __always_inline int strait_packet_too_big_to_peer(struct __sk_buff *skb, 
 		return strait_drop(STRAIT_DROP_MALFORMED);
 	if (bpf_skb_change_tail(skb, ETH_HLEN + len, 0) || bpf_skb_store_bytes(skb, ETH_HLEN, &m, len, 0))
 		return strait_drop(STRAIT_DROP_TUNNEL);
-	return strait_encap(skb, cfg, peer->endpoint, peer->vni, peer->dst_mac, peer->src_mac);
+	return strait_encap(skb, cfg, peer->endpoint, &peer->endpoint6, peer->vni, peer->dst_mac, peer->src_mac);
 }
 
 /* toPeer(Q) for a transit packet: as strait_to_peer6, with the ports. */

@@ -16,14 +16,22 @@
 
 #define STRAIT_TUNNEL_TTL 64
 
-static __always_inline int strait_encap(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote, __u32 vni,
-					const __u8 *dst_mac, const __u8 *src_mac)
+/* `remote`: the remote end's IPv4 address, or 0 for an IPv6 underlay, where `remote6` is it. */
+static __always_inline int strait_encap(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote,
+					const struct strait_in6 *remote6, __u32 vni, const __u8 *dst_mac, const __u8 *src_mac)
 {
 	struct bpf_tunnel_key key = {};
-	key.remote_ipv4 = bpf_ntohl(remote);
+	__u64 flags = 0;
+	if (remote) {
+		key.remote_ipv4 = bpf_ntohl(remote);
+	} else {
+		/* The kernel copies remote_ipv6 as it is (network order), where it converts remote_ipv4. */
+		__builtin_memcpy(key.remote_ipv6, remote6->addr, sizeof(key.remote_ipv6));
+		flags = BPF_F_TUNINFO_IPV6;
+	}
 	key.tunnel_id = vni;
 	key.tunnel_ttl = STRAIT_TUNNEL_TTL;
-	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), 0))
+	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), flags))
 		return strait_drop(STRAIT_DROP_TUNNEL);
 	__u8 macs[2 * ETH_ALEN];
 	__builtin_memcpy(macs, dst_mac, ETH_ALEN);
@@ -33,18 +41,28 @@ static __always_inline int strait_encap(struct __sk_buff *skb, const struct stra
 	return bpf_redirect(cfg->overlay_ifindex, 0);
 }
 
-/* Whether the packet came in on the intra-cluster overlay VNI (from a node of ours), not on a peering's. */
+/* Whether the packet came in on the intra-cluster overlay VNI (from a node of ours), not on a peering's.
+ * The key of a tunnel over IPv6 is read only with BPF_F_TUNINFO_IPV6 (the first read fails: EPROTO). */
 static __always_inline bool strait_on_overlay_vni(struct __sk_buff *skb, const struct strait_config *cfg)
 {
 	struct bpf_tunnel_key key = {};
-	return bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) == 0 && key.tunnel_id == cfg->overlay_vni;
+	if (bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) && bpf_skb_get_tunnel_key(skb, &key, sizeof(key), BPF_F_TUNINFO_IPV6))
+		return false;
+	return key.tunnel_id == cfg->overlay_vni;
 }
 
-/* To another node of the cluster on the overlay VNI. */
-static __always_inline int strait_encap_overlay(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote)
+/* To another node of the cluster on the overlay VNI, at `remote` (or `remote6`, as strait_encap). */
+static __always_inline int strait_encap_overlay(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote,
+						const struct strait_in6 *remote6)
 {
 	__u8 src[ETH_ALEN];
 	__builtin_memcpy(src, cfg->overlay_mac, ETH_ALEN);
 	src[ETH_ALEN - 1] ^= 1;
-	return strait_encap(skb, cfg, remote, cfg->overlay_vni, cfg->overlay_mac, src);
+	return strait_encap(skb, cfg, remote, remote6, cfg->overlay_vni, cfg->overlay_mac, src);
+}
+
+/* To the cluster's active gateway, over the underlay's family. */
+static __always_inline int strait_encap_to_gateway(struct __sk_buff *skb, const struct strait_config *cfg)
+{
+	return strait_encap_overlay(skb, cfg, cfg->gateway_addr, &cfg->gateway_addr6);
 }

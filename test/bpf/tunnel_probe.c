@@ -4,6 +4,7 @@
 // slot the datapath's strait_from_overlay tail-calls, so IPv6 transit is recorded whichever program ran.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 
 #include "datapath.h"
 #include "transit6.h"
@@ -14,8 +15,9 @@ struct probe_tunnel {
 	__u32 remote_ipv4; /* host order, as in struct bpf_tunnel_key */
 	__u32 tunnel_id;
 	__u32 ttl;
-	__u32 found; /* 1: the packet carries a tunnel key */
+	__u32 found; /* 1: the packet carries a tunnel key; 2: an IPv6 one (remote_ipv6) */
 	__u32 pkt_type; /* skb->pkt_type after the program */
+	__u32 remote_ipv6[4]; /* network order, as in struct bpf_tunnel_key */
 };
 
 struct {
@@ -33,8 +35,13 @@ static __always_inline int probe_record(struct __sk_buff *skb, int verdict)
 	if (!out)
 		return verdict;
 	out->found = bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) == 0;
-	/* get_tunnel_key reads as a receiver would: the remote end we set comes back as local_ipv4. */
-	out->remote_ipv4 = out->found ? key.local_ipv4 : 0;
+	if (!out->found && bpf_skb_get_tunnel_key(skb, &key, sizeof(key), BPF_F_TUNINFO_IPV6) == 0)
+		out->found = 2;
+	/* get_tunnel_key reads as a receiver would: the remote end we set comes back as local_ipv4 (local_ipv6). */
+	out->remote_ipv4 = out->found == 1 ? key.local_ipv4 : 0;
+	__builtin_memcpy(out->remote_ipv6, key.local_ipv6, sizeof(out->remote_ipv6));
+	if (out->found != 2)
+		__builtin_memset(out->remote_ipv6, 0, sizeof(out->remote_ipv6));
 	out->tunnel_id = out->found ? key.tunnel_id : 0;
 	out->ttl = out->found ? key.tunnel_ttl : 0;
 	out->pkt_type = skb->pkt_type;
@@ -53,10 +60,11 @@ int probe_from_overlay(struct __sk_buff *skb)
 	return probe_record(skb, strait_overlay_ingress(skb));
 }
 
-/* The VNI the next packet of probe_from_overlay_vni arrived on (BPF_PROG_TEST_RUN has no tunnel). */
+/* The VNI the next packet of probe_from_overlay_vni arrived on (BPF_PROG_TEST_RUN has no tunnel), at
+ * key 0; at key 1, 1 when the tunnel is over IPv6. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u32);
 } probe_vni SEC(".maps");
@@ -64,10 +72,19 @@ struct {
 SEC("tc")
 int probe_from_overlay_vni(struct __sk_buff *skb)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, one = 1;
 	const __u32 *vni = bpf_map_lookup_elem(&probe_vni, &zero);
+	const __u32 *ipv6 = bpf_map_lookup_elem(&probe_vni, &one);
 	struct bpf_tunnel_key key = { .tunnel_id = vni ? *vni : 0, .tunnel_ttl = 64 };
-	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), 0))
+	/* From fd00::1 over IPv6; from 192.0.2.1 over IPv4 (remote_ipv4 and remote_ipv6 are a union). */
+	bool over_ipv6 = ipv6 && *ipv6;
+	if (over_ipv6) {
+		key.remote_ipv6[0] = bpf_htonl(0xfd000000);
+		key.remote_ipv6[3] = bpf_htonl(1);
+	} else {
+		key.remote_ipv4 = 0xc0000201;
+	}
+	if (bpf_skb_set_tunnel_key(skb, &key, sizeof(key), over_ipv6 ? BPF_F_TUNINFO_IPV6 : 0))
 		return -1;
 	return strait_overlay_ingress(skb);
 }

@@ -25,7 +25,7 @@ function patch(text: string, file: string, from: string, to: string): string {
 /** The C structs with their field appended. */
 function patchHeader(text: string): string {
   const file = 'bpf/lib/common.h';
-  const peerEnd = '\t__u8 src_mac[6];                       /* inner source: our tunnel MAC toward the peer */\n};';
+  const peerEnd = '\tstruct strait_in6 endpoint6;           /* the tunnel address of a peering over IPv6 (appended) */\n};';
   const snatEnd = '\t__u64 closed_ns; /* reverse: when the flow closed (bpf_ktime_get_ns); forward: 0 */\n};';
   text = patch(text, file, peerEnd, peerEnd.replace('\n};', "\n\t__u32 _pad_next; /* the next release's field */\n};"));
   return patch(text, file, snatEnd, snatEnd.replace('\n};', "\n\t__u64 _pad_next; /* the next release's field */\n};"));
@@ -34,12 +34,8 @@ function patchHeader(text: string): string {
 /** The codecs with the same fields (`_pad` fields are written as zero, so no other code changes). */
 function patchLayout(text: string): string {
   const file = 'src/dataplane/ebpf/layout.ts';
-  text = patch(
-    text,
-    file,
-    'export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac });',
-    'export const peer = cstruct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac, _padNext: u32 });',
-  );
+  text = patch(text, file, 'export const peer = struct({', 'export const peer = cstruct({');
+  text = patch(text, file, '  endpoint6: ipv6,\n});', '  endpoint6: ipv6,\n  _padNext: u32,\n});');
   return patch(
     text,
     file,

@@ -6,7 +6,7 @@
  * the 100,000s of NAT addresses.
  */
 import type { CodecValue } from '../../native';
-import { type Cidr, formatIp } from '../../net/cidr';
+import { type Cidr, type Ip, formatIp } from '../../net/cidr';
 import { peeringVni, tunnelMac } from '../../nodespec/peer-tunnel';
 import { homeNetworks, peerNetworks } from '../../nodespec/families';
 import type { NodeDataplaneSpec, PeerSpec } from '../../nodespec/spec';
@@ -133,9 +133,19 @@ export function desiredMaps(
  */
 export const loadGeneration = (now = Date.now()): number => Math.floor(now / 1000) >>> 0;
 
-/** What the probe responder answers with, on the addresses nodes and peers probe: the underlay's and the public one. */
+/**
+ * A tunnel end (an underlay address, a peer's endpoint) as the maps hold it: in its family's field, the
+ * other one zero (bpf/lib/common.h: IPv4's 0 means "see the IPv6 field").
+ */
+const tunnelEnd = (address: Ip): { v4: string; v6: string } =>
+  address.family === 4 ? { v4: formatIp(address), v6: '::' } : { v4: '0.0.0.0', v6: formatIp(address) };
+
+/**
+ * What the probe responder answers with, on the addresses nodes and peers probe: the underlay's and the
+ * public one; the responder answers IPv4 only, so an IPv6 one is none (0.0.0.0).
+ */
 export const livenessValue = (spec: NodeDataplaneSpec, generation: number): CodecValue<typeof liveness> => ({
-  addrs: [formatIp(spec.node.underlayAddress), spec.node.publicAddress ? formatIp(spec.node.publicAddress) : '0.0.0.0'],
+  addrs: [tunnelEnd(spec.node.underlayAddress).v4, spec.node.publicAddress ? tunnelEnd(spec.node.publicAddress).v4 : '0.0.0.0'],
   generation,
   port: livenessPort,
   state: ProbeState.Ready,
@@ -144,10 +154,13 @@ export const livenessValue = (spec: NodeDataplaneSpec, generation: number): Code
 /** Every map but the NAT ones: a few entries per peer and node. */
 function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {
   const gateway = spec.node.role === 'gateway';
+  const [node, activeGateway] = [tunnelEnd(spec.node.underlayAddress), tunnelEnd(spec.activeGateway.underlayAddress)];
   const configValue = {
     ...homeConfig(spec, 4),
-    nodeAddr: formatIp(spec.node.underlayAddress),
-    gatewayAddr: formatIp(spec.activeGateway.underlayAddress),
+    nodeAddr: node.v4,
+    gatewayAddr: activeGateway.v4,
+    nodeAddr6: node.v6,
+    gatewayAddr6: activeGateway.v6,
     overlayIfindex,
     overlayVni: spec.overlay.vni,
     flags: gateway ? Flags.Gateway : isStandby(spec) ? Flags.Standby : 0,
@@ -161,7 +174,8 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
         {
           // A peering without IPv4 has an entry still: it holds the tunnel both families take.
           ...peerViews(p, 4),
-          endpoint: formatIp(p.endpoint.address),
+          endpoint: tunnelEnd(p.endpoint.address).v4,
+          endpoint6: tunnelEnd(p.endpoint.address).v6,
           // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
           vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
           dstMac: tunnelMac(p.clusterId, spec.clusterId),
@@ -172,7 +186,12 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
   const nodesOf = (family: 4 | 6) =>
     spec.nodes.flatMap((n) =>
-      n.podCIDRs.filter((c) => c.family === family).map((c) => [mapCidr(c), { underlay: formatIp(n.underlayAddress) }] as const),
+      n.podCIDRs
+        .filter((c) => c.family === family)
+        .map((c) => {
+          const { v4, v6 } = tunnelEnd(n.underlayAddress);
+          return [mapCidr(c), { underlay: v4, underlay6: v6 }] as const;
+        }),
     );
   return {
     config: [[CONFIG_KEY, configValue]],

@@ -20,6 +20,7 @@ import {
   configProgrammed,
   maps,
   openMapsWith,
+  tunnelEndText,
 } from './layout';
 
 export const inspectSections = ['config', 'peers', 'nat', 'nodes', 'snat', 'drops'] as const;
@@ -259,8 +260,8 @@ function readConfig(m: Pick<DatapathMaps, 'config' | 'config6'>): ConfigReport |
     ...(isNetwork(c.podCidr, 4)
       ? { podCIDR: cidrText(c.podCidr), externalCIDR: cidrText(c.externalCidr), transitAddress: c.transitAddr }
       : {}),
-    nodeAddress: c.nodeAddr,
-    activeGatewayAddress: c.gatewayAddr,
+    nodeAddress: tunnelEndText(c.nodeAddr, c.nodeAddr6),
+    activeGatewayAddress: tunnelEndText(c.gatewayAddr, c.gatewayAddr6),
     overlayIfindex: c.overlayIfindex,
     overlayVni: c.overlayVni,
     overlayMac: c.overlayMac,
@@ -286,7 +287,7 @@ function readPeers(m: PeerMaps): { peers: PeerReport[]; strayRoutes: StrayRoute[
       ...(isNetwork(p.localNatPod, 4)
         ? { localNATPodCIDR: cidrText(p.localNatPod), localNATExternalCIDR: cidrText(p.localNatExternal) }
         : {}),
-      endpoint: p.endpoint,
+      endpoint: tunnelEndText(p.endpoint, p.endpoint6),
       vni: p.vni,
       srcMac: p.srcMac,
       dstMac: p.dstMac,
@@ -363,7 +364,7 @@ function readNatMappings(m: Pick<DatapathMaps, 'natmap' | 'natmapRev' | 'natmap6
 function readNodes(m: Pick<DatapathMaps, 'nodes' | 'nodes6'>): NodeRouteReport[] {
   return [...m.nodes.entries(), ...m.nodes6.entries()]
     .sort(([a], [b]) => byPrefix(a, b))
-    .map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: n.underlay }));
+    .map(([prefix, n]) => ({ prefix: cidrText(prefix), underlay: tunnelEndText(n.underlay, n.underlay6) }));
 }
 
 /** The transit flows of both families (strait_snat, strait_snat6: the same fields after the addresses). */

@@ -87,13 +87,33 @@ export const config = cstruct({
   flags: u32,
   overlayMac: mac,
   tunnelMtu: u16,
+  /** An IPv6 underlay: nodeAddr and gatewayAddr are 0.0.0.0 and these are the node's and the gateway's. */
+  nodeAddr6: ipv6,
+  gatewayAddr6: ipv6,
 });
 
 export const route = struct({ peerId: u32, kind: u32 });
 export const lpmV4Key = lpmKey(ipv4);
-/** The VNI and the MACs are the peering's wire format (src/nodespec/peer-tunnel.ts); 36 bytes, no padding. */
-export const peer = struct({ localNatPod: cidr, localNatExternal: cidr, endpoint: ipv4, vni: u32, dstMac: mac, srcMac: mac });
-export const node = cstruct({ underlay: ipv4, _pad: u32 });
+/**
+ * The VNI and the MACs are the peering's wire format (src/nodespec/peer-tunnel.ts); 52 bytes, no padding.
+ * The tunnel's remote end is `endpoint`, or where it is 0.0.0.0 (a peering over IPv6) `endpoint6`.
+ */
+export const peer = struct({
+  localNatPod: cidr,
+  localNatExternal: cidr,
+  endpoint: ipv4,
+  vni: u32,
+  dstMac: mac,
+  srcMac: mac,
+  endpoint6: ipv6,
+});
+/**
+ * A tunnel end the maps hold in two fields (the config's addresses, a peer's endpoint, a node's
+ * underlay) as text: the IPv4 one, or the IPv6 one where the IPv4 one is 0.0.0.0.
+ */
+export const tunnelEndText = (v4: string, v6: string): string => (v4 === '0.0.0.0' && v6 !== '::' ? v6 : v4);
+/** The node's underlay address: `underlay`, or where it is 0.0.0.0 (an IPv6 underlay) `underlay6`. */
+export const node = cstruct({ underlay: ipv4, _pad: u32, underlay6: ipv6 });
 export const peerCounters = struct({ txPackets: u64, txBytes: u64, rxPackets: u64, rxBytes: u64 });
 const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
 const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });

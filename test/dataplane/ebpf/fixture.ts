@@ -5,13 +5,13 @@
  * with different prefix lengths, so a rule using the wrong prefix gives a different packet.
  */
 import assert from 'node:assert/strict';
-import { BpfObject, type BpfProgram, type CodecValue, struct, u32 } from '../../../src/native';
+import { BpfObject, type BpfProgram, type CodecValue, ipv6, struct, u32 } from '../../../src/native';
 import * as layout from '../../../src/dataplane/ebpf/layout';
 import { syncTailCalls } from '../../../src/dataplane/ebpf/tail-calls';
 import { checksumProblems, type Macs } from '../../support/packet';
 import { tempPinDir, testObject } from '../../support/kernel';
 
-const probeTunnel = struct({ remoteIpv4: u32, tunnelId: u32, ttl: u32, found: u32, pktType: u32 });
+const probeTunnel = struct({ remoteIpv4: u32, tunnelId: u32, ttl: u32, found: u32, pktType: u32, remoteIpv6: ipv6 });
 
 /** skb->pkt_type (linux/if_packet.h). */
 export const PACKET_HOST = 0;
@@ -44,6 +44,8 @@ export interface PeerSetup {
   localNatPod: { addr: string; prefixLen: number };
   localNatExternal: { addr: string; prefixLen: number };
   endpoint: string;
+  /** Its endpoint on an IPv6 underlay. */
+  endpoint6: string;
   vni: number;
   /** The peering's inner MACs: the peer's tunnel MAC toward us, and ours toward it. */
   dstMac: string;
@@ -61,6 +63,7 @@ export const peerP: PeerSetup = {
   localNatPod: { addr: '10.60.0.0', prefixLen: 16 },
   localNatExternal: { addr: '10.70.9.0', prefixLen: 24 },
   endpoint: '203.0.113.1',
+  endpoint6: 'fd00:ff::1',
   vni: 1001,
   dstMac: '02:b1:00:00:00:0d',
   srcMac: '02:a1:00:00:00:05',
@@ -73,6 +76,7 @@ export const peerQ: PeerSetup = {
   localNatPod: home.pod,
   localNatExternal: home.external,
   endpoint: '203.0.113.2',
+  endpoint6: 'fd00:ff::2',
   vni: 1002,
   dstMac: '02:b2:00:00:00:0d',
   srcMac: '02:a2:00:00:00:05',
@@ -81,15 +85,36 @@ export const peerQ: PeerSetup = {
 /** Node hosting 10.0.3.0/24 (not the gateway): symmetric routing sends there. */
 export const otherNode = { prefix: { addr: '10.0.3.0', prefixLen: 24 }, underlay: '192.168.1.13' };
 
+/** The underlay's family: every tunnel end (this node, the gateway, the other node, the peers' endpoints) in it. */
+export type UnderlayFamily = 4 | 6;
+/** The same tunnel ends on an IPv6 underlay. */
+export const underlay6 = { gateway: 'fd00:1::1', worker: 'fd00:1::12', otherNode: 'fd00:1::13' };
+/** `v4` on an IPv4 underlay, `v6` on an IPv6 one, as the maps hold a tunnel end (desired-maps.ts tunnelEnd). */
+const tunnelEnd = (family: UnderlayFamily, v4: string, v6: string) => (family === 4 ? { v4, v6: '::' } : { v4: '0.0.0.0', v6 });
+/** A strait_nodes entry for a node at `underlay` (its IPv6 twin on an IPv6 underlay). */
+export const nodeEntry = (family: UnderlayFamily, underlay: string, underlay6Address: string) => {
+  const { v4, v6 } = tunnelEnd(family, underlay, underlay6Address);
+  return { underlay: v4, underlay6: v6 };
+};
+
 /** A standby: a gateway candidate this node does not send through (it still translates what arrives). */
 export type Role = 'gateway' | 'worker' | 'standby';
 
-export function configFor(role: Role, over: Partial<CodecValue<typeof layout.config>> = {}): CodecValue<typeof layout.config> {
+export function configFor(
+  role: Role,
+  over: Partial<CodecValue<typeof layout.config>> = {},
+  underlay: UnderlayFamily = 4,
+): CodecValue<typeof layout.config> {
+  const node =
+    role === 'gateway' ? tunnelEnd(underlay, home.gateway, underlay6.gateway) : tunnelEnd(underlay, '192.168.1.12', underlay6.worker);
+  const gateway = tunnelEnd(underlay, home.gateway, underlay6.gateway);
   return {
     podCidr: home.pod,
     externalCidr: home.external,
-    nodeAddr: role === 'gateway' ? home.gateway : '192.168.1.12',
-    gatewayAddr: home.gateway,
+    nodeAddr: node.v4,
+    gatewayAddr: gateway.v4,
+    nodeAddr6: node.v6,
+    gatewayAddr6: gateway.v6,
     transitAddr: home.transit,
     overlayIfindex: 42,
     overlayVni: home.overlayVni,
@@ -100,11 +125,12 @@ export function configFor(role: Role, over: Partial<CodecValue<typeof layout.con
   };
 }
 
-/** `p`'s strait_peers entry: its views of our IPv4 networks and its tunnel. */
-export const peerEntry = (p: PeerSetup): CodecValue<typeof layout.peer> => ({
+/** `p`'s strait_peers entry: its views of our IPv4 networks and its tunnel (over `underlay`). */
+export const peerEntry = (p: PeerSetup, underlay: UnderlayFamily = 4): CodecValue<typeof layout.peer> => ({
   localNatPod: p.localNatPod,
   localNatExternal: p.localNatExternal,
-  endpoint: p.endpoint,
+  endpoint: tunnelEnd(underlay, p.endpoint, p.endpoint6).v4,
+  endpoint6: tunnelEnd(underlay, p.endpoint, p.endpoint6).v6,
   vni: p.vni,
   dstMac: p.dstMac,
   srcMac: p.srcMac,
@@ -136,19 +162,19 @@ export class Datapath {
     }
   }
 
-  /** L as `role` with peers P and Q, NatMappings and the node table. */
-  program(role: Role): this {
-    this.maps.config.update(layout.CONFIG_KEY, configFor(role));
-    for (const p of [peerP, peerQ]) this.addPeer(p);
+  /** L as `role` with peers P and Q, NatMappings and the node table, every tunnel over `underlay`. */
+  program(role: Role, underlay: UnderlayFamily = 4): this {
+    this.maps.config.update(layout.CONFIG_KEY, configFor(role, {}, underlay));
+    for (const p of [peerP, peerQ]) this.addPeer(p, underlay);
     this.mapExternal('10.201.5.7', '10.0.3.4'); // a local pod on another node
     this.mapExternal('10.201.5.8', '172.16.9.9'); // a pod of P, reflected to Q (hub)
-    this.maps.nodes.update({ prefixLen: 24, addr: '10.0.0.0' }, { underlay: home.gateway });
-    this.maps.nodes.update(otherNode.prefix, { underlay: otherNode.underlay });
+    this.maps.nodes.update({ prefixLen: 24, addr: '10.0.0.0' }, nodeEntry(underlay, home.gateway, underlay6.gateway));
+    this.maps.nodes.update(otherNode.prefix, nodeEntry(underlay, otherNode.underlay, underlay6.otherNode));
     return this;
   }
 
-  addPeer(p: PeerSetup): void {
-    this.maps.peers.update(p.id, peerEntry(p));
+  addPeer(p: PeerSetup, underlay: UnderlayFamily = 4): void {
+    this.maps.peers.update(p.id, peerEntry(p, underlay));
     this.maps.routes.update(p.remotePod, { peerId: p.id, kind: layout.PrefixKind.Pod });
     this.maps.routes.update(p.remoteExternal, { peerId: p.id, kind: layout.PrefixKind.External });
   }
@@ -222,7 +248,9 @@ export class Datapath {
     const { retval, seen } = await this.probeRun(name, frame);
     if (!seen.found) return { retval };
     const r = seen.remoteIpv4;
-    return { retval, tunnel: { remote: [24, 16, 8, 0].map((s) => (r >>> s) & 255).join('.'), vni: seen.tunnelId, ttl: seen.ttl } };
+    // found 2: the key of a tunnel over IPv6.
+    const remote = seen.found === 2 ? seen.remoteIpv6 : [24, 16, 8, 0].map((s) => (r >>> s) & 255).join('.');
+    return { retval, tunnel: { remote, vni: seen.tunnelId, ttl: seen.ttl } };
   }
 
   /** Like tunnelOf: the verdict and skb->pkt_type after the program (the kernel set it from the frame's destination MAC). */
@@ -231,10 +259,11 @@ export class Datapath {
     return { retval, pktType: seen.pktType };
   }
 
-  /** `frame` through strait_overlay_ingress as if it came in on VXLAN `vni`: the verdict and the packet out. */
-  async fromOverlayOnVni(frame: Buffer, vni: number): Promise<{ retval: number; data: Buffer }> {
+  /** `frame` through strait_overlay_ingress as if it came in on VXLAN `vni` over `underlay`: the verdict and the packet out. */
+  async fromOverlayOnVni(frame: Buffer, vni: number, underlay: UnderlayFamily = 4): Promise<{ retval: number; data: Buffer }> {
     this.probe = await this.probeObject();
     this.probe.map('probe_vni', u32, u32).update(0, vni);
+    this.probe.map('probe_vni', u32, u32).update(1, underlay === 6 ? 1 : 0);
     const { retval, data } = this.probe.program('probe_from_overlay_vni').testRun(frame);
     return { retval, data };
   }

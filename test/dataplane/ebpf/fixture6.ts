@@ -6,7 +6,19 @@
  */
 import ipaddr from 'ipaddr.js';
 import { CONFIG_KEY, PREFIX_LEN_NONE } from '../../../src/dataplane/ebpf/layout';
-import { Datapath, type PeerSetup, type Role, configFor, home, peerEntry, peerP, peerQ } from './fixture';
+import {
+  Datapath,
+  type PeerSetup,
+  type Role,
+  type UnderlayFamily,
+  configFor,
+  home,
+  nodeEntry,
+  peerEntry,
+  peerP,
+  peerQ,
+  underlay6,
+} from './fixture';
 
 type Prefix = { addr: string; prefixLen: number };
 
@@ -77,7 +89,7 @@ export const homeShapes: [string, (role: Role) => Promise<Datapath>][] = [
 ];
 
 /** Programs L's IPv6 family into `dp` (programmed already for IPv4 by Datapath.program). */
-export function programIpv6(dp: Datapath): Datapath {
+export function programIpv6(dp: Datapath, underlay: UnderlayFamily = 4): Datapath {
   dp.maps.config6.update(0, { podCidr: home6.pod, externalCidr: home6.external, transitAddr: home6.transit });
   for (const p of [peerP6, peerQ6]) {
     dp.maps.peers6.update(p.tunnel.id, { localNatPod: p.localNatPod, localNatExternal: p.localNatExternal });
@@ -88,8 +100,8 @@ export function programIpv6(dp: Datapath): Datapath {
     dp.maps.natmap6.update(m.external, m.real);
     dp.maps.natmap6Rev.update(m.real, m.external);
   }
-  dp.maps.nodes6.update(thisNode6, { underlay: home.gateway });
-  dp.maps.nodes6.update(otherNode6.prefix, { underlay: otherNode6.underlay });
+  dp.maps.nodes6.update(thisNode6, nodeEntry(underlay, home.gateway, underlay6.gateway));
+  dp.maps.nodes6.update(otherNode6.prefix, nodeEntry(underlay, otherNode6.underlay, underlay6.otherNode));
   return dp;
 }
 

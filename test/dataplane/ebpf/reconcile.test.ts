@@ -13,6 +13,7 @@ import {
   dualStackHubSpec,
   dualStackHubSpecDocument,
   hubSpec,
+  hubSpecDocument,
   hubSpecWith,
   ipv6Only as ipv6OnlyOf,
   ipv6Primary,
@@ -44,6 +45,8 @@ describe('desired maps (pure)', () => {
           flags: layout.Flags.Gateway,
           overlayMac: '02:53:54:00:00:01',
           tunnelMtu: 1450,
+          nodeAddr6: '::',
+          gatewayAddr6: '::',
         },
       ],
     ]);
@@ -55,6 +58,7 @@ describe('desired maps (pure)', () => {
           localNatPod: { addr: '172.16.0.0', prefixLen: 16 },
           localNatExternal: { addr: '172.17.0.0', prefixLen: 24 },
           endpoint: '203.0.113.1',
+          endpoint6: '::',
           vni: 1829182,
           dstMac: '02:c3:8b:16:94:d6',
           srcMac: '02:93:55:a1:01:47',
@@ -66,6 +70,7 @@ describe('desired maps (pure)', () => {
           localNatPod: { addr: '192.168.0.0', prefixLen: 16 },
           localNatExternal: { addr: '10.90.0.0', prefixLen: 24 },
           endpoint: '203.0.113.3',
+          endpoint6: '::',
           vni: 8387962,
           dstMac: '02:a0:0a:81:2a:63',
           srcMac: '02:d1:97:a8:06:b1',
@@ -93,10 +98,55 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);
     assert.deepEqual(d.natmapRev, [['10.2.0.5', '10.50.0.1']]);
     assert.deepEqual(d.nodes, [
-      [{ prefixLen: 24, addr: '10.0.0.0' }, { underlay: '192.0.2.11' }],
-      [{ prefixLen: 24, addr: '10.0.1.0' }, { underlay: '192.0.2.12' }],
+      [
+        { prefixLen: 24, addr: '10.0.0.0' },
+        { underlay: '192.0.2.11', underlay6: '::' },
+      ],
+      [
+        { prefixLen: 24, addr: '10.0.1.0' },
+        { underlay: '192.0.2.12', underlay6: '::' },
+      ],
     ]);
     assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42, 1450).config[0]![1].flags, 0);
+  });
+
+  it('puts each tunnel end of an IPv6 underlay in its IPv6 field, the IPv4 one 0.0.0.0; the probe responder answers on none of them', () => {
+    const d = desiredMaps(
+      specWith(hubSpecDocument(), (doc) => {
+        doc.node.underlayAddress = 'fd00:1::11';
+        doc.activeGateway.underlayAddress = 'fd00:1::11';
+        doc.peers[0]!.endpoint.address = 'fd00:ff::1';
+        doc.nodes = doc.nodes.map((n, i) => ({ ...n, underlayAddress: `fd00:1::1${i + 1}` }));
+      }),
+      42,
+      1450,
+    );
+    const { nodeAddr, nodeAddr6, gatewayAddr, gatewayAddr6 } = d.config[0]![1];
+    assert.deepEqual(
+      { nodeAddr, nodeAddr6, gatewayAddr, gatewayAddr6 },
+      {
+        nodeAddr: '0.0.0.0',
+        nodeAddr6: 'fd00:1::11',
+        gatewayAddr: '0.0.0.0',
+        gatewayAddr6: 'fd00:1::11',
+      },
+    );
+    // A peering's family is its endpoint's: P over IPv6, Q (still 203.0.113.3) over IPv4.
+    assert.deepEqual(
+      d.peers.map(([id, p]) => [id, p.endpoint, p.endpoint6]),
+      [
+        [7, '0.0.0.0', 'fd00:ff::1'],
+        [9, '203.0.113.3', '::'],
+      ],
+    );
+    assert.deepEqual(
+      d.nodes.map(([, n]) => n),
+      [
+        { underlay: '0.0.0.0', underlay6: 'fd00:1::11' },
+        { underlay: '0.0.0.0', underlay6: 'fd00:1::12' },
+      ],
+    );
+    assert.deepEqual(d.liveness[0]![1].addrs, ['0.0.0.0', '0.0.0.0']);
   });
 
   it('builds the tables straight from the spec as the typed entries encode, without formatting an address', () => {
@@ -161,8 +211,14 @@ describe('desired maps (pure)', () => {
     assert.deepEqual(d.natmap6, [['fd00:b:e::1', 'fd00:c::5']]);
     assert.deepEqual(d.natmap6Rev, [['fd00:c::5', 'fd00:b:e::1']]);
     assert.deepEqual(d.nodes6, [
-      [{ addr: 'fd00:b::', prefixLen: 64 }, { underlay: '192.0.2.11' }],
-      [{ addr: 'fd00:b:0:1::', prefixLen: 64 }, { underlay: '192.0.2.12' }],
+      [
+        { addr: 'fd00:b::', prefixLen: 64 },
+        { underlay: '192.0.2.11', underlay6: '::' },
+      ],
+      [
+        { addr: 'fd00:b:0:1::', prefixLen: 64 },
+        { underlay: '192.0.2.12', underlay6: '::' },
+      ],
     ]);
     // The IPv4 maps hold the IPv4 family only.
     assert.deepEqual(d.natmap, [['10.50.0.1', '10.2.0.5']]);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { CONFIG_KEY, DropReason } from '../../../src/dataplane/ebpf/layout';
 import { requireRoot } from '../../support/kernel';
-import { EtherType, type L4, ethernet, frame, macsOf } from '../../support/packet';
+import { EtherType, type L4, ethernet, frame, frame6, macsOf } from '../../support/packet';
 import {
   Datapath,
   PACKET_HOST,
@@ -14,7 +14,10 @@ import {
   overlayMacs,
   peerP,
   peerQ,
+  type Role,
+  underlay6,
 } from './fixture';
+import { peerP6, programIpv6, translate6 } from './fixture6';
 
 const tcp: L4 = { kind: 'tcp', sport: 40000, dport: 443, payload: Buffer.from('hello') };
 const localPod = '10.0.7.9';
@@ -155,6 +158,8 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
         flags: 0,
         overlayMac: '00:00:00:00:00:00',
         tunnelMtu: 0,
+        nodeAddr6: '::',
+        gatewayAddr6: '::',
       });
       dp.expectDrop('fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp), DropReason.NoConfig);
       const f = frame({ src: '172.16.4.5', dst: '10.60.7.9' }, tcp);
@@ -162,5 +167,79 @@ describe('datapath: steering, tunnels and pass-through (BPF_PROG_TEST_RUN)', fun
     } finally {
       dp.close();
     }
+  });
+
+  describe('on an IPv6 underlay (every tunnel end in IPv6: the IPv4 fields 0)', () => {
+    const pod6 = 'fd00:a:0:8000:7::9';
+    const otherNodePod6 = 'fd00:a:0:ffff::77';
+    const podOfP6 = 'fd17:16:0:1::5';
+    const load = async (role: Role) => programIpv6((await Datapath.load()).program(role, 6), 6);
+
+    it("a worker sends peer traffic of both families to the gateway's IPv6 underlay address, on the overlay VNI", async () => {
+      const dp = await load('worker');
+      try {
+        for (const input of [frame({ src: localPod, dst: '172.16.4.5' }, tcp), frame6({ src: pod6, dst: podOfP6 }, tcp)])
+          assert.deepEqual(await dp.tunnelOf('fromPod', input), {
+            retval: TC_ACT_REDIRECT,
+            tunnel: { remote: underlay6.gateway, vni: home.overlayVni, ttl: 64 },
+          });
+      } finally {
+        dp.close();
+      }
+    });
+
+    it("the gateway sends to a peer's IPv6 endpoint with its VNI and MACs, packets of both families, from pods and from workers", async () => {
+      const dp = await load('gateway');
+      try {
+        for (const [from, input, peer] of [
+          ['fromPod', frame({ src: localPod, dst: '172.16.4.5' }, tcp), peerP],
+          ['fromOverlay', frame({ src: localPod, dst: '10.32.0.9' }, tcp), peerQ],
+          ['fromPod', frame6({ src: pod6, dst: podOfP6 }, tcp), peerP],
+        ] as const) {
+          assert.deepEqual(await dp.tunnelOf(from, input), {
+            retval: TC_ACT_REDIRECT,
+            tunnel: { remote: peer.endpoint6, vni: peer.vni, ttl: 64 },
+          });
+          assert.deepEqual(macsOf(dp.run(from, input).data), macsToward(peer));
+        }
+      } finally {
+        dp.close();
+      }
+    });
+
+    it("symmetric routing by IPv6 underlay address: a pod on another node is tunnelled to it, one on the gateway's own goes to the kernel", async () => {
+      const dp = await load('gateway');
+      try {
+        for (const input of [
+          frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp, { dst: peerP.srcMac, src: peerP.dstMac }),
+          frame6({ src: podOfP6, dst: translate6(otherNodePod6, peerP6.localNatPod) }, tcp, { dst: peerP.srcMac, src: peerP.dstMac }),
+        ])
+          assert.deepEqual(await dp.tunnelOf('fromOverlay', input), {
+            retval: TC_ACT_REDIRECT,
+            tunnel: { remote: underlay6.otherNode, vni: home.overlayVni, ttl: 64 },
+          });
+        for (const input of [
+          frame({ src: '172.16.4.5', dst: '10.60.0.5' }, tcp, { dst: peerP.srcMac, src: peerP.dstMac }),
+          frame6({ src: podOfP6, dst: translate6(pod6, peerP6.localNatPod) }, tcp, { dst: peerP.srcMac, src: peerP.dstMac }),
+        ])
+          assert.deepEqual(await dp.tunnelOf('fromOverlay', input), { retval: TC_ACT_OK });
+      } finally {
+        dp.close();
+      }
+    });
+
+    it('a standby tells the overlay VNI from a peering VNI on a tunnel over IPv6 as over IPv4', async () => {
+      const dp = await load('standby');
+      try {
+        // The same frame: in P's view of us on P's VNI, in the home view (where 10.60/16 is no pod of ours) on the overlay's.
+        const input = frame({ src: '172.16.4.5', dst: '10.60.3.77' }, tcp);
+        assert.deepEqual(await dp.fromOverlayOnVni(input, home.overlayVni, 6), { retval: TC_ACT_OK, data: input });
+        const translated = await dp.fromOverlayOnVni(input, peerP.vni, 6);
+        assert.equal(translated.retval, TC_ACT_REDIRECT);
+        assert.deepEqual(translated.data, frame({ src: '172.16.4.5', dst: '10.0.3.77' }, tcp, overlayMacs));
+      } finally {
+        dp.close();
+      }
+    });
   });
 });

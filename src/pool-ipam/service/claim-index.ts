@@ -13,7 +13,7 @@ export class ClaimIndex {
   /** name → our last write (undefined: deleted by us), with the resourceVersion it had. */
   private readonly local = new Map<string, { claim?: Claim; resourceVersion: number }>();
 
-  constructor(private readonly informer: Informer<IPClaimObject>) {
+  constructor(private readonly informer: Pick<Informer<IPClaimObject>, 'onChange' | 'get' | 'list'>) {
     informer.onChange((name) => {
       const mine = this.local.get(name);
       if (!mine) return;
@@ -37,8 +37,20 @@ export class ClaimIndex {
     this.local.set(claim.name, { resourceVersion: Number(claim.resourceVersion) });
   }
 
-  get(name: string): Claim | undefined {
+  /**
+   * Our last write of `name`, unless the informer holds a newer version of the name: a write after ours, or
+   * the address claimed again after the claim we released (a release answered 404 or 409 late, a garbage
+   * collection pass's stale copy), which our older entry must not hide.
+   */
+  private mine(name: string): { claim?: Claim; resourceVersion: number } | undefined {
     const mine = this.local.get(name);
+    if (!mine) return undefined;
+    const seen = this.informer.get(name);
+    return seen && Number(seen.metadata?.resourceVersion ?? 0) > mine.resourceVersion ? undefined : mine;
+  }
+
+  get(name: string): Claim | undefined {
+    const mine = this.mine(name);
     if (mine) return mine.claim;
     const object = this.informer.get(name);
     return object ? this.read(object) : undefined;
@@ -57,9 +69,9 @@ export class ClaimIndex {
     const out: Claim[] = [];
     for (const object of this.informer.list()) {
       const name = object.metadata?.name ?? '';
-      if (!this.local.has(name)) out.push(this.read(object));
+      if (!this.mine(name)) out.push(this.read(object));
     }
-    for (const { claim } of this.local.values()) if (claim) out.push(claim);
+    for (const [name, entry] of this.local) if (entry.claim && this.mine(name) === entry) out.push(entry.claim);
     return out;
   }
 

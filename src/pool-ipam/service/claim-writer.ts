@@ -54,7 +54,9 @@ export class ClaimWriter {
       await this.api.deleteClusterCustomObject({ group, version, plural, name: claim.name, body: { preconditions: { uid: claim.uid } } });
     } catch (err) {
       const status = apiStatus(err);
-      if (status !== 404 && status !== 409) throw err;
+      // 409: the name holds another claim (the address claimed again): not ours to mark deleted.
+      if (status === 409) return;
+      if (status !== 404) throw err;
     }
     this.index.forget(claim);
   }

@@ -74,7 +74,13 @@ export function requireIpv4Underlay(spec: NodeDataplaneSpec, reason: string): vo
     if (role === 'underlay' && value.family !== 4) throw new InputError(`spec.${field}`, formatValue(value), reason);
 }
 
-/** Refuses what the eBPF datapath cannot carry: an IPv6 underlay, gateway or public address. */
+/**
+ * Refuses what the eBPF agent cannot run yet: an IPv6 underlay, gateway or public address. Its programs
+ * tunnel over IPv6 (docs/datapath.md); its probe responder and prober, which failover depends on, do not.
+ */
 export function requireEbpfFamilies(spec: NodeDataplaneSpec): void {
-  requireIpv4Underlay(spec, 'the eBPF datapath tunnels over IPv4 only (IPv6 underlay and gateway addresses are not supported yet)');
+  requireIpv4Underlay(
+    spec,
+    'the eBPF datapath tunnels over IPv4 only: its gateway liveness probes are IPv4 (IPv6 underlay and gateway addresses are not supported yet)',
+  );
 }

@@ -195,6 +195,7 @@ struct strait_liveness {
 	__u16 port;       /* the UDP port probes go to; 0: not answering */
 	__u8 state;       /* enum strait_probe_state */
 	__u8 _pad;
+	struct strait_in6 addrs6[2]; /* the same on an IPv6 underlay (or all zero; appended) */
 };
 
 enum strait_probe_state {

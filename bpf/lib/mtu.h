@@ -178,7 +178,9 @@ static __always_inline int strait_frag_needed(struct __sk_buff *skb, const struc
 	m.ip.tot_len = bpf_htons(sizeof(m.ip) + icmp_len);
 	m.ip.ttl = STRAIT_ICMP_TTL;
 	m.ip.protocol = IPPROTO_ICMP;
-	m.ip.saddr = cfg->node_addr;
+	/* From the node; one without an IPv4 underlay address (an IPv6 underlay) uses the cluster's transit
+	 * address, as 0.0.0.0 is a martian source the pod would drop. */
+	m.ip.saddr = cfg->node_addr ? cfg->node_addr : cfg->transit_addr;
 	m.ip.daddr = p->saddr;
 	m.ip.check = ~strait_csum_fold(bpf_csum_diff(0, 0, (__be32 *)&m.ip, sizeof(m.ip), 0));
 	m.icmp.type = STRAIT_ICMP_DEST_UNREACH;

@@ -6,6 +6,10 @@
 //
 // A socket is an id owned by JavaScript, released only by udpSocketClose, never by garbage collection;
 // its poll handle is unreferenced, as the netlink monitor's: it must not be what keeps a process alive.
+//
+// One socket for both families: IPv6 with IPV6_V6ONLY off, IPv4 peers as v4-mapped addresses (shown
+// and taken as dotted IPv4), as nodes and peers may be probed over either underlay. Where the kernel has
+// no IPv6 at all (ipv6.disable=1: EAFNOSUPPORT), an IPv4 socket, which refuses IPv6 addresses.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,6 +17,7 @@
 #include <uv.h>
 
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +31,7 @@ namespace {
 struct UdpSocket {
   napi_env env;
   int fd;
+  int family;  // AF_INET6 (both families), or AF_INET where the kernel has no IPv6
   Napi::FunctionReference callback;
   std::unique_ptr<Napi::AsyncContext> context;
   uv_poll_t poll;
@@ -44,7 +50,7 @@ Napi::Array Drain(Napi::Env env, UdpSocket* s) {
   Napi::Array datagrams = Napi::Array::New(env);
   uint8_t buf[kMaxDatagram];
   for (int i = 0; i < kReadsPerWakeup; i++) {
-    struct sockaddr_in from = {};
+    struct sockaddr_storage from = {};
     socklen_t fromLen = sizeof(from);
     ssize_t n = recvfrom(s->fd, buf, sizeof(buf), MSG_DONTWAIT, reinterpret_cast<struct sockaddr*>(&from), &fromLen);
     if (n < 0) {
@@ -54,11 +60,23 @@ Napi::Array Drain(Napi::Env env, UdpSocket* s) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       continue;
     }
-    char address[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &from.sin_addr, address, sizeof(address));
+    char address[INET6_ADDRSTRLEN] = {};
+    uint16_t port = 0;
+    if (from.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const struct sockaddr_in6*>(&from);
+      port = ntohs(in6->sin6_port);
+      if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+        inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], address, sizeof(address));
+      else
+        inet_ntop(AF_INET6, &in6->sin6_addr, address, sizeof(address));
+    } else {
+      const auto* in = reinterpret_cast<const struct sockaddr_in*>(&from);
+      port = ntohs(in->sin_port);
+      inet_ntop(AF_INET, &in->sin_addr, address, sizeof(address));
+    }
     Napi::Object d = Napi::Object::New(env);
     d.Set("address", address);
-    d.Set("port", ntohs(from.sin_port));
+    d.Set("port", port);
     d.Set("data", Napi::Buffer<uint8_t>::Copy(env, buf, static_cast<size_t>(n)));
     datagrams[datagrams.Length()] = d;
   }
@@ -95,26 +113,40 @@ void CloseSocket(UdpSocket* s) {
   uv_close(reinterpret_cast<uv_handle_t*>(&s->poll), OnClosed);
 }
 
-// udpSocketOpen(netns | null, callback(datagrams)) -> id: an IPv4 UDP socket on an ephemeral port.
+// udpSocketOpen(netns | null, callback(datagrams)) -> id: a UDP socket of both families on an ephemeral port.
 Napi::Value UdpSocketOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string netns = IsAbsent(info[0]) ? "" : ArgString(info, 0, "netns");
   if (!info[1].IsFunction()) throw Napi::TypeError::New(env, "argument 'callback' must be a function");
-  auto* s = new UdpSocket{env, -1, Napi::Persistent(info[1].As<Napi::Function>()),
+  auto* s = new UdpSocket{env, -1, AF_INET6, Napi::Persistent(info[1].As<Napi::Function>()),
                           std::make_unique<Napi::AsyncContext>(env, "strait:udpSocket"), {}, false};
   try {
     {
       NetnsGuard guard(env, netns);
-      s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      s->fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (s->fd < 0 && errno == EAFNOSUPPORT) {
+        s->family = AF_INET;
+        s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      }
       if (s->fd < 0) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", errno, netns);
     }
-    struct sockaddr_in any = {};
-    any.sin_family = AF_INET;
-    if (bind(s->fd, reinterpret_cast<struct sockaddr*>(&any), sizeof(any)) != 0)
-      ThrowNativeError(env, NativeErrorKind::kSocket, "bind UDP socket", errno, netns);
+    int rc = 0;
+    if (s->family == AF_INET6) {
+      int off = 0;
+      if (setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) != 0)
+        ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket of both families", errno, netns);
+      struct sockaddr_in6 any = {};
+      any.sin6_family = AF_INET6;
+      rc = bind(s->fd, reinterpret_cast<struct sockaddr*>(&any), sizeof(any));
+    } else {
+      struct sockaddr_in any = {};
+      any.sin_family = AF_INET;
+      rc = bind(s->fd, reinterpret_cast<struct sockaddr*>(&any), sizeof(any));
+    }
+    if (rc != 0) ThrowNativeError(env, NativeErrorKind::kSocket, "bind UDP socket", errno, netns);
     uv_loop_t* loop = nullptr;
     if (napi_get_uv_event_loop(env, &loop) != napi_ok) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", EINVAL, "no event loop");
-    int rc = uv_poll_init(loop, &s->poll, s->fd);
+    rc = uv_poll_init(loop, &s->poll, s->fd);
     if (rc != 0) ThrowNativeError(env, NativeErrorKind::kSocket, "open UDP socket", -rc, "uv_poll_init");
     s->poll.data = s;
     s->polling = true;
@@ -143,12 +175,36 @@ Napi::Value UdpSocketSend(const Napi::CallbackInfo& info) {
   std::string address = ArgString(info, 1, "address");
   uint32_t port = ArgU32(info, 2, "port");
   Napi::Buffer<uint8_t> data = ArgBuffer(info, 3, "data");
-  struct sockaddr_in to = {};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  if (port == 0 || port > 65535 || inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1)
-    throw Napi::TypeError::New(env, "udpSocketSend: not an IPv4 address and port: " + address + ":" + std::to_string(port));
-  ssize_t n = sendto(s->fd, data.Data(), data.Length(), MSG_DONTWAIT, reinterpret_cast<struct sockaddr*>(&to), sizeof(to));
+  struct sockaddr_storage to = {};
+  socklen_t toLen = 0;
+  struct in_addr v4 = {};
+  bool valid = port != 0 && port <= 65535;
+  bool ipv4 = inet_pton(AF_INET, address.c_str(), &v4) == 1;
+  if (s->family == AF_INET6) {
+    auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&to);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(port));
+    if (ipv4) {
+      // ::ffff:a.b.c.d, the v4-mapped form an IPv6 socket sends IPv4 to.
+      in6->sin6_addr.s6_addr[10] = 0xff;
+      in6->sin6_addr.s6_addr[11] = 0xff;
+      memcpy(&in6->sin6_addr.s6_addr[12], &v4, sizeof(v4));
+    } else {
+      valid = valid && inet_pton(AF_INET6, address.c_str(), &in6->sin6_addr) == 1;
+    }
+    toLen = sizeof(*in6);
+  } else {
+    auto* in = reinterpret_cast<struct sockaddr_in*>(&to);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(static_cast<uint16_t>(port));
+    in->sin_addr = v4;
+    valid = valid && ipv4;
+    toLen = sizeof(*in);
+  }
+  if (!valid)
+    throw Napi::TypeError::New(env, std::string("udpSocketSend: not an ") + (s->family == AF_INET6 ? "IPv4 or IPv6" : "IPv4") +
+                                        " address and port: " + address + ":" + std::to_string(port));
+  ssize_t n = sendto(s->fd, data.Data(), data.Length(), MSG_DONTWAIT, reinterpret_cast<struct sockaddr*>(&to), toLen);
   if (n < 0) ThrowNativeError(env, NativeErrorKind::kSocket, "send UDP datagram", errno, address + ":" + std::to_string(port));
   return env.Undefined();
 }

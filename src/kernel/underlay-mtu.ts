@@ -21,13 +21,17 @@ export function underlayDeviceOf(addresses: readonly string[], ns?: string): Und
     );
 }
 
-/** The node's tunnel MTUs: the cluster's override, else derived from its underlay device (`ns`: a namespace by name). */
+/**
+ * The node's tunnel MTUs: the cluster's override, else derived from its underlay device (`ns`: a namespace
+ * by name), less the overhead of an IPv6 outer header where a tunnel may start from an IPv6 address.
+ */
 export function nodeTunnelMtus(spec: NodeDataplaneSpec, ns?: string): NodeTunnelMtus {
-  if (spec.tunnelMTU !== undefined) return tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU);
   const sources = [
     spec.node.underlayAddress,
     ...(spec.node.role === 'gateway' && spec.node.publicAddress ? [spec.node.publicAddress] : []),
-  ].map(formatIp);
-  const underlay = underlayDeviceOf(sources, ns);
-  return underlay ? { ...tunnelMtus(underlay.mtu), underlay } : tunnelMtus(defaultUnderlayMtu);
+  ];
+  const family = sources.some((a) => a.family === 6) ? 6 : 4;
+  if (spec.tunnelMTU !== undefined) return tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU, family);
+  const underlay = underlayDeviceOf(sources.map(formatIp), ns);
+  return underlay ? { ...tunnelMtus(underlay.mtu, undefined, family), underlay } : tunnelMtus(defaultUnderlayMtu, undefined, family);
 }

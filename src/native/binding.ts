@@ -7,14 +7,15 @@ import { type NetlinkError, nativeErrorClasses } from './error';
 
 type NetlinkAction = 'new' | 'del';
 
-/** What a netlink monitor (native/src/netlink-monitor.cc) tells its listener, in batches. */
 /** A datagram received by a UDP socket of native/src/udp-socket.cc. */
 export interface Datagram {
+  /** The sender's address: dotted IPv4 for an IPv4 sender (never v4-mapped), else IPv6. */
   address: string;
   port: number;
   data: Buffer;
 }
 
+/** What a netlink monitor (native/src/netlink-monitor.cc) tells its listener, in batches. */
 export type NetlinkEvent =
   /** `new` also for a change to an existing link (up, renamed, moved here). */
   | { kind: 'link'; action: NetlinkAction; ifindex: number; ifname?: string; family: number }
@@ -309,6 +310,7 @@ export interface NativeBinding {
   ): Promise<{ answered: boolean; mac?: string }>;
   netlinkMonitorOpen(netns: string | null, groups: string[], onEvents: (events: NetlinkEvent[]) => void): number;
   netlinkMonitorClose(id: number): boolean;
+  /** A socket of both families (IPv4 peers as dotted IPv4), or of IPv4 alone where the kernel has no IPv6. */
   udpSocketOpen(netns: string | null, onDatagrams: (datagrams: Datagram[]) => void): number;
   udpSocketSend(id: number, address: string, port: number, data: Buffer): void;
   udpSocketReceive(id: number): Datagram[];

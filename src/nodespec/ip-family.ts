@@ -75,12 +75,11 @@ export function requireIpv4Underlay(spec: NodeDataplaneSpec, reason: string): vo
 }
 
 /**
- * Refuses what the eBPF agent cannot run yet: an IPv6 underlay, gateway or public address. Its programs
- * tunnel over IPv6 (docs/datapath.md); its probe responder and prober, which failover depends on, do not.
+ * Refuses what the eBPF agent does not run yet: an IPv6 underlay, gateway or public address. Its programs
+ * tunnel over IPv6, its probes go over IPv6, its tunnel MTU and ICMPv4 errors follow an IPv6 underlay
+ * (docs/datapath.md, docs/liveness.md); not yet run end to end (an agent's gateway choice and failover
+ * over IPv6), and neither the kernel fallback nor the control plane gives or takes one (docs/dual-stack.md).
  */
 export function requireEbpfFamilies(spec: NodeDataplaneSpec): void {
-  requireIpv4Underlay(
-    spec,
-    'the eBPF datapath tunnels over IPv4 only: its gateway liveness probes are IPv4 (IPv6 underlay and gateway addresses are not supported yet)',
-  );
+  requireIpv4Underlay(spec, 'the eBPF agent takes an IPv4 underlay only (IPv6 underlay and gateway addresses are not supported yet)');
 }

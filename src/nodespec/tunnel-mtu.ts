@@ -4,8 +4,13 @@
  * the agent reads the underlay device's MTU and the cluster's override, this says what follows.
  */
 
+import type { IpFamily } from '../net/cidr';
+
 /** Bytes a VXLAN tunnel over IPv4 adds: outer IP 20, UDP 8, VXLAN 8, the inner Ethernet header 14. */
 const vxlanOverhead = 50;
+
+/** What an IPv6 outer header adds to either tunnel's overhead: 40 bytes where IPv4's are 20 (RFC 8200). */
+const outerIpv6Extra = 20;
 
 /**
  * Bytes an encrypted peering (xfrm interface, tunnel-mode ESP with AES-GCM over IPv4) adds at most: outer
@@ -23,13 +28,15 @@ export const tunnelMtuRange = { minimum: ipv6MinimumMtu, maximum: 65535 } as con
 export type Encapsulation = 'vxlan' | 'ipsec';
 
 /**
- * The tunnel MTU for `encapsulation`: the underlay device's MTU less the encapsulation's overhead, or the
- * cluster's override. The override names the VXLAN tunnels' MTU (what the path between nodes allows
- * less VXLAN), so an encrypted peering gets the same path less its own, larger, overhead.
+ * The tunnel MTU for `encapsulation`: the underlay device's MTU less the encapsulation's overhead over the
+ * underlay's family, or the cluster's override. The override names the VXLAN tunnels' MTU (what the path
+ * between nodes allows less VXLAN), so an encrypted peering gets the same path less its own, larger, overhead.
  */
-export function tunnelMtu(encapsulation: Encapsulation, underlayMtu: number, override?: number): number {
-  const path = override !== undefined ? override + vxlanOverhead : underlayMtu;
-  return path - (encapsulation === 'vxlan' ? vxlanOverhead : ipsecOverhead);
+export function tunnelMtu(encapsulation: Encapsulation, underlayMtu: number, override?: number, underlayFamily: IpFamily = 4): number {
+  const extra = underlayFamily === 6 ? outerIpv6Extra : 0;
+  const vxlan = vxlanOverhead + extra;
+  const path = override !== undefined ? override + vxlan : underlayMtu;
+  return path - (encapsulation === 'vxlan' ? vxlan : ipsecOverhead + extra);
 }
 
 /**
@@ -61,7 +68,7 @@ export interface NodeTunnelMtus extends TunnelMtus {
   underlay?: UnderlayDevice;
 }
 
-export const tunnelMtus = (underlayMtu: number, override?: number): TunnelMtus => ({
-  vxlan: tunnelMtu('vxlan', underlayMtu, override),
-  ipsec: tunnelMtu('ipsec', underlayMtu, override),
+export const tunnelMtus = (underlayMtu: number, override?: number, underlayFamily: IpFamily = 4): TunnelMtus => ({
+  vxlan: tunnelMtu('vxlan', underlayMtu, override, underlayFamily),
+  ipsec: tunnelMtu('ipsec', underlayMtu, override, underlayFamily),
 });

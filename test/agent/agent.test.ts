@@ -224,7 +224,7 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     writeSpec(specFileText({ ...doc, node: { ...doc.node, publicAddress: '2001:db8::1' } }));
     agent.tick();
     assert.equal(lines.at(-1)!.field, 'spec.node.publicAddress');
-    assert.match(String(lines.at(-1)!.error), /the eBPF datapath tunnels over IPv4 only/);
+    assert.match(String(lines.at(-1)!.error), /the eBPF agent takes an IPv4 underlay only/);
     assert.ok(applied.every((s) => s.node.publicAddress === undefined));
 
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));

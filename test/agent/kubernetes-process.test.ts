@@ -175,7 +175,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       logOf,
     );
     const applied = (await status())!.conditions[0]!;
-    assert.match(applied.message, /^spec rejected: spec\.node\.publicAddress: .*IPv4 only.*"2001:db8::1"/);
+    assert.match(applied.message, /^spec rejected: spec\.node\.publicAddress: .*IPv4 underlay only.*"2001:db8::1"/);
     assert.equal((await status())!.appliedSpec, specBCDigest, 'the last good spec is the one in force');
     assert.deepEqual(peerIds(pinRoot), [5, 7]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);

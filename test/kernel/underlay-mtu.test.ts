@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
-import { underlayDeviceOf } from '../../src/kernel/underlay-mtu';
+import { nodeTunnelMtus, underlayDeviceOf } from '../../src/kernel/underlay-mtu';
+import { nodeSpecDocument, specWith } from '../support/node-specs';
 import { requireRoot, uniqueName } from '../support/kernel';
 
 describe('underlay MTU (real kernel)', function () {
@@ -27,5 +28,11 @@ describe('underlay MTU (real kernel)', function () {
     assert.deepEqual(underlayDeviceOf(['fd00::1'], ns), { name: 'veth1', mtu: 1300 });
     assert.equal(underlayDeviceOf(['10.9.9.9'], ns), undefined);
     assert.equal(underlayDeviceOf(['10.213.0.2'], ns), undefined, 'an address of the subnet is not the device address');
+  });
+
+  it("gives a node's tunnels the underlay device's MTU less the overhead over its underlay's family", () => {
+    const node = (underlayAddress: string) => specWith(nodeSpecDocument(), (d) => void (d.node.underlayAddress = underlayAddress));
+    assert.deepEqual(nodeTunnelMtus(node('10.213.0.1'), ns), { vxlan: 1350, ipsec: 1320, underlay: { name: 'veth0', mtu: 1400 } });
+    assert.deepEqual(nodeTunnelMtus(node('fd00::1'), ns), { vxlan: 1230, ipsec: 1200, underlay: { name: 'veth1', mtu: 1300 } });
   });
 });

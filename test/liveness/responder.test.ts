@@ -12,12 +12,18 @@ import { findAttachments } from '../../src/dataplane/ebpf/attachments';
 import { ip } from '../../src/kernel/command';
 import { createNetns, deleteNetns, netnsPath } from '../../src/kernel/netns';
 import { type Datagram, native } from '../../src/native/binding';
-import { ensureBpffs } from '../../src/native';
+import { BpfObject, ensureBpffs } from '../../src/native';
 import { Prober } from '../../src/liveness/prober';
 import type { Verdict } from '../../src/liveness/detection';
 import { ProbeState, livenessPort, probeRequest, readProbeReply } from '../../src/liveness/wire';
+
+/** TC verdicts (linux/pkt_cls.h): the responder's own, and "not mine, the next program's". */
+const TC_ACT_REDIRECT = 7;
+/** -1, as BPF_PROG_TEST_RUN reports a return value: unsigned. */
+const TC_ACT_UNSPEC = 0xffffffff;
 import { specWith, nodeSpecDocument } from '../support/node-specs';
-import { ping, requireRoot, uniqueName } from '../support/kernel';
+import { ping, requireRoot, tempPinDir, uniqueName } from '../support/kernel';
+import { checksumProblems, frame6, macsOf, parseIpv6 } from '../support/packet';
 import { waitFor } from '../support/wait';
 
 const nodeAddress = '10.213.0.2';
@@ -25,6 +31,11 @@ const proberAddress = '10.213.0.1';
 /** Node n1 of the shared fixture, its underlay address on the veth toward the prober. */
 const spec = specWith(nodeSpecDocument(), (d) => {
   d.node.underlayAddress = nodeAddress;
+});
+/** The same on an IPv6 underlay (the agent does not take it yet: requireEbpfFamilies; the responder answers it). */
+const nodeAddress6 = 'fd00:213::2';
+const spec6 = specWith(nodeSpecDocument(), (d) => {
+  d.node.underlayAddress = nodeAddress6;
 });
 
 /** One request from a socket in `netns` to `address`, and the datagrams back within `ms`. */
@@ -58,6 +69,8 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       ip(['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink', 'netns', prober], node);
       ip(['addr', 'add', `${nodeAddress}/24`, 'dev', 'uplink'], node);
       ip(['addr', 'add', `${proberAddress}/24`, 'dev', 'uplink'], prober);
+      ip(['-6', 'addr', 'add', `${nodeAddress6}/64`, 'dev', 'uplink', 'nodad'], node);
+      ip(['-6', 'addr', 'add', 'fd00:213::1/64', 'dev', 'uplink', 'nodad'], prober);
       for (const ns of [node, prober]) {
         ip(['link', 'set', 'uplink', 'up'], ns);
         ip(['link', 'set', 'lo', 'up'], ns);
@@ -73,10 +86,10 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       }
     });
 
-    const startProber = (verdicts: Verdict[]) => {
+    const startProber = (verdicts: Verdict[], target = nodeAddress) => {
       const p = new Prober({ netns: netnsPath(prober), intervalMs: 20, multiplier: 3, onChange: (v) => verdicts.push(v.get('n1')!) });
       probers.push(p);
-      p.setTargets(new Map([['n1', nodeAddress]]));
+      p.setTargets(new Map([['n1', target]]));
       p.start();
       return p;
     };
@@ -106,6 +119,30 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
       ]);
       // Other traffic to and through the device goes on as before (the responder passes it to the next program or the stack).
       assert.deepEqual(ping(prober, nodeAddress, 2), { transmitted: 2, received: 2 });
+    });
+
+    it('answers on an IPv6 underlay address as on an IPv4 one, and a prober of both families sees the node up', async () => {
+      const datapath = await NodeDatapath.load(options);
+      try {
+        datapath.apply(spec6);
+        const written = datapath.maps.liveness.lookup(layout.CONFIG_KEY)!;
+        assert.deepEqual(
+          [written.addrs, written.addrs6],
+          [
+            ['0.0.0.0', '0.0.0.0'],
+            [nodeAddress6, '::'],
+          ],
+        );
+      } finally {
+        datapath.close();
+      }
+      const [reply] = await askOnce(prober, nodeAddress6);
+      assert.equal(`${reply?.address}:${reply?.port}`, `${nodeAddress6}:${livenessPort}`);
+      assert.equal(readProbeReply(reply!.data)?.state, ProbeState.Ready);
+      assert.deepEqual(await askOnce(prober, nodeAddress), [], 'no IPv4 address is answered on now');
+      const verdicts: Verdict[] = [];
+      const p = startProber(verdicts, nodeAddress6);
+      await waitFor('the node answers over IPv6', () => p.verdicts().get('n1') === 'up', 2000, undefined, 10);
     });
 
     it("the kernel fallback's responder alone (no datapath maps programmed) answers the same, until the node is cleaned up", async () => {
@@ -214,3 +251,62 @@ for (const attachMode of ['tcx', 'clsact'] as const) {
     });
   });
 }
+
+describe('liveness responder over IPv6 (BPF_PROG_TEST_RUN): the reply keeps a valid UDP checksum', function () {
+  requireRoot(this);
+  let pins: { dir: string; cleanup: () => void };
+  let obj: BpfObject;
+  before(async () => {
+    pins = tempPinDir();
+    obj = await BpfObject.load(layout.datapathObjectPath, { pinRoot: pins.dir });
+    obj.map(layout.maps.liveness.name, layout.maps.liveness.key, layout.maps.liveness.value).update(layout.CONFIG_KEY, {
+      addrs: ['0.0.0.0', '0.0.0.0'],
+      addrs6: [nodeAddress6, '::'],
+      generation: 77,
+      port: livenessPort,
+      state: ProbeState.Ready,
+    });
+  });
+  after(() => {
+    obj?.close();
+    pins?.cleanup();
+  });
+
+  it('swaps addresses, ports and MACs, writes the reply, and updates the checksum a wire sender computed (RFC 1624)', () => {
+    const macs = { dst: '02:00:00:00:00:02', src: '02:00:00:00:00:01' };
+    for (const [session, seq] of [
+      [0xabcdef01, 7],
+      [0, 0],
+      [0xffffffff, 0xfffffffe],
+    ] as const) {
+      const request = frame6(
+        { src: 'fd00:213::1', dst: nodeAddress6 },
+        { kind: 'udp', sport: 40000, dport: livenessPort, payload: probeRequest(session, seq) },
+        macs,
+      );
+      const { retval, data } = obj.program(layout.Program.Liveness).testRun(request);
+      assert.equal(retval, TC_ACT_REDIRECT);
+      assert.deepEqual(checksumProblems(data), [], `session ${session}`);
+      const ip6 = parseIpv6(data)!;
+      assert.deepEqual([ip6.src, ip6.dst, macsOf(data)], [nodeAddress6, 'fd00:213::1', { dst: macs.src, src: macs.dst }]);
+      assert.deepEqual(readProbeReply(data.subarray(data.length - probeRequest(0, 0).length)), {
+        session,
+        seq,
+        state: ProbeState.Ready,
+        generation: 77,
+      });
+    }
+  });
+
+  it('passes a datagram to another of its addresses, or to another port, on', () => {
+    for (const [dst, dport] of [
+      ['fd00:213::3', livenessPort],
+      [nodeAddress6, livenessPort + 1],
+    ] as const) {
+      const other = frame6({ src: 'fd00:213::1', dst }, { kind: 'udp', sport: 40000, dport, payload: probeRequest(1, 1) });
+      const { retval, data } = obj.program(layout.Program.Liveness).testRun(other);
+      assert.equal(retval, TC_ACT_UNSPEC);
+      assert.deepEqual(data, other);
+    }
+  });
+});

@@ -69,7 +69,7 @@ describe('IP family of a node spec', () => {
   });
 
   it('the eBPF datapath: refuses IPv6 underlay, gateway and public addresses, also of an IPv6-only spec, naming field and value', () => {
-    const underlay = /tunnels over IPv4 only/;
+    const underlay = /takes an IPv4 underlay only/;
     const edit = (e: (doc: ReturnType<typeof dualStackHubSpecDocument>) => void) => specWith(dualStackHubSpecDocument(), e);
     const cases: [string, ReturnType<typeof hubSpec>, string, string, RegExp][] = [
       [

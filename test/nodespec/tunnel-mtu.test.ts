@@ -19,6 +19,13 @@ describe('tunnel MTU', () => {
     assert.equal(tunnelMtu('ipsec', 9000, 1400), 1370);
   });
 
+  it('over an IPv6 underlay, 20 more for the outer header: VXLAN less 70, an encrypted peering less 100; the override still names VXLAN', () => {
+    assert.equal(tunnelMtu('vxlan', 1500, undefined, 6), 1430);
+    assert.equal(tunnelMtu('ipsec', 1500, undefined, 6), 1400);
+    assert.equal(tunnelMtu('vxlan', 9000, 1400, 6), 1400);
+    assert.equal(tunnelMtu('ipsec', 9000, 1400, 6), 1370);
+  });
+
   it('clamps TCP to the MTU less 40 (IPv4 and TCP headers)', () => {
     assert.equal(clampedMss(1450), 1410);
     assert.equal(clampedMss(8950), 8910);

@@ -142,14 +142,21 @@ const tunnelEnd = (address: Ip): { v4: string; v6: string } =>
 
 /**
  * What the probe responder answers with, on the addresses nodes and peers probe: the underlay's and the
- * public one; the responder answers IPv4 only, so an IPv6 one is none (0.0.0.0).
+ * public one, each in its family's pair (a public address may be of the other family than the underlay's).
  */
-export const livenessValue = (spec: NodeDataplaneSpec, generation: number): CodecValue<typeof liveness> => ({
-  addrs: [tunnelEnd(spec.node.underlayAddress).v4, spec.node.publicAddress ? tunnelEnd(spec.node.publicAddress).v4 : '0.0.0.0'],
-  generation,
-  port: livenessPort,
-  state: ProbeState.Ready,
-});
+export const livenessValue = (spec: NodeDataplaneSpec, generation: number): CodecValue<typeof liveness> => {
+  const [underlay, publicEnd] = [
+    tunnelEnd(spec.node.underlayAddress),
+    spec.node.publicAddress ? tunnelEnd(spec.node.publicAddress) : undefined,
+  ];
+  return {
+    addrs: [underlay.v4, publicEnd?.v4 ?? '0.0.0.0'],
+    addrs6: [underlay.v6, publicEnd?.v6 ?? '::'],
+    generation,
+    port: livenessPort,
+    state: ProbeState.Ready,
+  };
+};
 
 /** Every map but the NAT ones: a few entries per peer and node. */
 function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: number, generation: number): NodeMaps {

@@ -118,7 +118,15 @@ export const peerCounters = struct({ txPackets: u64, txBytes: u64, rxPackets: u6
 const flowKey = cstruct({ saddr: ipv4, daddr: ipv4, sport: be16, dport: be16, proto: u8, _pad: array(u8, 3) });
 const snatEntry = cstruct({ addr: ipv4, port: be16, flags: u16, _pad: u32, closedNs: u64 });
 /** What the probe responder answers with (bpf/lib/liveness.h); `state`: ProbeState. */
-export const liveness = cstruct({ addrs: array(ipv4, 2), generation: u32, port: u16, state: u8, _pad: u8 });
+export const liveness = cstruct({
+  addrs: array(ipv4, 2),
+  generation: u32,
+  port: u16,
+  state: u8,
+  _pad: u8,
+  /** The same addresses on an IPv6 underlay. */
+  addrs6: array(ipv6, 2),
+});
 
 /** IPv6: maps of their own, keyed by 128-bit addresses; the tunnel toward a peer stays in `peer`. */
 export const cidr6 = struct({ addr: ipv6, prefixLen: u32 });

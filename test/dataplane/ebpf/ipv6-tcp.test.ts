@@ -67,7 +67,7 @@ const shapes: { name: string; a: (doc: Doc) => Doc; b: (doc: Doc) => Doc; underl
   // A's peering carries only its secondary family: its PeerSpec's own fields are IPv6, with no secondary.
   { name: 'A dual-stack (IPv4 primary), peered in IPv6 only with an IPv6-only B', a: (d) => peerIpv6Only(d, 0), b: ipv6Only, underlay: 4 },
   // What an IPv6-only cluster's nodes have: no IPv4 address at all. The agent does not take this spec
-  // yet (requireEbpfFamilies: the probe responder answers IPv4 only); the datapath carries it.
+  // yet (requireEbpfFamilies: not yet run end to end over one); the datapath carries it.
   { name: 'both IPv6-only, their gateways tunnelling over an IPv6 underlay', a: ipv6Only, b: ipv6Only, underlay: 6 },
 ];
 

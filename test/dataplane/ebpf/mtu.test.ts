@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { requireRoot } from '../../support/kernel';
-import { Proto, checksumProblems, datagram, ethernet, frame, internetChecksum, ipv4Header, macsOf } from '../../support/packet';
+import { Proto, checksumProblems, datagram, ethernet, frame, internetChecksum, ipv4Header, macsOf, parseIpv4 } from '../../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, configFor, home, macsToward, overlayMacs, peerP, translate } from './fixture';
 
 /** TCP flags. */
@@ -126,6 +126,19 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
       assert.equal(r.data.length, 14 + 20 + 8 + 28);
       assert.equal(r.data.readUInt16BE(14 + 20 + 6), 1450, 'next-hop MTU');
       assert.deepEqual(checksumProblems(r.data), []);
+    });
+
+    it('on a node without an IPv4 underlay address (an IPv6 underlay), comes from the transit address, not 0.0.0.0 (a martian source)', async () => {
+      const onIpv6 = (await Datapath.load()).program('worker', 6);
+      try {
+        const sent = datagram({ src: localPod, dst: podOfP }, udpOf(1500));
+        const r = onIpv6.run('fromPod', ethernet(sent, podMacs));
+        assert.equal(r.retval, TC_ACT_REDIRECT);
+        assert.equal(parseIpv4(r.data)?.src, home.transit);
+        assert.deepEqual(checksumProblems(r.data), []);
+      } finally {
+        onIpv6.close();
+      }
     });
 
     it('quotes a TCP segment with its sequence number, and an ICMP echo, from a gateway (source: its own address)', () => {

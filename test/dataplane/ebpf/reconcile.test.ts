@@ -110,7 +110,7 @@ describe('desired maps (pure)', () => {
     assert.equal(desiredMaps({ ...hubSpec(), node: { ...hubSpec().node, role: 'worker' } }, 42, 1450).config[0]![1].flags, 0);
   });
 
-  it('puts each tunnel end of an IPv6 underlay in its IPv6 field, the IPv4 one 0.0.0.0; the probe responder answers on none of them', () => {
+  it("puts each tunnel end of an IPv6 underlay in its IPv6 field, the IPv4 one 0.0.0.0, the probe responder's addresses too", () => {
     const d = desiredMaps(
       specWith(hubSpecDocument(), (doc) => {
         doc.node.underlayAddress = 'fd00:1::11';
@@ -146,7 +146,14 @@ describe('desired maps (pure)', () => {
         { underlay: '0.0.0.0', underlay6: 'fd00:1::12' },
       ],
     );
-    assert.deepEqual(d.liveness[0]![1].addrs, ['0.0.0.0', '0.0.0.0']);
+    // The probe responder answers on the IPv6 underlay address (no public address here).
+    assert.deepEqual(
+      [d.liveness[0]![1].addrs, d.liveness[0]![1].addrs6],
+      [
+        ['0.0.0.0', '0.0.0.0'],
+        ['fd00:1::11', '::'],
+      ],
+    );
   });
 
   it('builds the tables straight from the spec as the typed entries encode, without formatting an address', () => {

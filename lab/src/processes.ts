@@ -120,7 +120,7 @@ export const childPid = (runDir: string, name: string): number | undefined => re
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sends `signal` to a process, or with a negative pid to a process group; whether it was there. */
-function signal(pid: number, sig: NodeJS.Signals): boolean {
+function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
   try {
     process.kill(pid, sig);
     return true;
@@ -149,7 +149,9 @@ export async function stopProcess(runDir: string, name: string, graceMs = 3000):
   }
   // Its process group outlives its leader while any member runs (a pid is not reused while it names a group).
   signal(-pid, 'SIGKILL');
-  for (let waited = 0; waited < 1000 && running(); waited += 10) await sleep(10);
+  // Until every member is gone (signal 0 to the group fails), not only the two we know: what the child
+  // started dies a moment after them.
+  for (let waited = 0; waited < 1000 && (running() || signal(-pid, 0)); waited += 10) await sleep(10);
   return true;
 }
 

@@ -33,5 +33,5 @@ export function nodeTunnelMtus(spec: NodeDataplaneSpec, ns?: string): NodeTunnel
   const family = sources.some((a) => a.family === 6) ? 6 : 4;
   if (spec.tunnelMTU !== undefined) return tunnelMtus(defaultUnderlayMtu, spec.tunnelMTU, family);
   const underlay = underlayDeviceOf(sources.map(formatIp), ns);
-  return underlay ? { ...tunnelMtus(underlay.mtu, undefined, family), underlay } : tunnelMtus(defaultUnderlayMtu, undefined, family);
+  return { ...tunnelMtus(underlay?.mtu ?? defaultUnderlayMtu, undefined, family), ...(underlay ? { underlay } : {}) };
 }

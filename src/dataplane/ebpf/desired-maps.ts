@@ -174,22 +174,22 @@ function nodeMaps(spec: NodeDataplaneSpec, overlayIfindex: number, tunnelMtu: nu
     overlayMac: spec.overlay.mac,
     tunnelMtu,
   };
-  const peers = spec.peers.map(
-    (p) =>
-      [
-        p.peerId,
-        {
-          // A peering without IPv4 has an entry still: it holds the tunnel both families take.
-          ...peerViews(p, 4),
-          endpoint: tunnelEnd(p.endpoint.address).v4,
-          endpoint6: tunnelEnd(p.endpoint.address).v6,
-          // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
-          vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
-          dstMac: tunnelMac(p.clusterId, spec.clusterId),
-          srcMac: tunnelMac(spec.clusterId, p.clusterId),
-        },
-      ] as const,
-  );
+  const peers = spec.peers.map((p) => {
+    const endpoint = tunnelEnd(p.endpoint.address);
+    return [
+      p.peerId,
+      {
+        // A peering without IPv4 has an entry still: it holds the tunnel both families take.
+        ...peerViews(p, 4),
+        endpoint: endpoint.v4,
+        endpoint6: endpoint.v6,
+        // The peering's wire format, the same as the kernel fallback's tunnel toward this peer.
+        vni: peeringVni(spec.clusterId, p.clusterId, spec.overlay.vni),
+        dstMac: tunnelMac(p.clusterId, spec.clusterId),
+        srcMac: tunnelMac(spec.clusterId, p.clusterId),
+      },
+    ] as const;
+  });
   // Symmetric routing: the gateway sends peer traffic for another node's pods through the overlay.
   const nodesOf = (family: 4 | 6) =>
     spec.nodes.flatMap((n) =>

@@ -133,7 +133,8 @@ enum strait_drop_reason {
 	STRAIT_DROP_TUNNEL = 7,         /* setting the tunnel key or redirecting failed */
 	STRAIT_DROP_EXTHDRS = 8,        /* IPv6: extension headers we do not walk (too many, or a live routing header) */
 	STRAIT_DROP_TRANSIT6 = 9,       /* IPv6: hub transit, but its program (strait_progs) is missing */
-	STRAIT_DROP_MAX = 10,
+	STRAIT_DROP_TOO_BIG = 10,       /* a later IPv4 fragment over the tunnel MTU of an IPv6 underlay (its first is answered) */
+	STRAIT_DROP_MAX = 11,
 };
 
 /* strait_snat (LRU): transit flows on the hub, one entry per direction. */

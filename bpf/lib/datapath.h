@@ -112,9 +112,11 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 		return strait_drop(STRAIT_DROP_NO_CONFIG);
 	if (parsed == STRAIT_PKT_MALFORMED)
 		return strait_drop(STRAIT_DROP_MALFORMED);
-	/* Everything from here on is encapsulated: it must fit the tunnel as the pod sent it. */
-	if (strait_too_big(skb, &p, cfg->tunnel_mtu))
-		return strait_frag_needed(skb, cfg, &p, cfg->tunnel_mtu);
+	/* Everything from here on is encapsulated: it must fit the tunnel as the pod sent it. Over an IPv6
+	 * underlay DF or not: the sender learns the path MTU and fragments to fit. No ICMP error is sent
+	 * about a later fragment (RFC 1122, 3.2.2): it is dropped, its first fragment answered. */
+	if (strait_too_big(skb, &p, cfg->tunnel_mtu, strait_outer_fragments(cfg)))
+		return p.later_frag ? strait_drop(STRAIT_DROP_TOO_BIG) : strait_frag_needed(skb, cfg, &p, cfg->tunnel_mtu);
 	if (strait_clamp_mss(skb, &p, cfg->tunnel_mtu))
 		return strait_drop(STRAIT_DROP_CSUM);
 	if (!(cfg->flags & STRAIT_F_GATEWAY))

@@ -128,12 +128,21 @@ static __always_inline int strait_clamp_mss(struct __sk_buff *skb, const struct 
 	return strait_clamp_mss_to(skb, &seg, mtu - STRAIT_TCPIP_HLEN);
 }
 
+/* Whether this node's tunnels may fragment their outer packet: over IPv4 they do; over IPv6 (the node's
+ * underlay address IPv6, and so every tunnel end of its spec) the kernel sends no outer packet larger than
+ * the path (ip6_fragment fragments only what a local socket allows), so nothing too large crosses. */
+static __always_inline bool strait_outer_fragments(const struct strait_config *cfg)
+{
+	return cfg->node_addr != 0;
+}
+
 /* Whether the packet, once in a tunnel of `mtu`, would have to be fragmented although its sender said
- * not to. A GSO packet is cut into segments first: those must fit (as skb_gso_validate_network_len). */
-static __always_inline bool strait_too_big(const struct __sk_buff *skb, const struct strait_pkt *p, __u16 mtu)
+ * not to, or although the tunnel cannot (`!outer_fragments`). A GSO packet is cut into segments first:
+ * those must fit (as skb_gso_validate_network_len). */
+static __always_inline bool strait_too_big(const struct __sk_buff *skb, const struct strait_pkt *p, __u16 mtu, bool outer_fragments)
 {
 	/* No ICMP error answers an ICMP error (RFC 1122, 3.2.2). */
-	if (!mtu || !p->df || p->icmp_error)
+	if (!mtu || (!p->df && outer_fragments) || p->icmp_error)
 		return false;
 	__u32 len = p->ip_len;
 	if (skb->gso_size && p->l4_hlen && !p->later_frag)

@@ -32,6 +32,12 @@ export interface TrafficCheck {
   kind: 'peered' | 'intra' | 'hub' | 'not-peered';
   /** The pods' MTU, for the probes whose packets are that large (`pmtu-tcp`, `pmtu-icmp`). */
   mtu?: number;
+  /**
+   * `frag` over tunnels that answer a datagram too large for them rather than fragment it (an IPv4 one
+   * over an IPv6 underlay: docs/datapath.md, "MTU"): the first is lost by design, and the probe sends
+   * again as the path MTU is learnt each way, as it does for any IPv6 datagram (echo-client.ts).
+   */
+  learnsPathMtu?: true;
 }
 
 export interface ClusterView {
@@ -58,6 +64,9 @@ function ownNetworks(topology: LabTopology, id: string): { podCIDR: Cidr; extern
     externalCIDR: parseCidr('externalCIDR', n.externalCIDR),
   }));
 }
+
+/** Whether the lab's nodes and gateways tunnel over IPv6 (one family per lab: topology.ts). */
+const isIpv6Underlay = (topology: LabTopology) => topology.public.includes(':');
 
 /** A pod's addresses, of each family it has (every pod of a dual-stack cluster has both). */
 const podAddresses = (pod: LabPod): Ip[] => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])].map((a) => parseIp('podIP', a));
@@ -121,7 +130,16 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
       for (const s of pods(src))
         for (const t of pods(dst))
           for (const address of seenAddresses(topology, views, src, dst, t))
-            for (const probe of peeredProbes) checks.push({ from: s.name, to: t.name, address, probe, expect: 'reach', kind: 'peered' });
+            for (const probe of peeredProbes)
+              checks.push({
+                from: s.name,
+                to: t.name,
+                address,
+                probe,
+                expect: 'reach',
+                kind: 'peered',
+                ...(probe === 'frag' && isIpv6Underlay(topology) ? { learnsPathMtu: true as const } : {}),
+              });
       const s = pathMtuPod(topology, views, src);
       const t = pathMtuPod(topology, views, dst);
       if (!s || !t) continue;

@@ -37,12 +37,16 @@ export interface EchoResult {
   error?: string;
 }
 
-/** One datagram (no retry: a path that loses it fails the probe); settles on the first answer or the timeout. */
+/**
+ * One datagram (no retry: a path that loses it fails the probe, but a `frag` one while `learnsPathMtu`);
+ * settles on the first answer or the timeout.
+ */
 function udpProbe(
   mode: 'udp' | 'frag' | 'unreach',
   to: string,
   port: number,
   timeoutMs: number,
+  learnsPathMtu: boolean,
   done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void,
 ): void {
   const payload = mode === 'frag' ? Buffer.concat([randomBytes(16), Buffer.alloc(fragmentedSize - 16, 0x5a)]) : randomBytes(16);
@@ -75,12 +79,13 @@ function udpProbe(
   if (mode === 'unreach') return sock.connect(port, to, () => sock.send(payload));
   sock.send(payload, port, to);
   // IPv6 routers never fragment: a datagram whose fragments exceed the path MTU is dropped with a Packet
-  // Too Big, which lowers its sender's path MTU for the next one (RFC 8201). On a new path the first
+  // Too Big, which lowers its sender's path MTU for the next one (RFC 8201); so do tunnels over an IPv6
+  // underlay with an IPv4 one, answering fragmentation needed (`learnsPathMtu`). On a new path the first
   // datagram, and then the first echo, are lost by design: more are sent, as the path MTU is learnt each
   // way, for the first half of the wait (at least three in all). A slow path (ESP in an emulated VM) takes
   // longer than one interval to bring each Packet Too Big back: three sends 0.3 s apart were not enough
   // there, while a path that loses what it should carry still fails once the sends stop.
-  if (mode === 'frag' && isIPv6(to)) {
+  if (mode === 'frag' && learnsPathMtu) {
     const again = setInterval(() => settled || sock.send(payload, port, to), pathMtuLearntMs);
     const stop = setTimeout(() => clearInterval(again), Math.max(pathMtuLearntMs * 2.5, timeoutMs / 2));
     sock.on('close', () => {
@@ -139,13 +144,17 @@ function tcpProbe(
   });
 }
 
-export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number): Promise<EchoResult> {
+/**
+ * One probe; `learnsPathMtu`: a `frag` datagram is sent again as the path MTU is learnt (by default for
+ * IPv6, whose routers never fragment; over an IPv6 underlay for IPv4 too, whose tunnels cannot).
+ */
+export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number, learnsPathMtu = isIPv6(to)): Promise<EchoResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const done = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => resolve({ mode, to, ms: Date.now() - started, ...r });
     if (mode === 'tcp') return tcpProbe(randomBytes(16), 16, to, port, timeoutMs, done);
     if (mode === 'pmtu-tcp') return tcpProbe(randomBytes(bulkSize), bulkWrite, to, port, timeoutMs, done);
-    udpProbe(mode, to, port, timeoutMs, done);
+    udpProbe(mode, to, port, timeoutMs, learnsPathMtu, done);
   });
 }
 

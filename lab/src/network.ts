@@ -46,11 +46,20 @@ export const strictReversePath = ['net.ipv4.conf.all.rp_filter=1', 'net.ipv4.con
 export function podRoutes(cluster: LabCluster, node: LabNode, verb: 'replace' | 'del' = 'replace'): string[] {
   return cluster.nodes
     .filter((n) => n.name !== node.name)
-    .flatMap((n) =>
-      nodePodCIDRs(n).map(
-        (prefix) => `route ${verb} ${prefix} via ${prefix.includes(':') ? underlayLinkLocal(n) : n.underlayAddress} dev ul0`,
-      ),
-    );
+    .flatMap((n) => nodePodCIDRs(n).map((prefix) => `route ${verb} ${prefix} via ${nextHopTo(n, prefix)} dev ul0`));
+}
+
+const isIpv6 = (text: string) => text.includes(':');
+
+/**
+ * The next hop to node `n`'s pods in `prefix` over the underlay: its underlay address where the families
+ * match; toward IPv4 pods over an IPv6 underlay, that address as an IPv6 next hop (RFC 5549, `via inet6`);
+ * toward IPv6 pods over an IPv4 underlay, its link-local address (Linux takes no IPv4 next hop for an
+ * IPv6 route).
+ */
+function nextHopTo(n: LabNode, prefix: string): string {
+  if (isIpv6(prefix) === isIpv6(n.underlayAddress)) return n.underlayAddress;
+  return isIpv6(prefix) ? underlayLinkLocal(n) : `inet6 ${n.underlayAddress}`;
 }
 
 /** A node's pod networks, of each family its cluster has. */
@@ -58,17 +67,23 @@ const nodePodCIDRs = (n: LabNode): string[] => [n.podCIDR, ...(n.secondaryPodCID
 
 /**
  * A node's IPv6 address on its IPv4 underlay, where its cluster has IPv6: link-local, its IPv4 address in the low 32 bits,
- * the next hop of the other nodes' routes to its IPv6 pods (Linux takes no IPv4 next hop for an IPv6
- * route; a link-local one is what routing daemons use on such links).
+ * the next hop of the other nodes' routes to its IPv6 pods (a link-local one is what routing daemons use on such links).
  */
 function underlayLinkLocal(node: LabNode): string {
   const [a, b, c, d] = node.underlayAddress.split('.').map(Number) as [number, number, number, number];
   return `fe80::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
-/** The `ip` lines giving a node of a cluster with IPv6 its underlay link-local address (at once usable: no DAD on a lab link). */
+/**
+ * The `ip` lines giving a node of a cluster with IPv6 pods on an IPv4 underlay its underlay link-local
+ * address (at once usable: no DAD on a lab link); none on an IPv6 underlay, whose addresses are next hops.
+ */
 export const underlayLinkLocalLines = (node: LabNode): string[] =>
-  nodePodCIDRs(node).some((prefix) => prefix.includes(':')) ? [`addr replace ${underlayLinkLocal(node)}/64 dev ul0 nodad`] : [];
+  !isIpv6(node.underlayAddress) && nodePodCIDRs(node).some(isIpv6) ? [`addr replace ${underlayLinkLocal(node)}/64 dev ul0 nodad`] : [];
+
+/** An `ip addr add` of a lab link's address: an IPv6 one without duplicate address detection, so it is usable at once. */
+const addressLine = (address: string, network: string, device: string) =>
+  `addr add ${address}/${prefixLength(network)} dev ${device}${isIpv6(address) ? ' nodad' : ''}`;
 
 /** The node's pods: a namespace each, attached by Debian's CNI plugins (pod-network.ts). */
 export function buildPods(place: NodePlace, node: LabNode, mtu: number, runDir: string): void {
@@ -93,9 +108,9 @@ export function buildNetworks(topology: LabTopology, runDir: string): void {
         'link set lo up',
         `link add ul0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${switchNetns(cluster.id)}`,
         `link add pub0 mtu ${mtu} type veth peer name ${node.name} mtu ${mtu} netns ${publicNetns}`,
-        `addr add ${node.underlayAddress}/${prefixLength(cluster.underlay)} dev ul0`,
+        addressLine(node.underlayAddress, cluster.underlay, 'ul0'),
         ...underlayLinkLocalLines(node),
-        `addr add ${node.publicAddress}/${prefixLength(topology.public)} dev pub0`,
+        addressLine(node.publicAddress, topology.public, 'pub0'),
         'link set ul0 up',
         'link set pub0 up',
         ...podRoutes(cluster, node),

@@ -46,7 +46,7 @@ class PodProber {
     this.child.on('close', (code, signal) => gone(`exited (${signal ?? `code ${code}`})`));
   }
 
-  echo(mode: EchoMode, to: string, port: number, waitMs: number, timeoutMs: number): Promise<EchoResult> {
+  echo(mode: EchoMode, to: string, port: number, waitMs: number, timeoutMs: number, learnsPathMtu?: boolean): Promise<EchoResult> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // The probe's own wait settles it first; this bounds a prober that is slow to start or stuck.
@@ -55,7 +55,7 @@ class PodProber {
         reject(new Error(`the prober of ${this.pod} gave no answer in ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      const request: ProbeRequest = { id, mode, to, port, waitMs };
+      const request: ProbeRequest = { id, mode, to, port, waitMs, ...(learnsPathMtu ? { learnsPathMtu } : {}) };
       this.child.stdin.write(`${JSON.stringify(request)}\n`);
     });
   }
@@ -98,7 +98,15 @@ export class PodProbers {
   private readonly probers = new Map<string, PodProber>();
 
   /** One echo from `pod`; rejects when its prober could not run it (the path's verdict is in the result). */
-  echo(pod: string, mode: EchoMode, to: string, port: number, waitMs: number, timeoutMs: number): Promise<EchoResult> {
+  echo(
+    pod: string,
+    mode: EchoMode,
+    to: string,
+    port: number,
+    waitMs: number,
+    timeoutMs: number,
+    learnsPathMtu?: boolean,
+  ): Promise<EchoResult> {
     let prober = this.probers.get(pod);
     if (!prober) {
       const started: PodProber = new PodProber(pod, () => {
@@ -107,7 +115,7 @@ export class PodProbers {
       prober = started;
       this.probers.set(pod, prober);
     }
-    return prober.echo(mode, to, port, waitMs, timeoutMs);
+    return prober.echo(mode, to, port, waitMs, timeoutMs, learnsPathMtu);
   }
 
   close(): void {

@@ -64,11 +64,12 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
     const { ok, detail } = pathMtuVerdict(r.code, r.stdout, r.stderr, check.mtu!);
     return { reached: ok, detail };
   }
-  // One datagram or one connection, no retry of ours: the first packets of a path must get through.
+  // One datagram or one connection, no retry of ours (but where the path MTU is learnt: `learnsPathMtu`):
+  // the first packets of a path must get through.
   const port = check.probe === 'unreach' ? closedPort : echoPort;
   const bulk = check.probe === 'pmtu-tcp';
   const waitMs = bulk ? bulkWaitMs : echoWaitMs;
-  const out = await probers.echo(check.from, check.probe, check.address, port, waitMs, timeoutMs + waitMs);
+  const out = await probers.echo(check.from, check.probe, check.address, port, waitMs, timeoutMs + waitMs, check.learnsPathMtu);
   const answered =
     check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
   return { reached: out.ok, detail: out.error ?? answered };

@@ -96,6 +96,13 @@ export function parseTopology(value: unknown): LabTopology {
     };
     if (secondary) requireOtherFamily([`${f}.podCIDR`, podCIDR], [`${f}.secondary.podCIDR`, secondary.podCIDR]);
     const underlay = parseCidr(`${f}.underlay`, c.underlay);
+    // A cluster's nodes and gateways tunnel over one family (src/net/carried.ts): the lab's, its public network's.
+    if (underlay.family !== publicNet.family)
+      throw new InputError(
+        `${f}.underlay`,
+        c.underlay,
+        `is IPv${underlay.family}, not the family of public ${doc.public}: a lab's tunnels run over one family`,
+      );
     const id = unique(`${f}.id`, c.id);
     /** A node's pod network, inside the cluster's of its family. */
     const nodePodCIDR = (field: string, text: string, cluster: Cidr, clusterField: string) => {

@@ -2,19 +2,22 @@
  * What the lab's wires carry: nftables counters on the public bridge (`bridge strait_lab_wire` in the
  * public namespace) and on each cluster's underlay bridge (the same table in `sl-<cluster>-sw`).
  *
- * On the public bridge, per peering: ESP packets and every other IPv4 packet between the two clusters'
- * public addresses (an encrypted peering must show ESP and nothing in the clear; a VXLAN one, the
- * opposite), and IPv4 fragments between them. On each underlay: IPv4 packets and IPv4 fragments. The
+ * On the public bridge, per peering: ESP packets and every other packet between the two clusters'
+ * public addresses, of the public network's family (an encrypted peering must show ESP and nothing in the
+ * clear; a VXLAN one, the opposite), and fragments between them. On each underlay: packets and fragments
+ * of either family. The
  * fragment counters are read around the `pmtu-tcp` probes, which must leave no fragment anywhere: a
  * tunnel that wraps a full-size packet in its headers and lets the kernel fragment the result shows
- * there (`ip frag-off & 0x3fff`: a later fragment has an offset, a first or middle one "more fragments").
+ * there (`isFragment`).
  */
 import { nft, run } from '../../src/kernel/command';
 import { publicNetns, switchNetns } from './names';
 import { type LabTopology, isEncrypted } from './topology';
 
 const table = 'strait_lab_wire';
-const isFragment = 'ip frag-off & 0x3fff != 0';
+
+/** A fragment of each family: an IPv4 one has an offset or "more fragments"; an IPv6 one a fragment header. */
+const isFragment = { ip: 'ip frag-off & 0x3fff != 0', ip6: 'meta protocol ip6 exthdr frag exists' } as const;
 
 export interface WireResult {
   peering: [string, string];
@@ -23,6 +26,9 @@ export interface WireResult {
   clear: number;
   ok: boolean;
 }
+
+/** The family of the public network, and so of every gateway's public address (one per lab: topology.ts). */
+const publicFamily = (topology: LabTopology) => (topology.public.includes(':') ? 'ip6' : 'ip');
 
 const publicAddresses = (topology: LabTopology, cluster: string) =>
   topology.clusters
@@ -48,11 +54,12 @@ function wireRuleset(topology: LabTopology): string {
       [a, b],
       [b, a],
     ] as const) {
-      const between = `ip saddr { ${publicAddresses(topology, from)} } ip daddr { ${publicAddresses(topology, to)} }`;
+      const family = publicFamily(topology);
+      const between = `${family} saddr { ${publicAddresses(topology, from)} } ${family} daddr { ${publicAddresses(topology, to)} }`;
       lines.push(
         `\t\t${between} meta l4proto esp counter name ${counterName('esp', [a, b])}`,
         `\t\t${between} meta l4proto != esp counter name ${counterName('clear', [a, b])}`,
-        `\t\t${between} ${isFragment} counter name ${counterName('frag', [a, b])}`,
+        `\t\t${between} ${isFragment[family]} counter name ${counterName('frag', [a, b])}`,
       );
     }
   }
@@ -60,16 +67,17 @@ function wireRuleset(topology: LabTopology): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** An underlay bridge's counters (pure): every IPv4 packet, and the fragments among them. */
+/** An underlay bridge's counters (pure): every IP packet of either family, and the fragments among them. */
 function underlayRuleset(): string {
   return [
     `table bridge ${table} {`,
-    '\tcounter underlay_ipv4 {}',
+    '\tcounter underlay_packets {}',
     '\tcounter underlay_frag {}',
     '\tchain forward {',
     '\t\ttype filter hook forward priority 0; policy accept;',
-    '\t\tmeta protocol ip counter name underlay_ipv4',
-    `\t\t${isFragment} counter name underlay_frag`,
+    '\t\tmeta protocol { ip, ip6 } counter name underlay_packets',
+    `\t\t${isFragment.ip} counter name underlay_frag`,
+    `\t\t${isFragment.ip6} counter name underlay_frag`,
     '\t}',
     '}',
     '',
@@ -127,7 +135,7 @@ export function readFragments(topology: LabTopology): WireCount[] {
     })),
     ...topology.clusters.map((c) => {
       const underlay = counters(switchNetns(c.id));
-      return { wire: `underlay ${c.id}`, packets: underlay.get('underlay_ipv4') ?? 0, fragments: underlay.get('underlay_frag') ?? 0 };
+      return { wire: `underlay ${c.id}`, packets: underlay.get('underlay_packets') ?? 0, fragments: underlay.get('underlay_frag') ?? 0 };
     }),
   ];
 }

@@ -6,7 +6,7 @@
  */
 import { InputError } from '../errors';
 import { type HomeNetworksSpec, parseFamilies } from './home-networks';
-import { carriedCidr, carriedIp, underlayIp } from '../net/carried';
+import { carriedCidr, carriedIp, requireUnderlayFamily, underlayIp } from '../net/carried';
 import { type Cidr, type Ip, containsIp, formatCidr, formatIp, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
 import { checkCompiled } from './compiled-validators';
@@ -163,6 +163,13 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
       doc.nodes![sameUnderlay[0]]!.underlayAddress,
       `is also nodes[${sameUnderlay[1]}].underlayAddress`,
     );
+  // A cluster's nodes tunnel to each other, and its gateways to peers, over one family: its first node's.
+  const [first] = nodes;
+  nodes.forEach((n, i) => {
+    const ofFirst = `nodes[0].underlayAddress ${formatIp(first!.underlayAddress)}`;
+    requireUnderlayFamily(`nodes[${i}].underlayAddress`, n.underlayAddress, first!.underlayAddress.family, ofFirst);
+    if (n.publicAddress) requireUnderlayFamily(`nodes[${i}].publicAddress`, n.publicAddress, first!.underlayAddress.family, ofFirst);
+  });
   const podCIDRs = new RangeIndex<string>();
   nodes.forEach((node, i) =>
     node.podCIDRs.forEach((cidr, j) => {

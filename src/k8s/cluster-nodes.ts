@@ -2,8 +2,9 @@
  * Core v1 Node objects as the cluster's nodes (the NodeConfig the controller's file configuration gives
  * today), pure. What Strait reads from a Node:
  * - name: metadata.name
- * - underlayAddress: the first IPv4 InternalIP of status.addresses (the tunnels run over IPv4, whichever
- *   family the pods' primary is), a unicast address
+ * - underlayAddress: the first InternalIP of status.addresses of the cluster's underlay family, a unicast
+ *   address: a cluster's tunnels run over one family, IPv4 where any Node has an IPv4 InternalIP (a
+ *   dual-stack cluster tunnels over IPv4, whichever family the pods' primary is), else IPv6
  * - podCIDRs: spec.podCIDRs (or the older spec.podCIDR), those of a family the cluster has a PodCIDR of
  *   (both on a dual-stack cluster); another family is not Strait's to route
  * - publicAddress: the annotation strait.io/public-address (reachable from the other clusters' gateways)
@@ -20,8 +21,8 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
 import { InputError } from '../errors';
-import { underlayIp } from '../net/carried';
-import { type Cidr, containsIp, formatCidr, parseCidr } from '../net/cidr';
+import { requireUnderlayFamily, underlayIp } from '../net/carried';
+import { type Cidr, type IpFamily, containsIp, formatCidr, parseCidr } from '../net/cidr';
 import { RangeIndex } from '../net/range-index';
 
 export const publicAddressAnnotation = 'strait.io/public-address';
@@ -69,25 +70,33 @@ class TakenPodCIDRs {
   }
 }
 
+/** A Node's InternalIP addresses, in its order. */
+const internalIps = (node: V1Node): string[] => (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+
+/** The family of an address as written (a text that is no address is refused where it is parsed). */
+const familyOfText = (text: string): IpFamily => (text.includes(':') ? 6 : 4);
+
 function readNode(
   node: V1Node,
   name: string,
+  underlayFamily: IpFamily,
   clusterPodCIDRs: readonly Cidr[],
   selector: Readonly<Record<string, string>>,
   taken: TakenPodCIDRs,
 ): ClusterNode {
-  // A dual-stack node lists an InternalIP per family, its primary first: the IPv4 one carries the tunnels,
-  // whichever family the pods' primary is (the underlay is IPv4: docs/dual-stack.md).
+  // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's underlay
+  // family carries the tunnels, whichever family the pods' primary is (docs/dual-stack.md).
   const addresses = node.status?.addresses ?? [];
-  const internal = addresses.filter((a) => a.type === 'InternalIP');
-  const ofUnderlay = internal.find((a) => !a.address.includes(':'));
+  const ofUnderlay = internalIps(node).find((a) => familyOfText(a) === underlayFamily);
   if (!ofUnderlay)
     throw new InputError(
       'status.addresses',
       addresses,
-      "no IPv4 InternalIP: Strait's tunnels run over IPv4 (an IPv6 underlay is not built yet)",
+      underlayFamily === 4
+        ? "no IPv4 InternalIP: the cluster's tunnels run over IPv4, as other Nodes have one"
+        : 'no InternalIP: the tunnels to a node run to one',
     );
-  const underlayAddress = underlayIp(`status.addresses[InternalIP]`, ofUnderlay.address);
+  const underlayAddress = underlayIp(`status.addresses[InternalIP]`, ofUnderlay);
 
   const listed = node.spec?.podCIDRs?.length
     ? node.spec.podCIDRs.map((text, i) => ({ field: `spec.podCIDRs[${i}]`, text }))
@@ -109,7 +118,9 @@ function readNode(
   });
 
   const annotation = node.metadata?.annotations?.[publicAddressAnnotation];
-  const publicAddress = annotation === undefined ? undefined : underlayIp(`metadata.annotations["${publicAddressAnnotation}"]`, annotation);
+  const publicField = `metadata.annotations["${publicAddressAnnotation}"]`;
+  const publicAddress = annotation === undefined ? undefined : underlayIp(publicField, annotation);
+  if (publicAddress) requireUnderlayFamily(publicField, publicAddress, underlayFamily, `the cluster's underlay`);
 
   const label = node.metadata?.labels?.[gatewayCandidateLabel];
   if (label !== undefined && label !== 'true' && label !== 'false')
@@ -137,11 +148,13 @@ export function clusterNodes(
   const out: ClusterNode[] = [];
   const problems: NodeProblem[] = [];
   const taken = new TakenPodCIDRs();
+  // One family for every Node, whatever their order: IPv4 when any Node can tunnel over it.
+  const underlayFamily: IpFamily = nodes.some((n) => internalIps(n).some((a) => familyOfText(a) === 4)) ? 4 : 6;
   const byName = [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const node of byName) {
     const name = node.metadata?.name ?? '';
     try {
-      const read = readNode(node, name, clusterPodCIDRs, gatewayNodeSelector, taken);
+      const read = readNode(node, name, underlayFamily, clusterPodCIDRs, gatewayNodeSelector, taken);
       taken.add(read.config.podCIDRs, name, out.length);
       out.push(read);
     } catch (err) {

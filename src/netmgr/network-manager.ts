@@ -17,8 +17,8 @@ import { InputError } from '../errors';
 import { addPeer, removePeer, setRemoteView } from '../network-ipam/peers';
 import { type IpamPlanes, planesOf, withPlane } from '../network-ipam/planes';
 import type { IpamState } from '../network-ipam/state';
-import { carriedCidr, underlayIp } from '../net/carried';
-import { type IpFamily, cidrsEqual, formatCidr } from '../net/cidr';
+import { carriedCidr, requireUnderlayFamily, underlayIp } from '../net/carried';
+import { type IpFamily, cidrsEqual, formatCidr, parseIp } from '../net/cidr';
 import type { TunnelEndpoint } from '../api/tunnel-endpoint';
 import { tunnelEndpoint } from './tunnel-endpoint';
 
@@ -87,6 +87,21 @@ function ourNetworkConfig(ipam: IpamState, clusterId: string, peer: string, endp
 }
 
 /**
+ * Refuses the peer's gateway addresses unless each is a tunnel end of our gateway's family: the peering's
+ * tunnel runs over one family (a failover to a standby too), and where the clusters' gateways share none,
+ * no tunnel can join them.
+ */
+function requireTheirEndpoint(theirs: GatewayEndpoint, ours: GatewayEndpoint): void {
+  const family = parseIp('endpoint.address', ours.address).family;
+  const ofOurs = `our gateway's address ${ours.address}`;
+  const fields = [
+    ['spec.endpoint.address', theirs.address] as const,
+    ...(theirs.standbyAddresses ?? []).map((a, i) => [`spec.endpoint.standbyAddresses[${i}]`, a] as const),
+  ];
+  for (const [field, text] of fields) requireUnderlayFamily(field, underlayIp(field, text), family, ofOurs);
+}
+
+/**
  * The peer's NetworkConfig: its networks placed in our IPAM (kept, or remapped when they collide), and our
  * answer. Every node's spec would carry its networks and its gateway, and an agent refuses a spec whole:
  * what our dataplanes cannot carry is refused here, for this peer alone.
@@ -111,8 +126,6 @@ function placeTheirNetworks(
         `is IPv${cidr.family}, not the family of ${at}podCIDR ${theirs.podCIDR} (IPv${family}): each family's networks sit together`,
       );
   }
-  underlayIp('spec.endpoint.address', theirs.endpoint.address);
-  theirs.endpoint.standbyAddresses?.forEach((a, i) => underlayIp(`spec.endpoint.standbyAddresses[${i}]`, a));
   const { state, result } = addPeer(ipam, { clusterId: theirs.clusterId, podCIDR: theirs.podCIDR, externalCIDR: theirs.externalCIDR });
   return {
     ipam: state,
@@ -252,6 +265,7 @@ export function reconcilePeering(input: PeeringInput): PeeringStep {
   }
   try {
     if (theirs.secondary) requireOtherFamily(['spec.podCIDR', theirs.podCIDR], ['spec.secondary.podCIDR', theirs.secondary.podCIDR]);
+    requireTheirEndpoint(theirs.endpoint, input.endpoint);
   } catch (err) {
     return refusedWhole(`NetworkConfig from ${input.peer}: ${message(err)}`);
   }

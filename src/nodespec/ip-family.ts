@@ -1,12 +1,13 @@
 /**
  * Which IP families a node spec uses, checked once per dataplane by `validate`, naming the first field
  * it refuses, before anything is programmed: both datapaths carry networks of either family in either
- * place (an IPv6-only cluster, IPv6 as the primary family, a peering of one family), over an IPv4
- * underlay; the kernel fallback's own checks are src/dataplane/kernel/carried-families.ts. The
+ * place (an IPv6-only cluster, IPv6 as the primary family, a peering of one family), the eBPF one over an
+ * underlay of either family, the kernel fallback over IPv4; the kernel fallback's own checks are src/dataplane/kernel/carried-families.ts. The
  * controller never plans a spec that this refuses: it takes every address and network through
  * src/net/carried.ts where it enters.
  */
 import { InputError } from '../errors';
+import { requireUnderlayFamily } from '../net/carried';
 import { type Cidr, type Ip, formatCidr, formatIp } from '../net/cidr';
 import type { NodeDataplaneSpec } from './spec';
 
@@ -75,11 +76,16 @@ export function requireIpv4Underlay(spec: NodeDataplaneSpec, reason: string): vo
 }
 
 /**
- * Refuses what the eBPF agent does not run yet: an IPv6 underlay, gateway or public address. Its programs
- * tunnel over IPv6, its probes go over IPv6, its tunnel MTU and ICMPv4 errors follow an IPv6 underlay
- * (docs/datapath.md, docs/liveness.md); not yet run end to end (an agent's gateway choice and failover
- * over IPv6), and neither the kernel fallback nor the control plane gives or takes one (docs/dual-stack.md).
+ * The eBPF agent's families: networks of either family in any place, and an underlay of either family,
+ * one for every tunnel end of the spec (the node's, the gateways', the other nodes', the peers'): its
+ * programs tunnel to an IPv4 or an IPv6 end (docs/datapath.md), but no tunnel joins two families. The
+ * controller gives a cluster one underlay family and refuses a peer of another (src/net/carried.ts);
+ * this is the agent's own check of what it is given, naming the first value of another family than
+ * its node's underlay address.
  */
 export function requireEbpfFamilies(spec: NodeDataplaneSpec): void {
-  requireIpv4Underlay(spec, 'the eBPF agent takes an IPv4 underlay only (IPv6 underlay and gateway addresses are not supported yet)');
+  const own = spec.node.underlayAddress;
+  const ofOwn = `spec.node.underlayAddress ${formatIp(own)}`;
+  for (const [field, value, role] of addressesOf(spec))
+    if (role === 'underlay') requireUnderlayFamily(`spec.${field}`, value as Ip, own.family, ofOwn);
 }

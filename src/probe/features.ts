@@ -79,8 +79,9 @@ type Requirement = Feature | { family: FamilyFeature };
  * tcx, in missingFor) with BTF maps, LPM tries of the family and a collect_md VXLAN device; the kernel
  * fallback VXLAN devices and the family's policy rules and nftables NAT; both the family's routes.
  * IPsec peerings (on the kernel fallback's gateways) need xfrm policies with the family's selectors,
- * ESP states and xfrm interfaces. IPv6 goes through IPv4 tunnels (docs/dual-stack.md): it needs what
- * IPv4 needs as well as its own features (the underlay is IPv4); an encrypted peering's IPv6 goes through
+ * ESP states and xfrm interfaces. IPv6 goes through IPv4 tunnels where the underlay is IPv4 (docs/dual-stack.md):
+ * it needs what IPv4 needs as well as its own features (a spec whose underlay is IPv6 needs IPv6's:
+ * src/nodespec/kernel-families.ts); an encrypted peering's IPv6 goes through
  * the same IPv4 ESP states as its IPv4 (`esp`: states of no selector family, which carry both), so it
  * needs `xfrm6` for its policies and not `esp6`, which an IPv6 underlay would.
  */

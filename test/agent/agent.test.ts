@@ -18,7 +18,19 @@ import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import { type ProbeReport, featureNames } from '../../src/probe/features';
 import { requireRoot, uniqueName } from '../support/kernel';
-import { dualStackHubSpec, hubSpec, nodeSpec, nodeSpecDocument, peerB, peerC, specFileText } from '../support/node-specs';
+import {
+  dualStackHubSpec,
+  hubSpec,
+  hubSpecDocument,
+  ipv6Underlay,
+  nodeSpec,
+  nodeSpecDocument,
+  peerB,
+  peerC,
+  specFileText,
+  specWith,
+} from '../support/node-specs';
+import { formatIp } from '../../src/net/cidr';
 
 const report = (missing: Partial<Record<string, string>> = {}): ProbeReport => ({
   features: Object.fromEntries(featureNames.map((f) => [f, !(f in missing)])) as ProbeReport['features'],
@@ -49,6 +61,16 @@ describe('agent: dataplane choice', () => {
         err instanceof InputError &&
         err.field === 'spec.secondary.podCIDR' &&
         err.reason === 'this kernel lacks what the eBPF datapath needs to carry IPv6: routes6 (EAFNOSUPPORT)',
+    );
+    // IPv4 pods over an IPv6 underlay need IPv6 as much (issue 29).
+    const overIpv6 = specWith(ipv6Underlay(hubSpecDocument()), () => {});
+    assert.throws(
+      () => requireKernelFamilies(overIpv6, unavailable, 'the eBPF datapath'),
+      (err: unknown) =>
+        err instanceof InputError &&
+        err.field === 'spec.node.underlayAddress' &&
+        err.value === formatIp(overIpv6.node.underlayAddress) &&
+        err.reason === 'this kernel lacks what the eBPF datapath needs to tunnel over IPv6: routes6 (EAFNOSUPPORT)',
     );
   });
 
@@ -219,12 +241,15 @@ describe('agent: reconcile (routes in a real namespace, datapath faked)', functi
     assert.match(String(lines.at(-1)!.error), /--dataplane kernel/);
     assert.ok(applied.every((s) => s.peers.every((p) => p.transport === 'vxlan')));
 
-    // An IPv6 public address is valid in a spec but not for the eBPF datapath (IPv4 tunnels): refused before anything is applied.
+    // An IPv6 public address on an IPv4 underlay: no tunnel joins two families, refused before anything is applied.
     const doc = nodeSpecDocument([peerB]);
     writeSpec(specFileText({ ...doc, node: { ...doc.node, publicAddress: '2001:db8::1' } }));
     agent.tick();
     assert.equal(lines.at(-1)!.field, 'spec.node.publicAddress');
-    assert.match(String(lines.at(-1)!.error), /the eBPF agent takes an IPv4 underlay only/);
+    assert.match(
+      String(lines.at(-1)!.error),
+      /is IPv6, not the family of spec\.node\.underlayAddress .* \(IPv4\): a tunnel's two ends are of one family/,
+    );
     assert.ok(applied.every((s) => s.node.publicAddress === undefined));
 
     writeSpec(specFileText(nodeSpecDocument([peerB, peerC])));

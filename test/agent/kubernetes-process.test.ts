@@ -166,7 +166,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     await waitFor('Applied generation 2', hasConditions(['Applied True SpecApplied 2', 'Ready True DatapathReady 2']), 3_000, logOf);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
 
-    // Valid for the schema, not for the eBPF datapath (IPv4 tunnels only): refused, naming the field and value.
+    // Valid for the schema, not for the eBPF datapath (an IPv6 tunnel end on an IPv4 underlay): refused, naming the field and value.
     await patchSpec({ node: { ...nodeSpecDocument().node, publicAddress: '2001:db8::1' } });
     await waitFor(
       'Applied False, generation 3',
@@ -175,7 +175,10 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       logOf,
     );
     const applied = (await status())!.conditions[0]!;
-    assert.match(applied.message, /^spec rejected: spec\.node\.publicAddress: .*IPv4 underlay only.*"2001:db8::1"/);
+    assert.match(
+      applied.message,
+      /^spec rejected: spec\.node\.publicAddress: is IPv6, not the family of spec\.node\.underlayAddress .*"2001:db8::1"/,
+    );
     assert.equal((await status())!.appliedSpec, specBCDigest, 'the last good spec is the one in force');
     assert.deepEqual(peerIds(pinRoot), [5, 7]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);

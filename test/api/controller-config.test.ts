@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadControllerConfig, readControllerConfig } from '../../src/api/controller-config';
 import { InputError } from '../../src/errors';
+import { formatIp } from '../../src/net/cidr';
 
 const valid = {
   clusterId: 'cluster-b',
@@ -109,7 +110,7 @@ describe('controller configuration', () => {
     );
   });
 
-  it('reads an IPv6-only cluster and an IPv6-first dual-stack one (the underlay stays IPv4)', () => {
+  it('reads an IPv6-only cluster and an IPv6-first dual-stack one, over an IPv4 or an IPv6 underlay', () => {
     for (const [name, secondary] of [
       ['six.yaml', undefined],
       ['six-first.yaml', 'secondary: { podCIDR: 10.0.0.0/16, externalCIDR: 10.200.0.0/24 }'],
@@ -129,6 +130,25 @@ describe('controller configuration', () => {
       assert.equal(config.home.podCIDR, 'fd00:b::/48', name);
       assert.equal(config.home.secondary?.podCIDR, secondary && '10.0.0.0/16', name);
     }
+    const path = join(dir, 'six-under.yaml');
+    writeFileSync(
+      path,
+      [
+        'clusterId: cluster-b',
+        'podCIDR: "fd00:b::/48"',
+        'externalCIDR: "fd00:bb::/120"',
+        'nodes:',
+        '  - { name: b-gw, underlayAddress: "fd00:2::1", publicAddress: "2001:db8::2", podCIDRs: ["fd00:b:0:1::/64"] }',
+        '  - { name: b-w1, underlayAddress: "fd00:2::2", podCIDRs: ["fd00:b:0:2::/64"] }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      loadControllerConfig(path).nodes.map((n) => [formatIp(n.underlayAddress), n.publicAddress && formatIp(n.publicAddress)]),
+      [
+        ['fd00:2::1', '2001:db8::2'],
+        ['fd00:2::2', undefined],
+      ],
+    );
   });
 
   it('reads JSON too (a subset of YAML 1.2)', () => {
@@ -277,7 +297,18 @@ describe('controller configuration', () => {
       'is not inside the cluster podCIDR',
     );
     refused((d) => (node(1)(d).underlayAddress = '0.0.0.0'), 'nodes[1].underlayAddress', 'is in 0.0.0.0/8, "this network"');
-    refused((d) => (node(1)(d).underlayAddress = 'fd00::2'), 'nodes[1].underlayAddress', 'is IPv6');
+    // A cluster's tunnels run over one family (issue 29).
+    refused(
+      (d) => (node(1)(d).underlayAddress = 'fd00::2'),
+      'nodes[1].underlayAddress',
+      "is IPv6, not the family of nodes[0].underlayAddress 192.168.2.1 (IPv4): a tunnel's two ends are of one family",
+    );
+    refused(
+      (d) => (node(0)(d).publicAddress = '2001:db8::1'),
+      'nodes[0].publicAddress',
+      'is IPv6, not the family of nodes[0].underlayAddress',
+    );
+    refused((d) => (node(1)(d).underlayAddress = 'fe80::2'), 'nodes[1].underlayAddress', 'is IPv6 link-local (fe80::/10)');
     refused((d) => (node(1)(d).underlayAddress = '192.168.2.1'), 'nodes[1].underlayAddress', 'is also nodes[0].underlayAddress');
     refused((d) => (node(0)(d).publicAddress = '255.255.255.255'), 'nodes[0].publicAddress', 'the limited broadcast address');
     refused((d) => (node(0)(d).publicAddress = '224.0.0.1'), 'nodes[0].publicAddress', 'multicast');

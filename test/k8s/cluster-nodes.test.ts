@@ -120,17 +120,55 @@ describe('Kubernetes Nodes as cluster nodes', () => {
     );
   });
 
+  it('takes the IPv6 InternalIP as the underlay of a cluster whose Nodes have no IPv4 one, and one family for all (issue 29)', () => {
+    const sixOnly = (name: string, internalIP: string, publicAddress?: string) =>
+      node(name, { internalIP, ...(publicAddress ? { publicAddress } : {}), podCIDRs: [] });
+    const pods = [parseCidr('test', 'fd00:a::/48')];
+    const read = (nodes: V1Node[]) => {
+      const out = clusterNodes(nodes, pods);
+      return {
+        nodes: out.nodes.map((n) => [
+          n.config.name,
+          formatIp(n.config.underlayAddress),
+          n.config.publicAddress && formatIp(n.config.publicAddress),
+        ]),
+        problems: out.problems.map((p) => p.message),
+      };
+    };
+    assert.deepEqual(read([sixOnly('a', 'fd00:1::1', '2001:db8::1'), sixOnly('b', 'fd00:1::2')]), {
+      nodes: [
+        ['a', 'fd00:1::1', '2001:db8::1'],
+        ['b', 'fd00:1::2', undefined],
+      ],
+      problems: [],
+    });
+    // One Node with an IPv4 InternalIP makes the cluster's underlay IPv4, whatever the order of the list.
+    const mixed = [sixOnly('a', 'fd00:1::1'), node('b', { internalIP: ['fd00:1::2', '192.168.1.2'] })];
+    for (const list of [mixed, [...mixed].reverse()])
+      assert.deepEqual(read(list), {
+        nodes: [['b', '192.168.1.2', undefined]],
+        problems: [
+          `Node a: status.addresses: no IPv4 InternalIP: the cluster's tunnels run over IPv4, as other Nodes have one (got [{"type":"Hostname","address":"a"},{"type":"InternalIP","address":"fd00:1::1"}])`,
+        ],
+      });
+    assert.deepEqual(read([sixOnly('a', 'fd00:1::1', '203.0.113.1'), sixOnly('l', 'fe80::1')]).problems, [
+      `Node a: metadata.annotations["strait.io/public-address"]: is IPv4, not the family of the cluster's underlay (IPv6): a tunnel's two ends are of one family (got "203.0.113.1")`,
+      'Node l: status.addresses[InternalIP]: is IPv6 link-local (fe80::/10): a tunnel end needs an address routed beyond its link (got "fe80::1")',
+    ]);
+  });
+
   it('leaves out a Node with bad input, naming the node, field and value, and keeps the others', () => {
     const good = node('good', { internalIP: '192.168.1.1', podCIDRs: ['10.244.1.0/24'], ready: 'True' });
     const cases: [V1Node, string][] = [
       [
         node('no-ip', { externalIP: '198.51.100.1' }),
-        'Node no-ip: status.addresses: no IPv4 InternalIP: Strait\'s tunnels run over IPv4 (an IPv6 underlay is not built yet) (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])',
+        `Node no-ip: status.addresses: no IPv4 InternalIP: the cluster's tunnels run over IPv4, as other Nodes have one (got [{"type":"ExternalIP","address":"198.51.100.1"},{"type":"Hostname","address":"no-ip"}])`,
       ],
-      // Issue 24: every agent refuses a spec whose node list has an address its dataplane cannot carry.
+      // A cluster's tunnels run over one family: with good's IPv4 InternalIP, a Node with only an IPv6 one
+      // could not reach the others (issue 29).
       [
         node('v6-only', { internalIP: 'fd00::4' }),
-        'Node v6-only: status.addresses: no IPv4 InternalIP: Strait\'s tunnels run over IPv4 (an IPv6 underlay is not built yet) (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])',
+        `Node v6-only: status.addresses: no IPv4 InternalIP: the cluster's tunnels run over IPv4, as other Nodes have one (got [{"type":"Hostname","address":"v6-only"},{"type":"InternalIP","address":"fd00::4"}])`,
       ],
       [
         node('zero-ip', { internalIP: '0.0.0.0' }),
@@ -138,7 +176,7 @@ describe('Kubernetes Nodes as cluster nodes', () => {
       ],
       [
         node('v6-public', { internalIP: '192.168.1.2', publicAddress: '2001:db8::1' }),
-        'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6: Strait\'s tunnels run between IPv4 underlay addresses (IPv6 underlays are not supported yet) (got "2001:db8::1")',
+        'Node v6-public: metadata.annotations["strait.io/public-address"]: is IPv6, not the family of the cluster\'s underlay (IPv4): a tunnel\'s two ends are of one family (got "2001:db8::1")',
       ],
       [
         node('bad-ip', { internalIP: '192.168.1.300' }),

@@ -40,7 +40,7 @@ const runDir = `/run/strait/lab-k8s-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
-const ipv6MixedTopology = join(defaultTopologyPath, '..', 'ipv6-mixed.yaml');
+const ipv6UnderlayTopology = join(defaultTopologyPath, '..', 'ipv6-underlay.yaml');
 /** kubectl 1.31 against a lab cluster's API server. */
 const kubectl = (cluster: string, args: string[]) =>
   execFileSync(k8sTool('kubectl'), ['--kubeconfig', kubeconfigPath(runDir, cluster), ...args], {
@@ -189,10 +189,27 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       });
 
     if (dataplane === 'ebpf')
-      it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack): every check passes, the objects say each family in its place', async () => {
-        await labUp(ipv6MixedTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
+      it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack) over an IPv6 underlay: every check passes, the objects say each family in its place', async () => {
+        // ipv6-mixed.yaml's clusters with IPv6 Node InternalIPs and public-address annotations alone (issue 29).
+        const topology = await labUp(ipv6UnderlayTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
         const outcome = await labTest(runDir, say);
         assert.equal(outcome.failed, 0, failureSummary(outcome));
+        // The controllers took each Node's IPv6 InternalIP as its underlay, and the gateways' IPv6 public
+        // addresses (annotations) as the tunnels' ends.
+        const nodesOf = (cluster: string) => topology.clusters.find((c) => c.id === cluster)!.nodes;
+        const underlays = kubectl('cluster-a', ['get', 'nodedataplanes', '-A', '-o', 'jsonpath={.items[*].spec.node.underlayAddress}']);
+        assert.deepEqual(
+          underlays.split(' ').sort(),
+          nodesOf('cluster-a')
+            .map((n) => n.underlayAddress)
+            .sort(),
+        );
+        const ends = kubectl('cluster-a', ['get', 'tunnelendpoints', '-o', 'jsonpath={.items[*].spec.endpoint.address}']).split(' ');
+        const publicOfPeers = [...nodesOf('cluster-b'), ...nodesOf('cluster-c')].map((n) => n.publicAddress);
+        assert.ok(
+          ends.length === 2 && ends.every((e) => publicOfPeers.includes(e)),
+          `A's tunnels end at B's and C's IPv6 gateways: ${ends.join(', ')}`,
+        );
         // A's answer to B's (IPv6-only) offer is about B's own networks; B's answer to A's offer is about A's
         // secondary (IPv6) networks alone: B has nothing to say of A's IPv4 ones.
         const status = (cluster: string, name: string) =>

@@ -40,6 +40,7 @@ const distinctTopology = join(defaultTopologyPath, '..', 'distinct.yaml');
 const jumboTopology = join(defaultTopologyPath, '..', 'jumbo.yaml');
 const dualStackTopology = join(defaultTopologyPath, '..', 'dual-stack.yaml');
 const ipv6MixedTopology = join(defaultTopologyPath, '..', 'ipv6-mixed.yaml');
+const ipv6UnderlayTopology = join(defaultTopologyPath, '..', 'ipv6-underlay.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<number> {
@@ -174,8 +175,10 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       assert.equal(addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', 'fd00:a::1:0:0:a'), 'fd00:0:1:1:1::a');
     });
 
-    it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack): each peering carries the families both clusters have', async () => {
-      const topology = await labUp(ipv6MixedTopology, { runDir, dataplane, say });
+    // On eBPF the same clusters over an IPv6 underlay (ipv6-underlay.yaml; the kernel fallback tunnels over IPv4 only).
+    const overIpv6 = dataplane === 'ebpf';
+    it(`families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack): each peering carries the families both clusters have${overIpv6 ? '; over an IPv6 underlay, and a gateway node failure seen by probes over IPv6' : ''}`, async () => {
+      const topology = await labUp(overIpv6 ? ipv6UnderlayTopology : ipv6MixedTopology, { runDir, dataplane, say });
       const outcome = await labTest(runDir, say);
       const { results, failed } = outcome;
       assert.equal(failed, 0, failureSummary(outcome));
@@ -192,6 +195,31 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       const views = await clusterViews(topology, runDir);
       assert.match(addressSeenFrom(topology, views, 'cluster-b', 'cluster-c', 'fd00:a::1:0:0:a'), /^fd00:[0-9a-f:]+:a$/);
       assert.notEqual(addressSeenFrom(topology, views, 'cluster-a', 'cluster-c', '10.0.1.10'), '10.0.1.10');
+      if (!overIpv6) return;
+      // Every tunnel end B's gateway knows of A (the peer's gateway, its standby) is IPv6.
+      const endpoints = inspectNode(nodePinRoot(gatewayOf(runDir, 'cluster-b'))).peers.map((p) => p.endpoint);
+      assert.ok(endpoints.length === 2 && endpoints.every((e) => e.includes(':')), `B's tunnels run over IPv6: ${endpoints.join(', ')}`);
+
+      // A's active gateway node dies (its agent killed with no grace, its links down, nobody says so): B's
+      // gateway and A's other node see its datapath stop answering the probes over IPv6 and move on their own.
+      const nodesOfA = topology.clusters[0]!.nodes;
+      const dead = nodesOfA.find((n) => n.name === gatewayOf(runDir, 'cluster-a'))!;
+      const survivor = nodesOfA.find((n) => n !== dead)!;
+      // A's pod on the surviving node as B sees it: A-B carries IPv6 only, A's secondary family.
+      const podOfSurvivor = addressSeenFrom(topology, views, 'cluster-b', 'cluster-a', survivor.pods[0]!.secondaryIp!);
+      const pinging = pingFor('b-w1-p', podOfSurvivor, 600);
+      await sleep(1000);
+      await stopProcess(runDir, `agent-${dead.name}`, 0);
+      for (const link of ['ul0', 'pub0']) run(['ip', '-n', nodeNetns(dead.name), 'link', 'set', link, 'down']);
+      const pinged = await pinging;
+      process.stdout.write(
+        `      gateway node failure over an IPv6 underlay: ${pinged.transmitted - pinged.received} of ${pinged.transmitted} pings lost, longest gap ${pinged.longestGapMs} ms (probes 50 ms × 3)\n`,
+      );
+      // The bound of the IPv4 lab's node failure (docs/liveness.md): detection in 3 to 4 probe intervals.
+      assert.ok(pinged.longestGapMs <= 450, `the dead gateway cost at most 0.45 s without replies; it cost ${pinged.longestGapMs} ms`);
+      await waitFor(`A to elect ${survivor.name}`, () => gatewayOf(runDir, 'cluster-a') === survivor.name);
+      const recovered = await pingFor('b-w1-p', podOfSurvivor, 50);
+      assert.equal(recovered.received, recovered.transmitted, 'traffic flows through the surviving gateway');
     });
 
     it('jumbo topology (every link MTU 9000): all checks pass, the path MTU ones at 9000 bytes', async () => {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createNetns, deleteNetns } from '../../src/kernel/netns';
 import { run } from '../../src/kernel/command';
 import { podNetns } from '../../lab/src/names';
-import { parseProbeRequest } from '../../lab/src/pod-prober';
+import { type ProbeRequest, parseProbeRequest } from '../../lab/src/pod-prober';
 import { PodProbers } from '../../lab/src/pod-probers';
 import { requireRoot } from '../support/kernel';
 import { waitFor } from '../support/wait';
@@ -30,6 +30,7 @@ describe('lab pod prober requests', () => {
       ['{"id": 1, "mode": "tcp", "to": "10.0.0.1", "port": 0}', 'port: 0 is not a port'],
       ['{"id": 1, "mode": "tcp", "to": "10.0.0.1", "port": 70000}', 'port: 70000 is not a port'],
       ['{"id": 1, "mode": "tcp", "to": "10.0.0.1", "port": 7, "waitMs": 0}', 'waitMs: 0 is not a positive wait'],
+      ['{"id": 1, "mode": "frag", "to": "10.0.0.1", "port": 7, "waitMs": 9, "learnsPathMtu": 1}', 'learnsPathMtu: 1 is not a boolean'],
     ];
     for (const [line, error] of refusals) assert.equal((parseProbeRequest(line) as { error: string }).error, error, line);
     assert.deepEqual(parseProbeRequest('{"id": 3, "mode": "frag", "to": "10.0.0.1", "port": 7, "waitMs": 100}'), {
@@ -39,6 +40,11 @@ describe('lab pod prober requests', () => {
       port: 7,
       waitMs: 100,
     });
+    assert.equal(
+      (parseProbeRequest('{"id": 3, "mode": "frag", "to": "10.0.0.1", "port": 7, "waitMs": 100, "learnsPathMtu": true}') as ProbeRequest)
+        .learnsPathMtu,
+      true,
+    );
   });
 });
 

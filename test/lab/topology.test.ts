@@ -7,7 +7,7 @@ import { InputError } from '../../src/errors';
 import { type ClusterView, planChecks } from '../../lab/src/checks';
 import { agentDataplane } from '../../lab/src/lab';
 import { defaultTopologyPath } from '../../lab/src/names';
-import { findPod, isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
+import { type LabTopology, findPod, isEncrypted, loadTopology, parseTopology } from '../../lab/src/topology';
 import { podNetworkConfig } from '../../lab/src/pod-network';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 
@@ -79,6 +79,12 @@ describe('lab topology', () => {
           d.clusters[0].nodes[0].podCIDR = '10.9.0.0/24';
         },
         /clusters\[0\]\.nodes\[0\]\.podCIDR: is not inside the cluster's PodCIDR/,
+      ],
+      [
+        (d) => {
+          d.clusters[1].underlay = 'fd10:2::/64';
+        },
+        /clusters\[1\]\.underlay: is IPv6, not the family of public 203\.0\.113\.0\/24: a lab's tunnels run over one family/,
       ],
       [
         (d) => {
@@ -283,6 +289,37 @@ describe('lab checks', () => {
       loadTopology(join(defaultTopologyPath, '..', 'ipv6-only.yaml')).clusters.map((c) => c.podCIDR),
       ['fd00:a::/48', 'fd00:a::/56', 'fd00:a::/64'],
     );
+  });
+
+  it('gives the nodes of an IPv6 underlay lab IPv6 addresses, and its fragmented echoes time to learn the path MTU (issue 29)', () => {
+    const six = loadTopology(join(defaultTopologyPath, '..', 'ipv6-underlay.yaml'));
+    assert.deepEqual(
+      six.clusters.map((c) => c.nodes.map((n) => [n.underlayAddress, n.publicAddress])),
+      [
+        [
+          ['fd10:1::1', '2001:db8:113::b'],
+          ['fd10:1::2', '2001:db8:113::c'],
+        ],
+        [
+          ['fd10:2::1', '2001:db8:113::15'],
+          ['fd10:2::2', '2001:db8:113::16'],
+        ],
+        [
+          ['fd10:3::1', '2001:db8:113::1f'],
+          ['fd10:3::2', '2001:db8:113::20'],
+        ],
+      ],
+    );
+    // The default lab's checks with its tunnels over IPv6: every peered frag probe (IPv4 ones too) learns the path MTU, nothing else.
+    const topology = loadTopology(defaultTopologyPath);
+    const learning = (t: LabTopology) => planChecks(t, defaultViews()).filter((c) => c.learnsPathMtu);
+    assert.deepEqual(learning(topology), []);
+    const overIpv6 = planChecks({ ...topology, public: '2001:db8:113::/64' }, defaultViews());
+    assert.deepEqual(
+      overIpv6.filter((c) => c.learnsPathMtu),
+      overIpv6.filter((c) => c.probe === 'frag' && c.kind === 'peered'),
+    );
+    assert.ok(overIpv6.some((c) => c.learnsPathMtu));
   });
 
   it("probes the path MTU once each way per peering, between pods off the gateways, at the pods' MTU", () => {

@@ -32,7 +32,7 @@ const proberAddress = '10.213.0.1';
 const spec = specWith(nodeSpecDocument(), (d) => {
   d.node.underlayAddress = nodeAddress;
 });
-/** The same on an IPv6 underlay (the agent does not take it yet: requireEbpfFamilies; the responder answers it). */
+/** The same on an IPv6 underlay. */
 const nodeAddress6 = 'fd00:213::2';
 const spec6 = specWith(nodeSpecDocument(), (d) => {
   d.node.underlayAddress = nodeAddress6;

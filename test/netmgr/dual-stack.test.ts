@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { NetworkConfigSpec, NetworkConfigStatus } from '../../src/api/network-config';
-import { formatCidr } from '../../src/net/cidr';
+import { formatCidr, formatIp } from '../../src/net/cidr';
 import { type Peering, reconcilePeering } from '../../src/netmgr/network-manager';
 import { type IpamPlanes, initializePlanes } from '../../src/network-ipam/planes';
 import type { HomeNetworksSpec } from '../../src/api/home-networks';
@@ -271,6 +271,30 @@ describe('Network Manager: dual-stack peerings', () => {
       assert.equal(out.peering.state, state);
       assert.equal(a.planes, placed, `the planes are the same objects (${state})`);
     }
+  });
+
+  it('peers two clusters whose gateways have IPv6 addresses, and refuses a peer whose gateway is of another family than ours (issue 29)', () => {
+    const six = (id: string, pods: string, gateway: string) => cluster(id, { podCIDR: pods, externalCIDR: 'fd00:fe::/120' }, gateway);
+    const a = six('cluster-a', 'fd00:a::/48', '2001:db8::1');
+    const b = six('cluster-b', 'fd00:b::/48', '2001:db8::2');
+    const { xy } = peer(a, b);
+    assert.equal(xy.state, 'ready');
+    assert.equal(formatIp(tunnelOf(xy).endpoint.address), '2001:db8::2');
+    const c = six('cluster-c', 'fd00:c::/48', '203.0.113.3');
+    const out = step(a, c, step(c, a).peering.ours);
+    assert.equal(out.peering.state, 'refused');
+    assert.equal(
+      (out.peering as { reason: string }).reason,
+      `NetworkConfig from cluster-c: spec.endpoint.address: is IPv4, not the family of our gateway's address 2001:db8::1 (IPv6): a tunnel's two ends are of one family (got "203.0.113.3")`,
+    );
+    const standby = {
+      ...step(b, a).peering.ours,
+      endpoint: { address: '2001:db8::2', port: 4789, standbyAddresses: ['2001:db8::12', '203.0.113.12'] },
+    };
+    assert.match(
+      (step(a, b, standby).peering as { reason: string }).reason,
+      /spec\.endpoint\.standbyAddresses\[1\]: is IPv4, not the family of our gateway's/,
+    );
   });
 
   it("leaves the peering ready in IPv4 when the peer's IPv6 networks cannot be placed, saying why", () => {

@@ -8,9 +8,14 @@ import {
   hubSpecWith,
   ipv6Only,
   ipv6Primary,
+  ipv6Underlay,
+  ipv6UnderlayOf,
   peerIpv6Only,
   specWith,
 } from '../support/node-specs';
+
+type Doc = ReturnType<typeof dualStackHubSpecDocument>;
+const same = (doc: Doc) => doc;
 
 describe('IP family of a node spec', () => {
   it('passes an IPv4 spec, and refuses the first IPv6 value with its field and the dataplane that cannot carry it', () => {
@@ -68,51 +73,45 @@ describe('IP family of a node spec', () => {
     );
   });
 
-  it('the eBPF datapath: refuses IPv6 underlay, gateway and public addresses, also of an IPv6-only spec, naming field and value', () => {
-    const underlay = /takes an IPv4 underlay only/;
-    const edit = (e: (doc: ReturnType<typeof dualStackHubSpecDocument>) => void) => specWith(dualStackHubSpecDocument(), e);
-    const cases: [string, ReturnType<typeof hubSpec>, string, string, RegExp][] = [
-      [
-        "an IPv6-only spec's IPv6 peer gateway",
-        specWith(ipv6Only(dualStackHubSpecDocument()), (d) => {
-          d.peers[0]!.endpoint.address = '2001:db8::1';
-        }),
-        'spec.peers[0].endpoint.address',
-        '2001:db8::1',
-        underlay,
-      ],
-      [
-        'an IPv6 public address',
-        edit((d) => {
-          d.node.publicAddress = '2001:db8::1';
-        }),
-        'spec.node.publicAddress',
-        '2001:db8::1',
-        underlay,
-      ],
-      [
-        'an IPv6 node address',
-        edit((d) => {
-          d.nodes![1]!.underlayAddress = 'fd00::12';
-        }),
-        'spec.nodes[1].underlayAddress',
-        'fd00::12',
-        underlay,
-      ],
+  it('the eBPF datapath: takes an underlay of either family, and refuses a tunnel end of another family than its node, naming field and value (issue 29)', () => {
+    for (const shape of [same, ipv6Only])
+      assert.doesNotThrow(() => requireEbpfFamilies(specWith(ipv6Underlay(shape(dualStackHubSpecDocument())), () => {})), shape.name);
+    const ofOwn = (own: string, family: 4 | 6) => (reason: string) =>
+      reason ===
+      `is IPv${10 - family}, not the family of spec.node.underlayAddress ${own} (IPv${family}): a tunnel's two ends are of one family`;
+    const v4 = ofOwn('192.0.2.11', 4);
+    const v6 = ofOwn(ipv6UnderlayOf('192.0.2.11'), 6);
+    const edit = (e: (doc: Doc) => void) => specWith(dualStackHubSpecDocument(), e);
+    const edit6 = (e: (doc: Doc) => void) => specWith(ipv6Underlay(ipv6Only(dualStackHubSpecDocument())), e);
+    const cases: [string, ReturnType<typeof hubSpec>, string, string, (reason: string) => boolean][] = [
       [
         'an IPv6 peer gateway',
-        edit((d) => {
-          d.peers[1]!.endpoint.address = '2001:db8::3';
-        }),
-        'spec.peers[1].endpoint.address',
-        '2001:db8::3',
-        underlay,
+        edit((d) => (d.peers[0]!.endpoint.address = '2001:db8::1')),
+        'spec.peers[0].endpoint.address',
+        '2001:db8::1',
+        v4,
+      ],
+      ['an IPv6 public address', edit((d) => (d.node.publicAddress = '2001:db8::1')), 'spec.node.publicAddress', '2001:db8::1', v4],
+      ['an IPv6 node address', edit((d) => (d.nodes![1]!.underlayAddress = 'fd00::12')), 'spec.nodes[1].underlayAddress', 'fd00::12', v4],
+      [
+        'an IPv4 standby of an IPv6 peer',
+        edit6((d) => (d.peers[1]!.endpoint.standbyAddresses = ['203.0.113.9'])),
+        'spec.peers[1].endpoint.standbyAddresses[0]',
+        '203.0.113.9',
+        v6,
+      ],
+      [
+        'an IPv4 node of an IPv6 underlay',
+        edit6((d) => (d.nodes![1]!.underlayAddress = '192.168.1.2')),
+        'spec.nodes[1].underlayAddress',
+        '192.168.1.2',
+        v6,
       ],
     ];
     for (const [what, spec, field, value, reason] of cases) {
       assert.throws(
         () => requireEbpfFamilies(spec),
-        (err: unknown) => err instanceof InputError && err.field === field && err.value === value && reason.test(err.reason),
+        (err: unknown) => err instanceof InputError && err.field === field && err.value === value && reason(err.reason),
         what,
       );
     }

@@ -199,3 +199,23 @@ export function peerIpv6Only<T extends NodeDataplaneSpecDocument>(doc: T, index:
   promoteSecondary(doc.peers[index]!, peerKeys, true);
   return doc;
 }
+
+/** An IPv4 underlay address's twin in 2001:db8::/32 (its four bytes as the last four groups), so equal addresses stay equal. */
+export const ipv6UnderlayOf = (ipv4: string): string =>
+  `2001:db8::${ipv4
+    .split('.')
+    .map((b) => Number(b).toString(16))
+    .join(':')}`;
+
+/** `doc` over an IPv6 underlay: every tunnel end (the node's, the gateways', the other nodes', the peers') its IPv6 twin. */
+export function ipv6Underlay(doc: WholeNodeDataplaneSpecDocument): WholeNodeDataplaneSpecDocument {
+  doc.node.underlayAddress = ipv6UnderlayOf(doc.node.underlayAddress);
+  if (doc.node.publicAddress) doc.node.publicAddress = ipv6UnderlayOf(doc.node.publicAddress);
+  doc.activeGateway.underlayAddress = ipv6UnderlayOf(doc.activeGateway.underlayAddress);
+  for (const p of doc.peers) {
+    p.endpoint.address = ipv6UnderlayOf(p.endpoint.address);
+    if (p.endpoint.standbyAddresses) p.endpoint.standbyAddresses = p.endpoint.standbyAddresses.map(ipv6UnderlayOf);
+  }
+  for (const n of doc.nodes ?? []) n.underlayAddress = ipv6UnderlayOf(n.underlayAddress);
+  return doc;
+}

@@ -53,8 +53,9 @@ export enum DropReason {
   Tunnel = 7,
   ExtHdrs = 8,
   Transit6 = 9,
+  TooBig = 10,
 }
-export const DROP_REASON_COUNT = 10;
+export const DROP_REASON_COUNT = 11;
 
 type WithoutPad<T> = { [K in keyof T as K extends `_pad${string}` ? never : K]: T[K] };
 

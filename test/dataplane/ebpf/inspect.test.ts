@@ -59,6 +59,7 @@ const noDrops = {
   Tunnel: 0,
   ExtHdrs: 0,
   Transit6: 0,
+  TooBig: 0,
 };
 
 describe('strait inspect (real kernel)', function () {

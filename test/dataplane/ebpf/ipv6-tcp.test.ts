@@ -66,8 +66,8 @@ const shapes: { name: string; a: (doc: Doc) => Doc; b: (doc: Doc) => Doc; underl
   { name: 'both IPv6-only', a: ipv6Only, b: ipv6Only, underlay: 4 },
   // A's peering carries only its secondary family: its PeerSpec's own fields are IPv6, with no secondary.
   { name: 'A dual-stack (IPv4 primary), peered in IPv6 only with an IPv6-only B', a: (d) => peerIpv6Only(d, 0), b: ipv6Only, underlay: 4 },
-  // What an IPv6-only cluster's nodes have: no IPv4 address at all. The agent does not take this spec
-  // yet (requireEbpfFamilies: not yet run end to end over one); the datapath carries it.
+  // What an IPv6-only cluster's nodes have: no IPv4 address at all (the lab's ipv6-underlay.yaml runs the
+  // agents over one end to end).
   { name: 'both IPv6-only, their gateways tunnelling over an IPv6 underlay', a: ipv6Only, b: ipv6Only, underlay: 6 },
 ];
 

@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { requireRoot } from '../../support/kernel';
-import { Proto, checksumProblems, datagram, ethernet, frame, internetChecksum, ipv4Header, macsOf, parseIpv4 } from '../../support/packet';
+import { DropReason } from '../../../src/dataplane/ebpf/layout';
+import {
+  Proto,
+  checksumProblems,
+  datagram,
+  ethernet,
+  fragments,
+  frame,
+  internetChecksum,
+  ipv4Header,
+  macsOf,
+  parseIpv4,
+} from '../../support/packet';
 import { Datapath, TC_ACT_OK, TC_ACT_REDIRECT, configFor, home, macsToward, overlayMacs, peerP, translate } from './fixture';
 
 /** TCP flags. */
@@ -128,17 +140,37 @@ describe('datapath: MTU (BPF_PROG_TEST_RUN, tunnel MTU 1450)', function () {
       assert.deepEqual(checksumProblems(r.data), []);
     });
 
-    it('on a node without an IPv4 underlay address (an IPv6 underlay), comes from the transit address, not 0.0.0.0 (a martian source)', async () => {
-      const onIpv6 = (await Datapath.load()).program('worker', 6);
-      try {
-        const sent = datagram({ src: localPod, dst: podOfP }, udpOf(1500));
+    describe('on an IPv6 underlay, whose tunnels cannot fragment their outer packet', () => {
+      let onIpv6: Datapath;
+      before(async () => {
+        onIpv6 = (await Datapath.load()).program('worker', 6);
+      });
+      after(() => onIpv6?.close());
+      const answered = (sent: Buffer) => {
         const r = onIpv6.run('fromPod', ethernet(sent, podMacs));
         assert.equal(r.retval, TC_ACT_REDIRECT);
-        assert.equal(parseIpv4(r.data)?.src, home.transit);
         assert.deepEqual(checksumProblems(r.data), []);
-      } finally {
-        onIpv6.close();
-      }
+        return r.data;
+      };
+
+      it('answers from the transit address (the node has no IPv4 one; 0.0.0.0 would be a martian source)', () => {
+        assert.equal(parseIpv4(answered(datagram({ src: localPod, dst: podOfP }, udpOf(1500))))?.src, home.transit);
+      });
+
+      it('answers a packet without DF too, and a first fragment, quoting it; drops a later fragment as TooBig (no ICMP error about one: RFC 1122, 3.2.2)', () => {
+        const whole = datagram({ src: localPod, dst: podOfP }, udpOf(1500), false);
+        const [first, later] = fragments({ src: localPod, dst: podOfP }, udpOf(2960), 1480);
+        for (const sent of [whole, first]) {
+          const reply = answered(sent);
+          assert.equal(reply.readUInt8(14 + 20), 3, 'destination unreachable');
+          assert.equal(reply.readUInt16BE(14 + 20 + 6), 1450, 'next-hop MTU');
+          assert.equal(reply.subarray(14 + 28).toString('hex'), sent.subarray(0, 28).toString('hex'), 'the quote');
+        }
+        onIpv6.expectDrop('fromPod', ethernet(later, podMacs), DropReason.TooBig);
+        // What fits is carried, DF or not.
+        const fits = datagram({ src: localPod, dst: podOfP }, udpOf(1450), false);
+        assert.equal(onIpv6.run('fromPod', ethernet(fits, podMacs)).data.length, 14 + 1450);
+      });
     });
 
     it('quotes a TCP segment with its sequence number, and an ICMP echo, from a gateway (source: its own address)', () => {

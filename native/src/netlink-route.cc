@@ -23,6 +23,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "addon.h"
@@ -120,6 +121,11 @@ Napi::Value RouteDump(const Napi::CallbackInfo& info) {
     r.Set(kOnlink, Napi::Boolean::New(env, (rtm->rtm_flags & RTNH_F_ONLINK) != 0));
     if (a.tb[RTA_OIF]) r.Set(kDev, name(mnl_attr_get_u32(a.tb[RTA_OIF])));
     if (a.tb[RTA_GATEWAY]) r.Set(kGateway, FormatAddress(family, mnl_attr_get_payload(a.tb[RTA_GATEWAY])));
+    // An IPv4 route through an IPv6 next hop (RFC 5549): the gateway's own family is in the attribute.
+    if (a.tb[RTA_VIA] && mnl_attr_get_payload_len(a.tb[RTA_VIA]) == sizeof(rtvia) + 16) {
+      auto* via = static_cast<const rtvia*>(mnl_attr_get_payload(a.tb[RTA_VIA]));
+      if (via->rtvia_family == AF_INET6) r.Set(kGateway, FormatAddress(AF_INET6, via->rtvia_addr));
+    }
     out[count++] = r;
   });
   return out;
@@ -258,6 +264,8 @@ Napi::Value LinkDump(const Napi::CallbackInfo& info) {
         v.Set("port", d.tb[IFLA_VXLAN_PORT] ? ntohs(mnl_attr_get_u16(d.tb[IFLA_VXLAN_PORT])) : 0);
         if (d.tb[IFLA_VXLAN_LOCAL]) v.Set("local", FormatAddress(AF_INET, mnl_attr_get_payload(d.tb[IFLA_VXLAN_LOCAL])));
         if (d.tb[IFLA_VXLAN_GROUP]) v.Set("remote", FormatAddress(AF_INET, mnl_attr_get_payload(d.tb[IFLA_VXLAN_GROUP])));
+        if (d.tb[IFLA_VXLAN_LOCAL6]) v.Set("local", FormatAddress(AF_INET6, mnl_attr_get_payload(d.tb[IFLA_VXLAN_LOCAL6])));
+        if (d.tb[IFLA_VXLAN_GROUP6]) v.Set("remote", FormatAddress(AF_INET6, mnl_attr_get_payload(d.tb[IFLA_VXLAN_GROUP6])));
         v.Set("learning", d.tb[IFLA_VXLAN_LEARNING] && mnl_attr_get_u8(d.tb[IFLA_VXLAN_LEARNING]) != 0);
         v.Set("external", d.tb[IFLA_VXLAN_COLLECT_METADATA] && mnl_attr_get_u8(d.tb[IFLA_VXLAN_COLLECT_METADATA]) != 0);
         l.Set("vxlan", v);
@@ -348,8 +356,19 @@ void BuildRoute(const Napi::Object& c, const std::string& op, NetlinkChange& p) 
   mnl_attr_put_u32(nlh, RTA_PRIORITY, U32(c, "metric", 0));
   if (Has(c, "via")) {
     Address via;
-    if (!ParseAddress(Str(c, "via"), false, via) || via.family != d.family) return Refuse(p, "via " + Str(c, "via") + " (not of dst's family)");
-    mnl_attr_put(nlh, RTA_GATEWAY, via.size(), via.bytes);
+    if (!ParseAddress(Str(c, "via"), false, via)) return Refuse(p, "via " + Str(c, "via"));
+    if (via.family == d.family) {
+      mnl_attr_put(nlh, RTA_GATEWAY, via.size(), via.bytes);
+    } else if (d.family == AF_INET) {
+      // An IPv6 next hop for an IPv4 route (RFC 5549, `ip route ... via inet6`): RTA_VIA names its family.
+      uint8_t buf[sizeof(rtvia) + 16];
+      auto* rv = reinterpret_cast<rtvia*>(buf);
+      rv->rtvia_family = AF_INET6;
+      memcpy(rv->rtvia_addr, via.bytes, 16);
+      mnl_attr_put(nlh, RTA_VIA, sizeof(buf), buf);
+    } else {
+      return Refuse(p, "via " + Str(c, "via") + " (an IPv6 route takes no IPv4 next hop)");
+    }
   }
   if (Has(c, "dev")) {
     unsigned index = Device(p, Str(c, "dev"));
@@ -448,11 +467,14 @@ void BuildLink(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
     bool external = c.Get("external").ToBoolean();
     if (external) mnl_attr_put_u8(nlh, IFLA_VXLAN_COLLECT_METADATA, 1);
     else mnl_attr_put_u32(nlh, IFLA_VXLAN_ID, U32(c, "vni", 0));
-    for (auto [key, attr] : {std::pair{"local", IFLA_VXLAN_LOCAL}, std::pair{"remote", IFLA_VXLAN_GROUP}}) {
+    // Either family (an IPv6 underlay: LOCAL6, GROUP6), both ends of one.
+    int family = 0;
+    for (auto [key, attr4, attr6] : {std::tuple{"local", IFLA_VXLAN_LOCAL, IFLA_VXLAN_LOCAL6}, std::tuple{"remote", IFLA_VXLAN_GROUP, IFLA_VXLAN_GROUP6}}) {
       if (!Has(c, key)) continue;
       Address a;
-      if (!ParseAddress(Str(c, key), false, a) || a.family != AF_INET) return Refuse(p, std::string(key) + " " + Str(c, key));
-      mnl_attr_put(nlh, attr, 4, a.bytes);
+      if (!ParseAddress(Str(c, key), false, a) || (family && a.family != family)) return Refuse(p, std::string(key) + " " + Str(c, key));
+      family = a.family;
+      mnl_attr_put(nlh, a.family == AF_INET6 ? attr6 : attr4, a.size(), a.bytes);
     }
     mnl_attr_put_u16(nlh, IFLA_VXLAN_PORT, htons(static_cast<uint16_t>(U32(c, "port", 4789))));
     // As `ip link add ... nolearning` and `external` (which turns learning off too).

@@ -40,9 +40,10 @@ export function route(value: Route, field = 'route'): Route {
   if (value.dev !== undefined) checked.dev = linkName(`${field}.dev`, value.dev);
   if (value.via !== undefined) {
     checked.via = ipAddress(`${field}.via`, value.via);
-    // An IPv6 route cannot take an IPv4 gateway (the kernel refuses RTA_VIA for IPv6).
-    if (isIpv6(checked.via) !== isIpv6(checked.dst))
-      throw new InputError(`${field}.via`, value.via, `a gateway must be of the family of dst ${checked.dst}`);
+    // An IPv4 route may take an IPv6 gateway (RFC 5549: RTA_VIA, Linux 5.2), not the reverse (the kernel
+    // refuses RTA_VIA for IPv6).
+    if (isIpv6(checked.dst) && !isIpv6(checked.via))
+      throw new InputError(`${field}.via`, value.via, `an IPv6 route takes no IPv4 gateway (dst ${checked.dst})`);
   }
   if (value.metric !== undefined && integer(`${field}.metric`, value.metric, 0, 2 ** 32 - 1)) checked.metric = value.metric;
   if (value.onlink) {

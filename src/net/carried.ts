@@ -1,7 +1,7 @@
 /**
  * What Strait's dataplanes carry: inner addresses and networks of either family, in unicast space, and
  * tunnels between underlay addresses of one family, IPv4 or IPv6 (per cluster, its nodes'; per peering,
- * both gateways'; the kernel fallback tunnels over IPv4 only: src/nodespec/ip-family.ts). An agent refuses
+ * both gateways': src/nodespec/ip-family.ts is the agents' check). An agent refuses
  * a node spec whole when any of its values is not carried, so every address and network that goes into
  * specs is taken through these where it enters the controller (its configuration, a Node, a peer's
  * NetworkConfig): that one input is refused there, and the other peerings and nodes go on. Which family a

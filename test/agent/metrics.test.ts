@@ -188,6 +188,7 @@ describe('strait agent: metrics and health (real process, real kernel)', functio
       'reason=NoNatMapping 0',
       'reason=NoPeer 0',
       'reason=NotOurs 0',
+      'reason=TooBig 0',
       'reason=Transit6 0',
       'reason=TransitState 0',
       'reason=Tunnel 0',

@@ -9,7 +9,7 @@ import type { GatewayTenure } from '../../src/controller/election';
 import { type ReconcileResult, reconcile } from '../../src/controller/reconcile';
 import { containsIp, parseCidr, parseIp, sameShape } from '../../src/net/cidr';
 import type { IpamPlanes } from '../../src/network-ipam/planes';
-import { requireIpv4 } from '../../src/nodespec/ip-family';
+import { requireOneUnderlayFamily } from '../../src/nodespec/ip-family';
 import { MemoryRunDir } from './memory-run-dir';
 import { threeClusters as configs } from './three-clusters';
 
@@ -553,7 +553,7 @@ describe('controller reconcile (three clusters, in memory)', () => {
       assert.equal(lab.disk.read(runDirPaths.status('cluster-c', 'cluster-b')), undefined, 'no answer on a refused NetworkConfig');
       for (const node of ['b-gw', 'b-w1']) {
         const spec = readNodeDataplane(lab.disk.json(runDirPaths.nodeSpec('cluster-b', node))).spec;
-        requireIpv4(spec, 'the eBPF datapath');
+        requireOneUnderlayFamily(spec);
         assert.deepEqual(
           spec.peers.map((p) => p.clusterId),
           ['cluster-a'],

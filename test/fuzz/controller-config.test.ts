@@ -16,7 +16,7 @@ import { nodeDataplaneObject } from '../../src/api/node-dataplane-object';
 import { InputError, StateError } from '../../src/errors';
 import { emptyExchange } from '../../src/controller/exchange-view';
 import { reconcile } from '../../src/controller/reconcile';
-import { requireIpv4 } from '../../src/nodespec/ip-family';
+import { requireOneUnderlayFamily } from '../../src/nodespec/ip-family';
 import { cliPath } from '../network-ipam/cli-runner';
 import { type Verdict, accepted, documentTexts, fuzzSurface, refused } from '../support/fuzz';
 import { noMetricsServer } from '../support/metrics';
@@ -71,7 +71,7 @@ describe('fuzz: the controller configuration', function () {
     });
     for (const spec of result.nodeSpecs.values()) {
       const read = readNodeDataplane(JSON.parse(JSON.stringify(nodeDataplaneObject(spec)))).spec;
-      requireIpv4(read, 'the eBPF datapath');
+      requireOneUnderlayFamily(read);
     }
   }
 

@@ -17,7 +17,7 @@ import { readControllerStatus } from '../../src/api/controller-status';
 import { readNodeDataplane } from '../../src/api/node-dataplane';
 import { runDirPaths } from '../../src/api/run-dir';
 import { runController } from '../../src/controller/files/controller';
-import { requireIpv4 } from '../../src/nodespec/ip-family';
+import { requireOneUnderlayFamily } from '../../src/nodespec/ip-family';
 import { threeClusters } from '../controller/three-clusters';
 import { type Verdict, accepted, documentTexts, fieldPattern, fuzzSurface, refused, trickyStrings } from '../support/fuzz';
 
@@ -53,7 +53,7 @@ describe('fuzz: documents from a peer, read by our controller', function () {
       .filter((n) => n.endsWith('.json'))
       .map((name) => {
         const { spec } = readNodeDataplane(JSON.parse(read(`cluster-b/nodes/${name}`)));
-        requireIpv4(spec, 'the eBPF datapath');
+        requireOneUnderlayFamily(spec);
         return spec;
       });
   /** The peering with A as B's nodes carry it: what nothing C writes may change. */

@@ -120,6 +120,20 @@ describe('kernel-state reconcilers (real kernel)', function () {
       assert.equal(routes('table', '18955').length, 4);
     });
 
+    it('routes IPv4 through an IPv6 next hop (RFC 5549: an IPv6 underlay), read back as it was written; refuses the reverse', () => {
+      // fe80::1 on veth0, as the fallback's link-local next hops across a tunnel: onlink, its neighbour permanent.
+      ip(['-6', 'neigh', 'replace', 'fe80::1', 'lladdr', '02:00:00:00:00:01', 'dev', 'veth0', 'nud', 'permanent'], ns);
+      const overIpv6: Route[] = [{ dst: '10.6.0.0/24', via: 'fe80::1', dev: 'veth0', onlink: true }];
+      assert.deepEqual(reconcileRoutes(overIpv6, { table: 18952 }, ns).added, overIpv6);
+      assert.deepEqual(routes('table', '18952'), ['10.6.0.0/24 via inet6 fe80::1 dev veth0 proto 252 onlink']);
+      assert.deepEqual(reconcileRoutes(overIpv6, { table: 18952 }, ns), nothing, 'running twice changes nothing');
+      assert.throws(
+        () => reconcileRoutes([{ dst: 'fd00:6::/64', via: '10.213.0.2', dev: 'veth0' }], { table: 18952 }, ns),
+        (err: unknown) =>
+          err instanceof InputError && err.field === 'desired[0].via' && /an IPv6 route takes no IPv4 gateway/.test(err.reason),
+      );
+    });
+
     it('refuses a shared table as a scope, naming it', () => {
       assert.throws(
         () => reconcileRoutes([], { table: 254 }, ns),

@@ -32,7 +32,8 @@ describe('tunnel devices (real kernel)', function () {
         l.address,
         l.flags.includes('UP'),
         l.linkinfo?.info_data?.id,
-        l.linkinfo?.info_data?.remote ?? l.linkinfo?.info_data?.local,
+        // iproute2 names an IPv6 end remote6 or local6.
+        ['remote', 'remote6', 'local', 'local6'].map((k) => l.linkinfo?.info_data?.[k]).find((v) => v !== undefined),
         l.linkinfo?.info_data?.learning,
       ]);
 
@@ -81,6 +82,24 @@ describe('tunnel devices (real kernel)', function () {
       details().map(([n]) => n),
       ['vx-foreign'],
     );
+  });
+
+  it('creates VXLAN devices between IPv6 ends (an IPv6 underlay), and keeps them as they are on a second run', () => {
+    const overlay6 = { ...overlay, local: '::1' };
+    const tunnel6 = { ...tunnel, remote: '2001:db8::1' };
+    assert.deepEqual(reconcileTunnelDevices([overlay6, tunnel6], isFallbackDevice, ns).created, ['strait.vxlan', 'stp00000007']);
+    assert.deepEqual(details().sort(), [
+      ['stp00000007', '02:bb:00:00:00:07', true, 4242, '2001:db8::1', false],
+      ['strait.vxlan', '02:aa:00:00:00:01', true, 18952, '::1', false],
+    ]);
+    assert.deepEqual(reconcileTunnelDevices([overlay6, tunnel6], isFallbackDevice, ns), {
+      created: [],
+      recreated: [],
+      deleted: [],
+      mtuChanged: [],
+    });
+    // Moved to the other family: recreated.
+    assert.deepEqual(reconcileTunnelDevices([overlay6, tunnel], isFallbackDevice, ns).recreated, ['stp00000007']);
   });
 
   it('creates a VXLAN device with its MTU, and sets a new MTU in place (same device, same ifindex)', () => {

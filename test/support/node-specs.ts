@@ -208,13 +208,14 @@ export const ipv6UnderlayOf = (ipv4: string): string =>
     .join(':')}`;
 
 /** `doc` over an IPv6 underlay: every tunnel end (the node's, the gateways', the other nodes', the peers') its IPv6 twin. */
-export function ipv6Underlay(doc: WholeNodeDataplaneSpecDocument): WholeNodeDataplaneSpecDocument {
+export function ipv6Underlay<T extends NodeDataplaneSpecDocument>(doc: T): T {
   doc.node.underlayAddress = ipv6UnderlayOf(doc.node.underlayAddress);
   if (doc.node.publicAddress) doc.node.publicAddress = ipv6UnderlayOf(doc.node.publicAddress);
-  doc.activeGateway.underlayAddress = ipv6UnderlayOf(doc.activeGateway.underlayAddress);
-  for (const p of doc.peers) {
-    p.endpoint.address = ipv6UnderlayOf(p.endpoint.address);
-    if (p.endpoint.standbyAddresses) p.endpoint.standbyAddresses = p.endpoint.standbyAddresses.map(ipv6UnderlayOf);
+  if (doc.activeGateway) doc.activeGateway.underlayAddress = ipv6UnderlayOf(doc.activeGateway.underlayAddress);
+  for (const { endpoint } of doc.peers) {
+    if (!endpoint) continue;
+    endpoint.address = ipv6UnderlayOf(endpoint.address);
+    if (endpoint.standbyAddresses) endpoint.standbyAddresses = endpoint.standbyAddresses.map(ipv6UnderlayOf);
   }
   for (const n of doc.nodes ?? []) n.underlayAddress = ipv6UnderlayOf(n.underlayAddress);
   return doc;

@@ -8,7 +8,7 @@ import { InputError } from '../../errors';
 import { KernelChangeMonitor } from '../../kernel/change-monitor';
 import type { NetlinkGroup } from '../../kernel/netlink-monitor';
 import { netnsPath } from '../../kernel/netns';
-import { requireEbpfFamilies } from '../../nodespec/ip-family';
+import { requireOneUnderlayFamily } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type ChangeSource, type NodeDataplane, defaultResyncMs } from '../port';
 import { type DatapathCounters, readCounters } from './inspect';
@@ -68,7 +68,7 @@ export function ebpfDataplane(
     ...(counters === undefined ? {} : { counters }),
     ...(datapath.replacedMaps?.length ? { replacedMaps: datapath.replacedMaps, carriedState: datapath.carriedState ?? [] } : {}),
     validate: (spec) => {
-      requireEbpfFamilies(spec);
+      requireOneUnderlayFamily(spec);
       refuseEncryption(spec);
     },
     apply(spec) {

@@ -3,13 +3,13 @@
  * (and IPv6's MTU again by each apply, with the MTUs it gives the tunnels):
  * networks of either family in either place (IPv4 only, IPv6 only, dual-stack with either primary, a
  * peering of one family; NAT in `ip strait` and `ip6 strait`, routes and rules of each family the spec
- * has). The underlay stays IPv4: node, gateway and public addresses and peer endpoints are the tunnels'
- * outer addresses. An encrypted peering carries each family it has, through its IPv4 ESP tunnel
- * (ipsec-plan.ts: xfrm policies per family).
+ * has), over an underlay of either family, one for every tunnel end (node, gateway and public addresses,
+ * peer endpoints: the tunnels' outer addresses). An encrypted peering carries each family it has,
+ * through its ESP tunnel (ipsec-plan.ts: xfrm policies per family).
  */
 import { InputError } from '../../errors';
 import { familiesOf, peerNetworks } from '../../nodespec/families';
-import { requireIpv4Underlay } from '../../nodespec/ip-family';
+import { requireOneUnderlayFamily } from '../../nodespec/ip-family';
 import type { NodeDataplaneSpec } from '../../nodespec/spec';
 import { type NodeTunnelMtus, ipv6MinimumMtu } from '../../nodespec/tunnel-mtu';
 
@@ -18,7 +18,7 @@ import { type NodeTunnelMtus, ipv6MinimumMtu } from '../../nodespec/tunnel-mtu';
  * node's tunnel MTUs (src/kernel/underlay-mtu.ts).
  */
 export function requireFallbackFamilies(spec: NodeDataplaneSpec, mtus: NodeTunnelMtus): void {
-  requireIpv4Underlay(spec, "the kernel fallback's underlay (the tunnels' outer addresses) is IPv4 only");
+  requireOneUnderlayFamily(spec);
   requireIpv6TunnelMtus(spec, mtus);
 }
 

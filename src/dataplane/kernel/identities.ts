@@ -11,8 +11,8 @@ export const overlayMac = (clusterId: string, node: string) => derivedMac('overl
 /**
  * The IPv6 next hop naming the device of `mac`: its modified EUI-64 link-local address (RFC 4291). An
  * IPv6 route cannot take the IPv4 underlay address as gateway, so IPv6 routes name this address and a
- * permanent neighbour entry maps it to the MAC, as the IPv4 routes' underlay address is mapped. Nothing
- * needs to hold the address: it only selects the MAC.
+ * permanent neighbour entry maps it to the MAC, as the IPv4 routes' underlay address is mapped (over an
+ * IPv6 underlay, IPv4 routes name it too). Nothing needs to hold the address: it only selects the MAC.
  */
 export function linkLocalAddress(mac: string): string {
   const b = mac.split(':').map((h) => parseInt(h, 16));

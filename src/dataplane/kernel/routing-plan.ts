@@ -10,7 +10,8 @@
  *   filtering and cloud source checks pass).
  * Both families of a dual-stack spec take the same devices: IPv6 routes name the far device's
  * link-local address as next hop (identities.ts) where IPv4 routes name its underlay address, each with
- * a permanent neighbour entry giving the MAC; the underlay stays IPv4.
+ * a permanent neighbour entry giving the MAC. Over an IPv6 underlay (VXLAN between IPv6 ends) IPv4 routes
+ * name the link-local address too (RFC 5549).
  */
 import { type Cidr, type Ip, type IpFamily, formatCidr, formatIp } from '../../net/cidr';
 import { familiesOf, peerNetworks } from '../../nodespec/families';
@@ -64,8 +65,17 @@ export interface KernelRoutingPlan {
   rules: RulePlan[];
 }
 
-/** The next hop of a family's routes to the device of `mac` behind `underlay` (and its neighbour entry's address). */
-const nextHop = (family: IpFamily, underlay: Ip, mac: string) => (family === 4 ? formatIp(underlay) : linkLocalAddress(mac));
+/**
+ * The next hop of a family's routes to the device of `mac` behind `underlay` (and its neighbour entry's
+ * address): an IPv4 route's is the IPv4 underlay address; otherwise, an IPv6 route's or an IPv4 one over
+ * an IPv6 underlay (RFC 5549), the device's link-local address, which one neighbour entry serves for both.
+ */
+const nextHop = (family: IpFamily, underlay: Ip, mac: string) =>
+  family === 4 && underlay.family === 4 ? formatIp(underlay) : linkLocalAddress(mac);
+
+/** The neighbour entries of `families`' next hops to the device of `mac` behind `underlay`: one per distinct address. */
+const nextHopNeighbours = (device: string, families: readonly IpFamily[], underlay: Ip, mac: string): NeighbourPlan[] =>
+  [...new Set(families.map((family) => nextHop(family, underlay, mac)))].map((address) => ({ device, address, mac }));
 
 /** A peer's remote prefixes of one family (none if the peering does not carry it). */
 export function remotePrefixesOf(peer: PeerSpec, family: IpFamily): Cidr[] {
@@ -105,10 +115,7 @@ export function planKernelRouting(
     { device: overlayDevice, mac: '00:00:00:00:00:00', dst: formatIp(n.underlayAddress) },
   ]);
   const neighbours: NeighbourPlan[] = others.flatMap((n) =>
-    families.map((family) => {
-      const mac = overlayMac(spec.clusterId, n.name);
-      return { device: overlayDevice, address: nextHop(family, n.underlayAddress, mac), mac };
-    }),
+    nextHopNeighbours(overlayDevice, families, n.underlayAddress, overlayMac(spec.clusterId, n.name)),
   );
   const remotePrefixes = families.flatMap((family) => spec.peers.flatMap((p) => remotePrefixesOf(p, family)));
   const rules: RulePlan[] = remotePrefixes.map((to) => ({ priority: rulePriorities.toRemote, table: routingTable, to: formatCidr(to) }));
@@ -149,9 +156,9 @@ export function planKernelRouting(
         });
         // The far end's tunnel device answers to the MAC it derives for itself; its address is the next hop.
         const mac = tunnelMac(p.clusterId, spec.clusterId);
+        neighbours.push(...nextHopNeighbours(device, peerFamilies, p.endpoint.address, mac));
         for (const family of peerFamilies) {
           const via = nextHop(family, p.endpoint.address, mac);
-          neighbours.push({ device, address: via, mac });
           for (const prefix of remotePrefixesOf(p, family)) routes.push({ table: routingTable, prefix: formatCidr(prefix), via, device });
         }
       }

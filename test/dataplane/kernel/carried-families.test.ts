@@ -4,7 +4,7 @@ import { requireFallbackFamilies } from '../../../src/dataplane/kernel/carried-f
 import { readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
 import type { NodeDataplaneSpec } from '../../../src/nodespec/spec';
 import { type NodeTunnelMtus, defaultUnderlayMtu, tunnelMtus } from '../../../src/nodespec/tunnel-mtu';
-import { hubSpecDocument, ipv6Only, ipv6Primary, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
+import { hubSpecDocument, ipv6Only, ipv6Primary, ipv6Underlay, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
 import { ipsecHubCarrying, ipsecHubCarryingDocument } from './ipsec-hub';
 
 /** The MTUs of a node whose underlay device is `name` of `mtu` (spec.tunnelMTU not given). */
@@ -17,8 +17,10 @@ const check = (spec: NodeDataplaneSpec, mtus: NodeTunnelMtus = tunnelMtus(defaul
 describe('kernel fallback: the IP families it carries', () => {
   const dualStackWith = (edit: Parameters<typeof specWith>[1]) => specWith(withIpv6(hubSpecDocument()), edit);
 
-  it('passes IPv4 only, dual-stack with either family primary, IPv6 only, and a dual-stack home peered in IPv6 only', () => {
+  it('passes IPv4 only, dual-stack with either family primary, IPv6 only, and a dual-stack home peered in IPv6 only, over an underlay of either family', () => {
     assert.doesNotThrow(() => check(dualStackWith(() => {})));
+    assert.doesNotThrow(() => check(specWith(ipv6Underlay(withIpv6(hubSpecDocument())), () => {})));
+    assert.doesNotThrow(() => check(specWith(ipv6Underlay(hubSpecDocument()), () => {})), 'IPv4 pods over an IPv6 underlay');
     assert.doesNotThrow(() => check(specWith(hubSpecDocument(), () => {})));
     for (const shape of [ipv6Primary, ipv6Only, (d: ReturnType<typeof hubSpecDocument>) => peerIpv6Only(d, 0)])
       assert.doesNotThrow(() => check(specWith(shape(withIpv6(hubSpecDocument())), () => {})), shape.name);
@@ -98,22 +100,31 @@ describe('kernel fallback: the IP families it carries', () => {
     );
   });
 
+  /** No tunnel joins two families (issue 29): the node's underlay address gives the family. */
+  const oneFamily =
+    /^is IPv6, not the family of spec\.node\.underlayAddress 192\.0\.2\.11 \(IPv4\): a tunnel's two ends are of one family$/;
   const cases: [string, Parameters<typeof specWith>[1], string, string | number, RegExp][] = [
-    ['an IPv6 public address', (s) => (s.node.publicAddress = '2001:db8::1'), 'spec.node.publicAddress', '2001:db8::1', /underlay/],
-    ['an IPv6 node address', (s) => (s.nodes![1]!.underlayAddress = 'fd00::12'), 'spec.nodes[1].underlayAddress', 'fd00::12', /underlay/],
+    [
+      'an IPv6 public address on an IPv4 underlay',
+      (s) => (s.node.publicAddress = '2001:db8::1'),
+      'spec.node.publicAddress',
+      '2001:db8::1',
+      oneFamily,
+    ],
+    ['an IPv6 node address', (s) => (s.nodes![1]!.underlayAddress = 'fd00::12'), 'spec.nodes[1].underlayAddress', 'fd00::12', oneFamily],
     [
       'an IPv6 peer gateway',
       (s) => (s.peers[1]!.endpoint.address = '2001:db8::3'),
       'spec.peers[1].endpoint.address',
       '2001:db8::3',
-      /underlay/,
+      oneFamily,
     ],
     [
       'an IPv6 standby gateway of a peer',
       (s) => (s.peers[0]!.endpoint.standbyAddresses = ['203.0.113.2', '2001:db8::4']),
       'spec.peers[0].endpoint.standbyAddresses[1]',
       '2001:db8::4',
-      /underlay/,
+      oneFamily,
     ],
     [
       "an encrypted peering's IPv6 through a tunnel MTU under IPv6's minimum",

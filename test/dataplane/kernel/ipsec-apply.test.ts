@@ -8,14 +8,19 @@ import { StateError } from '../../../src/errors';
 import { IpsecError, applyIpsec } from '../../../src/dataplane/kernel/ipsec-apply';
 import { type Secret, peeringSecret } from '../../../src/dataplane/kernel/ipsec-keys';
 import { type IpsecPlan, planIpsec } from '../../../src/dataplane/kernel/ipsec-plan';
-import { type WholeNodeDataplaneSpecDocument, readNodeDataplaneSpec } from '../../../src/api/node-dataplane';
+import {
+  type NodeDataplaneSpecDocument,
+  type WholeNodeDataplaneSpecDocument,
+  readNodeDataplaneSpec,
+} from '../../../src/api/node-dataplane';
 import { KernelDatapath } from '../../../src/dataplane/kernel/kernel-datapath';
 import type { PeeringSecrets } from '../../../src/dataplane/kernel/ipsec-secrets';
 import { encryptionRequirements } from '../../../src/probe/features';
 import { ip, run } from '../../../src/kernel/command';
 import { createNetns, deleteNetns } from '../../../src/kernel/netns';
 import { loggerOptions } from '../../../src/log';
-import { type PeerFamilies, ipsecHubCarrying } from './ipsec-hub';
+import { type PeerFamilies, ipsecHubCarrying, ipsecHubCarryingDocument } from './ipsec-hub';
+import { ipv6Underlay, ipv6UnderlayOf } from '../../support/node-specs';
 import { recordChildProcesses } from '../../support/child-processes';
 import { requireKernel, requireRoot, uniqueName } from '../../support/kernel';
 import { Capture, ethertypes } from '../../support/wire';
@@ -437,7 +442,7 @@ const aGatewayDocument = (): WholeNodeDataplaneSpecDocument => ({
   nodes: [{ name: 'a-gw', underlayAddress: peerA, podCIDRs: ['10.1.0.0/24', 'fd00:11::/64'] }],
 });
 
-/** What crossed the wire between the gateways: ESP, and any frame that carries a pod's address in the clear. */
+/** What crossed the wire between the gateways: ESP (over either family), and any frame that carries a pod's address in the clear. */
 function classify(frames: Buffer[]): { esp: number; clear4: number; clear6: number } {
   const counts = { esp: 0, clear4: 0, clear6: 0 };
   // Pods, their views, NAT and ExternalCIDRs: 10/8 and 172.16/12 in IPv4, fd00::/8 in IPv6.
@@ -448,7 +453,8 @@ function classify(frames: Buffer[]): { esp: number; clear4: number; clear6: numb
       if (f[14 + 9] === 50) counts.esp++;
       else if (podV4(f.readUInt32BE(14 + 12)) || podV4(f.readUInt32BE(14 + 16))) counts.clear4++;
     } else if (type === ethertypes.ipv6) {
-      if (f[14 + 8] === 0xfd || f[14 + 24] === 0xfd) counts.clear6++;
+      if (f[14 + 6] === 50) counts.esp++;
+      else if (f[14 + 8] === 0xfd || f[14 + 24] === 0xfd) counts.clear6++;
     }
   }
   return counts;
@@ -462,125 +468,131 @@ function classify(frames: Buffer[]): { esp: number; clear4: number; clear6: numb
  *   podA (10.1.0.5, fd00:11::5) ── gwA (cluster-a, 203.0.113.1) ── wire ── gwB (cluster-b, hub: public
  *   198.51.100.11) ── podB (10.0.0.5, fd00:10::5; A sees it as 172.16.0.5, fd01:16::5)
  *
- * The peering is dual-stack and encrypted: IPv4 and IPv6 cross the IPv4 underlay inside ESP.
+ * The peering is dual-stack and encrypted: IPv4 and IPv6 cross the underlay inside ESP, an IPv4 one and
+ * an IPv6 one (every underlay address above as its twin in 2001:db8::/32, the states' outer addresses too).
  */
-describe('IPsec between two fallback gateways: each family encrypted end to end (real kernel with ESP) @esp @vm-6.1-only', function () {
-  requireRoot(this);
-  this.timeout(300_000);
-  const names = { podA: '', gwA: '', wire: '', gwB: '', podB: '' };
-  const secrets: PeeringSecrets = { source: 'test', secretFor: () => peeringSecret('secret', secretBytes), version: () => '1' };
-  let server: ChildProcess | undefined;
+for (const underlay of [4, 6] as const)
+  describe(`IPsec between two fallback gateways over an IPv${underlay} underlay: each family encrypted end to end (real kernel with ESP) @esp @vm-6.1-only`, function () {
+    requireRoot(this);
+    /** An underlay address of this run's family (an IPv4 one's twin in 2001:db8::/32: test/support/node-specs.ts). */
+    const u = (address: string) => (underlay === 4 ? address : ipv6UnderlayOf(address));
+    const subnet = underlay === 4 ? 24 : 112;
+    this.timeout(300_000);
+    const names = { podA: '', gwA: '', wire: '', gwB: '', podB: '' };
+    const secrets: PeeringSecrets = { source: 'test', secretFor: () => peeringSecret('secret', secretBytes), version: () => '1' };
+    let server: ChildProcess | undefined;
 
-  const cleanup = () => {
-    server?.kill();
-    for (const ns of Object.values(names)) if (ns) deleteNetns(ns);
-  };
+    const cleanup = () => {
+      server?.kill();
+      for (const ns of Object.values(names)) if (ns) deleteNetns(ns);
+    };
 
-  before(async function () {
-    await requireKernel(this, { has: [...encryptionRequirements] });
-    try {
-      for (const key of Object.keys(names) as (keyof typeof names)[]) {
-        const ns = (names[key] = uniqueName(`strait-ipsec-${key}`));
-        createNetns(ns);
-        run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
-        ip(['link', 'set', 'lo', 'up'], ns);
-      }
-      const { podA, gwA, wire, gwB, podB } = names;
-      for (const ns of [gwA, wire, gwB])
-        run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
-      const link = (a: string, aDev: string, b: string, bDev: string) => {
-        ip(['link', 'add', aDev, 'type', 'veth', 'peer', 'name', bDev, 'netns', b], a);
-        ip(['link', 'set', aDev, 'up'], a);
-        ip(['link', 'set', bDev, 'up'], b);
-      };
-      link(gwB, 'underlay', wire, 'tob');
-      link(gwA, 'underlay', wire, 'toa');
-      link(gwB, 'pod0', podB, 'eth0');
-      link(gwA, 'pod0', podA, 'eth0');
-      for (const [ns, dev, address] of [
-        [gwB, 'underlay', `${local}/24`],
-        [gwB, 'lo', '192.0.2.11/32'],
-        [wire, 'tob', '198.51.100.1/24'],
-        [wire, 'toa', '203.0.113.254/24'],
-        [gwA, 'underlay', `${peerA}/24`],
-        [gwB, 'pod0', '10.0.0.1/24'],
-        [gwB, 'pod0', 'fd00:10::1/64'],
-        [podB, 'eth0', '10.0.0.5/24'],
-        [podB, 'eth0', 'fd00:10::5/64'],
-        [gwA, 'pod0', '10.1.0.1/24'],
-        [gwA, 'pod0', 'fd00:11::1/64'],
-        [podA, 'eth0', '10.1.0.5/24'],
-        [podA, 'eth0', 'fd00:11::5/64'],
-      ] as const)
-        ip(['addr', 'add', address, 'dev', dev], ns);
-      ip(['route', 'add', 'default', 'via', '198.51.100.1'], gwB);
-      ip(['route', 'add', 'default', 'via', '203.0.113.254'], gwA);
-      for (const [ns, v4, v6] of [
-        [podB, '10.0.0.1', 'fd00:10::1'],
-        [podA, '10.1.0.1', 'fd00:11::1'],
-      ] as const) {
-        ip(['route', 'add', 'default', 'via', v4], ns);
-        ip(['-6', 'route', 'add', 'default', 'via', v6], ns);
-      }
-      for (const [ns, spec] of [
-        [gwB, ipsecHubCarrying('dual', local)],
-        [gwA, readNodeDataplaneSpec(aGatewayDocument())],
-      ] as const) {
-        const result = new KernelDatapath(ns, { secrets }).apply(spec);
-        assert.deepEqual([result.failed, result.blocked], [[], []], ns);
-        assert.equal(result.ipsec.added, 2 + 24, `${ns}: two states, 12 policies per family`);
-      }
-      server = spawn('ip', ['netns', 'exec', podB, process.execPath, '-e', echoServer], { stdio: ['ignore', 'pipe', 'inherit'] });
-      await new Promise<void>((resolve, reject) => {
-        server!.once('exit', (code) => reject(new Error(`echo server exited (${code})`)));
-        server!.stdout!.once('data', () => resolve());
-      });
-    } catch (err) {
-      cleanup();
-      throw err;
-    }
-  });
-  after(cleanup);
-
-  const states = (ns: string) => ip(['-s', 'xfrm', 'state'], ns);
-
-  it('installs states that carry either inner family (af-unspec), the same pair for both families', () => {
-    for (const ns of [names.gwA, names.gwB]) {
-      const text = states(ns);
-      assert.equal((text.match(/flag af-unspec/g) ?? []).length, 2, text);
-      assert.equal(saPacketCounts(text).length, 2);
-    }
-  });
-
-  for (const [family, target, podA, size] of [
-    [4, '172.16.0.5', '10.1.0.5', 200_000],
-    [6, 'fd01:16::5', 'fd00:11::5', 200_000],
-  ] as const) {
-    it(`carries IPv${family} ping and TCP (${size} bytes each way, segments larger than the tunnel's MTU) between the pods, only as ESP on the wire`, async () => {
-      const before = saPacketCounts(states(names.gwB));
-      const captures = await Promise.all(['tob', 'toa'].map((dev) => Capture.start(names.wire, dev, ethertypes.all)));
-      let frames: Buffer[] = [];
+    before(async function () {
+      await requireKernel(this, { has: [...encryptionRequirements] });
       try {
-        run(['ip', 'netns', 'exec', names.podA, 'ping', `-${family}`, '-c', '3', '-i', '0.2', '-W', '2', '-I', podA, target]);
-        const echo = JSON.parse(
-          run(['ip', 'netns', 'exec', names.podA, process.execPath, '-', target, String(size)], echoClient),
-        ) as unknown;
-        // B's pod sees A's pod by its own address: A's networks are not remapped in B.
-        assert.deepEqual(echo, { seenAs: podA, bytes: size, same: true });
-      } finally {
-        frames = (await Promise.all(captures.map((c) => c.stop()))).flat();
+        for (const key of Object.keys(names) as (keyof typeof names)[]) {
+          const ns = (names[key] = uniqueName(`strait-ipsec-${key}`));
+          createNetns(ns);
+          run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv6.conf.default.accept_dad=0', 'net.ipv6.conf.all.accept_dad=0']);
+          ip(['link', 'set', 'lo', 'up'], ns);
+        }
+        const { podA, gwA, wire, gwB, podB } = names;
+        for (const ns of [gwA, wire, gwB])
+          run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+        const link = (a: string, aDev: string, b: string, bDev: string) => {
+          ip(['link', 'add', aDev, 'type', 'veth', 'peer', 'name', bDev, 'netns', b], a);
+          ip(['link', 'set', aDev, 'up'], a);
+          ip(['link', 'set', bDev, 'up'], b);
+        };
+        link(gwB, 'underlay', wire, 'tob');
+        link(gwA, 'underlay', wire, 'toa');
+        link(gwB, 'pod0', podB, 'eth0');
+        link(gwA, 'pod0', podA, 'eth0');
+        for (const [ns, dev, address] of [
+          [gwB, 'underlay', `${u(local)}/${subnet}`],
+          [gwB, 'lo', `${u('192.0.2.11')}/${underlay === 4 ? 32 : 128}`],
+          [wire, 'tob', `${u('198.51.100.1')}/${subnet}`],
+          [wire, 'toa', `${u('203.0.113.254')}/${subnet}`],
+          [gwA, 'underlay', `${u(peerA)}/${subnet}`],
+          [gwB, 'pod0', '10.0.0.1/24'],
+          [gwB, 'pod0', 'fd00:10::1/64'],
+          [podB, 'eth0', '10.0.0.5/24'],
+          [podB, 'eth0', 'fd00:10::5/64'],
+          [gwA, 'pod0', '10.1.0.1/24'],
+          [gwA, 'pod0', 'fd00:11::1/64'],
+          [podA, 'eth0', '10.1.0.5/24'],
+          [podA, 'eth0', 'fd00:11::5/64'],
+        ] as const)
+          ip(['addr', 'add', address, 'dev', dev], ns);
+        ip([`-${underlay}`, 'route', 'add', 'default', 'via', u('198.51.100.1')], gwB);
+        ip([`-${underlay}`, 'route', 'add', 'default', 'via', u('203.0.113.254')], gwA);
+        for (const [ns, v4, v6] of [
+          [podB, '10.0.0.1', 'fd00:10::1'],
+          [podA, '10.1.0.1', 'fd00:11::1'],
+        ] as const) {
+          ip(['route', 'add', 'default', 'via', v4], ns);
+          ip(['-6', 'route', 'add', 'default', 'via', v6], ns);
+        }
+        const over = <T extends NodeDataplaneSpecDocument>(doc: T) => (underlay === 4 ? doc : ipv6Underlay(doc));
+        for (const [ns, spec] of [
+          [gwB, readNodeDataplaneSpec(over(ipsecHubCarryingDocument('dual', local)))],
+          [gwA, readNodeDataplaneSpec(over(aGatewayDocument()))],
+        ] as const) {
+          const result = new KernelDatapath(ns, { secrets }).apply(spec);
+          assert.deepEqual([result.failed, result.blocked], [[], []], ns);
+          assert.equal(result.ipsec.added, 2 + 24, `${ns}: two states, 12 policies per family`);
+        }
+        server = spawn('ip', ['netns', 'exec', podB, process.execPath, '-e', echoServer], { stdio: ['ignore', 'pipe', 'inherit'] });
+        await new Promise<void>((resolve, reject) => {
+          server!.once('exit', (code) => reject(new Error(`echo server exited (${code})`)));
+          server!.stdout!.once('data', () => resolve());
+        });
+      } catch (err) {
+        cleanup();
+        throw err;
       }
-      const wire = classify(frames);
-      process.stdout.write(
-        `      IPv${family}: on the wire ${wire.esp} ESP, ${wire.clear4} IPv4 and ${wire.clear6} IPv6 pod packets in the clear\n`,
-      );
-      assert.ok(wire.esp >= 6 + size / 1500, `ESP on the wire: ${wire.esp}`);
-      assert.deepEqual([wire.clear4, wire.clear6], [0, 0], 'no pod packet of either family in the clear');
-      const after = saPacketCounts(states(names.gwB));
-      assert.ok(
-        after.every((n, i) => n - before[i]! >= 3 + size / 1420),
-        `B's SAs carried the traffic both ways: ${before.join(', ')} -> ${after.join(', ')}`,
-      );
     });
-  }
-});
+    after(cleanup);
+
+    const states = (ns: string) => ip(['-s', 'xfrm', 'state'], ns);
+
+    it('installs states that carry either inner family (af-unspec), the same pair for both families', () => {
+      for (const ns of [names.gwA, names.gwB]) {
+        const text = states(ns);
+        assert.equal((text.match(/flag af-unspec/g) ?? []).length, 2, text);
+        assert.equal(saPacketCounts(text).length, 2);
+      }
+    });
+
+    for (const [family, target, podA, size] of [
+      [4, '172.16.0.5', '10.1.0.5', 200_000],
+      [6, 'fd01:16::5', 'fd00:11::5', 200_000],
+    ] as const) {
+      it(`carries IPv${family} ping and TCP (${size} bytes each way, segments larger than the tunnel's MTU) between the pods, only as ESP on the wire`, async () => {
+        const before = saPacketCounts(states(names.gwB));
+        const captures = await Promise.all(['tob', 'toa'].map((dev) => Capture.start(names.wire, dev, ethertypes.all)));
+        let frames: Buffer[] = [];
+        try {
+          run(['ip', 'netns', 'exec', names.podA, 'ping', `-${family}`, '-c', '3', '-i', '0.2', '-W', '2', '-I', podA, target]);
+          const echo = JSON.parse(
+            run(['ip', 'netns', 'exec', names.podA, process.execPath, '-', target, String(size)], echoClient),
+          ) as unknown;
+          // B's pod sees A's pod by its own address: A's networks are not remapped in B.
+          assert.deepEqual(echo, { seenAs: podA, bytes: size, same: true });
+        } finally {
+          frames = (await Promise.all(captures.map((c) => c.stop()))).flat();
+        }
+        const wire = classify(frames);
+        process.stdout.write(
+          `      IPv${family}: on the wire ${wire.esp} ESP, ${wire.clear4} IPv4 and ${wire.clear6} IPv6 pod packets in the clear\n`,
+        );
+        assert.ok(wire.esp >= 6 + size / 1500, `ESP on the wire: ${wire.esp}`);
+        assert.deepEqual([wire.clear4, wire.clear6], [0, 0], 'no pod packet of either family in the clear');
+        const after = saPacketCounts(states(names.gwB));
+        assert.ok(
+          after.every((n, i) => n - before[i]! >= 3 + size / 1420),
+          `B's SAs carried the traffic both ways: ${before.join(', ')} -> ${after.join(', ')}`,
+        );
+      });
+    }
+  });

@@ -4,7 +4,16 @@ import fc from 'fast-check';
 import { linkLocalAddress, overlayMac, tunnelDevice } from '../../../src/dataplane/kernel/identities';
 import { peeringVni, tunnelMac } from '../../../src/nodespec/peer-tunnel';
 import { type RoutePlan, planKernelRouting } from '../../../src/dataplane/kernel/routing-plan';
-import { hubSpec, hubSpecDocument, ipv6Only, peerIpv6Only, specWith, withIpv6 } from '../../support/node-specs';
+import {
+  hubSpec,
+  hubSpecDocument,
+  ipv6Only,
+  ipv6Underlay,
+  ipv6UnderlayOf,
+  peerIpv6Only,
+  specWith,
+  withIpv6,
+} from '../../support/node-specs';
 import { ipsecHub } from './ipsec-hub';
 
 const show = (r: RoutePlan) =>
@@ -162,6 +171,44 @@ describe('fallback routing plan (pure)', () => {
         role,
       );
       assert.ok(plan.routes.length > 0 && plan.rules.length > 0 && plan.fdb.length > 0, role);
+    }
+  });
+
+  it("plans a dual-stack hub over an IPv6 underlay: VXLAN between IPv6 ends, IPv4 routes too via the far devices' link-local addresses (RFC 5549), one neighbour each (issue 29)", () => {
+    for (const role of ['gateway', 'worker'] as const) {
+      const spec = specWith(ipv6Underlay(withIpv6(hubSpecDocument())), (s) => {
+        if (role === 'worker') s.node = { name: 'b-worker', role: 'worker', underlayAddress: ipv6UnderlayOf('192.0.2.12') };
+      });
+      const plan = planKernelRouting(spec);
+      const self = role === 'gateway' ? '192.0.2.11' : '192.0.2.12';
+      const other = role === 'gateway' ? { name: 'b-worker', at: '192.0.2.12' } : { name: 'b-gw', at: '192.0.2.11' };
+      const otherMac = overlayMac('cluster-b', other.name);
+      assert.equal(plan.devices[0]!.name, 'strait.vxlan');
+      assert.equal((plan.devices[0] as { local?: string }).local, ipv6UnderlayOf(self), role);
+      assert.deepEqual(
+        plan.fdb.map((e) => e.dst),
+        [ipv6UnderlayOf(other.at), ipv6UnderlayOf(other.at)],
+        role,
+      );
+      // Every next hop is a link-local address with its neighbour entry: none is the IPv6 underlay address.
+      const hops = plan.routes.filter((r) => r.via).map((r) => r.via!);
+      assert.ok(hops.length > 0 && hops.every((h) => h.startsWith('fe80:')), `${role}: ${hops.join(', ')}`);
+      assert.ok(
+        plan.routes.some((r) => r.via && !r.prefix.includes(':')),
+        `${role}: IPv4 routes through IPv6 next hops`,
+      );
+      const neighbours = plan.neighbours.map((n) => `${n.device} ${n.address} ${n.mac}`);
+      assert.deepEqual(neighbours, [...new Set(neighbours)], `${role}: one neighbour entry per next hop`);
+      assert.deepEqual(
+        plan.neighbours.filter((n) => n.device === 'strait.vxlan'),
+        [{ device: 'strait.vxlan', address: linkLocalAddress(otherMac), mac: otherMac }],
+        role,
+      );
+      if (role === 'gateway')
+        assert.deepEqual(
+          plan.devices.filter((d) => d.name !== 'strait.vxlan').map((d) => (d as { remote?: string }).remote),
+          [ipv6UnderlayOf('203.0.113.1'), ipv6UnderlayOf('203.0.113.3')],
+        );
     }
   });
 

@@ -1,6 +1,6 @@
 /* The IPv6 datapath: the decisions of datapath.h (docs/datapath.md, "Decisions") for an IPv6 inner
- * packet, on the IPv6 maps; the tunnel stays IPv4 (the peer's endpoint and VNI in strait_peers), its
- * MTU is the same (mtu6.h). Hub transit goes on in a program of its own, strait_transit6 (transit6.h),
+ * packet, on the IPv6 maps; the tunnel is IPv4's (the peer's endpoint, of the underlay's family, and VNI
+ * in strait_peers), its MTU the same (mtu6.h). Hub transit goes on in a program of its own, strait_transit6 (transit6.h),
  * reached by tail call: these programs have no stack left for it. */
 #pragma once
 

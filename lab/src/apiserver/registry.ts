@@ -533,8 +533,9 @@ export class Registry {
       throw badRequest(`${type.kind} in version ${JSON.stringify(type.version)} cannot be handled as a ${type.kind}: ${metaError}`);
     object.apiVersion = apiVersion;
     object.kind = type.kind;
-    type.defaults?.(object);
+    // Before the defaults, which read it (a Namespace's name label): a body without metadata decodes to an empty one.
     if (!isRecord(object.metadata)) object.metadata = { name: '' };
+    type.defaults?.(object);
     const given = object.metadata.namespace;
     if (type.namespaced) {
       if (given !== undefined && given !== '' && given !== namespace)

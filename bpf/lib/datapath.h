@@ -131,10 +131,13 @@ static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 	const struct strait_config *cfg = strait_config_get();
 	if (!cfg || !(cfg->flags & (STRAIT_F_GATEWAY | STRAIT_F_STANDBY)))
 		return TC_ACT_OK;
+	/* IPv6 first, by the ethertype the device read: no IPv4 parse to fail first. */
+	if (strait_is_ipv6(skb))
+		return strait_overlay_ingress6(skb, cfg);
 	struct strait_pkt p;
 	int parsed = strait_parse(skb, &p);
 	if (parsed == STRAIT_PKT_OTHER)
-		return strait_is_ipv6(skb) ? strait_overlay_ingress6(skb, cfg) : TC_ACT_OK;
+		return TC_ACT_OK;
 	const struct strait_route *src = strait_lpm(&strait_routes, p.saddr);
 	const struct strait_route *dst = src ? 0 : strait_lpm(&strait_routes, p.daddr);
 	if (!src && !dst)

@@ -5,10 +5,9 @@
  * On the public bridge, per peering: ESP packets and every other packet between the two clusters'
  * public addresses, of the public network's family (an encrypted peering must show ESP and nothing in the
  * clear; a VXLAN one, the opposite), and fragments between them. On each underlay: packets and fragments
- * of either family. The
- * fragment counters are read around the `pmtu-tcp` probes, which must leave no fragment anywhere: a
- * tunnel that wraps a full-size packet in its headers and lets the kernel fragment the result shows
- * there (`isFragment`).
+ * of either family. The fragment counters are read around the `pmtu-tcp` probes, which must leave no
+ * fragment anywhere: a tunnel that wraps a full-size packet in its headers and lets the kernel fragment
+ * the result shows there (`isFragment`).
  */
 import { nft, run } from '../../src/kernel/command';
 import { publicNetns, switchNetns } from './names';
@@ -49,12 +48,12 @@ function wireRuleset(topology: LabTopology): string {
       `\tcounter ${counterName('frag', p)} {}`,
     );
   lines.push('\tchain forward {', '\t\ttype filter hook forward priority 0; policy accept;');
+  const family = publicFamily(topology);
   for (const [a, b] of topology.peerings) {
     for (const [from, to] of [
       [a, b],
       [b, a],
     ] as const) {
-      const family = publicFamily(topology);
       const between = `${family} saddr { ${publicAddresses(topology, from)} } ${family} daddr { ${publicAddresses(topology, to)} }`;
       lines.push(
         `\t\t${between} meta l4proto esp counter name ${counterName('esp', [a, b])}`,

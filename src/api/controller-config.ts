@@ -164,12 +164,14 @@ export function readControllerConfig(value: unknown, nodeSource: NodeSource = 'f
       `is also nodes[${sameUnderlay[1]}].underlayAddress`,
     );
   // A cluster's nodes tunnel to each other, and its gateways to peers, over one family: its first node's.
-  const [first] = nodes;
-  nodes.forEach((n, i) => {
-    const ofFirst = `nodes[0].underlayAddress ${formatIp(first!.underlayAddress)}`;
-    requireUnderlayFamily(`nodes[${i}].underlayAddress`, n.underlayAddress, first!.underlayAddress.family, ofFirst);
-    if (n.publicAddress) requireUnderlayFamily(`nodes[${i}].publicAddress`, n.publicAddress, first!.underlayAddress.family, ofFirst);
-  });
+  const underlay = nodes[0]?.underlayAddress;
+  if (underlay) {
+    const ofFirst = `nodes[0].underlayAddress ${formatIp(underlay)}`;
+    nodes.forEach((n, i) => {
+      requireUnderlayFamily(`nodes[${i}].underlayAddress`, n.underlayAddress, underlay.family, ofFirst);
+      if (n.publicAddress) requireUnderlayFamily(`nodes[${i}].publicAddress`, n.publicAddress, underlay.family, ofFirst);
+    });
+  }
   const podCIDRs = new RangeIndex<string>();
   nodes.forEach((node, i) =>
     node.podCIDRs.forEach((cidr, j) => {

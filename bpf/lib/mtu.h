@@ -92,6 +92,11 @@ static __always_inline int strait_clamp_mss_to(struct __sk_buff *skb, const stru
 	__u32 opts_off = seg->l4 + sizeof(struct tcphdr);
 	if (opts_off + len > seg->end)
 		return 0;
+	/* The same value (1 to 40), in bounds every verifier sees where the helper takes it (1 to 64, the
+	 * buffer's size): clang may check one copy of `len` and pass another, whose bounds the verifier
+	 * does not know (6.1: "R4 min value is negative"); the barrier keeps clang from dropping the mask. */
+	barrier_var(len);
+	len = ((len - 1) & (STRAIT_TCP_OPT_BUF - 1)) + 1;
 	struct strait_mss_scan scan = { .len = len, .at = -1 };
 	if (bpf_skb_load_bytes(skb, opts_off, scan.opts, len))
 		return 0;

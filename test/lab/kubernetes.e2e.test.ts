@@ -188,41 +188,40 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
         assert.deepEqual(checksByKind(outcome.results), { peered: 88, intra: 30, hub: 8, 'not-peered': 2 });
       });
 
-    if (dataplane === 'ebpf')
-      it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack) over an IPv6 underlay: every check passes, the objects say each family in its place', async () => {
-        // ipv6-mixed.yaml's clusters with IPv6 Node InternalIPs and public-address annotations alone (issue 29).
-        const topology = await labUp(ipv6UnderlayTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
-        const outcome = await labTest(runDir, say);
-        assert.equal(outcome.failed, 0, failureSummary(outcome));
-        // The controllers took each Node's IPv6 InternalIP as its underlay, and the gateways' IPv6 public
-        // addresses (annotations) as the tunnels' ends.
-        const nodesOf = (cluster: string) => topology.clusters.find((c) => c.id === cluster)!.nodes;
-        const underlays = kubectl('cluster-a', ['get', 'nodedataplanes', '-A', '-o', 'jsonpath={.items[*].spec.node.underlayAddress}']);
-        assert.deepEqual(
-          underlays.split(' ').sort(),
-          nodesOf('cluster-a')
-            .map((n) => n.underlayAddress)
-            .sort(),
-        );
-        const ends = kubectl('cluster-a', ['get', 'tunnelendpoints', '-o', 'jsonpath={.items[*].spec.endpoint.address}']).split(' ');
-        const publicOfPeers = [...nodesOf('cluster-b'), ...nodesOf('cluster-c')].map((n) => n.publicAddress);
-        assert.ok(
-          ends.length === 2 && ends.every((e) => publicOfPeers.includes(e)),
-          `A's tunnels end at B's and C's IPv6 gateways: ${ends.join(', ')}`,
-        );
-        // A's answer to B's (IPv6-only) offer is about B's own networks; B's answer to A's offer is about A's
-        // secondary (IPv6) networks alone: B has nothing to say of A's IPv4 ones.
-        const status = (cluster: string, name: string) =>
-          JSON.parse(kubectl(cluster, ['get', 'networkconfig', name, '-o', 'jsonpath={.status}'])) as Record<string, unknown>;
-        assert.equal((status('cluster-a', 'cluster-b.cluster-a').observed as { podCIDR: string }).podCIDR, 'fd00:a::/56');
-        const bAnswer = status('cluster-b', 'cluster-a.cluster-b');
-        assert.deepEqual(
-          [bAnswer.observed, (bAnswer.secondary as { observed: { podCIDR: string } }).observed.podCIDR],
-          [undefined, 'fd00:a::/48'],
-        );
-        // A's PeerNetworks of B holds B's IPv6 networks as its own (the peering's first family).
-        assert.equal(kubectl('cluster-a', ['get', 'peernetworks', 'cluster-b', '-o', 'jsonpath={.spec.podCIDR}']), 'fd00:a::/56');
-      });
+    it('families mixed (IPv4-first dual-stack, IPv6-only, IPv6-first dual-stack) over an IPv6 underlay: every check passes, the objects say each family in its place', async () => {
+      // ipv6-mixed.yaml's clusters with IPv6 Node InternalIPs and public-address annotations alone (issue 29).
+      const topology = await labUp(ipv6UnderlayTopology, { runDir, dataplane, controlPlane: 'kubernetes', say });
+      const outcome = await labTest(runDir, say);
+      assert.equal(outcome.failed, 0, failureSummary(outcome));
+      // The controllers took each Node's IPv6 InternalIP as its underlay, and the gateways' IPv6 public
+      // addresses (annotations) as the tunnels' ends.
+      const nodesOf = (cluster: string) => topology.clusters.find((c) => c.id === cluster)!.nodes;
+      const underlays = kubectl('cluster-a', ['get', 'nodedataplanes', '-A', '-o', 'jsonpath={.items[*].spec.node.underlayAddress}']);
+      assert.deepEqual(
+        underlays.split(' ').sort(),
+        nodesOf('cluster-a')
+          .map((n) => n.underlayAddress)
+          .sort(),
+      );
+      const ends = kubectl('cluster-a', ['get', 'tunnelendpoints', '-o', 'jsonpath={.items[*].spec.endpoint.address}']).split(' ');
+      const publicOfPeers = [...nodesOf('cluster-b'), ...nodesOf('cluster-c')].map((n) => n.publicAddress);
+      assert.ok(
+        ends.length === 2 && ends.every((e) => publicOfPeers.includes(e)),
+        `A's tunnels end at B's and C's IPv6 gateways: ${ends.join(', ')}`,
+      );
+      // A's answer to B's (IPv6-only) offer is about B's own networks; B's answer to A's offer is about A's
+      // secondary (IPv6) networks alone: B has nothing to say of A's IPv4 ones.
+      const status = (cluster: string, name: string) =>
+        JSON.parse(kubectl(cluster, ['get', 'networkconfig', name, '-o', 'jsonpath={.status}'])) as Record<string, unknown>;
+      assert.equal((status('cluster-a', 'cluster-b.cluster-a').observed as { podCIDR: string }).podCIDR, 'fd00:a::/56');
+      const bAnswer = status('cluster-b', 'cluster-a.cluster-b');
+      assert.deepEqual(
+        [bAnswer.observed, (bAnswer.secondary as { observed: { podCIDR: string } }).observed.podCIDR],
+        [undefined, 'fd00:a::/48'],
+      );
+      // A's PeerNetworks of B holds B's IPv6 networks as its own (the peering's first family).
+      assert.equal(kubectl('cluster-a', ['get', 'peernetworks', 'cluster-b', '-o', 'jsonpath={.spec.podCIDR}']), 'fd00:a::/56');
+    });
 
     if (dataplane === 'ebpf')
       it('the controller leader killed loses no packet and the standby leads within a lease; ten crashes in a row of agents and controllers move no gateway and lose no packet; a dead gateway node fails over within 0.45 s; a crashed API server started again serves what etcd kept', async () => {

@@ -7,6 +7,7 @@
 import { type Cidr, type Ip, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 import { peerNetworks } from '../../src/nodespec/families';
 import type { Reflection } from '../../src/api/controller-status';
+import { networkFamily } from '../../src/api/secondary-family';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import type { EchoMode } from './echo-client';
 import type { LabPod, LabTopology } from './topology';
@@ -66,7 +67,7 @@ function ownNetworks(topology: LabTopology, id: string): { podCIDR: Cidr; extern
 }
 
 /** Whether the lab's nodes and gateways tunnel over IPv6 (one family per lab: topology.ts). */
-const isIpv6Underlay = (topology: LabTopology) => topology.public.includes(':');
+const isIpv6Underlay = (topology: LabTopology) => networkFamily(topology.public) === 6;
 
 /** A pod's addresses, of each family it has (every pod of a dual-stack cluster has both). */
 const podAddresses = (pod: LabPod): Ip[] => [pod.ip, ...(pod.secondaryIp ? [pod.secondaryIp] : [])].map((a) => parseIp('podIP', a));

@@ -9,6 +9,7 @@
  * fragment anywhere: a tunnel that wraps a full-size packet in its headers and lets the kernel fragment
  * the result shows there (`isFragment`).
  */
+import { networkFamily } from '../../src/api/secondary-family';
 import { nft, run } from '../../src/kernel/command';
 import { publicNetns, switchNetns } from './names';
 import { type LabTopology, isEncrypted } from './topology';
@@ -27,7 +28,7 @@ export interface WireResult {
 }
 
 /** The family of the public network, and so of every gateway's public address (one per lab: topology.ts). */
-const publicFamily = (topology: LabTopology) => (topology.public.includes(':') ? 'ip6' : 'ip');
+const publicFamily = (topology: LabTopology) => (networkFamily(topology.public) === 6 ? 'ip6' : 'ip');
 
 const publicAddresses = (topology: LabTopology, cluster: string) =>
   topology.clusters

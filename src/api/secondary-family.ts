@@ -8,7 +8,7 @@
 import { InputError } from '../errors';
 import { type Cidr, type IpFamily, formatCidr } from '../net/cidr';
 
-/** A network's family: parsed, or as written (an IPv6 one has colons, an IPv4 one none). */
+/** A network's (or an address's) family: parsed, or as written (an IPv6 one has colons, an IPv4 one none). */
 export const networkFamily = (network: Cidr | string): IpFamily =>
   typeof network === 'string' ? (network.includes(':') ? 6 : 4) : network.family;
 

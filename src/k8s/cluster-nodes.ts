@@ -20,6 +20,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { type NodeConfig, defaultGatewayNodeSelector } from '../api/controller-config';
+import { networkFamily } from '../api/secondary-family';
 import { InputError } from '../errors';
 import { requireUnderlayFamily, underlayIp } from '../net/carried';
 import { type Cidr, type IpFamily, containsIp, formatCidr, parseCidr } from '../net/cidr';
@@ -73,9 +74,6 @@ class TakenPodCIDRs {
 /** A Node's InternalIP addresses, in its order. */
 const internalIps = (node: V1Node): string[] => (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
 
-/** The family of an address as written (a text that is no address is refused where it is parsed). */
-const familyOfText = (text: string): IpFamily => (text.includes(':') ? 6 : 4);
-
 function readNode(
   node: V1Node,
   name: string,
@@ -87,7 +85,7 @@ function readNode(
   // A dual-stack node lists an InternalIP per family, its primary first: the one of the cluster's underlay
   // family carries the tunnels, whichever family the pods' primary is (docs/dual-stack.md).
   const addresses = node.status?.addresses ?? [];
-  const ofUnderlay = internalIps(node).find((a) => familyOfText(a) === underlayFamily);
+  const ofUnderlay = internalIps(node).find((a) => networkFamily(a) === underlayFamily);
   if (!ofUnderlay)
     throw new InputError(
       'status.addresses',
@@ -149,7 +147,7 @@ export function clusterNodes(
   const problems: NodeProblem[] = [];
   const taken = new TakenPodCIDRs();
   // One family for every Node, whatever their order: IPv4 when any Node can tunnel over it.
-  const underlayFamily: IpFamily = nodes.some((n) => internalIps(n).some((a) => familyOfText(a) === 4)) ? 4 : 6;
+  const underlayFamily: IpFamily = nodes.some((n) => internalIps(n).some((a) => networkFamily(a) === 4)) ? 4 : 6;
   const byName = [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const node of byName) {
     const name = node.metadata?.name ?? '';

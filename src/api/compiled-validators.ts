@@ -23,6 +23,7 @@ import type {
   StatusResponse,
 } from './pool-ipam-protocol-schema';
 import { checkWith } from './schema-errors';
+import type { ServiceOfferSpec, ServiceOfferStatus } from './service-offer-schema';
 import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
@@ -34,6 +35,8 @@ export interface ValidatorTypes {
   networkConfigSpec: NetworkConfigSpec;
   networkConfigStatus: NetworkConfigStatus;
   tunnelEndpointSpec: TunnelEndpointSpecDocument;
+  serviceOfferSpec: ServiceOfferSpec;
+  serviceOfferStatus: ServiceOfferStatus;
   straitGatewaySpec: StraitGatewaySpecDocument;
   controllerConfig: ControllerConfigDocument;
   controllerStatus: ControllerStatus;

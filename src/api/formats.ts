@@ -17,6 +17,8 @@ export interface ApiFormat {
 
 const dns1123Label = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const labelPattern = new RegExp(`^${dns1123Label}$`);
+// A Service's name: a DNS-1035 label (a letter first), as ValidateServiceName checks it.
+const dns1035LabelPattern = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const subdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const macPattern = /^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/;
 const labNamePattern = /^[a-z][a-z0-9-]{0,10}$/;
@@ -51,6 +53,25 @@ export const apiFormats = {
         refuse(value, 'a cluster id is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
     },
     pattern: labelPattern.source,
+  },
+  /** A DNS-1123 label: a namespace's name, a port's, an endpoint's hostname. */
+  'dns-label': {
+    check: (value: string) => {
+      if (!labelPattern.test(value))
+        refuse(value, 'a DNS-1123 label is 1 to 63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+    },
+    pattern: labelPattern.source,
+  },
+  /** A Service's name: a DNS-1035 label. */
+  'service-name': {
+    check: (value: string) => {
+      if (!dns1035LabelPattern.test(value))
+        refuse(
+          value,
+          'a Service name is 1 to 63 lowercase letters, digits or "-", starting with a letter and ending with a letter or digit',
+        );
+    },
+    pattern: dns1035LabelPattern.source,
   },
   /** A Kubernetes node name (a DNS-1123 subdomain); it also names files, so no "/" nor "..". */
   'node-name': {

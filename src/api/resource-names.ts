@@ -23,4 +23,5 @@ export const ipPoolNames = { kind: 'StraitIPPool', plural: 'straitippools' } as 
 export const subnetNames = { kind: 'StraitSubnet', plural: 'straitsubnets' } as const satisfies ResourceNames;
 export const reservedIpNames = { kind: 'ReservedIP', plural: 'reservedips' } as const satisfies ResourceNames;
 export const ipClaimNames = { kind: 'IPClaim', plural: 'ipclaims' } as const satisfies ResourceNames;
+export const serviceOfferNames = { kind: 'ServiceOffer', plural: 'serviceoffers' } as const satisfies ResourceNames;
 export const endpointNames = { kind: 'StraitEndpoint', plural: 'straitendpoints' } as const satisfies ResourceNames;

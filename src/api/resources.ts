@@ -6,6 +6,7 @@ import { networkConfigResource } from './network-config-schema';
 import { nodeDataplaneResource } from './node-dataplane-resource';
 import { endpointResource } from './pool-endpoint';
 import { reservedIpResource } from './reserved-ip';
+import { serviceOfferResource } from './service-offer-schema';
 import { straitGatewayResource } from './strait-gateway-schema';
 import { subnetResource } from './subnet';
 import { tunnelEndpointResource } from './tunnel-endpoint-schema';
@@ -23,4 +24,5 @@ export const resources = [
   reservedIpResource,
   ipClaimResource,
   endpointResource,
+  serviceOfferResource,
 ] as const;

@@ -27,6 +27,7 @@ import {
 } from './pool-ipam-protocol-schema';
 import { mustBeKeyword } from './schema-errors';
 import { kubernetesSchemaKeywords } from './schema';
+import { ServiceOfferSpecSchema, ServiceOfferStatusSchema } from './service-offer-schema';
 import { StraitGatewaySpecSchema } from './strait-gateway-schema';
 import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
 import { validatorFormats } from './validator-formats';
@@ -58,6 +59,8 @@ export const documentSchemas: Record<CompiledValidatorName, TSchema> = {
   networkConfigSpec: NetworkConfigSpecSchema,
   networkConfigStatus: NetworkConfigStatusSchema,
   tunnelEndpointSpec: TunnelEndpointSpecSchema,
+  serviceOfferSpec: ServiceOfferSpecSchema,
+  serviceOfferStatus: ServiceOfferStatusSchema,
   straitGatewaySpec: StraitGatewaySpecSchema,
   controllerConfig: ControllerConfigSchema,
   controllerStatus: ControllerStatusSchema,

@@ -99,6 +99,7 @@ describe('strait.io CustomResourceDefinitions', () => {
       'NodeDataplane',
       'PeerNetworks',
       'ReservedIP',
+      'ServiceOffer',
       'StraitEndpoint',
       'StraitGateway',
       'StraitIPPool',

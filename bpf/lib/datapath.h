@@ -125,6 +125,17 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 	return strait_to_peer(skb, cfg, &p, &x, dst->peer_id);
 }
 
+/* The overlay device's TC egress. What the stack routed into the device itself has no tunnel yet: a pod's
+ * connection to a service address that a service proxy (kube-proxy's DNAT) turned into a peer's address,
+ * after strait_from_pod had let it pass. It takes the pod path from here (steered to the gateway, or
+ * translated and tunnelled by it). What a program of ours redirected here carries its tunnel: it passes. */
+static __always_inline int strait_overlay_egress(struct __sk_buff *skb)
+{
+	if (strait_has_tunnel(skb))
+		return TC_ACT_OK;
+	return strait_pod_ingress(skb);
+}
+
 /* Gateway and standbys; a worker lets the kernel deliver to the pod. */
 static __always_inline int strait_overlay_ingress(struct __sk_buff *skb)
 {

@@ -51,6 +51,15 @@ static __always_inline bool strait_on_overlay_vni(struct __sk_buff *skb, const s
 	return key.tunnel_id == cfg->overlay_vni;
 }
 
+/* Whether the packet already carries a tunnel to be sent with (a program of ours set it before redirecting
+ * it here). With valid flags, only "none" is EINVAL: a key over IPv6 read without BPF_F_TUNINFO_IPV6 fails
+ * with EPROTO, and is one. */
+static __always_inline bool strait_has_tunnel(struct __sk_buff *skb)
+{
+	struct bpf_tunnel_key key = {};
+	return bpf_skb_get_tunnel_key(skb, &key, sizeof(key), 0) != -22 /* -EINVAL */;
+}
+
 /* To another node of the cluster on the overlay VNI, at `remote` (or `remote6`, as strait_encap). */
 static __always_inline int strait_encap_overlay(struct __sk_buff *skb, const struct strait_config *cfg, __be32 remote,
 						const struct strait_in6 *remote6)

@@ -250,6 +250,7 @@ Napi::Value LinkDump(const Napi::CallbackInfo& info) {
     Napi::Object l = Napi::Object::New(env);
     l.Set("ifname", mnl_attr_get_str(a.tb[IFLA_IFNAME]));
     l.Set("up", (ifi->ifi_flags & IFF_UP) != 0);
+    l.Set("noarp", (ifi->ifi_flags & IFF_NOARP) != 0);
     l.Set("mtu", a.tb[IFLA_MTU] ? mnl_attr_get_u32(a.tb[IFLA_MTU]) : 0);
     if (a.tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(a.tb[IFLA_ADDRESS]) == 6)
       l.Set("address", FormatMac(static_cast<const uint8_t*>(mnl_attr_get_payload(a.tb[IFLA_ADDRESS]))));
@@ -434,7 +435,7 @@ void BuildNeighbour(const Napi::Object& c, const std::string& kind, const std::s
 }
 
 // { kind: 'link', op: 'add', name, type: 'vxlan'|'xfrm', mtu?, address?, vni?, local?, remote?, port?,
-//   external?, ifId? } | { kind: 'link', op: 'set', name, mtu?, up? } | { kind: 'link', op: 'del', name }
+//   external?, ifId?, noarp? } | { kind: 'link', op: 'set', name, mtu?, up?, noarp? } | { kind: 'link', op: 'del', name }
 void BuildLink(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
   std::string name = Str(c, "name");
   p.operation = "link " + op + " " + name;
@@ -445,8 +446,13 @@ void BuildLink(const Napi::Object& c, const std::string& op, NetlinkChange& p) {
   auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
   ifi->ifi_family = AF_UNSPEC;
   if (c.Get("up").ToBoolean()) {
-    ifi->ifi_flags = IFF_UP;
-    ifi->ifi_change = IFF_UP;
+    ifi->ifi_flags |= IFF_UP;
+    ifi->ifi_change |= IFF_UP;
+  }
+  // Set or cleared where given, left as it is where not.
+  if (Has(c, "noarp")) {
+    if (c.Get("noarp").ToBoolean()) ifi->ifi_flags |= IFF_NOARP;
+    ifi->ifi_change |= IFF_NOARP;
   }
   // By name, resolved by the kernel when it handles the message: a link added earlier in the same batch
   // is found (ENODEV when there is none).

@@ -24,6 +24,8 @@ import type {
 } from './pool-ipam-protocol-schema';
 import { checkWith } from './schema-errors';
 import type { ServiceOfferSpec, ServiceOfferStatus } from './service-offer-schema';
+import type { ExportedServiceDocument } from './exported-service-schema';
+import type { ServiceImportDocument } from './service-import-schema';
 import type { StraitGatewaySpecDocument } from './strait-gateway-schema';
 import type { TunnelEndpointSpecDocument } from './tunnel-endpoint-schema';
 
@@ -37,6 +39,8 @@ export interface ValidatorTypes {
   tunnelEndpointSpec: TunnelEndpointSpecDocument;
   serviceOfferSpec: ServiceOfferSpec;
   serviceOfferStatus: ServiceOfferStatus;
+  exportedService: ExportedServiceDocument;
+  serviceImport: ServiceImportDocument;
   straitGatewaySpec: StraitGatewaySpecDocument;
   controllerConfig: ControllerConfigDocument;
   controllerStatus: ControllerStatus;

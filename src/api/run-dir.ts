@@ -13,6 +13,22 @@ export const runDirPaths = {
   nodeSpec: (cluster: string, node: string) => `${cluster}/nodes/${node}.json`,
   /** Its status: the node agent's heartbeat. */
   heartbeat: (cluster: string, node: string) => `${cluster}/status/${node}.json`,
+  /**
+   * Multi-cluster services (docs/services.md): an exported Service (its ServiceExport, Service and
+   * EndpointSlices, written by whoever stands in for the cluster: the lab) and its conditions (by the
+   * controller); the owner's offer of it to a peer (`{generation, spec}`, by the owner) and the peer's
+   * answer (by the recipient); an imported one (by the controller, for the cluster's service proxy).
+   */
+  exportedServices: (cluster: string) => `${cluster}/services`,
+  exportedService: (cluster: string, namespace: string, name: string) => `${cluster}/services/${namespace}.${name}.json`,
+  exportStatus: (cluster: string, namespace: string, name: string) => `${cluster}/services/${namespace}.${name}.status.json`,
+  serviceOffers: (owner: string, recipient: string) => `exchange/${owner}/services/${recipient}`,
+  serviceOffer: (owner: string, recipient: string, namespace: string, name: string) =>
+    `exchange/${owner}/services/${recipient}/${namespace}.${name}.json`,
+  serviceOfferStatus: (owner: string, recipient: string, namespace: string, name: string) =>
+    `exchange/${owner}/services/${recipient}/${namespace}.${name}.status.json`,
+  serviceImports: (cluster: string) => `${cluster}/imports`,
+  serviceImport: (cluster: string, namespace: string, name: string) => `${cluster}/imports/${namespace}.${name}.json`,
   /** The endpoints a hub reflects, with the addresses peers dial. */
   reflections: (cluster: string) => `${cluster}/reflections.json`,
   /** The controller's own status, rewritten each round. */

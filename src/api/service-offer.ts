@@ -19,6 +19,3 @@ export { maxOfferedEndpoints } from './service-offer-limits';
 export const readServiceOfferSpec = (value: unknown, root = 'spec'): ServiceOfferSpec => checkCompiled('serviceOfferSpec', value, root);
 export const readServiceOfferStatus = (value: unknown, root = 'status'): ServiceOfferStatus =>
   checkCompiled('serviceOfferStatus', value, root);
-
-/** `<owner>.<namespace>.<service>`: unique in the recipient's API server (a namespace and a Service name hold no dot). */
-export const serviceOfferName = (owner: string, namespace: string, name: string) => `${owner}.${namespace}.${name}`;

@@ -28,6 +28,8 @@ import {
 import { mustBeKeyword } from './schema-errors';
 import { kubernetesSchemaKeywords } from './schema';
 import { ServiceOfferSpecSchema, ServiceOfferStatusSchema } from './service-offer-schema';
+import { ExportedServiceSchema } from './exported-service-schema';
+import { ServiceImportSchema } from './service-import-schema';
 import { StraitGatewaySpecSchema } from './strait-gateway-schema';
 import { TunnelEndpointSpecSchema } from './tunnel-endpoint-schema';
 import { validatorFormats } from './validator-formats';
@@ -61,6 +63,8 @@ export const documentSchemas: Record<CompiledValidatorName, TSchema> = {
   tunnelEndpointSpec: TunnelEndpointSpecSchema,
   serviceOfferSpec: ServiceOfferSpecSchema,
   serviceOfferStatus: ServiceOfferStatusSchema,
+  exportedService: ExportedServiceSchema,
+  serviceImport: ServiceImportSchema,
   straitGatewaySpec: StraitGatewaySpecSchema,
   controllerConfig: ControllerConfigSchema,
   controllerStatus: ControllerStatusSchema,

@@ -23,14 +23,6 @@ export function integer(field: string, value: unknown, min: number, max: number)
 
 export const ipAddress = (field: string, value: unknown): string => formatIp(parseIp(field, value));
 
-/** An IPv4 network in canonical form; "default" and 0.0.0.0/0 are both the default route. */
-export function ipv4Prefix(field: string, value: unknown): string {
-  if (value === 'default' || value === '0.0.0.0/0') return '0.0.0.0/0';
-  const cidr = parseCidr(field, value);
-  if (cidr.family !== 4) throw new InputError(field, value, 'expected an IPv4 network');
-  return formatCidr(cidr);
-}
-
 /** An IPv4 or IPv6 network in canonical form; "default" is IPv4's default route, as for `ip route`. */
 export const ipPrefix = (field: string, value: unknown): string =>
   value === 'default' ? '0.0.0.0/0' : formatCidr(parseCidr(field, value));

@@ -5,7 +5,7 @@
  */
 import { InputError } from '../errors';
 import { type Changes, type Diff, type Identity, applyDiff, diffByIdentity } from './desired-state';
-import { integer, ipAddress, ipPrefix, ipv4Prefix, linkName } from './kernel-values';
+import { integer, ipAddress, ipPrefix, linkName } from './kernel-values';
 import { type NativeRoute, type NetlinkChange, applyNetlink, dumpRoutes } from './rtnetlink';
 
 export const straitRouteProtocol = 252;
@@ -116,17 +116,19 @@ function readRoutes(scope: RouteScope, netns?: string): Route[] {
 }
 
 /**
- * The destinations among `prefixes` that the main table already routes with another protocol at metric
- * 0: Strait's route would replace it, so a caller leaves them alone.
+ * The destinations among `prefixes` (either family) that the main table already routes with another
+ * protocol at the family's default metric (0; IPv6's 1024): Strait's route would replace it, so a caller
+ * leaves them alone.
  */
 export function routedElsewhere(prefixes: readonly string[], netns?: string): string[] {
   if (prefixes.length === 0) return [];
   const foreign = new Set(
-    dumpRoutes(mainTable, netns)
-      .filter((r) => r.protocol !== straitRouteProtocol && !r.metric && r.dst !== '0.0.0.0/0')
+    [...dumpRoutes(mainTable, netns, 4), ...dumpRoutes(mainTable, netns, 6)]
+      .filter((r) => r.protocol !== straitRouteProtocol && (r.metric ?? 0) === kernelMetric({ dst: r.dst }))
+      .filter((r) => r.dst !== '0.0.0.0/0' && r.dst !== '::/0')
       .map((r) => r.dst),
   );
-  return prefixes.map((p, i) => ipv4Prefix(`prefixes[${i}]`, p)).filter((p) => foreign.has(p));
+  return prefixes.map((p, i) => ipPrefix(`prefixes[${i}]`, p)).filter((p) => foreign.has(p));
 }
 
 /** Pure: the changes that make the routes in a scope exactly `desired` (validated). */

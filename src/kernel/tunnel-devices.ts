@@ -15,7 +15,11 @@ interface VxlanCommon {
   mtu?: number;
 }
 
-/** Metadata mode (collect_md): programs set the tunnel key of each packet. */
+/**
+ * Metadata mode (collect_md): programs set the tunnel key of each packet. NOARP: what the stack routes
+ * into it (a service proxy's DNAT, docs/datapath.md) needs no neighbour, which no one could answer; the
+ * device's egress program gives it its tunnel.
+ */
 interface ExternalVxlanDevice extends VxlanCommon {
   external: true;
 }
@@ -69,6 +73,7 @@ function addChange(want: TunnelDevice): NetlinkChange {
     ...mode,
     port: want.port,
     up: true,
+    ...('external' in want ? { noarp: true } : {}),
   };
 }
 
@@ -99,8 +104,17 @@ export function reconcileTunnelDevices(wanted: readonly TunnelDevice[], owned: (
     if (existing && matches(existing, want)) {
       const mtu = want.mtu !== undefined && existing.mtu !== want.mtu ? want.mtu : undefined;
       if (mtu !== undefined) changes.mtuChanged.push(want.name);
-      if (mtu !== undefined || !existing.up)
-        batch.push({ kind: 'link', op: 'set', name: want.name, up: true, ...(mtu === undefined ? {} : { mtu }) });
+      // An external device an earlier build made without NOARP gets it in place.
+      const noarp = 'external' in want && !existing.noarp;
+      if (mtu !== undefined || !existing.up || noarp)
+        batch.push({
+          kind: 'link',
+          op: 'set',
+          name: want.name,
+          up: true,
+          ...(mtu === undefined ? {} : { mtu }),
+          ...(noarp ? { noarp } : {}),
+        });
       continue;
     }
     if (existing) batch.push({ kind: 'link', op: 'del', name: want.name });

@@ -113,6 +113,8 @@ export interface NativeNeighbour {
 export interface NativeLink {
   ifname: string;
   up: boolean;
+  /** IFF_NOARP: the kernel resolves no neighbour on it (frames go to the device's own address). */
+  noarp: boolean;
   mtu: number;
   address?: string;
   kind?: string;
@@ -162,8 +164,9 @@ export type NativeNetlinkChange =
       port?: number;
       external?: boolean;
       ifId?: number;
+      noarp?: boolean;
     }
-  | { kind: 'link'; op: 'set'; name: string; up?: boolean; mtu?: number }
+  | { kind: 'link'; op: 'set'; name: string; up?: boolean; mtu?: number; noarp?: boolean }
   | { kind: 'link'; op: 'del'; name: string };
 
 /** An xfrm state as the kernel holds it; `aead.key` is key material, to be digested and wiped at once. */

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { OfferedEndpointPort } from '../api/service-offer';
 import type { AddressType, ImportedEndpoint, ImportedGroup } from './offer-check';
 
-export const maxEndpointsPerSlice = 100;
+const maxEndpointsPerSlice = 100;
 
 /** A slice as it is (read back) or as the plan wants it. */
 export interface EndpointSliceContent {

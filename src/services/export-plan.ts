@@ -36,7 +36,7 @@ export interface ServiceExportRef {
 }
 
 /** An offer without whom it is from and for: the same for every peer. */
-export type OfferContent = Omit<ServiceOfferSpec, 'clusterId' | 'remoteClusterId'>;
+type OfferContent = Omit<ServiceOfferSpec, 'clusterId' | 'remoteClusterId'>;
 
 export interface ExportPlan {
   /** Condition `Valid`. */
@@ -138,16 +138,17 @@ export function planExport(
   };
 }
 
-/** A peer's answer on its offer, where it answers the offer as it is (its observedGeneration). */
+/** An importer's answer on its offer: its conditions, undefined while it has not answered the offer as it is. */
 export interface PeerAnswer {
   readonly peer: string;
-  readonly status?: ServiceOfferStatus;
-  /** The offer's generation now; an answer about an older one is no answer yet. */
-  readonly generation: number;
+  readonly conditions?: readonly ConditionValue[];
 }
 
-const condition = (answer: PeerAnswer, type: string) =>
-  answer.status?.observedGeneration === answer.generation ? answer.status.conditions?.find((c) => c.type === type) : undefined;
+/** The conditions of a status that answers the offer's `generation`; an answer about an older one is no answer yet. */
+export const currentConditions = (status: ServiceOfferStatus | undefined, generation: number): ConditionValue[] | undefined =>
+  status?.observedGeneration === generation ? status.conditions : undefined;
+
+const condition = (answer: PeerAnswer, type: string) => answer.conditions?.find((c) => c.type === type);
 
 /**
  * The ServiceExport's conditions: `Valid`; `Ready` (Exported once every peer imported it, Failed with

@@ -14,15 +14,19 @@ import { type MergedService, mergeExports } from './merge-exports';
 import { type CheckedOffer, type ImportedGroup, checkOffer } from './offer-check';
 import type { PodTranslation } from './pod-translation';
 
+/** Which namespaces exist here (the standalone control plane has no namespace objects: every one does). */
+export interface NamespaceSet {
+  has(namespace: string): boolean;
+}
+
 export interface ImportContext {
   /** Each cluster whose networks are known here (the peers once exchanged, and this cluster itself) and how its pods are seen. */
   readonly translations: ReadonlyMap<string, readonly PodTranslation[]>;
-  /** The namespaces that exist here. */
-  readonly namespaces: ReadonlySet<string>;
+  readonly namespaces: NamespaceSet;
 }
 
 /** A service imported here: one ServiceImport, its endpoints grouped per exporter, family and ports. */
-export interface ImportedService extends Omit<MergedService, 'conflicts'> {
+interface ImportedService extends Omit<MergedService, 'conflicts'> {
   readonly namespace: string;
   readonly name: string;
   /** The exporting clusters whose endpoints are imported, in name order. */

@@ -9,9 +9,9 @@ import type { OfferedServicePort } from '../api/service-offer';
 import type { CheckedOffer } from './offer-check';
 
 /** A KEP-1645 conflict reason (ServiceExportConditionReason). */
-export type ConflictReason = 'PortConflict' | 'TypeConflict' | 'SessionAffinityConflict' | 'SessionAffinityConfigConflict';
+type ConflictReason = 'PortConflict' | 'TypeConflict' | 'SessionAffinityConflict' | 'SessionAffinityConfigConflict';
 
-export interface ExportConflict {
+interface ExportConflict {
   readonly reason: ConflictReason;
   readonly message: string;
 }
@@ -25,7 +25,7 @@ export interface MergedService {
 }
 
 /** Oldest export first; the cluster id orders exports of one instant. */
-export const byPrecedence = (a: CheckedOffer, b: CheckedOffer): number =>
+const byPrecedence = (a: CheckedOffer, b: CheckedOffer): number =>
   Date.parse(a.exportCreated) - Date.parse(b.exportCreated) || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0);
 
 const describe = (p: OfferedServicePort) =>

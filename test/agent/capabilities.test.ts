@@ -144,7 +144,7 @@ describe('strait agent with the capabilities of the Helm chart (real process, re
       withMap(pinRoot, layout.maps.natmap, (m) => m.lookup('10.50.0.10')),
       '10.0.0.5',
     );
-    assert.deepEqual(liveAttachments(pinRoot, node), ['p-x:strait_from_pod', 'strait0:strait_from_overlay']);
+    assert.deepEqual(liveAttachments(pinRoot, node), ['p-x:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay']);
     assert.deepEqual(
       mainRoutes(node)
         .filter((r) => r.dev === 'strait0')

@@ -37,7 +37,7 @@ const specBCDigest = '4174df7e9b1465f0';
  */
 const specBn2Digest = '33a2ac83619adad9';
 const specBn2MovedDigest = 'be387726a3d0d3a4';
-const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
+const attached = ['p-x:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay'];
 /** The chart's agent ServiceAccount, for the tests that run the agent with the chart's RBAC. */
 const agentUser = chartAgentUser('agent-token-5e0c2a');
 
@@ -156,7 +156,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       { ready: true, time: 0, conditions: 0, dataplane: 'ebpf', specGeneration: 1, appliedSpec: specBDigest },
       logOf(),
     );
-    await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+    await waitFor('the attachments', () => attachments(pinRoot, node).join() === attached.join(), 10_000, logOf);
     assert.deepEqual(peerIds(pinRoot), [5]);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
 
@@ -184,7 +184,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
 
     await stopAgent(exited);
-    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
+    assert.deepEqual(attachments(pinRoot, node), attached, 'the datapath stays in place');
     assert.equal(leaseRequests(), 0, 'no Lease: an agent has no heartbeat of its own');
     assert.ok(stderr.includes('agent started'), logOf());
     assert.ok(!stderr.includes(token()), 'the token is never logged');
@@ -195,7 +195,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
     // A status refresh every second: writes are tried (and fail) while the server is down.
     const exited = startAgent(['--interval', '0.2', '--status-refresh', '1']);
     await waitFor('Applied', hasConditions(['Applied True SpecApplied 1', 'Ready True DatapathReady 1']), 15_000, logOf);
-    await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+    await waitFor('the attachments', () => attachments(pinRoot, node).join() === attached.join(), 10_000, logOf);
 
     await api.stop();
     await waitFor('the informer noticing', () => stderr.includes('informer lost its watch'), 10_000, logOf);
@@ -206,7 +206,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       stderr.split('\n').filter((l) => l.includes('"msg":"cannot write the status; retrying with the next report"')).length;
     assert.equal(failedWrites(), 1, `a failed status write is logged once\n${logOf()}`);
     assert.deepEqual(peerIds(pinRoot), [5]);
-    assert.deepEqual(attachments(pinRoot, node), both);
+    assert.deepEqual(attachments(pinRoot, node), attached);
     assert.deepEqual(tunnelRoutes(), ['10.1.0.0/16', '10.60.0.0/24']);
 
     // A new, empty server: the object comes back (a restore), with a new peer.
@@ -360,7 +360,7 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
 
     await stopAgent(exited);
     assert.equal(existsSync(socket), false, 'the socket is removed');
-    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
+    assert.deepEqual(attachments(pinRoot, node), attached, 'the datapath stays in place');
   });
 
   it("takes the datapath off the node at SIGTERM once its DaemonSet is deleted (helm uninstall), and only then, as the chart's ServiceAccount", async () => {
@@ -395,14 +395,14 @@ describe('strait agent --kubernetes (real process, real kernel, lab API server)'
       const watchesBefore = daemonSetWatches();
       const exited = startAgent(['--interval', '30', '--daemonset', 'strait-agent', ...pluginFlags], as);
       await waitFor('the DaemonSet watched', () => daemonSetWatches() > watchesBefore, 15_000, logOf);
-      await waitFor('both attachments', () => attachments(pinRoot, node).join() === both.join(), 10_000, logOf);
+      await waitFor('the attachments', () => attachments(pinRoot, node).join() === attached.join(), 10_000, logOf);
       await whileRunning();
       await stopAgent(exited);
     };
 
     // A restart (a rolling update, a drain): the DaemonSet is there, the next agent finds the datapath.
     await run(async () => {});
-    assert.deepEqual(attachments(pinRoot, node), both, 'the datapath stays in place');
+    assert.deepEqual(attachments(pinRoot, node), attached, 'the datapath stays in place');
     assert.ok(stderr.includes('"msg":"stopped; the datapath stays in place for the next agent"'), logOf());
     assert.equal(readFileSync(join(cniBin, 'strait-ipam'), 'utf8'), launcher, 'strait-ipam stays for the next agent');
     assert.ok(existsSync(runtime));

@@ -43,7 +43,8 @@ export const liveAttachments = (pinRoot: string, netns: string): string[] =>
   findAttachments(pinRoot, netnsPath(netns))
     .filter(
       (a) =>
-        a.kind === 'tcx' && queryTcx(join(pinRoot, 'links', `ingress_${a.interface}`))?.ifindex === ifIndex(a.interface, netnsPath(netns)),
+        a.kind === 'tcx' &&
+        queryTcx(join(pinRoot, 'links', `${a.direction}_${a.interface}`))?.ifindex === ifIndex(a.interface, netnsPath(netns)),
     )
     .map((a) => `${a.interface}:${a.program}`)
     .sort();

@@ -87,7 +87,10 @@ describe('strait agent (real process, real kernel)', function () {
     const exited = startAgent('0.2');
 
     await waitFor('a ready heartbeat', () => heartbeat().ready);
-    await waitFor('both attachments', () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay');
+    await waitFor(
+      'the attachments',
+      () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay,strait0:strait_to_overlay',
+    );
     const first = heartbeat();
     assert.deepEqual(first, { ...first, dataplane: 'ebpf', specGeneration: 1 });
     await waitFor('a fresh heartbeat every interval', () => heartbeat().time !== first.time, 2_000);
@@ -134,7 +137,7 @@ describe('strait agent (real process, real kernel)', function () {
     assert.equal(await exitCode(exited), 0, logOf());
     assert.deepEqual(
       attachments(),
-      ['p-x:strait_from_pod', 'p-y:strait_from_pod', 'strait0:strait_from_overlay'],
+      ['p-x:strait_from_pod', 'p-y:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay'],
       'the datapath stays in place',
     );
     assert.deepEqual(peerIds(), [5, 7]);
@@ -151,7 +154,7 @@ describe('strait agent (real process, real kernel)', function () {
     });
     assert.equal(cleanup.status, 0, cleanup.stderr);
     const summary = JSON.parse(cleanup.stdout);
-    assert.equal(summary.detached.length, 3);
+    assert.equal(summary.detached.length, 4);
     assert.equal(summary.overlayDeviceRemoved, true);
     assert.deepEqual(summary.routesRemoved, ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/26']);
     assert.deepEqual(findAttachments(pinRoot, netnsPath(node)), []);
@@ -211,7 +214,12 @@ describe('strait agent (real process, real kernel)', function () {
     // A minute between reconciles: within this test only the link event can attach anything.
     const exited = startAgent('60');
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
-    await waitFor('both attachments', () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay', 10_000, logOf);
+    await waitFor(
+      'the attachments',
+      () => attachments().join() === 'p-x:strait_from_pod,strait0:strait_from_overlay,strait0:strait_to_overlay',
+      10_000,
+      logOf,
+    );
     const { time } = heartbeat();
     ip(['link', 'add', 'p-y', 'type', 'veth', 'peer', 'name', 'eth1', 'netns', pod], node);
     // Created under another name, then renamed: the rename is the event that makes it a pod interface.
@@ -220,7 +228,9 @@ describe('strait agent (real process, real kernel)', function () {
     ip(['link', 'add', 'q-0', 'type', 'veth', 'peer', 'name', 'eth3', 'netns', pod], node);
     await waitFor(
       'p-y and p-z attached',
-      () => liveAttachments().join() === 'p-x:strait_from_pod,p-y:strait_from_pod,p-z:strait_from_pod,strait0:strait_from_overlay',
+      () =>
+        liveAttachments().join() ===
+        'p-x:strait_from_pod,p-y:strait_from_pod,p-z:strait_from_pod,strait0:strait_from_overlay,strait0:strait_to_overlay',
       10_000,
       logOf,
     );
@@ -243,19 +253,19 @@ describe('strait agent (real process, real kernel)', function () {
     mkdirSync(join(dir, 'nodes'));
     writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2');
-    const both = ['p-x:strait_from_pod', 'strait0:strait_from_overlay'];
+    const attached = ['p-x:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay'];
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
-    await waitFor('both attachments', () => liveAttachments().join() === both.join(), 10_000, logOf);
+    await waitFor('the attachments', () => liveAttachments().join() === attached.join(), 10_000, logOf);
 
     // bpftool link detach: the link stays pinned but runs nowhere until the agent attaches again.
-    for (const ifname of ['p-x', 'strait0']) {
-      const link = queryTcx(join(pinRoot, 'links', `ingress_${ifname}`))!;
+    for (const pin of ['ingress_p-x', 'ingress_strait0', 'egress_strait0']) {
+      const link = queryTcx(join(pinRoot, 'links', pin))!;
       const detach = spawnSync('bpftool', ['link', 'detach', 'id', String(link.id)], { encoding: 'utf8' });
       assert.equal(detach.status, 0, detach.stderr);
     }
-    assert.deepEqual(liveAttachments(), [], 'bpftool detached both links');
+    assert.deepEqual(liveAttachments(), [], 'bpftool detached every link');
     await nextReconcile(statusPath(), 10_000, logOf);
-    assert.deepEqual(liveAttachments(), both, 'both attached again');
+    assert.deepEqual(liveAttachments(), attached, 'attached again');
 
     // Deleting the device takes its attachment and the ifindex the programs redirect to with it.
     const before = ifIndex('strait0', netnsPath(node));
@@ -263,7 +273,7 @@ describe('strait agent (real process, real kernel)', function () {
     await nextReconcile(statusPath(), 10_000, logOf);
     const after = ifIndex('strait0', netnsPath(node));
     assert.notEqual(after, before, 'a new strait0');
-    assert.deepEqual(liveAttachments(), both, 'the new strait0 has strait_from_overlay');
+    assert.deepEqual(liveAttachments(), attached, 'the new strait0 has its programs');
     assert.equal(withConfig((m) => m.lookup(layout.CONFIG_KEY))?.overlayIfindex, after, 'strait_config names the new strait0');
     assert.equal(heartbeat().ready, true);
 
@@ -276,11 +286,15 @@ describe('strait agent (real process, real kernel)', function () {
     writeSpec(nodeSpecDocument([peerB]));
     const exited = startAgent('0.2');
     await waitFor('a ready heartbeat', () => heartbeat().ready, 10_000, logOf);
-    await waitFor('both attachments', () => liveAttachments().length === 2, 10_000, logOf);
+    await waitFor('the attachments', () => liveAttachments().length === 3, 10_000, logOf);
     child!.kill('SIGINT');
     assert.equal(await exitCode(exited), 0, logOf());
     assert.match(stderr, /"signal":"SIGINT"/);
-    assert.deepEqual(liveAttachments(), ['p-x:strait_from_pod', 'strait0:strait_from_overlay'], 'the programs stay attached');
+    assert.deepEqual(
+      liveAttachments(),
+      ['p-x:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay'],
+      'the programs stay attached',
+    );
     assert.deepEqual(peerIds(), [5], 'the maps stay pinned and filled');
   });
 

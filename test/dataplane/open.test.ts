@@ -42,7 +42,7 @@ describe('switching a node between dataplanes (real kernel)', function () {
     const ebpf = await openDataplane('ebpf', options());
     ebpf.apply(hubSpec());
     ebpf.close();
-    assert.equal(findAttachments(pinRoot, netnsPath(ns)).length, 2);
+    assert.equal(findAttachments(pinRoot, netnsPath(ns)).length, 3);
     assert.ok(links().includes('strait0'));
 
     const kernel = await openDataplane('kernel', options());
@@ -59,7 +59,7 @@ describe('switching a node between dataplanes (real kernel)', function () {
       assert.equal(nftTables(), '', 'no nftables table of the fallback is left');
       assert.ok(!run(['ip', '-n', ns, 'rule']).includes('18952'));
       back.apply(hubSpec());
-      assert.equal(findAttachments(pinRoot, netnsPath(ns)).length, 2);
+      assert.equal(findAttachments(pinRoot, netnsPath(ns)).length, 3);
     } finally {
       back.close();
     }

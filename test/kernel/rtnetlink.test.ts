@@ -264,7 +264,17 @@ describe('rtnetlink through the native addon (real kernel)', function () {
             port: 4790,
           },
           { kind: 'link', op: 'set', name: 'vx0', up: true, mtu: 1300 },
-          { kind: 'link', op: 'add', name: 'ext0', type: 'vxlan', address: '02:00:00:00:00:e1', external: true, port: 4789, up: true },
+          {
+            kind: 'link',
+            op: 'add',
+            name: 'ext0',
+            type: 'vxlan',
+            address: '02:00:00:00:00:e1',
+            external: true,
+            port: 4789,
+            up: true,
+            noarp: true,
+          },
           { kind: 'link', op: 'add', name: 'vx1', type: 'vxlan', vni: 7, local: '10.213.0.1', port: 4790 }, // the VNI and port of vx0
           { kind: 'link', op: 'del', name: 'nope0' },
         ],
@@ -289,6 +299,7 @@ describe('rtnetlink through the native addon (real kernel)', function () {
         {
           ifname: 'vx0',
           up: true,
+          noarp: false,
           mtu: 1300,
           address: '02:00:00:00:00:a1',
           kind: 'vxlan',
@@ -297,6 +308,7 @@ describe('rtnetlink through the native addon (real kernel)', function () {
         {
           ifname: 'ext0',
           up: true,
+          noarp: true,
           mtu: 1500,
           address: '02:00:00:00:00:e1',
           kind: 'vxlan',
@@ -305,7 +317,12 @@ describe('rtnetlink through the native addon (real kernel)', function () {
       ],
     );
     assert.match(ip(['-d', 'link', 'show', 'vx0'], ns), /vxlan id 7 remote 192\.0\.2\.2 local 10\.213\.0\.1 .*dstport 4790 nolearning/);
-    assert.match(ip(['-d', 'link', 'show', 'ext0'], ns), /vxlan external .*dstport 4789 nolearning/);
+    assert.match(ip(['-d', 'link', 'show', 'ext0'], ns), /NOARP[\s\S]*vxlan external .*dstport 4789 nolearning/);
+    // NOARP cleared in place where a change says so, and kept where it does not.
+    assert.deepEqual(applyNetlink([{ kind: 'link', op: 'set', name: 'ext0', up: true }], ns).map(outcome), ['ok']);
+    assert.equal(dumpLinks(ns).find((l) => l.ifname === 'ext0')?.noarp, true);
+    assert.deepEqual(applyNetlink([{ kind: 'link', op: 'set', name: 'ext0', noarp: false }], ns).map(outcome), ['ok']);
+    assert.equal(dumpLinks(ns).find((l) => l.ifname === 'ext0')?.noarp, false);
     assert.deepEqual(applyNetlink([{ kind: 'link', op: 'del', name: 'vx0' }], ns).map(outcome), ['ok']);
     assert.deepEqual(
       dumpLinks(ns)

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readServiceOfferSpec } from '../../src/api/service-offer';
 import { parseCidr } from '../../src/net/cidr';
-import { type LocalEndpointSlice, type PeerAnswer, exportConditions, planExport } from '../../src/services/export-plan';
+import { type LocalEndpointSlice, type PeerAnswer, currentConditions, exportConditions, planExport } from '../../src/services/export-plan';
 
 const exported = { namespace: 'shop', name: 'cart', created: '2026-11-01T10:00:00Z' };
 const podCIDRs = [parseCidr('pod', '10.0.0.0/16'), parseCidr('pod', 'fd00:b::/64')];
@@ -87,33 +87,22 @@ describe('services: the exporter’s plan', () => {
       observedGeneration: number,
       imported: [string, string, string],
       conflict?: [string, string],
-    ): PeerAnswer => ({
-      peer,
-      generation: 2,
-      status: {
-        observedGeneration,
-        conditions: [
-          {
-            type: 'Imported',
-            status: imported[0] as 'True',
-            reason: imported[1],
-            message: imported[2],
-            lastTransitionTime: '2026-11-01T10:00:00Z',
-          },
-          ...(conflict
-            ? [
-                {
-                  type: 'Conflict',
-                  status: conflict[0] as 'True',
-                  reason: conflict[1],
-                  message: 'ports differ',
-                  lastTransitionTime: '2026-11-01T10:00:00Z',
-                },
-              ]
-            : []),
-        ],
-      },
-    });
+    ): PeerAnswer => {
+      const at = '2026-11-01T10:00:00Z';
+      const conditions = currentConditions(
+        {
+          observedGeneration,
+          conditions: [
+            { type: 'Imported', status: imported[0] as 'True', reason: imported[1], message: imported[2], lastTransitionTime: at },
+            ...(conflict
+              ? [{ type: 'Conflict', status: conflict[0] as 'True', reason: conflict[1], message: 'ports differ', lastTransitionTime: at }]
+              : []),
+          ],
+        },
+        2,
+      );
+      return { peer, ...(conditions ? { conditions } : {}) };
+    };
     const summary = (answers: PeerAnswer[]) => exportConditions(plan, answers).map((c) => `${c.type}=${c.status}/${c.reason}`);
     const ok = answer('cluster-a', 2, ['True', 'Imported', 'imported'], ['False', 'NoConflict']);
     assert.deepEqual(summary([ok]), ['Valid=True/Valid', 'Ready=True/Exported', 'Conflict=False/NoConflict']);

@@ -9,5 +9,5 @@ export const unchangedApply: NodeApplyResult = {
       { written: 0, deleted: 0 },
     ]),
   ) as NodeApplyResult['maps'],
-  attachments: [{ interface: 'strait0', program: 'strait_from_overlay', change: 'unchanged' }],
+  attachments: [{ interface: 'strait0', direction: 'ingress', program: 'strait_from_overlay', change: 'unchanged' }],
 };

@@ -97,7 +97,7 @@ const gatewayChanges = (cluster: string) =>
 const attachmentsOf = (node: string) =>
   findAttachments(nodePinRoot(node), netnsPath(nodeNetns(node)))
     .map(({ interface: ifname, program, kind, progId }) => ({ ifname, program, kind, progId }))
-    .sort((x, y) => x.ifname.localeCompare(y.ifname));
+    .sort((x, y) => x.ifname.localeCompare(y.ifname) || x.program.localeCompare(y.program));
 
 /**
  * Every eBPF node's agent started seeing tcx or not as this kernel has it, and its programs run on the
@@ -116,6 +116,7 @@ function assertAttachPath(nodes: string[]): void {
       found.filter((a) => a.program !== 'strait_liveness_reply'),
       [
         { ifname: 'strait0', program: 'strait_from_overlay', kind },
+        { ifname: 'strait0', program: 'strait_to_overlay', kind },
         { ifname: podVethOf(node, `${node}-p`), program: 'strait_from_pod', kind },
       ],
       `${node}'s programs are attached through ${kind}`,

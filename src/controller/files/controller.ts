@@ -15,6 +15,7 @@ import { FileStore } from '../../store/file-store';
 import type { ControllerConfig } from '../../api/controller-config';
 import { runDirPaths } from '../../api/run-dir';
 import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles, syncFiles } from './exchange';
+import { reconcileServices } from './services';
 import { type ControllerStatus, readControllerStatus } from '../../api/controller-status';
 import { parseJsonDocument } from '../../api/document';
 import type { GatewayTenure } from '../election';
@@ -85,6 +86,8 @@ function logChanges(
   for (const path of written) {
     const node = /\/nodes\/([^/]+)\.json$/.exec(path)?.[1];
     if (node) log.info({ node, path }, 'node spec written');
+    const imported = /\/imports\/([^/]+)\.json$/.exec(path)?.[1];
+    if (imported) log.info({ service: imported.replace('.', '/'), path }, 'service import written');
   }
   for (const path of deleted) log.info({ path }, 'file deleted');
   for (const problem of after.problems) {
@@ -131,9 +134,18 @@ export async function runController(config: ControllerConfig, options: RunOption
         previous = result.election;
         const wanted = runDirFiles(result, config.clusterId, exchange.written);
         const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
-        logChanges(log, last, result, written, deleted);
+        // Multi-cluster services, over the peerings this round established (docs/services.md).
+        const services = reconcileServices(
+          files,
+          config.clusterId,
+          result.ipam,
+          result.tunnels.map((t) => t.clusterId),
+          new Date(now).toISOString(),
+        );
+        const round = { ...result, problems: [...result.problems, ...services.problems] };
+        logChanges(log, last, round, [...written, ...services.written], [...deleted, ...services.deleted]);
         options.metrics?.reconciled(result, gatewayBefore, seconds());
-        last = result;
+        last = round;
         lastError = undefined;
       } catch (err) {
         // Our configuration against our own state: retrying cannot help, the operator must act.

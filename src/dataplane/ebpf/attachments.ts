@@ -1,6 +1,6 @@
 /**
  * Strait's TC attachments on a node and the pins that tell them apart: which program runs on which
- * interface's ingress, made to match what is wanted (attach, swap atomically, detach the stale), and
+ * interface's ingress or egress (a hook), made to match what is wanted (attach, swap atomically, detach the stale), and
  * found again by a restarted agent or `--cleanup` from the pin root alone. Shared by the eBPF datapath
  * (node-datapath.ts) and the probe responder the kernel fallback runs (liveness-responder.ts).
  */
@@ -26,10 +26,24 @@ import {
 export const straitSlot: TcSlot = { priority: 1, handle: 0x5354 };
 
 export const linksDir = (pinRoot: string) => join(pinRoot, 'links');
+
+export type Direction = 'ingress' | 'egress';
+const directions: readonly Direction[] = ['ingress', 'egress'];
+
+/** Where a program runs: one direction of one interface. */
+interface Hook {
+  interface: string;
+  direction: Direction;
+}
+
 // bpffs refuses '.' in names, and interface names may hold one (eth0.100): escape it.
-const linkPinName = (ifname: string) => `ingress_${encodeURIComponent(ifname).replace(/\./g, '%2E')}`;
-const ifnameOfPin = (pin: string) => decodeURIComponent(pin.replace(/^ingress_/, ''));
-const linkPin = (pinRoot: string, ifname: string) => join(linksDir(pinRoot), linkPinName(ifname));
+const linkPinName = (hook: Hook) => `${hook.direction}_${encodeURIComponent(hook.interface).replace(/\./g, '%2E')}`;
+const hookOfPin = (pin: string): Hook | undefined => {
+  const match = /^(ingress|egress)_(.+)$/.exec(pin);
+  return match ? { direction: match[1] as Direction, interface: decodeURIComponent(match[2]!) } : undefined;
+};
+const linkPin = (pinRoot: string, hook: Hook) => join(linksDir(pinRoot), linkPinName(hook));
+const sameHook = (a: Hook, b: Hook) => a.interface === b.interface && a.direction === b.direction;
 
 /**
  * Every program a datapath loads is pinned under the pin root as `<name>@<id>` until no attachment runs
@@ -56,8 +70,7 @@ function pinnedPrograms(pinRoot: string): Map<number, string> {
   return byId;
 }
 
-export interface AttachmentChange {
-  interface: string;
+export interface AttachmentChange extends Hook {
   program: string;
   change: 'attached' | 'replaced' | 'unchanged' | 'detached';
   kind?: 'tcx' | 'clsact';
@@ -86,31 +99,37 @@ export class Attachments {
     }
   }
 
-  /** Makes the ingress of each interface of `wanted` run its program, detaches the others of ours, unpins what no attachment runs. */
-  reconcile(wanted: ReadonlyMap<string, string>): AttachmentChange[] {
+  /** Makes each hook of `wanted` run its program, detaches the others of ours, unpins what no attachment runs. */
+  reconcile(wanted: readonly WantedAttachment[]): AttachmentChange[] {
     const { pinRoot, netns } = this.options;
     const changes: AttachmentChange[] = [];
-    for (const [ifname, program] of wanted) changes.push(this.attach(ifname, program));
-    for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.has(a.interface))) {
+    for (const w of wanted) changes.push(this.attach(w.interface, w.program, w.direction));
+    for (const stale of findAttachments(pinRoot, netns).filter((a) => !wanted.some((w) => sameHook(w, a)))) {
       detachAttachment(pinRoot, netns, stale);
-      changes.push({ interface: stale.interface, program: stale.program, change: 'detached', kind: stale.kind });
+      changes.push({
+        interface: stale.interface,
+        direction: stale.direction,
+        program: stale.program,
+        change: 'detached',
+        kind: stale.kind,
+      });
     }
     this.unpinUnusedPrograms();
     return changes;
   }
 
-  /** Makes `program` the one on `ifname`'s ingress, unless it is already. */
-  attach(ifname: string, program: string): AttachmentChange {
+  /** Makes `program` the one on `ifname`'s `direction`, unless it is already. */
+  attach(ifname: string, program: string, direction: Direction = 'ingress'): AttachmentChange {
     const { pinRoot, netns } = this.options;
     const prog = this.obj.program(program);
-    const target = { ifindex: ifIndex(ifname, netns), direction: 'ingress' as const, netns };
-    const pinPath = linkPin(pinRoot, ifname);
+    const target = { ifindex: ifIndex(ifname, netns), direction, netns };
+    const pinPath = linkPin(pinRoot, { interface: ifname, direction });
     // A pinned link counts only while attached to this interface (see attachTc).
     const link = queryTcx(pinPath);
     const before = (link?.ifindex === target.ifindex ? link.progId : undefined) ?? queryClsact(target, straitSlot);
-    if (before === prog.info().id) return { interface: ifname, program, change: 'unchanged' };
+    if (before === prog.info().id) return { interface: ifname, direction, program, change: 'unchanged' };
     const done = attachTc(target, prog, { mode: this.options.attachMode ?? 'auto', pinPath, slot: straitSlot });
-    return { interface: ifname, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind };
+    return { interface: ifname, direction, program, change: before === undefined ? 'attached' : 'replaced', kind: done.kind };
   }
 
   /** Unpins the programs of earlier loads that no attachment runs any more (a restart's, once swapped out). */
@@ -124,8 +143,12 @@ export class Attachments {
   }
 }
 
-export interface FoundAttachment {
-  interface: string;
+/** A program wanted on a hook. */
+export interface WantedAttachment extends Hook {
+  program: string;
+}
+
+export interface FoundAttachment extends Hook {
   program: string;
   progId: number;
   kind: 'tcx' | 'clsact';
@@ -145,21 +168,23 @@ export function findAttachments(pinRoot: string, netns?: string): FoundAttachmen
     // no pin root: no links
   }
   for (const pin of pins) {
-    const link = queryTcx(join(linksDir(pinRoot), pin));
+    const hook = hookOfPin(pin);
+    const link = hook && queryTcx(join(linksDir(pinRoot), pin));
     // Our pin, so our link, whatever it runs; named when the program is pinned here (unpinned by hand, it is not).
-    if (link)
+    if (hook && link)
       found.push({
-        interface: ifnameOfPin(pin),
+        ...hook,
         program: programs.get(link.progId) ?? `program ${link.progId}`,
         progId: link.progId,
         kind: 'tcx',
       });
   }
-  for (const { index, name } of interfaces(netns)) {
-    const progId = queryClsact({ ifindex: index, direction: 'ingress', netns }, straitSlot);
-    const program = progId === undefined ? undefined : programs.get(progId);
-    if (program) found.push({ interface: name, program, progId: progId!, kind: 'clsact' });
-  }
+  for (const { index, name } of interfaces(netns))
+    for (const direction of directions) {
+      const progId = queryClsact({ ifindex: index, direction, netns }, straitSlot);
+      const program = progId === undefined ? undefined : programs.get(progId);
+      if (program) found.push({ interface: name, direction, program, progId: progId!, kind: 'clsact' });
+    }
   return found;
 }
 
@@ -170,7 +195,7 @@ export function findAttachments(pinRoot: string, netns?: string): FoundAttachmen
 export function unpinAllBut(pinRoot: string, kept: readonly FoundAttachment[], maps: readonly string[]): void {
   if (kept.length === 0 && maps.length === 0) return unpinAll(pinRoot);
   const keep = new Set([
-    ...kept.map((a) => linkPin(pinRoot, a.interface)),
+    ...kept.map((a) => linkPin(pinRoot, a)),
     ...kept.map((a) => programPin(pinRoot, a.program, a.progId)),
     ...maps.map((m) => join(pinRoot, m)),
   ]);
@@ -189,9 +214,9 @@ export function unpinAllBut(pinRoot: string, kept: readonly FoundAttachment[], m
 
 export function detachAttachment(pinRoot: string, netns: string | undefined, a: FoundAttachment): void {
   if (a.kind === 'tcx') {
-    detachTcx(linkPin(pinRoot, a.interface));
+    detachTcx(linkPin(pinRoot, a));
     return;
   }
   const ifindex = interfaces(netns).find((i) => i.name === a.interface)?.index;
-  if (ifindex !== undefined) detachClsact({ ifindex, direction: 'ingress', netns }, straitSlot);
+  if (ifindex !== undefined) detachClsact({ ifindex, direction: a.direction, netns }, straitSlot);
 }

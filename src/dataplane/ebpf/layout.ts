@@ -27,7 +27,12 @@ import {
 /** The compiled datapath object (bpf/strait.c). */
 export const datapathObjectPath = join(__dirname, '..', '..', '..', 'bpf', 'strait.o');
 
-export const Program = { FromPod: 'strait_from_pod', FromOverlay: 'strait_from_overlay', Liveness: 'strait_liveness_reply' } as const;
+export const Program = {
+  FromPod: 'strait_from_pod',
+  FromOverlay: 'strait_from_overlay',
+  ToOverlay: 'strait_to_overlay',
+  Liveness: 'strait_liveness_reply',
+} as const;
 
 export const Flags = { Gateway: 1 << 0, Standby: 1 << 1 } as const;
 

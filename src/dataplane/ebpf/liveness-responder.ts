@@ -55,7 +55,9 @@ export class LivenessResponder {
 
   /** Answers on the devices probed for `spec`, with its addresses; twice in a row, the second changes nothing. */
   apply(spec: NodeDataplaneSpec): void {
-    this.attachments.reconcile(new Map(probedDevices(spec, this.options.netns).map((dev) => [dev, Program.Liveness])));
+    this.attachments.reconcile(
+      probedDevices(spec, this.options.netns).map((dev) => ({ interface: dev, direction: 'ingress' as const, program: Program.Liveness })),
+    );
     const wanted = livenessValue(spec, this.generation);
     if (!isDeepStrictEqual(this.map.lookup(CONFIG_KEY), wanted)) this.map.update(CONFIG_KEY, wanted);
   }

@@ -18,6 +18,7 @@ import {
   type AttachmentChange,
   Attachments,
   type FoundAttachment,
+  type WantedAttachment,
   detachAttachment,
   findAttachments,
   linksDir,
@@ -199,15 +200,19 @@ export class NodeDatapath {
   }
 
   /**
-   * Which program belongs on each interface's ingress now: the overlay's, the pods', and the probe
-   * responder on each device holding an address probes go to (the underlay's, the public one).
+   * Which program belongs on each hook now: the overlay device's ingress and egress, the pods' ingress,
+   * and the probe responder on the ingress of each device holding an address probes go to (the
+   * underlay's, the public one).
    */
-  private desiredAttachments(spec: NodeDataplaneSpec): Map<string, string> {
+  private desiredAttachments(spec: NodeDataplaneSpec): WantedAttachment[] {
     const { netns, podInterfaces } = this.options;
-    const wanted = new Map<string, string>([[this.device, Program.FromOverlay]]);
-    for (const { name } of interfaces(netns)) if (podInterfaces.test(name)) wanted.set(name, Program.FromPod);
-    for (const dev of probedDevices(spec, netns)) if (!wanted.has(dev)) wanted.set(dev, Program.Liveness);
-    return wanted;
+    const ingress = new Map<string, string>([[this.device, Program.FromOverlay]]);
+    for (const { name } of interfaces(netns)) if (podInterfaces.test(name)) ingress.set(name, Program.FromPod);
+    for (const dev of probedDevices(spec, netns)) if (!ingress.has(dev)) ingress.set(dev, Program.Liveness);
+    return [
+      ...[...ingress].map(([ifname, program]): WantedAttachment => ({ interface: ifname, direction: 'ingress', program })),
+      { interface: this.device, direction: 'egress', program: Program.ToOverlay },
+    ];
   }
 
   private reconcileAttachments(spec: NodeDataplaneSpec): AttachmentChange[] {

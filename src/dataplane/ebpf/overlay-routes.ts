@@ -1,8 +1,9 @@
 /**
  * Kernel routes for every peer's remote prefixes (remotePodCIDR, remoteExternalCIDR) through the eBPF
  * datapath's overlay device. The programs do the forwarding; these routes exist so strict reverse-path
- * filtering accepts traffic arriving from peers on the overlay device, and so the node's own traffic to
- * a peer goes there. They are Strait's protocol-252 routes of the main table (src/kernel/routes.ts'
+ * filtering accepts traffic arriving from peers on the overlay device, and so what the stack itself
+ * routes to a peer (a pod's connection to a service address after a service proxy's DNAT) goes there,
+ * where the device's egress program takes it. They are Strait's protocol-252 routes of the main table (src/kernel/routes.ts'
  * scope), and a prefix that already has a route of another protocol is left alone and reported as a
  * conflict rather than taken over.
  */
@@ -19,15 +20,16 @@ export interface RouteChanges {
 }
 
 /**
- * Pure: the prefixes a spec routes through the overlay device, canonical and sorted: the IPv4 ones of
- * the peerings that carry IPv4, whichever place IPv4 has in the spec. IPv6 needs none: reverse-path
- * filtering is IPv4's, and the programs forward before routing.
+ * Pure: the prefixes a spec routes through the overlay device, canonical and sorted: each family's of
+ * the peerings that carry it, whichever place the family has in the spec.
  */
 export function desiredRoutes(spec: NodeDataplaneSpec): string[] {
-  const prefixes = spec.peers.flatMap((p) => {
-    const n = peerNetworks(p, 4);
-    return n ? [n.remotePodCIDR, n.remoteExternalCIDR] : [];
-  });
+  const prefixes = spec.peers.flatMap((p) =>
+    ([4, 6] as const).flatMap((family) => {
+      const n = peerNetworks(p, family);
+      return n ? [n.remotePodCIDR, n.remoteExternalCIDR] : [];
+    }),
+  );
   return [...new Set(prefixes.map(formatCidr))].sort();
 }
 

@@ -36,7 +36,10 @@ describe('eBPF dataplane: change summary (what a reconcile logs)', () => {
     const changed: NodeApplyResult = {
       ...unchanged,
       maps: { ...unchanged.maps, peers: { written: 1, deleted: 0 } },
-      attachments: [...unchanged.attachments, { interface: 'p-x', program: 'strait_from_pod', change: 'attached', kind: 'tcx' }],
+      attachments: [
+        ...unchanged.attachments,
+        { interface: 'p-x', direction: 'ingress', program: 'strait_from_pod', change: 'attached', kind: 'tcx' },
+      ],
     };
     assert.deepEqual(summarizeChanges(changed, { ...routes, added: ['10.1.0.0/16'] }), {
       maps: { peers: { written: 1, deleted: 0 } },
@@ -84,8 +87,8 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     const dataplane = ebpfDataplane(datapath, node, undefined, changes, 60_000, () => clock);
     const spec = hubSpec(); // one object, as the agent hands over until its spec changes
     dataplane.apply(spec);
-    const both = ['pod-a:strait_from_pod', 'strait0:strait_from_overlay'];
-    assert.deepEqual(liveAttachments(pinRoot, node), both);
+    const attached = ['pod-a:strait_from_pod', 'strait0:strait_from_overlay', 'strait0:strait_to_overlay'];
+    assert.deepEqual(liveAttachments(pinRoot, node), attached);
 
     // By hand: a wrong NatMapping, a tcx link detached (bpftool link detach), an overlay route deleted.
     withMap(pinRoot, layout.maps.natmap, (m) => m.update('10.50.0.1', '10.9.9.9'));
@@ -104,7 +107,11 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
     );
     assert.deepEqual(looks, [], 'and nothing of the kernel looked at');
     assert.equal(natmapEntry('10.50.0.1'), '10.9.9.9', 'the map was not read');
-    assert.deepEqual(liveAttachments(pinRoot, node), ['strait0:strait_from_overlay'], 'no interface looked at');
+    assert.deepEqual(
+      liveAttachments(pinRoot, node),
+      ['strait0:strait_from_overlay', 'strait0:strait_to_overlay'],
+      'no interface looked at',
+    );
     assert.deepEqual(overlayRoutes(), ['10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/24'], 'no route looked at');
 
     changes.changed = true;
@@ -114,7 +121,7 @@ describe('eBPF dataplane: incremental reconcile (real kernel)', function () {
       ['rtnlLinkDump', 'rtnlRouteDump', 'interfaces'].every((call) => onEvent.includes(call)),
       `an event: the links, routes and interfaces are read (${onEvent.join()})`,
     );
-    assert.deepEqual(liveAttachments(pinRoot, node), both, 'an event: the attachments are looked at');
+    assert.deepEqual(liveAttachments(pinRoot, node), attached, 'an event: the attachments are looked at');
     assert.deepEqual(overlayRoutes(), ['10.1.0.0/16', '10.2.0.0/20', '10.60.0.0/24', '10.70.0.0/24'], 'and the routes');
     assert.equal(natmapEntry('10.50.0.1'), '10.9.9.9', 'but the maps are not read: no event tells of their changes');
     assert.equal(onEventResult?.readAll, undefined, 'nor is the apply said to have read everything');

@@ -68,7 +68,11 @@ describe('NodeDatapath (real kernel)', function () {
     const first = await NodeDatapath.load(options);
     const applied = first.apply(spec('gateway'));
     assert.equal(applied.overlayDeviceChanged, true);
-    assert.deepEqual(summary(applied), ['pod-a:strait_from_pod:attached', 'strait0:strait_from_overlay:attached']);
+    assert.deepEqual(summary(applied), [
+      'pod-a:strait_from_pod:attached',
+      'strait0:strait_from_overlay:attached',
+      'strait0:strait_to_overlay:attached',
+    ]);
     assert.ok(applied.attachments.every((a) => 'kind' in a && a.kind === 'tcx'));
     assert.equal(
       first.maps.config.lookup(layout.CONFIG_KEY)?.overlayIfindex,
@@ -78,7 +82,11 @@ describe('NodeDatapath (real kernel)', function () {
 
     const again = first.apply(spec('gateway'));
     assert.equal(again.overlayDeviceChanged, false);
-    assert.deepEqual(summary(again), ['pod-a:strait_from_pod:unchanged', 'strait0:strait_from_overlay:unchanged']);
+    assert.deepEqual(summary(again), [
+      'pod-a:strait_from_pod:unchanged',
+      'strait0:strait_from_overlay:unchanged',
+      'strait0:strait_to_overlay:unchanged',
+    ]);
     assert.ok(Object.values(again.maps).every((m) => m.written === 0 && m.deleted === 0));
     const linkBefore = queryTcx(join(pinRoot, 'links', 'ingress_pod-a'))!;
     // The tail-called program's slot: this load's strait_transit6, from its first apply on.
@@ -103,7 +111,11 @@ describe('NodeDatapath (real kernel)', function () {
       const secondTransit = transitSlot();
       assert.ok(secondTransit !== undefined && secondTransit !== firstTransit, 'its apply puts its own in, with its entry programs');
       assert.equal(BpfProgram.infoById(secondTransit).name, 'strait_transit6');
-      assert.deepEqual(summary(restarted), ['pod-a:strait_from_pod:replaced', 'strait0:strait_from_overlay:replaced']);
+      assert.deepEqual(summary(restarted), [
+        'pod-a:strait_from_pod:replaced',
+        'strait0:strait_from_overlay:replaced',
+        'strait0:strait_to_overlay:replaced',
+      ]);
       // strait_liveness names the load (its generation, in seconds): one write when the restart crossed a second.
       const { liveness, ...specMaps } = restarted.maps;
       assert.ok(
@@ -118,7 +130,11 @@ describe('NodeDatapath (real kernel)', function () {
       // A role change is a map update; a pod that is gone loses its attachment.
       ip(['link', 'del', 'pod-a'], node);
       const after = second.apply(spec('worker'));
-      assert.deepEqual(summary(after), ['pod-a:strait_from_pod:detached', 'strait0:strait_from_overlay:unchanged']);
+      assert.deepEqual(summary(after), [
+        'pod-a:strait_from_pod:detached',
+        'strait0:strait_from_overlay:unchanged',
+        'strait0:strait_to_overlay:unchanged',
+      ]);
       assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.flags, 0);
       assert.equal(second.maps.config.lookup(layout.CONFIG_KEY)?.gatewayAddr, '192.0.2.12');
     } finally {
@@ -136,17 +152,29 @@ describe('NodeDatapath (real kernel)', function () {
       ip(['link', 'add', 'pod-c', 'type', 'veth', 'peer', 'name', 'eth2', 'netns', pod], node);
       assert.deepEqual(datapath.attachPodInterface('pod-c'), {
         interface: 'pod-c',
+        direction: 'ingress',
         program: 'strait_from_pod',
         change: 'attached',
         kind: 'tcx',
       });
-      assert.deepEqual(datapath.attachPodInterface('pod-c'), { interface: 'pod-c', program: 'strait_from_pod', change: 'unchanged' });
+      assert.deepEqual(datapath.attachPodInterface('pod-c'), {
+        interface: 'pod-c',
+        direction: 'ingress',
+        program: 'strait_from_pod',
+        change: 'unchanged',
+      });
       assert.equal(datapath.attachPodInterface('uplink'), undefined);
       assert.deepEqual(
         findAttachments(pinRoot, netnsPath(node))
           .map((a) => `${a.interface}:${a.program}`)
           .sort(),
-        ['pod-a:strait_from_pod', 'pod-b:strait_from_pod', 'pod-c:strait_from_pod', 'strait0:strait_from_overlay'],
+        [
+          'pod-a:strait_from_pod',
+          'pod-b:strait_from_pod',
+          'pod-c:strait_from_pod',
+          'strait0:strait_from_overlay',
+          'strait0:strait_to_overlay',
+        ],
       );
     } finally {
       datapath.close();
@@ -165,10 +193,10 @@ describe('NodeDatapath (real kernel)', function () {
       findAttachments(pinRoot, options.netns)
         .map((a) => `${a.interface}:${a.program}:${a.kind}`)
         .sort(),
-      ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact'],
+      ['pod-a:strait_from_pod:clsact', 'strait0:strait_from_overlay:clsact', 'strait0:strait_to_overlay:clsact'],
     );
     const cleaned = cleanupNode(options);
-    assert.equal(cleaned.detached.length, 2);
+    assert.equal(cleaned.detached.length, 3);
     assert.equal(cleaned.overlayDeviceRemoved, true);
     assert.deepEqual(findAttachments(pinRoot, options.netns), []);
     assert.equal(existsSync(pinRoot), false);
@@ -188,16 +216,16 @@ describe('NodeDatapath (real kernel)', function () {
     const firstPins = pinnedPrograms();
     assert.deepEqual(
       firstPins.map((p) => p.replace(/@\d+$/, '')),
-      ['strait_from_overlay', 'strait_from_pod', 'strait_liveness_reply'],
+      ['strait_from_overlay', 'strait_from_pod', 'strait_liveness_reply', 'strait_to_overlay'],
     );
     first.close();
 
     const second = await NodeDatapath.load(options);
     try {
-      assert.equal(pinnedPrograms().length, 6, "the first load's programs still run, so they stay pinned");
+      assert.equal(pinnedPrograms().length, 8, "the first load's programs still run, so they stay pinned");
       second.apply(spec('gateway'));
       const secondPins = pinnedPrograms();
-      assert.equal(secondPins.length, 3);
+      assert.equal(secondPins.length, 4);
       assert.deepEqual(
         secondPins.filter((p) => firstPins.includes(p)),
         [],
@@ -397,7 +425,7 @@ describe('NodeDatapath (real kernel)', function () {
         findAttachments(pinRoot, options.netns)
           .map((a) => a.interface)
           .sort(),
-        ['pod-a', 'strait0'],
+        ['pod-a', 'strait0', 'strait0'],
       );
       cleanupNode(options);
       assert.equal(queryClsact(target, straitSlot), foreign.info().id, 'still attached after the cleanup');
@@ -418,7 +446,7 @@ describe('NodeDatapath (real kernel)', function () {
       findAttachments(pinRoot, options.netns)
         .map((a) => `${a.interface}:${a.kind}`)
         .sort(),
-      ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx'],
+      ['pod-a:tcx', 'pod-b.5:tcx', 'strait0:tcx', 'strait0:tcx'],
     );
   });
 });

@@ -1,14 +1,16 @@
 /**
  * What `lab test` checks, derived from the topology and from what the controllers decided (node specs,
- * reflections): every peered pair both ways from every pod to every pod, the path MTU of each peering,
- * every pair of pods on different nodes of a cluster, the hub path, and that clusters that are not
- * peered cannot reach each other. Pure: the runner executes the list.
+ * reflections, imports): every peered pair both ways from every pod to every pod, the path MTU of each
+ * peering, every pair of pods on different nodes of a cluster, the hub path, that clusters that are not
+ * peered cannot reach each other, and every imported service from every pod of its importer at each of
+ * its ClusterSetIPs, each ready endpoint answering. Pure: the runner executes the list.
  */
 import { type Cidr, type Ip, containsIp, formatIp, parseCidr, parseIp, translateIp } from '../../src/net/cidr';
 import { peerNetworks } from '../../src/nodespec/families';
 import type { Reflection } from '../../src/api/controller-status';
 import { networkFamily } from '../../src/api/secondary-family';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
+import type { ServiceImportDocument } from '../../src/api/service-import-schema';
 import type { EchoMode } from './echo-client';
 import type { LabPod, LabTopology } from './topology';
 
@@ -30,7 +32,9 @@ export interface TrafficCheck {
   address: string;
   probe: Probe;
   expect: 'reach' | 'blocked';
-  kind: 'peered' | 'intra' | 'hub' | 'not-peered';
+  kind: 'peered' | 'intra' | 'hub' | 'not-peered' | 'service';
+  /** `whoami` (a service): the pods whose endpoints must all answer, and no other. */
+  endpoints?: string[];
   /** The pods' MTU, for the probes whose packets are that large (`pmtu-tcp`, `pmtu-icmp`). */
   mtu?: number;
   /**
@@ -45,6 +49,8 @@ export interface ClusterView {
   /** Any node spec of the cluster (peers and their prefixes are the same on every node). */
   spec: NodeDataplaneSpec;
   reflections: Reflection[];
+  /** The services it imports. */
+  imports: ServiceImportDocument[];
 }
 
 /** Every probe between peered pods, and between pods of different nodes of a cluster. */
@@ -168,6 +174,7 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
       for (const probe of hubProbes)
         checks.push({ from: s.name, to: r.pod, address: reflected.address, probe, expect: 'reach', kind: 'hub' });
   }
+  checks.push(...serviceChecks(topology, views));
   const ids = topology.clusters.map((c) => c.id);
   const peered = (x: string, y: string) => topology.peerings.some(([p, q]) => (p === x && q === y) || (p === y && q === x));
   for (const x of ids)
@@ -190,3 +197,43 @@ export function planChecks(topology: LabTopology, views: Record<string, ClusterV
 /** Pod `t` of cluster `dst` as `src` dials it: an address per family the peering carries and `t` has. */
 const seenAddresses = (topology: LabTopology, views: Record<string, ClusterView>, src: string, dst: string, t: LabPod): string[] =>
   podAddresses(t).flatMap((ip) => seenFrom(topology, views, src, dst, formatIp(ip)) ?? []);
+
+/**
+ * Each service a cluster imports, from each of its pods, at each of its ClusterSetIPs: every endpoint of
+ * that family whose pod is of an exporting cluster the importer reaches answers (connections spread over
+ * them), an unready one never. The endpoints are the import's, so the check follows what the controllers
+ * decided; that they are the topology's pods is the import's own check (lab.ts waits for every exporter).
+ */
+function serviceChecks(topology: LabTopology, views: Record<string, ClusterView>): TrafficCheck[] {
+  const checks: TrafficCheck[] = [];
+  /** The pod of `exporter` at `address` in `importer`'s view. */
+  const podOf = (importer: string, exporter: string, address: string) =>
+    topology.clusters
+      .find((x) => x.id === exporter)
+      ?.nodes.flatMap((n) => n.pods)
+      .find((p) =>
+        podAddresses(p).some(
+          (ip) => (exporter === importer ? formatIp(ip) : seenFrom(topology, views, importer, exporter, formatIp(ip))) === address,
+        ),
+      );
+  for (const c of topology.clusters)
+    for (const service of views[c.id]!.imports.filter((i) => i.type === 'ClusterSetIP'))
+      for (const address of service.ips) {
+        const v6 = parseIp('ip', address).family === 6;
+        const endpoints = service.endpointSlices
+          .filter((s) => (s.addressType === 'IPv6') === v6)
+          .flatMap((s) => s.endpoints.filter((e) => e.ready).map((e) => podOf(c.id, s.cluster, e.address)?.name ?? e.address))
+          .sort();
+        for (const s of c.nodes.flatMap((n) => n.pods))
+          checks.push({
+            from: s.name,
+            to: `${service.namespace}/${service.name}`,
+            address,
+            probe: 'whoami',
+            expect: 'reach',
+            kind: 'service',
+            endpoints,
+          });
+      }
+  return checks;
+}

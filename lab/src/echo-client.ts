@@ -10,6 +10,8 @@
  *            the kernel only matches when the quoted header inside it names this socket's own addresses;
  *   pmtu-tcp 4 MiB over one connection in 64 KiB writes, so every segment is as large as the path
  *            lets it be, echoed back byte for byte (what the wire carried: the lab's fragment counters);
+ *   whoami   one connection to a service: what the endpoint that answered says it is (its pod's name,
+ *            echo-server.ts), as `from`;
  * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead. `lab test` runs the echo
  * modes through each pod's prober (pod-prober.ts); this command line runs one by hand, and the stream.
  */
@@ -17,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect, isIPv6 } from 'node:net';
 
-const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp'] as const;
+const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp', 'whoami'] as const;
 export type EchoMode = (typeof echoModes)[number];
 export const isEchoMode = (m: string | undefined): m is EchoMode => (echoModes as readonly string[]).includes(m ?? '');
 
@@ -144,6 +146,27 @@ function tcpProbe(
   });
 }
 
+/** One connection, read to its end: the answer is the name the endpoint gave. */
+function whoamiProbe(to: string, port: number, timeoutMs: number, done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void): void {
+  const socket = connect({ host: to, port });
+  let text = '';
+  const timer = setTimeout(() => {
+    socket.destroy();
+    done({ ok: false, error: 'timeout' });
+  }, timeoutMs);
+  socket.on('data', (d) => (text += d.toString()));
+  socket.on('end', () => {
+    clearTimeout(timer);
+    socket.destroy();
+    const name = text.trim();
+    done(name ? { ok: true, from: name } : { ok: false, error: 'the connection closed with no name' });
+  });
+  socket.on('error', (err) => {
+    clearTimeout(timer);
+    done({ ok: false, error: err.message });
+  });
+}
+
 /**
  * One probe; `learnsPathMtu`: a `frag` datagram is sent again as the path MTU is learnt (by default for
  * IPv6, whose routers never fragment; over an IPv6 underlay for IPv4 too, whose tunnels cannot).
@@ -154,6 +177,7 @@ export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number
     const done = (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => resolve({ mode, to, ms: Date.now() - started, ...r });
     if (mode === 'tcp') return tcpProbe(randomBytes(16), 16, to, port, timeoutMs, done);
     if (mode === 'pmtu-tcp') return tcpProbe(randomBytes(bulkSize), bulkWrite, to, port, timeoutMs, done);
+    if (mode === 'whoami') return whoamiProbe(to, port, timeoutMs, done);
     udpProbe(mode, to, port, timeoutMs, learnsPathMtu, done);
   });
 }

@@ -1,12 +1,14 @@
 /**
  * The lab's target in every pod: echoes TCP and UDP on one port. UDP replies go from the address the
  * datagram was sent to, which is what a client checks to see the reply come "from the address dialled".
- * Run as `node echo-server.js PORT` inside the pod's namespace.
+ * With the pod's name, it also tells it to every TCP connection on `whoamiPort`: which endpoint of a
+ * service a connection reached. Run as `node echo-server.js PORT [POD]` inside the pod's namespace.
  */
 import { createSocket } from 'node:dgram';
-import { createServer } from 'node:net';
+import { type Server, createServer } from 'node:net';
+import { whoamiPort } from './names';
 
-export function startEchoServer(port: number): { close: () => void } {
+export function startEchoServer(port: number, pod?: string): { close: () => void } {
   // One socket of each kind per family (IPv6 only on the IPv6 ones), so each family's clients are
   // answered by a socket of their own family, whether or not the pod has IPv6 at all.
   const sockets = (['IPv4', 'IPv6'] as const).flatMap((family) => {
@@ -21,7 +23,14 @@ export function startEchoServer(port: number): { close: () => void } {
     udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address, () => {}));
     udp.on('error', () => udp.close());
     udp.bind(port, any);
-    return [tcp, udp];
+    const whoami: Server[] = [];
+    if (pod !== undefined) {
+      const named = createServer((socket) => socket.on('error', () => socket.destroy()).end(`${pod}\n`));
+      named.on('error', () => named.close());
+      named.listen({ port: whoamiPort, host: any, ipv6Only: family === 'IPv6' });
+      whoami.push(named);
+    }
+    return [tcp, udp, ...whoami];
   });
   const close = (socket: { close: () => unknown }) => {
     try {
@@ -39,5 +48,5 @@ if (require.main === module) {
     process.stderr.write(`usage: echo-server PORT (got ${JSON.stringify(process.argv[2])})\n`);
     process.exit(2);
   }
-  startEchoServer(port);
+  startEchoServer(port, process.argv[3]);
 }

@@ -113,6 +113,8 @@ export class KubernetesLabState implements LabState {
             natMappings.map((m) => m.spec as NatMappingSpec),
           )
         : [],
+      // Services are the standalone control plane's so far (labUp refuses them on Kubernetes).
+      imports: [],
       gateway: anySpec?.activeGateway.name ?? null,
       peers: peers.map((clusterId) => ({ clusterId, state: ready.has(clusterId) ? 'ready' : 'waiting-for-peer' })),
     };

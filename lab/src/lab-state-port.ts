@@ -4,6 +4,7 @@
  */
 import type { Reflection } from '../../src/api/controller-status';
 import type { NodeDataplaneStatus } from '../../src/api/node-dataplane';
+import type { ServiceImportDocument } from '../../src/api/service-import-schema';
 import type { NodeDataplaneSpec } from '../../src/nodespec/spec';
 import type { LabCluster } from './topology';
 
@@ -25,6 +26,8 @@ export interface ClusterState {
   nodes: Map<string, NodeState>;
   /** The endpoints this cluster reflects as a hub, with the address each peer dials. */
   reflections: Reflection[];
+  /** The services it imports (docs/services.md), as its controller last wrote them. */
+  imports: ServiceImportDocument[];
   gateway: string | null;
   /** The controller's view of each peering ('waiting-for-peer', 'remapped', 'ready'). */
   peers: { clusterId: string; state: string }[];

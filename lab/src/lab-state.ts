@@ -11,6 +11,7 @@ import { readNodeDataplane, readNodeDataplaneStatus } from '../../src/api/node-d
 import { runDirPaths } from '../../src/api/run-dir';
 import { runsOnKubernetes } from './control-plane';
 import type { ClusterState, LabState, NodeState } from './lab-state-port';
+import { readImports } from './service-proxy';
 import type { LabCluster, LabTopology } from './topology';
 
 /** The standalone lab: the files the controllers and agents write in the run directory. */
@@ -33,6 +34,7 @@ class RunDirLabState implements LabState {
     return {
       nodes,
       reflections: pollDocumentFile(at(runDirPaths.reflections(cluster.id)), readReflections) ?? [],
+      imports: readImports(this.runDir, cluster.id),
       gateway: controller?.gateway ?? null,
       peers: controller?.peers ?? [],
     };

@@ -19,7 +19,7 @@ export async function clusterViews(topology: LabTopology, runDir: string): Promi
     for (const c of topology.clusters) {
       const { spec } = states.get(c.id)!.nodes.get(c.nodes[0]!.name) ?? {};
       if (!spec) throw new StateError(`${c.id}: no node spec of ${c.nodes[0]!.name} yet; is the lab up (strait-lab status)?`);
-      views[c.id] = { spec, reflections: states.get(c.id)!.reflections };
+      views[c.id] = { spec, reflections: states.get(c.id)!.reflections, imports: states.get(c.id)!.imports };
     }
     return views;
   } finally {

@@ -12,12 +12,13 @@ import { runDirPaths } from '../../src/api/run-dir';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { describeMissing, encryptionRequirements } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
-import { echoPort, labPinRoot, nodeNetns, podNetns } from './names';
+import { echoPort, labPinRoot, nodeNetns, podNetns, servicePort, whoamiPort } from './names';
 import { podInterfacePattern } from './pod-network';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
 import { labMetricsPort } from './metrics-endpoint';
 import { type ControllerConfigDocument, defaultHeartbeatTimeout } from '../../src/api/controller-config';
+import type { ExportedServiceDocument } from '../../src/api/exported-service-schema';
 import { openLabState } from './lab-state';
 import type { ClusterState, LabState } from './lab-state-port';
 import { defaultNamespace } from '../../src/k8s/names';
@@ -31,6 +32,7 @@ import { type LabCluster, type LabNode, type LabTopology, findNode, findPod, isE
 const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 const labCli = join(__dirname, 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
+const serviceProxy = join(__dirname, 'service-proxy.js');
 const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 
 export type Say = (line: string) => void;
@@ -145,6 +147,7 @@ function controllerConfig(
     ...(onKubernetes ? {} : { runDir }),
     podCIDR: cluster.podCIDR,
     externalCIDR: cluster.externalCIDR,
+    ...(cluster.serviceCIDR ? { serviceCIDR: cluster.serviceCIDR } : {}),
     ...(cluster.secondary ? { secondary: cluster.secondary } : {}),
     peers,
     reflections: topology.reflections
@@ -284,10 +287,58 @@ function agentFlags(
   ];
 }
 
+/**
+ * What stands in for a cluster's API objects of its exported services: each one's ServiceExport, Service
+ * (one TCP port, `servicePort`) and EndpointSlices (its pods on `whoamiPort`, one slice per family), in
+ * the run directory file its controller reads (docs/services.md). `unready`: pods whose endpoints are
+ * not ready (their readiness probe failing).
+ */
+export function writeServiceExports(topology: LabTopology, runDir: string, unready: ReadonlySet<string> = new Set()): void {
+  topology.services.forEach((service, i) => {
+    const pods = service.pods.map((p) => findPod(topology, p).pod);
+    const slice = (addressType: 'IPv4' | 'IPv6', addresses: string[]) => ({
+      addressType,
+      ports: [{ name: 'whoami', protocol: 'TCP' as const, port: whoamiPort }],
+      endpoints: addresses.map((address) => ({
+        addresses: [address],
+        conditions: { ready: !unready.has(pods.find((p) => p.ip === address || p.secondaryIp === address)!.name) },
+      })),
+    });
+    const families = [pods.map((p) => p.ip), pods.flatMap((p) => (p.secondaryIp ? [p.secondaryIp] : []))];
+    const document: ExportedServiceDocument = {
+      namespace: service.namespace,
+      name: service.name,
+      // In the topology's order: the first export of a name is the oldest (KEP-1645's conflict rule).
+      created: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+      service: { type: 'ClusterIP', ports: [{ name: 'whoami', protocol: 'TCP', port: servicePort }] },
+      endpointSlices: families
+        .filter((addresses) => addresses.length > 0)
+        .map((addresses) => slice(addresses[0]!.includes(':') ? 'IPv6' : 'IPv4', addresses)),
+    };
+    writeFileAtomic(
+      join(runDir, runDirPaths.exportedService(service.cluster, service.namespace, service.name)),
+      JSON.stringify(document, null, 2),
+    );
+  });
+}
+
+/** Starts each cluster's service proxy (the lab's kube-proxy: service-proxy.ts), where the lab has services. */
+function startServiceProxies(topology: LabTopology, runDir: string): void {
+  if (topology.services.length === 0) return;
+  for (const cluster of topology.clusters)
+    startProcess(runDir, `svcproxy-${cluster.id}`, [
+      process.execPath,
+      serviceProxy,
+      runDir,
+      cluster.id,
+      ...cluster.nodes.map((n) => n.name),
+    ]);
+}
+
 /** Starts the echo servers of a node's pods, each in its pod's namespace (unsupervised: processes.ts says why). */
 export function startEchoServers(node: LabNode, host: NodeHost): void {
   for (const pod of node.pods)
-    startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort)], podNetns(pod.name));
+    startProcess(host.processDir, `echo-${pod.name}`, [process.execPath, echoServer, String(echoPort), pod.name], podNetns(pod.name));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -309,8 +360,25 @@ export function convergenceGaps(topology: LabTopology, states: ReadonlyMap<strin
     }
     const wantReflections = topology.reflections.filter((r) => r.hub === cluster.id).length;
     if (state.reflections.length < wantReflections) gaps.push(`${cluster.id}: ${state.reflections.length}/${wantReflections} reflections`);
+    for (const [key, exporters] of servicesSeenBy(topology, cluster.id)) {
+      const imported = state.imports.find((i) => `${i.namespace}/${i.name}` === key);
+      const families = cluster.secondary ? 2 : 1;
+      if (!imported || imported.clusters.join() !== exporters.join() || imported.ips.length < families)
+        gaps.push(`${cluster.id}: ${key} not imported from ${exporters.join(', ')} yet`);
+    }
   }
   return gaps;
+}
+
+/** The services cluster `id` imports (its own exports and its peers'): the exporting clusters of each, by namespace/name, in name order. */
+export function servicesSeenBy(topology: LabTopology, id: string): Map<string, string[]> {
+  const peered = (x: string) => x === id || topology.peerings.some(([a, b]) => (a === id && b === x) || (b === id && a === x));
+  const seen = new Map<string, string[]>();
+  for (const s of topology.services.filter((s) => peered(s.cluster))) {
+    const key = `${s.namespace}/${s.name}`;
+    seen.set(key, [...(seen.get(key) ?? []), s.cluster].sort());
+  }
+  return seen;
 }
 
 /** Every cluster's state, read once. */
@@ -362,8 +430,15 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
   if (labNamespaces().length > 0 || existsSync(topologyFile(runDir))) {
     throw new StateError(`a lab is already up (namespaces sl-*, or ${topologyFile(runDir)}); run 'strait-lab down' first`);
   }
+  if (topology.services.length > 0 && options.controlPlane === 'kubernetes')
+    throw new InputError(
+      'services',
+      topology.services.length,
+      'services run on the standalone control plane only so far (docs/services.md)',
+    );
   mkdirSync(runDir, { recursive: true });
   writeFileAtomic(topologyFile(runDir), JSON.stringify(topology, null, 2));
+  writeServiceExports(topology, runDir);
   writeRestartPolicy(runDir, options.restart ?? defaultRestartPolicy);
   writePeeringSecrets(topology, runDir);
   try {
@@ -382,6 +457,7 @@ export async function labUp(topologyPath: string, options: LabOptions): Promise<
         startAgent(topology, runDir, node.name, options.dataplane, options);
       }
     }
+    startServiceProxies(topology, runDir);
     say('controllers and agents started; waiting for the peerings');
     await waitForConvergence(topology, runDir, say, options.convergeTimeoutMs);
     say('lab is up');

@@ -15,3 +15,7 @@ export const labPinRoot = '/sys/fs/bpf/strait-lab';
 export const echoPort = 7007;
 /** A port nothing listens on in any pod: datagrams to it get an ICMP port unreachable. */
 export const closedPort = 7008;
+/** Each pod's name, to whoever connects (TCP): which endpoint of a service answered. */
+export const whoamiPort = 7009;
+/** The port of every lab service (its pods' `whoamiPort`). */
+export const servicePort = 80;

@@ -8,7 +8,7 @@ import { isIPv6 } from 'node:net';
 import type { Probe, TrafficCheck } from './checks';
 import { bulkSize } from './echo-client';
 import type { PodProbers } from './pod-probers';
-import { closedPort, echoPort, podNetns } from './names';
+import { closedPort, echoPort, podNetns, servicePort } from './names';
 import { echoOutcome, pathMtuVerdict, pingArgv } from './ping';
 
 export interface CheckResult extends TrafficCheck {
@@ -64,6 +64,7 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
     const { ok, detail } = pathMtuVerdict(r.code, r.stdout, r.stderr, check.mtu!);
     return { reached: ok, detail };
   }
+  if (check.probe === 'whoami') return serviceProbe(check, probers, pace);
   // One datagram or one connection, no retry of ours (but where the path MTU is learnt: `learnsPathMtu`):
   // the first packets of a path must get through.
   const port = check.probe === 'unreach' ? closedPort : echoPort;
@@ -73,6 +74,49 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
   const answered =
     check.probe === 'unreach' ? 'port unreachable came back' : bulk ? `${bulkSize} bytes echoed by ${out.from}` : `reply from ${out.from}`;
   return { reached: out.ok, detail: out.error ?? answered };
+}
+
+/**
+ * Connections to a service address until every expected endpoint answered (at most `serviceTries`): each
+ * connection must be answered, and only by an expected endpoint. At random over two endpoints, 40 tries
+ * miss one with a chance of 2 in 10^12.
+ */
+const serviceTries = 40;
+
+async function serviceProbe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<{ reached: boolean; detail: string }> {
+  const expected = new Set(check.endpoints ?? []);
+  if (expected.size === 0) {
+    // No ready endpoint: the proxy refuses the connection (kube-proxy's reject).
+    const out = await probers.echo(
+      check.from,
+      'whoami',
+      check.address,
+      servicePort,
+      pace.echoWaitMs,
+      pace.probeStartTimeoutMs + pace.echoWaitMs,
+    );
+    return { reached: !out.ok, detail: out.ok ? `answered by ${out.from} with no ready endpoint` : `refused: ${out.error}` };
+  }
+  const answered = new Map<string, number>();
+  for (let i = 0; i < serviceTries && [...expected].some((e) => !answered.has(e)); i++) {
+    const out = await probers.echo(
+      check.from,
+      'whoami',
+      check.address,
+      servicePort,
+      pace.echoWaitMs,
+      pace.probeStartTimeoutMs + pace.echoWaitMs,
+    );
+    if (!out.ok) return { reached: false, detail: `connection ${i + 1}: ${out.error ?? 'no answer'}` };
+    answered.set(out.from!, (answered.get(out.from!) ?? 0) + 1);
+    if (!expected.has(out.from!))
+      return { reached: false, detail: `answered by ${out.from}, not an endpoint (${[...expected].join(', ')})` };
+  }
+  const counts = [...answered].map(([pod, n]) => `${pod} ${n}`).join(', ');
+  const missing = [...expected].filter((e) => !answered.has(e));
+  return missing.length > 0
+    ? { reached: false, detail: `${missing.join(', ')} never answered (${counts})` }
+    : { reached: true, detail: `answered by ${counts}` };
 }
 
 async function runOne(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<CheckResult> {
@@ -116,6 +160,7 @@ const columns: [Probe, string][] = [
   ['unreach', 'UNREACH'],
   ['pmtu-tcp', 'PMTU-TCP'],
   ['pmtu-icmp', 'PMTU-ICMP'],
+  ['whoami', 'SERVICE'],
 ];
 
 /** The result table: one row per (from, to, address), one column per probe. */

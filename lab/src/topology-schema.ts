@@ -21,9 +21,10 @@ export const LabTopologySchema = Strict({
       id: ClusterIdText(),
       podCIDR: CidrText(),
       externalCIDR: CidrText(),
+      serviceCIDR: Type.Optional(CidrText({ description: "The cluster's service network: where its ClusterSetIPs come from." })),
       secondary: Type.Optional(
         Strict(
-          { podCIDR: CidrText(), externalCIDR: CidrText() },
+          { podCIDR: CidrText(), externalCIDR: CidrText(), serviceCIDR: Type.Optional(CidrText()) },
           { description: "Dual-stack: the cluster's networks of its other IP family; each node then has a secondaryPodCIDR." },
         ),
       ),
@@ -50,6 +51,20 @@ export const LabTopologySchema = Strict({
     List(Type.Union([Pair(), Strict({ between: Pair(), encryption: Type.Optional(StringEnum(['none', 'ipsec'])) })])),
   ),
   reflections: Type.Optional(List(Strict({ hub: ClusterIdText(), to: ClusterIdText(), pod: LabName() }))),
+  services: Type.Optional(
+    List(
+      Strict({
+        name: Type.String({ format: 'service-name' }),
+        namespace: Type.Optional(Type.String({ format: 'dns-label', description: 'Default: default.' })),
+        cluster: ClusterIdText({ description: 'The exporting cluster.' }),
+        pods: List(LabName(), { minItems: 1, description: "The service's endpoints: pods of the exporting cluster." }),
+      }),
+      {
+        description:
+          'Services exported (Multi-Cluster Services, docs/services.md): each imported by its cluster and every peer of it; one name exported by several clusters is one service.',
+      },
+    ),
+  ),
 });
 
 export type LabTopologyDocument = Static<typeof LabTopologySchema>;

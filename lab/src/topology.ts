@@ -40,8 +40,10 @@ export interface LabCluster {
   id: string;
   podCIDR: string;
   externalCIDR: string;
+  /** Where the cluster's ClusterSetIPs come from (required where the lab has services). */
+  serviceCIDR?: string;
   /** Dual-stack: the cluster's IPv6 networks (docs/dual-stack.md). */
-  secondary?: { podCIDR: string; externalCIDR: string };
+  secondary?: { podCIDR: string; externalCIDR: string; serviceCIDR?: string };
   underlay: string;
   /** Pins the cluster's dataplane whatever `lab up --dataplane` says (a lab of mixed clusters). */
   dataplane?: 'ebpf' | 'kernel';
@@ -57,6 +59,14 @@ export interface LabReflection {
   pod: string;
 }
 
+/** A service exported by a cluster (docs/services.md), its endpoints some of the cluster's pods. */
+export interface LabService {
+  name: string;
+  namespace: string;
+  cluster: string;
+  pods: string[];
+}
+
 export interface LabTopology {
   public: string;
   /** The MTU of every link of the lab: underlay, public network and pods (both ends of each veth). */
@@ -66,6 +76,7 @@ export interface LabTopology {
   /** The peerings whose gateways encrypt (IPsec), as listed in `peerings`. */
   encryptedPeerings: [string, string][];
   reflections: LabReflection[];
+  services: LabService[];
 }
 
 /** Whether the peering of `a` and `b` is encrypted (either order). */
@@ -93,7 +104,13 @@ export function parseTopology(value: unknown): LabTopology {
     const secondary = c.secondary && {
       podCIDR: parseCidr(`${f}.secondary.podCIDR`, c.secondary.podCIDR),
       externalCIDR: parseCidr(`${f}.secondary.externalCIDR`, c.secondary.externalCIDR),
+      ...(c.secondary.serviceCIDR !== undefined ? { serviceCIDR: parseCidr(`${f}.secondary.serviceCIDR`, c.secondary.serviceCIDR) } : {}),
     };
+    const serviceCIDR = c.serviceCIDR === undefined ? undefined : parseCidr(`${f}.serviceCIDR`, c.serviceCIDR);
+    if (serviceCIDR && serviceCIDR.family !== podCIDR.family)
+      throw new InputError(`${f}.serviceCIDR`, c.serviceCIDR, `is not of the family of podCIDR ${c.podCIDR}`);
+    if (secondary?.serviceCIDR && secondary.serviceCIDR.family !== secondary.podCIDR.family)
+      throw new InputError(`${f}.secondary.serviceCIDR`, c.secondary!.serviceCIDR, `is not of the family of secondary.podCIDR`);
     if (secondary) requireOtherFamily([`${f}.podCIDR`, podCIDR], [`${f}.secondary.podCIDR`, secondary.podCIDR]);
     const underlay = parseCidr(`${f}.underlay`, c.underlay);
     // A cluster's nodes and gateways tunnel over one family (src/net/carried.ts): the lab's, its public network's.
@@ -136,7 +153,16 @@ export function parseTopology(value: unknown): LabTopology {
       id,
       podCIDR: formatCidr(podCIDR),
       externalCIDR: formatCidr(parseCidr(`${f}.externalCIDR`, c.externalCIDR)),
-      ...(secondary ? { secondary: { podCIDR: formatCidr(secondary.podCIDR), externalCIDR: formatCidr(secondary.externalCIDR) } } : {}),
+      ...(serviceCIDR ? { serviceCIDR: formatCidr(serviceCIDR) } : {}),
+      ...(secondary
+        ? {
+            secondary: {
+              podCIDR: formatCidr(secondary.podCIDR),
+              externalCIDR: formatCidr(secondary.externalCIDR),
+              ...(secondary.serviceCIDR ? { serviceCIDR: formatCidr(secondary.serviceCIDR) } : {}),
+            },
+          }
+        : {}),
       underlay: formatCidr(underlay),
       ...(c.dataplane ? { dataplane: c.dataplane } : {}),
       nodes,
@@ -175,7 +201,27 @@ export function parseTopology(value: unknown): LabTopology {
       throw new InputError(`reflections[${i}]`, r, `the hub ${hub} must be peered with ${to} and with ${from}`);
     return { hub, to, pod: r.pod };
   });
-  return { public: formatCidr(publicNet), mtu: doc.mtu ?? defaultMtu, clusters, peerings, encryptedPeerings, reflections };
+  const services = (doc.services ?? []).map((s, i): LabService => {
+    const cluster = clusterRef(`services[${i}].cluster`, s.cluster);
+    s.pods.forEach((pod, p) => {
+      if (podCluster.get(pod) !== cluster) throw new InputError(`services[${i}].pods[${p}]`, pod, `is not a pod of cluster ${cluster}`);
+    });
+    return { name: s.name, namespace: s.namespace ?? 'default', cluster, pods: s.pods };
+  });
+  const exported = new Set<string>();
+  services.forEach((s, i) => {
+    const key = `${s.cluster} ${s.namespace}/${s.name}`;
+    if (exported.has(key)) throw new InputError(`services[${i}]`, `${s.namespace}/${s.name}`, `is exported twice by ${s.cluster}`);
+    exported.add(key);
+  });
+  // Every cluster imports (its own exports, its peers'): each needs a service network per family to take ClusterSetIPs from.
+  if (services.length > 0)
+    clusters.forEach((c, ci) => {
+      if (!c.serviceCIDR) throw new InputError(`clusters[${ci}].serviceCIDR`, undefined, 'is required where the lab has services');
+      if (c.secondary && !c.secondary.serviceCIDR)
+        throw new InputError(`clusters[${ci}].secondary.serviceCIDR`, undefined, 'is required where a dual-stack lab has services');
+    });
+  return { public: formatCidr(publicNet), mtu: doc.mtu ?? defaultMtu, clusters, peerings, encryptedPeerings, reflections, services };
 }
 
 export const loadTopology = (path: string): LabTopology => parseTopology(loadYamlFile(path, '--topology'));

@@ -169,7 +169,7 @@ export function exportConditions(plan: ExportPlan, answers: readonly PeerAnswer[
       ? { type: 'Ready', status: 'False', reason: 'Failed', message: `not imported by ${refusals.join('; ')}${leftOut}` }
       : waiting.length > 0
         ? { type: 'Ready', status: 'Unknown', reason: 'Pending', message: `waiting for ${waiting.join(', ')} to import it${leftOut}` }
-        : { type: 'Ready', status: 'True', reason: 'Exported', message: `imported by ${answers.length} peer(s)${leftOut}` };
+        : { type: 'Ready', status: 'True', reason: 'Exported', message: `imported by ${answers.map((a) => a.peer).join(', ')}${leftOut}` };
   const conflicts = answers.flatMap((a) => {
     const found = condition(a, 'Conflict');
     return found?.status === 'True' ? [{ peer: a.peer, reason: found.reason, message: found.message }] : [];

@@ -148,6 +148,41 @@ describe('lab topology', () => {
       ],
       [
         (d) => {
+          d.services = [{ name: 'cart', cluster: 'cluster-b', pods: ['a-gw-p'] }];
+          for (const c of d.clusters) c.serviceCIDR = '10.96.0.0/16';
+        },
+        /services\[0\]\.pods\[0\]: is not a pod of cluster cluster-b/,
+      ],
+      [
+        (d) => {
+          d.services = [{ name: 'cart', cluster: 'cluster-b', pods: ['b-gw-p'] }];
+        },
+        /clusters\[0\]\.serviceCIDR: is required where the lab has services/,
+      ],
+      [
+        (d) => {
+          d.services = [
+            { name: 'cart', cluster: 'cluster-b', pods: ['b-gw-p'] },
+            { name: 'cart', namespace: 'default', cluster: 'cluster-b', pods: ['b-w1-p'] },
+          ];
+          for (const c of d.clusters) c.serviceCIDR = '10.96.0.0/16';
+        },
+        /services\[1\]: is exported twice by cluster-b/,
+      ],
+      [
+        (d) => {
+          d.services = [{ name: 'Cart', cluster: 'cluster-b', pods: ['b-gw-p'] }];
+        },
+        /services\[0\]\.name/,
+      ],
+      [
+        (d) => {
+          d.clusters[0].serviceCIDR = 'fd96::/112';
+        },
+        /clusters\[0\]\.serviceCIDR: is not of the family of podCIDR/,
+      ],
+      [
+        (d) => {
           d.clusters[1].secondary = { podCIDR: '10.9.0.0/16', externalCIDR: '10.10.0.0/24' };
           for (const n of d.clusters[1].nodes) n.secondaryPodCIDR = '10.9.0.0/24';
         },
@@ -207,6 +242,7 @@ describe('lab checks', () => {
   const view = (gateway: string, peers: NodeDataplaneSpec['peers'], reflections: ClusterView['reflections'] = []): ClusterView => ({
     spec: { peers, activeGateway: { name: gateway } } as NodeDataplaneSpec,
     reflections,
+    imports: [],
   });
   // B's gateway is its second node, so the path MTU probes pick its first node's pod.
   const defaultViews = () => ({

@@ -81,7 +81,7 @@ export async function setMappings(
       const [dialled, dialled6] = [dialledFor(real), dialledFor(real6)];
       if (gaps.length === 0 && dialled && dialled6 && hubGatewaySpec) {
         const views = Object.fromEntries(
-          [...states].map(([id, s]) => [id, { spec: [...s.nodes.values()][0]!.spec!, reflections: s.reflections }]),
+          [...states].map(([id, s]) => [id, { spec: [...s.nodes.values()][0]!.spec!, reflections: s.reflections, imports: s.imports }]),
         );
         say(`${n} NatMappings applied in ${((Date.now() - started) / 1000).toFixed(1)} s`);
         return { views, hubGatewaySpec, dialled, dialled6 };

@@ -4,7 +4,7 @@
  * the ServiceExport's conditions, from its Service and from the peers' answers on their offers.
  */
 import type { ConditionValue } from '../api/conditions';
-import type { EndpointGroup, OfferedEndpoint, OfferedEndpointPort, ServiceOfferSpec, ServiceOfferStatus } from '../api/service-offer';
+import type { EndpointGroup, OfferedEndpoint, OfferedEndpointPort, ServiceOfferSpec } from '../api/service-offer';
 import { type Cidr, containsIp, formatIp, parseIp } from '../net/cidr';
 
 /** What the exporter reads of the exported Service (core/v1 Service). */
@@ -138,15 +138,15 @@ export function planExport(
   };
 }
 
-/** An importer's answer on its offer: its conditions, undefined while it has not answered the offer as it is. */
+/**
+ * An importer's latest answer on its offer, undefined while it has never answered. An answer about an
+ * earlier generation of the offer stands until the next: the service stays imported while an endpoint
+ * change travels, so its export is not Pending at every change.
+ */
 export interface PeerAnswer {
   readonly peer: string;
   readonly conditions?: readonly ConditionValue[];
 }
-
-/** The conditions of a status that answers the offer's `generation`; an answer about an older one is no answer yet. */
-export const currentConditions = (status: ServiceOfferStatus | undefined, generation: number): ConditionValue[] | undefined =>
-  status?.observedGeneration === generation ? status.conditions : undefined;
 
 const condition = (answer: PeerAnswer, type: string) => answer.conditions?.find((c) => c.type === type);
 

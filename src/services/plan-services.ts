@@ -28,7 +28,7 @@ export interface ServicesInput {
   readonly exports: readonly ExportedServiceDocument[];
   /** The peers' offers to us, each already checked against its schema and its name. */
   readonly offersForUs: readonly ServiceOfferSpec[];
-  /** The peers' current answers on our offers (export-plan.ts, currentConditions): peer → service key → conditions. */
+  /** The peers' latest answers on our offers (export-plan.ts, PeerAnswer): peer → service key → conditions. */
   readonly answersOnOurs: ReadonlyMap<string, ReadonlyMap<string, readonly ConditionValue[]>>;
   readonly previousImports: ReadonlyMap<string, ServiceImportDocument>;
   readonly namespaces: NamespaceSet;

@@ -21,6 +21,7 @@ const suites: Record<string, () => Promise<{ run: BenchSuite }>> = {
   idle: () => import('./idle.bench'),
   multivm: () => import('./multivm.bench'),
   restwrites: () => import('./rest-writes.bench'),
+  services: () => import('./services.bench'),
 };
 
 /** Suites that take minutes (e2e and restwrites bring up labs, and no other lab may be up; multivm boots VMs): run only when named. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readServiceOfferSpec } from '../../src/api/service-offer';
 import { parseCidr } from '../../src/net/cidr';
-import { type LocalEndpointSlice, type PeerAnswer, currentConditions, exportConditions, planExport } from '../../src/services/export-plan';
+import { type LocalEndpointSlice, type PeerAnswer, exportConditions, planExport } from '../../src/services/export-plan';
 
 const exported = { namespace: 'shop', name: 'cart', created: '2026-11-01T10:00:00Z' };
 const podCIDRs = [parseCidr('pod', '10.0.0.0/16'), parseCidr('pod', 'fd00:b::/64')];
@@ -80,39 +80,23 @@ describe('services: the exporter’s plan', () => {
     }
   });
 
-  it('is Ready once every peer imported the offer as it is, and tells what they found', () => {
+  it('is Ready once every peer imported the offer, Pending while one never answered, and tells what they found', () => {
     const plan = planExport(exported, service, [], podCIDRs);
-    const answer = (
-      peer: string,
-      observedGeneration: number,
-      imported: [string, string, string],
-      conflict?: [string, string],
-    ): PeerAnswer => {
-      const at = '2026-11-01T10:00:00Z';
-      const conditions = currentConditions(
-        {
-          observedGeneration,
-          conditions: [
-            { type: 'Imported', status: imported[0] as 'True', reason: imported[1], message: imported[2], lastTransitionTime: at },
-            ...(conflict
-              ? [{ type: 'Conflict', status: conflict[0] as 'True', reason: conflict[1], message: 'ports differ', lastTransitionTime: at }]
-              : []),
-          ],
-        },
-        2,
-      );
-      return { peer, ...(conditions ? { conditions } : {}) };
-    };
+    const answer = (peer: string, imported: [string, string, string], conflict?: [string, string]): PeerAnswer => ({
+      peer,
+      conditions: [
+        { type: 'Imported', status: imported[0] as 'True', reason: imported[1], message: imported[2] },
+        ...(conflict ? [{ type: 'Conflict', status: conflict[0] as 'True', reason: conflict[1], message: 'ports differ' }] : []),
+      ],
+    });
     const summary = (answers: PeerAnswer[]) => exportConditions(plan, answers).map((c) => `${c.type}=${c.status}/${c.reason}`);
-    const ok = answer('cluster-a', 2, ['True', 'Imported', 'imported'], ['False', 'NoConflict']);
+    const ok = answer('cluster-a', ['True', 'Imported', 'imported'], ['False', 'NoConflict']);
     assert.deepEqual(summary([ok]), ['Valid=True/Valid', 'Ready=True/Exported', 'Conflict=False/NoConflict']);
-    // An answer about the offer's previous generation is no answer yet.
-    assert.deepEqual(summary([ok, answer('cluster-c', 1, ['True', 'Imported', 'imported'])]).slice(1), [
-      'Ready=Unknown/Pending',
-      'Conflict=False/NoConflict',
-    ]);
-    const refused = answer('cluster-c', 2, ['False', 'NamespaceMissing', 'namespace shop does not exist here']);
-    const conditions = exportConditions(plan, [ok, refused, answer('cluster-d', 2, ['True', 'Imported', 'x'], ['True', 'PortConflict'])]);
+    assert.match(exportConditions(plan, [ok])[1]!.message, /imported by cluster-a/);
+    // A peer that never answered.
+    assert.deepEqual(summary([ok, { peer: 'cluster-c' }]).slice(1), ['Ready=Unknown/Pending', 'Conflict=False/NoConflict']);
+    const refused = answer('cluster-c', ['False', 'NamespaceMissing', 'namespace shop does not exist here']);
+    const conditions = exportConditions(plan, [ok, refused, answer('cluster-d', ['True', 'Imported', 'x'], ['True', 'PortConflict'])]);
     assert.match(conditions[1]!.message, /cluster-c: NamespaceMissing: namespace shop does not exist here/);
     assert.equal(conditions[1]!.reason, 'Failed');
     assert.deepEqual(

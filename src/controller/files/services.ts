@@ -17,7 +17,6 @@ import { InputError } from '../../errors';
 import { parseJsonText } from '../../json-text';
 import type { IpamPlanes } from '../../network-ipam/planes';
 import { servicesNetworks } from '../../services/cluster-networks';
-import { currentConditions } from '../../services/export-plan';
 import { serviceKey } from '../../services/import-plan';
 import { type ServicesPlan, planServices } from '../../services/plan-services';
 import { type RunDirFiles, syncFiles } from './exchange';
@@ -128,7 +127,7 @@ export function reconcileServices(
       ourOffers.set(`${peer} ${key}`, offer);
       const statusPath = runDirPaths.serviceOfferStatus(us, peer, named.namespace, named.name);
       const status = readDocument(files, statusPath, readServiceOfferStatus, problems);
-      const conditions = currentConditions(status, offer.generation);
+      const conditions = status?.conditions;
       if (conditions) answersOnOurs.set(peer, (answersOnOurs.get(peer) ?? new Map()).set(key, conditions));
     }
   }

@@ -21,6 +21,7 @@ const runDir = `/run/strait/lab-test-${process.pid}`;
 const lines: string[] = [];
 const say = (line: string) => lines.push(line);
 const servicesTopology = join(defaultTopologyPath, '..', 'services.yaml');
+const dualStackTopology = join(defaultTopologyPath, '..', 'services-dual-stack.yaml');
 const echoClient = join(__dirname, '..', '..', 'lab', 'src', 'echo-client.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -89,5 +90,14 @@ for (const dataplane of ['ebpf', 'kernel'] as const)
       process.stdout.write(
         `      services (${dataplane}): an unready endpoint left A's rotation in ${leftRotation} ms; a service exported late answered from A in ${reachable} ms\n`,
       );
+    });
+
+    it('dual-stack (services-dual-stack.yaml): each imported service at a ClusterSetIP of each family, over the endpoints of that family', async () => {
+      await labUp(dualStackTopology, { runDir, dataplane, say });
+      const outcome = await labTest(runDir, say);
+      assert.equal(outcome.failed, 0, failureSummary(outcome));
+      const services = outcome.results.filter((r) => r.kind === 'service');
+      assert.equal(services.length, 24, 'the 12 checks of services.yaml, in each family');
+      assert.equal(services.filter((r) => r.address.includes(':')).length, 12);
     });
   });

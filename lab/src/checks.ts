@@ -35,6 +35,8 @@ export interface TrafficCheck {
   kind: 'peered' | 'intra' | 'hub' | 'not-peered' | 'service';
   /** `whoami` (a service): the pods whose endpoints must all answer, and no other. */
   endpoints?: string[];
+  /** `whoami` (a service): its clusterset name, which the pod's resolver must turn into `address` first. */
+  name?: string;
   /** The pods' MTU, for the probes whose packets are that large (`pmtu-tcp`, `pmtu-icmp`). */
   mtu?: number;
   /**
@@ -233,6 +235,7 @@ function serviceChecks(topology: LabTopology, views: Record<string, ClusterView>
             expect: 'reach',
             kind: 'service',
             endpoints,
+            name: `${service.name}.${service.namespace}.svc.clusterset.local`,
           });
       }
   return checks;

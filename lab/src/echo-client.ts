@@ -12,14 +12,17 @@
  *            lets it be, echoed back byte for byte (what the wire carried: the lab's fragment counters);
  *   whoami   one connection to a service: what the endpoint that answered says it is (its pod's name,
  *            echo-server.ts), as `from`;
+ *   dns-a, dns-aaaa  the IPv4 or IPv6 addresses of the name IP stands for, by the pod's resolver (its
+ *            /etc/resolv.conf), as `from` (comma-separated; PORT is not used);
  * or `stream IP PORT DURATION_MS` to keep one TCP connection busy instead. `lab test` runs the echo
  * modes through each pod's prober (pod-prober.ts); this command line runs one by hand, and the stream.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect, isIPv6 } from 'node:net';
+import { Resolver } from 'node:dns/promises';
 
-const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp', 'whoami'] as const;
+const echoModes = ['tcp', 'udp', 'frag', 'unreach', 'pmtu-tcp', 'whoami', 'dns-a', 'dns-aaaa'] as const;
 export type EchoMode = (typeof echoModes)[number];
 export const isEchoMode = (m: string | undefined): m is EchoMode => (echoModes as readonly string[]).includes(m ?? '');
 
@@ -167,6 +170,20 @@ function whoamiProbe(to: string, port: number, timeoutMs: number, done: (r: Omit
   });
 }
 
+/** One lookup through the pod's own resolver (c-ares reads /etc/resolv.conf, which `ip netns exec` mounts per pod). */
+function resolveProbe(
+  mode: 'dns-a' | 'dns-aaaa',
+  name: string,
+  timeoutMs: number,
+  done: (r: Omit<EchoResult, 'mode' | 'to' | 'ms'>) => void,
+): void {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
+  (mode === 'dns-a' ? resolver.resolve4(name) : resolver.resolve6(name)).then(
+    (addresses) => done({ ok: addresses.length > 0, from: addresses.join(','), ...(addresses.length ? {} : { error: 'no address' }) }),
+    (err: NodeJS.ErrnoException) => done({ ok: false, error: `${err.code ?? err.message}` }),
+  );
+}
+
 /**
  * One probe; `learnsPathMtu`: a `frag` datagram is sent again as the path MTU is learnt (by default for
  * IPv6, whose routers never fragment; over an IPv6 underlay for IPv4 too, whose tunnels cannot).
@@ -178,6 +195,7 @@ export function echo(mode: EchoMode, to: string, port: number, timeoutMs: number
     if (mode === 'tcp') return tcpProbe(randomBytes(16), 16, to, port, timeoutMs, done);
     if (mode === 'pmtu-tcp') return tcpProbe(randomBytes(bulkSize), bulkWrite, to, port, timeoutMs, done);
     if (mode === 'whoami') return whoamiProbe(to, port, timeoutMs, done);
+    if (mode === 'dns-a' || mode === 'dns-aaaa') return resolveProbe(mode, to, timeoutMs, done);
     udpProbe(mode, to, port, timeoutMs, learnsPathMtu, done);
   });
 }

@@ -4,7 +4,7 @@
  * docs/lab.md), and traffic across it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, StateError } from '../../src/errors';
 import { type NodeDataplaneStatus, canonicalSpecText, specDigest } from '../../src/api/node-dataplane';
@@ -12,7 +12,8 @@ import { runDirPaths } from '../../src/api/run-dir';
 import { writeFileAtomic } from '../../src/store/atomic-file';
 import { describeMissing, encryptionRequirements } from '../../src/probe/features';
 import { probeKernel } from '../../src/probe/probe';
-import { echoPort, labPinRoot, nodeNetns, podNetns, servicePort, whoamiPort } from './names';
+import { echoPort, labPinRoot, labPrefix, nodeNetns, podNetns, servicePort, whoamiPort } from './names';
+import { formatIp, parseCidr } from '../../src/net/cidr';
 import { podInterfacePattern } from './pod-network';
 import { buildNetworks, labNamespaces, removeNetworks } from './network';
 import { installWireCounters } from './wire';
@@ -33,6 +34,7 @@ const cli = join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 const labCli = join(__dirname, 'main.js');
 const echoServer = join(__dirname, 'echo-server.js');
 const serviceProxy = join(__dirname, 'service-proxy.js');
+const clusterDns = join(__dirname, 'cluster-dns.js');
 const topologyFile = (runDir: string) => join(runDir, runDirPaths.topology);
 
 export type Say = (line: string) => void;
@@ -322,10 +324,14 @@ export function writeServiceExports(topology: LabTopology, runDir: string, unrea
   });
 }
 
-/** Starts each cluster's service proxy (the lab's kube-proxy: service-proxy.ts), where the lab has services. */
+/**
+ * Where the lab has services: each cluster's service proxy (the lab's kube-proxy: service-proxy.ts), a
+ * clusterset DNS server on every node (the lab's CoreDNS: cluster-dns.ts), and each pod's resolv.conf
+ * naming its node's (`ip netns exec` mounts /etc/netns/<namespace>/resolv.conf over /etc/resolv.conf).
+ */
 function startServiceProxies(topology: LabTopology, runDir: string): void {
   if (topology.services.length === 0) return;
-  for (const cluster of topology.clusters)
+  for (const cluster of topology.clusters) {
     startProcess(runDir, `svcproxy-${cluster.id}`, [
       process.execPath,
       serviceProxy,
@@ -333,6 +339,30 @@ function startServiceProxies(topology: LabTopology, runDir: string): void {
       cluster.id,
       ...cluster.nodes.map((n) => n.name),
     ]);
+    for (const node of cluster.nodes) {
+      startProcess(runDir, `dns-${node.name}`, [process.execPath, clusterDns, runDir, cluster.id], nodeNetns(node.name));
+      // The pods' gateway: the node's end of their veths holds its PodCIDR's first address (pod-network.ts).
+      const cidr = parseCidr('podCIDR', node.podCIDR);
+      const nameserver = formatIp({ family: cidr.family, value: cidr.base + 1n });
+      for (const pod of node.pods) writeFileAtomic(join(podEtcDir(pod.name), 'resolv.conf'), `nameserver ${nameserver}\n`);
+    }
+  }
+}
+
+/** A pod's own /etc files, which `ip netns exec` mounts over the host's. */
+const podEtcDir = (pod: string) => join('/etc/netns', podNetns(pod));
+
+/** Removes the lab's /etc/netns directories (its pods' resolv.conf). */
+function removePodEtc(): void {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/etc/netns');
+  } catch {
+    return;
+  }
+  for (const entry of entries.filter((e) => e.startsWith(labPrefix))) rmSync(join('/etc/netns', entry), { recursive: true, force: true });
+  // The directory too when the lab made it (nothing else is in it).
+  if (readdirSync('/etc/netns').length === 0) rmSync('/etc/netns', { recursive: true, force: true });
 }
 
 /** Starts the echo servers of a node's pods, each in its pod's namespace (unsupervised: processes.ts says why). */
@@ -631,6 +661,7 @@ export async function labDown(runDir: string, say: Say): Promise<{ processes: nu
   let processes = 0;
   for (const name of ordered) if (await stopProcess(runDir, name)) processes++;
   const namespaces = removeNetworks();
+  removePodEtc();
   rmSync(labPinRoot, { recursive: true, force: true });
   rmSync(runDir, { recursive: true, force: true });
   say(`lab down: ${processes} processes stopped, ${namespaces} namespaces removed`);

@@ -84,6 +84,15 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
 const serviceTries = 40;
 
 async function serviceProbe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<{ reached: boolean; detail: string }> {
+  let resolved = '';
+  if (check.name) {
+    // The name first, through the pod's resolver (the lab's clusterset DNS on its node): it must give this address.
+    const mode = check.address.includes(':') ? 'dns-aaaa' : 'dns-a';
+    const named = await probers.echo(check.from, mode, check.name, 53, pace.echoWaitMs, pace.probeStartTimeoutMs + pace.echoWaitMs);
+    if (!named.ok || !named.from?.split(',').includes(check.address))
+      return { reached: false, detail: `${check.name} resolved to ${named.from || named.error}, not ${check.address}` };
+    resolved = `${check.name} is ${check.address}; `;
+  }
   const expected = new Set(check.endpoints ?? []);
   if (expected.size === 0) {
     // No ready endpoint: the proxy refuses the connection (kube-proxy's reject).
@@ -116,7 +125,7 @@ async function serviceProbe(check: TrafficCheck, probers: PodProbers, pace: Chec
   const missing = [...expected].filter((e) => !answered.has(e));
   return missing.length > 0
     ? { reached: false, detail: `${missing.join(', ')} never answered (${counts})` }
-    : { reached: true, detail: `answered by ${counts}` };
+    : { reached: true, detail: `${resolved}answered by ${counts}` };
 }
 
 async function runOne(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<CheckResult> {

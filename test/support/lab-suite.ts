@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/kernel/command';
 import { type AgentPace, type LabDataplane, type Say, labDown, nodePinRoot, readHeartbeat, startAgent } from '../../lab/src/lab';
@@ -59,6 +59,8 @@ export function labSuiteHooks(runDir: string, lines: string[], say: Say): void {
     assert.deepEqual(labNamespaces(), [], 'no lab namespace is left');
     assert.equal(existsSync(labPinRoot), false, 'no pinned map or link is left');
     assert.equal(existsSync(runDir), false);
+    const podEtc = existsSync('/etc/netns') ? readdirSync('/etc/netns').filter((e) => e.startsWith('sl-')) : [];
+    assert.deepEqual(podEtc, [], "no pod's /etc/netns directory is left");
     assert.deepEqual(hostState(), hostBefore, "the host's links, qdiscs, rules and routes are as they were");
   });
 }

@@ -128,10 +128,17 @@ static __always_inline int strait_pod_ingress(struct __sk_buff *skb)
 /* The overlay device's TC egress. What the stack routed into the device itself has no tunnel yet: a pod's
  * connection to a service address that a service proxy (kube-proxy's DNAT) turned into a peer's address,
  * after strait_from_pod had let it pass. It takes the pod path from here (steered to the gateway, or
- * translated and tunnelled by it). What a program of ours redirected here carries its tunnel: it passes. */
+ * translated and tunnelled by it). What a program of ours redirected here carries its tunnel: it passes.
+ * What came in on the overlay itself is never sent back into it (two nodes that each take the other for
+ * the gateway, for a moment of a handover, would bounce it until its TTL ran out): without a tunnel, the
+ * device drops it. The pod path's ICMP errors (too big) are not met here: the device's MTU is the tunnel
+ * MTU, so the stack answers first. */
 static __always_inline int strait_overlay_egress(struct __sk_buff *skb)
 {
 	if (strait_has_tunnel(skb))
+		return TC_ACT_OK;
+	const struct strait_config *cfg = strait_config_get();
+	if (cfg && skb->ingress_ifindex == cfg->overlay_ifindex)
 		return TC_ACT_OK;
 	return strait_pod_ingress(skb);
 }

@@ -5,7 +5,7 @@
  */
 import type { ConditionValue } from '../api/conditions';
 import type { EndpointGroup, OfferedEndpoint, OfferedEndpointPort, ServiceOfferSpec } from '../api/service-offer';
-import { type Cidr, containsIp, formatIp, parseIp } from '../net/cidr';
+import { type Cidr, type Ip, containsIp, formatIp, parseIp } from '../net/cidr';
 
 /** What the exporter reads of the exported Service (core/v1 Service). */
 export interface LocalService {
@@ -43,7 +43,7 @@ export interface ExportPlan {
   readonly valid: ConditionValue;
   /** Undefined where the export is not valid: nothing is offered, and offers made before are withdrawn. */
   readonly offer?: OfferContent;
-  /** Endpoints outside this cluster's PodCIDRs (host-network pods), which no peer can reach and no offer lists. */
+  /** Endpoints outside this cluster's PodCIDRs (host-network pods), which no peer can reach and no offer lists, or no address at all. */
   readonly leftOut: readonly string[];
 }
 
@@ -73,8 +73,16 @@ function endpointGroups(slices: readonly LocalEndpointSlice[], podCIDRs: readonl
     for (const endpoint of slice.endpoints) {
       const text = endpoint.addresses[0];
       if (text === undefined) continue;
-      const address = formatIp(parseIp('endpoints[].addresses[0]', text));
-      if (!podCIDRs.some((cidr) => containsIp(cidr, parseIp('', address)))) {
+      let ip: Ip;
+      try {
+        ip = parseIp('endpoints[].addresses[0]', text);
+      } catch {
+        // The API server refuses such an address; a file standing in for it may hold one.
+        leftOut.add(`${JSON.stringify(text)} (no IP address)`);
+        continue;
+      }
+      const address = formatIp(ip);
+      if (!podCIDRs.some((cidr) => containsIp(cidr, ip))) {
         leftOut.add(address);
         continue;
       }
@@ -158,7 +166,7 @@ const condition = (answer: PeerAnswer, type: string) => answer.conditions?.find(
 export function exportConditions(plan: ExportPlan, answers: readonly PeerAnswer[]): ConditionValue[] {
   if (plan.valid.status !== 'True')
     return [plan.valid, { type: 'Ready', status: 'False', reason: 'Failed', message: 'the export is not valid' }];
-  const leftOut = plan.leftOut.length > 0 ? `; not offered (not pod addresses): ${plan.leftOut.join(', ')}` : '';
+  const leftOut = plan.leftOut.length > 0 ? `; not offered (no pod addresses): ${plan.leftOut.join(', ')}` : '';
   const refusals = answers.flatMap((a) => {
     const imported = condition(a, 'Imported');
     return imported?.status === 'False' ? [`${a.peer}: ${imported.reason}: ${imported.message}`] : [];
@@ -169,7 +177,12 @@ export function exportConditions(plan: ExportPlan, answers: readonly PeerAnswer[
       ? { type: 'Ready', status: 'False', reason: 'Failed', message: `not imported by ${refusals.join('; ')}${leftOut}` }
       : waiting.length > 0
         ? { type: 'Ready', status: 'Unknown', reason: 'Pending', message: `waiting for ${waiting.join(', ')} to import it${leftOut}` }
-        : { type: 'Ready', status: 'True', reason: 'Exported', message: `imported by ${answers.map((a) => a.peer).join(', ')}${leftOut}` };
+        : {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Exported',
+            message: `imported by ${answers.map((a) => a.peer).join(', ') || 'no cluster yet'}${leftOut}`,
+          };
   const conflicts = answers.flatMap((a) => {
     const found = condition(a, 'Conflict');
     return found?.status === 'True' ? [{ peer: a.peer, reason: found.reason, message: found.message }] : [];

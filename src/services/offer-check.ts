@@ -92,7 +92,10 @@ export function checkOffer(spec: ServiceOfferSpec, translations: readonly PodTra
     total += group.endpoints.length;
     if (total > maxOfferedEndpoints)
       throw new InputError(`${root}.endpointGroups`, total, `an offer lists at most ${maxOfferedEndpoints} endpoints`);
-    const portsKey = JSON.stringify([...group.ports].sort((a, b) => portText(a).localeCompare(portText(b))));
+    // By value, in one order: the same ports are one group however a peer wrote them.
+    const portsKey = JSON.stringify(
+      group.ports.map((p) => [p.name ?? '', p.protocol, p.port]).sort((a, b) => String(a).localeCompare(String(b))),
+    );
     group.endpoints.forEach((endpoint, e) => {
       const field = `${groupRoot}.endpoints[${e}].address`;
       const own = parseIp(field, endpoint.address);

@@ -8,7 +8,8 @@
 import type { ConditionValue } from '../api/conditions';
 import type { ExportedServiceDocument } from '../api/exported-service-schema';
 import type { ServiceImportDocument } from '../api/service-import-schema';
-import type { ServiceOfferSpec } from '../api/service-offer';
+import { type ServiceOfferSpec, readServiceOfferSpec } from '../api/service-offer';
+import { InputError } from '../errors';
 import type { Cidr } from '../net/cidr';
 import { allocateClusterSetIps } from './cluster-set-ips';
 import { planEndpointSlices } from './endpoint-slices';
@@ -46,12 +47,28 @@ export interface ServicesPlan {
   readonly problems: string[];
 }
 
+/**
+ * The plan as it stands when its offer is one every importer's schema takes; else not valid, saying why
+ * (a zone or an appProtocol too long, too many endpoints): an offer a peer cannot read would leave the
+ * export Pending there forever, with no answer to say why.
+ */
+function offerable(us: string, plan: ExportPlan): ExportPlan {
+  if (!plan.offer) return plan;
+  try {
+    readServiceOfferSpec({ clusterId: us, remoteClusterId: us, ...plan.offer }, 'offer');
+    return plan;
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    return { valid: { type: 'Valid', status: 'False', reason: 'Unexportable', message: err.message }, leftOut: plan.leftOut };
+  }
+}
+
 export function planServices(input: ServicesInput): ServicesPlan {
   const { us } = input;
   const exportPlans = new Map<string, ExportPlan>(
     input.exports.map((e) => [
       serviceKey(e.namespace, e.name),
-      planExport({ namespace: e.namespace, name: e.name, created: e.created }, e.service, e.endpointSlices, input.podCIDRs),
+      offerable(us, planExport({ namespace: e.namespace, name: e.name, created: e.created }, e.service, e.endpointSlices, input.podCIDRs)),
     ]),
   );
   const recipients = [...new Set([us, ...input.peers])];
@@ -116,6 +133,11 @@ export function planServices(input: ServicesInput): ServicesPlan {
     answers: imported.answers,
     imports,
     exportConditions: exportConditionsByKey,
-    problems: clusterSetIps.exhausted.map((e) => `ClusterSetIP: ${e}`),
+    problems: [
+      ...clusterSetIps.exhausted.map((e) => `ClusterSetIP: ${e}`),
+      ...(keys.length > 0 && input.serviceCIDRs.length === 0
+        ? [`ClusterSetIP: ${keys.join(', ')} get no address: the cluster has no service network (serviceCIDR)`]
+        : []),
+    ],
   };
 }

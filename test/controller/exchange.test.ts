@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDirPaths } from '../../src/api/run-dir';
@@ -43,6 +44,27 @@ describe('controller run directory and exchange', () => {
     writeFileAtomic(path, 'two');
     assert.equal(readFileSync(path, 'utf8'), 'two');
     assert.deepEqual(readdirSync(join(dir, 'exchange', 'cluster-a')), ['cluster-b.spec.json']);
+  });
+
+  it('reads only regular files of the run directory: a fifo, a symlink or a directory reached through one is a problem of that file, never a blocked or misled read', () => {
+    const files = diskRunDir(dir);
+    mkdirSync(join(dir, 'exchange', 'cluster-b'), { recursive: true });
+    writeFileSync(join(dir, 'elsewhere.json'), '{"x": 1}');
+    execFileSync('mkfifo', [join(dir, 'exchange', 'cluster-b', 'cluster-a.spec.json')]);
+    symlinkSync(join(dir, 'elsewhere.json'), join(dir, 'exchange', 'cluster-b', 'cluster-a.status.json'));
+    assert.throws(() => files.read('exchange/cluster-b/cluster-a.spec.json'), /a fifo, not a regular file/);
+    assert.throws(() => files.read('exchange/cluster-b/cluster-a.status.json'), /a symbolic link/);
+    // A peer's directory that is a link to another's: nothing in it is listed (so nothing is deleted) or read.
+    mkdirSync(join(dir, 'exchange', 'cluster-c', 'services', 'cluster-a'), { recursive: true });
+    writeFileSync(join(dir, 'exchange', 'cluster-c', 'services', 'cluster-a', 'shop.cart.json'), '{}');
+    mkdirSync(join(dir, 'exchange', 'evil', 'services'), { recursive: true });
+    symlinkSync(join(dir, 'exchange', 'cluster-c', 'services', 'cluster-a'), join(dir, 'exchange', 'evil', 'services', 'cluster-a'));
+    assert.deepEqual(files.list('exchange/evil/services/cluster-a'), []);
+    assert.throws(() => files.read('exchange/evil/services/cluster-a/shop.cart.json'), /symbolic link/);
+    assert.deepEqual(files.list('exchange/cluster-c/services/cluster-a'), ['shop.cart.json']);
+    // The exchange reader takes the fifo as a problem of that peer's spec, and the round goes on.
+    const view = readExchange(files, 'cluster-a');
+    assert.match(view.unreadableSpecs.get('cluster-b') ?? '', /fifo/);
   });
 
   it('reads a missing file or directory as absent', () => {

@@ -155,4 +155,23 @@ describe('controller: multi-cluster services on the run directory (three cluster
       'nothing of the service is left but C’s own export and import',
     );
   });
+
+  it('imports a Service named status like any other, and answers an offer it cannot read Refused, naming why', () => {
+    const lab = servicesLab();
+    lab.disk.write(
+      runDirPaths.exportedService('cluster-b', 'shop', 'status'),
+      JSON.stringify({ ...cart(['10.0.1.10']), name: 'status', created: '2026-01-01T00:00:00Z' }),
+    );
+    lab.converge();
+    assert.equal((lab.disk.json(runDirPaths.serviceImport('cluster-a', 'shop', 'status')) as ServiceImportDocument).name, 'status');
+    assert.equal(conditionsOf(lab, 'cluster-b')[1]!.reason, 'Exported');
+    // B's offer of cart to A, garbled: A answers Refused on shop/cart with the reason, and imports nothing of it.
+    const path = 'exchange/cluster-b/services/cluster-a/shop.cart.json';
+    lab.disk.write(path, '{"generation": 9, "spec": {"clusterId": "cluster-b"}}');
+    lab.step('cluster-a');
+    const answer = lab.disk.json(`${path.slice(0, -'.json'.length)}.status.json`) as { conditions: { reason: string; message: string }[] };
+    assert.equal(answer.conditions[0]!.reason, 'Refused');
+    assert.match(answer.conditions[0]!.message, /spec/);
+    assert.equal(imported(lab, 'cluster-a'), undefined);
+  });
 });

@@ -53,17 +53,20 @@ describe('services: the exporter’s plan', () => {
     readServiceOfferSpec({ ...offer, clusterId: 'cluster-b', remoteClusterId: 'cluster-a' });
   });
 
-  it('exports a headless Service as Headless and leaves out endpoints outside the PodCIDRs', () => {
+  it('exports a headless Service as Headless and leaves out endpoints outside the PodCIDRs, or no address at all', () => {
     const plan = planExport(
       exported,
       { ...service, clusterIP: 'None' },
-      [slice('IPv4', [{ addresses: ['10.0.1.5'], hostname: 'cart-0' }, { addresses: ['192.168.10.4'] }])],
+      [slice('IPv4', [{ addresses: ['10.0.1.5'], hostname: 'cart-0' }, { addresses: ['192.168.10.4'] }, { addresses: ['10.0.0.01'] }])],
       podCIDRs,
     );
     assert.equal(plan.offer!.type, 'Headless');
-    assert.deepEqual(plan.leftOut, ['192.168.10.4']);
+    assert.deepEqual(plan.leftOut, ['"10.0.0.01" (no IP address)', '192.168.10.4']);
     assert.equal(plan.offer!.endpointGroups[0]!.endpoints[0]!.hostname, 'cart-0');
-    assert.match(exportConditions(plan, [])[1]!.message, /not offered \(not pod addresses\): 192\.168\.10\.4/);
+    assert.match(
+      exportConditions(plan, [])[1]!.message,
+      /not offered \(no pod addresses\): "10\.0\.0\.01" \(no IP address\), 192\.168\.10\.4/,
+    );
   });
 
   it('is not valid without a Service, or for an ExternalName one, and offers nothing', () => {

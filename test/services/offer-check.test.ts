@@ -49,6 +49,17 @@ describe('services: an offer checked by its importer', () => {
       ],
     });
     assert.equal(checkOffer(spec, translations.get('cluster-c')!).groups.length, 1);
+    // The same ports with their fields in another order are the same group too.
+    const reordered = offer('cluster-c', {
+      endpointGroups: [
+        { ports: [{ name: 'a', protocol: 'TCP', port: 1 }], endpoints: [endpoint('10.2.0.1')] },
+        { ports: [{ port: 1, protocol: 'TCP', name: 'a' }], endpoints: [endpoint('10.2.0.1')] },
+      ],
+    });
+    assert.throws(
+      () => checkOffer(reordered, translations.get('cluster-c')!),
+      refusal('spec.endpointGroups[1].endpoints[0].address', '10.2.0.1', /listed twice/),
+    );
     spec.endpointGroups[1]!.endpoints.push(endpoint('10.2.0.1'));
     assert.throws(
       () => checkOffer(spec, translations.get('cluster-c')!),

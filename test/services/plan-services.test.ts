@@ -96,6 +96,22 @@ describe('services: a cluster’s round', () => {
     assert.deepEqual(second.imports.get('shop/cart')!.endpointSlices, first.imports.get('shop/cart')!.endpointSlices);
   });
 
+  it('does not offer what a peer’s schema would refuse (it could never answer), and says so', () => {
+    const slices = [{ ...exported.endpointSlices[0]!, endpoints: [{ addresses: ['10.0.9.9'], zone: 'z'.repeat(64) }] }];
+    const plan = planServices(input({ exports: [{ ...exported, endpointSlices: slices }] }));
+    assert.deepEqual([...plan.offers.values()], [[], []]);
+    const [valid] = plan.exportConditions.get('shop/cart')!;
+    assert.deepEqual([valid!.status, valid!.reason], ['False', 'Unexportable']);
+    assert.match(valid!.message, /zone/);
+  });
+
+  it('says when ClusterSetIP imports get no address: no service network', () => {
+    assert.match(
+      planServices(input({ serviceCIDRs: [] })).problems.join(),
+      /shop\/cart get no address: the cluster has no service network/,
+    );
+  });
+
   it('offers nothing for an export that is not valid, and withdraws it from every importer', () => {
     const plan = planServices(input({ exports: [{ ...exported, service: { type: 'ExternalName' } }] }));
     assert.deepEqual([...plan.offers.values()], [[], []]);

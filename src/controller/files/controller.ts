@@ -15,7 +15,7 @@ import { FileStore } from '../../store/file-store';
 import type { ControllerConfig } from '../../api/controller-config';
 import { runDirPaths } from '../../api/run-dir';
 import { type RunDirFiles, diskRunDir, readExchange, readHeartbeats, runDirFiles, syncFiles } from './exchange';
-import { reconcileServices } from './services';
+import { type ServicesRound, reconcileServices } from './services';
 import { type ControllerStatus, readControllerStatus } from '../../api/controller-status';
 import { parseJsonDocument } from '../../api/document';
 import type { GatewayTenure } from '../election';
@@ -134,14 +134,24 @@ export async function runController(config: ControllerConfig, options: RunOption
         previous = result.election;
         const wanted = runDirFiles(result, config.clusterId, exchange.written);
         const { written, deleted } = syncFiles(files, wanted.files, wanted.deletes);
-        // Multi-cluster services, over the peerings this round established (docs/services.md).
-        const services = reconcileServices(
-          files,
-          config.clusterId,
-          result.ipam,
-          result.tunnels.map((t) => t.clusterId),
-          new Date(now).toISOString(),
-        );
+        // Multi-cluster services, over the peerings this round established (docs/services.md). Their own
+        // round: what fails in it (a file it cannot write) is retried next round and fails no peering.
+        let services: Pick<ServicesRound, 'written' | 'deleted' | 'problems'>;
+        try {
+          services = reconcileServices(
+            files,
+            config.clusterId,
+            result.ipam,
+            result.tunnels.map((t) => t.clusterId),
+            new Date(now).toISOString(),
+          );
+        } catch (err) {
+          services = {
+            written: [],
+            deleted: [],
+            problems: [`services: ${err instanceof Error ? err.message : String(err)}; retried next round`],
+          };
+        }
         const round = { ...result, problems: [...result.problems, ...services.problems] };
         logChanges(log, last, round, [...written, ...services.written], [...deleted, ...services.deleted]);
         options.metrics?.reconciled(result, gatewayBefore, seconds());

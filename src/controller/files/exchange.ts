@@ -4,11 +4,12 @@
  * atomically; readers poll, and a file that is missing or unreadable this round is simply read again on
  * the next one.
  */
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { readRegularFile } from '../../store/regular-file';
 import { type NetworkConfigSpec, readNetworkConfigSpec, readNetworkConfigStatus } from '../../api/network-config';
 import { runDirPaths } from '../../api/run-dir';
-import { InputError } from '../../errors';
+import { InputError, StateError } from '../../errors';
 import { parseJsonText } from '../../json-text';
 import { writeFileAtomic } from '../../store/atomic-file';
 import { readNodeDataplaneStatus } from '../../api/node-dataplane';
@@ -33,13 +34,29 @@ function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** The file's document; undefined when it is missing, or (with a problem) not JSON. */
+/** The file's document; undefined when it is missing, or (with a problem) not JSON or no regular file. */
 function readJson(files: RunDirFiles, path: string, problems: string[]): unknown {
-  const text = files.read(path);
+  let text: string | undefined;
+  try {
+    text = files.read(path);
+  } catch (err) {
+    // A peer's file that is no regular file of ours (a fifo, a symlink, a directory, too large) is its problem, not a failed round.
+    problems.push(`${path}: ${(err as Error).message}; read again next round`);
+    return undefined;
+  }
   if (text === undefined) return undefined;
   const parsed = parseJsonText(text);
   if ('problem' in parsed) problems.push(`${path}: not valid JSON (${parsed.problem}); read again next round`);
   return 'value' in parsed ? parsed.value : undefined;
+}
+
+/** A file's text; undefined when nothing is there; null when something is there that cannot be read. */
+function readOrUnreadable(files: RunDirFiles, path: string): string | undefined | null {
+  try {
+    return files.read(path);
+  } catch {
+    return null;
+  }
 }
 
 /** A replicated document, checked by its schema; why it cannot be used as a string. */
@@ -81,7 +98,9 @@ export function readExchange(files: RunDirFiles, clusterId: string): ExchangeVie
         (s) => view.specsForUs.set(owner, s),
       );
     if (view.problems.length > problems) view.unreadableSpecs.set(owner, view.problems.at(-1)!);
-    if (files.read(runDirPaths.status(owner, clusterId)) !== undefined) view.written.push(runDirPaths.status(owner, clusterId));
+    // Something there that cannot be read is ours to replace too (syncFiles).
+    if (readOrUnreadable(files, runDirPaths.status(owner, clusterId)) !== undefined)
+      view.written.push(runDirPaths.status(owner, clusterId));
   }
   for (const name of files.list(`exchange/${clusterId}`)) {
     const path = `exchange/${clusterId}/${name}`;
@@ -125,32 +144,55 @@ export function syncFiles(
 ): { written: string[]; deleted: string[] } {
   const written: string[] = [];
   const deleted: string[] = [];
+  // What cannot be read (a fifo or a link a peer put there) is replaced, or removed: the link itself, never what it points to.
   for (const [path, text] of wanted) {
-    if (files.read(path) === text) continue;
+    if (readOrUnreadable(files, path) === text) continue;
     files.write(path, text);
     written.push(path);
   }
   for (const path of unwanted) {
-    if (files.read(path) === undefined) continue;
+    if (readOrUnreadable(files, path) === undefined) continue;
     files.remove(path);
     deleted.push(path);
   }
   return { written, deleted };
 }
 
-/** The run directory on disk. */
+/** The largest document of the run directory read: an offer of 10,000 endpoints is 1.5 MiB. */
+const maxDocumentBytes = 16 << 20;
+
+/**
+ * The run directory on disk. Peers write into it: a file is read only when it is a regular file of at
+ * most 16 MiB reached through no symbolic link (a fifo would block the reader, a link point elsewhere),
+ * and a directory reached through a symbolic link lists as empty, so nothing the controller deletes
+ * among what it lists lies outside the run directory.
+ */
 export function diskRunDir(runDir: string): RunDirFiles {
   const missing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
+  const real = () => realpathSync(runDir);
+  const direct = (path: string) => {
+    try {
+      return realpathSync(join(runDir, path)) === join(real(), path);
+    } catch {
+      return true; // missing: nothing to follow
+    }
+  };
   return {
     read(path) {
+      if (!direct(dirname(path))) throw new Error(`${path}: a directory on its path is a symbolic link`);
+      let text: string | undefined;
       try {
-        return readFileSync(join(runDir, path), 'utf8');
+        const full = join(runDir, path);
+        if (existsSync(full) && statSync(full).size > maxDocumentBytes) throw new Error(`${path}: larger than ${maxDocumentBytes} bytes`);
+        text = readRegularFile(full);
       } catch (err) {
         if (missing(err)) return undefined;
-        throw err;
+        throw err instanceof StateError ? new Error(err.message) : err;
       }
+      return text;
     },
     list(dir) {
+      if (!direct(dir)) return [];
       try {
         return readdirSync(join(runDir, dir));
       } catch (err) {

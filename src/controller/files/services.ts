@@ -17,24 +17,38 @@ import { InputError } from '../../errors';
 import { parseJsonText } from '../../json-text';
 import type { IpamPlanes } from '../../network-ipam/planes';
 import { servicesNetworks } from '../../services/cluster-networks';
-import { serviceKey } from '../../services/import-plan';
+import { type OfferAnswer, serviceKey } from '../../services/import-plan';
 import { type ServicesPlan, planServices } from '../../services/plan-services';
 import { type RunDirFiles, syncFiles } from './exchange';
 
 const statusSuffix = '.status.json';
 
-/** `<namespace>.<name>.json` (or `.status.json`): the service it names, or undefined for another file. */
+/**
+ * `<namespace>.<name>.json` (a document) or `<namespace>.<name>.status.json` (its status): the service it
+ * names, or undefined for another file. By the count of its parts, so a Service named `status` is one.
+ */
 function serviceOfFile(file: string, suffix = '.json'): { namespace: string; name: string } | undefined {
-  if (!file.endsWith(suffix) || (suffix === '.json' && file.endsWith(statusSuffix))) return undefined;
-  const parts = file.slice(0, -suffix.length).split('.');
-  return parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : undefined;
+  if (!file.endsWith('.json')) return undefined;
+  const parts = file.slice(0, -'.json'.length).split('.');
+  const wanted = suffix === statusSuffix ? parts.length === 3 && parts[2] === 'status' : parts.length === 2;
+  return wanted ? { namespace: parts[0]!, name: parts[1]! } : undefined;
 }
+
+/** The most services one peer may offer us, and endpoints in all its offers: what one peer can make us hold. */
+const maxOffersPerPeer = 1_000;
+const maxEndpointsPerPeer = 100_000;
 
 const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** A file's document, checked by `read`; a problem (and undefined) when it is missing or cannot be used. */
 function readDocument<T>(files: RunDirFiles, path: string, read: (value: unknown) => T, problems: string[]): T | undefined {
-  const text = files.read(path);
+  let text: string | undefined;
+  try {
+    text = files.read(path);
+  } catch (err) {
+    problems.push(`${path}: ${(err as Error).message}`);
+    return undefined;
+  }
   if (text === undefined) return undefined;
   const parsed = parseJsonText(text);
   if ('problem' in parsed) {
@@ -135,10 +149,14 @@ export function reconcileServices(
   const offersForUs: ServiceOfferSpec[] = [];
   const theirGenerations = new Map<string, number>();
   const ourAnswers = new Map<string, Condition[]>();
+  /** Offers that cannot be read at all: answered Refused on the service their file names, so the exporter learns why. */
+  const unreadable: OfferAnswer[] = [];
   for (const owner of files.list('exchange')) {
     if (owner === us) continue;
     const dir = runDirPaths.serviceOffers(owner, us);
-    for (const file of files.list(dir)) {
+    let offered = 0;
+    let endpoints = 0;
+    for (const file of files.list(dir).sort()) {
       const status = serviceOfFile(file, statusSuffix);
       if (status) {
         const path = `${dir}/${file}`;
@@ -147,8 +165,10 @@ export function reconcileServices(
         ourAnswers.set(`${owner} ${serviceKey(status.namespace, status.name)}`, read?.conditions ?? []);
         continue;
       }
-      if (!serviceOfFile(file)) continue;
+      const named = serviceOfFile(file);
+      if (!named) continue;
       const path = `${dir}/${file}`;
+      const failed: string[] = [];
       const offer = readDocument(
         files,
         path,
@@ -156,9 +176,22 @@ export function reconcileServices(
           const read = readOfferFile(v);
           return { ...read, spec: requireOfferFrom(read.spec, owner, us, file) };
         },
-        problems,
+        failed,
       );
-      if (!offer) continue;
+      problems.push(...failed);
+      const refuse = (message: string) =>
+        unreadable.push({ cluster: owner, ...named, conditions: [{ type: 'Imported', status: 'False', reason: 'Refused', message }] });
+      if (!offer) {
+        if (failed.length > 0) refuse(failed[0]!);
+        continue;
+      }
+      const count = offer.spec.endpointGroups.reduce((n, g) => n + g.endpoints.length, 0);
+      if (++offered > maxOffersPerPeer || (endpoints += count) > maxEndpointsPerPeer) {
+        refuse(
+          `cluster ${owner} offers more than ${maxOffersPerPeer} services or ${maxEndpointsPerPeer} endpoints in all; this one is past the limit`,
+        );
+        continue;
+      }
       offersForUs.push(offer.spec);
       theirGenerations.set(`${owner} ${serviceKey(offer.spec.namespace, offer.spec.name)}`, offer.generation);
     }
@@ -186,7 +219,7 @@ export function reconcileServices(
       wanted.set(runDirPaths.serviceOffer(us, to, spec.namespace, spec.name), jsonText({ generation, spec }));
     }
   }
-  for (const answer of plan.answers) {
+  for (const answer of [...plan.answers, ...unreadable]) {
     if (answer.cluster === us) continue;
     const key = `${answer.cluster} ${serviceKey(answer.namespace, answer.name)}`;
     const conditions = setConditions(ourAnswers.get(key) ?? [], answer.conditions, now);

@@ -142,6 +142,24 @@ const validSpecs: Record<string, Record<string, unknown>> = {
       endpoint: { address: '203.0.113.2', port: 4789 },
     },
   },
+  ServiceOffer: {
+    spec: {
+      clusterId: 'b',
+      remoteClusterId: 'a',
+      namespace: 'shop',
+      name: 'cart',
+      exportCreated: '2026-01-01T00:00:00Z',
+      type: 'ClusterSetIP',
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+      sessionAffinity: 'None',
+      endpointGroups: [
+        {
+          ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+          endpoints: [{ address: '10.0.1.10', ready: true, serving: true, terminating: false }],
+        },
+      ],
+    },
+  },
 };
 
 /** The valid object of a kind (one another group also has by that name: `<group>/<kind>`). */

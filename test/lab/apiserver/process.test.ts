@@ -88,6 +88,7 @@ describe('strait-lab apiserver (the process)', function () {
         'customresourcedefinition.apiextensions.k8s.io/nodedataplanes.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/peernetworks.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/reservedips.strait.io',
+        'customresourcedefinition.apiextensions.k8s.io/serviceoffers.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/straitendpoints.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/straitgateways.strait.io',
         'customresourcedefinition.apiextensions.k8s.io/straitippools.strait.io',

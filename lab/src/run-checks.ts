@@ -84,11 +84,13 @@ async function probe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace)
 const serviceTries = 40;
 
 async function serviceProbe(check: TrafficCheck, probers: PodProbers, pace: ChecksPace): Promise<{ reached: boolean; detail: string }> {
+  // One request of the pod's prober, waited for as every echo is.
+  const ask = (mode: 'whoami' | 'dns-a' | 'dns-aaaa', to: string, port: number) =>
+    probers.echo(check.from, mode, to, port, pace.echoWaitMs, pace.probeStartTimeoutMs + pace.echoWaitMs);
   let resolved = '';
   if (check.name) {
     // The name first, through the pod's resolver (the lab's clusterset DNS on its node): it must give this address.
-    const mode = check.address.includes(':') ? 'dns-aaaa' : 'dns-a';
-    const named = await probers.echo(check.from, mode, check.name, 53, pace.echoWaitMs, pace.probeStartTimeoutMs + pace.echoWaitMs);
+    const named = await ask(check.address.includes(':') ? 'dns-aaaa' : 'dns-a', check.name, 53);
     if (!named.ok || !named.from?.split(',').includes(check.address))
       return { reached: false, detail: `${check.name} resolved to ${named.from || named.error}, not ${check.address}` };
     resolved = `${check.name} is ${check.address}; `;
@@ -96,26 +98,12 @@ async function serviceProbe(check: TrafficCheck, probers: PodProbers, pace: Chec
   const expected = new Set(check.endpoints ?? []);
   if (expected.size === 0) {
     // No ready endpoint: the proxy refuses the connection (kube-proxy's reject).
-    const out = await probers.echo(
-      check.from,
-      'whoami',
-      check.address,
-      servicePort,
-      pace.echoWaitMs,
-      pace.probeStartTimeoutMs + pace.echoWaitMs,
-    );
+    const out = await ask('whoami', check.address, servicePort);
     return { reached: !out.ok, detail: out.ok ? `answered by ${out.from} with no ready endpoint` : `refused: ${out.error}` };
   }
   const answered = new Map<string, number>();
   for (let i = 0; i < serviceTries && [...expected].some((e) => !answered.has(e)); i++) {
-    const out = await probers.echo(
-      check.from,
-      'whoami',
-      check.address,
-      servicePort,
-      pace.echoWaitMs,
-      pace.probeStartTimeoutMs + pace.echoWaitMs,
-    );
+    const out = await ask('whoami', check.address, servicePort);
     if (!out.ok) return { reached: false, detail: `connection ${i + 1}: ${out.error ?? 'no answer'}` };
     answered.set(out.from!, (answered.get(out.from!) ?? 0) + 1);
     if (!expected.has(out.from!))

@@ -169,7 +169,9 @@ const maxDocumentBytes = 16 << 20;
  */
 export function diskRunDir(runDir: string): RunDirFiles {
   const missing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
-  const real = () => realpathSync(runDir);
+  // The run directory's own real path, resolved once it exists (not again at every read of every round).
+  let root: string | undefined;
+  const real = () => (root ??= realpathSync(runDir));
   const direct = (path: string) => {
     try {
       return realpathSync(join(runDir, path)) === join(real(), path);
